@@ -1,0 +1,24 @@
+// Where an external kernel's files are. The DSL writes paths relative to the .py file that declares
+// the kernel, so the same program works from any working directory.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "pypto/support/expected.h"
+
+namespace pypto::backend_extern {
+
+// An absolute path is kept; a relative one is taken from the directory of `defining_python_file`.
+// The result is absolute and lexically normal. A missing file is an error naming the path as
+// written and the path it resolved to.
+pypto::expected<std::filesystem::path, std::string> ResolveSource(const std::filesystem::path& path,
+                                                                  const std::filesystem::path& defining_python_file);
+
+// Resolves each directory like ResolveSource; every one must be an existing directory. The order is
+// kept because it is the compiler's search order.
+pypto::expected<std::vector<std::filesystem::path>, std::string> ResolveIncludeDirs(
+    const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& defining_python_file);
+
+}  // namespace pypto::backend_extern

@@ -1,0 +1,30 @@
+// PTO-dialect MLIR for the `ptoas` assembler: one module per lowered kernel.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "pypto/support/expected.h"
+
+namespace pypto::ir {
+class Function;
+}  // namespace pypto::ir
+
+namespace pypto::backend_ptoas {
+
+struct ModuleOptions {
+  // Suffix each operation with loc("file.py":line:col) so ptoas diagnostics name the user's line.
+  bool source_locations = true;
+};
+
+// "a2a3" (Ascend 910B) and "a5" (Ascend 950) are the pto.target_arch values ptoas accepts.
+bool IsTargetArch(std::string_view arch);
+
+// The module text for one AIV or AIC kernel whose tiles already have memory addresses. Supported
+// today: tensor and scalar parameters, and a body of tile.load / tile.store / tile.add / tile.sub /
+// tile.mul / tile.div calls ending in a return. Anything else is an error naming the construct
+// and its source location; nothing is skipped silently.
+pypto::expected<std::string, std::string> EmitModule(const ir::Function& kernel, std::string_view arch,
+                                                     const ModuleOptions& options = {});
+
+}  // namespace pypto::backend_ptoas

@@ -1,0 +1,105 @@
+#include "kernel_emitter.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "mlir_types.h"
+#include "source_loc.h"
+
+namespace pypto::backend_ptoas {
+
+KernelEmitter::KernelEmitter(const ir::Function& kernel, const KernelPlan& plan, const ModuleOptions& options)
+    : kernel_(kernel), plan_(plan), options_(options) {}
+
+std::string KernelEmitter::Emit() {
+  BindNames();
+  // Constants are requested while the other sections print and are declared first, in first-use order.
+  EmitTensorViews();
+  EmitTileAllocs();
+  for (const auto& stmt : plan_.stmts) LowerStmt(*stmt);
+
+  std::string out = Signature();
+  for (const auto& decl : names_.constant_decls()) out += fmt::format("    {}\n", decl);
+  for (const auto& line : prologue_) out += line;
+  for (const auto& line : body_) out += line;
+  out += "    return\n  }\n";
+  return out;
+}
+
+void KernelEmitter::BindNames() {
+  // %argN follow the module's argument order; reserving them keeps a value named "arg0" apart.
+  size_t index = 0;
+  for (const auto* params : {&plan_.tensor_params, &plan_.scalar_params}) {
+    for (const auto& param : *params) {
+      std::string name = fmt::format("arg{}", index++);
+      names_.Reserve(name);
+      values_[param.get()] = "%" + name;
+    }
+  }
+  for (const auto* assign : plan_.tile_defs) values_[assign->var().get()] = names_.Named(assign->var()->name_hint());
+  for (const auto& tensor : plan_.viewed_tensors) views_[tensor.get()] = names_.Named(tensor->name_hint() + "_view");
+}
+
+std::string KernelEmitter::Signature() const {
+  std::vector<std::string> args;
+  for (const auto& param : plan_.tensor_params) {
+    const auto* tensor = param->type()->As<ir::TensorType>();
+    args.push_back(fmt::format("{}: !pto.ptr<{}>", values_.at(param.get()), ElementOf(tensor->dtype())));
+  }
+  for (const auto& param : plan_.scalar_params) {
+    const auto* scalar = param->type()->As<ir::ScalarType>();
+    args.push_back(fmt::format("{}: {}", values_.at(param.get()), ElementOf(scalar->dtype())));
+  }
+  const char* kind = kernel_.type() == ir::FunctionType::AIC ? "cube" : "vector";
+  return fmt::format("  func.func @{}({}) attributes {{pto.kernel_kind = #pto.kernel_kind<{}>}} {{\n", kernel_.name(),
+                     fmt::join(args, ", "), kind);
+}
+
+void KernelEmitter::EmitTensorViews() {
+  for (const auto& param : plan_.viewed_tensors) {
+    const auto* tensor = param->type()->As<ir::TensorType>();
+    const auto& shape = tensor->shape();
+    // Dense row-major: the last stride is 1 and each outer one spans everything inside it.
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
+    std::vector<std::string> dims, steps;
+    for (int64_t extent : shape) dims.push_back(names_.Constant(extent, "index"));
+    for (int64_t stride : strides) steps.push_back(names_.Constant(stride, "index"));
+    Add(prologue_,
+        fmt::format("{} = pto.make_tensor_view {}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}",
+                    views_.at(param.get()), values_.at(param.get()), fmt::join(dims, ", "), fmt::join(steps, ", "),
+                    TensorViewType(shape.size(), ElementOf(tensor->dtype()))),
+        param->span());
+  }
+}
+
+void KernelEmitter::EmitTileAllocs() {
+  // One alloc_tile per tile variable at the address memory allocation chose; variables that share
+  // a buffer get the same address, which is how ptoas (with no planner of its own here) sees reuse.
+  for (const auto* assign : plan_.tile_defs) {
+    const auto* tile = assign->var()->type()->As<ir::TileType>();
+    TileExtent extent = TileRowsCols(*tile);
+    std::string addr = names_.Constant(tile->memref()->byte_offset, "i64");
+    std::string rows = names_.Constant(extent.rows, "index");
+    std::string cols = names_.Constant(extent.cols, "index");
+    const auto* call = assign->value()->As<ir::Call>();
+    Add(prologue_,
+        fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", values_.at(assign->var().get()),
+                    addr, rows, cols, TileOperandType(*assign->var())),
+        OpSpan(assign->span(), call->span()));
+  }
+}
+
+void KernelEmitter::Add(std::vector<std::string>& section, const std::string& text, const ir::Span& span) const {
+  section.push_back(fmt::format("    {}{}\n", text, options_.source_locations ? LocSuffix(span) : ""));
+}
+
+std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
+  const auto* type = tile.type()->As<ir::TileType>();
+  return TileBufType(*type, ElementOf(type->dtype()));
+}
+
+// The plan has already rejected element types without a spelling.
+std::string KernelEmitter::ElementOf(ir::DataType dtype) const { return MlirElementType(dtype).value_or("?"); }
+
+}  // namespace pypto::backend_ptoas

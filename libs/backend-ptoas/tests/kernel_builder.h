@@ -1,0 +1,93 @@
+// Hand-built kernels as they look after lowering and memory allocation.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/program.h"
+
+namespace pypto::backend_ptoas::testing {
+
+inline ir::Span At(int line, int column) { return ir::Span{"k.py", line, column}; }
+
+inline ir::ExprPtr Ints(std::initializer_list<int64_t> values) {
+  std::vector<ir::ExprPtr> elements;
+  for (auto v : values) elements.push_back(std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX));
+  return std::make_shared<ir::TupleLiteral>(std::move(elements));
+}
+
+inline ir::VarPtr TensorParam(const std::string& name, ir::Shape shape, ir::Span span,
+                              ir::DataType dtype = ir::DataType::FP32) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::TensorType>(std::move(shape), dtype), span);
+}
+
+inline ir::VarPtr ScalarParam(const std::string& name, ir::DataType dtype, ir::Span span) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(dtype), span);
+}
+
+// A call through the registry, so arity and types are checked as the frontend would.
+inline ir::CallPtr Op(const std::string& name, std::vector<ir::ExprPtr> args, ir::Span span) {
+  auto call = ir::OpRegistry::Get().CreateCall(name, std::move(args), {}, span);
+  if (!call) throw std::runtime_error(call.error().str());
+  return *call;
+}
+
+// The tile a call produces, placed at `byte_offset` in Vec (what memory allocation writes).
+inline ir::VarPtr TileAt(const std::string& name, const ir::CallPtr& call, int64_t byte_offset,
+                         ir::MemorySpace space = ir::MemorySpace::Vec) {
+  const auto* type = call->type()->As<ir::TileType>();
+  auto placed = std::make_shared<ir::TileType>(type->shape(), type->dtype(), space,
+                                               ir::TileMemRef{byte_offset, type->num_bytes()});
+  return std::make_shared<ir::Var>(name, placed, call->span());
+}
+
+inline ir::StmtPtr Assign(const ir::VarPtr& var, const ir::ExprPtr& value, ir::Span span) {
+  return std::make_shared<ir::AssignStmt>(var, value, span);
+}
+
+inline ir::StmtPtr Eval(const ir::ExprPtr& value, ir::Span span) {
+  return std::make_shared<ir::EvalStmt>(value, span);
+}
+
+inline ir::StmtPtr Return(std::vector<ir::ExprPtr> values, ir::Span span) {
+  return std::make_shared<ir::ReturnStmt>(std::move(values), span);
+}
+
+inline ir::FunctionPtr Kernel(const std::string& name, std::vector<ir::VarPtr> params,
+                              std::vector<ir::ParamDirection> directions, std::vector<ir::StmtPtr> body,
+                              ir::FunctionType type = ir::FunctionType::AIV) {
+  return std::make_shared<ir::Function>(name, std::move(params), std::move(directions), std::vector<ir::TypePtr>{},
+                                        std::make_shared<ir::SeqStmts>(std::move(body)), type,
+                                        std::map<std::string, ir::AttrValue>{}, At(1, 1));
+}
+
+// def vector_add(a, b, out):            # line 1
+//     tile_a = pl.load(a, [0, 0], [32, 64])     # line 3
+//     tile_b = pl.load(b, [0, 0], [32, 64])     # line 4
+//     tile_c = pl.add(tile_a, tile_b)           # line 5, reuses tile_a's buffer
+//     pl.store(tile_c, [0, 0], out)             # line 6
+//     return out                                # line 7
+inline ir::FunctionPtr VectorAddKernel(const std::string& op = "tile.add") {
+  auto a = TensorParam("a", {32, 64}, At(1, 16));
+  auto b = TensorParam("b", {32, 64}, At(1, 19));
+  auto out = TensorParam("out", {32, 64}, At(1, 22));
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({32, 64})}, At(3, 14));
+  auto tile_a = TileAt("tile_a", load_a, 0);
+  auto load_b = Op("tile.load", {b, Ints({0, 0}), Ints({32, 64})}, At(4, 14));
+  auto tile_b = TileAt("tile_b", load_b, 8192);
+  auto sum = Op(op, {tile_a, tile_b}, At(5, 14));
+  auto tile_c = TileAt("tile_c", sum, 0);
+  auto store = Op("tile.store", {tile_c, Ints({0, 0}), out}, At(6, 5));
+  return Kernel("vector_add", {a, b, out}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                {Assign(tile_a, load_a, At(3, 5)), Assign(tile_b, load_b, At(4, 5)), Assign(tile_c, sum, At(5, 5)),
+                 Eval(store, At(6, 5)), Return({out}, At(7, 5))});
+}
+
+inline ir::ProgramPtr ProgramOf(const ir::FunctionPtr& kernel) {
+  return std::make_shared<ir::Program>("_jit_" + kernel->name(), std::vector<ir::FunctionPtr>{kernel}, kernel->name());
+}
+
+}  // namespace pypto::backend_ptoas::testing

@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include "kernel_builder.h"
+#include "pypto/backend_ptoas/module.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+using namespace testing;
+
+std::string ErrorOf(const ir::Function& kernel, std::string_view arch = "a2a3") {
+  auto text = EmitModule(kernel, arch);
+  if (text) return "<no error>\n" + *text;
+  return text.error();
+}
+
+// An op the backend has no lowering for; built directly because the registry knows only supported ones.
+const ir::OpDef& ExpOp() {
+  static const ir::OpDef def{.name = "tile.exp", .arg_names = {"tile"}};
+  return def;
+}
+
+TEST(EmitModuleErrors, UnsupportedOpNamesTheOpAndItsSpan) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto exp = std::make_shared<ir::Call>(&ExpOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(3, 9));
+  auto e = TileAt("e", load, 1024);
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(e, exp, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:3:9: backend-ptoas cannot lower op 'tile.exp' in kernel 'k' (supported: tile.load, tile.store, "
+            "tile.add, tile.sub, tile.mul, tile.div)");
+}
+
+TEST(EmitModuleErrors, CallToAnotherFunction) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto call = std::make_shared<ir::Call>("helper", std::vector<ir::ExprPtr>{a}, a->type(), At(4, 7));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Eval(call, At(4, 5))});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:4:5: backend-ptoas cannot lower an expression statement other than tile.store in kernel 'k'");
+  auto r = std::make_shared<ir::Var>("r", a->type());
+  auto assigned = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(r, call, At(4, 5))});
+  EXPECT_EQ(ErrorOf(*assigned), "k.py:4:7: backend-ptoas cannot lower the call to function 'helper' in kernel 'k'");
+}
+
+TEST(EmitModuleErrors, OnlyAivAndAicKernels) {
+  auto kernel = Kernel("k", {}, {}, {}, ir::FunctionType::InCore);
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:1:1: kernel 'k' has type InCore; backend-ptoas emits only AIV and AIC kernels");
+}
+
+TEST(EmitModuleErrors, UnknownArch) {
+  EXPECT_EQ(ErrorOf(*VectorAddKernel(), "a3"), "unknown target arch 'a3' (expected \"a2a3\" or \"a5\")");
+}
+
+TEST(EmitModuleErrors, TileWithoutAddress) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = std::make_shared<ir::Var>("t", load->type());
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(t, load, At(2, 5))});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:2:9: tile 't' has no memory address; run memory allocation before backend-ptoas");
+}
+
+TEST(EmitModuleErrors, NonVecTile) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0, ir::MemorySpace::Mat);
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(t, load, At(2, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:2:9: tile 't' lives in Mat; backend-ptoas supports only Vec tiles so far");
+}
+
+TEST(EmitModuleErrors, ThreeDimensionalTile) {
+  auto x = TensorParam("x", {4, 8, 16}, {});
+  auto load = Op("tile.load", {x, Ints({1, 0, 0}), Ints({1, 8, 16})}, At(2, 9));
+  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {Assign(TileAt("t", load, 0), load, At(2, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:2:9: tile 't' pl.Tile[[1, 8, 16], pl.FP32, pl.MemRef(0, 512), pl.Mem.Vec] is not 1-D or 2-D");
+}
+
+TEST(EmitModuleErrors, ColumnVectorTensor) {
+  auto x = TensorParam("x", {64, 1}, At(1, 12));
+  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:1:12: tensor 'x' pl.Tensor[[64, 1], pl.FP32] ends in a dimension of 1, whose column-major layout "
+            "backend-ptoas does not emit yet");
+}
+
+TEST(EmitModuleErrors, NestedScopeIsNotLowered) {
+  auto scope = std::make_shared<ir::InCoreScopeStmt>("s", std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}),
+                                                     At(5, 5));
+  auto kernel = Kernel("k", {}, {}, {scope});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:5:5: backend-ptoas cannot lower InCoreScopeStmt in kernel 'k'");
+}
+
+TEST(EmitModuleErrors, UnsupportedElementType) {
+  auto x = TensorParam("x", {16, 16}, At(1, 9), ir::DataType::FP4);
+  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type FP4 is not supported by backend-ptoas");
+}
+
+}  // namespace
+}  // namespace pypto::backend_ptoas

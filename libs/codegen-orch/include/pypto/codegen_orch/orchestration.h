@@ -1,0 +1,44 @@
+// Orchestration codegen: turns the lowered orchestration function into (1) C++ on the runtime's
+// orchestration API, (2) the same program as an executable task plan, and (3) the kernel_config.py
+// manifest. All three come from one walk, so they cannot disagree.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/diagnostic.h"
+#include "pypto/ir/program.h"
+#include "pypto/runtime/task_plan.h"
+
+namespace pypto::codegen_orch {
+
+struct KernelEntry {
+  int32_t func_id = 0;
+  std::string name;
+  std::string core_type;  // "aic" | "aiv"
+  std::vector<std::string> signature;  // IN / OUT / INOUT per tensor argument, in payload order
+};
+
+struct Orchestration {
+  std::string function_name;  // the orchestration function, e.g. "tile_add"
+  std::string cpp_source;     // orchestration/<function_name>.cpp
+  rt::TaskPlan plan;
+  std::vector<KernelEntry> kernels;     // func_ids dense from 0, in first-call order
+  std::vector<std::string> signature;   // directions of the orchestration's tensor parameters
+};
+
+ir::Result<Orchestration> GenerateOrchestration(const ir::Program& lowered);
+
+// The manifest the runtime reads; `root` makes the source paths absolute.
+std::string KernelConfigPy(const Orchestration& orchestration, const std::filesystem::path& root,
+                           const std::string& kernel_source_suffix);
+
+// Writes orchestration/<name>.cpp and kernel_config.py under `root` (created if needed).
+ir::Result<bool> WriteOrchestration(const Orchestration& orchestration, const std::filesystem::path& root,
+                                    const std::string& kernel_source_suffix = ".pto");
+
+// IR dtype -> runtime dtype code (pypto_rt_dtype), or an error for types the runtime lacks.
+ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype);
+
+}  // namespace pypto::codegen_orch

@@ -1,0 +1,197 @@
+// pypto._core: the Python face of the C++ libraries. The Python package keeps only the glue that
+// must be Python (reading a function's source, torch tensors); everything else happens here.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "diagnostics.h"
+#include "pypto/backend_ptoas/module.h"
+#include "pypto/codegen_orch/orchestration.h"
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/printer.h"
+#include "pypto/passes/pipeline.h"
+#include "pypto/runtime/backend_registry.h"
+#include "pypto/runtime/c_api_bridge.h"
+#include "pypto/runtime/chip_tensor.h"
+
+namespace py = pybind11;
+using namespace pypto;
+
+namespace {
+
+struct FunctionView {
+  ir::FunctionPtr function;
+};
+
+struct ProgramView {
+  ir::ProgramPtr program;
+};
+
+// A compiled program: the lowered IR and its task plan, plus where the artifacts were written.
+struct Compiled {
+  ir::ProgramPtr lowered;
+  rt::TaskPlan plan;
+  std::string platform;
+  std::string output_dir;
+  std::string orchestration_source;
+};
+
+const ir::SocSpec& SocOf(const std::string& platform) {
+  const auto* soc = ir::SocForPlatform(platform);
+  if (!soc) throw py::value_error(fmt::format("unknown platform '{}' (expected a2a3sim, a2a3, a5sim or a5)", platform));
+  return *soc;
+}
+
+ProgramView ParseJit(const std::string& source, const std::string& filename, int line_offset, int column_offset,
+                     const std::string& program_name, const py::dict& specs) {
+  frontend::ParseRequest request{.source = source,
+                                 .filename = filename,
+                                 .line_offset = line_offset,
+                                 .column_offset = column_offset,
+                                 .program_name = program_name};
+  for (auto [key, value] : specs) {
+    auto pair = value.cast<py::tuple>();
+    auto dtype = ir::DataTypeFromName(pair[1].cast<std::string>());
+    if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", pair[1].cast<std::string>()));
+    request.tensor_specs[key.cast<std::string>()] = frontend::TensorSpec{pair[0].cast<ir::Shape>(), *dtype};
+  }
+  return {bindings::Unwrap(frontend::ParseJitFunction(request))};
+}
+
+// Lowers for `platform`; with dump_dir, writes the IR after each pass as NN_after_<Pass>.py.
+ProgramView Lower(const ProgramView& program, const std::string& platform, bool verify,
+                  const std::optional<std::string>& dump_dir) {
+  passes::PassManagerOptions options{.verify = verify};
+  if (dump_dir) {
+    std::filesystem::create_directories(*dump_dir);
+    std::ofstream(std::filesystem::path(*dump_dir) / "00_frontend.py") << ir::PrintProgram(*program.program);
+    options.after_pass = [dir = *dump_dir](int slot, const std::string& name, const ir::Program& p) {
+      std::ofstream(std::filesystem::path(dir) / fmt::format("{:02}_after_{}.py", slot, name)) << ir::PrintProgram(p);
+    };
+  }
+  return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &SocOf(platform)}, options))};
+}
+
+const pypto_backend_plugin& PluginFor(const std::string& platform) {
+  auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
+  if (!plugin) throw std::runtime_error(plugin.error());
+  return **plugin;
+}
+
+// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles.
+void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
+                        const std::string& arch, const std::filesystem::path& root) {
+  for (const auto& kernel : orchestration.kernels) {
+    auto module = backend_ptoas::EmitModule(*lowered.Find(kernel.name), arch);
+    if (!module) throw std::runtime_error(module.error());
+    auto dir = root / "kernels" / kernel.core_type;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / (kernel.name + ".pto")) << *module;
+  }
+}
+
+Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir) {
+  auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
+  std::filesystem::create_directories(output_dir);
+  bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
+  WriteKernelModules(*lowered.program, orchestration, SocOf(platform).arch, output_dir);
+  Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
+  const auto& plugin = PluginFor(platform);
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{compiled.plan};
+  if (plugin.prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str()) != PYPTO_OK)
+    throw std::runtime_error(pypto_last_error_message());
+  return compiled;
+}
+
+// tensors: (data_ptr, shape, dtype name) per orchestration parameter, contiguous.
+void Execute(const Compiled& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
+  std::vector<rt::ChipTensor> params;
+  for (const auto& tensor : tensors) {
+    auto dtype = ir::DataTypeFromName(tensor[2].cast<std::string>());
+    if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", tensor[2].cast<std::string>()));
+    auto code = bindings::Unwrap(codegen_orch::RuntimeDataType(*dtype));
+    auto shape = tensor[1].cast<std::vector<uint32_t>>();
+    params.push_back(rt::MakeExternalTensor(reinterpret_cast<void*>(tensor[0].cast<uintptr_t>()), shape, code));
+  }
+  const auto& plugin = PluginFor(platform);
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{compiled.plan};
+  pypto_status status;
+  {
+    py::gil_scoped_release release;  // kernels run on the simulator's threads
+    status = plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+  }
+  if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
+}
+
+py::list ListPlatforms() {
+  py::list result;
+  for (const auto& plugin : rt::BackendRegistry::Get().Plugins()) {
+    for (const auto& platform : plugin.platforms) {
+      py::dict entry;
+      entry["platform"] = platform;
+      entry["plugin"] = plugin.name;
+      entry["description"] = plugin.description;
+      entry["path"] = plugin.path;
+      result.append(entry);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "C++ core of the pypto toolchain";
+  m.def("version", [] { return std::string(PYPTO_VERSION); });
+
+  py::class_<FunctionView>(m, "Function")
+      .def_property_readonly("name", [](const FunctionView& f) { return f.function->name(); })
+      .def_property_readonly("function_type",
+                             [](const FunctionView& f) { return std::string(ir::FunctionTypeName(f.function->type())); })
+      .def("__str__", [](const FunctionView& f) { return ir::PrintFunction(*f.function); })
+      .def("__repr__", [](const FunctionView& f) {
+        return fmt::format("<pypto Function {} ({})>", f.function->name(), ir::FunctionTypeName(f.function->type()));
+      });
+
+  py::class_<ProgramView>(m, "Program")
+      .def_property_readonly("name", [](const ProgramView& p) { return p.program->name(); })
+      .def_property_readonly("entry_name", [](const ProgramView& p) { return p.program->entry_name(); })
+      .def_property_readonly("functions",
+                             [](const ProgramView& p) {
+                               std::vector<FunctionView> functions;
+                               for (const auto& f : p.program->functions()) functions.push_back({f});
+                               return functions;
+                             })
+      .def("__str__", [](const ProgramView& p) { return ir::PrintProgram(*p.program); })
+      .def("__repr__", [](const ProgramView& p) {
+        return fmt::format("<pypto Program {} with {} functions>", p.program->name(), p.program->functions().size());
+      });
+
+  py::class_<Compiled>(m, "CompiledArtifacts")
+      .def_readonly("platform", &Compiled::platform)
+      .def_readonly("output_dir", &Compiled::output_dir)
+      .def_readonly("orchestration_source", &Compiled::orchestration_source)
+      .def_property_readonly("program", [](const Compiled& c) { return ProgramView{c.lowered}; })
+      .def_property_readonly("param_names", [](const Compiled& c) {
+        std::vector<std::string> names;
+        for (const auto& p : c.plan.params) names.push_back(p.name);
+        return names;
+      });
+
+  m.def("parse_jit", &ParseJit, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
+        py::arg("column_offset"), py::arg("program_name"), py::arg("specs"));
+  m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
+        py::arg("dump_dir") = py::none());
+  m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"));
+  m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
+  m.def("list_platforms", &ListPlatforms);
+  m.def("plugin_search_path", [] { return rt::BackendRegistry::Get().SearchPath(); });
+}

@@ -1,0 +1,33 @@
+// The DSL frontend: reads a kernel function's Python source through the embedded interpreter's
+// `ast` module and builds IR in C++. Nothing in a kernel body ever runs as Python.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/diagnostic.h"
+#include "pypto/ir/program.h"
+
+namespace pypto::frontend {
+
+// The concrete shape and dtype a bare `pl.Tensor` parameter takes for one specialisation.
+struct TensorSpec {
+  ir::Shape shape;
+  ir::DataType dtype = ir::DataType::FP32;
+};
+
+struct ParseRequest {
+  std::string source;        // the function's source, dedented (decorators included)
+  std::string filename;      // the user's file, for diagnostics
+  int line_offset = 0;       // added to AST line numbers: the source's first line in the file, minus 1
+  int column_offset = 0;     // indentation that dedenting removed
+  std::string program_name;  // e.g. "_jit_tile_add"
+  std::map<std::string, TensorSpec> tensor_specs;  // by parameter name
+};
+
+// Parses one `@pl.jit` function into a program holding one Opaque function. Requires a running
+// Python interpreter (the extension module's, or one started by the C ABI).
+ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request);
+
+}  // namespace pypto::frontend

@@ -1,0 +1,10 @@
+"""PyPTO: write tile kernels in Python, compile them with a C++ toolchain, run them on the simulator.
+
+``import pypto.language as pl`` gives the DSL; ``pypto.runtime.RunConfig`` selects where it runs.
+"""
+
+from pypto._core import version as _version
+
+__version__ = _version()
+
+__all__ = ["__version__"]

@@ -1,0 +1,35 @@
+"""Enumerations of the DSL; their values match the IR's."""
+
+import enum
+
+
+class FunctionType(enum.IntEnum):
+    Opaque = 0
+    Orchestration = 1
+    InCore = 2
+    AIC = 3
+    AIV = 4
+    Group = 5
+    Spmd = 6
+    Inline = 7
+    Graph = 8
+
+
+class Level(enum.IntEnum):
+    AIV = 0
+    AIC = 1
+    CORE_GROUP = 2
+    CHIP_DIE = 3
+    CHIP = 4
+    HOST = 5
+    CLUSTER_0 = 6
+    CLUSTER_1 = 7
+    CLUSTER_2 = 8
+    GLOBAL = 9
+    L2CACHE = 3
+    PROCESSOR = 4
+    UMA = 4
+    NODE = 5
+    POD = 6
+    CLOS1 = 7
+    CLOS2 = 8

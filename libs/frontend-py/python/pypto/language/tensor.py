@@ -1,0 +1,1 @@
+"""``pl.tensor.*``: operations on global tensors (none are compiled yet)."""

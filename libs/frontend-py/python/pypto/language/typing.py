@@ -1,0 +1,24 @@
+"""Annotation markers (``pl.Tensor[[128, 128], pl.FP32]``, ``pl.Out[pl.Tensor]``).
+
+The compiler reads annotations from the kernel's source; these objects only have to make the
+annotations valid Python when the ``def`` statement runs."""
+
+
+class _Annotation:
+    def __init__(self, name: str, args=()):
+        self._name = name
+        self._args = args
+
+    def __getitem__(self, args):
+        return _Annotation(self._name, args if isinstance(args, tuple) else (args,))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(repr(a) for a in self._args)
+        return f"pl.{self._name}[{inner}]" if self._args else f"pl.{self._name}"
+
+
+Tensor = _Annotation("Tensor")
+Tile = _Annotation("Tile")
+Scalar = _Annotation("Scalar")
+Out = _Annotation("Out")
+InOut = _Annotation("InOut")

@@ -1,0 +1,49 @@
+"""``RunConfig``: where and how a program is compiled and run (the fields upstream PyPTO has)."""
+
+import dataclasses
+import os
+from typing import Any, Optional
+
+# Simulators run anywhere; a2a3 and a5 need a device and its toolchain.
+PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+
+
+def _default_platform() -> str:
+    # `pypto-run -p PLATFORM` sets this, so scripts that build RunConfig() follow the command line.
+    return os.environ.get("PYPTO_PLATFORM", "a2a3sim")
+
+
+@dataclasses.dataclass
+class RunConfig:
+    platform: str = dataclasses.field(default_factory=_default_platform)
+    device_id: int = 0
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    strategy: Any = None
+    backend_type: Any = None
+    dump_passes: Any = False
+    save_kernels: bool = False
+    save_kernels_dir: Optional[str] = None
+    codegen_only: bool = False
+    enable_chip_swimlane: int = 0
+    enable_l2_swimlane: int = 0
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    compile_profiling: bool = False
+    diagnostic_phase: Any = None
+    disabled_diagnostics: Any = None
+    golden_data_dir: Optional[str] = None
+    aicpu_thread_num: Optional[int] = None
+    ring_task_window: Any = None
+    ring_heap: Any = None
+    ring_dep_pool: Any = None
+    distributed_config: Any = None
+    analyze_auto_scopes_for_deps: bool = False
+    memory_planner: Any = None
+    dump_ptoas_passes: bool = False
+
+    def __post_init__(self):
+        if self.platform not in PLATFORMS:
+            raise ValueError(f"RunConfig.platform must be one of {', '.join(PLATFORMS)}, got {self.platform!r}")

@@ -1,0 +1,95 @@
+// The frontend through its C ABI (which starts an embedded interpreter) and its C++ API.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pypto-c/frontend.h"
+#include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/printer.h"
+
+namespace {
+
+constexpr const char* kTileAdd = R"(@pl.jit
+def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        tile_a = pl.load(a, [0, 0], [64, 128])
+        tile_b = pl.load(b, [0, 0], [64, 128])
+        tile_c = pl.add(tile_a, tile_b)
+        pl.store(tile_c, [0, 0], c)
+    return c
+)";
+
+constexpr const char* kSpecs = R"({"a": {"shape": [64, 128], "dtype": "FP32"},
+                                   "b": {"shape": [64, 128], "dtype": "FP32"},
+                                   "c": {"shape": [64, 128], "dtype": "FP32"}})";
+
+std::string Parse(const std::string& source, pypto_status expected = PYPTO_OK, int line_offset = 10) {
+  pypto_ir_program* program = nullptr;
+  pypto_status status = pypto_frontend_parse_jit(source.c_str(), "/src/kernels.py", line_offset, kSpecs, &program);
+  EXPECT_EQ(status, expected) << pypto_last_error_message();
+  if (status != PYPTO_OK) return pypto_last_error_message();
+  char* text = nullptr;
+  EXPECT_EQ(pypto_ir_program_print(program, &text), PYPTO_OK);
+  std::string printed = text;
+  pypto_string_free(text);
+  pypto_ir_program_destroy(program);
+  return printed;
+}
+
+TEST(Frontend, HelloWorldSpecialisedOnTheCallsTensors) {
+  EXPECT_EQ(Parse(kTileAdd),
+            "@pl.program\n"
+            "class _jit_tile_add:\n"
+            "    @pl.function(type=pl.FunctionType.Opaque)\n"
+            "    def tile_add(self, a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[64, 128], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) -> pl.Tensor[[64, 128], pl.FP32]:\n"
+            "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "            tile_a: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 128])\n"
+            "            tile_b: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0], [64, 128])\n"
+            "            tile_c: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.add(tile_a, tile_b)\n"
+            "            pl.tile.store(tile_c, [0, 0], c)\n"
+            "        return c\n");
+}
+
+TEST(Frontend, UnknownOperationPointsAtTheCall) {
+  std::string source = kTileAdd;
+  source.replace(source.find("pl.add"), 6, "pl.frobnicate");
+  // Line 6 of the snippet, shifted by the offset of 10; the call starts at column 18.
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE), "/src/kernels.py:16:18: error: unknown operation 'pl.frobnicate'");
+}
+
+TEST(Frontend, UndefinedName) {
+  std::string source = kTileAdd;
+  source.replace(source.find("tile_a, tile_b"), 6, "tile_z");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE), "/src/kernels.py:16:25: error: name 'tile_z' is not defined");
+}
+
+TEST(Frontend, ShapeErrorsComeFromTheOpsTypeDeduction) {
+  std::string source = kTileAdd;
+  source.replace(source.find("[0, 0], [64, 128])\n        tile_b"), 7, "[8, 0],");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE),
+            "/src/kernels.py:14:18: error: pl.load: region at offsets [8, 0] with shape [64, 128] is outside tensor "
+            "pl.Tensor[[64, 128], pl.FP32] (dimension 0)");
+}
+
+TEST(Frontend, PythonSyntaxErrorKeepsItsPosition) {
+  EXPECT_EQ(Parse("@pl.jit\ndef f(a: pl.Tensor):\n    x = (\n", PYPTO_ERR_PARSE, 0),
+            "/src/kernels.py:3:9: error: '(' was never closed");
+}
+
+TEST(Frontend, UnsupportedStatement) {
+  std::string source = kTileAdd;
+  source.replace(source.find("    return c"), 12, "    del c");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE),
+            "/src/kernels.py:18:5: error: 'Delete' statements are not supported in kernels yet");
+}
+
+TEST(Frontend, BadSpecsAreInvalidArguments) {
+  pypto_ir_program* program = nullptr;
+  EXPECT_EQ(pypto_frontend_parse_jit(kTileAdd, "k.py", 0, "{\"a\": {\"shape\": [1], \"dtype\": \"FP99\"}}", &program),
+            PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(pypto_last_error_message(), "pypto_frontend_parse_jit: bad specs: parameter 'a': unknown dtype \"FP99\"");
+  EXPECT_STREQ(pypto_frontend_version(), PYPTO_VERSION);
+}
+
+}  // namespace

@@ -1,0 +1,119 @@
+// Expressions: variables, constants, tuple literals and calls (to ops or to other functions).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pypto/ir/node.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::ir {
+
+class Expr : public Node {
+ public:
+  Expr(NodeKind kind, Span span, TypePtr type) : Node(kind, std::move(span)), type_(std::move(type)) {}
+  const TypePtr& type() const { return type_; }
+
+ private:
+  TypePtr type_;
+};
+using ExprPtr = std::shared_ptr<const Expr>;
+
+// A variable. Identity is the object (and its unique id), never the name, which is only a hint.
+class Var final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Var;
+  Var(std::string name_hint, TypePtr type, Span span = {});
+  const std::string& name_hint() const { return name_hint_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  std::string name_hint_;
+  uint64_t id_;
+};
+using VarPtr = std::shared_ptr<const Var>;
+
+class ConstInt final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ConstInt;
+  ConstInt(int64_t value, DataType dtype, Span span = {});
+  int64_t value() const { return value_; }
+
+ private:
+  int64_t value_;
+};
+
+class ConstFloat final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ConstFloat;
+  ConstFloat(double value, DataType dtype, Span span = {});
+  double value() const { return value_; }
+
+ private:
+  double value_;
+};
+
+class ConstBool final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ConstBool;
+  explicit ConstBool(bool value, Span span = {});
+  bool value() const { return value_; }
+
+ private:
+  bool value_;
+};
+
+// `[a, b, ...]` in the DSL: offsets and shapes passed to ops.
+class TupleLiteral final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::TupleLiteral;
+  TupleLiteral(std::vector<ExprPtr> elements, Span span = {});
+  const std::vector<ExprPtr>& elements() const { return elements_; }
+
+ private:
+  std::vector<ExprPtr> elements_;
+};
+
+// How a call site passes a tensor argument to a task; written by the DeriveCallDirections pass.
+enum class ArgDirection : uint8_t { Input, Output, InOut, OutputExisting, NoDep, Scalar };
+const char* ArgDirectionName(ArgDirection direction);
+
+struct OpDef;
+
+// A call to a registered op (`op()` set) or to another function of the program (`callee()` set).
+class Call final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::Call;
+  using Kwargs = std::vector<std::pair<std::string, ExprPtr>>;
+
+  Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr type, Span span = {});
+  Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},
+       std::vector<ArgDirection> arg_directions = {});
+
+  const OpDef* op() const { return op_; }
+  const std::string& callee() const { return callee_; }
+  bool is_op_call() const { return op_ != nullptr; }
+  const std::vector<ExprPtr>& args() const { return args_; }
+  const Kwargs& kwargs() const { return kwargs_; }
+  // One direction per argument for function calls once directions are derived; empty before.
+  const std::vector<ArgDirection>& arg_directions() const { return arg_directions_; }
+  // The op name, or the callee's function name.
+  const std::string& target_name() const;
+
+ private:
+  const OpDef* op_ = nullptr;
+  std::string callee_;
+  std::vector<ExprPtr> args_;
+  Kwargs kwargs_;
+  std::vector<ArgDirection> arg_directions_;
+};
+using CallPtr = std::shared_ptr<const Call>;
+
+// Folds an expression to an integer when it is a literal (the only form static shapes take today).
+std::optional<int64_t> AsConstInt(const ExprPtr& expr);
+
+}  // namespace pypto::ir

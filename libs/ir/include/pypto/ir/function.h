@@ -1,0 +1,75 @@
+// Functions: the unit of compilation (an orchestration, a kernel, ...).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "pypto/ir/stmt.h"
+
+namespace pypto::ir {
+
+// Values match upstream's pl.FunctionType.
+enum class FunctionType : uint8_t {
+  Opaque = 0,         // no plane committed yet; pl.at regions inside get outlined
+  Orchestration = 1,  // control plane: allocates tensors, submits tasks
+  InCore = 2,         // an AICore kernel not yet assigned a core type
+  AIC = 3,            // cube-core kernel
+  AIV = 4,            // vector-core kernel
+  Group = 5,          // co-scheduled AIC + AIV
+  Spmd = 6,           // SPMD dispatch wrapper
+  Inline = 7,         // spliced into callers
+};
+std::string_view FunctionTypeName(FunctionType type);
+inline bool IsKernel(FunctionType type) {
+  return type == FunctionType::InCore || type == FunctionType::AIC || type == FunctionType::AIV;
+}
+
+// Values match upstream's pl.Level.
+enum class Level : uint8_t { AIV = 0, AIC = 1, CORE_GROUP = 2, CHIP_DIE = 3, CHIP = 4, HOST = 5 };
+std::string_view LevelName(Level level);
+
+// How a function treats a tensor parameter.
+enum class ParamDirection : uint8_t { In, Out, InOut };
+std::string_view ParamDirectionName(ParamDirection direction);
+
+using AttrValue = std::variant<bool, int64_t, std::string>;
+
+class Function {
+ public:
+  Function(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> directions,
+           std::vector<TypePtr> return_types, StmtPtr body, FunctionType type,
+           std::map<std::string, AttrValue> attrs = {}, Span span = {});
+
+  const std::string& name() const { return name_; }
+  const std::vector<VarPtr>& params() const { return params_; }
+  const std::vector<ParamDirection>& param_directions() const { return directions_; }
+  const std::vector<TypePtr>& return_types() const { return return_types_; }
+  const StmtPtr& body() const { return body_; }
+  FunctionType type() const { return type_; }
+  const std::map<std::string, AttrValue>& attrs() const { return attrs_; }
+  const Span& span() const { return span_; }
+
+  // A copy with another body/type; everything else is kept.
+  std::shared_ptr<const Function> WithBody(StmtPtr body) const;
+  std::shared_ptr<const Function> WithType(FunctionType type) const;
+  std::shared_ptr<const Function> WithParams(std::vector<VarPtr> params, StmtPtr body) const;
+
+ private:
+  std::string name_;
+  std::vector<VarPtr> params_;
+  std::vector<ParamDirection> directions_;
+  std::vector<TypePtr> return_types_;
+  StmtPtr body_;
+  FunctionType type_;
+  std::map<std::string, AttrValue> attrs_;
+  Span span_;
+};
+using FunctionPtr = std::shared_ptr<const Function>;
+
+}  // namespace pypto::ir

@@ -1,0 +1,35 @@
+// Hardware description of the supported SoCs: core counts and on-chip buffer capacities.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "pypto/ir/type.h"
+
+namespace pypto::ir {
+
+struct SocSpec {
+  std::string name;       // "Ascend910B"
+  std::string arch;       // "a2a3": the target-arch string of kernels
+  int aic_cores = 0;      // cube cores
+  int aiv_cores = 0;      // vector cores
+  int64_t ub_bytes = 0;   // Vec, usable bytes
+  int64_t l1_bytes = 0;   // Mat
+  int64_t l0a_bytes = 0;  // Left
+  int64_t l0b_bytes = 0;  // Right
+  int64_t l0c_bytes = 0;  // Acc
+  int64_t bias_bytes = 0;
+  int64_t alignment = 0;  // allocation alignment in UB, bytes
+
+  // Capacity of one on-chip buffer; 0 for DDR (unbounded here).
+  int64_t capacity(MemorySpace space) const;
+};
+
+const SocSpec& Ascend910B();
+const SocSpec& Ascend950();
+
+// "a2a3"/"a2a3sim" -> Ascend910B, "a5"/"a5sim" -> Ascend950, else null.
+const SocSpec* SocForPlatform(std::string_view platform);
+
+}  // namespace pypto::ir

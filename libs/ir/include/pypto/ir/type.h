@@ -1,0 +1,133 @@
+// Types of IR values: scalars, global-memory tensors, on-chip tiles, tuples.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pypto/ir/dtype.h"
+
+namespace pypto::ir {
+
+// On-chip buffers and global memory. Values match upstream's MemorySpace.
+enum class MemorySpace : uint8_t {
+  DDR = 0,    // GM
+  Vec = 1,    // UB, unified buffer of a vector core
+  Mat = 2,    // L1
+  Left = 3,   // L0A
+  Right = 4,  // L0B
+  Acc = 5,    // L0C
+  Bias = 6,
+  ScalarLocal = 7,
+};
+
+std::string_view MemorySpaceName(MemorySpace space);
+
+enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple };
+
+class Type;
+using TypePtr = std::shared_ptr<const Type>;
+using Shape = std::vector<int64_t>;
+
+class Type {
+ public:
+  explicit Type(TypeKind kind) : kind_(kind) {}
+  virtual ~Type() = default;
+  TypeKind kind() const { return kind_; }
+  template <typename T>
+  const T* As() const {
+    return kind_ == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+  // DSL spelling, e.g. "pl.Tensor[[128, 128], pl.FP32]".
+  virtual std::string str() const = 0;
+  virtual bool equals(const Type& other) const = 0;
+
+ private:
+  TypeKind kind_;
+};
+
+class UnknownType final : public Type {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Unknown;
+  UnknownType() : Type(kKind) {}
+  std::string str() const override { return "None"; }
+  bool equals(const Type& other) const override { return other.kind() == kKind; }
+};
+
+class ScalarType final : public Type {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Scalar;
+  explicit ScalarType(DataType dtype) : Type(kKind), dtype_(dtype) {}
+  DataType dtype() const { return dtype_; }
+  std::string str() const override;
+  bool equals(const Type& other) const override;
+
+ private:
+  DataType dtype_;
+};
+
+// Shared by tensors and tiles: a static shape and an element type.
+class ShapedType : public Type {
+ public:
+  ShapedType(TypeKind kind, Shape shape, DataType dtype) : Type(kind), shape_(std::move(shape)), dtype_(dtype) {}
+  const Shape& shape() const { return shape_; }
+  DataType dtype() const { return dtype_; }
+  int64_t num_elements() const;
+  int64_t num_bytes() const { return num_elements() * DataTypeBytes(dtype_); }
+
+ protected:
+  std::string shape_str() const;
+
+ private:
+  Shape shape_;
+  DataType dtype_;
+};
+
+// A tensor in global memory (DDR).
+class TensorType final : public ShapedType {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Tensor;
+  TensorType(Shape shape, DataType dtype) : ShapedType(kKind, std::move(shape), dtype) {}
+  std::string str() const override;
+  bool equals(const Type& other) const override;
+};
+
+// Where the memory-allocation pass placed a tile inside its buffer.
+struct TileMemRef {
+  int64_t byte_offset = 0;
+  int64_t size = 0;
+  bool operator==(const TileMemRef&) const = default;
+};
+
+// A tile in an on-chip buffer; `memref` is set once addresses are allocated.
+class TileType final : public ShapedType {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Tile;
+  TileType(Shape shape, DataType dtype, MemorySpace space, std::optional<TileMemRef> memref = std::nullopt)
+      : ShapedType(kKind, std::move(shape), dtype), space_(space), memref_(memref) {}
+  MemorySpace memory_space() const { return space_; }
+  const std::optional<TileMemRef>& memref() const { return memref_; }
+  std::string str() const override;
+  bool equals(const Type& other) const override;
+
+ private:
+  MemorySpace space_;
+  std::optional<TileMemRef> memref_;
+};
+
+class TupleType final : public Type {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Tuple;
+  explicit TupleType(std::vector<TypePtr> elements) : Type(kKind), elements_(std::move(elements)) {}
+  const std::vector<TypePtr>& elements() const { return elements_; }
+  std::string str() const override;
+  bool equals(const Type& other) const override;
+
+ private:
+  std::vector<TypePtr> elements_;
+};
+
+}  // namespace pypto::ir

@@ -1,0 +1,78 @@
+#include "pypto/ir/function.h"
+
+#include "pypto/ir/program.h"
+
+namespace pypto::ir {
+
+std::string_view FunctionTypeName(FunctionType type) {
+  switch (type) {
+    case FunctionType::Opaque: return "Opaque";
+    case FunctionType::Orchestration: return "Orchestration";
+    case FunctionType::InCore: return "InCore";
+    case FunctionType::AIC: return "AIC";
+    case FunctionType::AIV: return "AIV";
+    case FunctionType::Group: return "Group";
+    case FunctionType::Spmd: return "Spmd";
+    case FunctionType::Inline: return "Inline";
+  }
+  return "?";
+}
+
+std::string_view LevelName(Level level) {
+  switch (level) {
+    case Level::AIV: return "AIV";
+    case Level::AIC: return "AIC";
+    case Level::CORE_GROUP: return "CORE_GROUP";
+    case Level::CHIP_DIE: return "CHIP_DIE";
+    case Level::CHIP: return "CHIP";
+    case Level::HOST: return "HOST";
+  }
+  return "?";
+}
+
+std::string_view ParamDirectionName(ParamDirection direction) {
+  switch (direction) {
+    case ParamDirection::In: return "In";
+    case ParamDirection::Out: return "Out";
+    case ParamDirection::InOut: return "InOut";
+  }
+  return "?";
+}
+
+Function::Function(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> directions,
+                   std::vector<TypePtr> return_types, StmtPtr body, FunctionType type,
+                   std::map<std::string, AttrValue> attrs, Span span)
+    : name_(std::move(name)),
+      params_(std::move(params)),
+      directions_(std::move(directions)),
+      return_types_(std::move(return_types)),
+      body_(std::move(body)),
+      type_(type),
+      attrs_(std::move(attrs)),
+      span_(std::move(span)) {
+  directions_.resize(params_.size(), ParamDirection::In);
+}
+
+FunctionPtr Function::WithBody(StmtPtr body) const {
+  return std::make_shared<Function>(name_, params_, directions_, return_types_, std::move(body), type_, attrs_, span_);
+}
+
+FunctionPtr Function::WithType(FunctionType type) const {
+  return std::make_shared<Function>(name_, params_, directions_, return_types_, body_, type, attrs_, span_);
+}
+
+FunctionPtr Function::WithParams(std::vector<VarPtr> params, StmtPtr body) const {
+  return std::make_shared<Function>(name_, std::move(params), directions_, return_types_, std::move(body), type_,
+                                    attrs_, span_);
+}
+
+Program::Program(std::string name, std::vector<FunctionPtr> functions, std::string entry)
+    : name_(std::move(name)), functions_(std::move(functions)), entry_(std::move(entry)) {}
+
+FunctionPtr Program::Find(const std::string& name) const {
+  for (const auto& function : functions_)
+    if (function->name() == name) return function;
+  return nullptr;
+}
+
+}  // namespace pypto::ir

@@ -1,0 +1,142 @@
+#include "pypto/ir/functor.h"
+
+namespace pypto::ir {
+
+void IRVisitor::VisitExpr(const ExprPtr& expr) {
+  if (auto var = As<Var>(expr)) return VisitVar(var);
+  if (auto call = As<Call>(expr)) return VisitCall(call);
+  if (auto tuple = As<TupleLiteral>(expr)) return VisitTupleLiteral(tuple);
+}
+
+void IRVisitor::VisitStmt(const StmtPtr& stmt) {
+  if (auto s = As<AssignStmt>(stmt)) return VisitAssign(s);
+  if (auto s = As<EvalStmt>(stmt)) return VisitEval(s);
+  if (auto s = As<SeqStmts>(stmt)) return VisitSeq(s);
+  if (auto s = As<ReturnStmt>(stmt)) return VisitReturn(s);
+  if (auto s = As<InCoreScopeStmt>(stmt)) return VisitInCoreScope(s);
+}
+
+void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
+  for (const auto& arg : call->args()) VisitExpr(arg);
+  for (const auto& [key, value] : call->kwargs()) VisitExpr(value);
+}
+
+void IRVisitor::VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
+  for (const auto& element : tuple->elements()) VisitExpr(element);
+}
+
+void IRVisitor::VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) { VisitExpr(stmt->value()); }
+void IRVisitor::VisitEval(const std::shared_ptr<const EvalStmt>& stmt) { VisitExpr(stmt->expr()); }
+void IRVisitor::VisitSeq(const std::shared_ptr<const SeqStmts>& stmt) {
+  for (const auto& child : stmt->stmts()) VisitStmt(child);
+}
+void IRVisitor::VisitReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
+  for (const auto& value : stmt->values()) VisitExpr(value);
+}
+void IRVisitor::VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) { VisitStmt(stmt->body()); }
+
+ExprPtr IRMutator::MutateExpr(const ExprPtr& expr) {
+  if (auto var = As<Var>(expr)) return MutateVar(var);
+  if (auto call = As<Call>(expr)) return MutateCall(call);
+  if (auto tuple = As<TupleLiteral>(expr)) return MutateTupleLiteral(tuple);
+  return expr;
+}
+
+StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
+  if (auto s = As<AssignStmt>(stmt)) return MutateAssign(s);
+  if (auto s = As<EvalStmt>(stmt)) return MutateEval(s);
+  if (auto s = As<SeqStmts>(stmt)) return MutateSeq(s);
+  if (auto s = As<ReturnStmt>(stmt)) return MutateReturn(s);
+  if (auto s = As<InCoreScopeStmt>(stmt)) return MutateInCoreScope(s);
+  return stmt;
+}
+
+namespace {
+// Mutates every element; reports whether any changed.
+template <typename T, typename F>
+bool MutateAll(const std::vector<T>& in, std::vector<T>& out, F&& mutate) {
+  bool changed = false;
+  out.reserve(in.size());
+  for (const auto& item : in) {
+    out.push_back(mutate(item));
+    changed |= out.back() != item;
+  }
+  return changed;
+}
+}  // namespace
+
+ExprPtr IRMutator::MutateCall(const std::shared_ptr<const Call>& call) {
+  std::vector<ExprPtr> args;
+  bool changed = MutateAll(call->args(), args, [&](const ExprPtr& e) { return MutateExpr(e); });
+  Call::Kwargs kwargs;
+  for (const auto& [key, value] : call->kwargs()) {
+    kwargs.emplace_back(key, MutateExpr(value));
+    changed |= kwargs.back().second != value;
+  }
+  if (!changed) return call;
+  if (call->is_op_call())
+    return std::make_shared<Call>(call->op(), std::move(args), std::move(kwargs), call->type(), call->span());
+  return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions());
+}
+
+ExprPtr IRMutator::MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
+  std::vector<ExprPtr> elements;
+  if (!MutateAll(tuple->elements(), elements, [&](const ExprPtr& e) { return MutateExpr(e); })) return tuple;
+  return std::make_shared<TupleLiteral>(std::move(elements), tuple->span());
+}
+
+StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) {
+  auto var = MutateVar(stmt->var());
+  auto value = MutateExpr(stmt->value());
+  if (var == stmt->var() && value == stmt->value()) return stmt;
+  return std::make_shared<AssignStmt>(As<Var>(var), value, stmt->span());
+}
+
+StmtPtr IRMutator::MutateEval(const std::shared_ptr<const EvalStmt>& stmt) {
+  auto expr = MutateExpr(stmt->expr());
+  return expr == stmt->expr() ? stmt : std::make_shared<EvalStmt>(expr, stmt->span());
+}
+
+StmtPtr IRMutator::MutateSeq(const std::shared_ptr<const SeqStmts>& stmt) {
+  std::vector<StmtPtr> stmts;
+  if (!MutateAll(stmt->stmts(), stmts, [&](const StmtPtr& s) { return MutateStmt(s); })) return stmt;
+  return std::make_shared<SeqStmts>(std::move(stmts), stmt->span());
+}
+
+StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
+  std::vector<ExprPtr> values;
+  if (!MutateAll(stmt->values(), values, [&](const ExprPtr& e) { return MutateExpr(e); })) return stmt;
+  return std::make_shared<ReturnStmt>(std::move(values), stmt->span());
+}
+
+StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
+  auto body = MutateStmt(stmt->body());
+  return body == stmt->body() ? stmt : std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span());
+}
+
+namespace {
+class VarSubstituter final : public IRMutator {
+ public:
+  explicit VarSubstituter(const std::unordered_map<const Var*, VarPtr>& map) : map_(map) {}
+
+ protected:
+  ExprPtr MutateVar(const std::shared_ptr<const Var>& var) override {
+    auto it = map_.find(var.get());
+    return it == map_.end() ? var : it->second;
+  }
+
+ private:
+  const std::unordered_map<const Var*, VarPtr>& map_;
+};
+}  // namespace
+
+StmtPtr SubstituteVars(const StmtPtr& stmt, const std::unordered_map<const Var*, VarPtr>& map) {
+  return VarSubstituter(map).MutateStmt(stmt);
+}
+
+std::vector<StmtPtr> FlattenStmts(const StmtPtr& stmt) {
+  if (const auto* seq = stmt->As<SeqStmts>()) return seq->stmts();
+  return {stmt};
+}
+
+}  // namespace pypto::ir

@@ -1,0 +1,153 @@
+// DSL-like text for programs, in the shape upstream's Python printer produces.
+#include "pypto/ir/printer.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir {
+namespace {
+
+class Printer {
+ public:
+  explicit Printer(int indent) : indent_(indent) {}
+
+  std::string Function(const ir::Function& function) {
+    std::vector<std::string> params;
+    for (size_t i = 0; i < function.params().size(); ++i) {
+      const auto& param = function.params()[i];
+      params.push_back(fmt::format("{}: {}", Name(param.get()),
+                                   ParamAnnotation(param->type(), function.param_directions()[i])));
+    }
+    std::string returns;
+    if (function.return_types().size() == 1) {
+      returns = fmt::format(" -> {}", function.return_types()[0]->str());
+    } else if (!function.return_types().empty()) {
+      std::vector<std::string> types;
+      for (const auto& type : function.return_types()) types.push_back(type->str());
+      returns = fmt::format(" -> tuple[{}]", fmt::join(types, ", "));
+    }
+    Line(fmt::format("@pl.function(type=pl.FunctionType.{}{})", FunctionTypeName(function.type()),
+                     Attrs(function.attrs())));
+    Line(fmt::format("def {}(self{}{}){}:", function.name(), params.empty() ? "" : ", ", fmt::join(params, ", "),
+                     returns));
+    ++indent_;
+    Stmt(function.body());
+    --indent_;
+    return out_.str();
+  }
+
+  std::string Expr(const ExprPtr& expr) {
+    if (const auto* var = expr->As<Var>()) return Name(var);
+    if (const auto* constant = expr->As<ConstInt>()) return std::to_string(constant->value());
+    if (const auto* constant = expr->As<ConstFloat>()) return fmt::format("{}", constant->value());
+    if (const auto* constant = expr->As<ConstBool>()) return constant->value() ? "True" : "False";
+    if (const auto* tuple = expr->As<TupleLiteral>()) {
+      std::vector<std::string> parts;
+      for (const auto& element : tuple->elements()) parts.push_back(Expr(element));
+      return fmt::format("[{}]", fmt::join(parts, ", "));
+    }
+    if (const auto* call = expr->As<Call>()) return CallText(*call);
+    return "<?>";
+  }
+
+ private:
+  std::string CallText(const Call& call) {
+    std::vector<std::string> args;
+    for (const auto& arg : call.args()) args.push_back(Expr(arg));
+    for (const auto& [key, value] : call.kwargs()) args.push_back(fmt::format("{}={}", key, Expr(value)));
+    if (call.is_op_call()) return fmt::format("pl.{}({})", call.op()->name, fmt::join(args, ", "));
+    if (!call.arg_directions().empty()) {
+      std::vector<std::string> directions;
+      for (auto direction : call.arg_directions()) directions.push_back(fmt::format("\"{}\"", ArgDirectionName(direction)));
+      args.push_back(fmt::format("attrs={{\"arg_directions\": [{}]}}", fmt::join(directions, ", ")));
+    }
+    return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
+  }
+
+  void Stmt(const StmtPtr& stmt) {
+    if (const auto* seq = stmt->As<SeqStmts>()) {
+      if (seq->stmts().empty()) Line("pass");
+      for (const auto& child : seq->stmts()) Stmt(child);
+    } else if (const auto* assign = stmt->As<AssignStmt>()) {
+      Line(fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(), Expr(assign->value())));
+    } else if (const auto* eval = stmt->As<EvalStmt>()) {
+      Line(Expr(eval->expr()));
+    } else if (const auto* ret = stmt->As<ReturnStmt>()) {
+      std::vector<std::string> values;
+      for (const auto& value : ret->values()) values.push_back(Expr(value));
+      Line(values.empty() ? "return" : fmt::format("return {}", fmt::join(values, ", ")));
+    } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
+      std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
+      Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
+      ++indent_;
+      Stmt(scope->body());
+      --indent_;
+    }
+  }
+
+  static std::string ParamAnnotation(const TypePtr& type, ParamDirection direction) {
+    switch (direction) {
+      case ParamDirection::In: return type->str();
+      case ParamDirection::Out: return fmt::format("pl.Out[{}]", type->str());
+      case ParamDirection::InOut: return fmt::format("pl.InOut[{}]", type->str());
+    }
+    return type->str();
+  }
+
+  static std::string Attrs(const std::map<std::string, AttrValue>& attrs) {
+    if (attrs.empty()) return "";
+    std::vector<std::string> items;
+    for (const auto& [key, value] : attrs) {
+      std::string text = std::visit(
+          [](const auto& v) -> std::string {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+            else if constexpr (std::is_same_v<T, std::string>) return fmt::format("\"{}\"", v);
+            else return std::to_string(v);
+          },
+          value);
+      items.push_back(fmt::format("\"{}\": {}", key, text));
+    }
+    return fmt::format(", attrs={{{}}}", fmt::join(items, ", "));
+  }
+
+  // A stable, unique printed name per variable: its hint, suffixed when the hint is taken.
+  std::string Name(const Var* var) {
+    auto it = names_.find(var);
+    if (it != names_.end()) return it->second;
+    std::string name = var->name_hint().empty() ? "v" : var->name_hint();
+    for (int suffix = 1; used_.contains(name); ++suffix) name = fmt::format("{}_{}", var->name_hint(), suffix);
+    used_.insert(name);
+    return names_[var] = name;
+  }
+
+  void Line(const std::string& text) { out_ << std::string(4 * indent_, ' ') << text << '\n'; }
+
+  int indent_;
+  std::ostringstream out_;
+  std::map<const Var*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+}  // namespace
+
+std::string PrintFunction(const Function& function) { return Printer(0).Function(function); }
+
+std::string PrintProgram(const Program& program) {
+  std::string text = fmt::format("@pl.program\nclass {}:\n", program.name());
+  for (size_t i = 0; i < program.functions().size(); ++i) {
+    if (i > 0) text += '\n';
+    text += Printer(1).Function(*program.functions()[i]);
+  }
+  return text;
+}
+
+std::string PrintExpr(const ExprPtr& expr) { return Printer(0).Expr(expr); }
+
+}  // namespace pypto::ir

@@ -1,0 +1,47 @@
+// Properties a program can have; passes declare which they require, produce and invalidate,
+// and each property has a verifier that checks it really holds.
+#pragma once
+
+#include <bitset>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pypto/ir/diagnostic.h"
+#include "pypto/ir/program.h"
+
+namespace pypto::passes {
+
+enum class IRProperty : uint8_t {
+  NoNestedCalls,          // call arguments are variables or literals, never other calls
+  NoInCoreScopes,         // every pl.at region is outlined into a kernel function
+  CoreTypesResolved,      // no kernel is left as plain InCore: each is AIC or AIV
+  TileMemoryAllocated,    // every tile has an address inside its on-chip buffer
+  CallDirectionsDerived,  // every call to a kernel carries one direction per argument
+  kCount,
+};
+
+std::string_view IRPropertyName(IRProperty property);
+
+class PropertySet {
+ public:
+  PropertySet() = default;
+  PropertySet(std::initializer_list<IRProperty> properties) {
+    for (auto p : properties) insert(p);
+  }
+  void insert(IRProperty p) { bits_.set(static_cast<size_t>(p)); }
+  void erase(IRProperty p) { bits_.reset(static_cast<size_t>(p)); }
+  bool contains(IRProperty p) const { return bits_.test(static_cast<size_t>(p)); }
+  void insert_all(const PropertySet& other) { bits_ |= other.bits_; }
+  void erase_all(const PropertySet& other) { bits_ &= ~other.bits_; }
+  std::vector<IRProperty> items() const;
+  std::string str() const;
+
+ private:
+  std::bitset<static_cast<size_t>(IRProperty::kCount)> bits_;
+};
+
+// Checks one property; the error names the offending function and source location.
+ir::Result<bool> VerifyProperty(IRProperty property, const ir::Program& program);
+
+}  // namespace pypto::passes

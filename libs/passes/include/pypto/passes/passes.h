@@ -1,0 +1,29 @@
+// Every pass of the pipeline, one factory each (implementations in src/<pass_name>.cpp).
+#pragma once
+
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+// Three-address form: calls nested in arguments are hoisted into temporaries `__tmp_vN`.
+Pass FlattenCallExpr();
+
+// `with pl.at(level=CORE_GROUP)` regions become InCore functions `<fn>_incore_<n>`; parameter
+// directions are inferred from use (read: In, written by a store: Out, both: InOut) and the
+// Opaque parent becomes the Orchestration.
+Pass OutlineIncoreScopes();
+
+// Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix
+// both are rejected until mixed-kernel splitting lands.
+Pass ExpandMixedKernel();
+
+// Gives every tile an address in its on-chip buffer. A tile's buffer is released after its last
+// use, and an element-wise result may take over an operand released at that statement. A kernel
+// that does not fit is an error naming the kernel, the buffer, the bytes needed and available.
+Pass AllocateMemoryAddr();
+
+// Writes one ArgDirection per argument on every call to a kernel, from the callee's
+// ParamDirections: In -> Input, Out -> OutputExisting, InOut -> InOut.
+Pass DeriveCallDirections();
+
+}  // namespace pypto::passes

@@ -1,0 +1,86 @@
+// FlattenCallExpr: three-address form. A call nested in another call's arguments is hoisted into
+// its own assignment to a temporary (`__tmp_vN`), so every intermediate tile has a variable that
+// memory allocation can place and code generators can name.
+#include <fmt/format.h>
+
+#include "pypto/ir/functor.h"
+#include "pypto/passes/passes.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+class CallFlattener {
+ public:
+  StmtPtr Flatten(const StmtPtr& stmt) {
+    if (const auto* seq = stmt->As<SeqStmts>()) {
+      std::vector<StmtPtr> out;
+      for (const auto& child : seq->stmts()) FlattenInto(child, out);
+      return std::make_shared<SeqStmts>(std::move(out), seq->span());
+    }
+    std::vector<StmtPtr> out;
+    FlattenInto(stmt, out);
+    return out.size() == 1 ? out[0] : std::make_shared<SeqStmts>(std::move(out), stmt->span());
+  }
+
+ private:
+  void FlattenInto(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
+    if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
+      out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span()));
+    } else if (const auto* assign = stmt->As<AssignStmt>()) {
+      out.push_back(std::make_shared<AssignStmt>(assign->var(), FlattenOperands(assign->value(), out), stmt->span()));
+    } else if (const auto* eval = stmt->As<EvalStmt>()) {
+      out.push_back(std::make_shared<EvalStmt>(FlattenOperands(eval->expr(), out), stmt->span()));
+    } else if (const auto* ret = stmt->As<ReturnStmt>()) {
+      std::vector<ExprPtr> values;
+      for (const auto& value : ret->values()) values.push_back(Hoist(value, out));
+      out.push_back(std::make_shared<ReturnStmt>(std::move(values), stmt->span()));
+    } else if (const auto* seq = stmt->As<SeqStmts>()) {
+      for (const auto& child : seq->stmts()) FlattenInto(child, out);
+    } else {
+      out.push_back(stmt);
+    }
+  }
+
+  // The call itself stays; calls among its operands are hoisted before it.
+  ExprPtr FlattenOperands(const ExprPtr& expr, std::vector<StmtPtr>& out) {
+    auto call = As<Call>(expr);
+    if (!call) return expr;
+    std::vector<ExprPtr> args;
+    bool changed = false;
+    for (const auto& arg : call->args()) {
+      args.push_back(Hoist(arg, out));
+      changed |= args.back() != arg;
+    }
+    if (!changed) return expr;
+    if (call->is_op_call())
+      return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
+    return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions());
+  }
+
+  // A nested call becomes `__tmp_vN = call` and is replaced by the temporary.
+  ExprPtr Hoist(const ExprPtr& expr, std::vector<StmtPtr>& out) {
+    if (!expr->Is<Call>()) return expr;
+    auto value = FlattenOperands(expr, out);
+    auto temp = std::make_shared<Var>(fmt::format("__tmp_v{}", next_temp_++), value->type(), value->span());
+    out.push_back(std::make_shared<AssignStmt>(temp, value, value->span()));
+    return temp;
+  }
+
+  int next_temp_ = 0;
+};
+
+}  // namespace
+
+Pass FlattenCallExpr() {
+  return Pass("FlattenCallExpr", {}, {IRProperty::NoNestedCalls}, {},
+              [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
+                std::vector<FunctionPtr> functions;
+                for (const auto& function : program->functions())
+                  functions.push_back(function->WithBody(CallFlattener().Flatten(function->body())));
+                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+              });
+}
+
+}  // namespace pypto::passes

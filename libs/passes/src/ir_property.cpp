@@ -1,0 +1,152 @@
+// The property verifiers: each walks the program and names the first place the property fails.
+#include "pypto/passes/ir_property.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <functional>
+
+#include "pypto/ir/functor.h"
+
+namespace pypto::passes {
+
+using namespace pypto::ir;
+
+std::string_view IRPropertyName(IRProperty property) {
+  switch (property) {
+    case IRProperty::NoNestedCalls: return "NoNestedCalls";
+    case IRProperty::NoInCoreScopes: return "NoInCoreScopes";
+    case IRProperty::CoreTypesResolved: return "CoreTypesResolved";
+    case IRProperty::TileMemoryAllocated: return "TileMemoryAllocated";
+    case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
+    case IRProperty::kCount: break;
+  }
+  return "?";
+}
+
+std::vector<IRProperty> PropertySet::items() const {
+  std::vector<IRProperty> result;
+  for (size_t i = 0; i < bits_.size(); ++i)
+    if (bits_.test(i)) result.push_back(static_cast<IRProperty>(i));
+  return result;
+}
+
+std::string PropertySet::str() const {
+  std::vector<std::string_view> names;
+  for (auto p : items()) names.push_back(IRPropertyName(p));
+  return fmt::format("{{{}}}", fmt::join(names, ", "));
+}
+
+namespace {
+
+// Finds the first statement or call matching a predicate.
+class FirstMatch final : public IRVisitor {
+ public:
+  std::function<bool(const StmtPtr&)> stmt_pred = [](const StmtPtr&) { return false; };
+  std::function<bool(const Call&)> call_pred = [](const Call&) { return false; };
+  Span found;
+  bool matched = false;
+
+  void VisitStmt(const StmtPtr& stmt) override {
+    if (matched) return;
+    if (stmt_pred(stmt)) {
+      matched = true;
+      found = stmt->span();
+      return;
+    }
+    IRVisitor::VisitStmt(stmt);
+  }
+
+ protected:
+  void VisitCall(const std::shared_ptr<const Call>& call) override {
+    if (!matched && call_pred(*call)) {
+      matched = true;
+      found = call->span();
+    }
+    IRVisitor::VisitCall(call);
+  }
+};
+
+Result<bool> Violation(IRProperty property, const Function& function, const Span& span, const std::string& what) {
+  return MakeError(DiagnosticKind::Internal,
+                   fmt::format("property {} does not hold in function '{}': {}", IRPropertyName(property),
+                               function.name(), what),
+                   span);
+}
+
+Result<bool> VerifyNoNestedCalls(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    finder.call_pred = [](const Call& call) {
+      for (const auto& arg : call.args())
+        if (arg->Is<Call>()) return true;
+      return false;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched)
+      return Violation(IRProperty::NoNestedCalls, *function, finder.found, "a call has another call as an argument");
+  }
+  return true;
+}
+
+Result<bool> VerifyNoInCoreScopes(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    finder.stmt_pred = [](const StmtPtr& s) { return s->Is<InCoreScopeStmt>(); };
+    finder.VisitStmt(function->body());
+    if (finder.matched)
+      return Violation(IRProperty::NoInCoreScopes, *function, finder.found, "a pl.at scope is not outlined");
+  }
+  return true;
+}
+
+Result<bool> VerifyCoreTypesResolved(const Program& program) {
+  for (const auto& function : program.functions())
+    if (function->type() == FunctionType::InCore)
+      return Violation(IRProperty::CoreTypesResolved, *function, function->span(), "the kernel is still InCore");
+  return true;
+}
+
+Result<bool> VerifyTileMemoryAllocated(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (!IsKernel(function->type())) continue;
+    for (const auto& stmt : FlattenStmts(function->body())) {
+      const auto* assign = stmt->As<AssignStmt>();
+      const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
+      if (tile && !tile->memref())
+        return Violation(IRProperty::TileMemoryAllocated, *function, stmt->span(),
+                         fmt::format("tile '{}' has no address", assign->var()->name_hint()));
+    }
+  }
+  return true;
+}
+
+Result<bool> VerifyCallDirectionsDerived(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    finder.call_pred = [](const Call& call) {
+      return !call.is_op_call() && call.arg_directions().size() != call.args().size();
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched)
+      return Violation(IRProperty::CallDirectionsDerived, *function, finder.found,
+                       "a call has no direction for each argument");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> VerifyProperty(IRProperty property, const Program& program) {
+  switch (property) {
+    case IRProperty::NoNestedCalls: return VerifyNoNestedCalls(program);
+    case IRProperty::NoInCoreScopes: return VerifyNoInCoreScopes(program);
+    case IRProperty::CoreTypesResolved: return VerifyCoreTypesResolved(program);
+    case IRProperty::TileMemoryAllocated: return VerifyTileMemoryAllocated(program);
+    case IRProperty::CallDirectionsDerived: return VerifyCallDirectionsDerived(program);
+    case IRProperty::kCount: break;
+  }
+  return MakeError(DiagnosticKind::Internal, "unknown property");
+}
+
+}  // namespace pypto::passes

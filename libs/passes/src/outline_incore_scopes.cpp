@@ -1,0 +1,234 @@
+// OutlineIncoreScopes: each `with pl.at(level=CORE_GROUP)` region becomes a kernel function.
+//
+// The kernel's parameters are the region's live-ins in first-use order. A tensor the region only
+// writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
+// Out/InOut parameters, so the data flow stays explicit at the call site.
+#include <fmt/format.h>
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/passes/passes.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+// Variables read by a subtree, in first-use order (assignment targets are not reads).
+class UseCollector final : public IRVisitor {
+ public:
+  std::vector<VarPtr> uses;
+  std::unordered_set<const Var*> seen;
+
+ protected:
+  void VisitVar(const std::shared_ptr<const Var>& var) override {
+    if (seen.insert(var.get()).second) uses.push_back(var);
+  }
+};
+
+std::vector<VarPtr> UsesOf(const std::vector<StmtPtr>& stmts) {
+  UseCollector collector;
+  for (const auto& stmt : stmts) collector.VisitStmt(stmt);
+  return collector.uses;
+}
+
+// How a region treats each tensor it captures, and which of its own values alias those tensors.
+struct RegionAccess {
+  std::unordered_map<const Var*, bool> read, written;
+  std::unordered_map<const Var*, const Var*> alias_of;  // store result -> the tensor it wrote
+
+  const Var* Root(const Var* var) const {
+    auto it = alias_of.find(var);
+    return it == alias_of.end() ? var : it->second;
+  }
+};
+
+class AccessAnalyzer final : public IRVisitor {
+ public:
+  RegionAccess access;
+
+  void VisitStmt(const StmtPtr& stmt) override {
+    if (const auto* assign = stmt->As<AssignStmt>()) {
+      if (const auto* call = assign->value()->As<Call>(); call && call->is_op_call() && call->op()->writes_arg) {
+        if (const auto* dest = call->args()[*call->op()->writes_arg]->As<Var>())
+          access.alias_of[assign->var().get()] = access.Root(dest);
+      }
+    }
+    IRVisitor::VisitStmt(stmt);
+  }
+
+ protected:
+  void VisitCall(const std::shared_ptr<const Call>& call) override {
+    for (size_t i = 0; i < call->args().size(); ++i) {
+      const auto* var = call->args()[i]->As<Var>();
+      if (!var) {
+        VisitExpr(call->args()[i]);
+        continue;
+      }
+      bool is_write = call->is_op_call() && call->op()->writes_arg == static_cast<int>(i);
+      (is_write ? access.written : access.read)[access.Root(var)] = true;
+    }
+  }
+};
+
+ParamDirection DirectionOf(const RegionAccess& access, const Var* var) {
+  bool read = access.read.contains(var), written = access.written.contains(var);
+  if (written && read) return ParamDirection::InOut;
+  return written ? ParamDirection::Out : ParamDirection::In;
+}
+
+std::unordered_set<const Var*> DefinedIn(const std::vector<StmtPtr>& stmts) {
+  struct Collector final : IRVisitor {
+    std::unordered_set<const Var*> defs;
+    void VisitStmt(const StmtPtr& stmt) override {
+      if (const auto* assign = stmt->As<AssignStmt>()) defs.insert(assign->var().get());
+      IRVisitor::VisitStmt(stmt);
+    }
+  } collector;
+  for (const auto& stmt : stmts) collector.VisitStmt(stmt);
+  return collector.defs;
+}
+
+struct Outlined {
+  FunctionPtr kernel;
+  std::vector<StmtPtr> call_site;                       // what replaces the scope
+  std::unordered_map<const Var*, VarPtr> later_renames;  // for statements after the scope
+};
+
+Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& name,
+                              const std::vector<StmtPtr>& rest) {
+  auto body = FlattenStmts(scope.body());
+  for (const auto& stmt : body)
+    if (stmt->Is<InCoreScopeStmt>())
+      return MakeError(DiagnosticKind::Syntax, "pl.at(level=CORE_GROUP) scopes cannot be nested", stmt->span());
+  auto defs = DefinedIn(body);
+  AccessAnalyzer analyzer;
+  for (const auto& stmt : body) analyzer.VisitStmt(stmt);
+  const RegionAccess& access = analyzer.access;
+
+  // Live-ins become parameters (fresh variables, so the kernel owns its own bindings).
+  std::vector<VarPtr> params, args;
+  std::vector<ParamDirection> directions;
+  std::unordered_map<const Var*, VarPtr> to_param;
+  for (const auto& var : UsesOf(body)) {
+    if (defs.contains(var.get())) continue;
+    if (var->type()->As<TileType>())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("tile '{}' is defined outside the pl.at scope; tiles live on one core, "
+                                   "so load it inside the scope",
+                                   var->name_hint()),
+                       scope.span());
+    auto param = std::make_shared<Var>(var->name_hint(), var->type(), var->span());
+    to_param[var.get()] = param;
+    params.push_back(param);
+    args.push_back(var);
+    directions.push_back(DirectionOf(access, var.get()));
+  }
+
+  // Values computed inside may leave the region only as the tensors their stores wrote.
+  std::vector<VarPtr> escaping;
+  for (const auto& var : UsesOf(rest)) {
+    if (!defs.contains(var.get())) continue;
+    const Var* root = access.Root(var.get());
+    if (root == var.get())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' is computed inside the pl.at scope and used after it; only tensors "
+                                   "written with pl.store leave a kernel",
+                                   var->name_hint()),
+                       var->span());
+    escaping.push_back(var);
+  }
+
+  std::vector<ExprPtr> returns;
+  std::vector<TypePtr> return_types;
+  std::vector<size_t> output_indices;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (directions[i] == ParamDirection::In) continue;
+    returns.push_back(params[i]);
+    return_types.push_back(params[i]->type());
+    output_indices.push_back(i);
+  }
+  std::unordered_map<const Var*, VarPtr> kernel_map = to_param;
+  auto kernel_body = SubstituteVars(std::make_shared<SeqStmts>(body, scope.span()), kernel_map);
+  auto kernel_stmts = FlattenStmts(kernel_body);
+  kernel_stmts.push_back(std::make_shared<ReturnStmt>(returns, scope.span()));
+  auto kernel = std::make_shared<Function>(name, params, directions, return_types,
+                                           std::make_shared<SeqStmts>(kernel_stmts, scope.span()),
+                                           FunctionType::InCore, std::map<std::string, AttrValue>{}, scope.span());
+
+  Outlined result{.kernel = kernel};
+  std::vector<ExprPtr> call_args(args.begin(), args.end());
+  if (output_indices.size() == 1) {
+    // One output: bind it to a new version of the tensor and use that version from here on.
+    const auto& tensor = args[output_indices[0]];
+    auto call = std::make_shared<Call>(name, call_args, return_types[0], scope.span());
+    auto version = std::make_shared<Var>(tensor->name_hint(), tensor->type(), scope.span());
+    result.call_site.push_back(std::make_shared<AssignStmt>(version, call, scope.span()));
+    result.later_renames[tensor.get()] = version;
+    for (const auto& var : escaping) result.later_renames[var.get()] = version;
+  } else {
+    TypePtr type = return_types.empty() ? TypePtr(std::make_shared<UnknownType>())
+                                        : TypePtr(std::make_shared<TupleType>(return_types));
+    result.call_site.push_back(
+        std::make_shared<EvalStmt>(std::make_shared<Call>(name, call_args, type, scope.span()), scope.span()));
+    // The kernel wrote the tensors in place: later uses of a store result read the tensor itself.
+    for (const auto& var : escaping) {
+      for (const auto& arg : args)
+        if (arg.get() == access.Root(var.get())) result.later_renames[var.get()] = arg;
+    }
+  }
+  return result;
+}
+
+Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function) {
+  if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
+  auto stmts = FlattenStmts(function->body());
+  std::vector<StmtPtr> new_body;
+  std::vector<FunctionPtr> result;
+  std::unordered_map<const Var*, VarPtr> renames;
+  int index = 0;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const auto* scope = stmts[i]->As<InCoreScopeStmt>();
+    if (!scope) {
+      new_body.push_back(renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames));
+      continue;
+    }
+    std::string name = scope->name_hint().empty() ? fmt::format("{}_incore_{}", function->name(), index++)
+                                                  : scope->name_hint();
+    // Uses after the scope, seen through the renames so far.
+    std::vector<StmtPtr> rest(stmts.begin() + i + 1, stmts.end());
+    auto scope_stmt = renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames);
+    auto outlined = OutlineScope(*scope_stmt->As<InCoreScopeStmt>(), name, rest);
+    if (!outlined) return pypto::unexpected(outlined.error());
+    result.push_back(outlined->kernel);
+    new_body.insert(new_body.end(), outlined->call_site.begin(), outlined->call_site.end());
+    for (auto& [from, to] : outlined->later_renames) renames[from] = to;
+  }
+  auto type = function->type() == FunctionType::Opaque && !result.empty() ? FunctionType::Orchestration
+                                                                           : function->type();
+  // Return types follow the renamed return values.
+  result.push_back(
+      function->WithBody(std::make_shared<SeqStmts>(new_body, function->body()->span()))->WithType(type));
+  return result;
+}
+
+}  // namespace
+
+Pass OutlineIncoreScopes() {
+  return Pass("OutlineIncoreScopes", {}, {IRProperty::NoInCoreScopes}, {},
+              [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
+                std::vector<FunctionPtr> functions;
+                for (const auto& function : program->functions()) {
+                  auto outlined = OutlineFunction(function);
+                  if (!outlined) return pypto::unexpected(outlined.error());
+                  functions.insert(functions.end(), outlined->begin(), outlined->end());
+                }
+                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+              });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,49 @@
+// The tensor descriptor every kernel sees (one definition, shared with the C ABI).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "pypto-c/runtime.h"
+
+namespace pypto::rt {
+
+using ChipTensor = pypto_chip_tensor;
+using TaskId = uint64_t;
+inline constexpr TaskId kInvalidTaskId = PYPTO_INVALID_TASK_ID;
+
+static_assert(sizeof(ChipTensor) == 128, "ChipTensor must be exactly two cache lines");
+static_assert(offsetof(ChipTensor, start_offset) == 24 && offsetof(ChipTensor, ndims) == 36 &&
+                  offsetof(ChipTensor, dtype) == 40 && offsetof(ChipTensor, shapes) == 44 &&
+                  offsetof(ChipTensor, extent_elem_cache) == 64 && offsetof(ChipTensor, strides) == 72,
+              "ChipTensor layout must match upstream's");
+
+size_t ElementSize(uint8_t dtype);
+// "FLOAT32", "BFLOAT16", ... as upstream spells the runtime dtypes; "UNKNOWN" for other codes.
+const char* DtypeName(uint8_t dtype);
+
+// A contiguous row-major descriptor over caller-owned memory (no owner task). Throws
+// std::invalid_argument for a rank outside 1..5 or an unknown dtype.
+ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8_t dtype);
+
+// Byte range [first, last) the view can touch, as addresses (buffer_addr included), for overlap-based
+// dependency tracking and bounds checks. An empty view gives an empty range.
+struct ByteRange {
+  uint64_t first = 0;
+  uint64_t last = 0;
+  bool empty() const { return first >= last; }
+  // An empty range overlaps nothing, not even a range around it.
+  bool overlaps(const ByteRange& other) const {
+    return !empty() && !other.empty() && first < other.last && other.first < last;
+  }
+};
+ByteRange ViewBytes(const ChipTensor& tensor);
+
+// Typed pointer to the view's first element.
+template <typename T>
+T* DataPointer(const ChipTensor& tensor) {
+  return reinterpret_cast<T*>(tensor.buffer_addr) + tensor.start_offset;
+}
+
+}  // namespace pypto::rt

@@ -1,0 +1,57 @@
+// The arguments of one task: tensors first (each with a direction), then scalars as 64-bit patterns.
+#pragma once
+
+#include <bit>
+#include <cstring>
+#include <type_traits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/runtime/chip_tensor.h"
+
+namespace pypto::rt {
+
+// How a task uses a tensor argument; drives dependency tracking.
+enum class ArgDirection : uint8_t { Input, Output, InOut, OutputExisting, NoDep, Scalar };
+const char* ArgDirectionName(ArgDirection direction);
+
+struct TensorArg {
+  ChipTensor tensor;  // copied: the descriptor the kernel will see
+  ArgDirection direction;
+};
+
+class TaskArgs {
+ public:
+  static constexpr size_t kMaxTensors = 32;
+  static constexpr size_t kMaxScalars = 16;
+
+  void add_input(const ChipTensor& tensor) { AddTensor(tensor, ArgDirection::Input); }
+  // Writes into an existing tensor (OUTPUT_EXISTING).
+  void add_output(const ChipTensor& tensor) { AddTensor(tensor, ArgDirection::OutputExisting); }
+  void add_inout(const ChipTensor& tensor) { AddTensor(tensor, ArgDirection::InOut); }
+  void add_no_dep(const ChipTensor& tensor) { AddTensor(tensor, ArgDirection::NoDep); }
+  void add_tensor(const ChipTensor& tensor, ArgDirection direction) { AddTensor(tensor, direction); }
+  void add_scalar(uint64_t bits);
+  template <typename T>
+    requires(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>)
+  void add_scalar_value(T value) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    add_scalar(bits);
+  }
+
+  const std::vector<TensorArg>& tensors() const { return tensors_; }
+  const std::vector<uint64_t>& scalars() const { return scalars_; }
+  // Errors are latched (the first one wins) and refused at submit, as on the device.
+  bool has_error() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  void AddTensor(const ChipTensor& tensor, ArgDirection direction);
+  std::vector<TensorArg> tensors_;
+  std::vector<uint64_t> scalars_;
+  std::string error_;
+};
+
+}  // namespace pypto::rt

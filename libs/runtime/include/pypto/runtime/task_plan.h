@@ -1,0 +1,58 @@
+// An orchestration function in executable form, produced by libpypto_codegen_orch next to the
+// orchestration C++. Running it submits the same task stream the C++ would.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pypto/runtime/runtime.h"
+
+namespace pypto::rt {
+
+struct PlanTensor {
+  std::string name;
+  uint8_t dtype = PYPTO_RT_FLOAT32;  // pypto_rt_dtype
+  std::vector<uint32_t> shape;
+};
+
+// A tensor operand: an orchestration parameter, or an intermediate the runtime allocates.
+struct PlanTensorRef {
+  enum class Kind : uint8_t { Param, Intermediate } kind = Kind::Param;
+  uint32_t index = 0;
+};
+
+struct PlanTaskArg {
+  ArgDirection direction = ArgDirection::Input;
+  PlanTensorRef tensor;   // unless direction is Scalar
+  uint64_t scalar = 0;    // bit pattern, when direction is Scalar
+};
+
+struct PlanKernel {
+  int32_t func_id = 0;
+  std::string name;
+  CoreType core_type = CoreType::AIV;
+};
+
+struct PlanSubmit {
+  int32_t func_id = 0;
+  CoreType core_type = CoreType::AIV;
+  std::vector<PlanTaskArg> args;  // tensors first, then scalars
+};
+
+struct TaskPlan {
+  std::string orchestration_name;
+  std::vector<PlanTensor> params;         // the orchestration's tensor parameters, in order
+  std::vector<PlanTensor> intermediates;  // allocated by the runtime for the run
+  std::vector<PlanKernel> kernels;        // indexed by func_id
+  std::vector<PlanSubmit> submits;        // in program order
+};
+
+// Checks the caller's tensors against the plan's parameters (count, dtype, shape).
+pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params);
+
+// Submits every task of the plan and waits for all of them.
+pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime);
+
+}  // namespace pypto::rt

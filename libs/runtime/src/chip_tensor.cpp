@@ -1,0 +1,90 @@
+// The tensor descriptor: element sizes, external tensors and the byte range a view can touch.
+#include "pypto/runtime/chip_tensor.h"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace pypto::rt {
+
+namespace {
+
+struct DtypeInfo {
+  const char* name;
+  size_t size;
+};
+
+// Indexed by pypto_rt_dtype. FP4E2M1 counts one byte per element because tensors of it hold packed
+// pairs (torch's float4_e2m1fn_x2): the shape counts bytes, as the caller's tensor does.
+constexpr std::array<DtypeInfo, 15> kDtypes = {{
+    {"FLOAT32", 4},
+    {"FLOAT16", 2},
+    {"INT32", 4},
+    {"INT16", 2},
+    {"INT8", 1},
+    {"UINT8", 1},
+    {"BFLOAT16", 2},
+    {"INT64", 8},
+    {"UINT64", 8},
+    {"UINT16", 2},
+    {"UINT32", 4},
+    {"BOOL", 1},
+    {"FP8E4M3FN", 1},
+    {"FP8E8M0", 1},
+    {"FP4E2M1", 1},
+}};
+
+}  // namespace
+
+size_t ElementSize(uint8_t dtype) { return dtype < kDtypes.size() ? kDtypes[dtype].size : 0; }
+
+const char* DtypeName(uint8_t dtype) { return dtype < kDtypes.size() ? kDtypes[dtype].name : "UNKNOWN"; }
+
+// Throws std::invalid_argument for a rank outside 1..5 or an unknown dtype; the C API checks both
+// first so that its callers get a status instead.
+ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8_t dtype) {
+  if (shape.empty() || shape.size() > PYPTO_MAX_TENSOR_DIMS)
+    throw std::invalid_argument("MakeExternalTensor: rank " + std::to_string(shape.size()) + " is not in 1..5");
+  const size_t element_size = ElementSize(dtype);
+  if (element_size == 0)
+    throw std::invalid_argument("MakeExternalTensor: unknown dtype " + std::to_string(dtype));
+
+  ChipTensor tensor{};
+  tensor.buffer_addr = reinterpret_cast<uint64_t>(data);
+  tensor.owner_task_id = kInvalidTaskId;
+  tensor.ndims = static_cast<uint32_t>(shape.size());
+  tensor.dtype = dtype;
+  tensor.is_contiguous = 1;
+
+  // Row-major strides. An empty dimension still gets stride >= 1 because the descriptor promises
+  // positive strides; such a tensor has no elements, so the value is never used to address memory.
+  uint64_t stride = 1;
+  uint64_t elements = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    tensor.shapes[d] = shape[d];
+    tensor.strides[d] = static_cast<uint32_t>(stride);
+    stride *= shape[d] > 0 ? shape[d] : 1;
+    elements *= shape[d];
+  }
+  tensor.extent_elem_cache = elements;  // for a contiguous view, 1 + sum((shape-1)*stride) == numel
+  tensor.buffer_size = elements * element_size;
+  return tensor;
+}
+
+ByteRange ViewBytes(const ChipTensor& tensor) {
+  const uint64_t element_size = ElementSize(tensor.dtype);
+  const uint32_t ndims = tensor.ndims < PYPTO_MAX_TENSOR_DIMS ? tensor.ndims : PYPTO_MAX_TENSOR_DIMS;
+  // Elements from the view origin to one past the furthest reachable element.
+  uint64_t extent = 1;
+  for (uint32_t d = 0; d < ndims; ++d) {
+    if (tensor.shapes[d] == 0) {
+      extent = 0;  // an empty view touches nothing
+      break;
+    }
+    extent += uint64_t{tensor.shapes[d] - 1} * tensor.strides[d];
+  }
+  const uint64_t first = tensor.buffer_addr + tensor.start_offset * element_size;
+  return ByteRange{first, first + extent * element_size};
+}
+
+}  // namespace pypto::rt

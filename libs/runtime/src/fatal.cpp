@@ -1,0 +1,25 @@
+// Fatal error codes and their one-line rendering.
+#include "pypto/runtime/fatal.h"
+
+#include <fmt/format.h>
+
+namespace pypto::rt {
+
+const char* FatalCodeName(FatalCode code) {
+  switch (code) {
+    case FatalCode::None: return "None";
+    case FatalCode::InvalidArgs: return "InvalidArgs";
+    case FatalCode::KernelFailed: return "KernelFailed";
+    case FatalCode::SchedulerTimeout: return "SchedulerTimeout";
+    case FatalCode::DataAccessTimeout: return "DataAccessTimeout";
+    case FatalCode::OutOfMemory: return "OutOfMemory";
+    case FatalCode::Internal: return "Internal";
+  }
+  return "Unknown";
+}
+
+std::string FatalError::str() const {
+  return fmt::format("fatal error {} ({}): {}", static_cast<int32_t>(code), FatalCodeName(code), message);
+}
+
+}  // namespace pypto::rt

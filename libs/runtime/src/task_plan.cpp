@@ -1,0 +1,121 @@
+// Running a task plan: check the caller's tensors, allocate the intermediates, submit every task in
+// program order and wait. Intermediates live until every task has finished, including on failure.
+#include "pypto/runtime/task_plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace pypto::rt {
+
+namespace {
+
+std::string ShapeString(std::span<const uint32_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+std::span<const uint32_t> ShapeOf(const ChipTensor& tensor) {
+  return {tensor.shapes, tensor.ndims <= PYPTO_MAX_TENSOR_DIMS ? tensor.ndims : PYPTO_MAX_TENSOR_DIMS};
+}
+
+pypto::unexpected<FatalError> InvalidArgs(std::string message) {
+  return pypto::unexpected(FatalError{FatalCode::InvalidArgs, std::move(message)});
+}
+
+struct FreeDeleter {
+  void operator()(void* memory) const { std::free(memory); }
+};
+using Buffer = std::unique_ptr<void, FreeDeleter>;
+
+// Kernels may use aligned vector loads on intermediates, so they get cache-line alignment. Zero-filled
+// so that a kernel reading a region nobody wrote sees the same values on every run.
+pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, size_t index) {
+  constexpr size_t kAlignment = 64;
+  const size_t element_size = ElementSize(tensor.dtype);
+  if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || element_size == 0)
+    return InvalidArgs(fmt::format("intermediate {} ('{}'): shape {} {} is not a valid tensor", index, tensor.name,
+                                   ShapeString(tensor.shape), DtypeName(tensor.dtype)));
+  size_t bytes = element_size;
+  for (uint32_t extent : tensor.shape) bytes *= extent;
+  // aligned_alloc wants a multiple of the alignment, and at least one block keeps the address unique.
+  const size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  Buffer buffer(std::aligned_alloc(kAlignment, rounded));
+  if (!buffer)
+    return pypto::unexpected(FatalError{
+        FatalCode::OutOfMemory, fmt::format("cannot allocate {} bytes for intermediate '{}'", bytes, tensor.name)});
+  std::memset(buffer.get(), 0, rounded);
+  return buffer;
+}
+
+// The TaskArgs of one submit, with tensor references resolved against the run's tensors.
+pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t submit_index,
+                                                std::span<const ChipTensor> params,
+                                                std::span<const ChipTensor> intermediates) {
+  TaskArgs args;
+  for (size_t i = 0; i < submit.args.size(); ++i) {
+    const PlanTaskArg& arg = submit.args[i];
+    if (arg.direction == ArgDirection::Scalar) {
+      args.add_scalar(arg.scalar);
+      continue;
+    }
+    const bool is_param = arg.tensor.kind == PlanTensorRef::Kind::Param;
+    std::span<const ChipTensor> pool = is_param ? params : intermediates;
+    if (arg.tensor.index >= pool.size())
+      return InvalidArgs(fmt::format("submit {}: argument {} refers to {} {}, but the plan has {}", submit_index, i,
+                                     is_param ? "parameter" : "intermediate", arg.tensor.index, pool.size()));
+    args.add_tensor(pool[arg.tensor.index], arg.direction);
+  }
+  return args;
+}
+
+}  // namespace
+
+pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params) {
+  if (params.size() != plan.params.size())
+    return InvalidArgs(fmt::format("expected {} tensor arguments, got {}", plan.params.size(), params.size()));
+  for (size_t i = 0; i < params.size(); ++i) {
+    const PlanTensor& expected = plan.params[i];
+    const ChipTensor& actual = params[i];
+    const std::span<const uint32_t> actual_shape = ShapeOf(actual);
+    const bool same_shape = std::ranges::equal(actual_shape, expected.shape);
+    if (!same_shape || actual.dtype != expected.dtype)
+      return InvalidArgs(fmt::format("argument {} ('{}'): expected shape {} {}, got {} {}", i, expected.name,
+                                     ShapeString(expected.shape), DtypeName(expected.dtype),
+                                     ShapeString(actual_shape), DtypeName(actual.dtype)));
+  }
+  return {};
+}
+
+pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime) {
+  if (auto checked = CheckPlanParams(plan, params); !checked) return checked;
+
+  std::vector<Buffer> buffers;
+  std::vector<ChipTensor> intermediates;
+  for (size_t i = 0; i < plan.intermediates.size(); ++i) {
+    const PlanTensor& tensor = plan.intermediates[i];
+    auto buffer = AllocateZeroed(tensor, i);
+    if (!buffer) return pypto::unexpected(std::move(buffer.error()));
+    intermediates.push_back(MakeExternalTensor(buffer->get(), tensor.shape, tensor.dtype));
+    buffers.push_back(std::move(*buffer));
+  }
+
+  // Stop at the first refused submit, but always wait: tasks already submitted may use the buffers.
+  pypto::expected<void, FatalError> submitted;
+  for (size_t i = 0; i < plan.submits.size() && submitted; ++i) {
+    const PlanSubmit& submit = plan.submits[i];
+    auto args = BuildArgs(submit, i, params, intermediates);
+    if (!args) {
+      submitted = pypto::unexpected(std::move(args.error()));
+      break;
+    }
+    if (auto id = runtime.Submit(submit.core_type, submit.func_id, *args); !id)
+      submitted = pypto::unexpected(std::move(id.error()));
+  }
+  auto waited = runtime.WaitAll();
+  if (!submitted) return submitted;
+  return waited;
+}
+
+}  // namespace pypto::rt

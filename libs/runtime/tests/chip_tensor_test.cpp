@@ -1,0 +1,110 @@
+#include "pypto/runtime/chip_tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <stdexcept>
+#include <vector>
+
+namespace pypto::rt {
+namespace {
+
+TEST(ChipTensor, ElementSizesAndNames) {
+  EXPECT_EQ(ElementSize(PYPTO_RT_FLOAT32), 4u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_FLOAT16), 2u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_BFLOAT16), 2u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_INT64), 8u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_UINT32), 4u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_BOOL), 1u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_FP8E4M3FN), 1u);
+  EXPECT_EQ(ElementSize(PYPTO_RT_FP4E2M1), 1u);
+  EXPECT_EQ(ElementSize(15), 0u);
+  EXPECT_STREQ(DtypeName(PYPTO_RT_FLOAT32), "FLOAT32");
+  EXPECT_STREQ(DtypeName(PYPTO_RT_BFLOAT16), "BFLOAT16");
+  EXPECT_STREQ(DtypeName(200), "UNKNOWN");
+}
+
+TEST(ChipTensor, MakeExternalTensorIsContiguousRowMajor) {
+  std::vector<uint16_t> data(24);
+  const std::array<uint32_t, 3> shape = {2, 3, 4};
+  const ChipTensor t = MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT16);
+  EXPECT_EQ(t.buffer_addr, reinterpret_cast<uint64_t>(data.data()));
+  EXPECT_EQ(t.buffer_size, 48u);
+  EXPECT_EQ(t.owner_task_id, kInvalidTaskId);
+  EXPECT_EQ(t.start_offset, 0u);
+  EXPECT_EQ(t.version, 0);
+  EXPECT_EQ(t.ndims, 3u);
+  EXPECT_EQ(t.dtype, PYPTO_RT_FLOAT16);
+  EXPECT_EQ(t.manual_dep, 0);
+  EXPECT_EQ(t.is_contiguous, 1);
+  EXPECT_EQ(t.shapes[0], 2u);
+  EXPECT_EQ(t.shapes[1], 3u);
+  EXPECT_EQ(t.shapes[2], 4u);
+  EXPECT_EQ(t.strides[0], 12u);
+  EXPECT_EQ(t.strides[1], 4u);
+  EXPECT_EQ(t.strides[2], 1u);
+  EXPECT_EQ(t.extent_elem_cache, 24u);
+
+  const ByteRange bytes = ViewBytes(t);
+  EXPECT_EQ(bytes.first, t.buffer_addr);
+  EXPECT_EQ(bytes.last, t.buffer_addr + 48);
+}
+
+TEST(ChipTensor, EmptyDimensionKeepsPositiveStrides) {
+  float data[1];
+  const std::array<uint32_t, 2> shape = {0, 4};
+  const ChipTensor t = MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32);
+  EXPECT_EQ(t.strides[0], 4u);
+  EXPECT_EQ(t.strides[1], 1u);
+  EXPECT_EQ(t.buffer_size, 0u);
+  EXPECT_EQ(t.extent_elem_cache, 0u);
+  const ByteRange bytes = ViewBytes(t);
+  EXPECT_EQ(bytes.first, bytes.last);
+}
+
+TEST(ChipTensor, MakeExternalTensorRefusesBadRankOrDtype) {
+  float data[1];
+  EXPECT_THROW(MakeExternalTensor(data, std::span<const uint32_t>(), PYPTO_RT_FLOAT32), std::invalid_argument);
+  const std::array<uint32_t, 6> six = {1, 1, 1, 1, 1, 1};
+  EXPECT_THROW(MakeExternalTensor(data, six, PYPTO_RT_FLOAT32), std::invalid_argument);
+  const std::array<uint32_t, 1> one = {1};
+  EXPECT_THROW(MakeExternalTensor(data, one, 99), std::invalid_argument);
+}
+
+// A 2x2 window at row 1, column 1 of a 4x4 float matrix.
+ChipTensor Window(float* base) {
+  const std::array<uint32_t, 2> shape = {4, 4};
+  ChipTensor t = MakeExternalTensor(base, shape, PYPTO_RT_FLOAT32);
+  t.start_offset = 5;
+  t.shapes[0] = 2;
+  t.shapes[1] = 2;
+  t.is_contiguous = 0;
+  return t;
+}
+
+TEST(ChipTensor, ViewBytesFollowsOffsetsAndStrides) {
+  float data[16] = {};
+  const ChipTensor view = Window(data);
+  // Elements 5, 6, 9, 10: the range runs from element 5 to one past element 10.
+  const ByteRange bytes = ViewBytes(view);
+  EXPECT_EQ(bytes.first, view.buffer_addr + 5 * 4);
+  EXPECT_EQ(bytes.last, view.buffer_addr + 11 * 4);
+}
+
+TEST(ChipTensor, DataPointerAddsStartOffset) {
+  float data[16];
+  for (int i = 0; i < 16; ++i) data[i] = static_cast<float>(i);
+  const ChipTensor view = Window(data);
+  EXPECT_EQ(DataPointer<float>(view), data + 5);
+  EXPECT_EQ(DataPointer<float>(view)[view.strides[0]], 9.0f);
+}
+
+TEST(ChipTensor, ByteRangeOverlap) {
+  EXPECT_TRUE((ByteRange{0, 10}.overlaps(ByteRange{9, 20})));
+  EXPECT_FALSE((ByteRange{0, 10}.overlaps(ByteRange{10, 20})));
+  EXPECT_FALSE((ByteRange{5, 5}.overlaps(ByteRange{0, 10})));  // empty
+  EXPECT_TRUE((ByteRange{2, 3}.overlaps(ByteRange{0, 10})));
+}
+
+}  // namespace
+}  // namespace pypto::rt

@@ -1,0 +1,157 @@
+#include "pypto/runtime/task_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace pypto::rt {
+namespace {
+
+using namespace std::chrono_literals;
+using Result = pypto::expected<void, FatalError>;
+
+PlanTensor F32(std::string name, std::vector<uint32_t> shape) {
+  return PlanTensor{.name = std::move(name), .dtype = PYPTO_RT_FLOAT32, .shape = std::move(shape)};
+}
+
+ChipTensor F32Tensor(std::vector<float>& data, std::vector<uint32_t> shape) {
+  return MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32);
+}
+
+TEST(TaskPlan, CheckPlanParamsCountsArguments) {
+  TaskPlan plan;
+  plan.params = {F32("a", {128, 128}), F32("b", {128, 128}), F32("c", {128, 128})};
+  std::vector<float> a(128 * 128), b(128 * 128);
+  const std::vector<ChipTensor> params = {F32Tensor(a, {128, 128}), F32Tensor(b, {128, 128})};
+  auto checked = CheckPlanParams(plan, params);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().code, FatalCode::InvalidArgs);
+  EXPECT_EQ(checked.error().message, "expected 3 tensor arguments, got 2");
+}
+
+TEST(TaskPlan, CheckPlanParamsComparesShapeAndDtype) {
+  TaskPlan plan;
+  plan.params = {F32("a", {128, 128}), F32("b", {128, 128}), F32("c", {128, 128})};
+  std::vector<float> a(128 * 128), b(128 * 128), c(64 * 128);
+  std::vector<ChipTensor> params = {F32Tensor(a, {128, 128}), F32Tensor(b, {128, 128}), F32Tensor(c, {64, 128})};
+  auto checked = CheckPlanParams(plan, params);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().message, "argument 2 ('c'): expected shape [128, 128] FLOAT32, got [64, 128] FLOAT32");
+
+  params[2] = F32Tensor(c, {64, 128});
+  params[1] = MakeExternalTensor(b.data(), std::array<uint32_t, 2>{128, 128}, PYPTO_RT_FLOAT16);
+  checked = CheckPlanParams(plan, params);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().message, "argument 1 ('b'): expected shape [128, 128] FLOAT32, got [128, 128] FLOAT16");
+
+  params[1] = F32Tensor(b, {128, 128});
+  params[2] = F32Tensor(c, {128, 64});
+  plan.params[2].shape = {128, 64};
+  EXPECT_TRUE(CheckPlanParams(plan, params));
+}
+
+// func 0 (AIV): t = x * scale; func 1 (AIC): y = t + offset. t is an intermediate the runtime allocates.
+class PlanExecutor : public CoreExecutor {
+ public:
+  Result Execute(const KernelLaunch& launch) override {
+    const auto& in = *reinterpret_cast<const ChipTensor*>(launch.args[0]);
+    const auto& out = *reinterpret_cast<const ChipTensor*>(launch.args[1]);
+    const float operand = std::bit_cast<float>(static_cast<uint32_t>(launch.args[2]));
+    const size_t n = size_t{out.shapes[0]} * out.shapes[1];
+    float* dst = DataPointer<float>(out);
+    if (launch.func_id == 0) {
+      // The intermediate is fresh: zero-filled and cache-line aligned.
+      if (out.buffer_addr % 64 != 0) return Fail("intermediate is not 64-byte aligned");
+      for (size_t i = 0; i < n; ++i) {
+        if (dst[i] != 0.0f) return Fail("intermediate is not zero-filled");
+      }
+      std::this_thread::sleep_for(20ms);  // a missing dependency would let func 1 read zeros
+      for (size_t i = 0; i < n; ++i) dst[i] = DataPointer<float>(in)[i] * operand;
+    } else {
+      for (size_t i = 0; i < n; ++i) dst[i] = DataPointer<float>(in)[i] + operand;
+    }
+    return {};
+  }
+
+ private:
+  static Result Fail(const char* message) {
+    return pypto::unexpected(FatalError{FatalCode::KernelFailed, message});
+  }
+};
+
+PlanTaskArg Param(uint32_t index, ArgDirection direction) {
+  return {.direction = direction, .tensor = {.kind = PlanTensorRef::Kind::Param, .index = index}};
+}
+PlanTaskArg Intermediate(uint32_t index, ArgDirection direction) {
+  return {.direction = direction, .tensor = {.kind = PlanTensorRef::Kind::Intermediate, .index = index}};
+}
+PlanTaskArg FloatScalar(float value) {
+  return {.direction = ArgDirection::Scalar, .scalar = std::bit_cast<uint32_t>(value)};
+}
+
+TaskPlan ScaleThenOffsetPlan() {
+  TaskPlan plan;
+  plan.orchestration_name = "scale_then_offset";
+  plan.params = {F32("x", {4, 8}), F32("y", {4, 8})};
+  plan.intermediates = {F32("t", {4, 8})};
+  plan.kernels = {{.func_id = 0, .name = "scale", .core_type = CoreType::AIV},
+                  {.func_id = 1, .name = "offset", .core_type = CoreType::AIC}};
+  plan.submits = {
+      {.func_id = 0,
+       .core_type = CoreType::AIV,
+       .args = {Param(0, ArgDirection::Input), Intermediate(0, ArgDirection::OutputExisting), FloatScalar(2.0f)}},
+      {.func_id = 1,
+       .core_type = CoreType::AIC,
+       .args = {Intermediate(0, ArgDirection::Input), Param(1, ArgDirection::OutputExisting), FloatScalar(1.0f)}},
+  };
+  return plan;
+}
+
+TEST(TaskPlan, RunPlanWithIntermediate) {
+  const TaskPlan plan = ScaleThenOffsetPlan();
+  std::vector<float> x(32), y(32, -1.0f);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i);
+  const std::vector<ChipTensor> params = {F32Tensor(x, {4, 8}), F32Tensor(y, {4, 8})};
+
+  PlanExecutor executor;
+  Runtime runtime({.aic_cores = 2, .aiv_cores = 2, .worker_threads = 4}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], 2.0f * i + 1.0f) << i;
+  EXPECT_EQ(runtime.tasks_completed(), 2u);
+}
+
+TEST(TaskPlan, RunPlanChecksParams) {
+  const TaskPlan plan = ScaleThenOffsetPlan();
+  std::vector<float> x(32);
+  const std::vector<ChipTensor> params = {F32Tensor(x, {4, 8})};
+  PlanExecutor executor;
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 1}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.error().message, "expected 2 tensor arguments, got 1");
+  EXPECT_EQ(runtime.tasks_completed(), 0u);
+}
+
+TEST(TaskPlan, RunPlanRefusesDanglingReference) {
+  TaskPlan plan = ScaleThenOffsetPlan();
+  plan.submits[1].args[0] = Intermediate(3, ArgDirection::Input);
+  std::vector<float> x(32), y(32);
+  const std::vector<ChipTensor> params = {F32Tensor(x, {4, 8}), F32Tensor(y, {4, 8})};
+  PlanExecutor executor;
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 1}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.error().code, FatalCode::InvalidArgs);
+  EXPECT_EQ(ran.error().message, "submit 1: argument 0 refers to intermediate 3, but the plan has 1");
+  // The first submit still ran to completion before RunPlan returned.
+  EXPECT_EQ(runtime.tasks_completed(), 1u);
+}
+
+}  // namespace
+}  // namespace pypto::rt

@@ -1,0 +1,52 @@
+#include "core_memory.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace pypto::sim {
+
+namespace {
+constexpr size_t kArenaAlignment = 64;
+}
+
+void CoreMemory::FreeBytes::operator()(std::byte* bytes) const { std::free(bytes); }
+
+CoreMemory::CoreMemory(const ir::SocSpec& soc) {
+  for (auto space : {ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left, ir::MemorySpace::Right,
+                     ir::MemorySpace::Acc, ir::MemorySpace::Bias}) {
+    capacity_[Index(space)] = soc.capacity(space);
+  }
+}
+
+std::byte* CoreMemory::Access(ir::MemorySpace space, int64_t offset, int64_t bytes) {
+  const size_t index = Index(space);
+  const int64_t capacity = capacity_[index];
+  if (offset < 0 || bytes < 0 || offset > capacity || bytes > capacity - offset || capacity == 0) return nullptr;
+  auto& arena = arenas_[index];
+  if (!arena) {
+    // Zeroed, so a tile read before it is written gives the same answer on every run.
+    const size_t size = (static_cast<size_t>(capacity) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    auto* raw = static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, size));
+    if (!raw) throw std::bad_alloc();
+    std::memset(raw, 0, size);
+    arena.reset(raw);
+  }
+  return arena.get() + offset;
+}
+
+CoreMemoryPool::CoreMemoryPool(const ir::SocSpec& soc, int aic_cores, int aiv_cores) {
+  aic_.reserve(static_cast<size_t>(std::max(aic_cores, 0)));
+  for (int i = 0; i < aic_cores; ++i) aic_.emplace_back(soc);
+  aiv_.reserve(static_cast<size_t>(std::max(aiv_cores, 0)));
+  for (int i = 0; i < aiv_cores; ++i) aiv_.emplace_back(soc);
+}
+
+CoreMemory* CoreMemoryPool::For(rt::CoreType type, int index) {
+  auto& cores = type == rt::CoreType::AIC ? aic_ : aiv_;
+  if (index < 0 || static_cast<size_t>(index) >= cores.size()) return nullptr;
+  return &cores[static_cast<size_t>(index)];
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,51 @@
+// The on-chip buffers of the simulated cores. Each logical core owns one arena per memory space
+// (UB for vector cores; L1/L0A/L0B/L0C/bias for cube cores), sized from the SoC table and allocated
+// on first use. Contents persist across tasks on the same core, as on hardware.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pypto/ir/soc.h"
+#include "pypto/runtime/runtime.h"
+
+namespace pypto::sim {
+
+class CoreMemory {
+ public:
+  explicit CoreMemory(const ir::SocSpec& soc);
+
+  // The bytes [offset, offset + bytes) of `space`, or null when the range leaves the buffer.
+  // Only the thread currently running this core may call it. Throws std::bad_alloc when the arena
+  // cannot be allocated.
+  std::byte* Access(ir::MemorySpace space, int64_t offset, int64_t bytes);
+  int64_t capacity(ir::MemorySpace space) const { return capacity_[Index(space)]; }
+
+ private:
+  static constexpr size_t kSpaces = 8;
+  static size_t Index(ir::MemorySpace space) { return static_cast<size_t>(space) % kSpaces; }
+
+  struct FreeBytes {
+    void operator()(std::byte* bytes) const;
+  };
+  std::array<int64_t, kSpaces> capacity_{};
+  std::array<std::unique_ptr<std::byte, FreeBytes>, kSpaces> arenas_;
+};
+
+// All cores of one run, numbered within their core type like KernelLaunch::core_index.
+class CoreMemoryPool {
+ public:
+  CoreMemoryPool(const ir::SocSpec& soc, int aic_cores, int aiv_cores);
+
+  // Null when the core does not exist.
+  CoreMemory* For(rt::CoreType type, int index);
+
+ private:
+  std::vector<CoreMemory> aic_;
+  std::vector<CoreMemory> aiv_;
+};
+
+}  // namespace pypto::sim

@@ -1,0 +1,199 @@
+// The plugin's C entry point: decodes the plan's kernels from the lowered program and runs the plan
+// on the runtime with the simulator as its CoreExecutor. Nothing here throws across the C ABI.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pypto-c/backend_plugin.h"
+#include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/soc.h"
+#include "pypto/runtime/c_api_bridge.h"
+#include "pypto/runtime/task_plan.h"
+#include "sim_executor.h"
+#include "sim_kernel.h"
+#include "tile_ops.h"
+
+namespace pypto::sim {
+namespace {
+
+using Error = pypto::unexpected<std::string>;
+
+const char* const kPlatforms[] = {"a2a3sim", "a5sim", nullptr};
+
+// The tensor of a plan operand, or null when the reference is out of range.
+const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, const rt::PlanTensorRef& ref) {
+  const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan.params : plan.intermediates;
+  return ref.index < list.size() ? &list[ref.index] : nullptr;
+}
+
+// Every submit must pass what its kernel reads: the same number of tensors and scalars, and
+// tensors of the kernel's dtypes (so that no scalar is ever read as a tensor descriptor).
+pypto::expected<void, std::string> CheckSubmits(const rt::TaskPlan& plan, const std::vector<DecodedKernel>& kernels) {
+  std::vector<const DecodedKernel*> by_id;
+  for (const auto& kernel : kernels) {
+    if (static_cast<size_t>(kernel.func_id) >= by_id.size()) by_id.resize(static_cast<size_t>(kernel.func_id) + 1);
+    by_id[static_cast<size_t>(kernel.func_id)] = &kernel;
+  }
+  for (size_t s = 0; s < plan.submits.size(); ++s) {
+    const auto& submit = plan.submits[s];
+    const DecodedKernel* kernel =
+        submit.func_id >= 0 && static_cast<size_t>(submit.func_id) < by_id.size() ? by_id[submit.func_id] : nullptr;
+    if (!kernel) {
+      return Error(fmt::format("submit #{} names func_id {}, which is not a kernel of the plan", s, submit.func_id));
+    }
+    if (submit.core_type != kernel->core_type) {
+      return Error(fmt::format("submit #{} runs kernel '{}' on an {} core, but it is an {} kernel", s, kernel->name,
+                               rt::CoreTypeName(submit.core_type), rt::CoreTypeName(kernel->core_type)));
+    }
+    std::vector<const rt::PlanTaskArg*> tensors;
+    size_t scalars = 0;
+    for (const auto& arg : submit.args) {
+      if (arg.direction == rt::ArgDirection::Scalar) ++scalars;
+      else tensors.push_back(&arg);
+    }
+    if (tensors.size() != kernel->tensor_count || scalars != kernel->scalar_count) {
+      return Error(fmt::format("submit #{} passes {} tensors and {} scalars to kernel '{}', which takes {} and {}", s,
+                               tensors.size(), scalars, kernel->name, kernel->tensor_count, kernel->scalar_count));
+    }
+    size_t t = 0;
+    for (const auto& param : kernel->params) {
+      if (!param.is_tensor) continue;
+      const rt::PlanTensor* tensor = PlanTensorOf(plan, tensors[t]->tensor);
+      if (!tensor) return Error(fmt::format("submit #{} argument {} refers to a tensor the plan does not have", s, t));
+      if (tensor->dtype != param.rt_dtype) {
+        return Error(fmt::format("submit #{} passes '{}' (runtime dtype {}) as parameter '{}' of kernel '{}', "
+                                 "which is {}",
+                                 s, tensor->name, tensor->dtype, param.name, kernel->name,
+                                 ir::DataTypeName(param.dtype)));
+      }
+      ++t;
+    }
+  }
+  return {};
+}
+
+// Decodes the plan's kernels (or, without a plan, every vector kernel of the program).
+pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Program& program,
+                                                                   const rt::TaskPlan* plan,
+                                                                   const ir::SocSpec& soc) {
+  std::vector<DecodedKernel> kernels;
+  if (!plan) {
+    for (const auto& function : program.functions()) {
+      if (!ir::IsKernel(function->type()) || function->type() == ir::FunctionType::AIC) continue;
+      auto kernel = DecodeKernel(*function, -1, rt::CoreType::AIV, soc);
+      if (!kernel) return Error(kernel.error());
+      kernels.push_back(std::move(*kernel));
+    }
+    return kernels;
+  }
+  std::vector<bool> seen;
+  for (size_t i = 0; i < plan->kernels.size(); ++i) {
+    const auto& entry = plan->kernels[i];
+    if (entry.func_id < 0) return Error(fmt::format("plan kernel '{}' has func_id {}", entry.name, entry.func_id));
+    if (static_cast<size_t>(entry.func_id) >= seen.size()) seen.resize(static_cast<size_t>(entry.func_id) + 1);
+    if (seen[entry.func_id]) return Error(fmt::format("plan has two kernels with func_id {}", entry.func_id));
+    seen[entry.func_id] = true;
+    const auto function = program.Find(entry.name);
+    if (!function) {
+      return Error(fmt::format("kernel '{}' (func_id {}) of the plan is not a function of program '{}'", entry.name,
+                               entry.func_id, program.name()));
+    }
+    auto kernel = DecodeKernel(*function, entry.func_id, entry.core_type, soc);
+    if (!kernel) return Error(kernel.error());
+    kernels.push_back(std::move(*kernel));
+  }
+  if (auto ok = CheckSubmits(*plan, kernels); !ok) return Error(ok.error());
+  return kernels;
+}
+
+pypto::expected<const ir::SocSpec*, pypto_status> Soc(const char* platform) {
+  const ir::SocSpec* soc = platform ? ir::SocForPlatform(platform) : nullptr;
+  if (!soc || (std::string_view(platform) != "a2a3sim" && std::string_view(platform) != "a5sim")) {
+    return pypto::unexpected(c_api::Fail(
+        PYPTO_ERR_NOT_FOUND,
+        fmt::format("sim: unknown platform '{}' (this plugin serves a2a3sim and a5sim)", platform ? platform : "")));
+  }
+  return soc;
+}
+
+std::string FileName(const std::string& kernel) {
+  std::string name = kernel.empty() ? "kernel" : kernel;
+  for (char& c : name)
+    if (c == '/' || c == '\\' || c == '\0') c = '_';
+  if (name == "." || name == "..") name = "_" + name;
+  return name + ".txt";
+}
+
+pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
+                     const char* output_dir) {
+  return c_api::Guard([&]() -> pypto_status {
+    if (!lowered || !lowered->program || !output_dir) {
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim prepare: null program or output directory");
+    }
+    auto soc = Soc(platform);
+    if (!soc) return soc.error();
+    auto kernels = DecodeAll(*lowered->program, plan ? &plan->plan : nullptr, **soc);
+    if (!kernels) return c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", kernels.error()));
+
+    const std::filesystem::path dir = std::filesystem::path(output_dir) / "sim";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: cannot create {}: {}", dir.string(), ec.message()));
+    for (const auto& kernel : *kernels) {
+      const auto path = dir / FileName(kernel.name);
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << FormatListing(kernel, **soc);
+      out.close();
+      if (!out) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: cannot write {}", path.string()));
+    }
+    spdlog::debug("sim: wrote {} kernel listings to {}", kernels->size(), dir.string());
+    return PYPTO_OK;
+  });
+}
+
+pypto_status Execute(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
+                     const pypto_chip_tensor* params, size_t num_params) {
+  return c_api::Guard([&]() -> pypto_status {
+    if (!lowered || !lowered->program || !plan) {
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim execute: null program or plan");
+    }
+    if (!params && num_params > 0) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim execute: null params");
+    auto soc = Soc(platform);
+    if (!soc) return soc.error();
+    auto kernels = DecodeAll(*lowered->program, &plan->plan, **soc);
+    if (!kernels) return c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", kernels.error()));
+    spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan->plan.orchestration_name,
+                  platform, kernels->size(), plan->plan.submits.size(), TileOpsTarget());
+
+    const rt::RuntimeOptions options{.aic_cores = (*soc)->aic_cores, .aiv_cores = (*soc)->aiv_cores};
+    SimExecutor executor(**soc, std::move(*kernels), options.aic_cores, options.aiv_cores);
+    pypto::expected<void, rt::FatalError> result;
+    {
+      rt::Runtime runtime(options, executor);
+      result = rt::RunPlan(plan->plan, std::span<const rt::ChipTensor>(params, num_params), runtime);
+    }
+    if (!result) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: {}", result.error().str()));
+    return PYPTO_OK;
+  });
+}
+
+const pypto_backend_plugin kPlugin{
+    .abi_version = PYPTO_BACKEND_PLUGIN_ABI_VERSION,
+    .name = "sim",
+    .description = "CPU simulator: decoded kernels on per-core arenas, vectorized tile ops (a2a3sim, a5sim)",
+    .platforms = kPlatforms,
+    .prepare = Prepare,
+    .execute = Execute,
+};
+
+}  // namespace
+}  // namespace pypto::sim
+
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v1(void) {
+  return &pypto::sim::kPlugin;
+}

@@ -1,0 +1,261 @@
+#include "sim_executor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <span>
+
+#include "pypto/runtime/chip_tensor.h"
+#include "tile_ops.h"
+
+namespace pypto::sim {
+
+namespace {
+
+using Result = pypto::expected<void, rt::FatalError>;
+
+pypto::unexpected<rt::FatalError> KernelError(const DecodedKernel& kernel, size_t index, const std::string& what) {
+  return pypto::unexpected(
+      rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", kernel.Describe(index), what)});
+}
+
+std::string TensorName(const DecodedKernel& kernel, uint32_t slot) {
+  for (const auto& param : kernel.params)
+    if (param.is_tensor && param.slot == slot) return fmt::format("tensor '{}' (args[{}])", param.name, slot);
+  return fmt::format("args[{}]", slot);
+}
+
+// A region walk after merging dimensions that are contiguous with each other: dims[0] is the
+// innermost, and the tile side is always dense row-major in the same order.
+struct Walk {
+  int count = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t stride[kMaxDims] = {};
+};
+
+Walk MakeWalk(const Instr& instr, const rt::ChipTensor& tensor) {
+  Walk walk;
+  for (int d = instr.rank - 1; d >= 0; --d) {
+    const int64_t extent = instr.shape[d];
+    const int64_t stride = tensor.strides[d];
+    if (extent == 1) continue;
+    if (walk.count > 0 && stride == walk.stride[walk.count - 1] * walk.shape[walk.count - 1]) {
+      walk.shape[walk.count - 1] *= extent;
+    } else {
+      walk.shape[walk.count] = extent;
+      walk.stride[walk.count] = stride;
+      ++walk.count;
+    }
+  }
+  if (walk.count == 0) {
+    walk.count = 1;
+    walk.shape[0] = 1;
+    walk.stride[0] = 1;
+  }
+  return walk;
+}
+
+template <size_t kBytes>
+void CopyStrided(std::byte* dst, int64_t dst_step, const std::byte* src, int64_t src_step, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_step, src + i * src_step, kBytes);
+}
+
+// Copies `count` elements between a strided global row and a dense tile row.
+void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile, int64_t count, size_t elem) {
+  if (global_step == static_cast<int64_t>(elem)) {
+    if (load) std::memcpy(tile, global, static_cast<size_t>(count) * elem);
+    else std::memcpy(global, tile, static_cast<size_t>(count) * elem);
+    return;
+  }
+  const int64_t tile_step = static_cast<int64_t>(elem);
+  std::byte* dst = load ? tile : global;
+  const std::byte* src = load ? global : tile;
+  const int64_t dst_step = load ? tile_step : global_step;
+  const int64_t src_step = load ? global_step : tile_step;
+  switch (elem) {
+    case 1: return CopyStrided<1>(dst, dst_step, src, src_step, count);
+    case 2: return CopyStrided<2>(dst, dst_step, src, src_step, count);
+    case 4: return CopyStrided<4>(dst, dst_step, src, src_step, count);
+    case 8: return CopyStrided<8>(dst, dst_step, src, src_step, count);
+    default:
+      for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_step, src + i * src_step, elem);
+  }
+}
+
+Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory) {
+  const Instr& instr = kernel.code[index];
+  const bool load = instr.op == Opcode::Load;
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  if (!tensor) {
+    return KernelError(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, instr.tensor_slot)));
+  }
+
+  const TileRef& ref = load ? instr.dst : instr.src0;
+  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  if (!tile) {
+    return KernelError(kernel, index,
+                       fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
+                                   ref.byte_offset + ref.bytes, memory.capacity(ref.space),
+                                   ir::MemorySpaceName(ref.space)));
+  }
+  if (tensor->ndims != instr.rank) {
+    return KernelError(kernel, index,
+                       fmt::format("{} has {} dimensions but the kernel indexes it with {}",
+                                   TensorName(kernel, instr.tensor_slot), tensor->ndims, instr.rank));
+  }
+  if (tensor->dtype != instr.rt_dtype) {
+    return KernelError(kernel, index,
+                       fmt::format("{} has runtime dtype {} but the kernel expects {}",
+                                   TensorName(kernel, instr.tensor_slot), tensor->dtype, instr.rt_dtype));
+  }
+  // The region must stay inside the view the task was given (its dependencies cover only that).
+  for (int d = 0; d < instr.rank; ++d) {
+    if (instr.offsets[d] + instr.shape[d] > static_cast<int64_t>(tensor->shapes[d])) {
+      std::vector<std::string> region;
+      for (int k = 0; k < instr.rank; ++k)
+        region.push_back(fmt::format("{}:{}", instr.offsets[k], instr.offsets[k] + instr.shape[k]));
+      return KernelError(kernel, index,
+                         fmt::format("out-of-bounds global {}: region [{}] is outside the view of {} with shape [{}]",
+                                     load ? "read" : "write", fmt::join(region, ", "),
+                                     TensorName(kernel, instr.tensor_slot),
+                                     fmt::join(std::span(tensor->shapes, tensor->ndims), ", ")));
+    }
+  }
+  // Exact byte range touched (strides are non-negative): first and one past the last element.
+  const size_t elem = instr.elem_bytes;
+  unsigned __int128 first = tensor->start_offset;
+  unsigned __int128 last = 0;
+  for (int d = 0; d < instr.rank; ++d) {
+    first += static_cast<unsigned __int128>(instr.offsets[d]) * tensor->strides[d];
+    last += static_cast<unsigned __int128>(instr.shape[d] - 1) * tensor->strides[d];
+  }
+  last += first;
+  const unsigned __int128 begin_byte = first * elem;
+  const unsigned __int128 end_byte = (last + 1) * elem;
+  if (tensor->buffer_addr == 0 || end_byte > tensor->buffer_size) {
+    return KernelError(kernel, index,
+                       fmt::format("out-of-bounds global {} of {}: bytes [{}, {}) from its buffer start 0x{:x} "
+                                   "(start_offset {}, strides [{}]), but the buffer holds {} bytes",
+                                   load ? "read" : "write", TensorName(kernel, instr.tensor_slot),
+                                   static_cast<uint64_t>(begin_byte), static_cast<uint64_t>(end_byte),
+                                   tensor->buffer_addr, tensor->start_offset,
+                                   fmt::join(std::span(tensor->strides, tensor->ndims), ", "), tensor->buffer_size));
+  }
+
+  std::byte* base = reinterpret_cast<std::byte*>(tensor->buffer_addr) + static_cast<size_t>(begin_byte);
+  const Walk walk = MakeWalk(instr, *tensor);
+  const int64_t row = walk.shape[0];
+  const int64_t row_bytes = row * static_cast<int64_t>(elem);
+  const int64_t row_step = walk.stride[0] * static_cast<int64_t>(elem);
+  int64_t rows = 1;
+  for (int d = 1; d < walk.count; ++d) rows *= walk.shape[d];
+  int64_t counter[kMaxDims] = {};
+  int64_t offset = 0;  // element offset of the current row from `base`
+  for (int64_t r = 0; r < rows; ++r) {
+    CopyRow(load, base + offset * static_cast<int64_t>(elem), row_step, tile + r * row_bytes, row, elem);
+    for (int d = 1; d < walk.count; ++d) {
+      if (++counter[d] < walk.shape[d]) {
+        offset += walk.stride[d];
+        break;
+      }
+      offset -= (walk.shape[d] - 1) * walk.stride[d];
+      counter[d] = 0;
+    }
+  }
+  return {};
+}
+
+BinaryOp ToBinary(Opcode op) {
+  switch (op) {
+    case Opcode::Sub: return BinaryOp::Sub;
+    case Opcode::Mul: return BinaryOp::Mul;
+    case Opcode::Div: return BinaryOp::Div;
+    default: return BinaryOp::Add;
+  }
+}
+
+Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory) {
+  const Instr& instr = kernel.code[index];
+  std::byte* dst = memory.Access(instr.dst.space, instr.dst.byte_offset, instr.dst.bytes);
+  const std::byte* a = memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
+  const std::byte* b = memory.Access(instr.src1.space, instr.src1.byte_offset, instr.src1.bytes);
+  if (!dst || !a || !b) {
+    return KernelError(kernel, index, fmt::format("an operand lies outside the core's {}-byte {} buffer",
+                                                  memory.capacity(instr.dst.space),
+                                                  ir::MemorySpaceName(instr.dst.space)));
+  }
+  const auto n = static_cast<size_t>(instr.num_elements);
+  switch (instr.kind) {
+    case ElemKind::F32:
+      BinaryF32(ToBinary(instr.op), reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(a),
+                reinterpret_cast<const float*>(b), n);
+      return {};
+    case ElemKind::I32:
+      if (!BinaryI32(ToBinary(instr.op), reinterpret_cast<int32_t*>(dst), reinterpret_cast<const int32_t*>(a),
+                     reinterpret_cast<const int32_t*>(b), n)) {
+        return KernelError(kernel, index, "integer division by zero");
+      }
+      return {};
+    case ElemKind::Raw: break;
+  }
+  return KernelError(kernel, index, "element type without arithmetic (decoder bug)");
+}
+
+}  // namespace
+
+SimExecutor::SimExecutor(const ir::SocSpec& soc, std::vector<DecodedKernel> kernels, int aic_cores, int aiv_cores)
+    : kernels_(std::move(kernels)), memory_(soc, aic_cores, aiv_cores) {
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const int32_t id = kernels_[i].func_id;
+    if (id < 0) continue;
+    if (static_cast<size_t>(id) >= by_func_id_.size()) by_func_id_.resize(static_cast<size_t>(id) + 1, -1);
+    by_func_id_[static_cast<size_t>(id)] = static_cast<int32_t>(i);
+  }
+}
+
+pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
+                                                        CoreMemory& memory) {
+  for (size_t i = 0; i < kernel.code.size(); ++i) {
+    Result result = kernel.code[i].op == Opcode::Load || kernel.code[i].op == Opcode::Store
+                        ? Transfer(kernel, i, args, memory)
+                        : Elementwise(kernel, i, memory);
+    if (!result) return result;
+  }
+  return {};
+}
+
+pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunch& launch) {
+  try {
+    const auto id = launch.func_id;
+    if (id < 0 || static_cast<size_t>(id) >= by_func_id_.size() || by_func_id_[static_cast<size_t>(id)] < 0) {
+      return pypto::unexpected(
+          rt::FatalError{rt::FatalCode::InvalidArgs,
+                         fmt::format("task {}: no kernel with func_id {} was decoded", launch.task_id, id)});
+    }
+    const DecodedKernel& kernel = kernels_[static_cast<size_t>(by_func_id_[static_cast<size_t>(id)])];
+    if (launch.core_type != kernel.core_type) {
+      return pypto::unexpected(rt::FatalError{
+          rt::FatalCode::InvalidArgs,
+          fmt::format("task {}: kernel '{}' is an {} kernel but was dispatched to an {} core", launch.task_id,
+                      kernel.name, rt::CoreTypeName(kernel.core_type), rt::CoreTypeName(launch.core_type))});
+    }
+    CoreMemory* memory = memory_.For(launch.core_type, launch.core_index);
+    if (!memory || !launch.args) {
+      return pypto::unexpected(rt::FatalError{
+          rt::FatalCode::Internal, fmt::format("task {}: kernel '{}' launched on {} core {} {}", launch.task_id,
+                                               kernel.name, rt::CoreTypeName(launch.core_type), launch.core_index,
+                                               memory ? "without args" : "which does not exist")});
+    }
+    return Run(kernel, launch.args, *memory);
+  } catch (const std::bad_alloc&) {
+    return pypto::unexpected(
+        rt::FatalError{rt::FatalCode::OutOfMemory, "the simulator could not allocate a core's on-chip buffers"});
+  } catch (const std::exception& e) {
+    return pypto::unexpected(rt::FatalError{rt::FatalCode::Internal, fmt::format("simulator: {}", e.what())});
+  }
+}
+
+}  // namespace pypto::sim

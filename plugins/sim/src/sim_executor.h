@@ -1,0 +1,31 @@
+// The simulator's CoreExecutor: runs decoded kernels on the per-core arenas. Global accesses honour
+// each tensor descriptor's start_offset and strides and are checked against its buffer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core_memory.h"
+#include "pypto/runtime/runtime.h"
+#include "sim_kernel.h"
+
+namespace pypto::sim {
+
+class SimExecutor final : public rt::CoreExecutor {
+ public:
+  // `kernels` carry their func_id; launches of any other func_id fail.
+  SimExecutor(const ir::SocSpec& soc, std::vector<DecodedKernel> kernels, int aic_cores, int aiv_cores);
+
+  pypto::expected<void, rt::FatalError> Execute(const rt::KernelLaunch& launch) override;
+
+  // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on.
+  static pypto::expected<void, rt::FatalError> Run(const DecodedKernel& kernel, const int64_t* args,
+                                                   CoreMemory& memory);
+
+ private:
+  std::vector<DecodedKernel> kernels_;
+  std::vector<int32_t> by_func_id_;  // index into kernels_, or -1
+  CoreMemoryPool memory_;
+};
+
+}  // namespace pypto::sim

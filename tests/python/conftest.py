@@ -1,0 +1,45 @@
+"""Shared fixtures: every test compiles into its own temporary build directory."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "examples"))
+
+
+@pytest.fixture(autouse=True)
+def build_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "build_output"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "build_output"
+
+
+@pytest.fixture
+def write_kernel(tmp_path):
+    """Writes a kernel module to a file (so diagnostics have real lines) and imports it."""
+    import importlib.util
+
+    def write(name: str, source: str):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module, path
+
+    return write
+
+
+def pypto_run_path() -> str:
+    return os.environ["PYPTO_RUN"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_example_cache():
+    """The example module is shared by tests: each starts without compiled specialisations."""
+    import hello_add
+
+    hello_add.vector_add.clear_cache()

@@ -1,0 +1,95 @@
+"""Mistakes in kernels are reported at their place in the user's file."""
+
+import pytest
+import torch
+
+from pypto.language.parser import InvalidOperationError, ParserTypeError, ResourceError, UndefinedVariableError
+from pypto.runtime import RunConfig
+
+KERNEL = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [32, 32])
+        tb = pl.load(b, [0, 0], [32, 32])
+        tc = {op}(ta, tb)
+        pl.store(tc, [0, 0], c)
+    return c
+"""
+
+
+def _args(shape=(32, 32)):
+    return torch.ones(shape), torch.ones(shape), torch.empty(shape)
+
+
+def test_unknown_op_is_reported_with_file_line_col(write_kernel):
+    module, path = write_kernel("unknown_op", KERNEL.format(op="pl.frobnicate"))
+    with pytest.raises(InvalidOperationError) as info:
+        module.kernel(*_args())
+    error = info.value
+    assert error.message == "unknown operation 'pl.frobnicate'"
+    assert error.location == f"{path}:10:14"
+    assert str(error) == (
+        "error: unknown operation 'pl.frobnicate'\n"
+        f"  --> {path}:10:14\n"
+        "   |\n"
+        "10 |         tc = pl.frobnicate(ta, tb)\n"
+        "   |              ^^^^^^^^^^^^^"
+    )
+
+
+def test_indented_kernels_keep_real_columns(write_kernel):
+    source = "def make():\n" + "".join("    " + line + "\n" for line in KERNEL.format(op="pl.nope").splitlines())
+    source += "    return kernel\n"
+    module, path = write_kernel("nested", source)
+    with pytest.raises(InvalidOperationError) as info:
+        module.make()(*_args())
+    assert info.value.location == f"{path}:11:18"
+
+
+def test_undefined_name(write_kernel):
+    module, path = write_kernel("undefined", KERNEL.format(op="pl.add").replace("(ta, tb)", "(ta, tz)"))
+    with pytest.raises(UndefinedVariableError) as info:
+        module.kernel(*_args())
+    assert info.value.message == "name 'tz' is not defined"
+    assert info.value.location == f"{path}:10:25"
+
+
+def test_a_call_with_the_wrong_shape_is_a_type_error_at_the_load(write_kernel):
+    module, path = write_kernel("small", KERNEL.format(op="pl.add"))
+    with pytest.raises(ParserTypeError) as info:
+        module.kernel(*_args((16, 32)))
+    assert info.value.message == (
+        "pl.load: region at offsets [0, 0] with shape [32, 32] is outside tensor pl.Tensor[[16, 32], pl.FP32] "
+        "(dimension 0)"
+    )
+    assert info.value.location == f"{path}:8:14"
+
+
+def test_a_kernel_too_large_for_ub_names_the_tile(write_kernel):
+    source = KERNEL.format(op="pl.add").replace("[32, 32]", "[256, 96]")
+    module, path = write_kernel("large", source)
+    with pytest.raises(ResourceError) as info:
+        module.kernel(*_args((256, 96)))
+    assert "does not fit in Vec: tile 'tb'" in info.value.message
+    assert "and Ascend910B has 188416 bytes" in info.value.message
+    # The same kernel fits the larger UB of the a5.
+    module.kernel(*_args((256, 96)), config=RunConfig(platform="a5sim"))
+
+
+def test_unknown_run_config_fields_are_rejected():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'platfrom'"):
+        RunConfig(platfrom="a2a3sim")
+    with pytest.raises(ValueError, match="RunConfig.platform must be one of a2a3sim, a2a3, a5sim, a5, got 'tpu'"):
+        RunConfig(platform="tpu")
+
+
+def test_non_tensor_arguments_are_refused(write_kernel):
+    module, _ = write_kernel("numpy_arg", KERNEL.format(op="pl.add"))
+    import numpy as np
+
+    with pytest.raises(TypeError, match="argument 'a' must be a torch.Tensor, got ndarray"):
+        module.kernel(np.ones((32, 32)), torch.ones(32, 32), torch.empty(32, 32))
