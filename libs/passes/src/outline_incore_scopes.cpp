@@ -5,6 +5,7 @@
 // Out/InOut parameters, so the data flow stays explicit at the call site.
 #include <fmt/format.h>
 
+#include <range/v3/view/enumerate.hpp>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -146,10 +147,10 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
   std::vector<ExprPtr> returns;
   std::vector<TypePtr> return_types;
   std::vector<size_t> output_indices;
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (auto [i, param] : ranges::views::enumerate(params)) {
     if (directions[i] == ParamDirection::In) continue;
-    returns.push_back(params[i]);
-    return_types.push_back(params[i]->type());
+    returns.push_back(param);
+    return_types.push_back(param->type());
     output_indices.push_back(i);
   }
   std::unordered_map<const Var*, VarPtr> kernel_map = to_param;
