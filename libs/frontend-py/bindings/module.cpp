@@ -49,7 +49,7 @@ const ir::SocSpec& SocOf(const std::string& platform) {
 }
 
 ProgramView ParseJit(const std::string& source, const std::string& filename, int line_offset, int column_offset,
-                     const std::string& program_name, const py::dict& specs) {
+                     const std::string& program_name, const py::dict& specs, const py::dict& constants) {
   frontend::ParseRequest request{.source = source,
                                  .filename = filename,
                                  .line_offset = line_offset,
@@ -60,6 +60,14 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
     auto dtype = ir::DataTypeFromName(pair[1].cast<std::string>());
     if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", pair[1].cast<std::string>()));
     request.tensor_specs[key.cast<std::string>()] = frontend::TensorSpec{pair[0].cast<ir::Shape>(), *dtype};
+  }
+  for (auto [key, value] : constants) {
+    // bool before int: Python's bool is an int.
+    frontend::Constant constant;
+    if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
+    else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
+    else constant = value.cast<double>();
+    request.constants[key.cast<std::string>()] = constant;
   }
   return {bindings::Unwrap(frontend::ParseJitFunction(request))};
 }
@@ -187,7 +195,7 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("parse_jit", &ParseJit, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
-        py::arg("column_offset"), py::arg("program_name"), py::arg("specs"));
+        py::arg("column_offset"), py::arg("program_name"), py::arg("specs"), py::arg("constants") = py::dict());
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"));

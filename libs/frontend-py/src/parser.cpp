@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include <unordered_map>
 
@@ -90,6 +91,7 @@ class FunctionParser {
     }
     if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
     if (type == "With") return ParseWith(stmt);
+    if (type == "For") return ParseFor(stmt);
     if (type == "Return") return ParseReturn(stmt);
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' statements are not supported in kernels yet", type),
                      span);
@@ -144,6 +146,66 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span));
   }
 
+  // `for i in pl.range([start,] stop[, step]):` and the pl.parallel / pl.unroll / pl.pipeline forms.
+  ir::Result<ir::StmtPtr> ParseFor(py::handle stmt) {
+    ir::Span span = map_.SpanOf(stmt);
+    py::handle target = stmt.attr("target"), iter = stmt.attr("iter");
+    if (!IsNode(target, "Name"))
+      return MakeError(DiagnosticKind::Syntax, "the loop variable must be a plain name", map_.SpanOf(target));
+    if (py::len(stmt.attr("orelse")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "'for ... else' is not supported in kernels", span);
+    static const std::map<std::string, ir::ForKind> kLoops = {{"pl.range", ir::ForKind::Sequential},
+                                                              {"pl.parallel", ir::ForKind::Parallel},
+                                                              {"pl.unroll", ir::ForKind::Unroll},
+                                                              {"pl.pipeline", ir::ForKind::Pipeline}};
+    std::string callee = IsNode(iter, "Call") ? DottedName(iter.attr("func")) : "";
+    auto kind = kLoops.find(callee);
+    if (kind == kLoops.end())
+      return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
+                       "pl.unroll(...) or pl.pipeline(...)", map_.SpanOf(iter));
+    for (auto keyword : iter.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (!(kind->second == ir::ForKind::Pipeline && key == "stage"))
+        return MakeError(DiagnosticKind::Syntax, fmt::format("{}(..., {}=...) is not supported yet", callee, key),
+                         map_.SpanOf(keyword));
+    }
+    std::vector<ir::ExprPtr> bounds;
+    for (auto arg : iter.attr("args")) {
+      auto bound = ParseExpr(arg);
+      if (!bound) return pypto::unexpected(bound.error());
+      const auto* scalar = (*bound)->type()->As<ir::ScalarType>();
+      if (!scalar || !ir::IsInteger(scalar->dtype()))
+        return MakeError(DiagnosticKind::Type, fmt::format("{} bounds must be integers", callee), map_.SpanOf(arg));
+      bounds.push_back(*bound);
+    }
+    if (bounds.empty() || bounds.size() > 3)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("{} takes 1 to 3 arguments", callee), map_.SpanOf(iter));
+    auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
+    ir::ExprPtr start = bounds.size() == 1 ? index(0) : bounds[0];
+    ir::ExprPtr stop = bounds.size() == 1 ? bounds[0] : bounds[1];
+    ir::ExprPtr step = bounds.size() == 3 ? bounds[2] : index(1);
+    if (ir::AsConstInt(step) == 0) return MakeError(DiagnosticKind::InvalidOperation, "loop step cannot be zero", span);
+
+    std::string name = target.attr("id").cast<std::string>();
+    auto loop_var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                              map_.SpanOf(target));
+    auto outer = env_;
+    env_[name] = loop_var;
+    auto body = ParseBlock(stmt.attr("body"));
+    if (!body) return pypto::unexpected(body.error());
+    // Values carried from one iteration to the next need iter_args, which are not modelled yet.
+    for (const auto& [var_name, var] : outer) {
+      auto it = env_.find(var_name);
+      if (var_name != name && it != env_.end() && it->second != var)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' is reassigned inside the loop; loop-carried values are not supported yet",
+                                     var_name),
+                         it->second->span());
+    }
+    env_ = std::move(outer);
+    return ir::StmtPtr(std::make_shared<ir::ForStmt>(loop_var, start, stop, step, *body, kind->second, span));
+  }
+
   ir::Result<ir::StmtPtr> ParseReturn(py::handle stmt) {
     std::vector<ir::ExprPtr> values;
     py::handle value = stmt.attr("value");
@@ -170,9 +232,10 @@ class FunctionParser {
     if (type == "Name") {
       std::string name = node.attr("id").cast<std::string>();
       auto it = env_.find(name);
-      if (it == env_.end())
-        return MakeError(DiagnosticKind::UndefinedName, fmt::format("name '{}' is not defined", name), span);
-      return ir::ExprPtr(it->second);
+      if (it != env_.end()) return ir::ExprPtr(it->second);
+      auto constant = request_.constants.find(name);
+      if (constant != request_.constants.end()) return ConstantExpr(constant->second, span);
+      return MakeError(DiagnosticKind::UndefinedName, fmt::format("name '{}' is not defined", name), span);
     }
     if (type == "Constant") return ParseConstant(node);
     if (type == "List" || type == "Tuple") {
@@ -185,8 +248,46 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(elements), span));
     }
     if (type == "Call") return ParseCall(node);
+    if (type == "BinOp") return ParseBinOp(node);
+    if (type == "UnaryOp") return ParseUnaryOp(node);
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' expressions are not supported in kernels yet", type),
                      span);
+  }
+
+  static ir::ExprPtr ConstantExpr(const Constant& value, const ir::Span& span) {
+    if (const auto* b = std::get_if<bool>(&value)) return std::make_shared<ir::ConstBool>(*b, span);
+    if (const auto* i = std::get_if<int64_t>(&value))
+      return std::make_shared<ir::ConstInt>(*i, ir::DataType::INDEX, span);
+    return std::make_shared<ir::ConstFloat>(std::get<double>(value), ir::DataType::FP32, span);
+  }
+
+  ir::Result<ir::ExprPtr> ParseBinOp(py::handle node) {
+    static const std::map<std::string, ir::BinaryOp> kOps = {
+        {"Add", ir::BinaryOp::Add},           {"Sub", ir::BinaryOp::Sub},      {"Mult", ir::BinaryOp::Mul},
+        {"FloorDiv", ir::BinaryOp::FloorDiv}, {"Mod", ir::BinaryOp::FloorMod}, {"Div", ir::BinaryOp::FloatDiv}};
+    std::string op = NodeType(node.attr("op"));
+    auto it = kOps.find(op);
+    if (it == kOps.end())
+      return MakeError(DiagnosticKind::Syntax, fmt::format("the '{}' operator is not supported on scalars yet", op),
+                       map_.SpanOf(node));
+    auto lhs = ParseExpr(node.attr("left"));
+    if (!lhs) return lhs;
+    auto rhs = ParseExpr(node.attr("right"));
+    if (!rhs) return rhs;
+    return ir::MakeBinary(it->second, *lhs, *rhs, map_.SpanOf(node));
+  }
+
+  // Only negation, which folds into constants and otherwise becomes `0 - x`.
+  ir::Result<ir::ExprPtr> ParseUnaryOp(py::handle node) {
+    if (NodeType(node.attr("op")) != "USub")
+      return MakeError(DiagnosticKind::Syntax, "only unary minus is supported on scalars", map_.SpanOf(node));
+    auto operand = ParseExpr(node.attr("operand"));
+    if (!operand) return operand;
+    ir::Span span = map_.SpanOf(node);
+    if (const auto* f = (*operand)->As<ir::ConstFloat>())
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(-f->value(), ir::DataType::FP32, span));
+    return ir::MakeBinary(ir::BinaryOp::Sub, std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span), *operand,
+                          span);
   }
 
   ir::Result<ir::ExprPtr> ParseConstant(py::handle node) {

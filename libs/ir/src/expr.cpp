@@ -1,5 +1,8 @@
 #include "pypto/ir/expr.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <atomic>
 
 #include "pypto/ir/op_registry.h"
@@ -63,6 +66,77 @@ const std::string& Call::target_name() const { return op_ ? op_->name : callee_;
 std::optional<int64_t> AsConstInt(const ExprPtr& expr) {
   if (const auto* constant = expr ? expr->As<ConstInt>() : nullptr) return constant->value();
   return std::nullopt;
+}
+
+}  // namespace pypto::ir
+
+namespace pypto::ir {
+
+const char* BinaryOpSymbol(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Sub: return "-";
+    case BinaryOp::Mul: return "*";
+    case BinaryOp::FloorDiv: return "//";
+    case BinaryOp::FloorMod: return "%";
+    case BinaryOp::FloatDiv: return "/";
+    case BinaryOp::Min: return "min";
+    case BinaryOp::Max: return "max";
+    case BinaryOp::Eq: return "==";
+    case BinaryOp::Ne: return "!=";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+  }
+  return "?";
+}
+
+bool IsComparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+BinaryExpr::BinaryExpr(BinaryOp op, ExprPtr lhs, ExprPtr rhs, TypePtr type, Span span)
+    : Expr(kKind, std::move(span), std::move(type)), op_(op), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
+
+namespace {
+
+// Python semantics: floor division and a modulo with the sign of the divisor.
+int64_t FloorDivide(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t FloorModulo(int64_t a, int64_t b) { return a - FloorDivide(a, b) * b; }
+
+std::optional<int64_t> FoldInts(BinaryOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::FloorDiv: return FloorDivide(a, b);
+    case BinaryOp::FloorMod: return FloorModulo(a, b);
+    case BinaryOp::Min: return std::min(a, b);
+    case BinaryOp::Max: return std::max(a, b);
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Result<ExprPtr> MakeBinary(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs, const Span& span) {
+  const auto* left = lhs->type()->As<ScalarType>();
+  const auto* right = rhs->type()->As<ScalarType>();
+  if (!left || !right) {
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' needs scalar operands, got {} and {}", BinaryOpSymbol(op), lhs->type()->str(),
+                                 rhs->type()->str()),
+                     span);
+  }
+  auto l = AsConstInt(lhs), r = AsConstInt(rhs);
+  if ((op == BinaryOp::FloorDiv || op == BinaryOp::FloorMod) && r == 0)
+    return MakeError(DiagnosticKind::InvalidOperation, "integer division by zero", span);
+  if (l && r) {
+    if (auto folded = FoldInts(op, *l, *r)) return ExprPtr(std::make_shared<ConstInt>(*folded, left->dtype(), span));
+  }
+  DataType dtype = left->dtype();
+  if (IsComparison(op)) dtype = DataType::BOOL;
+  else if (op == BinaryOp::FloatDiv || IsFloat(right->dtype())) dtype = IsFloat(dtype) ? dtype : DataType::FP32;
+  return ExprPtr(std::make_shared<BinaryExpr>(op, lhs, rhs, std::make_shared<ScalarType>(dtype), span));
 }
 
 }  // namespace pypto::ir

@@ -6,6 +6,7 @@ void IRVisitor::VisitExpr(const ExprPtr& expr) {
   if (auto var = As<Var>(expr)) return VisitVar(var);
   if (auto call = As<Call>(expr)) return VisitCall(call);
   if (auto tuple = As<TupleLiteral>(expr)) return VisitTupleLiteral(tuple);
+  if (auto binary = As<BinaryExpr>(expr)) return VisitBinary(binary);
 }
 
 void IRVisitor::VisitStmt(const StmtPtr& stmt) {
@@ -14,6 +15,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
   if (auto s = As<SeqStmts>(stmt)) return VisitSeq(s);
   if (auto s = As<ReturnStmt>(stmt)) return VisitReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return VisitInCoreScope(s);
+  if (auto s = As<ForStmt>(stmt)) return VisitFor(s);
 }
 
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
@@ -23,6 +25,18 @@ void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
 
 void IRVisitor::VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
   for (const auto& element : tuple->elements()) VisitExpr(element);
+}
+
+void IRVisitor::VisitBinary(const std::shared_ptr<const BinaryExpr>& binary) {
+  VisitExpr(binary->lhs());
+  VisitExpr(binary->rhs());
+}
+
+void IRVisitor::VisitFor(const std::shared_ptr<const ForStmt>& stmt) {
+  VisitExpr(stmt->start());
+  VisitExpr(stmt->stop());
+  VisitExpr(stmt->step());
+  VisitStmt(stmt->body());
 }
 
 void IRVisitor::VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) { VisitExpr(stmt->value()); }
@@ -39,6 +53,7 @@ ExprPtr IRMutator::MutateExpr(const ExprPtr& expr) {
   if (auto var = As<Var>(expr)) return MutateVar(var);
   if (auto call = As<Call>(expr)) return MutateCall(call);
   if (auto tuple = As<TupleLiteral>(expr)) return MutateTupleLiteral(tuple);
+  if (auto binary = As<BinaryExpr>(expr)) return MutateBinary(binary);
   return expr;
 }
 
@@ -48,6 +63,7 @@ StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
   if (auto s = As<SeqStmts>(stmt)) return MutateSeq(s);
   if (auto s = As<ReturnStmt>(stmt)) return MutateReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return MutateInCoreScope(s);
+  if (auto s = As<ForStmt>(stmt)) return MutateFor(s);
   return stmt;
 }
 
@@ -83,6 +99,22 @@ ExprPtr IRMutator::MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>&
   std::vector<ExprPtr> elements;
   if (!MutateAll(tuple->elements(), elements, [&](const ExprPtr& e) { return MutateExpr(e); })) return tuple;
   return std::make_shared<TupleLiteral>(std::move(elements), tuple->span());
+}
+
+ExprPtr IRMutator::MutateBinary(const std::shared_ptr<const BinaryExpr>& binary) {
+  auto lhs = MutateExpr(binary->lhs()), rhs = MutateExpr(binary->rhs());
+  if (lhs == binary->lhs() && rhs == binary->rhs()) return binary;
+  return std::make_shared<BinaryExpr>(binary->op(), lhs, rhs, binary->type(), binary->span());
+}
+
+StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& stmt) {
+  auto loop_var = As<Var>(MutateVar(stmt->loop_var()));
+  auto start = MutateExpr(stmt->start()), stop = MutateExpr(stmt->stop()), step = MutateExpr(stmt->step());
+  auto body = MutateStmt(stmt->body());
+  if (loop_var == stmt->loop_var() && start == stmt->start() && stop == stmt->stop() && step == stmt->step() &&
+      body == stmt->body())
+    return stmt;
+  return std::make_shared<ForStmt>(loop_var, start, stop, step, body, stmt->kind(), stmt->span());
 }
 
 StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) {

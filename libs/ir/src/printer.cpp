@@ -53,6 +53,7 @@ class Printer {
       return fmt::format("[{}]", fmt::join(parts, ", "));
     }
     if (const auto* call = expr->As<Call>()) return CallText(*call);
+    if (const auto* binary = expr->As<BinaryExpr>()) return BinaryText(*binary);
     return "<?>";
   }
 
@@ -70,6 +71,21 @@ class Printer {
     return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
   }
 
+  // Nested operations are parenthesised: exact, if not minimal.
+  std::string BinaryText(const BinaryExpr& binary) {
+    auto operand = [&](const ExprPtr& e) { return e->Is<BinaryExpr>() ? "(" + Expr(e) + ")" : Expr(e); };
+    if (binary.op() == BinaryOp::Min || binary.op() == BinaryOp::Max)
+      return fmt::format("{}({}, {})", BinaryOpSymbol(binary.op()), Expr(binary.lhs()), Expr(binary.rhs()));
+    return fmt::format("{} {} {}", operand(binary.lhs()), BinaryOpSymbol(binary.op()), operand(binary.rhs()));
+  }
+
+  std::string RangeArgs(const ForStmt& loop) {
+    bool from_zero = AsConstInt(loop.start()) == 0, unit_step = AsConstInt(loop.step()) == 1;
+    if (from_zero && unit_step) return Expr(loop.stop());
+    if (unit_step) return fmt::format("{}, {}", Expr(loop.start()), Expr(loop.stop()));
+    return fmt::format("{}, {}, {}", Expr(loop.start()), Expr(loop.stop()), Expr(loop.step()));
+  }
+
   void Stmt(const StmtPtr& stmt) {
     if (const auto* seq = stmt->As<SeqStmts>()) {
       if (seq->stmts().empty()) Line("pass");
@@ -82,6 +98,11 @@ class Printer {
       std::vector<std::string> values;
       for (const auto& value : ret->values()) values.push_back(Expr(value));
       Line(values.empty() ? "return" : fmt::format("return {}", fmt::join(values, ", ")));
+    } else if (const auto* loop = stmt->As<ForStmt>()) {
+      Line(fmt::format("for {} in pl.{}({}):", Name(loop->loop_var().get()), ForKindName(loop->kind()), RangeArgs(*loop)));
+      ++indent_;
+      Stmt(loop->body());
+      --indent_;
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));

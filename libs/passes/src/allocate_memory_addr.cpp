@@ -5,6 +5,7 @@
 // which is what lets a 128x128 f32 add (three 64 KB tiles) fit in 184 KB of UB.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -53,42 +54,90 @@ class BufferAllocator {
   std::map<int64_t, int64_t> live_;  // offset -> size
 };
 
-class UseIndex final : public IRVisitor {
+// The kernel's statements in execution order, flattened through loops, with each tile's last use.
+// A tile defined outside a loop and used inside it stays live until the loop's last statement,
+// since every iteration reads it.
+class Liveness {
  public:
-  std::unordered_map<const Var*, size_t> last_use;
-  size_t current = 0;
+  explicit Liveness(const StmtPtr& body) {
+    Number(body);
+    Collect(body, {});
+  }
+  const std::vector<StmtPtr>& order() const { return order_; }
+  const std::unordered_map<const Var*, size_t>& last_use() const { return last_use_; }
 
- protected:
-  void VisitVar(const std::shared_ptr<const Var>& var) override { last_use[var.get()] = current; }
-};
+ private:
+  struct Loop {
+    size_t first, last;
+  };
 
-std::vector<const Var*> TileOperands(const StmtPtr& stmt) {
-  std::vector<const Var*> operands;
-  struct Collector final : IRVisitor {
-    std::vector<const Var*>* out;
-    void VisitVar(const std::shared_ptr<const Var>& var) override {
-      if (var->type()->As<TileType>()) out->push_back(var.get());
+  // First pass: leaf statements in order, and the index range each loop covers.
+  void Number(const StmtPtr& stmt) {
+    if (const auto* seq = stmt->As<SeqStmts>()) {
+      for (const auto& child : seq->stmts()) Number(child);
+    } else if (const auto* loop = stmt->As<ForStmt>()) {
+      size_t first = order_.size();
+      Number(loop->body());
+      loops_[loop] = Loop{first, order_.empty() ? first : order_.size() - 1};
+    } else {
+      order_.push_back(stmt);
     }
-  } collector;
-  collector.out = &operands;
-  if (const auto* assign = stmt->As<AssignStmt>()) collector.VisitExpr(assign->value());
-  else collector.VisitStmt(stmt);
-  return operands;
-}
+  }
+
+  // Second pass: uses, extended to the end of every loop that does not contain the definition.
+  void Collect(const StmtPtr& stmt, std::vector<Loop> enclosing) {
+    if (const auto* seq = stmt->As<SeqStmts>()) {
+      for (const auto& child : seq->stmts()) Collect(child, enclosing);
+      return;
+    }
+    if (const auto* loop = stmt->As<ForStmt>()) {
+      enclosing.push_back(loops_.at(loop));
+      Collect(loop->body(), std::move(enclosing));
+      return;
+    }
+    size_t index = next_++;  // the same traversal order as Number()
+    if (const auto* assign = stmt->As<AssignStmt>()) def_[assign->var().get()] = index;
+    for (const auto* var : Operands(stmt)) {
+      size_t last = index;
+      auto def = def_.find(var);
+      for (const auto& loop : enclosing)
+        if (def == def_.end() || def->second < loop.first) last = std::max(last, loop.last);
+      last_use_[var] = std::max(last_use_[var], last);
+    }
+  }
+
+  std::vector<StmtPtr> order_;
+  std::unordered_map<const ForStmt*, Loop> loops_;
+  std::unordered_map<const Var*, size_t> def_, last_use_;
+  size_t next_ = 0;
+
+ public:
+  // Tiles a statement reads (an assignment's target is not read).
+  static std::vector<const Var*> Operands(const StmtPtr& stmt) {
+    struct Collector final : IRVisitor {
+      std::vector<const Var*> vars;
+      void VisitVar(const std::shared_ptr<const Var>& var) override {
+        if (var->type()->As<TileType>()) vars.push_back(var.get());
+      }
+    } collector;
+    if (const auto* assign = stmt->As<AssignStmt>()) collector.VisitExpr(assign->value());
+    else collector.VisitStmt(stmt);
+    return collector.vars;
+  }
+};
 
 class KernelAllocator {
  public:
   KernelAllocator(const Function& kernel, const SocSpec& soc) : kernel_(kernel), soc_(soc) {}
 
   Result<FunctionPtr> Run() {
-    auto stmts = FlattenStmts(kernel_.body());
-    UseIndex uses;
-    for (uses.current = 0; uses.current < stmts.size(); ++uses.current) uses.VisitStmt(stmts[uses.current]);
-    last_use_ = std::move(uses.last_use);
+    Liveness liveness(kernel_.body());
+    const auto& stmts = liveness.order();
+    last_use_ = liveness.last_use();
 
     std::unordered_map<const Var*, VarPtr> placed;
     for (size_t i = 0; i < stmts.size(); ++i) {
-      auto operands = TileOperands(stmts[i]);
+      auto operands = Liveness::Operands(stmts[i]);
       const auto* assign = stmts[i]->As<AssignStmt>();
       const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
       const Var* inherited = nullptr;

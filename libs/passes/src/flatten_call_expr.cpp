@@ -36,6 +36,9 @@ class CallFlattener {
       std::vector<ExprPtr> values;
       for (const auto& value : ret->values()) values.push_back(Hoist(value, out));
       out.push_back(std::make_shared<ReturnStmt>(std::move(values), stmt->span()));
+    } else if (const auto* loop = stmt->As<ForStmt>()) {
+      out.push_back(std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(),
+                                              Flatten(loop->body()), loop->kind(), loop->span()));
     } else if (const auto* seq = stmt->As<SeqStmts>()) {
       for (const auto& child : seq->stmts()) FlattenInto(child, out);
     } else {

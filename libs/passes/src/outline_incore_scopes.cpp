@@ -87,6 +87,7 @@ std::unordered_set<const Var*> DefinedIn(const std::vector<StmtPtr>& stmts) {
     std::unordered_set<const Var*> defs;
     void VisitStmt(const StmtPtr& stmt) override {
       if (const auto* assign = stmt->As<AssignStmt>()) defs.insert(assign->var().get());
+      if (const auto* loop = stmt->As<ForStmt>()) defs.insert(loop->loop_var().get());
       IRVisitor::VisitStmt(stmt);
     }
   } collector;
@@ -185,6 +186,18 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
   return result;
 }
 
+bool ContainsScope(const StmtPtr& stmt) {
+  struct Finder final : IRVisitor {
+    bool found = false;
+    void VisitStmt(const StmtPtr& s) override {
+      found |= s->Is<InCoreScopeStmt>();
+      if (!found) IRVisitor::VisitStmt(s);
+    }
+  } finder;
+  finder.VisitStmt(stmt);
+  return finder.found;
+}
+
 Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
   auto stmts = FlattenStmts(function->body());
@@ -194,6 +207,9 @@ Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function) {
   int index = 0;
   for (size_t i = 0; i < stmts.size(); ++i) {
     const auto* scope = stmts[i]->As<InCoreScopeStmt>();
+    if (!scope && ContainsScope(stmts[i]))
+      return MakeError(DiagnosticKind::Syntax, "a pl.at scope inside orchestration control flow is not supported yet",
+                       stmts[i]->span());
     if (!scope) {
       new_body.push_back(renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames));
       continue;

@@ -19,6 +19,29 @@ Result<Shape> StaticInts(const ExprPtr& expr, const char* what, const Span& span
   return values;
 }
 
+// Offsets may be computed at run time (loop variables); unknown entries are nullopt.
+using Offsets = std::vector<std::optional<int64_t>>;
+
+Result<Offsets> ScalarOffsets(const ExprPtr& expr, const char* what, const Span& span) {
+  const auto* tuple = expr->As<TupleLiteral>();
+  if (!tuple) return MakeError(DiagnosticKind::Type, fmt::format("{} must be a list of integers", what), span);
+  Offsets offsets;
+  for (const auto& element : tuple->elements()) {
+    const auto* scalar = element->type()->As<ScalarType>();
+    if (!scalar || !IsInteger(scalar->dtype()))
+      return MakeError(DiagnosticKind::Type, fmt::format("{} must be integers, got {}", what, element->type()->str()),
+                       span);
+    offsets.push_back(AsConstInt(element));
+  }
+  return offsets;
+}
+
+std::string OffsetsStr(const Offsets& offsets) {
+  std::vector<std::string> parts;
+  for (const auto& offset : offsets) parts.push_back(offset ? std::to_string(*offset) : "?");
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
 Result<const TensorType*> ExpectTensor(const ExprPtr& expr, const char* what, const Span& span) {
   if (const auto* tensor = expr->type()->As<TensorType>()) return tensor;
   return MakeError(DiagnosticKind::Type, fmt::format("{} must be a tensor, got {}", what, expr->type()->str()), span);
@@ -29,19 +52,21 @@ Result<const TileType*> ExpectTile(const ExprPtr& expr, const char* what, const 
   return MakeError(DiagnosticKind::Type, fmt::format("{} must be a tile, got {}", what, expr->type()->str()), span);
 }
 
-// The region [offsets, offsets + shape) must lie inside the tensor.
-Result<bool> CheckRegion(const TensorType& tensor, const Shape& offsets, const Shape& shape, const Span& span) {
+// The region [offsets, offsets + shape) must lie inside the tensor; offsets known only at run
+// time are checked there (the simulator refuses out-of-bounds accesses).
+Result<bool> CheckRegion(const TensorType& tensor, const Offsets& offsets, const Shape& shape, const Span& span) {
   if (offsets.size() != tensor.shape().size() || shape.size() != tensor.shape().size()) {
     return MakeError(DiagnosticKind::Type,
-                     fmt::format("region rank does not match the tensor: offsets [{}], shape [{}], tensor {}",
-                                 fmt::join(offsets, ", "), fmt::join(shape, ", "), tensor.str()),
+                     fmt::format("region rank does not match the tensor: offsets {}, shape [{}], tensor {}",
+                                 OffsetsStr(offsets), fmt::join(shape, ", "), tensor.str()),
                      span);
   }
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (offsets[d] < 0 || shape[d] <= 0 || offsets[d] + shape[d] > tensor.shape()[d]) {
+    int64_t offset = offsets[d].value_or(0);
+    if (offset < 0 || shape[d] <= 0 || offset + shape[d] > tensor.shape()[d]) {
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("region at offsets [{}] with shape [{}] is outside tensor {} (dimension {})",
-                                   fmt::join(offsets, ", "), fmt::join(shape, ", "), tensor.str(), d),
+                       fmt::format("region at offsets {} with shape [{}] is outside tensor {} (dimension {})",
+                                   OffsetsStr(offsets), fmt::join(shape, ", "), tensor.str(), d),
                        span);
     }
   }
@@ -51,7 +76,7 @@ Result<bool> CheckRegion(const TensorType& tensor, const Shape& offsets, const S
 Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tensor = ExpectTensor(args[0], "the source of pl.load", span);
   if (!tensor) return pypto::unexpected(tensor.error());
-  auto offsets = StaticInts(args[1], "load offsets", span);
+  auto offsets = ScalarOffsets(args[1], "load offsets", span);
   if (!offsets) return pypto::unexpected(offsets.error());
   auto shape = StaticInts(args[2], "load shapes", span);
   if (!shape) return pypto::unexpected(shape.error());
@@ -62,7 +87,7 @@ Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs&
 Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectTile(args[0], "the value of pl.store", span);
   if (!tile) return pypto::unexpected(tile.error());
-  auto offsets = StaticInts(args[1], "store offsets", span);
+  auto offsets = ScalarOffsets(args[1], "store offsets", span);
   if (!offsets) return pypto::unexpected(offsets.error());
   auto tensor = ExpectTensor(args[2], "the destination of pl.store", span);
   if (!tensor) return pypto::unexpected(tensor.error());

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "pypto/ir/diagnostic.h"
@@ -17,6 +18,10 @@ struct TensorSpec {
   ir::DataType dtype = ir::DataType::FP32;
 };
 
+// A Python int/float/bool the kernel refers to by a global or closure name; its value is
+// substituted at each use, like a literal.
+using Constant = std::variant<int64_t, double, bool>;
+
 struct ParseRequest {
   std::string source;        // the function's source, dedented (decorators included)
   std::string filename;      // the user's file, for diagnostics
@@ -24,6 +29,7 @@ struct ParseRequest {
   int column_offset = 0;     // indentation that dedenting removed
   std::string program_name;  // e.g. "_jit_tile_add"
   std::map<std::string, TensorSpec> tensor_specs;  // by parameter name
+  std::map<std::string, Constant> constants;       // module-level and closure scalars
 };
 
 // Parses one `@pl.jit` function into a program holding one Opaque function. Requires a running

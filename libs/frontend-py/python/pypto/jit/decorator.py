@@ -58,6 +58,7 @@ class JITFunction:
             self._source_info().hash,
             config.platform,
             tuple(sorted(specs.items())),
+            tuple(sorted(self._constants().items())),
             bool(config.dump_passes),
             config.save_kernels_dir,
         )
@@ -91,6 +92,23 @@ class JITFunction:
         bound.apply_defaults()
         return list(bound.arguments.values())
 
+    def _constants(self) -> dict:
+        """The int/float/bool globals and closure variables the body names; they act as literals."""
+        code = self._fn.__code__
+        values = {}
+        for name in code.co_names:
+            value = self._fn.__globals__.get(name)
+            if isinstance(value, (bool, int, float)):
+                values[name] = value
+        for name, cell in zip(code.co_freevars, self._fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not bound yet
+                continue
+            if isinstance(value, (bool, int, float)):
+                values[name] = value
+        return values
+
     def _specs(self, args, kwargs) -> dict:
         import torch
 
@@ -118,6 +136,7 @@ class JITFunction:
             source.column_offset,
             f"_jit_{self.__name__}",
             {name: (list(shape), dtype) for name, (shape, dtype) in specs.items()},
+            self._constants(),
         )
         verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
         return _core.lower(program, config.platform, verify, str(dump_dir) if dump_dir else None)

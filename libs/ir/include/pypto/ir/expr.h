@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "pypto/ir/diagnostic.h"
 #include "pypto/ir/node.h"
 #include "pypto/ir/type.h"
 
@@ -77,6 +78,28 @@ class TupleLiteral final : public Expr {
  private:
   std::vector<ExprPtr> elements_;
 };
+
+// Scalar arithmetic and comparisons on integers (INDEX) and floats, as written in the DSL.
+enum class BinaryOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, FloatDiv, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+const char* BinaryOpSymbol(BinaryOp op);  // "+", "//", ... ("min"/"max" print as calls)
+bool IsComparison(BinaryOp op);
+
+class BinaryExpr final : public Expr {
+ public:
+  static constexpr NodeKind kKind = NodeKind::BinaryExpr;
+  BinaryExpr(BinaryOp op, ExprPtr lhs, ExprPtr rhs, TypePtr type, Span span = {});
+  BinaryOp op() const { return op_; }
+  const ExprPtr& lhs() const { return lhs_; }
+  const ExprPtr& rhs() const { return rhs_; }
+
+ private:
+  BinaryOp op_;
+  ExprPtr lhs_, rhs_;
+};
+
+// Builds `lhs op rhs`, folding integer constants (so offsets like `2 * 64` stay static) and
+// rejecting operands that are not scalars.
+Result<ExprPtr> MakeBinary(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs, const Span& span);
 
 // How a call site passes a tensor argument to a task; written by the DeriveCallDirections pass.
 enum class ArgDirection : uint8_t { Input, Output, InOut, OutputExisting, NoDep, Scalar };

@@ -17,6 +17,8 @@ class IRVisitor {
   virtual void VisitVar(const std::shared_ptr<const Var>&) {}
   virtual void VisitCall(const std::shared_ptr<const Call>& call);
   virtual void VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
+  virtual void VisitBinary(const std::shared_ptr<const BinaryExpr>& binary);
+  virtual void VisitFor(const std::shared_ptr<const ForStmt>& stmt);
   virtual void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual void VisitEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual void VisitSeq(const std::shared_ptr<const SeqStmts>& stmt);
@@ -35,6 +37,8 @@ class IRMutator {
   virtual ExprPtr MutateVar(const std::shared_ptr<const Var>& var) { return var; }
   virtual ExprPtr MutateCall(const std::shared_ptr<const Call>& call);
   virtual ExprPtr MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
+  virtual ExprPtr MutateBinary(const std::shared_ptr<const BinaryExpr>& binary);
+  virtual StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& stmt);
   virtual StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual StmtPtr MutateEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& stmt);

@@ -15,12 +15,14 @@ enum class NodeKind {
   ConstFloat,
   ConstBool,
   TupleLiteral,
+  BinaryExpr,
   Call,
   // statements
   AssignStmt,
   EvalStmt,
   SeqStmts,
   ReturnStmt,
+  ForStmt,
   InCoreScopeStmt,
 };
 

@@ -62,6 +62,36 @@ class ReturnStmt final : public Stmt {
   std::vector<ExprPtr> values_;
 };
 
+// The loop forms of the DSL: pl.range (Sequential), pl.parallel, pl.unroll, pl.pipeline.
+enum class ForKind : uint8_t { Sequential, Parallel, Unroll, Pipeline };
+const char* ForKindName(ForKind kind);  // the DSL spelling: "range", "parallel", ...
+
+// `for loop_var in pl.range(start, stop, step):` with an INDEX loop variable.
+class ForStmt final : public Stmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ForStmt;
+  ForStmt(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, ForKind kind, Span span = {})
+      : Stmt(kKind, std::move(span)),
+        loop_var_(std::move(loop_var)),
+        start_(std::move(start)),
+        stop_(std::move(stop)),
+        step_(std::move(step)),
+        body_(std::move(body)),
+        kind_(kind) {}
+  const VarPtr& loop_var() const { return loop_var_; }
+  const ExprPtr& start() const { return start_; }
+  const ExprPtr& stop() const { return stop_; }
+  const ExprPtr& step() const { return step_; }
+  const StmtPtr& body() const { return body_; }
+  ForKind kind() const { return kind_; }
+
+ private:
+  VarPtr loop_var_;
+  ExprPtr start_, stop_, step_;
+  StmtPtr body_;
+  ForKind kind_;
+};
+
 // `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel.
 class InCoreScopeStmt final : public Stmt {
  public:
