@@ -84,6 +84,43 @@ TEST(Frontend, UnsupportedStatement) {
             "/src/kernels.py:18:5: error: 'Delete' statements are not supported in kernels yet");
 }
 
+constexpr const char* kChunked = R"(@pl.jit
+def chunked(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(64 // 32):
+            ta = pl.load(a, [i * 32, 0], [32, 128])
+            tb = pl.load(b, [i * 32, 0], [32, 128])
+            pl.store(pl.add(ta, tb), [i * 32, 0], c)
+    return c
+)";
+
+TEST(Frontend, LoopsWithComputedOffsets) {
+  std::string printed = Parse(kChunked);
+  EXPECT_NE(printed.find("        with pl.at(level=pl.Level.CORE_GROUP):\n"
+                         "            for i in pl.range(2):\n"
+                         "                ta: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 32, 0], "
+                         "[32, 128])\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("pl.tile.store(pl.tile.add(ta, tb), [i * 32, 0], c)"), std::string::npos) << printed;
+}
+
+TEST(Frontend, LoopCarriedReassignmentIsReported) {
+  std::string source = kChunked;
+  source.replace(source.find("        for i"), 0, "        ta = pl.load(a, [0, 0], [32, 128])\n");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE),
+            "/src/kernels.py:16:13: error: 'ta' is reassigned inside the loop; loop-carried values are not supported "
+            "yet");
+}
+
+TEST(Frontend, LoopsNeedPlRange) {
+  std::string source = kChunked;
+  source.replace(source.find("pl.range(64 // 32)"), 18, "range(2)");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE),
+            "/src/kernels.py:14:18: error: kernel loops iterate over pl.range(...), pl.parallel(...), pl.unroll(...) "
+            "or pl.pipeline(...)");
+}
+
 TEST(Frontend, BadSpecsAreInvalidArguments) {
   pypto_ir_program* program = nullptr;
   EXPECT_EQ(pypto_frontend_parse_jit(kTileAdd, "k.py", 0, "{\"a\": {\"shape\": [1], \"dtype\": \"FP99\"}}", &program),

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "pypto/ir/functor.h"
+#include "pypto/passes/passes.h"
 #include "pypto/passes/pipeline.h"
 #include "sample_programs.h"
 
@@ -30,6 +31,48 @@ TEST(AllocateMemoryAddr, KernelTooLargeForUbIsAnErrorNamingEverything) {
             "kernel 'tile_add_incore_0' does not fit in Vec: tile 'tile_b' (pl.Tile[[256, 96], pl.FP32, pl.Mem.Vec]) "
             "needs 98304 bytes while 98304 bytes are in use, and Ascend910B has 188416 bytes");
   EXPECT_EQ(lowered.error().span.str(), "k.py:4:9");
+}
+
+// A tile loaded before a loop and read in every iteration must keep its buffer for the whole loop:
+// the loop's own tiles cannot take it over, even after the tile's last textual use.
+TEST(AllocateMemoryAddr, TileUsedInsideALoopLivesThroughTheLoop) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {64, 64}), c = testing::Tensor("c", {64, 64});
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
+  auto load_bias = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto bias = testing::Local("bias", load_bias);
+  auto row = *MakeBinary(BinaryOp::Mul, i, index(16), Span{});
+  auto offsets = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{row, index(0)});
+  auto load_x = testing::Op("tile.load", {a, offsets, testing::Ints({16, 64})});
+  auto x = testing::Local("x", load_x);
+  auto sum = testing::Op("tile.add", {x, bias});
+  auto y = testing::Local("y", sum);
+  auto store = testing::Op("tile.store", {y, offsets, c});
+  auto loop_body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      testing::Assign(x, load_x), testing::Assign(y, sum), std::make_shared<EvalStmt>(store)});
+  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), loop_body, ForKind::Sequential);
+  auto body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{testing::Assign(bias, load_bias), loop});
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, c},
+                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
+                                           std::vector<TypePtr>{}, body, FunctionType::AIV);
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  std::vector<TileMemRef> memrefs;
+  struct Collector final : IRVisitor {
+    std::vector<TileMemRef>* out;
+    void VisitStmt(const StmtPtr& stmt) override {
+      if (const auto* assign = stmt->As<AssignStmt>())
+        if (const auto* tile = assign->var()->type()->As<TileType>()) out->push_back(*tile->memref());
+      IRVisitor::VisitStmt(stmt);
+    }
+  } collector;
+  collector.out = &memrefs;
+  collector.VisitStmt((*result)->Find("k")->body());
+  // bias at 0; x after it; y reuses x's buffer (x dies at the add), never bias's.
+  EXPECT_EQ(memrefs, (std::vector<TileMemRef>{{0, 4096}, {4096, 4096}, {4096, 4096}}));
 }
 
 TEST(AllocateMemoryAddr, LargerUbOfAscend950Fits) {
