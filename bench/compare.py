@@ -121,8 +121,8 @@ def print_tile_add(stats, names, fixed):
         print(f"{size:<9} {str(sim):>16} {str(ref):>16} {ratio:8.2f}  {times_faster(ratio)}")
     if fixed is not None:
         print()
-        print(f"Of each sim time, about {fixed:.0f} us is the fixed cost of an execute() (decode, runtime start-up and")
-        print("teardown; see the chain fit below), whatever the size of the tile.")
+        print("The chain fit below puts the fixed cost of one execute() (decode, runtime start-up and teardown),")
+        print(f"whatever the tile size, at about {fixed:.0f} us of these sim times.")
 
 
 def print_chain(chain, fit):
