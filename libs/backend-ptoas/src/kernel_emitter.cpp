@@ -15,6 +15,7 @@ std::string KernelEmitter::Emit() {
   BindNames();
   // Constants are requested while the other sections print and are declared first, in first-use order.
   EmitTensorViews();
+  EmitIndexCasts();
   EmitTileAllocs();
   for (const auto& stmt : plan_.stmts) LowerStmt(*stmt);
 
@@ -34,6 +35,11 @@ void KernelEmitter::BindNames() {
       std::string name = fmt::format("arg{}", index++);
       names_.Reserve(name);
       values_[param.get()] = "%" + name;
+    }
+  }
+  for (const auto& param : plan_.index_scalars) {
+    if (param->type()->As<ir::ScalarType>()->dtype() == ir::DataType::INDEX) {
+      indices_[param.get()] = values_.at(param.get());
     }
   }
   for (const auto* assign : plan_.tile_defs) values_[assign->var().get()] = names_.Named(assign->var()->name_hint());
@@ -73,6 +79,19 @@ void KernelEmitter::EmitTensorViews() {
   }
 }
 
+void KernelEmitter::EmitIndexCasts() {
+  // Index arithmetic runs in `index`; a narrower parameter is widened once, where it dominates every use.
+  for (const auto& param : plan_.index_scalars) {
+    auto dtype = param->type()->As<ir::ScalarType>()->dtype();
+    if (dtype == ir::DataType::INDEX) continue;
+    std::string name = names_.Named(param->name_hint() + "_idx");
+    indices_[param.get()] = name;
+    Add(prologue_,
+        fmt::format("{} = arith.index_cast {} : {} to index", name, values_.at(param.get()), ElementOf(dtype)),
+        param->span());
+  }
+}
+
 void KernelEmitter::EmitTileAllocs() {
   // One alloc_tile per tile variable at the address memory allocation chose; variables that share
   // a buffer get the same address, which is how ptoas (with no planner of its own here) sees reuse.
@@ -91,7 +110,12 @@ void KernelEmitter::EmitTileAllocs() {
 }
 
 void KernelEmitter::Add(std::vector<std::string>& section, const std::string& text, const ir::Span& span) const {
-  section.push_back(fmt::format("    {}{}\n", text, options_.source_locations ? LocSuffix(span) : ""));
+  std::string loc = options_.source_locations ? LocSuffix(span) : "";
+  section.push_back(fmt::format("{:{}}{}{}\n", "", 4 + 2 * depth_, text, loc));
+}
+
+void KernelEmitter::AddStructural(const std::string& text) {
+  body_.push_back(fmt::format("{:{}}{}\n", "", 4 + 2 * depth_, text));
 }
 
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {

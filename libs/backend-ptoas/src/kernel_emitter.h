@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernel_plan.h"
@@ -16,7 +17,8 @@ class KernelEmitter {
   KernelEmitter(const ir::Function& kernel, const KernelPlan& plan, const ModuleOptions& options);
 
   // `  func.func @name(...) attributes {...} {` ... `  }`, each line ending in '\n'. Inside, the
-  // order ptoas expects: constants, tensor views, tile allocations, the body, return.
+  // order ptoas expects: constants, tensor views, index casts of scalar parameters, tile
+  // allocations (all of them, loops included: addresses are static), the body, return.
   std::string Emit();
 
  private:
@@ -24,8 +26,18 @@ class KernelEmitter {
   void BindNames();
   std::string Signature() const;
   void EmitTensorViews();
+  void EmitIndexCasts();
   void EmitTileAllocs();
+  // An operation, indented for the current loop depth, with the span's location when enabled.
   void Add(std::vector<std::string>& section, const std::string& text, const ir::Span& span) const;
+  // A region opener or closer (`scf.for ... {`, `}`): not an operation, so never a location.
+  void AddStructural(const std::string& text);
+
+  // index_exprs.cpp: loops and the index arithmetic of their bounds and of offsets.
+  void LowerFor(const ir::ForStmt& loop);
+  // The SSA name of an index expression the plan accepted, emitting its arith ops into the body.
+  std::string IndexValue(const ir::ExprPtr& expr, const ir::Span& span);
+  std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);
@@ -44,8 +56,10 @@ class KernelEmitter {
   SsaNames names_;
   std::map<const ir::Var*, std::string> values_;  // parameters and tiles -> their SSA names
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
+  std::map<const ir::Var*, std::string> indices_; // loop variables and scalar parameters -> index values
   std::vector<std::string> prologue_;
   std::vector<std::string> body_;
+  int depth_ = 0;  // loops around the statement being lowered
 };
 
 }  // namespace pypto::backend_ptoas

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "mlir_types.h"
 #include "pypto/ir/op_registry.h"
@@ -58,6 +60,9 @@ class Planner {
     }
     for (const auto& param : plan_.tensor_params) {
       if (used_.contains(param.get())) plan_.viewed_tensors.push_back(param);
+    }
+    for (const auto& param : plan_.scalar_params) {
+      if (used_.contains(param.get())) plan_.index_scalars.push_back(param);
     }
     return std::move(plan_);
   }
@@ -119,7 +124,12 @@ class Planner {
       return CheckCall(*call, stmt, nullptr);
     }
     // Results leave a kernel through its output tensors, so the return itself emits nothing.
-    if (stmt.Is<ir::ReturnStmt>()) return {};
+    if (stmt.Is<ir::ReturnStmt>()) {
+      if (loops_.empty()) return {};
+      return Error(stmt.span(), fmt::format("backend-ptoas cannot lower a return inside a loop in kernel '{}'",
+                                            kernel_.name()));
+    }
+    if (const auto* loop = stmt.As<ir::ForStmt>()) return CheckFor(*loop);
     return Error(stmt.span(), fmt::format("backend-ptoas cannot lower {} in kernel '{}'", StmtKindName(stmt),
                                           kernel_.name()));
   }
@@ -148,7 +158,7 @@ class Planner {
     if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
     if (op == "tile.load") {
       if (auto ok = CheckTensorOperand(call.args()[0], op, span); !ok) return ok;
-      if (auto ok = CheckStaticInts(call.args()[1], "offsets", op, span); !ok) return ok;
+      if (auto ok = CheckOffsets(call.args()[1], op, span); !ok) return ok;
       if (auto ok = CheckStaticInts(call.args()[2], "shapes", op, span); !ok) return ok;
     } else {
       for (const auto& arg : call.args()) {
@@ -160,7 +170,7 @@ class Planner {
 
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
     if (auto ok = CheckTileOperand(call.args()[0], "tile.store", span); !ok) return ok;
-    if (auto ok = CheckStaticInts(call.args()[1], "offsets", "tile.store", span); !ok) return ok;
+    if (auto ok = CheckOffsets(call.args()[1], "tile.store", span); !ok) return ok;
     if (auto ok = CheckTensorOperand(call.args()[2], "tile.store", span); !ok) return ok;
     // `out2 = tile.store(t, offsets, out)` names the same memory as `out`.
     if (assign) {
@@ -224,10 +234,105 @@ class Planner {
     return {};
   }
 
+  // `for i in pl.range(start, stop, step)` becomes scf.for, which takes index bounds and a positive
+  // step. pl.unroll and pl.pipeline are refused rather than run as plain loops: nothing before
+  // backend-ptoas unrolls or pipelines them yet, and dropping the request silently would hide that.
+  Status CheckFor(const ir::ForStmt& loop) {
+    const auto& var = *loop.loop_var();
+    if (loop.kind() == ir::ForKind::Unroll || loop.kind() == ir::ForKind::Pipeline) {
+      return Error(loop.span(), fmt::format("backend-ptoas cannot lower the pl.{} loop over '{}' in kernel '{}' "
+                                            "(supported: pl.range, pl.parallel)",
+                                            ir::ForKindName(loop.kind()), var.name_hint(), kernel_.name()));
+    }
+    const auto* scalar = var.type()->As<ir::ScalarType>();
+    if (!scalar || scalar->dtype() != ir::DataType::INDEX) {
+      return Error(loop.span(), fmt::format("the loop variable '{}' must have type INDEX, got {}", var.name_hint(),
+                                            var.type()->str()));
+    }
+    const std::pair<const char*, const ir::ExprPtr*> bounds[] = {
+        {"start", &loop.start()}, {"stop", &loop.stop()}, {"step", &loop.step()}};
+    for (const auto& [name, bound] : bounds) {
+      std::string what = fmt::format("the {} of the loop over '{}'", name, var.name_hint());
+      if (auto ok = CheckIndexExpr(*bound, what, loop.span()); !ok) return ok;
+    }
+    if (auto step = ir::AsConstInt(loop.step()); step && *step <= 0) {
+      return Error(loop.span(), fmt::format("the loop over '{}' has step {}; backend-ptoas lowers loops to scf.for, "
+                                            "whose step must be positive",
+                                            var.name_hint(), *step));
+    }
+    auto& body = plan_.loop_bodies[&loop];
+    if (loop.body()) Flatten(loop.body(), body);
+    loops_.push_back(&var);
+    for (const auto& stmt : body) {
+      if (auto ok = CheckStmt(*stmt); !ok) return ok;
+    }
+    loops_.pop_back();
+    return {};
+  }
+
+  // Offsets may be computed at run time from loop variables and scalar parameters.
+  Status CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {
+    const auto* tuple = arg->As<ir::TupleLiteral>();
+    if (!tuple) return Error(span, fmt::format("the offsets of '{}' must be a list of integers", op));
+    std::string what = fmt::format("an offset of '{}'", op);
+    for (const auto& element : tuple->elements()) {
+      if (auto ok = CheckIndexExpr(element, what, span); !ok) return ok;
+    }
+    return {};
+  }
+
+  // An `index` value: integer constants, enclosing loop variables and signed integer scalar
+  // parameters, combined by + - * // % min max. Comparisons and float division give no index.
+  Status CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span) {
+    if (expr->Is<ir::ConstInt>()) return {};
+    if (const auto* var = expr->As<ir::Var>()) return CheckIndexVar(*var, what, span);
+    if (const auto* binary = expr->As<ir::BinaryExpr>()) {
+      const char* symbol = ir::BinaryOpSymbol(binary->op());
+      if (ir::IsComparison(binary->op())) {
+        return Error(span, fmt::format("{} uses the comparison '{}', whose result is a boolean; backend-ptoas "
+                                       "lowers only + - * // % min max of integers there",
+                                       what, symbol));
+      }
+      const auto* scalar = binary->type()->As<ir::ScalarType>();
+      if (binary->op() == ir::BinaryOp::FloatDiv || !scalar || !ir::IsInteger(scalar->dtype())) {
+        return Error(span, fmt::format("{} uses '{}' with a non-integer result; use '//' for integer division", what,
+                                       symbol));
+      }
+      if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
+      return CheckIndexExpr(binary->rhs(), what, span);
+    }
+    return Error(span, fmt::format("{} must be an integer expression of constants, loop variables and scalar "
+                                   "parameters",
+                                   what));
+  }
+
+  Status CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span) {
+    if (std::find(loops_.begin(), loops_.end(), &var) != loops_.end()) return {};
+    bool is_param = std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                                [&](const ir::VarPtr& param) { return param.get() == &var; });
+    if (!is_param) {
+      return Error(span, fmt::format("{} reads '{}', which is neither an enclosing loop variable nor a scalar "
+                                     "parameter of kernel '{}'",
+                                     what, var.name_hint(), kernel_.name()));
+    }
+    // arith.index_cast takes signless integers; unsigned parameters are typed ui8..ui64 in the module.
+    auto dtype = var.type()->As<ir::ScalarType>()->dtype();
+    using ir::DataType;
+    if (dtype != DataType::INDEX && dtype != DataType::INT8 && dtype != DataType::INT16 &&
+        dtype != DataType::INT32 && dtype != DataType::INT64) {
+      return Error(span, fmt::format("{} reads the {} parameter '{}'; backend-ptoas computes offsets and loop "
+                                     "bounds only from signed integer or INDEX scalars",
+                                     what, ir::DataTypeName(dtype), var.name_hint()));
+    }
+    used_.insert(&var);
+    return {};
+  }
+
   const ir::Function& kernel_;
   KernelPlan plan_;
   std::set<const ir::Var*> tiles_;
-  std::set<const ir::Var*> used_;
+  std::set<const ir::Var*> used_;      // tensor and scalar parameters the body reads
+  std::vector<const ir::Var*> loops_;  // loop variables in scope, outermost first
 };
 
 }  // namespace

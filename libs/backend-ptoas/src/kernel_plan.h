@@ -24,8 +24,12 @@ struct KernelPlan {
   std::vector<ir::VarPtr> scalar_params;
   // Tensor parameters that loads and stores touch, in declaration order; only these get a view.
   std::vector<ir::VarPtr> viewed_tensors;
-  // The body with nested sequences flattened.
+  // The body with nested sequences flattened; loops stay as ForStmts whose bodies are in loop_bodies.
   std::vector<ir::StmtPtr> stmts;
+  std::map<const ir::ForStmt*, std::vector<ir::StmtPtr>> loop_bodies;
+  // Scalar parameters that loop bounds or offsets read, in declaration order. Index arithmetic is
+  // done in `index`, so each one that is not already INDEX gets one arith.index_cast up front.
+  std::vector<ir::VarPtr> index_scalars;
   // The assignments that define tiles, in program order (each gets one alloc_tile).
   std::vector<const ir::AssignStmt*> tile_defs;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the

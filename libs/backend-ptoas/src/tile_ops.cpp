@@ -1,5 +1,6 @@
-// How each supported tile op prints. Loads and stores go through a partition_view: the static window
-// [offsets, offsets + sizes) of a tensor view, which tload/tstore then move as a whole.
+// How each supported tile op prints. Loads and stores go through a partition_view: the window
+// [offsets, offsets + sizes) of a tensor view, statically shaped but possibly at offsets computed in a
+// loop, which tload/tstore then move as a whole.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,6 +20,7 @@ ir::Shape StaticInts(const ir::ExprPtr& tuple) {
 }  // namespace
 
 void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
+  if (const auto* loop = stmt.As<ir::ForStmt>()) return LowerFor(*loop);
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();
   if (assign) {
@@ -83,7 +85,10 @@ std::string KernelEmitter::PartitionView(const ir::Var& tensor, const ir::ExprPt
   const ir::Var* param = plan_.tensor_param_of.at(&tensor);
   const auto* tensor_type = param->type()->As<ir::TensorType>();
   std::vector<std::string> offset_values, size_values;
-  for (int64_t offset : StaticInts(offsets)) offset_values.push_back(names_.Constant(offset, "index"));
+  // Offsets computed from loop variables get their arith ops here, just before the view that reads them.
+  for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements()) {
+    offset_values.push_back(IndexValue(offset, span));
+  }
   for (int64_t size : sizes) size_values.push_back(names_.Constant(size, "index"));
   std::string window = names_.Named(param->name_hint() + "_pview");
   Add(body_,

@@ -19,6 +19,30 @@ inline ir::ExprPtr Ints(std::initializer_list<int64_t> values) {
   return std::make_shared<ir::TupleLiteral>(std::move(elements));
 }
 
+inline ir::ExprPtr Index(int64_t value) { return std::make_shared<ir::ConstInt>(value, ir::DataType::INDEX); }
+
+// `[e0, e1, ...]` of arbitrary index expressions (offsets computed from loop variables).
+inline ir::ExprPtr Tuple(std::vector<ir::ExprPtr> elements) {
+  return std::make_shared<ir::TupleLiteral>(std::move(elements));
+}
+
+// `lhs op rhs` as the frontend builds it (constants fold).
+inline ir::ExprPtr Bin(ir::BinaryOp op, const ir::ExprPtr& lhs, const ir::ExprPtr& rhs, ir::Span span = {}) {
+  auto expr = ir::MakeBinary(op, lhs, rhs, span);
+  if (!expr) throw std::runtime_error(expr.error().str());
+  return *expr;
+}
+
+inline ir::VarPtr LoopVar(const std::string& name, ir::Span span = {}) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX), span);
+}
+
+inline ir::StmtPtr For(const ir::VarPtr& var, ir::ExprPtr start, ir::ExprPtr stop, ir::ExprPtr step,
+                       std::vector<ir::StmtPtr> body, ir::Span span, ir::ForKind kind = ir::ForKind::Sequential) {
+  return std::make_shared<ir::ForStmt>(var, std::move(start), std::move(stop), std::move(step),
+                                       std::make_shared<ir::SeqStmts>(std::move(body)), kind, std::move(span));
+}
+
 inline ir::VarPtr TensorParam(const std::string& name, ir::Shape shape, ir::Span span,
                               ir::DataType dtype = ir::DataType::FP32) {
   return std::make_shared<ir::Var>(name, std::make_shared<ir::TensorType>(std::move(shape), dtype), span);
@@ -84,6 +108,35 @@ inline ir::FunctionPtr VectorAddKernel(const std::string& op = "tile.add") {
   return Kernel("vector_add", {a, b, out}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
                 {Assign(tile_a, load_a, At(3, 5)), Assign(tile_b, load_b, At(4, 5)), Assign(tile_c, sum, At(5, 5)),
                  Eval(store, At(6, 5)), Return({out}, At(7, 5))});
+}
+
+// def chunked_add_incore_0(a, b, c):                             # line 1
+//     for i in pl.range(4):                                      # line 2
+//         tile_a = pl.tile.load(a, [i * 128, 0], [128, 128])     # line 3
+//         tile_b = pl.tile.load(b, [i * 128, 0], [128, 128])     # line 4
+//         __tmp_v0 = pl.tile.add(tile_a, tile_b)                 # line 5, in tile_a's buffer
+//         pl.tile.store(__tmp_v0, [i * 128, 0], c)               # line 6
+//     return c                                                   # line 7
+inline ir::FunctionPtr ChunkedAddKernel() {
+  auto a = TensorParam("a", {512, 128}, At(1, 31));
+  auto b = TensorParam("b", {512, 128}, At(1, 34));
+  auto c = TensorParam("c", {512, 128}, At(1, 37));
+  auto i = LoopVar("i", At(2, 9));
+  auto row = [&](int column) { return Tuple({Bin(ir::BinaryOp::Mul, i, Index(128), At(3, column)), Index(0)}); };
+  auto load_a = Op("tile.load", {a, row(36), Ints({128, 128})}, At(3, 18));
+  auto tile_a = TileAt("tile_a", load_a, 0);
+  auto load_b = Op("tile.load", {b, row(36), Ints({128, 128})}, At(4, 18));
+  auto tile_b = TileAt("tile_b", load_b, 65536);
+  auto sum = Op("tile.add", {tile_a, tile_b}, At(5, 20));
+  auto tmp = TileAt("__tmp_v0", sum, 0);
+  auto store = Op("tile.store", {tmp, row(33), c}, At(6, 9));
+  auto loop = For(i, Index(0), Index(4), Index(1),
+                  {Assign(tile_a, load_a, At(3, 9)), Assign(tile_b, load_b, At(4, 9)), Assign(tmp, sum, At(5, 9)),
+                   Eval(store, At(6, 9))},
+                  At(2, 5));
+  return Kernel("chunked_add_incore_0", {a, b, c},
+                {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                {loop, Return({c}, At(7, 5))});
 }
 
 inline ir::ProgramPtr ProgramOf(const ir::FunctionPtr& kernel) {

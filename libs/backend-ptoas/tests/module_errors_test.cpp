@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/module.h"
 
@@ -89,6 +91,91 @@ TEST(EmitModuleErrors, NestedScopeIsNotLowered) {
                                                      At(5, 5));
   auto kernel = Kernel("k", {}, {}, {scope});
   EXPECT_EQ(ErrorOf(*kernel), "k.py:5:5: backend-ptoas cannot lower InCoreScopeStmt in kernel 'k'");
+}
+
+// for i in pl.<kind>(0, stop, step):               # line 2
+//     t = pl.load(a, [row(i), 0], [16, 16])         # line 3, row(i) = i * 16 unless given
+//     return a                                      # line 4, with return_inside
+ir::FunctionPtr LoopKernel(ir::ForKind kind, ir::ExprPtr stop = Index(4), ir::ExprPtr step = Index(1),
+                           std::function<ir::ExprPtr(const ir::VarPtr&)> row = nullptr,
+                           std::vector<ir::VarPtr> scalars = {}, bool return_inside = false) {
+  auto a = TensorParam("a", {64, 16}, {});
+  auto i = LoopVar("i");
+  ir::ExprPtr offset = row ? row(i) : Bin(ir::BinaryOp::Mul, i, Index(16));
+  auto load = Op("tile.load", {a, Tuple({offset, Index(0)}), Ints({16, 16})}, At(3, 13));
+  std::vector<ir::StmtPtr> body = {Assign(TileAt("t", load, 0), load, At(3, 9))};
+  if (return_inside) body.push_back(Return({a}, At(4, 9)));
+  std::vector<ir::VarPtr> params = {a};
+  std::vector<ir::ParamDirection> directions = {ir::ParamDirection::InOut};
+  for (const auto& scalar : scalars) {
+    params.push_back(scalar);
+    directions.push_back(ir::ParamDirection::In);
+  }
+  return Kernel("k", params, directions, {For(i, Index(0), std::move(stop), std::move(step), body, At(2, 5), kind)});
+}
+
+TEST(EmitModuleErrors, UnrollAndPipelineLoopsAreNotLowered) {
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Unroll)),
+            "k.py:2:5: backend-ptoas cannot lower the pl.unroll loop over 'i' in kernel 'k' (supported: pl.range, "
+            "pl.parallel)");
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Pipeline)),
+            "k.py:2:5: backend-ptoas cannot lower the pl.pipeline loop over 'i' in kernel 'k' (supported: pl.range, "
+            "pl.parallel)");
+  EXPECT_TRUE(EmitModule(*LoopKernel(ir::ForKind::Parallel), "a2a3"));
+}
+
+TEST(EmitModuleErrors, LoopStepMustBePositive) {
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Index(4), Index(-1))),
+            "k.py:2:5: the loop over 'i' has step -1; backend-ptoas lowers loops to scf.for, whose step must be "
+            "positive");
+}
+
+TEST(EmitModuleErrors, OffsetWithAComparison) {
+  auto row = [](const ir::VarPtr& i) {
+    return Bin(ir::BinaryOp::Mul, Index(16), Bin(ir::BinaryOp::Lt, i, Index(2)));
+  };
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Index(4), Index(1), row)),
+            "k.py:3:13: an offset of 'tile.load' uses the comparison '<', whose result is a boolean; backend-ptoas "
+            "lowers only + - * // % min max of integers there");
+}
+
+TEST(EmitModuleErrors, OffsetReadingAVariableOutsideItsLoop) {
+  auto j = LoopVar("j");
+  auto row = [&](const ir::VarPtr&) { return ir::ExprPtr(j); };
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Index(4), Index(1), row)),
+            "k.py:3:13: an offset of 'tile.load' reads 'j', which is neither an enclosing loop variable nor a scalar "
+            "parameter of kernel 'k'");
+}
+
+TEST(EmitModuleErrors, LoopBoundFromAnUnsignedOrFloatScalar) {
+  auto n = ScalarParam("n", ir::DataType::UINT32, {});
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, n, Index(1), nullptr, {n})),
+            "k.py:2:5: the stop of the loop over 'i' reads the UINT32 parameter 'n'; backend-ptoas computes offsets "
+            "and loop bounds only from signed integer or INDEX scalars");
+  auto m = ScalarParam("m", ir::DataType::INT32, {});
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Bin(ir::BinaryOp::FloatDiv, m, Index(2)), Index(1),
+                                nullptr, {m})),
+            "k.py:2:5: the stop of the loop over 'i' uses '/' with a non-integer result; use '//' for integer "
+            "division");
+}
+
+TEST(EmitModuleErrors, ReturnInsideALoop) {
+  EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Index(4), Index(1), nullptr, {}, true)),
+            "k.py:4:9: backend-ptoas cannot lower a return inside a loop in kernel 'k'");
+}
+
+TEST(EmitModuleErrors, UnsupportedOpInsideALoop) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(3, 13));
+  auto t = TileAt("t", load, 0);
+  auto exp =
+      std::make_shared<ir::Call>(&ExpOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(4, 13));
+  auto loop = For(LoopVar("i"), Index(0), Index(2), Index(1),
+                  {Assign(t, load, At(3, 9)), Assign(TileAt("e", load, 1024), exp, At(4, 9))}, At(2, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {loop});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:4:13: backend-ptoas cannot lower op 'tile.exp' in kernel 'k' (supported: tile.load, tile.store, "
+            "tile.add, tile.sub, tile.mul, tile.div)");
 }
 
 TEST(EmitModuleErrors, UnsupportedElementType) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -85,7 +87,10 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
   }
 }
 
-Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory) {
+// `offsets` is the region origin: the instruction's own constants, or those with the computed
+// offsets filled in.
+Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
+                const int64_t* offsets) {
   const Instr& instr = kernel.code[index];
   const bool load = instr.op == Opcode::Load;
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
@@ -112,11 +117,16 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
                                    TensorName(kernel, instr.tensor_slot), tensor->dtype, instr.rt_dtype));
   }
   // The region must stay inside the view the task was given (its dependencies cover only that).
+  // Constant offsets are never negative (the decoder checked); computed ones may be anything.
   for (int d = 0; d < instr.rank; ++d) {
-    if (instr.offsets[d] + instr.shape[d] > static_cast<int64_t>(tensor->shapes[d])) {
+    if (offsets[d] < 0 || offsets[d] > static_cast<int64_t>(tensor->shapes[d]) - instr.shape[d]) {
       std::vector<std::string> region;
-      for (int k = 0; k < instr.rank; ++k)
-        region.push_back(fmt::format("{}:{}", instr.offsets[k], instr.offsets[k] + instr.shape[k]));
+      for (int k = 0; k < instr.rank; ++k) {
+        int64_t end = 0;
+        region.push_back(__builtin_add_overflow(offsets[k], instr.shape[k], &end)
+                             ? fmt::format("{}:{}+{}", offsets[k], offsets[k], instr.shape[k])
+                             : fmt::format("{}:{}", offsets[k], end));
+      }
       return KernelError(kernel, index,
                          fmt::format("out-of-bounds global {}: region [{}] is outside the view of {} with shape [{}]",
                                      load ? "read" : "write", fmt::join(region, ", "),
@@ -129,7 +139,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   unsigned __int128 first = tensor->start_offset;
   unsigned __int128 last = 0;
   for (int d = 0; d < instr.rank; ++d) {
-    first += static_cast<unsigned __int128>(instr.offsets[d]) * tensor->strides[d];
+    first += static_cast<unsigned __int128>(offsets[d]) * tensor->strides[d];
     last += static_cast<unsigned __int128>(instr.shape[d] - 1) * tensor->strides[d];
   }
   last += first;
@@ -216,13 +226,107 @@ SimExecutor::SimExecutor(const ir::SocSpec& soc, std::vector<DecodedKernel> kern
   }
 }
 
+namespace {
+
+inline int64_t Read(const Operand& operand, const int64_t* regs) {
+  return operand.is_reg() ? regs[operand.reg] : operand.imm;
+}
+
+// The scalar code attached to instruction `index`.
+Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ScalarInstr* code = kernel.scalar_code.data() + instr.scalar_begin;
+  for (uint32_t s = 0; s < instr.scalar_count; ++s) {
+    const ScalarInstr& op = code[s];
+    if (!EvalScalar(op.op, Read(op.a, regs), Read(op.b, regs), regs[op.dst])) [[unlikely]] {
+      return KernelError(kernel, index,
+                         fmt::format("integer division by zero in `{}`", kernel.scalar_text[instr.scalar_begin + s]));
+    }
+  }
+  return {};
+}
+
+// The value of a scalar parameter from its 64-bit pattern.
+int64_t ParamValue(const ScalarParamInit& init, int64_t bits) {
+  if (init.bits >= 64) return bits;
+  const int shift = 64 - init.bits;
+  const uint64_t raw = static_cast<uint64_t>(bits) << shift;
+  return init.is_signed ? static_cast<int64_t>(raw) >> shift : static_cast<int64_t>(raw >> shift);
+}
+
+}  // namespace
+
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
                                                         CoreMemory& memory) {
-  for (size_t i = 0; i < kernel.code.size(); ++i) {
-    Result result = kernel.code[i].op == Opcode::Load || kernel.code[i].op == Opcode::Store
-                        ? Transfer(kernel, i, args, memory)
-                        : Elementwise(kernel, i, memory);
+  // The register file: on the stack unless the kernel needs an unusual number of registers.
+  constexpr size_t kInlineRegisters = 128;
+  std::array<int64_t, kInlineRegisters> inline_regs;
+  std::vector<int64_t> heap_regs;
+  int64_t* regs = inline_regs.data();
+  if (kernel.registers.size() > kInlineRegisters) {
+    heap_regs.resize(kernel.registers.size());
+    regs = heap_regs.data();
+  }
+  // Every register is written before it is read; zeroing them keeps a decoder bug deterministic.
+  std::fill_n(regs, kernel.registers.size(), int64_t{0});
+  for (const auto& init : kernel.scalar_params) regs[init.reg] = ParamValue(init, args[init.slot]);
+
+  const Instr* code = kernel.code.data();
+  const size_t size = kernel.code.size();
+  int64_t offsets[kMaxDims];
+  for (size_t pc = 0; pc < size;) {
+    const Instr& instr = code[pc];
+    if (instr.scalar_count != 0) {
+      if (Result result = RunScalars(kernel, pc, regs); !result) return result;
+    }
+    Result result;
+    switch (instr.op) {
+      case Opcode::Load:
+      case Opcode::Store:
+        if (instr.dynamic) {
+          for (int d = 0; d < instr.rank; ++d)
+            offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
+          result = Transfer(kernel, pc, args, memory, offsets);
+        } else {
+          result = Transfer(kernel, pc, args, memory, instr.offsets.data());
+        }
+        break;
+      case Opcode::LoopBegin: {
+        const LoopInfo& loop = instr.loop;
+        const int64_t start = Read(loop.start, regs), stop = Read(loop.stop, regs), step = Read(loop.step, regs);
+        if (step == 0) [[unlikely]] {
+          return KernelError(kernel, pc, fmt::format("the loop step is 0 (range({}, {}, 0))", start, stop));
+        }
+        const uint64_t trips = TripCount(start, stop, step);
+        if (trips == 0) {
+          pc = loop.partner + 1;
+          continue;
+        }
+        regs[loop.var] = start;
+        regs[loop.trips] = static_cast<int64_t>(trips);
+        if (loop.step_copy >= 0) regs[loop.step_copy] = step;
+        ++pc;
+        continue;
+      }
+      case Opcode::LoopEnd: {
+        const LoopInfo& loop = instr.loop;
+        const uint64_t left = static_cast<uint64_t>(regs[loop.trips]) - 1;
+        if (left != 0) {
+          regs[loop.trips] = static_cast<int64_t>(left);
+          regs[loop.var] = static_cast<int64_t>(static_cast<uint64_t>(regs[loop.var]) +
+                                                static_cast<uint64_t>(Read(loop.step, regs)));
+          pc = loop.partner + 1;
+          continue;
+        }
+        ++pc;
+        continue;
+      }
+      default:
+        result = Elementwise(kernel, pc, memory);
+        break;
+    }
     if (!result) return result;
+    ++pc;
   }
   return {};
 }

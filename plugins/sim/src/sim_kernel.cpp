@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <variant>
 
@@ -19,6 +21,27 @@ const char* OpcodeName(Opcode op) {
     case Opcode::Sub: return "sub";
     case Opcode::Mul: return "mul";
     case Opcode::Div: return "div";
+    case Opcode::LoopBegin: return "for";
+    case Opcode::LoopEnd: return "endfor";
+  }
+  return "?";
+}
+
+const char* ScalarOpSymbol(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::Add: return "+";
+    case ScalarOp::Sub: return "-";
+    case ScalarOp::Mul: return "*";
+    case ScalarOp::FloorDiv: return "//";
+    case ScalarOp::FloorMod: return "%";
+    case ScalarOp::Min: return "min";
+    case ScalarOp::Max: return "max";
+    case ScalarOp::Eq: return "==";
+    case ScalarOp::Ne: return "!=";
+    case ScalarOp::Lt: return "<";
+    case ScalarOp::Le: return "<=";
+    case ScalarOp::Gt: return ">";
+    case ScalarOp::Ge: return ">=";
   }
   return "?";
 }
@@ -65,7 +88,46 @@ struct TileValue {
   ir::Shape shape;
   int64_t num_elements = 0;
 };
-using Value = std::variant<TensorValue, TileValue>;
+// An integer scalar: a constant, or a register (loop variables, computed values, parameters).
+struct ScalarValue {
+  Operand operand;
+};
+using Value = std::variant<TensorValue, TileValue, ScalarValue>;
+
+// Scalars the simulator computes with: integers of any width, and booleans (comparisons).
+bool IsIntScalar(const ir::TypePtr& type) {
+  const auto* scalar = type ? type->As<ir::ScalarType>() : nullptr;
+  return scalar && (ir::IsInteger(scalar->dtype()) || scalar->dtype() == ir::DataType::BOOL);
+}
+
+std::optional<ScalarOp> ToScalarOp(ir::BinaryOp op) {
+  switch (op) {
+    case ir::BinaryOp::Add: return ScalarOp::Add;
+    case ir::BinaryOp::Sub: return ScalarOp::Sub;
+    case ir::BinaryOp::Mul: return ScalarOp::Mul;
+    case ir::BinaryOp::FloorDiv: return ScalarOp::FloorDiv;
+    case ir::BinaryOp::FloorMod: return ScalarOp::FloorMod;
+    case ir::BinaryOp::Min: return ScalarOp::Min;
+    case ir::BinaryOp::Max: return ScalarOp::Max;
+    case ir::BinaryOp::Eq: return ScalarOp::Eq;
+    case ir::BinaryOp::Ne: return ScalarOp::Ne;
+    case ir::BinaryOp::Lt: return ScalarOp::Lt;
+    case ir::BinaryOp::Le: return ScalarOp::Le;
+    case ir::BinaryOp::Gt: return ScalarOp::Gt;
+    case ir::BinaryOp::Ge: return ScalarOp::Ge;
+    case ir::BinaryOp::FloatDiv: break;
+  }
+  return std::nullopt;
+}
+
+// `for i in pl.range(...)` as the DSL spells it, omitting a start of 0 and a step of 1.
+std::string ForText(const ir::ForStmt& loop) {
+  const bool from_zero = ir::AsConstInt(loop.start()) == 0, unit_step = ir::AsConstInt(loop.step()) == 1;
+  std::string args = ir::PrintExpr(loop.stop());
+  if (!from_zero || !unit_step) args = fmt::format("{}, {}", ir::PrintExpr(loop.start()), args);
+  if (!unit_step) args = fmt::format("{}, {}", args, ir::PrintExpr(loop.step()));
+  return fmt::format("for {} in pl.{}({})", loop.loop_var()->name_hint(), ir::ForKindName(loop.kind()), args);
+}
 
 class Decoder {
  public:
@@ -140,6 +202,20 @@ class Decoder {
     }
     for (auto& param : kernel_.params)
       if (!param.is_tensor) param.slot = kernel_.tensor_count + kernel_.scalar_count++;
+    // Integer scalar parameters are read into registers when the kernel starts.
+    for (size_t i : scalars) {
+      const auto& var = function_.params()[i];
+      const auto& param = kernel_.params[i];
+      if (!IsIntScalar(var->type())) continue;
+      const int bits = param.dtype == ir::DataType::BOOL ? 8 : ir::DataTypeBits(param.dtype);
+      const uint32_t reg = NewRegister(param.name, "scalar parameter");
+      kernel_.scalar_params.push_back(ScalarParamInit{
+          .reg = reg,
+          .slot = param.slot,
+          .bits = static_cast<uint8_t>(std::clamp(bits, 1, 64)),
+          .is_signed = static_cast<uint8_t>(param.dtype) < 0x20 && param.dtype != ir::DataType::BOOL});
+      values_[var.get()] = ScalarValue{Operand::Reg(reg)};
+    }
     if (kernel_.tensor_count > 32 || kernel_.scalar_count > 16) {
       return Error(fmt::format("{}: kernel '{}' takes {} tensors and {} scalars; the runtime allows 32 and 16",
                                function_.span().str(), Name(), kernel_.tensor_count, kernel_.scalar_count));
@@ -156,13 +232,148 @@ class Decoder {
     }
     if (const auto* assign = stmt->As<ir::AssignStmt>()) return DecodeValue(assign->var(), assign->value(), *stmt);
     if (const auto* eval = stmt->As<ir::EvalStmt>()) return DecodeValue(nullptr, eval->expr(), *stmt);
+    if (const auto* loop = stmt->As<ir::ForStmt>()) return DecodeFor(*loop);
     if (stmt->Is<ir::ReturnStmt>()) {
+      if (loop_depth_ > 0) {
+        return Error(fmt::format("{}: kernel '{}': a return inside a loop is not supported by the simulator",
+                                 stmt->span().str(), Name()));
+      }
       done_ = true;
       return {};
     }
     return Error(fmt::format("{}: kernel '{}': this statement kind is not supported by the simulator (only "
-                             "assignments, op calls and return)",
+                             "assignments, op calls, for loops and return)",
                              stmt->span().str(), Name()));
+  }
+
+  // A loop becomes LoopBegin, its body, LoopEnd. Its bounds are read once, before the first
+  // iteration, as Python's range does.
+  pypto::expected<void, std::string> DecodeFor(const ir::ForStmt& loop) {
+    const std::string text = ForText(loop);
+    const ir::Span& span = loop.span();
+    source_ = InstrSource{text, span.str()};
+    span_ = &span;
+    const auto& var = loop.loop_var();
+    if (!var || !IsIntScalar(var->type()) || var->type()->As<ir::ScalarType>()->dtype() == ir::DataType::BOOL) {
+      return Fail(fmt::format("the loop variable must be an integer scalar, got {}",
+                              var ? var->type()->str() : std::string("none")));
+    }
+    LoopInfo info;
+    info.kind = loop.kind();
+    const std::pair<const char*, const ir::ExprPtr*> bounds[] = {
+        {"start", &loop.start()}, {"stop", &loop.stop()}, {"step", &loop.step()}};
+    Operand* slots[] = {&info.start, &info.stop, &info.step};
+    for (size_t i = 0; i < 3; ++i) {
+      const ir::ExprPtr& bound = *bounds[i].second;
+      const auto* scalar = bound ? bound->type()->As<ir::ScalarType>() : nullptr;
+      if (!scalar || !ir::IsInteger(scalar->dtype())) {
+        return Fail(fmt::format("the loop {} must be an integer, got `{}` of type {}", bounds[i].first,
+                                bound ? ir::PrintExpr(bound) : "", bound ? bound->type()->str() : "none"));
+      }
+      auto operand = Scalar(bound);
+      if (!operand) return Error(operand.error());
+      *slots[i] = *operand;
+    }
+    if (!info.step.is_reg() && info.step.imm == 0) return Fail("the loop step is 0");
+    info.var = NewRegister(var->name_hint(), "loop variable");
+    info.trips = NewRegister(var->name_hint(), "iterations left");
+    if (info.step.is_reg()) info.step_copy = static_cast<int32_t>(NewRegister(var->name_hint(), "step"));
+    // Values computed inside the body exist only while it runs (not at all for 0 iterations): the
+    // loop variable, scalars assigned in the body and the expressions computed there go out of
+    // scope with the loop.
+    const size_t computed_scope = computed_.size(), scalar_scope = loop_scalars_.size();
+    values_[var.get()] = ScalarValue{Operand::Reg(info.var)};
+    loop_scalars_.push_back(var.get());
+
+    Instr begin;
+    begin.op = Opcode::LoopBegin;
+    begin.loop = info;
+    const size_t begin_index = Emit(begin);
+    ++loop_depth_;
+    auto body = DecodeStmt(loop.body());
+    --loop_depth_;
+    if (!body) return body;
+    computed_.resize(computed_scope);
+    for (size_t v = scalar_scope; v < loop_scalars_.size(); ++v) values_.erase(loop_scalars_[v]);
+    loop_scalars_.resize(scalar_scope);
+
+    source_ = InstrSource{text, span.str()};
+    span_ = &span;
+    Instr end;
+    end.op = Opcode::LoopEnd;
+    end.loop = info;
+    if (info.step_copy >= 0) end.loop.step = Operand::Reg(static_cast<uint32_t>(info.step_copy));
+    end.loop.partner = static_cast<uint32_t>(begin_index);
+    const size_t end_index = Emit(end);
+    kernel_.code[begin_index].loop.partner = static_cast<uint32_t>(end_index);
+    return {};
+  }
+
+  uint32_t NewRegister(std::string name, std::string role) {
+    kernel_.registers.push_back(RegisterInfo{std::move(name), std::move(role)});
+    return static_cast<uint32_t>(kernel_.registers.size() - 1);
+  }
+
+  // An integer scalar expression as an operand: constants stay immediates (the frontend has folded
+  // constant arithmetic; what is left is folded here too), anything else is computed into a
+  // register by scalar code that runs before the next instruction. An expression already computed
+  // in the current loop scope is reused.
+  pypto::expected<Operand, std::string> Scalar(const ir::ExprPtr& expr) {
+    if (const auto* constant = expr->As<ir::ConstInt>()) return Operand::Imm(constant->value());
+    if (const auto* constant = expr->As<ir::ConstBool>()) return Operand::Imm(constant->value() ? 1 : 0);
+    if (const auto* var = expr->As<ir::Var>()) {
+      auto it = values_.find(var);
+      if (it != values_.end()) {
+        if (const auto* scalar = std::get_if<ScalarValue>(&it->second)) return scalar->operand;
+        return Fail(fmt::format("'{}' is a {}, not an integer scalar", var->name_hint(),
+                                std::holds_alternative<TileValue>(it->second) ? "tile" : "tensor"));
+      }
+      if (const auto* scalar = var->type()->As<ir::ScalarType>(); scalar && !IsIntScalar(var->type())) {
+        return Fail(fmt::format("'{}' is a {} scalar; the simulator computes only with integer scalars so far",
+                                var->name_hint(), ir::DataTypeName(scalar->dtype())));
+      }
+      return Fail(fmt::format("'{}' is used before it is assigned", var->name_hint()));
+    }
+    const std::string text = ir::PrintExpr(expr);
+    const auto* binary = expr->As<ir::BinaryExpr>();
+    if (!binary) {
+      if (expr->Is<ir::ConstFloat>()) {
+        return Fail(fmt::format("`{}` is a floating-point scalar; the simulator computes only with integer scalars "
+                                "so far",
+                                text));
+      }
+      return Fail(fmt::format("`{}` is not a scalar expression the simulator can evaluate", text));
+    }
+    const auto op = ToScalarOp(binary->op());
+    if (!op) {
+      return Fail(fmt::format("`{}` is a true division, which yields a float; the simulator computes only with "
+                              "integer scalars so far (use //)",
+                              text));
+    }
+    if (!IsIntScalar(binary->lhs()->type()) || !IsIntScalar(binary->rhs()->type()) ||
+        !IsIntScalar(binary->type())) {
+      return Fail(fmt::format("`{}` computes with {} and {}; the simulator computes only with integer scalars so "
+                              "far",
+                              text, binary->lhs()->type()->str(), binary->rhs()->type()->str()));
+    }
+    auto lhs = Scalar(binary->lhs());
+    if (!lhs) return lhs;
+    auto rhs = Scalar(binary->rhs());
+    if (!rhs) return rhs;
+    const bool divides = *op == ScalarOp::FloorDiv || *op == ScalarOp::FloorMod;
+    if (divides && !rhs->is_reg() && rhs->imm == 0) return Fail(fmt::format("`{}` divides by zero", text));
+    if (!lhs->is_reg() && !rhs->is_reg()) {
+      int64_t value = 0;
+      EvalScalar(*op, lhs->imm, rhs->imm, value);
+      return Operand::Imm(value);
+    }
+    for (const auto& done : computed_)
+      if (done.op == *op && done.a == *lhs && done.b == *rhs) return Operand::Reg(done.reg);
+    const uint32_t reg = NewRegister(text, "");
+    pending_.push_back(ScalarInstr{*op, reg, *lhs, *rhs});
+    pending_text_.push_back(text);
+    computed_.push_back(Computed{*op, *lhs, *rhs, reg});
+    return Operand::Reg(reg);
   }
 
   static const ir::Span& SpanOf(const ir::Expr& expr, const ir::Stmt& stmt) {
@@ -176,6 +387,24 @@ class Decoder {
     const std::string text = target ? fmt::format("{} = {}", target->name_hint(), ir::PrintExpr(value))
                                      : ir::PrintExpr(value);
     const ir::Span& span = SpanOf(*value, stmt);
+    source_ = InstrSource{text, span.str()};
+    span_ = &span;
+    if (!call && target && target->type()->As<ir::ScalarType>()) {
+      // A scalar assignment computes (or just names) a value; its code runs before the next
+      // instruction, which is where it stands in program order.
+      if (!IsIntScalar(target->type())) {
+        return Fail(fmt::format("'{}' is a {} scalar; the simulator computes only with integer scalars so far",
+                                target->name_hint(), target->type()->str()));
+      }
+      auto operand = Scalar(value);
+      if (!operand) return Error(operand.error());
+      if (operand->is_reg() && kernel_.registers[static_cast<size_t>(operand->reg)].role.empty()) {
+        kernel_.registers[static_cast<size_t>(operand->reg)].role = target->name_hint();
+      }
+      values_[target.get()] = ScalarValue{*operand};
+      if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+      return {};
+    }
     if (!call) {
       // A plain alias (x = y) just renames a value.
       if (const auto* var = value->As<ir::Var>(); var && target) {
@@ -193,8 +422,6 @@ class Decoder {
                                "simulator yet",
                                span.str(), Name(), call->callee()));
     }
-    source_ = InstrSource{text, span.str()};
-    span_ = &span;
     const std::string& op = call->op()->name;
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
@@ -210,14 +437,22 @@ class Decoder {
     return Error(fmt::format("{}: kernel '{}': {} (in `{}`)", span_->str(), Name(), what, source_.text));
   }
 
-  void Emit(const Instr& instr) {
+  // Appends `instr`, preceded by the scalar code waiting for it; returns its index.
+  size_t Emit(Instr instr) {
     for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1}) {
       if (ref->bytes == 0) continue;
       auto& mark = kernel_.high_water[static_cast<size_t>(ref->space) % kernel_.high_water.size()];
       mark = std::max(mark, ref->byte_offset + ref->bytes);
     }
+    instr.scalar_begin = static_cast<uint32_t>(kernel_.scalar_code.size());
+    instr.scalar_count = static_cast<uint32_t>(pending_.size());
+    kernel_.scalar_code.insert(kernel_.scalar_code.end(), pending_.begin(), pending_.end());
+    kernel_.scalar_text.insert(kernel_.scalar_text.end(), pending_text_.begin(), pending_text_.end());
+    pending_.clear();
+    pending_text_.clear();
     kernel_.code.push_back(instr);
     kernel_.sources.push_back(source_);
+    return kernel_.code.size() - 1;
   }
 
   pypto::expected<const KernelParam*, std::string> Tensor(const ir::ExprPtr& expr, const char* role) const {
@@ -253,6 +488,24 @@ class Decoder {
       values.push_back(*value);
     }
     return values;
+  }
+
+  // Region offsets: integer scalar expressions, constant or computed.
+  pypto::expected<std::vector<Operand>, std::string> Offsets(const ir::ExprPtr& expr, const char* role) {
+    const auto* tuple = expr->As<ir::TupleLiteral>();
+    if (!tuple) return Fail(fmt::format("the {} must be a list of integers", role));
+    std::vector<Operand> offsets;
+    for (const auto& element : tuple->elements()) {
+      const auto* scalar = element->type()->As<ir::ScalarType>();
+      if (!scalar || !ir::IsInteger(scalar->dtype())) {
+        return Fail(fmt::format("the {} must be integers, got `{}` of type {}", role, ir::PrintExpr(element),
+                                element->type()->str()));
+      }
+      auto offset = Scalar(element);
+      if (!offset) return Error(offset.error());
+      offsets.push_back(*offset);
+    }
+    return offsets;
   }
 
   // The tile a result variable names, with its allocated place in the core's buffers.
@@ -304,20 +557,31 @@ class Decoder {
     return value;
   }
 
-  // The region [offsets, offsets + shape) must lie in the kernel's static view of the tensor.
-  pypto::expected<void, std::string> CheckRegion(const KernelParam& tensor, const ir::Shape& offsets,
-                                                 const ir::Shape& shape, Instr& instr) const {
+  // The region [offsets, offsets + shape) must lie in the kernel's static view of the tensor. A
+  // computed offset is checked when the instruction runs (against the view the task was given).
+  pypto::expected<void, std::string> CheckRegion(const KernelParam& tensor, const std::vector<Operand>& offsets,
+                                                 const ir::ExprPtr& offsets_expr, const ir::Shape& shape,
+                                                 Instr& instr) const {
     if (offsets.size() != tensor.shape.size() || shape.size() != tensor.shape.size()) {
       return Fail(fmt::format("region rank {} does not match tensor '{}' of rank {}", offsets.size(), tensor.name,
                               tensor.shape.size()));
     }
     for (size_t d = 0; d < shape.size(); ++d) {
-      if (offsets[d] < 0 || shape[d] <= 0 || offsets[d] > tensor.shape[d] - shape[d]) {
+      const Operand& offset = offsets[d];
+      const bool outside = offset.is_reg() ? shape[d] <= 0 || shape[d] > tensor.shape[d]
+                                           : offset.imm < 0 || shape[d] <= 0 || offset.imm > tensor.shape[d] - shape[d];
+      if (outside) {
+        std::vector<std::string> text;
+        const auto& elements = offsets_expr->As<ir::TupleLiteral>()->elements();
+        for (size_t k = 0; k < offsets.size(); ++k)
+          text.push_back(offsets[k].is_reg() ? ir::PrintExpr(elements[k]) : std::to_string(offsets[k].imm));
         return Fail(fmt::format("region at [{}] of shape [{}] is outside tensor '{}' of shape [{}]",
-                                fmt::join(offsets, ", "), fmt::join(shape, ", "), tensor.name,
+                                fmt::join(text, ", "), fmt::join(shape, ", "), tensor.name,
                                 fmt::join(tensor.shape, ", ")));
       }
-      instr.offsets[d] = offsets[d];
+      instr.offsets[d] = offset.is_reg() ? 0 : offset.imm;
+      instr.offset_regs[d] = offset.reg;
+      instr.dynamic = instr.dynamic || offset.is_reg();
       instr.shape[d] = shape[d];
     }
     instr.rank = static_cast<uint8_t>(shape.size());
@@ -330,7 +594,7 @@ class Decoder {
     if (call.args().size() != 3) return Fail("tile.load takes (tensor, offsets, shapes)");
     auto tensor = Tensor(call.args()[0], "source of tile.load");
     if (!tensor) return Error(tensor.error());
-    auto offsets = Ints(call.args()[1], "load offsets");
+    auto offsets = Offsets(call.args()[1], "load offsets");
     if (!offsets) return Error(offsets.error());
     auto shape = Ints(call.args()[2], "load shapes");
     if (!shape) return Error(shape.error());
@@ -339,7 +603,7 @@ class Decoder {
 
     Instr instr;
     instr.op = Opcode::Load;
-    if (auto ok = CheckRegion(**tensor, *offsets, *shape, instr); !ok) return ok;
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], *shape, instr); !ok) return ok;
     int64_t count = 1;
     for (int64_t dim : *shape) count *= dim;
     if (tile->dtype != (*tensor)->dtype || count != tile->num_elements) {
@@ -360,7 +624,7 @@ class Decoder {
     if (call.args().size() != 3) return Fail("tile.store takes (tile, offsets, output_tensor)");
     auto tile = Tile(call.args()[0], "value of tile.store");
     if (!tile) return Error(tile.error());
-    auto offsets = Ints(call.args()[1], "store offsets");
+    auto offsets = Offsets(call.args()[1], "store offsets");
     if (!offsets) return Error(offsets.error());
     auto tensor = Tensor(call.args()[2], "destination of tile.store");
     if (!tensor) return Error(tensor.error());
@@ -373,7 +637,7 @@ class Decoder {
     while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
     Instr instr;
     instr.op = Opcode::Store;
-    if (auto ok = CheckRegion(**tensor, *offsets, shape, instr); !ok) return ok;
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.src0 = tile->ref;
@@ -443,13 +707,44 @@ class Decoder {
   InstrSource source_;
   const ir::Span* span_ = nullptr;
   bool done_ = false;
+  int loop_depth_ = 0;
+  // Scalar code waiting for the next instruction, which runs it first.
+  std::vector<ScalarInstr> pending_;
+  std::vector<std::string> pending_text_;
+  // Expressions computed so far in the current loop scope, and the registers holding them.
+  struct Computed {
+    ScalarOp op;
+    Operand a, b;
+    uint32_t reg;
+  };
+  std::vector<Computed> computed_;
+  // Scalar variables defined inside the loops being decoded, innermost last.
+  std::vector<const ir::Var*> loop_scalars_;
 };
+
+std::string OperandText(const Operand& operand) {
+  return operand.is_reg() ? fmt::format("r{}", operand.reg) : std::to_string(operand.imm);
+}
 
 std::string Region(const Instr& instr) {
   std::vector<std::string> parts;
-  for (int d = 0; d < instr.rank; ++d)
-    parts.push_back(fmt::format("{}:{}", instr.offsets[d], instr.offsets[d] + instr.shape[d]));
+  for (int d = 0; d < instr.rank; ++d) {
+    if (instr.offset_regs[d] >= 0) {
+      parts.push_back(fmt::format("r{0}:r{0}+{1}", instr.offset_regs[d], instr.shape[d]));
+    } else {
+      parts.push_back(fmt::format("{}:{}", instr.offsets[d], instr.offsets[d] + instr.shape[d]));
+    }
+  }
   return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string ScalarText(const ScalarInstr& instr) {
+  if (instr.op == ScalarOp::Min || instr.op == ScalarOp::Max) {
+    return fmt::format("r{} = {}({}, {})", instr.dst, ScalarOpSymbol(instr.op), OperandText(instr.a),
+                       OperandText(instr.b));
+  }
+  return fmt::format("r{} = {} {} {}", instr.dst, OperandText(instr.a), ScalarOpSymbol(instr.op),
+                     OperandText(instr.b));
 }
 
 std::string Place(const TileRef& ref) {
@@ -484,26 +779,54 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
       out += fmt::format("  args[{}] {}: scalar {}\n", param.slot, param.name, ir::DataTypeName(param.dtype));
     }
   }
-  out += fmt::format("code ({} instructions):\n", kernel.code.size());
+  if (!kernel.registers.empty()) {
+    out += fmt::format("registers ({} x int64):\n", kernel.registers.size());
+    for (size_t r = 0; r < kernel.registers.size(); ++r) {
+      const auto& info = kernel.registers[r];
+      out += fmt::format("  r{:<3} {}{}\n", r, info.name, info.role.empty() ? "" : fmt::format("  ({})", info.role));
+    }
+  }
+  out += fmt::format("code ({} instructions", kernel.code.size());
+  if (!kernel.scalar_code.empty()) {
+    out += fmt::format(", {} scalar operation{}", kernel.scalar_code.size(), kernel.scalar_code.size() == 1 ? "" : "s");
+  }
+  out += "):\n";
+  int depth = 0;  // loop nesting, shown as indentation
   for (size_t i = 0; i < kernel.code.size(); ++i) {
     const Instr& instr = kernel.code[i];
-    std::string operands;
+    if (instr.op == Opcode::LoopEnd) depth = std::max(depth - 1, 0);
+    const std::string indent(static_cast<size_t>(2 * depth), ' ');
+    // The scalar code runs first, so it is listed first.
+    for (uint32_t s = instr.scalar_begin; s < instr.scalar_begin + instr.scalar_count; ++s) {
+      out += fmt::format("       {}{:<24} ; {}\n", indent, ScalarText(kernel.scalar_code[s]), kernel.scalar_text[s]);
+    }
+    std::string line;
     switch (instr.op) {
       case Opcode::Load:
-        operands = fmt::format("{} <- args[{}]{}  ({} elements)", Place(instr.dst), instr.tensor_slot, Region(instr),
-                               instr.num_elements);
+        line = fmt::format("{:<5} {:<3} {} <- args[{}]{}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
+                           Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements);
         break;
       case Opcode::Store:
-        operands = fmt::format("args[{}]{} <- {}  ({} elements)", instr.tensor_slot, Region(instr), Place(instr.src0),
-                               instr.num_elements);
+        line = fmt::format("{:<5} {:<3} args[{}]{} <- {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
+                           instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements);
+        break;
+      case Opcode::LoopBegin:
+        line = fmt::format("{:<5} r{} in {}({}, {}, {}), exits to #{}", OpcodeName(instr.op), instr.loop.var,
+                           ir::ForKindName(instr.loop.kind), OperandText(instr.loop.start),
+                           OperandText(instr.loop.stop), OperandText(instr.loop.step), instr.loop.partner + 1);
+        break;
+      case Opcode::LoopEnd:
+        line = fmt::format("{} r{} += {}, back to #{} while r{} > 0", OpcodeName(instr.op), instr.loop.var,
+                           OperandText(instr.loop.step), instr.loop.partner + 1, instr.loop.trips);
         break;
       default:
-        operands = fmt::format("{} <- {}, {}  ({} elements)", Place(instr.dst), Place(instr.src0), Place(instr.src1),
-                               instr.num_elements);
+        line = fmt::format("{:<5} {:<3} {} <- {}, {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
+                           Place(instr.dst), Place(instr.src0), Place(instr.src1), instr.num_elements);
         break;
     }
-    out += fmt::format("  {:3}: {:<5} {:<3} {}\n", i, OpcodeName(instr.op), KindName(instr.kind), operands);
-    out += fmt::format("       ; {}  @ {}\n", kernel.sources[i].text, kernel.sources[i].location);
+    out += fmt::format("  {:3}: {}{}\n", i, indent, line);
+    out += fmt::format("       {}; {}  @ {}\n", indent, kernel.sources[i].text, kernel.sources[i].location);
+    if (instr.op == Opcode::LoopBegin) ++depth;
   }
   out += "buffers:\n";
   for (auto space : {ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left, ir::MemorySpace::Right,

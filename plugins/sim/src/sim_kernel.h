@@ -1,6 +1,8 @@
 // A lowered kernel decoded into a compact instruction list. The decoder walks a kernel Function once
 // and resolves everything the executor needs (on-chip byte offsets, argument slots, static regions,
-// element types), so that running a kernel never looks at the IR again.
+// element types), so that running a kernel never looks at the IR again. Loops become LoopBegin/
+// LoopEnd pairs; integer scalar expressions (loop variables, computed offsets) become short runs of
+// register instructions attached to the instruction that needs them.
 #pragma once
 
 #include <array>
@@ -13,12 +15,16 @@
 #include "pypto/ir/soc.h"
 #include "pypto/runtime/runtime.h"
 #include "pypto/support/expected.h"
+#include "scalar_ops.h"
 
 namespace pypto::sim {
 
 inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 
-enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div };
+// LoopBegin/LoopEnd bracket a loop body: LoopBegin computes the trip count and jumps past its
+// LoopEnd when it is 0; LoopEnd advances the loop variable and jumps back to the first body
+// instruction while iterations remain. Loops nest.
+enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd };
 const char* OpcodeName(Opcode op);
 
 // How the executor treats elements: arithmetic types, or bytes to copy.
@@ -31,21 +37,79 @@ struct TileRef {
   int64_t bytes = 0;
 };
 
+// An integer scalar operand: a constant, or a slot of the kernel's register file.
+struct Operand {
+  int64_t imm = 0;
+  int32_t reg = -1;  // >= 0: read register `reg` instead of `imm`
+  bool is_reg() const { return reg >= 0; }
+  static Operand Imm(int64_t value) { return Operand{value, -1}; }
+  static Operand Reg(uint32_t reg) { return Operand{0, static_cast<int32_t>(reg)}; }
+  bool operator==(const Operand&) const = default;
+};
+
+// `dst = a op b` on the register file.
+struct ScalarInstr {
+  ScalarOp op = ScalarOp::Add;
+  uint32_t dst = 0;
+  Operand a, b;
+};
+
+// LoopBegin/LoopEnd operands (the same on both). `start`, `stop` and `step` are read once, by
+// LoopBegin; the loop variable, the remaining trip count and, when the step is not a constant, a
+// copy of the step live in registers of their own.
+struct LoopInfo {
+  Operand start, stop, step;  // on LoopEnd, a computed step reads the copy
+  uint32_t var = 0;           // register of the loop variable
+  uint32_t trips = 0;         // register holding the iterations left (as uint64)
+  int32_t step_copy = -1;     // register holding the step, when it is computed
+  uint32_t partner = 0;       // LoopBegin: index of its LoopEnd; LoopEnd: of its LoopBegin
+  ir::ForKind kind = ir::ForKind::Sequential;
+};
+
 // One instruction. Load/Store move a rectangular region between a tensor argument and a dense
 // row-major tile; the element-wise ops combine src0 and src1 into dst (which may alias a source).
+// Before an instruction runs, its scalar code (DecodedKernel::scalar_code[scalar_begin, +count))
+// updates the registers it reads: computed offsets, loop bounds, scalar assignments before it.
 struct Instr {
   Opcode op = Opcode::Load;
   ElemKind kind = ElemKind::Raw;
   uint8_t elem_bytes = 0;
   uint8_t rank = 0;          // Load/Store: region rank (1..kMaxDims)
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
+  bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
   uint32_t tensor_slot = 0;  // Load/Store: index into the launch's args[]
+  uint32_t scalar_begin = 0;
+  uint32_t scalar_count = 0;
   TileRef dst;               // Load: the tile written; element-wise: the result
   TileRef src0;              // Store: the tile read; element-wise: the left operand
   TileRef src1;              // element-wise: the right operand
   int64_t num_elements = 0;
   std::array<int64_t, kMaxDims> offsets{};  // Load/Store: region origin in the tensor view
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)
+  // Load/Store with `dynamic`: the register holding offsets[d], or -1 where offsets[d] is constant.
+  std::array<int32_t, kMaxDims> offset_regs = NoRegisters();
+  LoopInfo loop;  // LoopBegin/LoopEnd
+
+  static constexpr std::array<int32_t, kMaxDims> NoRegisters() {
+    std::array<int32_t, kMaxDims> regs{};
+    regs.fill(-1);
+    return regs;
+  }
+};
+
+// Where a register's value comes from, for listings.
+struct RegisterInfo {
+  std::string name;  // the variable or expression: "i", "i * 128", "n"
+  std::string role;  // "loop variable", "iterations left", "step", "scalar parameter", the scalar
+                     // variable a computed value was assigned to, or "" for other temporaries
+};
+
+// An integer scalar parameter, read from args[slot] into a register when the kernel starts.
+struct ScalarParamInit {
+  uint32_t reg = 0;
+  uint32_t slot = 0;
+  uint8_t bits = 64;      // width of the value in the 64-bit pattern the runtime passes
+  bool is_signed = true;  // sign- or zero-extend it
 };
 
 // Where an instruction came from, for listings and error messages.
@@ -72,6 +136,10 @@ struct DecodedKernel {
   uint32_t scalar_count = 0;
   std::vector<Instr> code;
   std::vector<InstrSource> sources;  // parallel to code
+  std::vector<ScalarInstr> scalar_code;
+  std::vector<std::string> scalar_text;  // parallel to scalar_code: the expression computed
+  std::vector<RegisterInfo> registers;   // one per register; registers.size() is the file's size
+  std::vector<ScalarParamInit> scalar_params;
   std::array<int64_t, 8> high_water{};  // bytes used per MemorySpace (indexed by its value)
 
   // "kernel 'k' instruction #2 `c = pl.tile.store(...)` at file:3:5"

@@ -23,11 +23,25 @@ namespace rt = pypto::rt;
 
 inline constexpr const char* kFile = "kernels.py";
 
+inline ir::ExprPtr Idx(int64_t value) { return std::make_shared<ir::ConstInt>(value, ir::DataType::INDEX); }
+
 inline ir::ExprPtr Ints(const std::vector<int64_t>& values) {
   std::vector<ir::ExprPtr> elements;
-  for (int64_t v : values) elements.push_back(std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX));
+  for (int64_t v : values) elements.push_back(Idx(v));
   return std::make_shared<ir::TupleLiteral>(std::move(elements));
 }
+
+// `lhs op rhs` as the frontend builds it (constants folded).
+inline ir::ExprPtr Bin(ir::BinaryOp op, const ir::ExprPtr& lhs, const ir::ExprPtr& rhs) {
+  auto expr = ir::MakeBinary(op, lhs, rhs, ir::Span{});
+  EXPECT_TRUE(expr.has_value()) << (expr ? "" : expr.error().str());
+  return expr ? *expr : Idx(0);
+}
+inline ir::ExprPtr Mul(const ir::ExprPtr& lhs, int64_t rhs) { return Bin(ir::BinaryOp::Mul, lhs, Idx(rhs)); }
+
+// Offsets that may be computed: any integer scalar expressions.
+using Exprs = std::vector<ir::ExprPtr>;
+inline ir::ExprPtr Tuple(Exprs elements) { return std::make_shared<ir::TupleLiteral>(std::move(elements)); }
 
 // Builds one kernel: parameters, then statements in order; every statement sits on its own line of
 // kernels.py so that error messages can be checked for the location.
@@ -55,8 +69,14 @@ class KernelBuilder {
 
   ir::VarPtr Load(const std::string& name, const ir::VarPtr& tensor, const std::vector<int64_t>& offsets,
                   const ir::Shape& shape, int64_t byte_offset) {
+    return LoadAt(name, tensor, Ints(offsets), shape, byte_offset);
+  }
+
+  // Load/Store with offsets given as an expression (a TupleLiteral of integer scalars).
+  ir::VarPtr LoadAt(const std::string& name, const ir::VarPtr& tensor, const ir::ExprPtr& offsets,
+                  const ir::Shape& shape, int64_t byte_offset) {
     auto span = NextSpan();
-    auto call = ir::OpRegistry::Get().CreateCall("tile.load", {tensor, Ints(offsets), Ints(shape)}, {}, span);
+    auto call = ir::OpRegistry::Get().CreateCall("tile.load", {tensor, offsets, Ints(shape)}, {}, span);
     EXPECT_TRUE(call.has_value()) << (call ? "" : call.error().str());
     const auto* tensor_type = tensor->type()->As<ir::TensorType>();
     auto var = std::make_shared<ir::Var>(name, TileAt(shape, tensor_type->dtype(), byte_offset), span);
@@ -86,8 +106,12 @@ class KernelBuilder {
 
   void Store(const ir::VarPtr& tile, const std::vector<int64_t>& offsets, const ir::VarPtr& tensor,
              bool as_eval = false) {
+    StoreAt(tile, Ints(offsets), tensor, as_eval);
+  }
+
+  void StoreAt(const ir::VarPtr& tile, const ir::ExprPtr& offsets, const ir::VarPtr& tensor, bool as_eval = false) {
     auto span = NextSpan();
-    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {tile, Ints(offsets), tensor}, {}, span);
+    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {tile, offsets, tensor}, {}, span);
     EXPECT_TRUE(call.has_value()) << (call ? "" : call.error().str());
     if (as_eval) {
       stmts_.push_back(std::make_shared<ir::EvalStmt>(*call, span));
@@ -98,7 +122,43 @@ class KernelBuilder {
     }
   }
 
+  ir::VarPtr Scalar(const std::string& name, ir::DataType dtype = ir::DataType::INDEX) {
+    auto var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(dtype));
+    params_.push_back(var);
+    directions_.push_back(ir::ParamDirection::In);
+    return var;
+  }
+
+  // `name = value` for a scalar.
+  ir::VarPtr Let(const std::string& name, const ir::ExprPtr& value) {
+    auto span = NextSpan();
+    auto var = std::make_shared<ir::Var>(name, value->type(), span);
+    stmts_.push_back(std::make_shared<ir::AssignStmt>(var, value, span));
+    return var;
+  }
+
+  // `for name in pl.<kind>(start, stop, step):` ... EndFor(). Statements in between form the body.
+  ir::VarPtr For(const std::string& name, ir::ExprPtr start, ir::ExprPtr stop, ir::ExprPtr step = Idx(1),
+                 ir::ForKind kind = ir::ForKind::Sequential) {
+    auto span = NextSpan();
+    auto var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX), span);
+    loops_.push_back(OpenLoop{var, std::move(start), std::move(stop), std::move(step), kind, span, std::move(stmts_)});
+    stmts_.clear();
+    return var;
+  }
+  ir::VarPtr For(const std::string& name, int64_t stop) { return For(name, Idx(0), Idx(stop)); }
+
+  void EndFor() {
+    OpenLoop loop = std::move(loops_.back());
+    loops_.pop_back();
+    auto body = std::make_shared<ir::SeqStmts>(std::move(stmts_));
+    stmts_ = std::move(loop.outer);
+    stmts_.push_back(std::make_shared<ir::ForStmt>(loop.var, loop.start, loop.stop, loop.step, body, loop.kind,
+                                                   loop.span));
+  }
+
   ir::FunctionPtr Build() {
+    EXPECT_TRUE(loops_.empty()) << "a loop is still open";
     std::vector<ir::ExprPtr> returns;
     if (last_store_) returns.push_back(last_store_);
     stmts_.push_back(std::make_shared<ir::ReturnStmt>(returns, NextSpan()));
@@ -117,6 +177,14 @@ class KernelBuilder {
   std::vector<ir::StmtPtr> stmts_;
   ir::VarPtr last_store_;
   int line_ = 1;
+  struct OpenLoop {
+    ir::VarPtr var;
+    ir::ExprPtr start, stop, step;
+    ir::ForKind kind;
+    ir::Span span;
+    std::vector<ir::StmtPtr> outer;  // the enclosing block's statements so far
+  };
+  std::vector<OpenLoop> loops_;
 };
 
 inline std::shared_ptr<pypto_ir_program> MakeProgram(std::vector<ir::FunctionPtr> kernels) {

@@ -22,8 +22,11 @@ bool IsTargetArch(std::string_view arch);
 
 // The module text for one AIV or AIC kernel whose tiles already have memory addresses. Supported
 // today: tensor and scalar parameters, and a body of tile.load / tile.store / tile.add / tile.sub /
-// tile.mul / tile.div calls ending in a return. Anything else is an error naming the construct
-// and its source location; nothing is skipped silently.
+// tile.mul / tile.div calls ending in a return, possibly inside pl.range / pl.parallel loops
+// (scf.for). Loop bounds and load/store offsets may be integer expressions (+ - * // % min max) of
+// constants, enclosing loop variables and signed integer scalar parameters; window shapes stay
+// constant. Anything else is an error naming the construct and its source location; nothing is
+// skipped silently.
 pypto::expected<std::string, std::string> EmitModule(const ir::Function& kernel, std::string_view arch,
                                                      const ModuleOptions& options = {});
 

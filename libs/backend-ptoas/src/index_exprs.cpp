@@ -1,0 +1,57 @@
+// Loops and index arithmetic. A pl.range / pl.parallel loop becomes an scf.for over `index`; its
+// bounds, and the offsets of the windows loaded and stored inside it, are integer expressions whose
+// arith ops are emitted where they are used. Everything is computed in `index`, the type scf.for
+// and partition_view take, so no value needs a cast after the prologue's casts of scalar parameters.
+#include <fmt/format.h>
+
+#include "kernel_emitter.h"
+
+namespace pypto::backend_ptoas {
+
+void KernelEmitter::LowerFor(const ir::ForStmt& loop) {
+  // The bounds are evaluated once, before the loop, in the loop statement's location.
+  std::string start = IndexValue(loop.start(), loop.span());
+  std::string stop = IndexValue(loop.stop(), loop.span());
+  std::string step = IndexValue(loop.step(), loop.span());
+  std::string var = names_.Named(loop.loop_var()->name_hint());
+  indices_[loop.loop_var().get()] = var;
+  AddStructural(fmt::format("scf.for {} = {} to {} step {} {{", var, start, stop, step));
+  ++depth_;
+  for (const auto& stmt : plan_.loop_bodies.at(&loop)) LowerStmt(*stmt);
+  --depth_;
+  AddStructural("}");
+}
+
+std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& span) {
+  if (auto value = ir::AsConstInt(expr)) return names_.Constant(*value, "index");
+  if (const auto* var = expr->As<ir::Var>()) return indices_.at(var);
+  const auto& binary = *expr->As<ir::BinaryExpr>();
+  std::string lhs = IndexValue(binary.lhs(), span);
+  std::string rhs = IndexValue(binary.rhs(), span);
+  switch (binary.op()) {
+    case ir::BinaryOp::Add: return Arith("arith.addi", lhs, rhs, span);
+    case ir::BinaryOp::Sub: return Arith("arith.subi", lhs, rhs, span);
+    case ir::BinaryOp::Mul: return Arith("arith.muli", lhs, rhs, span);
+    // The DSL divides as Python does, rounding toward negative infinity (the IR folds constants
+    // that way too); arith.divsi / arith.remsi would truncate toward zero instead.
+    case ir::BinaryOp::FloorDiv: return Arith("arith.floordivsi", lhs, rhs, span);
+    case ir::BinaryOp::FloorMod: {
+      // a % b == a - (a // b) * b, with the sign of b; arith has no floored remainder.
+      std::string quotient = Arith("arith.floordivsi", lhs, rhs, span);
+      return Arith("arith.subi", lhs, Arith("arith.muli", quotient, rhs, span), span);
+    }
+    case ir::BinaryOp::Min: return Arith("arith.minsi", lhs, rhs, span);
+    case ir::BinaryOp::Max: return Arith("arith.maxsi", lhs, rhs, span);
+    default: break;  // the plan refuses the rest
+  }
+  return "?";
+}
+
+std::string KernelEmitter::Arith(std::string_view op, const std::string& lhs, const std::string& rhs,
+                                 const ir::Span& span) {
+  std::string result = names_.Temp();
+  Add(body_, fmt::format("{} = {} {}, {} : index", result, op, lhs, rhs), span);
+  return result;
+}
+
+}  // namespace pypto::backend_ptoas

@@ -1,0 +1,259 @@
+// Loops: scf.for with index bounds, and windows at offsets computed from loop variables.
+#include <gtest/gtest.h>
+
+#include "kernel_builder.h"
+#include "pypto/backend_ptoas/kernel_wrapper.h"
+#include "pypto/backend_ptoas/module.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+using namespace testing;
+using ir::BinaryOp;
+
+std::string Emit(const ir::Function& kernel, ModuleOptions options = {}) {
+  auto text = EmitModule(kernel, "a2a3", options);
+  if (!text) throw std::runtime_error(text.error());
+  return *text;
+}
+
+std::string TileBuf(int rows, int cols) {
+  return "!pto.tile_buf<loc=vec, dtype=f32, rows=" + std::to_string(rows) + ", cols=" + std::to_string(cols) +
+         ", v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>";
+}
+
+TEST(EmitModuleLoops, ChunkedAdd) {
+  const std::string tb = TileBuf(128, 128);
+  const std::string tv = "!pto.tensor_view<?x?xf32>", pv = "!pto.partition_tensor_view<128x128xf32>";
+  const std::string expected =
+      "module attributes {pto.target_arch = \"a2a3\"} {\n"
+      "  func.func @chunked_add_incore_0(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: !pto.ptr<f32>) "
+      "attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
+      "    %c512_index = arith.constant 512 : index\n"
+      "    %c128_index = arith.constant 128 : index\n"
+      "    %c1_index = arith.constant 1 : index\n"
+      "    %c0_i64 = arith.constant 0 : i64\n"
+      "    %c65536_i64 = arith.constant 65536 : i64\n"
+      "    %c0_index = arith.constant 0 : index\n"
+      "    %c4_index = arith.constant 4 : index\n"
+      "    %a_view = pto.make_tensor_view %arg0, shape = [%c512_index, %c128_index], strides = [%c128_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + " loc(\"k.py\":1:31)\n"
+      "    %b_view = pto.make_tensor_view %arg1, shape = [%c512_index, %c128_index], strides = [%c128_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + " loc(\"k.py\":1:34)\n"
+      "    %c_view = pto.make_tensor_view %arg2, shape = [%c512_index, %c128_index], strides = [%c128_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + " loc(\"k.py\":1:37)\n"
+      // Tiles defined in the loop are allocated once, up front: their addresses are static.
+      "    %tile_a = pto.alloc_tile addr = %c0_i64 valid_row = %c128_index valid_col = %c128_index : " + tb +
+      " loc(\"k.py\":3:18)\n"
+      "    %tile_b = pto.alloc_tile addr = %c65536_i64 valid_row = %c128_index valid_col = %c128_index : " + tb +
+      " loc(\"k.py\":4:18)\n"
+      "    %__tmp_v0 = pto.alloc_tile addr = %c0_i64 valid_row = %c128_index valid_col = %c128_index : " + tb +
+      " loc(\"k.py\":5:20)\n"
+      "    scf.for %i = %c0_index to %c4_index step %c1_index {\n"
+      "      %0 = arith.muli %i, %c128_index : index loc(\"k.py\":3:18)\n"
+      "      %a_pview = pto.partition_view %a_view, offsets = [%0, %c0_index], sizes = [%c128_index, %c128_index] : " +
+      tv + " -> " + pv + " loc(\"k.py\":3:18)\n"
+      "      pto.tload ins(%a_pview : " + pv + ") outs(%tile_a : " + tb + ") loc(\"k.py\":3:18)\n"
+      "      %1 = arith.muli %i, %c128_index : index loc(\"k.py\":4:18)\n"
+      "      %b_pview = pto.partition_view %b_view, offsets = [%1, %c0_index], sizes = [%c128_index, %c128_index] : " +
+      tv + " -> " + pv + " loc(\"k.py\":4:18)\n"
+      "      pto.tload ins(%b_pview : " + pv + ") outs(%tile_b : " + tb + ") loc(\"k.py\":4:18)\n"
+      "      pto.tadd ins(%tile_a, %tile_b : " + tb + ", " + tb + ") outs(%__tmp_v0 : " + tb + ") loc(\"k.py\":5:20)\n"
+      "      %2 = arith.muli %i, %c128_index : index loc(\"k.py\":6:9)\n"
+      "      %c_pview = pto.partition_view %c_view, offsets = [%2, %c0_index], sizes = [%c128_index, %c128_index] : " +
+      tv + " -> " + pv + " loc(\"k.py\":6:9)\n"
+      "      pto.tstore ins(%__tmp_v0 : " + tb + ") outs(%c_pview : " + pv + ") loc(\"k.py\":6:9)\n"
+      "    }\n"
+      "    return\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(Emit(*ChunkedAddKernel()), expected);
+}
+
+// def tiles_2d(x, y):                                   # line 1
+//     for i in pl.range(2):                             # line 2
+//         for j in pl.parallel(4):                      # line 3
+//             t = pl.load(x, [i * 32, j * 32], [32, 32])  # line 4
+//             pl.store(t, [i * 32, j * 32], y)          # line 5
+TEST(EmitModuleLoops, Nested2D) {
+  auto x = TensorParam("x", {64, 128}, At(1, 14));
+  auto y = TensorParam("y", {64, 128}, At(1, 17));
+  auto i = LoopVar("i"), j = LoopVar("j");
+  auto window = [&] { return Tuple({Bin(BinaryOp::Mul, i, Index(32)), Bin(BinaryOp::Mul, j, Index(32))}); };
+  auto load = Op("tile.load", {x, window(), Ints({32, 32})}, At(4, 17));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, window(), y}, At(5, 13));
+  auto inner = For(j, Index(0), Index(4), Index(1), {Assign(t, load, At(4, 13)), Eval(store, At(5, 13))}, At(3, 9),
+                   ir::ForKind::Parallel);
+  auto outer = For(i, Index(0), Index(2), Index(1), {inner}, At(2, 5));
+  auto kernel = Kernel("tiles_2d", {x, y}, {ir::ParamDirection::In, ir::ParamDirection::Out}, {outer});
+  const std::string tb = TileBuf(32, 32);
+  const std::string tv = "!pto.tensor_view<?x?xf32>", pv = "!pto.partition_tensor_view<32x32xf32>";
+  const std::string expected =
+      "module attributes {pto.target_arch = \"a2a3\"} {\n"
+      "  func.func @tiles_2d(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) "
+      "attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
+      "    %c64_index = arith.constant 64 : index\n"
+      "    %c128_index = arith.constant 128 : index\n"
+      "    %c1_index = arith.constant 1 : index\n"
+      "    %c0_i64 = arith.constant 0 : i64\n"
+      "    %c32_index = arith.constant 32 : index\n"
+      "    %c0_index = arith.constant 0 : index\n"
+      "    %c2_index = arith.constant 2 : index\n"
+      "    %c4_index = arith.constant 4 : index\n"
+      "    %x_view = pto.make_tensor_view %arg0, shape = [%c64_index, %c128_index], strides = [%c128_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + "\n"
+      "    %y_view = pto.make_tensor_view %arg1, shape = [%c64_index, %c128_index], strides = [%c128_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + "\n"
+      "    %t = pto.alloc_tile addr = %c0_i64 valid_row = %c32_index valid_col = %c32_index : " + tb + "\n"
+      "    scf.for %i = %c0_index to %c2_index step %c1_index {\n"
+      "      scf.for %j = %c0_index to %c4_index step %c1_index {\n"
+      "        %0 = arith.muli %i, %c32_index : index\n"
+      "        %1 = arith.muli %j, %c32_index : index\n"
+      "        %x_pview = pto.partition_view %x_view, offsets = [%0, %1], sizes = [%c32_index, %c32_index] : " + tv +
+      " -> " + pv + "\n"
+      "        pto.tload ins(%x_pview : " + pv + ") outs(%t : " + tb + ")\n"
+      "        %2 = arith.muli %i, %c32_index : index\n"
+      "        %3 = arith.muli %j, %c32_index : index\n"
+      "        %y_pview = pto.partition_view %y_view, offsets = [%2, %3], sizes = [%c32_index, %c32_index] : " + tv +
+      " -> " + pv + "\n"
+      "        pto.tstore ins(%t : " + tb + ") outs(%y_pview : " + pv + ")\n"
+      "      }\n"
+      "    }\n"
+      "    return\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(Emit(*kernel, {.source_locations = false}), expected);
+}
+
+// def strided(x, n: pl.INT32, y):                               # line 1
+//     for k in pl.range(1, n, 2):                               # line 2
+//         t = pl.load(x, [k // 2 * 16, max(k % 4, 1) * 8], [16, 8])   # line 3
+//         pl.store(t, [k - 1, min(k, 8)], y)                    # line 4
+// Bounds that are neither 0 nor 1, an INT32 scalar widened once to index, and every arith op.
+TEST(EmitModuleLoops, StartStepScalarBoundAndArithOps) {
+  auto x = TensorParam("x", {128, 64}, At(1, 13));
+  auto n = ScalarParam("n", ir::DataType::INT32, At(1, 16));
+  auto y = TensorParam("y", {128, 64}, At(1, 30));
+  auto k = LoopVar("k");
+  auto row = Bin(BinaryOp::Mul, Bin(BinaryOp::FloorDiv, k, Index(2)), Index(16));
+  auto col = Bin(BinaryOp::Mul, Bin(BinaryOp::Max, Bin(BinaryOp::FloorMod, k, Index(4)), Index(1)), Index(8));
+  auto load = Op("tile.load", {x, Tuple({row, col}), Ints({16, 8})}, At(3, 13));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Tuple({Bin(BinaryOp::Sub, k, Index(1)), Bin(BinaryOp::Min, k, Index(8))}), y},
+                  At(4, 9));
+  auto loop = For(k, Index(1), n, Index(2), {Assign(t, load, At(3, 9)), Eval(store, At(4, 9))}, At(2, 5));
+  auto kernel = Kernel("strided", {x, n, y}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {loop});
+  const std::string tb = TileBuf(16, 8);
+  const std::string tv = "!pto.tensor_view<?x?xf32>", pv = "!pto.partition_tensor_view<16x8xf32>";
+  const std::string expected =
+      "module attributes {pto.target_arch = \"a2a3\"} {\n"
+      "  func.func @strided(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: i32) "
+      "attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
+      "    %c128_index = arith.constant 128 : index\n"
+      "    %c64_index = arith.constant 64 : index\n"
+      "    %c1_index = arith.constant 1 : index\n"
+      "    %c0_i64 = arith.constant 0 : i64\n"
+      "    %c16_index = arith.constant 16 : index\n"
+      "    %c8_index = arith.constant 8 : index\n"
+      "    %c2_index = arith.constant 2 : index\n"
+      "    %c4_index = arith.constant 4 : index\n"
+      "    %x_view = pto.make_tensor_view %arg0, shape = [%c128_index, %c64_index], strides = [%c64_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + " loc(\"k.py\":1:13)\n"
+      "    %y_view = pto.make_tensor_view %arg1, shape = [%c128_index, %c64_index], strides = [%c64_index, "
+      "%c1_index] {layout = #pto.layout<nd>} : " + tv + " loc(\"k.py\":1:30)\n"
+      "    %n_idx = arith.index_cast %arg2 : i32 to index loc(\"k.py\":1:16)\n"
+      "    %t = pto.alloc_tile addr = %c0_i64 valid_row = %c16_index valid_col = %c8_index : " + tb +
+      " loc(\"k.py\":3:13)\n"
+      "    scf.for %k = %c1_index to %n_idx step %c2_index {\n"
+      "      %0 = arith.floordivsi %k, %c2_index : index loc(\"k.py\":3:13)\n"
+      "      %1 = arith.muli %0, %c16_index : index loc(\"k.py\":3:13)\n"
+      "      %2 = arith.floordivsi %k, %c4_index : index loc(\"k.py\":3:13)\n"
+      "      %3 = arith.muli %2, %c4_index : index loc(\"k.py\":3:13)\n"
+      "      %4 = arith.subi %k, %3 : index loc(\"k.py\":3:13)\n"
+      "      %5 = arith.maxsi %4, %c1_index : index loc(\"k.py\":3:13)\n"
+      "      %6 = arith.muli %5, %c8_index : index loc(\"k.py\":3:13)\n"
+      "      %x_pview = pto.partition_view %x_view, offsets = [%1, %6], sizes = [%c16_index, %c8_index] : " + tv +
+      " -> " + pv + " loc(\"k.py\":3:13)\n"
+      "      pto.tload ins(%x_pview : " + pv + ") outs(%t : " + tb + ") loc(\"k.py\":3:13)\n"
+      "      %7 = arith.subi %k, %c1_index : index loc(\"k.py\":4:9)\n"
+      "      %8 = arith.minsi %k, %c8_index : index loc(\"k.py\":4:9)\n"
+      "      %y_pview = pto.partition_view %y_view, offsets = [%7, %8], sizes = [%c16_index, %c8_index] : " + tv +
+      " -> " + pv + " loc(\"k.py\":4:9)\n"
+      "      pto.tstore ins(%t : " + tb + ") outs(%y_pview : " + pv + ") loc(\"k.py\":4:9)\n"
+      "    }\n"
+      "    return\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(Emit(*kernel), expected);
+}
+
+// Bounds computed from an INDEX scalar and an enclosing loop variable: arith ops before the loop,
+// located at the loop statement; an INDEX parameter needs no cast.
+TEST(EmitModuleLoops, ComputedBoundsAreEmittedBeforeTheLoop) {
+  auto x = TensorParam("x", {64}, {});
+  auto m = ScalarParam("m", ir::DataType::INDEX, {});
+  auto i = LoopVar("i"), j = LoopVar("j");
+  auto load = Op("tile.load", {x, Tuple({j}), Ints({8})}, At(4, 13));
+  auto t = TileAt("t", load, 0);
+  auto inner = For(j, Bin(BinaryOp::Mul, i, Index(8)), Bin(BinaryOp::Add, Bin(BinaryOp::Mul, i, Index(8)), m),
+                   Index(8), {Assign(t, load, At(4, 9))}, At(3, 9));
+  auto outer = For(i, Index(0), Index(2), Index(1), {inner}, At(2, 5));
+  auto kernel = Kernel("bounds", {x, m}, {ir::ParamDirection::InOut, ir::ParamDirection::In}, {outer});
+  const std::string text = Emit(*kernel);
+  const std::string loop =
+      "    scf.for %i = %c0_index to %c2_index step %c1_index {\n"
+      "      %0 = arith.muli %i, %c8_index : index loc(\"k.py\":3:9)\n"
+      "      %1 = arith.muli %i, %c8_index : index loc(\"k.py\":3:9)\n"
+      "      %2 = arith.addi %1, %arg1 : index loc(\"k.py\":3:9)\n"
+      "      scf.for %j = %0 to %2 step %c8_index {\n"
+      "        %x_pview = pto.partition_view %x_view, offsets = [%j], sizes = [%c8_index] : ";
+  EXPECT_NE(text.find(loop), std::string::npos) << text;
+  EXPECT_NE(text.find("func.func @bounds(%arg0: !pto.ptr<f32>, %arg1: index)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("index_cast"), std::string::npos) << text;
+}
+
+// Two sibling loops over variables of the same name get distinct SSA names.
+TEST(EmitModuleLoops, SiblingLoopsWithTheSameVariableName) {
+  auto x = TensorParam("x", {64}, {});
+  auto first = LoopVar("i"), second = LoopVar("i");
+  auto load1 = Op("tile.load", {x, Tuple({first}), Ints({8})}, {});
+  auto load2 = Op("tile.load", {x, Tuple({second}), Ints({8})}, {});
+  auto t1 = TileAt("t", load1, 0), t2 = TileAt("u", load2, 0);
+  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In},
+                       {For(first, Index(0), Index(8), Index(8), {Assign(t1, load1, {})}, {}),
+                        For(second, Index(0), Index(8), Index(8), {Assign(t2, load2, {})}, {})});
+  const std::string text = Emit(*kernel);
+  EXPECT_NE(text.find("    scf.for %i = %c0_index to %c8_index step %c8_index {\n"
+                      "      %x_pview = pto.partition_view %x_view, offsets = [%i]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    scf.for %0 = %c0_index to %c8_index step %c8_index {\n"
+                      "      %1 = pto.partition_view %x_view, offsets = [%0]"),
+            std::string::npos)
+      << text;
+}
+
+// The wrapper depends on the parameters only; a loop in the body changes nothing in it.
+TEST(EmitModuleLoops, KernelWrapperOfALoopKernel) {
+  auto wrapper = EmitKernelWrapper(*ChunkedAddKernel());
+  ASSERT_TRUE(wrapper) << wrapper.error();
+  const std::string entry = wrapper->substr(wrapper->find("extern \"C\""));
+  EXPECT_EQ(entry,
+            "extern \"C\" __aicore__ void kernel_entry(__gm__ int64_t* args) {\n"
+            "#if !defined(__CPU_SIM)\n"
+            "  set_atomic_none();\n"
+            "#endif\n"
+            "  __gm__ ChipTensor* a_desc = reinterpret_cast<__gm__ ChipTensor*>(args[0]);\n"
+            "  __gm__ float* a = reinterpret_cast<__gm__ float*>(a_desc->buffer.addr) + a_desc->start_offset;\n"
+            "  __gm__ ChipTensor* b_desc = reinterpret_cast<__gm__ ChipTensor*>(args[1]);\n"
+            "  __gm__ float* b = reinterpret_cast<__gm__ float*>(b_desc->buffer.addr) + b_desc->start_offset;\n"
+            "  __gm__ ChipTensor* c_desc = reinterpret_cast<__gm__ ChipTensor*>(args[2]);\n"
+            "  __gm__ float* c = reinterpret_cast<__gm__ float*>(c_desc->buffer.addr) + c_desc->start_offset;\n"
+            "  chunked_add_incore_0(a, b, c);\n"
+            "}\n");
+}
+
+}  // namespace
+}  // namespace pypto::backend_ptoas

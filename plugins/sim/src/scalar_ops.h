@@ -1,0 +1,68 @@
+// Scalar arithmetic of the simulator: loop variables, offsets and other integer scalars live in a
+// per-execution register file of int64 slots. The decoder folds constant operands with the same
+// functions the executor runs, so both agree on every corner case.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace pypto::sim {
+
+// The integer forms of ir::BinaryOp (true division yields a float and has no integer form).
+// Comparisons yield 0 or 1.
+enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+
+// The DSL spelling: "+", "//", "%", "min", ...
+const char* ScalarOpSymbol(ScalarOp op);
+
+// Python's floor division and modulo: the quotient rounds toward -inf and the remainder takes the
+// divisor's sign. `b` must not be 0. INT64_MIN // -1 wraps to INT64_MIN (as does the product).
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int64_t FloorMod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// `out = a op b`. Integer arithmetic wraps around (two's complement) instead of overflowing.
+// Returns false only for a division or modulo by zero (`out` is then left unchanged).
+inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
+  const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case ScalarOp::Add: out = static_cast<int64_t>(ua + ub); return true;
+    case ScalarOp::Sub: out = static_cast<int64_t>(ua - ub); return true;
+    case ScalarOp::Mul: out = static_cast<int64_t>(ua * ub); return true;
+    case ScalarOp::FloorDiv:
+      if (b == 0) return false;
+      out = FloorDiv(a, b);
+      return true;
+    case ScalarOp::FloorMod:
+      if (b == 0) return false;
+      out = FloorMod(a, b);
+      return true;
+    case ScalarOp::Min: out = std::min(a, b); return true;
+    case ScalarOp::Max: out = std::max(a, b); return true;
+    case ScalarOp::Eq: out = a == b; return true;
+    case ScalarOp::Ne: out = a != b; return true;
+    case ScalarOp::Lt: out = a < b; return true;
+    case ScalarOp::Le: out = a <= b; return true;
+    case ScalarOp::Gt: out = a > b; return true;
+    case ScalarOp::Ge: out = a >= b; return true;
+  }
+  return false;
+}
+
+// The number of iterations of Python's range(start, stop, step); `step` must not be 0. The count
+// can exceed INT64_MAX (range(INT64_MIN, INT64_MAX)), hence unsigned.
+inline uint64_t TripCount(int64_t start, int64_t stop, int64_t step) {
+  using Wide = __int128;
+  if (step > 0) return start < stop ? static_cast<uint64_t>((Wide{stop} - start + step - 1) / step) : 0;
+  return start > stop ? static_cast<uint64_t>((Wide{start} - stop - Wide{step} - 1) / -Wide{step}) : 0;
+}
+
+}  // namespace pypto::sim
