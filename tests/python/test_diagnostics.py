@@ -93,3 +93,14 @@ def test_non_tensor_arguments_are_refused(write_kernel):
 
     with pytest.raises(TypeError, match="argument 'a' must be a torch.Tensor, got ndarray"):
         module.kernel(np.ones((32, 32)), torch.ones(32, 32), torch.empty(32, 32))
+
+
+def test_unsupported_function_forms_say_so_at_use():
+    import pypto.language as pl
+
+    for form in ("incore", "inline", "opaque", "host", "extern"):
+        decorator = getattr(pl.jit, form)
+        with pytest.raises(NotImplementedError, match=f"@pl.jit.{form} is not supported by this pypto yet"):
+            decorator(lambda: None)
+    with pytest.raises(TypeError, match="pl.jit got unexpected option"):
+        pl.jit(level=1)

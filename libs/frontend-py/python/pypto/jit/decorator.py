@@ -156,11 +156,27 @@ def _build_dir(config: RunConfig, program_name: str) -> Path:
     return candidate.resolve()
 
 
-def jit(fn=None, **options):
-    """Decorator: ``@pl.jit`` or ``@pl.jit(auto_scope=...)``."""
-    unknown = set(options) - {"auto_scope"}
-    if unknown:
-        raise TypeError(f"pl.jit got unexpected option(s): {', '.join(sorted(unknown))}")
-    if fn is None:
-        return lambda f: JITFunction(f)
-    return JITFunction(fn)
+class _JITDecorator:
+    """``pl.jit``: ``@pl.jit`` / ``@pl.jit(auto_scope=...)`` make a kernel entry. The other function
+    forms (``pl.jit.incore``, ``.inline``, ``.opaque``, ``.host``, ``.extern``) are named here so that
+    using one says clearly that it is not supported yet."""
+
+    def __call__(self, fn=None, **options):
+        unknown = set(options) - {"auto_scope"}
+        if unknown:
+            raise TypeError(f"pl.jit got unexpected option(s): {', '.join(sorted(unknown))}")
+        if fn is None:
+            return lambda f: JITFunction(f)
+        return JITFunction(fn)
+
+    def __getattr__(self, form: str):
+        if form in ("incore", "inline", "opaque", "host", "extern"):
+
+            def unsupported(*args, **kwargs):
+                raise NotImplementedError(f"@pl.jit.{form} is not supported by this pypto yet")
+
+            return unsupported
+        raise AttributeError(f"pl.jit has no attribute {form!r}")
+
+
+jit = _JITDecorator()
