@@ -147,12 +147,8 @@ TEST(SimExecutor, RunsNdRegionsOnAnArena) {
   auto xd = View(xv.data(), xv.size() * 4, {4, 6, 8}, {48, 8, 1}, 0);
   auto yd = View(yv.data(), yv.size() * 4, {40}, {1}, 0);
   auto zd = View(zv.data(), zv.size() * 4, {4, 6, 8}, {48, 8, 1}, 0);
-  int64_t args[rt::kArgSlots] = {};
-  args[0] = reinterpret_cast<int64_t>(&xd);
-  args[1] = reinterpret_cast<int64_t>(&yd);
-  args[2] = reinterpret_cast<int64_t>(&zd);
   sim::CoreMemory memory(Soc());
-  auto result = sim::SimExecutor::Run(*kernel, args, memory);
+  auto result = RunDirect(*kernel, {&xd, &yd, &zd}, memory);
   ASSERT_TRUE(result) << result.error().message;
 
   const auto* ub = reinterpret_cast<const float*>(memory.Access(ir::MemorySpace::Vec, 0, 0));
@@ -170,8 +166,7 @@ TEST(SimExecutor, RunsNdRegionsOnAnArena) {
 
   // The same kernel against a view too small for its regions.
   auto small = View(xv.data(), xv.size() * 4, {2, 6, 8}, {48, 8, 1}, 0);
-  args[0] = reinterpret_cast<int64_t>(&small);
-  result = sim::SimExecutor::Run(*kernel, args, memory);
+  result = RunDirect(*kernel, {&small, &yd, &zd}, memory);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, rt::FatalCode::KernelFailed);
   EXPECT_THAT(result.error().message,

@@ -315,11 +315,8 @@ TEST(SimLoops, NegativeOffsetFromALoopIsAKernelError) {
   ASSERT_TRUE(kernel) << kernel.error();
   std::vector<float> av(64 * 16, 1.0f), cv(64 * 16, 0.0f);
   auto ad = Dense(av, {64, 16}), cd = Dense(cv, {64, 16});
-  int64_t args[rt::kArgSlots] = {};
-  args[0] = reinterpret_cast<int64_t>(&ad);
-  args[1] = reinterpret_cast<int64_t>(&cd);
   sim::CoreMemory memory(Soc());
-  auto result = sim::SimExecutor::Run(*kernel, args, memory);
+  auto result = RunDirect(*kernel, {&ad, &cd}, memory);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, rt::FatalCode::KernelFailed);
   EXPECT_EQ(result.error().message,
@@ -343,11 +340,8 @@ TEST(SimLoops, ScalarDivisionByZeroAtRunTimeIsAKernelError) {
   ASSERT_TRUE(kernel) << kernel.error();
   std::vector<float> av(128 * 16, 1.0f), cv(128 * 16, 0.0f);
   auto ad = Dense(av, {128, 16}), cd = Dense(cv, {128, 16});
-  int64_t args[rt::kArgSlots] = {};
-  args[0] = reinterpret_cast<int64_t>(&ad);
-  args[1] = reinterpret_cast<int64_t>(&cd);
   sim::CoreMemory memory(Soc());
-  auto result = sim::SimExecutor::Run(*kernel, args, memory);
+  auto result = RunDirect(*kernel, {&ad, &cd}, memory);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, rt::FatalCode::KernelFailed);
   EXPECT_THAT(result.error().message, AllOf(HasSubstr("kernel 'divzero' instruction #2 (store)"),

@@ -15,6 +15,7 @@
 #include "pypto/runtime/backend_registry.h"
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
+#include "sim_executor.h"
 
 namespace simtest {
 
@@ -240,6 +241,16 @@ inline pypto_chip_tensor View(void* data, uint64_t buffer_bytes, std::vector<uin
 template <typename T>
 pypto_chip_tensor Dense(std::vector<T>& data, std::vector<uint32_t> shape, uint8_t dtype = PYPTO_RT_FLOAT32) {
   return rt::MakeExternalTensor(data.data(), shape, dtype);
+}
+
+// Runs a decoded kernel once on `memory`, without the runtime: args[] holds the descriptors in order.
+inline pypto::expected<void, rt::FatalError> RunDirect(const pypto::sim::DecodedKernel& kernel,
+                                                       std::initializer_list<const pypto_chip_tensor*> tensors,
+                                                       pypto::sim::CoreMemory& memory) {
+  int64_t args[rt::kArgSlots] = {};
+  size_t slot = 0;
+  for (const auto* tensor : tensors) args[slot++] = reinterpret_cast<int64_t>(tensor);
+  return pypto::sim::SimExecutor::Run(kernel, args, memory);
 }
 
 // The plugin, loaded through the registry from the path meson passes.
