@@ -107,16 +107,23 @@ Result<bool> VerifyCoreTypesResolved(const Program& program) {
   return true;
 }
 
+// Tiles inside loops count too, so the walk goes through the whole body.
 Result<bool> VerifyTileMemoryAllocated(const Program& program) {
   for (const auto& function : program.functions()) {
     if (!IsKernel(function->type())) continue;
-    for (const auto& stmt : FlattenStmts(function->body())) {
+    std::string unplaced;
+    FirstMatch finder;
+    finder.stmt_pred = [&](const StmtPtr& stmt) {
       const auto* assign = stmt->As<AssignStmt>();
       const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
-      if (tile && !tile->memref())
-        return Violation(IRProperty::TileMemoryAllocated, *function, stmt->span(),
-                         fmt::format("tile '{}' has no address", assign->var()->name_hint()));
-    }
+      if (!tile || tile->memref()) return false;
+      unplaced = assign->var()->name_hint();
+      return true;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched)
+      return Violation(IRProperty::TileMemoryAllocated, *function, finder.found,
+                       fmt::format("tile '{}' has no address", unplaced));
   }
   return true;
 }

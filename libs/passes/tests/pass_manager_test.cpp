@@ -52,6 +52,23 @@ TEST(Verifiers, RejectProgramsLackingTheirProperty) {
             "address");
 }
 
+TEST(Verifiers, TileMemoryAllocatedLooksInsideLoops) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {16, 16});
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 16})}, 7);
+  auto body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{testing::Assign(testing::Local("t", load), load)});
+  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
+  auto loop = std::make_shared<ForStmt>(i, index(0), index(2), index(1), body, ForKind::Sequential);
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a}, std::vector<ParamDirection>{},
+                                           std::vector<TypePtr>{}, std::make_shared<SeqStmts>(std::vector<StmtPtr>{loop}),
+                                           FunctionType::AIV);
+  auto holds = VerifyProperty(IRProperty::TileMemoryAllocated, Program("p", {kernel}, "k"));
+  ASSERT_FALSE(holds);
+  EXPECT_EQ(holds.error().message, "property TileMemoryAllocated does not hold in function 'k': tile 't' has no address");
+  EXPECT_EQ(holds.error().span.str(), "k.py:7:9");
+}
+
 TEST(PropertySet, PrintsNames) {
   PropertySet set{IRProperty::NoInCoreScopes, IRProperty::CallDirectionsDerived};
   EXPECT_EQ(set.str(), "{NoInCoreScopes, CallDirectionsDerived}");
