@@ -53,19 +53,21 @@ class JITFunction:
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:
         config = config or RunConfig()
         specs = self._specs(args, kwargs)
+        constants = self._constants()
         # Unlike upstream, dump and output options are part of the key: asking for a dump gets one.
         key = (
             self._source_info().hash,
             config.platform,
             tuple(sorted(specs.items())),
-            tuple(sorted(self._constants().items())),
+            tuple(sorted(constants.items())),
             bool(config.dump_passes),
             config.save_kernels_dir,
         )
         compiled = self._cache.get(key)
         if compiled is None:
             output_dir = _build_dir(config, f"_jit_{self.__name__}")
-            lowered = self._lower(specs, config, output_dir / "passes_dump" if config.dump_passes else None)
+            dump_dir = output_dir / "passes_dump" if config.dump_passes else None
+            lowered = self._lower(specs, constants, config, dump_dir)
             artifacts = _core.compile(lowered, config.platform, str(output_dir))
             compiled = CompiledProgram(artifacts, list(self._signature.parameters))
             self._cache[key] = compiled
@@ -75,7 +77,7 @@ class JITFunction:
         """The lowered IR program for these arguments (no artifacts are written)."""
         config = config or RunConfig()
         dump_dir = _build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
-        return self._lower(self._specs(args, kwargs), config, dump_dir)
+        return self._lower(self._specs(args, kwargs), self._constants(), config, dump_dir)
 
     def clear_cache(self) -> None:
         """Forgets every compiled specialisation; the next call compiles again."""
@@ -127,7 +129,7 @@ class JITFunction:
                 )
         return specs
 
-    def _lower(self, specs, config, dump_dir=None):
+    def _lower(self, specs, constants, config, dump_dir=None):
         source = self._source_info()
         program = _core.parse_jit(
             source.text,
@@ -136,7 +138,7 @@ class JITFunction:
             source.column_offset,
             f"_jit_{self.__name__}",
             {name: (list(shape), dtype) for name, (shape, dtype) in specs.items()},
-            self._constants(),
+            constants,
         )
         verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
         return _core.lower(program, config.platform, verify, str(dump_dir) if dump_dir else None)
