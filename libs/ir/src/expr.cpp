@@ -118,6 +118,29 @@ std::optional<int64_t> FoldInts(BinaryOp op, int64_t a, int64_t b) {
 
 }  // namespace
 
+namespace {
+
+std::optional<double> AsConstNumber(const ExprPtr& expr) {
+  if (const auto* f = expr->As<ConstFloat>()) return f->value();
+  if (const auto* i = expr->As<ConstInt>()) return static_cast<double>(i->value());
+  return std::nullopt;
+}
+
+// Only the arithmetic whose float result is unambiguous; division by zero is left to run time.
+std::optional<double> FoldFloats(BinaryOp op, double l, double r) {
+  switch (op) {
+    case BinaryOp::Add: return l + r;
+    case BinaryOp::Sub: return l - r;
+    case BinaryOp::Mul: return l * r;
+    case BinaryOp::FloatDiv: return r == 0 ? std::nullopt : std::optional<double>(l / r);
+    case BinaryOp::Min: return std::min(l, r);
+    case BinaryOp::Max: return std::max(l, r);
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Result<ExprPtr> MakeBinary(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs, const Span& span) {
   const auto* left = lhs->type()->As<ScalarType>();
   const auto* right = rhs->type()->As<ScalarType>();
@@ -136,6 +159,12 @@ Result<ExprPtr> MakeBinary(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs, 
   DataType dtype = left->dtype();
   if (IsComparison(op)) dtype = DataType::BOOL;
   else if (op == BinaryOp::FloatDiv || IsFloat(right->dtype())) dtype = IsFloat(dtype) ? dtype : DataType::FP32;
+  // Float arithmetic on literals folds as Python computes it (`1.0 / 64` is 0.015625).
+  if (IsFloat(dtype)) {
+    auto lf = AsConstNumber(lhs), rf = AsConstNumber(rhs);
+    if (lf && rf)
+      if (auto folded = FoldFloats(op, *lf, *rf)) return ExprPtr(std::make_shared<ConstFloat>(*folded, dtype, span));
+  }
   return ExprPtr(std::make_shared<BinaryExpr>(op, lhs, rhs, std::make_shared<ScalarType>(dtype), span));
 }
 

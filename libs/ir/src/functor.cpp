@@ -20,7 +20,6 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
 
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
   for (const auto& arg : call->args()) VisitExpr(arg);
-  for (const auto& [key, value] : call->kwargs()) VisitExpr(value);
 }
 
 void IRVisitor::VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -84,14 +83,9 @@ bool MutateAll(const std::vector<T>& in, std::vector<T>& out, F&& mutate) {
 ExprPtr IRMutator::MutateCall(const std::shared_ptr<const Call>& call) {
   std::vector<ExprPtr> args;
   bool changed = MutateAll(call->args(), args, [&](const ExprPtr& e) { return MutateExpr(e); });
-  Call::Kwargs kwargs;
-  for (const auto& [key, value] : call->kwargs()) {
-    kwargs.emplace_back(key, MutateExpr(value));
-    changed |= kwargs.back().second != value;
-  }
   if (!changed) return call;
   if (call->is_op_call())
-    return std::make_shared<Call>(call->op(), std::move(args), std::move(kwargs), call->type(), call->span());
+    return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
   return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions());
 }
 

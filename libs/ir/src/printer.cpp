@@ -45,7 +45,7 @@ class Printer {
   std::string Expr(const ExprPtr& expr) {
     if (const auto* var = expr->As<Var>()) return Name(var);
     if (const auto* constant = expr->As<ConstInt>()) return std::to_string(constant->value());
-    if (const auto* constant = expr->As<ConstFloat>()) return fmt::format("{}", constant->value());
+    if (const auto* constant = expr->As<ConstFloat>()) return FloatLiteral(constant->value());
     if (const auto* constant = expr->As<ConstBool>()) return constant->value() ? "True" : "False";
     if (const auto* tuple = expr->As<TupleLiteral>()) {
       std::vector<std::string> parts;
@@ -60,15 +60,34 @@ class Printer {
  private:
   std::string CallText(const Call& call) {
     std::vector<std::string> args;
+    if (call.is_op_call()) return fmt::format("pl.{}({})", call.op()->name, fmt::join(OpArgs(call), ", "));
     for (const auto& arg : call.args()) args.push_back(Expr(arg));
-    for (const auto& [key, value] : call.kwargs()) args.push_back(fmt::format("{}={}", key, Expr(value)));
-    if (call.is_op_call()) return fmt::format("pl.{}({})", call.op()->name, fmt::join(args, ", "));
     if (!call.arg_directions().empty()) {
       std::vector<std::string> directions;
       for (auto direction : call.arg_directions()) directions.push_back(fmt::format("\"{}\"", ArgDirectionName(direction)));
       args.push_back(fmt::format("attrs={{\"arg_directions\": [{}]}}", fmt::join(directions, ", ")));
     }
     return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
+  }
+
+  // An op's arguments in its parameter order: positional up to the first attribute, by keyword
+  // from there on (pl.tile.full([8, 32], dtype=pl.FP32, value=0.0)), as the DSL spells them.
+  std::vector<std::string> OpArgs(const Call& call) {
+    std::vector<std::string> args;
+    size_t next_arg = 0;
+    bool by_keyword = false;
+    for (const auto& param : call.op()->params) {
+      if (param.is_attr) {
+        by_keyword = true;
+        for (const auto& [key, value] : call.kwargs())
+          if (key == param.name) args.push_back(fmt::format("{}={}", key, OpAttrText(value)));
+        continue;
+      }
+      if (next_arg >= call.args().size()) continue;
+      const std::string text = Expr(call.args()[next_arg++]);
+      args.push_back(by_keyword ? fmt::format("{}={}", param.name, text) : text);
+    }
+    return args;
   }
 
   // Nested operations are parenthesised: exact, if not minimal.

@@ -22,6 +22,13 @@ std::string_view MemorySpaceName(MemorySpace space) {
   return "?";
 }
 
+std::optional<MemorySpace> MemorySpaceFromName(std::string_view name) {
+  for (auto space : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left, MemorySpace::Right,
+                     MemorySpace::Acc, MemorySpace::Bias, MemorySpace::ScalarLocal})
+    if (MemorySpaceName(space) == name) return space;
+  return std::nullopt;
+}
+
 std::string ScalarType::str() const { return fmt::format("pl.Scalar[pl.{}]", DataTypeName(dtype_)); }
 
 bool ScalarType::equals(const Type& other) const {

@@ -10,6 +10,7 @@
 
 #include "pypto/ir/diagnostic.h"
 #include "pypto/ir/node.h"
+#include "pypto/ir/op_attr.h"
 #include "pypto/ir/type.h"
 
 namespace pypto::ir {
@@ -111,7 +112,8 @@ struct OpDef;
 class Call final : public Expr {
  public:
   static constexpr NodeKind kKind = NodeKind::Call;
-  using Kwargs = std::vector<std::pair<std::string, ExprPtr>>;
+  // Compile-time keyword attributes of an op call (dtype=, target_memory=, ...).
+  using Kwargs = OpAttrs;
 
   Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr type, Span span = {});
   Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},

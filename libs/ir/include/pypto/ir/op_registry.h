@@ -1,5 +1,6 @@
-// The catalog of ops (tile.*, tensor.*, ...). Each op declares its arguments, how it deduces its
-// result type (rejecting wrong shapes and dtypes), which core runs it and what it writes.
+// The catalog of ops (tile.*, tensor.*). Each op declares its parameters in the DSL's positional
+// order (expression arguments and compile-time attributes), how it deduces its result type
+// (rejecting wrong shapes and dtypes), which core runs it and what it writes.
 #pragma once
 
 #include <functional>
@@ -14,23 +15,48 @@
 
 namespace pypto::ir {
 
-enum class CoreAffinity { Vector, Cube, Shared };
+// Which core type runs an op. Most ops run wherever their tiles live: a tile in Vec (UB) belongs
+// to a vector core, a tile in Mat/Left/Right/Acc/Bias to a cube core (FromMemorySpaces).
+enum class CoreAffinity { Vector, Cube, Shared, FromMemorySpaces };
+
+// One parameter as the DSL spells it. Expression parameters become Call::args() in order (optional
+// ones trail); attribute parameters become Call::kwargs().
+struct OpParam {
+  std::string name;
+  bool is_attr = false;
+  OpAttrKind attr_kind = OpAttrKind::Int;
+  bool required = true;
+};
+OpParam Arg(std::string name);
+OpParam OptionalArg(std::string name);
+OpParam Attr(std::string name, OpAttrKind kind);
+OpParam OptionalAttr(std::string name, OpAttrKind kind);
 
 struct OpDef {
   using DeduceFn = std::function<Result<TypePtr>(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs,
                                                  const Span& span)>;
   std::string name;  // "tile.add"
   std::string description;
-  std::vector<std::string> arg_names;
+  std::vector<OpParam> params;
   DeduceFn deduce_type;
-  CoreAffinity affinity = CoreAffinity::Vector;
+  CoreAffinity affinity = CoreAffinity::FromMemorySpaces;
   // Index of the global tensor argument the op writes (tile.store's destination), if any.
   std::optional<int> writes_arg;
   // Index of a global tensor argument the op reads (tile.load's source), if any.
   std::optional<int> reads_tensor_arg;
   // The result may share storage with an input whose last use is this op (element-wise ops).
   bool inplace_safe = false;
+  // The result IS the storage of this argument (a reshape view, an accumulator updated in place).
+  std::optional<int> result_aliases_arg;
+
+  std::vector<std::string> arg_names() const;  // expression parameters, in order
+  size_t min_args() const;
+  size_t max_args() const;
+  const OpParam* FindAttrParam(std::string_view attr) const;
 };
+
+// The core type a call needs (resolving FromMemorySpaces from its tile operands and result).
+CoreAffinity CallAffinity(const Call& call);
 
 class OpRegistry {
  public:
@@ -39,7 +65,7 @@ class OpRegistry {
   const OpDef* Find(std::string_view name) const;
   std::vector<std::string> Names() const;
 
-  // Builds a typed call, validating arity and running the op's type deduction.
+  // Builds a typed call, validating arity and attributes and running the op's type deduction.
   Result<CallPtr> CreateCall(std::string_view name, std::vector<ExprPtr> args, Call::Kwargs kwargs,
                              const Span& span) const;
 
@@ -51,6 +77,10 @@ class OpRegistry {
 };
 
 // Registration entry points, one per op family (src/ops/*.cpp).
-void RegisterTileOps(OpRegistry& registry);
+void RegisterTileMemoryOps(OpRegistry& registry);
+void RegisterTileElementwiseOps(OpRegistry& registry);
+void RegisterTileReductionOps(OpRegistry& registry);
+void RegisterTileMatmulOps(OpRegistry& registry);
+void RegisterTensorOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

@@ -25,6 +25,7 @@ enum class MemorySpace : uint8_t {
 };
 
 std::string_view MemorySpaceName(MemorySpace space);
+std::optional<MemorySpace> MemorySpaceFromName(std::string_view name);  // "Vec" -> Vec
 
 enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple };
 

@@ -1,0 +1,86 @@
+#include "op_checks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace pypto::ir::ops {
+
+std::string ShapeStr(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+Result<Shape> StaticInts(const ExprPtr& expr, const std::string& what, const Span& span) {
+  const auto* tuple = expr->As<TupleLiteral>();
+  if (!tuple) return TypeError(fmt::format("{} must be a list of integers", what), span);
+  Shape values;
+  for (const auto& element : tuple->elements()) {
+    auto value = AsConstInt(element);
+    if (!value) return TypeError(fmt::format("{} must be integer literals", what), span);
+    values.push_back(*value);
+  }
+  return values;
+}
+
+Result<Offsets> ScalarOffsets(const ExprPtr& expr, const std::string& what, const Span& span) {
+  const auto* tuple = expr->As<TupleLiteral>();
+  if (!tuple) return TypeError(fmt::format("{} must be a list of integers", what), span);
+  Offsets offsets;
+  for (const auto& element : tuple->elements()) {
+    const auto* scalar = element->type()->As<ScalarType>();
+    if (!scalar || !IsInteger(scalar->dtype()))
+      return TypeError(fmt::format("{} must be integers, got {}", what, element->type()->str()), span);
+    offsets.push_back(AsConstInt(element));
+  }
+  return offsets;
+}
+
+std::string OffsetsStr(const Offsets& offsets) {
+  std::vector<std::string> parts;
+  for (const auto& offset : offsets) parts.push_back(offset ? std::to_string(*offset) : "?");
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+Result<const TensorType*> ExpectTensor(const ExprPtr& expr, const std::string& what, const Span& span) {
+  if (const auto* tensor = expr->type()->As<TensorType>()) return tensor;
+  return TypeError(fmt::format("{} must be a tensor, got {}", what, expr->type()->str()), span);
+}
+
+Result<const TileType*> ExpectTile(const ExprPtr& expr, const std::string& what, const Span& span) {
+  if (const auto* tile = expr->type()->As<TileType>()) return tile;
+  return TypeError(fmt::format("{} must be a tile, got {}", what, expr->type()->str()), span);
+}
+
+Result<const TileType*> ExpectMatrixTile(const ExprPtr& expr, const std::string& what, const Span& span) {
+  auto tile = ExpectTile(expr, what, span);
+  if (tile && (*tile)->shape().size() != 2)
+    return TypeError(fmt::format("{} must be a 2-D tile, got {}", what, (*tile)->str()), span);
+  return tile;
+}
+
+Result<const ScalarType*> ExpectNumericScalar(const ExprPtr& expr, const std::string& what, const Span& span) {
+  const auto* scalar = expr->type()->As<ScalarType>();
+  if (scalar && (IsFloat(scalar->dtype()) || IsInteger(scalar->dtype()))) return scalar;
+  return TypeError(fmt::format("{} must be a number, got {}", what, expr->type()->str()), span);
+}
+
+Result<bool> CheckRegion(const TensorType& tensor, const Offsets& offsets, const Shape& shape, const Span& span) {
+  if (offsets.size() != tensor.shape().size() || shape.size() != tensor.shape().size()) {
+    return TypeError(fmt::format("region rank does not match the tensor: offsets {}, shape {}, tensor {}",
+                                 OffsetsStr(offsets), ShapeStr(shape), tensor.str()),
+                     span);
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t offset = offsets[d].value_or(0);
+    if (offset < 0 || shape[d] <= 0 || offset + shape[d] > tensor.shape()[d]) {
+      return TypeError(fmt::format("region at offsets {} with shape {} is outside tensor {} (dimension {})",
+                                   OffsetsStr(offsets), ShapeStr(shape), tensor.str(), d),
+                       span);
+    }
+  }
+  return true;
+}
+
+Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span) {
+  if (IsFloat(dtype)) return true;
+  return TypeError(fmt::format("{} needs a floating-point tile, got {}", op, DataTypeName(dtype)), span);
+}
+
+}  // namespace pypto::ir::ops

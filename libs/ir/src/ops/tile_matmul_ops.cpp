@@ -1,0 +1,87 @@
+// tile.matmul family: the cube unit multiplies a Left (L0A) tile by a Right (L0B) tile into an Acc
+// (L0C) tile. Accumulation happens in FP32 for floating-point inputs and INT32 for INT8.
+#include <fmt/format.h>
+
+#include "op_checks.h"
+
+namespace pypto::ir {
+namespace {
+
+using namespace ops;
+
+Result<DataType> AccumulatorDtype(DataType input, const Span& span) {
+  switch (input) {
+    case DataType::FP32:
+    case DataType::FP16:
+    case DataType::BF16: return DataType::FP32;
+    case DataType::INT8: return DataType::INT32;
+    default:
+      return TypeError(fmt::format("the cube unit multiplies FP32, FP16, BF16 or INT8 tiles, not {}",
+                                   DataTypeName(input)),
+                       span);
+  }
+}
+
+Result<const TileType*> ExpectIn(const ExprPtr& expr, MemorySpace space, const std::string& what, const Span& span) {
+  auto tile = ExpectMatrixTile(expr, what, span);
+  if (tile && (*tile)->memory_space() != space) {
+    return TypeError(fmt::format("{} must be in {}, got {}", what, MemorySpaceName(space), (*tile)->str()), span,
+                     fmt::format("pl.move(tile, target_memory=pl.Mem.{}) puts it there", MemorySpaceName(space)));
+  }
+  return tile;
+}
+
+// The [M, N] Acc type of lhs [M, K] x rhs [K, N].
+Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, const ExprPtr& rhs_expr,
+                              const Span& span) {
+  auto lhs = ExpectIn(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
+  if (!lhs) return pypto::unexpected(lhs.error());
+  auto rhs = ExpectIn(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
+  if (!rhs) return pypto::unexpected(rhs.error());
+  const Shape &a = (*lhs)->shape(), &b = (*rhs)->shape();
+  if (a[1] != b[0] || (*lhs)->dtype() != (*rhs)->dtype()) {
+    return TypeError(fmt::format("{} cannot multiply {} by {}: the inner dimensions and dtypes must agree", op,
+                                 (*lhs)->str(), (*rhs)->str()),
+                     span);
+  }
+  auto acc = AccumulatorDtype((*lhs)->dtype(), span);
+  if (!acc) return pypto::unexpected(acc.error());
+  return std::make_shared<TileType>(Shape{a[0], b[1]}, *acc, MemorySpace::Acc);
+}
+
+Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const Span& span) {
+  auto acc = ExpectIn(args[0], MemorySpace::Acc, "the accumulator of tile.matmul_acc", span);
+  if (!acc) return pypto::unexpected(acc.error());
+  auto product = DeduceProduct("tile.matmul_acc", args[1], args[2], span);
+  if (!product) return product;
+  // Shape, dtype and buffer must agree; the accumulator's placement is the result's.
+  const auto& expected = static_cast<const TileType&>(**product);
+  if (expected.shape() != (*acc)->shape() || expected.dtype() != (*acc)->dtype()) {
+    return TypeError(fmt::format("tile.matmul_acc adds a {} product into a {} accumulator", (*product)->str(),
+                                 (*acc)->str()),
+                     span);
+  }
+  return std::make_shared<TileType>((*acc)->shape(), (*acc)->dtype(), MemorySpace::Acc, (*acc)->memref());
+}
+
+}  // namespace
+
+void RegisterTileMatmulOps(OpRegistry& registry) {
+  registry.Register(OpDef{.name = "tile.matmul",
+                          .description = "C = A @ B: Left [M, K] times Right [K, N] into Acc [M, N]",
+                          .params = {Arg("lhs"), Arg("rhs")},
+                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
+                            return DeduceProduct("tile.matmul", args[0], args[1], span);
+                          },
+                          .affinity = CoreAffinity::Cube});
+  registry.Register(OpDef{.name = "tile.matmul_acc",
+                          .description = "acc += A @ B, updating the Acc tile in place",
+                          .params = {Arg("acc"), Arg("lhs"), Arg("rhs")},
+                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
+                            return DeduceMatmulAcc(args, span);
+                          },
+                          .affinity = CoreAffinity::Cube,
+                          .result_aliases_arg = 0});
+}
+
+}  // namespace pypto::ir

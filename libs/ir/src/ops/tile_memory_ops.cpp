@@ -1,0 +1,150 @@
+// tile.* creation and movement: global tensor <-> tile transfers, fresh tiles, moves between
+// on-chip buffers, and reshapes.
+#include <fmt/format.h>
+
+#include "op_checks.h"
+
+namespace pypto::ir {
+namespace {
+
+using namespace ops;
+
+MemorySpace TargetMemory(const Call::Kwargs& kwargs, MemorySpace fallback) {
+  return FindAttr<MemorySpace>(kwargs, "target_memory").value_or(fallback);
+}
+
+Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto tensor = ExpectTensor(args[0], "the source of pl.load", span);
+  if (!tensor) return pypto::unexpected(tensor.error());
+  auto offsets = ScalarOffsets(args[1], "load offsets", span);
+  if (!offsets) return pypto::unexpected(offsets.error());
+  auto shape = StaticInts(args[2], "load shapes", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  if (auto ok = CheckRegion(**tensor, *offsets, *shape, span); !ok) return pypto::unexpected(ok.error());
+  const MemorySpace space = TargetMemory(kwargs, MemorySpace::Vec);
+  if (space != MemorySpace::Vec && space != MemorySpace::Mat) {
+    return TypeError(fmt::format("a load copies into Vec or Mat, not {}", MemorySpaceName(space)), span,
+                     "load into Mat, then pl.move the tile into Left or Right");
+  }
+  return std::make_shared<TileType>(*shape, (*tensor)->dtype(), space);
+}
+
+// The accumulator (L0C) stores through the fixpipe, which may narrow FP32 to FP16/BF16 on the way.
+bool StorableAs(const TileType& tile, DataType tensor_dtype) {
+  if (tile.dtype() == tensor_dtype) return true;
+  return tile.memory_space() == MemorySpace::Acc && tile.dtype() == DataType::FP32 &&
+         (tensor_dtype == DataType::FP16 || tensor_dtype == DataType::BF16);
+}
+
+Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto tile = ExpectTile(args[0], "the value of pl.store", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto offsets = ScalarOffsets(args[1], "store offsets", span);
+  if (!offsets) return pypto::unexpected(offsets.error());
+  auto tensor = ExpectTensor(args[2], "the destination of pl.store", span);
+  if (!tensor) return pypto::unexpected(tensor.error());
+  const MemorySpace space = (*tile)->memory_space();
+  if (space != MemorySpace::Vec && space != MemorySpace::Acc) {
+    return TypeError(fmt::format("a tile in {} cannot be stored to global memory; only Vec and Acc tiles can",
+                                 MemorySpaceName(space)),
+                     span);
+  }
+  if (!StorableAs(**tile, (*tensor)->dtype())) {
+    return TypeError(fmt::format("cannot store a {} tile into a {} tensor", DataTypeName((*tile)->dtype()),
+                                 DataTypeName((*tensor)->dtype())),
+                     span, "convert the tile first with pl.cast");
+  }
+  Shape shape = (*tile)->shape();
+  while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
+  if (auto ok = CheckRegion(**tensor, *offsets, shape, span); !ok) return pypto::unexpected(ok.error());
+  return args[2]->type();
+}
+
+Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto shape = StaticInts(args[0], "the tile shape", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  for (int64_t dim : *shape)
+    if (dim <= 0) return TypeError(fmt::format("tile dimensions must be positive, got {}", ShapeStr(*shape)), span);
+  const DataType dtype = *FindAttr<DataType>(kwargs, "dtype");
+  return std::make_shared<TileType>(*shape, dtype, TargetMemory(kwargs, MemorySpace::Vec));
+}
+
+Result<TypePtr> DeduceFull(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto value = ExpectNumericScalar(args[1], "the fill value of pl.full", span);
+  if (!value) return pypto::unexpected(value.error());
+  return DeduceCreate(args, kwargs, span);
+}
+
+// Which buffer-to-buffer moves the hardware has (TMOV / TEXTRACT paths).
+bool CanMove(MemorySpace from, MemorySpace to) {
+  using M = MemorySpace;
+  switch (from) {
+    case M::Mat: return to == M::Left || to == M::Right || to == M::Bias || to == M::Mat;
+    case M::Acc: return to == M::Mat || to == M::Vec;
+    case M::Vec: return to == M::Vec || to == M::Mat;
+    default: return false;
+  }
+}
+
+Result<TypePtr> DeduceMove(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto tile = ExpectTile(args[0], "the source of pl.move", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  const MemorySpace to = *FindAttr<MemorySpace>(kwargs, "target_memory");
+  const MemorySpace from = (*tile)->memory_space();
+  if (!CanMove(from, to)) {
+    return TypeError(fmt::format("cannot move a tile from {} to {}", MemorySpaceName(from), MemorySpaceName(to)),
+                     span, "moves go Mat -> Left/Right/Bias/Mat, Acc -> Mat/Vec, Vec -> Vec/Mat");
+  }
+  return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), to);
+}
+
+Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto tile = ExpectTile(args[0], "the source of pl.reshape", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto shape = StaticInts(args[1], "the new shape", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  auto target = std::make_shared<TileType>(*shape, (*tile)->dtype(), (*tile)->memory_space());
+  if (target->num_elements() != (*tile)->num_elements()) {
+    return TypeError(fmt::format("cannot reshape {} to {}: {} elements against {}", (*tile)->str(), ShapeStr(*shape),
+                                 (*tile)->num_elements(), target->num_elements()),
+                     span);
+  }
+  return TypePtr(target);
+}
+
+}  // namespace
+
+void RegisterTileMemoryOps(OpRegistry& registry) {
+  registry.Register(OpDef{.name = "tile.load",
+                          .description = "copy a region of a global tensor into a Vec or Mat tile",
+                          .params = {Arg("tensor"), Arg("offsets"), Arg("shapes"),
+                                     OptionalAttr("target_memory", OpAttrKind::MemorySpace)},
+                          .deduce_type = DeduceLoad,
+                          .reads_tensor_arg = 0});
+  registry.Register(OpDef{.name = "tile.store",
+                          .description = "copy a Vec or Acc tile into a region of a global tensor",
+                          .params = {Arg("tile"), Arg("offsets"), Arg("output_tensor")},
+                          .deduce_type = DeduceStore,
+                          .writes_arg = 2});
+  registry.Register(OpDef{.name = "tile.create",
+                          .description = "a fresh (uninitialised) tile: scratch space or an accumulator",
+                          .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType),
+                                     OptionalAttr("target_memory", OpAttrKind::MemorySpace)},
+                          .deduce_type = DeduceCreate});
+  registry.Register(OpDef{.name = "tile.full",
+                          .description = "a Vec tile with every element set to a value",
+                          .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType), Arg("value")},
+                          .deduce_type = DeduceFull,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.move",
+                          .description = "copy a tile into another on-chip buffer (the way into Left/Right/Bias)",
+                          .params = {Arg("tile"), Attr("target_memory", OpAttrKind::MemorySpace)},
+                          .deduce_type = DeduceMove});
+  registry.Register(OpDef{.name = "tile.reshape",
+                          .description = "the same elements under another shape (no data moves)",
+                          .params = {Arg("tile"), Arg("shape")},
+                          .deduce_type = DeduceReshape,
+                          .result_aliases_arg = 0});
+}
+
+}  // namespace pypto::ir

@@ -1,0 +1,113 @@
+// tile.* reductions and broadcasts over 2-D tiles. Row ops collapse the last axis ([M, N] -> [M, 1]),
+// column ops the first ([M, N] -> [1, N]); the expand ops broadcast such a vector back across a
+// tile, combining it with the tile's elements.
+#include <fmt/format.h>
+
+#include "op_checks.h"
+
+namespace pypto::ir {
+namespace {
+
+using namespace ops;
+
+enum class Axis { Row, Col };
+
+// Row reductions need a scratch tile of the input's dtype, at least as large as the input.
+Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectMatrixTile(args[0], fmt::format("the operand of {}", op), span);
+  if (!tile) return pypto::unexpected(tile.error());
+  if (args.size() > 1) {
+    auto tmp = ExpectTile(args[1], fmt::format("the scratch tile of {}", op), span);
+    if (!tmp) return pypto::unexpected(tmp.error());
+    if ((*tmp)->dtype() != (*tile)->dtype() || (*tmp)->num_elements() < (*tile)->num_elements()) {
+      return TypeError(fmt::format("the scratch tile of {} must be a {} tile of at least {} elements, got {}", op,
+                                   DataTypeName((*tile)->dtype()), (*tile)->num_elements(), (*tmp)->str()),
+                       span);
+    }
+  }
+  const Shape& shape = (*tile)->shape();
+  Shape result = axis == Axis::Row ? Shape{shape[0], 1} : Shape{1, shape[1]};
+  return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space());
+}
+
+// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype.
+Result<TypePtr> DeduceExpand(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectMatrixTile(args[0], fmt::format("the tile operand of {}", op), span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto vec = ExpectMatrixTile(args[1], fmt::format("the vector operand of {}", op), span);
+  if (!vec) return pypto::unexpected(vec.error());
+  const Shape& shape = (*tile)->shape();
+  const Shape expected = axis == Axis::Row ? Shape{shape[0], 1} : Shape{1, shape[1]};
+  if ((*vec)->shape() != expected || (*vec)->dtype() != (*tile)->dtype()) {
+    return TypeError(fmt::format("{} broadcasts a {} {} vector across {}, got {}", op, ShapeStr(expected),
+                                 DataTypeName((*tile)->dtype()), (*tile)->str(), (*vec)->str()),
+                     span,
+                     axis == Axis::Row ? "a row vector comes from a row reduction such as pl.row_sum"
+                                       : "a column vector has shape [1, N]; pl.reshape can turn [N, 1] into it");
+  }
+  return std::make_shared<TileType>(shape, (*tile)->dtype(), (*tile)->memory_space());
+}
+
+Result<TypePtr> DeduceExpandScalar(const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectTile(args[0], "the target of tile.expands", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto value = ExpectNumericScalar(args[1], "the value of tile.expands", span);
+  if (!value) return pypto::unexpected(value.error());
+  return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), (*tile)->memory_space());
+}
+
+OpDef Reduce(const std::string& name, Axis axis, bool tmp_required, bool tmp_allowed, const std::string& what) {
+  const std::string full = "tile." + name;
+  std::vector<OpParam> params = {Arg("tile")};
+  if (tmp_required) params.push_back(Arg("tmp_tile"));
+  else if (tmp_allowed) params.push_back(OptionalArg("tmp_tile"));
+  return OpDef{.name = full,
+               .description = what,
+               .params = std::move(params),
+               .deduce_type = [full, axis](const auto& args, const auto&, const Span& span) {
+                 return DeduceReduce(full, axis, args, span);
+               }};
+}
+
+OpDef Expand(const std::string& name, Axis axis, const std::string& what) {
+  const std::string full = "tile." + name;
+  return OpDef{.name = full,
+               .description = what,
+               .params = {Arg("tile"), Arg(axis == Axis::Row ? "row_vec" : "col_vec")},
+               .deduce_type = [full, axis](const auto& args, const auto&, const Span& span) {
+                 return DeduceExpand(full, axis, args, span);
+               },
+               .inplace_safe = true};
+}
+
+}  // namespace
+
+void RegisterTileReductionOps(OpRegistry& registry) {
+  for (const char* op : {"sum", "max", "min", "prod"}) {
+    registry.Register(Reduce(fmt::format("row_{}", op), Axis::Row, /*tmp_required=*/true, true,
+                             fmt::format("{} of each row: [M, N] -> [M, 1]", op)));
+  }
+  registry.Register(Reduce("col_sum", Axis::Col, false, /*tmp_allowed=*/true, "sum of each column: [M, N] -> [1, N]"));
+  for (const char* op : {"max", "min", "prod"}) {
+    registry.Register(Reduce(fmt::format("col_{}", op), Axis::Col, false, false,
+                             fmt::format("{} of each column: [M, N] -> [1, N]", op)));
+  }
+  registry.Register(Expand("row_expand", Axis::Row, "each row filled with its element of a [M, 1] vector"));
+  registry.Register(Expand("col_expand", Axis::Col, "each column filled with its element of a [1, N] vector"));
+  for (const char* op : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {
+    const std::string what = std::string(op) == "expdif" ? "exp(x - v)" : fmt::format("x {} v", op);
+    registry.Register(
+        Expand(fmt::format("row_expand_{}", op), Axis::Row, fmt::format("{} with v the row's element", what)));
+    registry.Register(
+        Expand(fmt::format("col_expand_{}", op), Axis::Col, fmt::format("{} with v the column's element", what)));
+  }
+  registry.Register(OpDef{.name = "tile.expands",
+                          .description = "a tile of the target's shape filled with a scalar",
+                          .params = {Arg("target"), Arg("scalar")},
+                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
+                            return DeduceExpandScalar(args, span);
+                          },
+                          .inplace_safe = true});
+}
+
+}  // namespace pypto::ir
