@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/program.h"
@@ -17,6 +19,13 @@ inline ir::ExprPtr Ints(std::initializer_list<int64_t> values) {
 
 inline ir::CallPtr Op(const std::string& name, std::vector<ir::ExprPtr> args, int line = 0) {
   auto call = ir::OpRegistry::Get().CreateCall(name, std::move(args), {}, ir::Span{"k.py", line, 9});
+  if (!call) throw std::runtime_error(call.error().str());
+  return *call;
+}
+
+inline ir::CallPtr OpWithKwargs(const std::string& name, std::vector<ir::ExprPtr> args, ir::Call::Kwargs kwargs,
+                                int line = 0) {
+  auto call = ir::OpRegistry::Get().CreateCall(name, std::move(args), std::move(kwargs), ir::Span{"k.py", line, 9});
   if (!call) throw std::runtime_error(call.error().str());
   return *call;
 }
@@ -59,6 +68,99 @@ inline ir::ProgramPtr TileAddProgram(int64_t rows = 128, int64_t cols = 128, std
       std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
       std::vector<ir::TypePtr>{c->type()}, body, ir::FunctionType::Opaque);
   return std::make_shared<ir::Program>("_jit_tile_add", std::vector<ir::FunctionPtr>{fn}, "tile_add");
+}
+
+// The kernels of the vector DAG as `@pl.jit.incore` functions arrive: separate InCore functions whose
+// parameters carry their directions, ending in `return output`.
+inline ir::VarPtr Scalar(const std::string& name, ir::DataType dtype) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(dtype));
+}
+
+inline ir::FunctionPtr KernelFunction(const std::string& name, std::vector<ir::VarPtr> params,
+                                      std::vector<ir::ParamDirection> directions, std::vector<ir::StmtPtr> body,
+                                      const ir::VarPtr& output) {
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{output}));
+  return std::make_shared<ir::Function>(name, std::move(params), std::move(directions),
+                                        std::vector<ir::TypePtr>{output->type()},
+                                        std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::InCore);
+}
+
+// `output = lhs <op> rhs` over whole [rows, cols] tensors; `tile_op` is tile.add or tile.mul.
+inline ir::FunctionPtr BinaryKernel(const std::string& name, const std::string& tile_op, int64_t rows, int64_t cols) {
+  auto a = Tensor("a", {rows, cols}), b = Tensor("b", {rows, cols}), output = Tensor("output", {rows, cols});
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({rows, cols})});
+  auto a_tile = Local("a_tile", load_a);
+  auto load_b = Op("tile.load", {b, Ints({0, 0}), Ints({rows, cols})});
+  auto b_tile = Local("b_tile", load_b);
+  auto value = Op(tile_op, {a_tile, b_tile});
+  auto result = Local("result", value);
+  auto store = Op("tile.store", {result, Ints({0, 0}), output});
+  return KernelFunction(name, {a, b, output},
+                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                        {Assign(a_tile, load_a), Assign(b_tile, load_b), Assign(result, value),
+                         std::make_shared<ir::EvalStmt>(store)},
+                        output);
+}
+
+// `output = a + scalar`, the scalar between the tensors as upstream's kernel_add_scalar declares it.
+inline ir::FunctionPtr AddScalarKernel(const std::string& name, int64_t rows, int64_t cols) {
+  auto a = Tensor("a", {rows, cols}), output = Tensor("output", {rows, cols});
+  auto scalar = Scalar("scalar", ir::DataType::FP32);
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({rows, cols})});
+  auto x = Local("x", load);
+  auto sum = Op("tile.adds", {x, scalar});
+  auto result = Local("result", sum);
+  auto store = Op("tile.store", {result, Ints({0, 0}), output});
+  return KernelFunction(name, {a, scalar, output},
+                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                        {Assign(x, load), Assign(result, sum), std::make_shared<ir::EvalStmt>(store)}, output);
+}
+
+// `name = pl.create_tensor([rows, cols], dtype=dtype)`.
+inline ir::VarPtr CreateTensor(const std::string& name, int64_t rows, int64_t cols, std::vector<ir::StmtPtr>& body,
+                               ir::DataType dtype = ir::DataType::FP32) {
+  auto create = OpWithKwargs("tensor.create", {Ints({rows, cols})}, {{"dtype", dtype}});
+  auto var = Local(name, create);
+  body.push_back(Assign(var, create));
+  return var;
+}
+
+// `name = kernel(args...)`: a new version of the Out tensor, as the frontend binds a call result.
+inline ir::VarPtr CallKernel(const ir::FunctionPtr& kernel, std::vector<ir::ExprPtr> args, const std::string& name,
+                             std::vector<ir::StmtPtr>& body) {
+  auto call = std::make_shared<ir::Call>(kernel->name(), std::move(args), kernel->return_types()[0]);
+  auto var = Local(name, call);
+  body.push_back(Assign(var, call));
+  return var;
+}
+
+// Upstream's vector DAG example, f = (a + b + 1)(a + b + 2) + (a + b), as the frontend produces it: an
+// Opaque entry without pl.at scopes that creates four intermediates and calls three InCore kernels.
+inline ir::ProgramPtr VectorDagProgram(int64_t rows = 128, int64_t cols = 128) {
+  auto kernel_add = BinaryKernel("kernel_add", "tile.add", rows, cols);
+  auto kernel_add_scalar = AddScalarKernel("kernel_add_scalar", rows, cols);
+  auto kernel_mul = BinaryKernel("kernel_mul", "tile.mul", rows, cols);
+  auto a = Tensor("a", {rows, cols}), b = Tensor("b", {rows, cols}), f = Tensor("f", {rows, cols});
+  auto one = std::make_shared<ir::ConstFloat>(1.0, ir::DataType::FP32);
+  auto two = std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32);
+  std::vector<ir::StmtPtr> body;
+  auto c0 = CreateTensor("c", rows, cols, body);
+  auto c = CallKernel(kernel_add, {a, b, c0}, "c", body);
+  auto d0 = CreateTensor("d", rows, cols, body);
+  auto d = CallKernel(kernel_add_scalar, {c, one, d0}, "d", body);
+  auto e0 = CreateTensor("e", rows, cols, body);
+  auto e = CallKernel(kernel_add_scalar, {c, two, e0}, "e", body);
+  auto g0 = CreateTensor("g", rows, cols, body);
+  auto g = CallKernel(kernel_mul, {d, e, g0}, "g", body);
+  auto f1 = CallKernel(kernel_add, {g, c, f}, "f", body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{f1}));
+  auto entry = std::make_shared<ir::Function>(
+      "vector_dag", std::vector<ir::VarPtr>{a, b, f},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{f->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_vector_dag",
+                                       std::vector<ir::FunctionPtr>{kernel_add, kernel_add_scalar, kernel_mul, entry},
+                                       "vector_dag");
 }
 
 }  // namespace pypto::testing

@@ -2,13 +2,16 @@
 //
 // Straight-line kernels are scanned in order. A tile's block is released after its last use; an
 // element-wise op whose operand dies at that op writes its result over the operand (in-place),
-// which is what lets a 128x128 f32 add (three 64 KB tiles) fit in 184 KB of UB.
+// which is what lets a 128x128 f32 add (three 64 KB tiles) fit in 184 KB of UB. Some results are
+// their operand's storage by definition (a reshape view, matmul_acc's accumulator): they share
+// its block, which stays allocated while any tile sharing it is live.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
@@ -140,19 +143,19 @@ class KernelAllocator {
       auto operands = Liveness::Operands(stmts[i]);
       const auto* assign = stmts[i]->As<AssignStmt>();
       const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
-      const Var* inherited = nullptr;
       if (tile) {
-        inherited = InPlaceOperand(*assign, operands, i);
-        auto memref = inherited ? Block(inherited) : Allocate(*assign->var(), *tile);
+        const Var* shared = AliasedOperand(*assign);
+        if (!shared) shared = InPlaceOperand(*assign, operands, i);
+        auto memref = shared ? Block(shared) : Allocate(*assign->var(), *tile);
         if (!memref) return pypto::unexpected(memref.error());
         auto type = std::make_shared<TileType>(tile->shape(), tile->dtype(), tile->memory_space(), *memref);
         placed[assign->var().get()] =
             std::make_shared<Var>(assign->var()->name_hint(), type, assign->var()->span());
-        owner_[Key(tile->memory_space(), memref->byte_offset)] = assign->var().get();
+        ++holders_[Key(tile->memory_space(), memref->byte_offset)];
         space_of_[assign->var().get()] = {tile->memory_space(), memref->byte_offset, memref->size};
       }
       for (const auto* operand : operands)
-        if (operand != inherited && last_use_[operand] == i) Release(operand);
+        if (last_use_[operand] == i) Release(operand);
       if (tile && !last_use_.contains(assign->var().get())) Release(assign->var().get());
     }
     return kernel_.WithBody(SubstituteVars(kernel_.body(), placed));
@@ -166,7 +169,15 @@ class KernelAllocator {
   };
   static int64_t Key(MemorySpace space, int64_t offset) { return (static_cast<int64_t>(space) << 48) | offset; }
 
-  // An operand whose life ends here and whose block can hold the result.
+  // The operand whose storage the result is by the op's definition (OpDef::result_aliases_arg).
+  const Var* AliasedOperand(const AssignStmt& assign) const {
+    const auto* call = assign.value()->As<Call>();
+    if (!call || !call->is_op_call() || !call->op()->result_aliases_arg) return nullptr;
+    const auto* var = call->args()[static_cast<size_t>(*call->op()->result_aliases_arg)]->As<Var>();
+    return var && space_of_.contains(var) ? var : nullptr;
+  }
+
+  // An operand whose life ends here, which alone holds a block that can hold the result.
   const Var* InPlaceOperand(const AssignStmt& assign, const std::vector<const Var*>& operands, size_t index) {
     const auto* call = assign.value()->As<Call>();
     if (!call || !call->is_op_call() || !call->op()->inplace_safe) return nullptr;
@@ -174,7 +185,7 @@ class KernelAllocator {
     for (const auto* operand : operands) {
       auto it = space_of_.find(operand);
       if (it == space_of_.end() || last_use_[operand] != index) continue;
-      if (owner_[Key(it->second.space, it->second.offset)] != operand) continue;
+      if (holders_[Key(it->second.space, it->second.offset)] != 1) continue;
       if (it->second.space == result.memory_space() && it->second.size >= result.num_bytes()) return operand;
     }
     return nullptr;
@@ -201,13 +212,14 @@ class KernelAllocator {
     return TileMemRef{*offset, tile.num_bytes()};
   }
 
+  // Called once per tile, at its last use; the block is freed when its last holder goes.
   void Release(const Var* var) {
     auto it = space_of_.find(var);
-    if (it == space_of_.end()) return;
+    if (it == space_of_.end() || !released_.insert(var).second) return;  // x * x uses x twice
     auto key = Key(it->second.space, it->second.offset);
-    if (owner_[key] != var) return;  // the block was handed to an in-place result
+    if (--holders_[key] > 0) return;
     buffers_.at(it->second.space).Release(it->second.offset);
-    owner_.erase(key);
+    holders_.erase(key);
   }
 
   const Function& kernel_;
@@ -215,7 +227,8 @@ class KernelAllocator {
   std::unordered_map<const Var*, size_t> last_use_;
   std::map<MemorySpace, BufferAllocator> buffers_;
   std::unordered_map<const Var*, Placement> space_of_;
-  std::unordered_map<int64_t, const Var*> owner_;
+  std::unordered_map<int64_t, int> holders_;  // live tiles per block (Key)
+  std::unordered_set<const Var*> released_;
 };
 
 }  // namespace

@@ -1,6 +1,11 @@
 // DeriveCallDirections: every call to a kernel gets one ArgDirection per argument, which the
-// orchestration codegen turns into add_input / add_output / add_inout and the runtime into
-// dependencies.
+// orchestration codegen turns into add_input / add_output / add_inout / add_scalar and the runtime
+// into dependencies. Tensor parameters take their direction from the callee's ParamDirection;
+// scalar parameters (`pl.Scalar[...]`) are passed by value and take Scalar.
+#include <fmt/format.h>
+
+#include <optional>
+
 #include "pypto/ir/functor.h"
 #include "pypto/passes/passes.h"
 
@@ -23,21 +28,46 @@ class DirectionWriter final : public IRMutator {
  public:
   explicit DirectionWriter(const Program& program) : program_(program) {}
 
+  // The first call whose arguments do not fit its callee.
+  const std::optional<Diagnostic>& error() const { return error_; }
+
  protected:
   ExprPtr MutateCall(const std::shared_ptr<const Call>& call) override {
     auto mutated = As<Call>(IRMutator::MutateCall(call));
     if (mutated->is_op_call()) return mutated;
     auto callee = program_.Find(mutated->callee());
     if (!callee) return mutated;
+    const auto& params = callee->params();
+    const auto& args = mutated->args();
+    if (args.size() != params.size()) {
+      Fail(fmt::format("the call to '{}' passes {} arguments, but it takes {}", callee->name(), args.size(),
+                       params.size()),
+           mutated->span());
+      return mutated;
+    }
     std::vector<ArgDirection> directions;
-    for (size_t i = 0; i < callee->params().size(); ++i)
-      directions.push_back(ToArgDirection(callee->param_directions()[i], callee->params()[i]->type()));
+    for (size_t i = 0; i < params.size(); ++i) {
+      const bool param_is_tensor = params[i]->type()->As<TensorType>() != nullptr;
+      const bool arg_is_tensor = args[i]->type()->As<TensorType>() != nullptr;
+      if (param_is_tensor != arg_is_tensor && (param_is_tensor || params[i]->type()->As<ScalarType>())) {
+        Fail(fmt::format("argument {} of the call to '{}' is {}, but parameter '{}' is {}", i, callee->name(),
+                         args[i]->type()->str(), params[i]->name_hint(), params[i]->type()->str()),
+             args[i]->span().known() ? args[i]->span() : mutated->span());
+        return mutated;
+      }
+      directions.push_back(ToArgDirection(callee->param_directions()[i], params[i]->type()));
+    }
     return std::make_shared<Call>(mutated->callee(), mutated->args(), mutated->type(), mutated->span(),
                                   std::move(directions));
   }
 
  private:
+  void Fail(std::string message, const Span& span) {
+    if (!error_) error_ = Diagnostic{DiagnosticKind::Type, std::move(message), span, {}};
+  }
+
   const Program& program_;
+  std::optional<Diagnostic> error_;
 };
 
 }  // namespace
@@ -49,6 +79,7 @@ Pass DeriveCallDirections() {
                 for (const auto& function : program->functions()) {
                   DirectionWriter writer(*program);
                   auto body = writer.MutateStmt(function->body());
+                  if (writer.error()) return pypto::unexpected(*writer.error());
                   functions.push_back(body == function->body() ? function : function->WithBody(body));
                 }
                 return std::make_shared<Program>(program->name(), functions, program->entry_name());

@@ -19,10 +19,9 @@ class AffinityCollector final : public IRVisitor {
 
  protected:
   void VisitCall(const std::shared_ptr<const Call>& call) override {
-    if (call->is_op_call()) {
-      if (call->op()->affinity == CoreAffinity::Vector && !first_vector) first_vector = call.get();
-      if (call->op()->affinity == CoreAffinity::Cube && !first_cube) first_cube = call.get();
-    }
+    const CoreAffinity affinity = CallAffinity(*call);
+    if (affinity == CoreAffinity::Vector && !first_vector) first_vector = call.get();
+    if (affinity == CoreAffinity::Cube && !first_cube) first_cube = call.get();
     IRVisitor::VisitCall(call);
   }
 };

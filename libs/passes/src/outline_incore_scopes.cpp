@@ -1,4 +1,6 @@
-// OutlineIncoreScopes: each `with pl.at(level=CORE_GROUP)` region becomes a kernel function.
+// OutlineIncoreScopes: each `with pl.at(level=CORE_GROUP)` region becomes a kernel function, and an
+// Opaque function that submits kernels (outlined ones, or kernels the program defines directly)
+// becomes the Orchestration function.
 //
 // The kernel's parameters are the region's live-ins in first-use order. A tensor the region only
 // writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
@@ -198,7 +200,24 @@ bool ContainsScope(const StmtPtr& stmt) {
   return finder.found;
 }
 
-Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function) {
+// Whether a statement calls a kernel function of the program (one written as its own function, such as
+// a `@pl.jit.incore` kernel, rather than outlined from a scope).
+bool CallsKernel(const StmtPtr& stmt, const Program& program) {
+  struct Finder final : IRVisitor {
+    const Program& program;
+    bool found = false;
+    explicit Finder(const Program& p) : program(p) {}
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      if (!call->is_op_call())
+        if (auto callee = program.Find(call->callee()); callee && IsKernel(callee->type())) found = true;
+      if (!found) IRVisitor::VisitCall(call);
+    }
+  } finder(program);
+  finder.VisitStmt(stmt);
+  return finder.found;
+}
+
+Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
   auto stmts = FlattenStmts(function->body());
   std::vector<StmtPtr> new_body;
@@ -225,8 +244,11 @@ Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function) {
     new_body.insert(new_body.end(), outlined->call_site.begin(), outlined->call_site.end());
     for (auto& [from, to] : outlined->later_renames) renames[from] = to;
   }
-  auto type = function->type() == FunctionType::Opaque && !result.empty() ? FunctionType::Orchestration
-                                                                           : function->type();
+  // An Opaque function that submits kernels, outlined here or written as functions of their own, is
+  // the orchestration.
+  auto type = function->type() == FunctionType::Opaque && (!result.empty() || CallsKernel(function->body(), program))
+                  ? FunctionType::Orchestration
+                  : function->type();
   // Return types follow the renamed return values.
   result.push_back(
       function->WithBody(std::make_shared<SeqStmts>(new_body, function->body()->span()))->WithType(type));
@@ -240,7 +262,7 @@ Pass OutlineIncoreScopes() {
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;
                 for (const auto& function : program->functions()) {
-                  auto outlined = OutlineFunction(function);
+                  auto outlined = OutlineFunction(function, *program);
                   if (!outlined) return pypto::unexpected(outlined.error());
                   functions.insert(functions.end(), outlined->begin(), outlined->end());
                 }

@@ -9,8 +9,9 @@ namespace pypto::passes {
 Pass FlattenCallExpr();
 
 // `with pl.at(level=CORE_GROUP)` regions become InCore functions `<fn>_incore_<n>`; parameter
-// directions are inferred from use (read: In, written by a store: Out, both: InOut) and the
-// Opaque parent becomes the Orchestration.
+// directions are inferred from use (read: In, written by a store: Out, both: InOut). An Opaque
+// function that calls kernels (outlined here or defined as functions of the program) becomes the
+// Orchestration.
 Pass OutlineIncoreScopes();
 
 // Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix
@@ -23,7 +24,8 @@ Pass ExpandMixedKernel();
 Pass AllocateMemoryAddr();
 
 // Writes one ArgDirection per argument on every call to a kernel, from the callee's
-// ParamDirections: In -> Input, Out -> OutputExisting, InOut -> InOut.
+// ParamDirections: In -> Input, Out -> OutputExisting, InOut -> InOut; scalar parameters -> Scalar.
+// A call whose arguments do not match the callee's parameters (count, tensor or scalar) is an error.
 Pass DeriveCallDirections();
 
 }  // namespace pypto::passes

@@ -1,0 +1,143 @@
+// An entry that calls kernels defined as functions of their own (upstream's `@pl.jit.incore` kernels
+// called from a `@pl.jit` entry), with pl.create_tensor intermediates and scalar literals.
+#include <gtest/gtest.h>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/printer.h"
+#include "pypto/passes/passes.h"
+#include "pypto/passes/pipeline.h"
+#include "sample_programs.h"
+
+namespace pypto::passes {
+namespace {
+
+ir::Result<ir::ProgramPtr> RunPipeline(std::vector<Pass> passes, ir::ProgramPtr program) {
+  PassManager manager(PassManagerOptions{.verify = true});
+  for (auto& pass : passes) manager.Add(std::move(pass));
+  return manager.Run(std::move(program), PassContext{});
+}
+
+ir::ProgramPtr RunOk(std::vector<Pass> passes, ir::ProgramPtr program) {
+  auto result = RunPipeline(std::move(passes), std::move(program));
+  EXPECT_TRUE(result) << result.error().str();
+  return result ? *result : nullptr;
+}
+
+TEST(OutlineIncoreScopes, EntryCallingKernelsBecomesOrchestration) {
+  auto original = testing::VectorDagProgram();
+  auto program = RunOk({OutlineIncoreScopes()}, original);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->Find("vector_dag")->type(), ir::FunctionType::Orchestration);
+  // Nothing is outlined: the kernels stay as they are, in order.
+  ASSERT_EQ(program->functions().size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(program->functions()[i], original->functions()[i]);
+  EXPECT_EQ(program->Find("kernel_add_scalar")->type(), ir::FunctionType::InCore);
+}
+
+TEST(OutlineIncoreScopes, OpaqueFunctionWithoutKernelCallsStaysOpaque) {
+  std::vector<ir::StmtPtr> body;
+  auto t = testing::CreateTensor("t", 16, 16, body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{t}));
+  auto fn = std::make_shared<ir::Function>("f", std::vector<ir::VarPtr>{}, std::vector<ir::ParamDirection>{},
+                                           std::vector<ir::TypePtr>{t->type()},
+                                           std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  auto program = RunOk({OutlineIncoreScopes()}, std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{fn}, "f"));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->Find("f")->type(), ir::FunctionType::Opaque);
+}
+
+TEST(DefaultPipeline, VectorDagLowers) {
+  auto program = RunOk({FlattenCallExpr(), OutlineIncoreScopes(), ExpandMixedKernel(), AllocateMemoryAddr(),
+                        DeriveCallDirections()},
+                       testing::VectorDagProgram());
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->Find("kernel_add")->type(), ir::FunctionType::AIV);
+  EXPECT_EQ(program->Find("kernel_add_scalar")->type(), ir::FunctionType::AIV);
+  EXPECT_EQ(program->Find("kernel_mul")->type(), ir::FunctionType::AIV);
+  // The literals as the printer spells them (the printer's concern, not this pass's).
+  const std::string one = ir::PrintExpr(std::make_shared<ir::ConstFloat>(1.0, ir::DataType::FP32));
+  const std::string two = ir::PrintExpr(std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32));
+  EXPECT_EQ(
+      ir::PrintFunction(*program->Find("vector_dag")),
+      std::string("@pl.function(type=pl.FunctionType.Orchestration)\n") +
+      "def vector_dag(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32], "
+      "f: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:\n"
+      "    c: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.create([128, 128], dtype=pl.FP32)\n"
+      "    c_1: pl.Tensor[[128, 128], pl.FP32] = self.kernel_add(a, b, c, attrs={\"arg_directions\": [\"Input\", "
+      "\"Input\", \"OutputExisting\"]})\n"
+      "    d: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.create([128, 128], dtype=pl.FP32)\n"
+      "    d_1: pl.Tensor[[128, 128], pl.FP32] = self.kernel_add_scalar(c_1, " + one + ", d, attrs={\"arg_directions\": "
+      "[\"Input\", \"Scalar\", \"OutputExisting\"]})\n"
+      "    e: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.create([128, 128], dtype=pl.FP32)\n"
+      "    e_1: pl.Tensor[[128, 128], pl.FP32] = self.kernel_add_scalar(c_1, " + two + ", e, attrs={\"arg_directions\": "
+      "[\"Input\", \"Scalar\", \"OutputExisting\"]})\n"
+      "    g: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.create([128, 128], dtype=pl.FP32)\n"
+      "    g_1: pl.Tensor[[128, 128], pl.FP32] = self.kernel_mul(d_1, e_1, g, attrs={\"arg_directions\": [\"Input\", "
+      "\"Input\", \"OutputExisting\"]})\n"
+      "    f_1: pl.Tensor[[128, 128], pl.FP32] = self.kernel_add(g_1, c_1, f, attrs={\"arg_directions\": [\"Input\", "
+      "\"Input\", \"OutputExisting\"]})\n"
+      "    return f_1\n");
+}
+
+TEST(DeriveCallDirections, ScalarArgumentsGetScalar) {
+  auto program = RunOk({OutlineIncoreScopes(), DeriveCallDirections()}, testing::VectorDagProgram());
+  ASSERT_TRUE(program);
+  std::vector<std::vector<ir::ArgDirection>> seen;
+  for (const auto& stmt : ir::FlattenStmts(program->Find("vector_dag")->body()))
+    if (const auto* assign = stmt->As<ir::AssignStmt>())
+      if (const auto* call = assign->value()->As<ir::Call>(); call && !call->is_op_call())
+        seen.push_back(call->arg_directions());
+  using D = ir::ArgDirection;
+  EXPECT_EQ(seen, (std::vector<std::vector<D>>{{D::Input, D::Input, D::OutputExisting},
+                                               {D::Input, D::Scalar, D::OutputExisting},
+                                               {D::Input, D::Scalar, D::OutputExisting},
+                                               {D::Input, D::Input, D::OutputExisting},
+                                               {D::Input, D::Input, D::OutputExisting}}));
+}
+
+// The entry `orch(x, y)` calling `kernel` with the given arguments.
+ir::ProgramPtr CallWith(const ir::FunctionPtr& kernel, const std::vector<ir::VarPtr>& params,
+                        std::vector<ir::ExprPtr> args) {
+  std::vector<ir::StmtPtr> body;
+  auto call = std::make_shared<ir::Call>(kernel->name(), std::move(args), kernel->return_types()[0],
+                                         ir::Span{"k.py", 7, 5});
+  body.push_back(std::make_shared<ir::EvalStmt>(call, call->span()));
+  std::vector<ir::ParamDirection> directions(params.size(), ir::ParamDirection::In);
+  auto entry = std::make_shared<ir::Function>("orch", params, directions, std::vector<ir::TypePtr>{},
+                                              std::make_shared<ir::SeqStmts>(std::move(body)),
+                                              ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel, entry}, "orch");
+}
+
+TEST(DeriveCallDirections, ArgumentCountMustMatch) {
+  auto kernel = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
+  auto result = RunPipeline({OutlineIncoreScopes(), DeriveCallDirections()}, CallWith(kernel, {x, y}, {x, y}));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message, "the call to 'kernel_add_scalar' passes 2 arguments, but it takes 3");
+  EXPECT_EQ(result.error().span.line, 7);
+}
+
+TEST(DeriveCallDirections, TensorForScalarParameterIsRefused) {
+  auto kernel = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
+  auto result = RunPipeline({OutlineIncoreScopes(), DeriveCallDirections()}, CallWith(kernel, {x, y}, {x, x, y}));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "argument 1 of the call to 'kernel_add_scalar' is pl.Tensor[[16, 16], pl.FP32], but parameter 'scalar' "
+            "is pl.Scalar[pl.FP32]");
+}
+
+TEST(DeriveCallDirections, ScalarForTensorParameterIsRefused) {
+  auto kernel = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto y = testing::Tensor("y", {16, 16});
+  auto one = std::make_shared<ir::ConstFloat>(1.0, ir::DataType::FP32);
+  auto result = RunPipeline({OutlineIncoreScopes(), DeriveCallDirections()}, CallWith(kernel, {y}, {one, one, y}));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "argument 0 of the call to 'kernel_add_scalar' is pl.Scalar[pl.FP32], but parameter 'a' is "
+            "pl.Tensor[[16, 16], pl.FP32]");
+}
+
+}  // namespace
+}  // namespace pypto::passes
