@@ -98,7 +98,7 @@ def test_non_tensor_arguments_are_refused(write_kernel):
 def test_unsupported_function_forms_say_so_at_use():
     import pypto.language as pl
 
-    for form in ("incore", "inline", "opaque", "host", "extern"):
+    for form in ("opaque", "host", "extern"):
         decorator = getattr(pl.jit, form)
         with pytest.raises(NotImplementedError, match=f"@pl.jit.{form} is not supported by this pypto yet"):
             decorator(lambda: None)

@@ -22,6 +22,17 @@ struct TensorSpec {
 // substituted at each use, like a literal.
 using Constant = std::variant<int64_t, double, bool>;
 
+// A `@pl.jit.incore` (or `.inline`) function the entry may call by name. It is parsed at each call
+// site against the call's argument types, so a bare `pl.Tensor` parameter takes the caller's shape.
+struct SubFunction {
+  std::string source;    // dedented, decorators included
+  std::string filename;
+  int line_offset = 0;
+  int column_offset = 0;
+  std::string form;  // "incore" or "inline"
+  std::map<std::string, Constant> constants;
+};
+
 struct ParseRequest {
   std::string source;        // the function's source, dedented (decorators included)
   std::string filename;      // the user's file, for diagnostics
@@ -30,9 +41,11 @@ struct ParseRequest {
   std::string program_name;  // e.g. "_jit_tile_add"
   std::map<std::string, TensorSpec> tensor_specs;  // by parameter name
   std::map<std::string, Constant> constants;       // module-level and closure scalars
+  std::map<std::string, SubFunction> functions;    // kernels the entry calls, by the name it uses
 };
 
-// Parses one `@pl.jit` function into a program holding one Opaque function. Requires a running
+// Parses one `@pl.jit` function into a program: the entry (an Opaque function) and one InCore
+// function per specialisation of each `@pl.jit.incore` function it calls. Requires a running
 // Python interpreter (the extension module's, or one started by the C ABI).
 ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request);
 

@@ -34,8 +34,12 @@ class _Source:
 
 
 class JITFunction:
-    def __init__(self, fn):
+    """A ``@pl.jit`` entry (``form="entry"``), or a ``@pl.jit.incore`` / ``.inline`` function that
+    entries call by name; those are parsed at each call site, specialised on its arguments."""
+
+    def __init__(self, fn, form="entry"):
         self._fn = fn
+        self.form = form
         self._signature = inspect.signature(fn)
         self._source = None
         self._cache = {}
@@ -46,6 +50,11 @@ class JITFunction:
     # -- public API -------------------------------------------------------------------------
     def __call__(self, *args, config=None, **kwargs):
         """Compiles (or reuses) the specialisation for these tensors and runs it in place."""
+        if self.form != "entry":
+            raise TypeError(
+                f"{self.__name__} is a @pl.jit.{self.form} function: call it from a @pl.jit function, "
+                "which compiles it as part of its program"
+            )
         compiled = self.compile(*args, config=config, **kwargs)
         compiled(*self._ordered(args, kwargs))
         return None
@@ -57,6 +66,7 @@ class JITFunction:
         # Unlike upstream, dump and output options are part of the key: asking for a dump gets one.
         key = (
             self._source_info().hash,
+            tuple(sorted((name, sub._source_info().hash) for name, sub in self._subfunctions().items())),
             config.platform,
             tuple(sorted(specs.items())),
             tuple(sorted(constants.items())),
@@ -94,22 +104,46 @@ class JITFunction:
         bound.apply_defaults()
         return list(bound.arguments.values())
 
-    def _constants(self) -> dict:
-        """The int/float/bool globals and closure variables the body names; they act as literals."""
+    def _names(self) -> dict:
+        """The globals and closure variables the body names, with their current values."""
         code = self._fn.__code__
-        values = {}
-        for name in code.co_names:
-            value = self._fn.__globals__.get(name)
-            if isinstance(value, (bool, int, float)):
-                values[name] = value
+        values = {name: self._fn.__globals__[name] for name in code.co_names if name in self._fn.__globals__}
         for name, cell in zip(code.co_freevars, self._fn.__closure__ or ()):
             try:
-                value = cell.cell_contents
+                values[name] = cell.cell_contents
             except ValueError:  # not bound yet
                 continue
-            if isinstance(value, (bool, int, float)):
-                values[name] = value
         return values
+
+    def _constants(self) -> dict:
+        """The int/float/bool globals and closure variables the body names; they act as literals."""
+        return {name: value for name, value in self._names().items() if isinstance(value, (bool, int, float))}
+
+    def _subfunctions(self) -> dict:
+        """Every ``@pl.jit.incore``/``.inline`` function this one calls, directly or through others."""
+        found = {}
+        pending = [self]
+        while pending:
+            fn = pending.pop()
+            for name, value in fn._names().items():
+                if isinstance(value, JITFunction) and value.form != "entry" and name not in found:
+                    found[name] = value
+                    pending.append(value)
+        return found
+
+    def _subfunction_sources(self) -> dict:
+        result = {}
+        for name, sub in self._subfunctions().items():
+            source = sub._source_info()
+            result[name] = {
+                "source": source.text,
+                "filename": source.filename,
+                "line_offset": source.line_offset,
+                "column_offset": source.column_offset,
+                "form": sub.form,
+                "constants": sub._constants(),
+            }
+        return result
 
     def _specs(self, args, kwargs) -> dict:
         import torch
@@ -139,6 +173,7 @@ class JITFunction:
             f"_jit_{self.__name__}",
             {name: (list(shape), dtype) for name, (shape, dtype) in specs.items()},
             constants,
+            self._subfunction_sources(),
         )
         verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
         return _core.lower(program, config.platform, verify, str(dump_dir) if dump_dir else None)
@@ -159,9 +194,10 @@ def _build_dir(config: RunConfig, program_name: str) -> Path:
 
 
 class _JITDecorator:
-    """``pl.jit``: ``@pl.jit`` / ``@pl.jit(auto_scope=...)`` make a kernel entry. The other function
-    forms (``pl.jit.incore``, ``.inline``, ``.opaque``, ``.host``, ``.extern``) are named here so that
-    using one says clearly that it is not supported yet."""
+    """``pl.jit``: ``@pl.jit`` / ``@pl.jit(auto_scope=...)`` make a kernel entry; ``@pl.jit.incore``
+    makes a kernel that entries call (``.inline`` parses, but calling one is not supported yet). The
+    other forms (``.opaque``, ``.host``, ``.extern``) are named here so that using one says clearly
+    that it is not supported yet."""
 
     def __call__(self, fn=None, **options):
         unknown = set(options) - {"auto_scope"}
@@ -172,7 +208,17 @@ class _JITDecorator:
         return JITFunction(fn)
 
     def __getattr__(self, form: str):
-        if form in ("incore", "inline", "opaque", "host", "extern"):
+        if form in ("incore", "inline"):
+
+            def decorate(fn=None, **options):
+                if options:
+                    raise TypeError(f"pl.jit.{form} got unexpected option(s): {', '.join(sorted(options))}")
+                if fn is None:
+                    return lambda f: JITFunction(f, form)
+                return JITFunction(fn, form)
+
+            return decorate
+        if form in ("opaque", "host", "extern"):
 
             def unsupported(*args, **kwargs):
                 raise NotImplementedError(f"@pl.jit.{form} is not supported by this pypto yet")

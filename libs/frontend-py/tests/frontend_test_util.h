@@ -1,0 +1,41 @@
+// Parsing DSL snippets in tests through the C++ API, with the embedded interpreter started once.
+#pragma once
+
+#include <pybind11/embed.h>
+
+#include <map>
+#include <string>
+
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/printer.h"
+
+namespace pypto::frontend::testing {
+
+inline constexpr const char* kFile = "/src/kernels.py";
+
+inline void EnsureInterpreter() {
+  if (!Py_IsInitialized()) pybind11::initialize_interpreter();
+}
+
+// A request for `source` (line 1 of kFile), with FP32 tensors of the given shapes.
+inline ParseRequest Request(const std::string& source, const std::map<std::string, ir::Shape>& tensors = {}) {
+  ParseRequest request{.source = source, .filename = kFile};
+  for (const auto& [name, shape] : tensors) request.tensor_specs[name] = TensorSpec{shape, ir::DataType::FP32};
+  return request;
+}
+
+// A @pl.jit.incore function the entry may call, starting at `first_line` of kFile.
+inline SubFunction Incore(const std::string& source, int first_line) {
+  return SubFunction{.source = source, .filename = kFile, .line_offset = first_line - 1, .form = "incore"};
+}
+
+// The printed program, or the rendered diagnostic.
+inline std::string ParseText(const ParseRequest& request) {
+  EnsureInterpreter();
+  pybind11::gil_scoped_acquire gil;
+  auto program = ParseJitFunction(request);
+  if (!program) return program.error().str();
+  return ir::PrintProgram(**program);
+}
+
+}  // namespace pypto::frontend::testing

@@ -1,0 +1,190 @@
+// The op catalog through the frontend: each family parsed from DSL source, checked against the
+// exact IR text the printer produces (types deduced, unified spellings resolved, attributes kept).
+#include <gtest/gtest.h>
+
+#include "frontend_test_util.h"
+
+namespace pypto::frontend::testing {
+namespace {
+
+TEST(OpCatalog, TileScalarSpellingsPickTheScalarForms) {
+  auto request = Request(R"(@pl.jit
+def k(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 16])
+        t = pl.mul(t, -1.0)
+        t = pl.add(t, 2)
+        t = pl.maximum(t, 0.5)
+        t = pl.tile.divs(t, 4.0)
+        pl.store(t, [0, 0], c)
+    return c
+)",
+                         {{"a", {16, 16}}, {"c", {16, 16}}});
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_k:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])
+            t_1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.muls(t, -1.0)
+            t_2: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t_1, 2)
+            t_3: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.maximums(t_2, 0.5)
+            t_4: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.divs(t_3, 4.0)
+            pl.tile.store(t_4, [0, 0], c)
+        return c
+)");
+}
+
+TEST(OpCatalog, UnaryMath) {
+  auto request = Request(R"(@pl.jit
+def k(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 16])
+        e = pl.exp(t)
+        l = pl.log(e)
+        s = pl.sqrt(l)
+        r = pl.rsqrt(s)
+        q = pl.recip(r)
+        u = pl.relu(q)
+        v = pl.abs(u)
+        w = pl.neg(v)
+        h = pl.cast(w, target_type=pl.FP16, mode="rint")
+        f = pl.cast(h, pl.FP32)
+        pl.store(f, [0, 0], c)
+    return c
+)",
+                         {{"a", {16, 16}}, {"c", {16, 16}}});
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_k:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])
+            e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.exp(t)
+            l: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.log(e)
+            s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.sqrt(l)
+            r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.rsqrt(s)
+            q: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.recip(r)
+            u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.relu(q)
+            v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.abs(u)
+            w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.neg(v)
+            h: pl.Tile[[16, 16], pl.FP16, pl.Mem.Vec] = pl.tile.cast(w, target_type=pl.FP16, mode="rint")
+            f: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.cast(h, target_type=pl.FP32)
+            pl.tile.store(f, [0, 0], c)
+        return c
+)");
+}
+
+TEST(OpCatalog, ReductionsAndBroadcastsWithScratchTiles) {
+  auto request = Request(R"(@pl.jit
+def softmax(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [8, 32])
+        tmp = pl.create_tile([8, 32], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        m: pl.Tile[[8, 1], pl.FP32] = pl.row_max(t, tmp)
+        shifted = pl.row_expand_sub(t, m)
+        e = pl.exp(shifted)
+        s = pl.row_sum(e, tmp)
+        p = pl.row_expand_div(e, s)
+        col = pl.col_sum(p)
+        col_t = pl.reshape(col, [32, 1])
+        back = pl.reshape(col_t, [1, 32])
+        q = pl.col_expand_mul(p, back)
+        full = pl.col_expand(q, back)
+        z = pl.full([8, 32], dtype=pl.FP32, value=0.0)
+        r = pl.add(full, z)
+        pl.store(r, [0, 0], c)
+    return c
+)",
+                         {{"a", {8, 32}}, {"c", {8, 32}}});
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_softmax:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def softmax(self, a: pl.Tensor[[8, 32], pl.FP32], c: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [8, 32])
+            tmp: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([8, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m: pl.Tile[[8, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_max(t, tmp)
+            shifted: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.row_expand_sub(t, m)
+            e: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(shifted)
+            s: pl.Tile[[8, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(e, tmp)
+            p: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.row_expand_div(e, s)
+            col: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_sum(p)
+            col_t: pl.Tile[[32, 1], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(col, [32, 1])
+            back: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(col_t, [1, 32])
+            q: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(p, back)
+            full: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand(q, back)
+            z: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.full([8, 32], dtype=pl.FP32, value=0.0)
+            r: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.add(full, z)
+            pl.tile.store(r, [0, 0], c)
+        return c
+)");
+}
+
+TEST(OpCatalog, CubePathThroughExplicitMemorySpaces) {
+  auto request = Request(R"(@pl.jit
+def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a1 = pl.load(a, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat)
+        b1 = pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat)
+        a0 = pl.move(a1, target_memory=pl.MemorySpace.Left)
+        b0 = pl.move(b1, target_memory=pl.MemorySpace.Right)
+        acc = pl.matmul(a0, b0)
+        acc = pl.matmul_acc(acc, a0, b0)
+        pl.store(acc, [0, 0], c)
+    return c
+)",
+                         {{"a", {16, 32}}, {"b", {32, 16}}, {"c", {16, 16}}});
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_mm:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def mm(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            b1: pl.Tile[[32, 16], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat)
+            a0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(a1, target_memory=pl.Mem.Left)
+            b0: pl.Tile[[32, 16], pl.FP32, pl.Mem.Right] = pl.tile.move(b1, target_memory=pl.Mem.Right)
+            acc: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0, b0)
+            acc_1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc, a0, b0)
+            pl.tile.store(acc_1, [0, 0], c)
+        return c
+)");
+}
+
+TEST(OpCatalog, IncoreKernelsCalledFromOrchestration) {
+  auto request = Request(R"(@pl.jit
+def dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):
+    c = pl.create_tensor([16, 16], dtype=pl.FP32)
+    c = add_scalar(a, 1.0, c)
+    f = add_scalar(c, 2.0, f)
+    return f
+)",
+                         {{"a", {16, 16}}, {"f", {16, 16}}});
+  request.functions["add_scalar"] = Incore(R"(@pl.jit.incore
+def add_scalar(x: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [16, 16])
+    r = pl.add(t, s)
+    pl.store(r, [0, 0], out)
+    return out
+)",
+                                           20);
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_dag:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def dag(self, a: pl.Tensor[[16, 16], pl.FP32], f: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.create([16, 16], dtype=pl.FP32)
+        c_1: pl.Tensor[[16, 16], pl.FP32] = self.add_scalar(a, 1.0, c)
+        f_1: pl.Tensor[[16, 16], pl.FP32] = self.add_scalar(c_1, 2.0, f)
+        return f_1
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_scalar(self, x: pl.Tensor[[16, 16], pl.FP32], s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])
+        r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t, s)
+        pl.tile.store(r, [0, 0], out)
+        return out
+)");
+}
+
+}  // namespace
+}  // namespace pypto::frontend::testing

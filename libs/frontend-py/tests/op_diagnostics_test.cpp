@@ -1,0 +1,127 @@
+// Op-call diagnostics: each names the problem and points at the call (file:line:col), with a hint
+// where one helps.
+#include <gtest/gtest.h>
+
+#include "frontend_test_util.h"
+
+namespace pypto::frontend::testing {
+namespace {
+
+// Parses `lines` as the body of a pl.at scope starting on line 4, after `t = pl.load(...)` on line 4;
+// returns the diagnostic (or the printed program when there is none).
+std::string ErrorIn(const std::string& lines) {
+  return ParseText(Request("@pl.jit\ndef k(a: pl.Tensor, c: pl.Out[pl.Tensor]):\n"
+                           "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+                           "        t = pl.load(a, [0, 0], [16, 16])\n" +
+                               lines + "    return c\n",
+                           {{"a", {16, 16}}, {"c", {16, 16}}}));
+}
+
+TEST(OpDiagnostics, LoadTargetMustBeVecOrMat) {
+  EXPECT_EQ(ErrorIn("        u = pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Left)\n"),
+            "/src/kernels.py:5:13: error: pl.load: a load copies into Vec or Mat, not Left\n"
+            "  help: load into Mat, then pl.move the tile into Left or Right");
+}
+
+TEST(OpDiagnostics, UnknownMemorySpaceListsTheKnownOnes) {
+  EXPECT_EQ(ErrorIn("        u = pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Shared)\n"),
+            "/src/kernels.py:5:56: error: 'pl.Mem.Shared' is not a memory space\n"
+            "  help: memory spaces: Vec, Mat, Left, Right, Acc, Bias");
+}
+
+TEST(OpDiagnostics, AttributesMustBeCompileTimeValuesOfTheirKind) {
+  EXPECT_EQ(ErrorIn("        u = pl.create_tile([16, 16], dtype=3)\n"),
+            "/src/kernels.py:5:44: error: 'pl.create_tile' argument 'dtype' must be a dtype known at compile time");
+  EXPECT_EQ(ErrorIn("        u = pl.create_tile([16, 16])\n"),
+            "/src/kernels.py:5:13: error: 'pl.create_tile' is missing argument 'dtype'");
+}
+
+TEST(OpDiagnostics, MatmulOperandsMustBeInL0) {
+  EXPECT_EQ(ErrorIn("        u = pl.matmul(t, t)\n"),
+            "/src/kernels.py:5:13: error: pl.matmul: the left operand of tile.matmul must be in Left, got "
+            "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]\n"
+            "  help: pl.move(tile, target_memory=pl.Mem.Left) puts it there");
+}
+
+TEST(OpDiagnostics, RowReductionsNeedTheirScratchTile) {
+  EXPECT_EQ(ErrorIn("        m: pl.Tile[[16, 1], pl.FP32] = pl.row_sum(t)\n"),
+            "/src/kernels.py:5:40: error: 'pl.row_sum' is missing argument 'tmp_tile'");
+}
+
+TEST(OpDiagnostics, DeclaredTypeMustMatchTheValue) {
+  EXPECT_EQ(ErrorIn("        tmp = pl.create_tile([16, 16], dtype=pl.FP32)\n"
+                    "        m: pl.Tile[[1, 16], pl.FP32] = pl.row_sum(t, tmp)\n"),
+            "/src/kernels.py:6:12: error: 'm' is declared pl.Tile[[1, 16], pl.FP32] but the value assigned is "
+            "pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec]");
+}
+
+TEST(OpDiagnostics, BroadcastVectorsMustMatchTheTile) {
+  EXPECT_EQ(ErrorIn("        u = pl.row_expand_add(t, t)\n"),
+            "/src/kernels.py:5:13: error: pl.row_expand_add: tile.row_expand_add broadcasts a [16, 1] FP32 vector "
+            "across pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec], got pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]\n"
+            "  help: a row vector comes from a row reduction such as pl.row_sum");
+}
+
+TEST(OpDiagnostics, ReshapeKeepsTheElementCount) {
+  EXPECT_EQ(ErrorIn("        u = pl.reshape(t, [3, 5])\n"),
+            "/src/kernels.py:5:13: error: pl.reshape: cannot reshape pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] to "
+            "[3, 5]: 256 elements against 15");
+}
+
+TEST(OpDiagnostics, ArgumentsAreCheckedByCountAndName) {
+  EXPECT_EQ(ErrorIn("        u = pl.exp(t, t, t)\n"),
+            "/src/kernels.py:5:13: error: 'pl.exp' takes at most 1 argument, got 3");
+  EXPECT_EQ(ErrorIn("        u = pl.exp(t, flavour=1)\n"),
+            "/src/kernels.py:5:31: error: 'pl.exp' has no argument 'flavour' (arguments: tile)");
+}
+
+TEST(OpDiagnostics, CastModesAreKnown) {
+  EXPECT_EQ(ErrorIn("        u = pl.cast(t, pl.FP16, mode=\"sideways\")\n"),
+            "/src/kernels.py:5:13: error: pl.cast: unknown cast mode \"sideways\"\n"
+            "  help: modes: none, rint, round, floor, ceil, trunc, odd");
+}
+
+TEST(OpDiagnostics, MovesFollowTheHardwarePaths) {
+  EXPECT_EQ(ErrorIn("        u = pl.move(t, target_memory=pl.Mem.Left)\n"),
+            "/src/kernels.py:5:13: error: pl.move: cannot move a tile from Vec to Left\n"
+            "  help: moves go Mat -> Left/Right/Bias/Mat, Acc -> Mat/Vec, Vec -> Vec/Mat");
+}
+
+TEST(OpDiagnostics, KernelCallsCheckEachParameter) {
+  auto request = Request(R"(@pl.jit
+def dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):
+    f = scale(a, a, f)
+    return f
+)",
+                         {{"a", {16, 16}}, {"f", {16, 16}}});
+  request.functions["scale"] = Incore(R"(@pl.jit.incore
+def scale(x: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [16, 16])
+    pl.store(pl.mul(t, s), [0, 0], out)
+    return out
+)",
+                                      10);
+  EXPECT_EQ(ParseText(request),
+            "/src/kernels.py:3:9: error: scale() parameter 's' expects pl.Scalar[pl.FP32], got "
+            "pl.Tensor[[16, 16], pl.FP32]");
+  request.source = "@pl.jit\ndef dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):\n    f = scale(a, 1.0)\n    return f\n";
+  EXPECT_EQ(ParseText(request), "/src/kernels.py:3:9: error: scale() is missing parameter 'out'");
+}
+
+TEST(OpDiagnostics, AnIncoreFunctionIsAlreadyAKernel) {
+  auto request = Request("@pl.jit\ndef dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):\n    f = k(a, f)\n    return f\n",
+                         {{"a", {16, 16}}, {"f", {16, 16}}});
+  request.functions["k"] = Incore(R"(@pl.jit.incore
+def k(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
+    return out
+)",
+                                  10);
+  EXPECT_EQ(ParseText(request),
+            "/src/kernels.py:12:10: error: a pl.at scope cannot appear inside a kernel\n"
+            "  help: a @pl.jit.incore function is already one kernel");
+}
+
+}  // namespace
+}  // namespace pypto::frontend::testing

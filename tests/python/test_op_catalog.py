@@ -1,0 +1,192 @@
+"""The op catalog end to end on the simulator, each family checked against torch."""
+
+import pytest
+import torch
+
+KERNELS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def silu(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 64])
+        e = pl.exp(pl.mul(t, -1.0))
+        sig = pl.recip(pl.add(e, 1.0))
+        pl.store(pl.mul(t, sig), [0, 0], out)
+    return out
+
+
+@pl.jit
+def unary_chain(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        a = pl.abs(t)
+        r = pl.rsqrt(pl.add(a, 1.0))
+        l = pl.log(pl.sqrt(pl.add(a, 2.0)))
+        m = pl.maximum(pl.relu(pl.neg(t)), pl.minimums(r, 0.75))
+        pl.store(pl.sub(pl.add(m, l), pl.divs(t, 4.0)), [0, 0], out)
+    return out
+
+
+@pl.jit
+def softmax(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [64, 64])
+        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        mx: pl.Tile[[64, 1], pl.FP32] = pl.row_max(t, tmp)
+        e = pl.exp(pl.row_expand_sub(t, mx))
+        s: pl.Tile[[64, 1], pl.FP32] = pl.row_sum(e, tmp)
+        pl.store(pl.row_expand_div(e, s), [0, 0], out)
+    return out
+
+
+@pl.jit
+def layer_norm(x: pl.Tensor, gamma: pl.Tensor, beta: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 64])
+        g = pl.load(gamma, [0, 0], [1, 64])
+        b = pl.load(beta, [0, 0], [1, 64])
+        tmp = pl.create_tile([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        mean = pl.reshape(pl.mul(pl.reshape(pl.row_sum(t, tmp), [1, 32]), 1.0 / 64), [32, 1])
+        centered = pl.row_expand_sub(t, mean)
+        var_t = pl.mul(pl.reshape(pl.row_sum(pl.mul(centered, centered), tmp), [1, 32]), 1.0 / 64)
+        std = pl.reshape(pl.sqrt(pl.add(var_t, 1e-5)), [32, 1])
+        scaled = pl.col_expand_mul(pl.row_expand_div(centered, std), g)
+        pl.store(pl.add(scaled, pl.col_expand(scaled, b)), [0, 0], out)
+    return out
+
+
+@pl.jit
+def column_stats(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        total = pl.add(pl.col_sum(t), pl.col_max(t))
+        pl.store(pl.sub(pl.col_expand_sub(t, total), pl.full([16, 32], dtype=pl.FP32, value=0.5)), [0, 0], out)
+    return out
+
+
+@pl.jit
+def matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a1 = pl.load(a, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        b1 = pl.load(b, [0, 0], [32, 48], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
+        acc = pl.matmul_acc(acc, pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
+        pl.store(acc, [0, 0], c)
+    return c
+
+
+@pl.jit.incore
+def mm_kernel(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    a1 = pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+    b1 = pl.load(b, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+    acc = pl.matmul(pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
+    pl.store(acc, [0, 0], out)
+    return out
+
+
+@pl.jit.incore
+def bias_relu_scaled(x: pl.Tensor, bias: pl.Tensor, scale: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
+    t = pl.add(pl.load(x, [0, 0], [32, 32]), pl.load(bias, [0, 0], [32, 32]))
+    pl.store(pl.mul(pl.relu(t), scale), [0, 0], out)
+    return out
+
+
+@pl.jit
+def fused_linear(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tensor]):
+    mm = pl.create_tensor([32, 32], dtype=pl.FP32)
+    mm = mm_kernel(x, w, mm)
+    half = pl.create_tensor([32, 32], dtype=pl.FP32)
+    half = bias_relu_scaled(mm, bias, 0.5, half)
+    y = bias_relu_scaled(half, bias, 3.0, y)
+    return y
+
+
+@pl.jit
+def cast_round_trip(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 16])
+        h = pl.cast(t, target_type=pl.BF16, mode="round")
+        pl.store(pl.cast(h, pl.FP32), [0, 0], out)
+    return out
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("kernels") / "op_catalog_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("op_catalog_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_exp_and_recip_build_silu_to_1e_5(kernels):
+    x = torch.randn(32, 64)
+    out = torch.zeros_like(x)
+    kernels.silu(x, out)
+    torch.testing.assert_close(out, x * torch.sigmoid(x), rtol=1e-5, atol=1e-5)
+
+
+def test_unary_and_scalar_forms(kernels):
+    t = torch.randn(16, 32)
+    out = torch.zeros_like(t)
+    kernels.unary_chain(t, out)
+    a = t.abs()
+    m = torch.maximum(torch.relu(-t), torch.clamp(torch.rsqrt(a + 1.0), max=0.75))
+    expected = m + torch.log(torch.sqrt(a + 2.0)) - t / 4.0
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_row_reductions_and_broadcasts_make_softmax(kernels):
+    x = torch.randn(64, 64) * 4
+    out = torch.zeros_like(x)
+    kernels.softmax(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-5)
+
+
+def test_reshaped_row_vectors_and_column_broadcasts_make_layer_norm(kernels):
+    x, gamma, beta = torch.randn(32, 64), torch.randn(1, 64), torch.randn(1, 64)
+    out = torch.zeros_like(x)
+    kernels.layer_norm(x, gamma, beta, out)
+    expected = torch.nn.functional.layer_norm(x, (64,), gamma[0], beta[0], eps=1e-5)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_column_reductions_and_full(kernels):
+    x = torch.randn(16, 32)
+    out = torch.zeros_like(x)
+    kernels.column_stats(x, out)
+    total = x.sum(dim=0, keepdim=True) + x.amax(dim=0, keepdim=True)
+    torch.testing.assert_close(out, x - total - 0.5, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_and_matmul_acc_on_the_cube_path(kernels):
+    a, b = torch.randn(64, 32), torch.randn(32, 48)
+    c = torch.zeros(64, 48)
+    kernels.matmul(a, b, c)
+    torch.testing.assert_close(c, 2 * (a @ b), rtol=1e-4, atol=1e-4)
+
+
+def test_incore_kernels_with_intermediates_and_scalar_arguments(kernels):
+    x, w, bias = torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 32)
+    y = torch.zeros(32, 32)
+    kernels.fused_linear(x, w, bias, y)
+    half = torch.relu(x @ w + bias) * 0.5
+    torch.testing.assert_close(y, torch.relu(half + bias) * 3.0, rtol=1e-4, atol=1e-4)
+
+
+def test_cast_rounds_to_bf16(kernels):
+    x = torch.randn(16, 16)
+    out = torch.zeros_like(x)
+    kernels.cast_round_trip(x, out)
+    torch.testing.assert_close(out, x.to(torch.bfloat16).to(torch.float32), rtol=0, atol=0)
+
+
+def test_calling_an_incore_kernel_directly_says_how_to_use_it(kernels):
+    with pytest.raises(TypeError, match="mm_kernel is a @pl.jit.incore function: call it from a @pl.jit function"):
+        kernels.mm_kernel(torch.zeros(32, 32), torch.zeros(32, 32), torch.zeros(32, 32))
