@@ -42,7 +42,11 @@ void KernelEmitter::BindNames() {
       indices_[param.get()] = values_.at(param.get());
     }
   }
-  for (const auto* assign : plan_.tile_defs) values_[assign->var().get()] = names_.Named(assign->var()->name_hint());
+  for (const auto* assign : plan_.tile_defs) {
+    const ir::Var* tile = assign->var().get();
+    values_[tile] = names_.Named(tile->name_hint());
+    if (plan_.row_views.contains(tile)) row_views_[tile] = names_.Named(tile->name_hint() + "_row");
+  }
   for (const auto& tensor : plan_.viewed_tensors) views_[tensor.get()] = names_.Named(tensor->name_hint() + "_view");
 }
 
@@ -95,17 +99,26 @@ void KernelEmitter::EmitIndexCasts() {
 void KernelEmitter::EmitTileAllocs() {
   // One alloc_tile per tile variable at the address memory allocation chose; variables that share
   // a buffer get the same address, which is how ptoas (with no planner of its own here) sees reuse.
+  // A column vector that a row-major op touches also gets its [1, N] row view, at the same address.
   for (const auto* assign : plan_.tile_defs) {
-    const auto* tile = assign->var()->type()->As<ir::TileType>();
+    const ir::Var& var = *assign->var();
+    const auto* tile = var.type()->As<ir::TileType>();
     TileExtent extent = TileRowsCols(*tile);
     std::string addr = names_.Constant(tile->memref()->byte_offset, "i64");
     std::string rows = names_.Constant(extent.rows, "index");
     std::string cols = names_.Constant(extent.cols, "index");
     const auto* call = assign->value()->As<ir::Call>();
+    const ir::Span& span = OpSpan(assign->span(), call->span());
     Add(prologue_,
-        fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", values_.at(assign->var().get()),
-                    addr, rows, cols, TileOperandType(*assign->var())),
-        OpSpan(assign->span(), call->span()));
+        fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", values_.at(&var), addr, rows,
+                    cols, TileOperandType(var)),
+        span);
+    if (auto it = row_views_.find(&var); it != row_views_.end()) {
+      Add(prologue_,
+          fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", it->second, addr,
+                      names_.Constant(1, "index"), rows, RowViewType(var)),
+          span);
+    }
   }
 }
 

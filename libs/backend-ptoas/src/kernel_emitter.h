@@ -43,7 +43,20 @@ class KernelEmitter {
   void LowerStmt(const ir::Stmt& stmt);
   void LowerLoad(const ir::AssignStmt& assign, const ir::Call& call, const ir::Span& span);
   void LowerStore(const ir::Call& call, const ir::Span& span);
-  void LowerElementwise(const ir::AssignStmt& assign, const ir::Call& call, const ir::Span& span);
+  void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
+                    const ir::Span& span);
+  // An operand as `ins(...)` prints it: its SSA value and its type.
+  struct Operand {
+    std::string value;
+    std::string type;
+  };
+  // A tile; for a row-major op, a column vector's [1, N] row view instead.
+  Operand TileOperand(const ir::Var& tile, bool row_major) const;
+  std::string RowViewType(const ir::Var& tile) const;
+  // A literal or scalar parameter at the element type `dtype`, converting a parameter of another type.
+  Operand ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span);
+  // tile.cast's rounding mode as pto's round_mode enum spells it ("ROUND").
+  static std::string RoundMode(const ir::Call& call);
   // `%x_pview = pto.partition_view ...` for a window of a tensor parameter; returns its name.
   std::string PartitionView(const ir::Var& tensor, const ir::ExprPtr& offsets, const ir::Shape& sizes,
                             const std::string& partition_type, const ir::Span& span);
@@ -55,6 +68,7 @@ class KernelEmitter {
   ModuleOptions options_;
   SsaNames names_;
   std::map<const ir::Var*, std::string> values_;  // parameters and tiles -> their SSA names
+  std::map<const ir::Var*, std::string> row_views_;  // column-vector tiles -> their [1, N] row view
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
   std::map<const ir::Var*, std::string> indices_; // loop variables and scalar parameters -> index values
   std::vector<std::string> prologue_;

@@ -49,7 +49,7 @@ void Flatten(const ir::StmtPtr& stmt, std::vector<ir::StmtPtr>& out) {
 
 class Planner {
  public:
-  explicit Planner(const ir::Function& kernel) : kernel_(kernel) {}
+  Planner(const ir::Function& kernel, std::string_view arch) : kernel_(kernel), arch_(arch) {}
 
   pypto::expected<KernelPlan, std::string> Run() {
     if (auto ok = CheckFunction(); !ok) return pypto::unexpected(ok.error());
@@ -150,22 +150,123 @@ class Planner {
                                      call.callee(), kernel_.name()));
     }
     const std::string& op = call.target_name();
-    if (op == "tile.store") return CheckStore(call, span, assign);
-    if (op != "tile.load" && ElementwisePtoOp(op).empty()) {
-      return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (supported: {})", op,
-                                     kernel_.name(), kSupportedOps));
+    const OpLowering* lowering = FindLowering(op);
+    if (!lowering) {
+      return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (the ops it lowers are "
+                                     "listed in {})",
+                                     op, kernel_.name(), kOpTableDoc));
     }
+    if (auto ok = CheckCoreType(call, span); !ok) return ok;
+    if (lowering->form == OpForm::Store) return CheckStore(call, span, assign);
     if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
-    if (op == "tile.load") {
-      if (auto ok = CheckTensorOperand(call.args()[0], op, span); !ok) return ok;
-      if (auto ok = CheckOffsets(call.args()[1], op, span); !ok) return ok;
-      if (auto ok = CheckStaticInts(call.args()[2], "shapes", op, span); !ok) return ok;
-    } else {
-      for (const auto& arg : call.args()) {
-        if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
+    if (auto ok = CheckOperands(*lowering, call, span); !ok) return ok;
+    if (auto ok = DefineTile(*assign, span); !ok) return ok;
+    return CheckResult(*lowering, call, *assign, span);
+  }
+
+  // A PTO function runs on one core type, named by its pto.kernel_kind; an op of the other kind
+  // cannot be expressed in it (ExpandMixedKernel should have split such a kernel).
+  Status CheckCoreType(const ir::Call& call, const ir::Span& span) const {
+    const bool cube_kernel = kernel_.type() == ir::FunctionType::AIC;
+    const ir::CoreAffinity affinity = ir::CallAffinity(call);
+    const bool wrong = cube_kernel ? affinity == ir::CoreAffinity::Vector : affinity == ir::CoreAffinity::Cube;
+    if (!wrong) return {};
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' in kernel '{}': the op runs on the {} core, "
+                                   "but the kernel is an {} kernel",
+                                   call.target_name(), kernel_.name(), cube_kernel ? "vector" : "cube",
+                                   cube_kernel ? "AIC (cube)" : "AIV (vector)"));
+  }
+
+  Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span) {
+    const std::string& op = call.target_name();
+    const auto& args = call.args();
+    switch (lowering.form) {
+      case OpForm::Load:
+        if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;
+        if (auto ok = CheckOffsets(args[1], op, span); !ok) return ok;
+        return CheckStaticInts(args[2], "shapes", op, span);
+      case OpForm::Alloc: return {};
+      case OpForm::Fill: return CheckScalarOperand(args[1], call.type(), op, span);
+      case OpForm::TileScalar:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        return CheckScalarOperand(args[1], args[0]->type(), op, span);
+      case OpForm::Broadcast: return CheckTileOperand(args[1], op, span);
+      case OpForm::Reshape:
+      case OpForm::Cast:
+      case OpForm::Move: return CheckTileOperand(args[0], op, span);
+      case OpForm::Tiles:
+      case OpForm::ColSum:
+      case OpForm::MatmulAcc:
+        for (const auto& arg : args) {
+          if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
+        }
+        return {};
+      case OpForm::Store: break;
+    }
+    return {};
+  }
+
+  // Checks that need the result's placement, and the row-major views the op needs.
+  Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
+                     const ir::Span& span) {
+    const ir::Var& result = *assign.var();
+    const auto& args = call.args();
+    switch (lowering.form) {
+      case OpForm::Reshape: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "source", span);
+      case OpForm::MatmulAcc: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "accumulator", span);
+      case OpForm::Move: return CheckMove(*args[0]->As<ir::Var>(), result, span);
+      default: break;
+    }
+    if (lowering.row_major) {
+      std::vector<const ir::Var*> tiles = {&result};
+      if (lowering.form == OpForm::Tiles) {
+        for (const auto& arg : args) tiles.push_back(arg->As<ir::Var>());
+      } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::Cast) {
+        tiles.push_back(args[0]->As<ir::Var>());
+      }
+      for (const ir::Var* tile : tiles) {
+        if (IsColumnVector(*tile->type()->As<ir::TileType>())) plan_.row_views.insert(tile);
       }
     }
-    return DefineTile(*assign, span);
+    return {};
+  }
+
+  // An op whose result IS its operand's storage (a reshape view, an accumulator updated in place):
+  // each variable has its own alloc_tile, so the two must sit at the same address.
+  Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,
+                         const ir::Span& span) const {
+    int64_t from = operand.type()->As<ir::TileType>()->memref()->byte_offset;
+    int64_t to = result.type()->As<ir::TileType>()->memref()->byte_offset;
+    if (from == to) return {};
+    return Error(span, fmt::format("the result '{}' of '{}' is at byte offset {} but its {} '{}' is at {}; the "
+                                   "result must share the {}'s buffer",
+                                   result.name_hint(), call.target_name(), to, role, operand.name_hint(), from,
+                                   role));
+  }
+
+  // The buffer pairs ptoas's tmov moves between (its verifier's list).
+  Status CheckMove(const ir::Var& source, const ir::Var& result, const ir::Span& span) const {
+    const auto* from = source.type()->As<ir::TileType>();
+    const auto* to = result.type()->As<ir::TileType>();
+    using ir::MemorySpace;
+    const MemorySpace src = from->memory_space(), dst = to->memory_space();
+    const bool supported = (src == MemorySpace::Mat && (dst == MemorySpace::Left || dst == MemorySpace::Right ||
+                                                        dst == MemorySpace::Bias)) ||
+                           (src == MemorySpace::Acc && (dst == MemorySpace::Mat || dst == MemorySpace::Vec)) ||
+                           (src == MemorySpace::Vec && dst == MemorySpace::Vec) ||
+                           (src == MemorySpace::Vec && dst == MemorySpace::Mat && arch_ == "a5");
+    if (!supported) {
+      return Error(span, fmt::format("backend-ptoas cannot lower the tile.move of '{}' from {} to {} in kernel '{}': "
+                                     "pto.tmov on {} moves Mat -> Left/Right/Bias, Acc -> Mat/Vec and Vec -> Vec{}",
+                                     source.name_hint(), ir::MemorySpaceName(src), ir::MemorySpaceName(dst),
+                                     kernel_.name(), arch_, arch_ == "a5" ? "/Mat" : ""));
+    }
+    if (src == dst && from->memref()->byte_offset == to->memref()->byte_offset) {
+      return Error(span, fmt::format("tile.move copies '{}' onto itself (both at byte offset {} in {}); pto.tmov "
+                                     "needs distinct source and destination buffers",
+                                     source.name_hint(), from->memref()->byte_offset, ir::MemorySpaceName(src)));
+    }
+    return {};
   }
 
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
@@ -184,9 +285,15 @@ class Planner {
     const auto& var = *assign.var();
     const auto* tile = var.type()->As<ir::TileType>();
     if (!tile) return Error(span, fmt::format("'{}' must be a tile, got {}", var.name_hint(), var.type()->str()));
-    if (tile->memory_space() != ir::MemorySpace::Vec) {
-      return Error(span, fmt::format("tile '{}' lives in {}; backend-ptoas supports only Vec tiles so far",
-                                     var.name_hint(), ir::MemorySpaceName(tile->memory_space())));
+    const ir::MemorySpace space = tile->memory_space();
+    if (space == ir::MemorySpace::DDR || space == ir::MemorySpace::ScalarLocal) {
+      return Error(span, fmt::format("tile '{}' lives in {}, which is not an on-chip tile buffer", var.name_hint(),
+                                     ir::MemorySpaceName(space)));
+    }
+    if (kernel_.type() == ir::FunctionType::AIV && space != ir::MemorySpace::Vec) {
+      return Error(span, fmt::format("tile '{}' lives in {}, a cube-core buffer, but kernel '{}' is an AIV (vector) "
+                                     "kernel",
+                                     var.name_hint(), ir::MemorySpaceName(space), kernel_.name()));
     }
     if (!tile->memref()) {
       return Error(span, fmt::format("tile '{}' has no memory address; run memory allocation before backend-ptoas",
@@ -208,6 +315,40 @@ class Planner {
     if (!var || !tiles_.contains(var)) {
       return Error(span, fmt::format("an operand of '{}' is not a tile defined earlier in kernel '{}'", op,
                                      kernel_.name()));
+    }
+    return {};
+  }
+
+  // The scalar of a tile-scalar op or a fill: a literal, or a scalar parameter. Either is passed at
+  // the tile's element type (a literal 2.0 scales an FP16 tile as FP16), so a parameter of another
+  // type is converted where that is a plain arith cast.
+  Status CheckScalarOperand(const ir::ExprPtr& arg, const ir::TypePtr& tile_type, std::string_view op,
+                            const ir::Span& span) const {
+    const auto* tile = tile_type->As<ir::TileType>();
+    const ir::DataType dtype = tile->dtype();
+    if (auto element = MlirElementType(dtype); !element) return Error(span, element.error());
+    if (const auto* constant = arg->As<ir::ConstFloat>()) {
+      if (!ir::IsFloat(dtype)) {
+        return Error(span, fmt::format("the scalar {} of '{}' is not an integer, but the tile is {}",
+                                       constant->value(), op, ir::DataTypeName(dtype)));
+      }
+      if (auto literal = FloatLiteral(constant->value(), dtype); !literal) return Error(span, literal.error());
+      return {};
+    }
+    if (arg->Is<ir::ConstInt>()) return {};
+    const auto* var = arg->As<ir::Var>();
+    bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                                       [&](const ir::VarPtr& param) { return param.get() == var; });
+    if (!is_param) {
+      return Error(span, fmt::format("the scalar operand of '{}' must be a literal or a scalar parameter of kernel "
+                                     "'{}'",
+                                     op, kernel_.name()));
+    }
+    const ir::DataType from = var->type()->As<ir::ScalarType>()->dtype();
+    if (from != dtype && !ScalarConvertible(from, dtype)) {
+      return Error(span, fmt::format("the scalar operand of '{}' is the {} parameter '{}', but the tile is {}; "
+                                     "backend-ptoas converts only floating-point and signed integer scalars",
+                                     op, ir::DataTypeName(from), var->name_hint(), ir::DataTypeName(dtype)));
     }
     return {};
   }
@@ -317,9 +458,7 @@ class Planner {
     }
     // arith.index_cast takes signless integers; unsigned parameters are typed ui8..ui64 in the module.
     auto dtype = var.type()->As<ir::ScalarType>()->dtype();
-    using ir::DataType;
-    if (dtype != DataType::INDEX && dtype != DataType::INT8 && dtype != DataType::INT16 &&
-        dtype != DataType::INT32 && dtype != DataType::INT64) {
+    if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype)) {
       return Error(span, fmt::format("{} reads the {} parameter '{}'; backend-ptoas computes offsets and loop "
                                      "bounds only from signed integer or INDEX scalars",
                                      what, ir::DataTypeName(dtype), var.name_hint()));
@@ -329,6 +468,7 @@ class Planner {
   }
 
   const ir::Function& kernel_;
+  std::string_view arch_;
   KernelPlan plan_;
   std::set<const ir::Var*> tiles_;
   std::set<const ir::Var*> used_;      // tensor and scalar parameters the body reads
@@ -337,14 +477,87 @@ class Planner {
 
 }  // namespace
 
-std::string_view ElementwisePtoOp(std::string_view op_name) {
-  if (op_name == "tile.add") return "pto.tadd";
-  if (op_name == "tile.sub") return "pto.tsub";
-  if (op_name == "tile.mul") return "pto.tmul";
-  if (op_name == "tile.div") return "pto.tdiv";
-  return "";
+const std::vector<OpLowering>& Lowerings() {
+  static const std::vector<OpLowering> table = {
+      {"tile.load", "pto.tload", OpForm::Load},
+      {"tile.store", "pto.tstore", OpForm::Store},
+      {"tile.create", "pto.alloc_tile", OpForm::Alloc},
+      {"tile.full", "pto.texpands", OpForm::Fill, true},
+      {"tile.expands", "pto.texpands", OpForm::Fill, true},
+      {"tile.move", "pto.tmov", OpForm::Move},
+      {"tile.reshape", "pto.alloc_tile", OpForm::Reshape},
+      {"tile.add", "pto.tadd", OpForm::Tiles, true},
+      {"tile.sub", "pto.tsub", OpForm::Tiles, true},
+      {"tile.mul", "pto.tmul", OpForm::Tiles, true},
+      {"tile.div", "pto.tdiv", OpForm::Tiles, true},
+      {"tile.maximum", "pto.tmax", OpForm::Tiles, true},
+      {"tile.minimum", "pto.tmin", OpForm::Tiles, true},
+      {"tile.adds", "pto.tadds", OpForm::TileScalar, true},
+      {"tile.subs", "pto.tsubs", OpForm::TileScalar, true},
+      {"tile.muls", "pto.tmuls", OpForm::TileScalar, true},
+      {"tile.divs", "pto.tdivs", OpForm::TileScalar, true},
+      {"tile.maximums", "pto.tmaxs", OpForm::TileScalar, true},
+      {"tile.minimums", "pto.tmins", OpForm::TileScalar, true},
+      {"tile.exp", "pto.texp", OpForm::Tiles, true},
+      {"tile.log", "pto.tlog", OpForm::Tiles, true},
+      {"tile.sqrt", "pto.tsqrt", OpForm::Tiles, true},
+      {"tile.rsqrt", "pto.trsqrt", OpForm::Tiles, true},
+      {"tile.recip", "pto.trecip", OpForm::Tiles, true},
+      {"tile.relu", "pto.trelu", OpForm::Tiles, true},
+      {"tile.abs", "pto.tabs", OpForm::Tiles, true},
+      {"tile.neg", "pto.tneg", OpForm::Tiles, true},
+      {"tile.cast", "pto.tcvt", OpForm::Cast, true},
+      {"tile.row_sum", "pto.trowsum", OpForm::Tiles},
+      {"tile.row_max", "pto.trowmax", OpForm::Tiles},
+      {"tile.row_min", "pto.trowmin", OpForm::Tiles},
+      {"tile.row_prod", "pto.trowprod", OpForm::Tiles},
+      {"tile.col_sum", "pto.tcolsum", OpForm::ColSum},
+      {"tile.col_max", "pto.tcolmax", OpForm::Tiles},
+      {"tile.col_min", "pto.tcolmin", OpForm::Tiles},
+      {"tile.col_prod", "pto.tcolprod", OpForm::Tiles},
+      {"tile.row_expand", "pto.trowexpand", OpForm::Broadcast},
+      {"tile.col_expand", "pto.tcolexpand", OpForm::Broadcast},
+      {"tile.row_expand_add", "pto.trowexpandadd", OpForm::Tiles},
+      {"tile.row_expand_sub", "pto.trowexpandsub", OpForm::Tiles},
+      {"tile.row_expand_mul", "pto.trowexpandmul", OpForm::Tiles},
+      {"tile.row_expand_div", "pto.trowexpanddiv", OpForm::Tiles},
+      {"tile.row_expand_max", "pto.trowexpandmax", OpForm::Tiles},
+      {"tile.row_expand_min", "pto.trowexpandmin", OpForm::Tiles},
+      {"tile.row_expand_expdif", "pto.trowexpandexpdif", OpForm::Tiles},
+      {"tile.col_expand_add", "pto.tcolexpandadd", OpForm::Tiles},
+      {"tile.col_expand_sub", "pto.tcolexpandsub", OpForm::Tiles},
+      {"tile.col_expand_mul", "pto.tcolexpandmul", OpForm::Tiles},
+      {"tile.col_expand_div", "pto.tcolexpanddiv", OpForm::Tiles},
+      {"tile.col_expand_max", "pto.tcolexpandmax", OpForm::Tiles},
+      {"tile.col_expand_min", "pto.tcolexpandmin", OpForm::Tiles},
+      {"tile.col_expand_expdif", "pto.tcolexpandexpdif", OpForm::Tiles},
+      {"tile.matmul", "pto.tmatmul", OpForm::Tiles},
+      {"tile.matmul_acc", "pto.tmatmul.acc", OpForm::MatmulAcc},
+  };
+  return table;
 }
 
-pypto::expected<KernelPlan, std::string> PlanKernel(const ir::Function& kernel) { return Planner(kernel).Run(); }
+const OpLowering* FindLowering(std::string_view op_name) {
+  for (const auto& lowering : Lowerings()) {
+    if (lowering.op == op_name) return &lowering;
+  }
+  return nullptr;
+}
+
+bool ScalarConvertible(ir::DataType from, ir::DataType to) {
+  const bool signed_from = IsSignedInteger(from);
+  // extf / truncf change the width; FP16 <-> BF16 would need two casts.
+  if (ir::IsFloat(to)) return (ir::IsFloat(from) && ir::DataTypeBits(from) != ir::DataTypeBits(to)) || signed_from;
+  return signed_from && IsSignedInteger(to);
+}
+
+bool IsSignedInteger(ir::DataType dtype) {
+  using ir::DataType;
+  return dtype == DataType::INT8 || dtype == DataType::INT16 || dtype == DataType::INT32 || dtype == DataType::INT64;
+}
+
+pypto::expected<KernelPlan, std::string> PlanKernel(const ir::Function& kernel, std::string_view arch) {
+  return Planner(kernel, arch).Run();
+}
 
 }  // namespace pypto::backend_ptoas

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,10 +13,45 @@
 
 namespace pypto::backend_ptoas {
 
-inline constexpr std::string_view kSupportedOps = "tile.load, tile.store, tile.add, tile.sub, tile.mul, tile.div";
+// Where the list of lowered ops lives; the unsupported-op error points there.
+inline constexpr std::string_view kOpTableDoc = "libs/backend-ptoas/README.md";
 
-// The pto op of an element-wise tile op ("tile.add" -> "pto.tadd"), or "" for other ops.
-std::string_view ElementwisePtoOp(std::string_view op_name);
+// The shape of the pto operation a tile op becomes. Every form writes its result tile through
+// `outs(...)`; they differ in what goes into `ins(...)`.
+enum class OpForm {
+  Load,        // pto.partition_view of the tensor window, then pto.tload into the result
+  Store,       // pto.partition_view of the destination window, then pto.tstore of the tile
+  Alloc,       // tile.create: the tile's alloc_tile is the whole op; nothing in the body
+  Reshape,     // the result's alloc_tile re-types the source's bytes; nothing in the body
+  Fill,        // ins(the scalar argument 1): tile.full, tile.expands
+  Tiles,       // ins(every argument, all tiles): element-wise, reductions, broadcasts, tmatmul
+  TileScalar,  // ins(tile, scalar)
+  Cast,        // ins(tile {rmode = #pto<round_mode MODE>})
+  Broadcast,   // ins(argument 1 only): argument 0 gives only the shape (row_expand, col_expand)
+  ColSum,      // Tiles, plus {isBinary = true} when the scratch tile is given
+  Move,        // tmov between two buffers
+  MatmulAcc,   // ins(result, lhs, rhs): the accumulator is the result's own buffer
+};
+
+struct OpLowering {
+  std::string_view op;   // "tile.exp"
+  std::string_view pto;  // "pto.texp"
+  OpForm form;
+  // The pto op reads and writes row-major tiles only. A [N, 1] Vec tile is column-major, so for
+  // such ops it is passed as a [1, N] row-major tile over the same bytes (upstream's layout repair).
+  bool row_major = false;
+};
+
+// The lowering of a tile op, or nullptr when backend-ptoas has none.
+const OpLowering* FindLowering(std::string_view op_name);
+// Every lowering, in table order (the README's table follows it).
+const std::vector<OpLowering>& Lowerings();
+
+// INT8..INT64 (not INDEX, not unsigned): the integers arith converts with sitofp / extsi / trunci.
+bool IsSignedInteger(ir::DataType dtype);
+// Whether a scalar parameter of type `from` can be passed to a tile op of element type `to`:
+// floats to floats of another width, signed integers to floats and to signed integers.
+bool ScalarConvertible(ir::DataType from, ir::DataType to);
 
 struct KernelPlan {
   // The module's argument order: tensors first, then scalars, each in declaration order. The
@@ -32,12 +68,16 @@ struct KernelPlan {
   std::vector<ir::VarPtr> index_scalars;
   // The assignments that define tiles, in program order (each gets one alloc_tile).
   std::vector<const ir::AssignStmt*> tile_defs;
+  // [N, 1] Vec tiles that a row-major op reads or writes: each also gets a [1, N] row-major
+  // alloc_tile at the same address.
+  std::set<const ir::Var*> row_views;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;
 };
 
-// Fails on the first construct backend-ptoas cannot lower, naming it and its Span::str().
-pypto::expected<KernelPlan, std::string> PlanKernel(const ir::Function& kernel);
+// Fails on the first construct backend-ptoas cannot lower for `arch` ("a2a3" or "a5"), naming it
+// and its Span::str().
+pypto::expected<KernelPlan, std::string> PlanKernel(const ir::Function& kernel, std::string_view arch);
 
 }  // namespace pypto::backend_ptoas

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+#include <optional>
+
 #include "pypto/ir/dtype.h"
 
 namespace pypto::backend_ptoas {
@@ -63,12 +66,55 @@ TileExtent TileRowsCols(const ir::TileType& tile) {
   return {};
 }
 
-std::string TileBufType(const ir::TileType& tile, std::string_view element) {
-  TileExtent extent = TileRowsCols(tile);
+TileLayout ImplicitTileLayout(ir::MemorySpace space, TileExtent extent) {
+  const std::string_view by_shape = extent.cols == 1 && extent.rows > 1 ? "col_major" : "row_major";
+  switch (space) {
+    case ir::MemorySpace::Mat:
+    case ir::MemorySpace::Left: return {"col_major", "row_major", 512};
+    case ir::MemorySpace::Right: return {by_shape, "col_major", 512};
+    case ir::MemorySpace::Acc: return {"col_major", "row_major", 1024};
+    default: break;
+  }
+  return {by_shape, "none_box", 512};
+}
+
+bool IsColumnVector(const ir::TileType& tile) {
+  return tile.memory_space() == ir::MemorySpace::Vec &&
+         ImplicitTileLayout(tile.memory_space(), TileRowsCols(tile)).blayout == "col_major";
+}
+
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent) {
+  TileLayout layout = ImplicitTileLayout(space, extent);
   return fmt::format(
-      "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, slayout=none_box, "
-      "fractal=512, pad=0>",
-      TileLoc(tile.memory_space()), element, extent.rows, extent.cols);
+      "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout={}, slayout={}, fractal={}, "
+      "pad=0>",
+      TileLoc(space), element, extent.rows, extent.cols, layout.blayout, layout.slayout, layout.fractal);
+}
+
+std::string TileBufType(const ir::TileType& tile, std::string_view element) {
+  return TileBufType(tile.memory_space(), element, TileRowsCols(tile));
+}
+
+pypto::expected<std::string, std::string> FloatLiteral(double value, ir::DataType dtype) {
+  if (std::isfinite(value)) return fmt::format("{:.17e}", value);
+  // MLIR reads a hexadecimal literal of a float type as its bit pattern.
+  struct Bits {
+    uint32_t positive_inf, sign, nan;
+    int digits;
+  };
+  std::optional<Bits> bits;
+  switch (dtype) {
+    case ir::DataType::FP32: bits = Bits{0x7F800000u, 0x80000000u, 0x7FC00000u, 8}; break;
+    case ir::DataType::FP16: bits = Bits{0x7C00u, 0x8000u, 0x7E00u, 4}; break;
+    case ir::DataType::BF16: bits = Bits{0x7F80u, 0x8000u, 0x7FC0u, 4}; break;
+    default: break;
+  }
+  if (!bits) {
+    return pypto::unexpected(fmt::format("the constant {} has no {} spelling in backend-ptoas", value,
+                                         ir::DataTypeName(dtype)));
+  }
+  uint32_t pattern = std::isnan(value) ? bits->nan : bits->positive_inf | (std::signbit(value) ? bits->sign : 0u);
+  return fmt::format("0x{:0{}X}", pattern, bits->digits);
 }
 
 }  // namespace pypto::backend_ptoas

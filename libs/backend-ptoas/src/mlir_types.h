@@ -30,9 +30,32 @@ struct TileExtent {
 };
 TileExtent TileRowsCols(const ir::TileType& tile);
 
+// The layout fields of a tile_buf type: block layout, layout inside a block (none_box when the tile
+// is not boxed) and the fractal (box) size in bytes.
+struct TileLayout {
+  std::string_view blayout;
+  std::string_view slayout;
+  int fractal = 512;
+};
+
+// The layout a tile of `extent` has in `space` when nothing asks for another, as upstream PyPTO
+// infers it: Vec (and Bias) tiles are plain row-major, except column vectors [N, 1] (N > 1), which
+// are column-major; the cube buffers are boxed ("fractal"): Mat and Left col_major/row_major
+// (NZ), Right row-major blocks of column-major boxes (ZN), Acc col_major/row_major in 1024-byte boxes.
+TileLayout ImplicitTileLayout(ir::MemorySpace space, TileExtent extent);
+
+// A Vec tile whose implicit layout is column-major: [N, 1] with N > 1.
+bool IsColumnVector(const ir::TileType& tile);
+
 // `!pto.tile_buf<loc=vec, dtype=f32, rows=R, cols=C, v_row=?, v_col=?, blayout=row_major,
 // slayout=none_box, fractal=512, pad=0>`. The valid extent is dynamic in the type and given by
-// alloc_tile's operands; the layout fields are ptoas's defaults for a row-major Vec tile.
+// alloc_tile's operands; the layout fields are ImplicitTileLayout's.
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent);
 std::string TileBufType(const ir::TileType& tile, std::string_view element);
+
+// The MLIR literal of a floating-point constant of `dtype`: "2.00000000000000000e+00", or the bit
+// pattern ("0xFF800000") for infinities and NaN, which have no decimal spelling. An error for
+// non-finite values of types other than FP32, FP16 and BF16.
+pypto::expected<std::string, std::string> FloatLiteral(double value, ir::DataType dtype);
 
 }  // namespace pypto::backend_ptoas

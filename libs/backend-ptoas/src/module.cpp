@@ -14,7 +14,7 @@ pypto::expected<std::string, std::string> EmitModule(const ir::Function& kernel,
   if (!IsTargetArch(arch)) {
     return pypto::unexpected(fmt::format("unknown target arch '{}' (expected \"a2a3\" or \"a5\")", arch));
   }
-  auto plan = PlanKernel(kernel);
+  auto plan = PlanKernel(kernel, arch);
   if (!plan) return pypto::unexpected(plan.error());
   std::string function = KernelEmitter(kernel, *plan, options).Emit();
   return fmt::format("module attributes {{pto.target_arch = \"{}\"}} {{\n{}}}\n", arch, function);

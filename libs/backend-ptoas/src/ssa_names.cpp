@@ -43,7 +43,25 @@ std::string SsaNames::Constant(int64_t value, std::string_view type) {
                                : fmt::format("c{}_{}", value, type);
   std::string name = Named(hint);
   constants_.emplace(std::move(key), name);
-  constant_decls_.push_back(fmt::format("{} = arith.constant {} : {}", name, value, type));
+  if (type.starts_with("ui")) {
+    std::string signless = fmt::format("i{}", type.substr(2));
+    std::string raw = Temp();
+    constant_decls_.push_back(fmt::format("{} = arith.constant {} : {}", raw, value, signless));
+    constant_decls_.push_back(
+        fmt::format("{} = builtin.unrealized_conversion_cast {} : {} to {}", name, raw, signless, type));
+  } else {
+    constant_decls_.push_back(fmt::format("{} = arith.constant {} : {}", name, value, type));
+  }
+  return name;
+}
+
+std::string SsaNames::FloatConstant(const std::string& literal, std::string_view type) {
+  auto key = std::make_pair(literal, std::string(type));
+  if (auto it = float_constants_.find(key); it != float_constants_.end()) return it->second;
+  std::string hint = float_constants_.empty() ? "cst" : fmt::format("cst_{}", float_constants_.size());
+  std::string name = Named(hint);
+  float_constants_.emplace(std::move(key), name);
+  constant_decls_.push_back(fmt::format("{} = arith.constant {} : {}", name, literal, type));
   return name;
 }
 

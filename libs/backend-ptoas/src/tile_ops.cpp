@@ -1,8 +1,11 @@
-// How each supported tile op prints. Loads and stores go through a partition_view: the window
-// [offsets, offsets + sizes) of a tensor view, statically shaped but possibly at offsets computed in a
-// loop, which tload/tstore then move as a whole.
+// How each supported tile op prints (the table is FindLowering's). Loads and stores go through a
+// partition_view: the window [offsets, offsets + sizes) of a tensor view, statically shaped but
+// possibly at offsets computed in a loop, which tload/tstore then move as a whole. Every other op is
+// `pto.<op> ins(operands [attrs] : types) outs(result : type)`.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <cctype>
 
 #include "kernel_emitter.h"
 #include "mlir_types.h"
@@ -30,13 +33,14 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   }
   if (!call) return;  // the return: results leave through output tensors
   const ir::Span& span = OpSpan(stmt.span(), call->span());
-  const std::string& op = call->target_name();
-  if (op == "tile.load") {
-    LowerLoad(*assign, *call, span);
-  } else if (op == "tile.store") {
-    LowerStore(*call, span);
-  } else {
-    LowerElementwise(*assign, *call, span);
+  const OpLowering& lowering = *FindLowering(call->target_name());
+  switch (lowering.form) {
+    case OpForm::Load: return LowerLoad(*assign, *call, span);
+    case OpForm::Store: return LowerStore(*call, span);
+    // The result's alloc_tile (at the address memory allocation chose, with the result's shape) is the op.
+    case OpForm::Alloc:
+    case OpForm::Reshape: return;
+    default: return LowerCompute(lowering, *assign, *call, span);
   }
 }
 
@@ -56,7 +60,8 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   const auto& tile = *call.args()[0]->As<ir::Var>();
   const auto& tensor = *call.args()[2]->As<ir::Var>();
   const auto* tensor_type = tensor.type()->As<ir::TensorType>();
-  // The window has the tile's shape, in the tensor's rank (the IR checked the two agree).
+  // The window has the tile's shape, in the tensor's rank (the IR checked the two agree). An Acc
+  // tile may be stored into a narrower tensor: the window has the tensor's element type.
   const ir::Shape& sizes = tile.type()->As<ir::TileType>()->shape();
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   std::string window = PartitionView(tensor, call.args()[1], sizes, partition_type, span);
@@ -66,17 +71,92 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
       span);
 }
 
-void KernelEmitter::LowerElementwise(const ir::AssignStmt& assign, const ir::Call& call, const ir::Span& span) {
-  std::vector<std::string> operands, types;
-  for (const auto& arg : call.args()) {
-    const auto& tile = *arg->As<ir::Var>();
-    operands.push_back(values_.at(&tile));
-    types.push_back(TileOperandType(tile));
+void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
+                                 const ir::Span& span) {
+  const auto& args = call.args();
+  const ir::Var& result = *assign.var();
+  auto tile = [&](const ir::ExprPtr& arg) { return TileOperand(*arg->As<ir::Var>(), lowering.row_major); };
+  std::vector<Operand> ins;
+  std::string attrs;  // printed inside ins(...), before the types, where these ops' parsers read them
+  switch (lowering.form) {
+    case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
+    case OpForm::TileScalar:
+      ins = {tile(args[0]), ScalarOperand(args[1], args[0]->type()->As<ir::TileType>()->dtype(), span)};
+      break;
+    case OpForm::Cast:
+      ins = {tile(args[0])};
+      attrs = fmt::format("{{rmode = #pto<round_mode {}>}}", RoundMode(call));
+      break;
+    case OpForm::Broadcast: ins = {tile(args[1])}; break;
+    case OpForm::Move: ins = {tile(args[0])}; break;
+    // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
+    // sits in the accumulator's buffer.
+    case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
+    case OpForm::ColSum:
+      if (args.size() == 2) attrs = "{isBinary = true}";
+      [[fallthrough]];
+    default:
+      for (const auto& arg : args) ins.push_back(tile(arg));
+      break;
   }
+  std::vector<std::string> values, types;
+  for (const auto& operand : ins) {
+    values.push_back(operand.value);
+    types.push_back(operand.type);
+  }
+  Operand out = TileOperand(result, lowering.row_major);
   Add(body_,
-      fmt::format("{} ins({} : {}) outs({} : {})", ElementwisePtoOp(call.target_name()), fmt::join(operands, ", "),
-                  fmt::join(types, ", "), values_.at(assign.var().get()), TileOperandType(*assign.var())),
+      fmt::format("{} ins({}{}{} : {}) outs({} : {})", lowering.pto, fmt::join(values, ", "), attrs.empty() ? "" : " ",
+                  attrs, fmt::join(types, ", "), out.value, out.type),
       span);
+}
+
+KernelEmitter::Operand KernelEmitter::TileOperand(const ir::Var& tile, bool row_major) const {
+  if (row_major) {
+    if (auto it = row_views_.find(&tile); it != row_views_.end()) return {it->second, RowViewType(tile)};
+  }
+  return {values_.at(&tile), TileOperandType(tile)};
+}
+
+std::string KernelEmitter::RowViewType(const ir::Var& tile) const {
+  const auto* type = tile.type()->As<ir::TileType>();
+  return TileBufType(type->memory_space(), ElementOf(type->dtype()), {1, TileRowsCols(*type).rows});
+}
+
+KernelEmitter::Operand KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype,
+                                                    const ir::Span& span) {
+  std::string element = ElementOf(dtype);
+  if (const auto* constant = scalar->As<ir::ConstFloat>()) {
+    return {names_.FloatConstant(*FloatLiteral(constant->value(), dtype), element), element};
+  }
+  if (const auto* constant = scalar->As<ir::ConstInt>()) {
+    if (ir::IsFloat(dtype)) {
+      return {names_.FloatConstant(*FloatLiteral(static_cast<double>(constant->value()), dtype), element), element};
+    }
+    return {names_.Constant(constant->value(), element), element};
+  }
+  // A scalar parameter; the plan accepted only conversions arith has one op for.
+  const auto& param = *scalar->As<ir::Var>();
+  const ir::DataType from = param.type()->As<ir::ScalarType>()->dtype();
+  if (from == dtype) return {values_.at(&param), element};
+  std::string_view cast;
+  if (ir::IsFloat(dtype)) {
+    cast = !ir::IsFloat(from) ? "arith.sitofp"
+           : ir::DataTypeBits(from) < ir::DataTypeBits(dtype) ? "arith.extf"
+                                                              : "arith.truncf";
+  } else {
+    cast = ir::DataTypeBits(from) < ir::DataTypeBits(dtype) ? "arith.extsi" : "arith.trunci";
+  }
+  std::string value = names_.Temp();
+  Add(body_, fmt::format("{} = {} {} : {} to {}", value, cast, values_.at(&param), ElementOf(from), element), span);
+  return {value, element};
+}
+
+std::string KernelEmitter::RoundMode(const ir::Call& call) {
+  // The DSL's default is "round", as upstream's.
+  std::string mode = ir::FindAttr<std::string>(call.kwargs(), "mode").value_or("round");
+  for (char& c : mode) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return mode;
 }
 
 std::string KernelEmitter::PartitionView(const ir::Var& tensor, const ir::ExprPtr& offsets, const ir::Shape& sizes,

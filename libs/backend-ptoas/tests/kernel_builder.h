@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,17 +54,35 @@ inline ir::VarPtr ScalarParam(const std::string& name, ir::DataType dtype, ir::S
 }
 
 // A call through the registry, so arity and types are checked as the frontend would.
-inline ir::CallPtr Op(const std::string& name, std::vector<ir::ExprPtr> args, ir::Span span) {
-  auto call = ir::OpRegistry::Get().CreateCall(name, std::move(args), {}, span);
+inline ir::CallPtr Op(const std::string& name, std::vector<ir::ExprPtr> args, ir::Span span,
+                      ir::Call::Kwargs kwargs = {}) {
+  auto call = ir::OpRegistry::Get().CreateCall(name, std::move(args), std::move(kwargs), span);
   if (!call) throw std::runtime_error(call.error().str());
   return *call;
 }
 
-// The tile a call produces, placed at `byte_offset` in Vec (what memory allocation writes).
+// A call built without type deduction, for calls whose arguments already carry their memory
+// placement when deduction compares placements (tile.matmul_acc's accumulator).
+inline ir::CallPtr PlacedOp(const std::string& name, std::vector<ir::ExprPtr> args, ir::TypePtr type,
+                            ir::Span span) {
+  return std::make_shared<ir::Call>(ir::OpRegistry::Get().Find(name), std::move(args), ir::Call::Kwargs{},
+                                    std::move(type), std::move(span));
+}
+
+// Scalar literals as the frontend types them.
+inline ir::ExprPtr Float(double value, ir::DataType dtype = ir::DataType::FP32) {
+  return std::make_shared<ir::ConstFloat>(value, dtype);
+}
+inline ir::ExprPtr Int(int64_t value, ir::DataType dtype = ir::DataType::INT32) {
+  return std::make_shared<ir::ConstInt>(value, dtype);
+}
+
+// The tile a call produces, placed at `byte_offset` in the call's memory space, or in `space`
+// (what memory allocation writes).
 inline ir::VarPtr TileAt(const std::string& name, const ir::CallPtr& call, int64_t byte_offset,
-                         ir::MemorySpace space = ir::MemorySpace::Vec) {
+                         std::optional<ir::MemorySpace> space = std::nullopt) {
   const auto* type = call->type()->As<ir::TileType>();
-  auto placed = std::make_shared<ir::TileType>(type->shape(), type->dtype(), space,
+  auto placed = std::make_shared<ir::TileType>(type->shape(), type->dtype(), space.value_or(type->memory_space()),
                                                ir::TileMemRef{byte_offset, type->num_bytes()});
   return std::make_shared<ir::Var>(name, placed, call->span());
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/module.h"
@@ -16,9 +17,9 @@ std::string ErrorOf(const ir::Function& kernel, std::string_view arch = "a2a3") 
   return text.error();
 }
 
-// An op the backend has no lowering for; built directly because the registry knows only supported ones.
-const ir::OpDef& ExpOp() {
-  static const ir::OpDef def{.name = "tile.exp", .arg_names = {"tile"}};
+// An op the backend has no lowering for, built directly: every tile op of the registry has one.
+const ir::OpDef& OpaqueOp() {
+  static const ir::OpDef def{.name = "test.opaque", .params = {ir::Arg("tile")}};
   return def;
 }
 
@@ -26,12 +27,12 @@ TEST(EmitModuleErrors, UnsupportedOpNamesTheOpAndItsSpan) {
   auto a = TensorParam("a", {16, 16}, At(1, 10));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0);
-  auto exp = std::make_shared<ir::Call>(&ExpOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(3, 9));
+  auto exp = std::make_shared<ir::Call>(&OpaqueOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(3, 9));
   auto e = TileAt("e", load, 1024);
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(e, exp, At(3, 5))});
   EXPECT_EQ(ErrorOf(*kernel),
-            "k.py:3:9: backend-ptoas cannot lower op 'tile.exp' in kernel 'k' (supported: tile.load, tile.store, "
-            "tile.add, tile.sub, tile.mul, tile.div)");
+            "k.py:3:9: backend-ptoas cannot lower op 'test.opaque' in kernel 'k' (the ops it lowers are "
+            "listed in libs/backend-ptoas/README.md)");
 }
 
 TEST(EmitModuleErrors, CallToAnotherFunction) {
@@ -63,12 +64,13 @@ TEST(EmitModuleErrors, TileWithoutAddress) {
             "k.py:2:9: tile 't' has no memory address; run memory allocation before backend-ptoas");
 }
 
-TEST(EmitModuleErrors, NonVecTile) {
+TEST(EmitModuleErrors, CubeBufferTileInAVectorKernel) {
   auto a = TensorParam("a", {16, 16}, {});
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0, ir::MemorySpace::Mat);
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(t, load, At(2, 5))});
-  EXPECT_EQ(ErrorOf(*kernel), "k.py:2:9: tile 't' lives in Mat; backend-ptoas supports only Vec tiles so far");
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:2:9: tile 't' lives in Mat, a cube-core buffer, but kernel 'k' is an AIV (vector) kernel");
 }
 
 TEST(EmitModuleErrors, ThreeDimensionalTile) {
@@ -169,13 +171,118 @@ TEST(EmitModuleErrors, UnsupportedOpInsideALoop) {
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(3, 13));
   auto t = TileAt("t", load, 0);
   auto exp =
-      std::make_shared<ir::Call>(&ExpOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(4, 13));
+      std::make_shared<ir::Call>(&OpaqueOp(), std::vector<ir::ExprPtr>{t}, ir::Call::Kwargs{}, t->type(), At(4, 13));
   auto loop = For(LoopVar("i"), Index(0), Index(2), Index(1),
                   {Assign(t, load, At(3, 9)), Assign(TileAt("e", load, 1024), exp, At(4, 9))}, At(2, 5));
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {loop});
   EXPECT_EQ(ErrorOf(*kernel),
-            "k.py:4:13: backend-ptoas cannot lower op 'tile.exp' in kernel 'k' (supported: tile.load, tile.store, "
-            "tile.add, tile.sub, tile.mul, tile.div)");
+            "k.py:4:13: backend-ptoas cannot lower op 'test.opaque' in kernel 'k' (the ops it lowers are "
+            "listed in libs/backend-ptoas/README.md)");
+}
+
+// A PTO function runs on one core type; a vector op in a cube kernel (or the reverse) has no lowering.
+TEST(EmitModuleErrors, OpOfTheOtherCoreType) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto cube = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(TileAt("t", load, 0), load, At(2, 5))},
+                     ir::FunctionType::AIC);
+  EXPECT_EQ(ErrorOf(*cube),
+            "k.py:2:9: backend-ptoas cannot lower 'tile.load' in kernel 'k': the op runs on the vector core, but the "
+            "kernel is an AIC (cube) kernel");
+  auto to_mat = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9), {{"target_memory", ir::MemorySpace::Mat}});
+  auto vector = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(TileAt("t", to_mat, 0), to_mat, At(2, 5))});
+  EXPECT_EQ(ErrorOf(*vector),
+            "k.py:2:9: backend-ptoas cannot lower 'tile.load' in kernel 'k': the op runs on the cube core, but the "
+            "kernel is an AIV (vector) kernel");
+}
+
+// def k(a):
+//     t = pl.load(a, [0, 0], [16, 16], target_memory=<space>)   # line 2, at 0
+//     m = pl.move(t, target_memory=<to>)                         # line 3, at `to_offset`
+ir::FunctionPtr MoveKernel(ir::MemorySpace space, ir::MemorySpace to, int64_t to_offset) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9), {{"target_memory", space}});
+  auto t = TileAt("t", load, 0);
+  auto move = Op("tile.move", {t}, At(3, 9), {{"target_memory", to}});
+  return Kernel("k", {a}, {ir::ParamDirection::In},
+                {Assign(t, load, At(2, 5)), Assign(TileAt("m", move, to_offset), move, At(3, 5))},
+                space == ir::MemorySpace::Vec ? ir::FunctionType::AIV : ir::FunctionType::AIC);
+}
+
+TEST(EmitModuleErrors, MovesPtoasHasNoPathFor) {
+  EXPECT_EQ(ErrorOf(*MoveKernel(ir::MemorySpace::Mat, ir::MemorySpace::Mat, 1024)),
+            "k.py:3:9: backend-ptoas cannot lower the tile.move of 't' from Mat to Mat in kernel 'k': pto.tmov on "
+            "a2a3 moves Mat -> Left/Right/Bias, Acc -> Mat/Vec and Vec -> Vec");
+  EXPECT_EQ(ErrorOf(*MoveKernel(ir::MemorySpace::Vec, ir::MemorySpace::Vec, 0)),
+            "k.py:3:9: tile.move copies 't' onto itself (both at byte offset 0 in Vec); pto.tmov needs distinct "
+            "source and destination buffers");
+  EXPECT_TRUE(EmitModule(*MoveKernel(ir::MemorySpace::Vec, ir::MemorySpace::Vec, 1024), "a2a3"));
+}
+
+// A reshape's result and an accumulating matmul's result are their operand's storage: each variable
+// has its own alloc_tile, so memory allocation must have put the two at the same address.
+TEST(EmitModuleErrors, AliasingResultInAnotherBuffer) {
+  auto a = TensorParam("a", {16, 16}, {});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto reshape = Op("tile.reshape", {t, Ints({1, 256})}, At(3, 12));
+  auto reshaped = Kernel("k", {a}, {ir::ParamDirection::In},
+                         {Assign(t, load, At(2, 5)), Assign(TileAt("flat", reshape, 1024), reshape, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*reshaped),
+            "k.py:3:12: the result 'flat' of 'tile.reshape' is at byte offset 1024 but its source 't' is at 0; the "
+            "result must share the source's buffer");
+
+  auto create = [](const std::string& name, ir::Shape shape, ir::MemorySpace space, int64_t offset) {
+    auto call = Op("tile.create", {Tuple({Index(shape[0]), Index(shape[1])})}, {},
+                   {{"dtype", space == ir::MemorySpace::Acc ? ir::DataType::FP32 : ir::DataType::FP16},
+                    {"target_memory", space}});
+    return std::pair{TileAt(name, call, offset), call};
+  };
+  auto [lhs, lhs_call] = create("lhs", {16, 16}, ir::MemorySpace::Left, 0);
+  auto [rhs, rhs_call] = create("rhs", {16, 16}, ir::MemorySpace::Right, 0);
+  auto [acc, acc_call] = create("acc", {16, 16}, ir::MemorySpace::Acc, 0);
+  auto matmul_acc = PlacedOp("tile.matmul_acc", {acc, lhs, rhs}, acc_call->type(), At(4, 11));
+  auto accumulated = Kernel("k", {}, {},
+                            {Assign(lhs, lhs_call, {}), Assign(rhs, rhs_call, {}), Assign(acc, acc_call, {}),
+                             Assign(TileAt("acc2", matmul_acc, 1024), matmul_acc, At(4, 5))},
+                            ir::FunctionType::AIC);
+  EXPECT_EQ(ErrorOf(*accumulated),
+            "k.py:4:11: the result 'acc2' of 'tile.matmul_acc' is at byte offset 1024 but its accumulator 'acc' is at "
+            "0; the result must share the accumulator's buffer");
+}
+
+// def k(a, *scalars):
+//     t = pl.load(a, [0, 0], [16, 16], dtype)         # line 2
+//     r = <op>(t, scalar)                             # line 3
+ir::FunctionPtr ScalarKernel(const std::string& op, const ir::ExprPtr& scalar, std::vector<ir::VarPtr> scalars = {},
+                             ir::DataType dtype = ir::DataType::FP32) {
+  auto a = TensorParam("a", {16, 16}, {}, dtype);
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto call = Op(op, {t, scalar}, At(3, 9));
+  std::vector<ir::VarPtr> params = {a};
+  params.insert(params.end(), scalars.begin(), scalars.end());
+  return Kernel("k", params, std::vector<ir::ParamDirection>(params.size(), ir::ParamDirection::In),
+                {Assign(t, load, At(2, 5)), Assign(TileAt("r", call, 1024), call, At(3, 5))});
+}
+
+TEST(EmitModuleErrors, ScalarOperands) {
+  auto n = ScalarParam("n", ir::DataType::UINT32, {});
+  EXPECT_EQ(ErrorOf(*ScalarKernel("tile.adds", n, {n})),
+            "k.py:3:9: the scalar operand of 'tile.adds' is the UINT32 parameter 'n', but the tile is FP32; "
+            "backend-ptoas converts only floating-point and signed integer scalars");
+  auto b = ScalarParam("b", ir::DataType::BF16, {});
+  EXPECT_EQ(ErrorOf(*ScalarKernel("tile.muls", b, {b}, ir::DataType::FP16)),
+            "k.py:3:9: the scalar operand of 'tile.muls' is the BF16 parameter 'b', but the tile is FP16; "
+            "backend-ptoas converts only floating-point and signed integer scalars");
+  // A scalar computed in the kernel (here a variable of no parameter) has no SSA value to pass.
+  auto local = std::make_shared<ir::Var>("s", std::make_shared<ir::ScalarType>(ir::DataType::FP32));
+  EXPECT_EQ(ErrorOf(*ScalarKernel("tile.expands", local)),
+            "k.py:3:9: the scalar operand of 'tile.expands' must be a literal or a scalar parameter of kernel 'k'");
+  auto full = Op("tile.full", {Ints({16, 32}), Float(std::numeric_limits<double>::infinity())}, At(2, 9),
+                 {{"dtype", ir::DataType::FP8E4M3FN}});
+  auto kernel = Kernel("k", {}, {}, {Assign(TileAt("t", full, 0), full, At(2, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:2:9: the constant inf has no FP8E4M3FN spelling in backend-ptoas");
 }
 
 TEST(EmitModuleErrors, UnsupportedElementType) {

@@ -73,9 +73,9 @@ TEST(EmitModule, ElementwiseOpsMapToTheirPtoOps) {
   }
 }
 
-// def scale_rows(x, n, y): a cube-typed kernel with a scalar, 1-D tiles, a window at an offset,
-// a store whose result is stored into again, and spans a pass rebuilt (the call is on another line).
-TEST(EmitModule, CubeKernelWithScalar1DTilesAndStoreChain) {
+// def scale_rows(x, n, y): a kernel with a scalar, 1-D tiles, a window at an offset, a store whose
+// result is stored into again, and spans a pass rebuilt (the call is on another line).
+TEST(EmitModule, ScalarParam1DTilesAndStoreChain) {
   auto n = ScalarParam("n", ir::DataType::INT32, At(10, 20));
   auto x = TensorParam("x", {256}, At(10, 16), ir::DataType::FP16);
   auto y = TensorParam("y", {256}, At(10, 28), ir::DataType::FP16);
@@ -88,8 +88,7 @@ TEST(EmitModule, CubeKernelWithScalar1DTilesAndStoreChain) {
   auto store2 = Op("tile.store", {u, Ints({128}), y2}, At(14, 5));
   auto kernel = Kernel("scale_rows", {x, n, y}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
                        {Assign(t, load, At(11, 5)), Assign(u, twice, At(12, 5)), Assign(y2, store, At(13, 5)),
-                        Eval(store2, At(14, 5)), Return({y2}, {})},
-                       ir::FunctionType::AIC);
+                        Eval(store2, At(14, 5)), Return({y2}, {})});
   const std::string tb =
       "!pto.tile_buf<loc=vec, dtype=f16, rows=1, cols=128, v_row=?, v_col=?, blayout=row_major, slayout=none_box, "
       "fractal=512, pad=0>";
@@ -97,7 +96,7 @@ TEST(EmitModule, CubeKernelWithScalar1DTilesAndStoreChain) {
   const std::string expected =
       "module attributes {pto.target_arch = \"a5\"} {\n"
       "  func.func @scale_rows(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: i32) "
-      "attributes {pto.kernel_kind = #pto.kernel_kind<cube>} {\n"
+      "attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
       "    %c256_index = arith.constant 256 : index\n"
       "    %c1_index = arith.constant 1 : index\n"
       "    %c256_i64 = arith.constant 256 : i64\n"

@@ -21,12 +21,14 @@ struct ModuleOptions {
 bool IsTargetArch(std::string_view arch);
 
 // The module text for one AIV or AIC kernel whose tiles already have memory addresses. Supported
-// today: tensor and scalar parameters, and a body of tile.load / tile.store / tile.add / tile.sub /
-// tile.mul / tile.div calls ending in a return, possibly inside pl.range / pl.parallel loops
-// (scf.for). Loop bounds and load/store offsets may be integer expressions (+ - * // % min max) of
-// constants, enclosing loop variables and signed integer scalar parameters; window shapes stay
-// constant. Anything else is an error naming the construct and its source location; nothing is
-// skipped silently.
+// today: tensor and scalar parameters, and a body of tile ops (loads into Vec or Mat, stores from
+// Vec or Acc, creation, fills, moves between buffers, reshapes, element-wise ops with tiles or
+// scalars, casts, row/column reductions and broadcasts, matmul; libs/backend-ptoas/README.md has
+// the table) ending in a return, possibly inside pl.range / pl.parallel loops (scf.for). Loop
+// bounds and load/store offsets may be integer expressions (+ - * // % min max) of constants,
+// enclosing loop variables and signed integer scalar parameters; window shapes stay constant. The
+// ops must all run on the kernel's core type (vector for AIV, cube for AIC). Anything else is an
+// error naming the construct and its source location; nothing is skipped silently.
 pypto::expected<std::string, std::string> EmitModule(const ir::Function& kernel, std::string_view arch,
                                                      const ModuleOptions& options = {});
 
