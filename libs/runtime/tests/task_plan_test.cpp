@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -151,6 +153,92 @@ TEST(TaskPlan, RunPlanRefusesDanglingReference) {
   EXPECT_EQ(ran.error().message, "submit 1: argument 0 refers to intermediate 3, but the plan has 1");
   // The first submit still ran to completion before RunPlan returned.
   EXPECT_EQ(runtime.tasks_completed(), 1u);
+}
+
+// Records what each kernel receives in args[]: the descriptors behind the tensor slots and the raw
+// scalar slots that follow them.
+class RecordingExecutor : public CoreExecutor {
+ public:
+  struct Launch {
+    int32_t func_id = -1;
+    std::vector<ChipTensor> tensors;
+    std::vector<uint64_t> scalars;
+  };
+
+  explicit RecordingExecutor(std::vector<size_t> tensor_counts, std::vector<size_t> scalar_counts)
+      : tensor_counts_(std::move(tensor_counts)), scalar_counts_(std::move(scalar_counts)) {}
+
+  Result Execute(const KernelLaunch& launch) override {
+    Launch record{.func_id = launch.func_id};
+    const auto f = static_cast<size_t>(launch.func_id);
+    for (size_t i = 0; i < tensor_counts_[f]; ++i)
+      record.tensors.push_back(*reinterpret_cast<const ChipTensor*>(launch.args[i]));
+    for (size_t i = 0; i < scalar_counts_[f]; ++i)
+      record.scalars.push_back(static_cast<uint64_t>(launch.args[tensor_counts_[f] + i]));
+    std::lock_guard lock(mutex_);
+    launches_.push_back(std::move(record));
+    return {};
+  }
+
+  std::vector<Launch> launches() {
+    std::lock_guard lock(mutex_);
+    auto sorted = launches_;
+    std::ranges::sort(sorted, {}, &Launch::func_id);
+    return sorted;
+  }
+
+ private:
+  std::vector<size_t> tensor_counts_, scalar_counts_;
+  std::mutex mutex_;
+  std::vector<Launch> launches_;
+};
+
+TEST(TaskPlan, RunPlanDeliversIntermediatesAndScalars) {
+  // func 0 writes intermediate 0 from x with a float and a negative int scalar; func 1 reads it into y,
+  // with intermediate 1 as scratch.
+  TaskPlan plan;
+  plan.params = {F32("x", {4, 8}), F32("y", {4, 8})};
+  plan.intermediates = {F32("t", {4, 8}), PlanTensor{.name = "u", .dtype = PYPTO_RT_INT32, .shape = {3}}};
+  plan.kernels = {{.func_id = 0, .name = "produce"}, {.func_id = 1, .name = "consume"}};
+  PlanTaskArg negative{.direction = ArgDirection::Scalar, .scalar = static_cast<uint64_t>(int64_t{-3})};
+  plan.submits = {
+      {.func_id = 0, .args = {Param(0, ArgDirection::Input), Intermediate(0, ArgDirection::OutputExisting),
+                              FloatScalar(2.0f), negative}},
+      {.func_id = 1, .args = {Intermediate(0, ArgDirection::Input), Intermediate(1, ArgDirection::InOut),
+                              Param(1, ArgDirection::OutputExisting)}},
+  };
+  std::vector<float> x(32), y(32);
+  const std::vector<ChipTensor> params = {F32Tensor(x, {4, 8}), F32Tensor(y, {4, 8})};
+  RecordingExecutor executor({2, 3}, {2, 0});
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 2, .worker_threads = 2}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+
+  auto launches = executor.launches();
+  ASSERT_EQ(launches.size(), 2u);
+  const auto& produce = launches[0];
+  const auto& consume = launches[1];
+  EXPECT_EQ(produce.tensors[0].buffer_addr, reinterpret_cast<uint64_t>(x.data()));
+  const ChipTensor& t = produce.tensors[1];
+  EXPECT_EQ(t.ndims, 2u);
+  EXPECT_EQ(t.shapes[0], 4u);
+  EXPECT_EQ(t.shapes[1], 8u);
+  EXPECT_EQ(t.dtype, PYPTO_RT_FLOAT32);
+  EXPECT_GE(t.buffer_size, 4u * 8u * sizeof(float));
+  EXPECT_EQ(t.buffer_addr % 64, 0u);
+  EXPECT_NE(t.buffer_addr, reinterpret_cast<uint64_t>(x.data()));
+  EXPECT_NE(t.buffer_addr, reinterpret_cast<uint64_t>(y.data()));
+  // The scalars follow the tensors, bit for bit: a float in the low 32 bits, an int sign-extended.
+  EXPECT_EQ(produce.scalars, (std::vector<uint64_t>{0x40000000u, 0xFFFFFFFFFFFFFFFDull}));
+
+  // The consumer sees the same intermediate buffer; the second intermediate is a buffer of its own.
+  EXPECT_EQ(consume.tensors[0].buffer_addr, t.buffer_addr);
+  const ChipTensor& u = consume.tensors[1];
+  EXPECT_EQ(u.ndims, 1u);
+  EXPECT_EQ(u.shapes[0], 3u);
+  EXPECT_EQ(u.dtype, PYPTO_RT_INT32);
+  EXPECT_NE(u.buffer_addr, t.buffer_addr);
+  EXPECT_EQ(consume.tensors[2].buffer_addr, reinterpret_cast<uint64_t>(y.data()));
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ struct PlanSubmit {
 struct TaskPlan {
   std::string orchestration_name;
   std::vector<PlanTensor> params;         // the orchestration's tensor parameters, in order
-  std::vector<PlanTensor> intermediates;  // allocated by the runtime for the run
+  // Allocated by RunPlan for one run: 64-byte aligned, zero-filled, freed once every task has finished.
+  // Upstream's alloc_tensors leaves them uninitialised, so kernels must not rely on the zeros.
+  std::vector<PlanTensor> intermediates;
   std::vector<PlanKernel> kernels;        // indexed by func_id
   std::vector<PlanSubmit> submits;        // in program order
 };
