@@ -11,6 +11,7 @@
 #include <span>
 
 #include "pypto/runtime/chip_tensor.h"
+#include "compute_exec.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -321,6 +322,9 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         ++pc;
         continue;
       }
+      case Opcode::Compute:
+        result = RunCompute(kernel, pc, memory, regs);
+        break;
       default:
         result = Elementwise(kernel, pc, memory);
         break;

@@ -10,6 +10,7 @@
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "tile_ops.h"
 
 namespace pypto::sim {
 
@@ -23,6 +24,28 @@ const char* OpcodeName(Opcode op) {
     case Opcode::Div: return "div";
     case Opcode::LoopBegin: return "for";
     case Opcode::LoopEnd: return "endfor";
+    case Opcode::Compute: return "compute";
+  }
+  return "?";
+}
+
+const char* ComputeKindName(ComputeKind kind) {
+  switch (kind) {
+    case ComputeKind::Binary: return "binary";
+    case ComputeKind::BinaryScalar: return "scalar";
+    case ComputeKind::Unary: return "unary";
+    case ComputeKind::RowReduce: return "rowreduce";
+    case ComputeKind::ColReduce: return "colreduce";
+    case ComputeKind::RowExpand: return "rowexpand";
+    case ComputeKind::ColExpand: return "colexpand";
+    case ComputeKind::RowExpDif: return "rowexpdif";
+    case ComputeKind::ColExpDif: return "colexpdif";
+    case ComputeKind::RowBroadcast: return "rowbcast";
+    case ComputeKind::ColBroadcast: return "colbcast";
+    case ComputeKind::Fill: return "fill";
+    case ComputeKind::Copy: return "copy";
+    case ComputeKind::Matmul: return "matmul";
+    case ComputeKind::Cast: return "cast";
   }
   return "?";
 }
@@ -159,10 +182,6 @@ class Decoder {
                                  function_.span().str(), Name(), ir::FunctionTypeName(type),
                                  rt::CoreTypeName(kernel_.core_type)));
       }
-      if (!vector) {
-        return Error(fmt::format("{}: kernel '{}': cube (AIC) kernels are not supported by the simulator yet",
-                                 function_.span().str(), Name()));
-      }
       return {};
     }
     return Error(fmt::format("{}: function '{}' is a {} function, not a kernel (AIV/AIC)", function_.span().str(),
@@ -202,10 +221,17 @@ class Decoder {
     }
     for (auto& param : kernel_.params)
       if (!param.is_tensor) param.slot = kernel_.tensor_count + kernel_.scalar_count++;
-    // Integer scalar parameters are read into registers when the kernel starts.
+    // Integer scalar parameters are read into registers when the kernel starts; FP32 ones too, as
+    // their bit pattern, for the tile-scalar ops that read them.
     for (size_t i : scalars) {
       const auto& var = function_.params()[i];
       const auto& param = kernel_.params[i];
+      if (param.dtype == ir::DataType::FP32) {
+        const uint32_t reg = NewRegister(param.name, "scalar parameter (FP32 bits)");
+        kernel_.scalar_params.push_back(ScalarParamInit{.reg = reg, .slot = param.slot, .bits = 32, .is_signed = false});
+        float_params_[var.get()] = reg;
+        continue;
+      }
       if (!IsIntScalar(var->type())) continue;
       const int bits = param.dtype == ir::DataType::BOOL ? 8 : ir::DataTypeBits(param.dtype);
       const uint32_t reg = NewRegister(param.name, "scalar parameter");
@@ -429,6 +455,7 @@ class Decoder {
     if (op == "tile.sub") return DecodeBinary(Opcode::Sub, target, *call);
     if (op == "tile.mul") return DecodeBinary(Opcode::Mul, target, *call);
     if (op == "tile.div") return DecodeBinary(Opcode::Div, target, *call);
+    if (auto ok = DecodeCompute(op, target, *call)) return *ok;
     return Error(fmt::format("{}: kernel '{}' uses op '{}', which the simulator does not support yet (in `{}`)",
                              span.str(), Name(), op, text));
   }
@@ -700,10 +727,298 @@ class Decoder {
     return {};
   }
 
+  // -- Compute ops ---------------------------------------------------------------------------
+
+  struct ComputeSpec {
+    ComputeKind kind;
+    uint8_t op = 0;
+  };
+
+  static const ComputeSpec* FindComputeSpec(const std::string& name) {
+    static const std::unordered_map<std::string, ComputeSpec> kSpecs = [] {
+      std::unordered_map<std::string, ComputeSpec> specs;
+      auto put = [&](const std::string& op, ComputeKind kind, auto sub) {
+        specs[op] = ComputeSpec{kind, static_cast<uint8_t>(sub)};
+      };
+      const std::pair<const char*, BinaryOp> binary[] = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub},
+                                                         {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div},
+                                                         {"max", BinaryOp::Max}, {"min", BinaryOp::Min}};
+      for (const auto& [name, op] : binary) {
+        put(fmt::format("tile.row_expand_{}", name), ComputeKind::RowExpand, op);
+        put(fmt::format("tile.col_expand_{}", name), ComputeKind::ColExpand, op);
+      }
+      put("tile.maximum", ComputeKind::Binary, BinaryOp::Max);
+      put("tile.minimum", ComputeKind::Binary, BinaryOp::Min);
+      const std::pair<const char*, BinaryOp> scalar[] = {{"adds", BinaryOp::Add},     {"subs", BinaryOp::Sub},
+                                                         {"muls", BinaryOp::Mul},     {"divs", BinaryOp::Div},
+                                                         {"maximums", BinaryOp::Max}, {"minimums", BinaryOp::Min}};
+      for (const auto& [name, op] : scalar) put(fmt::format("tile.{}", name), ComputeKind::BinaryScalar, op);
+      const std::pair<const char*, UnaryOp> unary[] = {
+          {"exp", UnaryOp::Exp},     {"log", UnaryOp::Log},   {"sqrt", UnaryOp::Sqrt}, {"rsqrt", UnaryOp::Rsqrt},
+          {"recip", UnaryOp::Recip}, {"relu", UnaryOp::Relu}, {"abs", UnaryOp::Abs},   {"neg", UnaryOp::Neg}};
+      for (const auto& [name, op] : unary) put(fmt::format("tile.{}", name), ComputeKind::Unary, op);
+      const std::pair<const char*, ReduceOp> reduce[] = {
+          {"sum", ReduceOp::Sum}, {"max", ReduceOp::Max}, {"min", ReduceOp::Min}, {"prod", ReduceOp::Prod}};
+      for (const auto& [name, op] : reduce) {
+        put(fmt::format("tile.row_{}", name), ComputeKind::RowReduce, op);
+        put(fmt::format("tile.col_{}", name), ComputeKind::ColReduce, op);
+      }
+      put("tile.row_expand_expdif", ComputeKind::RowExpDif, 0);
+      put("tile.col_expand_expdif", ComputeKind::ColExpDif, 0);
+      put("tile.row_expand", ComputeKind::RowBroadcast, 0);
+      put("tile.col_expand", ComputeKind::ColBroadcast, 0);
+      put("tile.full", ComputeKind::Fill, 0);
+      put("tile.expands", ComputeKind::Fill, 0);
+      put("tile.move", ComputeKind::Copy, 0);
+      put("tile.reshape", ComputeKind::Copy, 0);
+      put("tile.matmul", ComputeKind::Matmul, 0);
+      put("tile.matmul_acc", ComputeKind::Matmul, 1);
+      put("tile.cast", ComputeKind::Cast, 0);
+      return specs;
+    }();
+    auto it = kSpecs.find(name);
+    return it == kSpecs.end() ? nullptr : &it->second;
+  }
+
+  // Decodes the ops a Compute instruction runs, tile.create (which only names a buffer), and
+  // tile.reshape of a tile in place (which only renames one); nullopt for any other op.
+  std::optional<pypto::expected<void, std::string>> DecodeCompute(const std::string& op, const ir::VarPtr& target,
+                                                                  const ir::Call& call) {
+    if (op == "tile.create") {
+      auto tile = ResultTile(target, op.c_str());
+      if (!tile) return Error(tile.error());
+      values_[target.get()] = *tile;
+      return pypto::expected<void, std::string>{};
+    }
+    const ComputeSpec* spec = FindComputeSpec(op);
+    if (!spec) return std::nullopt;
+    auto out = ResultTile(target, op.c_str());
+    if (!out) return Error(out.error());
+    Instr instr;
+    instr.op = Opcode::Compute;
+    instr.dst = out->ref;
+    instr.num_elements = out->num_elements;
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(out->dtype));
+    instr.kind = KindOf(out->dtype);
+    ComputeInfo& info = instr.compute;
+    info.kind = spec->kind;
+    info.op = spec->op;
+    if (auto ok = DecodeComputeOperands(op, *out, call, instr); !ok) return Error(ok.error());
+    values_[target.get()] = *out;
+    // A reshape or move onto its own storage changes nothing at run time.
+    if (info.kind == ComputeKind::Copy && instr.src0.space == instr.dst.space &&
+        instr.src0.byte_offset == instr.dst.byte_offset)
+      return pypto::expected<void, std::string>{};
+    Emit(instr);
+    return pypto::expected<void, std::string>{};
+  }
+
+  // Arithmetic runs on FP32 and INT32 tiles (others are moved and converted, not computed on).
+  pypto::expected<void, std::string> RequireArithmetic(const std::string& op, const TileValue& tile,
+                                                       bool float_only) const {
+    const ElemKind kind = KindOf(tile.dtype);
+    if (kind == ElemKind::F32 || (!float_only && kind == ElemKind::I32)) return {};
+    return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32{})", op,
+                            ir::DataTypeName(tile.dtype), float_only ? "" : " and INT32"));
+  }
+
+  pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
+                                                           const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const auto& args = call.args();
+    auto tile_arg = [&](size_t i, const char* role) { return Tile(args[i], role); };
+    auto matrix = [&](const TileValue& tile) {
+      info.rows = tile.shape.size() == 2 ? tile.shape[0] : 1;
+      info.cols = tile.shape.size() == 2 ? tile.shape[1] : tile.num_elements;
+    };
+    switch (info.kind) {
+      case ComputeKind::Binary:
+      case ComputeKind::Unary:
+      case ComputeKind::BinaryScalar: {
+        auto src = tile_arg(0, "operand");
+        if (!src) return Error(src.error());
+        const bool float_only = info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
+                                static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
+                                static_cast<UnaryOp>(info.op) != UnaryOp::Neg;
+        if (auto ok = RequireArithmetic(op, out, float_only); !ok) return ok;
+        if (auto ok = SameSize(*src, out); !ok) return ok;
+        instr.src0 = src->ref;
+        if (info.kind == ComputeKind::Binary) {
+          auto rhs = tile_arg(1, "right operand");
+          if (!rhs) return Error(rhs.error());
+          if (auto ok = SameSize(*rhs, out); !ok) return ok;
+          instr.src1 = rhs->ref;
+        } else if (info.kind == ComputeKind::BinaryScalar) {
+          auto scalar = ScalarArg(args[1]);
+          if (!scalar) return Error(scalar.error());
+          info.scalar = *scalar;
+        }
+        return {};
+      }
+      case ComputeKind::RowReduce:
+      case ComputeKind::ColReduce: {
+        auto src = tile_arg(0, "operand");
+        if (!src) return Error(src.error());
+        if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;
+        instr.src0 = src->ref;
+        matrix(*src);
+        return {};
+      }
+      case ComputeKind::RowExpand:
+      case ComputeKind::ColExpand:
+      case ComputeKind::RowExpDif:
+      case ComputeKind::ColExpDif:
+      case ComputeKind::RowBroadcast:
+      case ComputeKind::ColBroadcast: {
+        auto src = tile_arg(0, "tile operand");
+        if (!src) return Error(src.error());
+        auto vec = tile_arg(1, "vector operand");
+        if (!vec) return Error(vec.error());
+        if (auto ok = RequireArithmetic(op, out, true); !ok) return ok;
+        instr.src0 = src->ref;
+        instr.src1 = vec->ref;
+        matrix(out);
+        return {};
+      }
+      case ComputeKind::Fill: {
+        auto scalar = ScalarArg(args[1]);
+        if (!scalar) return Error(scalar.error());
+        if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;
+        info.scalar = *scalar;
+        return {};
+      }
+      case ComputeKind::Copy: {
+        auto src = tile_arg(0, "source");
+        if (!src) return Error(src.error());
+        if (auto ok = SameSize(*src, out); !ok) return ok;
+        instr.src0 = src->ref;
+        return {};
+      }
+      case ComputeKind::Matmul: return DecodeMatmul(op, out, call, instr);
+      case ComputeKind::Cast: return DecodeCast(op, out, call, instr);
+    }
+    return Fail("unknown compute op (decoder bug)");
+  }
+
+  pypto::expected<void, std::string> SameSize(const TileValue& src, const TileValue& out) const {
+    if (src.num_elements == out.num_elements && src.ref.bytes == out.ref.bytes) {
+      if (!Overlap(out.ref, src.ref) || out.ref.byte_offset == src.ref.byte_offset) return {};
+      return Fail(fmt::format("the result at [{}, {}) partially overlaps an operand at [{}, {}) of {}",
+                              out.ref.byte_offset, out.ref.byte_offset + out.ref.bytes, src.ref.byte_offset,
+                              src.ref.byte_offset + src.ref.bytes, ir::MemorySpaceName(src.ref.space)));
+    }
+    return Fail(fmt::format("an operand ({} x {}) and the result ({} x {}) differ in size", src.num_elements,
+                            ir::DataTypeName(src.dtype), out.num_elements, ir::DataTypeName(out.dtype)));
+  }
+
+  // A tile-scalar operand: a literal, an integer expression, or an FP32 scalar parameter.
+  pypto::expected<ScalarOperand, std::string> ScalarArg(const ir::ExprPtr& expr) {
+    ScalarOperand scalar;
+    if (const auto* f = expr->As<ir::ConstFloat>()) {
+      scalar.imm = f->value();
+      return scalar;
+    }
+    if (const auto* var = expr->As<ir::Var>()) {
+      if (auto it = float_params_.find(var); it != float_params_.end()) {
+        scalar.source = ScalarOperand::Source::Fp32BitsReg;
+        scalar.reg = static_cast<int32_t>(it->second);
+        return scalar;
+      }
+    }
+    auto operand = Scalar(expr);
+    if (!operand) return pypto::unexpected(operand.error());
+    if (operand->is_reg()) {
+      scalar.source = ScalarOperand::Source::IntReg;
+      scalar.reg = operand->reg;
+    } else {
+      scalar.imm = static_cast<double>(operand->imm);
+    }
+    return scalar;
+  }
+
+  pypto::expected<void, std::string> DecodeMatmul(const std::string& op, const TileValue& out, const ir::Call& call,
+                                                  Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const bool acc = info.op == 1;
+    const size_t first = acc ? 1 : 0;
+    auto lhs = Tile(call.args()[first], "left operand");
+    if (!lhs) return Error(lhs.error());
+    auto rhs = Tile(call.args()[first + 1], "right operand");
+    if (!rhs) return Error(rhs.error());
+    if (out.dtype != ir::DataType::FP32 ||
+        (lhs->dtype != ir::DataType::FP32 && lhs->dtype != ir::DataType::FP16 && lhs->dtype != ir::DataType::BF16)) {
+      return Fail(fmt::format("{} of {} tiles into {} is not supported yet by the simulator (FP32, FP16 and BF16 "
+                              "inputs, FP32 accumulator)",
+                              op, ir::DataTypeName(lhs->dtype), ir::DataTypeName(out.dtype)));
+    }
+    if (lhs->shape.size() != 2 || rhs->shape.size() != 2)
+      return Fail(fmt::format("{} multiplies 2-D tiles", op));
+    info.rows = lhs->shape[0];
+    info.inner = lhs->shape[1];
+    info.cols = rhs->shape[1];
+    info.in_dtype = lhs->dtype;
+    info.accumulate = acc;
+    instr.src0 = lhs->ref;
+    instr.src1 = rhs->ref;
+    if (acc) {
+      auto accumulator = Tile(call.args()[0], "accumulator");
+      if (!accumulator) return Error(accumulator.error());
+      // The allocator gives the result the accumulator's storage; if it did not, start from a copy.
+      if (accumulator->ref.byte_offset != out.ref.byte_offset || accumulator->ref.space != out.ref.space) {
+        Instr copy;
+        copy.op = Opcode::Compute;
+        copy.kind = ElemKind::Raw;
+        copy.compute.kind = ComputeKind::Copy;
+        copy.dst = out.ref;
+        copy.src0 = accumulator->ref;
+        copy.num_elements = out.num_elements;
+        Emit(copy);
+      }
+    }
+    return {};
+  }
+
+  pypto::expected<void, std::string> DecodeCast(const std::string& op, const TileValue& out, const ir::Call& call,
+                                                Instr& instr) {
+    auto src = Tile(call.args()[0], "operand");
+    if (!src) return Error(src.error());
+    auto from = ToElemType(src->dtype);
+    auto to = ToElemType(out.dtype);
+    if (!from || !to) {
+      return Fail(fmt::format("{} from {} to {} is not supported yet by the simulator", op,
+                              ir::DataTypeName(src->dtype), ir::DataTypeName(out.dtype)));
+    }
+    instr.src0 = src->ref;
+    instr.compute.in_dtype = src->dtype;
+    instr.compute.out_dtype = out.dtype;
+    static const std::pair<const char*, RoundMode> kModes[] = {
+        {"none", RoundMode::None},   {"rint", RoundMode::Rint},   {"round", RoundMode::Round},
+        {"floor", RoundMode::Floor}, {"ceil", RoundMode::Ceil},   {"trunc", RoundMode::Trunc},
+        {"odd", RoundMode::Odd}};
+    const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "mode").value_or("round");
+    for (const auto& [name, value] : kModes)
+      if (mode == name) instr.compute.round_mode = static_cast<uint8_t>(value);
+    return {};
+  }
+
+  static std::optional<ElemType> ToElemType(ir::DataType dtype) {
+    switch (dtype) {
+      case ir::DataType::FP32: return ElemType::F32;
+      case ir::DataType::FP16: return ElemType::F16;
+      case ir::DataType::BF16: return ElemType::BF16;
+      case ir::DataType::INT32: return ElemType::I32;
+      case ir::DataType::INT16: return ElemType::I16;
+      case ir::DataType::INT8: return ElemType::I8;
+      case ir::DataType::UINT8: return ElemType::U8;
+      default: return std::nullopt;
+    }
+  }
+
   const ir::Function& function_;
   const ir::SocSpec& soc_;
   DecodedKernel kernel_;
   std::unordered_map<const ir::Var*, Value> values_;
+  std::unordered_map<const ir::Var*, uint32_t> float_params_;  // FP32 scalar parameter -> its register
   InstrSource source_;
   const ir::Span* span_ = nullptr;
   bool done_ = false;
@@ -819,6 +1134,20 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         line = fmt::format("{} r{} += {}, back to #{} while r{} > 0", OpcodeName(instr.op), instr.loop.var,
                            OperandText(instr.loop.step), instr.loop.partner + 1, instr.loop.trips);
         break;
+      case Opcode::Compute: {
+        std::string operands;
+        for (const TileRef* ref : {&instr.src0, &instr.src1})
+          if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
+        if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar) {
+          const ScalarOperand& scalar = instr.compute.scalar;
+          std::string value = scalar.source == ScalarOperand::Source::Imm ? fmt::format("{}", scalar.imm)
+                                                                           : fmt::format("r{}", scalar.reg);
+          operands += (operands.empty() ? "" : ", ") + value;
+        }
+        line = fmt::format("{:<9} {:<3} {} <- {}  ({} elements)", ComputeKindName(instr.compute.kind),
+                           KindName(instr.kind), Place(instr.dst), operands, instr.num_elements);
+        break;
+      }
       default:
         line = fmt::format("{:<5} {:<3} {} <- {}, {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
                            Place(instr.dst), Place(instr.src0), Place(instr.src1), instr.num_elements);

@@ -24,8 +24,48 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 // LoopBegin/LoopEnd bracket a loop body: LoopBegin computes the trip count and jumps past its
 // LoopEnd when it is 0; LoopEnd advances the loop variable and jumps back to the first body
 // instruction while iterations remain. Loops nest.
-enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd };
+// Compute covers every other tile op; its ComputeInfo says which.
+enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute };
 const char* OpcodeName(Opcode op);
+
+// The tile ops a Compute instruction runs (kernels/*.h does the arithmetic).
+enum class ComputeKind : uint8_t {
+  Binary,        // dst = src0 op src1 (op: BinaryOp)
+  BinaryScalar,  // dst = src0 op scalar
+  Unary,         // dst = op(src0) (op: UnaryOp)
+  RowReduce,     // dst[r] = reduce(src0[r][:]) (op: ReduceOp)
+  ColReduce,     // dst[c] = reduce(src0[:][c])
+  RowExpand,     // dst[r][c] = src0[r][c] op src1[r]
+  ColExpand,     // dst[r][c] = src0[r][c] op src1[c]
+  RowExpDif,     // dst[r][c] = exp(src0[r][c] - src1[r])
+  ColExpDif,     // dst[r][c] = exp(src0[r][c] - src1[c])
+  RowBroadcast,  // dst[r][c] = src1[r]
+  ColBroadcast,  // dst[r][c] = src1[c]
+  Fill,          // dst[i] = scalar
+  Copy,          // dst = src0, byte for byte (moves between buffers, reshape copies)
+  Matmul,        // dst (+)= src0 [rows x inner] @ src1 [inner x cols]
+  Cast,          // dst = convert(src0)
+};
+const char* ComputeKindName(ComputeKind kind);
+
+// A scalar operand of BinaryScalar/Fill: a constant, or a register holding an integer or the bit
+// pattern of an FP32 parameter.
+struct ScalarOperand {
+  enum class Source : uint8_t { Imm, IntReg, Fp32BitsReg } source = Source::Imm;
+  double imm = 0;
+  int32_t reg = -1;
+};
+
+struct ComputeInfo {
+  ComputeKind kind = ComputeKind::Copy;
+  uint8_t op = 0;  // BinaryOp, UnaryOp or ReduceOp, by kind
+  int64_t rows = 0, cols = 0, inner = 0;
+  ScalarOperand scalar;
+  bool accumulate = false;     // Matmul: add into dst
+  ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast: element type of src0 (and src1)
+  ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
+  uint8_t round_mode = 0;      // Cast: RoundMode
+};
 
 // How the executor treats elements: arithmetic types, or bytes to copy.
 enum class ElemKind : uint8_t { F32, I32, Raw };
@@ -89,6 +129,7 @@ struct Instr {
   // Load/Store with `dynamic`: the register holding offsets[d], or -1 where offsets[d] is constant.
   std::array<int32_t, kMaxDims> offset_regs = NoRegisters();
   LoopInfo loop;  // LoopBegin/LoopEnd
+  ComputeInfo compute;  // Compute
 
   static constexpr std::array<int32_t, kMaxDims> NoRegisters() {
     std::array<int32_t, kMaxDims> regs{};
@@ -104,7 +145,8 @@ struct RegisterInfo {
                      // variable a computed value was assigned to, or "" for other temporaries
 };
 
-// An integer scalar parameter, read from args[slot] into a register when the kernel starts.
+// A scalar parameter, read from args[slot] into a register when the kernel starts (an FP32 one as
+// its bit pattern: bits = 32, unsigned).
 struct ScalarParamInit {
   uint32_t reg = 0;
   uint32_t slot = 0;

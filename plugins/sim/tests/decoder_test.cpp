@@ -96,7 +96,7 @@ TEST(SimDecoder, PartialOverlapIsRefused) {
   EXPECT_THAT(kernel.error(), AllOf(HasSubstr("partially overlaps"), HasSubstr("tile.mul")));
 }
 
-TEST(SimDecoder, NonKernelsAndCubeKernelsAreRefused) {
+TEST(SimDecoder, NonKernelsAndMisplacedKernelsAreRefused) {
   KernelBuilder orch("orch", ir::FunctionType::Orchestration);
   orch.Tensor("a", {16, 16});
   auto kernel = Decode(orch.Build());
@@ -105,9 +105,9 @@ TEST(SimDecoder, NonKernelsAndCubeKernelsAreRefused) {
 
   KernelBuilder cube("mm", ir::FunctionType::AIC);
   cube.Tensor("a", {16, 16});
-  kernel = sim::DecodeKernel(*cube.Build(), 0, rt::CoreType::AIC, Soc());
+  kernel = sim::DecodeKernel(*cube.Build(), 0, rt::CoreType::AIV, Soc());
   ASSERT_FALSE(kernel);
-  EXPECT_THAT(kernel.error(), AllOf(HasSubstr("mm"), HasSubstr("not supported by the simulator yet")));
+  EXPECT_THAT(kernel.error(), AllOf(HasSubstr("mm"), HasSubstr("AIC function but the plan runs it on an AIV core")));
 
   KernelBuilder vec("v");
   vec.Tensor("a", {16, 16});

@@ -250,7 +250,7 @@ TEST(SimPlugin, RunsManyTasksAcrossCores) {
 }
 
 TEST(SimPlugin, UnsupportedOpIsAClearError) {
-  static const ir::OpDef exp_op{.name = "tile.exp", .description = "element-wise exp", .arg_names = {"x"}};
+  static const ir::OpDef exp_op{.name = "test.opaque", .description = "an op no backend runs", .params = {ir::Arg("x")}};
   KernelBuilder k("exp_kernel");
   auto a = k.Tensor("a", {16, 16});
   auto c = k.Tensor("c", {16, 16}, ir::DataType::FP32, ir::ParamDirection::Out);
@@ -264,7 +264,7 @@ TEST(SimPlugin, UnsupportedOpIsAClearError) {
   std::vector<float> av(256, 1.0f), cv(256, 0.0f);
   auto result = Execute(*program, plan, {Dense(av, {16, 16}), Dense(cv, {16, 16})});
   EXPECT_EQ(result.status, PYPTO_ERR_COMPILE);
-  EXPECT_THAT(result.message, AllOf(HasSubstr("exp_kernel"), HasSubstr("'tile.exp'"), HasSubstr("not support"),
+  EXPECT_THAT(result.message, AllOf(HasSubstr("exp_kernel"), HasSubstr("'test.opaque'"), HasSubstr("not support"),
                                     HasSubstr("kernels.py:" + std::to_string(exp_line) + ":5")));
   for (float v : cv) ASSERT_EQ(v, 0.0f);  // nothing ran
 }
@@ -361,7 +361,7 @@ TEST(SimPlugin, PrepareWritesAListingPerKernel) {
   EXPECT_THAT(ReadFile(dir / "sim" / "div_kernel.txt"), HasSubstr("div"));
 
   // A kernel that cannot be decoded fails prepare too.
-  static const ir::OpDef exp_op{.name = "tile.exp", .arg_names = {"x"}};
+  static const ir::OpDef exp_op{.name = "test.opaque", .params = {ir::Arg("x")}};
   KernelBuilder k("bad");
   auto a = k.Tensor("a", {16, 16});
   auto ta = k.Load("ta", a, {0, 0}, {16, 16}, 0);
@@ -370,7 +370,7 @@ TEST(SimPlugin, PrepareWritesAListingPerKernel) {
   pypto_rt_plan bad_plan;
   bad_plan.plan.kernels = {{.func_id = 0, .name = "bad"}};
   EXPECT_EQ(plugin->prepare("a2a3sim", bad_program.get(), &bad_plan, dir.c_str()), PYPTO_ERR_COMPILE);
-  EXPECT_THAT(std::string(pypto_last_error_message()), HasSubstr("tile.exp"));
+  EXPECT_THAT(std::string(pypto_last_error_message()), HasSubstr("test.opaque"));
   std::filesystem::remove_all(dir);
 }
 

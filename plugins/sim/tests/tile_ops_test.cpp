@@ -2,6 +2,7 @@
 // width (tails), and results written over an operand (in-place reuse).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,8 @@ float RefF32(BinaryOp op, float a, float b) {
     case BinaryOp::Sub: return a - b;
     case BinaryOp::Mul: return a * b;
     case BinaryOp::Div: return a / b;
+    case BinaryOp::Max: return std::max(a, b);
+    case BinaryOp::Min: return std::min(a, b);
   }
   return 0;
 }
@@ -29,11 +32,13 @@ int32_t RefI32(BinaryOp op, int32_t a, int32_t b) {
     case BinaryOp::Sub: return static_cast<int32_t>(ua - ub);
     case BinaryOp::Mul: return static_cast<int32_t>(ua * ub);
     case BinaryOp::Div: return b == -1 ? static_cast<int32_t>(0u - ua) : a / b;
+    case BinaryOp::Max: return std::max(a, b);
+    case BinaryOp::Min: return std::min(a, b);
   }
   return 0;
 }
 
-constexpr BinaryOp kOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div};
+constexpr BinaryOp kOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Max, BinaryOp::Min};
 
 TEST(TileOps, ReportsItsTarget) { EXPECT_STRNE(TileOpsTarget(), ""); }
 

@@ -1,0 +1,148 @@
+#include "compute_exec.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "tile_ops.h"
+
+namespace pypto::sim {
+namespace {
+
+using Result = pypto::expected<void, rt::FatalError>;
+
+pypto::unexpected<rt::FatalError> Fail(const DecodedKernel& kernel, size_t index, const std::string& what) {
+  return pypto::unexpected(
+      rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", kernel.Describe(index), what)});
+}
+
+double ScalarValue(const ScalarOperand& scalar, const int64_t* regs) {
+  switch (scalar.source) {
+    case ScalarOperand::Source::Imm: return scalar.imm;
+    case ScalarOperand::Source::IntReg: return static_cast<double>(regs[scalar.reg]);
+    case ScalarOperand::Source::Fp32BitsReg:
+      return std::bit_cast<float>(static_cast<uint32_t>(static_cast<uint64_t>(regs[scalar.reg])));
+  }
+  return 0;
+}
+
+ElemType ElemTypeOf(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::FP16: return ElemType::F16;
+    case ir::DataType::BF16: return ElemType::BF16;
+    case ir::DataType::INT32: return ElemType::I32;
+    case ir::DataType::INT16: return ElemType::I16;
+    case ir::DataType::INT8: return ElemType::I8;
+    case ir::DataType::UINT8: return ElemType::U8;
+    default: return ElemType::F32;
+  }
+}
+
+// The typed views of an instruction's operands in this core's buffers.
+struct Operands {
+  std::byte* dst = nullptr;
+  const std::byte* src0 = nullptr;
+  const std::byte* src1 = nullptr;
+  float* fdst() const { return reinterpret_cast<float*>(dst); }
+  const float* fsrc0() const { return reinterpret_cast<const float*>(src0); }
+  const float* fsrc1() const { return reinterpret_cast<const float*>(src1); }
+  int32_t* idst() const { return reinterpret_cast<int32_t*>(dst); }
+  const int32_t* isrc0() const { return reinterpret_cast<const int32_t*>(src0); }
+  const int32_t* isrc1() const { return reinterpret_cast<const int32_t*>(src1); }
+};
+
+Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = instr.compute;
+  const auto n = static_cast<size_t>(instr.num_elements);
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  switch (c.kind) {
+    case ComputeKind::Binary: BinaryF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), o.fsrc1(), n); break;
+    case ComputeKind::BinaryScalar:
+      BinaryScalarF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), static_cast<float>(ScalarValue(c.scalar, regs)),
+                      n);
+      break;
+    case ComputeKind::Unary: UnaryF32(static_cast<UnaryOp>(c.op), o.fdst(), o.fsrc0(), n); break;
+    case ComputeKind::RowReduce: RowReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
+    case ComputeKind::ColReduce: ColReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
+    case ComputeKind::RowExpand:
+      RowExpandF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), o.fsrc1(), rows, cols);
+      break;
+    case ComputeKind::ColExpand:
+      ColExpandF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), o.fsrc1(), rows, cols);
+      break;
+    case ComputeKind::RowExpDif: RowExpandExpDifF32(o.fdst(), o.fsrc0(), o.fsrc1(), rows, cols); break;
+    case ComputeKind::ColExpDif: ColExpandExpDifF32(o.fdst(), o.fsrc0(), o.fsrc1(), rows, cols); break;
+    case ComputeKind::RowBroadcast: RowBroadcastF32(o.fdst(), o.fsrc1(), rows, cols); break;
+    case ComputeKind::ColBroadcast: ColBroadcastF32(o.fdst(), o.fsrc1(), rows, cols); break;
+    case ComputeKind::Fill: FillF32(o.fdst(), static_cast<float>(ScalarValue(c.scalar, regs)), n); break;
+    default: break;
+  }
+  return {};
+}
+
+// INT32 tiles: false when the kernels refuse (division by zero, an op without an integer form).
+bool RunI32(const Instr& instr, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = instr.compute;
+  const auto n = static_cast<size_t>(instr.num_elements);
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  switch (c.kind) {
+    case ComputeKind::Binary: return BinaryI32(static_cast<BinaryOp>(c.op), o.idst(), o.isrc0(), o.isrc1(), n);
+    case ComputeKind::BinaryScalar:
+      return BinaryScalarI32(static_cast<BinaryOp>(c.op), o.idst(), o.isrc0(),
+                             static_cast<int32_t>(ScalarValue(c.scalar, regs)), n);
+    case ComputeKind::Unary: return UnaryI32(static_cast<UnaryOp>(c.op), o.idst(), o.isrc0(), n);
+    case ComputeKind::RowReduce: return RowReduceI32(static_cast<ReduceOp>(c.op), o.idst(), o.isrc0(), rows, cols);
+    case ComputeKind::ColReduce: return ColReduceI32(static_cast<ReduceOp>(c.op), o.idst(), o.isrc0(), rows, cols);
+    case ComputeKind::Fill: FillI32(o.idst(), static_cast<int32_t>(ScalarValue(c.scalar, regs)), n); return true;
+    default: return false;
+  }
+}
+
+void RunMatmul(const Instr& instr, const Operands& o) {
+  const ComputeInfo& c = instr.compute;
+  const auto m = static_cast<size_t>(c.rows), k = static_cast<size_t>(c.inner), n = static_cast<size_t>(c.cols);
+  switch (c.in_dtype) {
+    case ir::DataType::FP16:
+      MatmulF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
+                n, c.accumulate);
+      break;
+    case ir::DataType::BF16:
+      MatmulBF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
+                 n, c.accumulate);
+      break;
+    default: MatmulF32(o.fdst(), o.fsrc0(), o.fsrc1(), m, k, n, c.accumulate); break;
+  }
+}
+
+}  // namespace
+
+Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  Operands o;
+  auto access = [&](const TileRef& ref) { return ref.bytes == 0 ? nullptr : memory.Access(ref.space, ref.byte_offset, ref.bytes); };
+  o.dst = access(instr.dst);
+  o.src0 = access(instr.src0);
+  o.src1 = access(instr.src1);
+  if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1)) {
+    return Fail(kernel, index, "an operand lies outside its buffer on this core");
+  }
+  const ComputeInfo& c = instr.compute;
+  switch (c.kind) {
+    case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
+    case ComputeKind::Matmul: RunMatmul(instr, o); return {};
+    case ComputeKind::Cast:
+      if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
+                   static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {
+        return Fail(kernel, index, "this conversion is not supported by the simulator");
+      }
+      return {};
+    default: break;
+  }
+  if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
+  if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
+  if (instr.kind == ElemKind::I32) return Fail(kernel, index, "integer division by zero, or an op without an INT32 form");
+  return Fail(kernel, index, "element type without arithmetic (decoder bug)");
+}
+
+}  // namespace pypto::sim

@@ -1,0 +1,101 @@
+// Broadcasts of a per-row or per-column vector over a tile. The expand ops are row-at-a-time calls
+// of the element-wise kernels; only exp(src - vec) has its own vector loop (compiled once per Highway
+// target), since no element-wise kernel fuses the subtraction into the exponential.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/broadcast.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "kernels/broadcast.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace pypto::sim {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void RowExpDifKernel(float* dst, const float* src, const float* row_vec, size_t rows, size_t cols) {
+  const hn::ScalableTag<float> d;
+  for (size_t r = 0; r < rows; ++r) {
+    const auto s = hn::Set(d, row_vec[r]);
+    Map1(d, dst + r * cols, src + r * cols, cols, [&](auto v) { return ExpF32(d, hn::Sub(v, s)); });
+  }
+}
+
+void ColExpDifKernel(float* dst, const float* src, const float* col_vec, size_t rows, size_t cols) {
+  const hn::ScalableTag<float> d;
+  for (size_t r = 0; r < rows; ++r)
+    Map2(d, dst + r * cols, src + r * cols, col_vec, cols, [&](auto v, auto c) { return ExpF32(d, hn::Sub(v, c)); });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace pypto::sim
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace pypto::sim {
+
+HWY_EXPORT(RowExpDifKernel);
+HWY_EXPORT(ColExpDifKernel);
+
+namespace {
+
+// The broadcast vector, copied into `keep` when it lies inside dst (which is written row by row, so
+// an aliased vector would be overwritten before it is fully read).
+const float* Stable(const float* vec, size_t len, const float* dst, size_t dst_len, std::vector<float>& keep) {
+  const std::less<const float*> before;
+  if (before(vec, dst) || !before(vec, dst + dst_len)) return vec;
+  keep.assign(vec, vec + len);
+  return keep.data();
+}
+
+}  // namespace
+
+void RowExpandF32(BinaryOp op, float* dst, const float* src, const float* row_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) BinaryScalarF32(op, dst + r * cols, src + r * cols, row_vec[r], cols);
+}
+
+void ColExpandF32(BinaryOp op, float* dst, const float* src, const float* col_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) BinaryF32(op, dst + r * cols, src + r * cols, col_vec, cols);
+}
+
+void RowExpandExpDifF32(float* dst, const float* src, const float* row_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  HWY_DYNAMIC_DISPATCH(RowExpDifKernel)(dst, src, row_vec, rows, cols);
+}
+
+void ColExpandExpDifF32(float* dst, const float* src, const float* col_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  HWY_DYNAMIC_DISPATCH(ColExpDifKernel)(dst, src, col_vec, rows, cols);
+}
+
+void RowBroadcastF32(float* dst, const float* row_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) FillF32(dst + r * cols, row_vec[r], cols);
+}
+
+void ColBroadcastF32(float* dst, const float* col_vec, size_t rows, size_t cols) {
+  std::vector<float> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(float));
+}
+
+// Plain loops: the compiler already turns std::fill_n into full-width vector stores.
+void FillF32(float* dst, float value, size_t n) { std::fill_n(dst, n, value); }
+void FillI32(int32_t* dst, int32_t value, size_t n) { std::fill_n(dst, n, value); }
+
+}  // namespace pypto::sim
+#endif  // HWY_ONCE

@@ -1,0 +1,22 @@
+// Dense row-major matrix products on OpenBLAS: C[m,n] = A[m,k] * B[k,n], or C += A * B.
+//
+// OpenBLAS runs single-threaded here (openblas_set_num_threads(1) on first use): the simulator
+// already runs one host thread per busy core, and a multi-threaded OpenBLAS on top would
+// oversubscribe the host (measurements in matmul.cpp).
+//
+// C may be the same array as A or B; the product is then formed in scratch memory first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pypto::sim {
+
+void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate);
+
+// A and B hold IEEE half (F16) or bfloat16 (BF16) bit patterns; they are widened exactly to fp32 and
+// multiplied in fp32, like the cube unit's fp32 accumulation.
+void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate);
+void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate);
+
+}  // namespace pypto::sim

@@ -1,0 +1,136 @@
+// Matrix products against a double-precision triple loop: ragged sizes, accumulation, C aliasing A
+// or B, an empty inner dimension, half-precision inputs, and concurrent callers on host threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "kernel_test_util.h"
+#include "kernels/convert.h"
+#include "kernels/matmul.h"
+
+namespace pypto::sim {
+namespace {
+
+// C (+)= A * B in double, and the scale of each entry's rounding error: sum_k |a||b|.
+void Ref(const std::vector<float>& a, const std::vector<float>& b, size_t m, size_t k, size_t n,
+         std::vector<double>& c, std::vector<double>& scale) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (size_t p = 0; p < k; ++p) {
+        const double prod = double{a[i * k + p]} * double{b[p * n + j]};
+        sum += prod;
+        mag += std::fabs(prod);
+      }
+      c[i * n + j] += sum;
+      scale[i * n + j] += mag;
+    }
+  }
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& scale) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5 * scale[i] + 1e-30) << "i=" << i;
+}
+
+constexpr std::tuple<size_t, size_t, size_t> kSizes[] = {
+    {1, 1, 1}, {7, 33, 5}, {16, 16, 16}, {64, 129, 33}, {128, 128, 128}, {3, 300, 1}};
+
+TEST(Matmul, F32MatchesDoubleAndAccumulates) {
+  for (auto [m, k, n] : kSizes) {
+    const auto a = kerneltest::Uniform(m * k, -1.0f, 1.0f, 41);
+    const auto b = kerneltest::Uniform(k * n, -1.0f, 1.0f, 42);
+    const auto c0 = kerneltest::Uniform(m * n, -5.0f, 5.0f, 43);
+    std::vector<double> want(m * n, 0.0), scale(m * n, 0.0);
+    Ref(a, b, m, k, n, want, scale);
+
+    std::vector<float> c = c0;  // overwritten: the old contents must not leak in
+    MatmulF32(c.data(), a.data(), b.data(), m, k, n, /*accumulate=*/false);
+    ExpectNear(c, want, scale);
+
+    c = c0;
+    MatmulF32(c.data(), a.data(), b.data(), m, k, n, /*accumulate=*/true);
+    for (size_t i = 0; i < m * n; ++i) {
+      want[i] += c0[i];
+      scale[i] += std::fabs(c0[i]);
+    }
+    ExpectNear(c, want, scale);
+  }
+}
+
+TEST(Matmul, COverwritesAnOperand) {
+  constexpr size_t kN = 33;  // square, so C may take A's or B's place
+  const auto a = kerneltest::Uniform(kN * kN, -1.0f, 1.0f, 44);
+  const auto b = kerneltest::Uniform(kN * kN, -1.0f, 1.0f, 45);
+  std::vector<float> want(kN * kN);
+  MatmulF32(want.data(), a.data(), b.data(), kN, kN, kN, false);
+  auto in_a = a;
+  MatmulF32(in_a.data(), in_a.data(), b.data(), kN, kN, kN, false);
+  EXPECT_EQ(in_a, want);
+  auto in_b = b;
+  MatmulF32(in_b.data(), a.data(), in_b.data(), kN, kN, kN, false);
+  EXPECT_EQ(in_b, want);
+  // C += A * C.
+  std::vector<float> acc = b;
+  MatmulF32(acc.data(), a.data(), b.data(), kN, kN, kN, true);
+  auto in_c = b;
+  MatmulF32(in_c.data(), a.data(), in_c.data(), kN, kN, kN, true);
+  EXPECT_EQ(in_c, acc);
+}
+
+TEST(Matmul, EmptyInnerDimension) {
+  std::vector<float> c(6, 2.0f);
+  MatmulF32(c.data(), nullptr, nullptr, 2, 0, 3, true);
+  EXPECT_EQ(c, std::vector<float>(6, 2.0f));
+  MatmulF32(c.data(), nullptr, nullptr, 2, 0, 3, false);
+  EXPECT_EQ(c, std::vector<float>(6, 0.0f));
+}
+
+// Half-precision inputs: the reference multiplies the decoded (exactly widened) values.
+void CheckHalf(ElemType type) {
+  constexpr size_t kM = 17, kK = 65, kN = 9;
+  const auto fa = kerneltest::Uniform(kM * kK, -2.0f, 2.0f, 46);
+  const auto fb = kerneltest::Uniform(kK * kN, -2.0f, 2.0f, 47);
+  std::vector<uint16_t> a(fa.size()), b(fb.size());
+  ASSERT_TRUE(Convert(ElemType::F32, type, a.data(), fa.data(), fa.size(), RoundMode::Rint));
+  ASSERT_TRUE(Convert(ElemType::F32, type, b.data(), fb.data(), fb.size(), RoundMode::Rint));
+  std::vector<float> wa(a.size()), wb(b.size());
+  ASSERT_TRUE(Convert(type, ElemType::F32, wa.data(), a.data(), a.size(), RoundMode::None));
+  ASSERT_TRUE(Convert(type, ElemType::F32, wb.data(), b.data(), b.size(), RoundMode::None));
+  std::vector<double> want(kM * kN, 0.0), scale(kM * kN, 0.0);
+  Ref(wa, wb, kM, kK, kN, want, scale);
+  std::vector<float> c(kM * kN, 99.0f);
+  if (type == ElemType::F16) MatmulF16(c.data(), a.data(), b.data(), kM, kK, kN, false);
+  else MatmulBF16(c.data(), a.data(), b.data(), kM, kK, kN, false);
+  ExpectNear(c, want, scale);
+}
+
+TEST(Matmul, F16Inputs) { CheckHalf(ElemType::F16); }
+TEST(Matmul, BF16Inputs) { CheckHalf(ElemType::BF16); }
+
+// The simulator calls in from several host threads at once.
+TEST(Matmul, ConcurrentCallersGetTheirOwnResults) {
+  constexpr size_t kN = 64, kThreads = 4;
+  const auto a = kerneltest::Uniform(kN * kN, -1.0f, 1.0f, 48);
+  std::vector<std::vector<float>> b(kThreads), c(kThreads, std::vector<float>(kN * kN));
+  for (size_t t = 0; t < kThreads; ++t) b[t] = kerneltest::Uniform(kN * kN, -1.0f, 1.0f, 49 + t);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) MatmulF32(c[t].data(), a.data(), b[t].data(), kN, kN, kN, false);
+    });
+  for (auto& th : threads) th.join();
+  for (size_t t = 0; t < kThreads; ++t) {
+    std::vector<double> want(kN * kN, 0.0), scale(kN * kN, 0.0);
+    Ref(a, b[t], kN, kN, kN, want, scale);
+    ExpectNear(c[t], want, scale);
+  }
+}
+
+}  // namespace
+}  // namespace pypto::sim
