@@ -1,6 +1,7 @@
 // Small hand-built programs shared by the C++ test suites.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -161,6 +162,113 @@ inline ir::ProgramPtr VectorDagProgram(int64_t rows = 128, int64_t cols = 128) {
   return std::make_shared<ir::Program>("_jit_vector_dag",
                                        std::vector<ir::FunctionPtr>{kernel_add, kernel_add_scalar, kernel_mul, entry},
                                        "vector_dag");
+}
+
+// `name = value` for an orchestration scalar (`k0 = kb * 64`).
+inline ir::VarPtr ScalarDef(const std::string& name, const ir::ExprPtr& value, std::vector<ir::StmtPtr>& body) {
+  auto var = Local(name, value);
+  body.push_back(Assign(var, value));
+  return var;
+}
+
+inline ir::ExprPtr Index(int64_t value, int line = 0) {
+  return std::make_shared<ir::ConstInt>(value, ir::DataType::INDEX, ir::Span{"k.py", line, 9});
+}
+
+inline ir::ExprPtr Binary(ir::BinaryOp op, const ir::ExprPtr& lhs, const ir::ExprPtr& rhs) {
+  auto expr = ir::MakeBinary(op, lhs, rhs, lhs->span());
+  if (!expr) throw std::runtime_error(expr.error().str());
+  return *expr;
+}
+
+inline ir::VarPtr LoopVar(const std::string& name, int line) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                   ir::Span{"k.py", line, 9});
+}
+
+inline ir::StmtPtr Loop(const ir::VarPtr& var, ir::ExprPtr start, ir::ExprPtr stop, ir::ExprPtr step,
+                        std::vector<ir::StmtPtr> body, ir::ForKind kind = ir::ForKind::Sequential) {
+  const int line = var->span().line;
+  return std::make_shared<ir::ForStmt>(var, std::move(start), std::move(stop), std::move(step),
+                                       std::make_shared<ir::SeqStmts>(std::move(body)), kind,
+                                       ir::Span{"k.py", line, 5});
+}
+
+inline ir::StmtPtr Scope(const std::string& name_hint, std::vector<ir::StmtPtr> body, int line) {
+  return std::make_shared<ir::InCoreScopeStmt>(name_hint, std::make_shared<ir::SeqStmts>(std::move(body)),
+                                               ir::Span{"k.py", line, 13});
+}
+
+// A region that loads `source[row, col]` ([tile_rows, tile_cols]), applies `op` (tile.adds / tile.muls)
+// with `scalar`, and stores the result at the same place in `dest`, as the frontend produces
+// `pl.store(pl.adds(pl.load(source, [row, col], [tr, tc]), scalar), [row, col], dest)`.
+inline std::vector<ir::StmtPtr> ScalarTileRegion(const ir::VarPtr& source, const ir::VarPtr& dest, ir::ExprPtr row,
+                                                 ir::ExprPtr col, int64_t tile_rows, int64_t tile_cols,
+                                                 const std::string& op, double scalar, int line) {
+  auto offsets = [&] { return std::make_shared<ir::TupleLiteral>(std::vector<ir::ExprPtr>{row, col}); };
+  auto load = Op("tile.load", {source, offsets(), Ints({tile_rows, tile_cols})}, line);
+  auto tile = Local("t", load);
+  auto value = Op(op, {tile, std::make_shared<ir::ConstFloat>(scalar, ir::DataType::FP32)}, line + 1);
+  auto store = Op("tile.store", {value, offsets(), dest}, line + 1);
+  return {Assign(tile, load), std::make_shared<ir::EvalStmt>(store, store->span())};
+}
+
+// pypto-lib's hello_world: `y = x + 1` over [rows, cols], one [tile_rows, tile_cols] pl.at region per
+// iteration of two orchestration loops.
+//
+//   for r in pl.parallel(0, rows, tile_rows):                         # line 3
+//       for c in pl.range(0, cols, tile_cols):                        # line 4
+//           with pl.at(level=pl.Level.CORE_GROUP, name_hint="add_scalar"):
+//               t = pl.load(x, [r, c], [tile_rows, tile_cols])        # line 6
+//               pl.store(pl.adds(t, 1.0), [r, c], y)                  # line 7
+//   return y
+inline ir::ProgramPtr HelloWorldProgram(int64_t rows = 1024, int64_t cols = 512, int64_t tile_rows = 128,
+                                        int64_t tile_cols = 256) {
+  auto x = Tensor("x", {rows, cols}), y = Tensor("y", {rows, cols});
+  auto r = LoopVar("r", 3), c = LoopVar("c", 4);
+  auto scope = Scope("add_scalar", ScalarTileRegion(x, y, r, c, tile_rows, tile_cols, "tile.adds", 1.0, 6), 5);
+  auto inner = Loop(c, Index(0), Index(cols), Index(tile_cols), {scope});
+  auto outer = Loop(r, Index(0), Index(rows), Index(tile_rows), {inner}, ir::ForKind::Parallel);
+  auto body = std::make_shared<ir::SeqStmts>(
+      std::vector<ir::StmtPtr>{outer, std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{y})});
+  auto fn = std::make_shared<ir::Function>(
+      "hello_world", std::vector<ir::VarPtr>{x, y},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{y->type()}, body, ir::FunctionType::Opaque, std::map<std::string, ir::AttrValue>{},
+      ir::Span{"k.py", 2, 1});
+  return std::make_shared<ir::Program>("_jit_hello_world", std::vector<ir::FunctionPtr>{fn}, "hello_world");
+}
+
+// Two regions per iteration, with orchestration scalar code before and between them:
+//
+//   for kb in pl.range(0, blocks):                                    # line 3
+//       k0 = kb * 64                                                  # line 4
+//       with pl.at(level=pl.Level.CORE_GROUP):                        # line 5: two_stage_incore_0
+//           t = pl.load(x, [k0, 0], [64, cols])                       # line 6
+//           pl.store(pl.adds(t, 1.0), [k0, 0], y)                     # line 7
+//       row = k0 // 2 * 2                                             # line 8
+//       with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale"):     # line 9
+//           t = pl.load(y, [row, 0], [64, cols])                      # line 10
+//           pl.store(pl.muls(t, 2.0), [row, 0], z)                    # line 11
+//   return z
+inline ir::ProgramPtr TwoStageLoopProgram(int64_t blocks = 4, int64_t cols = 32) {
+  const int64_t rows = blocks * 64;
+  auto x = Tensor("x", {rows, cols}), y = Tensor("y", {rows, cols}), z = Tensor("z", {rows, cols});
+  auto kb = LoopVar("kb", 3);
+  std::vector<ir::StmtPtr> loop_body;
+  auto k0 = ScalarDef("k0", Binary(ir::BinaryOp::Mul, kb, Index(64, 4)), loop_body);
+  loop_body.push_back(Scope("", ScalarTileRegion(x, y, k0, Index(0), 64, cols, "tile.adds", 1.0, 6), 5));
+  auto row = ScalarDef("row", Binary(ir::BinaryOp::Mul, Binary(ir::BinaryOp::FloorDiv, k0, Index(2, 8)), Index(2, 8)),
+                       loop_body);
+  loop_body.push_back(Scope("scale", ScalarTileRegion(y, z, row, Index(0), 64, cols, "tile.muls", 2.0, 10), 9));
+  auto loop = Loop(kb, Index(0), Index(blocks), Index(1), std::move(loop_body));
+  auto body = std::make_shared<ir::SeqStmts>(
+      std::vector<ir::StmtPtr>{loop, std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{z})});
+  auto fn = std::make_shared<ir::Function>(
+      "two_stage", std::vector<ir::VarPtr>{x, y, z},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{z->type()}, body, ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_two_stage", std::vector<ir::FunctionPtr>{fn}, "two_stage");
 }
 
 }  // namespace pypto::testing

@@ -1,8 +1,11 @@
 // Walks the lowered orchestration once, producing the C++ source and the task plan together.
 //
-// The orchestration body is straight-line: `x = pl.create_tensor(...)` makes plan intermediates (one
-// alloc_tensors at scope entry in the C++), and each kernel call becomes one submit whose tensors come
-// first and whose scalar literals follow, encoded as 64-bit patterns (add_scalar).
+// `x = pl.create_tensor(...)` at the top of the body makes plan intermediates (one alloc_tensors at
+// scope entry in the C++), and each kernel call becomes one submit whose tensors come first and whose
+// scalars follow, encoded as 64-bit patterns (add_scalar). Orchestration loops become C++ `for`
+// loops; scalar definitions (`k0 = kb * 64`) become C++ variables. The walk also records the body as
+// steps (submits, scalar definitions, loops), which the plan runs unrolled at compile time: loop
+// bounds must be known then, and each submit in a loop carries that iteration's scalar values.
 #include "pypto/codegen_orch/orchestration.h"
 
 #include <fmt/format.h>
@@ -15,7 +18,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <variant>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
@@ -208,6 +213,330 @@ class CppNames {
   std::set<std::string> taken_;
 };
 
+// The plan holds every task of one run, so loops expand into at most this many submits.
+constexpr size_t kMaxPlanSubmits = 1'000'000;
+// Iterations that submit nothing (an inner loop with no trips) still take time to expand.
+constexpr uint64_t kMaxLoopIterations = 16 * kMaxPlanSubmits;
+
+// An orchestration scalar while the loops expand: an integer (INDEX, INTn, UINTn, BOOL) or a float.
+struct Value {
+  bool is_float = false;
+  int64_t i = 0;
+  double f = 0;
+  double AsDouble() const { return is_float ? f : static_cast<double>(i); }
+};
+
+// The C++ type that holds an orchestration scalar of `dtype`.
+std::optional<std::string_view> CppScalarType(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::BOOL: return "bool";
+    case ir::DataType::INT8: return "int8_t";
+    case ir::DataType::INT16: return "int16_t";
+    case ir::DataType::INT32: return "int32_t";
+    case ir::DataType::INT64:
+    case ir::DataType::INDEX: return "int64_t";
+    case ir::DataType::UINT8: return "uint8_t";
+    case ir::DataType::UINT16: return "uint16_t";
+    case ir::DataType::UINT32: return "uint32_t";
+    case ir::DataType::UINT64: return "uint64_t";
+    case ir::DataType::FP32: return "float";
+    case ir::DataType::FP64: return "double";
+    default: return std::nullopt;
+  }
+}
+
+// What assigning `value` to a C++ variable of `dtype` leaves in it.
+Value Narrow(Value value, ir::DataType dtype) {
+  if (ir::IsFloat(dtype)) {
+    const double f = value.AsDouble();
+    return Value{.is_float = true, .f = dtype == ir::DataType::FP32 ? static_cast<double>(static_cast<float>(f)) : f};
+  }
+  int64_t i = value.is_float ? static_cast<int64_t>(value.f) : value.i;
+  switch (dtype) {
+    case ir::DataType::BOOL: i = i != 0; break;
+    case ir::DataType::INT8: i = static_cast<int8_t>(i); break;
+    case ir::DataType::INT16: i = static_cast<int16_t>(i); break;
+    case ir::DataType::INT32: i = static_cast<int32_t>(i); break;
+    case ir::DataType::UINT8: i = static_cast<uint8_t>(i); break;
+    case ir::DataType::UINT16: i = static_cast<uint16_t>(i); break;
+    case ir::DataType::UINT32: i = static_cast<uint32_t>(i); break;
+    default: break;
+  }
+  return Value{.i = i};
+}
+
+// A scalar argument of one submit: a literal encoded once, or an expression over loop variables and
+// orchestration scalars, evaluated in every iteration.
+struct ScalarOperand {
+  std::optional<uint64_t> bits;
+  ir::ExprPtr expr;
+  ir::DataType dtype = ir::DataType::INT64;  // the kernel parameter's
+  std::string what;
+};
+
+// The orchestration as the task plan runs it: submits, scalar definitions and loops, in program order.
+struct Step;
+
+struct SubmitStep {
+  rt::PlanSubmit submit;  // its tensors; the scalars follow them in each expanded submit
+  std::vector<ScalarOperand> scalars;
+};
+
+struct ScalarStep {
+  const ir::Var* var = nullptr;
+  ir::ExprPtr value;
+  ir::DataType dtype = ir::DataType::INDEX;
+};
+
+struct LoopStep {
+  const ir::ForStmt* loop = nullptr;
+  std::vector<Step> body;
+  bool submits = false;  // whether any submit is inside; a loop without one expands to nothing
+};
+
+struct Step {
+  std::variant<SubmitStep, ScalarStep, LoopStep> node;
+};
+
+// Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
+// iteration, to the plan.
+class LoopExpander {
+ public:
+  explicit LoopExpander(std::vector<rt::PlanSubmit>& submits) : submits_(submits) {}
+
+  ir::Result<bool> Run(const std::vector<Step>& steps) {
+    for (const auto& step : steps) {
+      ir::Result<bool> ok = true;
+      if (const auto* submit = std::get_if<SubmitStep>(&step.node)) ok = Submit(*submit);
+      else if (const auto* scalar = std::get_if<ScalarStep>(&step.node)) ok = Define(*scalar);
+      else ok = Loop(std::get<LoopStep>(step.node));
+      if (!ok) return ok;
+    }
+    return true;
+  }
+
+ private:
+  ir::Result<bool> Submit(const SubmitStep& step) {
+    if (submits_.size() >= kMaxPlanSubmits)
+      return TooLarge(fmt::format("submits more than {} tasks", kMaxPlanSubmits));
+    rt::PlanSubmit submit = step.submit;
+    for (const auto& scalar : step.scalars) {
+      uint64_t bits = 0;
+      if (scalar.bits) {
+        bits = *scalar.bits;
+      } else {
+        auto value = Eval(scalar.expr);
+        if (!value) return pypto::unexpected(value.error());
+        auto encoded = Encode(*value, scalar, *scalar.expr);
+        if (!encoded) return pypto::unexpected(encoded.error());
+        bits = *encoded;
+      }
+      submit.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar, .scalar = bits});
+    }
+    submits_.push_back(std::move(submit));
+    return true;
+  }
+
+  ir::Result<bool> Define(const ScalarStep& step) {
+    auto value = Eval(step.value);
+    if (!value) return pypto::unexpected(value.error());
+    values_[step.var] = Narrow(*value, step.dtype);
+    return true;
+  }
+
+  ir::Result<bool> Loop(const LoopStep& step) {
+    if (!step.submits) return true;
+    const ir::ForStmt& loop = *step.loop;
+    int64_t bounds[3];
+    const ir::ExprPtr* exprs[3] = {&loop.start(), &loop.stop(), &loop.step()};
+    for (int b = 0; b < 3; ++b) {
+      auto value = Eval(*exprs[b]);
+      if (!value) return pypto::unexpected(value.error());
+      bounds[b] = value->i;
+    }
+    const auto [start, stop, stride] = bounds;
+    if (stride == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("the step of orchestration loop '{}' is zero{}", loop.loop_var()->name_hint(),
+                                   Where()),
+                       loop.span());
+    enclosing_.push_back({&loop, 0});
+    // Refuse a plan that is certain to be too large before building it.
+    const __int128 trips = stride > 0 ? (start < stop ? (__int128{stop} - start + stride - 1) / stride : 0)
+                                      : (start > stop ? (__int128{start} - stop - stride - 1) / -__int128{stride} : 0);
+    if (submits_.size() + trips * MinSubmits(step.body) > kMaxPlanSubmits)
+      return TooLarge(fmt::format("submits more than {} tasks", kMaxPlanSubmits));
+    // 128-bit, so that the last step past the bound cannot overflow.
+    for (__int128 i = start; stride > 0 ? i < stop : i > stop; i += stride) {
+      if (++iterations_ > kMaxLoopIterations)
+        return TooLarge(fmt::format("runs more than {} loop iterations", kMaxLoopIterations));
+      values_[loop.loop_var().get()] = Value{.i = static_cast<int64_t>(i)};
+      enclosing_.back().second = static_cast<int64_t>(i);
+      if (auto ok = Run(step.body); !ok) return ok;
+    }
+    enclosing_.pop_back();
+    return true;
+  }
+
+  // A lower bound on the submits one run of `steps` makes: its own, and those of inner loops whose
+  // bounds are literals (others may depend on values not known yet). Saturates at the plan limit.
+  static __int128 MinSubmits(const std::vector<Step>& steps) {
+    __int128 count = 0;
+    for (const auto& step : steps) {
+      if (std::holds_alternative<SubmitStep>(step.node)) ++count;
+      const auto* inner = std::get_if<LoopStep>(&step.node);
+      if (!inner || !inner->submits) continue;
+      auto start = ir::AsConstInt(inner->loop->start()), stop = ir::AsConstInt(inner->loop->stop()),
+           stride = ir::AsConstInt(inner->loop->step());
+      if (!start || !stop || !stride || *stride <= 0 || *start >= *stop) continue;
+      count += (__int128{*stop} - *start + *stride - 1) / *stride * MinSubmits(inner->body);
+      if (count > kMaxPlanSubmits) return kMaxPlanSubmits + 1;
+    }
+    return count;
+  }
+
+  // Refuses a plan past the limits, naming the outermost loop, the one to restructure.
+  pypto::unexpected<ir::Diagnostic> TooLarge(const std::string& what) const {
+    if (enclosing_.empty())
+      return MakeError(DiagnosticKind::Resource, fmt::format("the orchestration {}", what));
+    const ir::ForStmt& outer = *enclosing_.front().first;
+    return MakeError(DiagnosticKind::Resource,
+                     fmt::format("expanding orchestration loop '{}' into the task plan {}; loops are unrolled at "
+                                 "compile time, so use larger tiles or fewer iterations",
+                                 outer.loop_var()->name_hint(), what),
+                     outer.span());
+  }
+
+  // " (when r = 128, c = 256)": the iteration an error happened in.
+  std::string Where() const {
+    if (enclosing_.empty()) return "";
+    std::vector<std::string> values;
+    for (const auto& [loop, value] : enclosing_)
+      values.push_back(fmt::format("{} = {}", loop->loop_var()->name_hint(), value));
+    return fmt::format(" (when {})", fmt::join(values, ", "));
+  }
+
+  ir::Result<Value> Eval(const ir::ExprPtr& expr) const {
+    if (const auto* i = expr->As<ir::ConstInt>()) return Value{.i = i->value()};
+    if (const auto* f = expr->As<ir::ConstFloat>()) return Value{.is_float = true, .f = f->value()};
+    if (const auto* b = expr->As<ir::ConstBool>()) return Value{.i = b->value()};
+    if (const auto* var = expr->As<ir::Var>()) {
+      auto it = values_.find(var);
+      if (it == values_.end())
+        return MakeError(DiagnosticKind::Internal,
+                         fmt::format("'{}' has no value in the loop expansion", var->name_hint()), expr->span());
+      return it->second;
+    }
+    const auto* binary = expr->As<ir::BinaryExpr>();
+    if (!binary)
+      return MakeError(DiagnosticKind::Internal, "an orchestration scalar expression cannot be evaluated",
+                       expr->span());
+    auto lhs = Eval(binary->lhs());
+    if (!lhs) return lhs;
+    auto rhs = Eval(binary->rhs());
+    if (!rhs) return rhs;
+    const auto dtype = binary->type()->As<ir::ScalarType>()->dtype();
+    const auto op = binary->op();
+    if (ir::IsComparison(op)) {
+      const bool floats = lhs->is_float || rhs->is_float;
+      auto compare = [&](auto l, auto r) {
+        switch (op) {
+          case ir::BinaryOp::Eq: return l == r;
+          case ir::BinaryOp::Ne: return l != r;
+          case ir::BinaryOp::Lt: return l < r;
+          case ir::BinaryOp::Le: return l <= r;
+          case ir::BinaryOp::Gt: return l > r;
+          default: return l >= r;
+        }
+      };
+      return Value{.i = floats ? compare(lhs->AsDouble(), rhs->AsDouble()) : compare(lhs->i, rhs->i)};
+    }
+    if (ir::IsFloat(dtype)) {
+      const double l = lhs->AsDouble(), r = rhs->AsDouble();
+      double result = 0;
+      switch (op) {
+        case ir::BinaryOp::Add: result = l + r; break;
+        case ir::BinaryOp::Sub: result = l - r; break;
+        case ir::BinaryOp::Mul: result = l * r; break;
+        case ir::BinaryOp::FloatDiv:
+          if (r == 0) return Failure(*binary, fmt::format("divides {} by zero", l));
+          result = l / r;
+          break;
+        case ir::BinaryOp::Min: result = std::min(l, r); break;
+        case ir::BinaryOp::Max: result = std::max(l, r); break;
+        default: return Failure(*binary, "is not supported on floating-point values");
+      }
+      return Narrow(Value{.is_float = true, .f = result}, dtype);
+    }
+    const int64_t l = lhs->i, r = rhs->i;
+    int64_t result = 0;
+    bool overflow = false;
+    switch (op) {
+      case ir::BinaryOp::Add: overflow = __builtin_add_overflow(l, r, &result); break;
+      case ir::BinaryOp::Sub: overflow = __builtin_sub_overflow(l, r, &result); break;
+      case ir::BinaryOp::Mul: overflow = __builtin_mul_overflow(l, r, &result); break;
+      case ir::BinaryOp::FloorDiv:
+      case ir::BinaryOp::FloorMod: {
+        if (r == 0) return Failure(*binary, fmt::format("divides {} by zero", l));
+        if (l == std::numeric_limits<int64_t>::min() && r == -1) return Failure(*binary, "overflows 64 bits");
+        // The C++ divides with truncation; Python floors. They agree unless the signs differ.
+        if (l % r != 0 && ((l < 0) != (r < 0)))
+          return Failure(*binary, fmt::format("divides {} by {}; '//' and '%' with a negative operand are not "
+                                              "supported in orchestration code yet",
+                                              l, r));
+        result = op == ir::BinaryOp::FloorDiv ? l / r : l % r;
+        break;
+      }
+      case ir::BinaryOp::Min: result = std::min(l, r); break;
+      case ir::BinaryOp::Max: result = std::max(l, r); break;
+      default: return Failure(*binary, "is not supported on integers");
+    }
+    if (overflow) return Failure(*binary, fmt::format("overflows 64 bits ({} {} {})", l, ir::BinaryOpSymbol(op), r));
+    return Value{.i = result};
+  }
+
+  pypto::unexpected<ir::Diagnostic> Failure(const ir::BinaryExpr& binary, const std::string& what) const {
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' in orchestration code {}{}", ir::BinaryOpSymbol(binary.op()), what, Where()),
+                     binary.span());
+  }
+
+  // The 64-bit pattern of a scalar argument, as EncodeScalar gives it for a literal.
+  ir::Result<uint64_t> Encode(const Value& value, const ScalarOperand& scalar, const ir::Expr& arg) const {
+    const auto dtype = scalar.dtype;
+    if (dtype == ir::DataType::FP64) return std::bit_cast<uint64_t>(value.AsDouble());
+    if (dtype == ir::DataType::FP32) return uint64_t{std::bit_cast<uint32_t>(static_cast<float>(value.AsDouble()))};
+    const int64_t v = value.i;
+    if (dtype == ir::DataType::BOOL) {
+      if (v != 0 && v != 1)
+        return MakeError(DiagnosticKind::Type, fmt::format("{} is BOOL, but {} was passed{}", scalar.what, v, Where()),
+                         arg.span());
+      return static_cast<uint64_t>(v);
+    }
+    const int bits = ir::DataTypeBits(dtype);
+    if (bits < 64) {
+      const bool is_unsigned = IsUnsignedInteger(dtype);
+      const int64_t lowest = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
+      const int64_t highest = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+      if (v < lowest || v > highest)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{} is {}, which cannot hold {}{}", scalar.what, ir::DataTypeName(dtype), v,
+                                     Where()),
+                         arg.span());
+    }
+    return static_cast<uint64_t>(v);
+  }
+
+  std::vector<rt::PlanSubmit>& submits_;
+  std::unordered_map<const ir::Var*, Value> values_;
+  std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
+  uint64_t iterations_ = 0;
+};
+
+bool IsLiteral(const ir::Expr& expr) {
+  return expr.Is<ir::ConstInt>() || expr.Is<ir::ConstFloat>() || expr.Is<ir::ConstBool>();
+}
+
 class OrchestrationEmitter {
  public:
   explicit OrchestrationEmitter(const ir::Program& program) : program_(program) {}
@@ -226,6 +555,8 @@ class OrchestrationEmitter {
     for (const auto& stmt : stmts)
       if (auto ok = EmitStmt(stmt); !ok) return pypto::unexpected(ok.error());
     body_ += "  }\n";
+    LoopExpander expander(result_.plan.submits);
+    if (auto ok = expander.Run(steps_root_); !ok) return pypto::unexpected(ok.error());
     result_.cpp_source = Source(*entry);
     return std::move(result_);
   }
@@ -321,26 +652,253 @@ class OrchestrationEmitter {
     return true;
   }
 
+
   ir::Result<bool> EmitStmt(const ir::StmtPtr& stmt) {
-    if (stmt->Is<ir::ReturnStmt>() || IsTensorCreate(stmt)) return true;
+    if (stmt->Is<ir::ReturnStmt>()) {
+      if (loop_depth_ > 0)
+        return MakeError(DiagnosticKind::Syntax, "return inside an orchestration loop is not supported",
+                         stmt->span());
+      return true;
+    }
+    if (IsTensorCreate(stmt)) {
+      if (loop_depth_ > 0)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("pl.create_tensor inside an orchestration loop is not supported yet; create "
+                                     "'{}' before the loop",
+                                     stmt->As<ir::AssignStmt>()->var()->name_hint()),
+                         stmt->span());
+      return true;
+    }
+    if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
     const ir::Call* call = nullptr;
     const ir::Var* result = nullptr;
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
       call = assign->value()->As<ir::Call>();
       result = assign->var().get();
+      if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
       call = eval->expr()->As<ir::Call>();
     }
     if (call && call->is_op_call())
       return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is not supported in orchestration code yet; only kernel calls and "
-                                   "pl.create_tensor are",
+                       fmt::format("'{}' is not supported in orchestration code yet; only kernel calls, "
+                                   "pl.create_tensor, loops and scalar arithmetic are",
                                    call->op()->name),
                        stmt->span());
     if (!call)
       return MakeError(DiagnosticKind::Syntax,
-                       "only kernel calls and pl.create_tensor are supported in orchestration code yet", stmt->span());
+                       "only kernel calls, pl.create_tensor, loops and scalar arithmetic are supported in "
+                       "orchestration code yet",
+                       stmt->span());
     return EmitSubmit(*call, result);
+  }
+
+  // A blank line between the items of a block (submits, loops, runs of scalar definitions); scalar
+  // definitions stay next to the item that follows them.
+  void Separate() {
+    if (!block_start_ && !after_scalar_) body_ += "\n";
+    block_start_ = after_scalar_ = false;
+  }
+
+  // `for r in pl.range(start, stop, step)`: a C++ for loop, and a loop the plan expands. The bounds
+  // must be known at compile time: literals, enclosing loop variables and scalars computed from them.
+  ir::Result<bool> EmitLoop(const ir::ForStmt& loop) {
+    const auto& var = loop.loop_var();
+    std::string bound_text[3];
+    const ir::ExprPtr* bounds[3] = {&loop.start(), &loop.stop(), &loop.step()};
+    for (int b = 0; b < 3; ++b) {
+      const ir::ExprPtr& bound = *bounds[b];
+      const auto* scalar = bound->type()->As<ir::ScalarType>();
+      if (!scalar || !ir::IsInteger(scalar->dtype()))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("the bounds of orchestration loop '{}' must be integers, got {}",
+                                     var->name_hint(), bound->type()->str()),
+                         loop.span());
+      if (const ir::Var* unknown = UnknownScalar(bound))
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("the bounds of orchestration loop '{}' must be compile-time constants, since "
+                                     "the task plan unrolls the loop; '{}' is only known at run time",
+                                     var->name_hint(), unknown->name_hint()),
+                         loop.span());
+      auto text = CppExpr(bound);
+      if (!text) return pypto::unexpected(text.error());
+      bound_text[b] = *text;
+    }
+    const auto& [start, stop, step] = bound_text;
+    const auto constant_step = ir::AsConstInt(loop.step());
+    if (constant_step == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("the step of orchestration loop '{}' is zero", var->name_hint()), loop.span());
+    Separate();
+    const std::string name = names_.Take(var->name_hint());
+    scalars_[var.get()] = name;
+    std::string condition;
+    if (constant_step) {
+      condition = fmt::format("{} {} {}", name, *constant_step > 0 ? "<" : ">", stop);
+    } else {
+      condition = fmt::format("((({0}) > 0 && {1} < {2}) || (({0}) < 0 && {1} > {2}))", step, name, stop);
+    }
+    body_ += fmt::format("{0}for (int64_t {1} = {2}; {3}; {1} += {4}) {{\n", indent_, name, start, condition, step);
+
+    LoopStep expanded{.loop = &loop};
+    std::vector<Step>* outer_steps = steps_;
+    steps_ = &expanded.body;
+    indent_ += "  ";
+    block_start_ = true;
+    ++loop_depth_;
+    for (const auto& stmt : ir::FlattenStmts(loop.body()))
+      if (auto ok = EmitStmt(stmt); !ok) return ok;
+    --loop_depth_;
+    indent_.resize(indent_.size() - 2);
+    steps_ = outer_steps;
+    body_ += indent_ + "}\n";
+    block_start_ = after_scalar_ = false;
+    expanded.submits = ContainsSubmit(expanded.body);
+    steps_->push_back(Step{std::move(expanded)});
+    return true;
+  }
+
+  static bool ContainsSubmit(const std::vector<Step>& steps) {
+    for (const auto& step : steps) {
+      if (std::holds_alternative<SubmitStep>(step.node)) return true;
+      if (const auto* loop = std::get_if<LoopStep>(&step.node); loop && loop->submits) return true;
+    }
+    return false;
+  }
+
+  // `k0 = kb * 64`: a C++ variable, and a value the plan expansion computes in every iteration.
+  ir::Result<bool> EmitScalarDef(const ir::AssignStmt& assign) {
+    const auto& var = assign.var();
+    const auto dtype = var->type()->As<ir::ScalarType>()->dtype();
+    auto type = CppScalarType(dtype);
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("orchestration scalar '{}' is {}; orchestration code holds integer, BOOL, FP32 and "
+                                   "FP64 scalars only",
+                                   var->name_hint(), ir::DataTypeName(dtype)),
+                       assign.span());
+    if (const ir::Var* unknown = UnknownScalar(assign.value()))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' is computed from '{}', which is only known at run time; orchestration "
+                                   "scalars must be known at compile time",
+                                   var->name_hint(), unknown->name_hint()),
+                       assign.span());
+    auto value = CppExpr(assign.value());
+    if (!value) return pypto::unexpected(value.error());
+    Separate();
+    after_scalar_ = true;
+    const std::string name = names_.Take(var->name_hint());
+    scalars_[var.get()] = name;
+    body_ += fmt::format("{}{} {} = {};\n", indent_, *type, name, *value);
+    steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
+    return true;
+  }
+
+  // The first variable of `expr` that is not an orchestration scalar defined so far.
+  const ir::Var* UnknownScalar(const ir::ExprPtr& expr) const {
+    struct Finder final : ir::IRVisitor {
+      const std::unordered_map<const ir::Var*, std::string>& known;
+      const ir::Var* unknown = nullptr;
+      explicit Finder(const std::unordered_map<const ir::Var*, std::string>& k) : known(k) {}
+      void VisitVar(const std::shared_ptr<const ir::Var>& var) override {
+        if (!unknown && !known.contains(var.get())) unknown = var.get();
+      }
+    } finder(scalars_);
+    finder.VisitExpr(expr);
+    return finder.unknown;
+  }
+
+  // An orchestration scalar expression as C++ (upstream's spelling: binary operations parenthesised).
+  ir::Result<std::string> CppExpr(const ir::ExprPtr& expr) const {
+    if (const auto* i = expr->As<ir::ConstInt>())
+      return i->value() == std::numeric_limits<int64_t>::min() ? std::string("INT64_MIN")
+                                                               : std::to_string(i->value());
+    if (const auto* f = expr->As<ir::ConstFloat>()) {
+      const auto dtype = f->type()->As<ir::ScalarType>()->dtype();
+      if (!std::isfinite(f->value()))
+        return MakeError(DiagnosticKind::Type, "a non-finite literal in orchestration code is not supported yet",
+                         expr->span());
+      if (dtype == ir::DataType::FP64) return FloatLiteral(f->value());
+      return FloatLiteral(static_cast<float>(f->value())) + "f";
+    }
+    if (const auto* b = expr->As<ir::ConstBool>()) return std::string(b->value() ? "true" : "false");
+    if (const auto* var = expr->As<ir::Var>()) {
+      auto it = scalars_.find(var);
+      if (it == scalars_.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' is not an orchestration scalar known at compile time", var->name_hint()),
+                         expr->span());
+      return it->second;
+    }
+    const auto* binary = expr->As<ir::BinaryExpr>();
+    if (!binary)
+      return MakeError(DiagnosticKind::Syntax, "this expression is not supported in orchestration scalar code yet",
+                       expr->span());
+    auto lhs = CppExpr(binary->lhs());
+    if (!lhs) return lhs;
+    auto rhs = CppExpr(binary->rhs());
+    if (!rhs) return rhs;
+    const auto dtype = binary->type()->As<ir::ScalarType>()->dtype();
+    const auto op = binary->op();
+    auto type = CppScalarType(dtype);
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' on {} is not supported in orchestration code", ir::BinaryOpSymbol(op),
+                                   ir::DataTypeName(dtype)),
+                       expr->span());
+    switch (op) {
+      case ir::BinaryOp::Min:
+      case ir::BinaryOp::Max:
+        return fmt::format("std::{}<{}>({}, {})", ir::BinaryOpSymbol(op), *type, *lhs, *rhs);
+      case ir::BinaryOp::FloorDiv:
+      case ir::BinaryOp::FloorMod:
+        if (ir::IsFloat(dtype))
+          return MakeError(DiagnosticKind::Type,
+                           fmt::format("'{}' on floating-point scalars is not supported in orchestration code yet",
+                                       ir::BinaryOpSymbol(op)),
+                           expr->span());
+        return fmt::format("({} {} {})", *lhs, op == ir::BinaryOp::FloorDiv ? "/" : "%", *rhs);
+      case ir::BinaryOp::FloatDiv:
+        // True division even when both operands are integers.
+        return fmt::format("(static_cast<{0}>({1}) / static_cast<{0}>({2}))", *type, *lhs, *rhs);
+      default: return fmt::format("({} {} {})", *lhs, ir::BinaryOpSymbol(op), *rhs);
+    }
+  }
+
+  // A scalar argument that is not a literal: its C++ for add_scalar, once its type fits the parameter.
+  ir::Result<std::string> ScalarArgCpp(const ir::ExprPtr& arg, ir::DataType dtype, const std::string& what) const {
+    const auto* scalar = arg->type()->As<ir::ScalarType>();
+    if (!scalar)
+      return MakeError(DiagnosticKind::Internal, fmt::format("{} is not a scalar", what), arg->span());
+    if (const ir::Var* unknown = UnknownScalar(arg))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("{} is computed from '{}', which is only known at run time; the task plan needs "
+                                   "every scalar argument at compile time",
+                                   what, unknown->name_hint()),
+                       arg->span());
+    auto text = CppExpr(arg);
+    if (!text) return text;
+    const auto given = scalar->dtype();
+    if (dtype == ir::DataType::FP32 || dtype == ir::DataType::FP64) {
+      if (given != dtype)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{} is {}, but '{}' is {}", what, ir::DataTypeName(dtype), *text,
+                                     ir::DataTypeName(given)),
+                         arg->span());
+      return fmt::format("to_u64({})", *text);
+    }
+    if (dtype == ir::DataType::BOOL || ir::IsInteger(dtype)) {
+      if (ir::IsFloat(given))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{} is {}, but the floating-point value '{}' was passed", what,
+                                     ir::DataTypeName(dtype), *text),
+                         arg->span());
+      return *text;
+    }
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("{} is {}; kernel scalars of that dtype are not supported yet", what,
+                                 ir::DataTypeName(dtype)),
+                     arg->span());
   }
 
   ir::Result<bool> EmitSubmit(const ir::Call& call, const ir::Var* result) {
@@ -355,38 +913,48 @@ class OrchestrationEmitter {
       return MakeError(DiagnosticKind::Internal, "call directions were not derived", call.span());
     int32_t func_id = FuncId(*callee);
     bool aic = callee->type() == ir::FunctionType::AIC;
-    if (task_count_ > 0) body_ += "\n";
+    Separate();
     std::string params = fmt::format("params_t{}", task_count_++);
-    rt::PlanSubmit submit{.func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV};
+    SubmitStep step{
+        .submit = rt::PlanSubmit{.func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV}};
 
     // The task takes its tensors first and its scalars after them, each group in parameter order.
     std::string tensor_lines, scalar_lines;
-    std::vector<rt::PlanTaskArg> scalar_args;
     std::vector<std::optional<Binding>> written(call.args().size());
     for (size_t i = 0; i < call.args().size(); ++i) {
       const auto& arg = call.args()[i];
       const auto direction = call.arg_directions()[i];
       if (direction == ir::ArgDirection::Scalar) {
         const auto& param = *callee->params()[i];
-        auto scalar = EncodeScalar(*arg, ScalarDtype(param, *arg),
-                                   fmt::format("scalar argument '{}' of '{}'", param.name_hint(), callee->name()));
-        if (!scalar) return pypto::unexpected(scalar.error());
-        scalar_lines += fmt::format("    {}.add_scalar({});\n", params, scalar->cpp);
-        scalar_args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar, .scalar = scalar->bits});
+        ScalarOperand operand{.dtype = ScalarDtype(param, *arg),
+                              .what = fmt::format("scalar argument '{}' of '{}'", param.name_hint(), callee->name())};
+        std::string cpp;
+        if (IsLiteral(*arg)) {
+          auto scalar = EncodeScalar(*arg, operand.dtype, operand.what);
+          if (!scalar) return pypto::unexpected(scalar.error());
+          operand.bits = scalar->bits;
+          cpp = scalar->cpp;
+        } else {
+          auto text = ScalarArgCpp(arg, operand.dtype, operand.what);
+          if (!text) return pypto::unexpected(text.error());
+          operand.expr = arg;
+          cpp = *text;
+        }
+        scalar_lines += fmt::format("{}{}.add_scalar({});\n", indent_, params, cpp);
+        step.scalars.push_back(std::move(operand));
         continue;
       }
       const auto* var = arg->As<ir::Var>();
       auto it = var ? bindings_.find(var) : bindings_.end();
       if (it == bindings_.end())
         return MakeError(DiagnosticKind::Internal, "kernel argument is not a bound tensor", arg->span());
-      tensor_lines += fmt::format("    {}.{}({});\n", params, AddMethod(direction), it->second.cpp_name);
-      submit.args.push_back(rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref});
+      tensor_lines += fmt::format("{}{}.{}({});\n", indent_, params, AddMethod(direction), it->second.cpp_name);
+      step.submit.args.push_back(rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref});
       if (direction != ir::ArgDirection::Input && direction != ir::ArgDirection::NoDep) written[i] = it->second;
     }
-    submit.args.insert(submit.args.end(), scalar_args.begin(), scalar_args.end());
-    body_ += fmt::format("    CoreTaskArgs {};\n", params) + tensor_lines + scalar_lines;
-    body_ += fmt::format("    rt_submit_{}_task({}, {});\n", aic ? "aic" : "aiv", func_id, params);
-    result_.plan.submits.push_back(std::move(submit));
+    body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines;
+    body_ += fmt::format("{}rt_submit_{}_task({}, {});\n", indent_, aic ? "aic" : "aiv", func_id, params);
+    steps_->push_back(Step{std::move(step)});
     if (!result) return true;
 
     // A call result is the Out tensor itself: later uses name the same buffer.
@@ -460,10 +1028,16 @@ class OrchestrationEmitter {
   const ir::Program& program_;
   Orchestration result_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
+  std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   CppNames names_;
   std::map<std::string, int32_t> func_ids_;
   std::string params_, body_;
+  std::string indent_ = "    ";
+  bool block_start_ = true, after_scalar_ = false;
   int task_count_ = 0;
+  int loop_depth_ = 0;
+  std::vector<Step> steps_root_;
+  std::vector<Step>* steps_ = &steps_root_;
 };
 
 }  // namespace

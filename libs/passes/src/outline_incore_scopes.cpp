@@ -1,8 +1,11 @@
 // OutlineIncoreScopes: each `with pl.at(level=CORE_GROUP)` region becomes a kernel function, and an
 // Opaque function that submits kernels (outlined ones, or kernels the program defines directly)
-// becomes the Orchestration function.
+// becomes the Orchestration function. A region may sit in orchestration loops (`for r in
+// pl.parallel(...)`): it is still outlined once, and its call stays in the loop.
 //
-// The kernel's parameters are the region's live-ins in first-use order. A tensor the region only
+// The kernel's parameters are the region's live-ins in first-use order: tensors, and the
+// orchestration scalars it reads (loop variables, values computed in the orchestration), which are
+// passed by value. A tensor the region only
 // writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
 // Out/InOut parameters, so the data flow stays explicit at the call site.
 #include <fmt/format.h>
@@ -217,33 +220,80 @@ bool CallsKernel(const StmtPtr& stmt, const Program& program) {
   return finder.found;
 }
 
+// Outlines the scopes of one function, walking into the orchestration loops that hold them. A scope
+// inside loops is outlined once; its call stays in the loop, so it runs once per iteration, and the
+// loop variables (and any other orchestration scalar) it reads become scalar parameters.
+class FunctionOutliner {
+ public:
+  explicit FunctionOutliner(const Function& function) : function_(function) {}
+
+  std::vector<FunctionPtr> kernels;
+
+  // `stmts` is one body; `after` are the statements that run after it in the enclosing bodies (empty
+  // for the function body itself), `loop` the innermost loop around it.
+  Result<std::vector<StmtPtr>> OutlineBody(const std::vector<StmtPtr>& stmts, const std::vector<StmtPtr>& after,
+                                           const ForStmt* loop) {
+    std::vector<StmtPtr> new_body;
+    std::unordered_map<const Var*, VarPtr> renames;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      auto stmt = renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames);
+      if (const auto* inner = stmt->As<ForStmt>(); inner && ContainsScope(stmt)) {
+        std::vector<StmtPtr> after_loop(stmts.begin() + i + 1, stmts.end());
+        after_loop.insert(after_loop.end(), after.begin(), after.end());
+        auto body = OutlineBody(FlattenStmts(inner->body()), after_loop, inner);
+        if (!body) return pypto::unexpected(body.error());
+        new_body.push_back(std::make_shared<ForStmt>(inner->loop_var(), inner->start(), inner->stop(), inner->step(),
+                                                     std::make_shared<SeqStmts>(*body, inner->body()->span()),
+                                                     inner->kind(), inner->span()));
+        continue;
+      }
+      const auto* scope = stmt->As<InCoreScopeStmt>();
+      if (!scope) {
+        if (ContainsScope(stmt))
+          return MakeError(DiagnosticKind::Syntax,
+                           "a pl.at scope is supported at the top of the orchestration or in its loops, not here",
+                           stmt->span());
+        new_body.push_back(stmt);
+        continue;
+      }
+      std::string name = scope->name_hint().empty() ? fmt::format("{}_incore_{}", function_.name(), index_++)
+                                                    : scope->name_hint();
+      // A value the scope computes cannot outlive the loop around it: the loop runs the kernel many times.
+      if (loop) {
+        auto defs = DefinedIn(FlattenStmts(scope->body()));
+        for (const auto& var : UsesOf(after))
+          if (defs.contains(var.get()))
+            return MakeError(DiagnosticKind::Type,
+                             fmt::format("'{}' is computed inside the pl.at scope in the loop over '{}' and used after "
+                                         "the loop; only tensors written with pl.store leave a kernel, and they keep "
+                                         "their own names",
+                                         var->name_hint(), loop->loop_var()->name_hint()),
+                             var->span());
+      }
+      // Uses after the scope in this body, seen through the renames so far.
+      std::vector<StmtPtr> rest(stmts.begin() + i + 1, stmts.end());
+      auto outlined = OutlineScope(*scope, name, rest);
+      if (!outlined) return pypto::unexpected(outlined.error());
+      kernels.push_back(outlined->kernel);
+      new_body.insert(new_body.end(), outlined->call_site.begin(), outlined->call_site.end());
+      // A new version of a tensor names it for the rest of this body only; after a loop, the tensor's
+      // own name still refers to the same buffer.
+      for (auto& [from, to] : outlined->later_renames) renames[from] = to;
+    }
+    return new_body;
+  }
+
+ private:
+  const Function& function_;
+  int index_ = 0;
+};
+
 Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
-  auto stmts = FlattenStmts(function->body());
-  std::vector<StmtPtr> new_body;
-  std::vector<FunctionPtr> result;
-  std::unordered_map<const Var*, VarPtr> renames;
-  int index = 0;
-  for (size_t i = 0; i < stmts.size(); ++i) {
-    const auto* scope = stmts[i]->As<InCoreScopeStmt>();
-    if (!scope && ContainsScope(stmts[i]))
-      return MakeError(DiagnosticKind::Syntax, "a pl.at scope inside orchestration control flow is not supported yet",
-                       stmts[i]->span());
-    if (!scope) {
-      new_body.push_back(renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames));
-      continue;
-    }
-    std::string name = scope->name_hint().empty() ? fmt::format("{}_incore_{}", function->name(), index++)
-                                                  : scope->name_hint();
-    // Uses after the scope, seen through the renames so far.
-    std::vector<StmtPtr> rest(stmts.begin() + i + 1, stmts.end());
-    auto scope_stmt = renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames);
-    auto outlined = OutlineScope(*scope_stmt->As<InCoreScopeStmt>(), name, rest);
-    if (!outlined) return pypto::unexpected(outlined.error());
-    result.push_back(outlined->kernel);
-    new_body.insert(new_body.end(), outlined->call_site.begin(), outlined->call_site.end());
-    for (auto& [from, to] : outlined->later_renames) renames[from] = to;
-  }
+  FunctionOutliner outliner(*function);
+  auto new_body = outliner.OutlineBody(FlattenStmts(function->body()), {}, nullptr);
+  if (!new_body) return pypto::unexpected(new_body.error());
+  std::vector<FunctionPtr> result = std::move(outliner.kernels);
   // An Opaque function that submits kernels, outlined here or written as functions of their own, is
   // the orchestration.
   auto type = function->type() == FunctionType::Opaque && (!result.empty() || CallsKernel(function->body(), program))
@@ -251,7 +301,7 @@ Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, co
                   : function->type();
   // Return types follow the renamed return values.
   result.push_back(
-      function->WithBody(std::make_shared<SeqStmts>(new_body, function->body()->span()))->WithType(type));
+      function->WithBody(std::make_shared<SeqStmts>(*new_body, function->body()->span()))->WithType(type));
   return result;
 }
 
