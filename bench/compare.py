@@ -105,8 +105,10 @@ def print_tile_add(stats, names, fixed):
     sizes = []
     for name in names:
         family, _, size = name.partition("/")
-        if family in ("BM_SimTileAdd", "BM_ScalarReference") and size not in sizes:
+        if family in ("BM_SimTileAdd", "BM_SimTileAddSession", "BM_ScalarReference") and size not in sizes:
             sizes.append(size)
+    if not sizes:
+        return  # filtered out (e.g. --benchmark_filter=Repeat)
     sizes.sort(key=size_key)  # repetitions are interleaved at random, so the report's order is too
     print("Element-wise add, fp32: one execute() through the sim plugin vs the scalar reference")
     print("(median wall time of the repetitions, ± coefficient of variation)")
@@ -119,6 +121,19 @@ def print_tile_add(stats, names, fixed):
             continue
         ratio = ref.median / sim.median
         print(f"{size:<9} {str(sim):>16} {str(ref):>16} {ratio:8.2f}  {times_faster(ratio)}")
+    sessions = [size for size in sizes if f"BM_SimTileAddSession/{size}" in stats]
+    if sessions:
+        print()
+        print("The same add called again on a session opened once (run_session(): what a CompiledProgram call")
+        print("runs from its second call on), next to the one-shot execute() above")
+        print()
+        print(f"{'size':<9} {'session [us]':>16} {'execute/session':>16} {'ref/session':>12}")
+        for size in sessions:
+            session = stats[f"BM_SimTileAddSession/{size}"]
+            sim, ref = stats.get(f"BM_SimTileAdd/{size}"), stats.get(f"BM_ScalarReference/{size}")
+            speedup = f"{sim.median / session.median:15.1f}x" if sim else ""
+            versus = f"{ref.median / session.median:12.2f}  {times_faster(ref.median / session.median)}" if ref else ""
+            print(f"{size:<9} {str(session):>16} {speedup:>16} {versus}")
     if fixed is not None:
         print()
         print("The chain fit below puts the fixed cost of one execute() (decode, runtime start-up and teardown),")
@@ -146,6 +161,31 @@ def print_chain(chain, fit):
         print(f"  fixed cost of one execute() (decode, runtime start-up and teardown): {fixed:.1f} us")
 
 
+def print_repeat(stats, names):
+    plans = []
+    for name in names:
+        family, _, rest = name.partition("/")
+        plan = rest.partition("/")[0]
+        if family == "BM_Repeat" and plan not in plans:
+            plans.append(plan)
+    if not plans:
+        return
+    plans.sort()
+    print()
+    print("Repeated calls of one compiled plan (16x16 fp32 adds): the one-shot execute() (decode, executor and")
+    print("runtime per call: every call before sessions) vs run_session() on a session opened once, and the scalar")
+    print("reference doing the same adds (add16: one task; dag5: five tasks in a diamond)")
+    print()
+    print(f"{'plan':<7} {'execute [us]':>16} {'session [us]':>16} {'scalar ref [us]':>16} {'execute/session':>16} "
+          f"{'ref/session':>12}")
+    for plan in plans:
+        execute, session, ref = (stats.get(f"BM_Repeat/{plan}/{how}") for how in ("execute", "session", "scalar_ref"))
+        cells = [str(stat) if stat else "(failed)" for stat in (execute, session, ref)]
+        speedup = f"{execute.median / session.median:15.1f}x" if execute and session else ""
+        versus_ref = f"{ref.median / session.median:12.2f}" if ref and session else ""
+        print(f"{plan:<7} {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {speedup:>16} {versus_ref}")
+
+
 def main():
     args = parse_args()
     report, status = run(args.executable, args.repetitions, args.extra)
@@ -162,6 +202,7 @@ def main():
     print_tile_add(stats, names, fit[0] if fit else None)
     if chain:
         print_chain(chain, fit)
+    print_repeat(stats, names)
     if errors:
         print()
         print("benchmarks that failed:")

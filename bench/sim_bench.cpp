@@ -2,8 +2,18 @@
 // of the same element-wise add. Ratios, not absolute times, are the result: see bench/compare.py.
 //
 //   BM_SimTileAdd/<rows>x<cols>    one execute() of the lowered tile_add program on caller buffers
+//   BM_SimTileAddSession/<rows>x<cols>  the same call as run_session() on a session opened once
 //   BM_ScalarReference/<rows>x<cols>  element-by-element copy-in, add, copy-out through a UB scratch
 //   BM_SimChain/<N>                one execute() of N dependent 16x16 add tasks (per-task overhead)
+//   BM_Repeat/<plan>/<how>         one call of a small plan, called over and over: `execute` (the
+//                                  one-shot entry: decode, executor and runtime per call, the path
+//                                  every call took before sessions), `session` (run_session on a
+//                                  session opened once) and `scalar_ref` (the scalar reference doing
+//                                  the same tile adds); plans: add16 (one 16x16 add task) and dag5
+//                                  (five 16x16 add tasks in a diamond-shaped DAG)
+//   BM_RowReduceSum/<rows>x<cols>  the row-sum kernel alone (plugins/sim/src/kernels), no execute()
+//   BM_Matmul/<n>/threads:<T>      the fp32 matmul kernel (OpenBLAS, n x n x n) from T host threads
+//                                  at once, as simulated cores call it
 //
 // Every benchmark checks its result once, before timing; a wrong result skips it with an error.
 #include <benchmark/benchmark.h>
@@ -24,6 +34,7 @@
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "sample_programs.h"
+#include "tile_ops.h"
 
 namespace {
 
@@ -100,6 +111,26 @@ void Execute(const Compiled& compiled, const std::vector<pypto_chip_tensor>& par
   if (status != PYPTO_OK) throw SetupError(std::string("execute failed: ") + pypto_last_error_message());
 }
 
+// A session of the sim plugin over a compiled program, closed at scope exit.
+class Session {
+ public:
+  explicit Session(const Compiled& compiled) {
+    if (Plugin()->open_session(kPlatform, compiled.program.get(), &compiled.plan, &session_) != PYPTO_OK)
+      throw SetupError(std::string("open_session failed: ") + pypto_last_error_message());
+  }
+  ~Session() { Plugin()->close_session(session_); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void Run(const std::vector<pypto_chip_tensor>& params) {
+    if (Plugin()->run_session(session_, params.data(), params.size()) != PYPTO_OK)
+      throw SetupError(std::string("run_session failed: ") + pypto_last_error_message());
+  }
+
+ private:
+  pypto_backend_session* session_ = nullptr;
+};
+
 // a[i] = i % 97 - 48 and b[i] = (i % 13) * 0.5: small values, so every sum below is exact in fp32.
 std::vector<float> InputA(size_t n) {
   std::vector<float> v(n);
@@ -133,8 +164,9 @@ void SetThroughput(benchmark::State& state, int64_t elements) {
   state.SetBytesProcessed(state.iterations() * elements * 3 * static_cast<int64_t>(sizeof(float)));
 }
 
-// (a) One execute of the lowered add: decode, runtime start-up, one task, teardown.
-void BM_SimTileAdd(benchmark::State& state, Size size) {
+// (a) One execute of the lowered add: decode, runtime start-up, one task, teardown; or, with
+// `session`, one run_session of a session opened before timing.
+void BM_SimTileAdd(benchmark::State& state, Size size, bool session) {
   const auto n = static_cast<size_t>(size.rows * size.cols);
   auto a = InputA(n), b = InputB(n);
   std::vector<float> c(n, -1.0f);
@@ -144,11 +176,21 @@ void BM_SimTileAdd(benchmark::State& state, Size size) {
                                                  rt::MakeExternalTensor(c.data(), shape, PYPTO_RT_FLOAT32)};
   try {
     const Compiled compiled = CompileTileAdd(size.rows, size.cols);
-    Execute(compiled, params);
-    CheckSum(a, b, 1.0f, c);
-    for (auto _ : state) {
+    if (session) {
+      Session opened(compiled);
+      opened.Run(params);
+      CheckSum(a, b, 1.0f, c);
+      for (auto _ : state) {
+        opened.Run(params);
+        benchmark::ClobberMemory();
+      }
+    } else {
       Execute(compiled, params);
-      benchmark::ClobberMemory();
+      CheckSum(a, b, 1.0f, c);
+      for (auto _ : state) {
+        Execute(compiled, params);
+        benchmark::ClobberMemory();
+      }
     }
   } catch (const std::exception& e) {
     return Skip(state, e);
@@ -265,6 +307,161 @@ void BM_SimChain(benchmark::State& state, int tasks) {
   state.counters["tasks"] = tasks;
 }
 
+// (d) The row-sum kernel on one tile: pairwise vector summation of every row.
+void BM_RowReduceSum(benchmark::State& state, Size size) {
+  const auto n = static_cast<size_t>(size.rows * size.cols);
+  const auto rows = static_cast<size_t>(size.rows), cols = static_cast<size_t>(size.cols);
+  const auto src = InputA(n);
+  std::vector<float> dst(rows);
+  pypto::sim::RowReduceF32(pypto::sim::ReduceOp::Sum, dst.data(), src.data(), rows, cols);
+  for (size_t r = 0; r < rows; ++r) {
+    float want = 0;  // small integers: every order of summation is exact
+    for (size_t c = 0; c < cols; ++c) want += src[r * cols + c];
+    if (dst[r] != want) return Skip(state, "wrong row sum at row " + std::to_string(r));
+  }
+  for (auto _ : state) {
+    pypto::sim::RowReduceF32(pypto::sim::ReduceOp::Sum, dst.data(), src.data(), rows, cols);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
+}
+
+// (e) C = A * B, n x n x n fp32, on every benchmark thread at once with its own matrices. The kernel
+// keeps OpenBLAS single-threaded, so T threads should take about as long per call as one while
+// T <= cores; a threaded OpenBLAS would queue them on its one pool instead.
+void BM_Matmul(benchmark::State& state, int n) {
+  const auto count = static_cast<size_t>(n) * static_cast<size_t>(n);
+  std::vector<float> a(count), b(count), c(count);
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = static_cast<float>(i % 7) - 3.0f;
+    b[i] = i % n == i / n ? 1.0f : 0.0f;  // identity: C must equal A exactly
+  }
+  const auto un = static_cast<size_t>(n);
+  pypto::sim::MatmulF32(c.data(), a.data(), b.data(), un, un, un, false);
+  if (c != a) return Skip(state, "wrong matmul result");
+  for (auto _ : state) {
+    pypto::sim::MatmulF32(c.data(), a.data(), b.data(), un, un, un, false);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * static_cast<int64_t>(n) * n * n);  // flops
+}
+
+// (d) Repeated calls of one small plan. add16 is the lowered 16x16 add as one task; dag5 is five such
+// tasks in a diamond, on runtime-allocated intermediates:
+//   x1 = a + b;  x2 = b + b;  x3 = x1 + x2;  x4 = x3 + b;  c = x4 + x3     (so c = 2a + 7b)
+// x1 and x2 are independent; x3 waits for both (RAW); x4 for x3; the last for x4 and x3.
+enum class Plan { Add16, Dag5 };
+enum class How { Execute, Session, ScalarRef };
+
+const char* PlanName(Plan plan) { return plan == Plan::Add16 ? "add16" : "dag5"; }
+const char* HowName(How how) {
+  switch (how) {
+    case How::Execute: return "execute";
+    case How::Session: return "session";
+    case How::ScalarRef: return "scalar_ref";
+  }
+  return "?";
+}
+
+Compiled CompilePlan(Plan which) {
+  Compiled compiled = CompileTileAdd(kChainTile, kChainTile);
+  if (which == Plan::Add16) return compiled;
+  rt::TaskPlan& plan = compiled.plan.plan;
+  const rt::PlanSubmit single = plan.submits[0];
+  using D = rt::ArgDirection;
+  using K = rt::PlanTensorRef::Kind;
+  const auto in = [](K kind, uint32_t index) {
+    return rt::PlanTaskArg{.direction = D::Input, .tensor = {.kind = kind, .index = index}};
+  };
+  const auto out = [](D direction, K kind, uint32_t index) {
+    return rt::PlanTaskArg{.direction = direction, .tensor = {.kind = kind, .index = index}};
+  };
+  const auto submit = [&](std::vector<rt::PlanTaskArg> args) {
+    plan.submits.push_back({.func_id = single.func_id, .core_type = single.core_type, .args = std::move(args)});
+  };
+  plan.intermediates.clear();
+  plan.submits.clear();
+  for (int i = 1; i <= 4; ++i)
+    plan.intermediates.push_back({"x" + std::to_string(i), PYPTO_RT_FLOAT32, {kChainTile, kChainTile}});
+  submit({in(K::Param, 0), in(K::Param, 1), out(D::Output, K::Intermediate, 0)});                // x1 = a + b
+  submit({in(K::Param, 1), in(K::Param, 1), out(D::Output, K::Intermediate, 1)});                // x2 = b + b
+  submit({in(K::Intermediate, 0), in(K::Intermediate, 1), out(D::Output, K::Intermediate, 2)});  // x3 = x1 + x2
+  submit({in(K::Intermediate, 2), in(K::Param, 1), out(D::Output, K::Intermediate, 3)});         // x4 = x3 + b
+  submit({in(K::Intermediate, 3), in(K::Intermediate, 2), out(D::OutputExisting, K::Param, 2)});  // c = x4 + x3
+  return compiled;
+}
+
+void CheckPlan(Plan plan, const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c) {
+  const float a_times = plan == Plan::Add16 ? 1.0f : 2.0f;
+  const float b_times = plan == Plan::Add16 ? 1.0f : 7.0f;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i] != a_times * a[i] + b_times * b[i]) throw SetupError("wrong result at element " + std::to_string(i));
+}
+
+// The scalar reference of a plan: each task as ScalarTileAdd, through the same UB-sized scratch.
+struct ScalarPlan {
+  static constexpr size_t kElements = static_cast<size_t>(kChainTile * kChainTile);
+  std::vector<float> ub =
+      std::vector<float>(static_cast<size_t>(ir::SocForPlatform(kPlatform)->ub_bytes) / sizeof(float));
+  std::vector<float> scratch = std::vector<float>(kElements);
+  std::vector<std::vector<float>> x = std::vector<std::vector<float>>(4, std::vector<float>(kElements));
+
+  void Add(const float* lhs, const float* rhs, float* out) {
+    ScalarTileAdd(lhs, rhs, out, kChainTile, kChainTile, ub.data(), ub.data() + kElements, scratch.data());
+  }
+  void Run(Plan plan, const float* a, const float* b, float* c) {
+    if (plan == Plan::Add16) return Add(a, b, c);
+    Add(a, b, x[0].data());
+    Add(b, b, x[1].data());
+    Add(x[0].data(), x[1].data(), x[2].data());
+    Add(x[2].data(), b, x[3].data());
+    Add(x[3].data(), x[2].data(), c);
+  }
+};
+
+void BM_Repeat(benchmark::State& state, Plan plan, How how) {
+  constexpr auto n = static_cast<size_t>(kChainTile * kChainTile);
+  auto a = InputA(n), b = InputB(n);
+  std::vector<float> c(n, -1.0f);
+  const uint32_t shape[] = {kChainTile, kChainTile};
+  const std::vector<pypto_chip_tensor> params = {rt::MakeExternalTensor(a.data(), shape, PYPTO_RT_FLOAT32),
+                                                 rt::MakeExternalTensor(b.data(), shape, PYPTO_RT_FLOAT32),
+                                                 rt::MakeExternalTensor(c.data(), shape, PYPTO_RT_FLOAT32)};
+  try {
+    if (how == How::ScalarRef) {
+      ScalarPlan scalar;
+      scalar.Run(plan, a.data(), b.data(), c.data());
+      CheckPlan(plan, a, b, c);
+      for (auto _ : state) scalar.Run(plan, a.data(), b.data(), c.data());
+    } else {
+      const Compiled compiled = CompilePlan(plan);
+      if (how == How::Execute) {
+        Execute(compiled, params);
+        CheckPlan(plan, a, b, c);
+        for (auto _ : state) {
+          Execute(compiled, params);
+          benchmark::ClobberMemory();
+        }
+      } else {
+        Session session(compiled);  // opened once, as a CompiledProgram does on its first call
+        session.Run(params);
+        CheckPlan(plan, a, b, c);
+        std::fill(c.begin(), c.end(), -1.0f);
+        session.Run(params);  // a second run must compute the same (nothing stale from the first)
+        CheckPlan(plan, a, b, c);
+        for (auto _ : state) {
+          session.Run(params);
+          benchmark::ClobberMemory();
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    return Skip(state, e);
+  }
+  state.SetItemsProcessed(state.iterations());  // calls per second
+}
+
 std::string SizeName(Size size) { return std::to_string(size.rows) + "x" + std::to_string(size.cols); }
 
 }  // namespace
@@ -272,7 +469,10 @@ std::string SizeName(Size size) { return std::to_string(size.rows) + "x" + std::
 int main(int argc, char** argv) {
   // The simulator runs tasks on worker threads while this thread waits, so wall time is the measure.
   for (Size size : kSizes) {
-    benchmark::RegisterBenchmark(("BM_SimTileAdd/" + SizeName(size)).c_str(), BM_SimTileAdd, size)
+    benchmark::RegisterBenchmark(("BM_SimTileAdd/" + SizeName(size)).c_str(), BM_SimTileAdd, size, false)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_SimTileAddSession/" + SizeName(size)).c_str(), BM_SimTileAdd, size, true)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_ScalarReference/" + SizeName(size)).c_str(), BM_ScalarReference, size)
@@ -283,6 +483,21 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_SimChain/" + std::to_string(tasks)).c_str(), BM_SimChain, tasks)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
+  }
+  for (Size size : {Size{64, 4096}, Size{128, 128}}) {
+    benchmark::RegisterBenchmark(("BM_RowReduceSum/" + SizeName(size)).c_str(), BM_RowReduceSum, size)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  for (int threads : {1, 2, 4}) {
+    benchmark::RegisterBenchmark("BM_Matmul/128", BM_Matmul, 128)->Unit(benchmark::kMicrosecond)->UseRealTime()->Threads(threads);
+  }
+  for (Plan plan : {Plan::Add16, Plan::Dag5}) {
+    for (How how : {How::Execute, How::Session, How::ScalarRef}) {
+      benchmark::RegisterBenchmark((std::string("BM_Repeat/") + PlanName(plan) + "/" + HowName(how)).c_str(),
+                                   BM_Repeat, plan, how)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -217,6 +217,11 @@ pypto::expected<PluginInfo, std::string> BackendRegistry::Impl::TryLoad(const st
                             plugin->name ? plugin->name : "?", path, plugin->abi_version,
                             PYPTO_BACKEND_PLUGIN_ABI_VERSION));
   if (!plugin->name) return fail(fmt::format("plugin {} has no name", path));
+  const int session_entries = (plugin->open_session != nullptr) + (plugin->run_session != nullptr) +
+                              (plugin->close_session != nullptr);
+  if (session_entries != 0 && session_entries != 3)
+    return fail(fmt::format("plugin '{}' ({}) sets only some of open_session, run_session and close_session",
+                            plugin->name, path));
 
   PluginInfo info{
       .name = plugin->name,

@@ -1,19 +1,34 @@
 // The scheduler: tasks wait for the earlier tasks that write what they touch, then run on a free
-// logical core of their type, on a pool of worker threads.
+// logical core of their type, on a pool of worker threads (and, under CallerFirst, the waiting one).
 //
 // One mutex guards all scheduling state; kernels run outside it. A task's life:
 //   Submit   -> its dependencies are the unfinished earlier writers of overlapping bytes (RAW, WAW);
 //               it becomes ready when it has none left.
-//   dispatch -> a worker takes the oldest ready task that has a free core of its type.
+//   dispatch -> a running thread takes the oldest ready task that has a free core of its type.
 //   retire   -> the core is freed, its writes are forgotten, its dependents lose one dependency.
 // After the first fatal error, dispatched tasks are retired without running, so the run drains and
-// WaitAll returns that error. The error stays latched: a failed Runtime refuses further submits.
+// WaitAll returns that error. The error stays latched: a failed Runtime refuses further submits
+// until Reset starts a new run.
+//
+// Who dispatches (RuntimeOptions::dispatch):
+//   Eager       workers, all started in the constructor, are woken for every ready task; the waiting
+//               thread sleeps until the run is idle.
+//   CallerFirst a thread waiting for the run (WaitAll, Reset, the destructor) dispatches too. After a
+//               thread takes a task, or retires one and is about to take the next, any dispatchable
+//               task left over wakes one more thread: a sleeping waiter, else an idle worker; the
+//               workers are started the first time that happens. So a run with no parallelism stays
+//               on the caller, and a wide one fans out one wake-up at a time. A woken thread that
+//               finds the task already taken goes back to sleep. Wake-ups are only spent on tasks
+//               whose kernel has taken at least helper_min_task_ns on average (measured per func_id
+//               as tasks run; a kernel not seen yet counts as long): tiny tasks stay on the threads
+//               that are awake, which finish them sooner than a woken thread could start.
 #include "pypto/runtime/runtime.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -21,6 +36,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <pthread.h>
 
 namespace pypto::rt {
 
@@ -44,11 +61,11 @@ struct Task {
   GlobalContext global;
   std::array<int64_t, kArgSlots> args{};
 
-  struct Write {
+  struct Access {
     uint64_t buffer_addr;
     ByteRange bytes;
   };
-  std::vector<Write> writes;     // registered with the runtime until this task retires
+  std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
   size_t pending = 0;             // unfinished tasks this one waits for
 };
@@ -73,41 +90,121 @@ std::unique_ptr<Task> MakeTask(CoreType core, int32_t func_id, const TaskArgs& a
 static_assert(TaskArgs::kMaxTensors + TaskArgs::kMaxScalars <= kLocalContextSlot,
               "tensors and scalars must fit below the context slots");
 
+// fork() and long-lived workers: a child gets a copy of every mutex and condition variable but none
+// of the threads. A mutex may be copied locked by a worker, and a condition variable counts workers
+// waiting on it that do not exist in the child (destroying or signalling it may then wait forever).
+// So every CallerFirst runtime (whose workers outlive a run) takes part in fork: its scheduling mutex
+// is held across it, and in the child it forgets its workers and their condition variable; the
+// child runs its tasks on the waiting thread and starts workers of its own when it needs them.
+class ForkAware {
+ public:
+  virtual void BeforeFork() = 0;
+  virtual void AfterForkInParent() = 0;
+  virtual void AfterForkInChild() = 0;
+
+ protected:
+  ~ForkAware() = default;
+};
+
+class ForkGuard {
+ public:
+  static ForkGuard& Get() {
+    static ForkGuard* guard = [] {
+      auto* created = new ForkGuard();  // never destroyed: fork may come during static destruction
+      pthread_atfork([] { Get().Prepare(); }, [] { Get().Release(false); }, [] { Get().Release(true); });
+      return created;
+    }();
+    return *guard;
+  }
+  // Never called with a runtime's mutex held: the order is the guard's mutex, then the runtimes'.
+  void Add(ForkAware* runtime) {
+    std::lock_guard hold(mu_);
+    runtimes_.push_back(runtime);
+  }
+  void Remove(ForkAware* runtime) {
+    std::lock_guard hold(mu_);
+    std::erase(runtimes_, runtime);
+  }
+
+ private:
+  void Prepare() {
+    mu_.lock();
+    for (ForkAware* runtime : runtimes_) runtime->BeforeFork();
+  }
+  void Release(bool child) {
+    for (ForkAware* runtime : runtimes_) child ? runtime->AfterForkInChild() : runtime->AfterForkInParent();
+    mu_.unlock();
+  }
+
+  std::mutex mu_;
+  std::vector<ForkAware*> runtimes_;
+};
+
 }  // namespace
 
-class Runtime::Impl {
+class Runtime::Impl final : private ForkAware {
  public:
   Impl(RuntimeOptions options, CoreExecutor& executor);
   ~Impl();
 
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<void, FatalError> WaitAll();
+  void Reset();
   size_t tasks_completed() const;
 
  private:
   static size_t Index(CoreType type) { return static_cast<size_t>(type); }
   int CoreCount(CoreType type) const { return type == CoreType::AIC ? options_.aic_cores : options_.aiv_cores; }
 
+  void BeforeFork() override { mu_.lock(); }
+  void AfterForkInParent() override { mu_.unlock(); }
+  void AfterForkInChild() override;
+
   void AddDependencies(Task& task, const TaskArgs& args);
   void AddEdge(Task& producer, Task& consumer, std::vector<Task*>& producers);
-  void RegisterWrites(Task& task, const TaskArgs& args);
+  void RegisterAccesses(Task& task, const TaskArgs& args);
 
   void WorkerLoop();
   std::optional<CoreType> NextDispatchable() const;
+  size_t DispatchableCount() const;
+  // With mu_ held: takes the oldest dispatchable task of `type`, runs it without the lock, retires it.
+  void DispatchOne(std::unique_lock<std::mutex>& lock, CoreType type);
   pypto::expected<void, FatalError> RunOnCore(Task& task, int core);
   void Retire(Task& task, int core);
   void RecordError(FatalError error);
+  // With mu_ held: returns once no task is live. Under CallerFirst the calling thread runs tasks.
+  void Drain(std::unique_lock<std::mutex>& lock);
+  // CallerFirst, with mu_ held: one more thread for a dispatchable task nobody has taken, if that
+  // task is worth a wake-up.
+  void WakeHelper();
+  bool WorthAHelper() const;
+  void StartWorkers();
 
   const RuntimeOptions options_;
   CoreExecutor& executor_;
+  const bool caller_first_;
+  int worker_count_ = 0;  // threads to run (all started at once)
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // a task may have become dispatchable, or stopping_ was set
-  std::condition_variable idle_cv_;  // live_ became empty
+  // Eager: a task may have become dispatchable, or stopping_ was set. CallerFirst: the same, for
+  // workers only. On the heap, so that a forked child can leak its copy (see ForkGuard).
+  std::unique_ptr<std::condition_variable> work_cv_ = std::make_unique<std::condition_variable>();
+  // Eager: live_ became empty. CallerFirst: live_ became empty, or a waiting thread may dispatch.
+  std::condition_variable idle_cv_;
+  int idle_workers_ = 0;    // CallerFirst: workers asleep on work_cv_
+  int idle_waiters_ = 0;    // CallerFirst: waiting threads asleep on idle_cv_
+  bool workers_started_ = false;
+  std::unordered_map<int32_t, int64_t> task_ns_;  // CallerFirst: running average kernel time by func_id
   TaskId next_id_ = 0;
   std::unordered_map<TaskId, std::unique_ptr<Task>> live_;  // submitted and not yet retired
-  // Unretired writers by allocation: dependencies are only ever found within one buffer_addr.
-  std::unordered_map<uint64_t, std::vector<std::pair<Task*, ByteRange>>> writers_;
+  // Unretired tasks' accesses by allocation (dependencies are only ever found within one
+  // buffer_addr): who reads and who writes which bytes.
+  struct Access {
+    Task* task;
+    ByteRange bytes;
+    bool writes;
+  };
+  std::unordered_map<uint64_t, std::vector<Access>> accesses_;
   std::array<std::deque<Task*>, 2> ready_;     // per core type, in the order tasks became ready
   std::array<std::vector<int>, 2> free_cores_;  // per core type; back() is handed out next
   std::optional<FatalError> error_;             // the first fatal error; latched
@@ -116,30 +213,97 @@ class Runtime::Impl {
   std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
-Runtime::Impl::Impl(RuntimeOptions options, CoreExecutor& executor) : options_(options), executor_(executor) {
+Runtime::Impl::Impl(RuntimeOptions options, CoreExecutor& executor)
+    : options_(options), executor_(executor), caller_first_(options.dispatch == Dispatch::CallerFirst) {
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     // Reversed so that the lowest-numbered core is handed out first.
     for (int core = CoreCount(type) - 1; core >= 0; --core) free_cores_[Index(type)].push_back(core);
   }
-  // More workers than cores could never all hold a core at once.
+  // More threads than cores could never all hold a core at once.
   const int cores = std::max(1, std::max(0, options_.aic_cores) + std::max(0, options_.aiv_cores));
   int threads = options_.worker_threads > 0 ? options_.worker_threads
                                             : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::clamp(threads, 1, cores);
-  workers_.reserve(threads);
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  if (caller_first_) {
+    worker_count_ = threads - 1;  // the waiting thread is the first
+    ForkGuard::Get().Add(this);
+    spdlog::debug("runtime: {} AIC + {} AIV cores, the waiting thread and up to {} worker threads",
+                  options_.aic_cores, options_.aiv_cores, worker_count_);
+    return;
+  }
+  worker_count_ = threads;
+  std::lock_guard lock(mu_);
+  StartWorkers();
   spdlog::debug("runtime: {} AIC + {} AIV cores, {} worker threads", options_.aic_cores, options_.aiv_cores,
                 threads);
 }
 
 Runtime::Impl::~Impl() {
+  if (caller_first_) ForkGuard::Get().Remove(this);
   {
     std::unique_lock lock(mu_);
-    idle_cv_.wait(lock, [&] { return live_.empty(); });
+    Drain(lock);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_->notify_all();
   for (std::thread& worker : workers_) worker.join();
+}
+
+// In the child of a fork, single-threaded, with mu_ held since BeforeFork.
+void Runtime::Impl::AfterForkInChild() {
+  for (std::thread& worker : workers_) worker.detach();  // they do not exist here
+  workers_.clear();
+  workers_started_ = false;
+  idle_workers_ = 0;
+  idle_waiters_ = 0;
+  (void)work_cv_.release();  // its waiters do not exist either: never signal or destroy it
+  work_cv_ = std::make_unique<std::condition_variable>();
+  mu_.unlock();
+}
+
+// Called with mu_ held (the new threads block on it until the caller lets go).
+void Runtime::Impl::StartWorkers() {
+  if (workers_started_) return;
+  workers_started_ = true;
+  workers_.reserve(static_cast<size_t>(worker_count_));
+  for (int i = 0; i < worker_count_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  if (caller_first_) spdlog::debug("runtime: started {} worker threads", worker_count_);
+}
+
+bool Runtime::Impl::WorthAHelper() const {
+  const std::optional<CoreType> type = NextDispatchable();
+  if (!type) return false;
+  const auto average = task_ns_.find(ready_[Index(*type)].front()->func_id);
+  return average == task_ns_.end() || average->second >= options_.helper_min_task_ns;
+}
+
+void Runtime::Impl::WakeHelper() {
+  if (!WorthAHelper()) return;
+  if (idle_waiters_ > 0) {
+    idle_cv_.notify_one();
+  } else if (idle_workers_ > 0) {
+    work_cv_->notify_one();
+  } else if (!workers_started_) {
+    StartWorkers();  // they look for work as soon as they get the lock
+  }
+  // Otherwise every thread is busy, and each looks for work again when its task is done.
+}
+
+void Runtime::Impl::Drain(std::unique_lock<std::mutex>& lock) {
+  if (!caller_first_) {
+    idle_cv_.wait(lock, [&] { return live_.empty(); });
+    return;
+  }
+  while (!live_.empty()) {
+    if (std::optional<CoreType> type = NextDispatchable()) {
+      DispatchOne(lock, *type);
+      continue;
+    }
+    // Everything left is running elsewhere or waiting for what is: sleep until that changes.
+    ++idle_waiters_;
+    idle_cv_.wait(lock);
+    --idle_waiters_;
+  }
 }
 
 pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
@@ -167,7 +331,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
 
   task->id = next_id_++;
   AddDependencies(*task, args);
-  RegisterWrites(*task, args);
+  RegisterAccesses(*task, args);
   spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
                 func_id, CoreTypeName(core), args.tensors().size(), args.scalars().size(), task->pending);
 
@@ -176,7 +340,12 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
   live_.emplace(id, std::move(task));
   if (ref.pending == 0) {
     ready_[Index(core)].push_back(&ref);
-    work_cv_.notify_all();
+    if (!caller_first_) {
+      work_cv_->notify_all();
+    } else if (idle_waiters_ > 0 || DispatchableCount() >= 2) {
+      // A sleeping waiter takes it; otherwise the thread that will wait takes one and a worker the rest.
+      WakeHelper();
+    }
   }
   return id;
 }
@@ -191,11 +360,14 @@ void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
       if (auto owner = live_.find(arg.tensor.owner_task_id); owner != live_.end())
         AddEdge(*owner->second, task, producers);
     }
-    auto writers = writers_.find(arg.tensor.buffer_addr);
-    if (writers == writers_.end()) continue;
+    auto accesses = accesses_.find(arg.tensor.buffer_addr);
+    if (accesses == accesses_.end()) continue;
+    // A read waits for earlier writes of its bytes (RAW); a write also for earlier reads (WAR)
+    // and writes (WAW), so it never overwrites what a task still in flight reads or writes.
     const ByteRange bytes = ViewBytes(arg.tensor);
-    for (auto& [writer, written] : writers->second) {
-      if (written.overlaps(bytes)) AddEdge(*writer, task, producers);
+    const bool writes = Writes(arg.direction);
+    for (const Access& earlier : accesses->second) {
+      if ((earlier.writes || writes) && earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task, producers);
     }
   }
 }
@@ -207,20 +379,28 @@ void Runtime::Impl::AddEdge(Task& producer, Task& consumer, std::vector<Task*>& 
   ++consumer.pending;
 }
 
-void Runtime::Impl::RegisterWrites(Task& task, const TaskArgs& args) {
+void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
   for (const TensorArg& arg : args.tensors()) {
-    if (!Writes(arg.direction)) continue;
+    if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
-    writers_[arg.tensor.buffer_addr].emplace_back(&task, bytes);
-    task.writes.push_back({arg.tensor.buffer_addr, bytes});
+    accesses_[arg.tensor.buffer_addr].push_back(Access{&task, bytes, Writes(arg.direction)});
+    task.accesses.push_back({arg.tensor.buffer_addr, bytes});
   }
 }
 
 pypto::expected<void, FatalError> Runtime::Impl::WaitAll() {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return live_.empty(); });
+  Drain(lock);
   if (error_) return pypto::unexpected(*error_);
   return {};
+}
+
+void Runtime::Impl::Reset() {
+  std::unique_lock lock(mu_);
+  Drain(lock);
+  next_id_ = 0;
+  completed_ = 0;
+  error_.reset();
 }
 
 size_t Runtime::Impl::tasks_completed() const {
@@ -232,27 +412,40 @@ void Runtime::Impl::WorkerLoop() {
   std::unique_lock lock(mu_);
   while (true) {
     std::optional<CoreType> type;
-    work_cv_.wait(lock, [&] { return stopping_ || (type = NextDispatchable()).has_value(); });
+    if (caller_first_) ++idle_workers_;
+    work_cv_->wait(lock, [&] { return stopping_ || (type = NextDispatchable()).has_value(); });
+    if (caller_first_) --idle_workers_;
     if (stopping_) return;  // the destructor only stops workers once no task is live
-
-    Task& task = *ready_[Index(*type)].front();
-    ready_[Index(*type)].pop_front();
-    const int core = free_cores_[Index(*type)].back();
-    free_cores_[Index(*type)].pop_back();
-
-    if (error_) {
-      spdlog::debug("task {}: skipped after a fatal error", task.id);
-    } else {
-      lock.unlock();
-      pypto::expected<void, FatalError> result = RunOnCore(task, core);
-      lock.lock();
-      if (result)
-        ++completed_;
-      else
-        RecordError(std::move(result.error()));
-    }
-    Retire(task, core);
+    DispatchOne(lock, *type);
   }
+}
+
+void Runtime::Impl::DispatchOne(std::unique_lock<std::mutex>& lock, CoreType type) {
+  Task& task = *ready_[Index(type)].front();
+  ready_[Index(type)].pop_front();
+  const int core = free_cores_[Index(type)].back();
+  free_cores_[Index(type)].pop_back();
+  if (caller_first_ && NextDispatchable()) WakeHelper();  // work left over for another thread
+
+  if (error_) {
+    spdlog::debug("task {}: skipped after a fatal error", task.id);
+  } else {
+    lock.unlock();
+    const auto start = caller_first_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    pypto::expected<void, FatalError> result = RunOnCore(task, core);
+    const auto end = caller_first_ ? std::chrono::steady_clock::now() : start;
+    lock.lock();
+    if (caller_first_) {
+      const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+      auto [average, first] = task_ns_.try_emplace(task.func_id, ns);
+      if (!first) average->second += (ns - average->second) / 4;
+    }
+    if (result)
+      ++completed_;
+    else
+      RecordError(std::move(result.error()));
+  }
+  Retire(task, core);
 }
 
 // The ready type whose oldest task has the lowest id and a free core; keeps roughly program order.
@@ -264,6 +457,13 @@ std::optional<CoreType> Runtime::Impl::NextDispatchable() const {
     if (!best || queue.front()->id < ready_[Index(*best)].front()->id) best = type;
   }
   return best;
+}
+
+size_t Runtime::Impl::DispatchableCount() const {
+  size_t count = 0;
+  for (CoreType type : {CoreType::AIC, CoreType::AIV})
+    count += std::min(ready_[Index(type)].size(), free_cores_[Index(type)].size());
+  return count;
 }
 
 // Runs without mu_: the task and its core belong to this worker until it retires the task.
@@ -294,17 +494,24 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
 // Called with mu_ held. Frees the core and wakes what this task was holding back.
 void Runtime::Impl::Retire(Task& task, int core) {
   free_cores_[Index(task.core_type)].push_back(core);
-  for (const Task::Write& write : task.writes) {
-    auto entry = writers_.find(write.buffer_addr);
-    std::erase_if(entry->second, [&](const auto& writer) { return writer.first == &task; });
-    if (entry->second.empty()) writers_.erase(entry);
+  for (const Task::Access& access : task.accesses) {
+    auto entry = accesses_.find(access.buffer_addr);
+    if (entry == accesses_.end()) continue;  // a task touching one buffer twice erased it already
+    std::erase_if(entry->second, [&](const Access& earlier) { return earlier.task == &task; });
+    if (entry->second.empty()) accesses_.erase(entry);
   }
   for (Task* dependent : task.dependents) {
     if (--dependent->pending == 0) ready_[Index(dependent->core_type)].push_back(dependent);
   }
   live_.erase(task.id);  // destroys the task
-  work_cv_.notify_all();
-  if (live_.empty()) idle_cv_.notify_all();
+  if (!caller_first_) {
+    work_cv_->notify_all();
+    if (live_.empty()) idle_cv_.notify_all();
+  } else if (live_.empty()) {
+    idle_cv_.notify_all();  // the waiters return
+  } else if (DispatchableCount() >= 2) {
+    WakeHelper();  // this thread takes one of them next
+  }
 }
 
 void Runtime::Impl::RecordError(FatalError error) {
@@ -327,6 +534,7 @@ pypto::expected<TaskId, FatalError> Runtime::Submit(CoreType core, int32_t func_
   return impl_->Submit(core, func_id, args);
 }
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
+void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }
 
 }  // namespace pypto::rt

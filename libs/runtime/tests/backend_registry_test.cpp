@@ -30,6 +30,12 @@ TEST(BackendRegistry, LoadFileServesItsPlatforms) {
   EXPECT_STREQ((*plugin)->name, "testsim");
   EXPECT_EQ((*plugin)->abi_version, PYPTO_BACKEND_PLUGIN_ABI_VERSION);
   EXPECT_EQ((*plugin)->execute("testsim", nullptr, nullptr, nullptr, 0), PYPTO_OK);
+  pypto_backend_session* session = nullptr;
+  ASSERT_EQ((*plugin)->open_session("testsim", nullptr, nullptr, &session), PYPTO_OK);
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ((*plugin)->run_session(session, nullptr, 0), PYPTO_OK);
+  EXPECT_EQ((*plugin)->run_session(session, nullptr, 0), PYPTO_OK);
+  (*plugin)->close_session(session);
 
   // Loading the same file again hands back the same plugin rather than a second copy.
   auto again = registry.LoadFile(TEST_PLUGIN_GOOD_PATH);
@@ -42,7 +48,8 @@ TEST(BackendRegistry, RefusesOtherAbi) {
   auto info = registry.LoadFile(TEST_PLUGIN_BAD_PATH);
   ASSERT_FALSE(info);
   EXPECT_EQ(info.error(), "plugin 'badabi' (" + Canonical(TEST_PLUGIN_BAD_PATH) +
-                              ") was built for backend ABI 999, this build of pypto needs ABI 1; rebuild the plugin");
+                              ") was built for backend ABI 999, this build of pypto needs ABI " +
+                              std::to_string(PYPTO_BACKEND_PLUGIN_ABI_VERSION) + "; rebuild the plugin");
   EXPECT_THAT(registry.LoadErrors(), Contains(info.error()));
   // Asking for its platform explains why it is not there.
   auto plugin = registry.ForPlatform("badsim");

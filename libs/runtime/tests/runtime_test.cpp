@@ -202,6 +202,35 @@ TEST(Runtime, WriteAfterWriteKeepsProgramOrder) {
   for (int32_t value : data) EXPECT_EQ(value, 2);
 }
 
+TEST(Runtime, WriteAfterReadWaitsForTheReader) {
+  std::vector<int32_t> data(16, 7), seen(16, 0);
+  // The reader is slow; without a WAR edge the writer would overwrite `data` while it is read.
+  FakeExecutor executor([](const KernelLaunch& launch) -> Result {
+    if (launch.func_id == 1) {
+      std::this_thread::sleep_for(30ms);
+      const int32_t* in = DataPointer<int32_t>(TensorArgOf(launch, 0));
+      int32_t* out = DataPointer<int32_t>(TensorArgOf(launch, 1));
+      std::copy(in, in + 16, out);
+    } else {
+      int32_t* out = DataPointer<int32_t>(TensorArgOf(launch, 0));
+      std::fill(out, out + 16, -1);
+    }
+    return {};
+  });
+  Runtime runtime({.aic_cores = 2, .aiv_cores = 2, .worker_threads = 4}, executor);
+  TaskArgs read;
+  read.add_input(IntTensor(data));
+  read.add_output(IntTensor(seen));
+  ASSERT_TRUE(runtime.SubmitAiv(1, read));
+  TaskArgs write;
+  write.add_inout(IntTensor(data));
+  ASSERT_TRUE(runtime.SubmitAiv(2, write));
+  ASSERT_TRUE(runtime.WaitAll());
+  EXPECT_EQ(executor.order(), (std::vector<int32_t>{1, 2}));
+  for (int32_t value : seen) EXPECT_EQ(value, 7);
+  for (int32_t value : data) EXPECT_EQ(value, -1);
+}
+
 TEST(Runtime, IndependentTasksRunConcurrentlyOnDistinctCores) {
   std::vector<int32_t> a(8), b(8);
   Rendezvous both(2);

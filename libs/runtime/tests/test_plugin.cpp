@@ -12,6 +12,25 @@ pypto_status Execute(const char*, const pypto_ir_program*, const pypto_rt_plan*,
   return PYPTO_OK;
 }
 
+// A session counts its runs; the registry tests read the count back through run_session's status.
+struct Session {
+  size_t runs = 0;
+};
+
+pypto_status OpenSession(const char*, const pypto_ir_program*, const pypto_rt_plan*, pypto_backend_session** out) {
+  if (!out) return PYPTO_ERR_INVALID_ARGUMENT;
+  *out = reinterpret_cast<pypto_backend_session*>(new Session());
+  return PYPTO_OK;
+}
+
+pypto_status RunSession(pypto_backend_session* session, const pypto_chip_tensor*, size_t) {
+  if (!session) return PYPTO_ERR_INVALID_ARGUMENT;
+  ++reinterpret_cast<Session*>(session)->runs;
+  return PYPTO_OK;
+}
+
+void CloseSession(pypto_backend_session* session) { delete reinterpret_cast<Session*>(session); }
+
 const pypto_backend_plugin kPlugin = {
     .abi_version = TEST_PLUGIN_ABI,
     .name = TEST_PLUGIN_NAME,
@@ -19,6 +38,9 @@ const pypto_backend_plugin kPlugin = {
     .platforms = kPlatforms,
     .prepare = Prepare,
     .execute = Execute,
+    .open_session = OpenSession,
+    .run_session = RunSession,
+    .close_session = CloseSession,
 };
 
 }  // namespace

@@ -33,7 +33,19 @@ std::byte* CoreMemory::Access(ir::MemorySpace space, int64_t offset, int64_t byt
     std::memset(raw, 0, size);
     arena.reset(raw);
   }
+  touched_[index] = std::max(touched_[index], offset + bytes);
   return arena.get() + offset;
+}
+
+void CoreMemory::Scrub() {
+  for (size_t index = 0; index < kSpaces; ++index) {
+    if (touched_[index] == 0) continue;
+    // Whole cache lines (the arena is a whole number of them), in case a vector op wrote past its end.
+    const size_t touched = static_cast<size_t>(touched_[index]);
+    const size_t bytes = (touched + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    if (arenas_[index]) std::memset(arenas_[index].get(), 0, bytes);
+    touched_[index] = 0;
+  }
 }
 
 CoreMemoryPool::CoreMemoryPool(const ir::SocSpec& soc, int aic_cores, int aiv_cores) {
@@ -41,6 +53,11 @@ CoreMemoryPool::CoreMemoryPool(const ir::SocSpec& soc, int aic_cores, int aiv_co
   for (int i = 0; i < aic_cores; ++i) aic_.emplace_back(soc);
   aiv_.reserve(static_cast<size_t>(std::max(aiv_cores, 0)));
   for (int i = 0; i < aiv_cores; ++i) aiv_.emplace_back(soc);
+}
+
+void CoreMemoryPool::Scrub() {
+  for (auto& core : aic_) core.Scrub();
+  for (auto& core : aiv_) core.Scrub();
 }
 
 CoreMemory* CoreMemoryPool::For(rt::CoreType type, int index) {

@@ -1,6 +1,8 @@
 // The on-chip buffers of the simulated cores. Each logical core owns one arena per memory space
 // (UB for vector cores; L1/L0A/L0B/L0C/bias for cube cores), sized from the SoC table and allocated
-// on first use. Contents persist across tasks on the same core, as on hardware.
+// on first use. Contents persist across tasks on the same core, as on hardware. Between runs, Scrub
+// zeroes what a run touched, so every run starts from zeroed buffers (as a fresh pool would) while
+// the arenas themselves are allocated once.
 #pragma once
 
 #include <array>
@@ -24,6 +26,9 @@ class CoreMemory {
   std::byte* Access(ir::MemorySpace space, int64_t offset, int64_t bytes);
   int64_t capacity(ir::MemorySpace space) const { return capacity_[Index(space)]; }
 
+  // Zeroes the bytes handed out by Access since the last Scrub. Only while no task runs on the core.
+  void Scrub();
+
  private:
   static constexpr size_t kSpaces = 8;
   static size_t Index(ir::MemorySpace space) { return static_cast<size_t>(space) % kSpaces; }
@@ -32,6 +37,7 @@ class CoreMemory {
     void operator()(std::byte* bytes) const;
   };
   std::array<int64_t, kSpaces> capacity_{};
+  std::array<int64_t, kSpaces> touched_{};  // per space: the end of the highest range handed out
   std::array<std::unique_ptr<std::byte, FreeBytes>, kSpaces> arenas_;
 };
 
@@ -42,6 +48,9 @@ class CoreMemoryPool {
 
   // Null when the core does not exist.
   CoreMemory* For(rt::CoreType type, int index);
+
+  // CoreMemory::Scrub on every core; only while no task runs.
+  void Scrub();
 
  private:
   std::vector<CoreMemory> aic_;

@@ -1,10 +1,21 @@
 // The plugin's C entry point: decodes the plan's kernels from the lowered program and runs the plan
 // on the runtime with the simulator as its CoreExecutor. Nothing here throws across the C ABI.
+//
+// A Session is everything a run needs that does not depend on the tensors: the decoded kernels, the
+// executor with its simulated cores (arenas allocated on first use, then kept and scrubbed between
+// runs) and a runtime (its worker threads kept). open_session builds one per compiled program, and
+// each run_session only checks the tensors, submits the plan and waits. The runtime of a session
+// dispatches CallerFirst: a run without parallelism (one task, a chain) executes on the calling
+// thread, with no thread hand-off; wider runs wake the workers, which are started once, on first need.
+// execute is the one-shot path of ABI 1: a session with an Eager runtime, built and torn down per call.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -156,6 +167,63 @@ pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, cons
   });
 }
 
+// A plan made ready to run on one platform. Runs are serialized.
+class Session {
+ public:
+  // With `owned`, the session keeps its own copy of the plan; otherwise it refers to `plan`, which
+  // must outlive it (the one-shot execute).
+  Session(const ir::SocSpec& soc, std::string platform, const rt::TaskPlan& plan, bool owned,
+          std::vector<DecodedKernel> kernels, rt::Dispatch dispatch)
+      : platform_(std::move(platform)),
+        owned_plan_(owned ? std::optional<rt::TaskPlan>(plan) : std::nullopt),
+        plan_(owned ? *owned_plan_ : plan),
+        kernel_count_(kernels.size()),
+        executor_(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores),
+        runtime_({.aic_cores = soc.aic_cores, .aiv_cores = soc.aiv_cores, .dispatch = dispatch}, executor_) {}
+
+  pypto_status Run(std::span<const rt::ChipTensor> params) {
+    std::lock_guard lock(mu_);
+    spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan_.orchestration_name,
+                  platform_, kernel_count_, plan_.submits.size(), TileOpsTarget());
+    if (used_) {
+      // Start as a fresh runtime and fresh cores would: task ids from 0, no error, zeroed buffers.
+      runtime_.Reset();
+      executor_.ScrubMemory();
+    }
+    used_ = true;
+    auto result = rt::RunPlan(plan_, params, runtime_);
+    if (!result) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: {}", result.error().str()));
+    return PYPTO_OK;
+  }
+
+ private:
+  std::mutex mu_;
+  const std::string platform_;
+  const std::optional<rt::TaskPlan> owned_plan_;
+  const rt::TaskPlan& plan_;
+  const size_t kernel_count_;
+  bool used_ = false;
+  SimExecutor executor_;  // before runtime_, which runs kernels on it until it is destroyed
+  rt::Runtime runtime_;
+};
+
+// Checks the arguments and decodes the plan's kernels: what execute did before running anything, with
+// its statuses and messages (`what` names the entry in the null-argument message).
+pypto::expected<std::unique_ptr<Session>, pypto_status> OpenSession(const char* platform,
+                                                                     const pypto_ir_program* lowered,
+                                                                     const pypto_rt_plan* plan, bool owned,
+                                                                     rt::Dispatch dispatch, const char* what) {
+  if (!lowered || !lowered->program || !plan) {
+    return pypto::unexpected(
+        c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, fmt::format("sim {}: null program or plan", what)));
+  }
+  auto soc = Soc(platform);
+  if (!soc) return pypto::unexpected(soc.error());
+  auto kernels = DecodeAll(*lowered->program, &plan->plan, **soc);
+  if (!kernels) return pypto::unexpected(c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", kernels.error())));
+  return std::make_unique<Session>(**soc, platform, plan->plan, owned, std::move(*kernels), dispatch);
+}
+
 pypto_status Execute(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                      const pypto_chip_tensor* params, size_t num_params) {
   return c_api::Guard([&]() -> pypto_status {
@@ -163,24 +231,46 @@ pypto_status Execute(const char* platform, const pypto_ir_program* lowered, cons
       return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim execute: null program or plan");
     }
     if (!params && num_params > 0) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim execute: null params");
-    auto soc = Soc(platform);
-    if (!soc) return soc.error();
-    auto kernels = DecodeAll(*lowered->program, &plan->plan, **soc);
-    if (!kernels) return c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", kernels.error()));
-    spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan->plan.orchestration_name,
-                  platform, kernels->size(), plan->plan.submits.size(), TileOpsTarget());
+    auto session = OpenSession(platform, lowered, plan, /*owned=*/false, rt::Dispatch::Eager, "execute");
+    if (!session) return session.error();
+    return (*session)->Run(std::span<const rt::ChipTensor>(params, num_params));
+  });
+}
 
-    const rt::RuntimeOptions options{.aic_cores = (*soc)->aic_cores, .aiv_cores = (*soc)->aiv_cores};
-    SimExecutor executor(**soc, std::move(*kernels), options.aic_cores, options.aiv_cores);
-    pypto::expected<void, rt::FatalError> result;
-    {
-      rt::Runtime runtime(options, executor);
-      result = rt::RunPlan(plan->plan, std::span<const rt::ChipTensor>(params, num_params), runtime);
-    }
-    if (!result) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: {}", result.error().str()));
+}  // namespace
+}  // namespace pypto::sim
+
+// The C handle of a session.
+struct pypto_backend_session {
+  std::unique_ptr<pypto::sim::Session> session;
+};
+
+namespace pypto::sim {
+namespace {
+
+pypto_status OpenSessionEntry(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
+                              pypto_backend_session** out) {
+  return c_api::Guard([&]() -> pypto_status {
+    if (!out) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim open_session: null session pointer");
+    *out = nullptr;
+    auto session = OpenSession(platform, lowered, plan, /*owned=*/true, rt::Dispatch::CallerFirst, "open_session");
+    if (!session) return session.error();
+    *out = new pypto_backend_session{std::move(*session)};
     return PYPTO_OK;
   });
 }
+
+pypto_status RunSessionEntry(pypto_backend_session* session, const pypto_chip_tensor* params, size_t num_params) {
+  return c_api::Guard([&]() -> pypto_status {
+    if (!session || !session->session) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim run_session: null session");
+    if (!params && num_params > 0) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim run_session: null params");
+    return session->session->Run(std::span<const rt::ChipTensor>(params, num_params));
+  });
+}
+
+// Not guarded: it cannot fail, and must leave the thread's last error message alone. Nothing is left to
+// wait for: a run returns only once its tasks are done.
+void CloseSessionEntry(pypto_backend_session* session) { delete session; }
 
 const pypto_backend_plugin kPlugin{
     .abi_version = PYPTO_BACKEND_PLUGIN_ABI_VERSION,
@@ -189,6 +279,9 @@ const pypto_backend_plugin kPlugin{
     .platforms = kPlatforms,
     .prepare = Prepare,
     .execute = Execute,
+    .open_session = OpenSessionEntry,
+    .run_session = RunSessionEntry,
+    .close_session = CloseSessionEntry,
 };
 
 }  // namespace

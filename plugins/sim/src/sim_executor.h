@@ -18,6 +18,10 @@ class SimExecutor final : public rt::CoreExecutor {
 
   pypto::expected<void, rt::FatalError> Execute(const rt::KernelLaunch& launch) override;
 
+  // Zeroes what the last run left in the cores' buffers, so that the next run starts as on a fresh
+  // executor. The arenas stay allocated. Only while no task runs.
+  void ScrubMemory() { memory_.Scrub(); }
+
   // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on.
   static pypto::expected<void, rt::FatalError> Run(const DecodedKernel& kernel, const int64_t* args,
                                                    CoreMemory& memory);

@@ -44,26 +44,51 @@ class CoreExecutor {
   virtual pypto::expected<void, FatalError> Execute(const KernelLaunch& launch) = 0;
 };
 
+// Who runs ready tasks.
+//  Eager:       worker threads, started with the Runtime, run every task as soon as it is ready and
+//               has a free core; the thread in WaitAll only waits.
+//  CallerFirst: the thread in WaitAll (or Reset, or the destructor) runs ready tasks itself. Worker
+//               threads are started the first time there is more ready work than running threads,
+//               are then kept for the life of the Runtime, and are woken only for that surplus. A
+//               chain of dependent tasks therefore runs entirely on the calling thread, with no
+//               thread start, wake-up or hand-off; independent tasks still spread over the workers,
+//               when they are long enough to be worth a wake-up (see helper_min_task_ns). A task
+//               may not start before some thread waits for it.
+enum class Dispatch : uint8_t { Eager, CallerFirst };
+
 struct RuntimeOptions {
   int aic_cores = 24;
   int aiv_cores = 48;
-  int worker_threads = 0;  // 0: one per hardware thread, at most one per core
+  // Threads that run kernels: 0 means one per hardware thread; never more than one per core. Under
+  // CallerFirst the waiting thread counts as one of them (1: every task runs on the caller).
+  int worker_threads = 0;
+  Dispatch dispatch = Dispatch::Eager;
+  // CallerFirst: another thread is woken for a ready task only if tasks of its func_id have run
+  // this long on average (or have not run yet): a shorter task is done sooner by a thread that is
+  // already awake than by one that must be woken. Averages are kept across Reset. 0: always wake.
+  int64_t helper_min_task_ns = 20'000;
 };
 
 class Runtime {
  public:
   Runtime(RuntimeOptions options, CoreExecutor& executor);
-  ~Runtime();  // waits for submitted tasks
+  ~Runtime();  // waits for (under CallerFirst: runs) the submitted tasks
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Dependencies come from overlapping tensor views: read-after-write and write-after-write.
+  // Dependencies come from overlapping tensor views: read-after-write, write-after-read and
+  // write-after-write.
   pypto::expected<TaskId, FatalError> SubmitAic(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitAiv(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
 
   // Blocks until every submitted task has finished; returns the first fatal error, if any.
   pypto::expected<void, FatalError> WaitAll();
+
+  // Waits for every submitted task, then starts a new run on the same threads and cores: task ids
+  // count from 0 again, the completed count is 0 and a latched fatal error is forgotten. This is
+  // what lets one Runtime serve many runs of a plan without starting threads for each.
+  void Reset();
 
   size_t tasks_completed() const;
 
