@@ -91,7 +91,7 @@ def test_non_tensor_arguments_are_refused(write_kernel):
     module, _ = write_kernel("numpy_arg", KERNEL.format(op="pl.add"))
     import numpy as np
 
-    with pytest.raises(TypeError, match="argument 'a' must be a torch.Tensor, got ndarray"):
+    with pytest.raises(TypeError, match="argument 'a' must be a torch.Tensor or a Python int, float or bool, got ndarray"):
         module.kernel(np.ones((32, 32)), torch.ones(32, 32), torch.empty(32, 32))
 
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,10 @@ struct ProgramView {
   ir::ProgramPtr program;
 };
 
+// A plugin session (backend plugin ABI 2), closed with the plugin's close_session when the last
+// reference goes.
+using SessionHandle = std::shared_ptr<pypto_backend_session>;
+
 // A compiled program: the lowered IR and its task plan, plus where the artifacts were written.
 struct Compiled {
   ir::ProgramPtr lowered;
@@ -40,6 +45,9 @@ struct Compiled {
   std::string platform;
   std::string output_dir;
   std::string orchestration_source;
+  // The program made ready to run on `platform`: opened by the first execute, reused by every later
+  // one, closed with the artifacts (the Python CompiledArtifacts object, which CompiledProgram holds).
+  SessionHandle session;
 };
 
 const ir::SocSpec& SocOf(const std::string& platform) {
@@ -48,8 +56,24 @@ const ir::SocSpec& SocOf(const std::string& platform) {
   return *soc;
 }
 
+std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants) {
+  std::map<std::string, frontend::Constant> result;
+  for (auto [key, value] : constants) {
+    // bool before int: Python's bool is an int.
+    frontend::Constant constant;
+    if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
+    else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
+    else constant = value.cast<double>();
+    result[key.cast<std::string>()] = constant;
+  }
+  return result;
+}
+
+// `functions` maps the names the entry calls to dicts with the source fields of pypto.jit's _Source
+// plus `form` and `constants`.
 ProgramView ParseJit(const std::string& source, const std::string& filename, int line_offset, int column_offset,
-                     const std::string& program_name, const py::dict& specs, const py::dict& constants) {
+                     const std::string& program_name, const py::dict& specs, const py::dict& constants,
+                     const py::dict& functions) {
   frontend::ParseRequest request{.source = source,
                                  .filename = filename,
                                  .line_offset = line_offset,
@@ -61,15 +85,29 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
     if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", pair[1].cast<std::string>()));
     request.tensor_specs[key.cast<std::string>()] = frontend::TensorSpec{pair[0].cast<ir::Shape>(), *dtype};
   }
-  for (auto [key, value] : constants) {
-    // bool before int: Python's bool is an int.
-    frontend::Constant constant;
-    if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
-    else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
-    else constant = value.cast<double>();
-    request.constants[key.cast<std::string>()] = constant;
+  request.constants = ToConstants(constants);
+  for (auto [key, value] : functions) {
+    auto fields = value.cast<py::dict>();
+    request.functions[key.cast<std::string>()] = frontend::SubFunction{
+        .source = fields["source"].cast<std::string>(),
+        .filename = fields["filename"].cast<std::string>(),
+        .line_offset = fields["line_offset"].cast<int>(),
+        .column_offset = fields["column_offset"].cast<int>(),
+        .form = fields["form"].cast<std::string>(),
+        .constants = ToConstants(fields["constants"].cast<py::dict>())};
   }
   return {bindings::Unwrap(frontend::ParseJitFunction(request))};
+}
+
+// A `@pl.program` class's source (dedented, decorators included) -> its program.
+ProgramView ParseProgramSource(const std::string& source, const std::string& filename, int line_offset,
+                               int column_offset, const py::dict& constants) {
+  frontend::ProgramRequest request{.source = source,
+                                   .filename = filename,
+                                   .line_offset = line_offset,
+                                   .column_offset = column_offset,
+                                   .constants = ToConstants(constants)};
+  return {bindings::Unwrap(frontend::ParseProgram(request))};
 }
 
 // Lowers for `platform`; with dump_dir, writes the IR after each pass as NN_after_<Pass>.py.
@@ -127,8 +165,23 @@ Compiled Compile(const ProgramView& lowered, const std::string& platform, const 
   return compiled;
 }
 
+// The session of `compiled` on its platform, opened on first use. Called with the GIL held, which is
+// what keeps two Python threads from opening one each. Null when the plugin has no sessions.
+SessionHandle SessionOf(Compiled& compiled, const pypto_backend_plugin& plugin) {
+  if (!plugin.open_session) return nullptr;
+  if (compiled.session) return compiled.session;
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{compiled.plan};
+  pypto_backend_session* session = nullptr;
+  // Fails where execute would have failed before running anything, with the same message.
+  if (plugin.open_session(compiled.platform.c_str(), &program_handle, &plan_handle, &session) != PYPTO_OK)
+    throw std::runtime_error(pypto_last_error_message());
+  compiled.session = SessionHandle(session, [close = plugin.close_session](pypto_backend_session* s) { close(s); });
+  return compiled.session;
+}
+
 // tensors: (data_ptr, shape, dtype name) per orchestration parameter, contiguous.
-void Execute(const Compiled& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
+void Execute(Compiled& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
   std::vector<rt::ChipTensor> params;
   for (const auto& tensor : tensors) {
     auto dtype = ir::DataTypeFromName(tensor[2].cast<std::string>());
@@ -138,10 +191,16 @@ void Execute(const Compiled& compiled, const std::string& platform, const std::v
     params.push_back(rt::MakeExternalTensor(reinterpret_cast<void*>(tensor[0].cast<uintptr_t>()), shape, code));
   }
   const auto& plugin = PluginFor(platform);
-  pypto_ir_program program_handle{compiled.lowered};
-  pypto_rt_plan plan_handle{compiled.plan};
   pypto_status status;
-  {
+  // The compiled platform runs on the program's session: set up once, so that a call costs little
+  // more than its kernels. Another platform (the program was not prepared for it) runs one-shot.
+  if (SessionHandle session = platform == compiled.platform ? SessionOf(compiled, plugin) : nullptr) {
+    // `session` keeps it open for this call. Runs of one session from several threads take turns.
+    py::gil_scoped_release release;  // kernels run on this thread and the simulator's
+    status = plugin.run_session(session.get(), params.data(), params.size());
+  } else {
+    pypto_ir_program program_handle{compiled.lowered};
+    pypto_rt_plan plan_handle{compiled.plan};
     py::gil_scoped_release release;  // kernels run on the simulator's threads
     status = plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
   }
@@ -204,7 +263,10 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("parse_jit", &ParseJit, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
-        py::arg("column_offset"), py::arg("program_name"), py::arg("specs"), py::arg("constants") = py::dict());
+        py::arg("column_offset"), py::arg("program_name"), py::arg("specs"), py::arg("constants") = py::dict(),
+        py::arg("functions") = py::dict());
+  m.def("parse_program", &ParseProgramSource, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
+        py::arg("column_offset"), py::arg("constants") = py::dict());
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"));

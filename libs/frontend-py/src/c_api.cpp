@@ -52,4 +52,18 @@ pypto_status pypto_frontend_parse_jit(const char* source, const char* filename, 
   });
 }
 
+pypto_status pypto_frontend_parse_program(const char* source, const char* filename, int line_offset,
+                                          pypto_ir_program** program) {
+  return c_api::Guard([&] {
+    if (!source || !filename || !program)
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_frontend_parse_program: null argument");
+    EnsureInterpreter();
+    pybind11::gil_scoped_acquire gil;
+    auto parsed = frontend::ParseProgram({.source = source, .filename = filename, .line_offset = line_offset});
+    if (!parsed) return c_api::Fail(PYPTO_ERR_PARSE, parsed.error().str());
+    *program = c_api::Wrap(*parsed);
+    return PYPTO_OK;
+  });
+}
+
 }  // extern "C"

@@ -1,4 +1,4 @@
-// The AST walker: one Python function definition -> one IR function.
+// The AST walker: one Python function definition -> one IR function; a `@pl.program` class -> a program.
 #include "pypto/frontend/parser.h"
 
 #include <fmt/format.h>
@@ -13,7 +13,9 @@
 
 #include "ast_node.h"
 #include "op_resolver.h"
+#include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 #include "type_resolver.h"
 
 namespace pypto::frontend {
@@ -26,10 +28,25 @@ using ir::MakeError;
 // pl.Mem.Vec, "round").
 using ArgValue = std::variant<ir::ExprPtr, ir::OpAttr>;
 
+// A `@pl.program` method as its decorator and annotations declare it, known before any body is
+// parsed so that functions may call functions defined after them.
+struct Signature {
+  std::string name;
+  py::object def;  // the ast.FunctionDef
+  std::vector<ir::VarPtr> params;
+  std::vector<ir::ParamDirection> directions;
+  std::vector<ir::TypePtr> return_types;  // from the `->` annotation; none without one
+  ir::FunctionType type = ir::FunctionType::Opaque;
+  std::map<std::string, ir::AttrValue> attrs;
+};
+
 // What every function parser of one program shares: the request, and the kernels parsed so far
-// (one per specialisation of a `@pl.jit.incore` function).
+// (one per specialisation of a `@pl.jit.incore` function). A `@pl.program` has no ParseRequest but the
+// signatures of its methods instead.
 struct ProgramContext {
-  const ParseRequest& request;
+  const ParseRequest* request = nullptr;
+  const std::map<std::string, Signature>* methods = nullptr;
+  std::string program_name;
   std::vector<ir::FunctionPtr> kernels;
   std::map<std::string, ir::FunctionPtr> specialisations;  // "name(arg types)" -> kernel
   std::set<std::string> names;                              // function names taken
@@ -44,6 +61,7 @@ struct FunctionSource {
   const std::map<std::string, Constant>* constants;
   std::map<std::string, TensorSpec> tensor_specs;
   ir::FunctionType type = ir::FunctionType::Opaque;
+  const Signature* signature = nullptr;  // a @pl.program method: types come from its annotations
 };
 
 ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map) {
@@ -59,12 +77,13 @@ class FunctionParser {
  public:
   FunctionParser(ProgramContext& program, const FunctionSource& source)
       : program_(program), source_(source), map_(source.map),
-        kernel_depth_(source.type == ir::FunctionType::InCore ? 1 : 0) {}
+        kernel_depth_(ir::IsKernel(source.type) ? 1 : 0) {}
 
   ir::Result<ir::FunctionPtr> Parse() { return ParseFunction(source_.def); }
 
  private:
   ir::Result<ir::FunctionPtr> ParseFunction(py::handle def) {
+    if (source_.signature) return ParseMethod(*source_.signature);
     std::vector<ir::VarPtr> params;
     std::vector<ir::ParamDirection> directions;
     py::handle arguments = def.attr("args");
@@ -77,8 +96,14 @@ class FunctionParser {
         return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name),
                          map_.SpanOf(arg));
       auto resolved = ResolveParam(arg.attr("annotation"), name,
-                                   spec_it == source_.tensor_specs.end() ? nullptr : &spec_it->second, map_);
+                                   spec_it == source_.tensor_specs.end() ? nullptr : &spec_it->second, map_,
+                                   source_.constants);
       if (!resolved) return pypto::unexpected(resolved.error());
+      // A Python number passed for an entry's scalar parameter specialises the program: the name
+      // reads as that constant everywhere, as upstream's JIT substitutes it.
+      if (resolved->type->As<ir::ScalarType>() && source_.type == ir::FunctionType::Opaque &&
+          source_.constants->contains(name))
+        continue;
       auto var = std::make_shared<ir::Var>(name, resolved->type, map_.SpanOf(arg));
       env_[name] = var;
       params.push_back(var);
@@ -90,6 +115,16 @@ class FunctionParser {
     for (const auto& value : returns_) return_types.push_back(value->type());
     return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
                                           std::map<std::string, ir::AttrValue>{}, map_.SpanOf(def));
+  }
+
+  // A @pl.program method: parameters and return types as declared.
+  ir::Result<ir::FunctionPtr> ParseMethod(const Signature& signature) {
+    for (const auto& param : signature.params) env_[param->name_hint()] = param;
+    auto body = ParseBlock(signature.def.attr("body"));
+    if (!body) return pypto::unexpected(body.error());
+    return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions,
+                                          signature.return_types, *body, signature.type, signature.attrs,
+                                          map_.SpanOf(signature.def));
   }
 
   ir::Result<ir::StmtPtr> ParseBlock(py::handle statements) {
@@ -126,19 +161,153 @@ class FunctionParser {
     py::handle target = annotated ? stmt.attr("target") : py::handle(py::list(stmt.attr("targets"))[0]);
     if (!annotated && py::len(stmt.attr("targets")) != 1)
       return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
+    if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
     if (!IsNode(target, "Name"))
-      return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name is supported yet", map_.SpanOf(target));
+      return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
+                       map_.SpanOf(target));
     if (stmt.attr("value").is_none())
       return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
-    if (annotated)
-      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_); !ok)
+    ir::TypePtr declared_type;
+    if (annotated && source_.signature) {
+      // In a @pl.program the annotation is the variable's type (the printer writes every one, with
+      // the tile's memref once memory is allocated); the value must agree with it.
+      auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants);
+      if (!declared) return pypto::unexpected(declared.error());
+      if (!Assignable(*declared, (*value)->type()))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
+                                     (*value)->type()->str()),
+                         map_.SpanOf(stmt.attr("annotation")));
+      declared_type = *declared;
+    } else if (annotated)
+      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, source_.constants); !ok)
         return pypto::unexpected(ok.error());
-    auto var = std::make_shared<ir::Var>(name, (*value)->type(), map_.SpanOf(target));
+    auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
     env_[name] = var;
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
+  struct Region {
+    const ir::Var* tensor = nullptr;
+    ir::VarPtr tensor_var;
+    std::vector<ir::ExprPtr> offsets;
+    ir::Shape shape;
+  };
+
+  ir::Result<Region> ParseRegion(py::handle subscript) {
+    const ir::Span span = map_.SpanOf(subscript);
+    auto base = ParseExpr(subscript.attr("value"));
+    if (!base) return pypto::unexpected(base.error());
+    const auto* tensor = (*base)->type()->As<ir::TensorType>();
+    const auto* var = (*base)->As<ir::Var>();
+    if (!tensor || !var)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("only tensors can be sliced here, got {}", (*base)->type()->str()), span);
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::Syntax, "tensor slices outside a pl.at scope are not supported yet", span,
+                       "slice tensors inside the kernel's pl.at scope, where a slice is a load or a store");
+    py::handle slice = subscript.attr("slice");
+    std::vector<py::handle> items;
+    if (IsNode(slice, "Tuple")) {
+      for (auto item : slice.attr("elts")) items.push_back(item);
+    } else {
+      items.push_back(slice);
+    }
+    const auto& dims = tensor->shape();
+    if (items.size() > dims.size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
+    Region region{.tensor = var, .tensor_var = std::static_pointer_cast<const ir::Var>(*base)};
+    auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d >= items.size()) {  // fewer indices imply the whole of the trailing dimensions
+        region.offsets.push_back(index(0));
+        region.shape.push_back(dims[d]);
+        continue;
+      }
+      py::handle item = items[d];
+      if (!IsNode(item, "Slice"))
+        return MakeError(DiagnosticKind::Syntax, "only slices (start:stop) are supported as tensor indices yet",
+                         map_.SpanOf(item));
+      if (!item.attr("step").is_none())
+        return MakeError(DiagnosticKind::Syntax, "slices with a step are not supported", map_.SpanOf(item));
+      ir::ExprPtr lower = index(0), upper = index(dims[d]);
+      if (!item.attr("lower").is_none()) {
+        auto parsed = ParseExpr(item.attr("lower"));
+        if (!parsed) return pypto::unexpected(parsed.error());
+        lower = *parsed;
+      }
+      if (!item.attr("upper").is_none()) {
+        auto parsed = ParseExpr(item.attr("upper"));
+        if (!parsed) return pypto::unexpected(parsed.error());
+        upper = *parsed;
+      }
+      auto extent = StaticExtent(lower, upper);
+      if (!extent)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("the slice {}:{} must have a size known at compile time", ir::PrintExpr(lower),
+                                     ir::PrintExpr(upper)),
+                         map_.SpanOf(item), "write it as start:start + SIZE with a constant SIZE");
+      region.offsets.push_back(lower);
+      region.shape.push_back(*extent);
+    }
+    return region;
+  }
+
+  // upper - lower when it is a constant: both literals, or `upper` spelled `lower + K`.
+  static std::optional<int64_t> StaticExtent(const ir::ExprPtr& lower, const ir::ExprPtr& upper) {
+    auto l = ir::AsConstInt(lower), u = ir::AsConstInt(upper);
+    if (l && u) return *u - *l;
+    const auto* sum = upper->As<ir::BinaryExpr>();
+    if (!sum || sum->op() != ir::BinaryOp::Add) return std::nullopt;
+    const std::string base = ir::PrintExpr(lower);
+    if (ir::PrintExpr(sum->lhs()) == base) return ir::AsConstInt(sum->rhs());
+    if (ir::PrintExpr(sum->rhs()) == base) return ir::AsConstInt(sum->lhs());
+    return std::nullopt;
+  }
+
+  ir::ExprPtr Tuple(const std::vector<ir::ExprPtr>& values, const ir::Span& span) {
+    return std::make_shared<ir::TupleLiteral>(values, span);
+  }
+
+  // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region.
+  ir::Result<ir::ExprPtr> ParseSliceLoad(py::handle node) {
+    auto region = ParseRegion(node);
+    if (!region) return pypto::unexpected(region.error());
+    const ir::Span span = map_.SpanOf(node);
+    std::vector<ir::ExprPtr> shape;
+    for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    auto call = ir::OpRegistry::Get().CreateCall(
+        "tile.load", {region->tensor_var, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
+  }
+
+  // `y[r : r + 128, c : c + 256] = tile` inside a kernel: a store of the tile into that region.
+  ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
+    auto region = ParseRegion(target);
+    if (!region) return pypto::unexpected(region.error());
+    auto value = ParseExpr(stmt.attr("value"));
+    if (!value) return pypto::unexpected(value.error());
+    const ir::Span span = map_.SpanOf(stmt);
+    const auto* tile = (*value)->type()->As<ir::TileType>();
+    if (!tile)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
+                       map_.SpanOf(stmt.attr("value")));
+    if (tile->shape() != region->shape)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
+                                   fmt::join(region->shape, ", "), tile->str()),
+                       span);
+    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->tensor_var},
+                                                 {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
   }
 
   ir::Result<ir::StmtPtr> ParseWith(py::handle stmt) {
@@ -171,7 +340,9 @@ class FunctionParser {
                        map_.SpanOf(context));
     if (kernel_depth_ > 0)
       return MakeError(DiagnosticKind::Syntax, "a pl.at scope cannot appear inside a kernel",
-                       map_.SpanOf(context), source_.type == ir::FunctionType::InCore
+                       map_.SpanOf(context), source_.signature && ir::IsKernel(source_.type)
+                                                 ? "a kernel function is already one kernel"
+                                             : source_.type == ir::FunctionType::InCore
                                                  ? "a @pl.jit.incore function is already one kernel"
                                                  : "nested pl.at scopes are not supported yet");
     ++kernel_depth_;
@@ -257,6 +428,9 @@ class FunctionParser {
         values.push_back(*expr);
       }
     }
+    if (source_.signature)
+      if (auto ok = CheckReturn(*source_.signature, values, map_.SpanOf(stmt)); !ok)
+        return pypto::unexpected(ok.error());
     returns_ = values;
     return ir::StmtPtr(std::make_shared<ir::ReturnStmt>(std::move(values), map_.SpanOf(stmt)));
   }
@@ -283,10 +457,33 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(elements), span));
     }
     if (type == "Call") return ParseCall(node);
+    if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
+    if (type == "Compare") return ParseCompare(node);
     if (type == "UnaryOp") return ParseUnaryOp(node);
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' expressions are not supported in kernels yet", type),
                      span);
+  }
+
+  // A method returns what its `->` annotation declares.
+  static ir::Result<bool> CheckReturn(const Signature& signature, const std::vector<ir::ExprPtr>& values,
+                                      const ir::Span& span) {
+    const auto& declared = signature.return_types;
+    auto listed = [](const std::vector<ir::TypePtr>& types) {
+      std::vector<std::string> parts;
+      for (const auto& type : types) parts.push_back(type->str());
+      return parts.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(parts, ", "));
+    };
+    std::vector<ir::TypePtr> actual;
+    for (const auto& value : values) actual.push_back(value->type());
+    bool ok = declared.size() == actual.size();
+    for (size_t i = 0; ok && i < declared.size(); ++i) ok = Assignable(declared[i], actual[i]);
+    if (ok) return true;
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("function '{}' returns {} but declares {}", signature.name, listed(actual),
+                                 listed(declared)),
+                     span,
+                     declared.empty() ? "annotate the return type: def f(self, ...) -> pl.Tensor[[shape], dtype]" : "");
   }
 
   static ir::ExprPtr ConstantExpr(const Constant& value, const ir::Span& span) {
@@ -310,6 +507,53 @@ class FunctionParser {
     auto rhs = ParseExpr(node.attr("right"));
     if (!rhs) return rhs;
     return ir::MakeBinary(it->second, *lhs, *rhs, map_.SpanOf(node));
+  }
+
+  // `a < b` and the other comparisons, one at a time.
+  ir::Result<ir::ExprPtr> ParseCompare(py::handle node) {
+    static const std::map<std::string, ir::BinaryOp> kOps = {
+        {"Eq", ir::BinaryOp::Eq}, {"NotEq", ir::BinaryOp::Ne}, {"Lt", ir::BinaryOp::Lt},
+        {"LtE", ir::BinaryOp::Le}, {"Gt", ir::BinaryOp::Gt}, {"GtE", ir::BinaryOp::Ge}};
+    py::list ops = node.attr("ops");
+    if (py::len(ops) != 1)
+      return MakeError(DiagnosticKind::Syntax, "chained comparisons are not supported; compare two values at a time",
+                       map_.SpanOf(node));
+    auto it = kOps.find(NodeType(ops[0]));
+    if (it == kOps.end())
+      return MakeError(DiagnosticKind::Syntax, fmt::format("the '{}' comparison is not supported", NodeType(ops[0])),
+                       map_.SpanOf(node));
+    auto lhs = ParseExpr(node.attr("left"));
+    if (!lhs) return lhs;
+    auto rhs = ParseExpr(py::list(node.attr("comparators"))[0]);
+    if (!rhs) return rhs;
+    return ir::MakeBinary(it->second, *lhs, *rhs, map_.SpanOf(node));
+  }
+
+  // The builtins printed IR uses: min(a, b) / max(a, b) on scalars, and float("inf") / float("nan").
+  std::optional<ir::Result<ir::ExprPtr>> ParseBuiltinCall(const std::string& name, py::handle node) {
+    if (name != "min" && name != "max" && name != "float") return std::nullopt;
+    if (env_.contains(name) || source_.constants->contains(name)) return std::nullopt;
+    py::list args = node.attr("args");
+    const ir::Span span = map_.SpanOf(node);
+    if (py::len(node.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("{}() takes no keyword arguments here", name), span);
+    if (name == "float") {
+      if (py::len(args) != 1 || !IsNode(args[0], "Constant"))
+        return MakeError(DiagnosticKind::Syntax, "float() takes one literal, e.g. float(\"inf\")", span);
+      try {
+        double value = py::module_::import("builtins").attr("float")(args[0].attr("value")).cast<double>();
+        return ir::ExprPtr(std::make_shared<ir::ConstFloat>(value, ir::DataType::FP32, span));
+      } catch (py::error_already_set&) {
+        return MakeError(DiagnosticKind::Type, "float() of a literal that is not a number", span);
+      }
+    }
+    if (py::len(args) != 2)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("{}() takes two scalars here", name), span);
+    auto lhs = ParseExpr(args[0]);
+    if (!lhs) return lhs;
+    auto rhs = ParseExpr(args[1]);
+    if (!rhs) return rhs;
+    return ir::MakeBinary(name == "min" ? ir::BinaryOp::Min : ir::BinaryOp::Max, *lhs, *rhs, span);
   }
 
   // Only negation, which folds into constants and otherwise becomes `0 - x`.
@@ -339,12 +583,18 @@ class FunctionParser {
   ir::Result<ir::ExprPtr> ParseCall(py::handle node) {
     std::string name = DottedName(node.attr("func"));
     ir::Span span = map_.SpanOf(node.attr("func"));
-    if (program_.request.functions.contains(name)) return ParseKernelCall(name, node);
+    if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
+    if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
+    if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,
-                       fmt::format("cannot call '{}' in a kernel; only pl.* operations and @pl.jit.incore functions "
-                                   "are available",
-                                   name.empty() ? "<expression>" : name),
+                       program_.methods
+                           ? fmt::format("cannot call '{}' in a @pl.program; only pl.* operations and the program's "
+                                         "functions (self.<name>) are available",
+                                         name.empty() ? "<expression>" : name)
+                           : fmt::format("cannot call '{}' in a kernel; only pl.* operations and @pl.jit.incore "
+                                         "functions are available",
+                                         name.empty() ? "<expression>" : name),
                        span);
     std::vector<std::pair<ArgValue, py::handle>> positional;
     for (auto arg : node.attr("args")) {
@@ -359,6 +609,15 @@ class FunctionParser {
       auto value = ParseArgValue(keyword.attr("value"));
       if (!value) return pypto::unexpected(value.error());
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
+    }
+    if (kernel_depth_ > 0 && IsUnifiedCompute(name)) {
+      for (auto& [value, arg] : positional) {
+        auto* expr = std::get_if<ir::ExprPtr>(&value);
+        if (!expr || !(*expr)->type()->As<ir::TensorType>()) continue;
+        auto loaded = LoadWhole(*expr, map_.SpanOf(arg));
+        if (!loaded) return pypto::unexpected(loaded.error());
+        *expr = *loaded;
+      }
     }
     std::vector<ir::ExprPtr> operands;
     for (const auto& [value, arg] : positional)
@@ -390,6 +649,27 @@ class FunctionParser {
       if (auto ok = call.Bind(*param, std::move(value), map_.SpanOf(arg)); !ok) return pypto::unexpected(ok.error());
     }
     return call.Build(map_.SpanOf(node));
+  }
+
+  // Inside a kernel, a unified op given a whole tensor works on it as a tile: `pl.add(x, x)` loads
+  // x first, as upstream's tensor-to-tile conversion does (the tensor must fit the buffer).
+  static bool IsUnifiedCompute(const std::string& name) {
+    static const std::set<std::string, std::less<>> kNotCompute = {
+        "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape"};
+    return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
+           !kNotCompute.contains(name);
+  }
+
+  ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span) {
+    std::vector<ir::ExprPtr> offsets, shape;
+    for (int64_t dim : tensor->type()->As<ir::TensorType>()->shape()) {
+      offsets.push_back(std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span));
+      shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    }
+    auto call = ir::OpRegistry::Get().CreateCall("tile.load", {tensor, Tuple(offsets, span), Tuple(shape, span)}, {},
+                                                 span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
   }
 
   // pl.add / pl.mul / pl.max ... on two scalars is scalar arithmetic, as the infix operators are.
@@ -513,7 +793,7 @@ class FunctionParser {
   // `out = kernel(a, b, out)`: a call to a @pl.jit.incore function, specialised on the argument types.
   ir::Result<ir::ExprPtr> ParseKernelCall(const std::string& name, py::handle node) {
     const ir::Span span = map_.SpanOf(node);
-    const SubFunction& sub = program_.request.functions.at(name);
+    const SubFunction& sub = program_.request->functions.at(name);
     if (kernel_depth_ > 0)
       return MakeError(DiagnosticKind::Syntax, fmt::format("kernel '{}' is called inside a kernel", name), span,
                        "call kernels from the @pl.jit function, outside pl.at scopes");
@@ -572,6 +852,128 @@ class FunctionParser {
     return ir::ExprPtr(std::make_shared<ir::Call>((*kernel)->name(), std::move(args), type, span));
   }
 
+  // `self.f(a, b[, attrs={"arg_directions": [...]}])`: a call to another function of the @pl.program.
+  ir::Result<ir::ExprPtr> ParseMethodCall(const std::string& name, py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    auto found = program_.methods->find(name);
+    if (found == program_.methods->end()) {
+      std::vector<std::string> names;
+      for (const auto& [known, _] : *program_.methods) names.push_back(known);
+      return MakeError(DiagnosticKind::UndefinedName,
+                       fmt::format("program '{}' has no function '{}'", program_.program_name, name), span,
+                       fmt::format("its functions: {}", fmt::join(names, ", ")));
+    }
+    const Signature& callee = found->second;
+    if (kernel_depth_ > 0)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("function '{}' is called inside a kernel", name), span,
+                       "call functions from an Opaque or Orchestration function, outside pl.at scopes");
+    std::vector<ir::ExprPtr> args(callee.params.size());
+    std::vector<ir::ArgDirection> directions;
+    bool has_directions = false;
+    size_t position = 0;
+    for (auto arg : node.attr("args")) {
+      if (position >= args.size())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{}() takes {} arguments, got {}", name, args.size(), py::len(node.attr("args"))),
+                         span);
+      auto expr = ParseExpr(arg);
+      if (!expr) return pypto::unexpected(expr.error());
+      args[position++] = *expr;
+    }
+    for (auto keyword : node.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key == "attrs") {
+        auto parsed = ParseCallAttrs(keyword.attr("value"));
+        if (!parsed) return pypto::unexpected(parsed.error());
+        directions = std::move(*parsed);
+        has_directions = true;
+        continue;
+      }
+      auto it = std::find_if(callee.params.begin(), callee.params.end(),
+                             [&](const ir::VarPtr& p) { return p->name_hint() == key; });
+      if (it == callee.params.end())
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
+                         map_.SpanOf(keyword));
+      auto expr = ParseExpr(keyword.attr("value"));
+      if (!expr) return pypto::unexpected(expr.error());
+      auto& slot = args[static_cast<size_t>(it - callee.params.begin())];
+      if (slot)
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() got parameter '{}' twice", name, key),
+                         map_.SpanOf(keyword));
+      slot = *expr;
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& param = callee.params[i]->name_hint();
+      if (!args[i])
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, param), span);
+      const auto& expected = callee.params[i]->type();
+      const auto& actual = args[i]->type();
+      const bool ok = expected->As<ir::ScalarType>() ? actual->As<ir::ScalarType>() != nullptr
+                                                     : Assignable(expected, actual);
+      if (!ok)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{}() parameter '{}' expects {}, got {}", name, param, expected->str(),
+                                     actual->str()),
+                         span);
+    }
+    if (has_directions && directions.size() != args.size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}() takes {} arguments but has {} arg_directions", name, args.size(),
+                                   directions.size()),
+                       span);
+    const auto& returns = callee.return_types;
+    ir::TypePtr type = returns.size() == 1 ? returns[0]
+                       : returns.empty()   ? ir::TypePtr(std::make_shared<ir::UnknownType>())
+                                           : ir::TypePtr(std::make_shared<ir::TupleType>(returns));
+    return ir::ExprPtr(std::make_shared<ir::Call>(name, std::move(args), type, span, std::move(directions)));
+  }
+
+  // `attrs={"arg_directions": ["Input", "OutputExisting", ...]}` (or pl.adir.input, ...): how each
+  // argument is passed, as DeriveCallDirections writes it.
+  ir::Result<std::vector<ir::ArgDirection>> ParseCallAttrs(py::handle node) {
+    if (!IsNode(node, "Dict"))
+      return MakeError(DiagnosticKind::Syntax, "attrs= takes a dict literal, e.g. attrs={\"arg_directions\": [...]}",
+                       map_.SpanOf(node));
+    std::vector<ir::ArgDirection> directions;
+    py::list keys = node.attr("keys"), values = node.attr("values");
+    for (size_t i = 0; i < py::len(keys); ++i) {
+      py::handle key = keys[i];
+      if (!IsNode(key, "Constant") || !py::isinstance<py::str>(key.attr("value")) ||
+          key.attr("value").cast<std::string>() != "arg_directions")
+        return MakeError(DiagnosticKind::Syntax, "the only call attribute is \"arg_directions\"",
+                         map_.SpanOf(key.is_none() ? py::handle(values[i]) : key));
+      py::handle list = values[i];
+      if (!IsNode(list, "List") && !IsNode(list, "Tuple"))
+        return MakeError(DiagnosticKind::Syntax, "arg_directions takes a list, one direction per argument",
+                         map_.SpanOf(list));
+      for (auto element : list.attr("elts")) {
+        auto direction = ArgDirectionOf(element);
+        if (!direction)
+          return MakeError(DiagnosticKind::Type, "unknown argument direction", map_.SpanOf(element),
+                           "directions: \"Input\", \"Output\", \"InOut\", \"OutputExisting\", \"NoDep\", \"Scalar\"");
+        directions.push_back(*direction);
+      }
+    }
+    return directions;
+  }
+
+  static std::optional<ir::ArgDirection> ArgDirectionOf(py::handle node) {
+    static const std::map<std::string, ir::ArgDirection> kAdir = {
+        {"pl.adir.input", ir::ArgDirection::Input},
+        {"pl.adir.output", ir::ArgDirection::Output},
+        {"pl.adir.inout", ir::ArgDirection::InOut},
+        {"pl.adir.output_existing", ir::ArgDirection::OutputExisting},
+        {"pl.adir.no_dep", ir::ArgDirection::NoDep},
+        {"pl.adir.scalar", ir::ArgDirection::Scalar}};
+    if (auto it = kAdir.find(DottedName(node)); it != kAdir.end()) return it->second;
+    if (!IsNode(node, "Constant") || !py::isinstance<py::str>(node.attr("value"))) return std::nullopt;
+    const std::string text = node.attr("value").cast<std::string>();
+    for (auto direction : {ir::ArgDirection::Input, ir::ArgDirection::Output, ir::ArgDirection::InOut,
+                           ir::ArgDirection::OutputExisting, ir::ArgDirection::NoDep, ir::ArgDirection::Scalar})
+      if (text == ir::ArgDirectionName(direction)) return direction;
+    return std::nullopt;
+  }
+
   // The kernel for one argument signature, parsed once; a second signature gets a suffixed name.
   ir::Result<ir::FunctionPtr> Specialise(FunctionSource source, const std::string& key, const ir::Span& span) {
     if (auto it = program_.specialisations.find(key); it != program_.specialisations.end()) return it->second;
@@ -614,6 +1016,227 @@ class FunctionParser {
   std::vector<ir::ExprPtr> returns_;
 };
 
+// ---- @pl.program classes ------------------------------------------------------------------------
+
+constexpr ir::FunctionType kFunctionTypes[] = {
+    ir::FunctionType::Opaque, ir::FunctionType::Orchestration, ir::FunctionType::InCore, ir::FunctionType::AIC,
+    ir::FunctionType::AIV,    ir::FunctionType::Group,         ir::FunctionType::Spmd,   ir::FunctionType::Inline};
+
+ir::Result<ir::FunctionType> ReadFunctionType(py::handle node, const SourceMap& map) {
+  const std::string text = DottedName(node);
+  constexpr std::string_view kPrefix = "pl.FunctionType.";
+  if (text.starts_with(kPrefix)) {
+    for (auto type : kFunctionTypes)
+      if (ir::FunctionTypeName(type) == std::string_view(text).substr(kPrefix.size())) return type;
+  }
+  std::vector<std::string> names;
+  for (auto type : kFunctionTypes) names.emplace_back(ir::FunctionTypeName(type));
+  return MakeError(DiagnosticKind::Type,
+                   fmt::format("unknown function type '{}'", text.empty() ? NodeType(node) : text), map.SpanOf(node),
+                   fmt::format("function types: pl.FunctionType.{{{}}}", fmt::join(names, ", ")));
+}
+
+// `attrs={"key": value}` of @pl.function: bool, int and str literals.
+ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle node, const SourceMap& map) {
+  if (!IsNode(node, "Dict"))
+    return MakeError(DiagnosticKind::Syntax, "attrs= takes a dict literal", map.SpanOf(node));
+  std::map<std::string, ir::AttrValue> attrs;
+  py::list keys = node.attr("keys"), values = node.attr("values");
+  for (size_t i = 0; i < py::len(keys); ++i) {
+    py::handle key = keys[i], value = values[i];
+    if (key.is_none() || !IsNode(key, "Constant") || !py::isinstance<py::str>(key.attr("value")))
+      return MakeError(DiagnosticKind::Syntax, "function attribute names are string literals",
+                       map.SpanOf(key.is_none() ? value : key));
+    const std::string name = key.attr("value").cast<std::string>();
+    if (attrs.contains(name))
+      return MakeError(DiagnosticKind::Syntax, fmt::format("function attribute '{}' is given twice", name),
+                       map.SpanOf(key));
+    bool negative = false;
+    py::handle literal = value;
+    if (IsNode(value, "UnaryOp") && NodeType(value.attr("op")) == "USub") {
+      negative = true;
+      literal = value.attr("operand");
+    }
+    py::handle v = IsNode(literal, "Constant") ? literal.attr("value") : py::handle();
+    if (v && py::isinstance<py::bool_>(v) && !negative) {
+      attrs[name] = v.cast<bool>();
+    } else if (v && py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) {
+      attrs[name] = negative ? -v.cast<int64_t>() : v.cast<int64_t>();
+    } else if (v && py::isinstance<py::str>(v) && !negative) {
+      attrs[name] = v.cast<std::string>();
+    } else {
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("function attribute '{}' must be a bool, int or str literal", name),
+                       map.SpanOf(value));
+    }
+  }
+  return attrs;
+}
+
+// `@pl.function` / `@pl.function(type=pl.FunctionType.X, attrs={...})` on a method.
+ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map, Signature& signature) {
+  bool found = false;
+  for (auto decorator : def.attr("decorator_list")) {
+    py::handle target = IsNode(decorator, "Call") ? decorator.attr("func") : decorator;
+    const std::string name = DottedName(target);
+    if (name != "pl.function")
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("unsupported decorator '{}' on function '{}'",
+                                   name.empty() ? NodeType(target) : name, signature.name),
+                       map.SpanOf(decorator), "the functions of a @pl.program are decorated with @pl.function(...)");
+    if (found)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("function '{}' is decorated twice", signature.name),
+                       map.SpanOf(decorator));
+    found = true;
+    if (!IsNode(decorator, "Call")) continue;
+    if (py::len(decorator.attr("args")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "@pl.function takes keyword arguments: type=..., attrs=...",
+                       map.SpanOf(decorator));
+    for (auto keyword : decorator.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      py::handle value = keyword.attr("value");
+      if (key == "type") {
+        auto type = ReadFunctionType(value, map);
+        if (!type) return pypto::unexpected(type.error());
+        signature.type = *type;
+      } else if (key == "attrs") {
+        auto attrs = ReadFunctionAttrs(value, map);
+        if (!attrs) return pypto::unexpected(attrs.error());
+        signature.attrs = std::move(*attrs);
+      } else {
+        return MakeError(DiagnosticKind::Syntax, fmt::format("@pl.function argument '{}' is not supported yet", key),
+                         map.SpanOf(keyword));
+      }
+    }
+  }
+  if (!found)
+    return MakeError(DiagnosticKind::Syntax, fmt::format("method '{}' is not a @pl.function", signature.name),
+                     map.SpanOf(def), "decorate it with @pl.function(type=pl.FunctionType.<type>)");
+  return true;
+}
+
+// `def f(self, a: T, b: pl.Out[T]) -> R:`: the parameters after self, and the declared return types.
+ir::Result<bool> ReadMethodSignature(py::handle def, const SourceMap& map, const Constants* constants,
+                                     Signature& signature) {
+  py::handle arguments = def.attr("args");
+  if (py::len(arguments.attr("posonlyargs")) > 0 || py::len(arguments.attr("kwonlyargs")) > 0 ||
+      !arguments.attr("vararg").is_none() || !arguments.attr("kwarg").is_none())
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("function '{}' may take only plain parameters (no /, *, *args or **kwargs)",
+                                 signature.name),
+                     map.SpanOf(def));
+  if (py::len(arguments.attr("defaults")) > 0)
+    return MakeError(DiagnosticKind::Syntax, "parameter default values are not supported",
+                     map.SpanOf(py::list(arguments.attr("defaults"))[0]));
+  py::list args = arguments.attr("args");
+  if (py::len(args) == 0 || args[0].attr("arg").cast<std::string>() != "self")
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("function '{}' must take 'self' as its first parameter", signature.name),
+                     py::len(args) == 0 ? map.SpanOf(def) : map.SpanOf(args[0]),
+                     "functions of a @pl.program are methods: def f(self, ...); call them as self.f(...)");
+  for (size_t i = 1; i < py::len(args); ++i) {
+    py::handle arg = args[i];
+    const std::string name = arg.attr("arg").cast<std::string>();
+    if (arg.attr("annotation").is_none())
+      return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name),
+                       map.SpanOf(arg));
+    auto resolved = ResolveDeclaredParam(arg.attr("annotation"), name, map, constants);
+    if (!resolved) return pypto::unexpected(resolved.error());
+    signature.params.push_back(std::make_shared<ir::Var>(name, resolved->type, map.SpanOf(arg)));
+    signature.directions.push_back(resolved->direction);
+  }
+  py::handle returns = def.attr("returns");
+  if (returns.is_none()) return true;
+  auto type = ResolveType(returns, map, constants);
+  if (!type) return pypto::unexpected(type.error());
+  if (const auto* tuple = (*type)->As<ir::TupleType>()) signature.return_types = tuple->elements();
+  else if (!(*type)->As<ir::UnknownType>()) signature.return_types = {*type};
+  return true;
+}
+
+// The function the program runs: the first Opaque or Orchestration function no other function calls.
+std::string ChooseEntry(const std::vector<ir::FunctionPtr>& functions) {
+  struct Callees final : ir::IRVisitor {
+    std::set<std::string> names;
+    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+      if (!call->is_op_call()) names.insert(call->callee());
+      IRVisitor::VisitCall(call);
+    }
+  } callees;
+  for (const auto& function : functions) callees.VisitStmt(function->body());
+  const ir::Function* first_uncalled = nullptr;
+  for (const auto& function : functions) {
+    if (callees.names.contains(function->name())) continue;
+    if (function->type() == ir::FunctionType::Opaque || function->type() == ir::FunctionType::Orchestration)
+      return function->name();
+    if (!first_uncalled) first_uncalled = function.get();
+  }
+  return first_uncalled ? first_uncalled->name() : functions.front()->name();
+}
+
+ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
+  SourceMap map{request.filename, request.line_offset, request.column_offset};
+  py::object module = py::module_::import("ast").attr("parse")(request.source, map.filename);
+  py::list body = module.attr("body");
+  if (py::len(body) != 1 || !IsNode(body[0], "ClassDef"))
+    return MakeError(DiagnosticKind::Syntax, "expected exactly one class definition (a @pl.program)",
+                     ir::Span{map.filename, map.line_offset + 1, 1 + map.column_offset});
+  py::handle cls = body[0];
+  const std::string program_name = cls.attr("name").cast<std::string>();
+  std::map<std::string, Signature> methods;
+  std::vector<std::string> order;
+  for (auto stmt : cls.attr("body")) {
+    if (IsNode(stmt, "Pass")) continue;
+    if (IsNode(stmt, "Expr") && IsNode(stmt.attr("value"), "Constant") &&
+        py::isinstance<py::str>(stmt.attr("value").attr("value")))
+      continue;  // the docstring
+    if (!IsNode(stmt, "FunctionDef"))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("a @pl.program class holds only @pl.function methods, not '{}' statements",
+                                   NodeType(stmt)),
+                       map.SpanOf(stmt));
+    Signature signature{.name = stmt.attr("name").cast<std::string>(),
+                        .def = py::reinterpret_borrow<py::object>(stmt)};
+    if (methods.contains(signature.name))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("function '{}' is defined twice in program '{}'", signature.name, program_name),
+                       map.SpanOf(stmt));
+    if (auto ok = ReadFunctionDecorator(stmt, map, signature); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = ReadMethodSignature(stmt, map, &request.constants, signature); !ok)
+      return pypto::unexpected(ok.error());
+    order.push_back(signature.name);
+    methods.emplace(order.back(), std::move(signature));
+  }
+  if (order.empty())
+    return MakeError(DiagnosticKind::Syntax, fmt::format("program '{}' defines no @pl.function", program_name),
+                     map.SpanOf(cls));
+  ProgramContext program{.methods = &methods, .program_name = program_name};
+  std::vector<ir::FunctionPtr> functions;
+  for (const auto& name : order) {
+    const Signature& signature = methods.at(name);
+    FunctionSource source{.name = name, .def = signature.def, .map = map, .constants = &request.constants,
+                          .type = signature.type, .signature = &signature};
+    auto function = FunctionParser(program, source).Parse();
+    if (!function) return pypto::unexpected(function.error());
+    functions.push_back(*function);
+  }
+  std::string entry = ChooseEntry(functions);
+  return std::make_shared<ir::Program>(program_name, std::move(functions), entry);
+}
+
+// A Python exception raised while reading the source; a syntax error keeps its position in the file.
+ir::Diagnostic PythonDiagnostic(py::error_already_set& e, const SourceMap& map) {
+  ir::Span span{map.filename, map.line_offset + 1, 1};
+  std::string message = e.what();
+  if (e.matches(PyExc_SyntaxError)) {
+    py::object error = e.value();
+    message = py::str(error.attr("msg"));
+    if (!error.attr("lineno").is_none()) span.line = error.attr("lineno").cast<int>() + map.line_offset;
+    if (!error.attr("offset").is_none()) span.column = error.attr("offset").cast<int>() + map.column_offset;
+  }
+  return ir::Diagnostic{DiagnosticKind::Syntax, message, span, {}};
+}
+
 }  // namespace
 
 ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
@@ -621,7 +1244,7 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
     SourceMap map{request.filename, request.line_offset, request.column_offset};
     auto def = ParseDef(request.source, map);
     if (!def) return pypto::unexpected(def.error());
-    ProgramContext program{.request = request};
+    ProgramContext program{.request = &request};
     FunctionSource entry_source{.name = def->attr("name").cast<std::string>(), .def = *def, .map = map,
                                 .constants = &request.constants, .tensor_specs = request.tensor_specs};
     program.names.insert(entry_source.name);
@@ -642,6 +1265,15 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
       if (!error.attr("offset").is_none()) span.column = error.attr("offset").cast<int>() + request.column_offset;
     }
     return MakeError(DiagnosticKind::Syntax, message, span);
+  }
+}
+
+ir::Result<ir::ProgramPtr> ParseProgram(const ProgramRequest& request) {
+  try {
+    return ParseProgramClass(request);
+  } catch (py::error_already_set& e) {
+    SourceMap map{request.filename, request.line_offset, request.column_offset};
+    return pypto::unexpected(PythonDiagnostic(e, map));
   }
 }
 

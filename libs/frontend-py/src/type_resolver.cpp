@@ -19,13 +19,23 @@ ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map) {
 
 namespace {
 
-ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map) {
+// Dimensions are integer literals or the names of integer constants (module globals, closure
+// variables): `pl.Tensor[[ROWS, COLS], pl.FP32]`.
+ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const Constants* constants) {
   if (!IsNode(node, "List") && !IsNode(node, "Tuple"))
     return MakeError(DiagnosticKind::Type, "a tensor shape must be a list of integers", map.SpanOf(node));
   ir::Shape shape;
   for (auto element : node.attr("elts")) {
+    if (IsNode(element, "Name") && constants) {
+      auto it = constants->find(element.attr("id").cast<std::string>());
+      if (it != constants->end() && std::holds_alternative<int64_t>(it->second)) {
+        shape.push_back(std::get<int64_t>(it->second));
+        continue;
+      }
+    }
     if (!IsNode(element, "Constant") || !py::isinstance<py::int_>(element.attr("value")))
-      return MakeError(DiagnosticKind::Type, "tensor dimensions must be integer literals (dynamic shapes come later)",
+      return MakeError(DiagnosticKind::Type,
+                       "tensor dimensions must be integer literals or integer constants (dynamic shapes come later)",
                        map.SpanOf(element));
     shape.push_back(element.attr("value").cast<int64_t>());
   }
@@ -33,7 +43,7 @@ ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map) {
 }
 
 ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param, const TensorSpec* spec,
-                                      const SourceMap& map) {
+                                      const SourceMap& map, const Constants* constants) {
   if (DottedName(node) == "pl.Tensor") {
     if (!spec)
       return MakeError(DiagnosticKind::Type,
@@ -46,7 +56,7 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
     if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
       return MakeError(DiagnosticKind::Type, "expected pl.Tensor[[shape], dtype]", map.SpanOf(node));
     py::list elts = slice.attr("elts");
-    auto shape = ResolveShape(elts[0], map);
+    auto shape = ResolveShape(elts[0], map, constants);
     if (!shape) return pypto::unexpected(shape.error());
     auto dtype = ResolveDtype(elts[1], map);
     if (!dtype) return pypto::unexpected(dtype.error());
@@ -70,7 +80,7 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
 }  // namespace
 
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
-                                       const SourceMap& map) {
+                                       const SourceMap& map, const Constants* constants) {
   if (annotation.is_none())
     return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name));
   ResolvedParam param;
@@ -91,7 +101,7 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
   }
-  auto type = ResolveTensor(inner, name, spec, map);
+  auto type = ResolveTensor(inner, name, spec, map, constants);
   if (!type) return pypto::unexpected(type.error());
   param.type = *type;
   return param;
@@ -110,7 +120,7 @@ std::optional<ir::MemorySpace> SpaceOf(py::handle node) {
 }  // namespace
 
 ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& name, const ir::TypePtr& actual,
-                                   const SourceMap& map) {
+                                   const SourceMap& map, const Constants* constants) {
   const ir::Span span = map.SpanOf(annotation);
   std::string head = IsNode(annotation, "Subscript") ? DottedName(annotation.attr("value")) : DottedName(annotation);
   auto mismatch = [&](const std::string& declared) {
@@ -134,7 +144,7 @@ ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& nam
   if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
     return MakeError(DiagnosticKind::Type, fmt::format("expected {}[[shape], dtype]", head), span);
   py::list elts = slice.attr("elts");
-  auto shape = ResolveShape(elts[0], map);
+  auto shape = ResolveShape(elts[0], map, constants);
   if (!shape) return pypto::unexpected(shape.error());
   auto dtype = ResolveDtype(elts[1], map);
   if (!dtype) return pypto::unexpected(dtype.error());
@@ -146,6 +156,155 @@ ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& nam
   if (const auto* tile = actual->As<ir::TileType>(); tile && space && tile->memory_space() != *space)
     return mismatch(declared);
   return true;
+}
+
+namespace {
+
+std::optional<int64_t> IntLiteral(py::handle node) {
+  if (IsNode(node, "Constant") && py::isinstance<py::int_>(node.attr("value")) &&
+      !py::isinstance<py::bool_>(node.attr("value")))
+    return node.attr("value").cast<int64_t>();
+  return std::nullopt;
+}
+
+// `pl.MemRef(offset, size)`: where the allocator placed a tile.
+ir::Result<ir::TileMemRef> ResolveMemRef(py::handle node, const SourceMap& map) {
+  py::list args = node.attr("args");
+  if (py::len(node.attr("keywords")) > 0 || py::len(args) != 2)
+    return MakeError(DiagnosticKind::Type, "expected pl.MemRef(byte_offset, size) with two integer literals",
+                     map.SpanOf(node), "named and slotted memrefs (pl.MemRef(\"name\")) are not supported yet");
+  auto offset = IntLiteral(args[0]), size = IntLiteral(args[1]);
+  if (!offset || !size || *offset < 0 || *size <= 0)
+    return MakeError(DiagnosticKind::Type, "pl.MemRef takes a byte offset >= 0 and a size > 0 as integer literals",
+                     map.SpanOf(node));
+  return ir::TileMemRef{*offset, *size};
+}
+
+ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const Constants* constants) {
+  py::handle slice = node.attr("slice");
+  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
+    return MakeError(DiagnosticKind::Type, "expected pl.Tile[[shape], dtype, ...]", map.SpanOf(node));
+  py::list elts = slice.attr("elts");
+  auto shape = ResolveShape(elts[0], map, constants);
+  if (!shape) return pypto::unexpected(shape.error());
+  auto dtype = ResolveDtype(elts[1], map);
+  if (!dtype) return pypto::unexpected(dtype.error());
+  std::optional<ir::MemorySpace> space;
+  std::optional<ir::TileMemRef> memref;
+  for (size_t i = 2; i < py::len(elts); ++i) {
+    py::handle extra = elts[i];
+    const std::string dotted = DottedName(extra);
+    if (dotted.starts_with("pl.Mem.") || dotted.starts_with("pl.MemorySpace.")) {
+      auto named = SpaceOf(extra);
+      if (!named)
+        return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a memory space", dotted), map.SpanOf(extra),
+                         "memory spaces: Vec, Mat, Left, Right, Acc, Bias");
+      if (space) return MakeError(DiagnosticKind::Type, "a tile names its memory space once", map.SpanOf(extra));
+      space = named;
+    } else if (IsNode(extra, "Call") && DottedName(extra.attr("func")) == "pl.MemRef") {
+      if (memref) return MakeError(DiagnosticKind::Type, "a tile has one pl.MemRef", map.SpanOf(extra));
+      auto resolved = ResolveMemRef(extra, map);
+      if (!resolved) return pypto::unexpected(resolved.error());
+      memref = *resolved;
+    } else {
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("unsupported pl.Tile argument '{}' (expected pl.Mem.<space> or "
+                                   "pl.MemRef(offset, size))",
+                                   dotted.empty() ? NodeType(extra) : dotted),
+                       map.SpanOf(extra));
+    }
+  }
+  return ir::TypePtr(std::make_shared<ir::TileType>(*shape, *dtype, space.value_or(ir::MemorySpace::Vec), memref));
+}
+
+}  // namespace
+
+ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const Constants* constants) {
+  if (IsNode(node, "Constant") && node.attr("value").is_none()) return ir::TypePtr(std::make_shared<ir::UnknownType>());
+  const std::string head = IsNode(node, "Subscript") ? DottedName(node.attr("value")) : DottedName(node);
+  if (!IsNode(node, "Subscript")) {
+    if (head.starts_with("pl."))
+      if (auto dtype = ir::DataTypeFromName(std::string_view(head).substr(3)))
+        return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
+    if (head == "pl.Tensor" || head == "pl.Tile" || head == "pl.Scalar")
+      return MakeError(DiagnosticKind::Type, fmt::format("'{}' needs its shape and dtype here", head),
+                       map.SpanOf(node), fmt::format("write {}", head == "pl.Scalar" ? "pl.Scalar[pl.FP32]"
+                                                                                     : head + "[[16, 16], pl.FP32]"));
+  } else if (head == "pl.Tensor") {
+    py::handle slice = node.attr("slice");
+    if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) != 2)
+      return MakeError(DiagnosticKind::Type, "expected pl.Tensor[[shape], dtype]", map.SpanOf(node),
+                       "tensor layouts, views and memrefs are not supported yet");
+    py::list elts = slice.attr("elts");
+    auto shape = ResolveShape(elts[0], map, constants);
+    if (!shape) return pypto::unexpected(shape.error());
+    auto dtype = ResolveDtype(elts[1], map);
+    if (!dtype) return pypto::unexpected(dtype.error());
+    return ir::TypePtr(std::make_shared<ir::TensorType>(*shape, *dtype));
+  } else if (head == "pl.Tile") {
+    return ResolveTile(node, map, constants);
+  } else if (head == "pl.Scalar") {
+    auto dtype = ResolveDtype(node.attr("slice"), map);
+    if (!dtype) return pypto::unexpected(dtype.error());
+    return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
+  } else if (head == "tuple" || head == "pl.Tuple") {
+    py::handle slice = node.attr("slice");
+    std::vector<py::handle> nodes;
+    if (IsNode(slice, "Tuple")) {
+      for (auto element : slice.attr("elts")) nodes.push_back(element);
+    } else {
+      nodes.push_back(slice);
+    }
+    std::vector<ir::TypePtr> elements;
+    for (auto element : nodes) {
+      auto type = ResolveType(element, map, constants);
+      if (!type) return type;
+      elements.push_back(*type);
+    }
+    return ir::TypePtr(std::make_shared<ir::TupleType>(std::move(elements)));
+  }
+  return MakeError(DiagnosticKind::Type,
+                   fmt::format("unsupported type annotation '{}' (expected pl.Tensor[...], pl.Tile[...], "
+                               "pl.Scalar[...] or tuple[...])",
+                               head.empty() ? NodeType(node) : head),
+                   map.SpanOf(node));
+}
+
+ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std::string& name, const SourceMap& map,
+                                               const Constants* constants) {
+  ResolvedParam param;
+  py::handle inner = annotation;
+  if (IsNode(annotation, "Subscript")) {
+    std::string wrapper = DottedName(annotation.attr("value"));
+    if (wrapper == "pl.Out" || wrapper == "pl.InOut") {
+      param.direction = wrapper == "pl.Out" ? ir::ParamDirection::Out : ir::ParamDirection::InOut;
+      inner = annotation.attr("slice");
+    }
+  }
+  auto type = ResolveType(inner, map, constants);
+  if (!type) return pypto::unexpected(type.error());
+  if ((*type)->As<ir::ScalarType>() && param.direction != ir::ParamDirection::In)
+    return MakeError(DiagnosticKind::Type, fmt::format("scalar parameter '{}' cannot be an output", name),
+                     map.SpanOf(annotation), "return a tensor instead");
+  param.type = *type;
+  return param;
+}
+
+bool Assignable(const ir::TypePtr& declared, const ir::TypePtr& actual) {
+  const auto* tile = declared->As<ir::TileType>();
+  const auto* actual_tile = actual->As<ir::TileType>();
+  if (tile && actual_tile)
+    return tile->shape() == actual_tile->shape() && tile->dtype() == actual_tile->dtype() &&
+           tile->memory_space() == actual_tile->memory_space();
+  const auto* tuple = declared->As<ir::TupleType>();
+  const auto* actual_tuple = actual->As<ir::TupleType>();
+  if (tuple && actual_tuple) {
+    if (tuple->elements().size() != actual_tuple->elements().size()) return false;
+    for (size_t i = 0; i < tuple->elements().size(); ++i)
+      if (!Assignable(tuple->elements()[i], actual_tuple->elements()[i])) return false;
+    return true;
+  }
+  return declared->equals(*actual);
 }
 
 }  // namespace pypto::frontend

@@ -7,6 +7,8 @@
 
 namespace pypto::frontend {
 
+using Constants = std::map<std::string, Constant>;
+
 struct ResolvedParam {
   ir::TypePtr type;
   ir::ParamDirection direction = ir::ParamDirection::In;
@@ -14,14 +16,29 @@ struct ResolvedParam {
 
 // Accepts `pl.Tensor`, `pl.Tensor[[d0, d1], pl.DTYPE]` (either wrapped in `pl.Out[...]` or
 // `pl.InOut[...]`) and `pl.Scalar[pl.DTYPE]`. A bare `pl.Tensor` takes its shape and dtype from `spec`.
+// Shapes may name integer `constants`.
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
-                                       const SourceMap& map);
+                                       const SourceMap& map, const Constants* constants = nullptr);
 
 ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map);
 
 // Checks a variable annotation (`x: pl.Tile[[64, 1], pl.FP32] = ...`) against the type of the value
 // assigned: shapes and dtypes must agree (and the memory space, when the annotation names one).
 ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& name, const ir::TypePtr& actual,
-                                   const SourceMap& map);
+                                   const SourceMap& map, const Constants* constants = nullptr);
+
+// The type an annotation spells, in full (the form the printer writes): `pl.Tensor[[d0, d1], pl.DTYPE]`,
+// `pl.Tile[[d0, d1], pl.DTYPE(, pl.MemRef(offset, size))(, pl.Mem.SPACE)]` (Vec when no space is named),
+// `pl.Scalar[pl.DTYPE]` (or the bare dtype), `tuple[T, ...]` / `pl.Tuple[T, ...]`, and `None` (no value).
+ir::Result<ir::TypePtr> ResolveType(py::handle annotation, const SourceMap& map, const Constants* constants = nullptr);
+
+// A `@pl.program` method's parameter: ResolveType, optionally wrapped in `pl.Out[...]` / `pl.InOut[...]`.
+ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std::string& name, const SourceMap& map,
+                                               const Constants* constants = nullptr);
+
+// Whether a value of type `actual` may be bound to a name declared `declared`: equal types, except that a
+// tile's memref is not compared: the declaration supplies it (ops deduce tiles without one, or with
+// their operand's).
+bool Assignable(const ir::TypePtr& declared, const ir::TypePtr& actual);
 
 }  // namespace pypto::frontend

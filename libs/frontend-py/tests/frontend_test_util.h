@@ -1,6 +1,7 @@
 // Parsing DSL snippets in tests through the C++ API, with the embedded interpreter started once.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <pybind11/embed.h>
 
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/printer.h"
+#include "round_trip_util.h"
 
 namespace pypto::frontend::testing {
 
@@ -29,12 +31,17 @@ inline SubFunction Incore(const std::string& source, int first_line) {
   return SubFunction{.source = source, .filename = kFile, .line_offset = first_line - 1, .form = "incore"};
 }
 
-// The printed program, or the rendered diagnostic.
+// The printed program, or the rendered diagnostic. Every program parsed here also checks the printer's
+// round trip (round_trip_util.h), as parsed and, when the default pipeline accepts it, as lowered.
 inline std::string ParseText(const ParseRequest& request) {
   EnsureInterpreter();
   pybind11::gil_scoped_acquire gil;
   auto program = ParseJitFunction(request);
   if (!program) return program.error().str();
+  EXPECT_EQ(RoundTripFailure(**program), "");
+  if (auto lowered = LowerForTest(*program)) {
+    EXPECT_EQ(RoundTripFailure(**lowered), "");
+  }
   return ir::PrintProgram(**program);
 }
 

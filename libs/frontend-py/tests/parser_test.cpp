@@ -129,4 +129,22 @@ TEST(Frontend, BadSpecsAreInvalidArguments) {
   EXPECT_STREQ(pypto_frontend_version(), PYPTO_VERSION);
 }
 
+TEST(Frontend, PrintedProgramsParseBackThroughTheCApi) {
+  const std::string printed = Parse(kTileAdd);
+  pypto_ir_program* program = nullptr;
+  ASSERT_EQ(pypto_frontend_parse_program(printed.c_str(), "printed.py", 0, &program), PYPTO_OK)
+      << pypto_last_error_message();
+  char* text = nullptr;
+  ASSERT_EQ(pypto_ir_program_print(program, &text), PYPTO_OK);
+  EXPECT_EQ(text, printed);
+  pypto_string_free(text);
+  pypto_ir_program_destroy(program);
+
+  std::string broken = printed;
+  broken.replace(broken.find("pl.tile.add"), 11, "pl.tile.frobnicate");
+  EXPECT_EQ(pypto_frontend_parse_program(broken.c_str(), "printed.py", 100, &program), PYPTO_ERR_PARSE);
+  EXPECT_STREQ(pypto_last_error_message(), "printed.py:108:63: error: unknown operation 'pl.tile.frobnicate'");
+  EXPECT_EQ(pypto_frontend_parse_program(nullptr, "printed.py", 0, &program), PYPTO_ERR_INVALID_ARGUMENT);
+}
+
 }  // namespace

@@ -21,6 +21,11 @@ const char* pypto_frontend_version(void);
 pypto_status pypto_frontend_parse_jit(const char* source, const char* filename, int line_offset,
                                       const char* specs_json, pypto_ir_program** program);
 
+/* Parses a @pl.program class (the text pypto_ir_program_print writes, or one written by hand).
+ * Errors as for pypto_frontend_parse_jit. */
+pypto_status pypto_frontend_parse_program(const char* source, const char* filename, int line_offset,
+                                          pypto_ir_program** program);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,4 +49,21 @@ struct ParseRequest {
 // Python interpreter (the extension module's, or one started by the C ABI).
 ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request);
 
+// A `@pl.program` class: the DSL text the IR printer writes, or a program written by hand.
+struct ProgramRequest {
+  std::string source;     // the class's source, dedented (decorators included)
+  std::string filename;   // the user's file, for diagnostics
+  int line_offset = 0;    // added to AST line numbers: the source's first line in the file, minus 1
+  int column_offset = 0;  // indentation that dedenting removed
+  std::map<std::string, Constant> constants;  // module-level scalars the bodies name
+};
+
+// Parses a `@pl.program` class into a program named after the class: one function per
+// `@pl.function(type=pl.FunctionType.X[, attrs={...}])` method, in order. Types come from the
+// annotations (parameters, return types, and assignments, whose annotation may carry the tile's
+// pl.MemRef); `self.f(args[, attrs={"arg_directions": [...]}])` calls function `f` of the class. The
+// entry is the first Opaque or Orchestration function no other function calls (else the first
+// function nobody calls, else the first). Requires a running Python interpreter.
+ir::Result<ir::ProgramPtr> ParseProgram(const ProgramRequest& request);
+
 }  // namespace pypto::frontend

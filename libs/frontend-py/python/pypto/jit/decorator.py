@@ -56,13 +56,13 @@ class JITFunction:
                 "which compiles it as part of its program"
             )
         compiled = self.compile(*args, config=config, **kwargs)
-        compiled(*self._ordered(args, kwargs))
+        compiled(*[value for value in self._ordered(args, kwargs) if not _is_scalar(value)])
         return None
 
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:
         config = config or RunConfig()
         specs = self._specs(args, kwargs)
-        constants = self._constants()
+        constants = {**self._constants(), **self._scalars(args, kwargs)}
         # Unlike upstream, dump and output options are part of the key: asking for a dump gets one.
         key = (
             self._source_info().hash,
@@ -79,7 +79,8 @@ class JITFunction:
             dump_dir = output_dir / "passes_dump" if config.dump_passes else None
             lowered = self._lower(specs, constants, config, dump_dir)
             artifacts = _core.compile(lowered, config.platform, str(output_dir))
-            compiled = CompiledProgram(artifacts, list(self._signature.parameters))
+            tensor_names = [name for name in self._signature.parameters if name in specs]
+            compiled = CompiledProgram(artifacts, tensor_names)
             self._cache[key] = compiled
         return compiled
 
@@ -87,7 +88,8 @@ class JITFunction:
         """The lowered IR program for these arguments (no artifacts are written)."""
         config = config or RunConfig()
         dump_dir = _build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
-        return self._lower(self._specs(args, kwargs), self._constants(), config, dump_dir)
+        constants = {**self._constants(), **self._scalars(args, kwargs)}
+        return self._lower(self._specs(args, kwargs), constants, config, dump_dir)
 
     def clear_cache(self) -> None:
         """Forgets every compiled specialisation; the next call compiles again."""
@@ -103,6 +105,12 @@ class JITFunction:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return list(bound.arguments.values())
+
+    def _scalars(self, args, kwargs) -> dict:
+        """Python numbers passed for parameters: specialisation constants (part of the cache key)."""
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return {name: value for name, value in bound.arguments.items() if _is_scalar(value)}
 
     def _names(self) -> dict:
         """The globals and closure variables the body names, with their current values."""
@@ -151,6 +159,8 @@ class JITFunction:
         bound = self._signature.bind(*args, **kwargs)
         specs = {}
         for name, value in bound.arguments.items():
+            if _is_scalar(value):
+                continue
             if isinstance(value, torch.Tensor):
                 dtype = TORCH_TO_DSL.get(str(value.dtype).removeprefix("torch."))
                 if dtype is None:
@@ -158,8 +168,8 @@ class JITFunction:
                 specs[name] = (tuple(value.shape), dtype)
             else:
                 raise TypeError(
-                    f"{self.__name__}: argument {name!r} must be a torch.Tensor, got {type(value).__name__} "
-                    "(scalar parameters are not supported yet)"
+                    f"{self.__name__}: argument {name!r} must be a torch.Tensor or a Python int, float or "
+                    f"bool, got {type(value).__name__}"
                 )
         return specs
 
@@ -177,6 +187,10 @@ class JITFunction:
         )
         verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
         return _core.lower(program, config.platform, verify, str(dump_dir) if dump_dir else None)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (bool, int, float))
 
 
 def _build_dir(config: RunConfig, program_name: str) -> Path:

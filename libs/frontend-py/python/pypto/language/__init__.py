@@ -5,26 +5,39 @@ from pypto.jit import jit
 from pypto.language.dtypes import (
     BF16,
     BOOL,
+    FP4,
+    FP8E4M3FN,
+    FP8E5M2,
+    FP8E8M0,
     FP16,
     FP32,
+    FP64,
+    HF4,
+    HF8,
     INDEX,
+    INT4,
     INT8,
     INT16,
     INT32,
     INT64,
+    TASK_ID,
+    UINT4,
     UINT8,
     UINT16,
     UINT32,
     UINT64,
     DataType,
 )
-from pypto.language.enums import FunctionType, Level
+from pypto.language.enums import FunctionType, Level, Mem, MemorySpace
 from pypto.language.ops import add, at, div, load, mul, store, sub
-from pypto.language.typing import InOut, Out, Scalar, Tensor, Tile
+from pypto.language.typing import InOut, MemRef, Out, Scalar, Tensor, Tile, Tuple
+from pypto.language.program import function, program
 from pypto.language import tile, tensor
 
 __all__ = [
     "jit", "DataType", "FunctionType", "Level", "Tensor", "Tile", "Scalar", "Out", "InOut",
     "at", "load", "store", "add", "sub", "mul", "div", "tile", "tensor",
     "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+    "program", "function", "Mem", "MemorySpace", "MemRef", "Tuple",
+    "INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP64", "HF4", "HF8", "TASK_ID",
 ]

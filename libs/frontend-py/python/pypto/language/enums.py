@@ -33,3 +33,19 @@ class Level(enum.IntEnum):
     POD = 6
     CLOS1 = 7
     CLOS2 = 8
+
+
+class MemorySpace(enum.IntEnum):
+    """Where a tile lives (``pl.Mem`` is the short spelling: ``pl.Mem.Vec``)."""
+
+    DDR = 0
+    Vec = 1
+    Mat = 2
+    Left = 3
+    Right = 4
+    Acc = 5
+    Bias = 6
+    ScalarLocal = 7
+
+
+Mem = MemorySpace

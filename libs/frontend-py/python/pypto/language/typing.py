@@ -22,3 +22,15 @@ Tile = _Annotation("Tile")
 Scalar = _Annotation("Scalar")
 Out = _Annotation("Out")
 InOut = _Annotation("InOut")
+Tuple = _Annotation("Tuple")
+
+
+class MemRef:
+    """``pl.MemRef(byte_offset, size)`` in a tile annotation: where the allocator placed the tile."""
+
+    def __init__(self, *args, **kwargs):
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        return f"pl.MemRef({', '.join(repr(a) for a in self.args)})"

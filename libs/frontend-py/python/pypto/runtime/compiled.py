@@ -12,7 +12,13 @@ def list_platforms() -> list:
 
 
 class CompiledProgram:
-    """What ``fn.compile(...)`` returns: call it with the tensors to run (outputs are written in place)."""
+    """What ``fn.compile(...)`` returns: call it with the tensors to run (outputs are written in place).
+
+    The first call opens a session of the platform's backend for the program (the simulator decodes
+    the kernels and sets up its cores there); every later call reuses it, so a call costs little
+    more than its kernels. The session lives in the compiled artifacts, as long as this object does.
+    Calls from several threads are safe: they take turns on the session.
+    """
 
     def __init__(self, artifacts, param_names: Sequence[str]):
         self._artifacts = artifacts
@@ -57,6 +63,18 @@ def _bind(names, args, kwargs):
     return [bound[n] for n in names]
 
 
+# torch dtype -> DSL dtype name (None: unsupported), filled as dtypes are met: a call looks each up once.
+_DSL_DTYPES = {}
+
+
+def _dsl_dtype(torch_dtype):
+    try:
+        return _DSL_DTYPES[torch_dtype]
+    except KeyError:
+        name = _DSL_DTYPES[torch_dtype] = TORCH_TO_DSL.get(str(torch_dtype).removeprefix("torch."))
+        return name
+
+
 def _run(artifacts, names, tensors):
     import torch
 
@@ -65,9 +83,9 @@ def _run(artifacts, names, tensors):
     for name, tensor in zip(names, tensors):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"argument {name!r} must be a torch.Tensor, got {type(tensor).__name__}")
-        if tensor.device.type != "cpu":
+        if not tensor.is_cpu:
             raise ValueError(f"argument {name!r} is on {tensor.device}; the simulator needs CPU tensors")
-        dtype = TORCH_TO_DSL.get(str(tensor.dtype).removeprefix("torch."))
+        dtype = _dsl_dtype(tensor.dtype)
         if dtype is None:
             raise TypeError(f"argument {name!r} has dtype {tensor.dtype}, which PyPTO does not support")
         data = tensor if tensor.is_contiguous() else tensor.contiguous()

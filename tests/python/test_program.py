@@ -1,0 +1,171 @@
+"""``@pl.program``: programs written by hand as a class, and printed IR parsed back."""
+
+import importlib.util
+import sys
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto import _core
+from pypto.language.parser import ParserSyntaxError, ParserTypeError, UndefinedVariableError
+from pypto.runtime import RunConfig
+from pypto.runtime.compiled import CompiledProgram
+
+HEADER = "import pypto.language as pl\n\n"
+
+SCALE = '''@pl.program
+class Scale:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[ROWS, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        tmp: pl.Tensor[[32, 16], pl.FP32] = pl.tensor.create([32, 16], dtype=pl.FP32)
+        tmp_1: pl.Tensor[[32, 16], pl.FP32] = self.scale(x, 2.0, tmp)
+        out_1: pl.Tensor[[32, 16], pl.FP32] = self.scale(tmp_1, FACTOR, out)
+        return out_1
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[32, 16], pl.FP32], s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(ROWS // 16):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [i * 16, 0], [16, 16])
+            pl.tile.store(pl.tile.muls(t, s), [i * 16, 0], out)
+        return out
+'''
+
+
+def _import(tmp_path, name, source, register=False):
+    """Writes `source` to a file and imports it (in sys.modules when `register`, as a normal import is)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module, path
+
+
+def _printed(source: str) -> str:
+    """The program text the printer writes for SCALE: constants become their values."""
+    return source.replace("[ROWS, 16]", "[32, 16]").replace("ROWS // 16", "2").replace("FACTOR", "0.5")
+
+
+@pytest.mark.parametrize("register", [False, True])
+def test_a_hand_written_program_prints_as_written(tmp_path, register):
+    module, _ = _import(tmp_path, f"scale_{register}", HEADER + "ROWS = 32\nFACTOR = 0.5\n\n\n" + SCALE, register)
+    program = module.Scale
+    assert str(program) == _printed(SCALE)
+    assert program.name == "Scale"
+    assert program.entry_name == "main"
+    assert [(f.name, f.function_type) for f in program.functions] == [("main", "Opaque"), ("scale", "InCore")]
+
+
+def test_a_program_inside_a_function_sees_its_locals(tmp_path):
+    nested = "def make():\n    ROWS = 32\n    FACTOR = 0.5\n\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in SCALE.splitlines()
+    ) + "    return Scale\n"
+    module, _ = _import(tmp_path, "nested_scale", HEADER + nested)
+    assert str(module.make()) == _printed(SCALE)
+
+
+def test_a_hand_written_program_lowers_compiles_and_runs(tmp_path):
+    module, _ = _import(tmp_path, "scale_run", HEADER + "ROWS = 32\nFACTOR = 0.5\n\n\n" + SCALE)
+    lowered = _core.lower(module.Scale, "a2a3sim")
+    text = str(lowered)
+    assert "pl.MemRef(0, 1024), pl.Mem.Vec]" in text
+    assert 'attrs={"arg_directions": ["Input", "Scalar", "OutputExisting"]}' in text
+    # The lowered text is a program too, and prints the same.
+    again, _ = _import(tmp_path, "scale_lowered", HEADER + text)
+    assert str(getattr(again, lowered.name)) == text
+
+    artifacts = _core.compile(lowered, "a2a3sim", str(tmp_path / "out"))
+    compiled = CompiledProgram(artifacts, artifacts.param_names)
+    x, out = torch.randn(32, 16), torch.zeros(32, 16)
+    compiled(x, out)
+    torch.testing.assert_close(out, x * 2.0 * 0.5)
+
+
+JIT = """
+import pypto.language as pl
+
+
+@pl.jit
+def chunked(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            ta = pl.load(a, [i * 32, 0], [32, 64])
+            tb = pl.load(b, [i * 32, 0], [32, 64])
+            pl.store(pl.sub(ta, tb), [i * 32, 0], c)
+    return c
+"""
+
+
+def test_what_lower_prints_parses_back(tmp_path):
+    module, _ = _import(tmp_path, "chunked", JIT)
+    a, b, c = torch.randn(128, 64), torch.randn(128, 64), torch.zeros(128, 64)
+    lowered = module.chunked.lower(a, b, c, config=RunConfig())
+    text = str(lowered)
+    reparsed, _ = _import(tmp_path, "chunked_printed", HEADER + text)
+    program = getattr(reparsed, lowered.name)
+    assert str(program) == text
+    assert [f.function_type for f in program.functions] == [f.function_type for f in lowered.functions]
+
+
+def test_each_class_statement_is_parsed_from_its_own_lines(tmp_path):
+    twice = HEADER + "ROWS = 32\nFACTOR = 0.5\n\n\n" + SCALE + "\n\nFIRST = Scale\n\n\n" + SCALE.replace(
+        "@pl.program\n", "@pl.program()\n"
+    ).replace("2.0", "3.0")
+    module, _ = _import(tmp_path, "twice", twice, register=True)
+    assert str(module.FIRST) == _printed(SCALE)
+    assert str(module.Scale) == _printed(SCALE).replace("2.0", "3.0")
+
+
+def test_decorators_are_markers():
+    def method(self):
+        return None
+
+    assert pl.function(method) is method
+    assert pl.function(type=pl.FunctionType.AIV)(method) is method
+    with pytest.raises(TypeError, match="unexpected option"):
+        pl.program(strict_ssa=True)
+    with pytest.raises(TypeError, match="decorates a class"):
+        pl.program(method)
+
+
+BROKEN = HEADER + '''@pl.program
+class Broken:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32]):
+        self.{call}(x)
+        return
+'''
+
+
+def test_a_call_to_a_missing_function_is_reported_in_the_file(tmp_path):
+    with pytest.raises(UndefinedVariableError) as info:
+        _import(tmp_path, "broken_call", BROKEN.format(call="missing"))
+    error = info.value
+    assert error.message == "program 'Broken' has no function 'missing'"
+    assert error.location == f"{tmp_path / 'broken_call.py'}:7:9"
+    assert "7 |         self.missing(x)" in str(error)
+
+
+def test_function_types_and_self_are_checked(tmp_path):
+    source = BROKEN.format(call="main").replace("FunctionType.Opaque", "FunctionType.Host")
+    with pytest.raises(AttributeError):  # Python evaluates the decorator first: there is no FunctionType.Host
+        _import(tmp_path, "broken_type", source)
+    source = BROKEN.format(call="main").replace("def main(self, x", "def main(x")
+    with pytest.raises(ParserSyntaxError) as info:
+        _import(tmp_path, "broken_self", source)
+    assert info.value.message == "function 'main' must take 'self' as its first parameter"
+    assert info.value.location.endswith("broken_self.py:6:14")
+    # Annotations inside bodies are never evaluated by Python; the parser reads them.
+    source = BROKEN.format(call="main").replace(
+        "self.main(x)", "t: pl.Tile[[16, 16], pl.FP99, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])"
+    )
+    with pytest.raises(ParserTypeError) as info:
+        _import(tmp_path, "broken_dtype", source)
+    assert info.value.message == "'pl.FP99' is not a dtype (expected e.g. pl.FP32)"
+    assert info.value.location.endswith("broken_dtype.py:7:30")

@@ -1,0 +1,103 @@
+"""Tensor slices inside kernels (loads and stores of regions) and Python numbers passed for scalar
+parameters (specialisation constants), checked against torch."""
+
+import pytest
+import torch
+
+KERNELS = '''
+import pypto.language as pl
+
+ROWS = 256
+COLS = 128
+TILE = 64
+
+
+@pl.jit
+def add_scalar(x: pl.Tensor[[ROWS, COLS], pl.FP32], a: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(0, ROWS, TILE):
+            for c in pl.range(0, COLS, TILE):
+                y[r : r + TILE, c : c + TILE] = pl.add(x[r : r + TILE, c : c + TILE], a)
+    return y
+
+
+@pl.jit
+def first_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:16] = pl.mul(x[16:32], 2.0)
+    return y
+
+
+@pl.jit
+def two_stages(x: pl.Tensor, scratch: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage1"):
+        scratch[:] = pl.add(x, x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage2"):
+        out[:] = pl.mul(scratch, pl.exp(scratch))
+    return scratch, out
+
+
+@pl.jit
+def bad_slice(x: pl.Tensor, n: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(n):
+            y[0:i] = x[0:16]
+    return y
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("kernels") / "slice_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("slice_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.path = path
+    return module
+
+
+def test_slices_in_loops_with_a_scalar_argument(kernels):
+    x = torch.randn(256, 128)
+    y = torch.zeros_like(x)
+    kernels.add_scalar(x, 1.5, y)
+    torch.testing.assert_close(y, x + 1.5, rtol=1e-6, atol=1e-6)
+    kernels.add_scalar(x, -3.0, y)
+    torch.testing.assert_close(y, x - 3.0, rtol=1e-6, atol=1e-6)
+
+
+def test_each_scalar_value_is_its_own_specialisation(kernels):
+    x, y = torch.randn(256, 128), torch.zeros(256, 128)
+    kernels.add_scalar.clear_cache()
+    assert kernels.add_scalar.compile(x, 2.0, y) is kernels.add_scalar.compile(x, 2.0, y)
+    assert kernels.add_scalar.compile(x, 2.0, y) is not kernels.add_scalar.compile(x, 4.0, y)
+    assert "pl.tile.adds(" in str(kernels.add_scalar.lower(x, 2.0, y)) and ", 2.0)" in str(
+        kernels.add_scalar.lower(x, 2.0, y)
+    )
+
+
+def test_open_slices_cover_whole_dimensions(kernels):
+    x = torch.randn(32, 8)
+    y = torch.full((16, 8), -1.0)
+    kernels.first_rows(x, y)
+    torch.testing.assert_close(y, x[16:32] * 2.0)
+
+
+def test_a_slice_size_must_be_static(kernels):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    with pytest.raises(ParserTypeError) as error:
+        kernels.bad_slice(torch.zeros(16, 4), 4, torch.zeros(16, 4))
+    message = str(error.value)
+    assert "the slice 0:i must have a size known at compile time" in message
+    assert f"--> {kernels.path}:38:15" in message
+
+
+def test_whole_tensors_in_kernels_are_loaded_and_stages_are_ordered(kernels):
+    x = torch.randn(64, 64)
+    scratch, out = torch.zeros(64, 64), torch.zeros(64, 64)
+    kernels.two_stages(x, scratch, out)
+    torch.testing.assert_close(scratch, 2 * x)
+    torch.testing.assert_close(out, 2 * x * torch.exp(2 * x), rtol=1e-5, atol=1e-5)
