@@ -790,6 +790,35 @@ class FunctionParser {
     ir::Call::Kwargs kwargs_;
   };
 
+  // The positional arguments of a call to function `name`, into args[0], args[1], ...
+  ir::Result<bool> ParsePositionalArgs(const std::string& name, py::handle node, std::vector<ir::ExprPtr>& args,
+                                       const ir::Span& span) {
+    size_t position = 0;
+    for (auto arg : node.attr("args")) {
+      if (position >= args.size())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{}() takes {} arguments, got {}", name, args.size(), py::len(node.attr("args"))),
+                         span);
+      auto expr = ParseExpr(arg);
+      if (!expr) return pypto::unexpected(expr.error());
+      args[position++] = *expr;
+    }
+    return true;
+  }
+
+  // A keyword argument of a call to function `name`, into args[index] (which must still be empty).
+  ir::Result<bool> ParseKeywordArg(const std::string& name, py::handle keyword, size_t index,
+                                   std::vector<ir::ExprPtr>& args) {
+    auto expr = ParseExpr(keyword.attr("value"));
+    if (!expr) return pypto::unexpected(expr.error());
+    if (args[index])
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}() got parameter '{}' twice", name, keyword.attr("arg").cast<std::string>()),
+                       map_.SpanOf(keyword));
+    args[index] = *expr;
+    return true;
+  }
+
   // `out = kernel(a, b, out)`: a call to a @pl.jit.incore function, specialised on the argument types.
   ir::Result<ir::ExprPtr> ParseKernelCall(const std::string& name, py::handle node) {
     const ir::Span span = map_.SpanOf(node);
@@ -807,29 +836,15 @@ class FunctionParser {
     for (auto arg : def->attr("args").attr("args")) param_names.push_back(arg.attr("arg").cast<std::string>());
 
     std::vector<ir::ExprPtr> args(param_names.size());
-    size_t position = 0;
-    for (auto arg : node.attr("args")) {
-      if (position >= args.size())
-        return MakeError(DiagnosticKind::Type,
-                         fmt::format("{}() takes {} arguments, got {}", name, args.size(), py::len(node.attr("args"))),
-                         span);
-      auto expr = ParseExpr(arg);
-      if (!expr) return pypto::unexpected(expr.error());
-      args[position++] = *expr;
-    }
+    if (auto ok = ParsePositionalArgs(name, node, args, span); !ok) return pypto::unexpected(ok.error());
     for (auto keyword : node.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
       auto it = std::find(param_names.begin(), param_names.end(), key);
       if (it == param_names.end())
         return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
                          map_.SpanOf(keyword));
-      auto expr = ParseExpr(keyword.attr("value"));
-      if (!expr) return pypto::unexpected(expr.error());
-      auto& slot = args[static_cast<size_t>(it - param_names.begin())];
-      if (slot)
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() got parameter '{}' twice", name, key),
-                         map_.SpanOf(keyword));
-      slot = *expr;
+      auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - param_names.begin()), args);
+      if (!ok) return pypto::unexpected(ok.error());
     }
     std::vector<std::string> key_parts;
     FunctionSource kernel_source{.name = name, .def = *def, .map = map, .constants = &sub.constants,
@@ -870,16 +885,7 @@ class FunctionParser {
     std::vector<ir::ExprPtr> args(callee.params.size());
     std::vector<ir::ArgDirection> directions;
     bool has_directions = false;
-    size_t position = 0;
-    for (auto arg : node.attr("args")) {
-      if (position >= args.size())
-        return MakeError(DiagnosticKind::Type,
-                         fmt::format("{}() takes {} arguments, got {}", name, args.size(), py::len(node.attr("args"))),
-                         span);
-      auto expr = ParseExpr(arg);
-      if (!expr) return pypto::unexpected(expr.error());
-      args[position++] = *expr;
-    }
+    if (auto ok = ParsePositionalArgs(name, node, args, span); !ok) return pypto::unexpected(ok.error());
     for (auto keyword : node.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
       if (key == "attrs") {
@@ -894,13 +900,8 @@ class FunctionParser {
       if (it == callee.params.end())
         return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
                          map_.SpanOf(keyword));
-      auto expr = ParseExpr(keyword.attr("value"));
-      if (!expr) return pypto::unexpected(expr.error());
-      auto& slot = args[static_cast<size_t>(it - callee.params.begin())];
-      if (slot)
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() got parameter '{}' twice", name, key),
-                         map_.SpanOf(keyword));
-      slot = *expr;
+      auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - callee.params.begin()), args);
+      if (!ok) return pypto::unexpected(ok.error());
     }
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& param = callee.params[i]->name_hint();
