@@ -19,11 +19,15 @@
 #include <unistd.h>
 
 #include "pypto/runtime/runtime.h"
+#include "runtime_test_util.h"
 
 namespace pypto::rt {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::IntTensor;
+using testing::Rendezvous;
+using testing::TensorArgOf;
 using Result = pypto::expected<void, FatalError>;
 
 // Records every launch with the thread it ran on, and whether a core was ever double-booked.
@@ -79,33 +83,6 @@ class RecordingExecutor : public CoreExecutor {
   int max_running_ = 0;
   bool double_booked_ = false;
 };
-
-// Releases its callers once `count` have arrived, or reports failure after a timeout.
-class Rendezvous {
- public:
-  explicit Rendezvous(int count) : count_(count) {}
-  bool ArriveAndWait() {
-    std::unique_lock lock(mu_);
-    ++arrived_;
-    cv_.notify_all();
-    return cv_.wait_for(lock, 5s, [&] { return arrived_ >= count_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-};
-
-ChipTensor IntTensor(std::vector<int32_t>& data) {
-  const std::array<uint32_t, 1> shape = {static_cast<uint32_t>(data.size())};
-  return MakeExternalTensor(data.data(), shape, PYPTO_RT_INT32);
-}
-
-const ChipTensor& TensorArgOf(const KernelLaunch& launch, int index) {
-  return *reinterpret_cast<const ChipTensor*>(launch.args[index]);
-}
 
 constexpr RuntimeOptions kCallerFirst{.aic_cores = 2, .aiv_cores = 4, .worker_threads = 4,
                                       .dispatch = Dispatch::CallerFirst};

@@ -1,4 +1,5 @@
 #include "pypto/runtime/runtime.h"
+#include "runtime_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,9 @@ namespace pypto::rt {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::IntTensor;
+using testing::Rendezvous;
+using testing::TensorArgOf;
 using Result = pypto::expected<void, FatalError>;
 
 // Runs a test-supplied kernel body and records what the runtime handed it: the order of func_ids,
@@ -78,34 +82,6 @@ class FakeExecutor : public CoreExecutor {
   std::array<int, 2> max_running_{};
   bool double_booked_ = false;
 };
-
-// Releases its callers once `count` of them have arrived, or reports failure after a timeout, so that
-// a test of concurrency fails instead of hanging when tasks are serialized.
-class Rendezvous {
- public:
-  explicit Rendezvous(int count) : count_(count) {}
-  bool ArriveAndWait() {
-    std::unique_lock lock(mu_);
-    ++arrived_;
-    cv_.notify_all();
-    return cv_.wait_for(lock, 5s, [&] { return arrived_ >= count_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-};
-
-ChipTensor IntTensor(std::vector<int32_t>& data) {
-  const std::array<uint32_t, 1> shape = {static_cast<uint32_t>(data.size())};
-  return MakeExternalTensor(data.data(), shape, PYPTO_RT_INT32);
-}
-
-const ChipTensor& TensorArgOf(const KernelLaunch& launch, int index) {
-  return *reinterpret_cast<const ChipTensor*>(launch.args[index]);
-}
 
 Result KernelError(std::string message) { return pypto::unexpected(FatalError{FatalCode::KernelFailed, message}); }
 
