@@ -6,22 +6,14 @@
 #include "pypto/ir/printer.h"
 #include "pypto/passes/passes.h"
 #include "pypto/passes/pipeline.h"
+#include "pass_test_util.h"
 #include "sample_programs.h"
 
 namespace pypto::passes {
 namespace {
 
-ir::Result<ir::ProgramPtr> RunPipeline(std::vector<Pass> passes, ir::ProgramPtr program) {
-  PassManager manager(PassManagerOptions{.verify = true});
-  for (auto& pass : passes) manager.Add(std::move(pass));
-  return manager.Run(std::move(program), PassContext{});
-}
-
-ir::ProgramPtr RunOk(std::vector<Pass> passes, ir::ProgramPtr program) {
-  auto result = RunPipeline(std::move(passes), std::move(program));
-  EXPECT_TRUE(result) << result.error().str();
-  return result ? *result : nullptr;
-}
+using testing::RunOk;
+using testing::RunPipeline;
 
 TEST(OutlineIncoreScopes, ScopeInNestedLoopsTakesTheLoopVariables) {
   auto program = RunOk({FlattenCallExpr(), OutlineIncoreScopes()}, testing::HelloWorldProgram());
