@@ -51,6 +51,11 @@ bool Writes(ArgDirection direction) {
          direction == ArgDirection::InOut;
 }
 
+// Whether `outer` includes every byte of `inner` (an empty `inner` is included anywhere).
+bool Covers(const ByteRange& outer, const ByteRange& inner) {
+  return inner.empty() || (outer.first <= inner.first && inner.last <= outer.last);
+}
+
 struct Task {
   TaskId id = kInvalidTaskId;
   int32_t func_id = -1;
@@ -68,14 +73,16 @@ struct Task {
   std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
   size_t pending = 0;             // unfinished tasks this one waits for
+  TaskId last_dependent = kInvalidTaskId;  // the newest task given an edge from this one
 };
 
 // Copies the arguments into the task and lays out args[]: descriptor pointers, scalar bit patterns,
 // then the two contexts at their fixed slots.
-std::unique_ptr<Task> MakeTask(CoreType core, int32_t func_id, const TaskArgs& args) {
+std::unique_ptr<Task> MakeTask(CoreType core, int32_t func_id, const TaskArgs& args, int32_t block_idx) {
   auto task = std::make_unique<Task>();
   task->func_id = func_id;
   task->core_type = core;
+  task->local = LocalContext{.block_idx = block_idx, .block_num = args.launch_spec.block_num};
   task->tensors.reserve(args.tensors().size());
   for (const TensorArg& arg : args.tensors()) task->tensors.push_back(arg.tensor);
 
@@ -148,6 +155,8 @@ class Runtime::Impl final : private ForkAware {
   ~Impl();
 
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
+                                                  int32_t block_idx);
   pypto::expected<void, FatalError> WaitAll();
   void Reset();
   size_t tasks_completed() const;
@@ -161,7 +170,7 @@ class Runtime::Impl final : private ForkAware {
   void AfterForkInChild() override;
 
   void AddDependencies(Task& task, const TaskArgs& args);
-  void AddEdge(Task& producer, Task& consumer, std::vector<Task*>& producers);
+  void AddEdge(Task& producer, Task& consumer);
   void RegisterAccesses(Task& task, const TaskArgs& args);
 
   void WorkerLoop();
@@ -198,13 +207,17 @@ class Runtime::Impl final : private ForkAware {
   TaskId next_id_ = 0;
   std::unordered_map<TaskId, std::unique_ptr<Task>> live_;  // submitted and not yet retired
   // Unretired tasks' accesses by allocation (dependencies are only ever found within one
-  // buffer_addr): who reads and who writes which bytes.
+  // buffer_addr): who reads and who writes which bytes. Reads and writes are kept apart because a
+  // read only ever waits for writes: many tasks reading one tensor cost nothing to each other.
   struct Access {
     Task* task;
     ByteRange bytes;
-    bool writes;
   };
-  std::unordered_map<uint64_t, std::vector<Access>> accesses_;
+  struct BufferAccesses {
+    std::vector<Access> reads;
+    std::vector<Access> writes;
+  };
+  std::unordered_map<uint64_t, BufferAccesses> accesses_;
   std::array<std::deque<Task*>, 2> ready_;     // per core type, in the order tasks became ready
   std::array<std::vector<int>, 2> free_cores_;  // per core type; back() is handed out next
   std::optional<FatalError> error_;             // the first fatal error; latched
@@ -306,8 +319,24 @@ void Runtime::Impl::Drain(std::unique_lock<std::mutex>& lock) {
   }
 }
 
+// An SPMD launch of N blocks is N tasks, one per block index; they depend on each other only through
+// the tensors they share, as any tasks do. The id returned is the last block's.
 pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
-  std::unique_ptr<Task> task = args.has_error() ? nullptr : MakeTask(core, func_id, args);
+  const int32_t blocks = args.launch_spec.block_num;
+  if (blocks < 1) {
+    std::lock_guard lock(mu_);
+    if (!error_)
+      RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} launches {} blocks", func_id, blocks)});
+    return pypto::unexpected(*error_);
+  }
+  pypto::expected<TaskId, FatalError> id;
+  for (int32_t block = 0; block < blocks && id; ++block) id = SubmitBlock(core, func_id, args, block);
+  return id;
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
+                                                               int32_t block_idx) {
+  std::unique_ptr<Task> task = args.has_error() ? nullptr : MakeTask(core, func_id, args, block_idx);
 
   std::lock_guard lock(mu_);
   if (error_) return pypto::unexpected(*error_);
@@ -352,29 +381,33 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
 
 // Called with mu_ held, before the task's own writes are registered (a task never waits for itself).
 void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
-  std::vector<Task*> producers;  // to add each edge once
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     // Creator edge: a tensor produced by a task still in flight.
     if (arg.tensor.owner_task_id != kInvalidTaskId) {
       if (auto owner = live_.find(arg.tensor.owner_task_id); owner != live_.end())
-        AddEdge(*owner->second, task, producers);
+        AddEdge(*owner->second, task);
     }
     auto accesses = accesses_.find(arg.tensor.buffer_addr);
     if (accesses == accesses_.end()) continue;
     // A read waits for earlier writes of its bytes (RAW); a write also for earlier reads (WAR)
     // and writes (WAW), so it never overwrites what a task still in flight reads or writes.
     const ByteRange bytes = ViewBytes(arg.tensor);
-    const bool writes = Writes(arg.direction);
-    for (const Access& earlier : accesses->second) {
-      if ((earlier.writes || writes) && earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task, producers);
+    for (const Access& earlier : accesses->second.writes) {
+      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
+    }
+    if (!Writes(arg.direction)) continue;
+    for (const Access& earlier : accesses->second.reads) {
+      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
     }
   }
 }
 
-void Runtime::Impl::AddEdge(Task& producer, Task& consumer, std::vector<Task*>& producers) {
-  if (std::find(producers.begin(), producers.end(), &producer) != producers.end()) return;
-  producers.push_back(&producer);
+// Each edge once: the consumer is always the task being submitted, the newest of all, so a producer
+// that already has an edge to it has it as its last dependent.
+void Runtime::Impl::AddEdge(Task& producer, Task& consumer) {
+  if (producer.last_dependent == consumer.id) return;
+  producer.last_dependent = consumer.id;
   producer.dependents.push_back(&consumer);
   ++consumer.pending;
 }
@@ -383,7 +416,18 @@ void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
-    accesses_[arg.tensor.buffer_addr].push_back(Access{&task, bytes, Writes(arg.direction)});
+    auto& accesses = accesses_[arg.tensor.buffer_addr];
+    if (Writes(arg.direction)) {
+      // This write now orders every earlier access within its bytes: any later access to those bytes
+      // overlaps it and waits for it, and it waits for them. They need not be looked at again, which
+      // keeps a chain of updates to one tensor linear instead of quadratic.
+      const auto covered = [&](const Access& earlier) { return Covers(bytes, earlier.bytes); };
+      std::erase_if(accesses.reads, covered);
+      std::erase_if(accesses.writes, covered);
+      accesses.writes.push_back(Access{&task, bytes});
+    } else {
+      accesses.reads.push_back(Access{&task, bytes});
+    }
     task.accesses.push_back({arg.tensor.buffer_addr, bytes});
   }
 }
@@ -497,8 +541,10 @@ void Runtime::Impl::Retire(Task& task, int core) {
   for (const Task::Access& access : task.accesses) {
     auto entry = accesses_.find(access.buffer_addr);
     if (entry == accesses_.end()) continue;  // a task touching one buffer twice erased it already
-    std::erase_if(entry->second, [&](const Access& earlier) { return earlier.task == &task; });
-    if (entry->second.empty()) accesses_.erase(entry);
+    const auto mine = [&](const Access& earlier) { return earlier.task == &task; };
+    std::erase_if(entry->second.reads, mine);
+    std::erase_if(entry->second.writes, mine);
+    if (entry->second.reads.empty() && entry->second.writes.empty()) accesses_.erase(entry);
   }
   for (Task* dependent : task.dependents) {
     if (--dependent->pending == 0) ready_[Index(dependent->core_type)].push_back(dependent);

@@ -54,6 +54,7 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
                                                 std::span<const ChipTensor> params,
                                                 std::span<const ChipTensor> intermediates) {
   TaskArgs args;
+  args.launch_spec.set_block_num(submit.block_num);
   for (size_t i = 0; i < submit.args.size(); ++i) {
     const PlanTaskArg& arg = submit.args[i];
     if (arg.direction == ArgDirection::Scalar) {

@@ -21,8 +21,17 @@ struct TensorArg {
   ArgDirection direction;
 };
 
+// How many blocks one submit launches (upstream's launch_spec): block b of N sees block_idx b and
+// block_num N in its local context (args[kLocalContextSlot]).
+struct LaunchSpec {
+  int32_t block_num = 1;
+  void set_block_num(int32_t n) { block_num = n; }
+};
+
 class TaskArgs {
  public:
+  LaunchSpec launch_spec;
+
   static constexpr size_t kMaxTensors = 32;
   static constexpr size_t kMaxScalars = 16;
 

@@ -38,6 +38,7 @@ struct PlanKernel {
 struct PlanSubmit {
   int32_t func_id = 0;
   CoreType core_type = CoreType::AIV;
+  int32_t block_num = 1;          // an SPMD launch: this many blocks of the kernel
   std::vector<PlanTaskArg> args;  // tensors first, then scalars
 };
 
