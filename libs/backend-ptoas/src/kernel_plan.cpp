@@ -35,6 +35,8 @@ std::string_view StmtKindName(const ir::Stmt& stmt) {
     case ir::NodeKind::SeqStmts: return "SeqStmts";
     case ir::NodeKind::ReturnStmt: return "ReturnStmt";
     case ir::NodeKind::InCoreScopeStmt: return "InCoreScopeStmt";
+    case ir::NodeKind::IfStmt: return "an if statement (scf.if is not emitted yet)";
+    case ir::NodeKind::YieldStmt: return "YieldStmt";
     default: return "statement";
   }
 }
@@ -201,9 +203,26 @@ class Planner {
           if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
         }
         return {};
+      case OpForm::Arange: return CheckScalarOperand(args[0], call.type(), op, span);
+      case OpForm::MergeSort:
+      case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
+      case OpForm::Window:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        return CheckWindow(call, span);
       case OpForm::Store: break;
     }
     return {};
+  }
+
+  // A tile slice copies its window with textract, which ptoas's a2a3 target has only into Left and
+  // Right (its Vec -> Vec form is A5's).
+  Status CheckWindow(const ir::Call& call, const ir::Span& span) const {
+    if (auto ok = CheckStaticInts(call.args()[2], "offsets", call.target_name(), span); !ok) return ok;
+    const auto* source = call.args()[0]->type()->As<ir::TileType>();
+    if (arch_ == "a5" || source->memory_space() != ir::MemorySpace::Vec) return {};
+    return Error(span, fmt::format("backend-ptoas cannot lower the tile slice of '{}' in kernel '{}' on a2a3: "
+                                   "pto.textract copies a Vec window into a Vec tile only on a5",
+                                   call.args()[0]->As<ir::Var>()->name_hint(), kernel_.name()));
   }
 
   // Checks that need the result's placement, and the row-major views the op needs.
@@ -380,6 +399,12 @@ class Planner {
   // backend-ptoas unrolls or pipelines them yet, and dropping the request silently would hide that.
   Status CheckFor(const ir::ForStmt& loop) {
     const auto& var = *loop.loop_var();
+    if (!loop.iter_args().empty()) {
+      return Error(loop.span(), fmt::format("backend-ptoas cannot lower the loop over '{}' in kernel '{}': it carries "
+                                            "'{}' from one iteration to the next (scf.for iter_args are not emitted "
+                                            "yet)",
+                                            var.name_hint(), kernel_.name(), loop.iter_args()[0].var->name_hint()));
+    }
     if (loop.kind() == ir::ForKind::Unroll || loop.kind() == ir::ForKind::Pipeline) {
       return Error(loop.span(), fmt::format("backend-ptoas cannot lower the pl.{} loop over '{}' in kernel '{}' "
                                             "(supported: pl.range, pl.parallel)",
@@ -533,6 +558,11 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.col_expand_expdif", "pto.tcolexpandexpdif", OpForm::Tiles},
       {"tile.matmul", "pto.tmatmul", OpForm::Tiles},
       {"tile.matmul_acc", "pto.tmatmul.acc", OpForm::MatmulAcc},
+      {"tile.ci", "pto.tci", OpForm::Arange},
+      {"tile.slice", "pto.textract", OpForm::Window},
+      {"tile.sort32", "pto.tsort32", OpForm::Tiles},
+      {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
+      {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
   };
   return table;
 }

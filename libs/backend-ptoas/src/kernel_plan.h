@@ -31,6 +31,10 @@ enum class OpForm {
   ColSum,      // Tiles, plus {isBinary = true} when the scratch tile is given
   Move,        // tmov between two buffers
   MatmulAcc,   // ins(result, lhs, rhs): the accumulator is the result's own buffer
+  Arange,      // ins(the start scalar), {descending = true} after outs when asked
+  MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
+  GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
+  Window,      // ins(tile, row, col : .., index, index): textract of a tile slice
 };
 
 struct OpLowering {

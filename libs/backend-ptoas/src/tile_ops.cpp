@@ -9,6 +9,7 @@
 
 #include "kernel_emitter.h"
 #include "mlir_types.h"
+#include "pypto/ir/mask_pattern.h"
 #include "source_loc.h"
 
 namespace pypto::backend_ptoas {
@@ -78,7 +79,27 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   auto tile = [&](const ir::ExprPtr& arg) { return TileOperand(*arg->As<ir::Var>(), lowering.row_major); };
   std::vector<Operand> ins;
   std::string attrs;  // printed inside ins(...), before the types, where these ops' parsers read them
+  std::string attrs_sep = " ";  // between the operands and attrs (tgather's parser wants a comma)
+  std::string trailing;         // an attribute dictionary after outs(...)
   switch (lowering.form) {
+    case OpForm::Arange:
+      ins = {ScalarOperand(args[0], result.type()->As<ir::TileType>()->dtype(), span)};
+      if (ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false)) trailing = " {descending = true}";
+      break;
+    case OpForm::MergeSort:
+      ins = {tile(args[0]), {names_.Constant(*ir::AsConstInt(args[1]), "i32"), "i32"}};
+      break;
+    case OpForm::GatherMask:
+      ins = {tile(args[0])};
+      attrs_sep = ", ";
+      attrs = fmt::format("{{maskPattern = #pto.mask_pattern<{}>}}",
+                          ir::MaskPatternName(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern")));
+      break;
+    case OpForm::Window: {
+      ins = {tile(args[0])};
+      for (int64_t offset : StaticInts(args[2])) ins.push_back({names_.Constant(offset, "index"), "index"});
+      break;
+    }
     case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
     case OpForm::TileScalar:
       ins = {tile(args[0]), ScalarOperand(args[1], args[0]->type()->As<ir::TileType>()->dtype(), span)};
@@ -106,8 +127,8 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   }
   Operand out = TileOperand(result, lowering.row_major);
   Add(body_,
-      fmt::format("{} ins({}{}{} : {}) outs({} : {})", lowering.pto, fmt::join(values, ", "), attrs.empty() ? "" : " ",
-                  attrs, fmt::join(types, ", "), out.value, out.type),
+      fmt::format("{} ins({}{}{} : {}) outs({} : {}){}", lowering.pto, fmt::join(values, ", "),
+                  attrs.empty() ? "" : attrs_sep, attrs, fmt::join(types, ", "), out.value, out.type, trailing),
       span);
 }
 

@@ -291,5 +291,27 @@ TEST(EmitModuleErrors, UnsupportedElementType) {
   EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type FP4 is not supported by backend-ptoas");
 }
 
+// Carried values and branches have no lowering yet (scf.for iter_args, scf.if): a clear refusal.
+TEST(EmitModuleErrors, LoopCarriedValuesAndIfsAreRefused) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto carried = TileAt("acc", load, 0), result = TileAt("result", load, 0);
+  auto i = LoopVar("i");
+  auto body = std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{carried});
+  auto loop = std::make_shared<ir::ForStmt>(i, Index(0), Index(4), Index(1), std::vector<ir::IterArg>{{carried, t}},
+                                            body, std::vector<ir::VarPtr>{result}, ir::ForKind::Sequential, At(3, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), loop});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:3:5: backend-ptoas cannot lower the loop over 'i' in kernel 'k': it carries 'acc' from one "
+            "iteration to the next (scf.for iter_args are not emitted yet)");
+  auto branch = std::make_shared<ir::IfStmt>(std::make_shared<ir::ConstBool>(true),
+                                             std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}), nullptr,
+                                             std::vector<ir::VarPtr>{}, At(4, 5));
+  auto with_if = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), branch});
+  EXPECT_EQ(ErrorOf(*with_if),
+            "k.py:4:5: backend-ptoas cannot lower an if statement (scf.if is not emitted yet) in kernel 'k'");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas

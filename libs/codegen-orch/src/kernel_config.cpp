@@ -51,10 +51,14 @@ std::string KernelConfigPy(const Orchestration& orchestration, const std::filesy
       orchestration.function_name, PYPTO_VERSION,
       (root / "orchestration" / (orchestration.function_name + ".cpp")).string(), Signature(orchestration.signature));
   for (const auto& kernel : orchestration.kernels) {
-    auto source = root / "kernels" / kernel.core_type / (kernel.name + kernel_source_suffix);
+    // A hand-written kernel is referenced where it is, so that its relative #includes still resolve.
+    const bool external = !kernel.external_source.empty();
+    auto source = external ? std::filesystem::path(kernel.external_source)
+                           : root / "kernels" / kernel.core_type / (kernel.name + kernel_source_suffix);
     text += fmt::format(
-        "    {{\"func_id\": {}, \"name\": \"{}\", \"source\": \"{}\", \"core_type\": \"{}\", \"signature\": {}}},\n",
-        kernel.func_id, kernel.name, source.string(), kernel.core_type, Signature(kernel.signature));
+        "    {{\"func_id\": {}, \"name\": \"{}\", \"source\": \"{}\", \"core_type\": \"{}\", \"signature\": {}{}}},\n",
+        kernel.func_id, kernel.name, source.string(), kernel.core_type, Signature(kernel.signature),
+        external ? ", \"external\": True" : "");
   }
   text += "]\n";
   return text;

@@ -953,6 +953,13 @@ class OrchestrationEmitter {
       if (direction != ir::ArgDirection::Input && direction != ir::ArgDirection::NoDep) written[i] = it->second;
     }
     body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines;
+    // `with pl.spmd(core_num=N)`: one submit of N blocks.
+    if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), "core_num")) {
+      if (*blocks < 1 || *blocks > std::numeric_limits<int32_t>::max())
+        return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num {} is out of range", *blocks), call.span());
+      step.submit.block_num = static_cast<int32_t>(*blocks);
+      body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
+    }
     body_ += fmt::format("{}rt_submit_{}_task({}, {});\n", indent_, aic ? "aic" : "aiv", func_id, params);
     steps_->push_back(Step{std::move(step)});
     if (!result) return true;
@@ -981,6 +988,9 @@ class OrchestrationEmitter {
       KernelEntry entry{.func_id = it->second,
                         .name = callee.name(),
                         .core_type = callee.type() == ir::FunctionType::AIC ? "aic" : "aiv"};
+      if (auto source = callee.attrs().find("external_source");
+          source != callee.attrs().end() && std::holds_alternative<std::string>(source->second))
+        entry.external_source = std::get<std::string>(source->second);
       for (size_t i = 0; i < callee.params().size(); ++i)
         if (callee.params()[i]->type()->As<ir::TensorType>())
           entry.signature.push_back(DirectionToken(callee.param_directions()[i]));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -11,7 +13,7 @@ namespace {
 // Alternative spellings of the same op.
 std::string Canonical(const std::string& name) {
   static const std::map<std::string, std::string, std::less<>> kAliases = {
-      {"create_tile", "create"}, {"create_tensor", "create"}};
+      {"create_tile", "create"}, {"create_tensor", "create"}, {"arange", "ci"}};
   auto it = kAliases.find(name);
   return it == kAliases.end() ? name : it->second;
 }
@@ -36,6 +38,31 @@ std::optional<ir::BinaryOp> ScalarArithmetic(const std::string& dsl_name) {
   return it->second;
 }
 
+ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vector<std::string>& keywords,
+                                   const ir::Span& span) {
+  auto has = [&](std::string_view key) { return std::find(keywords.begin(), keywords.end(), key) != keywords.end(); };
+  for (std::string_view prefix : {"pl.tile.", "pl."}) {
+    if (!dsl_name.starts_with(prefix)) continue;
+    const std::string_view base = std::string_view(dsl_name).substr(prefix.size());
+    if (base == "mrgsort") {
+      if (has("block_len")) return fmt::format("{}mrgsort_format1", prefix);
+      return ir::MakeError(ir::DiagnosticKind::InvalidOperation,
+                           fmt::format("'{}' without block_len (the 2- to 4-way merge of separate tiles) is not "
+                                       "supported yet",
+                                       dsl_name),
+                           span, "merge the runs of one tile with block_len=...");
+    }
+    if (base == "gather") {
+      if (has("mask_pattern")) return fmt::format("{}gather_mask", prefix);
+      return ir::MakeError(ir::DiagnosticKind::InvalidOperation,
+                           fmt::format("only the mask form of '{}' (mask_pattern=...) is supported yet", dsl_name),
+                           span);
+    }
+    break;
+  }
+  return dsl_name;
+}
+
 ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::vector<ir::ExprPtr>& operands,
                                        CallContext context, const ir::Span& span) {
   const auto& registry = ir::OpRegistry::Get();
@@ -49,7 +76,7 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
   } else if (dsl_name == "pl.create_tensor") {
     op_name = "tensor.create";
   } else if (dsl_name.starts_with("pl.")) {
-    std::string base = dsl_name.substr(3);
+    std::string base = Canonical(dsl_name.substr(3));
     const ir::ExprPtr first = operands.empty() ? nullptr : operands[0];
     const bool on_tensor = first ? IsTensor(first) && !kTensorSourced.contains(base)
                                  : context == CallContext::Orchestration;
@@ -63,6 +90,23 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
   }
   if (const auto* op = registry.Find(op_name)) return op;
   return ir::MakeError(ir::DiagnosticKind::UnknownOperation, fmt::format("unknown operation '{}'", dsl_name), span);
+}
+
+ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir::OpDef& op,
+                                           const ir::ExprPtr& operand, const ir::Span& span) {
+  const bool unified_reduction = dsl_name.starts_with("pl.row_") || dsl_name.starts_with("pl.col_");
+  const auto* tile = operand ? operand->type()->As<ir::TileType>() : nullptr;
+  const bool needs_scratch = std::any_of(op.params.begin(), op.params.end(), [](const ir::OpParam& p) {
+    return p.name == "tmp_tile" && p.required;
+  });
+  if (!unified_reduction || !tile || !needs_scratch) return ir::ExprPtr{};
+  std::vector<ir::ExprPtr> shape;
+  for (int64_t dim : tile->shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+  auto call = ir::OpRegistry::Get().CreateCall(
+      "tile.create", {std::make_shared<ir::TupleLiteral>(std::move(shape), span)},
+      {{"dtype", ir::OpAttr(tile->dtype())}, {"target_memory", ir::OpAttr(tile->memory_space())}}, span);
+  if (!call) return pypto::unexpected(call.error());
+  return ir::ExprPtr(*call);
 }
 
 }  // namespace pypto::frontend

@@ -19,6 +19,18 @@ enum class CallContext { Kernel, Orchestration };
 ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::vector<ir::ExprPtr>& operands,
                                        CallContext context, const ir::Span& span);
 
+// Ops whose form depends on the keywords given: `pl.mrgsort(t, block_len=64)` is
+// pl.tile.mrgsort_format1, `pl.gather(t, mask_pattern=...)` pl.tile.gather_mask. Returns the
+// spelling to resolve (dsl_name itself for every other op), or an error for a form not supported.
+ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vector<std::string>& keywords,
+                                   const ir::Span& span);
+
+// The scratch tile a unified reduction (`pl.row_sum(x)`) needs when the call gives none: a fresh
+// tile shaped like the operand, as upstream's lowering creates. Null when `dsl_name` is not a
+// unified reduction or `op` takes no required scratch tile (`pl.tile.row_sum` still requires one).
+ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir::OpDef& op,
+                                           const ir::ExprPtr& operand, const ir::Span& span);
+
 // Whether `pl.X(a, b)` on two scalars is scalar arithmetic (pl.add, pl.max, ...), and which.
 std::optional<ir::BinaryOp> ScalarArithmetic(const std::string& dsl_name);
 

@@ -11,11 +11,15 @@
 #include <unordered_map>
 #include <variant>
 
+#include "assigned_names.h"
 #include "ast_node.h"
+#include "external_decl.h"
 #include "op_resolver.h"
 #include "pypto/ir/functor.h"
+#include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "spmd_launch.h"
 #include "type_resolver.h"
 
 namespace pypto::frontend {
@@ -74,6 +78,8 @@ ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map)
 }
 
 class FunctionParser {
+  using Env = std::unordered_map<std::string, ir::VarPtr>;
+
  public:
   FunctionParser(ProgramContext& program, const FunctionSource& source)
       : program_(program), source_(source), map_(source.map),
@@ -120,6 +126,12 @@ class FunctionParser {
   // A @pl.program method: parameters and return types as declared.
   ir::Result<ir::FunctionPtr> ParseMethod(const Signature& signature) {
     for (const auto& param : signature.params) env_[param->name_hint()] = param;
+    if (IsExternal(signature.attrs)) {
+      if (auto ok = CheckSignatureOnlyBody(signature.def, map_, signature.name); !ok) return pypto::unexpected(ok.error());
+      return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions,
+                                            signature.return_types, std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}),
+                                            signature.type, signature.attrs, map_.SpanOf(signature.def));
+    }
     auto body = ParseBlock(signature.def.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions,
@@ -145,6 +157,9 @@ class FunctionParser {
     if (type == "Expr") {
       py::handle value = stmt.attr("value");
       if (IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) return ir::StmtPtr{};
+      if (IsNode(value, "Constant") && py::object(value.attr("value")).ptr() == Py_Ellipsis)
+        return MakeError(DiagnosticKind::Syntax, "a body of `...` declares a hand-written kernel", span,
+                         "give the kernel's source: @pl.function(type=pl.FunctionType.AIV, external_source=\"k.cpp\")");
       auto expr = ParseExpr(value);
       if (!expr) return pypto::unexpected(expr.error());
       return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*expr, span));
@@ -152,6 +167,9 @@ class FunctionParser {
     if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
     if (type == "With") return ParseWith(stmt);
     if (type == "For") return ParseFor(stmt);
+    if (type == "If") return ParseIf(stmt);
+    if (py::hasattr(stmt, "value") && IsYieldCall(stmt.attr("value")))
+      return MakeError(DiagnosticKind::Syntax, "pl.yield_ must be the last statement of a loop or if body", span);
     if (type == "Return") return ParseReturn(stmt);
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' statements are not supported in kernels yet", type),
                      span);
@@ -187,6 +205,9 @@ class FunctionParser {
         return pypto::unexpected(ok.error());
     auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
     env_[name] = var;
+    unavailable_.erase(name);
+    assigned_types_[name] = var->type();
+    if (IsCreation(**value)) placeholders_.insert(var.get());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
   }
 
@@ -203,10 +224,11 @@ class FunctionParser {
     auto base = ParseExpr(subscript.attr("value"));
     if (!base) return pypto::unexpected(base.error());
     const auto* tensor = (*base)->type()->As<ir::TensorType>();
+    const auto* tile = (*base)->type()->As<ir::TileType>();  // `t[:, a:b]`: a window of a tile
     const auto* var = (*base)->As<ir::Var>();
-    if (!tensor || !var)
+    if (!(tensor || tile) || !var)
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("only tensors can be sliced here, got {}", (*base)->type()->str()), span);
+                       fmt::format("only tensors and tiles can be sliced here, got {}", (*base)->type()->str()), span);
     if (kernel_depth_ == 0)
       return MakeError(DiagnosticKind::Syntax, "tensor slices outside a pl.at scope are not supported yet", span,
                        "slice tensors inside the kernel's pl.at scope, where a slice is a load or a store");
@@ -217,7 +239,7 @@ class FunctionParser {
     } else {
       items.push_back(slice);
     }
-    const auto& dims = tensor->shape();
+    const auto& dims = tensor ? tensor->shape() : tile->shape();
     if (items.size() > dims.size())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
@@ -274,13 +296,20 @@ class FunctionParser {
     return std::make_shared<ir::TupleLiteral>(values, span);
   }
 
-  // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region.
+  // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region; `t[:, a:b]` of a
+  // tile is a tile.slice, a copy of that window.
   ir::Result<ir::ExprPtr> ParseSliceLoad(py::handle node) {
     auto region = ParseRegion(node);
     if (!region) return pypto::unexpected(region.error());
     const ir::Span span = map_.SpanOf(node);
     std::vector<ir::ExprPtr> shape;
     for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    if (region->tensor_var->type()->As<ir::TileType>()) {
+      auto call = ir::OpRegistry::Get().CreateCall(
+          "tile.slice", {region->tensor_var, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
+      if (!call) return pypto::unexpected(call.error());
+      return ir::ExprPtr(*call);
+    }
     auto call = ir::OpRegistry::Get().CreateCall(
         "tile.load", {region->tensor_var, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
     if (!call) return pypto::unexpected(call.error());
@@ -291,6 +320,9 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
     auto region = ParseRegion(target);
     if (!region) return pypto::unexpected(region.error());
+    if (region->tensor_var->type()->As<ir::TileType>())
+      return MakeError(DiagnosticKind::Syntax, "assigning into a window of a tile is not supported yet",
+                       map_.SpanOf(target), "store the tile into the output tensor's region instead");
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
@@ -316,8 +348,10 @@ class FunctionParser {
     if (py::len(items) != 1)
       return MakeError(DiagnosticKind::Syntax, "one context manager per 'with' statement", span);
     py::handle context = items[0].attr("context_expr");
+    if (IsNode(context, "Call") && DottedName(context.attr("func")) == "pl.spmd") return ParseSpmd(stmt, context);
     if (!IsNode(context, "Call") || DottedName(context.attr("func")) != "pl.at")
-      return MakeError(DiagnosticKind::Syntax, "only 'with pl.at(...)' scopes are supported yet", map_.SpanOf(context));
+      return MakeError(DiagnosticKind::Syntax, "only 'with pl.at(...)' and 'with pl.spmd(...)' scopes are supported yet",
+                       map_.SpanOf(context));
     if (!items[0].attr("optional_vars").is_none())
       return MakeError(DiagnosticKind::Syntax, "'with pl.at(...) as tid' is not supported yet", span);
     std::string level, name_hint;
@@ -352,10 +386,45 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span));
   }
 
+  // `with pl.spmd(core_num=N):` (or `pl.spmd(N)`) around one kernel call of an orchestration.
+  ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
+    const ir::Span span = map_.SpanOf(context);
+    if (!py::list(stmt.attr("items"))[0].attr("optional_vars").is_none())
+      return MakeError(DiagnosticKind::Syntax, "'with pl.spmd(...) as tid' is not supported yet", span);
+    if (kernel_depth_ > 0)
+      return MakeError(DiagnosticKind::Syntax, "a pl.spmd scope cannot appear inside a kernel", span);
+    py::handle count;
+    py::list positional = context.attr("args");
+    if (py::len(positional) > 1) return MakeError(DiagnosticKind::Syntax, "pl.spmd takes one core_num", span);
+    if (py::len(positional) == 1) count = positional[0];
+    for (auto keyword : context.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key != "core_num" || count)
+        return MakeError(DiagnosticKind::Syntax, fmt::format("pl.spmd argument '{}' is not supported yet", key),
+                         map_.SpanOf(keyword));
+      count = keyword.attr("value");
+    }
+    if (!count) return MakeError(DiagnosticKind::Syntax, "pl.spmd needs core_num", span);
+    auto expr = ParseExpr(count);
+    if (!expr) return pypto::unexpected(expr.error());
+    auto core_num = ir::AsConstInt(*expr);
+    if (!core_num)
+      return MakeError(DiagnosticKind::Type, "pl.spmd core_num must be a compile-time integer yet", map_.SpanOf(count));
+    auto body = ParseBlock(stmt.attr("body"));
+    if (!body) return pypto::unexpected(body.error());
+    return LaunchOnBlocks(*body, *core_num, span);
+  }
+
   // `for i in pl.range([start,] stop[, step]):` and the pl.parallel / pl.unroll / pl.pipeline forms.
   ir::Result<ir::StmtPtr> ParseFor(py::handle stmt) {
     ir::Span span = map_.SpanOf(stmt);
     py::handle target = stmt.attr("target"), iter = stmt.attr("iter");
+    // `for i, (a, b) in pl.range(n, init_values=(x, y)):` names the carried values explicitly.
+    py::handle carried_target;
+    if (IsNode(target, "Tuple") && py::len(target.attr("elts")) == 2) {
+      carried_target = py::list(target.attr("elts"))[1];
+      target = py::list(target.attr("elts"))[0];
+    }
     if (!IsNode(target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "the loop variable must be a plain name", map_.SpanOf(target));
     if (py::len(stmt.attr("orelse")) > 0)
@@ -369,8 +438,13 @@ class FunctionParser {
     if (kind == kLoops.end())
       return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
                        "pl.unroll(...) or pl.pipeline(...)", map_.SpanOf(iter));
+    py::handle init_values;
     for (auto keyword : iter.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key == "init_values") {
+        init_values = keyword.attr("value");
+        continue;
+      }
       if (!(kind->second == ir::ForKind::Pipeline && key == "stage"))
         return MakeError(DiagnosticKind::Syntax, fmt::format("{}(..., {}=...) is not supported yet", callee, key),
                          map_.SpanOf(keyword));
@@ -392,24 +466,455 @@ class FunctionParser {
     ir::ExprPtr step = bounds.size() == 3 ? bounds[2] : index(1);
     if (ir::AsConstInt(step) == 0) return MakeError(DiagnosticKind::InvalidOperation, "loop step cannot be zero", span);
 
-    std::string name = target.attr("id").cast<std::string>();
-    auto loop_var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
-                                              map_.SpanOf(target));
+    LoopHeader header{.kind = kind->second, .start = start, .stop = stop, .step = step, .span = span};
+    header.loop_var = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(),
+                                                std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                                map_.SpanOf(target));
+    if (carried_target || init_values) return ParseExplicitLoop(stmt, header, carried_target, init_values);
+    if (kernel_depth_ == 0) return ParseOrchestrationLoop(stmt, header);
+    return ParseKernelLoop(stmt, header);
+  }
+
+  // ---- loops with carried values, and if/else ------------------------------------------------------
+  // Inside kernels, a name assigned before a loop and reassigned in its body is carried from one
+  // iteration to the next (an iter_arg, yielded at the end of the body, read after the loop through
+  // the loop's return var); a name assigned in a branch of an if is merged after it (the if's return
+  // var, yielded by each branch). The explicit forms `for i, (a,) in pl.range(n, init_values=(x,))`
+  // and `r = pl.yield_(v)` are what the printer writes, and parse back to the same IR.
+
+  struct LoopHeader {
+    ir::ForKind kind = ir::ForKind::Sequential;
+    ir::ExprPtr start, stop, step;
+    ir::Span span;
+    ir::VarPtr loop_var;
+  };
+
+  // The trailing `targets = pl.yield_(values)` of a body, as written.
+  struct ParsedYield {
+    std::vector<ir::ExprPtr> values;
+    std::vector<std::string> targets;
+    py::handle annotation;  // `r: T = pl.yield_(v)`; null otherwise
+    ir::Span span;
+  };
+  struct ParsedBody {
+    std::vector<ir::StmtPtr> stmts;
+    std::optional<ParsedYield> yield;
+  };
+
+  // A loop or branch body; a trailing pl.yield_ is returned apart from the other statements.
+  ir::Result<ParsedBody> ParseBody(py::handle statements) {
+    ParsedBody body;
+    py::list list = py::reinterpret_borrow<py::list>(statements);
+    for (size_t i = 0; i < py::len(list); ++i) {
+      py::handle stmt = list[i];
+      py::handle value = py::hasattr(stmt, "value") ? stmt.attr("value") : py::handle();
+      if (i + 1 == py::len(list) && value && IsYieldCall(value)) {
+        auto yield = ParseYield(stmt);
+        if (!yield) return pypto::unexpected(yield.error());
+        body.yield = std::move(*yield);
+        break;
+      }
+      auto parsed = ParseStatement(stmt);
+      if (!parsed) return pypto::unexpected(parsed.error());
+      if (*parsed) body.stmts.push_back(*parsed);
+    }
+    return body;
+  }
+
+  ir::Result<ParsedYield> ParseYield(py::handle stmt) {
+    ParsedYield yield{.span = map_.SpanOf(stmt)};
+    py::handle call = stmt.attr("value");
+    if (py::len(call.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.yield_ takes only positional values", yield.span);
+    for (auto arg : call.attr("args")) {
+      auto value = ParseExpr(arg);
+      if (!value) return pypto::unexpected(value.error());
+      yield.values.push_back(*value);
+    }
+    std::vector<py::handle> targets;
+    if (IsNode(stmt, "AnnAssign")) {
+      targets.push_back(stmt.attr("target"));
+      yield.annotation = stmt.attr("annotation");
+    } else if (IsNode(stmt, "Assign")) {
+      py::handle target = py::list(stmt.attr("targets"))[0];
+      if (IsNode(target, "Tuple")) {
+        for (auto element : target.attr("elts")) targets.push_back(element);
+      } else {
+        targets.push_back(target);
+      }
+    }
+    for (auto target : targets) {
+      if (!IsNode(target, "Name"))
+        return MakeError(DiagnosticKind::Syntax, "pl.yield_ assigns plain names", map_.SpanOf(target));
+      yield.targets.push_back(target.attr("id").cast<std::string>());
+    }
+    if (!yield.targets.empty() && yield.targets.size() != yield.values.size())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("pl.yield_ of {} values assigned to {} names", yield.values.size(),
+                                   yield.targets.size()),
+                       yield.span);
+    return yield;
+  }
+
+  // The variables a yield assigns, typed by their annotation in a @pl.program, else by the values.
+  ir::Result<std::vector<ir::VarPtr>> YieldResults(const ParsedYield& yield) {
+    std::vector<ir::VarPtr> results;
+    for (size_t i = 0; i < yield.targets.size(); ++i) {
+      ir::TypePtr type = yield.values[i]->type();
+      if (yield.annotation && source_.signature) {
+        auto declared = ResolveType(yield.annotation, map_, source_.constants);
+        if (!declared) return pypto::unexpected(declared.error());
+        if (!Assignable(*declared, type))
+          return MakeError(DiagnosticKind::Type,
+                           fmt::format("'{}' is declared {} but the value yielded is {}", yield.targets[i],
+                                       (*declared)->str(), type->str()),
+                           map_.SpanOf(yield.annotation));
+        type = *declared;
+      }
+      results.push_back(std::make_shared<ir::Var>(yield.targets[i], type, yield.span));
+    }
+    return results;
+  }
+
+  static ir::StmtPtr Seq(std::vector<ir::StmtPtr> stmts, const ir::Span& span = {}) {
+    return std::make_shared<ir::SeqStmts>(std::move(stmts), span);
+  }
+
+  // Whether `var` is read anywhere in `stmts`.
+  static bool Reads(const std::vector<ir::StmtPtr>& stmts, const ir::Var* var) {
+    struct Finder final : ir::IRVisitor {
+      const ir::Var* target;
+      bool found = false;
+      void VisitVar(const std::shared_ptr<const ir::Var>& v) override { found |= v.get() == target; }
+    } finder;
+    finder.target = var;
+    for (const auto& stmt : stmts) finder.VisitStmt(stmt);
+    return finder.found;
+  }
+
+  // Outside kernels, loops carry no values: a name reassigned in the body is an error.
+  ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
     auto outer = env_;
-    env_[name] = loop_var;
+    env_[header.loop_var->name_hint()] = header.loop_var;
     auto body = ParseBlock(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
-    // Values carried from one iteration to the next need iter_args, which are not modelled yet.
     for (const auto& [var_name, var] : outer) {
       auto it = env_.find(var_name);
-      if (var_name != name && it != env_.end() && it->second != var)
+      if (var_name != header.loop_var->name_hint() && it != env_.end() && it->second != var)
         return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("'{}' is reassigned inside the loop; loop-carried values are not supported yet",
+                         fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
+                                     "kernels (pl.at scopes) only",
                                      var_name),
                          it->second->span());
     }
     env_ = std::move(outer);
-    return ir::StmtPtr(std::make_shared<ir::ForStmt>(loop_var, start, stop, step, *body, kind->second, span));
+    return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, *body,
+                                                     header.kind, header.span));
+  }
+
+  // `for i, (a, b) in pl.range(n, init_values=(x, y)):` ending with `ra, rb = pl.yield_(...)`.
+  ir::Result<ir::StmtPtr> ParseExplicitLoop(py::handle stmt, const LoopHeader& header, py::handle carried_target,
+                                            py::handle init_values) {
+    if (!carried_target || !init_values || !IsNode(carried_target, "Tuple") ||
+        !(IsNode(init_values, "Tuple") || IsNode(init_values, "List")))
+      return MakeError(DiagnosticKind::Syntax,
+                       "carried values are written `for i, (a, b) in pl.range(n, init_values=(x, y)):`",
+                       header.span);
+    py::list names = carried_target.attr("elts"), inits = init_values.attr("elts");
+    if (py::len(names) != py::len(inits))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the loop names {} carried values but init_values has {}", py::len(names),
+                                   py::len(inits)),
+                       map_.SpanOf(init_values));
+    std::vector<ir::IterArg> iter_args;
+    for (size_t i = 0; i < py::len(names); ++i) {
+      if (!IsNode(names[i], "Name"))
+        return MakeError(DiagnosticKind::Syntax, "carried values are plain names", map_.SpanOf(names[i]));
+      auto init = ParseExpr(inits[i]);
+      if (!init) return pypto::unexpected(init.error());
+      iter_args.push_back(ir::IterArg{
+          std::make_shared<ir::Var>(names[i].attr("id").cast<std::string>(), (*init)->type(), map_.SpanOf(names[i])),
+          *init});
+    }
+    auto outer = env_;
+    env_[header.loop_var->name_hint()] = header.loop_var;
+    for (const auto& iter_arg : iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    auto body = ParseBody(stmt.attr("body"));
+    if (!body) return pypto::unexpected(body.error());
+    env_ = std::move(outer);
+    if (!body->yield || body->yield->values.size() != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("a loop carrying {} values ends with `... = pl.yield_(...)` of {} values",
+                                   iter_args.size(), iter_args.size()),
+                       header.span);
+    for (size_t i = 0; i < iter_args.size(); ++i)
+      if (auto ok = CheckCarriedType(iter_args[i].var->name_hint(), iter_args[i].var->type(), body->yield->values[i],
+                                     body->yield->span);
+          !ok)
+        return pypto::unexpected(ok.error());
+    auto results = YieldResults(*body->yield);
+    if (!results) return pypto::unexpected(results.error());
+    if (results->size() != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax, "the loop's pl.yield_ must assign its results to names",
+                       body->yield->span);
+    for (const auto& var : *results) env_[var->name_hint()] = var;
+    body->stmts.push_back(std::make_shared<ir::YieldStmt>(body->yield->values, body->yield->span));
+    return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
+                                                     std::move(iter_args), Seq(std::move(body->stmts)),
+                                                     std::move(*results), header.kind, header.span));
+  }
+
+  static ir::Result<bool> CheckCarriedType(const std::string& name, const ir::TypePtr& carried,
+                                           const ir::ExprPtr& next, const ir::Span& span) {
+    if (carried->equals(*next->type())) return true;
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' is carried from one loop iteration to the next, but its type changes from {} "
+                                 "to {}",
+                                 name, carried->str(), next->type()->str()),
+                     span, "a loop-carried value keeps its shape, dtype and memory space in every iteration");
+  }
+
+  // A kernel loop: names assigned before it and reassigned in its body are carried.
+  ir::Result<ir::StmtPtr> ParseKernelLoop(py::handle stmt, const LoopHeader& header) {
+    std::vector<ir::StmtPtr> prologue;
+    auto loop = ParseCarryingLoop(stmt, header, prologue);
+    // A value first assigned in the body and read by a later iteration (`if k == 0: acc = ...
+    // else: acc = f(acc)`) starts as a fresh tile of the type the body gives it.
+    for (int retry = 0; !loop && retry < 8; ++retry) {
+      if (RetypePlaceholders(stmt, header, prologue)) {
+        loop = ParseCarryingLoop(stmt, header, prologue);
+        continue;
+      }
+      const auto& error = loop.error();
+      auto type = assigned_types_.find(undefined_name_);
+      if (error.kind != DiagnosticKind::UndefinedName || type == assigned_types_.end() ||
+          !type->second->As<ir::TileType>() || env_.contains(undefined_name_))
+        break;
+      auto names = AssignedNames(stmt.attr("body"));
+      if (std::find(names.begin(), names.end(), undefined_name_) == names.end()) break;
+      auto fresh = FreshTile(undefined_name_, *type->second->As<ir::TileType>(), header.span);
+      if (!fresh) return pypto::unexpected(fresh.error());
+      prologue.push_back(*fresh);
+      loop = ParseCarryingLoop(stmt, header, prologue);
+    }
+    if (!loop) return loop;
+    if (prologue.empty()) return loop;
+    prologue.push_back(*loop);
+    return Seq(std::move(prologue), header.span);
+  }
+
+  static bool IsCreation(const ir::Expr& value) {
+    const auto* call = value.As<ir::Call>();
+    return call && call->is_op_call() && (call->op()->name == "tensor.create" || call->op()->name == "tile.create");
+  }
+
+  // `acc = pl.create_tensor(...)` before a loop whose body makes `acc` a tile of another kind
+  // (`acc = pl.matmul(...)`: an Acc tile): the placeholder's contents were never written, so the loop
+  // carries a fresh tile of the body's type instead. True if some name was retyped (parse again).
+  bool RetypePlaceholders(py::handle stmt, const LoopHeader& header, std::vector<ir::StmtPtr>& prologue) {
+    bool retyped = false;
+    for (const auto& name : AssignedNames(stmt.attr("body"))) {
+      auto current = env_.find(name);
+      auto assigned = assigned_types_.find(name);
+      if (current == env_.end() || assigned == assigned_types_.end() || !placeholders_.contains(current->second.get()))
+        continue;
+      const auto* tile = assigned->second->As<ir::TileType>();
+      if (!tile || current->second->type()->equals(*assigned->second)) continue;
+      auto fresh = FreshTile(name, *tile, header.span);
+      if (!fresh) continue;
+      prologue.push_back(*fresh);
+      retyped = true;
+    }
+    return retyped;
+  }
+
+  // `name = pl.tile.create(shape, dtype=..., target_memory=...)`, bound in the environment.
+  ir::Result<ir::StmtPtr> FreshTile(const std::string& name, const ir::TileType& tile, const ir::Span& span) {
+    std::vector<ir::ExprPtr> shape;
+    for (int64_t dim : tile.shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    auto call = ir::OpRegistry::Get().CreateCall(
+        "tile.create", {Tuple(shape, span)},
+        {{"dtype", ir::OpAttr(tile.dtype())}, {"target_memory", ir::OpAttr(tile.memory_space())}}, span);
+    if (!call) return pypto::unexpected(call.error());
+    auto var = std::make_shared<ir::Var>(name, (*call)->type(), span);
+    env_[name] = var;
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
+  }
+
+  ir::Result<ir::StmtPtr> ParseCarryingLoop(py::handle stmt, const LoopHeader& header,
+                                            const std::vector<ir::StmtPtr>& /*prologue*/) {
+    const std::string& loop_name = header.loop_var->name_hint();
+    auto outer = env_;
+    std::vector<std::string> carried;
+    std::vector<ir::IterArg> iter_args;
+    for (const auto& name : AssignedNames(stmt.attr("body"))) {
+      auto it = env_.find(name);
+      if (name == loop_name || it == env_.end()) continue;
+      carried.push_back(name);
+      iter_args.push_back(ir::IterArg{std::make_shared<ir::Var>(name, it->second->type(), header.span), it->second});
+    }
+    env_[loop_name] = header.loop_var;
+    for (const auto& iter_arg : iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    auto body = ParseBlock(stmt.attr("body"));
+    if (!body) {
+      env_ = std::move(outer);
+      return body;
+    }
+    auto stmts = ir::FlattenStmts(*body);
+    std::vector<ir::IterArg> kept;
+    std::vector<ir::ExprPtr> yielded;
+    std::vector<ir::VarPtr> results;
+    std::map<std::string, ir::Diagnostic> unavailable;
+    for (size_t i = 0; i < carried.size(); ++i) {
+      auto value = env_.find(carried[i]);
+      if (value == env_.end()) continue;  // unavailable after the body: reported where it is read
+      const auto& iter_arg = iter_args[i];
+      if (!iter_arg.var->type()->equals(*value->second->type())) {
+        // Reassigned with another type and never read across iterations: not carried, just not
+        // usable after the loop.
+        if (Reads(stmts, iter_arg.var.get()))
+          return pypto::unexpected(
+              CheckCarriedType(carried[i], iter_arg.var->type(), value->second, value->second->span()).error());
+        unavailable.emplace(carried[i], Unavailable(fmt::format("'{}' changes type inside the loop at line {} ({} to "
+                                                                "{}), so it has no single type after the loop",
+                                                                carried[i], header.span.line,
+                                                                iter_arg.var->type()->str(),
+                                                                value->second->type()->str()),
+                                                    "give the value inside the loop a name of its own"));
+        continue;
+      }
+      kept.push_back(iter_arg);
+      yielded.push_back(value->second);
+      results.push_back(std::make_shared<ir::Var>(carried[i], iter_arg.var->type(), header.span));
+    }
+    env_ = std::move(outer);
+    for (const auto& var : results) env_[var->name_hint()] = var;
+    for (auto& [name, diagnostic] : unavailable) MarkUnavailable(name, diagnostic);
+    if (!kept.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(yielded, header.span));
+    return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
+                                                     std::move(kept), Seq(std::move(stmts)), std::move(results),
+                                                     header.kind, header.span));
+  }
+
+  ir::Diagnostic Unavailable(std::string message, std::string hint) const {
+    return ir::Diagnostic{DiagnosticKind::UndefinedName, std::move(message), {}, std::move(hint)};
+  }
+
+  // After a branch or loop, `name` has no value: reading it reports why.
+  void MarkUnavailable(const std::string& name, ir::Diagnostic diagnostic) {
+    env_.erase(name);
+    unavailable_[name] = std::move(diagnostic);
+  }
+
+  // `if cond:` / `else:`. A condition known at compile time keeps only the branch it selects.
+  ir::Result<ir::StmtPtr> ParseIf(py::handle stmt) {
+    const ir::Span span = map_.SpanOf(stmt);
+    auto condition = ParseExpr(stmt.attr("test"));
+    if (!condition) return pypto::unexpected(condition.error());
+    const auto* scalar = (*condition)->type()->As<ir::ScalarType>();
+    if (!scalar)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the if condition must be a scalar, got {}", (*condition)->type()->str()),
+                       map_.SpanOf(stmt.attr("test")));
+    std::optional<bool> known;
+    if (const auto* b = (*condition)->As<ir::ConstBool>()) known = b->value();
+    if (auto i = ir::AsConstInt(*condition)) known = *i != 0;
+    if (known) return ParseBlock(*known ? stmt.attr("body") : stmt.attr("orelse"));
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::Syntax,
+                       "if statements on values known only at run time are supported inside kernels (pl.at scopes) "
+                       "only",
+                       span);
+    const auto before = env_;
+    auto then_body = ParseBody(stmt.attr("body"));
+    if (!then_body) return pypto::unexpected(then_body.error());
+    auto then_env = env_;
+    env_ = before;
+    const bool has_else = py::len(stmt.attr("orelse")) > 0;
+    ParsedBody else_body;
+    if (has_else) {
+      auto parsed = ParseBody(stmt.attr("orelse"));
+      if (!parsed) return pypto::unexpected(parsed.error());
+      else_body = std::move(*parsed);
+    }
+    auto else_env = env_;
+    env_ = before;
+    if (then_body->yield || else_body.yield)
+      return FinishExplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, span);
+    return FinishImplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, then_env, else_env,
+                            before, span);
+  }
+
+  // Branches ending in `r = pl.yield_(v)`: both yield the same number of values of the same types.
+  ir::Result<ir::StmtPtr> FinishExplicitIf(const ir::ExprPtr& condition, ParsedBody then_body, ParsedBody else_body,
+                                           bool has_else, const ir::Span& span) {
+    if (!then_body.yield || !else_body.yield || !has_else)
+      return MakeError(DiagnosticKind::Syntax, "when one branch of an if ends with pl.yield_, both must", span);
+    const auto& values = then_body.yield->values;
+    if (values.size() != else_body.yield->values.size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the if branch yields {} values but the else branch {}", values.size(),
+                                   else_body.yield->values.size()),
+                       else_body.yield->span);
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!values[i]->type()->equals(*else_body.yield->values[i]->type()))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("the branches yield different types: {} vs {}", values[i]->type()->str(),
+                                     else_body.yield->values[i]->type()->str()),
+                         else_body.yield->span);
+    auto results = YieldResults(*then_body.yield);
+    if (!results) return pypto::unexpected(results.error());
+    for (const auto& var : *results) env_[var->name_hint()] = var;
+    then_body.stmts.push_back(std::make_shared<ir::YieldStmt>(values, then_body.yield->span));
+    else_body.stmts.push_back(std::make_shared<ir::YieldStmt>(else_body.yield->values, else_body.yield->span));
+    return ir::StmtPtr(std::make_shared<ir::IfStmt>(condition, Seq(std::move(then_body.stmts)),
+                                                    Seq(std::move(else_body.stmts)), std::move(*results), span));
+  }
+
+  // Names assigned in a branch are merged after the if when both paths give them a value of one type.
+  ir::Result<ir::StmtPtr> FinishImplicitIf(const ir::ExprPtr& condition, ParsedBody then_body, ParsedBody else_body,
+                                           bool has_else, const Env& then_env, const Env& else_env, const Env& before,
+                                           const ir::Span& span) {
+    std::set<std::string> changed;
+    for (const Env* env : {&then_env, &else_env})
+      for (const auto& [name, var] : *env)
+        if (auto it = before.find(name); it == before.end() || it->second != var) changed.insert(name);
+    std::vector<ir::ExprPtr> then_values, else_values;
+    std::vector<ir::VarPtr> results;
+    for (const auto& name : changed) {
+      auto t = then_env.find(name), e = else_env.find(name);
+      if (t == then_env.end() || e == else_env.end()) {
+        const bool in_then = t != then_env.end();
+        const ir::Span& at = (in_then ? t : e)->second->span();
+        const char* when = !in_then ? "when the if branch runs"
+                           : has_else ? "when the else branch runs"
+                                      : "when the condition is false";
+        MarkUnavailable(name, Unavailable(fmt::format("'{}' is assigned only in the {} branch of the if at line {} "
+                                                      "(line {}), so it has no value {}",
+                                                      name, in_then ? "if" : "else", span.line, at.line, when),
+                                          "assign it in both branches, or before the if"));
+        continue;
+      }
+      if (!t->second->type()->equals(*e->second->type())) {
+        MarkUnavailable(name, Unavailable(fmt::format("'{}' has type {} after the if branch but {} after the else "
+                                                      "branch of the if at line {}",
+                                                      name, t->second->type()->str(), e->second->type()->str(),
+                                                      span.line),
+                                          "give both branches' values the same shape, dtype and memory space"));
+        continue;
+      }
+      then_values.push_back(t->second);
+      else_values.push_back(e->second);
+      results.push_back(std::make_shared<ir::Var>(name, t->second->type(), span));
+    }
+    for (const auto& var : results) env_[var->name_hint()] = var;
+    if (!results.empty()) {
+      then_body.stmts.push_back(std::make_shared<ir::YieldStmt>(then_values, span));
+      else_body.stmts.push_back(std::make_shared<ir::YieldStmt>(else_values, span));
+    }
+    ir::StmtPtr else_stmt = has_else || !results.empty() ? Seq(std::move(else_body.stmts)) : nullptr;
+    return ir::StmtPtr(std::make_shared<ir::IfStmt>(condition, Seq(std::move(then_body.stmts)), else_stmt,
+                                                    std::move(results), span));
   }
 
   ir::Result<ir::StmtPtr> ParseReturn(py::handle stmt) {
@@ -444,6 +949,12 @@ class FunctionParser {
       if (it != env_.end()) return ir::ExprPtr(it->second);
       auto constant = source_.constants->find(name);
       if (constant != source_.constants->end()) return ConstantExpr(constant->second, span);
+      if (auto why = unavailable_.find(name); why != unavailable_.end()) {
+        auto diagnostic = why->second;
+        diagnostic.span = span;
+        return pypto::unexpected(diagnostic);
+      }
+      undefined_name_ = name;
       return MakeError(DiagnosticKind::UndefinedName, fmt::format("name '{}' is not defined", name), span);
     }
     if (type == "Constant") return ParseConstant(node);
@@ -624,7 +1135,11 @@ class FunctionParser {
       if (const auto* expr = std::get_if<ir::ExprPtr>(&value)) operands.push_back(*expr);
     if (auto scalar = ScalarCall(name, operands, positional.size(), keywords.size(), map_.SpanOf(node))) return *scalar;
 
-    auto op = ResolveOp(name, operands, kernel_depth_ > 0 ? CallContext::Kernel : CallContext::Orchestration, span);
+    std::vector<std::string> keyword_names;
+    for (const auto& keyword : keywords) keyword_names.push_back(std::get<0>(keyword));
+    auto form = SelectForm(name, keyword_names, span);
+    if (!form) return pypto::unexpected(form.error());
+    auto op = ResolveOp(*form, operands, kernel_depth_ > 0 ? CallContext::Kernel : CallContext::Orchestration, span);
     if (!op) return pypto::unexpected(op.error());
     CallBuilder call(name, **op, span);
     const auto& params = (*op)->params;
@@ -648,6 +1163,9 @@ class FunctionParser {
       }
       if (auto ok = call.Bind(*param, std::move(value), map_.SpanOf(arg)); !ok) return pypto::unexpected(ok.error());
     }
+    if (kernel_depth_ > 0 && !operands.empty())
+      if (auto ok = BindDefaultScratch(name, **op, operands[0], call, map_.SpanOf(node)); !ok)
+        return pypto::unexpected(ok.error());
     return call.Build(map_.SpanOf(node));
   }
 
@@ -681,12 +1199,19 @@ class FunctionParser {
     return ir::MakeBinary(*op, operands[0], operands[1], span);
   }
 
-  // A dtype (pl.FP32), a memory space (pl.Mem.Vec / pl.MemorySpace.Vec) or a string literal is an
-  // attribute; anything else an expression.
+  // A dtype (pl.FP32), a memory space (pl.Mem.Vec / pl.MemorySpace.Vec), a mask pattern
+  // (pl.tile.MaskPattern.P0101, an integer attribute) or a string literal is an attribute; anything
+  // else an expression.
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
     const std::string dotted = DottedName(node);
     if (dotted.starts_with("pl.") && !env_.contains(dotted)) {
       if (auto dtype = ir::DataTypeFromName(std::string_view(dotted).substr(3))) return ArgValue(ir::OpAttr(*dtype));
+      if (dotted.starts_with("pl.tile.MaskPattern.")) {
+        auto pattern = ir::MaskPatternFromName(std::string_view(dotted).substr(20));
+        if (pattern) return ArgValue(ir::OpAttr(*pattern));
+        return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a mask pattern", dotted), map_.SpanOf(node),
+                         "mask patterns: P0101, P1010, P0001, P0010, P0100, P1000, P1111");
+      }
       for (std::string_view prefix : {"pl.Mem.", "pl.MemorySpace."}) {
         if (!dotted.starts_with(prefix)) continue;
         if (auto space = ir::MemorySpaceFromName(std::string_view(dotted).substr(prefix.size())))
@@ -723,14 +1248,16 @@ class FunctionParser {
                          fmt::format("'{}' argument '{}' must be a value, got {}", dsl_name_, param.name,
                                      ir::OpAttrText(std::get<ir::OpAttr>(value))),
                          at);
-      size_t index = 0;
-      for (const auto& p : op_.params) {
-        if (&p == &param) break;
-        if (!p.is_attr) ++index;
-      }
+      const size_t index = ArgIndex(param);
       if (args_[index]) return Twice(param, at);
       args_[index] = *expr;
       return true;
+    }
+
+    bool Has(const ir::OpParam& param) const {
+      if (param.is_attr)
+        return std::any_of(kwargs_.begin(), kwargs_.end(), [&](const auto& kv) { return kv.first == param.name; });
+      return args_[ArgIndex(param)] != nullptr;
     }
 
     ir::Result<ir::ExprPtr> Build(const ir::Span& call_span) {
@@ -758,6 +1285,16 @@ class FunctionParser {
     }
 
    private:
+    // The position of an expression parameter among the op's expression arguments.
+    size_t ArgIndex(const ir::OpParam& param) const {
+      size_t index = 0;
+      for (const auto& p : op_.params) {
+        if (&p == &param) break;
+        if (!p.is_attr) ++index;
+      }
+      return index;
+    }
+
     pypto::unexpected<ir::Diagnostic> Twice(const ir::OpParam& param, const ir::Span& at) const {
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("'{}' got argument '{}' twice", dsl_name_, param.name), at);
@@ -789,6 +1326,18 @@ class FunctionParser {
     std::vector<ir::ExprPtr> args_;
     ir::Call::Kwargs kwargs_;
   };
+
+  // `pl.row_sum(x)` without a scratch tile gets a fresh one (hoisted before the call by FlattenCallExpr).
+  static ir::Result<bool> BindDefaultScratch(const std::string& name, const ir::OpDef& op, const ir::ExprPtr& operand,
+                                             CallBuilder& call, const ir::Span& span) {
+    auto param = std::find_if(op.params.begin(), op.params.end(),
+                              [](const ir::OpParam& p) { return p.name == "tmp_tile"; });
+    if (param == op.params.end() || call.Has(*param)) return true;
+    auto scratch = DefaultScratchTile(name, op, operand, span);
+    if (!scratch) return pypto::unexpected(scratch.error());
+    if (!*scratch) return true;
+    return call.Bind(*param, *scratch, span);
+  }
 
   // The positional arguments of a call to function `name`, into args[0], args[1], ...
   ir::Result<bool> ParsePositionalArgs(const std::string& name, py::handle node, std::vector<ir::ExprPtr>& args,
@@ -1015,6 +1564,12 @@ class FunctionParser {
   int kernel_depth_ = 0;  // > 0 inside a pl.at scope or an InCore function
   std::unordered_map<std::string, ir::VarPtr> env_;
   std::vector<ir::ExprPtr> returns_;
+  std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
+  std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
+  std::string undefined_name_;                           // the name of the last "not defined" error
+  // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
+  // kernel loop may give such a name the type its body assigns (see RetypePlaceholders).
+  std::set<const ir::Var*> placeholders_;
 };
 
 // ---- @pl.program classes ------------------------------------------------------------------------
@@ -1074,8 +1629,12 @@ ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle no
   return attrs;
 }
 
-// `@pl.function` / `@pl.function(type=pl.FunctionType.X, attrs={...})` on a method.
-ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map, Signature& signature) {
+// `@pl.function` / `@pl.function(type=pl.FunctionType.X, attrs={...}, external_source=...)` on a method.
+// `external_sources` holds the source paths Python evaluated for the methods that declare one.
+ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map,
+                                       const std::map<std::string, std::string>& external_sources,
+                                       Signature& signature) {
+  py::handle external;  // the external_source= keyword's value, checked once type= is known
   bool found = false;
   for (auto decorator : def.attr("decorator_list")) {
     py::handle target = IsNode(decorator, "Call") ? decorator.attr("func") : decorator;
@@ -1103,7 +1662,9 @@ ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map, Sig
       } else if (key == "attrs") {
         auto attrs = ReadFunctionAttrs(value, map);
         if (!attrs) return pypto::unexpected(attrs.error());
-        signature.attrs = std::move(*attrs);
+        signature.attrs.insert(attrs->begin(), attrs->end());
+      } else if (key == "external_source") {
+        external = value;
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("@pl.function argument '{}' is not supported yet", key),
                          map.SpanOf(keyword));
@@ -1113,6 +1674,14 @@ ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map, Sig
   if (!found)
     return MakeError(DiagnosticKind::Syntax, fmt::format("method '{}' is not a @pl.function", signature.name),
                      map.SpanOf(def), "decorate it with @pl.function(type=pl.FunctionType.<type>)");
+  if (!external) return true;
+  if (auto ok = CheckExternalType(signature.type, signature.name, map.SpanOf(external)); !ok)
+    return pypto::unexpected(ok.error());
+  auto evaluated = external_sources.find(signature.name);
+  auto path = ReadExternalSource(external, evaluated == external_sources.end() ? nullptr : &evaluated->second, map,
+                                 signature.name);
+  if (!path) return pypto::unexpected(path.error());
+  signature.attrs[kExternalSourceAttr] = *path;
   return true;
 }
 
@@ -1202,7 +1771,8 @@ ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("function '{}' is defined twice in program '{}'", signature.name, program_name),
                        map.SpanOf(stmt));
-    if (auto ok = ReadFunctionDecorator(stmt, map, signature); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = ReadFunctionDecorator(stmt, map, request.external_sources, signature); !ok)
+      return pypto::unexpected(ok.error());
     if (auto ok = ReadMethodSignature(stmt, map, &request.constants, signature); !ok)
       return pypto::unexpected(ok.error());
     order.push_back(signature.name);

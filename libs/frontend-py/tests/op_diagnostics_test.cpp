@@ -36,16 +36,27 @@ TEST(OpDiagnostics, AttributesMustBeCompileTimeValuesOfTheirKind) {
             "/src/kernels.py:5:13: error: 'pl.create_tile' is missing argument 'dtype'");
 }
 
-TEST(OpDiagnostics, MatmulOperandsMustBeInL0) {
-  EXPECT_EQ(ErrorIn("        u = pl.matmul(t, t)\n"),
-            "/src/kernels.py:5:13: error: pl.matmul: the left operand of tile.matmul must be in Left, got "
-            "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]\n"
+// Vec and Mat operands are placed by InferTileMemorySpace; an Acc tile cannot be an operand.
+TEST(OpDiagnostics, MatmulOperandsMustBeInL0OrPlaceable) {
+  EXPECT_EQ(ErrorIn("        u = pl.matmul(t, t)\n"
+                    "        v = pl.matmul(u, t)\n"),
+            "/src/kernels.py:6:13: error: pl.matmul: the left operand of tile.matmul must be in Left, got "
+            "pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc]\n"
             "  help: pl.move(tile, target_memory=pl.Mem.Left) puts it there");
 }
 
 TEST(OpDiagnostics, RowReductionsNeedTheirScratchTile) {
-  EXPECT_EQ(ErrorIn("        m: pl.Tile[[16, 1], pl.FP32] = pl.row_sum(t)\n"),
-            "/src/kernels.py:5:40: error: 'pl.row_sum' is missing argument 'tmp_tile'");
+  EXPECT_EQ(ErrorIn("        m: pl.Tile[[16, 1], pl.FP32] = pl.tile.row_sum(t)\n"),
+            "/src/kernels.py:5:40: error: 'pl.tile.row_sum' is missing argument 'tmp_tile'");
+}
+
+// The unified spelling creates the scratch tile upstream's lowering would (pl.tile.row_sum does not).
+TEST(OpDiagnostics, UnifiedRowReductionsCreateTheirScratchTile) {
+  const std::string printed = ErrorIn("        m = pl.row_sum(t)\n");
+  EXPECT_NE(printed.find("m: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(t, pl.tile.create([16, 16], "
+                         "dtype=pl.FP32, target_memory=pl.Mem.Vec))"),
+            std::string::npos)
+      << printed;
 }
 
 TEST(OpDiagnostics, DeclaredTypeMustMatchTheValue) {

@@ -478,5 +478,81 @@ TEST(RoundTripDiagnostics, KernelsDoNotCallFunctionsOrOpenScopes) {
             "  help: a kernel function is already one kernel");
 }
 
+// ---- loop-carried values and if/else ---------------------------------------------------------------
+
+constexpr const char* kAccumulateWithBranch = R"(@pl.jit
+def acc_if(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([16, 16], dtype=pl.FP32, value=0.0)
+        for i in pl.range(2):
+            t = x[i * 16 : i * 16 + 16, :]
+            if i == 0:
+                u = pl.mul(t, 2.0)
+            else:
+                u = pl.exp(t)
+            acc = pl.add(acc, u)
+        y[0:16, 0:16] = acc
+    return y
+)";
+
+// The carried tile, its next value and the loop's result share one buffer (MemRef(0, 1024)), as do
+// the if's result and what each branch yields (MemRef(2048, 1024)).
+TEST(RoundTrip, LoopCarriedTileAndIfResultsShareTheirBuffers) {
+  std::string lowered = LoweredRoundTrip(Request(kAccumulateWithBranch, {{"x", {32, 16}}, {"y", {16, 16}}}));
+  EXPECT_EQ(lowered.substr(0, lowered.find("\n\n")), R"(@pl.program
+class _jit_acc_if:
+    @pl.function(type=pl.FunctionType.AIV)
+    def acc_if_incore_0(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        acc: pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        for i, (acc_1,) in pl.range(2, init_values=(acc,)):
+            t: pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec] = pl.tile.load(x, [i * 16, 0], [16, 16])
+            if i == 0:
+                u: pl.Tile[[16, 16], pl.FP32, pl.MemRef(2048, 1024), pl.Mem.Vec] = pl.tile.muls(t, 2.0)
+                u_1: pl.Tile[[16, 16], pl.FP32, pl.MemRef(2048, 1024), pl.Mem.Vec] = pl.yield_(u)
+            else:
+                u_2: pl.Tile[[16, 16], pl.FP32, pl.MemRef(2048, 1024), pl.Mem.Vec] = pl.tile.exp(t)
+                u_1: pl.Tile[[16, 16], pl.FP32, pl.MemRef(2048, 1024), pl.Mem.Vec] = pl.yield_(u_2)
+            acc_2: pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec] = pl.tile.add(acc_1, u_1)
+            acc_3: pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec] = pl.yield_(acc_2)
+        pl.tile.store(acc_3, [0, 0], y)
+        return y)");
+}
+
+// The explicit forms, written by hand, parse and print back as written.
+TEST(RoundTrip, ExplicitCarriesAndYieldsParse) {
+  constexpr const char* kProgram = R"(@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        init: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        for i, (a, b) in pl.range(4, init_values=(init, init)):
+            if i < 2:
+                n: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(a, 1.0)
+                c: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(n)
+            else:
+                c: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(a)
+            ra, rb = pl.yield_(c, b)
+        pl.tile.store(ra, [0, 0], y)
+        return y
+)";
+  EXPECT_EQ(ProgramText(kProgram), kProgram);
+}
+
+TEST(RoundTrip, ALoopYieldMustMatchItsCarries) {
+  EXPECT_EQ(ProgramText(R"(@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        init: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        for i, (a,) in pl.range(4, init_values=(init,)):
+            s: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(a, a)
+            r: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.yield_(s)
+        return y
+)"),
+            "/src/kernels.py:8:13: error: 'a' is carried from one loop iteration to the next, but its type changes "
+            "from pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] to pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec]\n"
+            "  help: a loop-carried value keeps its shape, dtype and memory space in every iteration");
+}
+
 }  // namespace
 }  // namespace pypto::frontend::testing

@@ -16,6 +16,8 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
   if (auto s = As<ReturnStmt>(stmt)) return VisitReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return VisitInCoreScope(s);
   if (auto s = As<ForStmt>(stmt)) return VisitFor(s);
+  if (auto s = As<IfStmt>(stmt)) return VisitIf(s);
+  if (auto s = As<YieldStmt>(stmt)) return VisitYield(s);
 }
 
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
@@ -35,7 +37,18 @@ void IRVisitor::VisitFor(const std::shared_ptr<const ForStmt>& stmt) {
   VisitExpr(stmt->start());
   VisitExpr(stmt->stop());
   VisitExpr(stmt->step());
+  for (const auto& iter_arg : stmt->iter_args()) VisitExpr(iter_arg.init);
   VisitStmt(stmt->body());
+}
+
+void IRVisitor::VisitIf(const std::shared_ptr<const IfStmt>& stmt) {
+  VisitExpr(stmt->condition());
+  VisitStmt(stmt->then_body());
+  if (stmt->else_body()) VisitStmt(stmt->else_body());
+}
+
+void IRVisitor::VisitYield(const std::shared_ptr<const YieldStmt>& stmt) {
+  for (const auto& value : stmt->values()) VisitExpr(value);
 }
 
 void IRVisitor::VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) { VisitExpr(stmt->value()); }
@@ -63,6 +76,8 @@ StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
   if (auto s = As<ReturnStmt>(stmt)) return MutateReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return MutateInCoreScope(s);
   if (auto s = As<ForStmt>(stmt)) return MutateFor(s);
+  if (auto s = As<IfStmt>(stmt)) return MutateIf(s);
+  if (auto s = As<YieldStmt>(stmt)) return MutateYield(s);
   return stmt;
 }
 
@@ -86,7 +101,8 @@ ExprPtr IRMutator::MutateCall(const std::shared_ptr<const Call>& call) {
   if (!changed) return call;
   if (call->is_op_call())
     return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
-  return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions());
+  return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
+                                call->kwargs());
 }
 
 ExprPtr IRMutator::MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -104,11 +120,36 @@ ExprPtr IRMutator::MutateBinary(const std::shared_ptr<const BinaryExpr>& binary)
 StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& stmt) {
   auto loop_var = As<Var>(MutateVar(stmt->loop_var()));
   auto start = MutateExpr(stmt->start()), stop = MutateExpr(stmt->stop()), step = MutateExpr(stmt->step());
+  bool changed = loop_var != stmt->loop_var() || start != stmt->start() || stop != stmt->stop() ||
+                 step != stmt->step();
+  std::vector<IterArg> iter_args;
+  for (const auto& iter_arg : stmt->iter_args()) {
+    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init)});
+    changed |= iter_args.back().var != iter_arg.var || iter_args.back().init != iter_arg.init;
+  }
   auto body = MutateStmt(stmt->body());
-  if (loop_var == stmt->loop_var() && start == stmt->start() && stop == stmt->stop() && step == stmt->step() &&
-      body == stmt->body())
+  std::vector<VarPtr> return_vars;
+  changed |= MutateAll(stmt->return_vars(), return_vars, [&](const VarPtr& v) { return As<Var>(MutateVar(v)); });
+  if (!changed && body == stmt->body()) return stmt;
+  return std::make_shared<ForStmt>(loop_var, start, stop, step, std::move(iter_args), body, std::move(return_vars),
+                                   stmt->kind(), stmt->span());
+}
+
+StmtPtr IRMutator::MutateIf(const std::shared_ptr<const IfStmt>& stmt) {
+  auto condition = MutateExpr(stmt->condition());
+  auto then_body = MutateStmt(stmt->then_body());
+  auto else_body = stmt->else_body() ? MutateStmt(stmt->else_body()) : nullptr;
+  std::vector<VarPtr> return_vars;
+  bool changed = MutateAll(stmt->return_vars(), return_vars, [&](const VarPtr& v) { return As<Var>(MutateVar(v)); });
+  if (!changed && condition == stmt->condition() && then_body == stmt->then_body() && else_body == stmt->else_body())
     return stmt;
-  return std::make_shared<ForStmt>(loop_var, start, stop, step, body, stmt->kind(), stmt->span());
+  return std::make_shared<IfStmt>(condition, then_body, else_body, std::move(return_vars), stmt->span());
+}
+
+StmtPtr IRMutator::MutateYield(const std::shared_ptr<const YieldStmt>& stmt) {
+  std::vector<ExprPtr> values;
+  if (!MutateAll(stmt->values(), values, [&](const ExprPtr& e) { return MutateExpr(e); })) return stmt;
+  return std::make_shared<YieldStmt>(std::move(values), stmt->span());
 }
 
 StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) {

@@ -79,6 +79,7 @@ OpRegistry::OpRegistry() {
   RegisterTileElementwiseOps(*this);
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
+  RegisterTileSortOps(*this);
   RegisterTensorOps(*this);
 }
 

@@ -32,12 +32,21 @@ class Printer {
       for (const auto& type : function.return_types()) types.push_back(type->str());
       returns = fmt::format(" -> tuple[{}]", fmt::join(types, ", "));
     }
-    Line(fmt::format("@pl.function(type=pl.FunctionType.{}{})", FunctionTypeName(function.type()),
-                     Attrs(function.attrs())));
+    // A hand-written kernel is declared by its source (a decorator keyword, as the DSL spells it); its
+    // body is the signature-only `...`.
+    auto attrs = function.attrs();
+    std::string source;
+    if (auto it = attrs.find("external_source"); it != attrs.end() && std::holds_alternative<std::string>(it->second)) {
+      source = fmt::format(", external_source={}", OpAttrText(std::get<std::string>(it->second)));
+      attrs.erase(it);
+    }
+    Line(fmt::format("@pl.function(type=pl.FunctionType.{}{}{})", FunctionTypeName(function.type()), Attrs(attrs),
+                     source));
     Line(fmt::format("def {}(self{}{}){}:", function.name(), params.empty() ? "" : ", ", fmt::join(params, ", "),
                      returns));
     ++indent_;
-    Stmt(function.body());
+    if (source.empty()) Stmt(function.body());
+    else Line("...");
     --indent_;
     return out_.str();
   }
@@ -110,18 +119,26 @@ class Printer {
       if (seq->stmts().empty()) Line("pass");
       for (const auto& child : seq->stmts()) Stmt(child);
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
-      Line(fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(), Expr(assign->value())));
+      SpmdLine(*assign->value(),
+               fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(), Expr(assign->value())));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {
-      Line(Expr(eval->expr()));
+      SpmdLine(*eval->expr(), Expr(eval->expr()));
     } else if (const auto* ret = stmt->As<ReturnStmt>()) {
       std::vector<std::string> values;
       for (const auto& value : ret->values()) values.push_back(Expr(value));
       Line(values.empty() ? "return" : fmt::format("return {}", fmt::join(values, ", ")));
     } else if (const auto* loop = stmt->As<ForStmt>()) {
-      Line(fmt::format("for {} in pl.{}({}):", Name(loop->loop_var().get()), ForKindName(loop->kind()), RangeArgs(*loop)));
-      ++indent_;
-      Stmt(loop->body());
-      --indent_;
+      ForHeader(*loop);
+      Block(loop->body(), loop->return_vars());
+    } else if (const auto* branch = stmt->As<IfStmt>()) {
+      Line(fmt::format("if {}:", Expr(branch->condition())));
+      Block(branch->then_body(), branch->return_vars());
+      if (branch->else_body()) {
+        Line("else:");
+        Block(branch->else_body(), branch->return_vars());
+      }
+    } else if (const auto* yield = stmt->As<YieldStmt>()) {
+      Line(YieldText(*yield));
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
@@ -129,6 +146,61 @@ class Printer {
       Stmt(scope->body());
       --indent_;
     }
+  }
+
+  // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`.
+  void SpmdLine(const ir::Expr& value, const std::string& text) {
+    const auto* call = value.As<Call>();
+    auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), "core_num") : std::nullopt;
+    if (!blocks) return Line(text);
+    Line(fmt::format("with pl.spmd(core_num={}):", *blocks));
+    ++indent_;
+    Line(text);
+    --indent_;
+  }
+
+  // `for i in pl.range(n):`, or with carried values `for i, (a, b) in pl.range(n, init_values=(x, y)):`
+  // (a single one is `(a,)`, as Python spells a one-element tuple).
+  void ForHeader(const ForStmt& loop) {
+    const std::string var = Name(loop.loop_var().get());
+    const char* kind = ForKindName(loop.kind());
+    if (loop.iter_args().empty()) {
+      Line(fmt::format("for {} in pl.{}({}):", var, kind, RangeArgs(loop)));
+      return;
+    }
+    std::vector<std::string> inits, carried;
+    for (const auto& iter_arg : loop.iter_args()) inits.push_back(Expr(iter_arg.init));
+    for (const auto& iter_arg : loop.iter_args()) carried.push_back(Name(iter_arg.var.get()));
+    Line(fmt::format("for {}, {} in pl.{}({}, init_values={}):", var, TupleText(carried), kind, RangeArgs(loop),
+                     TupleText(inits)));
+  }
+
+  static std::string TupleText(const std::vector<std::string>& items) {
+    return items.size() == 1 ? fmt::format("({},)", items[0]) : fmt::format("({})", fmt::join(items, ", "));
+  }
+
+  // A loop or if body, whose trailing yield assigns `results` (the statement's return vars).
+  void Block(const StmtPtr& body, const std::vector<VarPtr>& results) {
+    yield_targets_.push_back(&results);
+    ++indent_;
+    Stmt(body);
+    --indent_;
+    yield_targets_.pop_back();
+  }
+
+  // `r: T = pl.yield_(v)` for one result (annotated, as any single assignment), `a, b = pl.yield_(x, y)`
+  // for several (Python cannot annotate a tuple target), a bare `pl.yield_(...)` for none.
+  std::string YieldText(const YieldStmt& yield) {
+    std::vector<std::string> values;
+    for (const auto& value : yield.values()) values.push_back(Expr(value));
+    const std::string call = fmt::format("pl.yield_({})", fmt::join(values, ", "));
+    const std::vector<VarPtr>* results = yield_targets_.empty() ? nullptr : yield_targets_.back();
+    if (!results || results->empty()) return call;
+    if (results->size() == 1)
+      return fmt::format("{}: {} = {}", Name((*results)[0].get()), (*results)[0]->type()->str(), call);
+    std::vector<std::string> names;
+    for (const auto& var : *results) names.push_back(Name(var.get()));
+    return fmt::format("{} = {}", fmt::join(names, ", "), call);
   }
 
   static std::string ParamAnnotation(const TypePtr& type, ParamDirection direction) {
@@ -172,6 +244,7 @@ class Printer {
   int indent_;
   std::ostringstream out_;
   std::map<const Var*, std::string> names_;
+  std::vector<const std::vector<VarPtr>*> yield_targets_;  // innermost loop/if last
   std::set<std::string> used_;
 };
 

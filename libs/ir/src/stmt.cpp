@@ -12,4 +12,10 @@ const char* ForKindName(ForKind kind) {
   return "range";
 }
 
+const YieldStmt* TrailingYield(const StmtPtr& body) {
+  if (!body) return nullptr;
+  if (const auto* seq = body->As<SeqStmts>()) return seq->stmts().empty() ? nullptr : TrailingYield(seq->stmts().back());
+  return body->As<YieldStmt>();
+}
+
 }  // namespace pypto::ir

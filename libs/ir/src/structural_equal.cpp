@@ -84,6 +84,14 @@ class Comparer {
     return std::nullopt;
   }
 
+  // The values a loop or an if produces.
+  Diff Defines(const std::vector<VarPtr>& a, const std::vector<VarPtr>& b, const char* what) {
+    if (a.size() != b.size()) return fmt::format("{} produces {} vs {} values", what, a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      if (auto diff = Define(a[i], b[i])) return fmt::format("{} result {}: {}", what, i, *diff);
+    return std::nullopt;
+  }
+
   Diff Use(const Var* a, const Var* b) {
     auto it = lhs_to_rhs_.find(a);
     if (it == lhs_to_rhs_.end()) {
@@ -126,8 +134,33 @@ class Comparer {
                                                      ForKindName(y->kind()));
       for (auto [ea, eb] : {std::pair{x->start(), y->start()}, {x->stop(), y->stop()}, {x->step(), y->step()}})
         if (auto diff = Expr(ea, eb)) return fmt::format("loop bounds: {}", *diff);
+      if (x->iter_args().size() != y->iter_args().size())
+        return fmt::format("loops carry {} vs {} values", x->iter_args().size(), y->iter_args().size());
+      for (size_t i = 0; i < x->iter_args().size(); ++i)
+        if (auto diff = Expr(x->iter_args()[i].init, y->iter_args()[i].init))
+          return fmt::format("loop init value {}: {}", i, *diff);
       if (auto diff = Define(x->loop_var(), y->loop_var())) return diff;
+      for (size_t i = 0; i < x->iter_args().size(); ++i)
+        if (auto diff = Define(x->iter_args()[i].var, y->iter_args()[i].var))
+          return fmt::format("loop-carried value {}: {}", i, *diff);
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in loop: {}", *diff);
+      return Defines(x->return_vars(), y->return_vars(), "loop");
+    }
+    if (const auto* x = a->As<IfStmt>()) {
+      const auto* y = b->As<IfStmt>();
+      if (auto diff = Expr(x->condition(), y->condition())) return fmt::format("if condition: {}", *diff);
+      if (auto diff = Body(x->then_body(), y->then_body())) return fmt::format("in if branch: {}", *diff);
+      if (!x->else_body() != !y->else_body()) return std::string("one if has an else branch, the other not");
+      if (x->else_body())
+        if (auto diff = Body(x->else_body(), y->else_body())) return fmt::format("in else branch: {}", *diff);
+      return Defines(x->return_vars(), y->return_vars(), "if");
+    }
+    if (const auto* x = a->As<YieldStmt>()) {
+      const auto* y = b->As<YieldStmt>();
+      if (x->values().size() != y->values().size())
+        return fmt::format("yield of {} vs {} values", x->values().size(), y->values().size());
+      for (size_t i = 0; i < x->values().size(); ++i)
+        if (auto diff = Expr(x->values()[i], y->values()[i])) return diff;
       return std::nullopt;
     }
     if (const auto* x = a->As<InCoreScopeStmt>()) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "pypto/ir/functor.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/structural_equal.h"
 #include "sample_programs.h"
 
 namespace pypto::ir {
@@ -30,6 +32,57 @@ TEST(Printer, DistinctVariablesWithOneHintGetDistinctNames) {
             "@pl.function(type=pl.FunctionType.Opaque)\n"
             "def f(self, x: pl.Tensor[[4], pl.FP32], x_1: pl.Tensor[[4], pl.FP32]):\n"
             "    return x, x_1\n");
+}
+
+// A loop carrying a scalar, with an if choosing its next value: the DSL's explicit forms.
+StmtPtr CarryingLoop(const std::string& carried_name) {
+  auto index = std::make_shared<ScalarType>(DataType::INDEX);
+  auto i = std::make_shared<Var>("i", index);
+  auto init = std::make_shared<Var>("n", index);
+  auto acc = std::make_shared<Var>(carried_name, index);
+  auto picked = std::make_shared<Var>("p", index);
+  auto result = std::make_shared<Var>("r", index);
+  auto zero = std::make_shared<ConstInt>(0, DataType::INDEX), four = std::make_shared<ConstInt>(4, DataType::INDEX);
+  auto one = std::make_shared<ConstInt>(1, DataType::INDEX);
+  auto is_first = *MakeBinary(BinaryOp::Eq, i, zero, {});
+  auto branch = std::make_shared<IfStmt>(
+      is_first, std::make_shared<YieldStmt>(std::vector<ExprPtr>{zero}),
+      std::make_shared<YieldStmt>(std::vector<ExprPtr>{*MakeBinary(BinaryOp::Add, acc, i, {})}),
+      std::vector<VarPtr>{picked});
+  auto body = std::make_shared<SeqStmts>(
+      std::vector<StmtPtr>{branch, std::make_shared<YieldStmt>(std::vector<ExprPtr>{picked})});
+  auto loop = std::make_shared<ForStmt>(i, zero, four, one, std::vector<IterArg>{{acc, init}}, body,
+                                        std::vector<VarPtr>{result}, ForKind::Sequential);
+  return std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      std::make_shared<AssignStmt>(init, four), loop, std::make_shared<ReturnStmt>(std::vector<ExprPtr>{result})});
+}
+
+TEST(Printer, LoopCarriesAndIfResultsPrintAsYields) {
+  Function fn("f", {}, {}, {}, CarryingLoop("acc"), FunctionType::Opaque);
+  EXPECT_EQ(PrintFunction(fn),
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(self):\n"
+            "    n: pl.Scalar[pl.INDEX] = 4\n"
+            "    for i, (acc,) in pl.range(4, init_values=(n,)):\n"
+            "        if i == 0:\n"
+            "            p: pl.Scalar[pl.INDEX] = pl.yield_(0)\n"
+            "        else:\n"
+            "            p: pl.Scalar[pl.INDEX] = pl.yield_(acc + i)\n"
+            "        r: pl.Scalar[pl.INDEX] = pl.yield_(p)\n"
+            "    return r\n");
+}
+
+// Carried values and if results are bindings: compared by position, not by name.
+TEST(StructuralEqual, LoopCarriesAndIfResultsBindLikeAssignments) {
+  Function a("f", {}, {}, {}, CarryingLoop("acc"), FunctionType::Opaque);
+  Function b("f", {}, {}, {}, CarryingLoop("total"), FunctionType::Opaque);
+  EXPECT_EQ(StructuralDiff(a, b), std::nullopt);
+  auto body = FlattenStmts(CarryingLoop("acc"));
+  const auto& loop = *body[1]->As<ForStmt>();
+  body[1] = std::make_shared<ForStmt>(loop.loop_var(), loop.start(), loop.stop(), loop.step(), loop.body(),
+                                      loop.kind());
+  Function c("f", {}, {}, {}, std::make_shared<SeqStmts>(body), FunctionType::Opaque);
+  EXPECT_EQ(StructuralDiff(a, c), "function 'f': statement 1: loops carry 1 vs 0 values");
 }
 
 }  // namespace

@@ -57,9 +57,11 @@ class BufferAllocator {
   std::map<int64_t, int64_t> live_;  // offset -> size
 };
 
-// The kernel's statements in execution order, flattened through loops, with each tile's last use.
-// A tile defined outside a loop and used inside it stays live until the loop's last statement,
-// since every iteration reads it.
+// The kernel's statements in execution order, flattened through loops and branches, with each
+// tile's last use. A loop or an if appears once, as its header (where a loop's iter_args and return
+// vars, and an if's return vars, are defined), before its bodies. A tile defined outside a loop and
+// used inside it stays live until the loop's last statement, since every iteration reads it; a
+// loop's or an if's return vars stay live at least to the statement's end.
 class Liveness {
  public:
   explicit Liveness(const StmtPtr& body) {
@@ -68,23 +70,52 @@ class Liveness {
   }
   const std::vector<StmtPtr>& order() const { return order_; }
   const std::unordered_map<const Var*, size_t>& last_use() const { return last_use_; }
+  // Every statement index that reads a tile (for hazard checks).
+  const std::unordered_map<const Var*, std::vector<size_t>>& uses() const { return uses_; }
+  const std::unordered_map<const Var*, size_t>& defs() const { return def_; }
+  // Whether statements i and j sit in different branches of one if (so never both run).
+  bool Exclusive(size_t i, size_t j) const {
+    const auto &a = paths_[i], &b = paths_[j];
+    for (size_t k = 0; k < std::min(a.size(), b.size()); ++k)
+      if (a[k] != b[k]) return a[k].first == b[k].first;
+    return false;
+  }
+  // The last statement index a loop or an if covers.
+  size_t End(const Stmt* stmt) const { return ends_.at(stmt); }
 
  private:
   struct Loop {
     size_t first, last;
   };
+  using Path = std::vector<std::pair<const IfStmt*, int>>;
 
-  // First pass: leaf statements in order, and the index range each loop covers.
+  // First pass: statements in order, and the index range each loop covers.
   void Number(const StmtPtr& stmt) {
     if (const auto* seq = stmt->As<SeqStmts>()) {
       for (const auto& child : seq->stmts()) Number(child);
     } else if (const auto* loop = stmt->As<ForStmt>()) {
+      Push(stmt);
       size_t first = order_.size();
       Number(loop->body());
-      loops_[loop] = Loop{first, order_.empty() ? first : order_.size() - 1};
+      loops_[loop] = Loop{first, order_.size() - 1};
+      ends_[loop] = order_.size() - 1;
+    } else if (const auto* branch = stmt->As<IfStmt>()) {
+      Push(stmt);
+      path_.emplace_back(branch, 0);
+      Number(branch->then_body());
+      if (branch->else_body()) {
+        path_.back().second = 1;
+        Number(branch->else_body());
+      }
+      path_.pop_back();
+      ends_[branch] = order_.size() - 1;
     } else {
-      order_.push_back(stmt);
+      Push(stmt);
     }
+  }
+  void Push(const StmtPtr& stmt) {
+    order_.push_back(stmt);
+    paths_.push_back(path_);
   }
 
   // Second pass: uses, extended to the end of every loop that does not contain the definition.
@@ -93,29 +124,47 @@ class Liveness {
       for (const auto& child : seq->stmts()) Collect(child, enclosing);
       return;
     }
-    if (const auto* loop = stmt->As<ForStmt>()) {
-      enclosing.push_back(loops_.at(loop));
-      Collect(loop->body(), std::move(enclosing));
-      return;
-    }
     size_t index = next_++;  // the same traversal order as Number()
     if (const auto* assign = stmt->As<AssignStmt>()) def_[assign->var().get()] = index;
-    for (const auto* var : Operands(stmt)) {
-      size_t last = index;
-      auto def = def_.find(var);
-      for (const auto& loop : enclosing)
-        if (def == def_.end() || def->second < loop.first) last = std::max(last, loop.last);
-      last_use_[var] = std::max(last_use_[var], last);
+    for (const auto* var : Operands(stmt)) Use(var, index, enclosing);
+    if (const auto* loop = stmt->As<ForStmt>()) {
+      for (const auto& iter_arg : loop->iter_args()) def_[iter_arg.var.get()] = index;
+      for (const auto& var : loop->return_vars()) def_[var.get()] = index;
+      enclosing.push_back(loops_.at(loop));
+      Collect(loop->body(), enclosing);
+      for (const auto& var : loop->return_vars()) KeepTo(var.get(), loops_.at(loop).last);
+    } else if (const auto* branch = stmt->As<IfStmt>()) {
+      for (const auto& var : branch->return_vars()) def_[var.get()] = index;
+      Collect(branch->then_body(), enclosing);
+      if (branch->else_body()) Collect(branch->else_body(), enclosing);
+      for (const auto& var : branch->return_vars()) KeepTo(var.get(), ends_.at(branch));
     }
   }
 
+  void Use(const Var* var, size_t index, const std::vector<Loop>& enclosing) {
+    size_t last = index;
+    auto def = def_.find(var);
+    for (const auto& loop : enclosing)
+      if (def == def_.end() || def->second < loop.first) last = std::max(last, loop.last);
+    last_use_[var] = std::max(last_use_[var], last);
+    uses_[var].push_back(index);
+  }
+  void KeepTo(const Var* var, size_t index) {
+    if (var->type()->As<TileType>()) last_use_[var] = std::max(last_use_[var], index);
+  }
+
   std::vector<StmtPtr> order_;
+  std::vector<Path> paths_;
+  Path path_;
   std::unordered_map<const ForStmt*, Loop> loops_;
+  std::unordered_map<const Stmt*, size_t> ends_;
   std::unordered_map<const Var*, size_t> def_, last_use_;
+  std::unordered_map<const Var*, std::vector<size_t>> uses_;
   size_t next_ = 0;
 
  public:
-  // Tiles a statement reads (an assignment's target is not read).
+  // Tiles a statement reads (an assignment's target is not read; a loop's header reads its init
+  // values, an if's its condition).
   static std::vector<const Var*> Operands(const StmtPtr& stmt) {
     struct Collector final : IRVisitor {
       std::vector<const Var*> vars;
@@ -124,9 +173,66 @@ class Liveness {
       }
     } collector;
     if (const auto* assign = stmt->As<AssignStmt>()) collector.VisitExpr(assign->value());
+    else if (const auto* loop = stmt->As<ForStmt>())
+      for (const auto& iter_arg : loop->iter_args()) collector.VisitExpr(iter_arg.init);
+    else if (const auto* branch = stmt->As<IfStmt>()) collector.VisitExpr(branch->condition());
     else collector.VisitStmt(stmt);
     return collector.vars;
   }
+};
+
+// Tiles that must live in one buffer: a loop's init value, iter_arg, yielded value and return var
+// (so the body updates the carried tile in place), and an if's return var with the values its
+// branches yield. A union-find over variables.
+class SharedBuffers {
+ public:
+  explicit SharedBuffers(const StmtPtr& body) { Walk(body); }
+
+  const Var* Root(const Var* var) const {
+    auto it = parent_.find(var);
+    return it == parent_.end() || it->second == var ? var : Root(it->second);
+  }
+  bool Shared(const Var* var) const { return parent_.contains(var); }
+  // The loops carrying a tile: (loop, index of the iter_arg).
+  const std::vector<std::pair<const ForStmt*, size_t>>& carries() const { return carries_; }
+
+ private:
+  void Walk(const StmtPtr& stmt) {
+    for (const auto& child : FlattenStmts(stmt)) {
+      if (const auto* loop = child->As<ForStmt>()) {
+        const auto* yield = TrailingYield(loop->body());
+        for (size_t i = 0; i < loop->iter_args().size(); ++i) {
+          const Var* var = loop->iter_args()[i].var.get();
+          if (!var->type()->As<TileType>()) continue;
+          Join(var, loop->iter_args()[i].init.get());
+          if (i < loop->return_vars().size()) Join(var, loop->return_vars()[i].get());
+          if (yield && i < yield->values().size()) Join(var, yield->values()[i].get());
+          carries_.emplace_back(loop, i);
+        }
+        Walk(loop->body());
+      } else if (const auto* branch = child->As<IfStmt>()) {
+        for (const auto& body : {branch->then_body(), branch->else_body()}) {
+          if (!body) continue;
+          const auto* yield = TrailingYield(body);
+          for (size_t i = 0; yield && i < branch->return_vars().size() && i < yield->values().size(); ++i)
+            if (branch->return_vars()[i]->type()->As<TileType>())
+              Join(branch->return_vars()[i].get(), yield->values()[i].get());
+          Walk(body);
+        }
+      }
+    }
+  }
+
+  void Join(const Var* a, const Expr* b_expr) {
+    const auto* b = b_expr ? b_expr->As<Var>() : nullptr;
+    if (!b) return;
+    parent_.try_emplace(a, a);
+    parent_.try_emplace(b, b);
+    parent_[Root(a)] = Root(b);
+  }
+
+  std::unordered_map<const Var*, const Var*> parent_;
+  std::vector<std::pair<const ForStmt*, size_t>> carries_;
 };
 
 class KernelAllocator {
@@ -135,30 +241,55 @@ class KernelAllocator {
 
   Result<FunctionPtr> Run() {
     Liveness liveness(kernel_.body());
+    SharedBuffers shared_buffers(kernel_.body());
+    shared_ = &shared_buffers;
+    if (auto ok = CheckCarriedHazards(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     const auto& stmts = liveness.order();
     last_use_ = liveness.last_use();
 
-    std::unordered_map<const Var*, VarPtr> placed;
     for (size_t i = 0; i < stmts.size(); ++i) {
       auto operands = Liveness::Operands(stmts[i]);
       const auto* assign = stmts[i]->As<AssignStmt>();
       const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
-      if (tile) {
-        const Var* shared = AliasedOperand(*assign);
-        if (!shared) shared = InPlaceOperand(*assign, operands, i);
-        auto memref = shared ? Block(shared) : Allocate(*assign->var(), *tile);
+      std::vector<const Var*> defined;  // control-flow results defined here
+      if (const auto* loop = stmts[i]->As<ForStmt>()) {
+        for (const auto& iter_arg : loop->iter_args()) defined.push_back(iter_arg.var.get());
+        for (const auto& var : loop->return_vars()) defined.push_back(var.get());
+      } else if (const auto* branch = stmts[i]->As<IfStmt>()) {
+        for (const auto& var : branch->return_vars()) defined.push_back(var.get());
+      }
+      for (const auto* var : defined) {
+        const auto* var_tile = var->type()->As<TileType>();
+        if (!var_tile) continue;
+        auto group = GroupBlock(var);
+        auto memref = group ? Result<TileMemRef>(*group) : Allocate(*var, *var_tile);
         if (!memref) return pypto::unexpected(memref.error());
-        auto type = std::make_shared<TileType>(tile->shape(), tile->dtype(), tile->memory_space(), *memref);
-        placed[assign->var().get()] =
-            std::make_shared<Var>(assign->var()->name_hint(), type, assign->var()->span());
-        ++holders_[Key(tile->memory_space(), memref->byte_offset)];
-        space_of_[assign->var().get()] = {tile->memory_space(), memref->byte_offset, memref->size};
+        Place(*var, *var_tile, *memref);
+      }
+      if (tile) {
+        auto group = GroupBlock(assign->var().get());
+        Result<TileMemRef> memref = TileMemRef{};
+        if (group) {
+          memref = *group;
+        } else {
+          const Var* shared = AliasedOperand(*assign);
+          if (!shared) shared = InPlaceOperand(*assign, operands, i);
+          memref = shared ? Block(shared) : Allocate(*assign->var(), *tile);
+        }
+        if (!memref) return pypto::unexpected(memref.error());
+        Place(*assign->var(), *tile, *memref);
       }
       for (const auto* operand : operands)
         if (last_use_[operand] == i) Release(operand);
       if (tile && !last_use_.contains(assign->var().get())) Release(assign->var().get());
+      for (const auto* var : defined)
+        if (!last_use_.contains(var)) Release(var);
+      // Control-flow results are released at their last use even where they are not an operand
+      // (a return var kept to its loop's end).
+      for (const auto* var : flow_vars_)
+        if (auto it = last_use_.find(var); it != last_use_.end() && it->second == i) Release(var);
     }
-    return kernel_.WithBody(SubstituteVars(kernel_.body(), placed));
+    return kernel_.WithBody(SubstituteVars(kernel_.body(), placed_));
   }
 
  private:
@@ -168,6 +299,68 @@ class KernelAllocator {
     int64_t size;
   };
   static int64_t Key(MemorySpace space, int64_t offset) { return (static_cast<int64_t>(space) << 48) | offset; }
+
+  // The block of a tile's shared-buffer group, once some member of the group is placed.
+  std::optional<TileMemRef> GroupBlock(const Var* var) {
+    if (!shared_->Shared(var)) return std::nullopt;
+    auto it = group_block_.find(shared_->Root(var));
+    if (it == group_block_.end()) return std::nullopt;
+    return TileMemRef{it->second.offset, it->second.size};
+  }
+
+  void Place(const Var& var, const TileType& tile, const TileMemRef& memref) {
+    auto type = std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space(), memref);
+    placed_[&var] = std::make_shared<Var>(var.name_hint(), type, var.span());
+    ++holders_[Key(tile.memory_space(), memref.byte_offset)];
+    space_of_[&var] = {tile.memory_space(), memref.byte_offset, memref.size};
+    if (shared_->Shared(&var)) group_block_.try_emplace(shared_->Root(&var), space_of_[&var]);
+    if (!placed_by_assign_.contains(&var)) flow_vars_.push_back(&var);
+  }
+
+  // A carried tile is updated in place, so its previous value must not be read once the next one is
+  // computed in the same iteration: `new = f(acc); g(acc); acc = new` would read the new value.
+  Result<bool> CheckCarriedHazards(const Liveness& liveness, const SharedBuffers& shared) {
+    const auto& order = liveness.order();
+    for (size_t i = 0; i < order.size(); ++i)
+      if (const auto* assign = order[i]->As<AssignStmt>()) placed_by_assign_.insert(assign->var().get());
+    for (const auto& [loop, index] : shared.carries()) {
+      const Var* carried = loop->iter_args()[index].var.get();
+      auto uses = liveness.uses().find(carried);
+      if (uses == liveness.uses().end()) continue;
+      const size_t end = liveness.End(loop);
+      for (size_t d = 0; d < order.size(); ++d) {
+        const auto* assign = order[d]->As<AssignStmt>();
+        if (!assign || d > end || shared.Root(assign->var().get()) != shared.Root(carried) ||
+            !shared.Shared(assign->var().get()) || liveness.defs().at(carried) >= d)
+          continue;
+        if (auto ok = CheckOverwrite(*assign, carried, order[d]); !ok) return ok;
+        for (size_t u : uses->second) {
+          if (u <= d || u > end || order[u]->Is<YieldStmt>() || liveness.Exclusive(u, d)) continue;
+          return MakeError(DiagnosticKind::Type,
+                           fmt::format("the loop-carried tile '{}' is read after its next value '{}' is computed "
+                                       "(line {}); both live in one buffer",
+                                       carried->name_hint(), assign->var()->name_hint(), order[d]->span().line),
+                           order[u]->span(), "compute the carried value's next value after its last read");
+        }
+      }
+    }
+    return true;
+  }
+
+  // Writing the carried tile's buffer while reading the carried tile is safe only for element-wise
+  // ops (and ops whose result is that operand by definition, such as matmul_acc).
+  static Result<bool> CheckOverwrite(const AssignStmt& assign, const Var* carried, const StmtPtr& stmt) {
+    const auto* call = assign.value()->As<Call>();
+    if (!call || !call->is_op_call() || call->op()->inplace_safe || call->op()->result_aliases_arg) return true;
+    for (const auto& arg : call->args())
+      if (arg.get() == carried)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("'{}' computes the next value of the loop-carried tile '{}' from it with {}, "
+                                     "which cannot write over its own operand",
+                                     assign.var()->name_hint(), carried->name_hint(), call->op()->name),
+                         stmt->span(), "compute into a temporary first, then combine it with an element-wise op");
+    return true;
+  }
 
   // The operand whose storage the result is by the op's definition (OpDef::result_aliases_arg).
   const Var* AliasedOperand(const AssignStmt& assign) const {
@@ -229,6 +422,11 @@ class KernelAllocator {
   std::unordered_map<const Var*, Placement> space_of_;
   std::unordered_map<int64_t, int> holders_;  // live tiles per block (Key)
   std::unordered_set<const Var*> released_;
+  const SharedBuffers* shared_ = nullptr;
+  std::unordered_map<const Var*, Placement> group_block_;  // group root -> its block
+  std::unordered_map<const Var*, VarPtr> placed_;
+  std::unordered_set<const Var*> placed_by_assign_;        // tiles an assignment defines
+  std::vector<const Var*> flow_vars_;                       // iter_args and return vars placed
 };
 
 }  // namespace

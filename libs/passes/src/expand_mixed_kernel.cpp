@@ -44,7 +44,9 @@ Result<FunctionPtr> ResolveCoreType(const FunctionPtr& function) {
 }  // namespace
 
 Pass ExpandMixedKernel() {
-  return Pass("ExpandMixedKernel", {IRProperty::NoInCoreScopes}, {IRProperty::CoreTypesResolved}, {},
+  // A kernel's core type follows from where its tiles live, so placement must be settled first.
+  return Pass("ExpandMixedKernel", {IRProperty::NoInCoreScopes, IRProperty::TileMemoryInferred},
+              {IRProperty::CoreTypesResolved}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;
                 for (const auto& function : program->functions()) {

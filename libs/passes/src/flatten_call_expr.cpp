@@ -37,8 +37,19 @@ class CallFlattener {
       for (const auto& value : ret->values()) values.push_back(Hoist(value, out));
       out.push_back(std::make_shared<ReturnStmt>(std::move(values), stmt->span()));
     } else if (const auto* loop = stmt->As<ForStmt>()) {
+      std::vector<IterArg> iter_args;
+      for (const auto& iter_arg : loop->iter_args()) iter_args.push_back(IterArg{iter_arg.var, Hoist(iter_arg.init, out)});
       out.push_back(std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(),
-                                              Flatten(loop->body()), loop->kind(), loop->span()));
+                                              std::move(iter_args), Flatten(loop->body()), loop->return_vars(),
+                                              loop->kind(), loop->span()));
+    } else if (const auto* branch = stmt->As<IfStmt>()) {
+      out.push_back(std::make_shared<IfStmt>(branch->condition(), Flatten(branch->then_body()),
+                                             branch->else_body() ? Flatten(branch->else_body()) : nullptr,
+                                             branch->return_vars(), branch->span()));
+    } else if (const auto* yield = stmt->As<YieldStmt>()) {
+      std::vector<ExprPtr> values;
+      for (const auto& value : yield->values()) values.push_back(Hoist(value, out));
+      out.push_back(std::make_shared<YieldStmt>(std::move(values), stmt->span()));
     } else if (const auto* seq = stmt->As<SeqStmts>()) {
       for (const auto& child : seq->stmts()) FlattenInto(child, out);
     } else {
@@ -59,7 +70,8 @@ class CallFlattener {
     if (!changed) return expr;
     if (call->is_op_call())
       return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
-    return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions());
+    return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
+                                  call->kwargs());
   }
 
   // A nested call becomes `__tmp_vN = call` and is replaced by the temporary.

@@ -19,6 +19,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::CoreTypesResolved: return "CoreTypesResolved";
     case IRProperty::TileMemoryAllocated: return "TileMemoryAllocated";
     case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
+    case IRProperty::TileMemoryInferred: return "TileMemoryInferred";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -114,11 +115,22 @@ Result<bool> VerifyTileMemoryAllocated(const Program& program) {
     std::string unplaced;
     FirstMatch finder;
     finder.stmt_pred = [&](const StmtPtr& stmt) {
-      const auto* assign = stmt->As<AssignStmt>();
-      const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
-      if (!tile || tile->memref()) return false;
-      unplaced = assign->var()->name_hint();
-      return true;
+      // Assignment targets, and the tiles loops and ifs define (iter_args, return vars).
+      std::vector<const Var*> defined;
+      if (const auto* assign = stmt->As<AssignStmt>()) defined.push_back(assign->var().get());
+      if (const auto* loop = stmt->As<ForStmt>()) {
+        for (const auto& iter_arg : loop->iter_args()) defined.push_back(iter_arg.var.get());
+        for (const auto& var : loop->return_vars()) defined.push_back(var.get());
+      }
+      if (const auto* branch = stmt->As<IfStmt>())
+        for (const auto& var : branch->return_vars()) defined.push_back(var.get());
+      for (const auto* var : defined) {
+        const auto* tile = var->type()->As<TileType>();
+        if (!tile || tile->memref()) continue;
+        unplaced = var->name_hint();
+        return true;
+      }
+      return false;
     };
     finder.VisitStmt(function->body());
     if (finder.matched)
@@ -142,6 +154,33 @@ Result<bool> VerifyCallDirectionsDerived(const Program& program) {
   return true;
 }
 
+// The operand placement InferTileMemorySpace establishes: the cube reads its operands from L0, and
+// no kernel keeps a tensor of its own.
+Result<bool> VerifyTileMemoryInferred(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (!IsKernel(function->type())) continue;
+    std::string what;
+    FirstMatch finder;
+    finder.call_pred = [&](const Call& call) {
+      if (!call.is_op_call()) return false;
+      if (call.target_name() == "tensor.create") {
+        what = "a tensor is created inside the kernel";
+        return true;
+      }
+      const bool acc = call.target_name() == "tile.matmul_acc";
+      if (!acc && call.target_name() != "tile.matmul") return false;
+      const auto* lhs = call.args()[acc ? 1 : 0]->type()->As<TileType>();
+      const auto* rhs = call.args()[acc ? 2 : 1]->type()->As<TileType>();
+      if (lhs->memory_space() == MemorySpace::Left && rhs->memory_space() == MemorySpace::Right) return false;
+      what = fmt::format("{} reads {} x {}", call.target_name(), lhs->str(), rhs->str());
+      return true;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched) return Violation(IRProperty::TileMemoryInferred, *function, finder.found, what);
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<bool> VerifyProperty(IRProperty property, const Program& program) {
@@ -151,6 +190,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::CoreTypesResolved: return VerifyCoreTypesResolved(program);
     case IRProperty::TileMemoryAllocated: return VerifyTileMemoryAllocated(program);
     case IRProperty::CallDirectionsDerived: return VerifyCallDirectionsDerived(program);
+    case IRProperty::TileMemoryInferred: return VerifyTileMemoryInferred(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

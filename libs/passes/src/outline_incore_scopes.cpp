@@ -92,7 +92,13 @@ std::unordered_set<const Var*> DefinedIn(const std::vector<StmtPtr>& stmts) {
     std::unordered_set<const Var*> defs;
     void VisitStmt(const StmtPtr& stmt) override {
       if (const auto* assign = stmt->As<AssignStmt>()) defs.insert(assign->var().get());
-      if (const auto* loop = stmt->As<ForStmt>()) defs.insert(loop->loop_var().get());
+      if (const auto* loop = stmt->As<ForStmt>()) {
+        defs.insert(loop->loop_var().get());
+        for (const auto& iter_arg : loop->iter_args()) defs.insert(iter_arg.var.get());
+        for (const auto& var : loop->return_vars()) defs.insert(var.get());
+      }
+      if (const auto* branch = stmt->As<IfStmt>())
+        for (const auto& var : branch->return_vars()) defs.insert(var.get());
       IRVisitor::VisitStmt(stmt);
     }
   } collector;
@@ -243,8 +249,9 @@ class FunctionOutliner {
         auto body = OutlineBody(FlattenStmts(inner->body()), after_loop, inner);
         if (!body) return pypto::unexpected(body.error());
         new_body.push_back(std::make_shared<ForStmt>(inner->loop_var(), inner->start(), inner->stop(), inner->step(),
+                                                     inner->iter_args(),
                                                      std::make_shared<SeqStmts>(*body, inner->body()->span()),
-                                                     inner->kind(), inner->span()));
+                                                     inner->return_vars(), inner->kind(), inner->span()));
         continue;
       }
       const auto* scope = stmt->As<InCoreScopeStmt>();

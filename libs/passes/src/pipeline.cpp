@@ -10,6 +10,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
   PassManager pipeline(std::move(options));
   pipeline.Add(FlattenCallExpr())       // nested calls -> temporaries (three-address form)
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration
+      .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
       .Add(DeriveCallDirections());     // kernel call sites -> per-argument directions

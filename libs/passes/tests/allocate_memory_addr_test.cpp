@@ -80,5 +80,67 @@ TEST(AllocateMemoryAddr, LargerUbOfAscend950Fits) {
   ASSERT_TRUE(lowered) << lowered.error().str();
 }
 
+// acc = load(a); for i in range(4) carrying acc: next = acc + x; [extra = acc * x;] acc = next
+ir::ProgramPtr AccumulatingProgram(bool read_after_update) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {16, 64}), c = testing::Tensor("c", {16, 64});
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
+  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto init = testing::Local("acc", load);
+  auto carried = std::make_shared<Var>("acc_i", init->type()), result = std::make_shared<Var>("acc_r", init->type());
+  auto load_x = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto x = testing::Local("x", load_x);
+  auto add = testing::Op("tile.add", {carried, x});
+  auto next = testing::Local("next", add);
+  std::vector<StmtPtr> loop_body = {testing::Assign(x, load_x),
+                                    std::make_shared<AssignStmt>(next, add, Span{"k.py", 6, 9})};
+  if (read_after_update) {
+    auto mul = testing::Op("tile.mul", {carried, x}, Span{"k.py", 7, 9});
+    loop_body.push_back(std::make_shared<AssignStmt>(testing::Local("extra", mul), mul, Span{"k.py", 7, 9}));
+  }
+  loop_body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{next}));
+  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
+                                        std::make_shared<SeqStmts>(loop_body), std::vector<VarPtr>{result},
+                                        ForKind::Sequential);
+  auto store = testing::Op("tile.store", {result, testing::Ints({0, 0}), c});
+  auto body = std::make_shared<SeqStmts>(
+      std::vector<StmtPtr>{testing::Assign(init, load), loop, std::make_shared<EvalStmt>(store)});
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, c},
+                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
+                                           std::vector<TypePtr>{}, body, FunctionType::AIV);
+  return std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k");
+}
+
+// The init value, the iter_arg, the next value and the loop's result share one buffer, so the loop
+// accumulates in place.
+TEST(AllocateMemoryAddr, LoopCarriedTileSharesOneBuffer) {
+  PassManager manager({.verify = true});
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(AccumulatingProgram(false), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  auto stmts = ir::FlattenStmts((*result)->Find("k")->body());
+  const auto& loop = *stmts[1]->As<ir::ForStmt>();
+  auto memref = [](const ir::VarPtr& var) { return *var->type()->As<ir::TileType>()->memref(); };
+  const ir::TileMemRef shared{0, 4096};
+  EXPECT_EQ(memref(stmts[0]->As<ir::AssignStmt>()->var()), shared);
+  EXPECT_EQ(memref(loop.iter_args()[0].var), shared);
+  EXPECT_EQ(memref(loop.return_vars()[0]), shared);
+  auto body = ir::FlattenStmts(loop.body());
+  EXPECT_EQ(memref(body[0]->As<ir::AssignStmt>()->var()), (ir::TileMemRef{4096, 4096}));  // x
+  EXPECT_EQ(memref(body[1]->As<ir::AssignStmt>()->var()), shared);                     // next
+}
+
+TEST(AllocateMemoryAddr, ReadingACarriedTileAfterItsUpdateIsAnError) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(AccumulatingProgram(true), PassContext{});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().str(),
+            "k.py:7:9: error: the loop-carried tile 'acc_i' is read after its next value 'next' is computed (line "
+            "6); both live in one buffer\n"
+            "  help: compute the carried value's next value after its last read");
+}
+
 }  // namespace
 }  // namespace pypto::passes

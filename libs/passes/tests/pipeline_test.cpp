@@ -86,8 +86,8 @@ TEST(DefaultPipeline, PassOrder) {
   std::vector<std::string> names;
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "OutlineIncoreScopes", "ExpandMixedKernel",
-                                             "AllocateMemoryAddr", "DeriveCallDirections"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "OutlineIncoreScopes", "InferTileMemorySpace",
+                                             "ExpandMixedKernel", "AllocateMemoryAddr", "DeriveCallDirections"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -96,8 +96,8 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
     seen.push_back(std::to_string(slot) + ":" + name);
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:OutlineIncoreScopes", "3:ExpandMixedKernel",
-                                            "4:AllocateMemoryAddr", "5:DeriveCallDirections"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:OutlineIncoreScopes", "3:InferTileMemorySpace",
+                                            "4:ExpandMixedKernel", "5:AllocateMemoryAddr", "6:DeriveCallDirections"}));
 }
 
 }  // namespace

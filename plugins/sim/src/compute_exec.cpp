@@ -5,6 +5,9 @@
 #include <bit>
 #include <cstring>
 
+#include "kernels/select.h"
+#include "kernels/sort.h"
+#include "pypto/ir/mask_pattern.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -115,6 +118,36 @@ void RunMatmul(const Instr& instr, const Operands& o) {
   }
 }
 
+// The top-k family: sorting, lane selection, windows and index rows (the decoder checked dtypes).
+void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = instr.compute;
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  const auto elem_bytes = static_cast<size_t>(instr.elem_bytes);
+  switch (c.kind) {
+    case ComputeKind::Sort32:
+      Sort32F32(o.fdst(), o.fsrc0(), reinterpret_cast<const uint32_t*>(o.src1), rows, cols);
+      break;
+    case ComputeKind::MergeSort:
+      MergeSortF32(o.fdst(), o.fsrc0(), cols, static_cast<size_t>(c.block_len));
+      break;
+    case ComputeKind::GatherMask: {
+      const ir::MaskLanes lanes = ir::LanesOf(c.op);
+      GatherLanes(o.dst, o.src0, rows, static_cast<size_t>(c.src_cols), elem_bytes, static_cast<size_t>(lanes.group),
+                  static_cast<size_t>(lanes.lane));
+      break;
+    }
+    case ComputeKind::Slice:
+      CopyWindow(o.dst, o.src0, rows, cols, static_cast<size_t>(c.src_cols), static_cast<size_t>(c.row_offset),
+                 static_cast<size_t>(c.col_offset), elem_bytes);
+      break;
+    case ComputeKind::Arange:
+      Arange(o.dst, static_cast<int64_t>(ScalarValue(c.scalar, regs)), c.op == 1,
+             static_cast<size_t>(instr.num_elements), elem_bytes);
+      break;
+    default: break;
+  }
+}
+
 }  // namespace
 
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
@@ -131,6 +164,11 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
+    case ComputeKind::Sort32:
+    case ComputeKind::MergeSort:
+    case ComputeKind::GatherMask:
+    case ComputeKind::Slice:
+    case ComputeKind::Arange: RunTopKFamily(instr, o, regs); return {};
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {

@@ -25,6 +25,7 @@
 #include "pypto/ir/soc.h"
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/task_plan.h"
+#include "extern_kernel.h"
 #include "sim_executor.h"
 #include "sim_kernel.h"
 #include "tile_ops.h"
@@ -88,14 +89,17 @@ pypto::expected<void, std::string> CheckSubmits(const rt::TaskPlan& plan, const 
   return {};
 }
 
-// Decodes the plan's kernels (or, without a plan, every vector kernel of the program).
+// Decodes the plan's kernels (or, without a plan, every vector kernel of the program). Hand-written
+// kernels are compiled and loaded instead, into `extern_dir` (empty: a per-user cache directory).
 pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Program& program,
                                                                    const rt::TaskPlan* plan,
-                                                                   const ir::SocSpec& soc) {
+                                                                   const ir::SocSpec& soc,
+                                                                   const std::filesystem::path& extern_dir = {}) {
   std::vector<DecodedKernel> kernels;
   if (!plan) {
     for (const auto& function : program.functions()) {
-      if (!ir::IsKernel(function->type()) || function->type() == ir::FunctionType::AIC) continue;
+      if (!ir::IsKernel(function->type()) || function->type() == ir::FunctionType::AIC || IsExternalKernel(*function))
+        continue;
       auto kernel = DecodeKernel(*function, -1, rt::CoreType::AIV, soc);
       if (!kernel) return Error(kernel.error());
       kernels.push_back(std::move(*kernel));
@@ -114,7 +118,9 @@ pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Pro
       return Error(fmt::format("kernel '{}' (func_id {}) of the plan is not a function of program '{}'", entry.name,
                                entry.func_id, program.name()));
     }
-    auto kernel = DecodeKernel(*function, entry.func_id, entry.core_type, soc);
+    auto kernel = IsExternalKernel(*function)
+                      ? LoadExternalKernel(*function, entry.func_id, entry.core_type, extern_dir)
+                      : DecodeKernel(*function, entry.func_id, entry.core_type, soc);
     if (!kernel) return Error(kernel.error());
     kernels.push_back(std::move(*kernel));
   }
@@ -148,10 +154,10 @@ pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, cons
     }
     auto soc = Soc(platform);
     if (!soc) return soc.error();
-    auto kernels = DecodeAll(*lowered->program, plan ? &plan->plan : nullptr, **soc);
+    const std::filesystem::path dir = std::filesystem::path(output_dir) / "sim";
+    auto kernels = DecodeAll(*lowered->program, plan ? &plan->plan : nullptr, **soc, dir / "extern");
     if (!kernels) return c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", kernels.error()));
 
-    const std::filesystem::path dir = std::filesystem::path(output_dir) / "sim";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: cannot create {}: {}", dir.string(), ec.message()));

@@ -25,6 +25,8 @@ const char* OpcodeName(Opcode op) {
     case Opcode::LoopBegin: return "for";
     case Opcode::LoopEnd: return "endfor";
     case Opcode::Compute: return "compute";
+    case Opcode::BranchIfZero: return "ifnot";
+    case Opcode::Jump: return "jump";
   }
   return "?";
 }
@@ -46,6 +48,11 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Copy: return "copy";
     case ComputeKind::Matmul: return "matmul";
     case ComputeKind::Cast: return "cast";
+    case ComputeKind::Sort32: return "sort32";
+    case ComputeKind::MergeSort: return "mrgsort";
+    case ComputeKind::GatherMask: return "gather";
+    case ComputeKind::Slice: return "slice";
+    case ComputeKind::Arange: return "arange";
   }
   return "?";
 }
@@ -259,6 +266,8 @@ class Decoder {
     if (const auto* assign = stmt->As<ir::AssignStmt>()) return DecodeValue(assign->var(), assign->value(), *stmt);
     if (const auto* eval = stmt->As<ir::EvalStmt>()) return DecodeValue(nullptr, eval->expr(), *stmt);
     if (const auto* loop = stmt->As<ir::ForStmt>()) return DecodeFor(*loop);
+    if (const auto* branch = stmt->As<ir::IfStmt>()) return DecodeIf(*branch);
+    if (const auto* yield = stmt->As<ir::YieldStmt>()) return DecodeYield(*yield);
     if (stmt->Is<ir::ReturnStmt>()) {
       if (loop_depth_ > 0) {
         return Error(fmt::format("{}: kernel '{}': a return inside a loop is not supported by the simulator",
@@ -311,12 +320,15 @@ class Decoder {
     values_[var.get()] = ScalarValue{Operand::Reg(info.var)};
     loop_scalars_.push_back(var.get());
 
+    if (auto ok = BindCarried(loop); !ok) return ok;
     Instr begin;
     begin.op = Opcode::LoopBegin;
     begin.loop = info;
     const size_t begin_index = Emit(begin);
     ++loop_depth_;
+    flow_.push_back(&loop);
     auto body = DecodeStmt(loop.body());
+    flow_.pop_back();
     --loop_depth_;
     if (!body) return body;
     computed_.resize(computed_scope);
@@ -332,6 +344,155 @@ class Decoder {
     end.loop.partner = static_cast<uint32_t>(begin_index);
     const size_t end_index = Emit(end);
     kernel_.code[begin_index].loop.partner = static_cast<uint32_t>(end_index);
+    return {};
+  }
+
+  // ---- loop-carried values and if/else ----
+  // A carried tile, its yielded values and the loop's result share one buffer (AllocateMemoryAddr
+  // places them so), so carrying it costs nothing at run time. A carried integer scalar lives in a
+  // register of its own: set from the init value before the loop, from the yield before LoopEnd.
+  pypto::expected<void, std::string> BindCarried(const ir::ForStmt& loop) {
+    for (size_t i = 0; i < loop.iter_args().size(); ++i) {
+      const auto& iter_arg = loop.iter_args()[i];
+      const auto& result = loop.return_vars().at(i);
+      if (iter_arg.var->type()->As<ir::TileType>()) {
+        auto tile = SharedTile(*iter_arg.var, iter_arg.init);
+        if (!tile) return Error(tile.error());
+        values_[iter_arg.var.get()] = *tile;
+        values_[result.get()] = *tile;
+        continue;
+      }
+      if (!IsIntScalar(iter_arg.var->type()))
+        return Fail(fmt::format("the loop carries '{}' of type {}; the simulator carries tiles and integer scalars",
+                                iter_arg.var->name_hint(), iter_arg.var->type()->str()));
+      auto init = Scalar(iter_arg.init);
+      if (!init) return Error(init.error());
+      const uint32_t reg = NewRegister(iter_arg.var->name_hint(), "loop-carried");
+      pending_.push_back(ScalarInstr{ScalarOp::Add, reg, *init, Operand::Imm(0)});
+      pending_text_.push_back(ir::PrintExpr(iter_arg.init));
+      values_[iter_arg.var.get()] = ScalarValue{Operand::Reg(reg)};
+      values_[result.get()] = ScalarValue{Operand::Reg(reg)};
+    }
+    return {};
+  }
+
+  // The tile a control-flow result names: its own placement, which `other` (an init or a yielded
+  // value) must share.
+  pypto::expected<TileValue, std::string> SharedTile(const ir::Var& var, const ir::ExprPtr& other) {
+    auto tile = TileOf(var);
+    if (!tile) return Error(tile.error());
+    const auto* other_var = other->As<ir::Var>();
+    auto it = other_var ? values_.find(other_var) : values_.end();
+    const auto* other_tile = it == values_.end() ? nullptr : std::get_if<TileValue>(&it->second);
+    if (!other_tile || other_tile->ref.space != tile->ref.space || other_tile->ref.byte_offset != tile->ref.byte_offset)
+      return Fail(fmt::format("'{}' and `{}` must share one buffer (AllocateMemoryAddr places a carried tile and "
+                              "its values together)",
+                              var.name_hint(), ir::PrintExpr(other)));
+    return *tile;
+  }
+
+  pypto::expected<TileValue, std::string> TileOf(const ir::Var& var) {
+    const auto* type = var.type()->As<ir::TileType>();
+    if (!type || !type->memref())
+      return Fail(fmt::format("tile '{}' has no address; run AllocateMemoryAddr first", var.name_hint()));
+    return TileValue{TileRef{type->memory_space(), type->memref()->byte_offset, type->memref()->size},
+                     type->dtype(), type->shape(), type->num_elements()};
+  }
+
+  // A yield ends a loop body (the next iteration's values) or a branch (the if's results).
+  pypto::expected<void, std::string> DecodeYield(const ir::YieldStmt& yield) {
+    source_ = InstrSource{"pl.yield_(...)", yield.span().str()};
+    span_ = &yield.span();
+    if (flow_.empty()) return Fail("pl.yield_ outside a loop or an if");
+    std::vector<ir::VarPtr> targets;
+    if (const auto* loop = flow_.back()->As<ir::ForStmt>()) {
+      for (const auto& iter_arg : loop->iter_args()) targets.push_back(iter_arg.var);
+    } else {
+      targets = flow_.back()->As<ir::IfStmt>()->return_vars();
+    }
+    if (targets.size() != yield.values().size())
+      return Fail(fmt::format("pl.yield_ of {} values for {} results", yield.values().size(), targets.size()));
+    // Scalars go through temporaries, so `a, b = pl.yield_(b, a)` swaps.
+    std::vector<std::pair<uint32_t, uint32_t>> copies;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const auto& value = yield.values()[i];
+      if (targets[i]->type()->As<ir::TileType>()) {
+        auto tile = SharedTile(*targets[i], value);
+        if (!tile) return Error(tile.error());
+        continue;
+      }
+      auto target = values_.find(targets[i].get());
+      const auto* scalar = target == values_.end() ? nullptr : std::get_if<ScalarValue>(&target->second);
+      if (!scalar || !scalar->operand.is_reg())
+        return Fail(fmt::format("'{}' is a scalar produced by an if; the simulator supports tiles there so far",
+                                targets[i]->name_hint()));
+      auto operand = Scalar(value);
+      if (!operand) return Error(operand.error());
+      const uint32_t temp = NewRegister(targets[i]->name_hint(), "next value");
+      pending_.push_back(ScalarInstr{ScalarOp::Add, temp, *operand, Operand::Imm(0)});
+      pending_text_.push_back(ir::PrintExpr(value));
+      copies.emplace_back(static_cast<uint32_t>(scalar->operand.reg), temp);
+    }
+    for (auto [reg, temp] : copies) {
+      pending_.push_back(ScalarInstr{ScalarOp::Add, reg, Operand::Reg(temp), Operand::Imm(0)});
+      pending_text_.push_back(kernel_.registers[temp].name);
+    }
+    return {};
+  }
+
+  // `if c:` becomes BranchIfZero(c) -> else; the if branch; Jump -> end; the else branch.
+  pypto::expected<void, std::string> DecodeIf(const ir::IfStmt& branch) {
+    const std::string text = fmt::format("if {}", ir::PrintExpr(branch.condition()));
+    source_ = InstrSource{text, branch.span().str()};
+    span_ = &branch.span();
+    if (!IsIntScalar(branch.condition()->type()))
+      return Fail(fmt::format("the condition is a {}; the simulator branches on integer and bool scalars",
+                              branch.condition()->type()->str()));
+    auto cond = Scalar(branch.condition());
+    if (!cond) return Error(cond.error());
+    for (const auto& result : branch.return_vars()) {
+      if (!result->type()->As<ir::TileType>())
+        return Fail(fmt::format("'{}' is a scalar produced by an if; the simulator supports tiles there so far",
+                                result->name_hint()));
+      auto tile = TileOf(*result);
+      if (!tile) return Error(tile.error());
+      values_[result.get()] = *tile;
+    }
+    Instr test;
+    test.op = Opcode::BranchIfZero;
+    test.branch.cond = *cond;
+    const size_t test_index = Emit(test);
+    if (auto ok = DecodeBranch(branch, branch.then_body()); !ok) return ok;
+    if (!branch.else_body()) {
+      kernel_.code[test_index].branch.target = static_cast<uint32_t>(kernel_.code.size());
+      return {};
+    }
+    Instr jump;
+    jump.op = Opcode::Jump;
+    source_ = InstrSource{"else", branch.span().str()};
+    const size_t jump_index = Emit(jump);
+    kernel_.code[test_index].branch.target = static_cast<uint32_t>(kernel_.code.size());
+    if (auto ok = DecodeBranch(branch, branch.else_body()); !ok) return ok;
+    kernel_.code[jump_index].branch.target = static_cast<uint32_t>(kernel_.code.size());
+    return {};
+  }
+
+  // A branch's body. What it computes is not reused after the if (the other path did not compute
+  // it), and scalar code it leaves pending runs inside it (a Jump to the next instruction holds it).
+  pypto::expected<void, std::string> DecodeBranch(const ir::IfStmt& branch, const ir::StmtPtr& body) {
+    const size_t computed_scope = computed_.size();
+    flow_.push_back(&branch);
+    auto ok = DecodeStmt(body);
+    flow_.pop_back();
+    if (!ok) return ok;
+    computed_.resize(computed_scope);
+    if (!pending_.empty()) {
+      Instr hold;
+      hold.op = Opcode::Jump;
+      source_ = InstrSource{"end of branch", branch.span().str()};
+      const size_t index = Emit(hold);
+      kernel_.code[index].branch.target = static_cast<uint32_t>(index + 1);
+    }
     return {};
   }
 
@@ -774,6 +935,11 @@ class Decoder {
       put("tile.matmul", ComputeKind::Matmul, 0);
       put("tile.matmul_acc", ComputeKind::Matmul, 1);
       put("tile.cast", ComputeKind::Cast, 0);
+      put("tile.sort32", ComputeKind::Sort32, 0);
+      put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
+      put("tile.gather_mask", ComputeKind::GatherMask, 0);
+      put("tile.slice", ComputeKind::Slice, 0);
+      put("tile.ci", ComputeKind::Arange, 0);
       return specs;
     }();
     auto it = kSpecs.find(name);
@@ -896,6 +1062,11 @@ class Decoder {
       }
       case ComputeKind::Matmul: return DecodeMatmul(op, out, call, instr);
       case ComputeKind::Cast: return DecodeCast(op, out, call, instr);
+      case ComputeKind::Sort32:
+      case ComputeKind::MergeSort:
+      case ComputeKind::GatherMask:
+      case ComputeKind::Slice:
+      case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
   }
@@ -1001,6 +1172,58 @@ class Decoder {
     return {};
   }
 
+  // sort32, mrgsort, gather (mask form), tile slices and arange: the IR checked shapes and dtypes;
+  // here only what the simulator adds (FP32 sorting, 2-D tiles, a constant block_len).
+  pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
+                                                      const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const auto& args = call.args();
+    info.rows = out.shape.size() == 2 ? out.shape[0] : 1;
+    info.cols = out.shape.back();
+    if (info.kind == ComputeKind::Arange) {
+      auto start = ScalarArg(args[0]);
+      if (!start) return Error(start.error());
+      info.scalar = *start;
+      info.op = ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false) ? 1 : 0;
+      return {};
+    }
+    auto src = Tile(args[0], "source");
+    if (!src) return Error(src.error());
+    if (src->shape.size() != 2) return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
+    instr.src0 = src->ref;
+    info.src_cols = src->shape[1];
+    switch (info.kind) {
+      case ComputeKind::Sort32: {
+        if (src->dtype != ir::DataType::FP32)
+          return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
+                                  ir::DataTypeName(src->dtype)));
+        auto idx = Tile(args[1], "indices");
+        if (!idx) return Error(idx.error());
+        instr.src1 = idx->ref;
+        info.cols = src->shape[1];
+        return {};
+      }
+      case ComputeKind::MergeSort: {
+        if (src->dtype != ir::DataType::FP32)
+          return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
+                                  ir::DataTypeName(src->dtype)));
+        auto block_len = ir::AsConstInt(args[1]);
+        if (!block_len) return Fail("block_len must be a constant");
+        info.block_len = *block_len;
+        return {};
+      }
+      case ComputeKind::GatherMask:
+        info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+        return {};
+      default: {  // Slice
+        const auto& offsets = args[2]->As<ir::TupleLiteral>()->elements();
+        info.row_offset = *ir::AsConstInt(offsets[0]);
+        info.col_offset = *ir::AsConstInt(offsets[1]);
+        return {};
+      }
+    }
+  }
+
   static std::optional<ElemType> ToElemType(ir::DataType dtype) {
     switch (dtype) {
       case ir::DataType::FP32: return ElemType::F32;
@@ -1035,6 +1258,8 @@ class Decoder {
   std::vector<Computed> computed_;
   // Scalar variables defined inside the loops being decoded, innermost last.
   std::vector<const ir::Var*> loop_scalars_;
+  // The loops and ifs around the statement being decoded, innermost last (whose results a yield sets).
+  std::vector<const ir::Stmt*> flow_;
 };
 
 std::string OperandText(const Operand& operand) {
@@ -1133,6 +1358,12 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
       case Opcode::LoopEnd:
         line = fmt::format("{} r{} += {}, back to #{} while r{} > 0", OpcodeName(instr.op), instr.loop.var,
                            OperandText(instr.loop.step), instr.loop.partner + 1, instr.loop.trips);
+        break;
+      case Opcode::BranchIfZero:
+        line = fmt::format("{} {} -> #{}", OpcodeName(instr.op), OperandText(instr.branch.cond), instr.branch.target);
+        break;
+      case Opcode::Jump:
+        line = fmt::format("{} -> #{}", OpcodeName(instr.op), instr.branch.target);
         break;
       case Opcode::Compute: {
         std::string operands;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 // LoopEnd when it is 0; LoopEnd advances the loop variable and jumps back to the first body
 // instruction while iterations remain. Loops nest.
 // Compute covers every other tile op; its ComputeInfo says which.
-enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute };
+// BranchIfZero/Jump implement if/else: BranchIfZero jumps to its target when its condition is 0
+// (past the if branch), Jump always (from the end of the if branch past the else branch).
+enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump };
 const char* OpcodeName(Opcode op);
 
 // The tile ops a Compute instruction runs (kernels/*.h does the arithmetic).
@@ -45,6 +48,11 @@ enum class ComputeKind : uint8_t {
   Copy,          // dst = src0, byte for byte (moves between buffers, reshape copies)
   Matmul,        // dst (+)= src0 [rows x inner] @ src1 [inner x cols]
   Cast,          // dst = convert(src0)
+  Sort32,        // dst = each 32-block of src0's rows sorted with its indices src1, as (value, index) pairs
+  MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
+  GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
+  Slice,         // dst = the window of src0 at (row_offset, col_offset)
+  Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
 };
 const char* ComputeKindName(ComputeKind kind);
 
@@ -65,6 +73,9 @@ struct ComputeInfo {
   ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast: element type of src0 (and src1)
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
+  int64_t block_len = 0;       // MergeSort: lanes per sorted input run
+  int64_t src_cols = 0;        // Slice, GatherMask: row length of src0 (cols is the result's)
+  int64_t row_offset = 0, col_offset = 0;  // Slice: the window's origin in src0
 };
 
 // How the executor treats elements: arithmetic types, or bytes to copy.
@@ -106,6 +117,12 @@ struct LoopInfo {
   ir::ForKind kind = ir::ForKind::Sequential;
 };
 
+// BranchIfZero/Jump operands: the condition (BranchIfZero) and the instruction index to go to.
+struct BranchInfo {
+  Operand cond;
+  uint32_t target = 0;
+};
+
 // One instruction. Load/Store move a rectangular region between a tensor argument and a dense
 // row-major tile; the element-wise ops combine src0 and src1 into dst (which may alias a source).
 // Before an instruction runs, its scalar code (DecodedKernel::scalar_code[scalar_begin, +count))
@@ -129,6 +146,7 @@ struct Instr {
   // Load/Store with `dynamic`: the register holding offsets[d], or -1 where offsets[d] is constant.
   std::array<int32_t, kMaxDims> offset_regs = NoRegisters();
   LoopInfo loop;  // LoopBegin/LoopEnd
+  BranchInfo branch;  // BranchIfZero/Jump
   ComputeInfo compute;  // Compute
 
   static constexpr std::array<int32_t, kMaxDims> NoRegisters() {
@@ -183,6 +201,10 @@ struct DecodedKernel {
   std::vector<RegisterInfo> registers;   // one per register; registers.size() is the file's size
   std::vector<ScalarParamInit> scalar_params;
   std::array<int64_t, 8> high_water{};  // bytes used per MemorySpace (indexed by its value)
+  // A hand-written kernel (extern_kernel.h): `code` is empty, and the executor calls this entry with
+  // args[] exactly as the runtime laid them out; `external_library` keeps its shared object loaded.
+  void (*external_entry)(int64_t* args) = nullptr;
+  std::shared_ptr<const void> external_library;
 
   // "kernel 'k' instruction #2 `c = pl.tile.store(...)` at file:3:5"
   std::string Describe(size_t index) const;

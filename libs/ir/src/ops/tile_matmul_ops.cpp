@@ -31,12 +31,23 @@ Result<const TileType*> ExpectIn(const ExprPtr& expr, MemorySpace space, const s
   return tile;
 }
 
+// A matmul operand must end up in `l0` (Left or Right). A Vec or Mat operand is accepted too: the
+// InferTileMemorySpace pass places it (a Vec load becomes a Mat load, then a move into L0).
+Result<const TileType*> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const std::string& what,
+                                      const Span& span) {
+  auto tile = ExpectMatrixTile(expr, what, span);
+  if (!tile) return tile;
+  const MemorySpace space = (*tile)->memory_space();
+  if (space == MemorySpace::Vec || space == MemorySpace::Mat) return tile;
+  return ExpectIn(expr, l0, what, span);
+}
+
 // The [M, N] Acc type of lhs [M, K] x rhs [K, N].
 Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, const ExprPtr& rhs_expr,
                               const Span& span) {
-  auto lhs = ExpectIn(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
+  auto lhs = ExpectOperand(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
   if (!lhs) return pypto::unexpected(lhs.error());
-  auto rhs = ExpectIn(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
+  auto rhs = ExpectOperand(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
   if (!rhs) return pypto::unexpected(rhs.error());
   const Shape &a = (*lhs)->shape(), &b = (*rhs)->shape();
   if (a[1] != b[0] || (*lhs)->dtype() != (*rhs)->dtype()) {

@@ -112,6 +112,54 @@ Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwar
   return TypePtr(target);
 }
 
+// pto.tci fills the first row only, so every dimension but the last must be 1.
+Result<TypePtr> DeduceArange(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  const auto* start = args[0]->type()->As<ScalarType>();
+  if (!start || !IsInteger(start->dtype()))
+    return TypeError(fmt::format("the start of pl.arange must be an integer, got {}", args[0]->type()->str()), span);
+  auto shape = StaticInts(args[1], "the shape of pl.arange", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  if (shape->empty() || shape->back() < 2)
+    return TypeError(fmt::format("pl.arange needs a row of at least 2 elements, got {}", ShapeStr(*shape)), span);
+  for (size_t d = 0; d + 1 < shape->size(); ++d) {
+    if ((*shape)[d] != 1)
+      return TypeError(fmt::format("pl.arange fills a single row; every dimension but the last must be 1, got {}",
+                                   ShapeStr(*shape)),
+                       span, "write the shape as [1, N]");
+  }
+  const DataType dtype = FindAttr<DataType>(kwargs, "dtype").value_or(DataType::INT32);
+  if (dtype != DataType::INT16 && dtype != DataType::INT32 && dtype != DataType::UINT16 && dtype != DataType::UINT32)
+    return TypeError(fmt::format("pl.arange makes INT16, INT32, UINT16 or UINT32 tiles, not {}", DataTypeName(dtype)),
+                     span);
+  return std::make_shared<TileType>(*shape, dtype, MemorySpace::Vec);
+}
+
+// A copy of the window [offset, offset + shape) of a tile, in the same buffer kind.
+Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto tile = ExpectTile(args[0], "the source of a tile slice", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto shape = StaticInts(args[1], "the shape of a tile slice", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  auto offsets = StaticInts(args[2], "the offsets of a tile slice", span);
+  if (!offsets)
+    return TypeError("a tile slice must start at offsets known at compile time", span,
+                     "slice the tensor instead (a load of the region), or use constant bounds");
+  const Shape& dims = (*tile)->shape();
+  if (shape->size() != dims.size() || offsets->size() != dims.size()) {
+    return TypeError(fmt::format("a slice of {} needs {} offsets and sizes, got {} and {}", (*tile)->str(),
+                                 dims.size(), ShapeStr(*offsets), ShapeStr(*shape)),
+                     span);
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if ((*offsets)[d] < 0 || (*shape)[d] <= 0 || (*offsets)[d] + (*shape)[d] > dims[d]) {
+      return TypeError(fmt::format("the slice at {} of shape {} is outside {} (dimension {})", ShapeStr(*offsets),
+                                   ShapeStr(*shape), (*tile)->str(), d),
+                       span);
+    }
+  }
+  return std::make_shared<TileType>(*shape, (*tile)->dtype(), (*tile)->memory_space());
+}
+
 }  // namespace
 
 void RegisterTileMemoryOps(OpRegistry& registry) {
@@ -145,6 +193,16 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .params = {Arg("tile"), Arg("shape")},
                           .deduce_type = DeduceReshape,
                           .result_aliases_arg = 0});
+  registry.Register(OpDef{.name = "tile.ci",
+                          .description = "a row of consecutive integers start, start + 1, ... (pl.arange)",
+                          .params = {Arg("start"), Arg("shape"), OptionalAttr("dtype", OpAttrKind::DType),
+                                     OptionalAttr("descending", OpAttrKind::Bool)},
+                          .deduce_type = DeduceArange,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.slice",
+                          .description = "a copy of a static window of a tile (`t[:, a:b]` inside a kernel)",
+                          .params = {Arg("tile"), Arg("shape"), Arg("offset")},
+                          .deduce_type = DeduceSlice});
 }
 
 }  // namespace pypto::ir

@@ -18,6 +18,7 @@ struct KernelEntry {
   std::string name;
   std::string core_type;  // "aic" | "aiv"
   std::vector<std::string> signature;  // IN / OUT / INOUT per tensor argument, in payload order
+  std::string external_source;         // a hand-written kernel's source (absolute), else empty
 };
 
 struct Orchestration {

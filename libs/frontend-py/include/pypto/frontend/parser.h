@@ -56,6 +56,9 @@ struct ProgramRequest {
   int line_offset = 0;    // added to AST line numbers: the source's first line in the file, minus 1
   int column_offset = 0;  // indentation that dedenting removed
   std::map<std::string, Constant> constants;  // module-level scalars the bodies name
+  // Method name -> the external_source path its decorator evaluated to (as written: relative paths
+  // are taken from `filename`'s directory). A string-literal external_source needs no entry.
+  std::map<std::string, std::string> external_sources;
 };
 
 // Parses a `@pl.program` class into a program named after the class: one function per

@@ -116,8 +116,10 @@ class Call final : public Expr {
   using Kwargs = OpAttrs;
 
   Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr type, Span span = {});
+  // A function call. Its kwargs are launch attributes: "core_num" (an int) makes the call an SPMD
+  // launch of that many blocks (`with pl.spmd(core_num=N):` around the call).
   Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},
-       std::vector<ArgDirection> arg_directions = {});
+       std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {});
 
   const OpDef* op() const { return op_; }
   const std::string& callee() const { return callee_; }

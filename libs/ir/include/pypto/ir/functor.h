@@ -19,6 +19,8 @@ class IRVisitor {
   virtual void VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
   virtual void VisitBinary(const std::shared_ptr<const BinaryExpr>& binary);
   virtual void VisitFor(const std::shared_ptr<const ForStmt>& stmt);
+  virtual void VisitIf(const std::shared_ptr<const IfStmt>& stmt);
+  virtual void VisitYield(const std::shared_ptr<const YieldStmt>& stmt);
   virtual void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual void VisitEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual void VisitSeq(const std::shared_ptr<const SeqStmts>& stmt);
@@ -39,6 +41,8 @@ class IRMutator {
   virtual ExprPtr MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
   virtual ExprPtr MutateBinary(const std::shared_ptr<const BinaryExpr>& binary);
   virtual StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& stmt);
+  virtual StmtPtr MutateIf(const std::shared_ptr<const IfStmt>& stmt);
+  virtual StmtPtr MutateYield(const std::shared_ptr<const YieldStmt>& stmt);
   virtual StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual StmtPtr MutateEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& stmt);

@@ -23,6 +23,8 @@ enum class NodeKind {
   SeqStmts,
   ReturnStmt,
   ForStmt,
+  IfStmt,
+  YieldStmt,
   InCoreScopeStmt,
 };
 

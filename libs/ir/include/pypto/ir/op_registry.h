@@ -81,6 +81,7 @@ void RegisterTileMemoryOps(OpRegistry& registry);
 void RegisterTileElementwiseOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
+void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

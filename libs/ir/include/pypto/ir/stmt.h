@@ -66,31 +66,90 @@ class ReturnStmt final : public Stmt {
 enum class ForKind : uint8_t { Sequential, Parallel, Unroll, Pipeline };
 const char* ForKindName(ForKind kind);  // the DSL spelling: "range", "parallel", ...
 
-// `for loop_var in pl.range(start, stop, step):` with an INDEX loop variable.
+// A value carried from one loop iteration to the next: `var` holds `init` in the first iteration
+// and what the body yielded in each later one.
+struct IterArg {
+  VarPtr var;
+  ExprPtr init;
+};
+
+// `for loop_var in pl.range(start, stop, step):` with an INDEX loop variable. A loop with carried
+// values (`for i, (acc,) in pl.range(n, init_values=(x,)):`) ends its body with a YieldStmt of one
+// value per iter_arg; `return_vars` hold the last yielded values after the loop (the inits when it
+// runs no iteration).
 class ForStmt final : public Stmt {
  public:
   static constexpr NodeKind kKind = NodeKind::ForStmt;
   ForStmt(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, ForKind kind, Span span = {})
+      : ForStmt(std::move(loop_var), std::move(start), std::move(stop), std::move(step), {}, std::move(body), {},
+                kind, std::move(span)) {}
+  ForStmt(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, std::vector<IterArg> iter_args, StmtPtr body,
+          std::vector<VarPtr> return_vars, ForKind kind, Span span = {})
       : Stmt(kKind, std::move(span)),
         loop_var_(std::move(loop_var)),
         start_(std::move(start)),
         stop_(std::move(stop)),
         step_(std::move(step)),
+        iter_args_(std::move(iter_args)),
         body_(std::move(body)),
+        return_vars_(std::move(return_vars)),
         kind_(kind) {}
   const VarPtr& loop_var() const { return loop_var_; }
   const ExprPtr& start() const { return start_; }
   const ExprPtr& stop() const { return stop_; }
   const ExprPtr& step() const { return step_; }
+  const std::vector<IterArg>& iter_args() const { return iter_args_; }
   const StmtPtr& body() const { return body_; }
+  const std::vector<VarPtr>& return_vars() const { return return_vars_; }
   ForKind kind() const { return kind_; }
 
  private:
   VarPtr loop_var_;
   ExprPtr start_, stop_, step_;
+  std::vector<IterArg> iter_args_;
   StmtPtr body_;
+  std::vector<VarPtr> return_vars_;
   ForKind kind_;
 };
+
+// `if condition: ... else: ...` on a scalar condition. When the branches produce values
+// (`return_vars`, the phis), each branch ends with a YieldStmt of one value per return var.
+// `else_body` may be null for an if without else (which then produces no values).
+class IfStmt final : public Stmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::IfStmt;
+  IfStmt(ExprPtr condition, StmtPtr then_body, StmtPtr else_body, std::vector<VarPtr> return_vars, Span span = {})
+      : Stmt(kKind, std::move(span)),
+        condition_(std::move(condition)),
+        then_body_(std::move(then_body)),
+        else_body_(std::move(else_body)),
+        return_vars_(std::move(return_vars)) {}
+  const ExprPtr& condition() const { return condition_; }
+  const StmtPtr& then_body() const { return then_body_; }
+  const StmtPtr& else_body() const { return else_body_; }  // null without else
+  const std::vector<VarPtr>& return_vars() const { return return_vars_; }
+
+ private:
+  ExprPtr condition_;
+  StmtPtr then_body_, else_body_;
+  std::vector<VarPtr> return_vars_;
+};
+
+// `pl.yield_(values...)`: the last statement of a loop or if body, handing its values to the
+// enclosing statement's return vars (and, in a loop, to the next iteration's iter_args).
+class YieldStmt final : public Stmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::YieldStmt;
+  explicit YieldStmt(std::vector<ExprPtr> values, Span span = {})
+      : Stmt(kKind, std::move(span)), values_(std::move(values)) {}
+  const std::vector<ExprPtr>& values() const { return values_; }
+
+ private:
+  std::vector<ExprPtr> values_;
+};
+
+// The yield that ends a body, or null when the body does not end with one.
+const YieldStmt* TrailingYield(const StmtPtr& body);
 
 // `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel.
 class InCoreScopeStmt final : public Stmt {

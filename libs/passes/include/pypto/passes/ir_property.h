@@ -18,6 +18,7 @@ enum class IRProperty : uint8_t {
   CoreTypesResolved,      // no kernel is left as plain InCore: each is AIC or AIV
   TileMemoryAllocated,    // every tile has an address inside its on-chip buffer
   CallDirectionsDerived,  // every call to a kernel carries one direction per argument
+  TileMemoryInferred,     // kernel tiles live where their ops need them (matmul operands in Left/Right)
   kCount,
 };
 

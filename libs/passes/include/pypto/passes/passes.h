@@ -14,6 +14,12 @@ Pass FlattenCallExpr();
 // Orchestration.
 Pass OutlineIncoreScopes();
 
+// Places each InCore kernel's tiles where their uses need them: a tile loaded without an explicit
+// target_memory and read by a matmul is loaded into Mat and moved into Left/Right before it (loaded
+// once per side when vector ops read it too); an unused pl.create_tensor placeholder is dropped. A
+// vector op reading a cube buffer (e.g. a matmul result) is an error naming the op.
+Pass InferTileMemorySpace();
+
 // Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix
 // both are rejected until mixed-kernel splitting lands.
 Pass ExpandMixedKernel();

@@ -1,0 +1,111 @@
+// The PTO text of the top-k family: tci (pl.arange), tsort32, tmrgsort format 1, the mask form of
+// tgather, and textract for a tile slice (a5 only).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "kernel_builder.h"
+#include "pypto/backend_ptoas/module.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+using namespace testing;
+using ir::DataType;
+using ir::ParamDirection;
+
+std::string Row(int cols, std::string_view dtype) {
+  return fmt::format("!pto.tile_buf<loc=vec, dtype={}, rows=1, cols={}, v_row=?, v_col=?, blayout=row_major, "
+                     "slayout=none_box, fractal=512, pad=0>",
+                     dtype, cols);
+}
+
+// def k(x, vals, idxs):                                 # x: [1, 128] FP32
+//     v = pl.load(x, [0, 0], [1, 128])                   # at 0
+//     i = pl.arange(0, [1, 128], dtype=pl.UINT32)        # at 512
+//     s = pl.sort32(v, i)                                # at 1024, [1, 256]
+//     m = pl.mrgsort(s, block_len=64)                    # at 2048, [1, 256]
+//     p = m[:, 0:32]                                     # at 3072, [1, 32]
+//     a = pl.gather(p, mask_pattern=P0101)               # at 3200, [1, 16]
+//     b = pl.gather(p, mask_pattern=P1010, output_dtype=pl.INT32)   # at 3264
+//     pl.store(a, [0, 0], vals); pl.store(b, [0, 0], idxs)
+ir::FunctionPtr TopKKernel() {
+  auto x = TensorParam("x", {1, 128}, {});
+  auto vals = TensorParam("vals", {1, 16}, {});
+  auto idxs = TensorParam("idxs", {1, 16}, {}, DataType::INT32);
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({1, 128})}, {});
+  auto arange = Op("tile.ci", {Index(0), Ints({1, 128})}, {}, {{"dtype", DataType::UINT32}});
+  auto v = TileAt("v", load, 0);
+  auto i = TileAt("i", arange, 512);
+  auto sort = Op("tile.sort32", {v, i}, {});
+  auto s = TileAt("s", sort, 1024);
+  auto merge = Op("tile.mrgsort_format1", {s, Index(64)}, {});
+  auto m = TileAt("m", merge, 2048);
+  auto slice = Op("tile.slice", {m, Ints({1, 32}), Ints({0, 0})}, {});
+  auto p = TileAt("p", slice, 3072);
+  auto even = Op("tile.gather_mask", {p}, {}, {{"mask_pattern", int64_t{1}}});
+  auto odd = Op("tile.gather_mask", {p}, {}, {{"mask_pattern", int64_t{2}}, {"output_dtype", DataType::INT32}});
+  auto a = TileAt("a", even, 3200);
+  auto b = TileAt("b", odd, 3264);
+  std::vector<ir::StmtPtr> body = {Assign(v, load, {}),  Assign(i, arange, {}), Assign(s, sort, {}),
+                                   Assign(m, merge, {}), Assign(p, slice, {}),  Assign(a, even, {}),
+                                   Assign(b, odd, {}),   Eval(Op("tile.store", {a, Ints({0, 0}), vals}, {}), {}),
+                                   Eval(Op("tile.store", {b, Ints({0, 0}), idxs}, {}), {})};
+  std::vector<ir::VarPtr> params = {x, vals, idxs};
+  return Kernel("k", params, std::vector<ParamDirection>(params.size(), ParamDirection::InOut), body);
+}
+
+std::string Emit(std::string_view arch) {
+  auto text = EmitModule(*TopKKernel(), arch, {.source_locations = false});
+  if (!text) throw std::runtime_error(text.error());
+  return *text;
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+  return text.find("    " + line + "\n") != std::string::npos;
+}
+
+TEST(EmitModuleSortOps, TopKFamily) {
+  const std::string text = Emit("a5");
+  EXPECT_TRUE(HasLine(text, "pto.tci ins(%c0_ui32 : ui32) outs(%i : " + Row(128, "ui32") + ")")) << text;
+  EXPECT_TRUE(HasLine(text, "pto.tsort32 ins(%v, %i : " + Row(128, "f32") + ", " + Row(128, "ui32") +
+                                ") outs(%s : " + Row(256, "f32") + ")"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "pto.tmrgsort ins(%s, %c64_i32 : " + Row(256, "f32") + ", i32) outs(%m : " +
+                                Row(256, "f32") + ")"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "pto.textract ins(%m, %c0_index, %c0_index : " + Row(256, "f32") +
+                                ", index, index) outs(%p : " + Row(32, "f32") + ")"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P0101>} : " + Row(32, "f32") +
+                                ") outs(%a : " + Row(16, "f32") + ")"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P1010>} : " + Row(32, "f32") +
+                                ") outs(%b : " + Row(16, "i32") + ")"))
+      << text;
+  // The unsigned start is declared signless and cast, as arith.constant requires.
+  EXPECT_NE(text.find("%c0_ui32 = builtin.unrealized_conversion_cast"), std::string::npos) << text;
+}
+
+TEST(EmitModuleSortOps, DescendingArangeCarriesItsAttribute) {
+  auto arange = Op("tile.ci", {Index(7), Ints({1, 32})}, {}, {{"dtype", DataType::INT32}, {"descending", true}});
+  auto out = TensorParam("out", {1, 32}, {}, DataType::INT32);
+  auto i = TileAt("i", arange, 0);
+  auto kernel = Kernel("k", {out}, {ParamDirection::Out},
+                       {Assign(i, arange, {}), Eval(Op("tile.store", {i, Ints({0, 0}), out}, {}), {})});
+  auto text = EmitModule(*kernel, "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_TRUE(HasLine(*text, "pto.tci ins(%c7_i32 : i32) outs(%i : " + Row(32, "i32") + ") {descending = true}"))
+      << *text;
+}
+
+// a2a3's textract copies into Left/Right only, so a Vec tile slice has no lowering there.
+TEST(EmitModuleSortOps, TileSliceIsRefusedOnA2A3) {
+  auto text = EmitModule(*TopKKernel(), "a2a3", {.source_locations = false});
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().find("cannot lower the tile slice of 'm' in kernel 'k' on a2a3"), std::string::npos)
+      << text.error();
+}
+
+}  // namespace
+}  // namespace pypto::backend_ptoas

@@ -1,0 +1,42 @@
+#include "assigned_names.h"
+
+#include <algorithm>
+
+namespace pypto::frontend {
+namespace {
+
+void AddTarget(py::handle target, std::vector<std::string>& names) {
+  if (IsNode(target, "Name")) {
+    auto name = target.attr("id").cast<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  } else if (IsNode(target, "Tuple") || IsNode(target, "List")) {
+    for (auto element : target.attr("elts")) AddTarget(element, names);
+  }
+}
+
+void Collect(py::handle statements, std::vector<std::string>& names) {
+  for (auto stmt : statements) {
+    if (IsNode(stmt, "Assign")) {
+      for (auto target : stmt.attr("targets")) AddTarget(target, names);
+    } else if (IsNode(stmt, "AnnAssign") || IsNode(stmt, "AugAssign")) {
+      AddTarget(stmt.attr("target"), names);
+    } else if (IsNode(stmt, "For") || IsNode(stmt, "While") || IsNode(stmt, "If")) {
+      Collect(stmt.attr("body"), names);
+      Collect(stmt.attr("orelse"), names);
+    } else if (IsNode(stmt, "With")) {
+      Collect(stmt.attr("body"), names);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> AssignedNames(py::handle statements) {
+  std::vector<std::string> names;
+  Collect(statements, names);
+  return names;
+}
+
+bool IsYieldCall(py::handle node) { return IsNode(node, "Call") && DottedName(node.attr("func")) == "pl.yield_"; }
+
+}  // namespace pypto::frontend

@@ -1,0 +1,138 @@
+// tile.* ops of the top-k family: sorting 32-element blocks into (value, index) pairs, merging
+// sorted runs of pairs, and picking lanes out of a tile by a fixed mask pattern (which separates
+// the values from the indices again).
+//
+// A sorted tile stores each element as a pair of lanes: the value, then the bits of its UINT32
+// index, in the value's dtype. So sort32 doubles the last dimension, and `block_len` counts lanes
+// (two per element).
+#include <fmt/format.h>
+
+#include "op_checks.h"
+#include "pypto/ir/mask_pattern.h"
+
+namespace pypto::ir {
+namespace {
+
+using namespace ops;
+
+constexpr int64_t kSortBlock = 32;      // elements tsort32 sorts together
+constexpr int64_t kMergeWays = 4;       // runs tmrgsort format 1 merges at once
+constexpr int64_t kMergeLaneUnit = 64;  // block_len granularity of tmrgsort format 1
+constexpr int64_t kMaxMergeRepeats = 255;
+
+Result<const TileType*> ExpectVecMatrix(const ExprPtr& expr, const std::string& what, const Span& span) {
+  auto tile = ExpectMatrixTile(expr, what, span);
+  if (tile && (*tile)->memory_space() != MemorySpace::Vec)
+    return TypeError(fmt::format("{} must be a Vec tile, got {}", what, (*tile)->str()), span);
+  return tile;
+}
+
+Result<bool> CheckSortDtype(DataType dtype, const std::string& op, const Span& span) {
+  if (dtype == DataType::FP32 || dtype == DataType::FP16) return true;
+  return TypeError(fmt::format("{} sorts FP32 or FP16 values, got {}", op, DataTypeName(dtype)), span);
+}
+
+Result<TypePtr> DeduceSort32(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto src = ExpectVecMatrix(args[0], "the values of pl.sort32", span);
+  if (!src) return pypto::unexpected(src.error());
+  auto idx = ExpectVecMatrix(args[1], "the indices of pl.sort32", span);
+  if (!idx) return pypto::unexpected(idx.error());
+  if (auto ok = CheckSortDtype((*src)->dtype(), "pl.sort32", span); !ok) return pypto::unexpected(ok.error());
+  if ((*idx)->dtype() != DataType::UINT32) {
+    return TypeError(fmt::format("pl.sort32 carries UINT32 indices, got {}", DataTypeName((*idx)->dtype())), span,
+                     "create them with pl.arange(0, [1, N], dtype=pl.UINT32)");
+  }
+  const Shape& shape = (*src)->shape();
+  if ((*idx)->shape() != shape) {
+    return TypeError(fmt::format("the indices {} and the values {} of pl.sort32 differ in shape", (*idx)->str(),
+                                 (*src)->str()),
+                     span);
+  }
+  if (shape[1] % kSortBlock != 0) {
+    return TypeError(fmt::format("pl.sort32 sorts blocks of {} elements; the row length {} is not a multiple of {}",
+                                 kSortBlock, shape[1], kSortBlock),
+                     span);
+  }
+  return std::make_shared<TileType>(Shape{shape[0], shape[1] * 2}, (*src)->dtype(), MemorySpace::Vec);
+}
+
+Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto src = ExpectVecMatrix(args[0], "the source of pl.mrgsort", span);
+  if (!src) return pypto::unexpected(src.error());
+  if (auto ok = CheckSortDtype((*src)->dtype(), "pl.mrgsort", span); !ok) return pypto::unexpected(ok.error());
+  const Shape& shape = (*src)->shape();
+  if (shape[0] != 1) {
+    return TypeError(fmt::format("pl.mrgsort merges the runs of a single row, got {}", (*src)->str()), span,
+                     "sort one row at a time, e.g. in a pl.range loop over the rows");
+  }
+  auto block_len = AsConstInt(args[1]);
+  if (!block_len || !args[1]->type()->As<ScalarType>())
+    return TypeError("block_len of pl.mrgsort must be an integer known at compile time", span);
+  if (*block_len <= 0 || *block_len % kMergeLaneUnit != 0) {
+    return TypeError(fmt::format("block_len of pl.mrgsort must be a positive multiple of {}, got {}", kMergeLaneUnit,
+                                 *block_len),
+                     span, "block_len counts lanes: a sorted element is two lanes (value, index)");
+  }
+  const int64_t merged = *block_len * kMergeWays;
+  if (shape[1] % merged != 0 || shape[1] / merged > kMaxMergeRepeats) {
+    return TypeError(fmt::format("pl.mrgsort merges {} runs of block_len={} at a time, so the row length must be a "
+                                 "multiple of {} (at most {} of them), got {}",
+                                 kMergeWays, *block_len, merged, kMaxMergeRepeats, shape[1]),
+                     span);
+  }
+  return std::make_shared<TileType>(shape, (*src)->dtype(), MemorySpace::Vec);
+}
+
+Result<TypePtr> DeduceGatherMask(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto src = ExpectVecMatrix(args[0], "the source of pl.gather", span);
+  if (!src) return pypto::unexpected(src.error());
+  const DataType dtype = (*src)->dtype();
+  const int bits = DataTypeBits(dtype);
+  if (bits != 16 && bits != 32) {
+    return TypeError(fmt::format("pl.gather with a mask pattern selects 16- or 32-bit lanes, got {}",
+                                 DataTypeName(dtype)),
+                     span);
+  }
+  const int64_t pattern = *FindAttr<int64_t>(kwargs, "mask_pattern");
+  if (!IsMaskPattern(pattern)) {
+    return TypeError(fmt::format("mask_pattern must be one of pl.tile.MaskPattern (1 to 7), got {}", pattern), span);
+  }
+  const DataType out_dtype = FindAttr<DataType>(kwargs, "output_dtype").value_or(dtype);
+  if (DataTypeBits(out_dtype) != bits) {
+    return TypeError(fmt::format("output_dtype {} reinterprets the lanes, so it must be as wide as the source's {}",
+                                 DataTypeName(out_dtype), DataTypeName(dtype)),
+                     span);
+  }
+  const MaskLanes lanes = LanesOf(pattern);
+  const Shape& shape = (*src)->shape();
+  if (shape[1] % lanes.group != 0) {
+    return TypeError(fmt::format("mask pattern {} keeps one lane of every {}; the row length {} is not a multiple "
+                                 "of {}",
+                                 MaskPatternName(pattern), lanes.group, shape[1], lanes.group),
+                     span);
+  }
+  return std::make_shared<TileType>(Shape{shape[0], shape[1] / lanes.group}, out_dtype, MemorySpace::Vec);
+}
+
+}  // namespace
+
+void RegisterTileSortOps(OpRegistry& registry) {
+  registry.Register(OpDef{.name = "tile.sort32",
+                          .description = "sort every 32-element block of each row descending, as (value, index) pairs",
+                          .params = {Arg("src"), Arg("idx")},
+                          .deduce_type = DeduceSort32,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.mrgsort_format1",
+                          .description = "merge each 4 consecutive sorted runs of block_len lanes of one row",
+                          .params = {Arg("src"), Arg("block_len")},
+                          .deduce_type = DeduceMergeSort,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.gather_mask",
+                          .description = "keep the lanes of each row that a mask pattern selects",
+                          .params = {Arg("src"), Attr("mask_pattern", OpAttrKind::Int),
+                                     OptionalAttr("output_dtype", OpAttrKind::DType)},
+                          .deduce_type = DeduceGatherMask,
+                          .affinity = CoreAffinity::Vector});
+}
+
+}  // namespace pypto::ir

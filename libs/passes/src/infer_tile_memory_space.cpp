@@ -1,0 +1,373 @@
+// InferTileMemorySpace: gives every tile of a kernel the buffer its uses demand.
+//
+// The frontend loads every tensor slice (and every whole tensor a unified op is given) into Vec,
+// and the matmul ops accept Vec or Mat operands, leaving their placement to this pass. Inside each
+// kernel it
+//   * places matmul operands: a tile loaded from global memory with no explicit target_memory is
+//     loaded into Mat instead, and a tile.move into Left/Right is inserted before the matmul (at
+//     most one per tile and buffer in a block; inner blocks reuse moves of enclosing blocks);
+//   * loads a tile twice when both sides read it: the Vec load stays for the vector ops and a Mat
+//     twin `<name>_mat` is loaded right after it for the cube. Two loads from global memory keep
+//     each core type self-contained; one load plus a move would cross from the vector to the cube
+//     core, which needs a cross-core pipe (and a kernel mixing both sides is rejected later by
+//     ExpandMixedKernel until mixed kernels are split);
+//   * leaves explicit placement alone: a load with target_memory keeps it (a Mat tile given to a
+//     matmul only gets its move), and tiles already in Left/Right are used as they are;
+//   * drops a `pl.create_tensor` whose value is never read (a placeholder rebound before use);
+//   * refuses, naming the op and its location, what it cannot place: a vector op reading a cube
+//     buffer (a matmul result used by vector ops in one kernel), a matmul operand that is not a
+//     load it can retarget, and a tensor created and used inside a kernel.
+#include <fmt/format.h>
+
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/passes/passes.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+using VarSet = std::unordered_set<const Var*>;
+
+bool IsOp(const Call& call, std::string_view name) { return call.is_op_call() && call.target_name() == name; }
+
+// The L0 buffer a matmul reads argument `index` from; nullopt for other arguments and ops.
+std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
+  if (IsOp(call, "tile.matmul")) {
+    if (index == 0) return MemorySpace::Left;
+    if (index == 1) return MemorySpace::Right;
+  }
+  if (IsOp(call, "tile.matmul_acc")) {
+    if (index == 1) return MemorySpace::Left;
+    if (index == 2) return MemorySpace::Right;
+  }
+  return std::nullopt;
+}
+
+// Ops that only copy tiles, make views of them or feed the cube: they run on the side that holds
+// their tiles. Every other tile op computes on the vector unit and reads Vec tiles.
+bool RunsOnAnySide(const Call& call) {
+  static const std::unordered_set<std::string_view> kOps = {
+      "tile.load", "tile.store", "tile.move", "tile.reshape", "tile.create", "tile.matmul", "tile.matmul_acc"};
+  return !call.is_op_call() || kOps.contains(call.target_name());
+}
+
+// "left" for Left, "right" for Right: how operands and their moved copies are named.
+const char* OperandSide(MemorySpace buffer) { return buffer == MemorySpace::Left ? "left" : "right"; }
+
+const Call* AsOpCall(const ExprPtr& expr, std::string_view name) {
+  const auto* call = expr ? expr->As<Call>() : nullptr;
+  return call && IsOp(*call, name) ? call : nullptr;
+}
+
+// A load the pass may retarget: no target_memory was written.
+bool IsImplicitLoad(const Call* call) {
+  return call && IsOp(*call, "tile.load") && !FindAttr<MemorySpace>(call->kwargs(), "target_memory");
+}
+
+// What the kernel does with each variable, gathered in one walk.
+class UseCollector final : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, const AssignStmt*> definitions;
+  std::vector<const AssignStmt*> assignments;     // in program order
+  std::unordered_map<const Var*, int> uses;       // every appearance outside its definition
+  std::unordered_map<const Var*, int> cube_uses;  // ... of which as a matmul lhs/rhs
+  std::optional<Diagnostic> error;                // the first vector op reading a cube buffer
+
+  // Read other than as a matmul operand: by vector ops, stores, yields, returns, ...
+  bool HasOtherUses(const Var* var) const {
+    const auto all = uses.find(var), cube = cube_uses.find(var);
+    return (all == uses.end() ? 0 : all->second) > (cube == cube_uses.end() ? 0 : cube->second);
+  }
+
+  void VisitStmt(const StmtPtr& stmt) override {
+    if (const auto* assign = stmt->As<AssignStmt>()) {
+      definitions[assign->var().get()] = assign;
+      assignments.push_back(assign);
+    }
+    IRVisitor::VisitStmt(stmt);
+  }
+
+ protected:
+  void VisitVar(const std::shared_ptr<const Var>& var) override { ++uses[var.get()]; }
+
+  void VisitCall(const std::shared_ptr<const Call>& call) override {
+    const auto& args = call->args();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto* var = args[i]->As<Var>();
+      if (!var || !var->type()->As<TileType>()) continue;
+      if (OperandBuffer(*call, i)) ++cube_uses[var];
+      if (!RunsOnAnySide(*call)) CheckVectorOperand(*call, *var);
+    }
+    IRVisitor::VisitCall(call);
+  }
+
+ private:
+  void CheckVectorOperand(const Call& call, const Var& var) {
+    const auto* tile = var.type()->As<TileType>();
+    if (error || tile->memory_space() == MemorySpace::Vec) return;
+    const auto def = definitions.find(&var);
+    const Call* producer = def == definitions.end() ? nullptr : def->second->value()->As<Call>();
+    const std::string origin = producer ? fmt::format(", the result of {}", producer->target_name()) : "";
+    error = Diagnostic{
+        DiagnosticKind::InvalidOperation,
+        fmt::format("{} runs on the vector core but reads '{}' from {}{}; a kernel cannot pass cube results to "
+                    "vector ops yet",
+                    call.target_name(), var.name_hint(), MemorySpaceName(tile->memory_space()), origin),
+        call.span(),
+        "store the result to a tensor with pl.store and apply the vector ops in another pl.at scope"};
+  }
+};
+
+// The decisions of the analysis, applied by PlacementRewriter.
+struct Placement {
+  std::unordered_map<const Var*, VarPtr> mat_tiles;  // implicit load -> its Mat version
+  VarSet twinned;                                    // ... which the kernel keeps loading into Vec too
+  VarSet dropped;                                    // unused pl.create_tensor results
+};
+
+class PlacementPlanner {
+ public:
+  explicit PlacementPlanner(const UseCollector& uses) : uses_(uses) {}
+
+  Result<Placement> Plan() {
+    if (uses_.error) return pypto::unexpected(*uses_.error);
+    for (const AssignStmt* assign : uses_.assignments) {
+      if (auto ok = PlanDefinition(*assign->var(), *assign); !ok) return pypto::unexpected(ok.error());
+    }
+    return std::move(placement_);
+  }
+
+ private:
+  Result<bool> PlanDefinition(const Var& var, const AssignStmt& assign) {
+    if (const Call* create = AsOpCall(assign.value(), "tensor.create")) return PlanCreatedTensor(var, *create);
+    if (!uses_.cube_uses.contains(&var)) return true;  // only tiles have cube uses
+    const auto* tile = var.type()->As<TileType>();
+    if (tile->memory_space() != MemorySpace::Vec) return true;  // Mat gets moves; Left/Right are checked on use
+    if (!IsImplicitLoad(assign.value()->As<Call>())) return true;  // refused with its matmul below
+    const auto& load = static_cast<const Call&>(*assign.value());
+    const bool twin = uses_.HasOtherUses(&var);
+    placement_.mat_tiles[&var] =
+        std::make_shared<Var>(twin ? var.name_hint() + "_mat" : var.name_hint(),
+                              std::make_shared<TileType>(tile->shape(), tile->dtype(), MemorySpace::Mat), load.span());
+    if (twin) placement_.twinned.insert(&var);
+    return true;
+  }
+
+  // A tensor made inside a kernel lives in global memory, which the kernel's tiles cannot be
+  // allocated from; only a placeholder that is never read can stay (and is dropped).
+  Result<bool> PlanCreatedTensor(const Var& var, const Call& create) {
+    const auto use = uses_.uses.find(&var);
+    if (use == uses_.uses.end() || use->second == 0) {
+      placement_.dropped.insert(&var);
+      return true;
+    }
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' is a tensor created inside a kernel and then used; a kernel computes on tiles",
+                                 var.name_hint()),
+                     create.span(),
+                     "use pl.create_tile(shape, dtype=...) for scratch space, or create the tensor outside the pl.at "
+                     "scope and pass it in");
+  }
+
+  const UseCollector& uses_;
+  Placement placement_;
+};
+
+// Why a matmul operand cannot be placed, or nothing when it can.
+std::optional<Diagnostic> UnplaceableOperand(const Call& matmul, const Var& operand, MemorySpace buffer,
+                                             const Placement& placement, const UseCollector& uses) {
+  const auto space = operand.type()->As<TileType>()->memory_space();
+  if (space == buffer || space == MemorySpace::Mat || placement.mat_tiles.contains(&operand)) return std::nullopt;
+  const auto def = uses.definitions.find(&operand);
+  const Call* producer = def == uses.definitions.end() ? nullptr : def->second->value()->As<Call>();
+  std::string origin = producer ? fmt::format(" made by {}", producer->target_name()) : "";
+  if (producer && IsOp(*producer, "tile.load")) origin += " with an explicit target_memory";
+  return Diagnostic{DiagnosticKind::InvalidOperation,
+                    fmt::format("{} reads '{}' as its {} operand, but '{}' is a {} tile{} that cannot be moved to {}",
+                                matmul.target_name(), operand.name_hint(), OperandSide(buffer), operand.name_hint(),
+                                MemorySpaceName(space), origin, MemorySpaceName(buffer)),
+                    matmul.span(),
+                    "load the operand with pl.load(..., target_memory=pl.Mem.Mat) or leave target_memory out and "
+                    "the compiler places it"};
+}
+
+// Rebuilds the kernel body with the planned loads, the moves into L0 and the matmuls reading them.
+class PlacementRewriter final : public IRMutator {
+ public:
+  explicit PlacementRewriter(const Placement& placement) : placement_(placement) {}
+
+  Result<StmtPtr> Rewrite(const StmtPtr& body) {
+    auto result = MutateStmt(body);
+    if (error_) return pypto::unexpected(*error_);
+    return result;
+  }
+
+ protected:
+  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
+    moves_.emplace_back();
+    std::vector<StmtPtr> stmts;
+    for (const auto& stmt : seq->stmts()) Expand(stmt, stmts);
+    moves_.pop_back();
+    return std::make_shared<SeqStmts>(std::move(stmts), seq->span());
+  }
+
+  // A lone statement (a loop body that is not a sequence) may grow into several.
+  StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) override { return ExpandAlone(stmt); }
+  StmtPtr MutateEval(const std::shared_ptr<const EvalStmt>& stmt) override { return ExpandAlone(stmt); }
+
+ private:
+  using MoveKey = std::pair<const Var*, MemorySpace>;
+  struct MoveKeyHash {
+    size_t operator()(const MoveKey& key) const {
+      return std::hash<const Var*>()(key.first) ^ (static_cast<size_t>(key.second) << 1);
+    }
+  };
+  using MoveScope = std::unordered_map<MoveKey, VarPtr, MoveKeyHash>;
+
+  StmtPtr ExpandAlone(const StmtPtr& stmt) {
+    moves_.emplace_back();
+    std::vector<StmtPtr> stmts;
+    Expand(stmt, stmts);
+    moves_.pop_back();
+    return stmts.size() == 1 ? stmts[0] : std::make_shared<SeqStmts>(std::move(stmts), stmt->span());
+  }
+
+  // Appends what `stmt` becomes to `out`. Only compound statements need a recursive rewrite: no
+  // other statement refers to a tile whose definition changes.
+  void Expand(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
+    if (const auto* assign = stmt->As<AssignStmt>()) {
+      const Var* var = assign->var().get();
+      if (placement_.dropped.contains(var)) return;
+      if (auto mat = placement_.mat_tiles.find(var); mat != placement_.mat_tiles.end()) {
+        if (placement_.twinned.contains(var)) out.push_back(stmt);
+        out.push_back(LoadIntoMat(*assign, mat->second));
+        return;
+      }
+    }
+    const ExprPtr value = stmt->As<AssignStmt>()   ? stmt->As<AssignStmt>()->value()
+                          : stmt->As<EvalStmt>() ? stmt->As<EvalStmt>()->expr()
+                                                 : nullptr;
+    const auto* call = value ? value->As<Call>() : nullptr;
+    if (call && (IsOp(*call, "tile.matmul") || IsOp(*call, "tile.matmul_acc"))) {
+      out.push_back(PlaceOperands(stmt, *call, out));
+      return;
+    }
+    const bool simple = stmt->Is<AssignStmt>() || stmt->Is<EvalStmt>();
+    out.push_back(simple ? stmt : MutateStmt(stmt));
+  }
+
+  StmtPtr LoadIntoMat(const AssignStmt& assign, const VarPtr& mat) {
+    const auto& load = static_cast<const Call&>(*assign.value());
+    Call::Kwargs kwargs = load.kwargs();
+    kwargs.emplace_back("target_memory", MemorySpace::Mat);
+    return std::make_shared<AssignStmt>(mat, Rebuild(load, load.args(), std::move(kwargs)), assign.span());
+  }
+
+  // The matmul statement reading its operands from Left/Right; moves go into `out` before it.
+  StmtPtr PlaceOperands(const StmtPtr& stmt, const Call& call, std::vector<StmtPtr>& out) {
+    std::vector<ExprPtr> args = call.args();
+    bool changed = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto buffer = OperandBuffer(call, i);
+      const auto* operand = args[i]->As<Var>();
+      if (!buffer || !operand) continue;
+      VarPtr source = std::static_pointer_cast<const Var>(args[i]);
+      if (auto mat = placement_.mat_tiles.find(operand); mat != placement_.mat_tiles.end()) source = mat->second;
+      if (source->type()->As<TileType>()->memory_space() == *buffer) continue;
+      args[i] = MoveInto(source, *buffer, call.span(), out);
+      changed = true;
+    }
+    if (!changed) return stmt;
+    const ExprPtr placed = Rebuild(call, std::move(args), call.kwargs());
+    if (const auto* assign = stmt->As<AssignStmt>())
+      return std::make_shared<AssignStmt>(assign->var(), placed, assign->span());
+    return std::make_shared<EvalStmt>(placed, stmt->span());
+  }
+
+  VarPtr MoveInto(const VarPtr& source, MemorySpace buffer, const Span& span, std::vector<StmtPtr>& out) {
+    const MoveKey key{source.get(), buffer};
+    for (const auto& scope : moves_)
+      if (auto found = scope.find(key); found != scope.end()) return found->second;
+    const ExprPtr move = Rebuild("tile.move", {source}, {{"target_memory", buffer}}, span);
+    auto moved =
+        std::make_shared<Var>(fmt::format("{}_{}", source->name_hint(), OperandSide(buffer)), move->type(), span);
+    out.push_back(std::make_shared<AssignStmt>(moved, move, span));
+    moves_.back().emplace(key, moved);
+    return moved;
+  }
+
+  ExprPtr Rebuild(const Call& call, std::vector<ExprPtr> args, Call::Kwargs kwargs) {
+    return Rebuild(call.target_name(), std::move(args), std::move(kwargs), call.span());
+  }
+
+  // Re-deduces the type; a failure here means the plan broke an op's contract.
+  ExprPtr Rebuild(std::string_view op, std::vector<ExprPtr> args, Call::Kwargs kwargs, const Span& span) {
+    auto call = OpRegistry::Get().CreateCall(op, std::move(args), std::move(kwargs), span);
+    if (call) return *call;
+    if (!error_) error_ = call.error();
+    return std::make_shared<ConstBool>(false, span);
+  }
+
+  const Placement& placement_;
+  std::vector<MoveScope> moves_;
+  std::optional<Diagnostic> error_;
+};
+
+// Checks every matmul operand can be placed, in program order, so the first problem is reported.
+class OperandChecker final : public IRVisitor {
+ public:
+  OperandChecker(const Placement& placement, const UseCollector& uses) : placement_(placement), uses_(uses) {}
+  std::optional<Diagnostic> error;
+
+ protected:
+  void VisitCall(const std::shared_ptr<const Call>& call) override {
+    for (size_t i = 0; i < call->args().size() && !error; ++i) {
+      const auto buffer = OperandBuffer(*call, i);
+      const auto* operand = call->args()[i]->As<Var>();
+      if (buffer && operand) error = UnplaceableOperand(*call, *operand, *buffer, placement_, uses_);
+    }
+    IRVisitor::VisitCall(call);
+  }
+
+ private:
+  const Placement& placement_;
+  const UseCollector& uses_;
+};
+
+Result<FunctionPtr> PlaceKernelTiles(const FunctionPtr& function) {
+  if (function->type() != FunctionType::InCore) return function;
+  UseCollector uses;
+  uses.VisitStmt(function->body());
+  auto placement = PlacementPlanner(uses).Plan();
+  if (!placement) return pypto::unexpected(placement.error());
+  OperandChecker checker(*placement, uses);
+  checker.VisitStmt(function->body());
+  if (checker.error) return pypto::unexpected(*checker.error);
+  auto body = PlacementRewriter(*placement).Rewrite(function->body());
+  if (!body) return pypto::unexpected(body.error());
+  return function->WithBody(*body);
+}
+
+}  // namespace
+
+Pass InferTileMemorySpace() {
+  return Pass("InferTileMemorySpace", {IRProperty::NoNestedCalls, IRProperty::NoInCoreScopes},
+              {IRProperty::TileMemoryInferred}, {},
+              [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
+                std::vector<FunctionPtr> functions;
+                for (const auto& function : program->functions()) {
+                  auto placed = PlaceKernelTiles(function);
+                  if (!placed) return pypto::unexpected(placed.error());
+                  functions.push_back(*placed);
+                }
+                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+              });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,2 @@
+// Test kernel that does not compile.
+extern "C" void kernel_entry(long* args) { undeclared_function(args); }
