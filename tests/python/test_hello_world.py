@@ -73,9 +73,10 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "00_frontend.py",
         "01_after_FlattenCallExpr.py",
         "02_after_OutlineIncoreScopes.py",
-        "03_after_ExpandMixedKernel.py",
-        "04_after_AllocateMemoryAddr.py",
-        "05_after_DeriveCallDirections.py",
+        "03_after_InferTileMemorySpace.py",
+        "04_after_ExpandMixedKernel.py",
+        "05_after_AllocateMemoryAddr.py",
+        "06_after_DeriveCallDirections.py",
     ]
 
 

@@ -6,11 +6,11 @@ import sys
 import pytest
 import torch
 
+import pypto.ir
 import pypto.language as pl
 from pypto import _core
 from pypto.language.parser import ParserSyntaxError, ParserTypeError, UndefinedVariableError
 from pypto.runtime import RunConfig
-from pypto.runtime.compiled import CompiledProgram
 
 HEADER = "import pypto.language as pl\n\n"
 
@@ -80,8 +80,8 @@ def test_a_hand_written_program_lowers_compiles_and_runs(tmp_path):
     again, _ = _import(tmp_path, "scale_lowered", HEADER + text)
     assert str(getattr(again, lowered.name)) == text
 
-    artifacts = _core.compile(lowered, "a2a3sim", str(tmp_path / "out"))
-    compiled = CompiledProgram(artifacts, artifacts.param_names)
+    compiled = pypto.ir.compile(module.Scale, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    assert [(p.name, p.direction) for p in compiled.parameters] == [("x", "In"), ("out", "Out")]
     x, out = torch.randn(32, 16), torch.zeros(32, 16)
     compiled(x, out)
     torch.testing.assert_close(out, x * 2.0 * 0.5)

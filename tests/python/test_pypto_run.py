@@ -50,7 +50,7 @@ def test_script_errors_propagate(tmp_path):
     assert "missing.py: no such file" in result.stderr
 
 
-def test_unknown_platform_is_a_clear_error(tmp_path):
+def test_a_device_platform_without_a_device_is_a_clear_error(tmp_path):
     script = tmp_path / "device.py"
     script.write_text(
         "import torch\nimport hello_add\nfrom pypto.runtime import RunConfig\n"
@@ -58,4 +58,5 @@ def test_unknown_platform_is_a_clear_error(tmp_path):
     )
     result = _run([pypto_run_path(), str(script)], env={**__import__("os").environ, "PYTHONPATH": str(REPO / "examples")})
     assert result.returncode == 1
-    assert "unknown platform 'a2a3'; available platforms: a2a3sim, a5sim" in result.stderr
+    assert "platform 'a2a3' runs on an Ascend NPU, and no device backend is installed on this machine" in result.stderr
+    assert "Run on the simulator instead: -p a2a3sim" in result.stderr

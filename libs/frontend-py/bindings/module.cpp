@@ -9,6 +9,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "diagnostics.h"
 #include "pypto/backend_ptoas/module.h"
@@ -101,12 +102,14 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
 
 // A `@pl.program` class's source (dedented, decorators included) -> its program.
 ProgramView ParseProgramSource(const std::string& source, const std::string& filename, int line_offset,
-                               int column_offset, const py::dict& constants) {
+                               int column_offset, const py::dict& constants,
+                               const std::map<std::string, std::string>& external_sources) {
   frontend::ProgramRequest request{.source = source,
                                    .filename = filename,
                                    .line_offset = line_offset,
                                    .column_offset = column_offset,
-                                   .constants = ToConstants(constants)};
+                                   .constants = ToConstants(constants),
+                                   .external_sources = external_sources};
   return {bindings::Unwrap(frontend::ParseProgram(request))};
 }
 
@@ -124,13 +127,26 @@ ProgramView Lower(const ProgramView& program, const std::string& platform, bool 
   return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &SocOf(platform)}, options))};
 }
 
-const pypto_backend_plugin& PluginFor(const std::string& platform) {
+bool IsSimulator(const std::string& platform) { return platform.ends_with("sim"); }
+
+// A device platform (a2a3, a5) compiles anywhere; running needs its plugin, which only a machine with
+// an Ascend NPU and its driver has.
+const pypto_backend_plugin* FindPlugin(const std::string& platform) {
   auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
-  if (!plugin) throw std::runtime_error(plugin.error());
-  return **plugin;
+  return plugin ? *plugin : nullptr;
 }
 
-bool IsSimulator(const std::string& platform) { return platform.ends_with("sim"); }
+const pypto_backend_plugin& PluginFor(const std::string& platform) {
+  auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
+  if (plugin) return **plugin;
+  if (SocOf(platform); !IsSimulator(platform))
+    throw std::runtime_error(fmt::format(
+        "platform '{}' runs on an Ascend NPU, and no device backend is installed on this machine; the artifacts "
+        "are written, but running them needs the device. Run on the simulator instead: -p {}sim "
+        "(RunConfig(platform=\"{}sim\"))",
+        platform, platform, platform));
+  throw std::runtime_error(plugin.error());
+}
 
 // kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles. The
 // simulator runs the IR itself, so there a kernel the emitter cannot express yet is a warning;
@@ -138,6 +154,7 @@ bool IsSimulator(const std::string& platform) { return platform.ends_with("sim")
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
   for (const auto& kernel : orchestration.kernels) {
+    if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
     auto module = backend_ptoas::EmitModule(*lowered.Find(kernel.name), SocOf(platform).arch);
     if (!module && IsSimulator(platform)) {
       auto message = fmt::format("no .pto written for kernel '{}': {}", kernel.name, module.error());
@@ -151,18 +168,39 @@ void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestr
   }
 }
 
+// The lowered program, printed as a `@pl.program` class: what `load_compiled` parses back, so that a
+// build directory runs again without the source (and an edited copy runs as edited).
+constexpr const char* kLoweredProgramFile = "lowered_program.py";
+
 Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
   std::filesystem::create_directories(output_dir);
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
   WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
+  std::ofstream(std::filesystem::path(output_dir) / kLoweredProgramFile) << ir::PrintProgram(*lowered.program);
   Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
-  const auto& plugin = PluginFor(platform);
+  // Without a plugin for a device platform the artifacts are all there is to produce.
+  const auto* plugin = IsSimulator(platform) ? &PluginFor(platform) : FindPlugin(platform);
+  if (!plugin) return compiled;
   pypto_ir_program program_handle{compiled.lowered};
   pypto_rt_plan plan_handle{compiled.plan};
-  if (plugin.prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str()) != PYPTO_OK)
+  if (plugin->prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str()) != PYPTO_OK)
     throw std::runtime_error(pypto_last_error_message());
   return compiled;
+}
+
+// A build directory written by Compile, made runnable again: its lowered program is parsed back and
+// its task plan regenerated; nothing in the directory is written.
+Compiled LoadCompiled(const std::string& output_dir, const std::string& platform) {
+  const auto path = std::filesystem::path(output_dir) / kLoweredProgramFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw py::value_error(fmt::format("{} is not a pypto build directory: {} is missing", output_dir, path.string()));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  frontend::ProgramRequest request{.source = text, .filename = path.string()};
+  auto program = bindings::Unwrap(frontend::ParseProgram(request));
+  auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
+  SocOf(platform);  // refuses an unknown platform before any run
+  return Compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
 }
 
 // The session of `compiled` on its platform, opened on first use. Called with the GIL held, which is
@@ -178,6 +216,36 @@ SessionHandle SessionOf(Compiled& compiled, const pypto_backend_plugin& plugin) 
     throw std::runtime_error(pypto_last_error_message());
   compiled.session = SessionHandle(session, [close = plugin.close_session](pypto_backend_session* s) { close(s); });
   return compiled.session;
+}
+
+const ir::ShapedType* AsShaped(const ir::Type& type) {
+  if (const auto* tensor = type.As<ir::TensorType>()) return tensor;
+  return type.As<ir::TileType>();
+}
+
+// One dict per parameter: name, kind ("tensor" | "scalar" | "tile"), dtype, shape and direction.
+py::list ParamsOf(const FunctionView& view) {
+  const auto& function = *view.function;
+  py::list result;
+  for (size_t i = 0; i < function.params().size(); ++i) {
+    const auto& param = function.params()[i];
+    py::dict entry;
+    entry["name"] = param->name_hint();
+    entry["direction"] = std::string(ir::ParamDirectionName(function.param_directions()[i]));
+    const auto& type = *param->type();
+    if (const auto* scalar = type.As<ir::ScalarType>()) {
+      entry["kind"] = "scalar";
+      entry["dtype"] = std::string(ir::DataTypeName(scalar->dtype()));
+    } else if (const auto* shaped = AsShaped(type)) {
+      entry["kind"] = type.As<ir::TensorType>() ? "tensor" : "tile";
+      entry["dtype"] = std::string(ir::DataTypeName(shaped->dtype()));
+      entry["shape"] = shaped->shape();
+    } else {
+      entry["kind"] = type.str();
+    }
+    result.append(entry);
+  }
+  return result;
 }
 
 // tensors: (data_ptr, shape, dtype name) per orchestration parameter, contiguous.
@@ -207,6 +275,16 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
   if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
 }
 
+// `threshold` on Python's logging scale (10 debug, 20 info, 30 warning, 40 error, above: off).
+void SetLogLevel(int threshold) {
+  auto level = threshold < 20   ? spdlog::level::debug
+               : threshold < 30 ? spdlog::level::info
+               : threshold < 40 ? spdlog::level::warn
+               : threshold < 50 ? spdlog::level::err
+                                : spdlog::level::off;
+  spdlog::set_level(level);
+}
+
 py::list ListPlatforms() {
   py::list result;
   for (const auto& plugin : rt::BackendRegistry::Get().Plugins()) {
@@ -232,6 +310,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("name", [](const FunctionView& f) { return f.function->name(); })
       .def_property_readonly("function_type",
                              [](const FunctionView& f) { return std::string(ir::FunctionTypeName(f.function->type())); })
+      .def_property_readonly("params", &ParamsOf)
       .def("__str__", [](const FunctionView& f) { return ir::PrintFunction(*f.function); })
       .def("__repr__", [](const FunctionView& f) {
         return fmt::format("<pypto Function {} ({})>", f.function->name(), ir::FunctionTypeName(f.function->type()));
@@ -266,11 +345,14 @@ PYBIND11_MODULE(_core, m) {
         py::arg("column_offset"), py::arg("program_name"), py::arg("specs"), py::arg("constants") = py::dict(),
         py::arg("functions") = py::dict());
   m.def("parse_program", &ParseProgramSource, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
-        py::arg("column_offset"), py::arg("constants") = py::dict());
+        py::arg("column_offset"), py::arg("constants") = py::dict(),
+        py::arg("external_sources") = std::map<std::string, std::string>{});
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"));
+  m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);
+  m.def("set_log_level", &SetLogLevel, py::arg("threshold"));
   m.def("plugin_search_path", [] { return rt::BackendRegistry::Get().SearchPath(); });
 }

@@ -2,17 +2,17 @@
 the function's source is parsed by the C++ frontend, lowered, compiled into a build directory and
 cached in memory; later calls with the same specialisation reuse it."""
 
-import datetime
 import hashlib
 import inspect
 import os
 import textwrap
-from pathlib import Path
 
 from pypto import _core
+from pypto.ir.compiler import entry_parameters
+from pypto.runtime.build_dir import write_manifest
+from pypto.runtime.compiled import CompiledProgram, Parameter
+from pypto.runtime.config import RunConfig, new_build_dir
 from pypto.runtime.torch_interop import TORCH_TO_DSL
-from pypto.runtime.compiled import CompiledProgram
-from pypto.runtime.config import RunConfig
 
 
 class _Source:
@@ -56,7 +56,7 @@ class JITFunction:
                 "which compiles it as part of its program"
             )
         compiled = self.compile(*args, config=config, **kwargs)
-        compiled(*[value for value in self._ordered(args, kwargs) if not _is_scalar(value)])
+        compiled(*self._ordered(args, kwargs))
         return None
 
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:
@@ -75,19 +75,20 @@ class JITFunction:
         )
         compiled = self._cache.get(key)
         if compiled is None:
-            output_dir = _build_dir(config, f"_jit_{self.__name__}")
+            output_dir = new_build_dir(config, f"_jit_{self.__name__}")
             dump_dir = output_dir / "passes_dump" if config.dump_passes else None
             lowered = self._lower(specs, constants, config, dump_dir)
             artifacts = _core.compile(lowered, config.platform, str(output_dir))
-            tensor_names = [name for name in self._signature.parameters if name in specs]
-            compiled = CompiledProgram(artifacts, tensor_names)
+            parameters = self._parameters(lowered, args, kwargs)
+            write_manifest(output_dir, config.platform, self.__name__, parameters)
+            compiled = CompiledProgram(artifacts, parameters)
             self._cache[key] = compiled
         return compiled
 
     def lower(self, *args, config=None, **kwargs):
         """The lowered IR program for these arguments (no artifacts are written)."""
         config = config or RunConfig()
-        dump_dir = _build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
+        dump_dir = new_build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
         constants = {**self._constants(), **self._scalars(args, kwargs)}
         return self._lower(self._specs(args, kwargs), constants, config, dump_dir)
 
@@ -105,6 +106,20 @@ class JITFunction:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return list(bound.arguments.values())
+
+    def _parameters(self, lowered, args, kwargs) -> list:
+        """Every parameter in signature order: the tensors as the compiled entry has them (with the
+        directions the compiler derived), the scalars with the values they were compiled with."""
+        tensors = {p.name: p for p in entry_parameters(lowered)}
+        scalars = self._scalars(args, kwargs)
+        parameters = []
+        for name, param in self._signature.parameters.items():
+            if name in scalars:
+                dtype = _scalar_dtype(param.annotation, scalars[name])
+                parameters.append(Parameter(name, "scalar", dtype, "Scalar", value=scalars[name]))
+            elif name in tensors:
+                parameters.append(tensors[name])
+        return parameters
 
     def _scalars(self, args, kwargs) -> dict:
         """Python numbers passed for parameters: specialisation constants (part of the cache key)."""
@@ -193,52 +208,69 @@ def _is_scalar(value) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def _build_dir(config: RunConfig, program_name: str) -> Path:
-    """``build_output/<program>_<timestamp>`` (or ``save_kernels_dir``); never an existing directory."""
-    if config.save_kernels_dir:
-        return Path(config.save_kernels_dir)
-    base = Path(os.environ.get("PYPTO_PROG_BUILD_DIR", "build_output"))
-    stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
-    candidate = base / f"{program_name}_{stamp}"
-    suffix = 1
-    while candidate.exists():
-        candidate = base / f"{program_name}_{stamp}_{suffix}"
-        suffix += 1
-    return candidate.resolve()
+def _scalar_dtype(annotation, value) -> str:
+    """The dtype of a scalar parameter: from ``pl.Scalar[dtype]``, else from the Python value."""
+    args = getattr(annotation, "_args", ())
+    if args and hasattr(args[0], "name"):
+        return args[0].name
+    if isinstance(value, bool):
+        return "BOOL"
+    return "INT64" if isinstance(value, int) else "FP32"
+
+
+class _UnsupportedForm:
+    """A function under a ``@pl.jit`` form this pypto does not compile yet. Decorating works (model
+    files do it at import); calling or compiling it says what is missing."""
+
+    def __init__(self, fn, form):
+        self._fn = fn
+        self.form = form
+        self.__name__ = getattr(fn, "__name__", form)
+        self.__wrapped__ = fn
+
+    def _refuse(self, *args, **kwargs):
+        raise NotImplementedError(f"{self.__name__}: @pl.jit.{self.form} functions are not supported by this pypto yet")
+
+    __call__ = compile = lower = _refuse
+
+
+_OPTIONS = {"auto_scope"}  # accepted by @pl.jit and its incore/inline forms
 
 
 class _JITDecorator:
     """``pl.jit``: ``@pl.jit`` / ``@pl.jit(auto_scope=...)`` make a kernel entry; ``@pl.jit.incore``
     makes a kernel that entries call (``.inline`` parses, but calling one is not supported yet). The
-    other forms (``.opaque``, ``.host``, ``.extern``) are named here so that using one says clearly
-    that it is not supported yet."""
+    other forms (``.opaque``, ``.host``, ``.extern``) decorate, and say that they are not supported
+    yet when the function is used."""
 
     def __call__(self, fn=None, **options):
-        unknown = set(options) - {"auto_scope"}
-        if unknown:
-            raise TypeError(f"pl.jit got unexpected option(s): {', '.join(sorted(unknown))}")
+        _check_options("pl.jit", options)
         if fn is None:
             return lambda f: JITFunction(f)
         return JITFunction(fn)
 
     def __getattr__(self, form: str):
         if form in ("incore", "inline"):
+            make = lambda f: JITFunction(f, form)  # noqa: E731
+        elif form in ("opaque", "host", "extern"):
+            make = lambda f: _UnsupportedForm(f, form)  # noqa: E731
+        else:
+            raise AttributeError(f"pl.jit has no attribute {form!r}")
 
-            def decorate(fn=None, **options):
-                if options:
-                    raise TypeError(f"pl.jit.{form} got unexpected option(s): {', '.join(sorted(options))}")
-                if fn is None:
-                    return lambda f: JITFunction(f, form)
-                return JITFunction(fn, form)
+        def decorate(fn=None, **options):
+            if form in ("incore", "inline"):
+                _check_options(f"pl.jit.{form}", options)
+            if fn is None:
+                return make
+            return make(fn)
 
-            return decorate
-        if form in ("opaque", "host", "extern"):
+        return decorate
 
-            def unsupported(*args, **kwargs):
-                raise NotImplementedError(f"@pl.jit.{form} is not supported by this pypto yet")
 
-            return unsupported
-        raise AttributeError(f"pl.jit has no attribute {form!r}")
+def _check_options(spelling: str, options: dict) -> None:
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise TypeError(f"{spelling} got unexpected option(s): {', '.join(sorted(unknown))}")
 
 
 jit = _JITDecorator()

@@ -49,3 +49,17 @@ class MemorySpace(enum.IntEnum):
 
 
 Mem = MemorySpace
+
+
+class MaskPattern(enum.IntEnum):
+    """Lanes the mask form of ``pl.gather`` keeps (``pl.tile.MaskPattern.P0101``), read right to
+    left: P0101 keeps the even lanes, P1010 the odd ones, P0001..P1000 one lane of every four, P1111
+    all of them."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7

@@ -19,6 +19,10 @@ add = _compiled_only("add")
 sub = _compiled_only("sub")
 mul = _compiled_only("mul")
 div = _compiled_only("div")
+sort32 = _compiled_only("sort32")
+mrgsort = _compiled_only("mrgsort")
+gather = _compiled_only("gather")
+arange = _compiled_only("arange")
 
 
 class at:  # noqa: N801 - the DSL spelling is pl.at

@@ -21,7 +21,9 @@ returns the program (``print(program)`` shows it, ``program.functions`` lists it
 """
 
 import ast
+import builtins
 import inspect
+import os
 import linecache
 import sys
 import textwrap
@@ -88,7 +90,19 @@ def _parse_class(cls, frame):
     first = next((line for line in lines if line.strip()), "")
     dedented_first = next((line for line in text.splitlines(True) if line.strip()), "")
     column_offset = len(first) - len(dedented_first)
-    return _core.parse_program(text, filename, first_line - 1, column_offset, _constants(cls, frame))
+    return _core.parse_program(text, filename, first_line - 1, column_offset, _constants(cls, frame),
+                               _external_sources(cls))
+
+
+def _external_sources(cls) -> dict:
+    """Method name -> the ``external_source`` its ``@pl.function`` evaluated to, as written (the parser
+    resolves a relative path against the program's file and checks that it exists)."""
+    sources = {}
+    for name, value in vars(cls).items():
+        source = getattr(value, _EXTERNAL_SOURCE, None)
+        if source is not None:
+            sources[name] = os.fspath(source)
+    return sources
 
 
 def program(cls=None, **options):
@@ -102,10 +116,25 @@ def program(cls=None, **options):
     return _parse_class(cls, sys._getframe(1))
 
 
-def function(fn=None, *, type=None, attrs=None):  # noqa: A002 - the DSL spelling is type=
-    """``@pl.function(type=pl.FunctionType.X, attrs={...})`` marks a method of a ``@pl.program``.
+# Where @pl.function leaves an evaluated external_source for the program's parser.
+_EXTERNAL_SOURCE = "__pypto_external_source__"
 
-    The program's parser reads the decorator from the source; here it returns the method unchanged."""
+
+def function(fn=None, *, type=None, attrs=None, external_source=None):  # noqa: A002 - the DSL spelling is type=
+    """``@pl.function(type=pl.FunctionType.X, attrs={...}[, external_source=PATH])`` marks a method of a
+    ``@pl.program``.
+
+    The program's parser reads the decorator from the source. ``external_source`` (a str or
+    ``os.PathLike``; relative to the file that declares the program) names a hand-written C++ kernel;
+    its value is kept on the method because the parser sees only the expression that computed it."""
+    if external_source is not None and not isinstance(external_source, (str, os.PathLike)):
+        raise TypeError(f"external_source must be a str or os.PathLike, got {builtins.type(external_source).__name__}")
+
+    def mark(f):
+        if external_source is not None:
+            setattr(f, _EXTERNAL_SOURCE, external_source)
+        return f
+
     if fn is None:
-        return lambda f: f
-    return fn
+        return mark
+    return mark(fn)

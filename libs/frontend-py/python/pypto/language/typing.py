@@ -23,6 +23,23 @@ Scalar = _Annotation("Scalar")
 Out = _Annotation("Out")
 InOut = _Annotation("InOut")
 Tuple = _Annotation("Tuple")
+Array = _Annotation("Array")
+
+
+class DynVar:
+    """``pl.dynamic("T")``: a dimension whose size is known only when the program is called."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"pl.dynamic expects a name, got {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynVar:
+    return DynVar(name)
 
 
 class MemRef:

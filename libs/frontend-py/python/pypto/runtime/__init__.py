@@ -1,6 +1,29 @@
-"""Running compiled PyPTO programs: the run configuration and the compiled-program handle."""
+"""Running compiled PyPTO programs: the run configuration, compiled programs and build directories."""
 
 from pypto.runtime.config import PLATFORMS, RunConfig
-from pypto.runtime.compiled import CompiledProgram, list_platforms
+from pypto.runtime.compiled import CompiledProgram, Parameter, list_platforms
+from pypto.runtime.build_dir import execute_compiled, load_compiled
+from pypto.runtime.bench import benchmark
+from pypto.runtime.runner import DfxOptions
 
-__all__ = ["RunConfig", "CompiledProgram", "PLATFORMS", "list_platforms"]
+
+def pto_isa_include_dir() -> str:
+    """The pto-isa headers' include directory, for hand-written kernels that include them: taken
+    from ``$PTO_ISA_ROOT`` (its ``include`` folder)."""
+    import os
+
+    root = os.environ.get("PTO_ISA_ROOT")
+    if not root:
+        raise NotImplementedError(
+            "pto_isa_include_dir: this pypto does not ship the pto-isa headers; set PTO_ISA_ROOT to a pto-isa checkout"
+        )
+    include = os.path.join(root, "include")
+    if not os.path.isdir(include):
+        raise FileNotFoundError(f"PTO_ISA_ROOT={root!r} has no include/ directory")
+    return include
+
+
+__all__ = [
+    "RunConfig", "CompiledProgram", "Parameter", "PLATFORMS", "list_platforms", "execute_compiled",
+    "load_compiled", "benchmark", "DfxOptions", "pto_isa_include_dir",
+]

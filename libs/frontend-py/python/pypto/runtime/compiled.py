@@ -1,8 +1,12 @@
-"""A compiled program: its build directory, and the call that runs it on the program's platform."""
+"""A compiled program: its build directory, its parameters, and the call that runs it."""
 
-from typing import Sequence
+import dataclasses
+import os
+import weakref
+from typing import Any, Optional, Sequence
 
 from pypto import _core
+from pypto.runtime.scalars import scalar_value, same_scalar
 from pypto.runtime.torch_interop import TORCH_TO_DSL
 
 
@@ -11,8 +15,48 @@ def list_platforms() -> list:
     return _core.list_platforms()
 
 
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One parameter of a compiled program, as its build directory records it.
+
+    ``direction`` is read off the compiled program (``In``, ``Out`` or ``InOut`` for tensors,
+    ``Scalar`` for scalars), never restated by the caller. A scalar whose value was fixed when the
+    program was compiled (a Python number passed to a ``@pl.jit`` function) carries it in ``value``.
+    """
+
+    name: str
+    kind: str  # "tensor" or "scalar"
+    dtype: str  # DSL name: "FP32", "INT32", ...
+    direction: str
+    shape: Optional[tuple] = None
+    value: Any = None
+
+    @property
+    def is_output(self) -> bool:
+        return self.direction in ("Out", "InOut")
+
+    def to_json(self) -> dict:
+        entry = dataclasses.asdict(self)
+        if self.shape is not None:
+            entry["shape"] = list(self.shape)
+        return entry
+
+    @staticmethod
+    def from_json(entry: dict) -> "Parameter":
+        shape = entry.get("shape")
+        return Parameter(
+            name=entry["name"],
+            kind=entry["kind"],
+            dtype=entry["dtype"],
+            direction=entry["direction"],
+            shape=tuple(shape) if shape is not None else None,
+            value=entry.get("value"),
+        )
+
+
 class CompiledProgram:
-    """What ``fn.compile(...)`` returns: call it with the tensors to run (outputs are written in place).
+    """What ``fn.compile(...)`` and ``pypto.ir.compile(...)`` return: call it with the program's
+    arguments, in parameter order, to run it (outputs are written into the tensors in place).
 
     The first call opens a session of the platform's backend for the program (the simulator decodes
     the kernels and sets up its cores there); every later call reuses it, so a call costs little
@@ -20,9 +64,10 @@ class CompiledProgram:
     Calls from several threads are safe: they take turns on the session.
     """
 
-    def __init__(self, artifacts, param_names: Sequence[str]):
+    def __init__(self, artifacts, parameters: Sequence[Parameter]):
         self._artifacts = artifacts
-        self.param_names = list(param_names)
+        self.parameters = list(parameters)
+        _LIVE[_key(artifacts.output_dir)] = self
 
     @property
     def output_dir(self) -> str:
@@ -37,14 +82,42 @@ class CompiledProgram:
         """The lowered IR program."""
         return self._artifacts.program
 
+    @property
+    def param_names(self) -> list:
+        return [p.name for p in self.parameters]
+
+    @property
+    def output_names(self) -> list:
+        """The tensors the program writes (``pl.Out`` and ``pl.InOut`` parameters)."""
+        return [p.name for p in self.parameters if p.kind == "tensor" and p.is_output]
+
     def __call__(self, *args, config=None, **kwargs):
         if config is not None and config.platform != self.platform:
             raise ValueError(
                 f"this program was compiled for {self.platform!r}, not {config.platform!r}; compile it again"
             )
-        tensors = _bind(self.param_names, args, kwargs)
-        _run(self._artifacts, self.param_names, tensors)
+        values = _bind(self.param_names, args, kwargs)
+        tensors = []
+        for param, value in zip(self.parameters, values):
+            if param.kind == "scalar":
+                _check_scalar(param, value)
+            else:
+                tensors.append((param, value))
+        _run(self._artifacts, tensors)
         return None
+
+
+# Live compiled programs by build directory, so that running a directory this process compiled
+# reuses its session instead of loading it again.
+_LIVE: "weakref.WeakValueDictionary[str, CompiledProgram]" = weakref.WeakValueDictionary()
+
+
+def _key(output_dir: str) -> str:
+    return os.path.realpath(output_dir)
+
+
+def live_program(output_dir: str) -> Optional[CompiledProgram]:
+    return _LIVE.get(_key(output_dir))
 
 
 def _bind(names, args, kwargs):
@@ -63,6 +136,16 @@ def _bind(names, args, kwargs):
     return [bound[n] for n in names]
 
 
+def _check_scalar(param: Parameter, value) -> None:
+    """A scalar fixed at compile time must be passed with that value: the kernels have it built in."""
+    actual = scalar_value(value, param.dtype, param.name)
+    if param.value is not None and not same_scalar(actual, param.value, param.dtype):
+        raise ValueError(
+            f"scalar {param.name!r} was compiled with the value {param.value!r} (a Python number passed at "
+            f"compile time is a specialisation constant); got {actual!r}: compile again with this value"
+        )
+
+
 # torch dtype -> DSL dtype name (None: unsupported), filled as dtypes are met: a call looks each up once.
 _DSL_DTYPES = {}
 
@@ -75,12 +158,13 @@ def _dsl_dtype(torch_dtype):
         return name
 
 
-def _run(artifacts, names, tensors):
+def _run(artifacts, tensors):
     import torch
 
     staged = []  # (original, contiguous copy) pairs whose results are copied back
     described = []
-    for name, tensor in zip(names, tensors):
+    for param, tensor in tensors:
+        name = param.name
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"argument {name!r} must be a torch.Tensor, got {type(tensor).__name__}")
         if not tensor.is_cpu:

@@ -1,7 +1,9 @@
 """``RunConfig``: where and how a program is compiled and run (the fields upstream PyPTO has)."""
 
 import dataclasses
+import datetime
 import os
+from pathlib import Path
 from typing import Any, Optional
 
 # Simulators run anywhere; a2a3 and a5 need a device and its toolchain.
@@ -47,3 +49,18 @@ class RunConfig:
     def __post_init__(self):
         if self.platform not in PLATFORMS:
             raise ValueError(f"RunConfig.platform must be one of {', '.join(PLATFORMS)}, got {self.platform!r}")
+
+
+def new_build_dir(config: RunConfig, program_name: str) -> Path:
+    """``build_output/<program>_<timestamp>`` (under ``$PYPTO_PROG_BUILD_DIR`` if set), or
+    ``config.save_kernels_dir``; a fresh directory, so that nothing existing is overwritten."""
+    if config.save_kernels_dir:
+        return Path(config.save_kernels_dir).resolve()
+    base = Path(os.environ.get("PYPTO_PROG_BUILD_DIR", "build_output"))
+    stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
+    candidate = base / f"{program_name}_{stamp}"
+    suffix = 1
+    while candidate.exists():
+        candidate = base / f"{program_name}_{stamp}_{suffix}"
+        suffix += 1
+    return candidate.resolve()

@@ -1,0 +1,52 @@
+"""``pypto.ir.compile(program, ...)``: a ``@pl.program`` class (or any IR program) into a build directory."""
+
+import dataclasses
+import os
+
+from pypto import _core
+from pypto.backend import platform_for
+from pypto.runtime.build_dir import write_manifest
+from pypto.runtime.compiled import CompiledProgram, Parameter
+from pypto.runtime.config import RunConfig, new_build_dir
+
+_CONFIG_FIELDS = {field.name for field in dataclasses.fields(RunConfig)}
+
+
+def compile(program, *, backend_type=None, platform=None, output_dir=None, **options):  # noqa: A001
+    """Lowers ``program`` through the pass pipeline, writes its artifacts into ``output_dir`` (by
+    default a fresh ``build_output/<program>_<timestamp>``) and returns the compiled program.
+
+    ``options`` are ``RunConfig`` fields (``dump_passes=True`` writes the IR after each pass);
+    anything else is refused with its name."""
+    unknown = sorted(set(options) - _CONFIG_FIELDS)
+    if unknown:
+        raise TypeError(f"pypto.ir.compile got unexpected option(s): {', '.join(unknown)}")
+    if not isinstance(program, _core.Program):
+        raise TypeError(
+            f"pypto.ir.compile expects a program (a @pl.program class), got {type(program).__name__}; "
+            "compile a @pl.jit function with fn.compile(*args)"
+        )
+    config = RunConfig(platform=platform_for(backend_type, platform), **options)
+    out = new_build_dir(config, program.name) if output_dir is None else os.path.abspath(output_dir)
+    dump_dir = os.path.join(out, "passes_dump") if config.dump_passes else None
+    verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
+    lowered = _core.lower(program, config.platform, verify, dump_dir)
+    artifacts = _core.compile(lowered, config.platform, str(out))
+    parameters = entry_parameters(lowered)
+    write_manifest(out, config.platform, program.name, parameters)
+    return CompiledProgram(artifacts, parameters)
+
+
+def entry_parameters(lowered) -> list:
+    """The parameters of a lowered program's orchestration entry, as its build directory records them."""
+    entry = next(f for f in lowered.functions if f.name == lowered.entry_name)
+    return [
+        Parameter(
+            name=p["name"],
+            kind=p["kind"],
+            dtype=p["dtype"],
+            direction="Scalar" if p["kind"] == "scalar" else p["direction"],
+            shape=tuple(p["shape"]) if "shape" in p else None,
+        )
+        for p in entry.params
+    ]

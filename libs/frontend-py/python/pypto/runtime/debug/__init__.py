@@ -1,0 +1,1 @@
+"""Working on a build directory after compiling: replaying it, rebuilding edited artifacts."""

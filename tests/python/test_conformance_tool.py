@@ -1,0 +1,94 @@
+"""tools/conformance/run.py: each convention runs, and each kind of outcome gets its verdict."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TOOL = REPO / "tools" / "conformance" / "run.py"
+
+SYSTEM_TEST = '''
+import pypto.language as pl
+import torch
+from harness.core.harness import DataType, PTOTestCase, TensorSpec
+
+
+@pl.program
+class Twice:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out_1: pl.Tensor[[16, 16], pl.FP32] = self.twice(x, out)
+        return out_1
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])
+        pl.tile.store(pl.tile.muls(t, 2.0), [0, 0], out)
+        return out
+
+
+class TwiceCase(PTOTestCase):
+    __test__ = False
+
+    def get_name(self):
+        return "twice"
+
+    def define_tensors(self):
+        return [TensorSpec("x", [16, 16], DataType.FP32, init_value=torch.randn),
+                TensorSpec("out", [16, 16], DataType.FP32, is_output=True)]
+
+    def get_program(self):
+        return Twice
+
+    def compute_expected(self, tensors, params=None):
+        tensors["out"][:] = tensors["x"] * WANT
+
+
+class TestTwice:
+    def test_twice(self, test_runner):
+        result = test_runner.run(TwiceCase())
+        assert result.passed, result.error
+'''
+
+
+def _write(root: Path, name: str, text: str) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def test_the_table_gives_each_program_its_verdict(tmp_path):
+    demo = tmp_path / "demo"
+    _write(demo, "ok.py", "print('OK')\n")
+    _write(demo, "check_fails.py", "assert 1 + 1 == 3, 'arithmetic'\n")
+    _write(demo, "crashes.py", "raise RuntimeError('boom')\n")
+    _write(demo, "slow.py", "import time\ntime.sleep(60)\n")
+    _write(demo, "st/test_good.py", SYSTEM_TEST.replace("WANT", "2"))
+    _write(demo, "st/test_wrong.py", SYSTEM_TEST.replace("WANT", "3"))
+    listing = tmp_path / "list.txt"
+    listing.write_text(textwrap.dedent("""\
+        # id repo path convention args
+        A1 demo ok.py example --ignored-arg
+        A2 demo check_fails.py example
+        A3 demo crashes.py example
+        A4 demo slow.py example
+        A5 demo st/test_good.py pytest
+        A6 demo st/test_wrong.py pytest
+        A7 other missing.py example
+        """))
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), "--timeout", "15"],
+        capture_output=True, text=True, timeout=300,
+    )
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in done.stdout.splitlines() if line.startswith("| A")}
+    assert rows["A1"][:2] == ["demo:ok.py --ignored-arg", "PASS"]
+    assert rows["A2"][1] == "FAIL" and "AssertionError: arithmetic" in rows["A2"][3]
+    assert rows["A3"][1] == "ERROR" and rows["A3"][3] == "RuntimeError: boom"
+    assert rows["A4"][1] == "ERROR" and rows["A4"][3] == "time limit of 15s reached"
+    assert rows["A5"][1] == "PASS", rows["A5"]
+    assert rows["A6"][1] == "FAIL", rows["A6"]
+    assert rows["A7"][1] == "ERROR" and "no checkout given for repository 'other'" in rows["A7"][3]
+    assert "2/7 passed on a2a3sim" in done.stdout
+    assert done.returncode == 1

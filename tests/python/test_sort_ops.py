@@ -1,0 +1,188 @@
+"""The top-k ops on the simulator: pl.arange, pl.sort32, pl.mrgsort, tile slices and the mask form of
+pl.gather, checked against torch (topk, sort within 32-element blocks, strided lane selection)."""
+
+import pytest
+import torch
+
+from pypto.language.parser import ParserTypeError
+
+KERNELS = '''
+import pypto.language as pl
+
+ROWS, N, K, ROW_TILE = 64, 512, 16, 8
+
+
+@pl.jit
+def topk(scores: pl.Tensor[[ROWS, N], pl.FP32],
+         topk_vals: pl.Out[pl.Tensor[[ROWS, K], pl.FP32]],
+         topk_idx: pl.Out[pl.Tensor[[ROWS, K], pl.INT32]]):
+    for r0 in pl.parallel(0, ROWS, ROW_TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="topk_block"):
+            idx_init = pl.arange(0, [1, N], dtype=pl.UINT32)
+            for ri in pl.range(ROW_TILE):
+                r = r0 + ri
+                score_row = scores[r : r + 1, :]
+                s = pl.sort32(score_row, idx_init)                  # [1, 2N], 32-runs sorted
+                s = pl.mrgsort(s, block_len=64)                     # 4-way merge -> 256-pos runs
+                s = pl.mrgsort(s, block_len=256)                    # 4-way merge -> whole row, descending
+                pairs = s[:, 0 : 2 * K]                             # K largest (value, index) pairs
+                topk_vals[r : r + 1, :] = pl.gather(pairs, mask_pattern=pl.tile.MaskPattern.P0101)
+                topk_idx[r : r + 1, :] = pl.gather(pairs, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.INT32)
+    return topk_vals, topk_idx
+
+
+@pl.jit
+def sort_blocks(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        idx = pl.tile.arange(0, [1, 128], dtype=pl.UINT32)
+        out[:, :] = pl.tile.sort32(x[:, :], idx)
+    return out
+
+
+@pl.jit
+def lanes(x: pl.Tensor[[2, 32], pl.FP32],
+          even: pl.Out[pl.Tensor[[2, 16], pl.FP32]],
+          odd: pl.Out[pl.Tensor[[2, 16], pl.FP32]],
+          first: pl.Out[pl.Tensor[[2, 8], pl.FP32]],
+          last: pl.Out[pl.Tensor[[2, 8], pl.FP32]],
+          bits: pl.Out[pl.Tensor[[2, 32], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [2, 32])
+        even[:, :] = pl.gather(t, mask_pattern=pl.tile.MaskPattern.P0101)
+        odd[:, :] = pl.tile.gather_mask(t, mask_pattern=pl.tile.MaskPattern.P1010)
+        first[:, :] = pl.gather(t, mask_pattern=pl.tile.MaskPattern.P0001)
+        last[:, :] = pl.gather(t, mask_pattern=pl.tile.MaskPattern.P1000)
+        bits[:, :] = pl.gather(t, mask_pattern=pl.tile.MaskPattern.P1111, output_dtype=pl.INT32)
+    return even, odd, first, last, bits
+
+
+@pl.jit
+def window(x: pl.Tensor[[4, 64], pl.FP32], y: pl.Out[pl.Tensor[[2, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [4, 64])
+        y[:, :] = t[1:3, 32:48]
+    return y
+
+
+@pl.jit
+def countdown(y: pl.Out[pl.Tensor[[1, 32], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.arange(100, [1, 32], descending=True)
+    return y
+
+
+@pl.jit
+def bad_block_len(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 128], dtype=pl.UINT32))
+        out[:, :] = pl.mrgsort(s, block_len=96)
+    return out
+
+
+@pl.jit
+def signed_indices(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.sort32(x[:, :], pl.arange(0, [1, 128]))
+    return out
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("kernels") / "sort_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("sort_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.path = path
+    return module
+
+
+def check_topk(scores, vals, idx, k):
+    """Values as torch.topk's; indices equal except where tied values may swap places."""
+    expected = torch.topk(scores, k, dim=-1, largest=True, sorted=True)
+    torch.testing.assert_close(vals, expected.values, rtol=1e-5, atol=1e-5)
+    assert ((idx >= 0) & (idx < scores.shape[1])).all()
+    torch.testing.assert_close(torch.gather(scores, 1, idx.long()), expected.values, rtol=0, atol=0)
+    assert all(len(set(row.tolist())) == k for row in idx), "an index appears twice in a row"
+    # A value that occurs once in its row has one possible index.
+    occurrences = (scores.unsqueeze(1) == expected.values.unsqueeze(2)).sum(-1)
+    unique = occurrences == 1
+    assert torch.equal(idx[unique], expected.indices.int()[unique])
+
+
+def test_topk_matches_torch(kernels):
+    torch.manual_seed(0)
+    scores = torch.randn(64, 512)
+    vals, idx = torch.empty(64, 16), torch.empty(64, 16, dtype=torch.int32)
+    kernels.topk(scores, vals, idx)
+    check_topk(scores, vals, idx, 16)
+
+
+def test_topk_with_many_ties(kernels):
+    torch.manual_seed(1)
+    scores = torch.randint(0, 12, (64, 512)).float()
+    vals, idx = torch.empty(64, 16), torch.empty(64, 16, dtype=torch.int32)
+    kernels.topk(scores, vals, idx)
+    check_topk(scores, vals, idx, 16)
+    # Equal values come out in index order (the sort and the merges keep ties in place).
+    for row_vals, row_idx in zip(vals, idx):
+        for j in range(15):
+            if row_vals[j] == row_vals[j + 1]:
+                assert row_idx[j] < row_idx[j + 1]
+
+
+def test_sort32_sorts_each_block_of_32(kernels):
+    torch.manual_seed(2)
+    x = torch.randn(1, 128)
+    out = torch.empty(1, 256)
+    kernels.sort_blocks(x, out)
+    values = out[:, 0::2]
+    indices = out[:, 1::2].contiguous().view(torch.int32)
+    for block in range(4):
+        lo, hi = 32 * block, 32 * (block + 1)
+        expected = torch.sort(x[0, lo:hi], descending=True)
+        torch.testing.assert_close(values[0, lo:hi], expected.values, rtol=0, atol=0)
+        assert torch.equal(indices[0, lo:hi].long(), expected.indices + lo)
+
+
+def test_gather_mask_patterns(kernels):
+    x = torch.randn(2, 32)
+    even, odd = torch.empty(2, 16), torch.empty(2, 16)
+    first, last = torch.empty(2, 8), torch.empty(2, 8)
+    bits = torch.empty(2, 32, dtype=torch.int32)
+    kernels.lanes(x, even, odd, first, last, bits)
+    assert torch.equal(even, x[:, 0::2])
+    assert torch.equal(odd, x[:, 1::2])
+    assert torch.equal(first, x[:, 0::4])
+    assert torch.equal(last, x[:, 3::4])
+    assert torch.equal(bits, x.view(torch.int32))
+
+
+def test_tile_slice_copies_a_window(kernels):
+    x = torch.randn(4, 64)
+    y = torch.empty(2, 16)
+    kernels.window(x, y)
+    assert torch.equal(y, x[1:3, 32:48])
+
+
+def test_arange_descending(kernels):
+    y = torch.empty(1, 32, dtype=torch.int32)
+    kernels.countdown(y)
+    assert torch.equal(y[0], torch.arange(100, 68, -1, dtype=torch.int32))
+
+
+def test_bad_block_len_is_reported_at_the_call(kernels):
+    with pytest.raises(ParserTypeError) as info:
+        kernels.bad_block_len(torch.randn(1, 128), torch.empty(1, 256))
+    message = str(info.value)
+    assert "block_len of pl.mrgsort must be a positive multiple of 64, got 96" in message
+    assert "sort_kernels.py:" in message
+
+
+def test_sort32_needs_unsigned_indices(kernels):
+    with pytest.raises(ParserTypeError) as info:
+        kernels.signed_indices(torch.randn(1, 128), torch.empty(1, 256))
+    assert "pl.sort32 carries UINT32 indices, got INT32" in str(info.value)

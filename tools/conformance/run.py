@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Runs public PyPTO programs the way their own repositories run them, against this toolchain's
+``pypto``, and prints one table row per program: id, program, verdict, seconds, first error line.
+
+    .venv/bin/python tools/conformance/run.py --repo pypto=/path/to/pypto --repo pypto-lib=/path/to/pypto-lib
+
+Verdicts: PASS (exit status 0), FAIL (the program's own check failed: an assertion, a golden
+mismatch), ERROR (anything else: an exception, a crash, the time limit). Each program runs in a
+fresh process, in a fresh scratch directory (its build_output/ lands there), with the Python that
+runs this script; the public checkouts are only read.
+"""
+
+import argparse
+import dataclasses
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+# The sizes pypto-lib's CI gives the runtime rings; harmless where unused.
+_GOLDEN_ENV = {"PTO2_RING_DEP_POOL": "16384", "PTO2_RING_TASK_WINDOW": "16384", "PTO2_RING_HEAP": "1073741824"}
+
+
+@dataclasses.dataclass
+class Entry:
+    ident: str
+    repo: str
+    path: str
+    convention: str
+    args: list
+
+
+@dataclasses.dataclass
+class Outcome:
+    verdict: str
+    seconds: float
+    first_error: str
+    output: str = ""
+
+
+def read_list(path: Path) -> list:
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = shlex.split(line)
+        if len(fields) < 4 or fields[3] not in ("example", "golden", "pytest"):
+            raise SystemExit(f"{path}:{number}: expected 'id repo path example|golden|pytest [args...]'")
+        entries.append(Entry(fields[0], fields[1], fields[2], fields[3], fields[4:]))
+    return entries
+
+
+def command_for(entry: Entry, program: Path, platform: str) -> list:
+    python = [sys.executable]
+    if entry.convention == "example":
+        return python + [str(program)] + entry.args
+    if entry.convention == "golden":
+        return python + [str(program), "-p", platform] + entry.args
+    # A system test runs re-hosted: its own directory's conftest files are not loaded (they need
+    # upstream's build), st_host supplies the harness package and the test_runner fixture.
+    return python + ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "st_host_plugin",
+                     f"--confcutdir={program.parent}", f"--rootdir={program.parent}", str(program),
+                     f"--platform={platform}"] + entry.args
+
+
+def environment_for(entry: Entry, root: Path) -> dict:
+    # The caller's PYTHONPATH stays (it may point at the pypto under test); never the checkout's own
+    # python/ package.
+    env = dict(os.environ)
+    if entry.convention == "golden":
+        # The golden package and the model files' sibling imports live at the repository root.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+        env.update(_GOLDEN_ENV)
+    elif entry.convention == "pytest":
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_HERE / "st_host"), env.get("PYTHONPATH")]))
+    return env
+
+
+def first_error(output: str) -> str:
+    """The line that says what went wrong: the first exception line, else the last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if re.match(r"^(E\s+)?[\w.]*(Error|Exception)\b", line):
+            return line[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def verdict_for(returncode: int, output: str) -> str:
+    if returncode == 0:
+        return "PASS"
+    if "AssertionError" in output or re.search(r"^\[RUN\].*\bFAIL\b", output, re.M):
+        return "FAIL"
+    return "ERROR"
+
+
+def run_one(entry: Entry, roots: dict, platform: str, timeout: float) -> Outcome:
+    root = roots.get(entry.repo)
+    if root is None:
+        return Outcome("ERROR", 0.0, f"no checkout given for repository {entry.repo!r} (--repo {entry.repo}=PATH)")
+    program = root / entry.path
+    if not program.is_file():
+        return Outcome("ERROR", 0.0, f"{program} does not exist")
+    with tempfile.TemporaryDirectory(prefix=f"conformance_{entry.ident}_") as scratch:
+        start = time.time()
+        try:
+            done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=environment_for(entry, root),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as expired:
+            output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else expired.stdout
+            return Outcome("ERROR", time.time() - start, f"time limit of {timeout:.0f}s reached", output or "")
+        seconds = time.time() - start
+    output = done.stdout
+    verdict = verdict_for(done.returncode, output)
+    return Outcome(verdict, seconds, "" if verdict == "PASS" else first_error(output), output)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", action="append", default=[], metavar="NAME=PATH",
+                        help="a checkout of a public repository named in the list (pypto, pypto-lib)")
+    parser.add_argument("--list", type=Path, default=_HERE / "visible_set.txt", help="the programs to run")
+    parser.add_argument("-p", "--platform", default="a2a3sim", choices=["a2a3sim", "a5sim", "a2a3", "a5"])
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per program")
+    parser.add_argument("--only", default="", help="comma-separated ids to run (default: all)")
+    parser.add_argument("--log-dir", type=Path, help="write each program's full output to LOG_DIR/<id>.log")
+    args = parser.parse_args(argv)
+
+    roots = {}
+    for item in args.repo:
+        name, _, path = item.partition("=")
+        if not path or not Path(path).is_dir():
+            parser.error(f"--repo {item!r}: expected NAME=PATH to an existing directory")
+        roots[name] = Path(path).resolve()
+    entries = read_list(args.list)
+    if args.only:
+        wanted = set(args.only.split(","))
+        entries = [e for e in entries if e.ident in wanted]
+
+    rows = []
+    for entry in entries:
+        outcome = run_one(entry, roots, args.platform, args.timeout)
+        label = " ".join([entry.repo + ":" + entry.path] + entry.args)
+        rows.append((entry.ident, label, outcome))
+        if args.log_dir:
+            args.log_dir.mkdir(parents=True, exist_ok=True)
+            (args.log_dir / f"{entry.ident}.log").write_text(outcome.output)
+        print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}", file=sys.stderr, flush=True)
+
+    print(f"| id | program | verdict | seconds | first error |\n|---|---|---|---|---|")
+    for ident, label, outcome in rows:
+        error = outcome.first_error.replace("|", "\\|")
+        print(f"| {ident} | {label} | {outcome.verdict} | {outcome.seconds:.1f} | {error} |")
+    passed = sum(1 for _, _, outcome in rows if outcome.verdict == "PASS")
+    print(f"\n{passed}/{len(rows)} passed on {args.platform}")
+    return 0 if passed == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

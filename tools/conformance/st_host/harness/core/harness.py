@@ -1,0 +1,70 @@
+"""``DataType``, ``TensorSpec``, ``ScalarSpec`` and ``PTOTestCase`` as system-test cases use them."""
+
+import abc
+import dataclasses
+import enum
+from typing import Any, Optional
+
+from pypto.runtime import RunConfig
+
+
+class DataType(enum.Enum):
+    BF16 = "bf16"
+    FP32 = "fp32"
+    FP16 = "fp16"
+    INT32 = "int32"
+    INT16 = "int16"
+    INT8 = "int8"
+    UINT8 = "uint8"
+    INT64 = "int64"
+    BOOL = "bool"
+
+    @property
+    def torch_dtype(self):
+        import torch
+
+        return {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32,
+                "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "int64": torch.int64,
+                "bool": torch.bool}[self.value]
+
+
+@dataclasses.dataclass
+class TensorSpec:
+    name: str
+    shape: list
+    dtype: DataType
+    init_value: Any = None
+    is_output: bool = False
+
+
+@dataclasses.dataclass
+class ScalarSpec:
+    name: str
+    dtype: DataType
+    value: Any
+
+
+class PTOTestCase(abc.ABC):
+    """A case: its tensors, its program and its reference. Tolerances come from ``self.config``."""
+
+    def __init__(self, config: Optional[RunConfig] = None, *, platform: Optional[str] = None, **_overrides):
+        self.config = config or RunConfig()
+        self._platform = platform
+
+    @abc.abstractmethod
+    def get_name(self) -> str: ...
+
+    @abc.abstractmethod
+    def define_tensors(self) -> list: ...
+
+    @abc.abstractmethod
+    def get_program(self) -> Any: ...
+
+    @abc.abstractmethod
+    def compute_expected(self, tensors: dict, params=None) -> None: ...
+
+    def define_scalars(self) -> list:
+        return []
+
+    def get_platform(self) -> Optional[str]:
+        return self._platform

@@ -1,0 +1,46 @@
+"""pytest plugin for re-hosted system tests: the ``--platform`` option and the ``test_runner``
+fixture, whose ``run(case)`` runs a ``PTOTestCase`` through ``pypto.testing.run``."""
+
+import dataclasses
+from typing import Optional
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--platform", default="a2a3sim", help="platform to run on (a2a3sim, a5sim, ...)")
+
+
+@dataclasses.dataclass
+class CaseResult:
+    passed: bool
+    error: Optional[str] = None
+
+
+class TestRunner:
+    __test__ = False
+
+    def __init__(self, platform: str):
+        self.platform = platform
+
+    def run(self, case) -> CaseResult:
+        import pypto.testing as testing
+
+        specs = []
+        for spec in case.define_tensors():
+            specs.append(testing.TensorSpec(spec.name, spec.shape, spec.dtype.torch_dtype,
+                                            init_value=spec.init_value, is_output=spec.is_output))
+        for spec in case.define_scalars():
+            specs.append(testing.ScalarSpec(spec.name, spec.dtype.torch_dtype, spec.value))
+
+        def golden(values):
+            case.compute_expected(values, None)
+
+        result = testing.run(case.get_program(), specs, golden, platform=case.get_platform() or self.platform,
+                             rtol=case.config.rtol, atol=case.config.atol)
+        return CaseResult(result.passed, result.error)
+
+
+@pytest.fixture(scope="session")
+def test_runner(request):
+    return TestRunner(request.config.getoption("--platform"))
