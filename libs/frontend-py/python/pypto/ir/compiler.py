@@ -7,7 +7,7 @@ from pypto import _core
 from pypto.backend import platform_for
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
-from pypto.runtime.config import RunConfig, new_build_dir
+from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
 
 _CONFIG_FIELDS = {field.name for field in dataclasses.fields(RunConfig)}
 
@@ -29,8 +29,7 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     config = RunConfig(platform=platform_for(backend_type, platform), **options)
     out = new_build_dir(config, program.name) if output_dir is None else os.path.abspath(output_dir)
     dump_dir = os.path.join(out, "passes_dump") if config.dump_passes else None
-    verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
-    lowered = _core.lower(program, config.platform, verify, dump_dir)
+    lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
     artifacts = _core.compile(lowered, config.platform, str(out))
     parameters = entry_parameters(lowered)
     write_manifest(out, config.platform, program.name, parameters)

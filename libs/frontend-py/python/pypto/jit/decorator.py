@@ -4,14 +4,13 @@ cached in memory; later calls with the same specialisation reuse it."""
 
 import hashlib
 import inspect
-import os
 import textwrap
 
 from pypto import _core
 from pypto.ir.compiler import entry_parameters
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
-from pypto.runtime.config import RunConfig, new_build_dir
+from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
 from pypto.runtime.torch_interop import TORCH_TO_DSL
 
 
@@ -200,8 +199,7 @@ class JITFunction:
             constants,
             self._subfunction_sources(),
         )
-        verify = os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
-        return _core.lower(program, config.platform, verify, str(dump_dir) if dump_dir else None)
+        return _core.lower(program, config.platform, verify_requested(), str(dump_dir) if dump_dir else None)
 
 
 def _is_scalar(value) -> bool:

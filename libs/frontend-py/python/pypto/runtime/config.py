@@ -64,3 +64,8 @@ def new_build_dir(config: RunConfig, program_name: str) -> Path:
         candidate = base / f"{program_name}_{stamp}_{suffix}"
         suffix += 1
     return candidate.resolve()
+
+
+def verify_requested() -> bool:
+    """``PYPTO_VERIFY_LEVEL=1`` (or ``all``/``true``): check every pass's products with the verifiers."""
+    return os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
