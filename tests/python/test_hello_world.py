@@ -72,11 +72,12 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
     assert dumps == [
         "00_frontend.py",
         "01_after_FlattenCallExpr.py",
-        "02_after_OutlineIncoreScopes.py",
-        "03_after_InferTileMemorySpace.py",
-        "04_after_ExpandMixedKernel.py",
-        "05_after_AllocateMemoryAddr.py",
-        "06_after_DeriveCallDirections.py",
+        "02_after_SplitMixedScopes.py",
+        "03_after_OutlineIncoreScopes.py",
+        "04_after_InferTileMemorySpace.py",
+        "05_after_ExpandMixedKernel.py",
+        "06_after_AllocateMemoryAddr.py",
+        "07_after_DeriveCallDirections.py",
     ]
 
 

@@ -70,6 +70,20 @@ def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 """
 
+# The same inside a kernel loop: SplitMixedScopes splits only straight-line scopes.
+CUBE_TO_VECTOR_IN_LOOP = """
+import pypto.language as pl
+
+
+@pl.jit
+def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(1):
+            acc = pl.matmul(a[0:64, 0:64], b[0:64, 0:64])
+            c[0:64, 0:64] = pl.exp(acc)
+    return c
+"""
+
 USED_CREATED_TENSOR = """
 import pypto.language as pl
 
@@ -122,15 +136,22 @@ def test_explicitly_placed_kernel_still_matches(write_kernel):
     _close(c, a @ b)
 
 
-def test_matmul_result_feeding_vector_ops_is_an_error_at_the_op(write_kernel):
-    module, path = write_kernel("cube_to_vector", CUBE_TO_VECTOR)
+def test_matmul_result_feeding_vector_ops_runs_as_cube_then_vector_kernel(write_kernel):
+    module, _ = write_kernel("cube_to_vector", CUBE_TO_VECTOR)
+    a, b, c = torch.randn(64, 64) * 0.1, torch.randn(64, 64) * 0.1, torch.zeros(64, 64)
+    module.mm(a, b, c)
+    _close(c, torch.exp(a @ b))
+
+
+def test_matmul_result_feeding_vector_ops_in_a_loop_is_an_error_at_the_op(write_kernel):
+    module, path = write_kernel("cube_to_vector_loop", CUBE_TO_VECTOR_IN_LOOP)
     with pytest.raises(InvalidOperationError) as info:
         module.mm(torch.randn(64, 64), torch.randn(64, 64), torch.zeros(64, 64))
     assert info.value.message == (
         "tile.exp runs on the vector core but reads 'acc' from Acc, the result of tile.matmul; "
         "a kernel cannot pass cube results to vector ops yet"
     )
-    assert info.value.location == f"{path}:9:25"
+    assert info.value.location == f"{path}:10:29"
 
 
 def test_created_tensor_used_inside_a_kernel_is_an_error(write_kernel):

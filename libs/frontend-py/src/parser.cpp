@@ -342,6 +342,23 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
   }
 
+  // `optimizations=[pl.split(mode), pl.cross_core_slot(...)]` are performance hints for a mixed
+  // scope. The simulator splits every scope that mixes cube and vector work into an AIC and an AIV
+  // kernel (SplitMixedScopes), so the hints are checked for spelling and otherwise not recorded.
+  ir::Result<bool> CheckScopeOptimizations(py::handle value) {
+    if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
+      return MakeError(DiagnosticKind::Syntax, "pl.at(optimizations=...) takes a list such as [pl.split(...)]",
+                       map_.SpanOf(value));
+    for (auto item : value.attr("elts")) {
+      const std::string callee = IsNode(item, "Call") ? DottedName(item.attr("func")) : "";
+      if (callee != "pl.split" && callee != "pl.cross_core_slot")
+        return MakeError(DiagnosticKind::Syntax,
+                         "only pl.split(...) and pl.cross_core_slot(...) are supported in pl.at(optimizations=...)",
+                         map_.SpanOf(item));
+    }
+    return true;
+  }
+
   ir::Result<ir::StmtPtr> ParseWith(py::handle stmt) {
     ir::Span span = map_.SpanOf(stmt);
     py::list items = stmt.attr("items");
@@ -362,6 +379,8 @@ class FunctionParser {
         level = DottedName(value);
       } else if (key == "name_hint" && IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) {
         name_hint = value.attr("value").cast<std::string>();
+      } else if (key == "optimizations") {
+        if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.at argument '{}' is not supported yet", key),
                          map_.SpanOf(value));

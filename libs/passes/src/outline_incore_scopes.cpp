@@ -8,6 +8,10 @@
 // passed by value. A tensor the region only
 // writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
 // Out/InOut parameters, so the data flow stays explicit at the call site.
+//
+// A tile computed in a region and read after it (by a later region) is handed over through global
+// memory (tile_handoff.h): the orchestration creates a tensor for it, the producing kernel stores
+// the whole tile into it as an extra Out parameter, and each consuming kernel loads it back first.
 #include <fmt/format.h>
 
 #include <range/v3/view/enumerate.hpp>
@@ -18,6 +22,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+#include "tile_handoff.h"
 
 namespace pypto::passes {
 namespace {
@@ -112,8 +117,10 @@ struct Outlined {
   std::unordered_map<const Var*, VarPtr> later_renames;  // for statements after the scope
 };
 
+// `handed_off` maps each tile an earlier region handed over to the orchestration tensor holding it;
+// this region adds the tiles it hands over.
 Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& name,
-                              const std::vector<StmtPtr>& rest) {
+                              const std::vector<StmtPtr>& rest, VarMap& handed_off) {
   auto body = FlattenStmts(scope.body());
   for (const auto& stmt : body)
     if (stmt->Is<InCoreScopeStmt>())
@@ -127,26 +134,54 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
   std::vector<VarPtr> params, args;
   std::vector<ParamDirection> directions;
   std::unordered_map<const Var*, VarPtr> to_param;
+  auto add_param = [&](const VarPtr& var, ParamDirection direction) -> VarPtr {
+    if (auto found = to_param.find(var.get()); found != to_param.end()) return found->second;
+    auto param = std::make_shared<Var>(var->name_hint(), var->type(), var->span());
+    to_param[var.get()] = param;
+    params.push_back(param);
+    args.push_back(var);
+    directions.push_back(direction);
+    return param;
+  };
+  std::vector<StmtPtr> reloads;  // tiles handed over by earlier regions, loaded back first
+  VarMap reloaded;
   for (const auto& var : UsesOf(body)) {
     if (defs.contains(var.get())) continue;
+    if (auto tensor = handed_off.find(var.get()); tensor != handed_off.end()) {
+      auto reload = ReloadWholeTile(var->name_hint(), add_param(tensor->second, ParamDirection::In), scope.span());
+      if (!reload) return pypto::unexpected(reload.error());
+      reloads.push_back(*reload);
+      reloaded[var.get()] = std::static_pointer_cast<const Var>((*reload)->As<AssignStmt>()->var());
+      continue;
+    }
     if (var->type()->As<TileType>())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("tile '{}' is defined outside the pl.at scope; tiles live on one core, "
                                    "so load it inside the scope",
                                    var->name_hint()),
                        scope.span());
-    auto param = std::make_shared<Var>(var->name_hint(), var->type(), var->span());
-    to_param[var.get()] = param;
-    params.push_back(param);
-    args.push_back(var);
-    directions.push_back(DirectionOf(access, var.get()));
+    add_param(var, DirectionOf(access, var.get()));
   }
 
-  // Values computed inside may leave the region only as the tensors their stores wrote.
+  // Values computed inside leave the region as the tensors their stores wrote, or, for a tile, as
+  // a tensor created to hand it over.
   std::vector<VarPtr> escaping;
+  std::vector<StmtPtr> creates, handoff_stores;
+  std::vector<std::pair<const Var*, VarPtr>> handed_over;  // tile -> its orchestration tensor
   for (const auto& var : UsesOf(rest)) {
     if (!defs.contains(var.get())) continue;
     const Var* root = access.Root(var.get());
+    if (root == var.get() && var->type()->As<TileType>()) {
+      auto tensor = HandoffTensorFor(*var);
+      auto create = CreateHandoffTensor(tensor, scope.span());
+      if (!create) return pypto::unexpected(create.error());
+      auto store = StoreWholeTile(var, add_param(tensor, ParamDirection::Out), scope.span());
+      if (!store) return pypto::unexpected(store.error());
+      creates.push_back(*create);
+      handoff_stores.push_back(*store);
+      handed_over.emplace_back(var.get(), tensor);
+      continue;
+    }
     if (root == var.get())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("'{}' is computed inside the pl.at scope and used after it; only tensors "
@@ -165,15 +200,19 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     return_types.push_back(param->type());
     output_indices.push_back(i);
   }
-  std::unordered_map<const Var*, VarPtr> kernel_map = to_param;
-  auto kernel_body = SubstituteVars(std::make_shared<SeqStmts>(body, scope.span()), kernel_map);
-  auto kernel_stmts = FlattenStmts(kernel_body);
+  VarMap kernel_map = to_param;
+  kernel_map.insert(reloaded.begin(), reloaded.end());
+  body.insert(body.end(), handoff_stores.begin(), handoff_stores.end());
+  auto substituted = SubstituteAndRetype(body, kernel_map);
+  if (!substituted) return pypto::unexpected(substituted.error());
+  std::vector<StmtPtr> kernel_stmts = reloads;
+  kernel_stmts.insert(kernel_stmts.end(), substituted->begin(), substituted->end());
   kernel_stmts.push_back(std::make_shared<ReturnStmt>(returns, scope.span()));
   auto kernel = std::make_shared<Function>(name, params, directions, return_types,
                                            std::make_shared<SeqStmts>(kernel_stmts, scope.span()),
                                            FunctionType::InCore, std::map<std::string, AttrValue>{}, scope.span());
 
-  Outlined result{.kernel = kernel};
+  Outlined result{.kernel = kernel, .call_site = creates, .later_renames = {}};
   std::vector<ExprPtr> call_args(args.begin(), args.end());
   if (output_indices.size() == 1) {
     // One output: bind it to a new version of the tensor and use that version from here on.
@@ -183,6 +222,8 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     result.call_site.push_back(std::make_shared<AssignStmt>(version, call, scope.span()));
     result.later_renames[tensor.get()] = version;
     for (const auto& var : escaping) result.later_renames[var.get()] = version;
+    for (auto& [tile, holder] : handed_over)
+      if (holder == tensor) holder = version;
   } else {
     TypePtr type = return_types.empty() ? TypePtr(std::make_shared<UnknownType>())
                                         : TypePtr(std::make_shared<TupleType>(return_types));
@@ -194,6 +235,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
         if (arg.get() == access.Root(var.get())) result.later_renames[var.get()] = arg;
     }
   }
+  for (const auto& [tile, tensor] : handed_over) handed_off[tile] = tensor;
   return result;
 }
 
@@ -279,7 +321,7 @@ class FunctionOutliner {
       }
       // Uses after the scope in this body, seen through the renames so far.
       std::vector<StmtPtr> rest(stmts.begin() + i + 1, stmts.end());
-      auto outlined = OutlineScope(*scope, name, rest);
+      auto outlined = OutlineScope(*scope, name, rest, handed_off_);
       if (!outlined) return pypto::unexpected(outlined.error());
       kernels.push_back(outlined->kernel);
       new_body.insert(new_body.end(), outlined->call_site.begin(), outlined->call_site.end());
@@ -293,6 +335,7 @@ class FunctionOutliner {
  private:
   const Function& function_;
   int index_ = 0;
+  VarMap handed_off_;  // tiles handed over by the regions outlined so far
 };
 
 Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program) {

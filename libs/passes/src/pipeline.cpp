@@ -9,6 +9,7 @@ namespace pypto::passes {
 PassManager DefaultPipeline(PassManagerOptions options) {
   PassManager pipeline(std::move(options));
   pipeline.Add(FlattenCallExpr())       // nested calls -> temporaries (three-address form)
+      .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration
       .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC

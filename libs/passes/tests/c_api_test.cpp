@@ -32,9 +32,9 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 6u);
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "OutlineIncoreScopes");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "InferTileMemorySpace");
+  ASSERT_EQ(pypto_passes_pipeline_size(), 7u);
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "SplitMixedScopes");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "OutlineIncoreScopes");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }

@@ -86,8 +86,9 @@ TEST(DefaultPipeline, PassOrder) {
   std::vector<std::string> names;
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "OutlineIncoreScopes", "InferTileMemorySpace",
-                                             "ExpandMixedKernel", "AllocateMemoryAddr", "DeriveCallDirections"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
+                                             "InferTileMemorySpace", "ExpandMixedKernel", "AllocateMemoryAddr",
+                                             "DeriveCallDirections"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -96,8 +97,9 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
     seen.push_back(std::to_string(slot) + ":" + name);
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:OutlineIncoreScopes", "3:InferTileMemorySpace",
-                                            "4:ExpandMixedKernel", "5:AllocateMemoryAddr", "6:DeriveCallDirections"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:SplitMixedScopes", "3:OutlineIncoreScopes",
+                                            "4:InferTileMemorySpace", "5:ExpandMixedKernel", "6:AllocateMemoryAddr",
+                                            "7:DeriveCallDirections"}));
 }
 
 }  // namespace

@@ -60,6 +60,20 @@ Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, co
   return std::make_shared<TileType>(Shape{a[0], b[1]}, *acc, MemorySpace::Acc);
 }
 
+// `out_dtype=` names the Acc dtype; the cube unit has one per input dtype, so it may only confirm it.
+Result<TypePtr> DeduceMatmul(const std::vector<ExprPtr>& args, const OpAttrs& kwargs, const Span& span) {
+  auto product = DeduceProduct("tile.matmul", args[0], args[1], span);
+  if (!product) return product;
+  const auto out_dtype = FindAttr<DataType>(kwargs, "out_dtype");
+  const auto& acc = static_cast<const TileType&>(**product);
+  if (out_dtype && *out_dtype != acc.dtype()) {
+    return TypeError(fmt::format("tile.matmul accumulates these inputs in {}, not out_dtype={}",
+                                 DataTypeName(acc.dtype()), DataTypeName(*out_dtype)),
+                     span, fmt::format("use out_dtype=pl.{} or cast the result", DataTypeName(acc.dtype())));
+  }
+  return product;
+}
+
 Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const Span& span) {
   auto acc = ExpectIn(args[0], MemorySpace::Acc, "the accumulator of tile.matmul_acc", span);
   if (!acc) return pypto::unexpected(acc.error());
@@ -80,10 +94,8 @@ Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const Span& sp
 void RegisterTileMatmulOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.matmul",
                           .description = "C = A @ B: Left [M, K] times Right [K, N] into Acc [M, N]",
-                          .params = {Arg("lhs"), Arg("rhs")},
-                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
-                            return DeduceProduct("tile.matmul", args[0], args[1], span);
-                          },
+                          .params = {Arg("lhs"), Arg("rhs"), OptionalAttr("out_dtype", OpAttrKind::DType)},
+                          .deduce_type = DeduceMatmul,
                           .affinity = CoreAffinity::Cube});
   registry.Register(OpDef{.name = "tile.matmul_acc",
                           .description = "acc += A @ B, updating the Acc tile in place",

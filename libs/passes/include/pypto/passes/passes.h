@@ -8,16 +8,23 @@ namespace pypto::passes {
 // Three-address form: calls nested in arguments are hoisted into temporaries `__tmp_vN`.
 Pass FlattenCallExpr();
 
+// A pl.at scope mixing cube and vector work (straight-line, cube results read by vector ops)
+// becomes its cube part `<name>_aic` followed by its vector part `<name>_aiv`; OutlineIncoreScopes
+// then hands the cube results over through global memory. Other scopes are kept as they are.
+Pass SplitMixedScopes();
+
 // `with pl.at(level=CORE_GROUP)` regions become InCore functions `<fn>_incore_<n>`; parameter
 // directions are inferred from use (read: In, written by a store: Out, both: InOut). An Opaque
 // function that calls kernels (outlined here or defined as functions of the program) becomes the
-// Orchestration.
+// Orchestration. A tile computed in one region and read by a later one is handed over through a
+// tensor the orchestration creates (stored whole by the first kernel, loaded whole by the next).
 Pass OutlineIncoreScopes();
 
 // Places each InCore kernel's tiles where their uses need them: a tile loaded without an explicit
 // target_memory and read by a matmul is loaded into Mat and moved into Left/Right before it (loaded
 // once per side when vector ops read it too); an unused pl.create_tensor placeholder is dropped. A
-// vector op reading a cube buffer (e.g. a matmul result) is an error naming the op.
+// vector op reading a cube buffer (a matmul result in a kernel SplitMixedScopes could not split) is
+// an error naming the op.
 Pass InferTileMemorySpace();
 
 // Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix

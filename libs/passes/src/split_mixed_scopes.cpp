@@ -1,0 +1,144 @@
+// SplitMixedScopes: a pl.at scope whose body runs both cube and vector work becomes two
+// consecutive scopes, the cube part (`<name>_aic`) followed by the vector part (`<name>_aiv`).
+//
+// On the device a mixed kernel runs as one AIC + AIV group with the cube result crossing over a
+// ring of on-chip slots, and pl.split(...) halves the work so both units overlap. On the simulator
+// the same numbers come out of running the two halves as two dependent tasks: OutlineIncoreScopes
+// hands every tile the vector part reads from the cube part over through a global-memory tensor
+// (stored whole from Acc, loaded whole into Vec). The split mode and cross_core_slot only change
+// how the device overlaps the halves, so they do not matter here.
+//
+// The cube part is the backward slice of the scope's cube ops (matmuls and what computes their
+// operands); everything else is the vector part. A scope is split only when that is plainly
+// safe: its body is straight-line code, and no vector statement that writes a tensor comes before
+// a cube statement (running the cube part first must not reorder memory effects). Any other mixed
+// scope is left whole, and ExpandMixedKernel reports it.
+#include <unordered_set>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/passes/passes.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+const Call* CallOf(const StmtPtr& stmt) {
+  if (const auto* assign = stmt->As<AssignStmt>()) return assign->value()->As<Call>();
+  if (const auto* eval = stmt->As<EvalStmt>()) return eval->expr()->As<Call>();
+  return nullptr;
+}
+
+// Ops that only move data or make tiles run on either side; they do not make a part vector work.
+bool IsDataMovement(const Call& call) {
+  static const std::unordered_set<std::string_view> kOps = {"tile.load",   "tile.store",  "tile.move",
+                                                            "tile.reshape", "tile.create", "tensor.create"};
+  return kOps.contains(call.target_name());
+}
+
+bool IsCubeOp(const Call& call) { return call.is_op_call() && call.op()->affinity == CoreAffinity::Cube; }
+
+bool IsVectorOp(const Call& call) { return call.is_op_call() && !IsCubeOp(call) && !IsDataMovement(call); }
+
+bool WritesTensor(const Call& call) { return call.is_op_call() && call.op()->writes_arg.has_value(); }
+
+std::vector<const Var*> VarsRead(const StmtPtr& stmt) {
+  struct Reads final : IRVisitor {
+    std::vector<const Var*> vars;
+    void VisitVar(const std::shared_ptr<const Var>& var) override { vars.push_back(var.get()); }
+  } reads;
+  if (const auto* assign = stmt->As<AssignStmt>()) reads.VisitExpr(assign->value());
+  else reads.VisitStmt(stmt);
+  return reads.vars;
+}
+
+// Which statements of a straight-line body belong to the cube part: the cube ops and, transitively,
+// the statements defining what they read. Empty when the body is not straight-line.
+std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts) {
+  std::vector<bool> cube(stmts.size(), false);
+  std::unordered_set<const Var*> needed;
+  for (size_t i = stmts.size(); i-- > 0;) {
+    const Call* call = CallOf(stmts[i]);
+    if (!call) return {};
+    const auto* assign = stmts[i]->As<AssignStmt>();
+    cube[i] = IsCubeOp(*call) || (assign && needed.contains(assign->var().get()));
+    if (!cube[i]) continue;
+    for (const Var* var : VarsRead(stmts[i])) needed.insert(var);
+  }
+  return cube;
+}
+
+// Whether running the cube part before the vector part keeps every memory effect in order.
+bool CanHoistCubePart(const std::vector<StmtPtr>& stmts, const std::vector<bool>& cube) {
+  size_t last_cube = 0;
+  for (size_t i = 0; i < stmts.size(); ++i)
+    if (cube[i]) last_cube = i;
+  for (size_t i = 0; i < last_cube; ++i)
+    if (!cube[i] && WritesTensor(*CallOf(stmts[i]))) return false;
+  return true;
+}
+
+std::string PartName(const std::string& name_hint, const char* suffix) {
+  return name_hint.empty() ? "" : name_hint + suffix;
+}
+
+// The scope itself, or its cube part followed by its vector part.
+std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& original) {
+  const auto stmts = FlattenStmts(scope.body());
+  const auto cube = CubeSlice(stmts);
+  if (cube.empty()) return {original};
+  std::vector<StmtPtr> cube_part, vector_part;
+  bool has_vector_op = false;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    (cube[i] ? cube_part : vector_part).push_back(stmts[i]);
+    has_vector_op |= !cube[i] && IsVectorOp(*CallOf(stmts[i]));
+  }
+  if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(stmts, cube)) return {original};
+  const Span& span = scope.span();
+  return {std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aic"),
+                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span),
+          std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aiv"),
+                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span)};
+}
+
+// Splits the scopes of a body in place, keeping them at the level of the body that holds them.
+class ScopeSplitter final : public IRMutator {
+ protected:
+  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
+    std::vector<StmtPtr> stmts;
+    bool changed = false;
+    for (const auto& stmt : seq->stmts()) {
+      if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
+        auto parts = SplitScope(*scope, stmt);
+        changed |= parts.size() > 1;
+        stmts.insert(stmts.end(), parts.begin(), parts.end());
+        continue;
+      }
+      auto mutated = MutateStmt(stmt);
+      changed |= mutated != stmt;
+      stmts.push_back(mutated);
+    }
+    return changed ? std::make_shared<SeqStmts>(std::move(stmts), seq->span()) : StmtPtr(seq);
+  }
+};
+
+}  // namespace
+
+Pass SplitMixedScopes() {
+  return Pass("SplitMixedScopes", {IRProperty::NoNestedCalls}, {}, {},
+              [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
+                std::vector<FunctionPtr> functions;
+                for (const auto& function : program->functions()) {
+                  if (IsKernel(function->type())) {
+                    functions.push_back(function);
+                    continue;
+                  }
+                  auto body = ScopeSplitter().MutateStmt(function->body());
+                  functions.push_back(body == function->body() ? function : function->WithBody(body));
+                }
+                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+              });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,86 @@
+"""Cube results read by vector ops, in the three forms of upstream's advanced/03_mixed_kernel.py.
+
+`staged`: the matmul and the bias add in two scopes (the Acc tile crosses between kernels through a
+tensor the orchestration allocates). `mixed` / `left_right`: both in one scope with pl.split(...),
+which the simulator runs as an AIC kernel and an AIV kernel handing the result over through global
+memory.
+"""
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+
+M, K, N = 32, 64, 16
+
+
+@pl.jit
+def staged(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cube_only"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="vector_only"):
+        out[:] = pl.add(acc, bias)
+    return out
+
+
+@pl.jit
+def mixed_up_down(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)], name_hint="mixed"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        out[:] = pl.add(acc, bias)
+    return out
+
+
+@pl.jit
+def mixed_left_right(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(
+        level=pl.Level.CORE_GROUP,
+        optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT), pl.cross_core_slot(slot_num=2)],
+        name_hint="mixed_lr",
+    ):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        out[:] = pl.add(acc, bias)
+    return out
+
+
+def _inputs():
+    torch.manual_seed(0)
+    a = torch.randn(M, K, dtype=torch.float16)
+    b = torch.randn(K, N, dtype=torch.float16)
+    bias = torch.randn(M, N)
+    return a, b, bias, torch.full((M, N), float("nan"))
+
+
+@pytest.mark.parametrize("kernel", [staged, mixed_up_down, mixed_left_right], ids=lambda k: k.__name__)
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_matmul_bias_matches_torch(kernel, platform):
+    a, b, bias, out = _inputs()
+    kernel(a, b, bias, out, config=RunConfig(platform=platform))
+    torch.testing.assert_close(out, a.float() @ b.float() + bias, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("kernel", [staged, mixed_up_down], ids=lambda k: k.__name__)
+def test_cube_and_vector_work_become_an_aic_and_an_aiv_kernel(kernel):
+    program = kernel.lower(*_inputs())
+    kinds = [f.function_type for f in program.functions]
+    assert kinds == ["AIC", "AIV", "Orchestration"], kinds
+
+
+def test_out_dtype_must_be_the_accumulator_dtype(write_kernel):
+    module, _ = write_kernel(
+        "bad_out_dtype",
+        """
+import pypto.language as pl
+
+@pl.jit
+def bad(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.matmul(a, b, out_dtype=pl.FP16)
+        out[:] = acc
+    return out
+""",
+    )
+    a, b = torch.randn(16, 16, dtype=torch.float16), torch.randn(16, 16, dtype=torch.float16)
+    with pytest.raises(Exception, match="out_dtype=FP16"):
+        module.bad(a, b, torch.empty(16, 16))
