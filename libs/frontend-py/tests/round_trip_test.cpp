@@ -94,7 +94,9 @@ def loops(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
   EXPECT_NE(lowered.find("__tmp_v"), std::string::npos) << lowered;  // FlattenCallExpr's temporaries
 }
 
-TEST(RoundTrip, IncoreKernelsCalledFromOrchestrationLowered) {
+// An entry creating an intermediate and calling one @pl.jit.incore kernel twice (the kernel's
+// source starting at line 20).
+ParseRequest AddScalarDagRequest() {
   auto request = Request(R"(@pl.jit
 def dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):
     c = pl.create_tensor([16, 16], dtype=pl.FP32)
@@ -111,6 +113,11 @@ def add_scalar(x: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
     return out
 )",
                                            20);
+  return request;
+}
+
+TEST(RoundTrip, IncoreKernelsCalledFromOrchestrationLowered) {
+  auto request = AddScalarDagRequest();
   std::string lowered = LoweredRoundTrip(request);
   EXPECT_NE(lowered.find("self.add_scalar(a, 1.0, c, attrs={\"arg_directions\": [\"Input\", \"Scalar\", "
                          "\"OutputExisting\"]})"),
@@ -193,22 +200,7 @@ TEST(RoundTrip, TheFrontendsProgramParsesFromItsText) {
   EXPECT_EQ(kernel->param_directions()[2], ir::ParamDirection::Out);
   EXPECT_EQ(kernel->span().str(), "/src/kernels.py:11:5");
   // The same program as the frontend builds it from the @pl.jit source.
-  auto request = Request(R"(@pl.jit
-def dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):
-    c = pl.create_tensor([16, 16], dtype=pl.FP32)
-    c = add_scalar(a, 1.0, c)
-    f = add_scalar(c, 2.0, f)
-    return f
-)",
-                         {{"a", {16, 16}}, {"f", {16, 16}}});
-  request.functions["add_scalar"] = Incore(R"(@pl.jit.incore
-def add_scalar(x: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    t = pl.load(x, [0, 0], [16, 16])
-    r = pl.add(t, s)
-    pl.store(r, [0, 0], out)
-    return out
-)",
-                                           20);
+  auto request = AddScalarDagRequest();
   auto jit = ParseJitFunction(request);
   ASSERT_TRUE(jit) << jit.error().str();
   EXPECT_EQ(ir::StructuralDiff(**jit, **program), std::nullopt);
