@@ -47,6 +47,22 @@ std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& s
   return "?";
 }
 
+void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
+  const ir::Var* var = assign.var().get();
+  const auto* call = assign.value()->As<ir::Call>();
+  if (!call) {
+    indices_[var] = IndexValue(assign.value(), assign.span());
+    return;
+  }
+  const std::string& op = call->target_name();
+  const std::string& arg = op == "tile.get_block_idx"   ? block_idx_arg_
+                           : op == "tile.get_block_num" ? block_num_arg_
+                                                        : subblock_idx_arg_;
+  std::string value = names_.Named(var->name_hint());
+  Add(body_, fmt::format("{} = arith.index_cast {} : i32 to index", value, arg), assign.span());
+  indices_[var] = value;
+}
+
 std::string KernelEmitter::Arith(std::string_view op, const std::string& lhs, const std::string& rhs,
                                  const ir::Span& span) {
   std::string result = names_.Temp();

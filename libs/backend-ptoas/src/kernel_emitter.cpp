@@ -37,6 +37,17 @@ void KernelEmitter::BindNames() {
       values_[param.get()] = "%" + name;
     }
   }
+  // The launch identity follows, as i32 arguments (see LaunchIdentity).
+  auto launch_arg = [&] {
+    std::string name = fmt::format("arg{}", index++);
+    names_.Reserve(name);
+    return "%" + name;
+  };
+  if (plan_.launch.block) {
+    block_idx_arg_ = launch_arg();
+    block_num_arg_ = launch_arg();
+  }
+  if (plan_.launch.subblock) subblock_idx_arg_ = launch_arg();
   for (const auto& param : plan_.index_scalars) {
     if (param->type()->As<ir::ScalarType>()->dtype() == ir::DataType::INDEX) {
       indices_[param.get()] = values_.at(param.get());
@@ -60,6 +71,8 @@ std::string KernelEmitter::Signature() const {
     const auto* scalar = param->type()->As<ir::ScalarType>();
     args.push_back(fmt::format("{}: {}", values_.at(param.get()), ElementOf(scalar->dtype())));
   }
+  for (const auto* arg : {&block_idx_arg_, &block_num_arg_, &subblock_idx_arg_})
+    if (!arg->empty()) args.push_back(fmt::format("{}: i32", *arg));
   const char* kind = kernel_.type() == ir::FunctionType::AIC ? "cube" : "vector";
   return fmt::format("  func.func @{}({}) attributes {{pto.kernel_kind = #pto.kernel_kind<{}>}} {{\n", kernel_.name(),
                      fmt::join(args, ", "), kind);

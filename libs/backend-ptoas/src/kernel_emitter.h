@@ -38,6 +38,8 @@ class KernelEmitter {
   // The SSA name of an index expression the plan accepted, emitting its arith ops into the body.
   std::string IndexValue(const ir::ExprPtr& expr, const ir::Span& span);
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);
+  // `i = <integer expression>` or `b = pl.tile.get_block_idx()`: an index value for later offsets.
+  void LowerScalarAssign(const ir::AssignStmt& assign);
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);
@@ -70,7 +72,8 @@ class KernelEmitter {
   std::map<const ir::Var*, std::string> values_;  // parameters and tiles -> their SSA names
   std::map<const ir::Var*, std::string> row_views_;  // column-vector tiles -> their [1, N] row view
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
-  std::map<const ir::Var*, std::string> indices_; // loop variables and scalar parameters -> index values
+  std::map<const ir::Var*, std::string> indices_; // loop variables, scalar parameters and index values
+  std::string block_idx_arg_, block_num_arg_, subblock_idx_arg_;  // launch identity arguments, if read
   std::vector<std::string> prologue_;
   std::vector<std::string> body_;
   int depth_ = 0;  // loops around the statement being lowered

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "mlir_types.h"
+#include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::backend_ptoas {
@@ -57,6 +58,7 @@ class Planner {
     if (auto ok = CheckFunction(); !ok) return pypto::unexpected(ok.error());
     if (auto ok = SplitParams(); !ok) return pypto::unexpected(ok.error());
     if (kernel_.body()) Flatten(kernel_.body(), plan_.stmts);
+    plan_.launch = UsedLaunchIdentity(kernel_);
     for (const auto& stmt : plan_.stmts) {
       if (auto ok = CheckStmt(*stmt); !ok) return pypto::unexpected(ok.error());
     }
@@ -138,11 +140,36 @@ class Planner {
 
   Status CheckAssign(const ir::AssignStmt& assign) {
     const auto* call = assign.value()->As<ir::Call>();
+    if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);
     if (!call) {
       return Error(assign.span(), fmt::format("backend-ptoas cannot lower the plain assignment to '{}' in kernel '{}'",
                                               assign.var()->name_hint(), kernel_.name()));
     }
     return CheckCall(*call, assign, &assign);
+  }
+
+  // An index value: the block identity, or integer arithmetic over the values in scope.
+  Status CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call) {
+    const ir::Var& var = *assign.var();
+    const auto dtype = var.type()->As<ir::ScalarType>()->dtype();
+    if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype))
+      return Error(assign.span(), fmt::format("backend-ptoas cannot lower the {} scalar '{}' in kernel '{}'; it "
+                                              "computes only integer index values",
+                                              ir::DataTypeName(dtype), var.name_hint(), kernel_.name()));
+    if (call) {
+      const std::string& op = call->target_name();
+      if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
+        return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
+                                                "'{}'",
+                                                var.name_hint(), op, kernel_.name()));
+      }
+    } else if (auto ok = CheckIndexExpr(assign.value(), fmt::format("the value of '{}'", var.name_hint()),
+                                        assign.span());
+               !ok) {
+      return ok;
+    }
+    scalars_.insert(&var);
+    return {};
   }
 
   Status CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
@@ -405,9 +432,11 @@ class Planner {
                                             "yet)",
                                             var.name_hint(), kernel_.name(), loop.iter_args()[0].var->name_hint()));
     }
-    if (loop.kind() == ir::ForKind::Unroll || loop.kind() == ir::ForKind::Pipeline) {
+    // A pl.pipeline loop is a sequential loop whose stages may overlap on the device; as an scf.for
+    // it computes the same values without the overlap.
+    if (loop.kind() == ir::ForKind::Unroll) {
       return Error(loop.span(), fmt::format("backend-ptoas cannot lower the pl.{} loop over '{}' in kernel '{}' "
-                                            "(supported: pl.range, pl.parallel)",
+                                            "(supported: pl.range, pl.parallel, pl.pipeline)",
                                             ir::ForKindName(loop.kind()), var.name_hint(), kernel_.name()));
     }
     const auto* scalar = var.type()->As<ir::ScalarType>();
@@ -473,7 +502,7 @@ class Planner {
   }
 
   Status CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span) {
-    if (std::find(loops_.begin(), loops_.end(), &var) != loops_.end()) return {};
+    if (std::find(loops_.begin(), loops_.end(), &var) != loops_.end() || scalars_.contains(&var)) return {};
     bool is_param = std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                 [&](const ir::VarPtr& param) { return param.get() == &var; });
     if (!is_param) {
@@ -498,9 +527,26 @@ class Planner {
   std::set<const ir::Var*> tiles_;
   std::set<const ir::Var*> used_;      // tensor and scalar parameters the body reads
   std::vector<const ir::Var*> loops_;  // loop variables in scope, outermost first
+  std::set<const ir::Var*> scalars_;   // index values the body computed
 };
 
 }  // namespace
+
+LaunchIdentity UsedLaunchIdentity(const ir::Function& kernel) {
+  struct Finder final : ir::IRVisitor {
+    LaunchIdentity used;
+    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+      if (call->is_op_call()) {
+        const std::string& op = call->target_name();
+        used.block |= op == "tile.get_block_idx" || op == "tile.get_block_num";
+        used.subblock |= op == "tile.get_subblock_idx";
+      }
+      IRVisitor::VisitCall(call);
+    }
+  } finder;
+  if (kernel.body()) finder.VisitStmt(kernel.body());
+  return finder.used;
+}
 
 const std::vector<OpLowering>& Lowerings() {
   static const std::vector<OpLowering> table = {

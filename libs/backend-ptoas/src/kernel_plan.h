@@ -57,6 +57,15 @@ bool IsSignedInteger(ir::DataType dtype);
 // floats to floats of another width, signed integers to floats and to signed integers.
 bool ScalarConvertible(ir::DataType from, ir::DataType to);
 
+// The launch identity a kernel reads (pl.tile.get_block_idx() and kin). Each becomes a trailing i32
+// argument of the PTO function, after the scalars, that kernel_entry fills from the runtime's
+// contexts (intrinsic.h): block_idx and block_num together, then the AIV lane.
+struct LaunchIdentity {
+  bool block = false;     // tile.get_block_idx / tile.get_block_num
+  bool subblock = false;  // tile.get_subblock_idx
+};
+LaunchIdentity UsedLaunchIdentity(const ir::Function& kernel);
+
 struct KernelPlan {
   // The module's argument order: tensors first, then scalars, each in declaration order. The
   // runtime packs a task's args[] the same way.
@@ -75,6 +84,7 @@ struct KernelPlan {
   // [N, 1] Vec tiles that a row-major op reads or writes: each also gets a [1, N] row-major
   // alloc_tile at the same address.
   std::set<const ir::Var*> row_views;
+  LaunchIdentity launch;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "c_types.h"
+#include "kernel_plan.h"
 #include "pypto/ir/function.h"
 
 namespace pypto::backend_ptoas {
@@ -114,6 +115,13 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
     out.lines.push_back(fmt::format("  {} {} = {}.value;", *type, value, bits));
     out.call_args.push_back(value);
   }
+  // The launch identity, from the contexts the runtime passes after the arguments.
+  const LaunchIdentity launch = UsedLaunchIdentity(kernel);
+  if (launch.block) {
+    out.call_args.push_back("static_cast<int32_t>(get_block_idx(args))");
+    out.call_args.push_back("static_cast<int32_t>(get_block_num(args))");
+  }
+  if (launch.subblock) out.call_args.push_back("static_cast<int32_t>(get_sub_block_id(args))");
   return out;
 }
 
@@ -124,6 +132,8 @@ pypto::expected<std::string, std::string> EmitKernelWrapper(const ir::Function& 
   if (!unpacking) return pypto::unexpected(unpacking.error());
   std::string out = fmt::format("// Kernel '{}': ptoas output behind the runtime's kernel_entry ABI.\n", kernel.name());
   out += kHeader;
+  const LaunchIdentity launch = UsedLaunchIdentity(kernel);
+  if (launch.block || launch.subblock) out += "#include \"intrinsic.h\"  // get_block_idx(args) and kin\n";
   out += "\n// ---- ptoas output ----\n";
   out += PreprocessPtoasOutput(ptoas_cpp);
   if (!out.ends_with('\n')) out += '\n';

@@ -27,6 +27,7 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   if (const auto* loop = stmt.As<ir::ForStmt>()) return LowerFor(*loop);
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();
+  if (assign && assign->var()->type()->As<ir::ScalarType>()) return LowerScalarAssign(*assign);
   if (assign) {
     call = assign->value()->As<ir::Call>();
   } else if (const auto* eval = stmt.As<ir::EvalStmt>()) {

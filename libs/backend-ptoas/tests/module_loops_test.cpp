@@ -4,6 +4,7 @@
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/kernel_wrapper.h"
 #include "pypto/backend_ptoas/module.h"
+#include "pypto/ir/op_registry.h"
 
 namespace pypto::backend_ptoas {
 namespace {
@@ -68,6 +69,36 @@ TEST(EmitModuleLoops, ChunkedAdd) {
       "  }\n"
       "}\n";
   EXPECT_EQ(Emit(*ChunkedAddKernel()), expected);
+}
+
+// def rows(x):                                          # line 1 (a pl.spmd scope, one row block each)
+//     b = pl.tile.get_block_idx()                       # line 2
+//     r = b * 16                                        # line 3
+//     t = pl.load(x, [r, 0], [16, 16])                  # line 4
+// The block index is a trailing i32 argument, cast to index once; `r` is index arithmetic.
+TEST(EmitModuleLoops, BlockIndexIsATrailingArgument) {
+  auto x = TensorParam("x", {64, 16}, {});
+  auto block = ir::OpRegistry::Get().CreateCall("tile.get_block_idx", {}, {}, At(2, 13));
+  auto b = std::make_shared<ir::Var>("b", (*block)->type());
+  auto r = std::make_shared<ir::Var>("r", (*block)->type());
+  auto load = Op("tile.load", {x, Tuple({r, Index(0)}), Ints({16, 16})}, At(4, 13));
+  auto kernel = Kernel("rows", {x}, {ir::ParamDirection::In},
+                       {Assign(b, *block, At(2, 9)), Assign(r, Bin(BinaryOp::Mul, b, Index(16)), At(3, 9)),
+                        Assign(TileAt("t", load, 0), load, At(4, 9))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("func.func @rows(%arg0: !pto.ptr<f32>, %arg1: i32, %arg2: i32)"), std::string::npos) << text;
+  EXPECT_NE(text.find("    %b = arith.index_cast %arg1 : i32 to index\n"
+                      "    %0 = arith.muli %b, %c16_index : index\n"
+                      "    %x_pview = pto.partition_view %x_view, offsets = [%0, %c0_index]"),
+            std::string::npos)
+      << text;
+  auto wrapper = EmitKernelWrapper(*kernel, "static __aicore__ void rows(__gm__ float* v1, int32_t v2, int32_t v3) {}");
+  ASSERT_TRUE(wrapper) << wrapper.error();
+  EXPECT_NE(wrapper->find("#include \"intrinsic.h\""), std::string::npos);
+  EXPECT_NE(wrapper->find("  rows(x, static_cast<int32_t>(get_block_idx(args)), "
+                          "static_cast<int32_t>(get_block_num(args)));\n"),
+            std::string::npos)
+      << *wrapper;
 }
 
 // def tiles_2d(x, y):                                   # line 1

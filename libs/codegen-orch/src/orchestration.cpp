@@ -954,7 +954,7 @@ class OrchestrationEmitter {
     }
     body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines;
     // `with pl.spmd(core_num=N)`: one submit of N blocks.
-    if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), "core_num")) {
+    if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), ir::kCoreNumKwarg)) {
       if (*blocks < 1 || *blocks > std::numeric_limits<int32_t>::max())
         return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num {} is out of range", *blocks), call.span());
       step.submit.block_num = static_cast<int32_t>(*blocks);

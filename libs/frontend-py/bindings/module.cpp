@@ -62,7 +62,9 @@ std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants)
   for (auto [key, value] : constants) {
     // bool before int: Python's bool is an int.
     frontend::Constant constant;
-    if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
+    if (py::type::of(value).attr("__name__").cast<std::string>() == "DynVar")
+      constant = frontend::DynamicDim{value.attr("name").cast<std::string>()};
+    else if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
     else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
     else constant = value.cast<double>();
     result[key.cast<std::string>()] = constant;

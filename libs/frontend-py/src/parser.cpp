@@ -55,6 +55,9 @@ struct ProgramContext {
   std::map<std::string, ir::FunctionPtr> specialisations;  // "name(arg types)" -> kernel
   std::set<std::string> names;                              // function names taken
   std::set<std::string> parsing;                            // sub-functions being parsed (recursion)
+  // Scalar variables assigned an integer constant: reading one reads the constant, so sizes and
+  // launch counts computed from them (`t_dim // 8`) are known at compile time.
+  std::map<const ir::Var*, int64_t> known_ints;
 };
 
 // One function's source as the parser sees it.
@@ -103,7 +106,7 @@ class FunctionParser {
                          map_.SpanOf(arg));
       auto resolved = ResolveParam(arg.attr("annotation"), name,
                                    spec_it == source_.tensor_specs.end() ? nullptr : &spec_it->second, map_,
-                                   source_.constants);
+                                   source_.constants, &dynamic_);
       if (!resolved) return pypto::unexpected(resolved.error());
       // A Python number passed for an entry's scalar parameter specialises the program: the name
       // reads as that constant everywhere, as upstream's JIT substitutes it.
@@ -144,19 +147,46 @@ class FunctionParser {
     for (auto stmt : statements) {
       auto parsed = ParseStatement(stmt);
       if (!parsed) return pypto::unexpected(parsed.error());
-      if (*parsed) stmts.push_back(*parsed);
+      Append(stmts, *parsed);
     }
     return std::make_shared<ir::SeqStmts>(std::move(stmts));
   }
 
-  // Returns null for statements that produce no IR (docstrings, pass).
+  // Adds a parsed statement to a body; a sequence (an inlined call's body, a branch chosen at compile
+  // time) is spliced in, so bodies stay flat.
+  static void Append(std::vector<ir::StmtPtr>& stmts, const ir::StmtPtr& stmt) {
+    if (!stmt) return;
+    if (const auto* seq = stmt->As<ir::SeqStmts>()) {
+      for (const auto& inner : seq->stmts()) Append(stmts, inner);
+      return;
+    }
+    stmts.push_back(stmt);
+  }
+
+  // One statement, preceded by the bodies of the @pl.jit.inline functions it calls. Returns null
+  // for statements that produce no IR (docstrings, pass).
   ir::Result<ir::StmtPtr> ParseStatement(py::handle stmt) {
+    auto outer = std::exchange(prelude_, {});
+    auto parsed = ParseOneStatement(stmt);
+    auto inlined = std::exchange(prelude_, std::move(outer));
+    if (!parsed || inlined.empty()) return parsed;
+    Append(inlined, *parsed);
+    return Seq(std::move(inlined), map_.SpanOf(stmt));
+  }
+
+  ir::Result<ir::StmtPtr> ParseOneStatement(py::handle stmt) {
     std::string type = NodeType(stmt);
     ir::Span span = map_.SpanOf(stmt);
     if (type == "Pass") return ir::StmtPtr{};
     if (type == "Expr") {
       py::handle value = stmt.attr("value");
       if (IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) return ir::StmtPtr{};
+      if (IsMethodCall(value, "bind_dynamic")) return ParseBindDynamic(value);
+      if (IsInlineCall(value)) {  // its body is the statement; a value it returns is dropped
+        auto result = ParseExpr(value);
+        if (!result) return pypto::unexpected(result.error());
+        return ir::StmtPtr{};
+      }
       if (IsNode(value, "Constant") && py::object(value.attr("value")).ptr() == Py_Ellipsis)
         return MakeError(DiagnosticKind::Syntax, "a body of `...` declares a hand-written kernel", span,
                          "give the kernel's source: @pl.function(type=pl.FunctionType.AIV, external_source=\"k.cpp\")");
@@ -180,6 +210,7 @@ class FunctionParser {
     if (!annotated && py::len(stmt.attr("targets")) != 1)
       return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
     if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
+    if (!annotated && IsInlineCall(stmt.attr("value"))) return BindInlineResult(target, stmt.attr("value"));
     if (!IsNode(target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
                        map_.SpanOf(target));
@@ -207,6 +238,8 @@ class FunctionParser {
     env_[name] = var;
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
+    if (auto known = ir::AsConstInt(*value); known && var->type()->As<ir::ScalarType>())
+      program_.known_ints[var.get()] = *known;
     if (IsCreation(**value)) placeholders_.insert(var.get());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
   }
@@ -405,33 +438,132 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span));
   }
 
-  // `with pl.spmd(core_num=N):` (or `pl.spmd(N)`) around one kernel call of an orchestration.
-  ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
-    const ir::Span span = map_.SpanOf(context);
-    if (!py::list(stmt.attr("items"))[0].attr("optional_vars").is_none())
-      return MakeError(DiagnosticKind::Syntax, "'with pl.spmd(...) as tid' is not supported yet", span);
+  // ---- SPMD launches -----------------------------------------------------------------------------
+  // `with pl.spmd(N):` around one kernel call launches that call on N blocks; around kernel code it
+  // is a kernel scope of its own (outlined like pl.at) launched on N blocks, each reading its index
+  // with pl.tile.get_block_idx(). `for b in pl.spmd(N):` is the latter with b as that index.
+
+  struct SpmdLaunch {
+    int64_t core_num = 0;
+    std::string name_hint;
+  };
+
+  ir::Result<SpmdLaunch> ReadSpmdLaunch(py::handle call) {
+    const ir::Span span = map_.SpanOf(call);
     if (kernel_depth_ > 0)
-      return MakeError(DiagnosticKind::Syntax, "a pl.spmd scope cannot appear inside a kernel", span);
+      return MakeError(DiagnosticKind::Syntax, "a pl.spmd launch cannot appear inside a kernel", span);
     py::handle count;
-    py::list positional = context.attr("args");
+    py::list positional = call.attr("args");
     if (py::len(positional) > 1) return MakeError(DiagnosticKind::Syntax, "pl.spmd takes one core_num", span);
     if (py::len(positional) == 1) count = positional[0];
-    for (auto keyword : context.attr("keywords")) {
+    SpmdLaunch launch;
+    for (auto keyword : call.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
-      if (key != "core_num" || count)
+      py::handle value = keyword.attr("value");
+      if (key == "core_num" && !count) {
+        count = value;
+      } else if (key == "name_hint" && IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) {
+        launch.name_hint = value.attr("value").cast<std::string>();
+      } else if (key == "allow_early_resolve" && IsNode(value, "Constant") &&
+                 py::isinstance<py::bool_>(value.attr("value"))) {
+        // A scheduling hint (consumers may be staged early); it does not change what runs.
+      } else if (key == "optimizations") {
+        if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
+      } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.spmd argument '{}' is not supported yet", key),
                          map_.SpanOf(keyword));
-      count = keyword.attr("value");
+      }
     }
     if (!count) return MakeError(DiagnosticKind::Syntax, "pl.spmd needs core_num", span);
     auto expr = ParseExpr(count);
     if (!expr) return pypto::unexpected(expr.error());
     auto core_num = ir::AsConstInt(*expr);
     if (!core_num)
-      return MakeError(DiagnosticKind::Type, "pl.spmd core_num must be a compile-time integer yet", map_.SpanOf(count));
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.spmd core_num must be known at compile time; `{}` is not",
+                                   ir::PrintExpr(*expr)),
+                       map_.SpanOf(count));
+    if (*core_num < 1)
+      return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num must be at least 1, got {}", *core_num),
+                       map_.SpanOf(count));
+    launch.core_num = *core_num;
+    return launch;
+  }
+
+  // Whether a statement of a pl.spmd body calls a kernel the program defines.
+  bool CallsKernel(py::handle stmt) const {
+    if (!(IsNode(stmt, "Assign") || IsNode(stmt, "AnnAssign") || IsNode(stmt, "Expr"))) return false;
+    py::handle value = stmt.attr("value");
+    if (value.is_none() || !IsNode(value, "Call")) return false;
+    const std::string callee = DottedName(value.attr("func"));
+    if (program_.methods) return callee.starts_with("self.");
+    if (!program_.request) return false;
+    auto it = program_.request->functions.find(callee);
+    return it != program_.request->functions.end() && it->second.form == "incore";
+  }
+
+  ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
+    const ir::Span span = map_.SpanOf(context);
+    auto launch = ReadSpmdLaunch(context);
+    if (!launch) return pypto::unexpected(launch.error());
+    ir::StmtPtr result;
+    py::list body_stmts = stmt.attr("body");
+    const auto kernel_calls = std::count_if(body_stmts.begin(), body_stmts.end(),
+                                            [&](py::handle s) { return CallsKernel(s); });
+    if (kernel_calls > 0) {  // the dispatch form: exactly one call of a kernel
+      auto body = ParseBlock(stmt.attr("body"));
+      if (!body) return pypto::unexpected(body.error());
+      auto launched = LaunchOnBlocks(*body, launch->core_num, span);
+      if (!launched) return launched;
+      result = *launched;
+    } else {
+      ++kernel_depth_;
+      auto body = ParseBlock(stmt.attr("body"));
+      --kernel_depth_;
+      if (!body) return pypto::unexpected(body.error());
+      result = std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, *body, span, launch->core_num);
+    }
+    py::handle target = py::list(stmt.attr("items"))[0].attr("optional_vars");
+    if (!target.is_none()) {
+      if (!IsNode(target, "Name"))
+        return MakeError(DiagnosticKind::Syntax, "`with pl.spmd(...) as tid` binds one name", map_.SpanOf(target));
+      BindTaskId(target.attr("id").cast<std::string>(), map_.SpanOf(target));
+    }
+    return result;
+  }
+
+  // `for b in pl.spmd(N):`: a kernel scope whose body starts with `b = pl.tile.get_block_idx()`.
+  ir::Result<ir::StmtPtr> ParseSpmdLoop(py::handle stmt, py::handle target, py::handle call) {
+    const ir::Span span = map_.SpanOf(stmt);
+    if (!IsNode(target, "Name"))
+      return MakeError(DiagnosticKind::Syntax, "the block index of `for ... in pl.spmd(N)` is a plain name",
+                       map_.SpanOf(target));
+    if (py::len(stmt.attr("orelse")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "'for ... else' is not supported", span);
+    auto launch = ReadSpmdLaunch(call);
+    if (!launch) return pypto::unexpected(launch.error());
+    auto block_idx = ir::OpRegistry::Get().CreateCall("tile.get_block_idx", {}, {}, map_.SpanOf(call));
+    if (!block_idx) return pypto::unexpected(block_idx.error());
+    auto outer = env_;
+    auto index = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(), (*block_idx)->type(),
+                                           map_.SpanOf(target));
+    env_[index->name_hint()] = index;
+    ++kernel_depth_;
     auto body = ParseBlock(stmt.attr("body"));
+    --kernel_depth_;
+    env_ = std::move(outer);
     if (!body) return pypto::unexpected(body.error());
-    return LaunchOnBlocks(*body, *core_num, span);
+    std::vector<ir::StmtPtr> stmts = {std::make_shared<ir::AssignStmt>(index, *block_idx, map_.SpanOf(target))};
+    Append(stmts, *body);
+    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, Seq(std::move(stmts), span), span,
+                                                             launch->core_num));
+  }
+
+  // `as tid`: the launch's TaskId, a pl.Scalar[pl.TASK_ID]. Explicit dependencies (deps=) are not
+  // supported yet, so nothing defines it in the IR: it can only be passed along (returned from an
+  // inline function whose caller drops it).
+  void BindTaskId(const std::string& name, const ir::Span& span) {
+    env_[name] = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID), span);
   }
 
   // `for i in pl.range([start,] stop[, step]):` and the pl.parallel / pl.unroll / pl.pipeline forms.
@@ -453,6 +585,7 @@ class FunctionParser {
                                                               {"pl.unroll", ir::ForKind::Unroll},
                                                               {"pl.pipeline", ir::ForKind::Pipeline}};
     std::string callee = IsNode(iter, "Call") ? DottedName(iter.attr("func")) : "";
+    if (callee == "pl.spmd") return ParseSpmdLoop(stmt, target, iter);
     auto kind = kLoops.find(callee);
     if (kind == kLoops.end())
       return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
@@ -535,7 +668,7 @@ class FunctionParser {
       }
       auto parsed = ParseStatement(stmt);
       if (!parsed) return pypto::unexpected(parsed.error());
-      if (*parsed) body.stmts.push_back(*parsed);
+      Append(body.stmts, *parsed);
     }
     return body;
   }
@@ -965,9 +1098,17 @@ class FunctionParser {
     if (type == "Name") {
       std::string name = node.attr("id").cast<std::string>();
       auto it = env_.find(name);
-      if (it != env_.end()) return ir::ExprPtr(it->second);
+      if (it != env_.end()) {
+        if (auto known = program_.known_ints.find(it->second.get()); known != program_.known_ints.end())
+          return ir::ExprPtr(std::make_shared<ir::ConstInt>(
+              known->second, it->second->type()->As<ir::ScalarType>()->dtype(), span));
+        return ir::ExprPtr(it->second);
+      }
       auto constant = source_.constants->find(name);
-      if (constant != source_.constants->end()) return ConstantExpr(constant->second, span);
+      if (constant != source_.constants->end()) {
+        if (const auto* dim = std::get_if<DynamicDim>(&constant->second)) return DynamicExtent(*dim, span);
+        return ConstantExpr(constant->second, span);
+      }
       if (auto why = unavailable_.find(name); why != unavailable_.end()) {
         auto diagnostic = why->second;
         diagnostic.span = span;
@@ -993,6 +1134,272 @@ class FunctionParser {
     if (type == "UnaryOp") return ParseUnaryOp(node);
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' expressions are not supported in kernels yet", type),
                      span);
+  }
+
+  // ---- dynamic dimensions ----------------------------------------------------------------------
+  // Under @pl.jit every call is specialised on its tensors' shapes, so a `pl.dynamic` dimension is a
+  // number by the time the body is parsed: the extent of the parameter dimension it labels.
+
+  ir::Result<ir::ExprPtr> DynamicExtent(const DynamicDim& dim, const ir::Span& span) const {
+    auto bound = dynamic_.find(dim.name);
+    if (bound == dynamic_.end())
+      return MakeError(DiagnosticKind::UndefinedName,
+                       fmt::format("the dynamic dimension '{}' is not bound to any parameter", dim.name), span,
+                       fmt::format("annotate a tensor parameter with it (pl.Tensor[[{}, ...], ...]) or call "
+                                   "t.bind_dynamic(axis, {})",
+                                   dim.name, dim.name));
+    return ir::ExprPtr(std::make_shared<ir::ConstInt>(bound->second.extent, ir::DataType::INDEX, span));
+  }
+
+  // `x.bind_dynamic(axis, T)`: declares axis `axis` of tensor x dynamic. It produces no IR; it binds
+  // T to that extent, or checks it against the extent T already has.
+  ir::Result<ir::StmtPtr> ParseBindDynamic(py::handle call) {
+    const ir::Span span = map_.SpanOf(call);
+    py::handle receiver = call.attr("func").attr("value");
+    auto tensor = ParseExpr(receiver);
+    if (!tensor) return pypto::unexpected(tensor.error());
+    const auto* type = (*tensor)->type()->As<ir::TensorType>();
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("bind_dynamic is a method of tensors, not of {}", (*tensor)->type()->str()),
+                       map_.SpanOf(receiver));
+    py::list args = call.attr("args");
+    if (py::len(args) != 2 || py::len(call.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "bind_dynamic takes two arguments: (axis, pl.dynamic dimension)", span);
+    auto axis = ParseExpr(args[0]);
+    if (!axis) return pypto::unexpected(axis.error());
+    auto index = ir::AsConstInt(*axis);
+    const int64_t rank = static_cast<int64_t>(type->shape().size());
+    if (!index || *index < -rank || *index >= rank)
+      return MakeError(DiagnosticKind::Type, fmt::format("bind_dynamic axis must be an integer in [{}, {})", -rank, rank),
+                       map_.SpanOf(args[0]));
+    const int64_t extent = type->shape()[static_cast<size_t>(*index < 0 ? *index + rank : *index)];
+    const std::string dim_name = IsNode(args[1], "Name") ? args[1].attr("id").cast<std::string>() : "";
+    auto constant = source_.constants->find(dim_name);
+    const auto* dim = constant == source_.constants->end() ? nullptr : std::get_if<DynamicDim>(&constant->second);
+    if (!dim)
+      return MakeError(DiagnosticKind::Type, "the second argument of bind_dynamic is a pl.dynamic dimension",
+                       map_.SpanOf(args[1]), "declare it at module level: T = pl.dynamic(\"T\")");
+    const std::string owner = DottedName(receiver);
+    auto [it, fresh] = dynamic_.emplace(dim->name, DynamicBinding{extent, owner});
+    if (!fresh && it->second.extent != extent)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("axis {} of '{}' is {}, but the dynamic dimension '{}' is {} (from parameter '{}')",
+                                   *index, owner, extent, dim->name, it->second.extent, it->second.param),
+                       span, "tensors that share a pl.dynamic dimension must agree on its extent");
+    return ir::StmtPtr{};
+  }
+
+  // `pl.tensor.dim(t, axis)`: the extent of a tensor axis, a compile-time integer here.
+  ir::Result<ir::ExprPtr> ParseTensorDim(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    py::list args = node.attr("args");
+    if (py::len(args) != 2 || py::len(node.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.tensor.dim takes two arguments: (tensor, axis)", span);
+    auto tensor = ParseExpr(args[0]);
+    if (!tensor) return pypto::unexpected(tensor.error());
+    const auto* type = (*tensor)->type()->As<ir::TensorType>();
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.tensor.dim reads the extent of a tensor, got {}", (*tensor)->type()->str()),
+                       map_.SpanOf(args[0]));
+    auto axis = ParseExpr(args[1]);
+    if (!axis) return pypto::unexpected(axis.error());
+    auto index = ir::AsConstInt(*axis);
+    const int64_t rank = static_cast<int64_t>(type->shape().size());
+    if (!index || *index < -rank || *index >= rank)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.tensor.dim axis must be an integer in [{}, {}) for {}", -rank, rank,
+                                   type->str()),
+                       map_.SpanOf(args[1]));
+    const int64_t extent = type->shape()[static_cast<size_t>(*index < 0 ? *index + rank : *index)];
+    return ir::ExprPtr(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
+  }
+
+  // ---- @pl.jit.inline calls ----------------------------------------------------------------------
+  // An inline function's body is parsed at each call site, against the call's arguments, and its
+  // statements go before the statement that calls it (prelude_); the call's value is what the
+  // function returns.
+
+  static bool IsMethodCall(py::handle node, std::string_view method) {
+    return IsNode(node, "Call") && IsNode(node.attr("func"), "Attribute") &&
+           node.attr("func").attr("attr").cast<std::string>() == method;
+  }
+
+  bool IsInlineCall(py::handle node) const {
+    if (!IsNode(node, "Call") || !program_.request) return false;
+    auto it = program_.request->functions.find(DottedName(node.attr("func")));
+    return it != program_.request->functions.end() && it->second.form == "inline";
+  }
+
+  // The values an inlined body produced, and its statements.
+  struct InlinedBody {
+    std::vector<ir::StmtPtr> stmts;
+    std::vector<ir::ExprPtr> values;  // what it returns
+  };
+
+  ir::Result<ir::ExprPtr> ParseInlineCall(const std::string& name, py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    const SubFunction& sub = program_.request->functions.at(name);
+    if (program_.parsing.contains(name))
+      return MakeError(DiagnosticKind::Syntax, fmt::format("inline function '{}' calls itself", name), span);
+    SourceMap map{sub.filename, sub.line_offset, sub.column_offset};
+    auto def = ParseDef(sub.source, map);
+    if (!def) return pypto::unexpected(def.error());
+    std::vector<std::string> param_names;
+    for (auto arg : def->attr("args").attr("args")) param_names.push_back(arg.attr("arg").cast<std::string>());
+    std::vector<ir::ExprPtr> args(param_names.size());
+    if (auto ok = ParsePositionalArgs(name, node, args, span); !ok) return pypto::unexpected(ok.error());
+    for (auto keyword : node.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      auto it = std::find(param_names.begin(), param_names.end(), key);
+      if (it == param_names.end())
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
+                         map_.SpanOf(keyword));
+      if (auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - param_names.begin()), args); !ok)
+        return pypto::unexpected(ok.error());
+    }
+    FunctionSource source{.name = name, .def = *def, .map = map, .constants = &sub.constants, .type = source_.type};
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i])
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, param_names[i]),
+                         span);
+      if (const auto* tensor = args[i]->type()->As<ir::TensorType>())
+        source.tensor_specs[param_names[i]] = TensorSpec{tensor->shape(), tensor->dtype()};
+    }
+    FunctionParser inliner(program_, source);
+    inliner.kernel_depth_ = kernel_depth_;
+    inliner.dynamic_ = dynamic_;
+    program_.parsing.insert(name);
+    auto body = inliner.InlineBody(args, span);
+    program_.parsing.erase(name);
+    if (!body) return pypto::unexpected(body.error());
+    prelude_.insert(prelude_.end(), body->stmts.begin(), body->stmts.end());
+    if (body->values.size() == 1) return body->values[0];
+    return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(body->values, span));
+  }
+
+  // This parser's function, inlined with `args` for its parameters.
+  ir::Result<InlinedBody> InlineBody(const std::vector<ir::ExprPtr>& args, const ir::Span& call_span) {
+    InlinedBody inlined;
+    py::list params = source_.def.attr("args").attr("args");
+    for (size_t i = 0; i < args.size(); ++i) {
+      py::handle param = params[i];
+      const std::string name = param.attr("arg").cast<std::string>();
+      if (auto ok = CheckInlineArg(param, name, args[i]); !ok) return pypto::unexpected(ok.error());
+      if (args[i]->As<ir::Var>()) {  // the caller's variable, under the parameter's name
+        env_[name] = std::static_pointer_cast<const ir::Var>(args[i]);
+        continue;
+      }
+      auto var = std::make_shared<ir::Var>(name, args[i]->type(), map_.SpanOf(param));
+      if (auto known = ir::AsConstInt(args[i]); known && var->type()->As<ir::ScalarType>())
+        program_.known_ints[var.get()] = *known;
+      env_[name] = var;
+      inlined.stmts.push_back(std::make_shared<ir::AssignStmt>(var, args[i], call_span));
+    }
+    py::list body = source_.def.attr("body");
+    for (size_t i = 0; i < py::len(body); ++i) {
+      py::handle stmt = body[i];
+      if (IsNode(stmt, "Return")) {
+        if (i + 1 != py::len(body))
+          return MakeError(DiagnosticKind::Syntax, "an inline function returns only at its end", map_.SpanOf(stmt));
+        auto values = ReturnValues(stmt);
+        if (!values) return pypto::unexpected(values.error());
+        inlined.values = std::move(*values);
+        break;
+      }
+      auto parsed = ParseStatement(stmt);
+      if (!parsed) return pypto::unexpected(parsed.error());
+      Append(inlined.stmts, *parsed);
+    }
+    return inlined;
+  }
+
+  // An inline parameter's annotation checks the argument: its shape and dtype, binding the dynamic
+  // dimensions it names. pl.Out/pl.InOut mean nothing on an inline parameter (the caller's tensor is
+  // written in place), so they are dropped with a DeprecationWarning, as upstream does.
+  ir::Result<bool> CheckInlineArg(py::handle param, const std::string& name, const ir::ExprPtr& arg) {
+    py::handle annotation = param.attr("annotation");
+    if (annotation.is_none()) return true;
+    const auto* tensor = arg->type()->As<ir::TensorType>();
+    std::optional<TensorSpec> spec;
+    if (tensor) spec = TensorSpec{tensor->shape(), tensor->dtype()};
+    const bool scalar_annotation = IsNode(annotation, "Subscript") &&
+                                   DottedName(annotation.attr("value")) == "pl.Scalar";
+    if (!tensor && !scalar_annotation && !arg->type()->As<ir::ScalarType>())
+      return true;  // tiles and other values: the body's ops check them
+    if (!tensor && !scalar_annotation)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("parameter '{}' expects a tensor, got {}", name, arg->type()->str()),
+                       map_.SpanOf(param));
+    auto resolved = ResolveParam(annotation, name, spec ? &*spec : nullptr, map_, source_.constants, &dynamic_);
+    if (!resolved) return pypto::unexpected(resolved.error());
+    if (resolved->direction != ir::ParamDirection::In)
+      PyErr_WarnEx(PyExc_DeprecationWarning,
+                   fmt::format("{}: pl.Out/pl.InOut on parameter '{}' of an inline function has no effect",
+                               map_.SpanOf(annotation).str(), name)
+                       .c_str(),
+                   1);
+    return true;
+  }
+
+  ir::Result<std::vector<ir::ExprPtr>> ReturnValues(py::handle stmt) {
+    std::vector<ir::ExprPtr> values;
+    py::handle value = stmt.attr("value");
+    if (value.is_none()) return values;
+    std::vector<py::handle> nodes;
+    if (IsNode(value, "Tuple")) {
+      for (auto element : value.attr("elts")) nodes.push_back(element);
+    } else {
+      nodes.push_back(value);
+    }
+    for (auto node : nodes) {
+      auto expr = ParseExpr(node);
+      if (!expr) return pypto::unexpected(expr.error());
+      values.push_back(*expr);
+    }
+    return values;
+  }
+
+  // `y = inline_fn(...)` / `a, b = inline_fn(...)`: the names are the values the body returned.
+  ir::Result<ir::StmtPtr> BindInlineResult(py::handle target, py::handle call) {
+    auto value = ParseExpr(call);
+    if (!value) return pypto::unexpected(value.error());
+    std::vector<py::handle> names;
+    if (IsNode(target, "Tuple")) {
+      for (auto element : target.attr("elts")) names.push_back(element);
+    } else {
+      names.push_back(target);
+    }
+    std::vector<ir::ExprPtr> values = {*value};
+    if (const auto* tuple = (*value)->As<ir::TupleLiteral>(); tuple && names.size() != 1) values = tuple->elements();
+    if (values.size() != names.size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}() returns {} values, assigned to {} names", DottedName(call.attr("func")),
+                                   values.size(), names.size()),
+                       map_.SpanOf(target));
+    std::vector<ir::StmtPtr> stmts;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!IsNode(names[i], "Name"))
+        return MakeError(DiagnosticKind::Syntax, "the results of an inline call are assigned to plain names",
+                         map_.SpanOf(names[i]));
+      const std::string name = names[i].attr("id").cast<std::string>();
+      if (values[i]->As<ir::Var>()) {
+        auto var = std::static_pointer_cast<const ir::Var>(values[i]);
+        env_[name] = var;
+        unavailable_.erase(name);
+        assigned_types_[name] = var->type();
+        continue;
+      }
+      auto var = std::make_shared<ir::Var>(name, values[i]->type(), map_.SpanOf(names[i]));
+      if (auto known = ir::AsConstInt(values[i]); known && var->type()->As<ir::ScalarType>())
+        program_.known_ints[var.get()] = *known;
+      env_[name] = var;
+      unavailable_.erase(name);
+      assigned_types_[name] = var->type();
+      stmts.push_back(std::make_shared<ir::AssignStmt>(var, values[i], map_.SpanOf(names[i])));
+    }
+    return Seq(std::move(stmts), map_.SpanOf(target));
   }
 
   // A method returns what its `->` annotation declares.
@@ -1113,7 +1520,9 @@ class FunctionParser {
   ir::Result<ir::ExprPtr> ParseCall(py::handle node) {
     std::string name = DottedName(node.attr("func"));
     ir::Span span = map_.SpanOf(node.attr("func"));
+    if (IsInlineCall(node)) return ParseInlineCall(name, node);
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
+    if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
@@ -1154,6 +1563,8 @@ class FunctionParser {
       if (const auto* expr = std::get_if<ir::ExprPtr>(&value)) operands.push_back(*expr);
     if (auto scalar = ScalarCall(name, operands, positional.size(), keywords.size(), map_.SpanOf(node))) return *scalar;
 
+    auto high_precision = TakeHighPrecision(name, keywords);
+    if (!high_precision) return pypto::unexpected(high_precision.error());
     std::vector<std::string> keyword_names;
     for (const auto& keyword : keywords) keyword_names.push_back(std::get<0>(keyword));
     auto form = SelectForm(name, keyword_names, span);
@@ -1184,6 +1595,9 @@ class FunctionParser {
     }
     if (kernel_depth_ > 0 && !operands.empty())
       if (auto ok = BindDefaultScratch(name, **op, operands[0], call, map_.SpanOf(node)); !ok)
+        return pypto::unexpected(ok.error());
+    if (*high_precision && kernel_depth_ > 0 && !operands.empty())
+      if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
     return call.Build(map_.SpanOf(node));
   }
@@ -1356,6 +1770,37 @@ class FunctionParser {
     if (!scratch) return pypto::unexpected(scratch.error());
     if (!*scratch) return true;
     return call.Bind(*param, *scratch, span);
+  }
+
+  // `pl.rsqrt(x, high_precision=True)`: the unified op's precision switch, removed from the keywords.
+  // The precise form is the tile op given a scratch tile (what upstream lowers it to).
+  ir::Result<bool> TakeHighPrecision(const std::string& name,
+                                     std::vector<std::tuple<std::string, ArgValue, py::handle>>& keywords) {
+    auto it = std::find_if(keywords.begin(), keywords.end(),
+                           [](const auto& keyword) { return std::get<0>(keyword) == "high_precision"; });
+    if (it == keywords.end() || name != "pl.rsqrt") return false;
+    const auto* expr = std::get_if<ir::ExprPtr>(&std::get<1>(*it));
+    const auto* flag = expr ? (*expr)->As<ir::ConstBool>() : nullptr;
+    if (!flag)
+      return MakeError(DiagnosticKind::Type, "pl.rsqrt high_precision= must be True or False",
+                       map_.SpanOf(std::get<2>(*it)));
+    const bool value = flag->value();
+    keywords.erase(it);
+    return value;
+  }
+
+  static ir::Result<bool> BindPrecisionScratch(const ir::OpDef& op, const ir::ExprPtr& operand, CallBuilder& call,
+                                               const ir::Span& span) {
+    auto param = std::find_if(op.params.begin(), op.params.end(), [](const ir::OpParam& p) { return p.name == "tmp"; });
+    const auto* tile = operand->type()->As<ir::TileType>();
+    if (param == op.params.end() || call.Has(*param) || !tile) return true;
+    std::vector<ir::ExprPtr> shape;
+    for (int64_t dim : tile->shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    auto scratch = ir::OpRegistry::Get().CreateCall(
+        "tile.create", {std::make_shared<ir::TupleLiteral>(std::move(shape), span)},
+        {{"dtype", ir::OpAttr(tile->dtype())}, {"target_memory", ir::OpAttr(tile->memory_space())}}, span);
+    if (!scratch) return pypto::unexpected(scratch.error());
+    return call.Bind(*param, ir::ExprPtr(*scratch), span);
   }
 
   // The positional arguments of a call to function `name`, into args[0], args[1], ...
@@ -1581,6 +2026,8 @@ class FunctionParser {
   const FunctionSource& source_;
   SourceMap map_;
   int kernel_depth_ = 0;  // > 0 inside a pl.at scope or an InCore function
+  DynamicBindings dynamic_;              // pl.dynamic names -> the extents the parameters gave them
+  std::vector<ir::StmtPtr> prelude_;     // inlined bodies the statement being parsed depends on
   std::unordered_map<std::string, ir::VarPtr> env_;
   std::vector<ir::ExprPtr> returns_;
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value

@@ -16,8 +16,8 @@ ir::Result<ir::StmtPtr> NotOneKernelCall(const ir::Span& span) {
 ir::Result<ir::ExprPtr> WithCoreNum(const ir::Call& call, int64_t core_num, const ir::Span& span) {
   ir::Call::Kwargs kwargs = call.kwargs();
   for (const auto& [key, _] : kwargs)
-    if (key == kCoreNumKwarg) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
-  kwargs.emplace_back(kCoreNumKwarg, core_num);
+    if (key == ir::kCoreNumKwarg) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
+  kwargs.emplace_back(ir::kCoreNumKwarg, core_num);
   return ir::ExprPtr(std::make_shared<ir::Call>(call.callee(), call.args(), call.type(), call.span(),
                                                 call.arg_directions(), std::move(kwargs)));
 }

@@ -10,8 +10,6 @@
 
 namespace pypto::frontend {
 
-inline constexpr const char* kCoreNumKwarg = "core_num";
-
 // `body` is the parsed body of the `with`: it must be exactly one statement, an assignment or an
 // expression statement whose value is a call to a kernel of the program. Returns that statement with
 // the call launched on `core_num` blocks.

@@ -19,31 +19,93 @@ ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map) {
 
 namespace {
 
-// Dimensions are integer literals or the names of integer constants (module globals, closure
-// variables): `pl.Tensor[[ROWS, COLS], pl.FP32]`.
-ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const Constants* constants) {
+// A shape as annotated: each dimension a number, or a `pl.dynamic` name (its extent left 0).
+struct AnnotatedShape {
+  ir::Shape dims;
+  std::vector<std::string> dynamic;  // parallel to dims: the DynVar's name, or "" for a number
+  std::vector<py::handle> nodes;     // parallel to dims: where each is written
+  // The dimensions as the annotation writes them: numbers, and names for the dynamic ones.
+  std::vector<std::string> Written() const {
+    std::vector<std::string> written;
+    for (size_t d = 0; d < dims.size(); ++d)
+      written.push_back(dynamic[d].empty() ? std::to_string(dims[d]) : dynamic[d]);
+    return written;
+  }
+};
+
+// Dimensions are integer literals, the names of integer constants (module globals, closure
+// variables): `pl.Tensor[[ROWS, COLS], pl.FP32]`, or the names of `pl.dynamic` dimensions.
+ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, const Constants* constants) {
   if (!IsNode(node, "List") && !IsNode(node, "Tuple"))
     return MakeError(DiagnosticKind::Type, "a tensor shape must be a list of integers", map.SpanOf(node));
-  ir::Shape shape;
+  AnnotatedShape shape;
   for (auto element : node.attr("elts")) {
+    shape.nodes.push_back(element);
     if (IsNode(element, "Name") && constants) {
       auto it = constants->find(element.attr("id").cast<std::string>());
       if (it != constants->end() && std::holds_alternative<int64_t>(it->second)) {
-        shape.push_back(std::get<int64_t>(it->second));
+        shape.dims.push_back(std::get<int64_t>(it->second));
+        shape.dynamic.emplace_back();
+        continue;
+      }
+      if (it != constants->end() && std::holds_alternative<DynamicDim>(it->second)) {
+        shape.dims.push_back(0);
+        shape.dynamic.push_back(std::get<DynamicDim>(it->second).name);
         continue;
       }
     }
     if (!IsNode(element, "Constant") || !py::isinstance<py::int_>(element.attr("value")))
       return MakeError(DiagnosticKind::Type,
-                       "tensor dimensions must be integer literals or integer constants (dynamic shapes come later)",
+                       "tensor dimensions must be integer literals, integer constants or pl.dynamic dimensions",
                        map.SpanOf(element));
-    shape.push_back(element.attr("value").cast<int64_t>());
+    shape.dims.push_back(element.attr("value").cast<int64_t>());
+    shape.dynamic.emplace_back();
   }
   return shape;
 }
 
+// A shape with no dynamic dimensions (annotations outside a specialised @pl.jit parameter).
+ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const Constants* constants) {
+  auto shape = ReadShape(node, map, constants);
+  if (!shape) return pypto::unexpected(shape.error());
+  for (size_t d = 0; d < shape->dims.size(); ++d)
+    if (!shape->dynamic[d].empty())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the dynamic dimension '{}' can only size a parameter of a @pl.jit function, whose "
+                                   "call passes a tensor for it",
+                                   shape->dynamic[d]),
+                       map.SpanOf(shape->nodes[d]));
+  return shape->dims;
+}
+
+// Gives each dynamic dimension of `shape` the passed tensor's extent, checked against the extent an
+// earlier parameter bound the same name to.
+ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param, const TensorSpec* spec,
+                                 const SourceMap& map, DynamicBindings* bindings) {
+  for (size_t d = 0; d < shape.dims.size(); ++d) {
+    const std::string& name = shape.dynamic[d];
+    if (name.empty()) continue;
+    const ir::Span span = map.SpanOf(shape.nodes[d]);
+    if (!spec)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("parameter '{}' has the dynamic dimension '{}', but no tensor was passed for it",
+                                   param, name),
+                       span);
+    if (spec->shape.size() != shape.dims.size()) return true;  // the rank mismatch is reported by the caller
+    shape.dims[d] = spec->shape[d];
+    if (!bindings) continue;
+    auto [it, fresh] = bindings->emplace(name, DynamicBinding{spec->shape[d], param});
+    if (!fresh && it->second.extent != spec->shape[d])
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the dynamic dimension '{}' is {} for parameter '{}' but {} for parameter '{}'",
+                                   name, it->second.extent, it->second.param, spec->shape[d], param),
+                       span, "tensors that share a pl.dynamic dimension must agree on its extent");
+  }
+  return true;
+}
+
 ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param, const TensorSpec* spec,
-                                      const SourceMap& map, const Constants* constants) {
+                                      const SourceMap& map, const Constants* constants, DynamicBindings* bindings) {
   if (DottedName(node) == "pl.Tensor") {
     if (!spec)
       return MakeError(DiagnosticKind::Type,
@@ -56,15 +118,17 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
     if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
       return MakeError(DiagnosticKind::Type, "expected pl.Tensor[[shape], dtype]", map.SpanOf(node));
     py::list elts = slice.attr("elts");
-    auto shape = ResolveShape(elts[0], map, constants);
-    if (!shape) return pypto::unexpected(shape.error());
+    auto annotated = ReadShape(elts[0], map, constants);
+    if (!annotated) return pypto::unexpected(annotated.error());
+    if (auto ok = BindDynamicDims(*annotated, param, spec, map, bindings); !ok) return pypto::unexpected(ok.error());
+    const ir::Shape* shape = &annotated->dims;
     auto dtype = ResolveDtype(elts[1], map);
     if (!dtype) return pypto::unexpected(dtype.error());
     if (spec && (spec->shape != *shape || spec->dtype != *dtype)) {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("parameter '{}' is annotated pl.Tensor[[{}], pl.{}] but was passed a tensor of "
                                    "shape [{}] and dtype {}",
-                                   param, fmt::join(*shape, ", "), ir::DataTypeName(*dtype),
+                                   param, fmt::join(annotated->Written(), ", "), ir::DataTypeName(*dtype),
                                    fmt::join(spec->shape, ", "), ir::DataTypeName(spec->dtype)),
                        map.SpanOf(node));
     }
@@ -80,7 +144,7 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
 }  // namespace
 
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
-                                       const SourceMap& map, const Constants* constants) {
+                                       const SourceMap& map, const Constants* constants, DynamicBindings* bindings) {
   if (annotation.is_none())
     return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name));
   ResolvedParam param;
@@ -101,7 +165,7 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
   }
-  auto type = ResolveTensor(inner, name, spec, map, constants);
+  auto type = ResolveTensor(inner, name, spec, map, constants, bindings);
   if (!type) return pypto::unexpected(type.error());
   param.type = *type;
   return param;

@@ -14,11 +14,21 @@ struct ResolvedParam {
   ir::ParamDirection direction = ir::ParamDirection::In;
 };
 
+// The extent each `pl.dynamic` dimension took from the tensor passed for it, and the parameter that
+// bound it first (for the message when another parameter disagrees).
+struct DynamicBinding {
+  int64_t extent = 0;
+  std::string param;
+};
+using DynamicBindings = std::map<std::string, DynamicBinding>;
+
 // Accepts `pl.Tensor`, `pl.Tensor[[d0, d1], pl.DTYPE]` (either wrapped in `pl.Out[...]` or
 // `pl.InOut[...]`) and `pl.Scalar[pl.DTYPE]`. A bare `pl.Tensor` takes its shape and dtype from `spec`.
-// Shapes may name integer `constants`.
+// Shapes may name integer `constants`, and `pl.dynamic` dimensions, which take the extent of `spec`
+// and are recorded in (and checked against) `bindings`.
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
-                                       const SourceMap& map, const Constants* constants = nullptr);
+                                       const SourceMap& map, const Constants* constants = nullptr,
+                                       DynamicBindings* bindings = nullptr);
 
 ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map);
 

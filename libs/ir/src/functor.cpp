@@ -178,7 +178,9 @@ StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
 
 StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
   auto body = MutateStmt(stmt->body());
-  return body == stmt->body() ? stmt : std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span());
+  return body == stmt->body() ? stmt
+                              : std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(),
+                                                                  stmt->block_num());
 }
 
 namespace {

@@ -80,6 +80,7 @@ OpRegistry::OpRegistry() {
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
+  RegisterTileSpmdOps(*this);
   RegisterTensorOps(*this);
 }
 

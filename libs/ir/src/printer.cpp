@@ -141,7 +141,10 @@ class Printer {
       Line(YieldText(*yield));
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
-      Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
+      if (scope->block_num() > 0)
+        Line(fmt::format("with pl.spmd({}{}):", scope->block_num(), hint));
+      else
+        Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
       ++indent_;
       Stmt(scope->body());
       --indent_;
@@ -151,7 +154,7 @@ class Printer {
   // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`.
   void SpmdLine(const ir::Expr& value, const std::string& text) {
     const auto* call = value.As<Call>();
-    auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), "core_num") : std::nullopt;
+    auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), kCoreNumKwarg) : std::nullopt;
     if (!blocks) return Line(text);
     Line(fmt::format("with pl.spmd(core_num={}):", *blocks));
     ++indent_;

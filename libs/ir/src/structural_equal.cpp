@@ -167,6 +167,8 @@ class Comparer {
       const auto* y = b->As<InCoreScopeStmt>();
       if (x->name_hint() != y->name_hint())
         return fmt::format("scope name hints differ: '{}' vs '{}'", x->name_hint(), y->name_hint());
+      if (x->block_num() != y->block_num())
+        return fmt::format("scope block counts differ: {} vs {}", x->block_num(), y->block_num());
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in pl.at scope: {}", *diff);
       return std::nullopt;
     }

@@ -27,7 +27,8 @@ class CallFlattener {
  private:
   void FlattenInto(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
     if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
-      out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span()));
+      out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span(),
+                                                      scope->block_num()));
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
       out.push_back(std::make_shared<AssignStmt>(assign->var(), FlattenOperands(assign->value(), out), stmt->span()));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {

@@ -117,6 +117,12 @@ struct Outlined {
   std::unordered_map<const Var*, VarPtr> later_renames;  // for statements after the scope
 };
 
+// A pl.spmd scope's kernel is launched on its blocks.
+Call::Kwargs LaunchKwargs(const InCoreScopeStmt& scope) {
+  if (scope.block_num() == 0) return {};
+  return Call::Kwargs{{kCoreNumKwarg, scope.block_num()}};
+}
+
 // `handed_off` maps each tile an earlier region handed over to the orchestration tensor holding it;
 // this region adds the tiles it hands over.
 Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& name,
@@ -217,7 +223,8 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
   if (output_indices.size() == 1) {
     // One output: bind it to a new version of the tensor and use that version from here on.
     const auto& tensor = args[output_indices[0]];
-    auto call = std::make_shared<Call>(name, call_args, return_types[0], scope.span());
+    auto call = std::make_shared<Call>(name, call_args, return_types[0], scope.span(), std::vector<ArgDirection>{},
+                                       LaunchKwargs(scope));
     auto version = std::make_shared<Var>(tensor->name_hint(), tensor->type(), scope.span());
     result.call_site.push_back(std::make_shared<AssignStmt>(version, call, scope.span()));
     result.later_renames[tensor.get()] = version;
@@ -228,7 +235,9 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     TypePtr type = return_types.empty() ? TypePtr(std::make_shared<UnknownType>())
                                         : TypePtr(std::make_shared<TupleType>(return_types));
     result.call_site.push_back(
-        std::make_shared<EvalStmt>(std::make_shared<Call>(name, call_args, type, scope.span()), scope.span()));
+        std::make_shared<EvalStmt>(std::make_shared<Call>(name, call_args, type, scope.span(),
+                                                          std::vector<ArgDirection>{}, LaunchKwargs(scope)),
+                                   scope.span()));
     // The kernel wrote the tensors in place: later uses of a store result read the tensor itself.
     for (const auto& var : escaping) {
       for (const auto& arg : args)

@@ -85,6 +85,8 @@ std::string PartName(const std::string& name_hint, const char* suffix) {
 
 // The scope itself, or its cube part followed by its vector part.
 std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& original) {
+  // The blocks of a pl.spmd scope would all hand their cube results over through one tensor.
+  if (scope.block_num() > 0) return {original};
   const auto stmts = FlattenStmts(scope.body());
   const auto cube = CubeSlice(stmts);
   if (cube.empty()) return {original};

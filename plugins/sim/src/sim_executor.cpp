@@ -255,6 +255,18 @@ int64_t ParamValue(const ScalarParamInit& init, int64_t bits) {
   return init.is_signed ? static_cast<int64_t>(raw) >> shift : static_cast<int64_t>(raw >> shift);
 }
 
+// A block's identity from the contexts the runtime put after the arguments.
+int64_t LaunchContextValue(LaunchValue value, const int64_t* args) {
+  const auto* local = reinterpret_cast<const rt::LocalContext*>(args[rt::kLocalContextSlot]);
+  const auto* global = reinterpret_cast<const rt::GlobalContext*>(args[rt::kGlobalContextSlot]);
+  switch (value) {
+    case LaunchValue::BlockIdx: return local ? local->block_idx : 0;
+    case LaunchValue::BlockNum: return local ? local->block_num : 1;
+    case LaunchValue::SubBlockIdx: return global ? global->sub_block_id : 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
@@ -271,6 +283,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
   // Every register is written before it is read; zeroing them keeps a decoder bug deterministic.
   std::fill_n(regs, kernel.registers.size(), int64_t{0});
   for (const auto& init : kernel.scalar_params) regs[init.reg] = ParamValue(init, args[init.slot]);
+  for (const auto& init : kernel.launch_values) regs[init.reg] = LaunchContextValue(init.value, args);
 
   const Instr* code = kernel.code.data();
   const size_t size = kernel.code.size();

@@ -563,6 +563,30 @@ class Decoder {
     return Operand::Reg(reg);
   }
 
+  static std::optional<LaunchValue> LaunchValueOf(const std::string& op) {
+    if (op == "tile.get_block_idx") return LaunchValue::BlockIdx;
+    if (op == "tile.get_block_num") return LaunchValue::BlockNum;
+    if (op == "tile.get_subblock_idx") return LaunchValue::SubBlockIdx;
+    return std::nullopt;
+  }
+
+  // `b = pl.tile.get_block_idx()`: a register the kernel starts with, one per value.
+  pypto::expected<void, std::string> DecodeLaunchValue(LaunchValue value, const ir::VarPtr& target) {
+    if (!target) return {};
+    for (const auto& init : kernel_.launch_values) {
+      if (init.value != value) continue;
+      values_[target.get()] = ScalarValue{Operand::Reg(init.reg)};
+      return {};
+    }
+    const char* role = value == LaunchValue::BlockIdx   ? "block index"
+                       : value == LaunchValue::BlockNum ? "block count"
+                                                        : "AIV lane";
+    const uint32_t reg = NewRegister(target->name_hint(), role);
+    kernel_.launch_values.push_back(LaunchValueInit{.reg = reg, .value = value});
+    values_[target.get()] = ScalarValue{Operand::Reg(reg)};
+    return {};
+  }
+
   static const ir::Span& SpanOf(const ir::Expr& expr, const ir::Stmt& stmt) {
     if (expr.span().known() || !stmt.span().known()) return expr.span();
     return stmt.span();
@@ -610,6 +634,7 @@ class Decoder {
                                span.str(), Name(), call->callee()));
     }
     const std::string& op = call->op()->name;
+    if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);

@@ -178,6 +178,13 @@ struct InstrSource {
   std::string location;  // Span::str() of the call
 };
 
+// Which field of the launch contexts a register starts with (pl.tile.get_block_idx() and kin).
+enum class LaunchValue : uint8_t { BlockIdx, BlockNum, SubBlockIdx };
+struct LaunchValueInit {
+  uint32_t reg = 0;
+  LaunchValue value = LaunchValue::BlockIdx;
+};
+
 struct KernelParam {
   std::string name;
   uint32_t slot = 0;  // index into args[]: tensors first, then scalars
@@ -200,6 +207,7 @@ struct DecodedKernel {
   std::vector<std::string> scalar_text;  // parallel to scalar_code: the expression computed
   std::vector<RegisterInfo> registers;   // one per register; registers.size() is the file's size
   std::vector<ScalarParamInit> scalar_params;
+  std::vector<LaunchValueInit> launch_values;  // read from args[48]/args[49] when the kernel starts
   std::array<int64_t, 8> high_water{};  // bytes used per MemorySpace (indexed by its value)
   // A hand-written kernel (extern_kernel.h): `code` is empty, and the executor calls this entry with
   // args[] exactly as the runtime laid them out; `external_library` keeps its shared object loaded.

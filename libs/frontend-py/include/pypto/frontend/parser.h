@@ -18,9 +18,16 @@ struct TensorSpec {
   ir::DataType dtype = ir::DataType::FP32;
 };
 
+// A `pl.dynamic("T")` dimension a kernel names in its annotations. Under `@pl.jit` each call is
+// specialised on its tensors, so the name takes the extent of the argument dimension it labels.
+struct DynamicDim {
+  std::string name;
+  bool operator==(const DynamicDim&) const = default;
+};
+
 // A Python int/float/bool the kernel refers to by a global or closure name; its value is
-// substituted at each use, like a literal.
-using Constant = std::variant<int64_t, double, bool>;
+// substituted at each use, like a literal. A DynVar is a DynamicDim.
+using Constant = std::variant<int64_t, double, bool, DynamicDim>;
 
 // A `@pl.jit.incore` (or `.inline`) function the entry may call by name. It is parsed at each call
 // site against the call's argument types, so a bare `pl.Tensor` parameter takes the caller's shape.

@@ -2,12 +2,14 @@
 the function's source is parsed by the C++ frontend, lowered, compiled into a build directory and
 cached in memory; later calls with the same specialisation reuse it."""
 
+import ast
 import hashlib
 import inspect
 import textwrap
 
 from pypto import _core
 from pypto.ir.compiler import entry_parameters
+from pypto.language.typing import DynVar
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
@@ -27,6 +29,16 @@ class _Source:
         first = next((line for line in lines if line.strip()), "")
         dedented_first = next((line for line in self.text.splitlines(True) if line.strip()), "")
         self.column_offset = len(first) - len(dedented_first)
+        # Annotations are evaluated when the function is defined, so the code object does not list
+        # the names they use (`pl.Tensor[[T, D], ...]`); the parser needs their values too.
+        definition = ast.parse(self.text).body[0]
+        self.annotation_names = {
+            node.id
+            for arg in definition.args.args
+            if arg.annotation is not None
+            for node in ast.walk(arg.annotation)
+            if isinstance(node, ast.Name)
+        }
         digest = hashlib.sha256(_core.version().encode())
         digest.update(self.text.encode())
         self.hash = digest.hexdigest()[:16]
@@ -127,9 +139,11 @@ class JITFunction:
         return {name: value for name, value in bound.arguments.items() if _is_scalar(value)}
 
     def _names(self) -> dict:
-        """The globals and closure variables the body names, with their current values."""
+        """The globals and closure variables the function names (in its body or its annotations),
+        with their current values."""
         code = self._fn.__code__
-        values = {name: self._fn.__globals__[name] for name in code.co_names if name in self._fn.__globals__}
+        names = set(code.co_names) | self._source_info().annotation_names
+        values = {name: self._fn.__globals__[name] for name in names if name in self._fn.__globals__}
         for name, cell in zip(code.co_freevars, self._fn.__closure__ or ()):
             try:
                 values[name] = cell.cell_contents
@@ -138,8 +152,11 @@ class JITFunction:
         return values
 
     def _constants(self) -> dict:
-        """The int/float/bool globals and closure variables the body names; they act as literals."""
-        return {name: value for name, value in self._names().items() if isinstance(value, (bool, int, float))}
+        """The int/float/bool globals and closure variables the body names; they act as literals.
+        The ``pl.dynamic`` dimensions it names go along: each call binds them to its tensors' extents."""
+        return {
+            name: value for name, value in self._names().items() if isinstance(value, (bool, int, float, DynVar))
+        }
 
     def _subfunctions(self) -> dict:
         """Every ``@pl.jit.incore``/``.inline`` function this one calls, directly or through others."""

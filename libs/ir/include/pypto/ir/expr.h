@@ -109,6 +109,9 @@ const char* ArgDirectionName(ArgDirection direction);
 struct OpDef;
 
 // A call to a registered op (`op()` set) or to another function of the program (`callee()` set).
+// The keyword of a function call that launches it on that many SPMD blocks.
+inline constexpr const char* kCoreNumKwarg = "core_num";
+
 class Call final : public Expr {
  public:
   static constexpr NodeKind kKind = NodeKind::Call;

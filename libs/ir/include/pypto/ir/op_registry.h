@@ -82,6 +82,7 @@ void RegisterTileElementwiseOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
+void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

@@ -151,18 +151,24 @@ class YieldStmt final : public Stmt {
 // The yield that ends a body, or null when the body does not end with one.
 const YieldStmt* TrailingYield(const StmtPtr& body);
 
-// `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel.
+// `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel. With a
+// block_num, `with pl.spmd(N):` around kernel code: the kernel is launched on N blocks, each reading
+// its index with pl.tile.get_block_idx().
 class InCoreScopeStmt final : public Stmt {
  public:
   static constexpr NodeKind kKind = NodeKind::InCoreScopeStmt;
-  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {})
-      : Stmt(kKind, std::move(span)), name_hint_(std::move(name_hint)), body_(std::move(body)) {}
+  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {}, int64_t block_num = 0)
+      : Stmt(kKind, std::move(span)), name_hint_(std::move(name_hint)), body_(std::move(body)),
+        block_num_(block_num) {}
   const std::string& name_hint() const { return name_hint_; }
   const StmtPtr& body() const { return body_; }
+  // 0 for a pl.at scope (one launch); N for a pl.spmd scope.
+  int64_t block_num() const { return block_num_; }
 
  private:
   std::string name_hint_;
   StmtPtr body_;
+  int64_t block_num_ = 0;
 };
 
 }  // namespace pypto::ir
