@@ -92,3 +92,19 @@ def test_the_table_gives_each_program_its_verdict(tmp_path):
     assert rows["A7"][1] == "ERROR" and "no checkout given for repository 'other'" in rows["A7"][3]
     assert "2/7 passed on a2a3sim" in done.stdout
     assert done.returncode == 1
+
+
+def test_a_relative_pythonpath_is_taken_from_where_the_tool_starts(tmp_path):
+    # Programs run in their own directories; `PYTHONPATH=lib` still means the caller's lib/.
+    _write(tmp_path / "lib", "marker.py", "VALUE = 'found'\n")
+    _write(tmp_path / "demo", "uses_marker.py", "import marker\nassert marker.VALUE == 'found'\n")
+    listing = tmp_path / "list.txt"
+    listing.write_text("B1 demo uses_marker.py example\n")
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, ["lib", os.environ.get("PYTHONPATH")])))
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--repo", f"demo={tmp_path / 'demo'}", "--list", str(listing)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+    )
+    assert "| B1 | demo:uses_marker.py | PASS |" in done.stdout, done.stdout + done.stderr

@@ -74,6 +74,10 @@ def environment_for(entry: Entry, root: Path) -> dict:
     # The caller's PYTHONPATH stays (it may point at the pypto under test); never the checkout's own
     # python/ package.
     env = dict(os.environ)
+    # Programs run in their own directories: a relative entry (`PYTHONPATH=build/...`) is taken from
+    # the directory the tool was started in, as the caller meant it.
+    caller_path = [str(Path(p).resolve()) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(caller_path)
     if entry.convention == "golden":
         # The golden package and the model files' sibling imports live at the repository root.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
