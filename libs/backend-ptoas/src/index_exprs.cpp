@@ -1,4 +1,4 @@
-// Loops and index arithmetic. A pl.range / pl.parallel loop becomes an scf.for over `index`; its
+// Loops, ifs and index arithmetic. A pl.range / pl.parallel loop becomes an scf.for over `index`; its
 // bounds, and the offsets of the windows loaded and stored inside it, are integer expressions whose
 // arith ops are emitted where they are used. Everything is computed in `index`, the type scf.for
 // and partition_view take, so no value needs a cast after the prologue's casts of scalar parameters.
@@ -45,6 +45,46 @@ std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& s
     default: break;  // the plan refuses the rest
   }
   return "?";
+}
+
+void KernelEmitter::LowerIf(const ir::IfStmt& branch) {
+  std::string condition = ConditionValue(branch.condition(), branch.span());
+  const auto& [then_body, else_body] = plan_.branch_bodies.at(&branch);
+  AddStructural(fmt::format("scf.if {} {{", condition));
+  ++depth_;
+  for (const auto& stmt : then_body) LowerStmt(*stmt);
+  --depth_;
+  if (!else_body.empty()) {
+    AddStructural("} else {");
+    ++depth_;
+    for (const auto& stmt : else_body) LowerStmt(*stmt);
+    --depth_;
+  }
+  AddStructural("}");
+}
+
+std::string KernelEmitter::ConditionValue(const ir::ExprPtr& condition, const ir::Span& span) {
+  if (const auto* constant = condition->As<ir::ConstBool>()) {
+    std::string value = names_.Temp();
+    Add(body_, fmt::format("{} = arith.constant {} : i1", value, constant->value() ? "true" : "false"), span);
+    return value;
+  }
+  const auto& binary = *condition->As<ir::BinaryExpr>();
+  std::string lhs = IndexValue(binary.lhs(), span);
+  std::string rhs = IndexValue(binary.rhs(), span);
+  const char* predicate = "eq";
+  switch (binary.op()) {
+    case ir::BinaryOp::Eq: predicate = "eq"; break;
+    case ir::BinaryOp::Ne: predicate = "ne"; break;
+    case ir::BinaryOp::Lt: predicate = "slt"; break;
+    case ir::BinaryOp::Le: predicate = "sle"; break;
+    case ir::BinaryOp::Gt: predicate = "sgt"; break;
+    case ir::BinaryOp::Ge: predicate = "sge"; break;
+    default: break;  // the plan refuses the rest
+  }
+  std::string value = names_.Temp();
+  Add(body_, fmt::format("{} = arith.cmpi {}, {}, {} : index", value, predicate, lhs, rhs), span);
+  return value;
 }
 
 void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {

@@ -58,6 +58,10 @@ void KernelEmitter::BindNames() {
     values_[tile] = names_.Named(tile->name_hint());
     if (plan_.row_views.contains(tile)) row_views_[tile] = names_.Named(tile->name_hint() + "_row");
   }
+  for (const auto& [alias, tile] : plan_.tile_aliases) {
+    values_[alias] = values_.at(tile);
+    if (auto view = row_views_.find(tile); view != row_views_.end()) row_views_[alias] = view->second;
+  }
   for (const auto& tensor : plan_.viewed_tensors) views_[tensor.get()] = names_.Named(tensor->name_hint() + "_view");
 }
 

@@ -40,6 +40,9 @@ class KernelEmitter {
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);
   // `i = <integer expression>` or `b = pl.tile.get_block_idx()`: an index value for later offsets.
   void LowerScalarAssign(const ir::AssignStmt& assign);
+  // `if a < b:` ... `else:` ... as scf.if on an arith.cmpi.
+  void LowerIf(const ir::IfStmt& branch);
+  std::string ConditionValue(const ir::ExprPtr& condition, const ir::Span& span);
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);

@@ -10,6 +10,7 @@
 #include "mlir_types.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::backend_ptoas {
 namespace {
@@ -36,7 +37,6 @@ std::string_view StmtKindName(const ir::Stmt& stmt) {
     case ir::NodeKind::SeqStmts: return "SeqStmts";
     case ir::NodeKind::ReturnStmt: return "ReturnStmt";
     case ir::NodeKind::InCoreScopeStmt: return "InCoreScopeStmt";
-    case ir::NodeKind::IfStmt: return "an if statement (scf.if is not emitted yet)";
     case ir::NodeKind::YieldStmt: return "YieldStmt";
     default: return "statement";
   }
@@ -134,6 +134,9 @@ class Planner {
                                             kernel_.name()));
     }
     if (const auto* loop = stmt.As<ir::ForStmt>()) return CheckFor(*loop);
+    if (const auto* branch = stmt.As<ir::IfStmt>()) return CheckIf(*branch);
+    // A body's closing yield: the loop or if around it checks what it yields.
+    if (stmt.Is<ir::YieldStmt>()) return {};
     return Error(stmt.span(), fmt::format("backend-ptoas cannot lower {} in kernel '{}'", StmtKindName(stmt),
                                           kernel_.name()));
   }
@@ -271,7 +274,7 @@ class Planner {
         tiles.push_back(args[0]->As<ir::Var>());
       }
       for (const ir::Var* tile : tiles) {
-        if (IsColumnVector(*tile->type()->As<ir::TileType>())) plan_.row_views.insert(tile);
+        if (IsColumnVector(*tile->type()->As<ir::TileType>())) plan_.row_views.insert(RootTile(*tile));
       }
     }
     return {};
@@ -426,11 +429,15 @@ class Planner {
   // backend-ptoas unrolls or pipelines them yet, and dropping the request silently would hide that.
   Status CheckFor(const ir::ForStmt& loop) {
     const auto& var = *loop.loop_var();
-    if (!loop.iter_args().empty()) {
-      return Error(loop.span(), fmt::format("backend-ptoas cannot lower the loop over '{}' in kernel '{}': it carries "
-                                            "'{}' from one iteration to the next (scf.for iter_args are not emitted "
-                                            "yet)",
-                                            var.name_hint(), kernel_.name(), loop.iter_args()[0].var->name_hint()));
+    for (const auto& iter_arg : loop.iter_args()) {
+      if (!iter_arg.var->type()->As<ir::TileType>()) {
+        return Error(loop.span(), fmt::format("backend-ptoas cannot lower the loop over '{}' in kernel '{}': it "
+                                              "carries the scalar '{}' from one iteration to the next (only carried "
+                                              "tiles, which stay in their buffer, are emitted)",
+                                              var.name_hint(), kernel_.name(), iter_arg.var->name_hint()));
+      }
+      if (auto ok = CheckTileOperand(iter_arg.init, "the loop's initial value", loop.span()); !ok) return ok;
+      if (auto ok = AliasTile(*iter_arg.var, *iter_arg.init->As<ir::Var>(), loop.span()); !ok) return ok;
     }
     // A pl.pipeline loop is a sequential loop whose stages may overlap on the device; as an scf.for
     // it computes the same values without the overlap.
@@ -462,7 +469,93 @@ class Planner {
       if (auto ok = CheckStmt(*stmt); !ok) return ok;
     }
     loops_.pop_back();
+    if (loop.iter_args().empty()) return {};
+    // Each carried tile is yielded from, and leaves the loop in, the buffer it started in.
+    const auto* yield = body.empty() ? nullptr : body.back()->As<ir::YieldStmt>();
+    if (!yield || yield->values().size() != loop.iter_args().size())
+      return Error(loop.span(), fmt::format("the loop over '{}' does not end by yielding its carried values",
+                                            var.name_hint()));
+    for (size_t i = 0; i < loop.iter_args().size(); ++i) {
+      const ir::Var& carried = *loop.iter_args()[i].var;
+      if (auto ok = CheckYieldedInPlace(yield->values()[i], carried, yield->span()); !ok) return ok;
+      if (i < loop.return_vars().size())
+        if (auto ok = AliasTile(*loop.return_vars()[i], carried, loop.span()); !ok) return ok;
+    }
     return {};
+  }
+
+  // `if cond:` ... `else:` ... as scf.if; tiles the branches yield share the result's buffer.
+  Status CheckIf(const ir::IfStmt& branch) {
+    if (auto ok = CheckCondition(branch.condition(), branch.span()); !ok) return ok;
+    auto& [then_body, else_body] = plan_.branch_bodies[&branch];
+    Flatten(branch.then_body(), then_body);
+    if (branch.else_body()) Flatten(branch.else_body(), else_body);
+    for (const auto* body : {&then_body, &else_body}) {
+      for (const auto& stmt : *body) {
+        if (auto ok = CheckStmt(*stmt); !ok) return ok;
+      }
+    }
+    const auto& results = branch.return_vars();
+    if (results.empty()) return {};
+    for (const auto& result : results) {
+      if (!result->type()->As<ir::TileType>())
+        return Error(branch.span(), fmt::format("backend-ptoas cannot lower this if in kernel '{}': it merges the "
+                                                "scalar '{}' (only merged tiles, which share a buffer, are emitted)",
+                                                kernel_.name(), result->name_hint()));
+    }
+    const auto* then_yield = then_body.empty() ? nullptr : then_body.back()->As<ir::YieldStmt>();
+    const auto* else_yield = else_body.empty() ? nullptr : else_body.back()->As<ir::YieldStmt>();
+    if (!then_yield || !else_yield)
+      return Error(branch.span(), "an if with results must end both branches with pl.yield_");
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto* first = then_yield->values()[i]->As<ir::Var>();
+      if (auto ok = CheckTileOperand(then_yield->values()[i], "the if's yield", then_yield->span()); !ok) return ok;
+      if (auto ok = CheckYieldedInPlace(else_yield->values()[i], *first, else_yield->span()); !ok) return ok;
+      if (auto ok = AliasTile(*results[i], *first, branch.span()); !ok) return ok;
+    }
+    return {};
+  }
+
+  // A condition is a comparison of index values (arith.cmpi) or a constant.
+  Status CheckCondition(const ir::ExprPtr& condition, const ir::Span& span) {
+    if (condition->Is<ir::ConstBool>()) return {};
+    const auto* binary = condition->As<ir::BinaryExpr>();
+    if (!binary || !ir::IsComparison(binary->op()))
+      return Error(span, fmt::format("backend-ptoas cannot lower the if condition `{}` in kernel '{}': it lowers "
+                                     "comparisons of integers",
+                                     ir::PrintExpr(condition), kernel_.name()));
+    const std::string what = fmt::format("the if condition `{}`", ir::PrintExpr(condition));
+    if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
+    return CheckIndexExpr(binary->rhs(), what, span);
+  }
+
+  // `alias` names `tile`'s buffer from here on; both must be placed alike.
+  Status AliasTile(const ir::Var& alias, const ir::Var& tile, const ir::Span& span) {
+    if (auto ok = CheckSamePlace(alias, tile, span); !ok) return ok;
+    plan_.tile_aliases[&alias] = RootTile(tile);
+    tiles_.insert(&alias);
+    return {};
+  }
+
+  Status CheckYieldedInPlace(const ir::ExprPtr& value, const ir::Var& carried, const ir::Span& span) const {
+    if (auto ok = CheckTileOperand(value, "pl.yield_", span); !ok) return ok;
+    return CheckSamePlace(*value->As<ir::Var>(), carried, span);
+  }
+
+  Status CheckSamePlace(const ir::Var& a, const ir::Var& b, const ir::Span& span) const {
+    const auto* x = a.type()->As<ir::TileType>();
+    const auto* y = b.type()->As<ir::TileType>();
+    const bool same = x && y && x->memref() && y->memref() && x->memory_space() == y->memory_space() &&
+                      x->memref()->byte_offset == y->memref()->byte_offset && x->shape() == y->shape() &&
+                      x->dtype() == y->dtype();
+    if (same) return {};
+    return Error(span, fmt::format("'{}' and '{}' must be one buffer to be carried or merged in place ({} vs {})",
+                                   a.name_hint(), b.name_hint(), a.type()->str(), b.type()->str()));
+  }
+
+  const ir::Var* RootTile(const ir::Var& tile) const {
+    auto it = plan_.tile_aliases.find(&tile);
+    return it == plan_.tile_aliases.end() ? &tile : it->second;
   }
 
   // Offsets may be computed at run time from loop variables and scalar parameters.

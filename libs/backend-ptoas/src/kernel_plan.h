@@ -73,9 +73,15 @@ struct KernelPlan {
   std::vector<ir::VarPtr> scalar_params;
   // Tensor parameters that loads and stores touch, in declaration order; only these get a view.
   std::vector<ir::VarPtr> viewed_tensors;
-  // The body with nested sequences flattened; loops stay as ForStmts whose bodies are in loop_bodies.
+  // The body with nested sequences flattened; loops stay as ForStmts whose bodies are in loop_bodies,
+  // ifs as IfStmts whose branches are in branch_bodies (then, else).
   std::vector<ir::StmtPtr> stmts;
   std::map<const ir::ForStmt*, std::vector<ir::StmtPtr>> loop_bodies;
+  std::map<const ir::IfStmt*, std::pair<std::vector<ir::StmtPtr>, std::vector<ir::StmtPtr>>> branch_bodies;
+  // Tiles that are another tile's buffer under a new name: a loop's carried tile and its result, an
+  // if's result. Memory allocation puts them all in one buffer, so they share its alloc_tile and
+  // scf.for / scf.if need no results of their own (the buffer is updated in place).
+  std::map<const ir::Var*, const ir::Var*> tile_aliases;
   // Scalar parameters that loop bounds or offsets read, in declaration order. Index arithmetic is
   // done in `index`, so each one that is not already INDEX gets one arith.index_cast up front.
   std::vector<ir::VarPtr> index_scalars;

@@ -296,26 +296,39 @@ TEST(EmitModuleErrors, UnsupportedElementType) {
   EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type FP4 is not supported by backend-ptoas");
 }
 
-// Carried values and branches have no lowering yet (scf.for iter_args, scf.if): a clear refusal.
-TEST(EmitModuleErrors, LoopCarriedValuesAndIfsAreRefused) {
+// A carried tile stays in its buffer: scf.for needs no iter_args. A carried scalar, a carried tile
+// moved to another buffer and a merged scalar have no lowering: a clear refusal.
+TEST(EmitModuleErrors, CarriedScalarsAndMovedTilesAreRefused) {
   auto a = TensorParam("a", {16, 16}, At(1, 10));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0);
-  auto carried = TileAt("acc", load, 0), result = TileAt("result", load, 0);
   auto i = LoopVar("i");
-  auto body = std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{carried});
-  auto loop = std::make_shared<ir::ForStmt>(i, Index(0), Index(4), Index(1), std::vector<ir::IterArg>{{carried, t}},
-                                            body, std::vector<ir::VarPtr>{result}, ir::ForKind::Sequential, At(3, 5));
-  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), loop});
-  EXPECT_EQ(ErrorOf(*kernel),
-            "k.py:3:5: backend-ptoas cannot lower the loop over 'i' in kernel 'k': it carries 'acc' from one "
-            "iteration to the next (scf.for iter_args are not emitted yet)");
-  auto branch = std::make_shared<ir::IfStmt>(std::make_shared<ir::ConstBool>(true),
-                                             std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}), nullptr,
-                                             std::vector<ir::VarPtr>{}, At(4, 5));
+  auto loop_carrying = [&](const ir::VarPtr& carried, const ir::ExprPtr& init, const ir::VarPtr& result) {
+    auto body = std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{carried});
+    auto loop = std::make_shared<ir::ForStmt>(i, Index(0), Index(4), Index(1), std::vector<ir::IterArg>{{carried, init}},
+                                              body, std::vector<ir::VarPtr>{result}, ir::ForKind::Sequential,
+                                              At(3, 5));
+    return Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), loop});
+  };
+  auto index = std::make_shared<ir::ScalarType>(ir::DataType::INDEX);
+  auto n = std::make_shared<ir::Var>("n", index), n_out = std::make_shared<ir::Var>("n_out", index);
+  EXPECT_EQ(ErrorOf(*loop_carrying(n, Index(0), n_out)),
+            "k.py:3:5: backend-ptoas cannot lower the loop over 'i' in kernel 'k': it carries the scalar 'n' from one "
+            "iteration to the next (only carried tiles, which stay in their buffer, are emitted)");
+  auto moved = TileAt("acc", load, 1024), result = TileAt("result", load, 1024);
+  EXPECT_EQ(ErrorOf(*loop_carrying(moved, t, result)),
+            "k.py:3:5: 'acc' and 't' must be one buffer to be carried or merged in place "
+            "(pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec] vs "
+            "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec])");
+  auto in_place = TileAt("acc", load, 0), out = TileAt("result", load, 0);
+  EXPECT_TRUE(EmitModule(*loop_carrying(in_place, t, out), "a2a3"));
+  auto branch = std::make_shared<ir::IfStmt>(
+      Bin(ir::BinaryOp::Lt, Index(1), Index(2)), std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Index(1)}),
+      std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Index(2)}), std::vector<ir::VarPtr>{n}, At(4, 5));
   auto with_if = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), branch});
   EXPECT_EQ(ErrorOf(*with_if),
-            "k.py:4:5: backend-ptoas cannot lower an if statement (scf.if is not emitted yet) in kernel 'k'");
+            "k.py:4:5: backend-ptoas cannot lower this if in kernel 'k': it merges the scalar 'n' (only merged tiles, "
+            "which share a buffer, are emitted)");
 }
 
 }  // namespace

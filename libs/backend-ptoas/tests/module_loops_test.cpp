@@ -101,6 +101,70 @@ TEST(EmitModuleLoops, BlockIndexIsATrailingArgument) {
       << *wrapper;
 }
 
+// def acc_rows(a, out):                                 # line 1
+//     acc = pl.full([16, 16], dtype=pl.FP32, value=0.0) # line 2 (at 0)
+//     for i in pl.range(4):                             # line 3, carrying acc
+//         t = pl.load(a, [i * 16, 0], [16, 16])         # line 4 (at 1024)
+//         if i < 2:                                     # line 5
+//             s = pl.mul(t, 2.0)                        # line 6 (at 2048)
+//         else:
+//             s = pl.add(t, 1.0)                        # line 8 (at 2048)
+//         acc = pl.add(acc, s)                          # line 9 (at 0)
+//     pl.store(acc, [0, 0], out)                        # line 10
+// The carried tile and the if's result stay in their buffers, so scf.for and scf.if have no results:
+// every name of the accumulator is the one alloc_tile at address 0.
+TEST(EmitModuleLoops, CarriedTileAndIfUpdateTheirBuffersInPlace) {
+  auto a = TensorParam("a", {64, 16}, {});
+  auto out = TensorParam("out", {16, 16}, {});
+  auto full = Op("tile.full", {Ints({16, 16}), Float(0.0)}, At(2, 11), {{"dtype", ir::DataType::FP32}});
+  auto acc = TileAt("acc", full, 0), acc_in = TileAt("acc_in", full, 0), acc_out = TileAt("acc_out", full, 0);
+  auto i = LoopVar("i");
+  auto load = Op("tile.load", {a, Tuple({Bin(BinaryOp::Mul, i, Index(16)), Index(0)}), Ints({16, 16})}, At(4, 13));
+  auto t = TileAt("t", load, 1024);
+  auto doubled = Op("tile.muls", {t, Float(2.0)}, At(6, 17));
+  auto shifted = Op("tile.adds", {t, Float(1.0)}, At(8, 17));
+  auto s_then = TileAt("s", doubled, 2048), s_else = TileAt("s", shifted, 2048), s = TileAt("s", shifted, 2048);
+  auto branch = std::make_shared<ir::IfStmt>(
+      Bin(BinaryOp::Lt, i, Index(2)),
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+          Assign(s_then, doubled, At(6, 13)), std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{s_then})}),
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+          Assign(s_else, shifted, At(8, 13)), std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{s_else})}),
+      std::vector<ir::VarPtr>{s}, At(5, 9));
+  auto sum = Op("tile.add", {acc_in, s}, At(9, 15));
+  auto acc_next = TileAt("acc_next", sum, 0);
+  auto loop = std::make_shared<ir::ForStmt>(
+      i, Index(0), Index(4), Index(1), std::vector<ir::IterArg>{{acc_in, acc}},
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+          Assign(t, load, At(4, 9)), branch, Assign(acc_next, sum, At(9, 9)),
+          std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{acc_next})}),
+      std::vector<ir::VarPtr>{acc_out}, ir::ForKind::Sequential, At(3, 5));
+  auto store = Op("tile.store", {acc_out, Ints({0, 0}), out}, At(10, 5));
+  auto kernel = Kernel("acc_rows", {a, out}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(acc, full, At(2, 5)), loop, Eval(store, At(10, 5))});
+  const std::string tb = TileBuf(16, 16);
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    scf.for %i = %c0_index to %c4_index step %c1_index {\n"
+                      "      %1 = arith.muli %i, %c16_index : index\n"
+                      "      %a_pview = pto.partition_view %a_view, offsets = [%1, %c0_index], sizes = [%c16_index, "
+                      "%c16_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>\n"
+                      "      pto.tload ins(%a_pview : !pto.partition_tensor_view<16x16xf32>) outs(%t : " + tb + ")\n"
+                      "      %2 = arith.cmpi slt, %i, %c2_index : index\n"
+                      "      scf.if %2 {\n"
+                      "        pto.tmuls ins(%t, %cst_1 : " + tb + ", f32) outs(%s : " + tb + ")\n"
+                      "      } else {\n"
+                      "        pto.tadds ins(%t, %cst_2 : " + tb + ", f32) outs(%0 : " + tb + ")\n"
+                      "      }\n"
+                      "      pto.tadd ins(%acc, %s : " + tb + ", " + tb + ") outs(%acc_next : " + tb + ")\n"
+                      "    }\n"
+                      "    %out_pview = pto.partition_view %out_view"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    pto.tstore ins(%acc : " + tb + ")"), std::string::npos) << text;
+  EXPECT_NE(text.find("%acc = pto.alloc_tile addr = %c0_i64"), std::string::npos) << text;
+  EXPECT_NE(text.find("%acc_next = pto.alloc_tile addr = %c0_i64"), std::string::npos) << text;
+}
+
 // def tiles_2d(x, y):                                   # line 1
 //     for i in pl.range(2):                             # line 2
 //         for j in pl.parallel(4):                      # line 3
