@@ -175,6 +175,10 @@ def test_modules_model_files_import_load_and_refuse_at_use():
     assert config.device_ids == [0, 1]
     with pytest.raises(NotImplementedError, match="distributed"):
         pld.tensor_all_reduce(None)
+    # Model files spell distributed parameters in annotations, evaluated when a def runs.
+    annotation = pld.DistributedTensor[[4, 16], pl.BF16]
+    with pytest.raises(NotImplementedError, match=r"pld\.DistributedTensor: distributed"):
+        annotation()
     with pytest.raises(NotImplementedError, match="distributed"):
         DistributedCompiledProgram.from_dir("somewhere")
     with pytest.raises(NotImplementedError, match="benchmarking"):

@@ -676,6 +676,7 @@ class OrchestrationEmitter {
       call = assign->value()->As<ir::Call>();
       result = assign->var().get();
       if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
+      if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
       call = eval->expr()->As<ir::Call>();
     }
@@ -791,6 +792,40 @@ class OrchestrationEmitter {
     scalars_[var.get()] = name;
     body_ += fmt::format("{}{} {} = {};\n", indent_, *type, name, *value);
     steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
+    return true;
+  }
+
+  // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
+  // shape is static, so one view serves every iteration of a loop around it.
+  ir::Result<bool> EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
+    const ir::Var* base = call.args()[0]->As<ir::Var>();
+    auto it = base ? bindings_.find(base) : bindings_.end();
+    if (it == bindings_.end())
+      return MakeError(DiagnosticKind::Syntax,
+                       "pl.reshape in orchestration code reshapes a parameter, a pl.create_tensor tensor or another "
+                       "reshape",
+                       assign.span());
+    const auto& var = assign.var();
+    if (auto existing = view_of_.find(&assign); existing != view_of_.end()) {  // again, in a later iteration
+      bindings_[var.get()] = existing->second;
+      return true;
+    }
+    rt::PlanView view{.name = var->name_hint(), .base = it->second.ref};
+    std::vector<std::string> dims;
+    for (int64_t dim : var->type()->As<ir::TensorType>()->shape()) {
+      view.shape.push_back(static_cast<uint32_t>(dim));
+      dims.push_back(std::to_string(dim));
+    }
+    Separate();
+    const std::string name = names_.Take(var->name_hint());
+    body_ += fmt::format("{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}const ChipTensor {1} = {4}.reshape({1}_shapes, {2});\n",
+                         indent_, name, dims.size(), fmt::join(dims, ", "), it->second.cpp_name);
+    const Binding binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View,
+                                            static_cast<uint32_t>(result_.plan.views.size())},
+                          name};
+    result_.plan.views.push_back(std::move(view));
+    bindings_[var.get()] = binding;
+    view_of_[&assign] = binding;
     return true;
   }
 
@@ -1038,6 +1073,7 @@ class OrchestrationEmitter {
   const ir::Program& program_;
   Orchestration result_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
+  std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   CppNames names_;
   std::map<std::string, int32_t> func_ids_;

@@ -33,8 +33,41 @@ struct AnnotatedShape {
   }
 };
 
+// An integer dimension written as a literal, a constant's name, or arithmetic of those
+// (`H * HEAD_DIM`, `ROPE_DIM // 2`); nullopt for anything else.
+std::optional<int64_t> StaticDim(py::handle node, const Constants* constants) {
+  if (IsNode(node, "Constant") && py::isinstance<py::int_>(node.attr("value")) &&
+      !py::isinstance<py::bool_>(node.attr("value")))
+    return node.attr("value").cast<int64_t>();
+  if (IsNode(node, "Name") && constants) {
+    auto it = constants->find(node.attr("id").cast<std::string>());
+    if (it != constants->end() && std::holds_alternative<int64_t>(it->second)) return std::get<int64_t>(it->second);
+    return std::nullopt;
+  }
+  if (IsNode(node, "UnaryOp") && NodeType(node.attr("op")) == "USub") {
+    auto operand = StaticDim(node.attr("operand"), constants);
+    if (operand) return -*operand;
+    return std::nullopt;
+  }
+  if (!IsNode(node, "BinOp")) return std::nullopt;
+  auto lhs = StaticDim(node.attr("left"), constants), rhs = StaticDim(node.attr("right"), constants);
+  if (!lhs || !rhs) return std::nullopt;
+  const std::string op = NodeType(node.attr("op"));
+  if (op == "Add") return *lhs + *rhs;
+  if (op == "Sub") return *lhs - *rhs;
+  if (op == "Mult") return *lhs * *rhs;
+  if ((op == "FloorDiv" || op == "Mod") && *rhs != 0) {
+    // Python's floor division and modulo (the sign follows the divisor).
+    int64_t quotient = *lhs / *rhs;
+    if ((*lhs % *rhs != 0) && ((*lhs < 0) != (*rhs < 0))) --quotient;
+    return op == "FloorDiv" ? quotient : *lhs - quotient * *rhs;
+  }
+  return std::nullopt;
+}
+
 // Dimensions are integer literals, the names of integer constants (module globals, closure
-// variables): `pl.Tensor[[ROWS, COLS], pl.FP32]`, or the names of `pl.dynamic` dimensions.
+// variables) and arithmetic of those: `pl.Tensor[[ROWS, H * HEAD_DIM], pl.FP32]`, or the names of
+// `pl.dynamic` dimensions.
 ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, const Constants* constants) {
   if (!IsNode(node, "List") && !IsNode(node, "Tuple"))
     return MakeError(DiagnosticKind::Type, "a tensor shape must be a list of integers", map.SpanOf(node));
@@ -54,11 +87,13 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
         continue;
       }
     }
-    if (!IsNode(element, "Constant") || !py::isinstance<py::int_>(element.attr("value")))
+    auto dim = StaticDim(element, constants);
+    if (!dim)
       return MakeError(DiagnosticKind::Type,
-                       "tensor dimensions must be integer literals, integer constants or pl.dynamic dimensions",
+                       "tensor dimensions must be integer literals, integer constants (or arithmetic of them) or "
+                       "pl.dynamic dimensions",
                        map.SpanOf(element));
-    shape.dims.push_back(element.attr("value").cast<int64_t>());
+    shape.dims.push_back(*dim);
     shape.dynamic.emplace_back();
   }
   return shape;

@@ -71,6 +71,50 @@ ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8
   return tensor;
 }
 
+namespace {
+
+// Sets row-major shapes and strides for `shape`; returns the element count.
+uint64_t SetRowMajor(ChipTensor& tensor, std::span<const uint32_t> shape) {
+  tensor.ndims = static_cast<uint32_t>(shape.size());
+  uint64_t stride = 1, elements = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    tensor.shapes[d] = shape[d];
+    tensor.strides[d] = static_cast<uint32_t>(stride);
+    stride *= shape[d] > 0 ? shape[d] : 1;
+    elements *= shape[d];
+  }
+  for (size_t d = shape.size(); d < PYPTO_MAX_TENSOR_DIMS; ++d) tensor.shapes[d] = tensor.strides[d] = 0;
+  return elements;
+}
+
+bool IsRowMajor(const ChipTensor& tensor) {
+  uint64_t stride = 1;
+  for (uint32_t d = tensor.ndims; d-- > 0;) {
+    if (tensor.shapes[d] > 1 && tensor.strides[d] != stride) return false;
+    stride *= tensor.shapes[d] > 0 ? tensor.shapes[d] : 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape) {
+  if (shape.empty() || shape.size() > PYPTO_MAX_TENSOR_DIMS)
+    throw std::invalid_argument("ReshapedTensor: rank " + std::to_string(shape.size()) + " is not in 1..5");
+  if (tensor.ndims == 0 || tensor.ndims > PYPTO_MAX_TENSOR_DIMS || !IsRowMajor(tensor))
+    throw std::invalid_argument("ReshapedTensor: only a contiguous tensor can be reshaped");
+  uint64_t before = 1;
+  for (uint32_t d = 0; d < tensor.ndims; ++d) before *= tensor.shapes[d];
+  ChipTensor reshaped = tensor;
+  const uint64_t after = SetRowMajor(reshaped, shape);
+  if (after != before)
+    throw std::invalid_argument("ReshapedTensor: " + std::to_string(before) + " elements cannot take a shape of " +
+                                std::to_string(after));
+  reshaped.is_contiguous = 1;
+  reshaped.extent_elem_cache = after;
+  return reshaped;
+}
+
 ByteRange ViewBytes(const ChipTensor& tensor) {
   const uint64_t element_size = ElementSize(tensor.dtype);
   const uint32_t ndims = tensor.ndims < PYPTO_MAX_TENSOR_DIMS ? tensor.ndims : PYPTO_MAX_TENSOR_DIMS;

@@ -50,9 +50,42 @@ pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, siz
 }
 
 // The TaskArgs of one submit, with tensor references resolved against the run's tensors.
+// The tensors a run's plan refers to, by PlanTensorRef::Kind.
+struct RunTensors {
+  std::span<const ChipTensor> params, intermediates, views;
+  std::span<const ChipTensor> Pool(PlanTensorRef::Kind kind) const {
+    return kind == PlanTensorRef::Kind::Param ? params : kind == PlanTensorRef::Kind::Intermediate ? intermediates
+                                                                                                  : views;
+  }
+};
+
+const char* KindName(PlanTensorRef::Kind kind) {
+  return kind == PlanTensorRef::Kind::Param ? "parameter" : kind == PlanTensorRef::Kind::Intermediate ? "intermediate"
+                                                                                                     : "view";
+}
+
+// The plan's views over this run's tensors, each from its base (which may be an earlier view).
+pypto::expected<std::vector<ChipTensor>, FatalError> BuildViews(const TaskPlan& plan, RunTensors tensors) {
+  std::vector<ChipTensor> views;
+  views.reserve(plan.views.size());
+  for (size_t i = 0; i < plan.views.size(); ++i) {
+    const PlanView& view = plan.views[i];
+    tensors.views = views;
+    std::span<const ChipTensor> pool = tensors.Pool(view.base.kind);
+    if (view.base.index >= pool.size())
+      return InvalidArgs(fmt::format("view '{}' is of {} {}, which is not defined before it", view.name,
+                                     KindName(view.base.kind), view.base.index));
+    try {
+      views.push_back(ReshapedTensor(pool[view.base.index], view.shape));
+    } catch (const std::invalid_argument& error) {
+      return InvalidArgs(fmt::format("view '{}': {}", view.name, error.what()));
+    }
+  }
+  return views;
+}
+
 pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t submit_index,
-                                                std::span<const ChipTensor> params,
-                                                std::span<const ChipTensor> intermediates) {
+                                                const RunTensors& tensors) {
   TaskArgs args;
   args.launch_spec.set_block_num(submit.block_num);
   for (size_t i = 0; i < submit.args.size(); ++i) {
@@ -61,11 +94,10 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
       args.add_scalar(arg.scalar);
       continue;
     }
-    const bool is_param = arg.tensor.kind == PlanTensorRef::Kind::Param;
-    std::span<const ChipTensor> pool = is_param ? params : intermediates;
+    std::span<const ChipTensor> pool = tensors.Pool(arg.tensor.kind);
     if (arg.tensor.index >= pool.size())
       return InvalidArgs(fmt::format("submit {}: argument {} refers to {} {}, but the plan has {}", submit_index, i,
-                                     is_param ? "parameter" : "intermediate", arg.tensor.index, pool.size()));
+                                     KindName(arg.tensor.kind), arg.tensor.index, pool.size()));
     args.add_tensor(pool[arg.tensor.index], arg.direction);
   }
   return args;
@@ -102,11 +134,15 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
     buffers.push_back(std::move(*buffer));
   }
 
+  auto views = BuildViews(plan, RunTensors{params, intermediates, {}});
+  if (!views) return pypto::unexpected(std::move(views.error()));
+  const RunTensors tensors{params, intermediates, *views};
+
   // Stop at the first refused submit, but always wait: tasks already submitted may use the buffers.
   pypto::expected<void, FatalError> submitted;
   for (size_t i = 0; i < plan.submits.size() && submitted; ++i) {
     const PlanSubmit& submit = plan.submits[i];
-    auto args = BuildArgs(submit, i, params, intermediates);
+    auto args = BuildArgs(submit, i, tensors);
     if (!args) {
       submitted = pypto::unexpected(std::move(args.error()));
       break;

@@ -99,6 +99,41 @@ TEST(ChipTensor, DataPointerAddsStartOffset) {
   EXPECT_EQ(DataPointer<float>(view)[view.strides[0]], 9.0f);
 }
 
+TEST(ChipTensor, ReshapedTensorKeepsTheBufferWithRowMajorStrides) {
+  std::vector<float> data(24);
+  const std::array<uint32_t, 3> shape = {2, 3, 4};
+  ChipTensor t = MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32);
+  t.start_offset = 0;
+  const std::array<uint32_t, 2> flat = {6, 4};
+  const ChipTensor r = ReshapedTensor(t, flat);
+  EXPECT_EQ(r.buffer_addr, t.buffer_addr);
+  EXPECT_EQ(r.buffer_size, t.buffer_size);
+  EXPECT_EQ(r.ndims, 2u);
+  EXPECT_EQ(r.shapes[0], 6u);
+  EXPECT_EQ(r.shapes[1], 4u);
+  EXPECT_EQ(r.shapes[2], 0u);
+  EXPECT_EQ(r.strides[0], 4u);
+  EXPECT_EQ(r.strides[1], 1u);
+  EXPECT_EQ(r.extent_elem_cache, 24u);
+  EXPECT_EQ(ViewBytes(r).first, ViewBytes(t).first);
+  EXPECT_EQ(ViewBytes(r).last, ViewBytes(t).last);
+}
+
+TEST(ChipTensor, ReshapedTensorRefusesWindowsAndOtherCounts) {
+  float data[16] = {};
+  const std::array<uint32_t, 1> four = {4};
+  EXPECT_THROW(ReshapedTensor(Window(data), four), std::invalid_argument);  // a 2x2 window of 4x4
+  const std::array<uint32_t, 2> shape = {4, 4};
+  const ChipTensor whole = MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32);
+  const std::array<uint32_t, 2> wrong = {3, 5};
+  try {
+    ReshapedTensor(whole, wrong);
+    FAIL() << "reshaped 16 elements to 15";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "ReshapedTensor: 16 elements cannot take a shape of 15");
+  }
+}
+
 TEST(ChipTensor, ByteRangeOverlap) {
   EXPECT_TRUE((ByteRange{0, 10}.overlaps(ByteRange{9, 20})));
   EXPECT_FALSE((ByteRange{0, 10}.overlaps(ByteRange{10, 20})));

@@ -128,6 +128,28 @@ TEST(TaskPlan, RunPlanWithIntermediate) {
   EXPECT_EQ(runtime.tasks_completed(), 2u);
 }
 
+// The same plan with y written through a view: y seen as [8, 4], then [32] (a view of a view).
+TEST(TaskPlan, RunPlanPassesViewsOfTheSameBuffer) {
+  TaskPlan plan = ScaleThenOffsetPlan();
+  plan.views = {{.name = "y84", .base = {.kind = PlanTensorRef::Kind::Param, .index = 1}, .shape = {8, 4}},
+                {.name = "y32", .base = {.kind = PlanTensorRef::Kind::View, .index = 0}, .shape = {4, 8}}};
+  plan.submits[1].args[1] = {.direction = ArgDirection::OutputExisting,
+                             .tensor = {.kind = PlanTensorRef::Kind::View, .index = 1}};
+  std::vector<float> x(32), y(32, -1.0f);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i);
+  const std::vector<ChipTensor> params = {F32Tensor(x, {4, 8}), F32Tensor(y, {4, 8})};
+  PlanExecutor executor;
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 1, .worker_threads = 2}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], 2.0f * i + 1.0f) << i;
+
+  plan.views[0].shape = {5, 4};
+  auto refused = RunPlan(plan, params, runtime);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "view 'y84': ReshapedTensor: 32 elements cannot take a shape of 20");
+}
+
 TEST(TaskPlan, RunPlanChecksParams) {
   const TaskPlan plan = ScaleThenOffsetPlan();
   std::vector<float> x(32);

@@ -37,8 +37,16 @@ using Error = pypto::unexpected<std::string>;
 
 const char* const kPlatforms[] = {"a2a3sim", "a5sim", nullptr};
 
-// The tensor of a plan operand, or null when the reference is out of range.
-const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, const rt::PlanTensorRef& ref) {
+// The tensor of a plan operand (for a view, the tensor it views: same name and dtype), or null when
+// the reference is out of range.
+const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, rt::PlanTensorRef ref) {
+  // A view's base is defined before it, so following bases always ends.
+  while (ref.kind == rt::PlanTensorRef::Kind::View) {
+    if (ref.index >= plan.views.size() || plan.views[ref.index].base.kind == rt::PlanTensorRef::Kind::View &&
+                                              plan.views[ref.index].base.index >= ref.index)
+      return nullptr;
+    ref = plan.views[ref.index].base;
+  }
   const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan.params : plan.intermediates;
   return ref.index < list.size() ? &list[ref.index] : nullptr;
 }

@@ -16,6 +16,25 @@ Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TensorType>(*shape, *FindAttr<DataType>(kwargs, "dtype"));
 }
 
+// The same elements under another shape: a view of the whole tensor, as the runtime's reshape.
+Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  const auto* tensor = args[0]->type()->As<TensorType>();
+  if (!tensor) return TypeError(fmt::format("tensor.reshape reshapes a tensor, got {}", args[0]->type()->str()), span);
+  auto shape = StaticInts(args[1], "the new shape", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  int64_t from = 1, to = 1;
+  for (int64_t dim : tensor->shape()) from *= dim;
+  for (int64_t dim : *shape) {
+    if (dim <= 0) return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(*shape)), span);
+    to *= dim;
+  }
+  if (from != to)
+    return TypeError(fmt::format("cannot reshape {} to {}: {} elements against {}", tensor->str(), ShapeStr(*shape),
+                                 from, to),
+                     span);
+  return std::make_shared<TensorType>(*shape, tensor->dtype());
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& registry) {
@@ -24,6 +43,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType)},
                           .deduce_type = DeduceCreate,
                           .affinity = CoreAffinity::Shared});
+  registry.Register(OpDef{.name = "tensor.reshape",
+                          .description = "a view of a whole tensor under another shape (no data moves)",
+                          .params = {Arg("tensor"), Arg("shape")},
+                          .deduce_type = DeduceReshape,
+                          .affinity = CoreAffinity::Shared,
+                          .result_aliases_arg = 0});
 }
 
 }  // namespace pypto::ir

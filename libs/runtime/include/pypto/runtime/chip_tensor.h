@@ -27,6 +27,10 @@ const char* DtypeName(uint8_t dtype);
 // std::invalid_argument for a rank outside 1..5 or an unknown dtype.
 ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8_t dtype);
 
+// The same elements as the contiguous `tensor` under another shape (the runtime's reshape). Throws
+// std::invalid_argument for a non-contiguous tensor, a rank outside 1..5 or another element count.
+ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape);
+
 // Byte range [first, last) the view can touch, as addresses (buffer_addr included), for overlap-based
 // dependency tracking and bounds checks. An empty view gives an empty range.
 struct ByteRange {

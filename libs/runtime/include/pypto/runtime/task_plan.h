@@ -17,10 +17,18 @@ struct PlanTensor {
   std::vector<uint32_t> shape;
 };
 
-// A tensor operand: an orchestration parameter, or an intermediate the runtime allocates.
+// A tensor operand: an orchestration parameter, an intermediate the runtime allocates, or a view
+// of one of those (TaskPlan::views).
 struct PlanTensorRef {
-  enum class Kind : uint8_t { Param, Intermediate } kind = Kind::Param;
+  enum class Kind : uint8_t { Param, Intermediate, View } kind = Kind::Param;
   uint32_t index = 0;
+};
+
+// A reshape of a whole contiguous tensor (pl.reshape in orchestration): the same buffer, another shape.
+struct PlanView {
+  std::string name;
+  PlanTensorRef base;  // a parameter, an intermediate or an earlier view
+  std::vector<uint32_t> shape;
 };
 
 struct PlanTaskArg {
@@ -48,6 +56,7 @@ struct TaskPlan {
   // Allocated by RunPlan for one run: 64-byte aligned, zero-filled, freed once every task has finished.
   // Upstream's alloc_tensors leaves them uninitialised, so kernels must not rely on the zeros.
   std::vector<PlanTensor> intermediates;
+  std::vector<PlanView> views;            // in definition order
   std::vector<PlanKernel> kernels;        // indexed by func_id
   std::vector<PlanSubmit> submits;        // in program order
 };
