@@ -13,12 +13,14 @@
 
 #include "assigned_names.h"
 #include "ast_node.h"
+#include "call_builder.h"
 #include "external_decl.h"
 #include "op_resolver.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "program_signature.h"
 #include "spmd_launch.h"
 #include "type_resolver.h"
 
@@ -28,21 +30,7 @@ namespace {
 using ir::DiagnosticKind;
 using ir::MakeError;
 
-// An argument as written at an op call: an expression, or a compile-time attribute (pl.FP32,
-// pl.Mem.Vec, "round").
-using ArgValue = std::variant<ir::ExprPtr, ir::OpAttr>;
 
-// A `@pl.program` method as its decorator and annotations declare it, known before any body is
-// parsed so that functions may call functions defined after them.
-struct Signature {
-  std::string name;
-  py::object def;  // the ast.FunctionDef
-  std::vector<ir::VarPtr> params;
-  std::vector<ir::ParamDirection> directions;
-  std::vector<ir::TypePtr> return_types;  // from the `->` annotation; none without one
-  ir::FunctionType type = ir::FunctionType::Opaque;
-  std::map<std::string, ir::AttrValue> attrs;
-};
 
 // What every function parser of one program shares: the request, and the kernels parsed so far
 // (one per specialisation of a `@pl.jit.incore` function). A `@pl.program` has no ParseRequest but the
@@ -1660,105 +1648,6 @@ class FunctionParser {
     return ArgValue(*expr);
   }
 
-  // Collects an op call's arguments by parameter, then builds the typed call.
-  class CallBuilder {
-   public:
-    CallBuilder(std::string dsl_name, const ir::OpDef& op, ir::Span span)
-        : dsl_name_(std::move(dsl_name)), op_(op), span_(std::move(span)), args_(op.max_args()) {}
-
-    ir::Result<bool> Bind(const ir::OpParam& param, ArgValue value, const ir::Span& at) {
-      if (param.is_attr) {
-        if (std::any_of(kwargs_.begin(), kwargs_.end(), [&](const auto& kv) { return kv.first == param.name; }))
-          return Twice(param, at);
-        auto attr = ToAttr(param, value, at);
-        if (!attr) return pypto::unexpected(attr.error());
-        kwargs_.emplace_back(param.name, std::move(*attr));
-        return true;
-      }
-      const auto* expr = std::get_if<ir::ExprPtr>(&value);
-      if (!expr)
-        return MakeError(DiagnosticKind::Type,
-                         fmt::format("'{}' argument '{}' must be a value, got {}", dsl_name_, param.name,
-                                     ir::OpAttrText(std::get<ir::OpAttr>(value))),
-                         at);
-      const size_t index = ArgIndex(param);
-      if (args_[index]) return Twice(param, at);
-      args_[index] = *expr;
-      return true;
-    }
-
-    bool Has(const ir::OpParam& param) const {
-      if (param.is_attr)
-        return std::any_of(kwargs_.begin(), kwargs_.end(), [&](const auto& kv) { return kv.first == param.name; });
-      return args_[ArgIndex(param)] != nullptr;
-    }
-
-    ir::Result<ir::ExprPtr> Build(const ir::Span& call_span) {
-      size_t given = args_.size();
-      while (given > 0 && !args_[given - 1]) --given;
-      const auto names = op_.arg_names();
-      for (size_t i = 0; i < std::max(given, op_.min_args()); ++i)
-        if (i >= given || !args_[i])
-          return MakeError(DiagnosticKind::InvalidOperation,
-                           fmt::format("'{}' is missing argument '{}'", dsl_name_, names[i]), span_);
-      args_.resize(given);
-      for (const auto& param : op_.params) {
-        if (!param.is_attr || !param.required) continue;
-        if (std::none_of(kwargs_.begin(), kwargs_.end(), [&](const auto& kv) { return kv.first == param.name; }))
-          return MakeError(DiagnosticKind::InvalidOperation,
-                           fmt::format("'{}' is missing argument '{}'", dsl_name_, param.name), span_);
-      }
-      auto call = ir::OpRegistry::Get().CreateCall(op_.name, std::move(args_), std::move(kwargs_), call_span);
-      if (!call) {
-        auto error = call.error();
-        error.message = fmt::format("{}: {}", dsl_name_, error.message);
-        return pypto::unexpected(error);
-      }
-      return ir::ExprPtr(*call);
-    }
-
-   private:
-    // The position of an expression parameter among the op's expression arguments.
-    size_t ArgIndex(const ir::OpParam& param) const {
-      size_t index = 0;
-      for (const auto& p : op_.params) {
-        if (&p == &param) break;
-        if (!p.is_attr) ++index;
-      }
-      return index;
-    }
-
-    pypto::unexpected<ir::Diagnostic> Twice(const ir::OpParam& param, const ir::Span& at) const {
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("'{}' got argument '{}' twice", dsl_name_, param.name), at);
-    }
-
-    // Literals convert to the attribute's kind (an int literal is a valid float attribute).
-    ir::Result<ir::OpAttr> ToAttr(const ir::OpParam& param, const ArgValue& value, const ir::Span& at) const {
-      const ir::OpAttrKind kind = param.attr_kind;
-      if (const auto* attr = std::get_if<ir::OpAttr>(&value)) {
-        if (ir::KindOf(*attr) == kind) return *attr;
-      } else {
-        const ir::ExprPtr& expr = std::get<ir::ExprPtr>(value);
-        if (const auto* i = expr->As<ir::ConstInt>()) {
-          if (kind == ir::OpAttrKind::Int) return ir::OpAttr(i->value());
-          if (kind == ir::OpAttrKind::Float) return ir::OpAttr(static_cast<double>(i->value()));
-        }
-        if (const auto* f = expr->As<ir::ConstFloat>(); f && kind == ir::OpAttrKind::Float) return ir::OpAttr(f->value());
-        if (const auto* b = expr->As<ir::ConstBool>(); b && kind == ir::OpAttrKind::Bool) return ir::OpAttr(b->value());
-      }
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("'{}' argument '{}' must be a {} known at compile time", dsl_name_, param.name,
-                                   ir::OpAttrKindName(kind)),
-                       at);
-    }
-
-    std::string dsl_name_;
-    const ir::OpDef& op_;
-    ir::Span span_;
-    std::vector<ir::ExprPtr> args_;
-    ir::Call::Kwargs kwargs_;
-  };
 
   // `pl.row_sum(x)` without a scratch tile gets a fresh one (hoisted before the call by FlattenCallExpr).
   static ir::Result<bool> BindDefaultScratch(const std::string& name, const ir::OpDef& op, const ir::ExprPtr& operand,
@@ -2039,176 +1928,6 @@ class FunctionParser {
 };
 
 // ---- @pl.program classes ------------------------------------------------------------------------
-
-constexpr ir::FunctionType kFunctionTypes[] = {
-    ir::FunctionType::Opaque, ir::FunctionType::Orchestration, ir::FunctionType::InCore, ir::FunctionType::AIC,
-    ir::FunctionType::AIV,    ir::FunctionType::Group,         ir::FunctionType::Spmd,   ir::FunctionType::Inline};
-
-ir::Result<ir::FunctionType> ReadFunctionType(py::handle node, const SourceMap& map) {
-  const std::string text = DottedName(node);
-  constexpr std::string_view kPrefix = "pl.FunctionType.";
-  if (text.starts_with(kPrefix)) {
-    for (auto type : kFunctionTypes)
-      if (ir::FunctionTypeName(type) == std::string_view(text).substr(kPrefix.size())) return type;
-  }
-  std::vector<std::string> names;
-  for (auto type : kFunctionTypes) names.emplace_back(ir::FunctionTypeName(type));
-  return MakeError(DiagnosticKind::Type,
-                   fmt::format("unknown function type '{}'", text.empty() ? NodeType(node) : text), map.SpanOf(node),
-                   fmt::format("function types: pl.FunctionType.{{{}}}", fmt::join(names, ", ")));
-}
-
-// `attrs={"key": value}` of @pl.function: bool, int and str literals.
-ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle node, const SourceMap& map) {
-  if (!IsNode(node, "Dict"))
-    return MakeError(DiagnosticKind::Syntax, "attrs= takes a dict literal", map.SpanOf(node));
-  std::map<std::string, ir::AttrValue> attrs;
-  py::list keys = node.attr("keys"), values = node.attr("values");
-  for (size_t i = 0; i < py::len(keys); ++i) {
-    py::handle key = keys[i], value = values[i];
-    if (key.is_none() || !IsNode(key, "Constant") || !py::isinstance<py::str>(key.attr("value")))
-      return MakeError(DiagnosticKind::Syntax, "function attribute names are string literals",
-                       map.SpanOf(key.is_none() ? value : key));
-    const std::string name = key.attr("value").cast<std::string>();
-    if (attrs.contains(name))
-      return MakeError(DiagnosticKind::Syntax, fmt::format("function attribute '{}' is given twice", name),
-                       map.SpanOf(key));
-    bool negative = false;
-    py::handle literal = value;
-    if (IsNode(value, "UnaryOp") && NodeType(value.attr("op")) == "USub") {
-      negative = true;
-      literal = value.attr("operand");
-    }
-    py::handle v = IsNode(literal, "Constant") ? literal.attr("value") : py::handle();
-    if (v && py::isinstance<py::bool_>(v) && !negative) {
-      attrs[name] = v.cast<bool>();
-    } else if (v && py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) {
-      attrs[name] = negative ? -v.cast<int64_t>() : v.cast<int64_t>();
-    } else if (v && py::isinstance<py::str>(v) && !negative) {
-      attrs[name] = v.cast<std::string>();
-    } else {
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("function attribute '{}' must be a bool, int or str literal", name),
-                       map.SpanOf(value));
-    }
-  }
-  return attrs;
-}
-
-// `@pl.function` / `@pl.function(type=pl.FunctionType.X, attrs={...}, external_source=...)` on a method.
-// `external_sources` holds the source paths Python evaluated for the methods that declare one.
-ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map,
-                                       const std::map<std::string, std::string>& external_sources,
-                                       Signature& signature) {
-  py::handle external;  // the external_source= keyword's value, checked once type= is known
-  bool found = false;
-  for (auto decorator : def.attr("decorator_list")) {
-    py::handle target = IsNode(decorator, "Call") ? decorator.attr("func") : decorator;
-    const std::string name = DottedName(target);
-    if (name != "pl.function")
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("unsupported decorator '{}' on function '{}'",
-                                   name.empty() ? NodeType(target) : name, signature.name),
-                       map.SpanOf(decorator), "the functions of a @pl.program are decorated with @pl.function(...)");
-    if (found)
-      return MakeError(DiagnosticKind::Syntax, fmt::format("function '{}' is decorated twice", signature.name),
-                       map.SpanOf(decorator));
-    found = true;
-    if (!IsNode(decorator, "Call")) continue;
-    if (py::len(decorator.attr("args")) > 0)
-      return MakeError(DiagnosticKind::Syntax, "@pl.function takes keyword arguments: type=..., attrs=...",
-                       map.SpanOf(decorator));
-    for (auto keyword : decorator.attr("keywords")) {
-      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
-      py::handle value = keyword.attr("value");
-      if (key == "type") {
-        auto type = ReadFunctionType(value, map);
-        if (!type) return pypto::unexpected(type.error());
-        signature.type = *type;
-      } else if (key == "attrs") {
-        auto attrs = ReadFunctionAttrs(value, map);
-        if (!attrs) return pypto::unexpected(attrs.error());
-        signature.attrs.insert(attrs->begin(), attrs->end());
-      } else if (key == "external_source") {
-        external = value;
-      } else {
-        return MakeError(DiagnosticKind::Syntax, fmt::format("@pl.function argument '{}' is not supported yet", key),
-                         map.SpanOf(keyword));
-      }
-    }
-  }
-  if (!found)
-    return MakeError(DiagnosticKind::Syntax, fmt::format("method '{}' is not a @pl.function", signature.name),
-                     map.SpanOf(def), "decorate it with @pl.function(type=pl.FunctionType.<type>)");
-  if (!external) return true;
-  if (auto ok = CheckExternalType(signature.type, signature.name, map.SpanOf(external)); !ok)
-    return pypto::unexpected(ok.error());
-  auto evaluated = external_sources.find(signature.name);
-  auto path = ReadExternalSource(external, evaluated == external_sources.end() ? nullptr : &evaluated->second, map,
-                                 signature.name);
-  if (!path) return pypto::unexpected(path.error());
-  signature.attrs[kExternalSourceAttr] = *path;
-  return true;
-}
-
-// `def f(self, a: T, b: pl.Out[T]) -> R:`: the parameters after self, and the declared return types.
-ir::Result<bool> ReadMethodSignature(py::handle def, const SourceMap& map, const Constants* constants,
-                                     Signature& signature) {
-  py::handle arguments = def.attr("args");
-  if (py::len(arguments.attr("posonlyargs")) > 0 || py::len(arguments.attr("kwonlyargs")) > 0 ||
-      !arguments.attr("vararg").is_none() || !arguments.attr("kwarg").is_none())
-    return MakeError(DiagnosticKind::Syntax,
-                     fmt::format("function '{}' may take only plain parameters (no /, *, *args or **kwargs)",
-                                 signature.name),
-                     map.SpanOf(def));
-  if (py::len(arguments.attr("defaults")) > 0)
-    return MakeError(DiagnosticKind::Syntax, "parameter default values are not supported",
-                     map.SpanOf(py::list(arguments.attr("defaults"))[0]));
-  py::list args = arguments.attr("args");
-  if (py::len(args) == 0 || args[0].attr("arg").cast<std::string>() != "self")
-    return MakeError(DiagnosticKind::Syntax,
-                     fmt::format("function '{}' must take 'self' as its first parameter", signature.name),
-                     py::len(args) == 0 ? map.SpanOf(def) : map.SpanOf(args[0]),
-                     "functions of a @pl.program are methods: def f(self, ...); call them as self.f(...)");
-  for (size_t i = 1; i < py::len(args); ++i) {
-    py::handle arg = args[i];
-    const std::string name = arg.attr("arg").cast<std::string>();
-    if (arg.attr("annotation").is_none())
-      return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name),
-                       map.SpanOf(arg));
-    auto resolved = ResolveDeclaredParam(arg.attr("annotation"), name, map, constants);
-    if (!resolved) return pypto::unexpected(resolved.error());
-    signature.params.push_back(std::make_shared<ir::Var>(name, resolved->type, map.SpanOf(arg)));
-    signature.directions.push_back(resolved->direction);
-  }
-  py::handle returns = def.attr("returns");
-  if (returns.is_none()) return true;
-  auto type = ResolveType(returns, map, constants);
-  if (!type) return pypto::unexpected(type.error());
-  if (const auto* tuple = (*type)->As<ir::TupleType>()) signature.return_types = tuple->elements();
-  else if (!(*type)->As<ir::UnknownType>()) signature.return_types = {*type};
-  return true;
-}
-
-// The function the program runs: the first Opaque or Orchestration function no other function calls.
-std::string ChooseEntry(const std::vector<ir::FunctionPtr>& functions) {
-  struct Callees final : ir::IRVisitor {
-    std::set<std::string> names;
-    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
-      if (!call->is_op_call()) names.insert(call->callee());
-      IRVisitor::VisitCall(call);
-    }
-  } callees;
-  for (const auto& function : functions) callees.VisitStmt(function->body());
-  const ir::Function* first_uncalled = nullptr;
-  for (const auto& function : functions) {
-    if (callees.names.contains(function->name())) continue;
-    if (function->type() == ir::FunctionType::Opaque || function->type() == ir::FunctionType::Orchestration)
-      return function->name();
-    if (!first_uncalled) first_uncalled = function.get();
-  }
-  return first_uncalled ? first_uncalled->name() : functions.front()->name();
-}
 
 ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
   SourceMap map{request.filename, request.line_offset, request.column_offset};

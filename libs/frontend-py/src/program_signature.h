@@ -1,0 +1,41 @@
+// The signature of each `@pl.program` method, read from its decorator and annotations before any
+// body is parsed (so that functions may call functions defined after them), and the choice of the
+// program's entry.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ast_node.h"
+#include "pypto/ir/function.h"
+#include "type_resolver.h"
+
+namespace pypto::frontend {
+
+// A `@pl.program` method as its decorator and annotations declare it. Hidden, as pybind11's types
+// are: it holds a py::object and never leaves the library.
+struct [[gnu::visibility("hidden")]] Signature {
+  std::string name;
+  py::object def;  // the ast.FunctionDef
+  std::vector<ir::VarPtr> params;
+  std::vector<ir::ParamDirection> directions;
+  std::vector<ir::TypePtr> return_types;  // from the `->` annotation; none without one
+  ir::FunctionType type = ir::FunctionType::Opaque;
+  std::map<std::string, ir::AttrValue> attrs;
+};
+
+// `@pl.function` / `@pl.function(type=pl.FunctionType.X, attrs={...}, external_source=...)` on a
+// method. `external_sources` holds the source paths Python evaluated for the methods that declare one.
+ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map,
+                                       const std::map<std::string, std::string>& external_sources,
+                                       Signature& signature);
+
+// `def f(self, a: T, b: pl.Out[T]) -> R:`: the parameters after self, and the declared return types.
+ir::Result<bool> ReadMethodSignature(py::handle def, const SourceMap& map, const Constants* constants,
+                                     Signature& signature);
+
+// The function the program runs: the first Opaque or Orchestration function no other function calls.
+std::string ChooseEntry(const std::vector<ir::FunctionPtr>& functions);
+
+}  // namespace pypto::frontend
