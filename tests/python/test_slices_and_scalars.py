@@ -101,3 +101,67 @@ def test_whole_tensors_in_kernels_are_loaded_and_stages_are_ordered(kernels):
     kernels.two_stages(x, scratch, out)
     torch.testing.assert_close(scratch, 2 * x)
     torch.testing.assert_close(out, 2 * x * torch.exp(2 * x), rtol=1e-5, atol=1e-5)
+
+
+READS = """
+import pypto.language as pl
+
+T = 16
+
+
+@pl.jit
+def gather_scale(x: pl.Tensor[[T, 64], pl.FP32], w: pl.Tensor[[T, 4], pl.FP32], idx: pl.Tensor[[T], pl.INT32],
+                 y: pl.Out[pl.Tensor[[T, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for t in pl.range(T):
+            k = pl.read(idx, [t])
+            s = pl.read(w, [t, k])
+            y[t : t + 1, 0:64] = pl.mul(x[t : t + 1, 0:64], s)
+    return y
+
+
+@pl.jit
+def half_read(x: pl.Tensor[[T, 64], pl.FP16], y: pl.Out[pl.Tensor[[T, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.read(x, [0, 0])
+        y[0:T, 0:64] = pl.mul(x[0:T, 0:64], s)
+    return y
+
+
+@pl.jit
+def short_index(x: pl.Tensor[[T, 64], pl.FP32], y: pl.Out[pl.Tensor[[T, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.read(x, [0])
+        y[0:T, 0:64] = pl.mul(x[0:T, 0:64], s)
+    return y
+"""
+
+
+def test_read_takes_elements_into_scalars_that_index_and_scale(write_kernel):
+    module, _ = write_kernel("reads", READS)
+    x, w = torch.randn(16, 64), torch.randn(16, 4)
+    idx = torch.tensor([3, 0, 2, 1] * 4, dtype=torch.int32)
+    y = torch.zeros(16, 64)
+    module.gather_scale(x, w, idx, y)
+    # One row at a time, each scaled by the weight its index picks.
+    torch.testing.assert_close(y, x * w[torch.arange(16), idx.long()].unsqueeze(1), rtol=0, atol=0)
+
+
+def test_read_errors_name_the_problem(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, _ = write_kernel("reads", READS)
+    with pytest.raises(ParserTypeError, match=r"pl.read of pl.Tensor\[\[16, 64\], pl.FP32\] needs 2 indices, got 1"):
+        module.short_index(torch.zeros(16, 64), torch.zeros(16, 64))
+    with pytest.raises(RuntimeError, match=r"reads.py:21:13: kernel 'half_read_incore_0': pl.read of a FP16 tensor: "
+                       "the simulator reads integer and FP32 elements only"):
+        module.half_read(torch.zeros(16, 64, dtype=torch.float16), torch.zeros(16, 64, dtype=torch.float16))
+
+
+def test_an_index_read_at_run_time_is_bounds_checked(write_kernel):
+    module, _ = write_kernel("reads", READS)
+    idx = torch.zeros(16, dtype=torch.int32)
+    idx[5] = 9  # row 5 asks for column 9 of a 4-column weight
+    with pytest.raises(RuntimeError, match=r"out-of-bounds global read: region \[5:6, 9:10\] is outside the view of "
+                       r"tensor 'w' \(args\[1\]\) with shape \[16, 4\]"):
+        module.gather_scale(torch.randn(16, 64), torch.randn(16, 4), idx, torch.zeros(16, 64))

@@ -1594,7 +1594,7 @@ class FunctionParser {
   // x first, as upstream's tensor-to-tile conversion does (the tensor must fit the buffer).
   static bool IsUnifiedCompute(const std::string& name) {
     static const std::set<std::string, std::less<>> kNotCompute = {
-        "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape"};
+        "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
            !kNotCompute.contains(name);
   }

@@ -88,24 +88,17 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
   }
 }
 
+// The address of the region's first element in global memory, after checking the descriptor
+// against the instruction and the region against the view (`write` names the access in errors).
 // `offsets` is the region origin: the instruction's own constants, or those with the computed
 // offsets filled in.
-Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
-                const int64_t* offsets) {
+pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kernel, size_t index, const int64_t* args,
+                                                       const int64_t* offsets, bool write) {
   const Instr& instr = kernel.code[index];
-  const bool load = instr.op == Opcode::Load;
+  const bool load = !write;
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   if (!tensor) {
     return KernelError(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, instr.tensor_slot)));
-  }
-
-  const TileRef& ref = load ? instr.dst : instr.src0;
-  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
-  if (!tile) {
-    return KernelError(kernel, index,
-                       fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
-                                   ref.byte_offset + ref.bytes, memory.capacity(ref.space),
-                                   ir::MemorySpaceName(ref.space)));
   }
   if (tensor->ndims != instr.rank) {
     return KernelError(kernel, index,
@@ -156,7 +149,25 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
                                    fmt::join(std::span(tensor->strides, tensor->ndims), ", "), tensor->buffer_size));
   }
 
-  std::byte* base = reinterpret_cast<std::byte*>(tensor->buffer_addr) + static_cast<size_t>(begin_byte);
+  return reinterpret_cast<std::byte*>(tensor->buffer_addr) + static_cast<size_t>(begin_byte);
+}
+
+Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
+                const int64_t* offsets) {
+  const Instr& instr = kernel.code[index];
+  const bool load = instr.op == Opcode::Load;
+  const TileRef& ref = load ? instr.dst : instr.src0;
+  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  if (!tile) {
+    return KernelError(kernel, index,
+                       fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
+                                   ref.byte_offset + ref.bytes, memory.capacity(ref.space),
+                                   ir::MemorySpaceName(ref.space)));
+  }
+  auto base = RegionBase(kernel, index, args, offsets, !load);
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  const size_t elem = instr.elem_bytes;
   const Walk walk = MakeWalk(instr, *tensor);
   const int64_t row = walk.shape[0];
   const int64_t row_bytes = row * static_cast<int64_t>(elem);
@@ -166,7 +177,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   int64_t counter[kMaxDims] = {};
   int64_t offset = 0;  // element offset of the current row from `base`
   for (int64_t r = 0; r < rows; ++r) {
-    CopyRow(load, base + offset * static_cast<int64_t>(elem), row_step, tile + r * row_bytes, row, elem);
+    CopyRow(load, *base + offset * static_cast<int64_t>(elem), row_step, tile + r * row_bytes, row, elem);
     for (int d = 1; d < walk.count; ++d) {
       if (++counter[d] < walk.shape[d]) {
         offset += walk.stride[d];
@@ -176,6 +187,22 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
       counter[d] = 0;
     }
   }
+  return {};
+}
+
+// `s = pl.read(t, [i, j])`: one element into a register, an integer sign- or zero-extended to 64
+// bits, an FP32 as its bit pattern (what tile-scalar ops read).
+Result ReadScalar(const DecodedKernel& kernel, size_t index, const int64_t* args, const int64_t* offsets,
+                  int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  auto base = RegionBase(kernel, index, args, offsets, /*write=*/false);
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  uint64_t bits = 0;
+  std::memcpy(&bits, *base, instr.elem_bytes);  // little-endian: the low bytes
+  const int shift = 64 - 8 * instr.elem_bytes;
+  const bool sign_extend = instr.kind == ElemKind::I32;  // signed integers (see DecodeRead)
+  regs[instr.scalar_dst] = sign_extend && shift > 0 ? static_cast<int64_t>(bits << shift) >> shift
+                                                    : static_cast<int64_t>(bits);
   return {};
 }
 
@@ -295,6 +322,15 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
     }
     Result result;
     switch (instr.op) {
+      case Opcode::ReadScalar:
+        if (instr.dynamic) {
+          for (int d = 0; d < instr.rank; ++d)
+            offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
+          result = ReadScalar(kernel, pc, args, offsets, regs);
+        } else {
+          result = ReadScalar(kernel, pc, args, instr.offsets.data(), regs);
+        }
+        break;
       case Opcode::Load:
       case Opcode::Store:
         if (instr.dynamic) {

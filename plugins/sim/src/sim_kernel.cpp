@@ -27,6 +27,7 @@ const char* OpcodeName(Opcode op) {
     case Opcode::Compute: return "compute";
     case Opcode::BranchIfZero: return "ifnot";
     case Opcode::Jump: return "jump";
+    case Opcode::ReadScalar: return "read";
   }
   return "?";
 }
@@ -236,7 +237,7 @@ class Decoder {
       if (param.dtype == ir::DataType::FP32) {
         const uint32_t reg = NewRegister(param.name, "scalar parameter (FP32 bits)");
         kernel_.scalar_params.push_back(ScalarParamInit{.reg = reg, .slot = param.slot, .bits = 32, .is_signed = false});
-        float_params_[var.get()] = reg;
+        float_regs_[var.get()] = reg;
         continue;
       }
       if (!IsIntScalar(var->type())) continue;
@@ -636,6 +637,7 @@ class Decoder {
     const std::string& op = call->op()->name;
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "tile.load") return DecodeLoad(target, *call);
+    if (op == "tensor.read") return DecodeRead(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);
     if (op == "tile.sub") return DecodeBinary(Opcode::Sub, target, *call);
@@ -829,6 +831,39 @@ class Decoder {
     instr.dst = tile->ref;
     instr.num_elements = count;
     values_[target.get()] = *tile;
+    Emit(instr);
+    return {};
+  }
+
+  // `s = pl.read(t, [i, j])`: integers become integer registers, an FP32 an FP32-bits register
+  // that tile-scalar ops read (as an FP32 scalar parameter is).
+  pypto::expected<void, std::string> DecodeRead(const ir::VarPtr& target, const ir::Call& call) {
+    if (!target) return {};  // a read nobody uses
+    auto tensor = Tensor(call.args()[0], "source of pl.read");
+    if (!tensor) return Error(tensor.error());
+    auto offsets = Offsets(call.args()[1], "pl.read indices");
+    if (!offsets) return Error(offsets.error());
+    const ir::DataType dtype = (*tensor)->dtype;
+    const bool is_float = dtype == ir::DataType::FP32;
+    const bool is_int = ir::IsInteger(dtype) && ir::DataTypeBytes(dtype) <= 8;
+    if (!is_float && !is_int)
+      return Fail(fmt::format("pl.read of a {} tensor: the simulator reads integer and FP32 elements only",
+                              ir::DataTypeName(dtype)));
+    Instr instr;
+    instr.op = Opcode::ReadScalar;
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], ir::Shape(offsets->size(), 1), instr); !ok)
+      return ok;
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
+    // I32 marks a signed integer (sign-extended); Raw an unsigned one or the bits of an FP32.
+    instr.kind = is_int && static_cast<uint8_t>(dtype) < 0x20 ? ElemKind::I32 : ElemKind::Raw;
+    const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
+    instr.scalar_dst = static_cast<int32_t>(reg);
+    if (is_float) {
+      float_regs_[target.get()] = reg;
+    } else {
+      values_[target.get()] = ScalarValue{Operand::Reg(reg)};
+      if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+    }
     Emit(instr);
     return {};
   }
@@ -1115,7 +1150,7 @@ class Decoder {
       return scalar;
     }
     if (const auto* var = expr->As<ir::Var>()) {
-      if (auto it = float_params_.find(var); it != float_params_.end()) {
+      if (auto it = float_regs_.find(var); it != float_regs_.end()) {
         scalar.source = ScalarOperand::Source::Fp32BitsReg;
         scalar.reg = static_cast<int32_t>(it->second);
         return scalar;
@@ -1266,7 +1301,7 @@ class Decoder {
   const ir::SocSpec& soc_;
   DecodedKernel kernel_;
   std::unordered_map<const ir::Var*, Value> values_;
-  std::unordered_map<const ir::Var*, uint32_t> float_params_;  // FP32 scalar parameter -> its register
+  std::unordered_map<const ir::Var*, uint32_t> float_regs_;  // FP32 scalar (parameter or pl.read) -> its register
   InstrSource source_;
   const ir::Span* span_ = nullptr;
   bool done_ = false;

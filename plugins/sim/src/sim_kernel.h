@@ -28,7 +28,10 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 // Compute covers every other tile op; its ComputeInfo says which.
 // BranchIfZero/Jump implement if/else: BranchIfZero jumps to its target when its condition is 0
 // (past the if branch), Jump always (from the end of the if branch past the else branch).
-enum class Opcode : uint8_t { Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump };
+// ReadScalar loads one element of a tensor argument into a register (pl.read).
+enum class Opcode : uint8_t {
+  Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump, ReadScalar
+};
 const char* OpcodeName(Opcode op);
 
 // The tile ops a Compute instruction runs (kernels/*.h does the arithmetic).
@@ -145,6 +148,7 @@ struct Instr {
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)
   // Load/Store with `dynamic`: the register holding offsets[d], or -1 where offsets[d] is constant.
   std::array<int32_t, kMaxDims> offset_regs = NoRegisters();
+  int32_t scalar_dst = -1;  // ReadScalar: the register written
   LoopInfo loop;  // LoopBegin/LoopEnd
   BranchInfo branch;  // BranchIfZero/Jump
   ComputeInfo compute;  // Compute

@@ -35,6 +35,24 @@ Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwar
   return std::make_shared<TensorType>(*shape, tensor->dtype());
 }
 
+// One element of a tensor, as a scalar of its dtype.
+Result<TypePtr> DeduceRead(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  const auto* tensor = args[0]->type()->As<TensorType>();
+  if (!tensor) return TypeError(fmt::format("pl.read reads an element of a tensor, got {}", args[0]->type()->str()), span);
+  const auto* indices = args[1]->As<TupleLiteral>();
+  if (!indices) return TypeError("pl.read takes the element's indices as a list: pl.read(t, [i, j])", span);
+  if (indices->elements().size() != tensor->shape().size())
+    return TypeError(fmt::format("pl.read of {} needs {} indices, got {}", tensor->str(), tensor->shape().size(),
+                                 indices->elements().size()),
+                     span);
+  for (const auto& index : indices->elements()) {
+    const auto* scalar = index->type()->As<ScalarType>();
+    if (!scalar || !IsInteger(scalar->dtype()))
+      return TypeError(fmt::format("pl.read indices are integers, got {}", index->type()->str()), span);
+  }
+  return std::make_shared<ScalarType>(tensor->dtype());
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& registry) {
@@ -43,6 +61,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType)},
                           .deduce_type = DeduceCreate,
                           .affinity = CoreAffinity::Shared});
+  registry.Register(OpDef{.name = "tensor.read",
+                          .description = "one element of a tensor in global memory, as a scalar",
+                          .params = {Arg("tensor"), Arg("indices")},
+                          .deduce_type = DeduceRead,
+                          .affinity = CoreAffinity::Shared,
+                          .reads_tensor_arg = 0});
   registry.Register(OpDef{.name = "tensor.reshape",
                           .description = "a view of a whole tensor under another shape (no data moves)",
                           .params = {Arg("tensor"), Arg("shape")},
