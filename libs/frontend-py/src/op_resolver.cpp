@@ -100,11 +100,15 @@ ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir
     return p.name == "tmp_tile" && p.required;
   });
   if (!unified_reduction || !tile || !needs_scratch) return ir::ExprPtr{};
+  return CreateTileLike(*tile, span);
+}
+
+ir::Result<ir::ExprPtr> CreateTileLike(const ir::TileType& tile, const ir::Span& span) {
   std::vector<ir::ExprPtr> shape;
-  for (int64_t dim : tile->shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+  for (int64_t dim : tile.shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
   auto call = ir::OpRegistry::Get().CreateCall(
       "tile.create", {std::make_shared<ir::TupleLiteral>(std::move(shape), span)},
-      {{"dtype", ir::OpAttr(tile->dtype())}, {"target_memory", ir::OpAttr(tile->memory_space())}}, span);
+      {{"dtype", ir::OpAttr(tile.dtype())}, {"target_memory", ir::OpAttr(tile.memory_space())}}, span);
   if (!call) return pypto::unexpected(call.error());
   return ir::ExprPtr(*call);
 }

@@ -31,6 +31,9 @@ ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vecto
 ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir::OpDef& op,
                                            const ir::ExprPtr& operand, const ir::Span& span);
 
+// `pl.tile.create(shape, dtype=..., target_memory=...)` of `tile`'s shape, dtype and memory space.
+ir::Result<ir::ExprPtr> CreateTileLike(const ir::TileType& tile, const ir::Span& span);
+
 // Whether `pl.X(a, b)` on two scalars is scalar arithmetic (pl.add, pl.max, ...), and which.
 std::optional<ir::BinaryOp> ScalarArithmetic(const std::string& dsl_name);
 

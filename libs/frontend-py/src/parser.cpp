@@ -870,11 +870,7 @@ class FunctionParser {
 
   // `name = pl.tile.create(shape, dtype=..., target_memory=...)`, bound in the environment.
   ir::Result<ir::StmtPtr> FreshTile(const std::string& name, const ir::TileType& tile, const ir::Span& span) {
-    std::vector<ir::ExprPtr> shape;
-    for (int64_t dim : tile.shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
-    auto call = ir::OpRegistry::Get().CreateCall(
-        "tile.create", {Tuple(shape, span)},
-        {{"dtype", ir::OpAttr(tile.dtype())}, {"target_memory", ir::OpAttr(tile.memory_space())}}, span);
+    auto call = CreateTileLike(tile, span);
     if (!call) return pypto::unexpected(call.error());
     auto var = std::make_shared<ir::Var>(name, (*call)->type(), span);
     env_[name] = var;
@@ -1058,21 +1054,9 @@ class FunctionParser {
   }
 
   ir::Result<ir::StmtPtr> ParseReturn(py::handle stmt) {
-    std::vector<ir::ExprPtr> values;
-    py::handle value = stmt.attr("value");
-    if (!value.is_none()) {
-      std::vector<py::handle> nodes;
-      if (IsNode(value, "Tuple")) {
-        for (auto element : value.attr("elts")) nodes.push_back(element);
-      } else {
-        nodes.push_back(value);
-      }
-      for (auto node : nodes) {
-        auto expr = ParseExpr(node);
-        if (!expr) return pypto::unexpected(expr.error());
-        values.push_back(*expr);
-      }
-    }
+    auto parsed = ReturnValues(stmt);
+    if (!parsed) return pypto::unexpected(parsed.error());
+    std::vector<ir::ExprPtr> values = std::move(*parsed);
     if (source_.signature)
       if (auto ok = CheckReturn(*source_.signature, values, map_.SpanOf(stmt)); !ok)
         return pypto::unexpected(ok.error());
@@ -1228,38 +1212,16 @@ class FunctionParser {
 
   ir::Result<ir::ExprPtr> ParseInlineCall(const std::string& name, py::handle node) {
     const ir::Span span = map_.SpanOf(node);
-    const SubFunction& sub = program_.request->functions.at(name);
     if (program_.parsing.contains(name))
       return MakeError(DiagnosticKind::Syntax, fmt::format("inline function '{}' calls itself", name), span);
-    SourceMap map{sub.filename, sub.line_offset, sub.column_offset};
-    auto def = ParseDef(sub.source, map);
-    if (!def) return pypto::unexpected(def.error());
-    std::vector<std::string> param_names;
-    for (auto arg : def->attr("args").attr("args")) param_names.push_back(arg.attr("arg").cast<std::string>());
-    std::vector<ir::ExprPtr> args(param_names.size());
-    if (auto ok = ParsePositionalArgs(name, node, args, span); !ok) return pypto::unexpected(ok.error());
-    for (auto keyword : node.attr("keywords")) {
-      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
-      auto it = std::find(param_names.begin(), param_names.end(), key);
-      if (it == param_names.end())
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
-                         map_.SpanOf(keyword));
-      if (auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - param_names.begin()), args); !ok)
-        return pypto::unexpected(ok.error());
-    }
-    FunctionSource source{.name = name, .def = *def, .map = map, .constants = &sub.constants, .type = source_.type};
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i])
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, param_names[i]),
-                         span);
-      if (const auto* tensor = args[i]->type()->As<ir::TensorType>())
-        source.tensor_specs[param_names[i]] = TensorSpec{tensor->shape(), tensor->dtype()};
-    }
-    FunctionParser inliner(program_, source);
+    auto call = ParseSubFunctionCall(name, node);
+    if (!call) return pypto::unexpected(call.error());
+    call->source.type = source_.type;
+    FunctionParser inliner(program_, call->source);
     inliner.kernel_depth_ = kernel_depth_;
     inliner.dynamic_ = dynamic_;
     program_.parsing.insert(name);
-    auto body = inliner.InlineBody(args, span);
+    auto body = inliner.InlineBody(call->args, span);
     program_.parsing.erase(name);
     if (!body) return pypto::unexpected(body.error());
     prelude_.insert(prelude_.end(), body->stmts.begin(), body->stmts.end());
@@ -1331,6 +1293,7 @@ class FunctionParser {
     return true;
   }
 
+  // `return a, b`: the values, in order (none for a bare return).
   ir::Result<std::vector<ir::ExprPtr>> ReturnValues(py::handle stmt) {
     std::vector<ir::ExprPtr> values;
     py::handle value = stmt.attr("value");
@@ -1683,13 +1646,9 @@ class FunctionParser {
     auto param = std::find_if(op.params.begin(), op.params.end(), [](const ir::OpParam& p) { return p.name == "tmp"; });
     const auto* tile = operand->type()->As<ir::TileType>();
     if (param == op.params.end() || call.Has(*param) || !tile) return true;
-    std::vector<ir::ExprPtr> shape;
-    for (int64_t dim : tile->shape()) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
-    auto scratch = ir::OpRegistry::Get().CreateCall(
-        "tile.create", {std::make_shared<ir::TupleLiteral>(std::move(shape), span)},
-        {{"dtype", ir::OpAttr(tile->dtype())}, {"target_memory", ir::OpAttr(tile->memory_space())}}, span);
+    auto scratch = CreateTileLike(*tile, span);
     if (!scratch) return pypto::unexpected(scratch.error());
-    return call.Bind(*param, ir::ExprPtr(*scratch), span);
+    return call.Bind(*param, *scratch, span);
   }
 
   // The positional arguments of a call to function `name`, into args[0], args[1], ...
@@ -1721,6 +1680,44 @@ class FunctionParser {
     return true;
   }
 
+  // A call of a @pl.jit.incore or .inline function: its definition, parsed from its own source, and
+  // the call's arguments in its parameter order (every parameter given, by position or keyword). The
+  // source's tensor specs are the argument tensors' shapes and dtypes.
+  struct SubFunctionCall {
+    FunctionSource source;
+    std::vector<std::string> param_names;
+    std::vector<ir::ExprPtr> args;
+  };
+
+  ir::Result<SubFunctionCall> ParseSubFunctionCall(const std::string& name, py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    const SubFunction& sub = program_.request->functions.at(name);
+    SourceMap map{sub.filename, sub.line_offset, sub.column_offset};
+    auto def = ParseDef(sub.source, map);
+    if (!def) return pypto::unexpected(def.error());
+    SubFunctionCall call{.source = FunctionSource{.name = name, .def = *def, .map = map, .constants = &sub.constants}};
+    for (auto arg : def->attr("args").attr("args")) call.param_names.push_back(arg.attr("arg").cast<std::string>());
+    const auto& names = call.param_names;
+    call.args.resize(names.size());
+    if (auto ok = ParsePositionalArgs(name, node, call.args, span); !ok) return pypto::unexpected(ok.error());
+    for (auto keyword : node.attr("keywords")) {
+      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      auto it = std::find(names.begin(), names.end(), key);
+      if (it == names.end())
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
+                         map_.SpanOf(keyword));
+      if (auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - names.begin()), call.args); !ok)
+        return pypto::unexpected(ok.error());
+    }
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      if (!call.args[i])
+        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, names[i]), span);
+      if (const auto* tensor = call.args[i]->type()->As<ir::TensorType>())
+        call.source.tensor_specs[names[i]] = TensorSpec{tensor->shape(), tensor->dtype()};
+    }
+    return call;
+  }
+
   // `out = kernel(a, b, out)`: a call to a @pl.jit.incore function, specialised on the argument types.
   ir::Result<ir::ExprPtr> ParseKernelCall(const std::string& name, py::handle node) {
     const ir::Span span = map_.SpanOf(node);
@@ -1731,37 +1728,15 @@ class FunctionParser {
     if (sub.form != "incore")
       return MakeError(DiagnosticKind::Syntax, fmt::format("calls to @pl.jit.{} functions are not supported yet", sub.form),
                        span);
-    SourceMap map{sub.filename, sub.line_offset, sub.column_offset};
-    auto def = ParseDef(sub.source, map);
-    if (!def) return pypto::unexpected(def.error());
-    std::vector<std::string> param_names;
-    for (auto arg : def->attr("args").attr("args")) param_names.push_back(arg.attr("arg").cast<std::string>());
-
-    std::vector<ir::ExprPtr> args(param_names.size());
-    if (auto ok = ParsePositionalArgs(name, node, args, span); !ok) return pypto::unexpected(ok.error());
-    for (auto keyword : node.attr("keywords")) {
-      std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
-      auto it = std::find(param_names.begin(), param_names.end(), key);
-      if (it == param_names.end())
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() has no parameter '{}'", name, key),
-                         map_.SpanOf(keyword));
-      auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - param_names.begin()), args);
-      if (!ok) return pypto::unexpected(ok.error());
-    }
+    auto call = ParseSubFunctionCall(name, node);
+    if (!call) return pypto::unexpected(call.error());
+    call->source.type = ir::FunctionType::InCore;
+    std::vector<ir::ExprPtr>& args = call->args;
     std::vector<std::string> key_parts;
-    FunctionSource kernel_source{.name = name, .def = *def, .map = map, .constants = &sub.constants,
-                                 .type = ir::FunctionType::InCore};
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i])
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, param_names[i]),
-                         span);
-      if (const auto* tensor = args[i]->type()->As<ir::TensorType>())
-        kernel_source.tensor_specs[param_names[i]] = TensorSpec{tensor->shape(), tensor->dtype()};
-      key_parts.push_back(args[i]->type()->str());
-    }
-    auto kernel = Specialise(kernel_source, fmt::format("{}({})", name, fmt::join(key_parts, ", ")), span);
+    for (const auto& arg : args) key_parts.push_back(arg->type()->str());
+    auto kernel = Specialise(call->source, fmt::format("{}({})", name, fmt::join(key_parts, ", ")), span);
     if (!kernel) return pypto::unexpected(kernel.error());
-    if (auto ok = CheckKernelArgs(**kernel, args, param_names, span); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = CheckKernelArgs(**kernel, args, call->param_names, span); !ok) return pypto::unexpected(ok.error());
     const auto& returns = (*kernel)->return_types();
     ir::TypePtr type = returns.size() == 1 ? returns[0]
                        : returns.empty()   ? ir::TypePtr(std::make_shared<ir::UnknownType>())

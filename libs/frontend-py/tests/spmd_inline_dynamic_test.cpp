@@ -24,6 +24,15 @@ ParseRequest RowsRequest(int64_t t) {
   return request;
 }
 
+// kRows with `from` replaced by `to` (inserted before `from` when `insert`), parsed for T = 32.
+std::string RowsEdited(std::string_view from, std::string_view to, bool insert = false) {
+  auto request = RowsRequest(32);
+  const size_t at = request.source.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  request.source.replace(at, insert ? 0 : from.size(), to);
+  return ParseWith(request);
+}
+
 TEST(SpmdScope, KernelBodyIsAScopeLaunchedOnBlocks) {
   EXPECT_EQ(ParseWith(RowsRequest(32)),
             "@pl.program\n"
@@ -56,21 +65,12 @@ TEST(SpmdScope, LoopFormBindsTheBlockIndex) {
 }
 
 TEST(SpmdScope, BlockCountMustBeKnownAtCompileTime) {
-  std::string source = kRows;
-  source.replace(source.find("n // 8"), 6, "pl.tile.get_block_idx()");
-  auto request = RowsRequest(32);
-  request.source = source;
-  EXPECT_EQ(ParseWith(request),
+  EXPECT_EQ(RowsEdited("n // 8", "pl.tile.get_block_idx()"),
             "/src/kernels.py:4:18: error: pl.spmd core_num must be known at compile time; `pl.tile.get_block_idx()` is "
             "not");
-  source = kRows;
-  source.replace(source.find("n // 8"), 6, "n - 32");
-  request.source = source;
-  EXPECT_EQ(ParseWith(request), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 1, got 0");
-  source = kRows;
-  source.replace(source.find("allow_early_resolve=True"), 24, "sync_start=True");
-  request.source = source;
-  EXPECT_EQ(ParseWith(request), "/src/kernels.py:4:46: error: pl.spmd argument 'sync_start' is not supported yet");
+  EXPECT_EQ(RowsEdited("n // 8", "n - 32"), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 1, got 0");
+  EXPECT_EQ(RowsEdited("allow_early_resolve=True", "sync_start=True"),
+            "/src/kernels.py:4:46: error: pl.spmd argument 'sync_start' is not supported yet");
 }
 
 TEST(DynamicDims, TensorsSharingADimensionMustAgree) {
@@ -82,21 +82,15 @@ TEST(DynamicDims, TensorsSharingADimensionMustAgree) {
 }
 
 TEST(DynamicDims, BindDynamicChecksTheExtent) {
-  std::string source = kRows;
-  source.replace(source.find("    n = "), 0, "    x.bind_dynamic(1, T)\n");
-  auto request = RowsRequest(32);
-  request.source = source;
-  EXPECT_EQ(ParseWith(request),
+  EXPECT_EQ(RowsEdited("    n = ", "    x.bind_dynamic(1, T)\n", /*insert=*/true),
             "/src/kernels.py:3:5: error: axis 1 of 'x' is 64, but the dynamic dimension 'T' is 32 (from parameter "
             "'x')\n"
             "  help: tensors that share a pl.dynamic dimension must agree on its extent");
 }
 
 TEST(DynamicDims, AnUnboundDimensionCannotBeRead) {
-  std::string source = kRows;
-  source.replace(source.find("n = pl.tensor.dim(x, 0)"), 23, "n = M");
   auto request = RowsRequest(32);
-  request.source = source;
+  request.source.replace(request.source.find("n = pl.tensor.dim(x, 0)"), 23, "n = M");
   request.constants["M"] = DynamicDim{"M"};
   EXPECT_EQ(ParseWith(request),
             "/src/kernels.py:3:9: error: the dynamic dimension 'M' is not bound to any parameter\n"
@@ -104,11 +98,7 @@ TEST(DynamicDims, AnUnboundDimensionCannotBeRead) {
 }
 
 TEST(DynamicDims, TensorDimAxisIsChecked) {
-  std::string source = kRows;
-  source.replace(source.find("pl.tensor.dim(x, 0)"), 19, "pl.tensor.dim(x, 2)");
-  auto request = RowsRequest(32);
-  request.source = source;
-  EXPECT_EQ(ParseWith(request),
+  EXPECT_EQ(RowsEdited("pl.tensor.dim(x, 0)", "pl.tensor.dim(x, 2)"),
             "/src/kernels.py:3:26: error: pl.tensor.dim axis must be an integer in [-2, 2) for "
             "pl.Tensor[[32, 64], pl.FP32]");
 }
