@@ -434,17 +434,10 @@ class KernelAllocator {
 Pass AllocateMemoryAddr() {
   return Pass("AllocateMemoryAddr", {IRProperty::NoNestedCalls, IRProperty::CoreTypesResolved}, {IRProperty::TileMemoryAllocated}, {},
               [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions()) {
-                  if (!IsKernel(function->type())) {
-                    functions.push_back(function);
-                    continue;
-                  }
-                  auto allocated = KernelAllocator(*function, *context.soc).Run();
-                  if (!allocated) return pypto::unexpected(allocated.error());
-                  functions.push_back(*allocated);
-                }
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
+                  if (!IsKernel(function->type())) return function;
+                  return KernelAllocator(*function, *context.soc).Run();
+                });
               });
 }
 

@@ -75,14 +75,12 @@ class DirectionWriter final : public IRMutator {
 Pass DeriveCallDirections() {
   return Pass("DeriveCallDirections", {IRProperty::NoInCoreScopes}, {IRProperty::CallDirectionsDerived}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions()) {
+                return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   DirectionWriter writer(*program);
                   auto body = writer.MutateStmt(function->body());
                   if (writer.error()) return pypto::unexpected(*writer.error());
-                  functions.push_back(body == function->body() ? function : function->WithBody(body));
-                }
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                  return body == function->body() ? function : function->WithBody(body);
+                });
               });
 }
 

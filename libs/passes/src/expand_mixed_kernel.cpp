@@ -48,13 +48,7 @@ Pass ExpandMixedKernel() {
   return Pass("ExpandMixedKernel", {IRProperty::NoInCoreScopes, IRProperty::TileMemoryInferred},
               {IRProperty::CoreTypesResolved}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions()) {
-                  auto resolved = ResolveCoreType(function);
-                  if (!resolved) return pypto::unexpected(resolved.error());
-                  functions.push_back(*resolved);
-                }
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                return RewriteEachFunction(program, ResolveCoreType);
               });
 }
 

@@ -92,10 +92,9 @@ class CallFlattener {
 Pass FlattenCallExpr() {
   return Pass("FlattenCallExpr", {}, {IRProperty::NoNestedCalls}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions())
-                  functions.push_back(function->WithBody(CallFlattener().Flatten(function->body())));
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
+                  return function->WithBody(CallFlattener().Flatten(function->body()));
+                });
               });
 }
 

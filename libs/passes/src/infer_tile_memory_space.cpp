@@ -360,13 +360,7 @@ Pass InferTileMemorySpace() {
   return Pass("InferTileMemorySpace", {IRProperty::NoNestedCalls, IRProperty::NoInCoreScopes},
               {IRProperty::TileMemoryInferred}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions()) {
-                  auto placed = PlaceKernelTiles(function);
-                  if (!placed) return pypto::unexpected(placed.error());
-                  functions.push_back(*placed);
-                }
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                return RewriteEachFunction(program, PlaceKernelTiles);
               });
 }
 

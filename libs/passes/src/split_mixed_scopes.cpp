@@ -130,16 +130,11 @@ class ScopeSplitter final : public IRMutator {
 Pass SplitMixedScopes() {
   return Pass("SplitMixedScopes", {IRProperty::NoNestedCalls}, {}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                std::vector<FunctionPtr> functions;
-                for (const auto& function : program->functions()) {
-                  if (IsKernel(function->type())) {
-                    functions.push_back(function);
-                    continue;
-                  }
+                return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
+                  if (IsKernel(function->type())) return function;
                   auto body = ScopeSplitter().MutateStmt(function->body());
-                  functions.push_back(body == function->body() ? function : function->WithBody(body));
-                }
-                return std::make_shared<Program>(program->name(), functions, program->entry_name());
+                  return body == function->body() ? function : function->WithBody(body);
+                });
               });
 }
 

@@ -39,4 +39,9 @@ class Pass {
   RunFn run_;
 };
 
+// What most passes do: rewrite each function on its own. The program with every function replaced
+// by `rewrite(function)` (which may return it unchanged), or the first error.
+using FunctionRewrite = std::function<ir::Result<ir::FunctionPtr>(const ir::FunctionPtr&)>;
+ir::Result<ir::ProgramPtr> RewriteEachFunction(const ir::ProgramPtr& program, const FunctionRewrite& rewrite);
+
 }  // namespace pypto::passes
