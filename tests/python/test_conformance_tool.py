@@ -5,6 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from sample_programs import TWICE_PROGRAM
+
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "conformance" / "run.py"
 
@@ -12,21 +14,7 @@ SYSTEM_TEST = '''
 import pypto.language as pl
 import torch
 from harness.core.harness import DataType, PTOTestCase, TensorSpec
-
-
-@pl.program
-class Twice:
-    @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        out_1: pl.Tensor[[16, 16], pl.FP32] = self.twice(x, out)
-        return out_1
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def twice(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])
-        pl.tile.store(pl.tile.muls(t, 2.0), [0, 0], out)
-        return out
-
+''' + TWICE_PROGRAM + '''
 
 class TwiceCase(PTOTestCase):
     __test__ = False

@@ -14,6 +14,7 @@ import pypto.language as pl
 from pypto.backend import BackendType, platform_for
 from pypto.runtime import RunConfig, execute_compiled, load_compiled
 from pypto.runtime.runner import DfxOptions
+from sample_programs import TWICE_PROGRAM
 
 KERNELS = """
 import pypto.language as pl
@@ -119,23 +120,7 @@ def test_a_device_platform_compiles_but_running_says_a_device_is_needed(kernels)
         execute_compiled(compiled.output_dir, [x, y, out])
 
 
-PROGRAM = """
-import pypto.language as pl
-
-
-@pl.program
-class Twice:
-    @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        out_1: pl.Tensor[[16, 16], pl.FP32] = self.twice(x, out)
-        return out_1
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def twice(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])
-        pl.tile.store(pl.tile.muls(t, 2.0), [0, 0], out)
-        return out
-"""
+PROGRAM = "\nimport pypto.language as pl\n\n" + TWICE_PROGRAM
 
 
 def test_ir_compile_takes_a_backend_or_a_platform(write_kernel):
