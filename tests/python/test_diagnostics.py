@@ -74,10 +74,65 @@ def test_a_kernel_too_large_for_ub_names_the_tile(write_kernel):
     module, path = write_kernel("large", source)
     with pytest.raises(ResourceError) as info:
         module.kernel(*_args((256, 96)))
-    assert "does not fit in Vec: tile 'tb'" in info.value.message
-    assert "and Ascend910B has 188416 bytes" in info.value.message
+    assert info.value.message == (
+        f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in UB (Vec): tile 'tb' "
+        "(pl.Tile[[256, 96], pl.FP32, pl.Mem.Vec]) needs 98304 bytes while 98304 bytes are in use, "
+        "and Ascend910B has 188416 bytes"
+    )
+    assert info.value.location == f"{path}:9:9"
     # The same kernel fits the larger UB of the a5.
     module.kernel(*_args((256, 96)), config=RunConfig(platform="a5sim"))
+
+
+MATMUL_KERNEL = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a1 = pl.load(a, [0, 0], [{m}, {k}], target_memory=pl.MemorySpace.Mat)
+        b1 = pl.load(b, [0, 0], [{k}, {n}], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
+        pl.store(acc, [0, 0], c)
+    return c
+"""
+
+
+def _matmul_resource_error(write_kernel, name, m, k, n, platform="a2a3sim"):
+    module, path = write_kernel(name, MATMUL_KERNEL.format(m=m, k=k, n=n))
+    with pytest.raises(ResourceError) as info:
+        module.kernel(torch.ones(m, k), torch.ones(k, n), torch.empty(m, n), config=RunConfig(platform=platform))
+    return info.value, path
+
+
+def test_operands_too_large_for_l1_name_the_second_load(write_kernel):
+    # a1 alone fills the 512 KB of L1, so b1 finds no room.
+    error, path = _matmul_resource_error(write_kernel, "l1", 256, 512, 16)
+    assert error.message == (
+        f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in L1 (Mat): tile 'b1' "
+        "(pl.Tile[[512, 16], pl.FP32, pl.Mem.Mat]) needs 32768 bytes while 524288 bytes are in use, "
+        "and Ascend910B has 524288 bytes"
+    )
+    assert error.location == f"{path}:9:9"
+
+
+def test_a_result_too_large_for_l0c_names_the_accumulator(write_kernel):
+    # Operands of 16 KB each fit L1, L0A and L0B; the 256x256 f32 result (256 KB) exceeds the 128 KB L0C.
+    error, path = _matmul_resource_error(write_kernel, "l0c", 256, 16, 256)
+    assert error.message == (
+        f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in L0C (Acc): tile 'acc' "
+        "(pl.Tile[[256, 256], pl.FP32, pl.Mem.Acc]) needs 262144 bytes while 0 bytes are in use, "
+        "and Ascend910B has 131072 bytes"
+    )
+    assert error.location == f"{path}:10:9"
+
+
+def test_a_left_operand_too_large_for_l0a(write_kernel):
+    # 128x256 f32 is 128 KB: it fits L1 but not the 64 KB of L0A.
+    error, path = _matmul_resource_error(write_kernel, "l0a", 128, 256, 16, platform="a5sim")
+    assert error.message.startswith(f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in L0A (Left): ")
+    assert "needs 131072 bytes while 0 bytes are in use, and Ascend950 has 65536 bytes" in error.message
 
 
 def test_unknown_run_config_fields_are_rejected():

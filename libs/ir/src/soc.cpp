@@ -16,6 +16,20 @@ int64_t SocSpec::capacity(MemorySpace space) const {
   return 0;
 }
 
+std::string_view HardwareBufferName(MemorySpace space) {
+  switch (space) {
+    case MemorySpace::DDR: return "GM";
+    case MemorySpace::Vec: return "UB";
+    case MemorySpace::Mat: return "L1";
+    case MemorySpace::Left: return "L0A";
+    case MemorySpace::Right: return "L0B";
+    case MemorySpace::Acc: return "L0C";
+    case MemorySpace::Bias: return "BT";
+    case MemorySpace::ScalarLocal: return "scalar buffer";
+  }
+  return "?";
+}
+
 // Usable UB is below the physical size: the top 8 KB is avoided on both SoCs, as upstream does.
 const SocSpec& Ascend910B() {
   static const SocSpec spec{.name = "Ascend910B",

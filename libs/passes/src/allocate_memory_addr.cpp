@@ -389,6 +389,11 @@ class KernelAllocator {
     return TileMemRef{placement.offset, placement.size};
   }
 
+  // Where the kernel came from: its pl.at scope or @pl.jit.incore definition, when the IR says.
+  std::string ScopeOrigin() const {
+    return kernel_.span().known() ? fmt::format(" (from {})", kernel_.span().str()) : "";
+  }
+
   Result<TileMemRef> Allocate(const Var& var, const TileType& tile) {
     auto [it, inserted] =
         buffers_.try_emplace(tile.memory_space(), soc_.capacity(tile.memory_space()), soc_.alignment);
@@ -396,10 +401,11 @@ class KernelAllocator {
     if (!offset) {
       int64_t capacity = soc_.capacity(tile.memory_space());
       return MakeError(DiagnosticKind::Resource,
-                       fmt::format("kernel '{}' does not fit in {}: tile '{}' ({}) needs {} bytes while {} bytes "
-                                   "are in use, and {} has {} bytes",
-                                   kernel_.name(), MemorySpaceName(tile.memory_space()), var.name_hint(), tile.str(),
-                                   tile.num_bytes(), it->second.in_use(), soc_.name, capacity),
+                       fmt::format("kernel '{}'{} does not fit in {} ({}): tile '{}' ({}) needs {} bytes while {} "
+                                   "bytes are in use, and {} has {} bytes",
+                                   kernel_.name(), ScopeOrigin(), HardwareBufferName(tile.memory_space()),
+                                   MemorySpaceName(tile.memory_space()), var.name_hint(), tile.str(), tile.num_bytes(),
+                                   it->second.in_use(), soc_.name, capacity),
                        var.span(), "use smaller tiles, or let tiles die earlier so their buffers can be reused");
     }
     return TileMemRef{*offset, tile.num_bytes()};

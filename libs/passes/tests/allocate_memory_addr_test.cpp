@@ -28,8 +28,9 @@ TEST(AllocateMemoryAddr, KernelTooLargeForUbIsAnErrorNamingEverything) {
   auto lowered = Lower(testing::TileAddProgram(256, 96), PassContext{});
   ASSERT_FALSE(lowered);
   EXPECT_EQ(lowered.error().message,
-            "kernel 'tile_add_incore_0' does not fit in Vec: tile 'tile_b' (pl.Tile[[256, 96], pl.FP32, pl.Mem.Vec]) "
-            "needs 98304 bytes while 98304 bytes are in use, and Ascend910B has 188416 bytes");
+            "kernel 'tile_add_incore_0' (from k.py:2:5) does not fit in UB (Vec): tile 'tile_b' "
+            "(pl.Tile[[256, 96], pl.FP32, pl.Mem.Vec]) needs 98304 bytes while 98304 bytes are in use, and "
+            "Ascend910B has 188416 bytes");
   EXPECT_EQ(lowered.error().span.str(), "k.py:4:9");
 }
 

@@ -26,6 +26,10 @@ struct SocSpec {
   int64_t capacity(MemorySpace space) const;
 };
 
+// The hardware buffer behind a memory space, as Ascend documentation names it: Vec is "UB", Mat "L1",
+// Left/Right "L0A"/"L0B", Acc "L0C", Bias "BT"; DDR is "GM".
+std::string_view HardwareBufferName(MemorySpace space);
+
 const SocSpec& Ascend910B();
 const SocSpec& Ascend950();
 
