@@ -37,6 +37,10 @@ def pypto_run_path() -> str:
     return os.environ["PYPTO_RUN"]
 
 
+def pypto_opt_path() -> str:
+    return os.environ["PYPTO_OPT"]
+
+
 @pytest.fixture(autouse=True)
 def fresh_example_cache():
     """The example module is shared by tests: each starts without compiled specialisations."""

@@ -119,13 +119,7 @@ ProgramView ParseProgramSource(const std::string& source, const std::string& fil
 ProgramView Lower(const ProgramView& program, const std::string& platform, bool verify,
                   const std::optional<std::string>& dump_dir) {
   passes::PassManagerOptions options{.verify = verify};
-  if (dump_dir) {
-    std::filesystem::create_directories(*dump_dir);
-    std::ofstream(std::filesystem::path(*dump_dir) / "00_frontend.py") << ir::PrintProgram(*program.program);
-    options.after_pass = [dir = *dump_dir](int slot, const std::string& name, const ir::Program& p) {
-      std::ofstream(std::filesystem::path(dir) / fmt::format("{:02}_after_{}.py", slot, name)) << ir::PrintProgram(p);
-    };
-  }
+  if (dump_dir) passes::DumpPassesTo(options, *dump_dir, *program.program);
   return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &SocOf(platform)}, options))};
 }
 

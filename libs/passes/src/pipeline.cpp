@@ -2,6 +2,13 @@
 // contract of each pass (passes.h) states exactly what.
 #include "pypto/passes/pipeline.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "pypto/ir/printer.h"
 #include "pypto/passes/passes.h"
 
 namespace pypto::passes {
@@ -21,6 +28,32 @@ PassManager DefaultPipeline(PassManagerOptions options) {
 ir::Result<ir::ProgramPtr> Lower(const ir::ProgramPtr& program, const PassContext& context,
                                  PassManagerOptions options) {
   return DefaultPipeline(std::move(options)).Run(program, context);
+}
+
+ir::Result<PassManager> PipelineOf(const std::vector<std::string>& names, PassManagerOptions options) {
+  const PassManager all = DefaultPipeline();
+  const auto& known = all.passes();
+  PassManager pipeline(std::move(options));
+  for (const auto& name : names) {
+    auto it = std::ranges::find_if(known, [&](const Pass& pass) { return pass.name() == name; });
+    if (it == known.end()) {
+      std::vector<std::string_view> known_names;
+      for (const auto& pass : known) known_names.push_back(pass.name());
+      return ir::MakeError(ir::DiagnosticKind::InvalidOperation,
+                           fmt::format("unknown pass '{}'; the passes are {}", name, fmt::join(known_names, ", ")));
+    }
+    pipeline.Add(*it);
+  }
+  return pipeline;
+}
+
+void DumpPassesTo(PassManagerOptions& options, const std::filesystem::path& directory, const ir::Program& program,
+                  std::string_view first_name) {
+  std::filesystem::create_directories(directory);
+  std::ofstream(directory / fmt::format("00_{}.py", first_name)) << ir::PrintProgram(program);
+  options.after_pass = [directory](int slot, const std::string& name, const ir::Program& after) {
+    std::ofstream(directory / fmt::format("{:02}_after_{}.py", slot, name)) << ir::PrintProgram(after);
+  };
 }
 
 }  // namespace pypto::passes

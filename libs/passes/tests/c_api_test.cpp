@@ -39,4 +39,53 @@ TEST(PassesCApi, PipelineNames) {
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
 
+TEST(PassesCApi, PassContracts) {
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(0), "{}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(0), "{NoNestedCalls}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_invalidated(0), "{}");
+  EXPECT_EQ(pypto_passes_pipeline_pass_required(99), nullptr);
+}
+
+// Lowering step by step through named passes ends where the whole pipeline ends.
+TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
+  pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
+  pypto_ir_program* whole = nullptr;
+  ASSERT_EQ(pypto_passes_run(program, "a2a3sim", nullptr, 1, nullptr, &whole), PYPTO_OK) << pypto_last_error_message();
+  pypto_ir_program* first = nullptr;
+  ASSERT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr, SplitMixedScopes,OutlineIncoreScopes", 1, nullptr,
+                             &first),
+            PYPTO_OK)
+      << pypto_last_error_message();
+  pypto_ir_program* rest = nullptr;
+  ASSERT_EQ(pypto_passes_run(first, "a2a3sim",
+                             "InferTileMemorySpace,ExpandMixedKernel,AllocateMemoryAddr,DeriveCallDirections", 1,
+                             nullptr, &rest),
+            PYPTO_OK)
+      << pypto_last_error_message();
+  char* whole_text = nullptr;
+  char* rest_text = nullptr;
+  ASSERT_EQ(pypto_ir_program_print(whole, &whole_text), PYPTO_OK);
+  ASSERT_EQ(pypto_ir_program_print(rest, &rest_text), PYPTO_OK);
+  EXPECT_STREQ(rest_text, whole_text);
+  pypto_string_free(whole_text);
+  pypto_string_free(rest_text);
+  for (auto* handle : {program, whole, first, rest}) pypto_ir_program_destroy(handle);
+}
+
+TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
+  pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
+  pypto_ir_program* result = nullptr;
+  EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
+  EXPECT_STREQ(pypto_last_error_message(),
+               "unknown pass 'Inline'; the passes are FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, "
+               "InferTileMemorySpace, ExpandMixedKernel, AllocateMemoryAddr, DeriveCallDirections");
+  // The kernel is still a pl.at scope: nothing has outlined it.
+  EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
+  EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),
+            std::string::npos)
+      << pypto_last_error_message();
+  EXPECT_EQ(result, nullptr);
+  pypto_ir_program_destroy(program);
+}
+
 }  // namespace

@@ -1,0 +1,106 @@
+// pypto-opt: reads a program in its printed form (what the compiler writes as lowered_program.py or
+// into passes_dump/), runs the default pipeline or named passes on it, and prints the result.
+// Everything goes through the libraries' C ABI, as any tool embedding them would.
+//
+//   pypto-opt FILE.py [-p PLATFORM] [--passes A,B] [--verify] [--dump-dir DIR] [-o OUT]
+//   pypto-opt --list-passes
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "pypto-c/frontend.h"
+#include "pypto-c/ir.h"
+#include "pypto-c/passes.h"
+
+namespace {
+
+using ProgramHandle = std::unique_ptr<pypto_ir_program, decltype(&pypto_ir_program_destroy)>;
+
+int Fail(const std::string& message) {
+  std::cerr << "pypto-opt: " << message << "\n";
+  return 1;
+}
+
+int ListPasses() {
+  for (size_t i = 0; i < pypto_passes_pipeline_size(); ++i)
+    std::cout << pypto_passes_pipeline_pass_name(i) << "\n  requires " << pypto_passes_pipeline_pass_required(i)
+              << "\n  produces " << pypto_passes_pipeline_pass_produced(i) << "\n  invalidates "
+              << pypto_passes_pipeline_pass_invalidated(i) << "\n";
+  return 0;
+}
+
+// The whole input: a file, or standard input for "-".
+bool ReadInput(const std::string& path, std::string& text) {
+  std::ostringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    buffer << in.rdbuf();
+  }
+  text = buffer.str();
+  return true;
+}
+
+// Writes to a temporary beside `path` and renames it over, so a failed write leaves what was there.
+bool WriteOutput(const std::string& path, const std::string& text) {
+  if (path == "-") return static_cast<bool>(std::cout << text);
+  const std::string temporary = path + ".pypto-opt.tmp";
+  std::ofstream out(temporary, std::ios::binary);
+  if (out << text && (out.close(), out)) return std::rename(temporary.c_str(), path.c_str()) == 0;
+  std::remove(temporary.c_str());
+  return false;
+}
+
+struct Options {
+  std::string input, output = "-", platform = "a2a3sim", passes, dump_dir;
+  bool verify = false;
+};
+
+int Run(const Options& options) {
+  std::string source;
+  if (options.input != "-" && !std::filesystem::exists(options.input)) return Fail(options.input + ": no such file");
+  if (!ReadInput(options.input, source)) return Fail(options.input + ": cannot read the file");
+  const std::string filename = options.input == "-" ? "<stdin>" : options.input;
+  pypto_ir_program* parsed = nullptr;
+  if (pypto_frontend_parse_program(source.c_str(), filename.c_str(), 0, &parsed) != PYPTO_OK)
+    return Fail(pypto_last_error_message());
+  ProgramHandle input(parsed, pypto_ir_program_destroy);
+  pypto_ir_program* transformed = nullptr;
+  if (pypto_passes_run(input.get(), options.platform.c_str(), options.passes.c_str(), options.verify ? 1 : 0,
+                       options.dump_dir.empty() ? nullptr : options.dump_dir.c_str(), &transformed) != PYPTO_OK)
+    return Fail(pypto_last_error_message());
+  ProgramHandle result(transformed, pypto_ir_program_destroy);
+  char* text = nullptr;
+  if (pypto_ir_program_print(result.get(), &text) != PYPTO_OK) return Fail(pypto_last_error_message());
+  const std::string printed = text;
+  pypto_string_free(text);
+  if (!WriteOutput(options.output, printed)) return Fail(options.output + ": cannot write the result");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run PyPTO compiler passes on a program in its printed (@pl.program) form."};
+  Options options;
+  bool list_passes = false;
+  app.add_option("input", options.input, "The program: a .py file as lowered_program.py or passes_dump/ hold, or -");
+  app.add_option("-o,--output", options.output, "Where to write the result (default: standard output)");
+  app.add_option("-p,--platform", options.platform, "The platform whose SoC the passes target")
+      ->capture_default_str();
+  app.add_option("--passes", options.passes, "Comma-separated pass names to run in order (default: the pipeline)");
+  app.add_flag("--verify", options.verify, "Verify every produced property after each pass");
+  app.add_option("--dump-dir", options.dump_dir, "Write the input and the program after each pass into DIR");
+  app.add_flag("--list-passes", list_passes, "List the pipeline's passes with their property contracts");
+  CLI11_PARSE(app, argc, argv);
+  if (list_passes) return ListPasses();
+  if (options.input.empty()) return Fail("missing the input file (or - for standard input)\n" + app.help());
+  return Run(options);
+}
