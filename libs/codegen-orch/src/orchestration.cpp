@@ -333,6 +333,8 @@ class LoopExpander {
       }
       submit.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar, .scalar = bits});
     }
+    submit.scopes_opened = unopened_scopes_;
+    unopened_scopes_ = 0;
     submits_.push_back(std::move(submit));
     return true;
   }
@@ -372,10 +374,23 @@ class LoopExpander {
         return TooLarge(fmt::format("runs more than {} loop iterations", kMaxLoopIterations));
       values_[loop.loop_var().get()] = Value{.i = static_cast<int64_t>(i)};
       enclosing_.back().second = static_cast<int64_t>(i);
-      if (auto ok = Run(step.body); !ok) return ok;
+      if (auto ok = Iteration(step.body); !ok) return ok;
     }
     enclosing_.pop_back();
     return true;
+  }
+
+  // One iteration of a loop body, a runtime scope: opened before its first submit, closed after its
+  // last; an iteration that submits nothing opens none.
+  ir::Result<bool> Iteration(const std::vector<Step>& body) {
+    const size_t before = submits_.size();
+    ++unopened_scopes_;
+    auto ok = Run(body);
+    if (submits_.size() > before)
+      ++submits_.back().scopes_closed;
+    else
+      --unopened_scopes_;
+    return ok;
   }
 
   // A lower bound on the submits one run of `steps` makes: its own, and those of inner loops whose
@@ -528,6 +543,7 @@ class LoopExpander {
   }
 
   std::vector<rt::PlanSubmit>& submits_;
+  uint16_t unopened_scopes_ = 0;  // iteration scopes begun with no submit yet to open them
   std::unordered_map<const ir::Var*, Value> values_;
   std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
   uint64_t iterations_ = 0;
@@ -740,19 +756,21 @@ class OrchestrationEmitter {
       condition = fmt::format("((({0}) > 0 && {1} < {2}) || (({0}) < 0 && {1} > {2}))", step, name, stop);
     }
     body_ += fmt::format("{0}for (int64_t {1} = {2}; {3}; {1} += {4}) {{\n", indent_, name, start, condition, step);
+    // Each iteration is a runtime scope, so its tasks' ring slots come back when it ends.
+    body_ += indent_ + "  PTO2_SCOPE() {\n";
 
     LoopStep expanded{.loop = &loop};
     std::vector<Step>* outer_steps = steps_;
     steps_ = &expanded.body;
-    indent_ += "  ";
+    indent_ += "    ";
     block_start_ = true;
     ++loop_depth_;
     for (const auto& stmt : ir::FlattenStmts(loop.body()))
       if (auto ok = EmitStmt(stmt); !ok) return ok;
     --loop_depth_;
-    indent_.resize(indent_.size() - 2);
+    indent_.resize(indent_.size() - 4);
     steps_ = outer_steps;
-    body_ += indent_ + "}\n";
+    body_ += indent_ + "  }\n" + indent_ + "}\n";
     block_start_ = after_scalar_ = false;
     expanded.submits = ContainsSubmit(expanded.body);
     steps_->push_back(Step{std::move(expanded)});

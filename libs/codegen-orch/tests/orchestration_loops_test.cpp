@@ -60,13 +60,17 @@ TEST(OrchestrationLoops, HelloWorldCppKeepsBothLoops) {
                                            "\n"
                                            "  PTO2_SCOPE() {\n"
                                            "    for (int64_t r = 0; r < 1024; r += 128) {\n"
-                                           "      for (int64_t c = 0; c < 512; c += 256) {\n"
-                                           "        CoreTaskArgs params_t0;\n"
-                                           "        params_t0.add_input(ext_x);\n"
-                                           "        params_t0.add_output(ext_y);\n"
-                                           "        params_t0.add_scalar(r);\n"
-                                           "        params_t0.add_scalar(c);\n"
-                                           "        rt_submit_aiv_task(0, params_t0);\n"
+                                           "      PTO2_SCOPE() {\n"
+                                           "        for (int64_t c = 0; c < 512; c += 256) {\n"
+                                           "          PTO2_SCOPE() {\n"
+                                           "            CoreTaskArgs params_t0;\n"
+                                           "            params_t0.add_input(ext_x);\n"
+                                           "            params_t0.add_output(ext_y);\n"
+                                           "            params_t0.add_scalar(r);\n"
+                                           "            params_t0.add_scalar(c);\n"
+                                           "            rt_submit_aiv_task(0, params_t0);\n"
+                                           "          }\n"
+                                           "        }\n"
                                            "      }\n"
                                            "    }\n"
                                            "  }\n" +
@@ -75,6 +79,18 @@ TEST(OrchestrationLoops, HelloWorldCppKeepsBothLoops) {
   ASSERT_EQ(orchestration->kernels.size(), 1u);
   EXPECT_EQ(orchestration->kernels[0].name, "add_scalar");
   EXPECT_EQ(orchestration->kernels[0].signature, (std::vector<std::string>{"IN", "OUT"}));
+}
+
+// Every iteration is a scope: the first submit of an r iteration opens the r and c scopes, each
+// later one its own c scope; every submit closes its c scope, the last of an r iteration that too.
+TEST(OrchestrationLoops, EachIterationOfAPlanLoopIsAScope) {
+  auto orchestration = Generate(testing::HelloWorldProgram());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  std::vector<std::pair<int, int>> scopes;
+  for (const auto& submit : orchestration->plan.submits) scopes.emplace_back(submit.scopes_opened, submit.scopes_closed);
+  std::vector<std::pair<int, int>> expected;
+  for (int r = 0; r < 8; ++r) expected.insert(expected.end(), {{2, 1}, {1, 2}});
+  EXPECT_EQ(scopes, expected);
 }
 
 TEST(OrchestrationLoops, HelloWorldPlanSubmitsEveryIterationInOrder) {
@@ -169,19 +185,21 @@ TEST(OrchestrationLoops, ScalarsComputedInTheLoopBecomeCppVariables) {
                                            "\n"
                                            "  PTO2_SCOPE() {\n"
                                            "    for (int64_t kb = 0; kb < 4; kb += 1) {\n"
-                                           "      int64_t k0 = (kb * 64);\n"
-                                           "      CoreTaskArgs params_t0;\n"
-                                           "      params_t0.add_input(ext_x);\n"
-                                           "      params_t0.add_output(ext_y);\n"
-                                           "      params_t0.add_scalar(k0);\n"
-                                           "      rt_submit_aiv_task(0, params_t0);\n"
+                                           "      PTO2_SCOPE() {\n"
+                                           "        int64_t k0 = (kb * 64);\n"
+                                           "        CoreTaskArgs params_t0;\n"
+                                           "        params_t0.add_input(ext_x);\n"
+                                           "        params_t0.add_output(ext_y);\n"
+                                           "        params_t0.add_scalar(k0);\n"
+                                           "        rt_submit_aiv_task(0, params_t0);\n"
                                            "\n"
-                                           "      int64_t row = ((k0 / 2) * 2);\n"
-                                           "      CoreTaskArgs params_t1;\n"
-                                           "      params_t1.add_input(ext_y);\n"
-                                           "      params_t1.add_output(ext_z);\n"
-                                           "      params_t1.add_scalar(row);\n"
-                                           "      rt_submit_aiv_task(1, params_t1);\n"
+                                           "        int64_t row = ((k0 / 2) * 2);\n"
+                                           "        CoreTaskArgs params_t1;\n"
+                                           "        params_t1.add_input(ext_y);\n"
+                                           "        params_t1.add_output(ext_z);\n"
+                                           "        params_t1.add_scalar(row);\n"
+                                           "        rt_submit_aiv_task(1, params_t1);\n"
+                                           "      }\n"
                                            "    }\n"
                                            "  }\n" +
                                            kFooter);
@@ -242,11 +260,13 @@ TEST(OrchestrationLoops, ScalarExpressionArgumentsAreEvaluatedPerIteration) {
   auto orchestration = Generate(LoopCallingKernel(testing::Index(3), -5));
   ASSERT_TRUE(orchestration) << orchestration.error().str();
   EXPECT_NE(orchestration->cpp_source.find("    for (int64_t i = 0; i < 3; i += 1) {\n"
-                                           "      CoreTaskArgs params_t0;\n"
-                                           "      params_t0.add_input(ext_in);\n"
-                                           "      params_t0.add_output(ext_out);\n"
-                                           "      params_t0.add_scalar((i * -5));\n"
-                                           "      rt_submit_aiv_task(0, params_t0);\n"
+                                           "      PTO2_SCOPE() {\n"
+                                           "        CoreTaskArgs params_t0;\n"
+                                           "        params_t0.add_input(ext_in);\n"
+                                           "        params_t0.add_output(ext_out);\n"
+                                           "        params_t0.add_scalar((i * -5));\n"
+                                           "        rt_submit_aiv_task(0, params_t0);\n"
+                                           "      }\n"
                                            "    }\n"),
             std::string::npos)
       << orchestration->cpp_source;

@@ -168,8 +168,11 @@ void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestr
 // build directory runs again without the source (and an edited copy runs as edited).
 constexpr const char* kLoweredProgramFile = "lowered_program.py";
 
-Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir) {
+// `task_window` (RunConfig.ring_task_window; 0 for the default) is how the runtime runs the plan.
+Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
+                 int task_window) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
+  orchestration.plan.task_window = task_window;
   std::filesystem::create_directories(output_dir);
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
   WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
@@ -345,7 +348,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("external_sources") = std::map<std::string, std::string>{});
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
-  m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"));
+  m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),
+        py::arg("task_window") = 0);
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);

@@ -8,6 +8,7 @@ namespace pypto::rt {
 const char* FatalCodeName(FatalCode code) {
   switch (code) {
     case FatalCode::None: return "None";
+    case FatalCode::ScopeDeadlock: return "ScopeDeadlock";
     case FatalCode::InvalidArgs: return "InvalidArgs";
     case FatalCode::KernelFailed: return "KernelFailed";
     case FatalCode::SchedulerTimeout: return "SchedulerTimeout";

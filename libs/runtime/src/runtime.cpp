@@ -6,6 +6,11 @@
 //               it becomes ready when it has none left.
 //   dispatch -> a running thread takes the oldest ready task that has a free core of its type.
 //   retire   -> the core is freed, its writes are forgotten, its dependents lose one dependency.
+// Task windows: every submit (all blocks of an SPMD launch together) takes a slot in the ring of its
+// scope's depth and gives it back once it has finished and its scope has ended. A submit that finds
+// task_window - 1 slots in use waits (dispatching, under CallerFirst) for one; if every used slot
+// belongs to a scope still open, the orchestration would wait for itself, and the run fails with
+// ScopeDeadlock at once instead of hanging.
 // After the first fatal error, dispatched tasks are retired without running, so the run drains and
 // WaitAll returns that error. The error stays latched: a failed Runtime refuses further submits
 // until Reset starts a new run.
@@ -56,6 +61,22 @@ bool Covers(const ByteRange& outer, const ByteRange& inner) {
   return inner.empty() || (outer.first <= inner.first && inner.last <= outer.last);
 }
 
+// A scope's share of its ring: launches submitted in it, and how many of those have finished.
+struct Scope {
+  size_t ring = 0;
+  size_t launches = 0;
+  size_t finished = 0;
+  bool ended = false;
+};
+
+// One submit: its blocks, and the scope whose ring slot it holds.
+struct Launch {
+  std::shared_ptr<Scope> scope;
+  int32_t blocks_left = 0;
+};
+
+inline constexpr size_t kRings = 4;
+
 struct Task {
   TaskId id = kInvalidTaskId;
   int32_t func_id = -1;
@@ -74,6 +95,7 @@ struct Task {
   std::vector<Task*> dependents;  // tasks waiting for this one
   size_t pending = 0;             // unfinished tasks this one waits for
   TaskId last_dependent = kInvalidTaskId;  // the newest task given an edge from this one
+  std::shared_ptr<Launch> launch;
 };
 
 // Copies the arguments into the task and lays out args[]: descriptor pointers, scalar bit patterns,
@@ -156,7 +178,9 @@ class Runtime::Impl final : private ForkAware {
 
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
-                                                  int32_t block_idx);
+                                                  const std::shared_ptr<Launch>& launch, int32_t block_idx);
+  void ScopeBegin();
+  void ScopeEnd();
   pypto::expected<void, FatalError> WaitAll();
   void Reset();
   size_t tasks_completed() const;
@@ -181,6 +205,16 @@ class Runtime::Impl final : private ForkAware {
   pypto::expected<void, FatalError> RunOnCore(Task& task, int core);
   void Retire(Task& task, int core);
   void RecordError(FatalError error);
+  // With mu_ held: a slot in the current scope's ring for a launch of func_id, waiting for one to be
+  // given back if need be; ScopeDeadlock when none can be.
+  pypto::expected<std::shared_ptr<Launch>, FatalError> TakeSlot(std::unique_lock<std::mutex>& lock, int32_t func_id,
+                                                                int32_t blocks);
+  size_t HeldByOpenScopes(size_t ring) const;
+  void FinishLaunch(Launch& launch);
+  // With mu_ held, once no task is live: the run's outer scope starts afresh.
+  void RestartOuterScope();
+  // With mu_ held: sleeps until a task retires (under CallerFirst, runs a ready one instead).
+  void WaitForProgress(std::unique_lock<std::mutex>& lock);
   // With mu_ held: returns once no task is live. Under CallerFirst the calling thread runs tasks.
   void Drain(std::unique_lock<std::mutex>& lock);
   // CallerFirst, with mu_ held: one more thread for a dispatchable task nobody has taken, if that
@@ -222,12 +256,16 @@ class Runtime::Impl final : private ForkAware {
   std::array<std::vector<int>, 2> free_cores_;  // per core type; back() is handed out next
   std::optional<FatalError> error_;             // the first fatal error; latched
   size_t completed_ = 0;
+  std::vector<std::shared_ptr<Scope>> scopes_;  // open scopes, outermost (the run's) first
+  std::array<size_t, kRings> slots_used_{};
+  int slot_waiters_ = 0;  // submits waiting for a slot
   bool stopping_ = false;
   std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
 Runtime::Impl::Impl(RuntimeOptions options, CoreExecutor& executor)
     : options_(options), executor_(executor), caller_first_(options.dispatch == Dispatch::CallerFirst) {
+  RestartOuterScope();
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     // Reversed so that the lowest-numbered core is handed out first.
     for (int core = CoreCount(type) - 1; core >= 0; --core) free_cores_[Index(type)].push_back(core);
@@ -329,14 +367,97 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
       RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} launches {} blocks", func_id, blocks)});
     return pypto::unexpected(*error_);
   }
+  std::shared_ptr<Launch> launch;
+  {
+    std::unique_lock lock(mu_);
+    auto slot = TakeSlot(lock, func_id, blocks);
+    if (!slot) return pypto::unexpected(slot.error());
+    launch = std::move(*slot);
+  }
   pypto::expected<TaskId, FatalError> id;
-  for (int32_t block = 0; block < blocks && id; ++block) id = SubmitBlock(core, func_id, args, block);
+  for (int32_t block = 0; block < blocks && id; ++block) id = SubmitBlock(core, func_id, args, launch, block);
   return id;
 }
 
+pypto::expected<std::shared_ptr<Launch>, FatalError> Runtime::Impl::TakeSlot(std::unique_lock<std::mutex>& lock,
+                                                                             int32_t func_id, int32_t blocks) {
+  const std::shared_ptr<Scope>& scope = scopes_.back();
+  const size_t ring = scope->ring;
+  const size_t usable = static_cast<size_t>(std::max(options_.task_window, 2)) - 1;
+  while (!error_ && slots_used_[ring] >= usable) {
+    if (HeldByOpenScopes(ring) >= slots_used_[ring]) {
+      RecordError({FatalCode::ScopeDeadlock,
+                   fmt::format("task {} (func_id {}) needs a slot of task ring {}, but all {} usable slots (task "
+                               "window {}) are held by tasks of scopes still open, which give them back only when "
+                               "those scopes end: the scope at depth {} submits more tasks than its window holds; "
+                               "raise the window (RunConfig(ring_task_window=...), PTO2_RING_TASK_WINDOW) or "
+                               "split the work into smaller scopes (e.g. a loop, whose body is a scope)",
+                               next_id_, func_id, ring, usable, options_.task_window, scopes_.size() - 1)});
+      break;
+    }
+    ++slot_waiters_;
+    WaitForProgress(lock);
+    --slot_waiters_;
+  }
+  if (error_) return pypto::unexpected(*error_);
+  ++slots_used_[ring];
+  ++scope->launches;
+  return std::make_shared<Launch>(Launch{.scope = scope, .blocks_left = blocks});
+}
+
+size_t Runtime::Impl::HeldByOpenScopes(size_t ring) const {
+  size_t held = 0;
+  for (const auto& scope : scopes_)
+    if (scope->ring == ring) held += scope->launches;
+  return held;
+}
+
+// With mu_ held, when the last block of a launch retires.
+void Runtime::Impl::FinishLaunch(Launch& launch) {
+  Scope& scope = *launch.scope;
+  if (!scope.ended) {
+    ++scope.finished;
+    return;
+  }
+  --slots_used_[scope.ring];
+  if (slot_waiters_ > 0) idle_cv_.notify_all();
+}
+
+void Runtime::Impl::ScopeBegin() {
+  std::lock_guard lock(mu_);
+  scopes_.push_back(std::make_shared<Scope>(Scope{.ring = std::min(scopes_.size(), kRings - 1)}));
+}
+
+void Runtime::Impl::ScopeEnd() {
+  std::lock_guard lock(mu_);
+  if (scopes_.size() <= 1) return;  // the run's outer scope ends in WaitAll
+  Scope& scope = *scopes_.back();
+  scope.ended = true;
+  slots_used_[scope.ring] -= scope.finished;
+  scopes_.pop_back();
+}
+
+void Runtime::Impl::RestartOuterScope() {
+  scopes_.assign(1, std::make_shared<Scope>());
+  slots_used_.fill(0);
+}
+
+void Runtime::Impl::WaitForProgress(std::unique_lock<std::mutex>& lock) {
+  if (caller_first_) {
+    if (std::optional<CoreType> type = NextDispatchable()) return DispatchOne(lock, *type);
+    ++idle_waiters_;
+    idle_cv_.wait(lock);
+    --idle_waiters_;
+    return;
+  }
+  idle_cv_.wait(lock);
+}
+
 pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
+                                                               const std::shared_ptr<Launch>& launch,
                                                                int32_t block_idx) {
   std::unique_ptr<Task> task = args.has_error() ? nullptr : MakeTask(core, func_id, args, block_idx);
+  if (task) task->launch = launch;
 
   std::lock_guard lock(mu_);
   if (error_) return pypto::unexpected(*error_);
@@ -435,6 +556,7 @@ void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
 pypto::expected<void, FatalError> Runtime::Impl::WaitAll() {
   std::unique_lock lock(mu_);
   Drain(lock);
+  RestartOuterScope();
   if (error_) return pypto::unexpected(*error_);
   return {};
 }
@@ -442,6 +564,7 @@ pypto::expected<void, FatalError> Runtime::Impl::WaitAll() {
 void Runtime::Impl::Reset() {
   std::unique_lock lock(mu_);
   Drain(lock);
+  RestartOuterScope();
   next_id_ = 0;
   completed_ = 0;
   error_.reset();
@@ -549,6 +672,7 @@ void Runtime::Impl::Retire(Task& task, int core) {
   for (Task* dependent : task.dependents) {
     if (--dependent->pending == 0) ready_[Index(dependent->core_type)].push_back(dependent);
   }
+  if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
   live_.erase(task.id);  // destroys the task
   if (!caller_first_) {
     work_cv_->notify_all();
@@ -579,6 +703,8 @@ pypto::expected<TaskId, FatalError> Runtime::SubmitAiv(int32_t func_id, const Ta
 pypto::expected<TaskId, FatalError> Runtime::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
   return impl_->Submit(core, func_id, args);
 }
+void Runtime::ScopeBegin() { impl_->ScopeBegin(); }
+void Runtime::ScopeEnd() { impl_->ScopeEnd(); }
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
 void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }

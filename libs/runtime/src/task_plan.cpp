@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -121,6 +124,19 @@ pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::spa
   return {};
 }
 
+int TaskWindowFor(const TaskPlan& plan) {
+  if (plan.task_window > 0) return plan.task_window;
+  const char* env = std::getenv("PTO2_RING_TASK_WINDOW");
+  if (!env || !*env) return RuntimeOptions{}.task_window;
+  int window = 0;
+  const char* end = env + std::strlen(env);
+  if (auto [ptr, ec] = std::from_chars(env, end, window); ec != std::errc{} || ptr != end || window < 2) {
+    spdlog::warn("ignoring PTO2_RING_TASK_WINDOW='{}': not an integer of at least 2", env);
+    return RuntimeOptions{}.task_window;
+  }
+  return window;
+}
+
 pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime) {
   if (auto checked = CheckPlanParams(plan, params); !checked) return checked;
 
@@ -147,8 +163,10 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
       submitted = pypto::unexpected(std::move(args.error()));
       break;
     }
+    for (int scope = 0; scope < submit.scopes_opened; ++scope) runtime.ScopeBegin();
     if (auto id = runtime.Submit(submit.core_type, submit.func_id, *args); !id)
       submitted = pypto::unexpected(std::move(id.error()));
+    for (int scope = 0; scope < submit.scopes_closed; ++scope) runtime.ScopeEnd();
   }
   auto waited = runtime.WaitAll();
   if (!submitted) return submitted;

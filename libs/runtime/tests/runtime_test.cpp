@@ -307,7 +307,13 @@ TEST(Runtime, ALongChainOfUpdatesRunsInOrder) {
     ++*value;
     return {};
   });
-  Runtime runtime({.aic_cores = 4, .aiv_cores = 4, .worker_threads = 2, .dispatch = Dispatch::CallerFirst}, executor);
+  // All in the run's outer scope, so the window must hold them all.
+  Runtime runtime({.aic_cores = 4,
+                   .aiv_cores = 4,
+                   .worker_threads = 2,
+                   .dispatch = Dispatch::CallerFirst,
+                   .task_window = 32768},
+                  executor);
   for (int step = 0; step < kSteps; ++step) {
     TaskArgs args;
     args.add_inout(IntTensor(counter));

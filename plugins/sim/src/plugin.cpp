@@ -42,9 +42,9 @@ const char* const kPlatforms[] = {"a2a3sim", "a5sim", nullptr};
 const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, rt::PlanTensorRef ref) {
   // A view's base is defined before it, so following bases always ends.
   while (ref.kind == rt::PlanTensorRef::Kind::View) {
-    if (ref.index >= plan.views.size() || plan.views[ref.index].base.kind == rt::PlanTensorRef::Kind::View &&
-                                              plan.views[ref.index].base.index >= ref.index)
-      return nullptr;
+    if (ref.index >= plan.views.size()) return nullptr;
+    const rt::PlanTensorRef base = plan.views[ref.index].base;
+    if (base.kind == rt::PlanTensorRef::Kind::View && base.index >= ref.index) return nullptr;
     ref = plan.views[ref.index].base;
   }
   const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan.params : plan.intermediates;
@@ -193,7 +193,11 @@ class Session {
         plan_(owned ? *owned_plan_ : plan),
         kernel_count_(kernels.size()),
         executor_(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores),
-        runtime_({.aic_cores = soc.aic_cores, .aiv_cores = soc.aiv_cores, .dispatch = dispatch}, executor_) {}
+        runtime_({.aic_cores = soc.aic_cores,
+                  .aiv_cores = soc.aiv_cores,
+                  .dispatch = dispatch,
+                  .task_window = rt::TaskWindowFor(plan)},
+                 executor_) {}
 
   pypto_status Run(std::span<const rt::ChipTensor> params) {
     std::lock_guard lock(mu_);

@@ -83,13 +83,14 @@ class JITFunction:
             tuple(sorted(constants.items())),
             bool(config.dump_passes),
             config.save_kernels_dir,
+            config.task_window,
         )
         compiled = self._cache.get(key)
         if compiled is None:
             output_dir = new_build_dir(config, f"_jit_{self.__name__}")
             dump_dir = output_dir / "passes_dump" if config.dump_passes else None
             lowered = self._lower(specs, constants, config, dump_dir)
-            artifacts = _core.compile(lowered, config.platform, str(output_dir))
+            artifacts = _core.compile(lowered, config.platform, str(output_dir), config.task_window)
             parameters = self._parameters(lowered, args, kwargs)
             write_manifest(output_dir, config.platform, self.__name__, parameters)
             compiled = CompiledProgram(artifacts, parameters)

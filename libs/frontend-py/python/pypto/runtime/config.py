@@ -49,6 +49,17 @@ class RunConfig:
     def __post_init__(self):
         if self.platform not in PLATFORMS:
             raise ValueError(f"RunConfig.platform must be one of {', '.join(PLATFORMS)}, got {self.platform!r}")
+        window = self.ring_task_window
+        if window is not None and (
+            isinstance(window, bool) or not isinstance(window, int) or window < 2 or window & (window - 1)
+        ):
+            raise ValueError(f"RunConfig.ring_task_window must be a power of two of at least 2, got {window!r}")
+
+    @property
+    def task_window(self) -> int:
+        """The runtime's task window for this run: ``ring_task_window``, or 0 for the default
+        (``$PTO2_RING_TASK_WINDOW`` if set, else 16384)."""
+        return self.ring_task_window or 0
 
 
 def new_build_dir(config: RunConfig, program_name: str) -> Path:

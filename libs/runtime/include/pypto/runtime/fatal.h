@@ -6,14 +6,17 @@
 
 namespace pypto::rt {
 
+// Codes upstream's runtime also latches keep upstream's numbers (its sim reports "code -N"); the
+// ones only this runtime raises are numbered from 200.
 enum class FatalCode : int32_t {
   None = 0,
-  InvalidArgs = 5,         // a malformed task (tensor after scalar, too many args, ...)
-  KernelFailed = 6,        // a kernel reported an error or trapped
-  SchedulerTimeout = 7,    // tasks can never complete (deadlock)
-  DataAccessTimeout = 8,   // an orchestration-side tensor access waited too long
-  OutOfMemory = 9,
-  Internal = 10,
+  ScopeDeadlock = 1,        // a scope holds every slot of its task window, so no task can be added
+  InvalidArgs = 5,          // a malformed task (tensor after scalar, too many args, ...)
+  KernelFailed = 6,         // a kernel reported an error or trapped
+  DataAccessTimeout = 8,    // an orchestration-side tensor access waited too long
+  SchedulerTimeout = 100,   // tasks can never complete
+  OutOfMemory = 200,
+  Internal = 201,
 };
 const char* FatalCodeName(FatalCode code);
 

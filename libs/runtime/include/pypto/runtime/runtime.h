@@ -67,6 +67,12 @@ struct RuntimeOptions {
   // this long on average (or have not run yet): a shorter task is done sooner by a thread that is
   // already awake than by one that must be woken. Averages are kept across Reset. 0: always wake.
   int64_t helper_min_task_ns = 20'000;
+  // Slots of each task ring, as upstream's ring_task_window: there is one ring per scope depth (the
+  // run's outer scope is depth 0; depths 3 and deeper share the last ring), and a launch (all blocks
+  // of one submit) holds a slot of its scope's ring from submit until it has finished and its scope
+  // has ended. At most task_window - 1 slots are in use; a submit waits for one to be given back.
+  // When every used slot belongs to a scope still open, none can come back: ScopeDeadlock.
+  int task_window = 16384;
 };
 
 class Runtime {
@@ -82,7 +88,13 @@ class Runtime {
   pypto::expected<TaskId, FatalError> SubmitAiv(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
 
-  // Blocks until every submitted task has finished; returns the first fatal error, if any.
+  // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
+  // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.
+  void ScopeBegin();
+  void ScopeEnd();
+
+  // Blocks until every submitted task has finished, which ends the run's outer scope; returns the
+  // first fatal error, if any.
   pypto::expected<void, FatalError> WaitAll();
 
   // Waits for every submitted task, then starts a new run on the same threads and cores: task ids

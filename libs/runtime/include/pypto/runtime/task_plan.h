@@ -48,6 +48,10 @@ struct PlanSubmit {
   CoreType core_type = CoreType::AIV;
   int32_t block_num = 1;          // an SPMD launch: this many blocks of the kernel
   std::vector<PlanTaskArg> args;  // tensors first, then scalars
+  // Runtime scopes around it: opened just before it, closed just after it (an orchestration loop's
+  // body is a scope each iteration; an iteration that submits nothing opens none).
+  uint16_t scopes_opened = 0;
+  uint16_t scopes_closed = 0;
 };
 
 struct TaskPlan {
@@ -59,12 +63,17 @@ struct TaskPlan {
   std::vector<PlanView> views;            // in definition order
   std::vector<PlanKernel> kernels;        // indexed by func_id
   std::vector<PlanSubmit> submits;        // in program order
+  int task_window = 0;                    // RuntimeOptions::task_window for running it; 0: the default
 };
 
 // Checks the caller's tensors against the plan's parameters (count, dtype, shape).
 pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params);
 
-// Submits every task of the plan and waits for all of them.
+// The task window to run `plan` with: its own task_window, else $PTO2_RING_TASK_WINDOW (as upstream
+// reads it), else RuntimeOptions' default.
+int TaskWindowFor(const TaskPlan& plan);
+
+// Submits every task of the plan, inside the scopes it marks, and waits for all of them.
 pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime);
 
 }  // namespace pypto::rt
