@@ -12,6 +12,7 @@
 
 #include "pypto/runtime/chip_tensor.h"
 #include "compute_exec.h"
+#include "extern_guard.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -412,10 +413,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
                                                kernel.name, rt::CoreTypeName(launch.core_type), launch.core_index,
                                                memory ? "without args" : "which does not exist")});
     }
-    if (kernel.external_entry) {
-      kernel.external_entry(launch.args);  // hand-written: it reads args[] itself
-      return {};
-    }
+    if (kernel.external_entry) return RunExternGuarded(kernel, launch);  // hand-written: it reads args[] itself
     return Run(kernel, launch.args, *memory);
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(

@@ -1,0 +1,128 @@
+#include "extern_guard.h"
+
+#include <fmt/format.h>
+#include <setjmp.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "pypto/runtime/chip_tensor.h"
+
+namespace pypto::sim {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+// What the handler leaves for the thread it interrupted.
+struct Fault {
+  int signal = 0;
+  uintptr_t address = 0;
+};
+
+// Set only while this thread runs a hand-written kernel.
+thread_local sigjmp_buf* t_jump = nullptr;
+thread_local Fault t_fault;
+
+struct sigaction g_previous[std::size(kSignals)];
+
+void ChainToPrevious(int signal, siginfo_t* info, void* context) {
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    if (kSignals[i] != signal) continue;
+    const struct sigaction& previous = g_previous[i];
+    if (previous.sa_flags & SA_SIGINFO) {
+      if (previous.sa_sigaction) return previous.sa_sigaction(signal, info, context);
+    } else if (previous.sa_handler != SIG_IGN && previous.sa_handler != SIG_DFL) {
+      return previous.sa_handler(signal);
+    }
+    // The default action: restore it and let the fault happen again when the handler returns.
+    ::signal(signal, SIG_DFL);
+    return;
+  }
+}
+
+void OnFault(int signal, siginfo_t* info, void* context) {
+  if (!t_jump) return ChainToPrevious(signal, info, context);  // not inside a kernel: not ours
+  t_fault = Fault{.signal = signal, .address = reinterpret_cast<uintptr_t>(info->si_addr)};
+  sigjmp_buf* jump = t_jump;
+  t_jump = nullptr;
+  siglongjmp(*jump, 1);
+}
+
+// Each kernel thread runs its kernels on its own stack, so a stack overflow in one can still be
+// reported: the handler runs on this alternate stack.
+void EnsureAltStack() {
+  thread_local std::unique_ptr<char[]> stack;
+  if (stack) return;
+  const size_t size = std::max<size_t>(SIGSTKSZ, 64 * 1024);
+  stack = std::make_unique<char[]>(size);
+  stack_t alt{};
+  alt.ss_sp = stack.get();
+  alt.ss_size = size;
+  sigaltstack(&alt, nullptr);
+}
+
+void InstallHandlersOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action {};
+    action.sa_sigaction = OnFault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &g_previous[i]);
+  });
+}
+
+const char* SignalName(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access)";
+    case SIGBUS: return "SIGBUS (misaligned or unmapped memory access)";
+    case SIGFPE: return "SIGFPE (arithmetic error, e.g. an integer division by zero)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+  }
+  return "a signal";
+}
+
+// The scalar parameter whose value, used as a descriptor address, explains the fault.
+std::optional<std::string> ScalarReadAsDescriptor(const DecodedKernel& kernel, const int64_t* args, uintptr_t address) {
+  for (const KernelParam& param : kernel.params) {
+    if (param.is_tensor) continue;
+    const auto value = static_cast<uintptr_t>(args[param.slot]);
+    if (address < value || address - value >= sizeof(rt::ChipTensor)) continue;
+    return fmt::format(
+        "it read args[{}], the scalar '{}' ({}, value {}), as a tensor descriptor pointer. In args[] the {} "
+        "tensor(s) come first, in signature order (args[0..{}]), and the scalars after them, whatever their "
+        "position in the signature",
+        param.slot, param.name, ir::DataTypeName(param.dtype), args[param.slot], kernel.tensor_count,
+        kernel.tensor_count == 0 ? 0 : kernel.tensor_count - 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch) {
+  InstallHandlersOnce();
+  EnsureAltStack();
+  sigjmp_buf jump;
+  if (sigsetjmp(jump, 1) == 0) {
+    t_jump = &jump;
+    kernel.external_entry(launch.args);
+    t_jump = nullptr;
+    return {};
+  }
+  // Back from the handler: the kernel was abandoned where it faulted.
+  const Fault fault = t_fault;
+  std::string message = fmt::format("hand-written kernel '{}' (task {}, {} core {}) crashed with {} at address {:#x}",
+                                    kernel.name, launch.task_id, rt::CoreTypeName(launch.core_type),
+                                    launch.core_index, SignalName(fault.signal), fault.address);
+  if (auto cause = ScalarReadAsDescriptor(kernel, launch.args, fault.address); cause && fault.signal != SIGFPE)
+    message += ": " + *cause;
+  return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, std::move(message)});
+}
+
+}  // namespace pypto::sim

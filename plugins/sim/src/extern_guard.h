@@ -1,0 +1,16 @@
+// Runs a hand-written kernel so that a crash inside it is a fatal error of the run, not the end of the
+// process: SIGSEGV, SIGBUS, SIGFPE and SIGILL raised on the calling thread while the kernel runs are
+// caught, and the error names the kernel, task, core and signal. A fault at the address held in a
+// scalar slot of args[] (plus less than a descriptor's size) is reported as what it almost always is:
+// the kernel read that scalar as a tensor descriptor.
+#pragma once
+
+#include "pypto/runtime/runtime.h"
+#include "pypto/support/expected.h"
+#include "sim_kernel.h"
+
+namespace pypto::sim {
+
+pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch);
+
+}  // namespace pypto::sim

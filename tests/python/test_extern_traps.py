@@ -1,0 +1,106 @@
+"""Traps in hand-written kernels: a crash inside one is a fatal error naming the kernel, task, core
+and signal, the process carries on, and a scalar slot read as a tensor descriptor is named as such."""
+
+import textwrap
+
+import pypto.language as pl
+import pytest
+import torch
+from pypto.testing import TensorSpec, run
+
+ROWS = 4
+COLS = 8
+
+_HEADER = """
+#include <cstdint>
+#include "tensor.h"
+#include "intrinsic.h"
+"""
+
+# args[0] is the tensor `out`, args[1] the scalar `scale`: reading args[1] as a descriptor is the bug.
+_SCALAR_AS_TENSOR = _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  __gm__ ChipTensor* wrong = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+  __gm__ float* out = reinterpret_cast<__gm__ float*>(wrong->buffer.addr);
+  out[0] = 1.0f;
+}
+"""
+
+_NULL_WRITE = _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  volatile float* nowhere = nullptr;
+  *nowhere = static_cast<float>(args[1]);
+}
+"""
+
+_DIVIDE_BY_ZERO = _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  volatile int64_t zero = args[1] - 3;  // scale is 3
+  __gm__ ChipTensor* out_tensor = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+  reinterpret_cast<__gm__ float*>(out_tensor->buffer.addr)[0] = static_cast<float>(args[1] / zero);
+}
+"""
+
+_GOOD = _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  __gm__ ChipTensor* out_tensor = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+  __gm__ float* out = reinterpret_cast<__gm__ float*>(out_tensor->buffer.addr) + out_tensor->start_offset;
+  for (int j = 0; j < 8; ++j) out[get_block_idx(args) * 8 + j] = static_cast<float>(args[1]);
+}
+"""
+
+
+def _program(source):
+    # The scalar comes first in the signature; in args[] it still follows the tensor.
+    @pl.program
+    class Trap:
+        @pl.function(type=pl.FunctionType.AIV, external_source=source)
+        def KERNEL(self, scale: pl.Scalar[pl.INDEX],
+                   out: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]: ...
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+            with pl.spmd(core_num=ROWS):
+                out = self.KERNEL(3, out)
+            return out
+
+    return Trap
+
+
+def _run(tmp_path, name, body):
+    source = tmp_path / f"{name}.cpp"
+    source.write_text(textwrap.dedent(body))
+    return run(_program(source), [TensorSpec("out", [ROWS, COLS], torch.float32, init_value=0.0)],
+               lambda values: values["out"].fill_(3.0))
+
+
+def test_a_scalar_read_as_a_tensor_descriptor_is_named(tmp_path):
+    result = _run(tmp_path, "scalar_as_tensor", _SCALAR_AS_TENSOR)
+    assert not result.passed
+    assert "hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert "crashed with SIGSEGV (invalid memory access) at address 0x3" in result.error, result.error
+    assert (
+        "it read args[1], the scalar 'scale' (INDEX, value 3), as a tensor descriptor pointer. In args[] the 1 "
+        "tensor(s) come first, in signature order (args[0..0]), and the scalars after them, whatever their "
+        "position in the signature"
+    ) in result.error, result.error
+
+
+def test_a_null_write_is_reported_with_kernel_task_and_core(tmp_path):
+    result = _run(tmp_path, "null_write", _NULL_WRITE)
+    assert not result.passed
+    assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert "AIV core" in result.error and "crashed with SIGSEGV (invalid memory access) at address 0x0" in result.error
+    assert "as a tensor descriptor" not in result.error
+
+
+def test_an_integer_division_by_zero_is_reported(tmp_path):
+    result = _run(tmp_path, "divide", _DIVIDE_BY_ZERO)
+    assert not result.passed
+    assert "crashed with SIGFPE (arithmetic error, e.g. an integer division by zero)" in result.error, result.error
+
+
+def test_the_process_carries_on_after_a_crash(tmp_path):
+    assert not _run(tmp_path, "null_write_first", _NULL_WRITE).passed
+    result = _run(tmp_path, "good_after", _GOOD)
+    assert result.passed, result.error
