@@ -3,6 +3,7 @@
 //
 //   pypto-run FILE.py [-p PLATFORM] [script args...]
 //   pypto-run -p PLATFORM FILE.py [script args...]
+//   pypto-run --explain-abi FILE.py ...   (prints each hand-written kernel's args[] table)
 //   pypto-run --list-platforms
 #include <Python.h>
 
@@ -88,10 +89,13 @@ int RunScript(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a PyPTO kernel script (as `python FILE.py` would) with the pypto toolchain.\n"
-               "Usage: pypto-run [-p PLATFORM] FILE.py [script args...] | pypto-run --list-platforms"};
+               "Usage: pypto-run [-p PLATFORM] [--explain-abi] FILE.py [script args...] | pypto-run --list-platforms"};
   bool list_platforms = false;
+  bool explain_abi = false;
   std::string platform;
   app.add_flag("--list-platforms", list_platforms, "List the platforms the installed backend plugins serve");
+  app.add_flag("--explain-abi", explain_abi,
+               "Print the args[] table of each hand-written kernel (stderr) as its program is compiled");
   app.add_option("-p,--platform", platform, "Default platform for RunConfig() (e.g. a2a3sim, a5sim)");
   app.prefix_command();  // everything from FILE.py on belongs to the script
   CLI11_PARSE(app, argc, argv);
@@ -105,5 +109,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> script_args(script.begin() + 1, script.end());
   if (std::string from_script = PlatformInScriptArgs(script_args); !from_script.empty()) platform = from_script;
   if (!platform.empty()) setenv("PYPTO_PLATFORM", platform.c_str(), 1);
+  if (explain_abi) setenv("PYPTO_EXPLAIN_ABI", "1", 1);
   return RunScript(script);
 }

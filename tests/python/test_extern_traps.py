@@ -104,3 +104,42 @@ def test_the_process_carries_on_after_a_crash(tmp_path):
     assert not _run(tmp_path, "null_write_first", _NULL_WRITE).passed
     result = _run(tmp_path, "good_after", _GOOD)
     assert result.passed, result.error
+
+
+def test_explain_abi_lists_tensors_before_scalars(tmp_path):
+    from pypto.runtime import explain_abi
+
+    source = tmp_path / "good.cpp"
+    source.write_text(_GOOD)
+    assert explain_abi(_program(source)) == (
+        f"kernel_entry(args) of 'KERNEL' (AIV, hand-written: {source})\n"
+        "  args[0]   out            tensor  InOut  pl.Tensor[[4, 8], pl.FP32]  -> its ChipTensor descriptor\n"
+        "  args[1]   scale          scalar  In     pl.Scalar[pl.INDEX]         the value's 64 bits\n"
+        "  args[48]  LocalContext   get_block_idx(args), get_block_num(args)\n"
+        "  args[49]  GlobalContext  get_sub_block_id(args)\n"
+    )
+    with pytest.raises(TypeError, match="explain_abi expects a compiled or @pl.program program, got str"):
+        explain_abi("KERNEL")
+
+
+def test_pypto_run_explain_abi_prints_the_table_when_a_program_compiles(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import pypto_run_path
+
+    source = tmp_path / "good.cpp"
+    source.write_text(_GOOD)
+    script = tmp_path / "script.py"
+    script.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from pypto.ir import compile\nimport test_extern_traps as t\n"
+        f"compile(t._program({str(source)!r}), output_dir={str(tmp_path / 'build')!r})\nprint('compiled')\n"
+    )
+    result = subprocess.run([pypto_run_path(), "--explain-abi", str(script)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "compiled\n"
+    assert "kernel_entry(args) of 'KERNEL' (AIV, hand-written: " in result.stderr
+    assert "  args[1]   scale          scalar  In     pl.Scalar[pl.INDEX]" in result.stderr

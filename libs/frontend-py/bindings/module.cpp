@@ -13,6 +13,7 @@
 
 #include "diagnostics.h"
 #include "pypto/backend_ptoas/module.h"
+#include "pypto/codegen_orch/kernel_args.h"
 #include "pypto/codegen_orch/orchestration.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/c_api_bridge.h"
@@ -353,6 +354,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);
+  m.def("explain_extern_args", [](const ProgramView& p) { return codegen_orch::ExplainExternArgs(*p.program); },
+        py::arg("program"));
   m.def("set_log_level", &SetLogLevel, py::arg("threshold"));
   m.def("plugin_search_path", [] { return rt::BackendRegistry::Get().SearchPath(); });
 }

@@ -1,7 +1,7 @@
 """Running compiled PyPTO programs: the run configuration, compiled programs and build directories."""
 
 from pypto.runtime.config import PLATFORMS, RunConfig
-from pypto.runtime.compiled import CompiledProgram, Parameter, list_platforms
+from pypto.runtime.compiled import CompiledProgram, Parameter, explain_abi, list_platforms
 from pypto.runtime.build_dir import execute_compiled, load_compiled
 from pypto.runtime.bench import benchmark
 from pypto.runtime.runner import DfxOptions
@@ -25,5 +25,5 @@ def pto_isa_include_dir() -> str:
 
 __all__ = [
     "RunConfig", "CompiledProgram", "Parameter", "PLATFORMS", "list_platforms", "execute_compiled",
-    "load_compiled", "benchmark", "DfxOptions", "pto_isa_include_dir",
+    "load_compiled", "benchmark", "DfxOptions", "pto_isa_include_dir", "explain_abi",
 ]

@@ -10,6 +10,18 @@ from pypto.runtime.scalars import scalar_value, same_scalar
 from pypto.runtime.torch_interop import TORCH_TO_DSL
 
 
+def explain_abi(program) -> str:
+    """The ``args[]`` table of every hand-written kernel of ``program`` (a ``CompiledProgram``, or a
+    lowered or ``@pl.program`` program): slot, parameter, tensor or scalar, direction and type, in the
+    order ``kernel_entry(int64_t* args)`` receives them (tensors first, then scalars, then the runtime
+    contexts at slots 48 and 49). ``pypto-run --explain-abi`` prints it for every program compiled."""
+    if isinstance(program, CompiledProgram):
+        program = program.program
+    if not isinstance(program, _core.Program):
+        raise TypeError(f"explain_abi expects a compiled or @pl.program program, got {type(program).__name__}")
+    return _core.explain_extern_args(program)
+
+
 def list_platforms() -> list:
     """Platforms served by the backend plugins found on this machine."""
     return _core.list_platforms()
@@ -68,6 +80,10 @@ class CompiledProgram:
         self._artifacts = artifacts
         self.parameters = list(parameters)
         _LIVE[_key(artifacts.output_dir)] = self
+        if os.environ.get("PYPTO_EXPLAIN_ABI"):  # pypto-run --explain-abi
+            import sys
+
+            print(explain_abi(self), file=sys.stderr, end="")
 
     @property
     def output_dir(self) -> str:
