@@ -153,7 +153,7 @@ def test_non_tensor_arguments_are_refused(write_kernel):
 def test_unsupported_function_forms_say_so_at_use():
     import pypto.language as pl
 
-    for form in ("opaque", "host", "extern"):
+    for form in ("opaque", "host"):
         decorated = getattr(pl.jit, form)(lambda: None)  # decorating is fine: model files do it at import
         with pytest.raises(NotImplementedError, match=f"@pl.jit.{form} functions are not supported by this pypto yet"):
             decorated()

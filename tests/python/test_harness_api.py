@@ -178,7 +178,7 @@ def test_modules_model_files_import_load_and_refuse_at_use():
 
 
 def test_unsupported_jit_forms_decorate_and_refuse_when_used():
-    @pl.jit.extern(core_type="aiv", source="kernel.cpp")
+    @pl.jit.extern(core_type="mixed", aic_source=__file__, aiv_source=__file__)
     def hand_written(x: pl.Tensor):
         ...
 
@@ -186,7 +186,8 @@ def test_unsupported_jit_forms_decorate_and_refuse_when_used():
     def helper(x: pl.Tensor):
         return x
 
-    with pytest.raises(NotImplementedError, match=r"hand_written: @pl.jit.extern functions are not supported"):
+    with pytest.raises(NotImplementedError,
+                       match=r"hand_written: @pl.jit.extern\(core_type='mixed'\) functions are not supported"):
         hand_written(torch.zeros(4))
     with pytest.raises(TypeError, match="unexpected option"):
         pl.jit.inline(fast=True)

@@ -1,6 +1,7 @@
 #include "pypto/backend_extern/source_paths.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <system_error>
 
@@ -48,6 +49,20 @@ pypto::expected<std::vector<fs::path>, std::string> ResolveIncludeDirs(const std
     resolved.push_back(std::move(absolute));
   }
   return resolved;
+}
+
+pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsFromAttr(std::string_view json) {
+  std::vector<std::filesystem::path> dirs;
+  if (json.empty()) return dirs;
+  const auto parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array())
+    return pypto::unexpected(fmt::format("external_include_dirs must be a JSON list of paths, got '{}'", json));
+  for (const auto& entry : parsed) {
+    if (!entry.is_string())
+      return pypto::unexpected(fmt::format("external_include_dirs must be a JSON list of paths, got '{}'", json));
+    dirs.emplace_back(entry.get<std::string>());
+  }
+  return dirs;
 }
 
 }  // namespace pypto::backend_extern

@@ -84,5 +84,18 @@ TEST(ResolveIncludeDirs, EmptyListIsFine) {
   EXPECT_TRUE(dirs->empty());
 }
 
+TEST(IncludeDirsFromAttr, AJsonListOfPathsInOrder) {
+  auto dirs = IncludeDirsFromAttr(R"(["/a/tiling", "/b/inc"])");
+  ASSERT_TRUE(dirs) << dirs.error();
+  EXPECT_EQ(*dirs, (std::vector<std::filesystem::path>{"/a/tiling", "/b/inc"}));
+  EXPECT_TRUE(IncludeDirsFromAttr("")->empty());
+}
+
+TEST(IncludeDirsFromAttr, AnythingButAListOfStringsIsAnError) {
+  EXPECT_EQ(IncludeDirsFromAttr("/a/tiling").error(),
+            "external_include_dirs must be a JSON list of paths, got '/a/tiling'");
+  EXPECT_EQ(IncludeDirsFromAttr("[1]").error(), "external_include_dirs must be a JSON list of paths, got '[1]'");
+}
+
 }  // namespace
 }  // namespace pypto::backend_extern

@@ -56,9 +56,11 @@ std::string KernelConfigPy(const Orchestration& orchestration, const std::filesy
     auto source = external ? std::filesystem::path(kernel.external_source)
                            : root / "kernels" / kernel.core_type / (kernel.name + kernel_source_suffix);
     text += fmt::format(
-        "    {{\"func_id\": {}, \"name\": \"{}\", \"source\": \"{}\", \"core_type\": \"{}\", \"signature\": {}{}}},\n",
+        "    {{\"func_id\": {}, \"name\": \"{}\", \"source\": \"{}\", \"core_type\": \"{}\", \"signature\": {}{}{}}},\n",
         kernel.func_id, kernel.name, source.string(), kernel.core_type, Signature(kernel.signature),
-        external ? ", \"external\": True" : "");
+        external ? ", \"external\": True" : "",
+        // A JSON list of strings reads as the same Python list.
+        kernel.external_include_dirs.empty() ? "" : ", \"extra_include_dirs\": " + kernel.external_include_dirs);
   }
   text += "]\n";
   return text;

@@ -1044,6 +1044,9 @@ class OrchestrationEmitter {
       if (auto source = callee.attrs().find("external_source");
           source != callee.attrs().end() && std::holds_alternative<std::string>(source->second))
         entry.external_source = std::get<std::string>(source->second);
+      if (auto dirs = callee.attrs().find("external_include_dirs");
+          dirs != callee.attrs().end() && std::holds_alternative<std::string>(dirs->second))
+        entry.external_include_dirs = std::get<std::string>(dirs->second);
       for (size_t i = 0; i < callee.params().size(); ++i)
         if (callee.params()[i]->type()->As<ir::TensorType>())
           entry.signature.push_back(DirectionToken(callee.param_directions()[i]));

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "diagnostics.h"
+#include "pypto/backend_extern/cache_key.h"
 #include "pypto/backend_ptoas/module.h"
 #include "pypto/codegen_orch/kernel_args.h"
 #include "pypto/codegen_orch/orchestration.h"
@@ -99,6 +100,12 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
         .column_offset = fields["column_offset"].cast<int>(),
         .form = fields["form"].cast<std::string>(),
         .constants = ToConstants(fields["constants"].cast<py::dict>())};
+    if (fields.contains("extern")) {
+      auto decl = fields["extern"].cast<py::dict>();
+      auto& sub = request.functions[key.cast<std::string>()];
+      sub.core_type = decl["core_type"].cast<std::string>();
+      sub.attrs = decl["attrs"].cast<std::map<std::string, std::string>>();
+    }
   }
   return {bindings::Unwrap(frontend::ParseJitFunction(request))};
 }
@@ -354,6 +361,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);
+  m.def(
+      "extern_cache_key",
+      [](const std::string& source, const std::vector<std::string>& include_dirs, const std::string& core) {
+        std::vector<std::filesystem::path> dirs(include_dirs.begin(), include_dirs.end());
+        auto key = backend_extern::CacheKey(source, dirs, {{"core_type", core}});
+        if (!key) throw py::value_error(key.error());
+        return *key;
+      },
+      py::arg("source"), py::arg("include_dirs"), py::arg("core_type"));
   m.def("explain_extern_args", [](const ProgramView& p) { return codegen_orch::ExplainExternArgs(*p.program); },
         py::arg("program"));
   m.def("set_log_level", &SetLogLevel, py::arg("threshold"));

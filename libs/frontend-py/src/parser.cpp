@@ -57,6 +57,7 @@ struct FunctionSource {
   std::map<std::string, TensorSpec> tensor_specs;
   ir::FunctionType type = ir::FunctionType::Opaque;
   const Signature* signature = nullptr;  // a @pl.program method: types come from its annotations
+  std::map<std::string, ir::AttrValue> attrs;  // a @pl.jit.extern kernel's "external_source", ...
 };
 
 ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map) {
@@ -106,12 +107,35 @@ class FunctionParser {
       params.push_back(var);
       directions.push_back(resolved->direction);
     }
+    if (IsExternal(source_.attrs)) return ExternalDeclaration(def, params, directions);
     auto body = ParseBlock(def.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     std::vector<ir::TypePtr> return_types;
     for (const auto& value : returns_) return_types.push_back(value->type());
     return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
                                           std::map<std::string, ir::AttrValue>{}, map_.SpanOf(def));
+  }
+
+  // A @pl.jit.extern stub: its signature, specialised like a kernel's, and no body. A declared return
+  // is the first output-like parameter (pl.Out or pl.InOut), which the kernel writes in place.
+  ir::Result<ir::FunctionPtr> ExternalDeclaration(py::handle def, const std::vector<ir::VarPtr>& params,
+                                                  const std::vector<ir::ParamDirection>& directions) {
+    if (auto ok = CheckSignatureOnlyBody(def, map_, source_.name); !ok) return pypto::unexpected(ok.error());
+    std::vector<ir::TypePtr> return_types;
+    if (!def.attr("returns").is_none()) {
+      auto output = std::find_if(directions.begin(), directions.end(),
+                                 [](ir::ParamDirection d) { return d != ir::ParamDirection::In; });
+      if (output == directions.end())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("hand-written kernel '{}' declares a return but has no pl.Out or pl.InOut "
+                                     "parameter to return",
+                                     source_.name),
+                         map_.SpanOf(def.attr("returns")));
+      return_types.push_back(params[static_cast<size_t>(output - directions.begin())]->type());
+    }
+    return std::make_shared<ir::Function>(source_.name, params, directions, return_types,
+                                          std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}), source_.type,
+                                          source_.attrs, map_.SpanOf(def));
   }
 
   // A @pl.program method: parameters and return types as declared.
@@ -487,7 +511,7 @@ class FunctionParser {
     if (program_.methods) return callee.starts_with("self.");
     if (!program_.request) return false;
     auto it = program_.request->functions.find(callee);
-    return it != program_.request->functions.end() && it->second.form == "incore";
+    return it != program_.request->functions.end() && (it->second.form == "incore" || it->second.form == "extern");
   }
 
   ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
@@ -1725,12 +1749,16 @@ class FunctionParser {
     if (kernel_depth_ > 0)
       return MakeError(DiagnosticKind::Syntax, fmt::format("kernel '{}' is called inside a kernel", name), span,
                        "call kernels from the @pl.jit function, outside pl.at scopes");
-    if (sub.form != "incore")
+    if (sub.form != "incore" && sub.form != "extern")
       return MakeError(DiagnosticKind::Syntax, fmt::format("calls to @pl.jit.{} functions are not supported yet", sub.form),
                        span);
     auto call = ParseSubFunctionCall(name, node);
     if (!call) return pypto::unexpected(call.error());
     call->source.type = ir::FunctionType::InCore;
+    if (sub.form == "extern") {
+      call->source.type = sub.core_type == "aic" ? ir::FunctionType::AIC : ir::FunctionType::AIV;
+      for (const auto& [key, value] : sub.attrs) call->source.attrs[key] = value;
+    }
     std::vector<ir::ExprPtr>& args = call->args;
     std::vector<std::string> key_parts;
     for (const auto& arg : args) key_parts.push_back(arg->type()->str());

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "pypto/ir/printer.h"
+
 namespace pypto::ir {
 
 const char* OpAttrKindName(OpAttrKind kind) {
@@ -43,7 +45,7 @@ std::string OpAttrText(const OpAttr& value) {
     std::string operator()(bool v) const { return v ? "True" : "False"; }
     std::string operator()(int64_t v) const { return std::to_string(v); }
     std::string operator()(double v) const { return FloatLiteral(v); }
-    std::string operator()(const std::string& v) const { return fmt::format("\"{}\"", v); }
+    std::string operator()(const std::string& v) const { return PythonStringLiteral(v); }
     std::string operator()(DataType v) const { return fmt::format("pl.{}", DataTypeName(v)); }
     std::string operator()(MemorySpace v) const { return fmt::format("pl.Mem.{}", MemorySpaceName(v)); }
   };

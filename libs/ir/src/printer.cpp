@@ -223,7 +223,7 @@ class Printer {
           [](const auto& v) -> std::string {
             using T = std::decay_t<decltype(v)>;
             if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-            else if constexpr (std::is_same_v<T, std::string>) return fmt::format("\"{}\"", v);
+            else if constexpr (std::is_same_v<T, std::string>) return PythonStringLiteral(v);
             else return std::to_string(v);
           },
           value);
@@ -265,5 +265,24 @@ std::string PrintProgram(const Program& program) {
 }
 
 std::string PrintExpr(const ExprPtr& expr) { return Printer(0).Expr(expr); }
+
+std::string PythonStringLiteral(std::string_view text) {
+  std::string literal = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': literal += "\\\""; break;
+      case '\\': literal += "\\\\"; break;
+      case '\n': literal += "\\n"; break;
+      case '\t': literal += "\\t"; break;
+      case '\r': literal += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          literal += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else
+          literal += c;
+    }
+  }
+  return literal + "\"";
+}
 
 }  // namespace pypto::ir

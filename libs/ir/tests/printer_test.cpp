@@ -85,5 +85,10 @@ TEST(StructuralEqual, LoopCarriesAndIfResultsBindLikeAssignments) {
   EXPECT_EQ(StructuralDiff(a, c), "function 'f': statement 1: loops carry 1 vs 0 values");
 }
 
+TEST(Printer, StringsPrintAsPythonLiteralsThatReadBack) {
+  EXPECT_EQ(PythonStringLiteral(R"(["/a/inc"])"), R"("[\"/a/inc\"]")");
+  EXPECT_EQ(PythonStringLiteral("C:\\k\n\x01"), R"("C:\\k\n\x01")");
+}
+
 }  // namespace
 }  // namespace pypto::ir

@@ -12,6 +12,7 @@
 
 #include "pypto/backend_extern/cache_key.h"
 #include "pypto/backend_extern/compile_command.h"
+#include "pypto/backend_extern/source_paths.h"
 #include "run_command.h"
 
 namespace pypto::sim {
@@ -21,6 +22,7 @@ using Error = pypto::unexpected<std::string>;
 namespace fs = std::filesystem;
 
 constexpr const char* kExternalSourceAttr = "external_source";
+constexpr const char* kExternalIncludeDirsAttr = "external_include_dirs";  // a JSON list
 constexpr const char* kEntrySymbol = "kernel_entry";
 using Entry = void(int64_t*);
 
@@ -47,6 +49,13 @@ pypto::expected<void, std::string> DescribeParams(const ir::Function& function, 
   return {};
 }
 
+std::string IncludeDirsAttr(const ir::Function& function) {
+  auto it = function.attrs().find(kExternalIncludeDirsAttr);
+  return it != function.attrs().end() && std::holds_alternative<std::string>(it->second)
+             ? std::get<std::string>(it->second)
+             : "";
+}
+
 fs::path CacheDir() { return fs::temp_directory_path() / fmt::format("pypto-sim-extern-{}", getuid()); }
 
 // What this process has built or loaded, by content key, so that a session opened after prepare
@@ -63,12 +72,13 @@ Registry& TheRegistry() {
 }
 
 // Compiles into a private name first and renames, so that another process never loads half a file.
-pypto::expected<void, std::string> Compile(const fs::path& source, rt::CoreType core_type, const fs::path& object) {
+pypto::expected<void, std::string> Compile(const fs::path& source, const std::vector<fs::path>& include_dirs,
+                                           rt::CoreType core_type, const fs::path& object) {
   std::error_code ec;
   fs::create_directories(object.parent_path(), ec);
   if (ec) return Error(fmt::format("cannot create {}: {}", object.parent_path().string(), ec.message()));
   const fs::path partial = object.string() + fmt::format(".{}.tmp", getpid());
-  auto argv = backend_extern::HostCompileCommand(source, {}, {ExternIncludeDir()}, partial);
+  auto argv = backend_extern::HostCompileCommand(source, include_dirs, {ExternIncludeDir()}, partial);
   // The device compiler defines one of these for the core it builds for; kernels may test them.
   argv.emplace_back(core_type == rt::CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__");
   spdlog::debug("sim: compiling {}: {}", source.string(), fmt::join(argv, " "));
@@ -125,8 +135,12 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   if (!fs::is_regular_file(source))
     return Error(fmt::format("kernel '{}': external source {} does not exist", function.name(), source.string()));
 
+  auto include_dirs = backend_extern::IncludeDirsFromAttr(IncludeDirsAttr(function));
+  if (!include_dirs) return Error(fmt::format("kernel '{}': {}", function.name(), include_dirs.error()));
+  std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
+  search.push_back(ExternIncludeDir());
   const std::string core = core_type == rt::CoreType::AIC ? "aic" : "aiv";
-  auto key = backend_extern::CacheKey(source, {ExternIncludeDir()}, {{"target", "sim"}, {"core_type", core}});
+  auto key = backend_extern::CacheKey(source, search, {{"target", "sim"}, {"core_type", core}});
   if (!key) return Error(fmt::format("kernel '{}': {}", function.name(), key.error()));
 
   Registry& registry = TheRegistry();
@@ -136,7 +150,7 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
     const fs::path candidate =
         (build_dir.empty() ? CacheDir() : build_dir) / fmt::format("{}_{}_{}.so", source.stem().string(), core, *key);
     if (!fs::exists(candidate)) {
-      if (auto built = Compile(source, core_type, candidate); !built) {
+      if (auto built = Compile(source, *include_dirs, core_type, candidate); !built) {
         registry.objects.erase(*key);
         return Error(fmt::format("kernel '{}': {}", function.name(), built.error()));
       }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/support/expected.h"
@@ -20,5 +21,9 @@ pypto::expected<std::filesystem::path, std::string> ResolveSource(const std::fil
 // kept because it is the compiler's search order.
 pypto::expected<std::vector<std::filesystem::path>, std::string> ResolveIncludeDirs(
     const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& defining_python_file);
+
+// The function attribute "external_include_dirs" holds the directories as a JSON list of strings
+// (absolute, in search order); an empty text means none. Anything else is an error.
+pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsFromAttr(std::string_view json);
 
 }  // namespace pypto::backend_extern

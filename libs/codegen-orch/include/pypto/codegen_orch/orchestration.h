@@ -19,6 +19,7 @@ struct KernelEntry {
   std::string core_type;  // "aic" | "aiv"
   std::vector<std::string> signature;  // IN / OUT / INOUT per tensor argument, in payload order
   std::string external_source;         // a hand-written kernel's source (absolute), else empty
+  std::string external_include_dirs;   // its include directories as a JSON list, else empty
 };
 
 struct Orchestration {

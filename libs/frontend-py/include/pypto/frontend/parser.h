@@ -36,8 +36,12 @@ struct SubFunction {
   std::string filename;
   int line_offset = 0;
   int column_offset = 0;
-  std::string form;  // "incore" or "inline"
+  std::string form;  // "incore", "inline" or "extern"
   std::map<std::string, Constant> constants;
+  // A @pl.jit.extern stub: the kernel's core ("aic" or "aiv") and the attributes of its function
+  // ("external_source", the absolute path; "external_include_dirs", a JSON list).
+  std::string core_type;
+  std::map<std::string, std::string> attrs;
 };
 
 struct ParseRequest {

@@ -9,6 +9,7 @@ import textwrap
 
 from pypto import _core
 from pypto.ir.compiler import entry_parameters
+from pypto.jit.extern_decl import ExternDecl
 from pypto.language.typing import DynVar
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
@@ -48,9 +49,10 @@ class JITFunction:
     """A ``@pl.jit`` entry (``form="entry"``), or a ``@pl.jit.incore`` / ``.inline`` function that
     entries call by name; those are parsed at each call site, specialised on its arguments."""
 
-    def __init__(self, fn, form="entry"):
+    def __init__(self, fn, form="entry", extern=None):
         self._fn = fn
         self.form = form
+        self.extern = extern  # an ExternDecl for form "extern"
         self._signature = inspect.signature(fn)
         self._source = None
         self._cache = {}
@@ -77,7 +79,7 @@ class JITFunction:
         # Unlike upstream, dump and output options are part of the key: asking for a dump gets one.
         key = (
             self._source_info().hash,
-            tuple(sorted((name, sub._source_info().hash) for name, sub in self._subfunctions().items())),
+            tuple(sorted((name, sub._content_hash()) for name, sub in self._subfunctions().items())),
             config.platform,
             tuple(sorted(specs.items())),
             tuple(sorted(constants.items())),
@@ -166,10 +168,19 @@ class JITFunction:
         while pending:
             fn = pending.pop()
             for name, value in fn._names().items():
+                if isinstance(value, _UnsupportedForm):
+                    value._refuse()
                 if isinstance(value, JITFunction) and value.form != "entry" and name not in found:
                     found[name] = value
                     pending.append(value)
         return found
+
+    def _content_hash(self) -> str:
+        """What a change of this function must change: its source, and for a hand-written kernel the
+        content of its C++ files and every header they include, read again at each call."""
+        if self.extern is None:
+            return self._source_info().hash
+        return self._source_info().hash + ":" + self.extern.content_key()
 
     def _subfunction_sources(self) -> dict:
         result = {}
@@ -183,6 +194,8 @@ class JITFunction:
                 "form": sub.form,
                 "constants": sub._constants(),
             }
+            if sub.extern is not None:
+                result[name]["extern"] = sub.extern.fields()
         return result
 
     def _specs(self, args, kwargs) -> dict:
@@ -265,10 +278,25 @@ class _JITDecorator:
             return lambda f: JITFunction(f)
         return JITFunction(fn)
 
+    def extern(self, fn=None, **options):
+        """``@pl.jit.extern(core_type="aiv"|"aic", source=PATH[, include_dirs=[...]])``: a hand-written
+        C++ kernel (``extern "C" void kernel_entry(__gm__ int64_t* args)``) that ``@pl.jit`` functions
+        call like a ``@pl.jit.incore`` one. The stub's body is ``...``; paths are relative to its file."""
+        if fn is not None:
+            raise TypeError("@pl.jit.extern needs its source: @pl.jit.extern(core_type=\"aiv\", source=\"k.cpp\")")
+
+        def decorate(stub):
+            decl = ExternDecl.from_options(stub, options)
+            if decl.core_type == "mixed":  # an AIC + AIV group: declared fine, refused when used
+                return _UnsupportedForm(stub, "extern(core_type='mixed')")
+            return JITFunction(stub, "extern", decl)
+
+        return decorate
+
     def __getattr__(self, form: str):
         if form in ("incore", "inline"):
             make = lambda f: JITFunction(f, form)  # noqa: E731
-        elif form in ("opaque", "host", "extern"):
+        elif form in ("opaque", "host"):
             make = lambda f: _UnsupportedForm(f, form)  # noqa: E731
         else:
             raise AttributeError(f"pl.jit has no attribute {form!r}")
