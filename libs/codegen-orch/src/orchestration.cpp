@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cmath>
@@ -152,8 +153,9 @@ ir::DataType ScalarDtype(const ir::Var& param, const ir::Expr& arg) {
 }
 
 // The parameter a kernel returns as its single result: `return output`, possibly through values that
-// alias the tensor an op wrote (`out = pl.store(tile, [0, 0], output); return out`).
-std::optional<size_t> ReturnedParam(const ir::Function& kernel) {
+// alias the tensor an op wrote (`out = pl.store(tile, [0, 0], output); return out`) or, in a Group,
+// the parameter a member call returns (`out = self.k_aiv(a, out); return out`).
+std::optional<size_t> ReturnedParam(const ir::Function& kernel, const ir::Program& program) {
   std::unordered_map<const ir::Var*, const ir::Var*> alias_of;
   auto root = [&](const ir::Var* var) {
     for (auto it = alias_of.find(var); it != alias_of.end(); it = alias_of.find(var)) var = it->second;
@@ -166,8 +168,19 @@ std::optional<size_t> ReturnedParam(const ir::Function& kernel) {
       if (call && call->is_op_call() && call->op()->writes_arg)
         if (const auto* dest = call->args()[*call->op()->writes_arg]->As<ir::Var>())
           alias_of[assign->var().get()] = dest;
+      const auto callee = call && !call->is_op_call() ? program.Find(call->callee()) : nullptr;
+      if (callee && callee.get() != &kernel)
+        if (auto returned = ReturnedParam(*callee, program); returned && *returned < call->args().size())
+          if (const auto* dest = call->args()[*returned]->As<ir::Var>()) alias_of[assign->var().get()] = dest;
     }
     if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
+  }
+  if (!ret && kernel.return_types().size() == 1) {
+    // A declaration with no body (a hand-written kernel): its result is its first output-like parameter.
+    auto output = std::ranges::find_if(kernel.param_directions(),
+                                       [](ir::ParamDirection d) { return d != ir::ParamDirection::In; });
+    if (output == kernel.param_directions().end()) return std::nullopt;
+    return static_cast<size_t>(output - kernel.param_directions().begin());
   }
   if (!ret || ret->values().size() != 1) return std::nullopt;
   const auto* value = ret->values()[0]->As<ir::Var>();
@@ -954,22 +967,87 @@ class OrchestrationEmitter {
                      arg->span());
   }
 
+  // The kernels a Group function runs as one MixedKernels task: its calls of one AIC and/or one AIV
+  // function, each passing the group's parameters in order, since the members share one args[].
+  struct GroupMembers {
+    ir::FunctionPtr aic, aiv;
+  };
+  ir::Result<GroupMembers> MembersOf(const ir::Function& group) const {
+    GroupMembers members;
+    for (const auto& stmt : ir::FlattenStmts(group.body())) {
+      if (stmt->As<ir::ReturnStmt>()) continue;
+      const ir::Call* call = nullptr;
+      if (const auto* assign = stmt->As<ir::AssignStmt>()) call = assign->value()->As<ir::Call>();
+      if (const auto* eval = stmt->As<ir::EvalStmt>()) call = eval->expr()->As<ir::Call>();
+      auto member = call ? program_.Find(call->callee()) : nullptr;
+      if (!member || (member->type() != ir::FunctionType::AIC && member->type() != ir::FunctionType::AIV))
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("group '{}' may only call one AIC and one AIV kernel", group.name()),
+                         stmt->span());
+      auto& slot = member->type() == ir::FunctionType::AIC ? members.aic : members.aiv;
+      if (slot)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("group '{}' calls two {} kernels ('{}' and '{}')", group.name(),
+                                     ir::FunctionTypeName(member->type()), slot->name(), member->name()),
+                         stmt->span());
+      const bool same_layout =
+          call->args().size() == group.params().size() &&
+          std::ranges::equal(call->args(), group.params(),
+                             [](const ir::ExprPtr& arg, const ir::VarPtr& param) { return arg.get() == param.get(); });
+      if (!same_layout)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("group '{}' member '{}' must take the group's parameters in order: the members "
+                                     "of one mixed task share one args[]",
+                                     group.name(), member->name()),
+                         call->span());
+      slot = member;
+    }
+    if (!members.aic && !members.aiv)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("group '{}' calls no kernel", group.name()), group.span());
+    return members;
+  }
+
+  // The MixedKernels of a call of a Group: {aic, aiv, aiv again when it is dispatched on both lanes}.
+  ir::Result<rt::MixedKernels> MixedKernelsOf(const ir::Function& group) {
+    auto members = MembersOf(group);
+    if (!members) return pypto::unexpected(members.error());
+    rt::MixedKernels mixed;
+    if (members->aic) mixed.aic = FuncId(*members->aic);
+    if (members->aiv) {
+      mixed.aiv0 = FuncId(*members->aiv);
+      auto dual = members->aiv->attrs().find("dual_aiv_dispatch");
+      if (dual != members->aiv->attrs().end() && std::holds_alternative<bool>(dual->second) &&
+          std::get<bool>(dual->second))
+        mixed.aiv1 = mixed.aiv0;
+    }
+    return mixed;
+  }
+
+  static std::string KernelIdCpp(int32_t id) { return id == rt::kNoKernel ? "INVALID_KERNEL_ID" : std::to_string(id); }
+
   ir::Result<bool> EmitSubmit(const ir::Call& call, const ir::Var* result) {
     auto callee = program_.Find(call.callee());
     if (!callee) return MakeError(DiagnosticKind::Internal, fmt::format("no function '{}'", call.callee()), call.span());
-    if (callee->type() != ir::FunctionType::AIV && callee->type() != ir::FunctionType::AIC)
+    const bool group = callee->type() == ir::FunctionType::Group;
+    if (callee->type() != ir::FunctionType::AIV && callee->type() != ir::FunctionType::AIC && !group)
       return MakeError(DiagnosticKind::Internal,
-                       fmt::format("'{}' is a {} function; only AIC and AIV kernels can be submitted yet", callee->name(),
-                                   ir::FunctionTypeName(callee->type())),
+                       fmt::format("'{}' is a {} function; only AIC, AIV and Group kernels can be submitted yet",
+                                   callee->name(), ir::FunctionTypeName(callee->type())),
                        call.span());
     if (call.arg_directions().size() != call.args().size() || call.args().size() != callee->params().size())
       return MakeError(DiagnosticKind::Internal, "call directions were not derived", call.span());
-    int32_t func_id = FuncId(*callee);
-    bool aic = callee->type() == ir::FunctionType::AIC;
+    std::optional<rt::MixedKernels> mixed;
+    if (group) {
+      auto kernels = MixedKernelsOf(*callee);
+      if (!kernels) return pypto::unexpected(kernels.error());
+      mixed = *kernels;
+    }
+    const int32_t func_id = group ? rt::kNoKernel : FuncId(*callee);
+    const bool aic = callee->type() == ir::FunctionType::AIC;
     Separate();
     std::string params = fmt::format("params_t{}", task_count_++);
-    SubmitStep step{
-        .submit = rt::PlanSubmit{.func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV}};
+    SubmitStep step{.submit = rt::PlanSubmit{
+                        .func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV, .mixed = mixed}};
 
     // The task takes its tensors first and its scalars after them, each group in parameter order.
     std::string tensor_lines, scalar_lines;
@@ -1013,13 +1091,20 @@ class OrchestrationEmitter {
       step.submit.block_num = static_cast<int32_t>(*blocks);
       body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
     }
-    body_ += fmt::format("{}rt_submit_{}_task({}, {});\n", indent_, aic ? "aic" : "aiv", func_id, params);
+    if (mixed) {
+      const std::string name = fmt::format("mixed_{}", mixed_count_++);
+      body_ += fmt::format("{}MixedKernels {} = {{{}, {}, {}}};\n", indent_, name, KernelIdCpp(mixed->aic),
+                           KernelIdCpp(mixed->aiv0), KernelIdCpp(mixed->aiv1));
+      body_ += fmt::format("{}rt_submit_task({}, {});\n", indent_, name, params);
+    } else {
+      body_ += fmt::format("{}rt_submit_{}_task({}, {});\n", indent_, aic ? "aic" : "aiv", func_id, params);
+    }
     steps_->push_back(Step{std::move(step)});
     if (!result) return true;
 
     // A call result is the Out tensor itself: later uses name the same buffer.
     std::optional<Binding> bound;
-    if (auto returned = ReturnedParam(*callee); returned && written[*returned]) bound = written[*returned];
+    if (auto returned = ReturnedParam(*callee, program_); returned && written[*returned]) bound = written[*returned];
     if (!bound) {
       size_t outputs = 0;
       for (const auto& w : written)
@@ -1102,6 +1187,7 @@ class OrchestrationEmitter {
   std::string indent_ = "    ";
   bool block_start_ = true, after_scalar_ = false;
   int task_count_ = 0;
+  int mixed_count_ = 0;
   int loop_depth_ = 0;
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;

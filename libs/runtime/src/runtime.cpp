@@ -96,6 +96,10 @@ struct Task {
   size_t pending = 0;             // unfinished tasks this one waits for
   TaskId last_dependent = kInvalidTaskId;  // the newest task given an edge from this one
   std::shared_ptr<Launch> launch;
+  // A dependency-only node (the gate and join of a mixed submit): retired as soon as it is ready,
+  // on no core.
+  bool dummy = false;
+  int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
 };
 
 // Copies the arguments into the task and lays out args[]: descriptor pointers, scalar bit patterns,
@@ -179,6 +183,7 @@ class Runtime::Impl final : private ForkAware {
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
                                                   const std::shared_ptr<Launch>& launch, int32_t block_idx);
+  pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
   void ScopeBegin();
   void ScopeEnd();
   pypto::expected<void, FatalError> WaitAll();
@@ -193,6 +198,12 @@ class Runtime::Impl final : private ForkAware {
   void AfterForkInParent() override { mu_.unlock(); }
   void AfterForkInChild() override;
 
+  // With mu_ held: checks a task's arguments and core type; a refusal is latched as the run's error.
+  pypto::expected<void, FatalError> CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args);
+  // With mu_ held: gives the task its id and makes it live (ready if it waits for nothing).
+  Task& AddTask(std::unique_ptr<Task> task);
+  void MakeReady(Task& task);
+  void Enqueue(Task& task);
   void AddDependencies(Task& task, const TaskArgs& args);
   void AddEdge(Task& producer, Task& consumer);
   void RegisterAccesses(Task& task, const TaskArgs& args);
@@ -460,44 +471,106 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, in
   if (task) task->launch = launch;
 
   std::lock_guard lock(mu_);
+  if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  task->id = next_id_;
+  AddDependencies(*task, args);
+  RegisterAccesses(*task, args);
+  spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
+                func_id, CoreTypeName(core), args.tensors().size(), args.scalars().size(), task->pending);
+  return AddTask(std::move(task)).id;
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args) {
   if (error_) return pypto::unexpected(*error_);
   if (args.has_error()) {
     // As on the device, a malformed task is fatal for the whole run, not only refused.
     RecordError({FatalCode::InvalidArgs,
                  fmt::format("task for func_id {} has invalid arguments: {}", func_id, args.error())});
-    return pypto::unexpected(*error_);
-  }
-  if (core != CoreType::AIC && core != CoreType::AIV) {
+  } else if (core != CoreType::AIC && core != CoreType::AIV) {
     RecordError({FatalCode::InvalidArgs,
                  fmt::format("task for func_id {} has unknown core type {}", func_id, static_cast<int>(core))});
-    return pypto::unexpected(*error_);
+  } else if (CoreCount(core) <= 0) {
+    RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} needs an {} core, but none are configured",
+                                                     func_id, CoreTypeName(core))});
   }
-  if (CoreCount(core) <= 0) {
-    RecordError({FatalCode::InvalidArgs,
-                 fmt::format("task for func_id {} needs an {} core, but none are configured", func_id,
-                             CoreTypeName(core))});
-    return pypto::unexpected(*error_);
-  }
+  if (error_) return pypto::unexpected(*error_);
+  return {};
+}
 
+Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
   task->id = next_id_++;
-  AddDependencies(*task, args);
-  RegisterAccesses(*task, args);
-  spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
-                func_id, CoreTypeName(core), args.tensors().size(), args.scalars().size(), task->pending);
-
-  const TaskId id = task->id;
   Task& ref = *task;
-  live_.emplace(id, std::move(task));
-  if (ref.pending == 0) {
-    ready_[Index(core)].push_back(&ref);
-    if (!caller_first_) {
-      work_cv_->notify_all();
-    } else if (idle_waiters_ > 0 || DispatchableCount() >= 2) {
-      // A sleeping waiter takes it; otherwise the thread that will wait takes one and a worker the rest.
-      WakeHelper();
-    }
+  live_.emplace(ref.id, std::move(task));
+  if (ref.pending == 0) MakeReady(ref);
+  return ref;
+}
+
+// With mu_ held: a task that waits for nothing more is queued for a core, or retired at once if it
+// is a dummy. Enqueue wakes nobody (Retire does that once for all it released); MakeReady, for a
+// newly submitted task, does.
+void Runtime::Impl::Enqueue(Task& task) {
+  if (task.dummy) return Retire(task, -1);
+  ready_[Index(task.core_type)].push_back(&task);
+}
+
+void Runtime::Impl::MakeReady(Task& task) {
+  if (task.dummy) return Retire(task, -1);
+  ready_[Index(task.core_type)].push_back(&task);
+  if (!caller_first_) {
+    work_cv_->notify_all();
+  } else if (idle_waiters_ > 0 || DispatchableCount() >= 2) {
+    // A sleeping waiter takes it; otherwise the thread that will wait takes one and a worker the rest.
+    WakeHelper();
   }
-  return id;
+}
+
+// Per block: a gate that waits for what the arguments wait for, the members after the gate, and a
+// join after the members that holds the arguments' accesses, so later tasks wait for every member.
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
+  const std::array<std::pair<CoreType, int32_t>, 3> members = {
+      {{CoreType::AIC, kernels.aic}, {CoreType::AIV, kernels.aiv0}, {CoreType::AIV, kernels.aiv1}}};
+  const int32_t blocks = args.launch_spec.block_num;
+  std::unique_lock lock(mu_);
+  if (std::ranges::none_of(members, [](const auto& m) { return m.second != kNoKernel; }))
+    RecordError({FatalCode::InvalidArgs, "a mixed task names no kernel"});
+  if (blocks < 1 && !error_)
+    RecordError({FatalCode::InvalidArgs, fmt::format("mixed task launches {} blocks", blocks)});
+  for (const auto& [core, func_id] : members)
+    if (func_id != kNoKernel)
+      if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  if (error_) return pypto::unexpected(*error_);
+  auto launch = TakeSlot(lock, kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic, blocks);
+  if (!launch) return pypto::unexpected(launch.error());
+
+  TaskId last = kInvalidTaskId;
+  for (int32_t block = 0; block < blocks; ++block) {
+    // The gate, only when there is something to wait for (a dummy with nothing to wait for would
+    // retire at once).
+    Task* gate = nullptr;
+    auto candidate = std::make_unique<Task>();
+    candidate->dummy = true;
+    candidate->id = next_id_;
+    AddDependencies(*candidate, args);
+    if (candidate->pending > 0) gate = &AddTask(std::move(candidate));
+    auto join = std::make_unique<Task>();
+    join->dummy = true;
+    join->launch = *launch;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const auto [core, func_id] = members[m];
+      if (func_id == kNoKernel) continue;
+      auto task = MakeTask(core, func_id, args, block);
+      if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
+      task->id = next_id_;
+      if (gate) AddEdge(*gate, *task);
+      task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
+      ++join->pending;
+      AddTask(std::move(task));
+    }
+    join->id = next_id_;
+    RegisterAccesses(*join, args);
+    last = AddTask(std::move(join)).id;
+  }
+  return last;
 }
 
 // Called with mu_ held, before the task's own writes are registered (a task never waits for itself).
@@ -636,7 +709,7 @@ size_t Runtime::Impl::DispatchableCount() const {
 // Runs without mu_: the task and its core belong to this worker until it retires the task.
 pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core) {
   // Upstream numbers AIVs in (AIV0, AIV1) pairs per cluster; the lane is the core's parity.
-  task.global.sub_block_id = task.core_type == CoreType::AIV ? core % 2 : 0;
+  task.global.sub_block_id = task.lane >= 0 ? task.lane : task.core_type == CoreType::AIV ? core % 2 : 0;
   const KernelLaunch launch{
       .task_id = task.id,
       .func_id = task.func_id,
@@ -660,7 +733,7 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
 
 // Called with mu_ held. Frees the core and wakes what this task was holding back.
 void Runtime::Impl::Retire(Task& task, int core) {
-  free_cores_[Index(task.core_type)].push_back(core);
+  if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {
     auto entry = accesses_.find(access.buffer_addr);
     if (entry == accesses_.end()) continue;  // a task touching one buffer twice erased it already
@@ -669,11 +742,12 @@ void Runtime::Impl::Retire(Task& task, int core) {
     std::erase_if(entry->second.writes, mine);
     if (entry->second.reads.empty() && entry->second.writes.empty()) accesses_.erase(entry);
   }
-  for (Task* dependent : task.dependents) {
-    if (--dependent->pending == 0) ready_[Index(dependent->core_type)].push_back(dependent);
-  }
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
+  std::vector<Task*> dependents = std::move(task.dependents);
   live_.erase(task.id);  // destroys the task
+  for (Task* dependent : dependents) {
+    if (--dependent->pending == 0) Enqueue(*dependent);
+  }
   if (!caller_first_) {
     work_cv_->notify_all();
     if (live_.empty()) idle_cv_.notify_all();
@@ -705,6 +779,9 @@ pypto::expected<TaskId, FatalError> Runtime::Submit(CoreType core, int32_t func_
 }
 void Runtime::ScopeBegin() { impl_->ScopeBegin(); }
 void Runtime::ScopeEnd() { impl_->ScopeEnd(); }
+pypto::expected<TaskId, FatalError> Runtime::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
+  return impl_->SubmitMixed(kernels, args);
+}
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
 void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }

@@ -124,6 +124,15 @@ pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::spa
   return {};
 }
 
+std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit) {
+  if (!submit.mixed) return {{submit.func_id, submit.core_type}};
+  std::vector<std::pair<int32_t, CoreType>> kernels;
+  if (submit.mixed->aic != kNoKernel) kernels.emplace_back(submit.mixed->aic, CoreType::AIC);
+  for (int32_t aiv : {submit.mixed->aiv0, submit.mixed->aiv1})
+    if (aiv != kNoKernel) kernels.emplace_back(aiv, CoreType::AIV);
+  return kernels;
+}
+
 int TaskWindowFor(const TaskPlan& plan) {
   if (plan.task_window > 0) return plan.task_window;
   const char* env = std::getenv("PTO2_RING_TASK_WINDOW");
@@ -164,8 +173,9 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
       break;
     }
     for (int scope = 0; scope < submit.scopes_opened; ++scope) runtime.ScopeBegin();
-    if (auto id = runtime.Submit(submit.core_type, submit.func_id, *args); !id)
-      submitted = pypto::unexpected(std::move(id.error()));
+    auto id = submit.mixed ? runtime.SubmitMixed(*submit.mixed, *args)
+                           : runtime.Submit(submit.core_type, submit.func_id, *args);
+    if (!id) submitted = pypto::unexpected(std::move(id.error()));
     for (int scope = 0; scope < submit.scopes_closed; ++scope) runtime.ScopeEnd();
   }
   auto waited = runtime.WaitAll();

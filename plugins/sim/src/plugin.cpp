@@ -51,8 +51,40 @@ const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, rt::PlanTensorRef r
   return ref.index < list.size() ? &list[ref.index] : nullptr;
 }
 
-// Every submit must pass what its kernel reads: the same number of tensors and scalars, and
-// tensors of the kernel's dtypes (so that no scalar is ever read as a tensor descriptor).
+// One kernel of submit #s must run on its own core type and take what the submit passes: the same
+// number of tensors and scalars, and tensors of its dtypes (so no scalar is read as a descriptor).
+pypto::expected<void, std::string> CheckSubmitArgs(const rt::TaskPlan& plan, const rt::PlanSubmit& submit, size_t s,
+                                                   rt::CoreType core_type, const DecodedKernel& kernel) {
+  if (core_type != kernel.core_type) {
+    return Error(fmt::format("submit #{} runs kernel '{}' on an {} core, but it is an {} kernel", s, kernel.name,
+                             rt::CoreTypeName(core_type), rt::CoreTypeName(kernel.core_type)));
+  }
+  std::vector<const rt::PlanTaskArg*> tensors;
+  size_t scalars = 0;
+  for (const auto& arg : submit.args) {
+    if (arg.direction == rt::ArgDirection::Scalar) ++scalars;
+    else tensors.push_back(&arg);
+  }
+  if (tensors.size() != kernel.tensor_count || scalars != kernel.scalar_count) {
+    return Error(fmt::format("submit #{} passes {} tensors and {} scalars to kernel '{}', which takes {} and {}", s,
+                             tensors.size(), scalars, kernel.name, kernel.tensor_count, kernel.scalar_count));
+  }
+  size_t t = 0;
+  for (const auto& param : kernel.params) {
+    if (!param.is_tensor) continue;
+    const rt::PlanTensor* tensor = PlanTensorOf(plan, tensors[t]->tensor);
+    if (!tensor) return Error(fmt::format("submit #{} argument {} refers to a tensor the plan does not have", s, t));
+    if (tensor->dtype != param.rt_dtype) {
+      return Error(fmt::format("submit #{} passes '{}' (runtime dtype {}) as parameter '{}' of kernel '{}', "
+                               "which is {}",
+                               s, tensor->name, tensor->dtype, param.name, kernel.name, ir::DataTypeName(param.dtype)));
+    }
+    ++t;
+  }
+  return {};
+}
+
+// Every kernel of every submit (each member of a mixed one) is a kernel of the plan and suits it.
 pypto::expected<void, std::string> CheckSubmits(const rt::TaskPlan& plan, const std::vector<DecodedKernel>& kernels) {
   std::vector<const DecodedKernel*> by_id;
   for (const auto& kernel : kernels) {
@@ -61,37 +93,11 @@ pypto::expected<void, std::string> CheckSubmits(const rt::TaskPlan& plan, const 
   }
   for (size_t s = 0; s < plan.submits.size(); ++s) {
     const auto& submit = plan.submits[s];
-    const DecodedKernel* kernel =
-        submit.func_id >= 0 && static_cast<size_t>(submit.func_id) < by_id.size() ? by_id[submit.func_id] : nullptr;
-    if (!kernel) {
-      return Error(fmt::format("submit #{} names func_id {}, which is not a kernel of the plan", s, submit.func_id));
-    }
-    if (submit.core_type != kernel->core_type) {
-      return Error(fmt::format("submit #{} runs kernel '{}' on an {} core, but it is an {} kernel", s, kernel->name,
-                               rt::CoreTypeName(submit.core_type), rt::CoreTypeName(kernel->core_type)));
-    }
-    std::vector<const rt::PlanTaskArg*> tensors;
-    size_t scalars = 0;
-    for (const auto& arg : submit.args) {
-      if (arg.direction == rt::ArgDirection::Scalar) ++scalars;
-      else tensors.push_back(&arg);
-    }
-    if (tensors.size() != kernel->tensor_count || scalars != kernel->scalar_count) {
-      return Error(fmt::format("submit #{} passes {} tensors and {} scalars to kernel '{}', which takes {} and {}", s,
-                               tensors.size(), scalars, kernel->name, kernel->tensor_count, kernel->scalar_count));
-    }
-    size_t t = 0;
-    for (const auto& param : kernel->params) {
-      if (!param.is_tensor) continue;
-      const rt::PlanTensor* tensor = PlanTensorOf(plan, tensors[t]->tensor);
-      if (!tensor) return Error(fmt::format("submit #{} argument {} refers to a tensor the plan does not have", s, t));
-      if (tensor->dtype != param.rt_dtype) {
-        return Error(fmt::format("submit #{} passes '{}' (runtime dtype {}) as parameter '{}' of kernel '{}', "
-                                 "which is {}",
-                                 s, tensor->name, tensor->dtype, param.name, kernel->name,
-                                 ir::DataTypeName(param.dtype)));
-      }
-      ++t;
+    for (const auto& [func_id, core_type] : rt::SubmitKernels(submit)) {
+      const DecodedKernel* kernel =
+          func_id >= 0 && static_cast<size_t>(func_id) < by_id.size() ? by_id[func_id] : nullptr;
+      if (!kernel) return Error(fmt::format("submit #{} names func_id {}, which is not a kernel of the plan", s, func_id));
+      if (auto ok = CheckSubmitArgs(plan, submit, s, core_type, *kernel); !ok) return ok;
     }
   }
   return {};

@@ -75,6 +75,18 @@ struct RuntimeOptions {
   int task_window = 16384;
 };
 
+// One MixedKernels submit (upstream's {aic, aiv0, aiv1}): the members run together on one block's
+// cores, sharing one args[] payload, and count as one task for dependencies: every member waits for
+// what any member's arguments wait for, and later tasks wait for all members. kNoKernel leaves a
+// lane empty; aiv1 == aiv launches the AIV kernel on both lanes (dual AIV dispatch), each seeing its
+// lane as sub_block_id.
+inline constexpr int32_t kNoKernel = -1;
+struct MixedKernels {
+  int32_t aic = kNoKernel;
+  int32_t aiv0 = kNoKernel;
+  int32_t aiv1 = kNoKernel;
+};
+
 class Runtime {
  public:
   Runtime(RuntimeOptions options, CoreExecutor& executor);
@@ -87,6 +99,7 @@ class Runtime {
   pypto::expected<TaskId, FatalError> SubmitAic(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitAiv(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
 
   // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
   // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.

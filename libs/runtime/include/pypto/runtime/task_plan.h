@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct PlanKernel {
 struct PlanSubmit {
   int32_t func_id = 0;
   CoreType core_type = CoreType::AIV;
+  // A MixedKernels submit (a call of a Group function): its members; func_id and core_type are then
+  // unused.
+  std::optional<MixedKernels> mixed;
   int32_t block_num = 1;          // an SPMD launch: this many blocks of the kernel
   std::vector<PlanTaskArg> args;  // tensors first, then scalars
   // Runtime scopes around it: opened just before it, closed just after it (an orchestration loop's
@@ -68,6 +72,9 @@ struct TaskPlan {
 
 // Checks the caller's tensors against the plan's parameters (count, dtype, shape).
 pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params);
+
+// The kernels one submit runs, with their core types: one, or the members of a mixed submit.
+std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit);
 
 // The task window to run `plan` with: its own task_window, else $PTO2_RING_TASK_WINDOW (as upstream
 // reads it), else RuntimeOptions' default.

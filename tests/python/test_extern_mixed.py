@@ -1,0 +1,137 @@
+"""Mixed hand-written kernels: a ``pl.FunctionType.Group`` of an AIC and an AIV extern, submitted as one
+MixedKernels task; with ``dual_aiv_dispatch`` the AIV entry runs on both lanes of every block, each
+seeing its lane as ``get_sub_block_id(args)``."""
+
+import pypto.language as pl
+import pytest
+import torch
+
+# AIC: flags[block] = 100 + block.
+_AIC = """
+#include <cstdint>
+#include "tensor.h"
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  __gm__ ChipTensor* f = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
+  __gm__ float* flags = reinterpret_cast<__gm__ float*>(f->buffer.addr) + f->start_offset;
+  flags[get_block_idx(args)] = 100.0f + get_block_idx(args);
+}
+"""
+
+# AIV: block b, lane l owns row 2b + l: out[row] = a[row] * 2 + l.
+_AIV = """
+#include <cstdint>
+#include "tensor.h"
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  __gm__ ChipTensor* at = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+  __gm__ ChipTensor* ot = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+  const __gm__ float* a = reinterpret_cast<__gm__ float*>(at->buffer.addr) + at->start_offset;
+  __gm__ float* out = reinterpret_cast<__gm__ float*>(ot->buffer.addr) + ot->start_offset;
+  const int32_t lane = get_sub_block_id(args);
+  const int32_t row = get_block_idx(args) * 2 + lane;
+  for (int j = 0; j < 8; ++j) out[row * 8 + j] = a[row * 8 + j] * 2.0f + lane;
+}
+"""
+
+
+_PROGRAM = """
+import pypto.language as pl
+
+
+@pl.program
+class Mixed:
+    @pl.function(type=pl.FunctionType.AIC, external_source="aic.cpp")
+    def pa_aic(self, a: pl.Tensor[[8, 8], pl.FP32], out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]],
+               flags: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+    @pl.function(type=pl.FunctionType.AIV, external_source="aiv.cpp", attrs={{"dual_aiv_dispatch": {dual}}})
+    def pa_aiv(self, a: pl.Tensor[[8, 8], pl.FP32], out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]],
+               flags: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+    @pl.function(type=pl.FunctionType.Group)
+    def pa(self, a: pl.Tensor[[8, 8], pl.FP32], out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]],
+           flags: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        self.pa_aic(a, out, flags)
+        out = self.pa_aiv(a, out, flags)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+             flags: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        with pl.spmd(core_num=4):
+            out = self.pa(a, out, flags)
+        return out
+"""
+
+
+def _program(write_kernel, tmp_path, dual=True):
+    (tmp_path / "aic.cpp").write_text(_AIC)
+    (tmp_path / "aiv.cpp").write_text(_AIV)
+    module, _ = write_kernel("mixed_program", _PROGRAM.format(dual=dual))
+    return module.Mixed
+
+
+def _expected(a, lanes):
+    out = torch.full((8, 8), -1.0)
+    for row in range(8):
+        lane = row % 2
+        if lane in lanes:
+            out[row] = a[row] * 2 + lane
+    return out
+
+
+def test_dual_dispatch_splits_the_rows_between_the_lanes(write_kernel, tmp_path):
+    from pypto.ir import compile
+
+    compiled = compile(_program(write_kernel, tmp_path), output_dir=str(tmp_path / "build"))
+    cpp = (tmp_path / "build" / "orchestration" / "main.cpp").read_text()
+    assert "MixedKernels mixed_0 = {0, 1, 1};\n    rt_submit_task(mixed_0, params_t0);" in cpp, cpp
+    a = torch.randn(8, 8)
+    out = torch.full((8, 8), -1.0)
+    flags = torch.zeros(4)
+    compiled(a, out, flags)
+    torch.testing.assert_close(out, _expected(a, {0, 1}), rtol=0, atol=0)
+    torch.testing.assert_close(flags, torch.tensor([100.0, 101.0, 102.0, 103.0]), rtol=0, atol=0)
+
+
+def test_without_dual_dispatch_only_lane_zero_runs(write_kernel, tmp_path):
+    from pypto.ir import compile
+
+    compiled = compile(_program(write_kernel, tmp_path, dual=False), output_dir=str(tmp_path / "build"))
+    assert "MixedKernels mixed_0 = {0, 1, INVALID_KERNEL_ID};" in (tmp_path / "build" / "orchestration" / "main.cpp").read_text()
+    a = torch.randn(8, 8)
+    out = torch.full((8, 8), -1.0)
+    compiled(a, out, torch.zeros(4))
+    torch.testing.assert_close(out, _expected(a, {0}), rtol=0, atol=0)
+
+
+def test_members_must_share_the_groups_argument_layout(tmp_path):
+    from pypto.ir import compile
+    from pypto.language.parser import ParserTypeError
+
+    (tmp_path / "k.cpp").write_text('extern "C" void kernel_entry(long* args) { (void)args; }\n')
+    source = tmp_path / "k.cpp"
+
+    @pl.program
+    class Swapped:
+        @pl.function(type=pl.FunctionType.AIV, external_source=source)
+        def k_aiv(self, b: pl.Tensor[[8, 8], pl.FP32],
+                  a: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+        @pl.function(type=pl.FunctionType.Group)
+        def k(self, a: pl.InOut[pl.Tensor[[8, 8], pl.FP32]], b: pl.Tensor[[8, 8], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:
+            a = self.k_aiv(b, a)
+            return a
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.InOut[pl.Tensor[[8, 8], pl.FP32]], b: pl.Tensor[[8, 8], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:
+            a = self.k(a, b)
+            return a
+
+    with pytest.raises(ParserTypeError) as info:
+        compile(Swapped, output_dir=str(tmp_path / "build"))
+    assert info.value.message == (
+        "group 'k' member 'k_aiv' must take the group's parameters in order: the members of one mixed task share "
+        "one args[]"
+    )
