@@ -96,3 +96,47 @@ def test_a_relative_pythonpath_is_taken_from_where_the_tool_starts(tmp_path):
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )
     assert "| B1 | demo:uses_marker.py | PASS |" in done.stdout, done.stdout + done.stderr
+
+
+COMPILES_TWICE = "import pypto.ir\nimport pypto.language as pl\n" + TWICE_PROGRAM + "\npypto.ir.compile(Twice)\n"
+
+# A program whose build directory holds a module MLIR cannot parse: %x is used but never defined.
+WRITES_A_BROKEN_MODULE = '''
+import os
+from pathlib import Path
+
+kernels = Path(os.environ["PYPTO_PROG_BUILD_DIR"]) / "broken" / "kernels" / "aiv"
+kernels.mkdir(parents=True)
+(kernels / "k.generic.mlir").write_text("module {\\n  func.func @k() {\\n    \\"pto.tadd\\"(%x) : (f32) -> ()\\n"
+                                        "    return\\n  }\\n}\\n")
+'''
+
+
+def test_mlir_opt_parses_the_modules_each_program_wrote(tmp_path):
+    demo = tmp_path / "demo"
+    _write(demo, "twice.py", COMPILES_TWICE)
+    _write(demo, "broken.py", WRITES_A_BROKEN_MODULE)
+    listing = tmp_path / "list.txt"
+    listing.write_text("C1 demo twice.py example\nC2 demo broken.py example\n")
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), "--mlir-opt"],
+        capture_output=True, text=True, timeout=300,
+    )
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in done.stdout.splitlines() if line.startswith("| C")}
+    assert rows["C1"][1] == "PASS", done.stdout + done.stderr
+    assert "(mlir-opt: 1 modules)" in done.stderr.splitlines()[0], done.stderr
+    assert rows["C2"][1] == "FAIL"
+    assert rows["C2"][3] == ("mlir-opt rejects build_output/broken/kernels/aiv/k.generic.mlir:3:16: error: use of "
+                             "undeclared SSA value name"), rows["C2"]
+    assert "1/2 programs' PTO modules all parse" in done.stdout
+    assert done.returncode == 1
+
+
+def test_mlir_opt_that_is_not_there_is_an_error(tmp_path):
+    listing = tmp_path / "list.txt"
+    listing.write_text("")
+    done = subprocess.run([sys.executable, str(TOOL), "--list", str(listing), "--mlir-opt=/no/such/mlir-opt"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--mlir-opt: /no/such/mlir-opt not found" in done.stderr

@@ -8,6 +8,10 @@ Verdicts: PASS (exit status 0), FAIL (the program's own check failed: an asserti
 mismatch), ERROR (anything else: an exception, a crash, the time limit). Each program runs in a
 fresh process, in a fresh scratch directory (its build_output/ lands there), with the Python that
 runs this script; the public checkouts are only read.
+
+With --mlir-opt, every kernels/*/*.generic.mlir the program's compiles wrote (the PTO modules in
+MLIR's generic form) is then parsed by `mlir-opt-16 --allow-unregistered-dialect`; a module it
+rejects makes the verdict FAIL, with mlir-opt's first error.
 """
 
 import argparse
@@ -15,6 +19,7 @@ import dataclasses
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +30,9 @@ _HERE = Path(__file__).resolve().parent
 
 # The sizes pypto-lib's CI gives the runtime rings; harmless where unused.
 _GOLDEN_ENV = {"PTO2_RING_DEP_POOL": "16384", "PTO2_RING_TASK_WINDOW": "16384", "PTO2_RING_HEAP": "1073741824"}
+
+# Where Debian's mlir-16-tools puts mlir-opt.
+_MLIR_OPT_CANDIDATES = ("mlir-opt-16", "/usr/lib/llvm-16/bin/mlir-opt")
 
 
 @dataclasses.dataclass
@@ -42,6 +50,7 @@ class Outcome:
     seconds: float
     first_error: str
     output: str = ""
+    modules: int = 0  # generic modules mlir-opt parsed (--mlir-opt)
 
 
 def read_list(path: Path) -> list:
@@ -104,7 +113,33 @@ def verdict_for(returncode: int, output: str) -> str:
     return "ERROR"
 
 
-def run_one(entry: Entry, roots: dict, platform: str, timeout: float) -> Outcome:
+def find_mlir_opt(path: str) -> str:
+    """`path` when given, else mlir-opt-16 from PATH or its Debian location; "" when none is found."""
+    for candidate in ([path] if path else _MLIR_OPT_CANDIDATES):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return ""
+
+
+def check_modules(build_root: Path, mlir_opt: str) -> tuple:
+    """(modules checked, the first rejection or "", mlir-opt's whole report on it or ""). A rejection
+    reads "mlir-opt rejects build_output/<dir>/kernels/aiv/<kernel>.generic.mlir:LINE:COL: error: ..."."""
+    modules = sorted(build_root.rglob("kernels/*/*.generic.mlir"))
+    for module in modules:
+        done = subprocess.run([mlir_opt, "--allow-unregistered-dialect", str(module), "-o", os.devnull],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        if done.returncode != 0 or done.stderr:
+            # The scratch directory is gone by the time anyone reads the table: name the module by its
+            # place in the build output.
+            report = done.stderr.replace(str(module), str(module.relative_to(build_root)))
+            lines = [line for line in report.splitlines() if line.strip()]
+            first = lines[0] if lines else f"{module.relative_to(build_root)}: exit status {done.returncode}"
+            return len(modules), f"mlir-opt rejects {first}"[:200], report
+    return len(modules), "", ""
+
+
+def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: str = "") -> Outcome:
     root = roots.get(entry.repo)
     if root is None:
         return Outcome("ERROR", 0.0, f"no checkout given for repository {entry.repo!r} (--repo {entry.repo}=PATH)")
@@ -112,17 +147,27 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float) -> Outcome
     if not program.is_file():
         return Outcome("ERROR", 0.0, f"{program} does not exist")
     with tempfile.TemporaryDirectory(prefix=f"conformance_{entry.ident}_") as scratch:
+        env = environment_for(entry, root)
+        # The build directories land in the scratch directory whatever the caller's environment says,
+        # so that --mlir-opt finds them.
+        env["PYPTO_PROG_BUILD_DIR"] = str(Path(scratch) / "build_output")
         start = time.time()
         try:
-            done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=environment_for(entry, root),
+            done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as expired:
             output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else expired.stdout
             return Outcome("ERROR", time.time() - start, f"time limit of {timeout:.0f}s reached", output or "")
         seconds = time.time() - start
-    output = done.stdout
-    verdict = verdict_for(done.returncode, output)
-    return Outcome(verdict, seconds, "" if verdict == "PASS" else first_error(output), output)
+        output = done.stdout
+        verdict = verdict_for(done.returncode, output)
+        outcome = Outcome(verdict, seconds, "" if verdict == "PASS" else first_error(output), output)
+        if mlir_opt:
+            outcome.modules, rejection, report = check_modules(Path(scratch), mlir_opt)
+            if rejection:
+                outcome.verdict, outcome.first_error = "FAIL", rejection
+                outcome.output += f"\n[conformance] {rejection}\n{report}"
+    return outcome
 
 
 def main(argv=None) -> int:
@@ -134,7 +179,16 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per program")
     parser.add_argument("--only", default="", help="comma-separated ids to run (default: all)")
     parser.add_argument("--log-dir", type=Path, help="write each program's full output to LOG_DIR/<id>.log")
+    parser.add_argument("--mlir-opt", nargs="?", const="", default=None, metavar="PATH",
+                        help="parse every generic PTO module a program wrote with mlir-opt (default: mlir-opt-16); "
+                             "a module it rejects fails the program")
     args = parser.parse_args(argv)
+    mlir_opt = ""
+    if args.mlir_opt is not None:
+        mlir_opt = find_mlir_opt(args.mlir_opt)
+        if not mlir_opt:
+            wanted = args.mlir_opt or "mlir-opt-16"
+            parser.error(f"--mlir-opt: {wanted} not found (Debian: apt-get install mlir-16-tools)")
 
     roots = {}
     for item in args.repo:
@@ -149,13 +203,15 @@ def main(argv=None) -> int:
 
     rows = []
     for entry in entries:
-        outcome = run_one(entry, roots, args.platform, args.timeout)
+        outcome = run_one(entry, roots, args.platform, args.timeout, mlir_opt)
         label = " ".join([entry.repo + ":" + entry.path] + entry.args)
         rows.append((entry.ident, label, outcome))
         if args.log_dir:
             args.log_dir.mkdir(parents=True, exist_ok=True)
             (args.log_dir / f"{entry.ident}.log").write_text(outcome.output)
-        print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}", file=sys.stderr, flush=True)
+        modules = f"  (mlir-opt: {outcome.modules} modules)" if mlir_opt else ""
+        print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}{modules}", file=sys.stderr,
+              flush=True)
 
     print(f"| id | program | verdict | seconds | first error |\n|---|---|---|---|---|")
     for ident, label, outcome in rows:
@@ -163,6 +219,13 @@ def main(argv=None) -> int:
         print(f"| {ident} | {label} | {outcome.verdict} | {outcome.seconds:.1f} | {error} |")
     passed = sum(1 for _, _, outcome in rows if outcome.verdict == "PASS")
     print(f"\n{passed}/{len(rows)} passed on {args.platform}")
+    if mlir_opt:
+        # A program that wrote no module (a hand-written kernel, a failure before compiling) has none rejected.
+        parsed = sum(1 for _, _, outcome in rows if not outcome.first_error.startswith("mlir-opt rejects"))
+        writers = sum(1 for _, _, outcome in rows if outcome.modules)
+        total = sum(outcome.modules for _, _, outcome in rows)
+        print(f"{parsed}/{len(rows)} programs' PTO modules all parse with {mlir_opt} "
+              f"({total} modules, written by {writers} programs)")
     return 0 if passed == len(rows) else 1
 
 

@@ -26,6 +26,25 @@ ir::FunctionPtr FindKernel(const pypto_ir_program* program, const char* function
   return function;
 }
 
+// pypto_ptoas_emit_module and its generic-form twin, which differ in their options and their name.
+pypto_status EmitModuleWith(const pypto_ir_program* program, const char* function_name, const char* arch,
+                            char** out_text, const backend_ptoas::ModuleOptions& options, const char* caller) {
+  return c_api::Guard([&] {
+    if (!arch || !out_text) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, fmt::format("{}: null argument", caller));
+    pypto_status status = PYPTO_OK;
+    auto kernel = FindKernel(program, function_name, caller, &status);
+    if (!kernel) return status;
+    if (!backend_ptoas::IsTargetArch(arch)) {
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT,
+                         fmt::format("{}: unknown target arch '{}' (expected \"a2a3\" or \"a5\")", caller, arch));
+    }
+    auto text = backend_ptoas::EmitModule(*kernel, arch, options);
+    if (!text) return c_api::Fail(PYPTO_ERR_COMPILE, text.error());
+    *out_text = c_api::CopyString(*text);
+    return PYPTO_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -34,21 +53,13 @@ const char* pypto_ptoas_version(void) { return PYPTO_VERSION; }
 
 pypto_status pypto_ptoas_emit_module(const pypto_ir_program* program, const char* function_name, const char* arch,
                                      char** out_text) {
-  return c_api::Guard([&] {
-    constexpr const char* kCaller = "pypto_ptoas_emit_module";
-    if (!arch || !out_text) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, fmt::format("{}: null argument", kCaller));
-    pypto_status status = PYPTO_OK;
-    auto kernel = FindKernel(program, function_name, kCaller, &status);
-    if (!kernel) return status;
-    if (!backend_ptoas::IsTargetArch(arch)) {
-      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT,
-                         fmt::format("{}: unknown target arch '{}' (expected \"a2a3\" or \"a5\")", kCaller, arch));
-    }
-    auto text = backend_ptoas::EmitModule(*kernel, arch);
-    if (!text) return c_api::Fail(PYPTO_ERR_COMPILE, text.error());
-    *out_text = c_api::CopyString(*text);
-    return PYPTO_OK;
-  });
+  return EmitModuleWith(program, function_name, arch, out_text, {}, "pypto_ptoas_emit_module");
+}
+
+pypto_status pypto_ptoas_emit_module_generic(const pypto_ir_program* program, const char* function_name,
+                                             const char* arch, char** out_text) {
+  return EmitModuleWith(program, function_name, arch, out_text, {.generic_form = true},
+                        "pypto_ptoas_emit_module_generic");
 }
 
 pypto_status pypto_ptoas_emit_kernel_wrapper(const pypto_ir_program* program, const char* function_name,

@@ -69,7 +69,7 @@ std::string KernelEmitter::Signature() const {
   std::vector<std::string> args;
   for (const auto& param : plan_.tensor_params) {
     const auto* tensor = param->type()->As<ir::TensorType>();
-    args.push_back(fmt::format("{}: !pto.ptr<{}>", values_.at(param.get()), ElementOf(tensor->dtype())));
+    args.push_back(fmt::format("{}: {}", values_.at(param.get()), PtrType(ElementOf(tensor->dtype()))));
   }
   for (const auto& param : plan_.scalar_params) {
     const auto* scalar = param->type()->As<ir::ScalarType>();
@@ -89,14 +89,17 @@ void KernelEmitter::EmitTensorViews() {
     // Dense row-major: the last stride is 1 and each outer one spans everything inside it.
     std::vector<int64_t> strides(shape.size(), 1);
     for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
-    std::vector<std::string> dims, steps;
-    for (int64_t extent : shape) dims.push_back(names_.Constant(extent, "index"));
-    for (int64_t stride : strides) steps.push_back(names_.Constant(stride, "index"));
-    Add(prologue_,
-        fmt::format("{} = pto.make_tensor_view {}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}",
-                    views_.at(param.get()), values_.at(param.get()), fmt::join(dims, ", "), fmt::join(steps, ", "),
-                    TensorViewType(shape.size(), ElementOf(tensor->dtype()))),
-        param->span());
+    std::vector<TypedValue> dims, steps;
+    for (int64_t extent : shape) dims.push_back(IndexConstant(extent));
+    for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
+    const std::string element = ElementOf(tensor->dtype());
+    PtoOp view{.name = "pto.make_tensor_view",
+               .result = TypedValue{views_.at(param.get()), TensorViewType(shape.size(), element)},
+               .groups = {{OperandSyntax::Leading, "", {{values_.at(param.get()), PtrType(element)}}},
+                          {OperandSyntax::List, "shape", dims},
+                          {OperandSyntax::List, "strides", steps}},
+               .attrs = {{"layout", "#pto.layout<nd>"}}};
+    Add(prologue_, view, param->span());
   }
 }
 
@@ -121,20 +124,14 @@ void KernelEmitter::EmitTileAllocs() {
     const ir::Var& var = *assign->var();
     const auto* tile = var.type()->As<ir::TileType>();
     TileExtent extent = TileRowsCols(*tile);
-    std::string addr = names_.Constant(tile->memref()->byte_offset, "i64");
-    std::string rows = names_.Constant(extent.rows, "index");
-    std::string cols = names_.Constant(extent.cols, "index");
+    TypedValue addr{names_.Constant(tile->memref()->byte_offset, "i64"), "i64"};
+    TypedValue rows = IndexConstant(extent.rows);
+    TypedValue cols = IndexConstant(extent.cols);
     const auto* call = assign->value()->As<ir::Call>();
     const ir::Span& span = OpSpan(assign->span(), call->span());
-    Add(prologue_,
-        fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", values_.at(&var), addr, rows,
-                    cols, TileOperandType(var)),
-        span);
+    Add(prologue_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, rows, cols), span);
     if (auto it = row_views_.find(&var); it != row_views_.end()) {
-      Add(prologue_,
-          fmt::format("{} = pto.alloc_tile addr = {} valid_row = {} valid_col = {} : {}", it->second, addr,
-                      names_.Constant(1, "index"), rows, RowViewType(var)),
-          span);
+      Add(prologue_, AllocTile({it->second, RowViewType(var)}, addr, IndexConstant(1), rows), span);
     }
   }
 }
@@ -144,9 +141,24 @@ void KernelEmitter::Add(std::vector<std::string>& section, const std::string& te
   section.push_back(fmt::format("{:{}}{}{}\n", "", 4 + 2 * depth_, text, loc));
 }
 
+void KernelEmitter::Add(std::vector<std::string>& section, const PtoOp& op, const ir::Span& span) const {
+  Add(section, options_.generic_form ? GenericForm(op) : CustomForm(op), span);
+}
+
 void KernelEmitter::AddStructural(const std::string& text) {
   body_.push_back(fmt::format("{:{}}{}\n", "", 4 + 2 * depth_, text));
 }
+
+PtoOp KernelEmitter::AllocTile(const TypedValue& tile, const TypedValue& addr, const TypedValue& valid_rows,
+                               const TypedValue& valid_cols) {
+  return {.name = "pto.alloc_tile",
+          .result = tile,
+          .groups = {{OperandSyntax::Keyword, "addr", {addr}},
+                     {OperandSyntax::Keyword, "valid_row", {valid_rows}},
+                     {OperandSyntax::Keyword, "valid_col", {valid_cols}}}};
+}
+
+TypedValue KernelEmitter::IndexConstant(int64_t value) { return {names_.Constant(value, "index"), "index"}; }
 
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
   const auto* type = tile.type()->As<ir::TileType>();

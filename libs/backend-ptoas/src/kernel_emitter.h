@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernel_plan.h"
+#include "pto_op.h"
 #include "pypto/backend_ptoas/module.h"
 #include "ssa_names.h"
 
@@ -30,6 +31,8 @@ class KernelEmitter {
   void EmitTileAllocs();
   // An operation, indented for the current loop depth, with the span's location when enabled.
   void Add(std::vector<std::string>& section, const std::string& text, const ir::Span& span) const;
+  // A pto operation, in the form the options ask for.
+  void Add(std::vector<std::string>& section, const PtoOp& op, const ir::Span& span) const;
   // A region opener or closer (`scf.for ... {`, `}`): not an operation, so never a location.
   void AddStructural(const std::string& text);
 
@@ -50,21 +53,23 @@ class KernelEmitter {
   void LowerStore(const ir::Call& call, const ir::Span& span);
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
                     const ir::Span& span);
-  // An operand as `ins(...)` prints it: its SSA value and its type.
-  struct Operand {
-    std::string value;
-    std::string type;
-  };
   // A tile; for a row-major op, a column vector's [1, N] row view instead.
-  Operand TileOperand(const ir::Var& tile, bool row_major) const;
+  TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
   std::string RowViewType(const ir::Var& tile) const;
   // A literal or scalar parameter at the element type `dtype`, converting a parameter of another type.
-  Operand ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span);
+  TypedValue ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span);
+  // `name ins(ins...) outs(out)`: a destination-passing op that writes `out`.
+  static PtoOp DpsOp(std::string name, std::vector<TypedValue> ins, TypedValue out);
   // tile.cast's rounding mode as pto's round_mode enum spells it ("ROUND").
   static std::string RoundMode(const ir::Call& call);
   // `%x_pview = pto.partition_view ...` for a window of a tensor parameter; returns its name.
   std::string PartitionView(const ir::Var& tensor, const ir::ExprPtr& offsets, const ir::Shape& sizes,
                             const std::string& partition_type, const ir::Span& span);
+  // `%t = pto.alloc_tile addr = .. valid_row = .. valid_col = .. : T`.
+  static PtoOp AllocTile(const TypedValue& tile, const TypedValue& addr, const TypedValue& valid_rows,
+                         const TypedValue& valid_cols);
+  // The de-duplicated `index` constant `value`.
+  TypedValue IndexConstant(int64_t value);
   std::string TileOperandType(const ir::Var& tile) const;
   std::string ElementOf(ir::DataType dtype) const;
 

@@ -49,6 +49,8 @@ std::string_view TileLoc(ir::MemorySpace space) {
   return "?";
 }
 
+std::string PtrType(std::string_view element) { return fmt::format("!pto.ptr<{}>", element); }
+
 std::string TensorViewType(size_t rank, std::string_view element) {
   std::string dims;
   for (size_t i = 0; i < rank; ++i) dims += "?x";

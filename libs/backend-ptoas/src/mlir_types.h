@@ -17,6 +17,9 @@ pypto::expected<std::string, std::string> MlirElementType(ir::DataType dtype);
 // The address-space keyword of a tile buffer ("vec", "mat", ...).
 std::string_view TileLoc(ir::MemorySpace space);
 
+// `!pto.ptr<f32>`: a kernel argument that points at a global tensor.
+std::string PtrType(std::string_view element);
+
 // `!pto.tensor_view<?x?xf32>`: a view of a global tensor; its extents are given as operands.
 std::string TensorViewType(size_t rank, std::string_view element);
 

@@ -1,9 +1,9 @@
 // How each supported tile op prints (the table is FindLowering's). Loads and stores go through a
 // partition_view: the window [offsets, offsets + sizes) of a tensor view, statically shaped but
 // possibly at offsets computed in a loop, which tload/tstore then move as a whole. Every other op is
-// `pto.<op> ins(operands [attrs] : types) outs(result : type)`.
+// `pto.<op> ins(operands [attrs] : types) outs(result : type)`. Each op is described once, as a
+// PtoOp, and printed in the form ModuleOptions asks for (pto_op.h).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cctype>
 
@@ -52,11 +52,9 @@ void KernelEmitter::LowerLoad(const ir::AssignStmt& assign, const ir::Call& call
   const auto* tensor_type = tensor.type()->As<ir::TensorType>();
   ir::Shape sizes = StaticInts(call.args()[2]);
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
-  std::string window = PartitionView(tensor, call.args()[1], sizes, partition_type, span);
-  Add(body_,
-      fmt::format("pto.tload ins({} : {}) outs({} : {})", window, partition_type, values_.at(assign.var().get()),
-                  TileOperandType(*assign.var())),
-      span);
+  TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
+  TypedValue tile{values_.at(assign.var().get()), TileOperandType(*assign.var())};
+  Add(body_, DpsOp("pto.tload", {window}, tile), span);
 }
 
 void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
@@ -67,11 +65,8 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   // tile may be stored into a narrower tensor: the window has the tensor's element type.
   const ir::Shape& sizes = tile.type()->As<ir::TileType>()->shape();
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
-  std::string window = PartitionView(tensor, call.args()[1], sizes, partition_type, span);
-  Add(body_,
-      fmt::format("pto.tstore ins({} : {}) outs({} : {})", values_.at(&tile), TileOperandType(tile), window,
-                  partition_type),
-      span);
+  TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
+  Add(body_, DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window), span);
 }
 
 void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
@@ -79,27 +74,27 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   const auto& args = call.args();
   const ir::Var& result = *assign.var();
   auto tile = [&](const ir::ExprPtr& arg) { return TileOperand(*arg->As<ir::Var>(), lowering.row_major); };
-  std::vector<Operand> ins;
-  std::string attrs;  // printed inside ins(...), before the types, where these ops' parsers read them
-  std::string attrs_sep = " ";  // between the operands and attrs (tgather's parser wants a comma)
-  std::string trailing;         // an attribute dictionary after outs(...)
+  std::vector<TypedValue> ins;
+  std::vector<PtoAttr> attrs;
+  AttrPlacement placement = AttrPlacement::AfterOperands;
   switch (lowering.form) {
     case OpForm::Arange:
       ins = {ScalarOperand(args[0], result.type()->As<ir::TileType>()->dtype(), span)};
-      if (ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false)) trailing = " {descending = true}";
+      if (ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false)) attrs = {{"descending", "true"}};
       break;
     case OpForm::MergeSort:
       ins = {tile(args[0]), {names_.Constant(*ir::AsConstInt(args[1]), "i32"), "i32"}};
       break;
-    case OpForm::GatherMask:
+    case OpForm::GatherMask: {
       ins = {tile(args[0])};
-      attrs_sep = ", ";
-      attrs = fmt::format("{{maskPattern = #pto.mask_pattern<{}>}}",
-                          ir::MaskPatternName(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern")));
+      auto pattern = ir::MaskPatternName(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+      placement = AttrPlacement::InInsAfterComma;
+      attrs = {{"maskPattern", fmt::format("#pto.mask_pattern<{}>", pattern)}};
       break;
+    }
     case OpForm::Window: {
       ins = {tile(args[0])};
-      for (int64_t offset : StaticInts(args[2])) ins.push_back({names_.Constant(offset, "index"), "index"});
+      for (int64_t offset : StaticInts(args[2])) ins.push_back(IndexConstant(offset));
       break;
     }
     case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
@@ -108,7 +103,8 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     case OpForm::Cast:
       ins = {tile(args[0])};
-      attrs = fmt::format("{{rmode = #pto<round_mode {}>}}", RoundMode(call));
+      placement = AttrPlacement::InIns;
+      attrs = {{"rmode", fmt::format("#pto<round_mode {}>", RoundMode(call))}};
       break;
     case OpForm::Broadcast: ins = {tile(args[1])}; break;
     case OpForm::Move: ins = {tile(args[0])}; break;
@@ -116,25 +112,20 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
     case OpForm::ColSum:
-      if (args.size() == 2) attrs = "{isBinary = true}";
+      placement = AttrPlacement::InIns;
+      if (args.size() == 2) attrs = {{"isBinary", "true"}};
       [[fallthrough]];
     default:
       for (const auto& arg : args) ins.push_back(tile(arg));
       break;
   }
-  std::vector<std::string> values, types;
-  for (const auto& operand : ins) {
-    values.push_back(operand.value);
-    types.push_back(operand.type);
-  }
-  Operand out = TileOperand(result, lowering.row_major);
-  Add(body_,
-      fmt::format("{} ins({}{}{} : {}) outs({} : {}){}", lowering.pto, fmt::join(values, ", "),
-                  attrs.empty() ? "" : attrs_sep, attrs, fmt::join(types, ", "), out.value, out.type, trailing),
-      span);
+  PtoOp op = DpsOp(std::string(lowering.pto), std::move(ins), TileOperand(result, lowering.row_major));
+  op.attrs = std::move(attrs);
+  op.attr_placement = placement;
+  Add(body_, op, span);
 }
 
-KernelEmitter::Operand KernelEmitter::TileOperand(const ir::Var& tile, bool row_major) const {
+TypedValue KernelEmitter::TileOperand(const ir::Var& tile, bool row_major) const {
   if (row_major) {
     if (auto it = row_views_.find(&tile); it != row_views_.end()) return {it->second, RowViewType(tile)};
   }
@@ -146,8 +137,7 @@ std::string KernelEmitter::RowViewType(const ir::Var& tile) const {
   return TileBufType(type->memory_space(), ElementOf(type->dtype()), {1, TileRowsCols(*type).rows});
 }
 
-KernelEmitter::Operand KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype,
-                                                    const ir::Span& span) {
+TypedValue KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span) {
   std::string element = ElementOf(dtype);
   if (const auto* constant = scalar->As<ir::ConstFloat>()) {
     return {names_.FloatConstant(*FloatLiteral(constant->value(), dtype), element), element};
@@ -175,6 +165,11 @@ KernelEmitter::Operand KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, i
   return {value, element};
 }
 
+PtoOp KernelEmitter::DpsOp(std::string name, std::vector<TypedValue> ins, TypedValue out) {
+  return {.name = std::move(name),
+          .groups = {{OperandSyntax::Ins, "", std::move(ins)}, {OperandSyntax::Outs, "", {std::move(out)}}}};
+}
+
 std::string KernelEmitter::RoundMode(const ir::Call& call) {
   // The DSL's default is "round", as upstream's.
   std::string mode = ir::FindAttr<std::string>(call.kwargs(), "mode").value_or("round");
@@ -187,18 +182,20 @@ std::string KernelEmitter::PartitionView(const ir::Var& tensor, const ir::ExprPt
   // A store's result names the same memory as its destination; views exist only for parameters.
   const ir::Var* param = plan_.tensor_param_of.at(&tensor);
   const auto* tensor_type = param->type()->As<ir::TensorType>();
-  std::vector<std::string> offset_values, size_values;
+  std::vector<TypedValue> offset_values, size_values;
   // Offsets computed from loop variables get their arith ops here, just before the view that reads them.
   for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements()) {
-    offset_values.push_back(IndexValue(offset, span));
+    offset_values.push_back({IndexValue(offset, span), "index"});
   }
-  for (int64_t size : sizes) size_values.push_back(names_.Constant(size, "index"));
+  for (int64_t size : sizes) size_values.push_back(IndexConstant(size));
   std::string window = names_.Named(param->name_hint() + "_pview");
-  Add(body_,
-      fmt::format("{} = pto.partition_view {}, offsets = [{}], sizes = [{}] : {} -> {}", window, views_.at(param),
-                  fmt::join(offset_values, ", "), fmt::join(size_values, ", "),
-                  TensorViewType(tensor_type->shape().size(), ElementOf(tensor_type->dtype())), partition_type),
-      span);
+  TypedValue view{views_.at(param), TensorViewType(tensor_type->shape().size(), ElementOf(tensor_type->dtype()))};
+  PtoOp op{.name = "pto.partition_view",
+           .result = TypedValue{window, partition_type},
+           .groups = {{OperandSyntax::Source, "", {view}},
+                      {OperandSyntax::List, "offsets", std::move(offset_values)},
+                      {OperandSyntax::List, "sizes", std::move(size_values)}}};
+  Add(body_, op, span);
   return window;
 }
 

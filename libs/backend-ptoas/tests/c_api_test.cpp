@@ -35,6 +35,29 @@ TEST(PtoasCApi, EmitModuleMatchesTheCppApi) {
   EXPECT_EQ(Take(text), *backend_ptoas::EmitModule(*kernel, "a5"));
 }
 
+TEST(PtoasCApi, EmitModuleGenericMatchesTheCppApi) {
+  auto kernel = VectorAddKernel();
+  Handle program(ProgramOf(kernel));
+  char* text = nullptr;
+  ASSERT_EQ(pypto_ptoas_emit_module_generic(program.ptr, "vector_add", "a5", &text), PYPTO_OK)
+      << pypto_last_error_message();
+  std::string generic = Take(text);
+  EXPECT_EQ(generic, *backend_ptoas::EmitModule(*kernel, "a5", {.generic_form = true}));
+  EXPECT_NE(generic.find("\"pto.tadd\"(%tile_a, %tile_b, %tile_c)"), std::string::npos) << generic;
+}
+
+TEST(PtoasCApi, EmitModuleGenericErrorsNameIt) {
+  Handle program(ProgramOf(VectorAddKernel()));
+  char* text = nullptr;
+  EXPECT_EQ(pypto_ptoas_emit_module_generic(program.ptr, "missing", "a2a3", &text), PYPTO_ERR_NOT_FOUND);
+  EXPECT_STREQ(pypto_last_error_message(),
+               "pypto_ptoas_emit_module_generic: no function 'missing' in program '_jit_vector_add'");
+  EXPECT_EQ(pypto_ptoas_emit_module_generic(program.ptr, "vector_add", "a3", &text), PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(pypto_ptoas_emit_module_generic(nullptr, "vector_add", "a2a3", &text), PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(pypto_last_error_message(), "pypto_ptoas_emit_module_generic: null argument");
+  EXPECT_EQ(text, nullptr);
+}
+
 TEST(PtoasCApi, UnknownFunctionIsNotFound) {
   Handle program(ProgramOf(VectorAddKernel()));
   char* text = nullptr;

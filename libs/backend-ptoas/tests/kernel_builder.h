@@ -158,6 +158,39 @@ inline ir::FunctionPtr ChunkedAddKernel() {
                 {loop, Return({c}, At(7, 5))});
 }
 
+// def matmul(a: [16, 32] FP16, b: [32, 64] FP16, c: [16, 64] FP16):   an AIC kernel
+//     a_mat = pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)   # Mat at 0
+//     b_mat = pl.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Mat)   # Mat at 1024
+//     a_left = pl.move(a_mat, target_memory=pl.Mem.Left)               # Left at 0
+//     b_right = pl.move(b_mat, target_memory=pl.Mem.Right)             # Right at 0
+//     acc = pl.matmul(a_left, b_right)                                 # Acc at 0, FP32
+//     acc2 = pl.matmul_acc(acc, a_left, b_right)                       # Acc at 0, in place
+//     pl.store(acc2, [0, 0], c)                                        # FP32 -> FP16 on the way out
+inline ir::FunctionPtr MatmulKernel() {
+  auto a = TensorParam("a", {16, 32}, {}, ir::DataType::FP16);
+  auto b = TensorParam("b", {32, 64}, {}, ir::DataType::FP16);
+  auto c = TensorParam("c", {16, 64}, {}, ir::DataType::FP16);
+  const ir::Call::Kwargs to_mat = {{"target_memory", ir::MemorySpace::Mat}};
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({16, 32})}, {}, to_mat);
+  auto a_mat = TileAt("a_mat", load_a, 0);
+  auto load_b = Op("tile.load", {b, Ints({0, 0}), Ints({32, 64})}, {}, to_mat);
+  auto b_mat = TileAt("b_mat", load_b, 1024);
+  auto to_left = Op("tile.move", {a_mat}, {}, {{"target_memory", ir::MemorySpace::Left}});
+  auto a_left = TileAt("a_left", to_left, 0);
+  auto to_right = Op("tile.move", {b_mat}, {}, {{"target_memory", ir::MemorySpace::Right}});
+  auto b_right = TileAt("b_right", to_right, 0);
+  auto matmul = Op("tile.matmul", {a_left, b_right}, {});
+  auto acc = TileAt("acc", matmul, 0);
+  // The registry's deduction compares the accumulator's type, placement included, with the product's.
+  auto matmul_acc = PlacedOp("tile.matmul_acc", {acc, a_left, b_right}, matmul->type(), {});
+  auto acc2 = TileAt("acc2", matmul_acc, 0);
+  return Kernel("matmul", {a, b, c}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                {Assign(a_mat, load_a, {}), Assign(b_mat, load_b, {}), Assign(a_left, to_left, {}),
+                 Assign(b_right, to_right, {}), Assign(acc, matmul, {}), Assign(acc2, matmul_acc, {}),
+                 Eval(Op("tile.store", {acc2, Ints({0, 0}), c}, {}), {})},
+                ir::FunctionType::AIC);
+}
+
 inline ir::ProgramPtr ProgramOf(const ir::FunctionPtr& kernel) {
   return std::make_shared<ir::Program>("_jit_" + kernel->name(), std::vector<ir::FunctionPtr>{kernel}, kernel->name());
 }

@@ -152,23 +152,31 @@ const pypto_backend_plugin& PluginFor(const std::string& platform) {
   throw std::runtime_error(plugin.error());
 }
 
-// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles. The
-// simulator runs the IR itself, so there a kernel the emitter cannot express yet is a warning;
-// for a device it is an error.
+// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles, and
+// next to it <kernel>.generic.mlir, the same module with its pto ops in MLIR's generic form, which
+// any MLIR tool parses (`mlir-opt --allow-unregistered-dialect`) without ptoas. The simulator runs
+// the IR itself, so there a kernel the emitter cannot express yet is a warning; for a device it is
+// an error.
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
   for (const auto& kernel : orchestration.kernels) {
     if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
-    auto module = backend_ptoas::EmitModule(*lowered.Find(kernel.name), SocOf(platform).arch);
+    const ir::Function& function = *lowered.Find(kernel.name);
+    const std::string& arch = SocOf(platform).arch;
+    auto module = backend_ptoas::EmitModule(function, arch);
     if (!module && IsSimulator(platform)) {
       auto message = fmt::format("no .pto written for kernel '{}': {}", kernel.name, module.error());
       if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
       continue;
     }
     if (!module) throw std::runtime_error(module.error());
+    // Planning does not depend on the form: a kernel with a .pto has a generic module too.
+    auto generic = backend_ptoas::EmitModule(function, arch, {.generic_form = true});
+    if (!generic) throw std::runtime_error(generic.error());
     auto dir = root / "kernels" / kernel.core_type;
     std::filesystem::create_directories(dir);
     std::ofstream(dir / (kernel.name + ".pto")) << *module;
+    std::ofstream(dir / (kernel.name + ".generic.mlir")) << *generic;
   }
 }
 

@@ -18,6 +18,12 @@ const char* pypto_ptoas_version(void);
 pypto_status pypto_ptoas_emit_module(const pypto_ir_program* program, const char* function_name, const char* arch,
                                      char** out_text);
 
+/* The same module with every pto operation in MLIR's generic form ("pto.tload"(...) : (...) -> ()),
+ * which MLIR tools parse without the PTO dialect (mlir-opt --allow-unregistered-dialect); ptoas reads
+ * the form pypto_ptoas_emit_module gives. Arguments, errors and freeing as pypto_ptoas_emit_module's. */
+pypto_status pypto_ptoas_emit_module_generic(const pypto_ir_program* program, const char* function_name,
+                                             const char* arch, char** out_text);
+
 /* The kernel_entry wrapper source around `ptoas_cpp` (ptoas's output; NULL for none).
  * Free *out_text with pypto_string_free. */
 pypto_status pypto_ptoas_emit_kernel_wrapper(const pypto_ir_program* program, const char* function_name,

@@ -15,6 +15,11 @@ namespace pypto::backend_ptoas {
 struct ModuleOptions {
   // Suffix each operation with loc("file.py":line:col) so ptoas diagnostics name the user's line.
   bool source_locations = true;
+  // Print every pto op in MLIR's generic form (`"pto.tload"(%v, %t) : (P, T) -> ()`) instead of
+  // the custom syntax ptoas's parsers read. Any MLIR tool parses that form with the PTO dialect
+  // unregistered (`mlir-opt --allow-unregistered-dialect`), which checks a module's structure (SSA
+  // names defined before use, types, regions) without ptoas; ptoas itself reads the custom form.
+  bool generic_form = false;
 };
 
 // "a2a3" (Ascend 910B) and "a5" (Ascend 950) are the pto.target_arch values ptoas accepts.

@@ -1,0 +1,93 @@
+#include "pto_op.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace pypto::backend_ptoas {
+namespace {
+
+std::vector<std::string> Values(const std::vector<TypedValue>& operands) {
+  std::vector<std::string> values;
+  for (const auto& operand : operands) values.push_back(operand.value);
+  return values;
+}
+
+std::vector<std::string> Types(const std::vector<TypedValue>& operands) {
+  std::vector<std::string> types;
+  for (const auto& operand : operands) types.push_back(operand.type);
+  return types;
+}
+
+std::string AttrDict(const std::vector<PtoAttr>& attrs) {
+  std::vector<std::string> entries;
+  for (const auto& attr : attrs) entries.push_back(fmt::format("{} = {}", attr.name, attr.value));
+  return fmt::format("{{{}}}", fmt::join(entries, ", "));
+}
+
+// `ins(%a, %b [attrs] : A, B)`: the attributes go inside when the op's parser reads them there.
+std::string InsGroup(const PtoOp& op, const OperandGroup& group) {
+  std::string attrs;
+  if (!op.attrs.empty() && op.attr_placement == AttrPlacement::InIns) attrs = " " + AttrDict(op.attrs);
+  if (!op.attrs.empty() && op.attr_placement == AttrPlacement::InInsAfterComma) attrs = ", " + AttrDict(op.attrs);
+  return fmt::format(" ins({}{} : {})", fmt::join(Values(group.operands), ", "), attrs,
+                     fmt::join(Types(group.operands), ", "));
+}
+
+std::string CustomGroup(const PtoOp& op, const OperandGroup& group) {
+  switch (group.syntax) {
+    case OperandSyntax::Leading:
+    case OperandSyntax::Source: return fmt::format(" {}", fmt::join(Values(group.operands), ", "));
+    case OperandSyntax::List:
+      return fmt::format(", {} = [{}]", group.keyword, fmt::join(Values(group.operands), ", "));
+    case OperandSyntax::Keyword: return fmt::format(" {} = {}", group.keyword, fmt::join(Values(group.operands), ", "));
+    case OperandSyntax::Ins: return InsGroup(op, group);
+    case OperandSyntax::Outs:
+      return fmt::format(" outs({} : {})", fmt::join(Values(group.operands), ", "),
+                         fmt::join(Types(group.operands), ", "));
+  }
+  return "";
+}
+
+bool HasSegments(const PtoOp& op) {
+  return std::any_of(op.groups.begin(), op.groups.end(), [](const OperandGroup& group) {
+    return group.syntax == OperandSyntax::List || group.syntax == OperandSyntax::Keyword;
+  });
+}
+
+}  // namespace
+
+std::string CustomForm(const PtoOp& op) {
+  std::string text = op.result ? fmt::format("{} = {}", op.result->value, op.name) : op.name;
+  for (const auto& group : op.groups) text += CustomGroup(op, group);
+  if (!op.attrs.empty() && op.attr_placement == AttrPlacement::AfterOperands) text += " " + AttrDict(op.attrs);
+  if (!op.result) return text;
+  // Ops with a result end in its type, after the types of the operands their syntax names there.
+  std::vector<std::string> signature;
+  for (const auto& group : op.groups) {
+    if (group.syntax != OperandSyntax::Source) continue;
+    signature.push_back(fmt::format("{}", fmt::join(Types(group.operands), ", ")));
+  }
+  signature.push_back(op.result->type);
+  return fmt::format("{} : {}", text, fmt::join(signature, " -> "));
+}
+
+std::string GenericForm(const PtoOp& op) {
+  std::vector<TypedValue> operands;
+  std::vector<int> segments;
+  for (const auto& group : op.groups) {
+    operands.insert(operands.end(), group.operands.begin(), group.operands.end());
+    segments.push_back(static_cast<int>(group.operands.size()));
+  }
+  std::vector<PtoAttr> attrs = op.attrs;
+  if (HasSegments(op)) {
+    attrs.push_back({"operand_segment_sizes", fmt::format("array<i32: {}>", fmt::join(segments, ", "))});
+  }
+  std::string text = op.result ? fmt::format("{} = ", op.result->value) : "";
+  text += fmt::format("\"{}\"({})", op.name, fmt::join(Values(operands), ", "));
+  if (!attrs.empty()) text += " " + AttrDict(attrs);
+  return fmt::format("{} : ({}) -> {}", text, fmt::join(Types(operands), ", "), op.result ? op.result->type : "()");
+}
+
+}  // namespace pypto::backend_ptoas
