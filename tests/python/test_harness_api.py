@@ -178,16 +178,15 @@ def test_modules_model_files_import_load_and_refuse_at_use():
 
 
 def test_unsupported_jit_forms_decorate_and_refuse_when_used():
-    @pl.jit.extern(core_type="mixed", aic_source=__file__, aiv_source=__file__)
-    def hand_written(x: pl.Tensor):
+    @pl.jit.host
+    def host_entry(x: pl.Tensor):
         ...
 
     @pl.jit.inline(auto_scope=False)
     def helper(x: pl.Tensor):
         return x
 
-    with pytest.raises(NotImplementedError,
-                       match=r"hand_written: @pl.jit.extern\(core_type='mixed'\) functions are not supported"):
-        hand_written(torch.zeros(4))
+    with pytest.raises(NotImplementedError, match=r"host_entry: @pl.jit.host functions are not supported"):
+        host_entry(torch.zeros(4))
     with pytest.raises(TypeError, match="unexpected option"):
         pl.jit.inline(fast=True)

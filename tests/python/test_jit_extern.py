@@ -189,7 +189,83 @@ def test_a_kernel_without_kernel_entry_is_reported(tmp_path):
         module.entry(torch.zeros(ROWS, COLS))
 
 
-def test_mixed_externs_declare_and_say_they_are_not_supported_yet_when_used(tmp_path):
-    module = _import(_declare(tmp_path, 'core_type="mixed", aic_source="k.cpp", aiv_source="k.cpp"'), "decl")
-    with pytest.raises(NotImplementedError, match=r"k: @pl.jit.extern\(core_type='mixed'\) functions are not supported"):
-        module.entry(torch.zeros(ROWS, COLS))
+_AIC = """
+#include <cstdint>
+#include "tensor.h"
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {  // flags[block] = 100 + block
+  __gm__ ChipTensor* f = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
+  reinterpret_cast<__gm__ float*>(f->buffer.addr)[get_block_idx(args)] = 100.0f + get_block_idx(args);
+}
+"""
+
+_AIV = """
+#include <cstdint>
+#include "tensor.h"
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {  // row 2 * block + lane: a * 2 + lane
+  __gm__ ChipTensor* at = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+  __gm__ ChipTensor* ot = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+  const __gm__ float* a = reinterpret_cast<__gm__ float*>(at->buffer.addr) + at->start_offset;
+  __gm__ float* out = reinterpret_cast<__gm__ float*>(ot->buffer.addr) + ot->start_offset;
+  const int32_t lane = get_sub_block_id(args);
+  const int32_t row = get_block_idx(args) * 2 + lane;
+  for (int j = 0; j < 8; ++j) out[row * 8 + j] = a[row * 8 + j] * 2.0f + lane;
+}
+"""
+
+_MIXED = """
+import pypto.language as pl
+
+
+@pl.jit.extern(core_type="mixed", aic_source="aic.cpp", aiv_source="aiv.cpp", dual_aiv_dispatch={dual})
+def pa(a: pl.Tensor[[8, 8], pl.FP32], out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]],
+       flags: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+
+@pl.jit
+def entry(a: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+          flags: pl.Out[pl.Tensor[[4], pl.FP32]]):
+    with pl.spmd(4):
+        out = pa(a, out, flags)
+    return out
+"""
+
+
+@pytest.mark.parametrize("dual", [True, False])
+def test_a_mixed_extern_runs_as_one_group_with_dual_dispatch_splitting_rows_by_lane(in_tmp, dual):
+    (in_tmp / "aic.cpp").write_text(_AIC)
+    (in_tmp / "aiv.cpp").write_text(_AIV)
+    (in_tmp / "mixed.py").write_text(_MIXED.format(dual=dual))
+    module = _import(in_tmp / "mixed.py", f"mixed_{dual}")
+    a = torch.randn(8, 8)
+    out = torch.full((8, 8), -1.0)
+    flags = torch.zeros(4)
+    compiled = module.entry.compile(a, out, flags)
+    names = {f.name: f.function_type for f in compiled.program.functions}
+    assert (names["pa"], names["pa_aic"], names["pa_aiv"]) == ("Group", "AIC", "AIV")
+    cpp = open(os.path.join(compiled.output_dir, "orchestration", "entry.cpp")).read()
+    assert f"MixedKernels mixed_0 = {{0, 1, {1 if dual else 'INVALID_KERNEL_ID'}}};" in cpp, cpp
+    compiled(a, out, flags)
+    expected = torch.full((8, 8), -1.0)
+    for row in range(8):
+        if dual or row % 2 == 0:
+            expected[row] = a[row] * 2 + row % 2
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    torch.testing.assert_close(flags, torch.tensor([100.0, 101.0, 102.0, 103.0]), rtol=0, atol=0)
+
+
+def test_naming_the_result_after_another_output_warns(in_tmp):
+    (in_tmp / "aic.cpp").write_text(_AIC)
+    (in_tmp / "aiv.cpp").write_text(_AIV)
+    source = _MIXED.format(dual=True).replace("out = pa(a, out, flags)\n    return out", "flags = pa(a, out, flags)\n    return out")
+    (in_tmp / "misbound.py").write_text(source)
+    module = _import(in_tmp / "misbound.py", "misbound")
+    with pytest.warns(UserWarning) as record:
+        module.entry(torch.randn(8, 8), torch.zeros(8, 8), torch.zeros(4))
+    messages = [str(w.message) for w in record if "hand-written kernel returns" in str(w.message)]
+    assert messages == [
+        f"{in_tmp / 'misbound.py'}:14:9: `flags = pa(...)`: a hand-written kernel returns its first pl.Out/pl.InOut "
+        "parameter, so the result of 'pa' is its parameter 'out' (the argument 'out'), not 'flags'; put the intended "
+        "output first in the declaration, or assign the result to 'out'"
+    ]

@@ -104,7 +104,9 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
       auto decl = fields["extern"].cast<py::dict>();
       auto& sub = request.functions[key.cast<std::string>()];
       sub.core_type = decl["core_type"].cast<std::string>();
-      sub.attrs = decl["attrs"].cast<std::map<std::string, std::string>>();
+      sub.sources = decl["sources"].cast<std::map<std::string, std::string>>();
+      sub.include_dirs_json = decl["include_dirs"].cast<std::string>();
+      sub.dual_aiv_dispatch = decl["dual_aiv_dispatch"].cast<bool>();
     }
   }
   return {bindings::Unwrap(frontend::ParseJitFunction(request))};

@@ -52,4 +52,59 @@ ir::Result<bool> CheckSignatureOnlyBody(py::handle def, const SourceMap& map, co
 
 bool IsExternal(const std::map<std::string, ir::AttrValue>& attrs) { return attrs.contains(kExternalSourceAttr); }
 
+std::optional<std::string> ResultBindingWarning(const ir::Function& callee, const ir::Call& call,
+                                                const std::string& target) {
+  const bool declaration = IsExternal(callee.attrs()) || callee.type() == ir::FunctionType::Group;
+  if (!declaration || callee.return_types().size() != 1 || call.args().size() != callee.params().size())
+    return std::nullopt;
+  const auto& directions = callee.param_directions();
+  auto output_named = [&](size_t i) -> const ir::Var* {
+    const auto* arg = call.args()[i]->As<ir::Var>();
+    return directions[i] != ir::ParamDirection::In && arg ? arg : nullptr;
+  };
+  std::optional<size_t> returned;
+  for (size_t i = 0; i < directions.size() && !returned; ++i)
+    if (directions[i] != ir::ParamDirection::In) returned = i;
+  if (!returned) return std::nullopt;
+  const ir::Var* bound = output_named(*returned);
+  if (bound && bound->name_hint() == target) return std::nullopt;
+  for (size_t i = 0; i < directions.size(); ++i) {
+    const ir::Var* other = output_named(i);
+    if (i == *returned || !other || other->name_hint() != target) continue;
+    return fmt::format(
+        "`{0} = {1}(...)`: a hand-written kernel returns its first pl.Out/pl.InOut parameter, so the result of "
+        "'{1}' is its parameter '{2}' (the argument '{3}'), not '{0}'; put the intended output first in the "
+        "declaration, or assign the result to '{3}'",
+        target, callee.name(), callee.params()[*returned]->name_hint(), bound ? bound->name_hint() : "?");
+  }
+  return std::nullopt;
+}
+
+ir::FunctionPtr MakeExternGroup(const std::string& name, const ir::FunctionPtr& aic, const ir::FunctionPtr& aiv,
+                                const ir::Span& span) {
+  std::vector<ir::VarPtr> params;
+  std::vector<ir::ExprPtr> args;
+  for (const auto& member_param : aiv->params()) {
+    params.push_back(std::make_shared<ir::Var>(member_param->name_hint(), member_param->type(), span));
+    args.push_back(params.back());
+  }
+  const auto& returns = aiv->return_types();
+  auto call_type = [&]() -> ir::TypePtr {
+    return returns.size() == 1 ? returns[0] : ir::TypePtr(std::make_shared<ir::UnknownType>());
+  };
+  std::vector<ir::StmtPtr> body;
+  body.push_back(std::make_shared<ir::EvalStmt>(std::make_shared<ir::Call>(aic->name(), args, call_type(), span), span));
+  auto aiv_call = std::make_shared<ir::Call>(aiv->name(), args, call_type(), span);
+  if (returns.size() == 1) {
+    auto result = std::make_shared<ir::Var>("result", returns[0], span);
+    body.push_back(std::make_shared<ir::AssignStmt>(result, aiv_call, span));
+    body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{result}, span));
+  } else {
+    body.push_back(std::make_shared<ir::EvalStmt>(aiv_call, span));
+  }
+  return std::make_shared<ir::Function>(name, params, aiv->param_directions(), returns,
+                                        std::make_shared<ir::SeqStmts>(std::move(body), span), ir::FunctionType::Group,
+                                        std::map<std::string, ir::AttrValue>{}, span);
+}
+
 }  // namespace pypto::frontend

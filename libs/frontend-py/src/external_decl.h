@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "ast_node.h"
@@ -29,5 +30,17 @@ ir::Result<bool> CheckSignatureOnlyBody(py::handle def, const SourceMap& map, co
 
 // Whether a function is a hand-written kernel.
 bool IsExternal(const std::map<std::string, ir::AttrValue>& attrs);
+
+// `target = kernel(...)` where `kernel` (a hand-written declaration, or its Group) returns its first
+// pl.Out/pl.InOut parameter: a warning when `target` is the name of another output argument of the
+// call, which the result does not name, else nothing.
+std::optional<std::string> ResultBindingWarning(const ir::Function& callee, const ir::Call& call,
+                                                const std::string& target);
+
+// The Group function `name` of a mixed hand-written kernel: the same parameters as its members
+// (which share one signature), calling the AIC member, then the AIV member, whose result it returns
+// when the members declare one.
+ir::FunctionPtr MakeExternGroup(const std::string& name, const ir::FunctionPtr& aic, const ir::FunctionPtr& aiv,
+                                const ir::Span& span);
 
 }  // namespace pypto::frontend

@@ -231,6 +231,7 @@ class FunctionParser {
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
+    WarnOnMisboundResult(**value, name, map_.SpanOf(stmt));
     ir::TypePtr declared_type;
     if (annotated && source_.signature) {
       // In a @pl.program the annotation is the variable's type (the printer writes every one, with
@@ -1755,14 +1756,12 @@ class FunctionParser {
     auto call = ParseSubFunctionCall(name, node);
     if (!call) return pypto::unexpected(call.error());
     call->source.type = ir::FunctionType::InCore;
-    if (sub.form == "extern") {
-      call->source.type = sub.core_type == "aic" ? ir::FunctionType::AIC : ir::FunctionType::AIV;
-      for (const auto& [key, value] : sub.attrs) call->source.attrs[key] = value;
-    }
     std::vector<ir::ExprPtr>& args = call->args;
     std::vector<std::string> key_parts;
     for (const auto& arg : args) key_parts.push_back(arg->type()->str());
-    auto kernel = Specialise(call->source, fmt::format("{}({})", name, fmt::join(key_parts, ", ")), span);
+    const std::string types = fmt::format("{}", fmt::join(key_parts, ", "));
+    auto kernel = sub.form == "extern" ? SpecialiseExtern(name, sub, call->source, types, span)
+                                       : Specialise(call->source, fmt::format("{}({})", name, types), span);
     if (!kernel) return pypto::unexpected(kernel.error());
     if (auto ok = CheckKernelArgs(**kernel, args, call->param_names, span); !ok) return pypto::unexpected(ok.error());
     const auto& returns = (*kernel)->return_types();
@@ -1895,6 +1894,47 @@ class FunctionParser {
     program_.specialisations[key] = *kernel;
     program_.kernels.push_back(*kernel);
     return kernel;
+  }
+
+  void WarnOnMisboundResult(const ir::Expr& value, const std::string& target, const ir::Span& span) {
+    const auto* call = value.As<ir::Call>();
+    if (!call || call->is_op_call()) return;
+    auto callee = std::find_if(program_.kernels.begin(), program_.kernels.end(),
+                               [&](const ir::FunctionPtr& f) { return f->name() == call->callee(); });
+    if (callee == program_.kernels.end()) return;
+    if (auto warning = ResultBindingWarning(**callee, *call, target))
+      if (PyErr_WarnEx(PyExc_UserWarning, fmt::format("{}: {}", span.str(), *warning).c_str(), 1) != 0)
+        throw py::error_already_set();  // warnings turned into errors
+  }
+
+  // A @pl.jit.extern stub at a call with argument types `types`: one AIC or AIV declaration, or for a
+  // mixed kernel `<name>_aic` + `<name>_aiv` and the Group `<name>` that calls both.
+  ir::Result<ir::FunctionPtr> SpecialiseExtern(const std::string& name, const SubFunction& sub,
+                                               const FunctionSource& stub, const std::string& types,
+                                               const ir::Span& span) {
+    auto declare = [&](const std::string& member, const std::string& core) {
+      FunctionSource source = stub;
+      source.name = member;
+      source.type = core == "aic" ? ir::FunctionType::AIC : ir::FunctionType::AIV;
+      source.attrs[kExternalSourceAttr] = sub.sources.at(core);
+      if (!sub.include_dirs_json.empty()) source.attrs["external_include_dirs"] = sub.include_dirs_json;
+      if (core == "aiv" && sub.dual_aiv_dispatch) source.attrs["dual_aiv_dispatch"] = true;
+      return Specialise(source, fmt::format("{}({})", member, types), span);
+    };
+    if (sub.core_type != "mixed") return declare(name, sub.core_type);
+    const std::string key = fmt::format("{}({})", name, types);
+    if (auto it = program_.specialisations.find(key); it != program_.specialisations.end()) return it->second;
+    auto aic = declare(name + "_aic", "aic");
+    if (!aic) return aic;
+    auto aiv = declare(name + "_aiv", "aiv");
+    if (!aiv) return aiv;
+    std::string group_name = name;
+    for (int n = 1; program_.names.contains(group_name); ++n) group_name = fmt::format("{}_{}", name, n);
+    program_.names.insert(group_name);
+    auto group = MakeExternGroup(group_name, *aic, *aiv, (*aiv)->span());
+    program_.specialisations[key] = group;
+    program_.kernels.push_back(group);
+    return group;
   }
 
   // Each argument must suit its parameter: a tensor for a tensor, a scalar for a scalar.

@@ -269,7 +269,9 @@ bool CallsKernel(const StmtPtr& stmt, const Program& program) {
     explicit Finder(const Program& p) : program(p) {}
     void VisitCall(const std::shared_ptr<const Call>& call) override {
       if (!call->is_op_call())
-        if (auto callee = program.Find(call->callee()); callee && IsKernel(callee->type())) found = true;
+        if (auto callee = program.Find(call->callee());
+            callee && (IsKernel(callee->type()) || callee->type() == FunctionType::Group))
+          found = true;  // a Group is submitted as one mixed task
       if (!found) IRVisitor::VisitCall(call);
     }
   } finder(program);

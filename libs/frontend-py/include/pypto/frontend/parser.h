@@ -38,10 +38,13 @@ struct SubFunction {
   int column_offset = 0;
   std::string form;  // "incore", "inline" or "extern"
   std::map<std::string, Constant> constants;
-  // A @pl.jit.extern stub: the kernel's core ("aic" or "aiv") and the attributes of its function
-  // ("external_source", the absolute path; "external_include_dirs", a JSON list).
+  // A @pl.jit.extern stub: its core type ("aic", "aiv", or "mixed": an AIC + AIV group), the source
+  // of each core's entry (absolute path by "aic"/"aiv"), its include directories as a JSON list ("" for
+  // none), and whether the AIV entry runs on both lanes.
   std::string core_type;
-  std::map<std::string, std::string> attrs;
+  std::map<std::string, std::string> sources;
+  std::string include_dirs_json;
+  bool dual_aiv_dispatch = false;
 };
 
 struct ParseRequest {

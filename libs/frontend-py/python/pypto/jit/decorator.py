@@ -279,17 +279,16 @@ class _JITDecorator:
         return JITFunction(fn)
 
     def extern(self, fn=None, **options):
-        """``@pl.jit.extern(core_type="aiv"|"aic", source=PATH[, include_dirs=[...]])``: a hand-written
-        C++ kernel (``extern "C" void kernel_entry(__gm__ int64_t* args)``) that ``@pl.jit`` functions
-        call like a ``@pl.jit.incore`` one. The stub's body is ``...``; paths are relative to its file."""
+        """``@pl.jit.extern(core_type="aiv"|"aic", source=PATH[, include_dirs=[...]])`` or
+        ``@pl.jit.extern(core_type="mixed", aic_source=, aiv_source=[, dual_aiv_dispatch=True])``: a
+        hand-written C++ kernel (``extern "C" void kernel_entry(__gm__ int64_t* args)``) that ``@pl.jit``
+        functions call like a ``@pl.jit.incore`` one; a mixed one runs as an AIC + AIV group. The stub's
+        body is ``...``; paths are relative to its file."""
         if fn is not None:
             raise TypeError("@pl.jit.extern needs its source: @pl.jit.extern(core_type=\"aiv\", source=\"k.cpp\")")
 
         def decorate(stub):
-            decl = ExternDecl.from_options(stub, options)
-            if decl.core_type == "mixed":  # an AIC + AIV group: declared fine, refused when used
-                return _UnsupportedForm(stub, "extern(core_type='mixed')")
-            return JITFunction(stub, "extern", decl)
+            return JITFunction(stub, "extern", ExternDecl.from_options(stub, options))
 
         return decorate
 

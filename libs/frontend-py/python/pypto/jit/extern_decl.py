@@ -45,11 +45,13 @@ class ExternDecl:
         return ExternDecl(core_type, sources, _include_dirs(base, options.get("include_dirs")), bool(dual))
 
     def fields(self) -> dict:
-        """What the C++ frontend reads: the core type and the attributes of the kernel function."""
-        attrs = {"external_source": self.sources[self.core_type]}
-        if self.include_dirs:
-            attrs["external_include_dirs"] = json.dumps(list(self.include_dirs))
-        return {"core_type": self.core_type, "attrs": attrs}
+        """What the C++ frontend reads to build the kernel function(s)."""
+        return {
+            "core_type": self.core_type,
+            "sources": dict(self.sources),
+            "include_dirs": json.dumps(list(self.include_dirs)) if self.include_dirs else "",
+            "dual_aiv_dispatch": self.dual_aiv_dispatch,
+        }
 
     def content_key(self) -> str:
         """Changes whenever a source, a header it includes (as resolved now) or the include list does."""
