@@ -269,3 +269,23 @@ def test_naming_the_result_after_another_output_warns(in_tmp):
         "parameter, so the result of 'pa' is its parameter 'out' (the argument 'out'), not 'flags'; put the intended "
         "output first in the declaration, or assign the result to 'out'"
     ]
+
+
+def test_a_device_build_writes_each_externs_ccec_command(in_tmp):
+    import shlex
+
+    from pypto.runtime import RunConfig
+
+    (in_tmp / "src").mkdir()
+    root = _tree(in_tmp / "src")
+    module = _import(root / "stub.py")
+    compiled = module.entry.compile(torch.zeros(ROWS, COLS), torch.zeros(ROWS, COLS), config=RunConfig(platform="a2a3"))
+    script = os.path.join(compiled.output_dir, "kernels", "aiv", "scaled_rows.ccec.sh")
+    assert os.access(script, os.X_OK)
+    lines = open(script).read().splitlines()
+    assert lines[:2] == ["#!/bin/sh", "# Compiles hand-written kernel 'scaled_rows' for a2a3 (aiv)."]
+    words = shlex.split(lines[2])
+    assert words[:2] == ["exec", "ccec"] or words[1].endswith("/bin/ccec")
+    assert "--cce-aicore-arch=dav-c220-vec" in words
+    assert words[-4:] == [f"-I{root / 'tiling'}", "-o", os.path.join(compiled.output_dir, "kernels", "aiv", "scaled_rows.o"),
+                          str(root / "aic" / "entry.cpp")]

@@ -9,10 +9,13 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "diagnostics.h"
 #include "pypto/backend_extern/cache_key.h"
+#include "pypto/backend_extern/compile_command.h"
+#include "pypto/backend_extern/source_paths.h"
 #include "pypto/backend_ptoas/module.h"
 #include "pypto/codegen_orch/kernel_args.h"
 #include "pypto/codegen_orch/orchestration.h"
@@ -159,10 +162,41 @@ const pypto_backend_plugin& PluginFor(const std::string& platform) {
 // any MLIR tool parses (`mlir-opt --allow-unregistered-dialect`) without ptoas. The simulator runs
 // the IR itself, so there a kernel the emitter cannot express yet is a warning; for a device it is
 // an error.
+// A shell word that reads back as `word`.
+std::string ShellQuoted(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// kernels/<aic|aiv>/<kernel>.ccec.sh: how the device toolchain compiles a hand-written kernel (its
+// source in place, its include dirs in order) into <kernel>.o next to it.
+void WriteCcecCommand(const codegen_orch::KernelEntry& kernel, const std::string& arch,
+                      const std::filesystem::path& root) {
+  auto dirs = backend_extern::IncludeDirsFromAttr(kernel.external_include_dirs);
+  if (!dirs) throw std::runtime_error(fmt::format("kernel '{}': {}", kernel.name, dirs.error()));
+  auto dir = root / "kernels" / kernel.core_type;
+  auto argv = backend_extern::CcecCompileCommand(kernel.external_source, *dirs, arch, kernel.core_type,
+                                                 dir / (kernel.name + ".o"));
+  if (!argv) throw std::runtime_error(fmt::format("kernel '{}': {}", kernel.name, argv.error()));
+  std::vector<std::string> words;
+  for (const auto& arg : *argv) words.push_back(ShellQuoted(arg));
+  std::filesystem::create_directories(dir);
+  const auto script = dir / (kernel.name + ".ccec.sh");
+  std::ofstream(script) << fmt::format("#!/bin/sh\n# Compiles hand-written kernel '{}' for {} ({}).\nexec {}\n",
+                                       kernel.name, arch, kernel.core_type, fmt::join(words, " "));
+  std::filesystem::permissions(script, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                           std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+}
+
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
   for (const auto& kernel : orchestration.kernels) {
-    if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
+    if (!kernel.external_source.empty()) {  // hand-written: the manifest names its source
+      if (!IsSimulator(platform)) WriteCcecCommand(kernel, SocOf(platform).arch, root);
+      continue;
+    }
     const ir::Function& function = *lowered.Find(kernel.name);
     const std::string& arch = SocOf(platform).arch;
     auto module = backend_ptoas::EmitModule(function, arch);
