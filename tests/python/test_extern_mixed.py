@@ -135,3 +135,27 @@ def test_members_must_share_the_groups_argument_layout(tmp_path):
         "group 'k' member 'k_aiv' must take the group's parameters in order: the members of one mixed task share "
         "one args[]"
     )
+
+
+# Both lanes write row 2b (the lane is ignored): a data race on a device.
+_RACY_AIV = _AIV.replace("const int32_t row = get_block_idx(args) * 2 + lane;", "const int32_t row = get_block_idx(args) * 2;")
+
+
+def test_lanes_writing_the_same_elements_are_reported_as_a_race(write_kernel, tmp_path):
+    from pypto.ir import compile
+
+    program = _program(write_kernel, tmp_path)
+    (tmp_path / "aiv.cpp").write_text(_RACY_AIV)
+    compiled = compile(program, output_dir=str(tmp_path / "build"))
+    with pytest.raises(RuntimeError) as info:
+        compiled(torch.randn(8, 8), torch.zeros(8, 8), torch.zeros(4))
+    message = str(info.value)
+    assert "fatal error 6 (KernelFailed): data race under dual AIV dispatch: lanes 0 and 1 of kernel 'pa_aiv'" in message
+    # Block b's lanes both write row 2b, elements [16b, 16b + 8) of `out`.
+    import re
+
+    found = re.search(r"\(block (\d)\) both wrote tensor 'out' \(args\[1\]\), within elements \[(\d+), (\d+)\)", message)
+    assert found, message
+    block, first, last = map(int, found.groups())
+    assert (first, last) == (16 * block, 16 * block + 8), message
+    assert "each lane must write its own part, chosen by get_sub_block_id(args)" in message

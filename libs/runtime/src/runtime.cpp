@@ -100,6 +100,7 @@ struct Task {
   // on no core.
   bool dummy = false;
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
+  TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
 };
 
 // Copies the arguments into the task and lays out args[]: descriptor pointers, scalar bit patterns,
@@ -555,11 +556,13 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     auto join = std::make_unique<Task>();
     join->dummy = true;
     join->launch = *launch;
+    const TaskId group = next_id_;  // the first member's id
     for (size_t m = 0; m < members.size(); ++m) {
       const auto [core, func_id] = members[m];
       if (func_id == kNoKernel) continue;
       auto task = MakeTask(core, func_id, args, block);
       if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
+      task->mixed_group = group;
       task->id = next_id_;
       if (gate) AddEdge(*gate, *task);
       task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
@@ -712,6 +715,7 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
   task.global.sub_block_id = task.lane >= 0 ? task.lane : task.core_type == CoreType::AIV ? core % 2 : 0;
   const KernelLaunch launch{
       .task_id = task.id,
+      .mixed_group = task.mixed_group,
       .func_id = task.func_id,
       .core_type = task.core_type,
       .core_index = core,

@@ -160,6 +160,9 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   auto entry = LoadEntry(registry, object, source);
   if (!entry) return Error(fmt::format("kernel '{}': {}", function.name(), entry.error()));
   kernel.external_entry = *entry;
+  auto dual = function.attrs().find("dual_aiv_dispatch");
+  kernel.dual_lanes = dual != function.attrs().end() && std::holds_alternative<bool>(dual->second) &&
+                      std::get<bool>(dual->second);
   kernel.external_library = registry.libraries.at(object);
   return kernel;
 }

@@ -413,7 +413,11 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
                                                kernel.name, rt::CoreTypeName(launch.core_type), launch.core_index,
                                                memory ? "without args" : "which does not exist")});
     }
-    if (kernel.external_entry) return RunExternGuarded(kernel, launch);  // hand-written: it reads args[] itself
+    if (kernel.external_entry) {  // hand-written: it reads args[] itself
+      if (kernel.dual_lanes && launch.mixed_group != rt::kInvalidTaskId)
+        return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch); });
+      return RunExternGuarded(kernel, launch);
+    }
     return Run(kernel, launch.args, *memory);
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(

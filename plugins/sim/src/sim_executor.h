@@ -7,6 +7,7 @@
 
 #include "core_memory.h"
 #include "pypto/runtime/runtime.h"
+#include "lane_race.h"
 #include "sim_kernel.h"
 
 namespace pypto::sim {
@@ -20,7 +21,10 @@ class SimExecutor final : public rt::CoreExecutor {
 
   // Zeroes what the last run left in the cores' buffers, so that the next run starts as on a fresh
   // executor. The arenas stay allocated. Only while no task runs.
-  void ScrubMemory() { memory_.Scrub(); }
+  void ScrubMemory() {
+    memory_.Scrub();
+    lane_races_.Clear();
+  }
 
   // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on.
   static pypto::expected<void, rt::FatalError> Run(const DecodedKernel& kernel, const int64_t* args,
@@ -30,6 +34,7 @@ class SimExecutor final : public rt::CoreExecutor {
   std::vector<DecodedKernel> kernels_;
   std::vector<int32_t> by_func_id_;  // index into kernels_, or -1
   CoreMemoryPool memory_;
+  LaneRaceDetector lane_races_;  // for hand-written kernels dispatched on both AIV lanes
 };
 
 }  // namespace pypto::sim

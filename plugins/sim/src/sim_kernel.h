@@ -217,6 +217,7 @@ struct DecodedKernel {
   // args[] exactly as the runtime laid them out; `external_library` keeps its shared object loaded.
   void (*external_entry)(int64_t* args) = nullptr;
   std::shared_ptr<const void> external_library;
+  bool dual_lanes = false;  // an AIV kernel dispatched on both lanes (attr dual_aiv_dispatch)
 
   // "kernel 'k' instruction #2 `c = pl.tile.store(...)` at file:3:5"
   std::string Describe(size_t index) const;

@@ -31,6 +31,9 @@ struct GlobalContext {
 // One kernel invocation, as handed to the platform.
 struct KernelLaunch {
   TaskId task_id = kInvalidTaskId;
+  // The members of one block of a mixed submit share this id (the first member's task id); else
+  // kInvalidTaskId.
+  TaskId mixed_group = kInvalidTaskId;
   int32_t func_id = -1;
   CoreType core_type = CoreType::AIV;
   int core_index = 0;  // the logical core, numbered within its core type

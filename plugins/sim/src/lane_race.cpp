@@ -1,0 +1,105 @@
+#include "lane_race.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace pypto::sim {
+namespace {
+
+const rt::ChipTensor& TensorAt(const int64_t* args, uint32_t slot) {
+  return *reinterpret_cast<const rt::ChipTensor*>(args[slot]);
+}
+
+std::vector<std::vector<uint8_t>> Snapshot(const DecodedKernel& kernel, const int64_t* args) {
+  std::vector<std::vector<uint8_t>> copies(kernel.tensor_count);
+  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
+    const rt::ByteRange bytes = rt::ViewBytes(TensorAt(args, slot));
+    if (bytes.empty()) continue;
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes.first);
+    copies[slot].assign(data, data + (bytes.last - bytes.first));
+  }
+  return copies;
+}
+
+}  // namespace
+
+LaneRaceDetector::LaneWrites LaneRaceDetector::Changed(const DecodedKernel& kernel, const int64_t* args,
+                                                       const std::vector<std::vector<uint8_t>>& before) {
+  LaneWrites writes(kernel.tensor_count);
+  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
+    const rt::ByteRange bytes = rt::ViewBytes(TensorAt(args, slot));
+    const auto* now = reinterpret_cast<const uint8_t*>(bytes.first);
+    const auto& then = before[slot];
+    // Whole elements: a float rewritten with another value may keep some of its bytes.
+    const uint64_t element = std::max<uint64_t>(1, rt::ElementSize(TensorAt(args, slot).dtype));
+    auto differs = [&](uint64_t at) {
+      return std::memcmp(now + at, then.data() + at, std::min<uint64_t>(element, then.size() - at)) != 0;
+    };
+    for (uint64_t i = 0; i < then.size();) {
+      if (!differs(i)) {
+        i += element;
+        continue;
+      }
+      const uint64_t start = i;
+      while (i < then.size() && differs(i)) i += element;
+      writes[slot].push_back({bytes.first + start, bytes.first + std::min<uint64_t>(i, then.size())});
+    }
+  }
+  return writes;
+}
+
+std::optional<std::string> LaneRaceDetector::Overlap(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                                     const LaneWrites& lane0, const LaneWrites& lane1) {
+  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
+    // The span of every byte both lanes wrote in this tensor.
+    rt::ByteRange both{UINT64_MAX, 0};
+    for (const rt::ByteRange& a : lane0[slot])
+      for (const rt::ByteRange& b : lane1[slot])
+        if (a.overlaps(b)) both = {std::min({both.first, a.first, b.first}), std::max({both.last, a.last, b.last})};
+    if (both.empty()) continue;
+    const rt::ChipTensor& tensor = TensorAt(launch.args, slot);
+    const uint64_t element = std::max<uint64_t>(1, rt::ElementSize(tensor.dtype));
+    std::string name = fmt::format("args[{}]", slot);
+    for (const auto& param : kernel.params)
+      if (param.is_tensor && param.slot == slot) name = fmt::format("'{}' (args[{}])", param.name, slot);
+    const auto* local = reinterpret_cast<const rt::LocalContext*>(launch.args[rt::kLocalContextSlot]);
+    return fmt::format(
+        "data race under dual AIV dispatch: lanes 0 and 1 of kernel '{}' (block {}) both wrote tensor {}, within "
+        "elements [{}, {}) of its buffer; each lane must write its own part, chosen by get_sub_block_id(args)",
+        kernel.name, local ? local->block_idx : 0, name, (both.first - tensor.buffer_addr) / element,
+        (both.last - tensor.buffer_addr + element - 1) / element);
+  }
+  return std::nullopt;
+}
+
+pypto::expected<void, rt::FatalError> LaneRaceDetector::RunLane(const DecodedKernel& kernel,
+                                                                const rt::KernelLaunch& launch, const Run& run) {
+  const auto* global = reinterpret_cast<const rt::GlobalContext*>(launch.args[rt::kGlobalContextSlot]);
+  const int lane = global && global->sub_block_id == 1 ? 1 : 0;
+  LaneWrites writes;
+  {
+    std::lock_guard serial(one_lane_at_a_time_);
+    const auto before = Snapshot(kernel, launch.args);
+    if (auto ran = run(); !ran) return ran;
+    writes = Changed(kernel, launch.args, before);
+  }
+  std::lock_guard lock(mu_);
+  auto& lanes = pending_[launch.mixed_group];
+  lanes[lane] = std::move(writes);
+  if (!lanes[1 - lane]) return {};
+  auto race = Overlap(kernel, launch, *lanes[0], *lanes[1]);
+  pending_.erase(launch.mixed_group);
+  if (race) return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, *race});
+  return {};
+}
+
+void LaneRaceDetector::Clear() {
+  std::lock_guard lock(mu_);
+  pending_.clear();
+}
+
+}  // namespace pypto::sim

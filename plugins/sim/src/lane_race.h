@@ -1,0 +1,50 @@
+// Under dual AIV dispatch both lanes of a block get the same args[]; the kernel must split its writes
+// by get_sub_block_id(args). On a device two lanes writing the same bytes is a silent data race. Here
+// the lanes of a block run one at a time, the bytes each changed in its tensors are recorded, and
+// bytes both lanes changed fail the run, naming the kernel, block, tensor and elements.
+//
+// A lane that writes the value a byte already held is not seen, and a write another core makes while
+// a lane runs is counted as the lane's: the price of finding writes by comparing the tensors before
+// and after the lane.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "pypto/runtime/chip_tensor.h"
+#include "pypto/runtime/runtime.h"
+#include "pypto/support/expected.h"
+#include "sim_kernel.h"
+
+namespace pypto::sim {
+
+class LaneRaceDetector {
+ public:
+  using Run = std::function<pypto::expected<void, rt::FatalError>()>;
+
+  // Runs one lane of a dual-dispatched kernel (`launch.mixed_group` names its block) through `run`.
+  pypto::expected<void, rt::FatalError> RunLane(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                                const Run& run);
+
+  // Forgets lanes whose partner never ran (a run that failed); between runs, when no task runs.
+  void Clear();
+
+ private:
+  // The byte ranges one lane changed, per tensor slot.
+  using LaneWrites = std::vector<std::vector<rt::ByteRange>>;
+
+  static LaneWrites Changed(const DecodedKernel& kernel, const int64_t* args,
+                            const std::vector<std::vector<uint8_t>>& before);
+  static std::optional<std::string> Overlap(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                            const LaneWrites& lane0, const LaneWrites& lane1);
+
+  std::mutex one_lane_at_a_time_;
+  std::mutex mu_;  // guards pending_
+  std::map<rt::TaskId, std::array<std::optional<LaneWrites>, 2>> pending_;  // by mixed group
+};
+
+}  // namespace pypto::sim
