@@ -91,3 +91,16 @@ def test_compile_error_gives_the_compilers_message(tmp_path):
                  lambda values: None)
     assert not result.passed
     assert "not_declared" in result.error and str(source) in result.error, result.error
+
+
+def test_compile_only_builds_the_kernel_and_reports_its_compile_error(tmp_path):
+    bad = _write_kernel(tmp_path, 'extern "C" void kernel_entry(long* args) { not_declared(args); }\n')
+    result = run(_program(bad), [TensorSpec("out", [ROWS, COLS], torch.float32)], compile_only=True)
+    assert not result.passed
+    assert result.error.startswith("compile failed: ") and "not_declared" in result.error, result.error
+
+    good = _write_kernel(tmp_path)
+    result = run(_program(good), [TensorSpec("out", [ROWS, COLS], torch.float32)], lambda values: None,
+                 compile_only=True)
+    assert result.passed, result.error
+    assert result.outputs == {}  # nothing ran

@@ -31,7 +31,7 @@ class _Failure(Exception):
 
 def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform: Optional[str] = None,
         rtol: float = 1e-5, atol: float = 1e-5, compare: Optional[dict] = None, poison_outputs: bool = False,
-        compile_options: Optional[dict] = None, seed: Optional[int] = None) -> RunResult:
+        compile_options: Optional[dict] = None, seed: Optional[int] = None, compile_only: bool = False) -> RunResult:
     """Runs ``program`` (a ``@pl.jit`` function or a ``@pl.program``) once and checks its outputs.
 
     ``specs`` has one ``TensorSpec``/``ScalarSpec`` per parameter, in parameter order. ``golden(values)``
@@ -40,6 +40,8 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
     (``pypto.testing.allclose``, ``ratio_allclose``, ...); the default is ``allclose(rtol, atol)``.
     ``poison_outputs`` fills pure outputs with NaN before the run, so that elements the program never
     writes show up (see ``allclose(nan_ok=True)`` for outputs written only where the data says so).
+    ``compile_only`` stops after compiling, which on a simulator includes building the hand-written
+    kernels, so their compile errors surface without a run.
     """
     import torch
 
@@ -52,6 +54,8 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
             compiled = _compile(program, specs, platform, compile_options or {})
             work_dir = Path(compiled.output_dir)
             outputs = _check_specs(specs, compiled.parameters)
+        if compile_only:
+            return _finish(RunResult(True, None, work_dir), start)
         with _stage("generate inputs"):
             args = {s.name: s.create() if isinstance(s, TensorSpec) else s.python_value() for s in specs}
             # What the reference sees: the inputs as generated, pure outputs at their initial values.
