@@ -289,3 +289,19 @@ def test_a_device_build_writes_each_externs_ccec_command(in_tmp):
     assert "--cce-aicore-arch=dav-c220-vec" in words
     assert words[-4:] == [f"-I{root / 'tiling'}", "-o", os.path.join(compiled.output_dir, "kernels", "aiv", "scaled_rows.o"),
                           str(root / "aic" / "entry.cpp")]
+
+
+def test_a_call_that_disagrees_with_the_declaration_is_a_type_error_at_the_call(in_tmp):
+    from pypto.language.parser import ParserTypeError
+
+    (in_tmp / "src").mkdir()
+    root = _tree(in_tmp / "src")
+    (root / "stub.py").write_text(_MODULE.format(core="aiv").replace(
+        "def entry(x: pl.Tensor[[4, 8], pl.FP32]", "def entry(x: pl.Tensor[[8, 8], pl.FP32]"))
+    module = _import(root / "stub.py", "disagree")
+    with pytest.raises(ParserTypeError) as info:
+        module.entry(torch.zeros(8, 8), torch.zeros(ROWS, COLS))
+    assert info.value.message == (
+        "parameter 'x' is annotated pl.Tensor[[4, 8], pl.FP32] but was passed a tensor of shape [8, 8] and dtype FP32"
+    )
+    assert info.value.location == f"{root / 'stub.py'}:6:48"  # the declaration's annotation
