@@ -104,3 +104,10 @@ def test_compile_only_builds_the_kernel_and_reports_its_compile_error(tmp_path):
                  compile_only=True)
     assert result.passed, result.error
     assert result.outputs == {}  # nothing ran
+
+
+def test_a_missing_include_names_the_header_and_the_source(tmp_path):
+    source = _write_kernel(tmp_path, '#include "tiling/nope.h"\nextern "C" void kernel_entry(long* args) { (void)args; }\n')
+    result = run(_program(source), [TensorSpec("out", [ROWS, COLS], torch.float32)], compile_only=True)
+    assert not result.passed
+    assert "tiling/nope.h" in result.error and str(source) in result.error, result.error
