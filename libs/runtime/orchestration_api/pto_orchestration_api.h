@@ -1,0 +1,186 @@
+// The runtime API generated orchestration C++ (orchestration/<fn>.cpp of a build directory) is written
+// against, with upstream's names and spellings, implemented for the host on pypto's rt::Runtime. With
+// it, that file compiles with the host compiler into a shared object that rt::RunCompiledOrchestration
+// runs on the runtime the simulator's task plan also drives, so the two paths can be compared. Only
+// what pypto's code generator emits is provided.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pypto/runtime/chip_tensor.h"
+#include "pypto/runtime/runtime.h"
+#include "pypto/runtime/task_args.h"
+
+// The tensor descriptor, with the runtime's reshape.
+struct ChipTensor : pypto::rt::ChipTensor {
+  ChipTensor() = default;
+  ChipTensor(const pypto::rt::ChipTensor& raw) : pypto::rt::ChipTensor(raw) {}  // NOLINT: implicit by design
+  ChipTensor reshape(const uint32_t* shapes, uint32_t ndims) const {
+    return pypto::rt::ReshapedTensor(*this, std::span<const uint32_t>(shapes, ndims));
+  }
+};
+
+enum class DataType : uint8_t {
+  FLOAT32 = PYPTO_RT_FLOAT32, FLOAT16 = PYPTO_RT_FLOAT16, INT32 = PYPTO_RT_INT32, INT16 = PYPTO_RT_INT16,
+  INT8 = PYPTO_RT_INT8, UINT8 = PYPTO_RT_UINT8, BFLOAT16 = PYPTO_RT_BFLOAT16, INT64 = PYPTO_RT_INT64,
+  UINT64 = PYPTO_RT_UINT64, UINT16 = PYPTO_RT_UINT16, UINT32 = PYPTO_RT_UINT32, BOOL = PYPTO_RT_BOOL,
+};
+
+// An intermediate the runtime allocates (alloc_tensors).
+struct TensorCreateInfo {
+  TensorCreateInfo(const uint32_t* shapes, uint32_t ndims, DataType dtype)
+      : shape(shapes, shapes + ndims), dtype(static_cast<uint8_t>(dtype)) {}
+  std::vector<uint32_t> shape;
+  uint8_t dtype;
+};
+
+using CoreTaskArgs = pypto::rt::TaskArgs;
+using MixedKernels = pypto::rt::MixedKernels;
+inline constexpr int32_t INVALID_KERNEL_ID = pypto::rt::kNoKernel;
+
+struct PTO2OrchestrationConfig {
+  int expected_arg_count = 0;
+};
+
+// The entry's tensors: orch_args.tensor(i).ref().
+class ChipTaskArgs {
+ public:
+  struct TensorRef {
+    const ChipTensor* tensor;
+    const ChipTensor& ref() const { return *tensor; }
+  };
+  explicit ChipTaskArgs(std::vector<ChipTensor> tensors) : tensors_(std::move(tensors)) {}
+  TensorRef tensor(size_t index) const { return {&tensors_.at(index)}; }
+  size_t tensor_count() const { return tensors_.size(); }
+
+ private:
+  std::vector<ChipTensor> tensors_;
+};
+
+namespace pto_orch {
+
+// One run's state: the runtime it submits to, the intermediates it allocated (freed after the run),
+// and the first submit that failed.
+struct Run {
+  pypto::rt::Runtime* runtime = nullptr;
+  std::deque<std::unique_ptr<uint64_t[]>> buffers;
+  std::deque<ChipTensor> tensors;
+  std::optional<pypto::rt::FatalError> error;
+};
+
+inline Run& Current() {
+  static Run run;
+  return run;
+}
+
+inline void Record(const pypto::expected<pypto::rt::TaskId, pypto::rt::FatalError>& submitted) {
+  if (!submitted && !Current().error) Current().error = submitted.error();
+}
+
+// PTO2_SCOPE(): a runtime scope around the statement that follows.
+class Scope {
+ public:
+  Scope() { Current().runtime->ScopeBegin(); }
+  ~Scope() { Current().runtime->ScopeEnd(); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  bool EnterOnce() { return !std::exchange(entered_, true); }
+
+ private:
+  bool entered_ = false;
+};
+
+}  // namespace pto_orch
+
+#define PTO2_SCOPE() for (::pto_orch::Scope pto2_scope_guard; pto2_scope_guard.EnterOnce();)
+
+class TaskOutputTensors {
+ public:
+  const ChipTensor& get_ref(size_t index) const { return *tensors_.at(index); }
+  std::vector<const ChipTensor*> tensors_;
+};
+
+// Zero-filled, 64-byte aligned buffers that live until the run has finished.
+template <typename... Infos>
+TaskOutputTensors alloc_tensors(const Infos&... infos) {
+  TaskOutputTensors outputs;
+  auto allocate = [&](const TensorCreateInfo& info) {
+    uint64_t elements = 1;
+    for (uint32_t dim : info.shape) elements *= dim;
+    const uint64_t words = (elements * pypto::rt::ElementSize(info.dtype) + 63) / 64 * 8;
+    auto& run = pto_orch::Current();
+    run.buffers.push_back(std::make_unique<uint64_t[]>(std::max<uint64_t>(words, 8)));
+    run.tensors.push_back(pypto::rt::MakeExternalTensor(run.buffers.back().get(), info.shape, info.dtype));
+    outputs.tensors_.push_back(&run.tensors.back());
+  };
+  (allocate(infos), ...);
+  return outputs;
+}
+
+inline uint64_t to_u64(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+inline uint64_t to_u64(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+inline void rt_submit_aiv_task(int32_t func_id, const CoreTaskArgs& args) {
+  pto_orch::Record(pto_orch::Current().runtime->SubmitAiv(func_id, args));
+}
+inline void rt_submit_aic_task(int32_t func_id, const CoreTaskArgs& args) {
+  pto_orch::Record(pto_orch::Current().runtime->SubmitAic(func_id, args));
+}
+inline void rt_submit_task(const MixedKernels& kernels, const CoreTaskArgs& args) {
+  pto_orch::Record(pto_orch::Current().runtime->SubmitMixed(kernels, args));
+}
+
+extern "C" {
+PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs& orch_args);
+void aicpu_orchestration_entry(const ChipTaskArgs& orch_args);
+
+// What rt::RunCompiledOrchestration calls: runs the entry on `runtime` with the caller's tensors and
+// waits. Returns 0, or the fatal code with its message in `error` (NUL-terminated, truncated).
+__attribute__((visibility("default"))) int pypto_orchestration_run(pypto::rt::Runtime* runtime,
+                                                                   const pypto::rt::ChipTensor* tensors,
+                                                                   size_t count, char* error, size_t error_size) {
+  auto fail = [&](const pypto::rt::FatalError& fatal) {
+    std::snprintf(error, error_size, "%s", fatal.str().c_str());
+    return static_cast<int>(fatal.code);
+  };
+  auto& run = pto_orch::Current();
+  run = pto_orch::Run{.runtime = runtime};
+  ChipTaskArgs args(std::vector<ChipTensor>(tensors, tensors + count));
+  const int expected = aicpu_orchestration_config(args).expected_arg_count;
+  if (expected != static_cast<int>(count))
+    return fail({pypto::rt::FatalCode::InvalidArgs,
+                 "the orchestration expects " + std::to_string(expected) + " tensors, got " + std::to_string(count)});
+  std::optional<pypto::rt::FatalError> thrown;
+  try {
+    aicpu_orchestration_entry(args);
+  } catch (const std::exception& e) {
+    thrown = pypto::rt::FatalError{pypto::rt::FatalCode::InvalidArgs, e.what()};
+  }
+  auto waited = runtime->WaitAll();  // tasks already submitted may use the intermediates
+  run.buffers.clear();
+  run.tensors.clear();
+  if (thrown) return fail(*thrown);
+  if (run.error) return fail(*run.error);
+  if (!waited) return fail(waited.error());
+  return 0;
+}
+}

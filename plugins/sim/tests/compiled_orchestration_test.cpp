@@ -1,0 +1,143 @@
+// The generated orchestration C++, compiled with the host compiler against pto_orchestration_api.h
+// and run on the simulator's executor, computes exactly what the task plan of the same program does.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "pypto/codegen_orch/orchestration.h"
+#include "pypto/passes/pipeline.h"
+#include "pypto/runtime/compiled_orchestration.h"
+#include "pypto/runtime/task_plan.h"
+#include "run_command.h"
+#include "sample_programs.h"
+#include "sim_executor.h"
+
+namespace pypto::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Generated {
+  ir::ProgramPtr lowered;
+  codegen_orch::Orchestration orchestration;
+};
+
+Generated Generate(const ir::ProgramPtr& program) {
+  auto lowered = passes::Lower(program, passes::PassContext{});
+  EXPECT_TRUE(lowered) << lowered.error().str();
+  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
+  EXPECT_TRUE(orchestration) << orchestration.error().str();
+  return {*lowered, *orchestration};
+}
+
+std::vector<DecodedKernel> Decode(const Generated& generated) {
+  std::vector<DecodedKernel> kernels;
+  for (const auto& entry : generated.orchestration.plan.kernels) {
+    auto kernel = DecodeKernel(*generated.lowered->Find(entry.name), entry.func_id, entry.core_type, ir::Ascend910B());
+    EXPECT_TRUE(kernel) << kernel.error();
+    kernels.push_back(std::move(*kernel));
+  }
+  return kernels;
+}
+
+// Compiles the orchestration C++ into a shared object in a fresh directory.
+fs::path CompileOrchestration(const Generated& generated, const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("pypto-orch-test-{}-{}", getpid(), name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "orchestration.cpp") << generated.orchestration.cpp_source;
+  const auto argv = rt::OrchestrationCompileCommand(dir / "orchestration.cpp", dir / "orchestration.so");
+  auto ran = RunCommand(argv);
+  EXPECT_TRUE(ran) << ran.error();
+  EXPECT_EQ(ran->exit_code, 0) << ran->output;
+  return dir / "orchestration.so";
+}
+
+// Tensors of the plan's parameter shapes: inputs random, outputs zero; `seed` makes both runs alike.
+struct Tensors {
+  std::vector<std::vector<float>> data;
+  std::vector<rt::ChipTensor> descriptors;
+};
+
+Tensors MakeTensors(const rt::TaskPlan& plan, uint32_t seed) {
+  Tensors tensors;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (const auto& param : plan.params) {
+    size_t elements = 1;
+    for (uint32_t dim : param.shape) elements *= dim;
+    auto& data = tensors.data.emplace_back(elements);
+    for (float& v : data) v = value(rng);
+  }
+  for (size_t i = 0; i < plan.params.size(); ++i)
+    tensors.descriptors.push_back(rt::MakeExternalTensor(tensors.data[i].data(), plan.params[i].shape, PYPTO_RT_FLOAT32));
+  return tensors;
+}
+
+void ExpectSameResults(const ir::ProgramPtr& program, const std::string& name) {
+  const Generated generated = Generate(program);
+  const fs::path library = CompileOrchestration(generated, name);
+  const auto& plan = generated.orchestration.plan;
+
+  Tensors by_plan = MakeTensors(plan, 7), compiled = MakeTensors(plan, 7);
+  {
+    SimExecutor executor(ir::Ascend910B(), Decode(generated), 24, 48);
+    rt::Runtime runtime({.aic_cores = 24, .aiv_cores = 48, .worker_threads = 2}, executor);
+    auto ran = rt::RunPlan(plan, by_plan.descriptors, runtime);
+    ASSERT_TRUE(ran) << ran.error().str();
+  }
+  {
+    SimExecutor executor(ir::Ascend910B(), Decode(generated), 24, 48);
+    rt::Runtime runtime({.aic_cores = 24, .aiv_cores = 48, .worker_threads = 2}, executor);
+    auto ran = rt::RunCompiledOrchestration(library, compiled.descriptors, runtime);
+    ASSERT_TRUE(ran) << ran.error().str();
+    EXPECT_EQ(runtime.tasks_completed(), plan.submits.size());
+  }
+  EXPECT_EQ(by_plan.data, compiled.data) << name;
+  EXPECT_NE(by_plan.data, MakeTensors(plan, 7).data) << name << ": the run wrote nothing";
+  fs::remove_all(library.parent_path());
+}
+
+TEST(CompiledOrchestration, OneTask) { ExpectSameResults(testing::TileAddProgram(64, 64), "tile_add"); }
+
+TEST(CompiledOrchestration, IntermediatesAndADag) {
+  ExpectSameResults(testing::VectorDagProgram(64, 64), "vector_dag");
+}
+
+TEST(CompiledOrchestration, NestedLoopsWithScalarArguments) {
+  ExpectSameResults(testing::HelloWorldProgram(256, 128, 64, 64), "hello_world");
+}
+
+TEST(CompiledOrchestration, TwoKernelsPerIterationWithComputedScalars) {
+  ExpectSameResults(testing::TwoStageLoopProgram(4, 16), "two_stage");
+}
+
+TEST(CompiledOrchestration, AWrongNumberOfTensorsIsRefused) {
+  const Generated generated = Generate(testing::TileAddProgram(16, 16));
+  const fs::path library = CompileOrchestration(generated, "wrong_count");
+  std::vector<float> data(256);
+  const std::array<uint32_t, 2> shape = {16, 16};
+  const std::vector<rt::ChipTensor> one = {rt::MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32)};
+  SimExecutor executor(ir::Ascend910B(), Decode(generated), 24, 48);
+  rt::Runtime runtime({}, executor);
+  auto ran = rt::RunCompiledOrchestration(library, one, runtime);
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.error().code, rt::FatalCode::InvalidArgs);
+  EXPECT_EQ(ran.error().message, "fatal error 5 (InvalidArgs): the orchestration expects 3 tensors, got 1");
+  fs::remove_all(library.parent_path());
+}
+
+TEST(CompiledOrchestration, AMissingLibraryIsAnError) {
+  SimExecutor executor(ir::Ascend910B(), {}, 1, 1);
+  rt::Runtime runtime({}, executor);
+  auto ran = rt::RunCompiledOrchestration("/nonexistent/orchestration.so", {}, runtime);
+  ASSERT_FALSE(ran);
+  EXPECT_NE(ran.error().message.find("cannot load /nonexistent/orchestration.so"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pypto::sim
