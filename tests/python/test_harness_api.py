@@ -190,3 +190,26 @@ def test_unsupported_jit_forms_decorate_and_refuse_when_used():
         host_entry(torch.zeros(4))
     with pytest.raises(TypeError, match="unexpected option"):
         pl.jit.inline(fast=True)
+
+
+def test_a_fresh_process_runs_a_build_directory_with_execute_compiled(kernels, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    x, y, out = _args()
+    compiled = kernels.add.compile(x, y, out)
+    torch.save((x, y), tmp_path / "inputs.pt")
+    script = (
+        "import sys, torch\n"
+        "from pypto.runtime import execute_compiled\n"
+        f"x, y = torch.load({str(tmp_path / 'inputs.pt')!r})\n"
+        "out = torch.zeros(32, 64)\n"
+        f"execute_compiled({compiled.output_dir!r}, [x, y, out])\n"
+        f"torch.save(out, {str(tmp_path / 'out.pt')!r})\n"
+    )
+    # Nothing of this process goes along: no source module, no live compiled program, no session.
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    torch.testing.assert_close(torch.load(tmp_path / "out.pt"), x + y, rtol=0, atol=0)
