@@ -13,6 +13,8 @@ sys.path.insert(0, str(REPO / "examples"))
 @pytest.fixture(autouse=True)
 def build_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "build_output"))
+    # Every test compiles what it runs; test_jit_disk_cache.py turns the disk cache on for itself.
+    monkeypatch.setenv("PYPTO_CACHE_DIR", "off")
     monkeypatch.chdir(tmp_path)
     return tmp_path / "build_output"
 
