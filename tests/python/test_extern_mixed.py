@@ -5,35 +5,8 @@ seeing its lane as ``get_sub_block_id(args)``."""
 import pypto.language as pl
 import pytest
 import torch
-
-# AIC: flags[block] = 100 + block.
-_AIC = """
-#include <cstdint>
-#include "tensor.h"
-#include "intrinsic.h"
-extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
-  __gm__ ChipTensor* f = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
-  __gm__ float* flags = reinterpret_cast<__gm__ float*>(f->buffer.addr) + f->start_offset;
-  flags[get_block_idx(args)] = 100.0f + get_block_idx(args);
-}
-"""
-
-# AIV: block b, lane l owns row 2b + l: out[row] = a[row] * 2 + l.
-_AIV = """
-#include <cstdint>
-#include "tensor.h"
-#include "intrinsic.h"
-extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
-  __gm__ ChipTensor* at = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
-  __gm__ ChipTensor* ot = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
-  const __gm__ float* a = reinterpret_cast<__gm__ float*>(at->buffer.addr) + at->start_offset;
-  __gm__ float* out = reinterpret_cast<__gm__ float*>(ot->buffer.addr) + ot->start_offset;
-  const int32_t lane = get_sub_block_id(args);
-  const int32_t row = get_block_idx(args) * 2 + lane;
-  for (int j = 0; j < 8; ++j) out[row * 8 + j] = a[row * 8 + j] * 2.0f + lane;
-}
-"""
-
+from sample_kernels import MIXED_AIC as _AIC
+from sample_kernels import MIXED_AIV as _AIV
 
 _PROGRAM = """
 import pypto.language as pl

@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 import torch
+from sample_kernels import MIXED_AIC as _AIC
+from sample_kernels import MIXED_AIV as _AIV
 
 ROWS = 4
 COLS = 8
@@ -188,31 +190,6 @@ def test_a_kernel_without_kernel_entry_is_reported(tmp_path):
     with pytest.raises(RuntimeError, match=r"k\.cpp defines no `extern \"C\" void kernel_entry"):
         module.entry(torch.zeros(ROWS, COLS))
 
-
-_AIC = """
-#include <cstdint>
-#include "tensor.h"
-#include "intrinsic.h"
-extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {  // flags[block] = 100 + block
-  __gm__ ChipTensor* f = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
-  reinterpret_cast<__gm__ float*>(f->buffer.addr)[get_block_idx(args)] = 100.0f + get_block_idx(args);
-}
-"""
-
-_AIV = """
-#include <cstdint>
-#include "tensor.h"
-#include "intrinsic.h"
-extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {  // row 2 * block + lane: a * 2 + lane
-  __gm__ ChipTensor* at = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
-  __gm__ ChipTensor* ot = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
-  const __gm__ float* a = reinterpret_cast<__gm__ float*>(at->buffer.addr) + at->start_offset;
-  __gm__ float* out = reinterpret_cast<__gm__ float*>(ot->buffer.addr) + ot->start_offset;
-  const int32_t lane = get_sub_block_id(args);
-  const int32_t row = get_block_idx(args) * 2 + lane;
-  for (int j = 0; j < 8; ++j) out[row * 8 + j] = a[row * 8 + j] * 2.0f + lane;
-}
-"""
 
 _MIXED = """
 import pypto.language as pl

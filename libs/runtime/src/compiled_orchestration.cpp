@@ -6,7 +6,8 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
-#include <sstream>
+
+#include "pypto/support/host_compiler.h"
 
 namespace pypto::rt {
 namespace fs = std::filesystem;
@@ -14,17 +15,6 @@ namespace {
 
 constexpr const char* kRunSymbol = "pypto_orchestration_run";
 using RunFn = int(Runtime*, const ChipTensor*, size_t, char*, size_t);
-
-// $CXX may carry a launcher ("ccache g++"), so it is split into words like build tools do.
-std::vector<std::string> HostCompiler() {
-  std::vector<std::string> words;
-  if (const char* cxx = std::getenv("CXX")) {
-    std::istringstream in(cxx);
-    for (std::string word; in >> word;) words.push_back(word);
-  }
-  if (words.empty()) words.push_back("c++");
-  return words;
-}
 
 fs::path ThisLibrary() { return fs::path(boost::dll::this_line_location().string()); }
 
@@ -48,7 +38,7 @@ fs::path OrchestrationApiDir() {
 }
 
 std::vector<std::string> OrchestrationCompileCommand(const fs::path& source, const fs::path& output) {
-  std::vector<std::string> argv = HostCompiler();
+  std::vector<std::string> argv = pypto::HostCompiler();
   for (const char* flag : {"-std=c++23", "-O1", "-fPIC", "-shared"}) argv.emplace_back(flag);
   argv.push_back("-I" + OrchestrationApiDir().string());
   for (const auto& dir : RuntimeIncludeDirs()) argv.push_back("-I" + dir.string());
