@@ -119,3 +119,47 @@ def test_off_turns_the_cache_off(project, monkeypatch):
     assert _run(project)["output_dir"].startswith(str(project / "builds"))
     assert _run(project)["output_dir"].startswith(str(project / "builds"))
     assert not (project / "cache").exists()
+
+
+def test_pypto_cache_0_turns_the_cache_off(project, monkeypatch):
+    monkeypatch.setenv("PYPTO_CACHE", "0")
+    assert _run(project)["output_dir"].startswith(str(project / "builds"))
+    assert not (project / "cache").exists()
+
+
+def test_a_corrupt_entry_is_rebuilt_not_trusted(project):
+    _run(project)
+    (entry,) = _entries(project)
+    (project / "cache" / entry / "artifacts" / "lowered_program.py").write_text("this is not a program\n")
+    rebuilt = _run(project)
+    assert rebuilt["output_dir"].startswith(str(project / "builds")) and rebuilt["value"] == 3.0
+    assert _entries(project) == [entry]
+    assert "this is not" not in (project / "cache" / entry / "artifacts" / "lowered_program.py").read_text()
+    assert _run(project)["output_dir"] == str(project / "cache" / entry / "artifacts")
+
+
+def test_warmup_fills_the_cache_and_cache_info_counts(tmp_path, monkeypatch, write_kernel):
+    import torch
+
+    import pypto.jit
+
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    module, _ = write_kernel("warm", textwrap.dedent("""
+        import pypto.language as pl
+
+
+        @pl.jit
+        def double(a: pl.Tensor[[8, 8], pl.FP32], c: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                c[:, :] = pl.mul(a[:, :], 2.0)
+            return c
+    """))
+    before = pypto.jit.cache_info()
+    build = module.double.warmup(torch.zeros(8, 8), torch.zeros(8, 8))
+    assert Path(build, "lowered_program.py").is_file()
+    module.double.clear_cache()  # the in-memory cache forgets; the disk keeps it
+    assert module.double.warmup(torch.zeros(8, 8), torch.zeros(8, 8)).startswith(str(tmp_path / "cache"))
+    after = pypto.jit.cache_info()
+    assert after["directory"] == str(tmp_path / "cache")
+    assert (after["entries"], after["misses"] - before["misses"], after["hits"] - before["hits"]) == (1, 1, 1)
+    assert after["stores"] - before["stores"] == 1 and after["bytes"] > 0

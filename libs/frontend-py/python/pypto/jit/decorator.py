@@ -107,6 +107,11 @@ class JITFunction:
         self._cache[key] = compiled
         return compiled
 
+    def warmup(self, *args, config=None, **kwargs) -> str:
+        """Compiles for these arguments without running (filling the in-memory and disk caches, and
+        on a simulator building the hand-written kernels); returns the build directory."""
+        return self.compile(*args, config=config, **kwargs).output_dir
+
     @staticmethod
     def _from_disk(disk_key, config):
         path = disk_cache.lookup(disk_key) if disk_key is not None else None
@@ -114,8 +119,9 @@ class JITFunction:
             return None
         try:
             return load_compiled(path, config.platform)
-        except (OSError, ValueError, RuntimeError):
-            return None  # an unreadable entry is a miss; compiling again replaces nothing
+        except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt, not trusted
+            disk_cache.discard(disk_key)
+            return None
 
     def lower(self, *args, config=None, **kwargs):
         """The lowered IR program for these arguments (no artifacts are written)."""

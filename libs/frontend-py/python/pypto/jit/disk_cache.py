@@ -7,10 +7,11 @@ read again at every call, the platform, the argument shapes and dtypes, the scal
 options that change what is built). So an edited kernel, an edited header it includes or a rebuilt
 toolchain misses; nothing else does.
 
-``<cache>`` is ``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto/jit``; ``PYPTO_CACHE_DIR=off`` turns the
-cache off. An entry is written under a private name and renamed into place, so a reader never sees
-half of one, and of two processes storing the same entry at once one rename wins and the other
-process drops its copy: both succeed, one valid entry remains.
+``<cache>`` is ``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto/jit``; ``PYPTO_CACHE=0`` (or
+``PYPTO_CACHE_DIR=off``) turns the cache off. An entry is written under a private name and renamed
+into place, so a reader never sees half of one, and of two processes storing the same entry at once
+one rename wins and the other process drops its copy: both succeed, one valid entry remains. An
+entry that does not load is removed and built again, never trusted.
 """
 
 import hashlib
@@ -24,9 +25,13 @@ from typing import Optional
 _ARTIFACTS = "artifacts"
 
 
+# What this process's lookups and stores did (cache_info()).
+_STATS = {"hits": 0, "misses": 0, "stores": 0, "discarded": 0}
+
+
 def cache_root() -> Optional[Path]:
     setting = os.environ.get("PYPTO_CACHE_DIR")
-    if setting == "off":
+    if setting == "off" or os.environ.get("PYPTO_CACHE") == "0":
         return None
     if setting:
         return Path(setting)
@@ -76,7 +81,33 @@ def lookup(key) -> Optional[Path]:
     if root is None:
         return None
     artifacts = root / digest(key) / _ARTIFACTS
-    return artifacts if (artifacts / "pypto_manifest.json").is_file() else None
+    found = (artifacts / "pypto_manifest.json").is_file()
+    _STATS["hits" if found else "misses"] += 1
+    return artifacts if found else None
+
+
+def discard(key) -> None:
+    """Removes the entry for ``key`` (one that failed to load), so that the next store replaces it."""
+    root = cache_root()
+    if root is None:
+        return
+    entry = root / digest(key)
+    doomed = root / f".{entry.name}.discarded.{os.getpid()}.{uuid.uuid4().hex}"
+    try:
+        os.rename(entry, doomed)  # out of the way at once; other processes see no entry
+    except OSError:
+        return
+    shutil.rmtree(doomed, ignore_errors=True)
+    _STATS["discarded"] += 1
+
+
+def cache_info() -> dict:
+    """The cache's directory, its entries and bytes on disk, and this process's hits, misses, stores
+    and discarded entries."""
+    root = cache_root()
+    entries = [p for p in root.iterdir() if not p.name.startswith(".")] if root and root.is_dir() else []
+    size = sum(f.stat().st_size for entry in entries for f in entry.rglob("*") if f.is_file())
+    return {"directory": str(root) if root else None, "entries": len(entries), "bytes": size, **_STATS}
 
 
 def store(key, build_dir) -> Optional[Path]:
@@ -94,6 +125,7 @@ def store(key, build_dir) -> Optional[Path]:
         shutil.copytree(build_dir, private / _ARTIFACTS, symlinks=True)
         (private / "key.json").write_text(json.dumps(key, sort_keys=True, default=repr, indent=1) + "\n")
         os.rename(private, final)  # atomic; fails if another process's entry is already there
+        _STATS["stores"] += 1
     except OSError:
         shutil.rmtree(private, ignore_errors=True)
         if not (final / _ARTIFACTS / "pypto_manifest.json").is_file():
