@@ -151,6 +151,9 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
         # The build directories land in the scratch directory whatever the caller's environment says,
         # so that --mlir-opt finds them.
         env["PYPTO_PROG_BUILD_DIR"] = str(Path(scratch) / "build_output")
+        # Every program is compiled from its source: a run measures the toolchain, not the JIT's
+        # disk cache (whose hits would also write no build directory here).
+        env["PYPTO_CACHE"] = "0"
         start = time.time()
         try:
             done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=env,
