@@ -1,8 +1,8 @@
 // The runtime API generated orchestration C++ (orchestration/<fn>.cpp of a build directory) is written
 // against, with upstream's names and spellings, implemented for the host on pypto's rt::Runtime. With
 // it, that file compiles with the host compiler into a shared object that rt::RunCompiledOrchestration
-// runs on the runtime the simulator's task plan also drives, so the two paths can be compared. Only
-// what pypto's code generator emits is provided.
+// runs on the runtime the simulator's task plan also drives, so the two paths can be compared. What
+// pypto's code generator emits is provided, plus explicit dependencies and dummy tasks.
 #pragma once
 
 #include <algorithm>
@@ -45,7 +45,22 @@ struct TensorCreateInfo {
   uint8_t dtype;
 };
 
-using CoreTaskArgs = pypto::rt::TaskArgs;
+// A task id as submits return it; PTO2TaskId::invalid() imposes no dependency.
+struct PTO2TaskId {
+  uint64_t raw = pypto::rt::kInvalidTaskId;
+  static PTO2TaskId invalid() { return {}; }
+  bool is_valid() const { return raw != pypto::rt::kInvalidTaskId; }
+};
+
+struct CoreTaskArgs : pypto::rt::TaskArgs {
+  using pypto::rt::TaskArgs::set_dependencies;
+  void set_dependencies(const PTO2TaskId* ids, size_t count) {
+    if (!ids) return pypto::rt::TaskArgs::set_dependencies(nullptr, count);
+    std::vector<pypto::rt::TaskId> raw;
+    for (size_t i = 0; i < count; ++i) raw.push_back(ids[i].raw);
+    pypto::rt::TaskArgs::set_dependencies(raw.data(), raw.size());
+  }
+};
 using MixedKernels = pypto::rt::MixedKernels;
 inline constexpr int32_t INVALID_KERNEL_ID = pypto::rt::kNoKernel;
 
@@ -84,8 +99,9 @@ inline Run& Current() {
   return run;
 }
 
-inline void Record(const pypto::expected<pypto::rt::TaskId, pypto::rt::FatalError>& submitted) {
+inline PTO2TaskId Record(const pypto::expected<pypto::rt::TaskId, pypto::rt::FatalError>& submitted) {
   if (!submitted && !Current().error) Current().error = submitted.error();
+  return submitted ? PTO2TaskId{*submitted} : PTO2TaskId::invalid();
 }
 
 // PTO2_SCOPE(): a runtime scope around the statement that follows.
@@ -105,10 +121,13 @@ class Scope {
 
 #define PTO2_SCOPE() for (::pto_orch::Scope pto2_scope_guard; pto2_scope_guard.EnterOnce();)
 
+// What a submit returns: the tensors it allocated (alloc_tensors) and its task id.
 class TaskOutputTensors {
  public:
   const ChipTensor& get_ref(size_t index) const { return *tensors_.at(index); }
+  PTO2TaskId task_id() const { return id_; }
   std::vector<const ChipTensor*> tensors_;
+  PTO2TaskId id_;
 };
 
 // Zero-filled, 64-byte aligned buffers that live until the run has finished.
@@ -139,14 +158,25 @@ inline uint64_t to_u64(double value) {
   return bits;
 }
 
-inline void rt_submit_aiv_task(int32_t func_id, const CoreTaskArgs& args) {
-  pto_orch::Record(pto_orch::Current().runtime->SubmitAiv(func_id, args));
+namespace pto_orch {
+inline TaskOutputTensors Submitted(PTO2TaskId id) {
+  TaskOutputTensors outputs;
+  outputs.id_ = id;
+  return outputs;
 }
-inline void rt_submit_aic_task(int32_t func_id, const CoreTaskArgs& args) {
-  pto_orch::Record(pto_orch::Current().runtime->SubmitAic(func_id, args));
+}  // namespace pto_orch
+
+inline TaskOutputTensors rt_submit_aiv_task(int32_t func_id, const CoreTaskArgs& args) {
+  return pto_orch::Submitted(pto_orch::Record(pto_orch::Current().runtime->SubmitAiv(func_id, args)));
 }
-inline void rt_submit_task(const MixedKernels& kernels, const CoreTaskArgs& args) {
-  pto_orch::Record(pto_orch::Current().runtime->SubmitMixed(kernels, args));
+inline TaskOutputTensors rt_submit_aic_task(int32_t func_id, const CoreTaskArgs& args) {
+  return pto_orch::Submitted(pto_orch::Record(pto_orch::Current().runtime->SubmitAic(func_id, args)));
+}
+inline TaskOutputTensors rt_submit_task(const MixedKernels& kernels, const CoreTaskArgs& args) {
+  return pto_orch::Submitted(pto_orch::Record(pto_orch::Current().runtime->SubmitMixed(kernels, args)));
+}
+inline TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs& args) {
+  return pto_orch::Submitted(pto_orch::Record(pto_orch::Current().runtime->SubmitDummy(args)));
 }
 
 extern "C" {

@@ -185,6 +185,8 @@ class Runtime::Impl final : private ForkAware {
   pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
                                                   const std::shared_ptr<Launch>& launch, int32_t block_idx);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
+  TaskId JoinOf(const std::vector<TaskId>& ids);
   void ScopeBegin();
   void ScopeEnd();
   pypto::expected<void, FatalError> WaitAll();
@@ -386,9 +388,45 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
     if (!slot) return pypto::unexpected(slot.error());
     launch = std::move(*slot);
   }
-  pypto::expected<TaskId, FatalError> id;
-  for (int32_t block = 0; block < blocks && id; ++block) id = SubmitBlock(core, func_id, args, launch, block);
-  return id;
+  std::vector<TaskId> ids;
+  for (int32_t block = 0; block < blocks; ++block) {
+    auto id = SubmitBlock(core, func_id, args, launch, block);
+    if (!id) return id;
+    ids.push_back(*id);
+  }
+  if (ids.size() == 1) return ids.front();
+  std::lock_guard lock(mu_);
+  return JoinOf(ids);
+}
+
+// With mu_ held: one id for several tasks, a dummy that waits for those still live (the last id when
+// none is).
+TaskId Runtime::Impl::JoinOf(const std::vector<TaskId>& ids) {
+  auto join = std::make_unique<Task>();
+  join->dummy = true;
+  join->id = next_id_;
+  for (TaskId id : ids)
+    if (auto it = live_.find(id); it != live_.end()) AddEdge(*it->second, *join);
+  if (join->pending == 0) return ids.back();
+  return AddTask(std::move(join)).id;
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& args) {
+  std::unique_lock lock(mu_);
+  if (args.has_error()) {
+    if (!error_)
+      RecordError({FatalCode::InvalidArgs, fmt::format("dummy task has invalid arguments: {}", args.error())});
+    return pypto::unexpected(*error_);
+  }
+  auto launch = TakeSlot(lock, -1, 1);
+  if (!launch) return pypto::unexpected(launch.error());
+  auto task = std::make_unique<Task>();
+  task->dummy = true;
+  task->launch = *launch;
+  task->id = next_id_;
+  AddDependencies(*task, args);
+  RegisterAccesses(*task, args);
+  return AddTask(std::move(task)).id;
 }
 
 pypto::expected<std::shared_ptr<Launch>, FatalError> Runtime::Impl::TakeSlot(std::unique_lock<std::mutex>& lock,
@@ -543,7 +581,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
   auto launch = TakeSlot(lock, kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic, blocks);
   if (!launch) return pypto::unexpected(launch.error());
 
-  TaskId last = kInvalidTaskId;
+  std::vector<TaskId> joins;
   for (int32_t block = 0; block < blocks; ++block) {
     // The gate, only when there is something to wait for (a dummy with nothing to wait for would
     // retire at once).
@@ -571,13 +609,15 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     }
     join->id = next_id_;
     RegisterAccesses(*join, args);
-    last = AddTask(std::move(join)).id;
+    joins.push_back(AddTask(std::move(join)).id);
   }
-  return last;
+  return joins.size() == 1 ? joins.front() : JoinOf(joins);
 }
 
 // Called with mu_ held, before the task's own writes are registered (a task never waits for itself).
 void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
+  for (TaskId id : args.dependencies())
+    if (auto producer = live_.find(id); producer != live_.end()) AddEdge(*producer->second, task);
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     // Creator edge: a tensor produced by a task still in flight.
@@ -786,6 +826,7 @@ void Runtime::ScopeEnd() { impl_->ScopeEnd(); }
 pypto::expected<TaskId, FatalError> Runtime::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
   return impl_->SubmitMixed(kernels, args);
 }
+pypto::expected<TaskId, FatalError> Runtime::SubmitDummy(const TaskArgs& args) { return impl_->SubmitDummy(args); }
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
 void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }

@@ -54,4 +54,13 @@ void TaskArgs::add_scalar(uint64_t bits) {
   scalars_.push_back(bits);
 }
 
+void TaskArgs::set_dependencies(const TaskId* ids, size_t count) {
+  if (has_error()) return;
+  if (!ids && count > 0) {
+    error_ = fmt::format("set_dependencies: {} dependencies from a null array", count);
+    return;
+  }
+  dependencies_.assign(ids, ids + count);
+}
+
 }  // namespace pypto::rt

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -114,6 +115,67 @@ TEST(CompiledOrchestration, NestedLoopsWithScalarArguments) {
 
 TEST(CompiledOrchestration, TwoKernelsPerIterationWithComputedScalars) {
   ExpectSameResults(testing::TwoStageLoopProgram(4, 16), "two_stage");
+}
+
+// Hand-written orchestration code using what the generator does not emit yet: a submit's task id,
+// explicit dependencies (with an invalid id among them) and a dummy task joining on them.
+constexpr const char* kHandWrittenOrchestration = R"(
+#include "pto_orchestration_api.h"
+
+extern "C" {
+
+PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+  return PTO2OrchestrationConfig{.expected_arg_count = 3};
+}
+
+void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+  const ChipTensor& a = orch_args.tensor(0).ref();
+  const ChipTensor& b = orch_args.tensor(1).ref();
+  const ChipTensor& c = orch_args.tensor(2).ref();
+  PTO2_SCOPE() {
+    uint32_t shapes[2] = {16, 16};
+    TensorCreateInfo tmp_ci(shapes, 2, DataType::FLOAT32);
+    TaskOutputTensors tmp = alloc_tensors(tmp_ci);
+    CoreTaskArgs first;
+    first.add_input(a);
+    first.add_input(b);
+    first.add_output(tmp.get_ref(0));
+    TaskOutputTensors t0 = rt_submit_aiv_task(0, first);
+    CoreTaskArgs join;
+    PTO2TaskId before[2] = {t0.task_id(), PTO2TaskId::invalid()};
+    join.set_dependencies(before, 2);
+    TaskOutputTensors dummy = rt_submit_dummy_task(join);
+    CoreTaskArgs second;
+    second.add_input(tmp.get_ref(0));
+    second.add_input(b);
+    second.add_output(c);
+    PTO2TaskId after[1] = {dummy.task_id()};
+    second.set_dependencies(after, 1);
+    rt_submit_aiv_task(0, second);
+  }
+}
+
+}  // extern "C"
+)";
+
+TEST(CompiledOrchestration, TaskIdsExplicitDependenciesAndDummyTasks) {
+  const Generated generated = Generate(testing::TileAddProgram(16, 16));
+  Generated hand_written = generated;
+  hand_written.orchestration.cpp_source = kHandWrittenOrchestration;
+  const fs::path library = CompileOrchestration(hand_written, "explicit_deps");
+  std::vector<float> a(256), b(256), c(256, -1.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i), b[i] = 0.5f * static_cast<float>(i % 7);
+  const std::array<uint32_t, 2> shape = {16, 16};
+  const std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(a.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(b.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(c.data(), shape, PYPTO_RT_FLOAT32)};
+  SimExecutor executor(ir::Ascend910B(), Decode(generated), 24, 48);
+  rt::Runtime runtime({.aic_cores = 24, .aiv_cores = 48, .worker_threads = 2}, executor);
+  auto ran = rt::RunCompiledOrchestration(library, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  EXPECT_EQ(runtime.tasks_completed(), 2u);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], a[i] + 2 * b[i]) << i;
+  fs::remove_all(library.parent_path());
 }
 
 TEST(CompiledOrchestration, AWrongNumberOfTensorsIsRefused) {

@@ -98,11 +98,16 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Dependencies come from overlapping tensor views: read-after-write, write-after-read and
-  // write-after-write.
+  // write-after-write; and from TaskArgs::set_dependencies. The id a submit returns stands for all
+  // of it: for a launch of several blocks or a mixed task it is a dummy task that waits for every
+  // block and member.
   pypto::expected<TaskId, FatalError> SubmitAic(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitAiv(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
+  // A dependency-only task (upstream's dummy task): it waits like any task for its arguments and
+  // explicit dependencies, runs nothing, and later tasks can wait for it.
+  pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
 
   // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
   // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.

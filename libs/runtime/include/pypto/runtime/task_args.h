@@ -50,6 +50,11 @@ class TaskArgs {
     add_scalar(bits);
   }
 
+  // Explicit dependencies: this task also waits for these tasks (as returned by a submit). An id
+  // of a task that has finished, or kInvalidTaskId, imposes nothing. Replaces earlier ones.
+  void set_dependencies(const TaskId* ids, size_t count);
+  const std::vector<TaskId>& dependencies() const { return dependencies_; }
+
   const std::vector<TensorArg>& tensors() const { return tensors_; }
   const std::vector<uint64_t>& scalars() const { return scalars_; }
   // Errors are latched (the first one wins) and refused at submit, as on the device.
@@ -60,6 +65,7 @@ class TaskArgs {
   void AddTensor(const ChipTensor& tensor, ArgDirection direction);
   std::vector<TensorArg> tensors_;
   std::vector<uint64_t> scalars_;
+  std::vector<TaskId> dependencies_;
   std::string error_;
 };
 
