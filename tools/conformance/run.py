@@ -12,6 +12,10 @@ runs this script; the public checkouts are only read.
 With --mlir-opt, every kernels/*/*.generic.mlir the program's compiles wrote (the PTO modules in
 MLIR's generic form) is then parsed by `mlir-opt-16 --allow-unregistered-dialect`; a module it
 rejects makes the verdict FAIL, with mlir-opt's first error.
+
+With --dump-passes, the programs run with $PYPTO_DUMP_PASSES=1 (RunConfig's default for dump_passes),
+and every build directory they wrote must hold passes_dump/ with the program before the pipeline and
+after each of its passes; one that does not makes the verdict FAIL.
 """
 
 import argparse
@@ -51,6 +55,7 @@ class Outcome:
     first_error: str
     output: str = ""
     modules: int = 0  # generic modules mlir-opt parsed (--mlir-opt)
+    dumps: int = 0  # build directories with a complete pass dump (--dump-passes)
 
 
 def read_list(path: Path) -> list:
@@ -139,7 +144,23 @@ def check_modules(build_root: Path, mlir_opt: str) -> tuple:
     return len(modules), "", ""
 
 
-def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: str = "") -> Outcome:
+def check_dumps(build_root: Path) -> tuple:
+    """(build directories with a complete pass dump, the first one without or "")."""
+    expected = ["00_frontend.py"] + [f"{i:02}_after_{name}.py" for i, name in enumerate(_pipeline_passes(), 1)]
+    complete, first_incomplete = 0, ""
+    for build in sorted(manifest.parent for manifest in build_root.rglob("pypto_manifest.json")):
+        dump = build / "passes_dump"
+        found = sorted(p.name for p in dump.iterdir()) if dump.is_dir() else []
+        if found == expected:
+            complete += 1
+        elif not first_incomplete:
+            missing = [name for name in expected if name not in found] or ["nothing (extra files)"]
+            first_incomplete = f"{build.relative_to(build_root)}/passes_dump lacks {', '.join(missing)}"
+    return complete, first_incomplete
+
+
+def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: str = "",
+            dump_passes: bool = False) -> Outcome:
     root = roots.get(entry.repo)
     if root is None:
         return Outcome("ERROR", 0.0, f"no checkout given for repository {entry.repo!r} (--repo {entry.repo}=PATH)")
@@ -154,6 +175,8 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
         # Every program is compiled from its source: a run measures the toolchain, not the JIT's
         # disk cache (whose hits would also write no build directory here).
         env["PYPTO_CACHE"] = "0"
+        if dump_passes:
+            env["PYPTO_DUMP_PASSES"] = "1"
         start = time.time()
         try:
             done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=env,
@@ -170,6 +193,10 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
             if rejection:
                 outcome.verdict, outcome.first_error = "FAIL", rejection
                 outcome.output += f"\n[conformance] {rejection}\n{report}"
+        if dump_passes:
+            outcome.dumps, incomplete = check_dumps(Path(scratch))
+            if incomplete and outcome.verdict == "PASS":
+                outcome.verdict, outcome.first_error = "FAIL", incomplete
     return outcome
 
 
@@ -185,6 +212,8 @@ def main(argv=None) -> int:
     parser.add_argument("--mlir-opt", nargs="?", const="", default=None, metavar="PATH",
                         help="parse every generic PTO module a program wrote with mlir-opt (default: mlir-opt-16); "
                              "a module it rejects fails the program")
+    parser.add_argument("--dump-passes", action="store_true",
+                        help="dump the IR after every pass and require the dump of every build")
     args = parser.parse_args(argv)
     mlir_opt = ""
     if args.mlir_opt is not None:
@@ -206,13 +235,14 @@ def main(argv=None) -> int:
 
     rows = []
     for entry in entries:
-        outcome = run_one(entry, roots, args.platform, args.timeout, mlir_opt)
+        outcome = run_one(entry, roots, args.platform, args.timeout, mlir_opt, args.dump_passes)
         label = " ".join([entry.repo + ":" + entry.path] + entry.args)
         rows.append((entry.ident, label, outcome))
         if args.log_dir:
             args.log_dir.mkdir(parents=True, exist_ok=True)
             (args.log_dir / f"{entry.ident}.log").write_text(outcome.output)
         modules = f"  (mlir-opt: {outcome.modules} modules)" if mlir_opt else ""
+        modules += f"  (pass dumps: {outcome.dumps} builds)" if args.dump_passes else ""
         print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}{modules}", file=sys.stderr,
               flush=True)
 
@@ -229,7 +259,16 @@ def main(argv=None) -> int:
         total = sum(outcome.modules for _, _, outcome in rows)
         print(f"{parsed}/{len(rows)} programs' PTO modules all parse with {mlir_opt} "
               f"({total} modules, written by {writers} programs)")
+    if args.dump_passes:
+        print(f"{sum(outcome.dumps for _, _, outcome in rows)} builds dumped the IR after each of "
+              f"{len(_pipeline_passes())} passes")
     return 0 if passed == len(rows) else 1
+
+
+def _pipeline_passes() -> list:
+    from pypto import _core
+
+    return _core.pipeline_passes()
 
 
 if __name__ == "__main__":

@@ -405,6 +405,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);
+  m.def("pipeline_passes", [] {
+    const passes::PassManager pipeline = passes::DefaultPipeline();  // outlives the loop over its passes
+    std::vector<std::string> names;
+    for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
+    return names;
+  });
   m.def(
       "extern_cache_key",
       [](const std::string& source, const std::vector<std::string>& include_dirs, const std::string& core) {

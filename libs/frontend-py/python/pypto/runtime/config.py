@@ -23,7 +23,9 @@ class RunConfig:
     atol: float = 1e-5
     strategy: Any = None
     backend_type: Any = None
-    dump_passes: Any = False
+    # $PYPTO_DUMP_PASSES=1 turns the dumps on for every run that does not say otherwise (tools that
+    # run unmodified programs use it).
+    dump_passes: Any = dataclasses.field(default_factory=lambda: os.environ.get("PYPTO_DUMP_PASSES") == "1")
     save_kernels: bool = False
     save_kernels_dir: Optional[str] = None
     codegen_only: bool = False
