@@ -142,16 +142,24 @@ def test_mlir_opt_that_is_not_there_is_an_error(tmp_path):
     assert "--mlir-opt: /no/such/mlir-opt not found" in done.stderr
 
 
-# A program that compiles with dumps turned off in its own RunConfig: its build has no pass dump.
+# A program that asks for no dumps still gets them; one that writes a build directory by hand does not.
 COMPILES_WITHOUT_DUMPS = COMPILES_TWICE.replace("pypto.ir.compile(Twice)", "pypto.ir.compile(Twice, dump_passes=False)")
+WRITES_A_BUILD_BY_HAND = """
+import os
+from pathlib import Path
+
+build = Path(os.environ["PYPTO_PROG_BUILD_DIR"]) / "by_hand"
+build.mkdir(parents=True)
+(build / "pypto_manifest.json").write_text("{}")
+"""
 
 
 def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
     demo = tmp_path / "demo"
-    _write(demo, "twice.py", COMPILES_TWICE)
-    _write(demo, "no_dumps.py", COMPILES_WITHOUT_DUMPS)
+    _write(demo, "twice.py", COMPILES_WITHOUT_DUMPS)
+    _write(demo, "by_hand.py", WRITES_A_BUILD_BY_HAND)
     listing = tmp_path / "list.txt"
-    listing.write_text("D1 demo twice.py example\nD2 demo no_dumps.py example\n")
+    listing.write_text("D1 demo twice.py example\nD2 demo by_hand.py example\n")
     done = subprocess.run(
         [sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), "--dump-passes"],
         capture_output=True, text=True, timeout=300,
@@ -161,7 +169,7 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
     assert rows["D1"][1] == "PASS", done.stdout + done.stderr
     assert "(pass dumps: 1 builds)" in done.stderr.splitlines()[0], done.stderr
     assert rows["D2"][1] == "FAIL"
-    assert rows["D2"][3].endswith("/passes_dump lacks 00_frontend.py, 01_after_FlattenCallExpr.py, "
+    assert rows["D2"][3] == ("build_output/by_hand/passes_dump lacks 00_frontend.py, 01_after_FlattenCallExpr.py, "
                                   "02_after_SplitMixedScopes.py, 03_after_OutlineIncoreScopes.py, "
                                   "04_after_InferTileMemorySpace.py, 05_after_ExpandMixedKernel.py, "
                                   "06_after_AllocateMemoryAddr.py, 07_after_DeriveCallDirections.py"), rows["D2"]

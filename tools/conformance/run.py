@@ -13,9 +13,9 @@ With --mlir-opt, every kernels/*/*.generic.mlir the program's compiles wrote (th
 MLIR's generic form) is then parsed by `mlir-opt-16 --allow-unregistered-dialect`; a module it
 rejects makes the verdict FAIL, with mlir-opt's first error.
 
-With --dump-passes, the programs run with $PYPTO_DUMP_PASSES=1 (RunConfig's default for dump_passes),
-and every build directory they wrote must hold passes_dump/ with the program before the pipeline and
-after each of its passes; one that does not makes the verdict FAIL.
+With --dump-passes, the programs run with $PYPTO_DUMP_PASSES=1 (which turns RunConfig.dump_passes on
+whatever the program asks), and every build directory they wrote must hold passes_dump/ with the
+program before the pipeline and after each of its passes; one that does not makes the verdict FAIL.
 """
 
 import argparse

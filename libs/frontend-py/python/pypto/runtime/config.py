@@ -23,9 +23,7 @@ class RunConfig:
     atol: float = 1e-5
     strategy: Any = None
     backend_type: Any = None
-    # $PYPTO_DUMP_PASSES=1 turns the dumps on for every run that does not say otherwise (tools that
-    # run unmodified programs use it).
-    dump_passes: Any = dataclasses.field(default_factory=lambda: os.environ.get("PYPTO_DUMP_PASSES") == "1")
+    dump_passes: Any = False
     save_kernels: bool = False
     save_kernels_dir: Optional[str] = None
     codegen_only: bool = False
@@ -49,6 +47,10 @@ class RunConfig:
     dump_ptoas_passes: bool = False
 
     def __post_init__(self):
+        # $PYPTO_DUMP_PASSES=1 turns the pass dumps on for every run, whatever the program asks: tools
+        # that run unmodified programs (tools/conformance --dump-passes) rely on it.
+        if os.environ.get("PYPTO_DUMP_PASSES") == "1":
+            self.dump_passes = True
         if self.platform not in PLATFORMS:
             raise ValueError(f"RunConfig.platform must be one of {', '.join(PLATFORMS)}, got {self.platform!r}")
         window = self.ring_task_window
