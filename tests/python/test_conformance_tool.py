@@ -112,18 +112,24 @@ kernels.mkdir(parents=True)
 '''
 
 
-def test_mlir_opt_parses_the_modules_each_program_wrote(tmp_path):
+def _run_programs(tmp_path, programs: dict, *flags):
+    """Runs the tool on `programs` ({id: (file name, source)}) of a demo repository; returns the table's
+    rows by id ([program, verdict, seconds, first error]) and the finished process."""
     demo = tmp_path / "demo"
-    _write(demo, "twice.py", COMPILES_TWICE)
-    _write(demo, "broken.py", WRITES_A_BROKEN_MODULE)
     listing = tmp_path / "list.txt"
-    listing.write_text("C1 demo twice.py example\nC2 demo broken.py example\n")
-    done = subprocess.run(
-        [sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), "--mlir-opt"],
-        capture_output=True, text=True, timeout=300,
-    )
+    for name, source in programs.values():
+        _write(demo, name, source)
+    listing.write_text("".join(f"{ident} demo {name} example\n" for ident, (name, _) in programs.items()))
+    done = subprocess.run([sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), *flags],
+                          capture_output=True, text=True, timeout=300)
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in done.stdout.splitlines() if line.startswith("| C")}
+            for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| id")}
+    return rows, done
+
+
+def test_mlir_opt_parses_the_modules_each_program_wrote(tmp_path):
+    rows, done = _run_programs(tmp_path, {"C1": ("twice.py", COMPILES_TWICE), "C2": ("broken.py", WRITES_A_BROKEN_MODULE)},
+                               "--mlir-opt")
     assert rows["C1"][1] == "PASS", done.stdout + done.stderr
     assert "(mlir-opt: 1 modules)" in done.stderr.splitlines()[0], done.stderr
     assert rows["C2"][1] == "FAIL"
@@ -155,23 +161,15 @@ build.mkdir(parents=True)
 
 
 def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
-    demo = tmp_path / "demo"
-    _write(demo, "twice.py", COMPILES_WITHOUT_DUMPS)
-    _write(demo, "by_hand.py", WRITES_A_BUILD_BY_HAND)
-    listing = tmp_path / "list.txt"
-    listing.write_text("D1 demo twice.py example\nD2 demo by_hand.py example\n")
-    done = subprocess.run(
-        [sys.executable, str(TOOL), "--repo", f"demo={demo}", "--list", str(listing), "--dump-passes"],
-        capture_output=True, text=True, timeout=300,
-    )
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in done.stdout.splitlines() if line.startswith("| D")}
+    rows, done = _run_programs(
+        tmp_path, {"D1": ("twice.py", COMPILES_WITHOUT_DUMPS), "D2": ("by_hand.py", WRITES_A_BUILD_BY_HAND)},
+        "--dump-passes")
     assert rows["D1"][1] == "PASS", done.stdout + done.stderr
     assert "(pass dumps: 1 builds)" in done.stderr.splitlines()[0], done.stderr
     assert rows["D2"][1] == "FAIL"
     assert rows["D2"][3] == ("build_output/by_hand/passes_dump lacks 00_frontend.py, 01_after_FlattenCallExpr.py, "
-                                  "02_after_SplitMixedScopes.py, 03_after_OutlineIncoreScopes.py, "
-                                  "04_after_InferTileMemorySpace.py, 05_after_ExpandMixedKernel.py, "
-                                  "06_after_AllocateMemoryAddr.py, 07_after_DeriveCallDirections.py"), rows["D2"]
+                             "02_after_SplitMixedScopes.py, 03_after_OutlineIncoreScopes.py, "
+                             "04_after_InferTileMemorySpace.py, 05_after_ExpandMixedKernel.py, "
+                             "06_after_AllocateMemoryAddr.py, 07_after_DeriveCallDirections.py"), rows["D2"]
     assert "2 builds dumped the IR after each of 7 passes" not in done.stdout
     assert "1 builds dumped the IR after each of 7 passes" in done.stdout

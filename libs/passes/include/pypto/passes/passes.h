@@ -33,7 +33,8 @@ Pass ExpandMixedKernel();
 
 // Gives every tile an address in its on-chip buffer. A tile's buffer is released after its last
 // use, and an element-wise result may take over an operand released at that statement. A kernel
-// that does not fit is an error naming the kernel, the buffer, the bytes needed and available.
+// that does not fit is an error naming the kernel and its source scope, the buffer (UB, L1, L0A, L0B,
+// L0C), the tile, and the bytes needed, in use and available.
 Pass AllocateMemoryAddr();
 
 // Writes one ArgDirection per argument on every call to a kernel, from the callee's
