@@ -12,16 +12,13 @@
 namespace pypto::codegen_orch {
 namespace {
 
-constexpr const char* kExternalSourceAttr = "external_source";
-
 struct Row {
   std::string slot, name, kind, direction, type, meaning;
 };
 
 std::string Origin(const ir::Function& kernel) {
-  auto source = kernel.attrs().find(kExternalSourceAttr);
-  if (source == kernel.attrs().end() || !std::holds_alternative<std::string>(source->second)) return "";
-  return ", hand-written: " + std::get<std::string>(source->second);
+  const auto* source = ir::FunctionAttr<std::string>(kernel, ir::kExternalSourceAttr);
+  return source ? ", hand-written: " + *source : "";
 }
 
 std::vector<Row> Rows(const ir::Function& kernel) {
@@ -72,7 +69,7 @@ std::string ExplainKernelArgs(const ir::Function& kernel) {
 std::string ExplainExternArgs(const ir::Program& program) {
   std::string text;
   for (const auto& function : program.functions()) {
-    if (!function->attrs().contains(kExternalSourceAttr)) continue;
+    if (!function->attrs().contains(ir::kExternalSourceAttr)) continue;
     if (!text.empty()) text += "\n";
     text += ExplainKernelArgs(*function);
   }

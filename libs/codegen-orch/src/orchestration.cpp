@@ -176,11 +176,7 @@ std::optional<size_t> ReturnedParam(const ir::Function& kernel, const ir::Progra
     if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
   }
   if (!ret && kernel.return_types().size() == 1) {
-    // A declaration with no body (a hand-written kernel): its result is its first output-like parameter.
-    auto output = std::ranges::find_if(kernel.param_directions(),
-                                       [](ir::ParamDirection d) { return d != ir::ParamDirection::In; });
-    if (output == kernel.param_directions().end()) return std::nullopt;
-    return static_cast<size_t>(output - kernel.param_directions().begin());
+    return ir::FirstOutputParam(kernel.param_directions());  // a declaration with no body
   }
   if (!ret || ret->values().size() != 1) return std::nullopt;
   const auto* value = ret->values()[0]->As<ir::Var>();
@@ -1015,9 +1011,7 @@ class OrchestrationEmitter {
     if (members->aic) mixed.aic = FuncId(*members->aic);
     if (members->aiv) {
       mixed.aiv0 = FuncId(*members->aiv);
-      auto dual = members->aiv->attrs().find("dual_aiv_dispatch");
-      if (dual != members->aiv->attrs().end() && std::holds_alternative<bool>(dual->second) &&
-          std::get<bool>(dual->second))
+      if (const bool* dual = ir::FunctionAttr<bool>(*members->aiv, ir::kDualAivDispatchAttr); dual && *dual)
         mixed.aiv1 = mixed.aiv0;
     }
     return mixed;
@@ -1126,12 +1120,10 @@ class OrchestrationEmitter {
       KernelEntry entry{.func_id = it->second,
                         .name = callee.name(),
                         .core_type = callee.type() == ir::FunctionType::AIC ? "aic" : "aiv"};
-      if (auto source = callee.attrs().find("external_source");
-          source != callee.attrs().end() && std::holds_alternative<std::string>(source->second))
-        entry.external_source = std::get<std::string>(source->second);
-      if (auto dirs = callee.attrs().find("external_include_dirs");
-          dirs != callee.attrs().end() && std::holds_alternative<std::string>(dirs->second))
-        entry.external_include_dirs = std::get<std::string>(dirs->second);
+      if (const auto* source = ir::FunctionAttr<std::string>(callee, ir::kExternalSourceAttr))
+        entry.external_source = *source;
+      if (const auto* dirs = ir::FunctionAttr<std::string>(callee, ir::kExternalIncludeDirsAttr))
+        entry.external_include_dirs = *dirs;
       for (size_t i = 0; i < callee.params().size(); ++i)
         if (callee.params()[i]->type()->As<ir::TensorType>())
           entry.signature.push_back(DirectionToken(callee.param_directions()[i]));

@@ -62,9 +62,7 @@ std::optional<std::string> ResultBindingWarning(const ir::Function& callee, cons
     const auto* arg = call.args()[i]->As<ir::Var>();
     return directions[i] != ir::ParamDirection::In && arg ? arg : nullptr;
   };
-  std::optional<size_t> returned;
-  for (size_t i = 0; i < directions.size() && !returned; ++i)
-    if (directions[i] != ir::ParamDirection::In) returned = i;
+  const std::optional<size_t> returned = ir::FirstOutputParam(directions);
   if (!returned) return std::nullopt;
   const ir::Var* bound = output_named(*returned);
   if (bound && bound->name_hint() == target) return std::nullopt;

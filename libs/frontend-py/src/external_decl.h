@@ -13,7 +13,7 @@
 
 namespace pypto::frontend {
 
-inline constexpr const char* kExternalSourceAttr = "external_source";
+using ir::kExternalSourceAttr;
 
 // The absolute path of an `external_source=` keyword. `evaluated` is the path Python computed when
 // the decorator ran (any expression: a pathlib.Path, a constant); without it the keyword must be a

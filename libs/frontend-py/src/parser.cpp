@@ -123,15 +123,14 @@ class FunctionParser {
     if (auto ok = CheckSignatureOnlyBody(def, map_, source_.name); !ok) return pypto::unexpected(ok.error());
     std::vector<ir::TypePtr> return_types;
     if (!def.attr("returns").is_none()) {
-      auto output = std::find_if(directions.begin(), directions.end(),
-                                 [](ir::ParamDirection d) { return d != ir::ParamDirection::In; });
-      if (output == directions.end())
+      const auto output = ir::FirstOutputParam(directions);
+      if (!output)
         return MakeError(DiagnosticKind::Type,
                          fmt::format("hand-written kernel '{}' declares a return but has no pl.Out or pl.InOut "
                                      "parameter to return",
                                      source_.name),
                          map_.SpanOf(def.attr("returns")));
-      return_types.push_back(params[static_cast<size_t>(output - directions.begin())]->type());
+      return_types.push_back(params[*output]->type());
     }
     return std::make_shared<ir::Function>(source_.name, params, directions, return_types,
                                           std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}), source_.type,
@@ -1917,8 +1916,8 @@ class FunctionParser {
       source.name = member;
       source.type = core == "aic" ? ir::FunctionType::AIC : ir::FunctionType::AIV;
       source.attrs[kExternalSourceAttr] = sub.sources.at(core);
-      if (!sub.include_dirs_json.empty()) source.attrs["external_include_dirs"] = sub.include_dirs_json;
-      if (core == "aiv" && sub.dual_aiv_dispatch) source.attrs["dual_aiv_dispatch"] = true;
+      if (!sub.include_dirs_json.empty()) source.attrs[ir::kExternalIncludeDirsAttr] = sub.include_dirs_json;
+      if (core == "aiv" && sub.dual_aiv_dispatch) source.attrs[ir::kDualAivDispatchAttr] = true;
       return Specialise(source, fmt::format("{}({})", member, types), span);
     };
     if (sub.core_type != "mixed") return declare(name, sub.core_type);

@@ -75,4 +75,10 @@ FunctionPtr Program::Find(const std::string& name) const {
   return nullptr;
 }
 
+std::optional<size_t> FirstOutputParam(const std::vector<ParamDirection>& directions) {
+  for (size_t i = 0; i < directions.size(); ++i)
+    if (directions[i] != ParamDirection::In) return i;
+  return std::nullopt;
+}
+
 }  // namespace pypto::ir

@@ -36,7 +36,7 @@ class Printer {
     // body is the signature-only `...`.
     auto attrs = function.attrs();
     std::string source;
-    if (auto it = attrs.find("external_source"); it != attrs.end() && std::holds_alternative<std::string>(it->second)) {
+    if (auto it = attrs.find(kExternalSourceAttr); it != attrs.end() && std::holds_alternative<std::string>(it->second)) {
       source = fmt::format(", external_source={}", OpAttrText(std::get<std::string>(it->second)));
       attrs.erase(it);
     }

@@ -21,8 +21,6 @@ namespace {
 using Error = pypto::unexpected<std::string>;
 namespace fs = std::filesystem;
 
-constexpr const char* kExternalSourceAttr = "external_source";
-constexpr const char* kExternalIncludeDirsAttr = "external_include_dirs";  // a JSON list
 constexpr const char* kEntrySymbol = "kernel_entry";
 using Entry = void(int64_t*);
 
@@ -47,13 +45,6 @@ pypto::expected<void, std::string> DescribeParams(const ir::Function& function, 
   for (auto& param : kernel.params)
     if (!param.is_tensor) param.slot = kernel.tensor_count + kernel.scalar_count++;
   return {};
-}
-
-std::string IncludeDirsAttr(const ir::Function& function) {
-  auto it = function.attrs().find(kExternalIncludeDirsAttr);
-  return it != function.attrs().end() && std::holds_alternative<std::string>(it->second)
-             ? std::get<std::string>(it->second)
-             : "";
 }
 
 fs::path CacheDir() { return fs::temp_directory_path() / fmt::format("pypto-sim-extern-{}", getuid()); }
@@ -115,8 +106,7 @@ pypto::expected<Entry*, std::string> LoadEntry(Registry& registry, const fs::pat
 }  // namespace
 
 bool IsExternalKernel(const ir::Function& function) {
-  auto it = function.attrs().find(kExternalSourceAttr);
-  return it != function.attrs().end() && std::holds_alternative<std::string>(it->second);
+  return ir::FunctionAttr<std::string>(function, ir::kExternalSourceAttr) != nullptr;
 }
 
 fs::path ExternIncludeDir() {
@@ -131,11 +121,12 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
                                                                rt::CoreType core_type, const fs::path& build_dir) {
   DecodedKernel kernel{.name = function.name(), .func_id = func_id, .core_type = core_type};
   if (auto described = DescribeParams(function, kernel); !described) return Error(described.error());
-  const fs::path source = std::get<std::string>(function.attrs().at(kExternalSourceAttr));
+  const fs::path source = *ir::FunctionAttr<std::string>(function, ir::kExternalSourceAttr);
   if (!fs::is_regular_file(source))
     return Error(fmt::format("kernel '{}': external source {} does not exist", function.name(), source.string()));
 
-  auto include_dirs = backend_extern::IncludeDirsFromAttr(IncludeDirsAttr(function));
+  const auto* dirs_attr = ir::FunctionAttr<std::string>(function, ir::kExternalIncludeDirsAttr);
+  auto include_dirs = backend_extern::IncludeDirsFromAttr(dirs_attr ? *dirs_attr : "");
   if (!include_dirs) return Error(fmt::format("kernel '{}': {}", function.name(), include_dirs.error()));
   std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
   search.push_back(ExternIncludeDir());
@@ -160,9 +151,8 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   auto entry = LoadEntry(registry, object, source);
   if (!entry) return Error(fmt::format("kernel '{}': {}", function.name(), entry.error()));
   kernel.external_entry = *entry;
-  auto dual = function.attrs().find("dual_aiv_dispatch");
-  kernel.dual_lanes = dual != function.attrs().end() && std::holds_alternative<bool>(dual->second) &&
-                      std::get<bool>(dual->second);
+  const bool* dual = ir::FunctionAttr<bool>(function, ir::kDualAivDispatchAttr);
+  kernel.dual_lanes = dual && *dual;
   kernel.external_library = registry.libraries.at(object);
   return kernel;
 }

@@ -40,6 +40,15 @@ std::string_view ParamDirectionName(ParamDirection direction);
 
 using AttrValue = std::variant<bool, int64_t, std::string>;
 
+// Attributes of a hand-written kernel (an AIC/AIV function declared with external_source=).
+inline constexpr const char* kExternalSourceAttr = "external_source";              // absolute path
+inline constexpr const char* kExternalIncludeDirsAttr = "external_include_dirs";  // JSON list of paths
+inline constexpr const char* kDualAivDispatchAttr = "dual_aiv_dispatch";          // bool: both AIV lanes
+
+// The parameter a body-less declaration (a hand-written kernel) returns: its first pl.Out or
+// pl.InOut parameter; none when all are inputs.
+std::optional<size_t> FirstOutputParam(const std::vector<ParamDirection>& directions);
+
 class Function {
  public:
   Function(std::string name, std::vector<VarPtr> params, std::vector<ParamDirection> directions,
@@ -71,5 +80,12 @@ class Function {
   Span span_;
 };
 using FunctionPtr = std::shared_ptr<const Function>;
+
+// The function attribute `name` when it holds a T, else null.
+template <typename T>
+const T* FunctionAttr(const Function& function, const std::string& name) {
+  auto it = function.attrs().find(name);
+  return it == function.attrs().end() ? nullptr : std::get_if<T>(&it->second);
+}
 
 }  // namespace pypto::ir
