@@ -13,7 +13,7 @@
 #include "pypto/backend_extern/cache_key.h"
 #include "pypto/backend_extern/compile_command.h"
 #include "pypto/backend_extern/source_paths.h"
-#include "run_command.h"
+#include "pypto/backend_extern/run_command.h"
 
 namespace pypto::sim {
 namespace {
@@ -73,7 +73,7 @@ pypto::expected<void, std::string> Compile(const fs::path& source, const std::ve
   // The device compiler defines one of these for the core it builds for; kernels may test them.
   argv.emplace_back(core_type == rt::CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__");
   spdlog::debug("sim: compiling {}: {}", source.string(), fmt::join(argv, " "));
-  auto ran = RunCommand(argv);
+  auto ran = backend_extern::RunCommand(argv);
   if (!ran) return Error(fmt::format("cannot run the host compiler for {}: {}", source.string(), ran.error()));
   if (ran->exit_code != 0) {
     fs::remove(partial, ec);

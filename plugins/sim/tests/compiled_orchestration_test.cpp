@@ -14,7 +14,7 @@
 #include "pypto/passes/pipeline.h"
 #include "pypto/runtime/compiled_orchestration.h"
 #include "pypto/runtime/task_plan.h"
-#include "run_command.h"
+#include "pypto/backend_extern/run_command.h"
 #include "sample_programs.h"
 #include "sim_executor.h"
 
@@ -52,7 +52,7 @@ fs::path CompileOrchestration(const Generated& generated, const std::string& nam
   fs::create_directories(dir);
   std::ofstream(dir / "orchestration.cpp") << generated.orchestration.cpp_source;
   const auto argv = rt::OrchestrationCompileCommand(dir / "orchestration.cpp", dir / "orchestration.so");
-  auto ran = RunCommand(argv);
+  auto ran = backend_extern::RunCommand(argv);
   EXPECT_TRUE(ran) << ran.error();
   EXPECT_EQ(ran->exit_code, 0) << ran->output;
   return dir / "orchestration.so";
