@@ -48,15 +48,3 @@ def test_script_errors_propagate(tmp_path):
     result = _run([pypto_run_path(), str(tmp_path / "missing.py")])
     assert result.returncode == 2
     assert "missing.py: no such file" in result.stderr
-
-
-def test_a_device_platform_without_a_device_is_a_clear_error(tmp_path):
-    script = tmp_path / "device.py"
-    script.write_text(
-        "import torch\nimport hello_add\nfrom pypto.runtime import RunConfig\n"
-        "x = torch.ones(128, 128)\nhello_add.vector_add(x, x, torch.empty(128, 128), config=RunConfig(platform='a2a3'))\n"
-    )
-    result = _run([pypto_run_path(), str(script)], env={**__import__("os").environ, "PYTHONPATH": str(REPO / "examples")})
-    assert result.returncode == 1
-    assert "platform 'a2a3' runs on an Ascend NPU, and no device backend is installed on this machine" in result.stderr
-    assert "Run on the simulator instead: -p a2a3sim" in result.stderr

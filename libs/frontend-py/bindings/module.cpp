@@ -1,5 +1,6 @@
 // pypto._core: the Python face of the C++ libraries. The Python package keeps only the glue that
 // must be Python (reading a function's source, torch tensors); everything else happens here.
+#include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -14,8 +15,6 @@
 
 #include "diagnostics.h"
 #include "pypto/backend_extern/cache_key.h"
-#include "pypto/backend_extern/compile_command.h"
-#include "pypto/backend_extern/source_paths.h"
 #include "pypto/backend_ptoas/module.h"
 #include "pypto/codegen_orch/kernel_args.h"
 #include "pypto/codegen_orch/orchestration.h"
@@ -51,6 +50,8 @@ struct Compiled {
   std::string platform;
   std::string output_dir;
   std::string orchestration_source;
+  // On a device platform whose build stopped after the artifacts: what was written and what is missing.
+  std::string device_build_incomplete;
   // The program made ready to run on `platform`: opened by the first execute, reused by every later
   // one, closed with the artifacts (the Python CompiledArtifacts object, which CompiledProgram holds).
   SessionHandle session;
@@ -138,22 +139,26 @@ ProgramView Lower(const ProgramView& program, const std::string& platform, bool 
 
 bool IsSimulator(const std::string& platform) { return platform.ends_with("sim"); }
 
-// A device platform (a2a3, a5) compiles anywhere; running needs its plugin, which only a machine with
-// an Ascend NPU and its driver has.
-const pypto_backend_plugin* FindPlugin(const std::string& platform) {
-  auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
-  return plugin ? *plugin : nullptr;
+// Raises pypto.runtime.DeviceUnavailableError: a run on a device platform this machine cannot do,
+// ending a script with the documented exit code (pypto/runtime/device.py).
+[[noreturn]] void ThrowDeviceUnavailable(const std::string& message, const char* exit_code_name) {
+  py::module_ device = py::module_::import("pypto.runtime.device");
+  py::object error = device.attr("DeviceUnavailableError")(message, device.attr(exit_code_name));
+  PyErr_SetObject(error.get_type().ptr(), error.ptr());
+  throw py::error_already_set();
 }
 
+// The plugin serving `platform`: the simulator's, or on a device platform the ascend plugin, which
+// builds for the device where it finds the tools.
 const pypto_backend_plugin& PluginFor(const std::string& platform) {
   auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
   if (plugin) return **plugin;
   if (SocOf(platform); !IsSimulator(platform))
-    throw std::runtime_error(fmt::format(
-        "platform '{}' runs on an Ascend NPU, and no device backend is installed on this machine; the artifacts "
-        "are written, but running them needs the device. Run on the simulator instead: -p {}sim "
-        "(RunConfig(platform=\"{}sim\"))",
-        platform, platform, platform));
+    ThrowDeviceUnavailable(
+        fmt::format("platform '{}' runs on an Ascend NPU, and no device backend (the ascend plugin) is installed: {}. "
+                    "Run on the simulator instead: -p {}sim (RunConfig(platform=\"{}sim\"))",
+                    platform, plugin.error(), platform, platform),
+        "EXIT_NO_DEVICE");
   throw std::runtime_error(plugin.error());
 }
 
@@ -162,41 +167,10 @@ const pypto_backend_plugin& PluginFor(const std::string& platform) {
 // any MLIR tool parses (`mlir-opt --allow-unregistered-dialect`) without ptoas. The simulator runs
 // the IR itself, so there a kernel the emitter cannot express yet is a warning; for a device it is
 // an error.
-// A shell word that reads back as `word`.
-std::string ShellQuoted(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// kernels/<aic|aiv>/<kernel>.ccec.sh: how the device toolchain compiles a hand-written kernel (its
-// source in place, its include dirs in order) into <kernel>.o next to it.
-void WriteCcecCommand(const codegen_orch::KernelEntry& kernel, const std::string& arch,
-                      const std::filesystem::path& root) {
-  auto dirs = backend_extern::IncludeDirsFromAttr(kernel.external_include_dirs);
-  if (!dirs) throw std::runtime_error(fmt::format("kernel '{}': {}", kernel.name, dirs.error()));
-  auto dir = root / "kernels" / kernel.core_type;
-  auto argv = backend_extern::CcecCompileCommand(kernel.external_source, *dirs, arch, kernel.core_type,
-                                                 dir / (kernel.name + ".o"));
-  if (!argv) throw std::runtime_error(fmt::format("kernel '{}': {}", kernel.name, argv.error()));
-  std::vector<std::string> words;
-  for (const auto& arg : *argv) words.push_back(ShellQuoted(arg));
-  std::filesystem::create_directories(dir);
-  const auto script = dir / (kernel.name + ".ccec.sh");
-  std::ofstream(script) << fmt::format("#!/bin/sh\n# Compiles hand-written kernel '{}' for {} ({}).\nexec {}\n",
-                                       kernel.name, arch, kernel.core_type, fmt::join(words, " "));
-  std::filesystem::permissions(script, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
-                                           std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
-}
-
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
   for (const auto& kernel : orchestration.kernels) {
-    if (!kernel.external_source.empty()) {  // hand-written: the manifest names its source
-      if (!IsSimulator(platform)) WriteCcecCommand(kernel, SocOf(platform).arch, root);
-      continue;
-    }
+    if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
     const ir::Function& function = *lowered.Find(kernel.name);
     const std::string& arch = SocOf(platform).arch;
     auto module = backend_ptoas::EmitModule(function, arch);
@@ -230,14 +204,25 @@ Compiled Compile(const ProgramView& lowered, const std::string& platform, const 
   WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
   std::ofstream(std::filesystem::path(output_dir) / kLoweredProgramFile) << ir::PrintProgram(*lowered.program);
   Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
-  // Without a plugin for a device platform the artifacts are all there is to produce.
-  const auto* plugin = IsSimulator(platform) ? &PluginFor(platform) : FindPlugin(platform);
-  if (!plugin) return compiled;
+  const auto& plugin = PluginFor(platform);
   pypto_ir_program program_handle{compiled.lowered};
   pypto_rt_plan plan_handle{compiled.plan};
-  if (plugin->prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str()) != PYPTO_OK)
-    throw std::runtime_error(pypto_last_error_message());
+  const pypto_status status = plugin.prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str());
+  // A device build that stopped after the artifacts (a tool is missing) is a compiled program all the
+  // same, as upstream's is without ptoas; running it says what is missing.
+  if (status == PYPTO_ERR_UNAVAILABLE) compiled.device_build_incomplete = pypto_last_error_message();
+  else if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
   return compiled;
+}
+
+// The summary of a device build that stopped after the artifacts, from its report (written by the
+// ascend plugin); empty for a complete one or a simulator build.
+std::string IncompleteDeviceBuild(const std::string& output_dir) {
+  std::ifstream in(std::filesystem::path(output_dir) / "device_build.json");
+  if (!in) return {};
+  auto report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded() || report.value("complete", true)) return {};
+  return report.value("summary", std::string("the device build is incomplete (see device_build.json)"));
 }
 
 // A build directory written by Compile, made runnable again: its lowered program is parsed back and
@@ -251,7 +236,9 @@ Compiled LoadCompiled(const std::string& output_dir, const std::string& platform
   auto program = bindings::Unwrap(frontend::ParseProgram(request));
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
   SocOf(platform);  // refuses an unknown platform before any run
-  return Compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
+  Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
+  compiled.device_build_incomplete = IncompleteDeviceBuild(output_dir);
+  return compiled;
 }
 
 // The session of `compiled` on its platform, opened on first use. Called with the GIL held, which is
@@ -322,6 +309,12 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
     pypto_rt_plan plan_handle{compiled.plan};
     py::gil_scoped_release release;  // kernels run on the simulator's threads
     status = plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+  }
+  if (status == PYPTO_ERR_UNAVAILABLE) {
+    if (compiled.device_build_incomplete.empty()) ThrowDeviceUnavailable(pypto_last_error_message(), "EXIT_NO_DEVICE");
+    ThrowDeviceUnavailable(fmt::format("{}\nNothing ran: the device build is incomplete.\n{}", pypto_last_error_message(),
+                                       compiled.device_build_incomplete),
+                           "EXIT_DEVICE_TOOLCHAIN_MISSING");
   }
   if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
 }

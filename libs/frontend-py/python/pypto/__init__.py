@@ -7,4 +7,8 @@ from pypto._core import version as _version
 
 __version__ = _version()
 
+from pypto.runtime.device import install_exit_code_hook as _install_exit_code_hook
+
+_install_exit_code_hook()
+
 __all__ = ["__version__"]

@@ -18,7 +18,8 @@ typedef enum pypto_status {
   PYPTO_ERR_COMPILE = 4,          /* a pass or a code generator failed */
   PYPTO_ERR_RUNTIME = 5,          /* a task failed while running */
   PYPTO_ERR_ABI_MISMATCH = 6,     /* a plugin built for another ABI version */
-  PYPTO_ERR_INTERNAL = 7          /* a bug: please report it */
+  PYPTO_ERR_INTERNAL = 7,         /* a bug: please report it */
+  PYPTO_ERR_UNAVAILABLE = 8       /* a tool or device this machine lacks; what could be done was done */
 } pypto_status;
 
 /* The message of the last failed call on this thread ("" when none). Valid until the next call. */
