@@ -70,7 +70,7 @@ class JITFunction:
                 "which compiles it as part of its program"
             )
         compiled = self.compile(*args, config=config, **kwargs)
-        compiled(*self._ordered(args, kwargs))
+        compiled(*self._ordered(args, kwargs), config=config)
         return None
 
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:

@@ -8,6 +8,7 @@ from typing import Any, Optional, Sequence
 from pypto import _core
 from pypto.runtime.scalars import scalar_value, same_scalar
 from pypto.runtime.torch_interop import TORCH_TO_DSL
+from pypto.runtime.unwritten import UnwrittenCheck
 
 
 def explain_abi(program) -> str:
@@ -113,13 +114,14 @@ class CompiledProgram:
                 f"this program was compiled for {self.platform!r}, not {config.platform!r}; compile it again"
             )
         values = _bind(self.param_names, args, kwargs)
+        unwritten = UnwrittenCheck.from_config(config)
         tensors = []
         for param, value in zip(self.parameters, values):
             if param.kind == "scalar":
                 _check_scalar(param, value)
             else:
                 tensors.append((param, value))
-        _run(self._artifacts, tensors)
+        _run(self._artifacts, tensors, unwritten)
         return None
 
 
@@ -174,11 +176,12 @@ def _dsl_dtype(torch_dtype):
         return name
 
 
-def _run(artifacts, tensors):
+def _run(artifacts, tensors, unwritten=None):
     import torch
 
     staged = []  # (original, contiguous copy) pairs whose results are copied back
     described = []
+    outputs = []  # (name, data) of the pl.Out parameters
     for param, tensor in tensors:
         name = param.name
         if not isinstance(tensor, torch.Tensor):
@@ -192,6 +195,11 @@ def _run(artifacts, tensors):
         if data is not tensor:
             staged.append((tensor, data))
         described.append((data.data_ptr(), list(data.shape), dtype))
+        if param.direction == "Out":
+            outputs.append((name, data))
+    unwritten = unwritten or UnwrittenCheck()
+    unwritten.before(outputs)
     _core.execute(artifacts, artifacts.platform, described)
     for original, copy in staged:
         original.copy_(copy)
+    unwritten.after(outputs)

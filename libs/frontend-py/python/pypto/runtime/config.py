@@ -45,6 +45,10 @@ class RunConfig:
     analyze_auto_scopes_for_deps: bool = False
     memory_planner: Any = None
     dump_ptoas_passes: bool = False
+    # Ours, not upstream's (pypto/runtime/unwritten.py): fill pl.Out tensors with a poison pattern
+    # before a run; also report the regions no kernel wrote.
+    poison_outputs: bool = False
+    report_unwritten: bool = False
 
     def __post_init__(self):
         # $PYPTO_DUMP_PASSES=1 turns the pass dumps on for every run, whatever the program asks: tools
