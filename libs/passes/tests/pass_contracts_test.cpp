@@ -1,0 +1,167 @@
+// Every pass of the default pipeline, held to its contract: run alone on an input that lacks one of
+// the properties it requires, it is refused with that property's verifier message; and stepping the
+// pipeline one pass at a time over a small program gives the exact printed IR after each pass.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "pypto/ir/printer.h"
+#include "pypto/passes/passes.h"
+#include "pypto/passes/pipeline.h"
+#include "sample_programs.h"
+
+namespace pypto::passes {
+namespace {
+
+using testing::Ints;
+using testing::Op;
+
+// f(a, c): tile.store(tile.add(tile.load(a), tile.load(a)), c), with no scope: calls nest.
+ir::ProgramPtr NestedCallsProgram() {
+  auto a = testing::Tensor("a", {16, 16}), c = testing::Tensor("c", {16, 16});
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})});
+  auto store = Op("tile.store", {Op("tile.add", {load, load}), Ints({0, 0}), c});
+  auto body = std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{std::make_shared<ir::EvalStmt>(store)});
+  auto f = std::make_shared<ir::Function>("f", std::vector<ir::VarPtr>{a, c}, std::vector<ir::ParamDirection>{},
+                                          std::vector<ir::TypePtr>{}, body, ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{f}, "f");
+}
+
+// An InCore kernel whose matmul reads tiles still in Vec: no scope left, placement not inferred.
+ir::ProgramPtr UnplacedMatmulProgram() {
+  auto a = testing::Tensor("a", {16, 16}), b = testing::Tensor("b", {16, 16}), c = testing::Tensor("c", {16, 16});
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, 3);
+  auto load_b = Op("tile.load", {b, Ints({0, 0}), Ints({16, 16})}, 4);
+  auto tile_a = testing::Local("tile_a", load_a), tile_b = testing::Local("tile_b", load_b);
+  auto product = Op("tile.matmul", {tile_a, tile_b}, 5);
+  auto acc = testing::Local("acc", product);
+  auto store = Op("tile.store", {acc, Ints({0, 0}), c}, 6);
+  auto kernel = testing::KernelFunction(
+      "k", {a, b, c}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+      {testing::Assign(tile_a, load_a), testing::Assign(tile_b, load_b), testing::Assign(acc, product),
+       std::make_shared<ir::EvalStmt>(store, store->span())},
+      c);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "k");
+}
+
+ir::ProgramPtr RunPasses(const std::vector<std::string>& names, ir::ProgramPtr program) {
+  auto manager = PipelineOf(names, {.verify = true});
+  EXPECT_TRUE(manager) << manager.error().str();
+  auto result = manager->Run(std::move(program), PassContext{});
+  EXPECT_TRUE(result) << result.error().str();
+  return result ? *result : nullptr;
+}
+
+// For each property: a program lacking it (and holding the others a pass may require with it), and
+// the verifier's reason, which the refusal quotes.
+struct Lacking {
+  ir::ProgramPtr program;
+  std::string reason;
+};
+
+std::map<IRProperty, Lacking> ProgramsLackingEachProperty() {
+  return {
+      {IRProperty::NoNestedCalls,
+       {NestedCallsProgram(), "property NoNestedCalls does not hold in function 'f': a call has another call as "
+                              "an argument"}},
+      {IRProperty::NoInCoreScopes,
+       {testing::TileAddProgram(16, 16), "property NoInCoreScopes does not hold in function 'tile_add': a pl.at "
+                                         "scope is not outlined"}},
+      {IRProperty::TileMemoryInferred,
+       {UnplacedMatmulProgram(), "property TileMemoryInferred does not hold in function 'k': tile.matmul reads "
+                                 "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] x pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]"}},
+      {IRProperty::CoreTypesResolved,
+       {RunPasses({"OutlineIncoreScopes"}, testing::TileAddProgram(16, 16)),
+        "property CoreTypesResolved does not hold in function 'tile_add_incore_0': the kernel is still InCore"}},
+  };
+}
+
+TEST(PassContracts, EachPassIsRefusedAnInputLackingAPropertyItRequires) {
+  const auto lacking = ProgramsLackingEachProperty();
+  size_t checked = 0;
+  const PassManager pipeline = DefaultPipeline();  // outlives the loop over its passes
+  for (const auto& pass : pipeline.passes()) {
+    for (IRProperty property : pass.required().items()) {
+      SCOPED_TRACE(pass.name() + " requires " + std::string(IRPropertyName(property)));
+      auto input = lacking.find(property);
+      ASSERT_NE(input, lacking.end()) << "no test input lacks this property: add one above";
+      PassManager manager;
+      manager.Add(pass);
+      auto result = manager.Run(input->second.program, PassContext{});
+      ASSERT_FALSE(result);
+      EXPECT_EQ(result.error().message, fmt::format("pass {} requires {}: {}", pass.name(), IRPropertyName(property),
+                                                    input->second.reason));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 8u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
+}
+
+// The pipeline stepped one pass at a time over a 16x16 add: what each pass changes, in full.
+class PipelineStep : public ::testing::Test {
+ protected:
+  // The printed program after running the default pipeline up to and including `last`.
+  static std::string After(const std::string& last) {
+    std::vector<std::string> names;
+    const PassManager pipeline = DefaultPipeline();
+    for (const auto& pass : pipeline.passes()) {
+      names.push_back(pass.name());
+      if (pass.name() == last) break;
+    }
+    auto program = RunPasses(names, testing::TileAddProgram(16, 16));
+    return program ? ir::PrintProgram(*program) : "";
+  }
+};
+
+// The printed 16x16 add program with the kernel's type, its three tile types (memory annotations
+// included) and what the orchestration's call carries after its arguments.
+std::string AddProgram(const std::string& kernel_type, const std::string& tile_a, const std::string& tile_b,
+                       const std::string& tile_c, const std::string& call_attrs = "") {
+  const std::string signature =
+      "(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32], "
+      "c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n";
+  return "@pl.program\nclass _jit_tile_add:\n"
+         "    @pl.function(type=pl.FunctionType." + kernel_type + ")\n"
+         "    def tile_add_incore_0" + signature +
+         "        tile_a: " + tile_a + " = pl.tile.load(a, [0, 0], [16, 16])\n"
+         "        tile_b: " + tile_b + " = pl.tile.load(b, [0, 0], [16, 16])\n"
+         "        tile_c: " + tile_c + " = pl.tile.add(tile_a, tile_b)\n"
+         "        pl.tile.store(tile_c, [0, 0], c)\n"
+         "        return c\n"
+         "\n"
+         "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+         "    def tile_add" + signature +
+         "        c_1: pl.Tensor[[16, 16], pl.FP32] = self.tile_add_incore_0(a, b, c" + call_attrs + ")\n"
+         "        return c_1\n";
+}
+
+const std::string kVecTile = "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]";
+
+TEST_F(PipelineStep, InferTileMemorySpaceLeavesAVectorKernelInVec) {
+  EXPECT_EQ(After("InferTileMemorySpace"), AddProgram("InCore", kVecTile, kVecTile, kVecTile));
+}
+
+TEST_F(PipelineStep, ExpandMixedKernelMakesTheVectorKernelAnAivFunction) {
+  EXPECT_EQ(After("ExpandMixedKernel"), AddProgram("AIV", kVecTile, kVecTile, kVecTile));
+}
+
+// 1024 bytes a tile; the sum takes the buffer of its first operand, which dies at the add.
+TEST_F(PipelineStep, AllocateMemoryAddrGivesEveryTileAnAddressInUb) {
+  EXPECT_EQ(After("AllocateMemoryAddr"),
+            AddProgram("AIV", "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]"));
+}
+
+TEST_F(PipelineStep, DeriveCallDirectionsAnnotatesTheKernelCall) {
+  EXPECT_EQ(After("DeriveCallDirections"),
+            AddProgram("AIV", "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
+                       ", attrs={\"arg_directions\": [\"Input\", \"Input\", \"OutputExisting\"]}"));
+}
+
+}  // namespace
+}  // namespace pypto::passes
