@@ -165,3 +165,54 @@ def test_an_index_read_at_run_time_is_bounds_checked(write_kernel):
     with pytest.raises(RuntimeError, match=r"out-of-bounds global read: region \[5:6, 9:10\] is outside the view of "
                        r"tensor 'w' \(args\[1\]\) with shape \[16, 4\]"):
         module.gather_scale(torch.randn(16, 64), torch.randn(16, 4), idx, torch.zeros(16, 64))
+
+
+ASSEMBLES = '''
+import pypto.language as pl
+
+
+@pl.jit
+def halves(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        top = pl.load(x, [0, 0], [32, 32])
+        bottom = pl.load(x, [32, 0], [32, 32])
+        out = pl.assemble(out, pl.mul(bottom, 2.0), [0, 0])
+        out = pl.assemble(target=out, source=pl.add(top, 1.0), offset=[32, 0])
+    return out
+
+
+@pl.jit
+def in_orchestration(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    out = pl.assemble(out, x, [0, 0])
+    return out
+
+
+@pl.jit
+def atomically(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.assemble(out, pl.load(x, [0, 0], [64, 32]), [0, 0], atomic=pl.AtomicType.Add)
+    return out
+'''
+
+
+def test_assemble_writes_a_tile_into_the_tensor_at_its_offset(write_kernel):
+    module, _ = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(64, 32), torch.zeros(64, 32)
+    module.halves(x, out)
+    torch.testing.assert_close(out, torch.cat([x[32:] * 2, x[:32] + 1]))
+
+
+def test_assemble_outside_a_kernel_and_atomic_assemble_say_so(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(64, 32), torch.zeros(64, 32)
+    with pytest.raises(InvalidOperationError) as error:
+        module.in_orchestration(x, out)
+    assert error.value.message == ("'pl.assemble' outside a kernel (a tensor-to-tensor copy in orchestration) is not "
+                                   "supported yet")
+    assert error.value.location == f"{path}:17:11"
+    with pytest.raises(InvalidOperationError) as error:
+        module.atomically(x, out)
+    assert error.value.message == "'pl.assemble(atomic=...)' is not supported yet"
+    assert error.value.location == f"{path}:24:77"

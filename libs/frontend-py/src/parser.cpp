@@ -387,6 +387,50 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
   }
 
+  // `target = pl.assemble(target, source, offset)` inside a kernel writes the tile `source` into the
+  // tensor `target` at `offset`: the store `pl.store(source, offset, target)`, whose value is the
+  // tensor. The call is rewritten as that store, keeping the user's argument nodes, so its checks
+  // point at the user's arguments (their messages name pl.store).
+  ir::Result<ir::ExprPtr> ParseAssemble(py::handle node) {
+    const std::string name = DottedName(node.attr("func"));
+    const ir::Span span = map_.SpanOf(node.attr("func"));
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' outside a kernel (a tensor-to-tensor copy in orchestration) is not supported "
+                                   "yet",
+                                   name),
+                       span, "assemble inside a pl.at scope, where it stores a tile into the tensor");
+    std::vector<py::object> args(3);
+    const char* const kNames[] = {"target", "source", "offset"};
+    py::list positional = node.attr("args");
+    if (py::len(positional) > 3)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' takes at most 3 arguments, got {}", name, py::len(positional)), span);
+    for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
+    for (auto keyword : node.attr("keywords")) {
+      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      auto slot = std::find(std::begin(kNames), std::end(kNames), key);
+      if (slot == std::end(kNames))
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         key == "atomic" ? fmt::format("'{}(atomic=...)' is not supported yet", name)
+                                         : fmt::format("'{}' has no argument '{}' (arguments: target, source, offset)",
+                                                       name, key),
+                         map_.SpanOf(keyword.attr("value")));
+      args[slot - std::begin(kNames)] = keyword.attr("value");
+    }
+    for (size_t i = 0; i < 3; ++i)
+      if (!args[i]) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs {}", name, kNames[i]), span);
+    py::module_ ast = py::module_::import("ast");
+    py::object store_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "store", ast.attr("Load")());
+    py::list store_args;
+    for (size_t i : {1, 2, 0}) store_args.append(args[i]);
+    py::object store = ast.attr("Call")(store_name, store_args, py::list());
+    ast.attr("copy_location")(store_name, node.attr("func"));
+    ast.attr("copy_location")(store_name.attr("value"), node.attr("func"));
+    ast.attr("copy_location")(store, node);
+    return ParseCall(store);
+  }
+
   // `optimizations=[pl.split(mode), pl.cross_core_slot(...)]` are performance hints for a mixed
   // scope. The simulator splits every scope that mixes cube and vector work into an AIC and an AIV
   // kernel (SplitMixedScopes), so the hints are checked for spelling and otherwise not recorded.
@@ -1498,6 +1542,7 @@ class FunctionParser {
     if (IsInlineCall(node)) return ParseInlineCall(name, node);
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
     if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
+    if (name == "pl.assemble" || name == "pl.tile.assemble" || name == "pl.tensor.assemble") return ParseAssemble(node);
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
