@@ -213,3 +213,20 @@ def test_a_fresh_process_runs_a_build_directory_with_execute_compiled(kernels, t
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     torch.testing.assert_close(torch.load(tmp_path / "out.pt"), x + y, rtol=0, atol=0)
+
+
+def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_kernel, tmp_path):
+    from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel, PassManager, coerce_dump_level
+
+    assert RunConfig(strategy=OptimizationStrategy.Default).strategy is OptimizationStrategy.Default
+    manager = PassManager.get_strategy(OptimizationStrategy.Default)
+    assert manager.get_pass_names() == ["FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
+                                        "InferTileMemorySpace", "ExpandMixedKernel", "AllocateMemoryAddr",
+                                        "DeriveCallDirections"]
+    module, _ = write_kernel("twice_program_pm", PROGRAM)
+    lowered = manager.run_passes(module.Twice, dump_ir=True, output_dir=tmp_path / "dump")
+    assert {f.name: f.function_type for f in lowered.functions}["main"] == "Orchestration"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "07_after_DeriveCallDirections.py"
+    assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
+    with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
+        PassManager.get_strategy("Default")

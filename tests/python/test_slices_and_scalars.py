@@ -216,3 +216,27 @@ def test_assemble_outside_a_kernel_and_atomic_assemble_say_so(write_kernel):
         module.atomically(x, out)
     assert error.value.message == "'pl.assemble(atomic=...)' is not supported yet"
     assert error.value.location == f"{path}:24:77"
+
+
+BARE_DTYPE_SCALARS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def scaled_rows(x: pl.Tensor[[32, 32], pl.FP32], scale: pl.FP32, rows: pl.INDEX,
+                out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(0, rows, 8):
+            out[r : r + 8, :] = pl.mul(x[r : r + 8, :], scale)
+    return out
+'''
+
+
+def test_a_bare_dtype_annotates_a_scalar_parameter(write_kernel):
+    module, _ = write_kernel("bare_dtype_scalars", BARE_DTYPE_SCALARS)
+    x, out = torch.randn(32, 32), torch.zeros(32, 32)
+    module.scaled_rows(x, 2.5, 16, out)
+    torch.testing.assert_close(out[:16], x[:16] * 2.5)
+    assert (out[16:] == 0).all()
+    params = {p.name: (p.kind, p.dtype) for p in module.scaled_rows.compile(x, 2.5, 16, out).parameters}
+    assert params["scale"] == ("scalar", "FP32") and params["rows"][0] == "scalar"

@@ -191,11 +191,14 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
       inner = annotation.attr("slice");
     }
   }
-  if (IsNode(inner, "Subscript") && DottedName(inner.attr("value")) == "pl.Scalar") {
+  // `pl.Scalar[pl.FP32]`, or the dtype alone (`scale: pl.FP32`), as upstream also accepts.
+  const bool bare_dtype = !IsNode(inner, "Subscript") && DottedName(inner).starts_with("pl.") &&
+                          ir::DataTypeFromName(DottedName(inner).substr(3)).has_value();
+  if (bare_dtype || (IsNode(inner, "Subscript") && DottedName(inner.attr("value")) == "pl.Scalar")) {
     if (param.direction != ir::ParamDirection::In)
       return MakeError(DiagnosticKind::Type, fmt::format("scalar parameter '{}' cannot be an output", name),
                        map.SpanOf(annotation), "return a tensor instead");
-    auto dtype = ResolveDtype(inner.attr("slice"), map);
+    auto dtype = ResolveDtype(bare_dtype ? inner : inner.attr("slice"), map);
     if (!dtype) return pypto::unexpected(dtype.error());
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
