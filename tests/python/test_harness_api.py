@@ -230,3 +230,17 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")
+
+
+def test_run_compiles_a_program_runs_it_and_returns_it_for_more_calls(write_kernel):
+    from pypto.runtime import run
+
+    module, _ = write_kernel("twice_program_run", PROGRAM)
+    x, out = torch.randn(16, 16), torch.zeros(16, 16)
+    compiled = run(module.Twice, x, out, config=RunConfig(platform="a5sim"))
+    torch.testing.assert_close(out, x * 2)
+    assert compiled.platform == "a5sim"
+    y = torch.randn(16, 16)
+    compiled(y, out)
+    torch.testing.assert_close(out, y * 2)
+    assert run(module.Twice).platform == "a2a3sim"  # no tensors: compiled only

@@ -4,6 +4,7 @@ from pypto.runtime.config import PLATFORMS, RunConfig
 from pypto.runtime.compiled import CompiledProgram, Parameter, explain_abi, list_platforms
 from pypto.runtime.build_dir import execute_compiled, load_compiled
 from pypto.runtime.bench import benchmark
+from pypto.runtime.program_run import run
 from pypto.runtime.runner import DfxOptions
 from pypto.runtime.device import EXIT_DEVICE_TOOLCHAIN_MISSING, EXIT_NO_DEVICE, DeviceUnavailableError
 
@@ -25,7 +26,7 @@ def pto_isa_include_dir() -> str:
 
 
 __all__ = [
-    "RunConfig", "CompiledProgram", "Parameter", "PLATFORMS", "list_platforms", "execute_compiled",
+    "RunConfig", "run", "CompiledProgram", "Parameter", "PLATFORMS", "list_platforms", "execute_compiled",
     "load_compiled", "benchmark", "DfxOptions", "pto_isa_include_dir", "explain_abi", "DeviceUnavailableError",
     "EXIT_DEVICE_TOOLCHAIN_MISSING", "EXIT_NO_DEVICE",
 ]
