@@ -44,6 +44,8 @@
 
 #include <pthread.h>
 
+#include "range_index.h"
+
 namespace pypto::rt {
 
 const char* CoreTypeName(CoreType type) { return type == CoreType::AIC ? "AIC" : "AIV"; }
@@ -54,11 +56,6 @@ namespace {
 bool Writes(ArgDirection direction) {
   return direction == ArgDirection::Output || direction == ArgDirection::OutputExisting ||
          direction == ArgDirection::InOut;
-}
-
-// Whether `outer` includes every byte of `inner` (an empty `inner` is included anywhere).
-bool Covers(const ByteRange& outer, const ByteRange& inner) {
-  return inner.empty() || (outer.first <= inner.first && inner.last <= outer.last);
 }
 
 // A scope's share of its ring: launches submitted in it, and how many of those have finished.
@@ -77,6 +74,15 @@ struct Launch {
 
 inline constexpr size_t kRings = 4;
 
+struct Task;
+
+// An entry of the runtime's access index: task->accesses[slot] is the access it records.
+struct AccessRef {
+  Task* task;
+  uint32_t slot;
+};
+using AccessIndex = RangeIndex<AccessRef>;
+
 struct Task {
   TaskId id = kInvalidTaskId;
   int32_t func_id = -1;
@@ -89,7 +95,9 @@ struct Task {
 
   struct Access {
     uint64_t buffer_addr;
-    ByteRange bytes;
+    bool write;
+    bool live;  // still in the index: false once a later write covering it has taken its place
+    AccessIndex::Handle entry;
   };
   std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
@@ -257,13 +265,10 @@ class Runtime::Impl final : private ForkAware {
   // Unretired tasks' accesses by allocation (dependencies are only ever found within one
   // buffer_addr): who reads and who writes which bytes. Reads and writes are kept apart because a
   // read only ever waits for writes: many tasks reading one tensor cost nothing to each other.
-  struct Access {
-    Task* task;
-    ByteRange bytes;
-  };
+  // Empty views are not recorded: they overlap nothing.
   struct BufferAccesses {
-    std::vector<Access> reads;
-    std::vector<Access> writes;
+    AccessIndex reads;
+    AccessIndex writes;
   };
   std::unordered_map<uint64_t, BufferAccesses> accesses_;
   std::array<std::deque<Task*>, 2> ready_;     // per core type, in the order tasks became ready
@@ -630,13 +635,10 @@ void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
     // A read waits for earlier writes of its bytes (RAW); a write also for earlier reads (WAR)
     // and writes (WAW), so it never overwrites what a task still in flight reads or writes.
     const ByteRange bytes = ViewBytes(arg.tensor);
-    for (const Access& earlier : accesses->second.writes) {
-      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
-    }
+    const auto wait_for = [&](const AccessRef& earlier) { AddEdge(*earlier.task, task); };
+    accesses->second.writes.ForEachOverlapping(bytes, wait_for);
     if (!Writes(arg.direction)) continue;
-    for (const Access& earlier : accesses->second.reads) {
-      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
-    }
+    accesses->second.reads.ForEachOverlapping(bytes, wait_for);
   }
 }
 
@@ -653,19 +655,20 @@ void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
+    if (bytes.empty()) continue;  // no dependency either way
     auto& accesses = accesses_[arg.tensor.buffer_addr];
-    if (Writes(arg.direction)) {
+    const bool write = Writes(arg.direction);
+    if (write) {
       // This write now orders every earlier access within its bytes: any later access to those bytes
       // overlaps it and waits for it, and it waits for them. They need not be looked at again, which
       // keeps a chain of updates to one tensor linear instead of quadratic.
-      const auto covered = [&](const Access& earlier) { return Covers(bytes, earlier.bytes); };
-      std::erase_if(accesses.reads, covered);
-      std::erase_if(accesses.writes, covered);
-      accesses.writes.push_back(Access{&task, bytes});
-    } else {
-      accesses.reads.push_back(Access{&task, bytes});
+      const auto forget = [](const AccessRef& earlier) { earlier.task->accesses[earlier.slot].live = false; };
+      accesses.reads.EraseCovered(bytes, forget);
+      accesses.writes.EraseCovered(bytes, forget);
     }
-    task.accesses.push_back({arg.tensor.buffer_addr, bytes});
+    const AccessRef ref{&task, static_cast<uint32_t>(task.accesses.size())};
+    const AccessIndex::Handle entry = (write ? accesses.writes : accesses.reads).Insert(bytes, ref);
+    task.accesses.push_back({.buffer_addr = arg.tensor.buffer_addr, .write = write, .live = true, .entry = entry});
   }
 }
 
@@ -779,12 +782,10 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
 void Runtime::Impl::Retire(Task& task, int core) {
   if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {
-    auto entry = accesses_.find(access.buffer_addr);
-    if (entry == accesses_.end()) continue;  // a task touching one buffer twice erased it already
-    const auto mine = [&](const Access& earlier) { return earlier.task == &task; };
-    std::erase_if(entry->second.reads, mine);
-    std::erase_if(entry->second.writes, mine);
-    if (entry->second.reads.empty() && entry->second.writes.empty()) accesses_.erase(entry);
+    if (!access.live) continue;  // a later write covering it has taken its place
+    auto buffer = accesses_.find(access.buffer_addr);  // there while it holds a live access
+    (access.write ? buffer->second.writes : buffer->second.reads).Erase(access.entry);
+    if (buffer->second.reads.empty() && buffer->second.writes.empty()) accesses_.erase(buffer);
   }
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
   std::vector<Task*> dependents = std::move(task.dependents);
