@@ -65,7 +65,8 @@ def parse_args():
 
 def run_binary(path, pattern, min_time):
     """Real time in microseconds per benchmark name, for one run of every benchmark matching pattern;
-    a counter us_per_task is taken instead of the time where the benchmark reports one."""
+    a counter us_per_task is taken instead of the time where the benchmark reports one, and then the
+    benchmark thread's CPU time per task is kept under the name + " cpu"."""
     if not os.path.isfile(path):
         sys.exit(f"ratios.py: {path} does not exist; build it first (meson compile -C <build> "
                  f"bench/tile_bench bench/runtime_bench)")
@@ -83,6 +84,8 @@ def run_binary(path, pattern, min_time):
             sys.exit(f"ratios.py: {name} failed: {entry.get('error_message', 'error')}")
         if "us_per_task" in entry:
             times[name] = entry["us_per_task"]
+            tasks = int(name.rsplit("/", 1)[1])
+            times[name + " cpu"] = entry["cpu_time"] * TIME_TO_US[entry["time_unit"]] / tasks
         else:
             times[name] = entry["real_time"] * TIME_TO_US[entry["time_unit"]]
     if result.returncode != 0:
@@ -201,10 +204,10 @@ def main():
     runtime_bench = os.path.join(args.build, "bench", "runtime_bench")
     refs = references()
     table = rows()
-    tile_pattern = f"^BM_(Tile|Sgemm)/|^BM_Matmul/[a-z0-9]+/{MATMUL_N}$"
+    tile_pattern = f"^BM_Tile/[a-z0-9_]+/{TILE[0]}x{TILE[1]}$|^BM_Sgemm/{MATMUL_N}$|^BM_Matmul/[a-z0-9]+/{MATMUL_N}$"
     runtime_pattern = f"^BM_EmptyTasks/({'|'.join(EMPTY_SHAPES)})/{EMPTY_TASKS}/"  # names end in /real_time
 
-    sim_times, ref_times, ratios = {}, {}, {}
+    sim_times, ref_times, ratios, cpu_per_task = {}, {}, {}, {}
     context = {}
     for round_index in range(args.rounds):
         print(f"round {round_index + 1}/{args.rounds}", file=sys.stderr, flush=True)
@@ -213,6 +216,9 @@ def main():
         times.update(more)
         ref_round = {name: time_us(work, args.min_time) for name, (_, work) in refs.items()}
         ref_round.update({name: t for name, t in times.items() if name.startswith("BM_Sgemm/")})
+        for name, value in times.items():
+            if name.endswith(" cpu"):
+                cpu_per_task.setdefault(name.removesuffix(" cpu"), []).append(value)
         for row in table:
             if row.sim not in times or (row.ref is not None and row.ref not in ref_round):
                 continue
@@ -228,12 +234,12 @@ def main():
           f"{args.min_time:g} s per benchmark and reference per round; medians over the rounds, "
           "ratio range in brackets")
     print()
-    print(f"{'op':<28} {'sim [us]':>9} {'reference':<14} {'ref [us]':>9} {'ratio':>7} {'(min-max)':>13}  target")
+    print(f"{'op':<32} {'sim [us]':>9} {'reference':<14} {'ref [us]':>9} {'ratio':>8} {'(min-max)':>13}  target")
     missed = False
     for row in table:
         key = (row.op, row.ref)
         if key not in ratios:
-            print(f"{row.op:<28} (not measured: no reference; torch is needed for bfloat16)")
+            print(f"{row.op:<32} (not measured: no reference; torch is needed for bfloat16)")
             continue
         sim = statistics.median(sim_times[key])
         ref = statistics.median(ref_times[key]) if key in ref_times else None
@@ -244,7 +250,13 @@ def main():
         unit = "us" if row.kind == "budget" else "x"
         text = verdict(row, ratio)
         missed |= text.endswith("MISS")
-        print(f"{row.op:<28} {sim:9.2f} {label:<14} {ref_cell} {ratio:6.2f}{unit} {spread:>13}  {text}")
+        print(f"{row.op:<32} {sim:9.2f} {label:<14} {ref_cell} {ratio:6.2f}{unit:<2} {spread:>13}  {text}")
+    if cpu_per_task:
+        print()
+        print("empty tasks, CPU time of the submitting thread per task (it runs the tasks too; the wall time")
+        print("above also counts waiting for a CPU when other processes hold both):")
+        print("  " + ", ".join(f"{name.split('/')[1]} {statistics.median(samples):.2f} us"
+                               for name, samples in cpu_per_task.items()))
     print()
     print("time ratios are sim / reference (lower is better); matmul ratios are the sim's share of the")
     print("reference's throughput, reference time / sim time (higher is better); empty tasks are us per task")
