@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/ratios.py [build] [--rounds N] [--min-time S]
 
-Runs <build>/bench/tile_bench and <build>/bench/runtime_bench (Google Benchmark, JSON output) and,
+Runs <build>/bench/tile_bench, runtime_bench and sim_bench (Google Benchmark, JSON output) and,
 in this process, times numpy doing what each tile kernel does, on arrays of the same size and
 values. The rounds alternate: the binaries once (every benchmark, in random order), then every
 numpy reference, N times; each ratio is the median of the rounds' ratios, so both sides of a ratio
@@ -20,7 +20,9 @@ References (all single-threaded, as each simulated core's kernel is):
                        the simulator links), and np.matmul(a, b, out=c) on numpy's own OpenBLAS,
                        with OPENBLAS_NUM_THREADS=1 set before numpy is imported
 Empty tasks have no numpy counterpart: their row is the runtime's time per task, against the
-issue's budget of 2 us.
+issue's budget of 2 us. One more row, for context, puts the add as a whole simulator task (a
+session's run_session: two loads, the add, a store, scheduling and the scrub of the core's buffers
+between runs; sim_bench's BM_SimTileAddSession) next to the same numpy add.
 """
 
 import os
@@ -69,7 +71,7 @@ def run_binary(path, pattern, min_time):
     benchmark thread's CPU time per task is kept under the name + " cpu"."""
     if not os.path.isfile(path):
         sys.exit(f"ratios.py: {path} does not exist; build it first (meson compile -C <build> "
-                 f"bench/tile_bench bench/runtime_bench)")
+                 f"bench/tile_bench bench/runtime_bench bench/sim_bench)")
     command = [path, "--benchmark_format=json", f"--benchmark_filter={pattern}",
                f"--benchmark_min_time={min_time}", "--benchmark_enable_random_interleaving=true"]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
@@ -165,6 +167,7 @@ def rows():
     n = MATMUL_N
     table = [
         Row(f"add f32 {size}", f"BM_Tile/add/{size}", f"BM_Tile/add/{size}", "time", 2.0),
+        Row(f"add f32 {size}, one sim task", f"BM_SimTileAddSession/{size}", f"BM_Tile/add/{size}", "time"),
         Row(f"exp f32 {size}", f"BM_Tile/exp/{size}", f"BM_Tile/exp/{size}", "time"),
         Row(f"row_sum f32 {size}", f"BM_Tile/row_sum/{size}", f"BM_Tile/row_sum/{size}", "time"),
     ]
@@ -202,18 +205,21 @@ def main():
     args = parse_args()
     tile_bench = os.path.join(args.build, "bench", "tile_bench")
     runtime_bench = os.path.join(args.build, "bench", "runtime_bench")
+    sim_bench = os.path.join(args.build, "bench", "sim_bench")
     refs = references()
     table = rows()
     tile_pattern = f"^BM_Tile/[a-z0-9_]+/{TILE[0]}x{TILE[1]}$|^BM_Sgemm/{MATMUL_N}$|^BM_Matmul/[a-z0-9]+/{MATMUL_N}$"
     runtime_pattern = f"^BM_EmptyTasks/({'|'.join(EMPTY_SHAPES)})/{EMPTY_TASKS}/"  # names end in /real_time
+    sim_pattern = f"^BM_SimTileAddSession/{TILE[0]}x{TILE[1]}/"
 
     sim_times, ref_times, ratios, cpu_per_task = {}, {}, {}, {}
     context = {}
     for round_index in range(args.rounds):
         print(f"round {round_index + 1}/{args.rounds}", file=sys.stderr, flush=True)
         times, context = run_binary(tile_bench, tile_pattern, args.min_time)
-        more, _ = run_binary(runtime_bench, runtime_pattern, args.min_time)
-        times.update(more)
+        for binary, pattern in ((runtime_bench, runtime_pattern), (sim_bench, sim_pattern)):
+            more, _ = run_binary(binary, pattern, args.min_time)
+            times.update(more)
         ref_round = {name: time_us(work, args.min_time) for name, (_, work) in refs.items()}
         ref_round.update({name: t for name, t in times.items() if name.startswith("BM_Sgemm/")})
         for name, value in times.items():
