@@ -97,7 +97,8 @@ void BM_Add(benchmark::State& state, Size size) {
   const Tile a = Values(n), b = ExpInputs(n), c(n * sizeof(float));
   sim::BinaryF32(sim::BinaryOp::Add, c.as<float>(), a.as<float>(), b.as<float>(), n);
   for (size_t i = 0; i < n; ++i)
-    if (c.as<float>()[i] != a.as<float>()[i] + b.as<float>()[i]) return Skip(state, "wrong sum at " + std::to_string(i));
+    if (c.as<float>()[i] != a.as<float>()[i] + b.as<float>()[i])
+      return Skip(state, "wrong sum at " + std::to_string(i));
   for (auto _ : state) {
     sim::BinaryF32(sim::BinaryOp::Add, c.as<float>(), a.as<float>(), b.as<float>(), n);
     benchmark::ClobberMemory();
@@ -253,7 +254,8 @@ void RegisterTileOps() {
                {"cast_f32_f16", T::F32, T::F16},
                {"cast_bf16_f32", T::BF16, T::F32},
                {"cast_f16_f32", T::F16, T::F32}};
-  for (const auto& cast : casts) Register(std::string("BM_Tile/") + cast.name + "/" + SizeName(kTile), BM_Cast, cast.from, cast.to, kTile);
+  for (const auto& cast : casts)
+    Register(std::string("BM_Tile/") + cast.name + "/" + SizeName(kTile), BM_Cast, cast.from, cast.to, kTile);
 }
 
 void RegisterMatmul() {
