@@ -4,13 +4,18 @@
 //   BM_EmptyTasks/independent/<N>  N tasks with no arguments: no dependencies, any order
 //   BM_EmptyTasks/chain/<N>        N tasks that each update one tensor (InOut): each waits for the last
 //   BM_EmptyTasks/fan/<N>          one producer, N-2 readers of its output, one task writing it after them
+//   BM_EmptyTasks/fanout/<N>       one producer, N-1 readers of its output (each waits for it)
+//   BM_EmptyTasks/fanin/<N>        N-1 tasks each writing its own element of one tensor, then one reader
+//                                  of the whole tensor (it waits for all of them), as the blocks of an
+//                                  SPMD launch write their parts of one output
 //
 // One iteration submits the N tasks to a Runtime made once (CallerFirst, as a session's), waits for
 // them and resets it. The `us_per_task` counter is the figure the budget (2 us a task) is
-// about; bench/compare.py prints it.
+// about; bench/ratios.py prints it.
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,32 +31,56 @@ class EmptyKernels final : public rt::CoreExecutor {
   pypto::expected<void, rt::FatalError> Execute(const rt::KernelLaunch&) override { return {}; }
 };
 
-enum class Shape { Independent, Chain, Fan };
+enum class Shape { Independent, Chain, Fan, FanOut, FanIn };
 
 const char* ShapeName(Shape shape) {
   switch (shape) {
     case Shape::Independent: return "independent";
     case Shape::Chain: return "chain";
     case Shape::Fan: return "fan";
+    case Shape::FanOut: return "fanout";
+    case Shape::FanIn: return "fanin";
   }
   return "?";
 }
 
+// One fp32 tensor of `elements` elements over owned memory.
 struct Buffers {
-  std::array<float, 16> data{};
+  std::vector<float> data;
   rt::ChipTensor tensor;
-  Buffers() {
-    const std::array<uint32_t, 1> shape{16};
+  explicit Buffers(uint32_t elements) : data(elements) {
+    const std::array<uint32_t, 1> shape{elements};
     tensor = rt::MakeExternalTensor(data.data(), shape, /*dtype: FP32*/ 0);
   }
 };
 
+// Element `index` of a one-dimensional tensor, as a view of the same buffer (dependencies are only
+// found between views of one buffer).
+rt::ChipTensor Element(const rt::ChipTensor& tensor, uint32_t index) {
+  rt::ChipTensor element = tensor;
+  element.start_offset = tensor.start_offset + index;
+  element.shapes[0] = 1;
+  return element;
+}
+
 rt::TaskArgs ArgsFor(Shape shape, int index, int tasks, const rt::ChipTensor& tensor) {
   rt::TaskArgs args;
-  if (shape == Shape::Chain) args.add_inout(tensor);
-  if (shape == Shape::Fan) {
-    if (index == 0 || index == tasks - 1) args.add_inout(tensor);
-    else args.add_input(tensor);
+  const bool first = index == 0, last = index == tasks - 1;
+  switch (shape) {
+    case Shape::Independent: break;
+    case Shape::Chain: args.add_inout(tensor); break;
+    case Shape::Fan:
+      if (first || last) args.add_inout(tensor);
+      else args.add_input(tensor);
+      break;
+    case Shape::FanOut:
+      if (first) args.add_inout(tensor);
+      else args.add_input(tensor);
+      break;
+    case Shape::FanIn:
+      if (last) args.add_input(tensor);
+      else args.add_output(Element(tensor, static_cast<uint32_t>(index)));
+      break;
   }
   return args;
 }
@@ -59,7 +88,7 @@ rt::TaskArgs ArgsFor(Shape shape, int index, int tasks, const rt::ChipTensor& te
 void BM_EmptyTasks(benchmark::State& state, Shape shape, int tasks) {
   EmptyKernels kernels;
   rt::Runtime runtime(rt::RuntimeOptions{.dispatch = rt::Dispatch::CallerFirst}, kernels);
-  Buffers buffers;
+  Buffers buffers(static_cast<uint32_t>(tasks));
   std::vector<rt::TaskArgs> args;
   for (int i = 0; i < tasks; ++i) args.push_back(ArgsFor(shape, i, tasks, buffers.tensor));
   for (auto _ : state) {
@@ -84,7 +113,7 @@ void BM_EmptyTasks(benchmark::State& state, Shape shape, int tasks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (Shape shape : {Shape::Independent, Shape::Chain, Shape::Fan}) {
+  for (Shape shape : {Shape::Independent, Shape::Chain, Shape::Fan, Shape::FanOut, Shape::FanIn}) {
     for (int tasks : {16, 256, 4096}) {
       auto name = std::string("BM_EmptyTasks/") + ShapeName(shape) + "/" + std::to_string(tasks);
       benchmark::RegisterBenchmark(name.c_str(), BM_EmptyTasks, shape, tasks)->UseRealTime()->Unit(benchmark::kMicrosecond);

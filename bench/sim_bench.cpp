@@ -11,9 +11,8 @@
 //                                  session opened once) and `scalar_ref` (the scalar reference doing
 //                                  the same tile adds); plans: add16 (one 16x16 add task) and dag5
 //                                  (five 16x16 add tasks in a diamond-shaped DAG)
-//   BM_RowReduceSum/<rows>x<cols>  the row-sum kernel alone (plugins/sim/src/kernels), no execute()
-//   BM_Matmul/<n>/threads:<T>      the fp32 matmul kernel (OpenBLAS, n x n x n) from T host threads
-//                                  at once, as simulated cores call it
+//
+// The kernels alone (row sums, matmul, ...) are timed by tile_bench.cpp.
 //
 // Every benchmark checks its result once, before timing; a wrong result skips it with an error.
 #include <benchmark/benchmark.h>
@@ -34,7 +33,6 @@
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "sample_programs.h"
-#include "tile_ops.h"
 
 namespace {
 
@@ -307,46 +305,6 @@ void BM_SimChain(benchmark::State& state, int tasks) {
   state.counters["tasks"] = tasks;
 }
 
-// (d) The row-sum kernel on one tile: pairwise vector summation of every row.
-void BM_RowReduceSum(benchmark::State& state, Size size) {
-  const auto n = static_cast<size_t>(size.rows * size.cols);
-  const auto rows = static_cast<size_t>(size.rows), cols = static_cast<size_t>(size.cols);
-  const auto src = InputA(n);
-  std::vector<float> dst(rows);
-  pypto::sim::RowReduceF32(pypto::sim::ReduceOp::Sum, dst.data(), src.data(), rows, cols);
-  for (size_t r = 0; r < rows; ++r) {
-    float want = 0;  // small integers: every order of summation is exact
-    for (size_t c = 0; c < cols; ++c) want += src[r * cols + c];
-    if (dst[r] != want) return Skip(state, "wrong row sum at row " + std::to_string(r));
-  }
-  for (auto _ : state) {
-    pypto::sim::RowReduceF32(pypto::sim::ReduceOp::Sum, dst.data(), src.data(), rows, cols);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
-}
-
-// (e) C = A * B, n x n x n fp32, on every benchmark thread at once with its own matrices. The kernel
-// keeps OpenBLAS single-threaded, so T threads should take about as long per call as one while
-// T <= cores; a threaded OpenBLAS would queue them on its one pool instead.
-void BM_Matmul(benchmark::State& state, int n) {
-  const auto count = static_cast<size_t>(n) * static_cast<size_t>(n);
-  std::vector<float> a(count), b(count), c(count);
-  for (size_t i = 0; i < count; ++i) {
-    a[i] = static_cast<float>(i % 7) - 3.0f;
-    b[i] = i % n == i / n ? 1.0f : 0.0f;  // identity: C must equal A exactly
-  }
-  const auto un = static_cast<size_t>(n);
-  pypto::sim::MatmulF32(c.data(), a.data(), b.data(), un, un, un, false);
-  if (c != a) return Skip(state, "wrong matmul result");
-  for (auto _ : state) {
-    pypto::sim::MatmulF32(c.data(), a.data(), b.data(), un, un, un, false);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * 2 * static_cast<int64_t>(n) * n * n);  // flops
-}
-
 // (d) Repeated calls of one small plan. add16 is the lowered 16x16 add as one task; dag5 is five such
 // tasks in a diamond, on runtime-allocated intermediates:
 //   x1 = a + b;  x2 = b + b;  x3 = x1 + x2;  x4 = x3 + b;  c = x4 + x3     (so c = 2a + 7b)
@@ -483,13 +441,6 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_SimChain/" + std::to_string(tasks)).c_str(), BM_SimChain, tasks)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
-  }
-  for (Size size : {Size{64, 4096}, Size{128, 128}}) {
-    benchmark::RegisterBenchmark(("BM_RowReduceSum/" + SizeName(size)).c_str(), BM_RowReduceSum, size)
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (int threads : {1, 2, 4}) {
-    benchmark::RegisterBenchmark("BM_Matmul/128", BM_Matmul, 128)->Unit(benchmark::kMicrosecond)->UseRealTime()->Threads(threads);
   }
   for (Plan plan : {Plan::Add16, Plan::Dag5}) {
     for (How how : {How::Execute, How::Session, How::ScalarRef}) {

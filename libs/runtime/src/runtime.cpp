@@ -44,6 +44,8 @@
 
 #include <pthread.h>
 
+#include "range_index.h"
+
 namespace pypto::rt {
 
 const char* CoreTypeName(CoreType type) { return type == CoreType::AIC ? "AIC" : "AIV"; }
@@ -54,11 +56,6 @@ namespace {
 bool Writes(ArgDirection direction) {
   return direction == ArgDirection::Output || direction == ArgDirection::OutputExisting ||
          direction == ArgDirection::InOut;
-}
-
-// Whether `outer` includes every byte of `inner` (an empty `inner` is included anywhere).
-bool Covers(const ByteRange& outer, const ByteRange& inner) {
-  return inner.empty() || (outer.first <= inner.first && inner.last <= outer.last);
 }
 
 // A scope's share of its ring: launches submitted in it, and how many of those have finished.
@@ -77,6 +74,15 @@ struct Launch {
 
 inline constexpr size_t kRings = 4;
 
+struct Task;
+
+// An entry of the runtime's access index: task->accesses[slot] is the access it records.
+struct AccessRef {
+  Task* task;
+  uint32_t slot;
+};
+using AccessIndex = RangeIndex<AccessRef>;
+
 struct Task {
   TaskId id = kInvalidTaskId;
   int32_t func_id = -1;
@@ -89,7 +95,9 @@ struct Task {
 
   struct Access {
     uint64_t buffer_addr;
-    ByteRange bytes;
+    bool write;
+    bool live;  // still in the index: false once a later write covering it has taken its place
+    AccessIndex::Handle entry;
   };
   std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
@@ -103,10 +111,10 @@ struct Task {
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
 };
 
-// Copies the arguments into the task and lays out args[]: descriptor pointers, scalar bit patterns,
-// then the two contexts at their fixed slots.
-std::unique_ptr<Task> MakeTask(CoreType core, int32_t func_id, const TaskArgs& args, int32_t block_idx) {
-  auto task = std::make_unique<Task>();
+// Copies the arguments into `task` (a blank one: new, or recycled by the runtime) and lays out
+// args[]: descriptor pointers, scalar bit patterns, then the two contexts at their fixed slots.
+std::unique_ptr<Task> MakeTask(std::unique_ptr<Task> task, CoreType core, int32_t func_id, const TaskArgs& args,
+                               int32_t block_idx) {
   task->func_id = func_id;
   task->core_type = core;
   task->local = LocalContext{.block_idx = block_idx, .block_num = args.launch_spec.block_num};
@@ -123,6 +131,10 @@ std::unique_ptr<Task> MakeTask(CoreType core, int32_t func_id, const TaskArgs& a
 
 static_assert(TaskArgs::kMaxTensors + TaskArgs::kMaxScalars <= kLocalContextSlot,
               "tensors and scalars must fit below the context slots");
+
+// Retired tasks a runtime keeps for reuse: a submit then allocates neither the task nor, up to the
+// sizes they had before, its vectors. A few MB at most (a task is about 600 bytes, plus 128 per tensor).
+inline constexpr size_t kSpareTasks = 4096;
 
 // fork() and long-lived workers: a child gets a copy of every mutex and condition variable but none
 // of the threads. A mutex may be copied locked by a worker, and a condition variable counts workers
@@ -203,6 +215,10 @@ class Runtime::Impl final : private ForkAware {
 
   // With mu_ held: checks a task's arguments and core type; a refusal is latched as the run's error.
   pypto::expected<void, FatalError> CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args);
+  // With mu_ held: a blank task, a spare one when there is one.
+  std::unique_ptr<Task> BlankTask();
+  // With mu_ held: blanks a retired task and keeps it for BlankTask, vectors' memory included.
+  void Recycle(std::unique_ptr<Task> task);
   // With mu_ held: gives the task its id and makes it live (ready if it waits for nothing).
   Task& AddTask(std::unique_ptr<Task> task);
   void MakeReady(Task& task);
@@ -254,16 +270,14 @@ class Runtime::Impl final : private ForkAware {
   std::unordered_map<int32_t, int64_t> task_ns_;  // CallerFirst: running average kernel time by func_id
   TaskId next_id_ = 0;
   std::unordered_map<TaskId, std::unique_ptr<Task>> live_;  // submitted and not yet retired
+  std::vector<std::unique_ptr<Task>> spare_tasks_;  // retired, blank, for reuse (at most kSpareTasks)
   // Unretired tasks' accesses by allocation (dependencies are only ever found within one
   // buffer_addr): who reads and who writes which bytes. Reads and writes are kept apart because a
   // read only ever waits for writes: many tasks reading one tensor cost nothing to each other.
-  struct Access {
-    Task* task;
-    ByteRange bytes;
-  };
+  // Empty views are not recorded: they overlap nothing.
   struct BufferAccesses {
-    std::vector<Access> reads;
-    std::vector<Access> writes;
+    AccessIndex reads;
+    AccessIndex writes;
   };
   std::unordered_map<uint64_t, BufferAccesses> accesses_;
   std::array<std::deque<Task*>, 2> ready_;     // per core type, in the order tasks became ready
@@ -388,6 +402,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
     if (!slot) return pypto::unexpected(slot.error());
     launch = std::move(*slot);
   }
+  if (blocks == 1) return SubmitBlock(core, func_id, args, launch, 0);
   std::vector<TaskId> ids;
   for (int32_t block = 0; block < blocks; ++block) {
     auto id = SubmitBlock(core, func_id, args, launch, block);
@@ -402,7 +417,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
 // With mu_ held: one id for several tasks, a dummy that waits for those still live (the last id when
 // none is).
 TaskId Runtime::Impl::JoinOf(const std::vector<TaskId>& ids) {
-  auto join = std::make_unique<Task>();
+  auto join = BlankTask();
   join->dummy = true;
   join->id = next_id_;
   for (TaskId id : ids)
@@ -420,7 +435,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& a
   }
   auto launch = TakeSlot(lock, -1, 1);
   if (!launch) return pypto::unexpected(launch.error());
-  auto task = std::make_unique<Task>();
+  auto task = BlankTask();
   task->dummy = true;
   task->launch = *launch;
   task->id = next_id_;
@@ -506,11 +521,10 @@ void Runtime::Impl::WaitForProgress(std::unique_lock<std::mutex>& lock) {
 pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
                                                                const std::shared_ptr<Launch>& launch,
                                                                int32_t block_idx) {
-  std::unique_ptr<Task> task = args.has_error() ? nullptr : MakeTask(core, func_id, args, block_idx);
-  if (task) task->launch = launch;
-
   std::lock_guard lock(mu_);
   if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx);
+  task->launch = launch;
   task->id = next_id_;
   AddDependencies(*task, args);
   RegisterAccesses(*task, args);
@@ -534,6 +548,28 @@ pypto::expected<void, FatalError> Runtime::Impl::CheckSubmit(CoreType core, int3
   }
   if (error_) return pypto::unexpected(*error_);
   return {};
+}
+
+std::unique_ptr<Task> Runtime::Impl::BlankTask() {
+  if (spare_tasks_.empty()) return std::make_unique<Task>();
+  std::unique_ptr<Task> task = std::move(spare_tasks_.back());
+  spare_tasks_.pop_back();
+  return task;
+}
+
+void Runtime::Impl::Recycle(std::unique_ptr<Task> task) {
+  if (spare_tasks_.size() >= kSpareTasks) return;  // freed here
+  std::vector<ChipTensor> tensors = std::move(task->tensors);
+  std::vector<Task::Access> accesses = std::move(task->accesses);
+  std::vector<Task*> dependents = std::move(task->dependents);
+  *task = Task{};  // every field as new, so nothing of the last task can leak into the next
+  tensors.clear();
+  accesses.clear();
+  dependents.clear();
+  task->tensors = std::move(tensors);
+  task->accesses = std::move(accesses);
+  task->dependents = std::move(dependents);
+  spare_tasks_.push_back(std::move(task));
 }
 
 Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
@@ -586,19 +622,19 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     // The gate, only when there is something to wait for (a dummy with nothing to wait for would
     // retire at once).
     Task* gate = nullptr;
-    auto candidate = std::make_unique<Task>();
+    auto candidate = BlankTask();
     candidate->dummy = true;
     candidate->id = next_id_;
     AddDependencies(*candidate, args);
     if (candidate->pending > 0) gate = &AddTask(std::move(candidate));
-    auto join = std::make_unique<Task>();
+    auto join = BlankTask();
     join->dummy = true;
     join->launch = *launch;
     const TaskId group = next_id_;  // the first member's id
     for (size_t m = 0; m < members.size(); ++m) {
       const auto [core, func_id] = members[m];
       if (func_id == kNoKernel) continue;
-      auto task = MakeTask(core, func_id, args, block);
+      auto task = MakeTask(BlankTask(), core, func_id, args, block);
       if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
       task->mixed_group = group;
       task->id = next_id_;
@@ -630,13 +666,10 @@ void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
     // A read waits for earlier writes of its bytes (RAW); a write also for earlier reads (WAR)
     // and writes (WAW), so it never overwrites what a task still in flight reads or writes.
     const ByteRange bytes = ViewBytes(arg.tensor);
-    for (const Access& earlier : accesses->second.writes) {
-      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
-    }
+    const auto wait_for = [&](const AccessRef& earlier) { AddEdge(*earlier.task, task); };
+    accesses->second.writes.ForEachOverlapping(bytes, wait_for);
     if (!Writes(arg.direction)) continue;
-    for (const Access& earlier : accesses->second.reads) {
-      if (earlier.bytes.overlaps(bytes)) AddEdge(*earlier.task, task);
-    }
+    accesses->second.reads.ForEachOverlapping(bytes, wait_for);
   }
 }
 
@@ -653,19 +686,20 @@ void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
+    if (bytes.empty()) continue;  // no dependency either way
     auto& accesses = accesses_[arg.tensor.buffer_addr];
-    if (Writes(arg.direction)) {
+    const bool write = Writes(arg.direction);
+    if (write) {
       // This write now orders every earlier access within its bytes: any later access to those bytes
       // overlaps it and waits for it, and it waits for them. They need not be looked at again, which
       // keeps a chain of updates to one tensor linear instead of quadratic.
-      const auto covered = [&](const Access& earlier) { return Covers(bytes, earlier.bytes); };
-      std::erase_if(accesses.reads, covered);
-      std::erase_if(accesses.writes, covered);
-      accesses.writes.push_back(Access{&task, bytes});
-    } else {
-      accesses.reads.push_back(Access{&task, bytes});
+      const auto forget = [](const AccessRef& earlier) { earlier.task->accesses[earlier.slot].live = false; };
+      accesses.reads.EraseCovered(bytes, forget);
+      accesses.writes.EraseCovered(bytes, forget);
     }
-    task.accesses.push_back({arg.tensor.buffer_addr, bytes});
+    const AccessRef ref{&task, static_cast<uint32_t>(task.accesses.size())};
+    const AccessIndex::Handle entry = (write ? accesses.writes : accesses.reads).Insert(bytes, ref);
+    task.accesses.push_back({.buffer_addr = arg.tensor.buffer_addr, .write = write, .live = true, .entry = entry});
   }
 }
 
@@ -779,19 +813,17 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
 void Runtime::Impl::Retire(Task& task, int core) {
   if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {
-    auto entry = accesses_.find(access.buffer_addr);
-    if (entry == accesses_.end()) continue;  // a task touching one buffer twice erased it already
-    const auto mine = [&](const Access& earlier) { return earlier.task == &task; };
-    std::erase_if(entry->second.reads, mine);
-    std::erase_if(entry->second.writes, mine);
-    if (entry->second.reads.empty() && entry->second.writes.empty()) accesses_.erase(entry);
+    if (!access.live) continue;  // a later write covering it has taken its place
+    auto buffer = accesses_.find(access.buffer_addr);  // there while it holds a live access
+    (access.write ? buffer->second.writes : buffer->second.reads).Erase(access.entry);
+    if (buffer->second.reads.empty() && buffer->second.writes.empty()) accesses_.erase(buffer);
   }
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
-  std::vector<Task*> dependents = std::move(task.dependents);
-  live_.erase(task.id);  // destroys the task
-  for (Task* dependent : dependents) {
+  // A dependent that becomes ready may be a dummy, retired here at once: none of those touch `task`.
+  for (Task* dependent : task.dependents) {
     if (--dependent->pending == 0) Enqueue(*dependent);
   }
+  Recycle(std::move(live_.extract(task.id).mapped()));
   if (!caller_first_) {
     work_cv_->notify_all();
     if (live_.empty()) idle_cv_.notify_all();

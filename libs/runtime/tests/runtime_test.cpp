@@ -324,6 +324,50 @@ TEST(Runtime, ALongChainOfUpdatesRunsInOrder) {
   EXPECT_EQ(counter[0], kSteps);
 }
 
+// The blocks of an SPMD launch write their parts of one output; a task reading all of it waits for
+// every part, and a short access anywhere under a long earlier write waits for that write (the
+// runtime finds overlaps in an index ordered by first byte, where a long range starts far before
+// the short ones it overlaps).
+TEST(Runtime, AccessesFindEveryOverlappingPartWhereverItStarts) {
+  constexpr int kParts = 16;
+  std::vector<int32_t> data(64, 0), seen(64, -1), seen_late(1, -1);
+  FakeExecutor executor([&](const KernelLaunch& launch) -> Result {
+    const ChipTensor& tensor = TensorArgOf(launch, 0);
+    int32_t* values = DataPointer<int32_t>(tensor);
+    if (launch.func_id < kParts) {  // part p: [4p, 4p + 4) = p + 1, slowly
+      std::this_thread::sleep_for(1ms);
+      std::fill(values, values + 4, launch.func_id + 1);
+    } else if (launch.func_id == kParts) {  // the reader of all of it
+      std::copy(values, values + 64, seen.data());
+    } else if (launch.func_id == kParts + 1) {  // the long write: [2, 62) = 100, slowly
+      std::this_thread::sleep_for(20ms);
+      std::fill(values, values + 60, 100);
+    } else {  // the short read of [60, 61)
+      seen_late[0] = values[0];
+    }
+    return {};
+  });
+  Runtime runtime({.aic_cores = 4, .aiv_cores = 4, .worker_threads = 4}, executor);
+  for (int part = 0; part < kParts; ++part) {
+    TaskArgs args;
+    args.add_output(View(data, 4 * static_cast<uint64_t>(part), 4));
+    ASSERT_TRUE(runtime.SubmitAiv(part, args));
+  }
+  TaskArgs read_all, write_long, read_short;
+  read_all.add_input(IntTensor(data));
+  write_long.add_output(View(data, 2, 60));
+  read_short.add_input(View(data, 60, 1));
+  ASSERT_TRUE(runtime.SubmitAiv(kParts, read_all));
+  ASSERT_TRUE(runtime.SubmitAiv(kParts + 1, write_long));
+  ASSERT_TRUE(runtime.SubmitAiv(kParts + 2, read_short));
+  auto done = runtime.WaitAll();
+  ASSERT_TRUE(done) << done.error().str();
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], i / 4 + 1) << i;
+  EXPECT_EQ(seen_late[0], 100);
+  EXPECT_EQ(data[1], 1);
+  EXPECT_EQ(data[62], kParts);
+}
+
 TEST(Runtime, NoDepArgumentsAreNotTracked) {
   std::vector<int32_t> data(4);
   Rendezvous both(2);
