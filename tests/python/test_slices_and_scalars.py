@@ -188,9 +188,19 @@ def in_orchestration(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64,
 
 
 @pl.jit
-def atomically(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+def atomically(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        out = pl.assemble(out, pl.load(x, [0, 0], [64, 32]), [0, 0], atomic=pl.AtomicType.Add)
+        out = pl.assemble(out, pl.full([16, 32], dtype=pl.FP32, value=1.0), [0, 0])
+    for part in pl.parallel(0, 4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.load(x, [part * 16, 0], [16, 32]), [0, 0], atomic=pl.AtomicType.Add)
+    return out
+
+
+@pl.jit
+def badly_atomic(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.assemble(out, pl.load(x, [0, 0], [64, 32]), [0, 0], atomic=pl.AtomicType.Max)
     return out
 '''
 
@@ -202,7 +212,18 @@ def test_assemble_writes_a_tile_into_the_tensor_at_its_offset(write_kernel):
     torch.testing.assert_close(out, torch.cat([x[32:] * 2, x[:32] + 1]))
 
 
-def test_assemble_outside_a_kernel_and_atomic_assemble_say_so(write_kernel):
+def test_an_atomic_assemble_adds_into_the_tensor(write_kernel):
+    module, _ = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(64, 32), torch.zeros(16, 32)
+    module.atomically(x, out)
+    torch.testing.assert_close(out, 1 + x.reshape(4, 16, 32).sum(dim=0))
+    # Each atomic add reads what it adds to: the tasks are ordered, and `out` is InOut to each.
+    lowered = module.atomically.lower(x, out)
+    kernels = [f for f in lowered.functions if f.function_type == "AIV"]
+    assert [p["direction"] for p in kernels[1].params if p["name"] == "out"] == ["InOut"]
+
+
+def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):
     from pypto.language.parser.diagnostics import InvalidOperationError
 
     module, path = write_kernel("assembles", ASSEMBLES)
@@ -213,30 +234,6 @@ def test_assemble_outside_a_kernel_and_atomic_assemble_say_so(write_kernel):
                                    "supported yet")
     assert error.value.location == f"{path}:17:11"
     with pytest.raises(InvalidOperationError) as error:
-        module.atomically(x, out)
-    assert error.value.message == "'pl.assemble(atomic=...)' is not supported yet"
-    assert error.value.location == f"{path}:24:77"
-
-
-BARE_DTYPE_SCALARS = '''
-import pypto.language as pl
-
-
-@pl.jit
-def scaled_rows(x: pl.Tensor[[32, 32], pl.FP32], scale: pl.FP32, rows: pl.INDEX,
-                out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for r in pl.range(0, rows, 8):
-            out[r : r + 8, :] = pl.mul(x[r : r + 8, :], scale)
-    return out
-'''
-
-
-def test_a_bare_dtype_annotates_a_scalar_parameter(write_kernel):
-    module, _ = write_kernel("bare_dtype_scalars", BARE_DTYPE_SCALARS)
-    x, out = torch.randn(32, 32), torch.zeros(32, 32)
-    module.scaled_rows(x, 2.5, 16, out)
-    torch.testing.assert_close(out[:16], x[:16] * 2.5)
-    assert (out[16:] == 0).all()
-    params = {p.name: (p.kind, p.dtype) for p in module.scaled_rows.compile(x, 2.5, 16, out).parameters}
-    assert params["scale"] == ("scalar", "FP32") and params["rows"][0] == "scalar"
+        module.badly_atomic(x, out)
+    assert error.value.message == "'pl.assemble' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_"
+    assert error.value.location == f"{path}:34:77"

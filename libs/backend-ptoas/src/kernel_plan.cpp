@@ -319,6 +319,9 @@ class Planner {
   }
 
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
+    if (ir::AccumulatesIntoWrittenArg(call))
+      return Error(span, fmt::format("backend-ptoas cannot lower the atomic-add store in kernel '{}' yet",
+                                     kernel_.name()));
     if (auto ok = CheckTileOperand(call.args()[0], "tile.store", span); !ok) return ok;
     if (auto ok = CheckOffsets(call.args()[1], "tile.store", span); !ok) return ok;
     if (auto ok = CheckTensorOperand(call.args()[2], "tile.store", span); !ok) return ok;

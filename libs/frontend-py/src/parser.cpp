@@ -216,6 +216,13 @@ class FunctionParser {
                      span);
   }
 
+  bool StoresInto(const ir::Expr& value, const std::string& name) const {
+    const auto* call = value.As<ir::Call>();
+    if (!call || !call->is_op_call() || !call->op()->writes_arg) return false;
+    auto bound = env_.find(name);
+    return bound != env_.end() && call->args()[*call->op()->writes_arg].get() == bound->second.get();
+  }
+
   ir::Result<ir::StmtPtr> ParseAssign(py::handle stmt, bool annotated) {
     py::handle target = annotated ? stmt.attr("target") : py::handle(py::list(stmt.attr("targets"))[0]);
     if (!annotated && py::len(stmt.attr("targets")) != 1)
@@ -230,6 +237,9 @@ class FunctionParser {
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
+    // `out = pl.store(t, offs, out)` / `out = pl.assemble(out, t, offs)`: the store writes `out` in
+    // place, so `out` keeps naming the same tensor; no new value (and no loop carry) is made.
+    if (StoresInto(**value, name)) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, map_.SpanOf(stmt)));
     WarnOnMisboundResult(**value, name, map_.SpanOf(stmt));
     ir::TypePtr declared_type;
     if (annotated && source_.signature) {
@@ -401,6 +411,8 @@ class FunctionParser {
                                    name),
                        span, "assemble inside a pl.at scope, where it stores a tile into the tensor");
     std::vector<py::object> args(3);
+    py::list store_keywords;
+    py::module_ ast = py::module_::import("ast");
     const char* const kNames[] = {"target", "source", "offset"};
     py::list positional = node.attr("args");
     if (py::len(positional) > 3)
@@ -409,26 +421,53 @@ class FunctionParser {
     for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
     for (auto keyword : node.attr("keywords")) {
       const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key == "atomic") {
+        auto atomic = AtomicKeyword(name, keyword.attr("value"));
+        if (!atomic) return pypto::unexpected(atomic.error());
+        if (*atomic) store_keywords.append(ast.attr("keyword")("atomic", **atomic));
+        continue;
+      }
       auto slot = std::find(std::begin(kNames), std::end(kNames), key);
       if (slot == std::end(kNames))
         return MakeError(DiagnosticKind::InvalidOperation,
-                         key == "atomic" ? fmt::format("'{}(atomic=...)' is not supported yet", name)
-                                         : fmt::format("'{}' has no argument '{}' (arguments: target, source, offset)",
-                                                       name, key),
+                         fmt::format("'{}' has no argument '{}' (arguments: target, source, offset, atomic)", name, key),
                          map_.SpanOf(keyword.attr("value")));
       args[slot - std::begin(kNames)] = keyword.attr("value");
     }
     for (size_t i = 0; i < 3; ++i)
       if (!args[i]) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs {}", name, kNames[i]), span);
-    py::module_ ast = py::module_::import("ast");
+    auto target = ParseExpr(args[0]);
+    if (!target) return pypto::unexpected(target.error());
+    if ((*target)->type()->As<ir::TileType>())
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' into a tile (an insert into {}) is not supported yet; its target must be "
+                                   "a tensor",
+                                   name, (*target)->type()->str()),
+                       map_.SpanOf(args[0]));
     py::object store_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "store", ast.attr("Load")());
     py::list store_args;
     for (size_t i : {1, 2, 0}) store_args.append(args[i]);
-    py::object store = ast.attr("Call")(store_name, store_args, py::list());
+    py::object store = ast.attr("Call")(store_name, store_args, store_keywords);
     ast.attr("copy_location")(store_name, node.attr("func"));
     ast.attr("copy_location")(store_name.attr("value"), node.attr("func"));
     ast.attr("copy_location")(store, node);
     return ParseCall(store);
+  }
+
+  // The store keyword value for `atomic=`: "add" for pl.AtomicType.Add, none for pl.AtomicType.None_
+  // or None (a plain store).
+  ir::Result<std::optional<py::object>> AtomicKeyword(const std::string& name, py::handle value) {
+    const std::string kind = DottedName(value);
+    if (kind == "pl.AtomicType.Add") {
+      py::object text = py::module_::import("ast").attr("Constant")("add");
+      py::module_::import("ast").attr("copy_location")(text, value);
+      return std::optional<py::object>(text);
+    }
+    if (kind == "pl.AtomicType.None_" || (IsNode(value, "Constant") && value.attr("value").is_none()))
+      return std::optional<py::object>();
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_", name),
+                     map_.SpanOf(value));
   }
 
   // `optimizations=[pl.split(mode), pl.cross_core_slot(...)]` are performance hints for a mixed

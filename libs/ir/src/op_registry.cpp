@@ -53,6 +53,10 @@ std::optional<CoreAffinity> SpaceAffinity(const TypePtr& type) {
 
 }  // namespace
 
+bool AccumulatesIntoWrittenArg(const Call& call) {
+  return call.is_op_call() && call.op()->accumulates && call.op()->accumulates(call.kwargs());
+}
+
 CoreAffinity CallAffinity(const Call& call) {
   if (!call.is_op_call()) return CoreAffinity::Shared;
   if (call.op()->affinity != CoreAffinity::FromMemorySpaces) return call.op()->affinity;

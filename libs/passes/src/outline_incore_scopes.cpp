@@ -82,6 +82,7 @@ class AccessAnalyzer final : public IRVisitor {
       }
       bool is_write = call->is_op_call() && call->op()->writes_arg == static_cast<int>(i);
       (is_write ? access.written : access.read)[access.Root(var)] = true;
+      if (is_write && AccumulatesIntoWrittenArg(*call)) access.read[access.Root(var)] = true;  // += reads it
     }
   }
 };

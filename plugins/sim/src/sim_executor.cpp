@@ -89,6 +89,19 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
   }
 }
 
+// An atomic-add store of one row: global[i] += tile[i]. Tasks that add into one tensor are ordered
+// by their dependencies (each reads what it adds to), so a plain add is the atomic result.
+template <typename T>
+void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    T sum, part;
+    std::memcpy(&sum, global + i * global_step, sizeof(T));
+    std::memcpy(&part, tile + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    sum += part;
+    std::memcpy(global + i * global_step, &sum, sizeof(T));
+  }
+}
+
 // The address of the region's first element in global memory, after checking the descriptor
 // against the instruction and the region against the view (`write` names the access in errors).
 // `offsets` is the region origin: the instruction's own constants, or those with the computed
@@ -178,7 +191,10 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   int64_t counter[kMaxDims] = {};
   int64_t offset = 0;  // element offset of the current row from `base`
   for (int64_t r = 0; r < rows; ++r) {
-    CopyRow(load, *base + offset * static_cast<int64_t>(elem), row_step, tile + r * row_bytes, row, elem);
+    std::byte* global = *base + offset * static_cast<int64_t>(elem);
+    if (!instr.atomic_add) CopyRow(load, global, row_step, tile + r * row_bytes, row, elem);
+    else if (instr.kind == ElemKind::F32) AddRow<float>(global, row_step, tile + r * row_bytes, row);
+    else AddRow<int32_t>(global, row_step, tile + r * row_bytes, row);
     for (int d = 1; d < walk.count; ++d) {
       if (++counter[d] < walk.shape[d]) {
         offset += walk.stride[d];

@@ -885,6 +885,7 @@ class Decoder {
     while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
     Instr instr;
     instr.op = Opcode::Store;
+    instr.atomic_add = ir::AccumulatesIntoWrittenArg(call);
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));

@@ -137,6 +137,7 @@ struct Instr {
   uint8_t rank = 0;          // Load/Store: region rank (1..kMaxDims)
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
+  bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
   uint32_t tensor_slot = 0;  // Load/Store: index into the launch's args[]
   uint32_t scalar_begin = 0;
   uint32_t scalar_count = 0;

@@ -36,7 +36,10 @@ bool StorableAs(const TileType& tile, DataType tensor_dtype) {
          (tensor_dtype == DataType::FP16 || tensor_dtype == DataType::BF16);
 }
 
-Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+// `atomic="add"`: the tile is added to what the region holds (pl.assemble(..., atomic=pl.AtomicType.Add)).
+bool IsAtomicStore(const OpAttrs& attrs) { return FindAttr<std::string>(attrs, "atomic").has_value(); }
+
+Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tile = ExpectTile(args[0], "the value of pl.store", span);
   if (!tile) return pypto::unexpected(tile.error());
   auto offsets = ScalarOffsets(args[1], "store offsets", span);
@@ -53,6 +56,17 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
     return TypeError(fmt::format("cannot store a {} tile into a {} tensor", DataTypeName((*tile)->dtype()),
                                  DataTypeName((*tensor)->dtype())),
                      span, "convert the tile first with pl.cast");
+  }
+  if (auto atomic = FindAttr<std::string>(kwargs, "atomic")) {
+    if (*atomic != "add")
+      return TypeError(fmt::format("pl.store atomic=\"{}\" is not supported; the atomic store is atomic=\"add\"",
+                                   *atomic),
+                       span);
+    const DataType dtype = (*tensor)->dtype();
+    if (dtype != DataType::FP32 && dtype != DataType::INT32)
+      return TypeError(fmt::format("an atomic-add store into a {} tensor is not supported yet (FP32 and INT32 are)",
+                                   DataTypeName(dtype)),
+                       span);
   }
   Shape shape = (*tile)->shape();
   while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
@@ -171,9 +185,11 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .reads_tensor_arg = 0});
   registry.Register(OpDef{.name = "tile.store",
                           .description = "copy a Vec or Acc tile into a region of a global tensor",
-                          .params = {Arg("tile"), Arg("offsets"), Arg("output_tensor")},
+                          .params = {Arg("tile"), Arg("offsets"), Arg("output_tensor"),
+                                     OptionalAttr("atomic", OpAttrKind::String)},
                           .deduce_type = DeduceStore,
-                          .writes_arg = 2});
+                          .writes_arg = 2,
+                          .accumulates = IsAtomicStore});
   registry.Register(OpDef{.name = "tile.create",
                           .description = "a fresh (uninitialised) tile: scratch space or an accumulator",
                           .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType),

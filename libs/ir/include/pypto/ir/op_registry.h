@@ -44,6 +44,8 @@ struct OpDef {
   std::optional<int> writes_arg;
   // Index of a global tensor argument the op reads (tile.load's source), if any.
   std::optional<int> reads_tensor_arg;
+  // Whether a call also reads what it writes at writes_arg: an accumulating (atomic-add) store.
+  bool (*accumulates)(const OpAttrs& attrs) = nullptr;
   // The result may share storage with an input whose last use is this op (element-wise ops).
   bool inplace_safe = false;
   // The result IS the storage of this argument (a reshape view, an accumulator updated in place).
@@ -54,6 +56,9 @@ struct OpDef {
   size_t max_args() const;
   const OpParam* FindAttrParam(std::string_view attr) const;
 };
+
+// Whether the call reads the tensor it writes (OpDef::accumulates), so that it is InOut there.
+bool AccumulatesIntoWrittenArg(const Call& call);
 
 // The core type a call needs (resolving FromMemorySpaces from its tile operands and result).
 CoreAffinity CallAffinity(const Call& call);
