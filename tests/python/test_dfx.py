@@ -199,6 +199,9 @@ def test_viewer_table_and_filters(kernels, capsys):
     assert [p.name for p in exported] == ["3_task0x1_after_completion_output_arg1.npy"]
     torch.testing.assert_close(torch.from_numpy(np.load(exported[0])), x * 3 + 1)
 
+    with pytest.raises(SystemExit):
+        dump_viewer.main([compiled.output_dir, "--task", "zz"])
+    assert "not a hexadecimal task id: 'zz'" in capsys.readouterr().err
     assert dump_viewer.main([str(Path(compiled.output_dir) / "nowhere")]) == 1
     assert "no args_dump.json under" in capsys.readouterr().err
 

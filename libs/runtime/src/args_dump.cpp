@@ -61,8 +61,9 @@ bool CopyViewElements(const ChipTensor& tensor, std::string& out) {
   return true;
 }
 
-ArgsDumpRecorder::ArgsDumpRecorder(ArgsDumpLevel level, std::vector<std::string> kernel_names)
-    : level_(level), kernel_names_(std::move(kernel_names)) {}
+ArgsDumpRecorder::ArgsDumpRecorder(ArgsDumpLevel level, std::vector<std::string> kernel_names,
+                                   uint64_t max_payload_bytes)
+    : level_(level), kernel_names_(std::move(kernel_names)), max_payload_bytes_(max_payload_bytes) {}
 
 void ArgsDumpRecorder::BeforeDispatch(const ObservedTask& task) { Record(task, /*after=*/false); }
 void ArgsDumpRecorder::AfterCompletion(const ObservedTask& task) { Record(task, /*after=*/true); }
@@ -106,12 +107,20 @@ void ArgsDumpRecorder::Record(const ObservedTask& task, bool after) {
   }
   if (taken.empty()) return;
   std::lock_guard lock(mu_);
+  for (ArgRecord& record : taken) {
+    if (payload_bytes_ + record.payload.size() > max_payload_bytes_) {
+      record.dropped = true;
+      std::string().swap(record.payload);
+    }
+    payload_bytes_ += record.payload.size();
+  }
   std::move(taken.begin(), taken.end(), std::back_inserter(records_));
 }
 
 void ArgsDumpRecorder::Clear() {
   std::lock_guard lock(mu_);
   records_.clear();
+  payload_bytes_ = 0;
 }
 
 std::vector<ArgRecord> ArgsDumpRecorder::Records() const {
@@ -132,7 +141,7 @@ pypto::expected<void, std::string> ArgsDumpRecorder::Write(const std::filesystem
 
   std::ofstream bin(dir / "args.bin", std::ios::binary | std::ios::trunc);
   nlohmann::json entries = nlohmann::json::array();
-  uint64_t offset = 0, before = 0, after = 0, truncated = 0;
+  uint64_t offset = 0, before = 0, after = 0, truncated = 0, dropped = 0;
   for (const ArgRecord& r : records) {
     bin.write(r.payload.data(), static_cast<std::streamsize>(r.payload.size()));
     const bool known = r.func_id >= 0 && static_cast<size_t>(r.func_id) < kernel_names_.size();
@@ -155,6 +164,7 @@ pypto::expected<void, std::string> ArgsDumpRecorder::Write(const std::filesystem
         {"bin_offset", offset},
         {"bin_size", r.payload.size()},
         {"truncated", r.truncated},
+        {"dropped", r.dropped},
         {"overwritten", false},
     };
     if (!r.is_tensor) entry["value"] = r.scalar;
@@ -162,6 +172,7 @@ pypto::expected<void, std::string> ArgsDumpRecorder::Write(const std::filesystem
     offset += r.payload.size();
     ++(r.after ? after : before);
     truncated += r.truncated ? 1 : 0;
+    dropped += r.dropped ? 1 : 0;
   }
   bin.close();
   if (!bin) return pypto::unexpected(fmt::format("cannot write {}", (dir / "args.bin").string()));
@@ -170,7 +181,7 @@ pypto::expected<void, std::string> ArgsDumpRecorder::Write(const std::filesystem
       {"version", 1},
       {"level", static_cast<int>(level_)},
       {"counters",
-       {{"before_dispatch", before}, {"after_completion", after}, {"truncated", truncated}, {"dropped", 0},
+       {{"before_dispatch", before}, {"after_completion", after}, {"truncated", truncated}, {"dropped", dropped},
         {"bytes", offset}}},
       {"records", entries},
   };

@@ -100,6 +100,22 @@ TEST(ArgsDump, HybridLevelKeepsPayloadsOfMarkedArgumentsOnly) {
   EXPECT_EQ(records[2].shape, std::vector<uint32_t>{3});
 }
 
+TEST(ArgsDump, PayloadsPastTheBudgetAreDroppedAndCounted) {
+  ArgsDumpRecorder recorder(ArgsDumpLevel::All, {"k"}, /*max_payload_bytes=*/12 + 8);
+  std::vector<int32_t> in = {1, 2, 3}, out(3);
+  RunOneTask(recorder, in, out, /*mark_input=*/false);
+  const auto records = recorder.Records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_FALSE(records[0].dropped);
+  EXPECT_FALSE(records[1].dropped);
+  EXPECT_TRUE(records[2].dropped);  // the output came last and did not fit
+  EXPECT_TRUE(records[2].payload.empty());
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "pypto_args_dump_budget_test";
+  ASSERT_TRUE(recorder.Write(dir));
+  const auto manifest = nlohmann::json::parse(std::ifstream(dir / "args_dump.json"));
+  EXPECT_EQ(manifest["counters"]["dropped"], 1);
+}
+
 TEST(ArgsDump, ViewElementsFollowStridesAndRefuseOutOfBounds) {
   std::vector<int32_t> data = {0, 1, 2, 3, 4, 5};  // 2 x 3
   const std::array<uint32_t, 2> shape = {2, 3};

@@ -97,7 +97,7 @@ _COLUMNS = ("#", "task", "func", "kernel", "stage", "role", "arg", "kind", "dtyp
 
 def _row(index: int, record: dict) -> tuple:
     shape = "x".join(str(d) for d in record["shape"])
-    size = str(record["bin_size"]) if record["bin_size"] or not record.get("truncated") else "truncated"
+    size = "truncated" if record.get("truncated") else "dropped" if record.get("dropped") else str(record["bin_size"])
     return (str(index), record["task_id"], ",".join(str(f) for f in record["func_id"]), record["kernel"],
             record["stage"].split("_")[0], record["role"], str(record["arg_index"]), record["kind"], record["dtype"],
             shape, size)
@@ -128,13 +128,13 @@ def format_record(manifest: dict, index: int, limit: int = 1024) -> str:
     lines = [f"record {index}:"]
     for key in ("task_id", "func_id", "kernel", "core_type", "core_id", "stage", "role", "arg_index", "kind",
                 "tagged", "dtype", "shape", "strides", "start_offset", "is_contiguous", "bin_offset", "bin_size",
-                "truncated"):
+                "truncated", "dropped"):
         if key in record:
             lines.append(f"  {key}: {record[key]}")
     if record["kind"] == "scalar":
         lines.append(f"  value: {record['value']}")
     if not record["bin_size"]:
-        lines.append("  (metadata only: no payload recorded)")
+        lines.append("  (no payload recorded)")
         return "\n".join(lines)
     values = read_values(manifest, index)
     rows = values.reshape(-1, values.shape[-1]) if values.ndim > 1 else values.reshape(1, -1)
@@ -164,10 +164,18 @@ def export(manifest: dict, indices: list, out_dir: Path) -> list:
     return paths
 
 
+def _hex(text: str) -> str:
+    try:
+        int(text, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a hexadecimal task id: {text!r}") from None
+    return text
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="pypto-dump-viewer", description="Shows an args dump's records and values.")
     parser.add_argument("dir", nargs="?", default=".", help="build dir, its dfx_outputs/, or args_dump/ (default: .)")
-    parser.add_argument("--task", "-t", help="only this task id (hex, as the table shows it)")
+    parser.add_argument("--task", "-t", type=_hex, help="only this task id (hex, as the table shows it)")
     parser.add_argument("--stage", choices=("before", "after"), help="before_dispatch or after_completion")
     parser.add_argument("--role", choices=("input", "output", "inout"))
     parser.add_argument("--arg", type=int, help="only this argument index of the task's args[]")

@@ -36,6 +36,7 @@ struct ArgRecord {
   bool is_contiguous = true;
   uint64_t scalar = 0;
   bool truncated = false;  // the view reaches past its buffer: no payload taken
+  bool dropped = false;    // the payload did not fit the recorder's byte budget: metadata only
   // The view's elements in row-major order of its shape (strides applied), or the scalar's 8 bytes;
   // empty when only metadata is recorded.
   std::string payload;
@@ -43,8 +44,13 @@ struct ArgRecord {
 
 class ArgsDumpRecorder final : public TaskObserver {
  public:
+  // Payloads of one run are kept in memory until written: past `max_payload_bytes` a record keeps its
+  // metadata only and counts as dropped.
+  static constexpr uint64_t kDefaultMaxPayloadBytes = uint64_t{1} << 30;
+
   // `kernel_names` is indexed by func_id, for the manifest.
-  ArgsDumpRecorder(ArgsDumpLevel level, std::vector<std::string> kernel_names);
+  ArgsDumpRecorder(ArgsDumpLevel level, std::vector<std::string> kernel_names,
+                   uint64_t max_payload_bytes = kDefaultMaxPayloadBytes);
 
   void BeforeDispatch(const ObservedTask& task) override;
   void AfterCompletion(const ObservedTask& task) override;
@@ -63,8 +69,10 @@ class ArgsDumpRecorder final : public TaskObserver {
 
   const ArgsDumpLevel level_;
   const std::vector<std::string> kernel_names_;
+  const uint64_t max_payload_bytes_;
   mutable std::mutex mu_;
   std::vector<ArgRecord> records_;
+  uint64_t payload_bytes_ = 0;
 };
 
 // The bytes of a tensor view's elements in row-major order of its shape; false when the view reaches
