@@ -54,6 +54,15 @@ def tag_output_inline(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 @pl.jit
+def tag_before_reshape(x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]):
+    pl.dump_tag(x)
+    x2 = pl.reshape(x, [32, 16])
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.exp(pl.load(x2, [0, 0], [32, 16])), [0, 0], y)
+    return y
+
+
+@pl.jit
 def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     pl.dump_tag(a)
     pl.dump_tag(b)
@@ -132,6 +141,14 @@ def test_level_1_takes_an_output_tagged_in_an_inline_function_after_completion(k
     manifest = _manifest(compiled)
     assert _records(manifest) == [("0x0", "after_completion", "output", 2, "tensor")]
     torch.testing.assert_close(torch.from_numpy(_payload(manifest, 0).copy()), x + y, rtol=0, atol=0)
+
+
+def test_a_reshape_of_a_tagged_tensor_is_another_tensor(kernels):
+    x, y = torch.randn(4, 8, 16), torch.zeros(32, 16)
+    compiled = kernels.tag_before_reshape.compile(x, y, config=RunConfig(enable_dump_args=1))
+    compiled(x, y)
+    manifest = _manifest(compiled)
+    assert manifest["records"] == [] and manifest["counters"]["before_dispatch"] == 0
 
 
 def test_level_2_lists_every_argument_and_level_3_only_tagged_payloads(kernels):
