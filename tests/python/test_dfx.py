@@ -268,6 +268,17 @@ def test_swimlane_has_one_span_per_task_on_its_core_track(kernels, platform, aic
         assert span["tid"] == aic_cores + int(names[span["tid"]].split()[1])
 
 
+def test_swimlane_puts_cube_tasks_on_aic_tracks(kernels):
+    a, b, c = torch.randn(16, 16), torch.randn(16, 16), torch.zeros(16, 16)
+    compiled = kernels.mm.compile(a, b, c, config=RunConfig(enable_chip_swimlane=True))
+    compiled(a, b, c)
+    trace = json.loads((Path(compiled.output_dir) / "dfx_outputs" / "merged_swimlane.json").read_text())
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert len(spans) == 1 and spans[0]["cat"] == "AIC"
+    assert names[spans[0]["tid"]] == f"AIC {spans[0]['tid']}"  # AIC cores are numbered first
+
+
 def test_unimplemented_switches_name_themselves_and_devices_need_a_device(kernels):
     x, y, out = torch.randn(8, 16), torch.randn(8, 16), torch.zeros(8, 16)
     for switch in ("enable_pmu", "enable_dep_gen", "enable_scope_stats"):
