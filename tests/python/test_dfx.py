@@ -178,7 +178,8 @@ def test_half_payloads_decode_to_torchs_values(kernels, capsys, dtype):
     compiled = kernels.mm.compile(a, b, c, config=RunConfig(platform="a5sim", enable_dump_args=1))
     compiled(a, b, c)
     manifest = _manifest(compiled)
-    assert [r["dtype"] for r in manifest["records"]] == [{torch.bfloat16: "BFLOAT16", torch.float16: "FLOAT16"}[dtype]] * 2
+    name = {torch.bfloat16: "BFLOAT16", torch.float16: "FLOAT16"}[dtype]
+    assert [r["dtype"] for r in manifest["records"]] == [name, name]
     assert dump_viewer.main([compiled.output_dir, "--index", "1"]) == 0
     printed = capsys.readouterr().out
     rows = printed.split("  values:\n")[1].splitlines()

@@ -119,7 +119,9 @@ def format_table(manifest: dict, indices: list) -> str:
 
 
 def _value_text(value) -> str:
-    return repr(float(value)) if isinstance(value, np.floating) else str(value.item() if hasattr(value, "item") else value)
+    """A float as Python writes it (shortest text that reads back; what torch's tolist() gives), else
+    the integer or bool."""
+    return repr(float(value)) if isinstance(value, np.floating) else str(value.item())
 
 
 def format_record(manifest: dict, index: int, limit: int = 1024) -> str:
