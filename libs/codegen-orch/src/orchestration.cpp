@@ -704,6 +704,7 @@ class OrchestrationEmitter {
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
       call = eval->expr()->As<ir::Call>();
+      if (call && call->is_op_call() && call->op()->name == "tensor.dump_tag") return EmitDumpTag(*call);
     }
     if (call && call->is_op_call())
       return MakeError(DiagnosticKind::Syntax,
@@ -717,6 +718,19 @@ class OrchestrationEmitter {
                        "orchestration code yet",
                        stmt->span());
     return EmitSubmit(*call, result);
+  }
+
+  // `pl.dump_tag(t)`: t (the variable, and the results of calls writing it) is marked in every submit
+  // after this point, in program order; a reshape of t is another tensor. Nothing runs for it; the C++
+  // marks each such submit's argument with `params.dump(t)`.
+  ir::Result<bool> EmitDumpTag(const ir::Call& call) {
+    const auto* var = call.args()[0]->As<ir::Var>();
+    if (!var || !bindings_.contains(var))
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       "pl.dump_tag needs a tensor of the orchestration (a parameter, a pl.create_tensor or a view)",
+                       call.span());
+    dump_tagged_.insert(var);
+    return true;
   }
 
   // A blank line between the items of a block (submits, loops, runs of scalar definitions); scalar
@@ -1044,7 +1058,7 @@ class OrchestrationEmitter {
                         .func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV, .mixed = mixed}};
 
     // The task takes its tensors first and its scalars after them, each group in parameter order.
-    std::string tensor_lines, scalar_lines;
+    std::string tensor_lines, scalar_lines, dump_lines;
     std::vector<std::optional<Binding>> written(call.args().size());
     for (size_t i = 0; i < call.args().size(); ++i) {
       const auto& arg = call.args()[i];
@@ -1074,10 +1088,13 @@ class OrchestrationEmitter {
       if (it == bindings_.end())
         return MakeError(DiagnosticKind::Internal, "kernel argument is not a bound tensor", arg->span());
       tensor_lines += fmt::format("{}{}.{}({});\n", indent_, params, AddMethod(direction), it->second.cpp_name);
-      step.submit.args.push_back(rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref});
+      const bool dump = dump_tagged_.contains(var);
+      if (dump) dump_lines += fmt::format("{}{}.dump({});\n", indent_, params, it->second.cpp_name);
+      step.submit.args.push_back(
+          rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref, .dump = dump});
       if (direction != ir::ArgDirection::Input && direction != ir::ArgDirection::NoDep) written[i] = it->second;
     }
-    body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines;
+    body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines + dump_lines;
     // `with pl.spmd(core_num=N)`: one submit of N blocks.
     if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), ir::kCoreNumKwarg)) {
       if (*blocks < 1 || *blocks > std::numeric_limits<int32_t>::max())
@@ -1096,13 +1113,14 @@ class OrchestrationEmitter {
     steps_->push_back(Step{std::move(step)});
     if (!result) return true;
 
-    // A call result is the Out tensor itself: later uses name the same buffer.
-    std::optional<Binding> bound;
-    if (auto returned = ReturnedParam(*callee, program_); returned && written[*returned]) bound = written[*returned];
+    // A call result is the Out tensor itself: later uses name the same buffer. It keeps the argument's
+    // pl.dump_tag, since the variable was only renamed (by the user, or by outlining a scope).
+    std::optional<size_t> bound;
+    if (auto returned = ReturnedParam(*callee, program_); returned && written[*returned]) bound = *returned;
     if (!bound) {
       size_t outputs = 0;
-      for (const auto& w : written)
-        if (w) bound = w, ++outputs;
+      for (size_t i = 0; i < written.size(); ++i)
+        if (written[i]) bound = i, ++outputs;
       if (outputs > 1)
         return MakeError(DiagnosticKind::Internal,
                          fmt::format("'{}' writes {} tensors and does not return one of its parameters; cannot tell "
@@ -1110,7 +1128,9 @@ class OrchestrationEmitter {
                                      callee->name(), outputs, result->name_hint()),
                          call.span());
     }
-    if (bound) bindings_[result] = *bound;
+    if (!bound) return true;
+    bindings_[result] = *written[*bound];
+    if (dump_tagged_.contains(call.args()[*bound]->As<ir::Var>())) dump_tagged_.insert(result);
     return true;
   }
 
@@ -1173,6 +1193,7 @@ class OrchestrationEmitter {
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
+  std::set<const ir::Var*> dump_tagged_;                     // pl.dump_tag'ed so far
   CppNames names_;
   std::map<std::string, int32_t> func_ids_;
   std::string params_, body_;

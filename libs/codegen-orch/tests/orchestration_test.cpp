@@ -76,6 +76,35 @@ TEST(Orchestration, PlanMatchesTheCpp) {
   EXPECT_EQ(args[2].tensor.index, 2u);
 }
 
+// The tile-add program with `pl.dump_tag(b)` as the first statement of its orchestration.
+ir::ProgramPtr LoweredTileAddTaggingB() {
+  const auto program = testing::TileAddProgram();
+  const auto& fn = *program->functions()[0];
+  std::vector<ir::StmtPtr> body = {
+      std::make_shared<ir::EvalStmt>(testing::Op("tensor.dump_tag", {fn.params()[1]}, 1), ir::Span{"k.py", 1, 5})};
+  for (const auto& stmt : fn.body()->As<ir::SeqStmts>()->stmts()) body.push_back(stmt);
+  auto tagged = std::make_shared<ir::Function>(fn.name(), fn.params(), fn.param_directions(), fn.return_types(),
+                                               std::make_shared<ir::SeqStmts>(std::move(body)), fn.type());
+  auto lowered = passes::Lower(
+      std::make_shared<ir::Program>(program->name(), std::vector<ir::FunctionPtr>{tagged}, fn.name()),
+      passes::PassContext{});
+  EXPECT_TRUE(lowered) << lowered.error().str();
+  return *lowered;
+}
+
+TEST(Orchestration, DumpTagMarksTheTensorInLaterSubmits) {
+  auto orchestration = GenerateOrchestration(*LoweredTileAddTaggingB());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  const auto& args = orchestration->plan.submits.at(0).args;
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ((std::vector<bool>{args[0].dump, args[1].dump, args[2].dump}), (std::vector<bool>{false, true, false}));
+  EXPECT_NE(orchestration->cpp_source.find("    params_t0.add_output(ext_c);\n"
+                                           "    params_t0.dump(ext_b);\n"
+                                           "    rt_submit_aiv_task(0, params_t0);\n"),
+            std::string::npos)
+      << orchestration->cpp_source;
+}
+
 TEST(Orchestration, KernelConfigManifest) {
   auto orchestration = GenerateOrchestration(*LoweredTileAdd());
   ASSERT_TRUE(orchestration);

@@ -193,6 +193,7 @@ class FunctionParser {
       py::handle value = stmt.attr("value");
       if (IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) return ir::StmtPtr{};
       if (IsMethodCall(value, "bind_dynamic")) return ParseBindDynamic(value);
+      if (IsDumpTag(value)) return ParseDumpTag(value);
       if (IsInlineCall(value)) {  // its body is the statement; a value it returns is dropped
         auto result = ParseExpr(value);
         if (!result) return pypto::unexpected(result.error());
@@ -468,6 +469,38 @@ class FunctionParser {
     return MakeError(DiagnosticKind::InvalidOperation,
                      fmt::format("'{}' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_", name),
                      map_.SpanOf(value));
+  }
+
+  // ---- pl.dump_tag -------------------------------------------------------------------------------
+  // `pl.dump_tag(t)` marks the orchestration tensor variable t for the args dump: codegen-orch flags t
+  // in every later submit (the variable, not its buffer: a reshape of t is another variable). The IR
+  // keeps it as the statement `pl.tensor.dump_tag(t)`, which is how the printer writes it back.
+
+  static bool IsDumpTag(py::handle node) {
+    if (!IsNode(node, "Call")) return false;
+    const std::string name = DottedName(node.attr("func"));
+    return name == "pl.dump_tag" || name == "pl.tensor.dump_tag";
+  }
+
+  ir::Result<ir::StmtPtr> ParseDumpTag(py::handle call) {
+    const ir::Span span = map_.SpanOf(call);
+    if (kernel_depth_ > 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       "pl.dump_tag marks an orchestration tensor for the args dump; it cannot be used inside a kernel",
+                       span, "call pl.dump_tag(t) in the orchestration, before the scope or kernel call that uses t");
+    py::list args = call.attr("args");
+    if (py::len(args) != 1 || py::len(call.attr("keywords")) != 0)
+      return MakeError(DiagnosticKind::InvalidOperation, "pl.dump_tag takes one tensor: pl.dump_tag(t)", span);
+    auto tensor = ParseExpr(args[0]);
+    if (!tensor) return pypto::unexpected(tensor.error());
+    if (!(*tensor)->As<ir::Var>() || !(*tensor)->type()->As<ir::TensorType>())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.dump_tag marks a tensor variable for the args dump, got {}",
+                                   (*tensor)->type()->str()),
+                       map_.SpanOf(args[0]));
+    auto tagged = ir::OpRegistry::Get().CreateCall("tensor.dump_tag", {*tensor}, {}, span);
+    if (!tagged) return pypto::unexpected(tagged.error());
+    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*tagged, span));
   }
 
   // `optimizations=[pl.split(mode), pl.cross_core_slot(...)]` are performance hints for a mixed
@@ -1582,6 +1615,9 @@ class FunctionParser {
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
     if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
     if (name == "pl.assemble" || name == "pl.tile.assemble" || name == "pl.tensor.assemble") return ParseAssemble(node);
+    if (IsDumpTag(node))
+      return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,
+                       "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))

@@ -125,6 +125,20 @@ TEST(RoundTrip, IncoreKernelsCalledFromOrchestrationLowered) {
       << lowered;
 }
 
+// pl.dump_tag is kept as the statement pl.tensor.dump_tag(t) in the orchestration, through lowering.
+TEST(RoundTrip, DumpTagStaysInTheOrchestration) {
+  auto request = Request(R"(@pl.jit
+def tagged(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    pl.dump_tag(x)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.exp(pl.load(x, [0, 0], [16, 16])), [0, 0], y)
+    return y
+)",
+                         {{"x", {16, 16}}, {"y", {16, 16}}});
+  std::string lowered = LoweredRoundTrip(request);
+  EXPECT_NE(lowered.find("        pl.tensor.dump_tag(x)\n"), std::string::npos) << lowered;
+}
+
 TEST(RoundTrip, CubeKernelLoweredForBothSocs) {
   auto request = Request(R"(@pl.jit
 def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):

@@ -60,6 +60,17 @@ struct CoreTaskArgs : pypto::rt::TaskArgs {
     for (size_t i = 0; i < count; ++i) raw.push_back(ids[i].raw);
     pypto::rt::TaskArgs::set_dependencies(raw.data(), raw.size());
   }
+  // Marks the tensor arguments added so far that are `tensor` (the same descriptor) for the args dump.
+  template <typename... Tensors>
+  void dump(const Tensors&... tensors) {
+    (MarkDump(tensors), ...);
+  }
+
+ private:
+  void MarkDump(const pypto::rt::ChipTensor& tensor) {
+    for (size_t i = 0; i < this->tensors().size(); ++i)
+      if (std::memcmp(&this->tensors()[i].tensor, &tensor, sizeof tensor) == 0) mark_dump(i);
+  }
 };
 using MixedKernels = pypto::rt::MixedKernels;
 inline constexpr int32_t INVALID_KERNEL_ID = pypto::rt::kNoKernel;

@@ -29,6 +29,8 @@
 //               that are awake, which finish them sooner than a woken thread could start.
 #include "pypto/runtime/runtime.h"
 
+#include "pypto/runtime/task_observer.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -49,6 +51,11 @@
 namespace pypto::rt {
 
 const char* CoreTypeName(CoreType type) { return type == CoreType::AIC ? "AIC" : "AIV"; }
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 namespace {
 
@@ -109,12 +116,18 @@ struct Task {
   bool dummy = false;
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
+  // Only with an observer: the arguments as submitted (directions and dump marks), for ObservedTask.
+  std::vector<TensorArg> observed_args;
+  size_t scalar_count = 0;
 };
 
 // Copies the arguments into `task` (a blank one: new, or recycled by the runtime) and lays out
 // args[]: descriptor pointers, scalar bit patterns, then the two contexts at their fixed slots.
+// `observed`: an observer will look at the task, so it keeps the arguments as submitted too.
 std::unique_ptr<Task> MakeTask(std::unique_ptr<Task> task, CoreType core, int32_t func_id, const TaskArgs& args,
-                               int32_t block_idx) {
+                               int32_t block_idx, bool observed) {
+  if (observed) task->observed_args = args.tensors();
+  task->scalar_count = args.scalars().size();
   task->func_id = func_id;
   task->core_type = core;
   task->local = LocalContext{.block_idx = block_idx, .block_num = args.launch_spec.block_num};
@@ -233,6 +246,8 @@ class Runtime::Impl final : private ForkAware {
   // With mu_ held: takes the oldest dispatchable task of `type`, runs it without the lock, retires it.
   void DispatchOne(std::unique_lock<std::mutex>& lock, CoreType type);
   pypto::expected<void, FatalError> RunOnCore(Task& task, int core);
+  pypto::expected<void, FatalError> RunObserved(const Task& task, const KernelLaunch& launch);
+  pypto::expected<void, FatalError> Execute(const Task& task, const KernelLaunch& launch);
   void Retire(Task& task, int core);
   void RecordError(FatalError error);
   // With mu_ held: a slot in the current scope's ring for a launch of func_id, waiting for one to be
@@ -523,7 +538,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, in
                                                                int32_t block_idx) {
   std::lock_guard lock(mu_);
   if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
-  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx);
+  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx, options_.observer != nullptr);
   task->launch = launch;
   task->id = next_id_;
   AddDependencies(*task, args);
@@ -634,7 +649,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     for (size_t m = 0; m < members.size(); ++m) {
       const auto [core, func_id] = members[m];
       if (func_id == kNoKernel) continue;
-      auto task = MakeTask(BlankTask(), core, func_id, args, block);
+      auto task = MakeTask(BlankTask(), core, func_id, args, block, options_.observer != nullptr);
       if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
       task->mixed_group = group;
       task->id = next_id_;
@@ -797,6 +812,11 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
   };
   spdlog::debug("task {}: func_id {} starts on {} core {}", task.id, task.func_id, CoreTypeName(task.core_type),
                 core);
+  if (options_.observer) return RunObserved(task, launch);
+  return Execute(task, launch);
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::Execute(const Task& task, const KernelLaunch& launch) {
   try {
     auto result = executor_.Execute(launch);
     // Not logged as an error here: WaitAll hands it to the caller, who reports it.
@@ -807,6 +827,22 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
     return pypto::unexpected(FatalError{
         FatalCode::Internal, fmt::format("task {} (func_id {}): executor threw: {}", task.id, task.func_id, e.what())});
   }
+}
+
+// The observer sees the task's arguments before its kernel runs and, if it succeeds, after.
+pypto::expected<void, FatalError> Runtime::Impl::RunObserved(const Task& task, const KernelLaunch& launch) {
+  ObservedTask observed{.id = task.id,
+                        .func_id = task.func_id,
+                        .core_type = task.core_type,
+                        .core_index = launch.core_index,
+                        .tensors = task.observed_args,
+                        .scalars = std::span<const int64_t>(task.args).subspan(task.tensors.size(), task.scalar_count)};
+  options_.observer->BeforeDispatch(observed);
+  observed.start_ns = SteadyNowNs();
+  auto result = Execute(task, launch);
+  observed.end_ns = SteadyNowNs();
+  if (result) options_.observer->AfterCompletion(observed);
+  return result;
 }
 
 // Called with mu_ held. Frees the core and wakes what this task was holding back.

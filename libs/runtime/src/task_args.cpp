@@ -54,6 +54,15 @@ void TaskArgs::add_scalar(uint64_t bits) {
   scalars_.push_back(bits);
 }
 
+void TaskArgs::mark_dump(size_t index) {
+  if (has_error()) return;
+  if (index >= tensors_.size()) {
+    error_ = fmt::format("dump: tensor argument {} does not exist ({} added)", index, tensors_.size());
+    return;
+  }
+  tensors_[index].dump = true;
+}
+
 void TaskArgs::set_dependencies(const TaskId* ids, size_t count) {
   if (has_error()) return;
   if (!ids && count > 0) {

@@ -102,6 +102,7 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
       return InvalidArgs(fmt::format("submit {}: argument {} refers to {} {}, but the plan has {}", submit_index, i,
                                      KindName(arg.tensor.kind), arg.tensor.index, pool.size()));
     args.add_tensor(pool[arg.tensor.index], arg.direction);
+    if (arg.dump) args.mark_dump(args.tensors().size() - 1);
   }
   return args;
 }

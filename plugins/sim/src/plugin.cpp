@@ -24,6 +24,8 @@
 #include "pypto/ir/c_api_bridge.h"
 #include "pypto/ir/soc.h"
 #include "pypto/runtime/c_api_bridge.h"
+#include "pypto/runtime/dfx_recorder.h"
+#include "pypto/runtime/log_destination.h"
 #include "pypto/runtime/task_plan.h"
 #include "extern_kernel.h"
 #include "sim_executor.h"
@@ -163,6 +165,7 @@ std::string FileName(const std::string& kernel) {
 pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                      const char* output_dir) {
   return c_api::Guard([&]() -> pypto_status {
+    rt::FollowProcessLogPath();
     if (!lowered || !lowered->program || !output_dir) {
       return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim prepare: null program or output directory");
     }
@@ -187,6 +190,24 @@ pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, cons
   });
 }
 
+// The plan's kernel names, indexed by func_id, for the debugging outputs.
+std::vector<std::string> KernelNames(const rt::TaskPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& kernel : plan.kernels) {
+    if (kernel.func_id < 0) continue;
+    if (static_cast<size_t>(kernel.func_id) >= names.size()) names.resize(static_cast<size_t>(kernel.func_id) + 1);
+    names[kernel.func_id] = kernel.name;
+  }
+  return names;
+}
+
+// The recorder of the plan's debugging outputs, or null when it asks for none (then the runtime has
+// no observer and pays nothing).
+std::unique_ptr<rt::DfxRecorder> MakeDfxRecorder(const rt::TaskPlan& plan, const ir::SocSpec& soc) {
+  if (!plan.dfx.enabled()) return nullptr;
+  return std::make_unique<rt::DfxRecorder>(plan.dfx, KernelNames(plan), soc.aic_cores, soc.aiv_cores);
+}
+
 // A plan made ready to run on one platform. Runs are serialized.
 class Session {
  public:
@@ -199,13 +220,16 @@ class Session {
         plan_(owned ? *owned_plan_ : plan),
         kernel_count_(kernels.size()),
         executor_(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores),
+        dfx_(MakeDfxRecorder(plan, soc)),
         runtime_({.aic_cores = soc.aic_cores,
                   .aiv_cores = soc.aiv_cores,
                   .dispatch = dispatch,
-                  .task_window = rt::TaskWindowFor(plan)},
+                  .task_window = rt::TaskWindowFor(plan),
+                  .observer = dfx_.get()},
                  executor_) {}
 
   pypto_status Run(std::span<const rt::ChipTensor> params) {
+    rt::FollowProcessLogPath();
     std::lock_guard lock(mu_);
     spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan_.orchestration_name,
                   platform_, kernel_count_, plan_.submits.size(), TileOpsTarget());
@@ -215,7 +239,14 @@ class Session {
       executor_.ScrubMemory();
     }
     used_ = true;
+    if (dfx_) dfx_->BeginRun();
     auto result = rt::RunPlan(plan_, params, runtime_);
+    // Written for a failed run too: what ran before the failure is what one wants to look at.
+    if (dfx_) {
+      if (auto written = dfx_->Write(); !written)
+        return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: debugging outputs: {}", written.error()));
+      spdlog::debug("sim: debugging outputs written to {}", plan_.dfx.output_dir);
+    }
     if (!result) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: {}", result.error().str()));
     return PYPTO_OK;
   }
@@ -228,6 +259,7 @@ class Session {
   const size_t kernel_count_;
   bool used_ = false;
   SimExecutor executor_;  // before runtime_, which runs kernels on it until it is destroyed
+  const std::unique_ptr<rt::DfxRecorder> dfx_;  // before runtime_, which reports tasks to it
   rt::Runtime runtime_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "pypto/codegen_orch/orchestration.h"
 #include "pypto/passes/pipeline.h"
+#include "pypto/runtime/args_dump.h"
 #include "pypto/runtime/compiled_orchestration.h"
 #include "pypto/runtime/task_plan.h"
 #include "pypto/backend_extern/run_command.h"
@@ -175,6 +176,35 @@ TEST(CompiledOrchestration, TaskIdsExplicitDependenciesAndDummyTasks) {
   ASSERT_TRUE(ran) << ran.error().str();
   EXPECT_EQ(runtime.tasks_completed(), 2u);
   for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], a[i] + 2 * b[i]) << i;
+  fs::remove_all(library.parent_path());
+}
+
+// CoreTaskArgs::dump (what codegen emits for pl.dump_tag) marks the argument that is that tensor, and
+// the args dump of a compiled orchestration takes it like the task plan's.
+TEST(CompiledOrchestration, DumpMarksTheArgumentForTheArgsDump) {
+  const Generated generated = Generate(testing::TileAddProgram(16, 16));
+  Generated hand_written = generated;
+  std::string source = kHandWrittenOrchestration;
+  const std::string submit = "    TaskOutputTensors t0 = rt_submit_aiv_task(0, first);\n";
+  source.replace(source.find(submit), submit.size(), "    first.dump(b);\n" + submit);
+  hand_written.orchestration.cpp_source = source;
+  const fs::path library = CompileOrchestration(hand_written, "dump_mark");
+  std::vector<float> a(256, 1.0f), b(256, 2.0f), c(256);
+  const std::array<uint32_t, 2> shape = {16, 16};
+  const std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(a.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(b.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(c.data(), shape, PYPTO_RT_FLOAT32)};
+  rt::ArgsDumpRecorder dump(rt::ArgsDumpLevel::Tagged, {"tile_add_incore_0"});
+  SimExecutor executor(ir::Ascend910B(), Decode(generated), 24, 48);
+  rt::Runtime runtime({.aic_cores = 24, .aiv_cores = 48, .worker_threads = 2, .observer = &dump}, executor);
+  auto ran = rt::RunCompiledOrchestration(library, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  const auto records = dump.Records();
+  ASSERT_EQ(records.size(), 1u);  // b in the first task only: the second task's b is not marked
+  EXPECT_EQ(records[0].task_id, 0u);
+  EXPECT_EQ(records[0].arg_index, 1u);
+  EXPECT_FALSE(records[0].after);
+  EXPECT_EQ(records[0].payload, std::string(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float)));
   fs::remove_all(library.parent_path());
 }
 

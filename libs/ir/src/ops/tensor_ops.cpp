@@ -53,6 +53,13 @@ Result<TypePtr> DeduceRead(const std::vector<ExprPtr>& args, const Call::Kwargs&
   return std::make_shared<ScalarType>(tensor->dtype());
 }
 
+// pl.dump_tag(t): a statement marking an orchestration tensor for the args dump; it has no value.
+Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  if (!args[0]->type()->As<TensorType>())
+    return TypeError(fmt::format("pl.dump_tag marks a tensor for the args dump, got {}", args[0]->type()->str()), span);
+  return std::make_shared<UnknownType>();
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& registry) {
@@ -73,6 +80,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .deduce_type = DeduceReshape,
                           .affinity = CoreAffinity::Shared,
                           .result_aliases_arg = 0});
+  // No effects: it reads nothing when the program runs; codegen-orch marks the tensor's later submits.
+  registry.Register(OpDef{.name = "tensor.dump_tag",
+                          .description = "marks a tensor variable for the args dump (RunConfig(enable_dump_args=...))",
+                          .params = {Arg("tensor")},
+                          .deduce_type = DeduceDumpTag,
+                          .affinity = CoreAffinity::Shared});
 }
 
 }  // namespace pypto::ir

@@ -30,7 +30,7 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     out = new_build_dir(config, program.name) if output_dir is None else os.path.abspath(output_dir)
     dump_dir = os.path.join(out, "passes_dump") if config.dump_passes else None
     lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
-    artifacts = _core.compile(lowered, config.platform, str(out), config.task_window)
+    artifacts = _core.compile(lowered, config.platform, str(out), config.task_window, **config.compile_dfx())
     parameters = entry_parameters(lowered)
     write_manifest(out, config.platform, program.name, parameters)
     return CompiledProgram(artifacts, parameters)

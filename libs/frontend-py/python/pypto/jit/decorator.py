@@ -87,6 +87,7 @@ class JITFunction:
             bool(config.dump_passes),
             config.save_kernels_dir,
             config.task_window,
+            config.dfx,
         )
         compiled = self._cache.get(key)
         if compiled is not None:
@@ -98,7 +99,9 @@ class JITFunction:
             output_dir = new_build_dir(config, f"_jit_{self.__name__}")
             dump_dir = output_dir / "passes_dump" if config.dump_passes else None
             lowered = self._lower(specs, constants, config, dump_dir)
-            artifacts = _core.compile(lowered, config.platform, str(output_dir), config.task_window)
+            artifacts = _core.compile(
+                lowered, config.platform, str(output_dir), config.task_window, **config.compile_dfx()
+            )
             parameters = self._parameters(lowered, args, kwargs)
             write_manifest(output_dir, config.platform, self.__name__, parameters)
             compiled = CompiledProgram(artifacts, parameters)
@@ -258,9 +261,11 @@ class JITFunction:
 
 
 def _disk_cacheable(config) -> bool:
-    """Dumps and a chosen build directory are asked for by this run; a task window is not recorded
-    in a build directory. Those builds skip the disk cache."""
-    return not config.dump_passes and not config.save_kernels_dir and config.task_window == 0
+    """Dumps and a chosen build directory are asked for by this run; a task window and the debugging
+    outputs are not recorded in a build directory. Those builds skip the disk cache."""
+    return (
+        not config.dump_passes and not config.save_kernels_dir and config.task_window == 0 and not config.dfx.any()
+    )
 
 
 def _is_scalar(value) -> bool:

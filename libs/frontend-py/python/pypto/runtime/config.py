@@ -64,6 +64,29 @@ class RunConfig:
             raise ValueError(f"RunConfig.ring_task_window must be a power of two of at least 2, got {window!r}")
 
     @property
+    def dfx(self):
+        """The profiling and dump switches, as ``pypto.runtime.runner.DfxOptions`` (``enable_l2_swimlane``
+        is the deprecated name of ``enable_chip_swimlane``)."""
+        from pypto.runtime.runner import DfxOptions
+
+        return DfxOptions(
+            enable_chip_swimlane=self.enable_chip_swimlane or self.enable_l2_swimlane,
+            enable_dump_args=self.enable_dump_args,
+            enable_pmu=self.enable_pmu,
+            enable_dep_gen=self.enable_dep_gen,
+            enable_scope_stats=self.enable_scope_stats,
+        )
+
+    def compile_dfx(self) -> dict:
+        """The keyword arguments of ``_core.compile`` for the debugging outputs. Checks the switches first:
+        on a simulator an unimplemented one is refused here (a device platform only writes artifacts, and
+        running them says that a device is needed)."""
+        dfx = self.dfx
+        if self.platform.endswith("sim"):
+            dfx.check_supported(self.platform)
+        return {"dump_args": dfx.enable_dump_args, "chip_swimlane": dfx.enable_chip_swimlane}
+
+    @property
     def task_window(self) -> int:
         """The runtime's task window for this run: ``ring_task_window``, or 0 for the default
         (``$PTO2_RING_TASK_WINDOW`` if set, else 16384)."""

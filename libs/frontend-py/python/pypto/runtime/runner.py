@@ -5,8 +5,9 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class DfxOptions:
-    """Profiling switches of one run (upstream's names). ``enable_chip_swimlane`` is a collection
-    level (0 off .. 4 full; ``True`` means 1)."""
+    """Profiling and dump switches of one run (upstream's names). ``enable_chip_swimlane`` is a
+    collection level (0 off .. 4 full; ``True`` means 1); ``enable_dump_args`` is 0 off, 1 the
+    ``pl.dump_tag``'ed tensors, 2 every argument, 3 every argument's metadata and the tagged payloads."""
 
     enable_chip_swimlane: int = 0
     enable_dump_args: int = 0
@@ -15,11 +16,12 @@ class DfxOptions:
     enable_scope_stats: bool = False
 
     def __post_init__(self):
-        level = self.enable_chip_swimlane
-        if isinstance(level, bool):
-            object.__setattr__(self, "enable_chip_swimlane", int(level))
-        elif not isinstance(level, int) or not 0 <= level <= 4:
-            raise ValueError(f"enable_chip_swimlane must be a bool or a level 0..4, got {level!r}")
+        for name, top in (("enable_chip_swimlane", 4), ("enable_dump_args", 3)):
+            level = getattr(self, name)
+            if isinstance(level, bool):
+                object.__setattr__(self, name, int(level))
+            elif not isinstance(level, int) or not 0 <= level <= top:
+                raise ValueError(f"{name} must be a bool or a level 0..{top}, got {level!r}")
 
     def enabled(self) -> list:
         return [field.name for field in dataclasses.fields(self) if getattr(self, field.name)]
@@ -28,12 +30,25 @@ class DfxOptions:
         return bool(self.enabled())
 
     def check_supported(self, platform: str) -> None:
-        """None of these is implemented by this toolchain yet: asking for one says so."""
-        if self.any():
+        """The simulators write the args dump and the chip swimlane (into ``<build dir>/dfx_outputs``);
+        the other switches are not implemented, and a device platform needs a device."""
+        if not self.any():
+            return
+        if not platform.endswith("sim"):
             raise NotImplementedError(
-                f"{', '.join(self.enabled())}: profiling and dump switches are not supported on {platform!r} "
-                "by this pypto yet"
+                f"{', '.join(self.enabled())}: profiling and dump outputs on {platform!r} need an Ascend device, "
+                "which this pypto does not drive; run on 'a2a3sim' or 'a5sim' for the args dump and the swimlane"
             )
+        missing = [name for name in _NOT_IMPLEMENTED if getattr(self, name)]
+        if missing:
+            raise NotImplementedError(
+                f"{', '.join(missing)}: not supported on {platform!r} by this pypto yet "
+                "(enable_dump_args and enable_chip_swimlane are)"
+            )
+
+
+# Switches this toolchain accepts but cannot honour on any platform yet.
+_NOT_IMPLEMENTED = ("enable_pmu", "enable_dep_gen", "enable_scope_stats")
 
 
 # The name harnesses import.

@@ -13,6 +13,7 @@
 namespace pypto::rt {
 
 enum class CoreType : uint8_t { AIC = 0, AIV = 1 };
+class TaskObserver;  // task_observer.h
 const char* CoreTypeName(CoreType type);
 
 // Indices into a kernel's args[] that carry the runtime contexts, after tensors and scalars.
@@ -76,6 +77,9 @@ struct RuntimeOptions {
   // has ended. At most task_window - 1 slots are in use; a submit waits for one to be given back.
   // When every used slot belongs to a scope still open, none can come back: ScopeDeadlock.
   int task_window = 16384;
+  // Debugging outputs (args dump, swimlane): told about every kernel task before and after it runs.
+  // Null (the default) costs nothing. Not owned; must outlive the Runtime.
+  TaskObserver* observer = nullptr;
 };
 
 // One MixedKernels submit (upstream's {aic, aiv0, aiv1}): the members run together on one block's

@@ -19,6 +19,7 @@ const char* ArgDirectionName(ArgDirection direction);
 struct TensorArg {
   ChipTensor tensor;  // copied: the descriptor the kernel will see
   ArgDirection direction;
+  bool dump = false;  // marked for the args dump (pl.dump_tag): recorded at levels 1 and 3
 };
 
 // How many blocks one submit launches (upstream's launch_spec): block b of N sees block_idx b and
@@ -49,6 +50,9 @@ class TaskArgs {
     std::memcpy(&bits, &value, sizeof(T));
     add_scalar(bits);
   }
+
+  // Marks tensor argument `index` (in the order added) for the args dump, as upstream's Arg::dump.
+  void mark_dump(size_t index);
 
   // Explicit dependencies: this task also waits for these tasks (as returned by a submit). An id
   // of a task that has finished, or kInvalidTaskId, imposes nothing. Replaces earlier ones.

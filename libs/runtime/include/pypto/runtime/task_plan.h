@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pypto/runtime/dfx_options.h"
 #include "pypto/runtime/runtime.h"
 
 namespace pypto::rt {
@@ -36,6 +37,7 @@ struct PlanTaskArg {
   ArgDirection direction = ArgDirection::Input;
   PlanTensorRef tensor;   // unless direction is Scalar
   uint64_t scalar = 0;    // bit pattern, when direction is Scalar
+  bool dump = false;      // a tensor marked for the args dump (pl.dump_tag)
 };
 
 struct PlanKernel {
@@ -68,6 +70,7 @@ struct TaskPlan {
   std::vector<PlanKernel> kernels;        // indexed by func_id
   std::vector<PlanSubmit> submits;        // in program order
   int task_window = 0;                    // RuntimeOptions::task_window for running it; 0: the default
+  DfxOptions dfx;                         // debugging outputs to record while running it
 };
 
 // Checks the caller's tensors against the plan's parameters (count, dtype, shape).
