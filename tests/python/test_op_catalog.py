@@ -190,3 +190,41 @@ def test_cast_rounds_to_bf16(kernels):
 def test_calling_an_incore_kernel_directly_says_how_to_use_it(kernels):
     with pytest.raises(TypeError, match="mm_kernel is a @pl.jit.incore function: call it from a @pl.jit function"):
         kernels.mm_kernel(torch.zeros(32, 32), torch.zeros(32, 32), torch.zeros(32, 32))
+
+
+CONCAT = '''
+import pypto.language as pl
+
+
+@pl.jit
+def side_by_side(a: pl.Tensor[[32, 16], pl.BF16], b: pl.Tensor[[32, 48], pl.BF16],
+                 c: pl.Out[pl.Tensor[[32, 64], pl.BF16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        joined: pl.Tile[[32, 64], pl.BF16] = pl.concat(pl.load(a, [0, 0], [32, 16]), pl.load(b, [0, 0], [32, 48]))
+        pl.store(joined, [0, 0], c)
+    return c
+
+
+@pl.jit
+def rows_differ(a: pl.Tensor[[32, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.concat(pl.load(a, [0, 0], [32, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], c)
+    return c
+'''
+
+
+def test_concat_puts_two_tiles_side_by_side(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, path = write_kernel("concat_kernels", CONCAT)
+    a, b = torch.randn(32, 16).bfloat16(), torch.randn(32, 48).bfloat16()
+    c = torch.zeros(32, 64, dtype=torch.bfloat16)
+    module.side_by_side(a, b, c)
+    assert torch.equal(c, torch.cat([a, b], dim=1))
+    with pytest.raises(ParserTypeError) as error:
+        module.rows_differ(torch.randn(32, 16), torch.randn(16, 16), torch.zeros(32, 32))
+    assert error.value.message == (
+        "pl.concat: the tiles must be 2-D Vec tiles with the same rows and dtype, got "
+        "pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] and pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]")
+    assert error.value.location == f"{path}:18:18"

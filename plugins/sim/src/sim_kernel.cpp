@@ -53,6 +53,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::MergeSort: return "mrgsort";
     case ComputeKind::GatherMask: return "gather";
     case ComputeKind::Slice: return "slice";
+    case ComputeKind::Concat: return "concat";
     case ComputeKind::Arange: return "arange";
   }
   return "?";
@@ -1000,6 +1001,7 @@ class Decoder {
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
       put("tile.slice", ComputeKind::Slice, 0);
+      put("tile.concat", ComputeKind::Concat, 0);
       put("tile.ci", ComputeKind::Arange, 0);
       return specs;
     }();
@@ -1127,6 +1129,7 @@ class Decoder {
       case ComputeKind::MergeSort:
       case ComputeKind::GatherMask:
       case ComputeKind::Slice:
+      case ComputeKind::Concat:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
@@ -1276,6 +1279,15 @@ class Decoder {
       case ComputeKind::GatherMask:
         info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
         return {};
+      case ComputeKind::Concat: {
+        auto right = Tile(args[1], "second operand");
+        if (!right) return Error(right.error());
+        instr.src1 = right->ref;
+        // The halves are copied row by row into the result, which must not overlap them.
+        if (Overlap(out.ref, src->ref) || Overlap(out.ref, right->ref))
+          return Fail("the result of pl.concat overlaps an operand");
+        return {};
+      }
       default: {  // Slice
         const auto& offsets = args[2]->As<ir::TupleLiteral>()->elements();
         info.row_offset = *ir::AsConstInt(offsets[0]);

@@ -55,6 +55,7 @@ enum class ComputeKind : uint8_t {
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
   Slice,         // dst = the window of src0 at (row_offset, col_offset)
+  Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
 };
 const char* ComputeKindName(ComputeKind kind);
@@ -77,7 +78,7 @@ struct ComputeInfo {
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
-  int64_t src_cols = 0;        // Slice, GatherMask: row length of src0 (cols is the result's)
+  int64_t src_cols = 0;        // Slice, GatherMask, Concat: row length of src0 (cols is the result's)
   int64_t row_offset = 0, col_offset = 0;  // Slice: the window's origin in src0
 };
 

@@ -148,6 +148,23 @@ Result<TypePtr> DeduceArange(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TileType>(*shape, dtype, MemorySpace::Vec);
 }
 
+// Two tiles side by side: [R, C0] and [R, C1] of one dtype, in Vec, make [R, C0 + C1].
+Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto left = ExpectTile(args[0], "the first operand of pl.concat", span);
+  if (!left) return pypto::unexpected(left.error());
+  auto right = ExpectTile(args[1], "the second operand of pl.concat", span);
+  if (!right) return pypto::unexpected(right.error());
+  const Shape& a = (*left)->shape();
+  const Shape& b = (*right)->shape();
+  if (a.size() != 2 || b.size() != 2 || a[0] != b[0] || (*left)->dtype() != (*right)->dtype() ||
+      (*left)->memory_space() != MemorySpace::Vec || (*right)->memory_space() != MemorySpace::Vec) {
+    return TypeError(fmt::format("the tiles must be 2-D Vec tiles with the same rows and dtype, got {} and {}",
+                                 (*left)->str(), (*right)->str()),
+                     span);
+  }
+  return std::make_shared<TileType>(Shape{a[0], a[1] + b[1]}, (*left)->dtype(), MemorySpace::Vec);
+}
+
 // A copy of the window [offset, offset + shape) of a tile, in the same buffer kind.
 Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectTile(args[0], "the source of a tile slice", span);
@@ -214,6 +231,11 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .params = {Arg("start"), Arg("shape"), OptionalAttr("dtype", OpAttrKind::DType),
                                      OptionalAttr("descending", OpAttrKind::Bool)},
                           .deduce_type = DeduceArange,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.concat",
+                          .description = "two tiles side by side: the columns of the first, then the second's",
+                          .params = {Arg("src0"), Arg("src1")},
+                          .deduce_type = DeduceConcat,
                           .affinity = CoreAffinity::Vector});
   registry.Register(OpDef{.name = "tile.slice",
                           .description = "a copy of a static window of a tile (`t[:, a:b]` inside a kernel)",

@@ -22,6 +22,18 @@ void CopyWindow(void* dst, const void* src, size_t rows, size_t cols, size_t src
     std::memmove(out + r * cols * elem_bytes, in + ((row0 + r) * src_cols + col0) * elem_bytes, cols * elem_bytes);
 }
 
+void ConcatColumns(void* dst, const void* left, const void* right, size_t rows, size_t left_cols, size_t right_cols,
+                   size_t elem_bytes) {
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* a = static_cast<const std::byte*>(left);
+  const auto* b = static_cast<const std::byte*>(right);
+  const size_t left_bytes = left_cols * elem_bytes, right_bytes = right_cols * elem_bytes;
+  for (size_t r = 0; r < rows; ++r) {
+    std::memcpy(out + r * (left_bytes + right_bytes), a + r * left_bytes, left_bytes);
+    std::memcpy(out + r * (left_bytes + right_bytes) + left_bytes, b + r * right_bytes, right_bytes);
+  }
+}
+
 void Arange(void* dst, int64_t start, bool descending, size_t n, size_t elem_bytes) {
   for (size_t i = 0; i < n; ++i) {
     // Unsigned arithmetic wraps; the low bytes are the value in either signedness.
