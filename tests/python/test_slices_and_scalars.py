@@ -198,6 +198,15 @@ def atomically(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], 
 
 
 @pl.jit
+def into_a_tile(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        whole = pl.load(x, [0, 0], [64, 32])
+        whole = pl.assemble(whole, pl.load(x, [0, 0], [32, 32]), [32, 0])
+        pl.store(whole, [0, 0], out)
+    return out
+
+
+@pl.jit
 def badly_atomic(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.assemble(out, pl.load(x, [0, 0], [64, 32]), [0, 0], atomic=pl.AtomicType.Max)
@@ -236,4 +245,9 @@ def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):
     with pytest.raises(InvalidOperationError) as error:
         module.badly_atomic(x, out)
     assert error.value.message == "'pl.assemble' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_"
-    assert error.value.location == f"{path}:34:77"
+    assert error.value.location == f"{path}:43:77"
+    with pytest.raises(InvalidOperationError) as error:
+        module.into_a_tile(x, out)
+    assert error.value.message == ("'pl.assemble' into a tile (an insert into pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec]) "
+                                   "is not supported yet; its target must be a tensor")
+    assert error.value.location == f"{path}:35:29"
