@@ -114,7 +114,7 @@ def gather_scale(x: pl.Tensor[[T, 64], pl.FP32], w: pl.Tensor[[T, 4], pl.FP32], 
                  y: pl.Out[pl.Tensor[[T, 64], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for t in pl.range(T):
-            k = pl.read(idx, [t])
+            k = pl.read(idx, t)  # one index of a 1-D tensor needs no list
             s = pl.read(w, [t, k])
             y[t : t + 1, 0:64] = pl.mul(x[t : t + 1, 0:64], s)
     return y

@@ -455,6 +455,28 @@ class FunctionParser {
     return ParseCall(store);
   }
 
+  // `pl.read(t, i)`: one index not in a list, as upstream accepts for a 1-D tensor.
+  static bool HasBareIndex(py::handle call) {
+    py::list args = call.attr("args");
+    return py::len(args) == 2 && !IsNode(args[1], "List") && !IsNode(args[1], "Tuple");
+  }
+
+  // The same call with its second argument `i` written `[i]`.
+  static py::object WithIndexList(py::handle call) {
+    py::module_ ast = py::module_::import("ast");
+    py::list args = call.attr("args");
+    py::list elements;
+    elements.append(args[1]);
+    py::object indices = ast.attr("List")(elements, ast.attr("Load")());
+    ast.attr("copy_location")(indices, args[1]);
+    py::list new_args;
+    new_args.append(args[0]);
+    new_args.append(indices);
+    py::object rewritten = ast.attr("Call")(call.attr("func"), new_args, call.attr("keywords"));
+    ast.attr("copy_location")(rewritten, call);
+    return rewritten;
+  }
+
   // The store keyword value for `atomic=`: "add" for pl.AtomicType.Add, none for pl.AtomicType.None_
   // or None (a plain store).
   ir::Result<std::optional<py::object>> AtomicKeyword(const std::string& name, py::handle value) {
@@ -1615,6 +1637,7 @@ class FunctionParser {
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
     if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
     if (name == "pl.assemble" || name == "pl.tile.assemble" || name == "pl.tensor.assemble") return ParseAssemble(node);
+    if ((name == "pl.read" || name == "pl.tensor.read") && HasBareIndex(node)) return ParseCall(WithIndexList(node));
     if (IsDumpTag(node))
       return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,
                        "write pl.dump_tag(t) on a line of its own");
