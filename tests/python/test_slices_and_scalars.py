@@ -251,3 +251,69 @@ def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):
     assert error.value.message == ("'pl.assemble' into a tile (an insert into pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec]) "
                                    "is not supported yet; its target must be a tensor")
     assert error.value.location == f"{path}:35:29"
+
+
+SCALAR_CASTS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def pick_rows(x: pl.Tensor[[16, 8], pl.FP32], order: pl.Tensor[[4], pl.INT32],
+              y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            raw: pl.Scalar[pl.INT32] = pl.read(order, i)
+            row: pl.Scalar[pl.INDEX] = pl.cast(raw, pl.INDEX)
+            y[i : i + 1, :] = pl.load(x, [row, 0], [1, 8])
+    return y
+
+
+@pl.jit
+def narrowing(x: pl.Tensor[[16, 8], pl.FP32], order: pl.Tensor[[4], pl.INT64],
+              y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        row = pl.cast(pl.read(order, 0), pl.INT32)
+        y[0:1, :] = pl.load(x, [row, 0], [1, 8])
+    return y
+
+
+@pl.jit
+def of_a_float(x: pl.Tensor[[16, 8], pl.FP32], s: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k = pl.cast(s, pl.INDEX)
+        y[0:16, :] = pl.load(x, [0, 0], [16, 8])
+    return y
+'''
+
+
+def test_a_scalar_cast_turns_a_read_index_into_an_offset(write_kernel):
+    module, _ = write_kernel("scalar_casts", SCALAR_CASTS)
+    x, order, y = torch.randn(16, 8), torch.tensor([5, 0, 15, 7], dtype=torch.int32), torch.zeros(4, 8)
+    module.pick_rows(x, order, y)
+    torch.testing.assert_close(y, x[order.long()])
+    # The cast prints as pl.scalar.cast and parses back: the build directory runs again on its own.
+    from pathlib import Path
+
+    from pypto.runtime import execute_compiled
+
+    compiled = module.pick_rows.compile(x, order, y)
+    lowered = (Path(compiled.output_dir) / "lowered_program.py").read_text()
+    assert "row: pl.Scalar[pl.INDEX] = pl.scalar.cast(raw, target_type=pl.INDEX)" in lowered
+    again = torch.zeros(4, 8)
+    execute_compiled(compiled.output_dir, [x, order, again])
+    torch.testing.assert_close(again, y)
+
+
+def test_scalar_casts_that_could_change_a_value_are_refused(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, path = write_kernel("scalar_casts", SCALAR_CASTS)
+    with pytest.raises(RuntimeError, match=r"scalar_casts.py:20:\d+: kernel 'narrowing_incore_0': a cast of a INT64 "
+                                           r"scalar to INT32 may change its value, which the simulator does not model "
+                                           r"yet; cast to a type that holds every INT64 value"):
+        module.narrowing(torch.randn(16, 8), torch.zeros(4, dtype=torch.int64), torch.zeros(4, 8))
+    with pytest.raises(ParserTypeError) as error:
+        module.of_a_float(torch.randn(16, 8), 2.0, torch.zeros(16, 8))
+    assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes so far, got "
+                                   "pl.Scalar[pl.FP32] to INDEX")
+    assert error.value.location == f"{path}:28:13"

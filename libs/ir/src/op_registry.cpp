@@ -86,6 +86,7 @@ OpRegistry::OpRegistry() {
   RegisterTileSortOps(*this);
   RegisterTileSpmdOps(*this);
   RegisterTensorOps(*this);
+  RegisterScalarOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

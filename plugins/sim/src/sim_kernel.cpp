@@ -639,6 +639,7 @@ class Decoder {
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
+    if (op == "scalar.cast") return DecodeScalarCast(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);
     if (op == "tile.sub") return DecodeBinary(Opcode::Sub, target, *call);
@@ -833,6 +834,26 @@ class Decoder {
     instr.num_elements = count;
     values_[target.get()] = *tile;
     Emit(instr);
+    return {};
+  }
+
+  // `k = pl.cast(s, pl.INDEX)`: registers hold integers as int64 (narrower ones read sign- or
+  // zero-extended), so a cast that keeps every value of its source (to a type at least as wide, and
+  // signed unless the source is unsigned) names the same value. Narrowing casts wrap on a device; the
+  // simulator does not model that yet and says so.
+  pypto::expected<void, std::string> DecodeScalarCast(const ir::VarPtr& target, const ir::Call& call) {
+    if (!target) return {};  // a cast nobody uses
+    const ir::DataType from = call.args()[0]->type()->As<ir::ScalarType>()->dtype();
+    const ir::DataType to = target->type()->As<ir::ScalarType>()->dtype();
+    const auto is_unsigned = [](ir::DataType dtype) { return std::string_view(ir::DataTypeName(dtype)).starts_with("UINT"); };
+    if (ir::DataTypeBytes(to) < ir::DataTypeBytes(from) || (is_unsigned(to) && !is_unsigned(from)))
+      return Fail(fmt::format("a cast of a {} scalar to {} may change its value, which the simulator does not model "
+                              "yet; cast to a type that holds every {} value",
+                              ir::DataTypeName(from), ir::DataTypeName(to), ir::DataTypeName(from)));
+    auto operand = Scalar(call.args()[0]);
+    if (!operand) return Error(operand.error());
+    values_[target.get()] = ScalarValue{*operand};
+    if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
     return {};
   }
 

@@ -89,5 +89,6 @@ void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
+void RegisterScalarOps(OpRegistry& registry);
 
 }  // namespace pypto::ir
