@@ -228,3 +228,48 @@ def test_concat_puts_two_tiles_side_by_side(write_kernel):
         "pl.concat: the tiles must be 2-D Vec tiles with the same rows and dtype, got "
         "pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] and pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]")
     assert error.value.location == f"{path}:18:18"
+
+
+TRANSPOSES = '''
+import pypto.language as pl
+
+
+@pl.jit
+def flipped(a: pl.Tensor[[16, 48], pl.FP16], out: pl.Out[pl.Tensor[[48, 16], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.transpose(pl.load(a, [0, 0], [16, 48]), 1, 0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def k_transposed(q: pl.Tensor[[16, 32], pl.FP32], k: pl.Tensor[[64, 32], pl.FP32],
+                 s: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k_mat = pl.load(k, [0, 0], [64, 32], target_memory=pl.Mem.Mat)
+        kt = pl.tile.transpose_view(k_mat)
+        pl.store(pl.matmul(pl.load(q, [0, 0], [16, 32], target_memory=pl.Mem.Mat), kt), [0, 0], s)
+    return s
+
+
+@pl.jit
+def same_axis(a: pl.Tensor[[16, 48], pl.FP32], out: pl.Out[pl.Tensor[[48, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.transpose(pl.load(a, [0, 0], [16, 48]), -1, 1), [0, 0], out)
+    return out
+'''
+
+
+def test_transposes_swap_rows_and_columns(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, path = write_kernel("transpose_kernels", TRANSPOSES)
+    a, out = torch.randn(16, 48).half(), torch.zeros(48, 16, dtype=torch.float16)
+    module.flipped(a, out)
+    assert torch.equal(out, a.t())
+    q, k, s = torch.randn(16, 32), torch.randn(64, 32), torch.zeros(16, 64)
+    module.k_transposed(q, k, s)
+    torch.testing.assert_close(s, q @ k.t())
+    with pytest.raises(ParserTypeError) as error:
+        module.same_axis(torch.randn(16, 48), torch.zeros(48, 16))
+    assert error.value.message == "pl.transpose: a 2-D tile transposes axes 0 and 1 (or -2 and -1), got -1 and 1"
+    assert error.value.location == f"{path}:25:18"

@@ -703,6 +703,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.ci", "pto.tci", OpForm::Arange},
       {"tile.slice", "pto.textract", OpForm::Window},
       {"tile.concat", "pto.tconcat", OpForm::Tiles},
+      {"tile.transpose", "pto.ttrans", OpForm::Tiles},
       {"tile.sort32", "pto.tsort32", OpForm::Tiles},
       {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},

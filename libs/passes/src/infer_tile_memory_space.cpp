@@ -53,7 +53,8 @@ std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
 // their tiles. Every other tile op computes on the vector unit and reads Vec tiles.
 bool RunsOnAnySide(const Call& call) {
   static const std::unordered_set<std::string_view> kOps = {
-      "tile.load", "tile.store", "tile.move", "tile.reshape", "tile.create", "tile.matmul", "tile.matmul_acc"};
+      "tile.load",   "tile.store",  "tile.move",       "tile.reshape",
+      "tile.create", "tile.matmul", "tile.matmul_acc", "tile.transpose_view"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 

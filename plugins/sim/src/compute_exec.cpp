@@ -140,6 +140,7 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
       CopyWindow(o.dst, o.src0, rows, cols, static_cast<size_t>(c.src_cols), static_cast<size_t>(c.row_offset),
                  static_cast<size_t>(c.col_offset), elem_bytes);
       break;
+    case ComputeKind::Transpose: TransposeTile(o.dst, o.src0, rows, cols, elem_bytes); break;
     case ComputeKind::Concat:
       ConcatColumns(o.dst, o.src0, o.src1, rows, static_cast<size_t>(c.src_cols), cols - static_cast<size_t>(c.src_cols),
                     elem_bytes);
@@ -173,6 +174,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::GatherMask:
     case ComputeKind::Slice:
     case ComputeKind::Concat:
+    case ComputeKind::Transpose:
     case ComputeKind::Arange: RunTopKFamily(instr, o, regs); return {};
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,

@@ -54,6 +54,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::GatherMask: return "gather";
     case ComputeKind::Slice: return "slice";
     case ComputeKind::Concat: return "concat";
+    case ComputeKind::Transpose: return "transpose";
     case ComputeKind::Arange: return "arange";
   }
   return "?";
@@ -1023,6 +1024,8 @@ class Decoder {
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
       put("tile.slice", ComputeKind::Slice, 0);
       put("tile.concat", ComputeKind::Concat, 0);
+      put("tile.transpose", ComputeKind::Transpose, 0);
+      put("tile.transpose_view", ComputeKind::Transpose, 0);
       put("tile.ci", ComputeKind::Arange, 0);
       return specs;
     }();
@@ -1151,6 +1154,7 @@ class Decoder {
       case ComputeKind::GatherMask:
       case ComputeKind::Slice:
       case ComputeKind::Concat:
+      case ComputeKind::Transpose:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
@@ -1299,6 +1303,12 @@ class Decoder {
       }
       case ComputeKind::GatherMask:
         info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+        return {};
+      case ComputeKind::Transpose:
+        // Rows and columns are the source's; the result, written element by element, is another buffer.
+        info.rows = src->shape[0];
+        info.cols = src->shape[1];
+        if (Overlap(out.ref, src->ref)) return Fail("the result of a transpose overlaps its operand");
         return {};
       case ComputeKind::Concat: {
         auto right = Tile(args[1], "second operand");

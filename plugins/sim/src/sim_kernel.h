@@ -56,6 +56,7 @@ enum class ComputeKind : uint8_t {
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
   Slice,         // dst = the window of src0 at (row_offset, col_offset)
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
+  Transpose,     // dst[c][r] = src0[r][c] (rows, cols: src0's)
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
 };
 const char* ComputeKindName(ComputeKind kind);

@@ -165,6 +165,26 @@ Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TileType>(Shape{a[0], a[1] + b[1]}, (*left)->dtype(), MemorySpace::Vec);
 }
 
+// The rows of a 2-D tile as its columns, in the same buffer kind: `pl.transpose(t, 0, 1)` (either
+// order, or -2/-1) and `pl.tile.transpose_view(t)`, which on a device reinterprets a Mat tile's
+// fractal layout without moving it; either way the value is the transposed matrix.
+Result<TypePtr> DeduceTranspose(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto tile = ExpectTile(args[0], "the operand of a transpose", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  const Shape& dims = (*tile)->shape();
+  if (dims.size() != 2)
+    return TypeError(fmt::format("a transpose swaps the two axes of a 2-D tile, got {}", (*tile)->str()), span);
+  auto axis1 = FindAttr<int64_t>(kwargs, "axis1"), axis2 = FindAttr<int64_t>(kwargs, "axis2");
+  if (axis1 && axis2) {
+    const auto normal = [](int64_t axis) { return axis < 0 ? axis + 2 : axis; };
+    if (normal(*axis1) == normal(*axis2) || normal(*axis1) < 0 || normal(*axis1) > 1 || normal(*axis2) < 0 ||
+        normal(*axis2) > 1)
+      return TypeError(fmt::format("a 2-D tile transposes axes 0 and 1 (or -2 and -1), got {} and {}", *axis1, *axis2),
+                       span);
+  }
+  return std::make_shared<TileType>(Shape{dims[1], dims[0]}, (*tile)->dtype(), (*tile)->memory_space());
+}
+
 // A copy of the window [offset, offset + shape) of a tile, in the same buffer kind.
 Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectTile(args[0], "the source of a tile slice", span);
@@ -232,6 +252,15 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                                      OptionalAttr("descending", OpAttrKind::Bool)},
                           .deduce_type = DeduceArange,
                           .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.transpose",
+                          .description = "the transpose of a 2-D tile (its rows as columns)",
+                          .params = {Arg("tile"), Attr("axis1", OpAttrKind::Int), Attr("axis2", OpAttrKind::Int),
+                                     OptionalArg("tmp_tile")},
+                          .deduce_type = DeduceTranspose});
+  registry.Register(OpDef{.name = "tile.transpose_view",
+                          .description = "a 2-D tile read transposed (on a device, its fractal layout reinterpreted)",
+                          .params = {Arg("tile")},
+                          .deduce_type = DeduceTranspose});
   registry.Register(OpDef{.name = "tile.concat",
                           .description = "two tiles side by side: the columns of the first, then the second's",
                           .params = {Arg("src0"), Arg("src1")},

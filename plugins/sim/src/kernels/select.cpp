@@ -34,6 +34,13 @@ void ConcatColumns(void* dst, const void* left, const void* right, size_t rows, 
   }
 }
 
+void TransposeTile(void* dst, const void* src, size_t rows, size_t cols, size_t elem_bytes) {
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* in = static_cast<const std::byte*>(src);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) std::memcpy(out + (c * rows + r) * elem_bytes, in + (r * cols + c) * elem_bytes, elem_bytes);
+}
+
 void Arange(void* dst, int64_t start, bool descending, size_t n, size_t elem_bytes) {
   for (size_t i = 0; i < n; ++i) {
     // Unsigned arithmetic wraps; the low bytes are the value in either signedness.

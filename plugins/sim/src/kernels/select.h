@@ -1,5 +1,5 @@
 // Kernels that copy chosen lanes of a tile: the lanes a mask pattern keeps (gather, mask form) and
-// a rectangular window (a tile slice), and two tiles side by side (concat). They move raw elements of 1 to 8 bytes, whatever their type:
+// a rectangular window (a tile slice), two tiles side by side (concat) and a transpose. They move raw elements of 1 to 8 bytes, whatever their type:
 // gather may reinterpret FP32 lanes as INT32 (the index bits of a sorted row).
 #pragma once
 
@@ -19,6 +19,9 @@ void CopyWindow(void* dst, const void* src, size_t rows, size_t cols, size_t src
 // dst [rows, left_cols + right_cols]: each row of left, then the same row of right.
 void ConcatColumns(void* dst, const void* left, const void* right, size_t rows, size_t left_cols, size_t right_cols,
                    size_t elem_bytes);
+
+// dst [cols, rows] = the transpose of src [rows, cols].
+void TransposeTile(void* dst, const void* src, size_t rows, size_t cols, size_t elem_bytes);
 
 // dst[i] = start + i (start - i when descending), wrapping around in the element type:
 // elem_bytes 4 (INT32/UINT32) or 2 (INT16/UINT16).
