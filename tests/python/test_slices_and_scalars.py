@@ -317,3 +317,36 @@ def test_scalar_casts_that_could_change_a_value_are_refused(write_kernel):
     assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes so far, got "
                                    "pl.Scalar[pl.FP32] to INDEX")
     assert error.value.location == f"{path}:28:13"
+
+
+STORE_SHAPES = '''
+import pypto.language as pl
+
+
+@pl.jit
+def whole(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.store(pl.load(x, [0, 0], [16, 32]), [16, 0], y, [16, 32])
+    return y
+
+
+@pl.jit
+def part(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.store(pl.load(x, [0, 0], [16, 32]), [16, 0], y, [8, 32])
+    return y
+'''
+
+
+def test_a_store_may_name_the_tiles_shape_but_not_part_of_it(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, path = write_kernel("store_shapes", STORE_SHAPES)
+    x, y = torch.randn(16, 32), torch.zeros(32, 32)
+    module.whole(x, y)
+    assert torch.equal(y[16:], x) and (y[:16] == 0).all()
+    with pytest.raises(ParserTypeError) as error:
+        module.part(x, y)
+    assert error.value.message == ("pl.store: storing part [8, 32] of a pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] tile "
+                                   "(shapes=) is not supported yet")
+    assert error.value.location == f"{path}:15:13"

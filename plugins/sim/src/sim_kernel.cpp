@@ -892,7 +892,7 @@ class Decoder {
   }
 
   pypto::expected<void, std::string> DecodeStore(const ir::VarPtr& target, const ir::Call& call) {
-    if (call.args().size() != 3) return Fail("tile.store takes (tile, offsets, output_tensor)");
+    if (call.args().size() < 3) return Fail("tile.store takes (tile, offsets, output_tensor[, shapes])");
     auto tile = Tile(call.args()[0], "value of tile.store");
     if (!tile) return Error(tile.error());
     auto offsets = Offsets(call.args()[1], "store offsets");

@@ -57,6 +57,15 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
                                  DataTypeName((*tensor)->dtype())),
                      span, "convert the tile first with pl.cast");
   }
+  // `shapes=` names the region to store; a region smaller than the tile is not supported yet.
+  if (args.size() > 3) {
+    auto shapes = StaticInts(args[3], "the store shapes", span);
+    if (!shapes) return pypto::unexpected(shapes.error());
+    if (*shapes != (*tile)->shape())
+      return TypeError(fmt::format("storing part {} of a {} tile (shapes=) is not supported yet", ShapeStr(*shapes),
+                                   (*tile)->str()),
+                       span, "slice the tile first, or store it whole");
+  }
   if (auto atomic = FindAttr<std::string>(kwargs, "atomic")) {
     if (*atomic != "add")
       return TypeError(fmt::format("pl.store atomic=\"{}\" is not supported; the atomic store is atomic=\"add\"",
@@ -222,7 +231,7 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .reads_tensor_arg = 0});
   registry.Register(OpDef{.name = "tile.store",
                           .description = "copy a Vec or Acc tile into a region of a global tensor",
-                          .params = {Arg("tile"), Arg("offsets"), Arg("output_tensor"),
+                          .params = {Arg("tile"), Arg("offsets"), Arg("output_tensor"), OptionalArg("shapes"),
                                      OptionalAttr("atomic", OpAttrKind::String)},
                           .deduce_type = DeduceStore,
                           .writes_arg = 2,
