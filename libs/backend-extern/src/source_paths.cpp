@@ -5,6 +5,8 @@
 
 #include <system_error>
 
+#include "pypto/ir/function.h"
+
 namespace pypto::backend_extern {
 namespace fs = std::filesystem;
 namespace {
@@ -63,6 +65,11 @@ pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsFrom
     dirs.emplace_back(entry.get<std::string>());
   }
   return dirs;
+}
+
+pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsOf(const ir::Function& function) {
+  const auto* attr = ir::FunctionAttr<std::string>(function, ir::kExternalIncludeDirsAttr);
+  return IncludeDirsFromAttr(attr ? *attr : "");
 }
 
 }  // namespace pypto::backend_extern

@@ -51,6 +51,7 @@
 namespace pypto::rt {
 
 const char* CoreTypeName(CoreType type) { return type == CoreType::AIC ? "AIC" : "AIV"; }
+const char* CoreTypeKey(CoreType type) { return type == CoreType::AIC ? "aic" : "aiv"; }
 
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -25,11 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Error = pypto::unexpected<std::string>;
-
-std::string Lower(std::string text) {
-  std::ranges::transform(text, text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 // A shell word that reads back as `word`.
 std::string ShellQuoted(const std::string& word) {
@@ -66,7 +60,7 @@ class Builder {
   pypto::expected<void, std::string> Kernel(const rt::PlanKernel& kernel) {
     const auto function = lowered_.Find(kernel.name);
     if (!function) return Error(fmt::format("the plan's kernel '{}' is not in the program", kernel.name));
-    const std::string core = Lower(rt::CoreTypeName(kernel.core_type));
+    const std::string core = rt::CoreTypeKey(kernel.core_type);
     const fs::path dir = root_ / "kernels" / core;
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -91,9 +85,7 @@ class Builder {
  private:
   pypto::expected<void, std::string> HandWritten(const ir::Function& function, const std::string& source,
                                                  const std::string& core, const fs::path& dir) {
-    std::string dirs_attr;
-    if (const auto* attr = ir::FunctionAttr<std::string>(function, ir::kExternalIncludeDirsAttr)) dirs_attr = *attr;
-    auto own_dirs = backend_extern::IncludeDirsFromAttr(dirs_attr);
+    auto own_dirs = backend_extern::IncludeDirsOf(function);
     if (!own_dirs) return Error(fmt::format("kernel '{}': {}", function.name(), own_dirs.error()));
     // As the runtime compiles kernels: pto-isa first, then its own headers, then the kernel's.
     std::vector<fs::path> include_dirs = KernelHeaderDirs();
@@ -121,7 +113,7 @@ class Builder {
     Written(source);
     if (!tools_.pto_isa.found() || !tools_.runtime_headers.found()) {
       ++needs_kernel_headers_;
-      WriteScript(name, core, source, KernelHeaderDirs(), dir);
+      if (auto script = WriteScript(name, core, source, KernelHeaderDirs(), dir); !script) return Error(script.error());
       return {};
     }
     return Compile(name, "kernel", source, KernelHeaderDirs(), core, dir);

@@ -125,12 +125,11 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   if (!fs::is_regular_file(source))
     return Error(fmt::format("kernel '{}': external source {} does not exist", function.name(), source.string()));
 
-  const auto* dirs_attr = ir::FunctionAttr<std::string>(function, ir::kExternalIncludeDirsAttr);
-  auto include_dirs = backend_extern::IncludeDirsFromAttr(dirs_attr ? *dirs_attr : "");
+  auto include_dirs = backend_extern::IncludeDirsOf(function);
   if (!include_dirs) return Error(fmt::format("kernel '{}': {}", function.name(), include_dirs.error()));
   std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
   search.push_back(ExternIncludeDir());
-  const std::string core = core_type == rt::CoreType::AIC ? "aic" : "aiv";
+  const std::string core = rt::CoreTypeKey(core_type);
   auto key = backend_extern::CacheKey(source, search, {{"target", "sim"}, {"core_type", core}});
   if (!key) return Error(fmt::format("kernel '{}': {}", function.name(), key.error()));
 

@@ -1261,8 +1261,9 @@ class Decoder {
     return {};
   }
 
-  // sort32, mrgsort, gather (mask form), tile slices and arange: the IR checked shapes and dtypes;
-  // here only what the simulator adds (FP32 sorting, 2-D tiles, a constant block_len).
+  // sort32, mrgsort, gather (mask form), tile slices, concat, transposes and arange: the IR checked
+  // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, a constant
+  // block_len, results apart from their operands).
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
                                                       const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;

@@ -9,6 +9,10 @@
 
 #include "pypto/support/expected.h"
 
+namespace pypto::ir {
+class Function;
+}  // namespace pypto::ir
+
 namespace pypto::backend_extern {
 
 // An absolute path is kept; a relative one is taken from the directory of `defining_python_file`.
@@ -25,5 +29,9 @@ pypto::expected<std::vector<std::filesystem::path>, std::string> ResolveIncludeD
 // The function attribute "external_include_dirs" holds the directories as a JSON list of strings
 // (absolute, in search order); an empty text means none. Anything else is an error.
 pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsFromAttr(std::string_view json);
+
+// The include directories of a hand-written kernel: its "external_include_dirs" attribute read as
+// above (none when the attribute is absent).
+pypto::expected<std::vector<std::filesystem::path>, std::string> IncludeDirsOf(const ir::Function& function);
 
 }  // namespace pypto::backend_extern

@@ -15,6 +15,8 @@ namespace pypto::rt {
 enum class CoreType : uint8_t { AIC = 0, AIV = 1 };
 class TaskObserver;  // task_observer.h
 const char* CoreTypeName(CoreType type);
+// "aic" or "aiv": how kernel_config.py, build directories and cache keys spell a core type.
+const char* CoreTypeKey(CoreType type);
 
 // Indices into a kernel's args[] that carry the runtime contexts, after tensors and scalars.
 inline constexpr int kLocalContextSlot = 48;
