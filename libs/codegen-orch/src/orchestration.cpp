@@ -25,6 +25,7 @@
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::codegen_orch {
 namespace {
@@ -289,6 +290,14 @@ struct Step;
 struct SubmitStep {
   rt::PlanSubmit submit;  // its tensors; the scalars follow them in each expanded submit
   std::vector<ScalarOperand> scalars;
+  std::vector<const ir::Var*> deps;  // the TaskIds it waits for (deps=[...])
+  const ir::Var* task_id = nullptr;  // the TaskId variable it defines (as tid), if any
+};
+
+// `t = u` for TaskIds, or `t = pl.system.task_invalid()` (from is null).
+struct TaskIdStep {
+  const ir::Var* var = nullptr;
+  const ir::Var* from = nullptr;
 };
 
 struct ScalarStep {
@@ -304,7 +313,7 @@ struct LoopStep {
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep> node;
 };
 
 // Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
@@ -318,6 +327,7 @@ class LoopExpander {
       ir::Result<bool> ok = true;
       if (const auto* submit = std::get_if<SubmitStep>(&step.node)) ok = Submit(*submit);
       else if (const auto* scalar = std::get_if<ScalarStep>(&step.node)) ok = Define(*scalar);
+      else if (const auto* task_id = std::get_if<TaskIdStep>(&step.node)) ok = DefineTaskId(*task_id);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -342,9 +352,35 @@ class LoopExpander {
       }
       submit.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar, .scalar = bits});
     }
+    for (const ir::Var* dep : step.deps) {
+      auto id = TaskIdOf(dep);
+      if (!id) return pypto::unexpected(id.error());
+      if (*id) submit.deps.push_back(**id);
+    }
     submit.scopes_opened = unopened_scopes_;
     unopened_scopes_ = 0;
+    if (step.task_id) task_ids_[step.task_id] = static_cast<uint32_t>(submits_.size());
     submits_.push_back(std::move(submit));
+    return true;
+  }
+
+  // The submit a TaskId variable names in this iteration (nullopt: the invalid TaskId).
+  ir::Result<std::optional<uint32_t>> TaskIdOf(const ir::Var* var) const {
+    auto it = task_ids_.find(var);
+    if (it == task_ids_.end())
+      return MakeError(DiagnosticKind::Internal,
+                       fmt::format("TaskId '{}' has no value in the loop expansion", var->name_hint()), var->span());
+    return it->second;
+  }
+
+  ir::Result<bool> DefineTaskId(const TaskIdStep& step) {
+    std::optional<uint32_t> id;
+    if (step.from) {
+      auto from = TaskIdOf(step.from);
+      if (!from) return pypto::unexpected(from.error());
+      id = *from;
+    }
+    task_ids_[step.var] = id;
     return true;
   }
 
@@ -554,6 +590,7 @@ class LoopExpander {
   std::vector<rt::PlanSubmit>& submits_;
   uint16_t unopened_scopes_ = 0;  // iteration scopes begun with no submit yet to open them
   std::unordered_map<const ir::Var*, Value> values_;
+  std::unordered_map<const ir::Var*, std::optional<uint32_t>> task_ids_;  // submit index; nullopt: invalid
   std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
   uint64_t iterations_ = 0;
 };
@@ -700,6 +737,7 @@ class OrchestrationEmitter {
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
       call = assign->value()->As<ir::Call>();
       result = assign->var().get();
+      if (IsTaskId(*assign->var())) return EmitTaskIdDef(*assign);
       if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
@@ -718,6 +756,71 @@ class OrchestrationEmitter {
                        "orchestration code yet",
                        stmt->span());
     return EmitSubmit(*call, result);
+  }
+
+  static bool IsTaskId(const ir::Var& var) {
+    const auto* scalar = var.type()->As<ir::ScalarType>();
+    return scalar && scalar->dtype() == ir::DataType::TASK_ID;
+  }
+
+  // A TaskId variable: a copy of another, pl.system.task_invalid(), or a pl.system.task_dummy join.
+  ir::Result<bool> EmitTaskIdDef(const ir::AssignStmt& assign) {
+    const ir::Var* var = assign.var().get();
+    const auto* call = assign.value()->As<ir::Call>();
+    if (call && call->is_op_call() && call->op()->name == "system.task_dummy") return EmitTaskDummy(assign, *call);
+    const ir::Var* from = assign.value()->As<ir::Var>();
+    const bool invalid = call && call->is_op_call() && call->op()->name == "system.task_invalid";
+    if (!invalid && (!from || !task_names_.contains(from)))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("TaskId '{}' must come from a launch (`as tid`, pl.submit), "
+                                   "pl.system.task_dummy, pl.system.task_invalid() or another TaskId",
+                                   var->name_hint()),
+                       assign.span());
+    Separate();
+    after_scalar_ = true;
+    const std::string name = names_.Take(var->name_hint());
+    body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name,
+                         invalid ? std::string("PTO2TaskId::invalid()") : task_names_.at(from));
+    task_names_[var] = name;
+    steps_->push_back(Step{TaskIdStep{.var = var, .from = invalid ? nullptr : from}});
+    return true;
+  }
+
+  // `join = pl.system.task_dummy(deps=[a, b])`: a task that runs no kernel and completes after a and b.
+  ir::Result<bool> EmitTaskDummy(const ir::AssignStmt& assign, const ir::Call& call) {
+    Separate();
+    const std::string params = fmt::format("params_t{}", task_count_++);
+    SubmitStep step{.submit = rt::PlanSubmit{.dummy = true}, .task_id = assign.var().get()};
+    body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params);
+    std::vector<ir::ExprPtr> deps;
+    if (const auto* list = call.args()[0]->As<ir::TupleLiteral>()) deps = list->elements();
+    if (auto ok = EmitDependencies(deps, params, step); !ok) return ok;
+    const std::string name = names_.Take(assign.var()->name_hint());
+    body_ += fmt::format("{}PTO2TaskId {} = rt_submit_dummy_task({}).task_id();\n", indent_, name, params);
+    task_names_[assign.var().get()] = name;
+    steps_->push_back(Step{std::move(step)});
+    return true;
+  }
+
+  // `deps=[a, b]` of a submit: the C++ array it passes to set_dependencies, and the plan's TaskIds.
+  ir::Result<bool> EmitDependencies(const std::vector<ir::ExprPtr>& deps, const std::string& params,
+                                    SubmitStep& step) {
+    if (deps.empty()) return true;
+    std::vector<std::string> names;
+    for (const auto& dep : deps) {
+      const auto* var = dep->As<ir::Var>();
+      auto it = var ? task_names_.find(var) : task_names_.end();
+      if (it == task_names_.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("deps= takes TaskIds defined earlier in the orchestration; '{}' is not one",
+                                     ir::PrintExpr(dep)),
+                         dep->span());
+      names.push_back(it->second);
+      step.deps.push_back(var);
+    }
+    body_ += fmt::format("{0}PTO2TaskId {1}_deps[{2}] = {{{3}}};\n{0}{1}.set_dependencies({1}_deps, {2});\n",
+                         indent_, params, names.size(), fmt::join(names, ", "));
+    return true;
   }
 
   // `pl.dump_tag(t)`: t (the variable, and the results of calls writing it) is marked in every submit
@@ -1095,6 +1198,7 @@ class OrchestrationEmitter {
       if (direction != ir::ArgDirection::Input && direction != ir::ArgDirection::NoDep) written[i] = it->second;
     }
     body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines + dump_lines;
+    if (auto ok = EmitDependencies(call.order().deps, params, step); !ok) return ok;
     // `with pl.spmd(core_num=N)`: one submit of N blocks.
     if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), ir::kCoreNumKwarg)) {
       if (*blocks < 1 || *blocks > std::numeric_limits<int32_t>::max())
@@ -1102,13 +1206,23 @@ class OrchestrationEmitter {
       step.submit.block_num = static_cast<int32_t>(*blocks);
       body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
     }
+    // `as tid`: the submit's TaskId, read off what the submit returns.
+    std::string captured;
+    if (const auto& task_id = call.order().task_id) {
+      const std::string name = names_.Take(task_id->name_hint());
+      task_names_[task_id.get()] = name;
+      step.task_id = task_id.get();
+      captured = fmt::format("PTO2TaskId {} = ", name);
+    }
+    const std::string task_id_suffix = captured.empty() ? "" : ".task_id()";
     if (mixed) {
       const std::string name = fmt::format("mixed_{}", mixed_count_++);
       body_ += fmt::format("{}MixedKernels {} = {{{}, {}, {}}};\n", indent_, name, KernelIdCpp(mixed->aic),
                            KernelIdCpp(mixed->aiv0), KernelIdCpp(mixed->aiv1));
-      body_ += fmt::format("{}rt_submit_task({}, {});\n", indent_, name, params);
+      body_ += fmt::format("{}{}rt_submit_task({}, {}){};\n", indent_, captured, name, params, task_id_suffix);
     } else {
-      body_ += fmt::format("{}rt_submit_{}_task({}, {});\n", indent_, aic ? "aic" : "aiv", func_id, params);
+      body_ += fmt::format("{}{}rt_submit_{}_task({}, {}){};\n", indent_, captured, aic ? "aic" : "aiv", func_id,
+                           params, task_id_suffix);
     }
     steps_->push_back(Step{std::move(step)});
     if (!result) return true;
@@ -1193,6 +1307,7 @@ class OrchestrationEmitter {
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
+  std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names
   std::set<const ir::Var*> dump_tagged_;                     // pl.dump_tag'ed so far
   CppNames names_;
   std::map<std::string, int32_t> func_ids_;

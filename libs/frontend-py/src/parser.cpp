@@ -194,6 +194,7 @@ class FunctionParser {
       if (IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) return ir::StmtPtr{};
       if (IsMethodCall(value, "bind_dynamic")) return ParseBindDynamic(value);
       if (IsDumpTag(value)) return ParseDumpTag(value);
+      if (IsSubmit(value)) return ParseSubmit(stmt, value, {});
       if (IsInlineCall(value)) {  // its body is the statement; a value it returns is dropped
         auto result = ParseExpr(value);
         if (!result) return pypto::unexpected(result.error());
@@ -229,6 +230,14 @@ class FunctionParser {
     if (!annotated && py::len(stmt.attr("targets")) != 1)
       return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
     if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
+    if (!annotated && IsSubmit(stmt.attr("value"))) {
+      std::vector<py::handle> targets;
+      if (IsNode(target, "Tuple"))
+        for (auto element : target.attr("elts")) targets.push_back(element);
+      else
+        targets.push_back(target);
+      return ParseSubmit(stmt, stmt.attr("value"), std::move(targets));
+    }
     if (!annotated && IsInlineCall(stmt.attr("value"))) return BindInlineResult(target, stmt.attr("value"));
     if (!IsNode(target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
@@ -552,9 +561,8 @@ class FunctionParser {
     if (!IsNode(context, "Call") || DottedName(context.attr("func")) != "pl.at")
       return MakeError(DiagnosticKind::Syntax, "only 'with pl.at(...)' and 'with pl.spmd(...)' scopes are supported yet",
                        map_.SpanOf(context));
-    if (!items[0].attr("optional_vars").is_none())
-      return MakeError(DiagnosticKind::Syntax, "'with pl.at(...) as tid' is not supported yet", span);
     std::string level, name_hint;
+    ir::LaunchOrder order;
     for (auto keyword : context.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "" : keyword.attr("arg").cast<std::string>();
       py::handle value = keyword.attr("value");
@@ -564,6 +572,10 @@ class FunctionParser {
         name_hint = value.attr("value").cast<std::string>();
       } else if (key == "optimizations") {
         if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
+      } else if (key == "deps") {
+        auto deps = ParseDeps(value);
+        if (!deps) return pypto::unexpected(deps.error());
+        order.deps = std::move(*deps);
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.at argument '{}' is not supported yet", key),
                          map_.SpanOf(value));
@@ -585,7 +597,121 @@ class FunctionParser {
     auto body = ParseBlock(stmt.attr("body"));
     --kernel_depth_;
     if (!body) return pypto::unexpected(body.error());
-    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span));
+    // Bound after the body: the region's TaskId is not visible inside it.
+    auto task_id = BindScopeTaskId(items[0].attr("optional_vars"), "pl.at");
+    if (!task_id) return pypto::unexpected(task_id.error());
+    order.task_id = *task_id;
+    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, std::move(order)));
+  }
+
+  // ---- explicit task order: deps=[...] and `as tid` -----------------------------------------------
+
+  static bool IsTaskIdValue(const ir::Expr& expr) {
+    const auto* scalar = expr.type()->As<ir::ScalarType>();
+    return scalar && scalar->dtype() == ir::DataType::TASK_ID;
+  }
+
+  // `deps=[a, b]`: TaskIds the launch waits for on top of what its tensors imply; None is dropped.
+  ir::Result<std::vector<ir::ExprPtr>> ParseDeps(py::handle value) {
+    if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
+      return MakeError(DiagnosticKind::Syntax, "deps= takes a list of TaskIds, such as deps=[tid]", map_.SpanOf(value));
+    std::vector<ir::ExprPtr> deps;
+    for (auto item : value.attr("elts")) {
+      if (IsNode(item, "Constant") && item.attr("value").is_none()) continue;
+      auto dep = ParseExpr(item);
+      if (!dep) return pypto::unexpected(dep.error());
+      if (!IsTaskIdValue(**dep))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("deps= takes TaskIds, but '{}' is {}", ir::PrintExpr(*dep), (*dep)->type()->str()),
+                         map_.SpanOf(item),
+                         "bind a launch's TaskId with `with pl.at(...) as tid:` or `out, tid = pl.submit(...)`");
+      deps.push_back(*dep);
+    }
+    return deps;
+  }
+
+  // The `as tid` target of a launch scope, bound in the enclosing code (null when there is none).
+  ir::Result<ir::VarPtr> BindScopeTaskId(py::handle target, const char* scope) {
+    if (target.is_none()) return ir::VarPtr{};
+    if (!IsNode(target, "Name"))
+      return MakeError(DiagnosticKind::Syntax, fmt::format("`with {}(...) as tid` binds one name", scope),
+                       map_.SpanOf(target));
+    return BindTaskId(target.attr("id").cast<std::string>(), map_.SpanOf(target));
+  }
+
+  bool IsSubmit(py::handle value) const {
+    return IsNode(value, "Call") && DottedName(value.attr("func")) == "pl.submit";
+  }
+
+  // `out, tid = pl.submit(self.kernel, x, out, deps=[...])`, or with no result `tid = pl.submit(...)`
+  // / `pl.submit(...)`: the kernel call `out = self.kernel(x, out)` launched in that order. `targets`
+  // are the assignment's names (the last one, if any, is the TaskId; `_` drops it).
+  ir::Result<ir::StmtPtr> ParseSubmit(py::handle stmt, py::handle value, std::vector<py::handle> targets) {
+    const ir::Span span = map_.SpanOf(value);
+    if (kernel_depth_ > 0) return MakeError(DiagnosticKind::Syntax, "pl.submit launches a kernel from orchestration code", span);
+    py::list positional = value.attr("args");
+    if (py::len(positional) == 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.submit needs the kernel to launch", span,
+                       "write `out, tid = pl.submit(self.kernel, x, out)`");
+    ir::LaunchOrder order;
+    py::list keywords;
+    for (auto keyword : value.attr("keywords")) {
+      if (!keyword.attr("arg").is_none() && keyword.attr("arg").cast<std::string>() == "deps") {
+        auto deps = ParseDeps(keyword.attr("value"));
+        if (!deps) return pypto::unexpected(deps.error());
+        order.deps = std::move(*deps);
+      } else {
+        keywords.append(keyword);
+      }
+    }
+    py::handle task_target = targets.empty() ? py::handle() : targets.back();
+    if (!targets.empty()) targets.pop_back();
+    if (targets.size() > 1)
+      return MakeError(DiagnosticKind::Syntax, "pl.submit of a kernel with several results is not supported yet",
+                       map_.SpanOf(stmt));
+    // The launch as a plain call: `out = kernel(x, out)`, parsed like any kernel call statement.
+    py::module_ ast = py::module_::import("ast");
+    py::object call = ast.attr("Call")(positional[0], positional[py::slice(1, py::len(positional), 1)], keywords);
+    ast.attr("copy_location")(call, value);
+    py::object plain = targets.empty() ? ast.attr("Expr")(call)
+                                       : ast.attr("Assign")(py::make_tuple(targets[0]), call);
+    ast.attr("copy_location")(plain, stmt);
+    auto parsed = targets.empty() ? ParseKernelCallStatement(plain) : ParseAssign(plain, false);
+    if (!parsed) return parsed;
+    if (task_target && IsNode(task_target, "Name") && task_target.attr("id").cast<std::string>() != "_")
+      order.task_id = BindTaskId(task_target.attr("id").cast<std::string>(), map_.SpanOf(task_target));
+    else if (task_target && !IsNode(task_target, "Name"))
+      return MakeError(DiagnosticKind::Syntax, "the TaskId of pl.submit is bound to a plain name",
+                       map_.SpanOf(task_target));
+    return LaunchInOrder(*parsed, std::move(order), span);
+  }
+
+  // `pl.system.task_dummy(deps=[a, b])` (the printer writes the list positionally).
+  ir::Result<ir::ExprPtr> ParseTaskDummy(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    if (kernel_depth_ > 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.system.task_dummy orders tasks in orchestration code, not in a kernel",
+                       span);
+    py::list positional = node.attr("args");
+    py::list keywords = node.attr("keywords");
+    py::handle deps_node;
+    if (py::len(positional) == 1 && py::len(keywords) == 0) deps_node = positional[0];
+    if (py::len(positional) == 0 && py::len(keywords) == 1 && !keywords[0].attr("arg").is_none() &&
+        keywords[0].attr("arg").cast<std::string>() == "deps")
+      deps_node = keywords[0].attr("value");
+    if (!deps_node)
+      return MakeError(DiagnosticKind::Syntax, "pl.system.task_dummy takes one argument, deps=[...]", span);
+    auto deps = ParseDeps(deps_node);
+    if (!deps) return pypto::unexpected(deps.error());
+    auto call = ir::OpRegistry::Get().CreateCall("system.task_dummy", {Tuple(*deps, map_.SpanOf(deps_node))}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
+  }
+
+  ir::Result<ir::StmtPtr> ParseKernelCallStatement(py::handle stmt) {
+    auto expr = ParseExpr(stmt.attr("value"));
+    if (!expr) return pypto::unexpected(expr.error());
+    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*expr, map_.SpanOf(stmt)));
   }
 
   // ---- SPMD launches -----------------------------------------------------------------------------
@@ -596,6 +722,7 @@ class FunctionParser {
   struct SpmdLaunch {
     int64_t core_num = 0;
     std::string name_hint;
+    std::vector<ir::ExprPtr> deps;
   };
 
   ir::Result<SpmdLaunch> ReadSpmdLaunch(py::handle call) {
@@ -619,6 +746,10 @@ class FunctionParser {
         // A scheduling hint (consumers may be staged early); it does not change what runs.
       } else if (key == "optimizations") {
         if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
+      } else if (key == "deps") {
+        auto deps = ParseDeps(value);
+        if (!deps) return pypto::unexpected(deps.error());
+        launch.deps = std::move(*deps);
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.spmd argument '{}' is not supported yet", key),
                          map_.SpanOf(keyword));
@@ -656,30 +787,21 @@ class FunctionParser {
     const ir::Span span = map_.SpanOf(context);
     auto launch = ReadSpmdLaunch(context);
     if (!launch) return pypto::unexpected(launch.error());
-    ir::StmtPtr result;
     py::list body_stmts = stmt.attr("body");
     const auto kernel_calls = std::count_if(body_stmts.begin(), body_stmts.end(),
                                             [&](py::handle s) { return CallsKernel(s); });
-    if (kernel_calls > 0) {  // the dispatch form: exactly one call of a kernel
-      auto body = ParseBlock(stmt.attr("body"));
-      if (!body) return pypto::unexpected(body.error());
-      auto launched = LaunchOnBlocks(*body, launch->core_num, span);
-      if (!launched) return launched;
-      result = *launched;
-    } else {
-      ++kernel_depth_;
-      auto body = ParseBlock(stmt.attr("body"));
-      --kernel_depth_;
-      if (!body) return pypto::unexpected(body.error());
-      result = std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, *body, span, launch->core_num);
-    }
-    py::handle target = py::list(stmt.attr("items"))[0].attr("optional_vars");
-    if (!target.is_none()) {
-      if (!IsNode(target, "Name"))
-        return MakeError(DiagnosticKind::Syntax, "`with pl.spmd(...) as tid` binds one name", map_.SpanOf(target));
-      BindTaskId(target.attr("id").cast<std::string>(), map_.SpanOf(target));
-    }
-    return result;
+    const bool dispatch = kernel_calls > 0;  // the dispatch form: exactly one call of a kernel
+    if (!dispatch) ++kernel_depth_;
+    auto body = ParseBlock(stmt.attr("body"));
+    if (!dispatch) --kernel_depth_;
+    if (!body) return pypto::unexpected(body.error());
+    ir::LaunchOrder order{.deps = std::move(launch->deps), .task_id = nullptr};
+    auto task_id = BindScopeTaskId(py::list(stmt.attr("items"))[0].attr("optional_vars"), "pl.spmd");
+    if (!task_id) return pypto::unexpected(task_id.error());
+    order.task_id = *task_id;
+    if (dispatch) return LaunchOnBlocks(*body, launch->core_num, std::move(order), span);
+    return ir::StmtPtr(
+        std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, *body, span, launch->core_num, std::move(order)));
   }
 
   // `for b in pl.spmd(N):`: a kernel scope whose body starts with `b = pl.tile.get_block_idx()`.
@@ -706,14 +828,16 @@ class FunctionParser {
     std::vector<ir::StmtPtr> stmts = {std::make_shared<ir::AssignStmt>(index, *block_idx, map_.SpanOf(target))};
     Append(stmts, *body);
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, Seq(std::move(stmts), span), span,
-                                                             launch->core_num));
+                                                             launch->core_num,
+                                                             ir::LaunchOrder{.deps = std::move(launch->deps)}));
   }
 
-  // `as tid`: the launch's TaskId, a pl.Scalar[pl.TASK_ID]. Explicit dependencies (deps=) are not
-  // supported yet, so nothing defines it in the IR: it can only be passed along (returned from an
-  // inline function whose caller drops it).
-  void BindTaskId(const std::string& name, const ir::Span& span) {
-    env_[name] = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID), span);
+  // `as tid`: the launch's TaskId, a pl.Scalar[pl.TASK_ID], which the launch defines.
+  ir::VarPtr BindTaskId(const std::string& name, const ir::Span& span) {
+    auto var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID), span);
+    env_[name] = var;
+    unavailable_.erase(name);
+    return var;
   }
 
   // `for i in pl.range([start,] stop[, step]):` and the pl.parallel / pl.unroll / pl.pipeline forms.
@@ -1642,6 +1766,7 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,
                        "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
+    if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,

@@ -1,6 +1,8 @@
-// `with pl.spmd(core_num=N):` around one kernel call in an orchestration: the call is launched as N
-// blocks. The IR keeps no scope for it; the launch is the call's "core_num" keyword, which the printer
-// writes back as the `with` statement and orchestration codegen turns into an N-block submit.
+// How a kernel call in an orchestration is launched, written around or on the call: `with
+// pl.spmd(core_num=N):` launches it as N blocks, `deps=[...]` / `as tid` (on a pl.spmd scope or a
+// pl.submit) order it explicitly. The IR keeps no scope for either: the launch is the call's
+// "core_num" keyword and its LaunchOrder, which the printer writes back and orchestration codegen
+// turns into the submit.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,11 @@ namespace pypto::frontend {
 
 // `body` is the parsed body of the `with`: it must be exactly one statement, an assignment or an
 // expression statement whose value is a call to a kernel of the program. Returns that statement with
-// the call launched on `core_num` blocks.
-ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, int64_t core_num, const ir::Span& span);
+// the call launched on `core_num` blocks, in `order`.
+ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, int64_t core_num, ir::LaunchOrder order,
+                                       const ir::Span& span);
+
+// `stmt` (one kernel call, assigned or not) with the call launched in `order` (pl.submit).
+ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span);
 
 }  // namespace pypto::frontend

@@ -22,6 +22,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
 
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
   for (const auto& arg : call->args()) VisitExpr(arg);
+  for (const auto& dep : call->order().deps) VisitExpr(dep);
 }
 
 void IRVisitor::VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -59,7 +60,10 @@ void IRVisitor::VisitSeq(const std::shared_ptr<const SeqStmts>& stmt) {
 void IRVisitor::VisitReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
   for (const auto& value : stmt->values()) VisitExpr(value);
 }
-void IRVisitor::VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) { VisitStmt(stmt->body()); }
+void IRVisitor::VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
+  for (const auto& dep : stmt->order().deps) VisitExpr(dep);
+  VisitStmt(stmt->body());
+}
 
 ExprPtr IRMutator::MutateExpr(const ExprPtr& expr) {
   if (auto var = As<Var>(expr)) return MutateVar(var);
@@ -98,11 +102,14 @@ bool MutateAll(const std::vector<T>& in, std::vector<T>& out, F&& mutate) {
 ExprPtr IRMutator::MutateCall(const std::shared_ptr<const Call>& call) {
   std::vector<ExprPtr> args;
   bool changed = MutateAll(call->args(), args, [&](const ExprPtr& e) { return MutateExpr(e); });
-  if (!changed) return call;
-  if (call->is_op_call())
+  if (call->is_op_call()) {
+    if (!changed) return call;
     return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
+  }
+  auto order = MutateLaunchOrder(call->order(), changed);
+  if (!changed) return call;
   return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
-                                call->kwargs());
+                                call->kwargs(), std::move(order));
 }
 
 ExprPtr IRMutator::MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -176,11 +183,23 @@ StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
   return std::make_shared<ReturnStmt>(std::move(values), stmt->span());
 }
 
+LaunchOrder IRMutator::MutateLaunchOrder(const LaunchOrder& order, bool& changed) {
+  LaunchOrder result;
+  changed |= MutateAll(order.deps, result.deps, [&](const ExprPtr& e) { return MutateExpr(e); });
+  if (order.task_id) {
+    result.task_id = As<Var>(MutateVar(order.task_id));
+    changed |= result.task_id != order.task_id;
+  }
+  return result;
+}
+
 StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
+  bool changed = false;
+  auto order = MutateLaunchOrder(stmt->order(), changed);
   auto body = MutateStmt(stmt->body());
-  return body == stmt->body() ? stmt
-                              : std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(),
-                                                                  stmt->block_num());
+  if (!changed && body == stmt->body()) return stmt;
+  return std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(), stmt->block_num(),
+                                           std::move(order));
 }
 
 namespace {

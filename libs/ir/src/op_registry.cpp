@@ -87,6 +87,7 @@ OpRegistry::OpRegistry() {
   RegisterTileSpmdOps(*this);
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);
+  RegisterTaskOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

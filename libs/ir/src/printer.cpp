@@ -67,6 +67,7 @@ class Printer {
   }
 
  private:
+  // A kernel call with an explicit task order outside a pl.spmd scope is a `pl.submit`.
   std::string CallText(const Call& call) {
     std::vector<std::string> args;
     if (call.is_op_call()) return fmt::format("pl.{}({})", call.op()->name, fmt::join(OpArgs(call), ", "));
@@ -76,7 +77,40 @@ class Printer {
       for (auto direction : call.arg_directions()) directions.push_back(fmt::format("\"{}\"", ArgDirectionName(direction)));
       args.push_back(fmt::format("attrs={{\"arg_directions\": [{}]}}", fmt::join(directions, ", ")));
     }
-    return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
+    if (call.order().empty() || IsSpmdLaunch(call))
+      return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
+    args.insert(args.begin(), "self." + call.callee());
+    if (!call.order().deps.empty()) args.push_back(DepsText(call.order()));
+    return fmt::format("pl.submit({})", fmt::join(args, ", "));
+  }
+
+  std::string DepsText(const LaunchOrder& order) {
+    std::vector<std::string> deps;
+    for (const auto& dep : order.deps) deps.push_back(Expr(dep));
+    return fmt::format("deps=[{}]", fmt::join(deps, ", "));
+  }
+
+  // `, deps=[a, b]` and ` as t`: what a scope header adds for an explicit task order.
+  std::string OrderArgs(const LaunchOrder& order) { return order.deps.empty() ? "" : ", " + DepsText(order); }
+  std::string OrderTarget(const LaunchOrder& order) {
+    return order.task_id ? " as " + Name(order.task_id.get()) : "";
+  }
+
+  static bool IsSpmdLaunch(const Call& call) {
+    return !call.is_op_call() && FindAttr<int64_t>(call.kwargs(), kCoreNumKwarg).has_value();
+  }
+
+  // The targets of a statement assigning a `pl.submit`: its result (if any), then its TaskId.
+  std::string SubmitTargets(const Var* result, const Call& call) {
+    std::vector<std::string> targets;
+    if (result) targets.push_back(Name(result));
+    targets.push_back(call.order().task_id ? Name(call.order().task_id.get()) : "_");
+    return fmt::format("{}", fmt::join(targets, ", "));
+  }
+
+  static const Call* SubmitCall(const ir::Expr& value) {
+    const auto* call = value.As<Call>();
+    return call && !call->is_op_call() && !call->order().empty() && !IsSpmdLaunch(*call) ? call : nullptr;
   }
 
   // An op's arguments in its parameter order: positional up to the first attribute, by keyword
@@ -119,10 +153,17 @@ class Printer {
       if (seq->stmts().empty()) Line("pass");
       for (const auto& child : seq->stmts()) Stmt(child);
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
-      SpmdLine(*assign->value(),
-               fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(), Expr(assign->value())));
+      if (const Call* submit = SubmitCall(*assign->value()))  // a tuple target takes no annotation
+        Line(fmt::format("{} = {}", SubmitTargets(assign->var().get(), *submit), Expr(assign->value())));
+      else
+        SpmdLine(*assign->value(), fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(),
+                                               Expr(assign->value())));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {
-      SpmdLine(*eval->expr(), Expr(eval->expr()));
+      const Call* submit = SubmitCall(*eval->expr());
+      if (submit && submit->order().task_id)
+        Line(fmt::format("{} = {}", SubmitTargets(nullptr, *submit), Expr(eval->expr())));
+      else
+        SpmdLine(*eval->expr(), Expr(eval->expr()));
     } else if (const auto* ret = stmt->As<ReturnStmt>()) {
       std::vector<std::string> values;
       for (const auto& value : ret->values()) values.push_back(Expr(value));
@@ -141,10 +182,11 @@ class Printer {
       Line(YieldText(*yield));
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
+      const std::string order = OrderArgs(scope->order()), target = OrderTarget(scope->order());
       if (scope->block_num() > 0)
-        Line(fmt::format("with pl.spmd({}{}):", scope->block_num(), hint));
+        Line(fmt::format("with pl.spmd({}{}{}){}:", scope->block_num(), hint, order, target));
       else
-        Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
+        Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}{}){}:", hint, order, target));
       ++indent_;
       Stmt(scope->body());
       --indent_;
@@ -156,7 +198,7 @@ class Printer {
     const auto* call = value.As<Call>();
     auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), kCoreNumKwarg) : std::nullopt;
     if (!blocks) return Line(text);
-    Line(fmt::format("with pl.spmd(core_num={}):", *blocks));
+    Line(fmt::format("with pl.spmd(core_num={}{}){}:", *blocks, OrderArgs(call->order()), OrderTarget(call->order())));
     ++indent_;
     Line(text);
     --indent_;

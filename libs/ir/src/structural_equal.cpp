@@ -92,6 +92,16 @@ class Comparer {
     return std::nullopt;
   }
 
+  // The TaskIds a launch waits for (uses) and the one it names (a definition).
+  Diff Order(const LaunchOrder& a, const LaunchOrder& b, const std::string& what) {
+    if (a.deps.size() != b.deps.size())
+      return fmt::format("{} waits for {} vs {} tasks", what, a.deps.size(), b.deps.size());
+    for (size_t i = 0; i < a.deps.size(); ++i)
+      if (auto diff = Expr(a.deps[i], b.deps[i])) return fmt::format("{} dependency {}: {}", what, i, *diff);
+    if (!a.task_id != !b.task_id) return fmt::format("{} names its TaskId on one side only", what);
+    return a.task_id ? Define(a.task_id, b.task_id) : std::nullopt;
+  }
+
   Diff Use(const Var* a, const Var* b) {
     auto it = lhs_to_rhs_.find(a);
     if (it == lhs_to_rhs_.end()) {
@@ -169,6 +179,7 @@ class Comparer {
         return fmt::format("scope name hints differ: '{}' vs '{}'", x->name_hint(), y->name_hint());
       if (x->block_num() != y->block_num())
         return fmt::format("scope block counts differ: {} vs {}", x->block_num(), y->block_num());
+      if (auto diff = Order(x->order(), y->order(), "scope")) return diff;
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in pl.at scope: {}", *diff);
       return std::nullopt;
     }
@@ -228,6 +239,7 @@ class Comparer {
       return fmt::format("'{}' attributes differ: {}", x.target_name(), differ());
     if (x.arg_directions() != y.arg_directions())
       return fmt::format("'{}' argument directions differ", x.target_name());
+    if (auto diff = Order(x.order(), y.order(), "'" + x.target_name() + "'")) return diff;
     if (!WithoutMemRef(x.type())->equals(*WithoutMemRef(y.type())))
       return fmt::format("'{}' result types differ: {} vs {}", x.target_name(), x.type()->str(), y.type()->str());
     return std::nullopt;

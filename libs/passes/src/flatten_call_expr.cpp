@@ -28,7 +28,7 @@ class CallFlattener {
   void FlattenInto(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
     if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span(),
-                                                      scope->block_num()));
+                                                      scope->block_num(), scope->order()));
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
       out.push_back(std::make_shared<AssignStmt>(assign->var(), FlattenOperands(assign->value(), out), stmt->span()));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {
@@ -72,7 +72,7 @@ class CallFlattener {
     if (call->is_op_call())
       return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
     return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
-                                  call->kwargs());
+                                  call->kwargs(), call->order());
   }
 
   // A nested call becomes `__tmp_vN = call` and is replaced by the temporary.

@@ -225,7 +225,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     // One output: bind it to a new version of the tensor and use that version from here on.
     const auto& tensor = args[output_indices[0]];
     auto call = std::make_shared<Call>(name, call_args, return_types[0], scope.span(), std::vector<ArgDirection>{},
-                                       LaunchKwargs(scope));
+                                       LaunchKwargs(scope), scope.order());
     auto version = std::make_shared<Var>(tensor->name_hint(), tensor->type(), scope.span());
     result.call_site.push_back(std::make_shared<AssignStmt>(version, call, scope.span()));
     result.later_renames[tensor.get()] = version;
@@ -237,7 +237,8 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
                                         : TypePtr(std::make_shared<TupleType>(return_types));
     result.call_site.push_back(
         std::make_shared<EvalStmt>(std::make_shared<Call>(name, call_args, type, scope.span(),
-                                                          std::vector<ArgDirection>{}, LaunchKwargs(scope)),
+                                                          std::vector<ArgDirection>{}, LaunchKwargs(scope),
+                                                          scope.order()),
                                    scope.span()));
     // The kernel wrote the tensors in place: later uses of a store result read the tensor itself.
     for (const auto& var : escaping) {

@@ -98,10 +98,15 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   }
   if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(stmts, cube)) return {original};
   const Span& span = scope.span();
+  // Both parts wait for what the scope waited for; the vector part, which reads the cube part's
+  // results and so finishes last, is the task `as tid` names.
+  const LaunchOrder cube_order{.deps = scope.order().deps, .task_id = nullptr};
   return {std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aic"),
-                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span),
+                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span, 0,
+                                            cube_order),
           std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aiv"),
-                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span)};
+                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span, 0,
+                                            scope.order())};
 }
 
 // Splits the scopes of a body in place, keeping them at the level of the body that holds them.

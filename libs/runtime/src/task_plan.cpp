@@ -107,6 +107,20 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
   return args;
 }
 
+// The ids of the earlier submits that submit #i names in its `deps`.
+pypto::expected<TaskArgs, FatalError> WithDependencies(TaskArgs args, const PlanSubmit& submit, size_t submit_index,
+                                                       std::span<const TaskId> earlier) {
+  if (submit.deps.empty()) return args;
+  std::vector<TaskId> ids;
+  for (uint32_t dep : submit.deps) {
+    if (dep >= earlier.size())
+      return InvalidArgs(fmt::format("submit {} depends on submit {}, which is not an earlier one", submit_index, dep));
+    ids.push_back(earlier[dep]);
+  }
+  args.set_dependencies(ids.data(), ids.size());
+  return args;
+}
+
 }  // namespace
 
 pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params) {
@@ -126,6 +140,7 @@ pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::spa
 }
 
 std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit) {
+  if (submit.dummy) return {};
   if (!submit.mixed) return {{submit.func_id, submit.core_type}};
   std::vector<std::pair<int32_t, CoreType>> kernels;
   if (submit.mixed->aic != kNoKernel) kernels.emplace_back(submit.mixed->aic, CoreType::AIC);
@@ -166,17 +181,22 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
 
   // Stop at the first refused submit, but always wait: tasks already submitted may use the buffers.
   pypto::expected<void, FatalError> submitted;
+  std::vector<TaskId> ids;  // of each submit so far, for the explicit dependencies of later ones
+  ids.reserve(plan.submits.size());
   for (size_t i = 0; i < plan.submits.size() && submitted; ++i) {
     const PlanSubmit& submit = plan.submits[i];
     auto args = BuildArgs(submit, i, tensors);
+    if (args) args = WithDependencies(std::move(*args), submit, i, ids);
     if (!args) {
       submitted = pypto::unexpected(std::move(args.error()));
       break;
     }
     for (int scope = 0; scope < submit.scopes_opened; ++scope) runtime.ScopeBegin();
-    auto id = submit.mixed ? runtime.SubmitMixed(*submit.mixed, *args)
-                           : runtime.Submit(submit.core_type, submit.func_id, *args);
+    auto id = submit.dummy   ? runtime.SubmitDummy(*args)
+              : submit.mixed ? runtime.SubmitMixed(*submit.mixed, *args)
+                             : runtime.Submit(submit.core_type, submit.func_id, *args);
     if (!id) submitted = pypto::unexpected(std::move(id.error()));
+    ids.push_back(id ? *id : kInvalidTaskId);
     for (int scope = 0; scope < submit.scopes_closed; ++scope) runtime.ScopeEnd();
   }
   auto waited = runtime.WaitAll();

@@ -7,6 +7,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <unistd.h>
 
@@ -80,7 +81,8 @@ Tensors MakeTensors(const rt::TaskPlan& plan, uint32_t seed) {
   return tensors;
 }
 
-void ExpectSameResults(const ir::ProgramPtr& program, const std::string& name) {
+void ExpectSameResults(const ir::ProgramPtr& program, const std::string& name,
+                       std::optional<size_t> kernel_tasks = std::nullopt) {
   const Generated generated = Generate(program);
   const fs::path library = CompileOrchestration(generated, name);
   const auto& plan = generated.orchestration.plan;
@@ -97,7 +99,7 @@ void ExpectSameResults(const ir::ProgramPtr& program, const std::string& name) {
     rt::Runtime runtime({.aic_cores = 24, .aiv_cores = 48, .worker_threads = 2}, executor);
     auto ran = rt::RunCompiledOrchestration(library, compiled.descriptors, runtime);
     ASSERT_TRUE(ran) << ran.error().str();
-    EXPECT_EQ(runtime.tasks_completed(), plan.submits.size());
+    EXPECT_EQ(runtime.tasks_completed(), kernel_tasks.value_or(plan.submits.size()));
   }
   EXPECT_EQ(by_plan.data, compiled.data) << name;
   EXPECT_NE(by_plan.data, MakeTensors(plan, 7).data) << name << ": the run wrote nothing";
@@ -118,7 +120,61 @@ TEST(CompiledOrchestration, TwoKernelsPerIterationWithComputedScalars) {
   ExpectSameResults(testing::TwoStageLoopProgram(4, 16), "two_stage");
 }
 
-// Hand-written orchestration code using what the generator does not emit yet: a submit's task id,
+ir::VarPtr TaskIdVar(const std::string& name) {
+  return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID));
+}
+
+// `name, task_id = pl.submit(kernel, args..., deps=[...])`.
+ir::VarPtr SubmitKernel(const ir::FunctionPtr& kernel, std::vector<ir::ExprPtr> args, const std::string& name,
+                        ir::LaunchOrder order, std::vector<ir::StmtPtr>& body) {
+  auto call = std::make_shared<ir::Call>(kernel->name(), std::move(args), kernel->return_types()[0], ir::Span{},
+                                         std::vector<ir::ArgDirection>{}, ir::Call::Kwargs{}, std::move(order));
+  auto var = testing::Local(name, call);
+  body.push_back(testing::Assign(var, call));
+  return var;
+}
+
+// c = a + b and d = a + a, named by TaskIds, joined by a dummy task (with an invalid TaskId among what
+// it waits for); f = c + d waits for the join on top of what its tensors imply.
+ir::ProgramPtr OrderedProgram() {
+  auto add = testing::BinaryKernel("kernel_add", "tile.add", 16, 16);
+  auto a = testing::Tensor("a", {16, 16}), b = testing::Tensor("b", {16, 16}), f = testing::Tensor("f", {16, 16});
+  std::vector<ir::StmtPtr> body;
+  auto t_c = TaskIdVar("t_c"), t_d = TaskIdVar("t_d"), none = TaskIdVar("none"), join = TaskIdVar("join");
+  auto c = SubmitKernel(add, {a, b, testing::CreateTensor("c", 16, 16, body)}, "c", {.task_id = t_c}, body);
+  auto d = SubmitKernel(add, {a, a, testing::CreateTensor("d", 16, 16, body)}, "d", {.task_id = t_d}, body);
+  body.push_back(testing::Assign(none, testing::Op("system.task_invalid", {})));
+  body.push_back(testing::Assign(
+      join, testing::Op("system.task_dummy", {std::make_shared<ir::TupleLiteral>(std::vector<ir::ExprPtr>{t_c, t_d, none})})));
+  auto f1 = SubmitKernel(add, {c, d, f}, "f", {.deps = {join}}, body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{f1}));
+  auto entry = std::make_shared<ir::Function>(
+      "ordered", std::vector<ir::VarPtr>{a, b, f},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{f->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_ordered", std::vector<ir::FunctionPtr>{add, entry}, "ordered");
+}
+
+TEST(CompiledOrchestration, TaskIdsDependenciesAndADummyJoin) {
+  const Generated generated = Generate(OrderedProgram());
+  const std::string& cpp = generated.orchestration.cpp_source;
+  EXPECT_NE(cpp.find("PTO2TaskId t_c = rt_submit_aiv_task(0, params_t0).task_id();"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("PTO2TaskId none = PTO2TaskId::invalid();"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("    PTO2TaskId params_t2_deps[3] = {t_c, t_d, none};\n"
+                     "    params_t2.set_dependencies(params_t2_deps, 3);\n"
+                     "    PTO2TaskId join = rt_submit_dummy_task(params_t2).task_id();\n"),
+            std::string::npos)
+      << cpp;
+  const auto& submits = generated.orchestration.plan.submits;
+  ASSERT_EQ(submits.size(), 4u);
+  EXPECT_TRUE(submits[2].dummy);
+  EXPECT_EQ(submits[2].deps, (std::vector<uint32_t>{0, 1}));  // the invalid TaskId orders nothing
+  EXPECT_EQ(submits[3].deps, (std::vector<uint32_t>{2}));
+  // Kernel tasks only: the plan has one dummy.
+  ExpectSameResults(OrderedProgram(), "ordered", submits.size() - 1);
+}
+
+// Hand-written orchestration code using the runtime's task order API directly: a submit's task id,
 // explicit dependencies (with an invalid id among them) and a dummy task joining on them.
 constexpr const char* kHandWrittenOrchestration = R"(
 #include "pto_orchestration_api.h"

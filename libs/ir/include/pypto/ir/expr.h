@@ -112,6 +112,15 @@ struct OpDef;
 // The keyword of a function call that launches it on that many SPMD blocks.
 inline constexpr const char* kCoreNumKwarg = "core_num";
 
+// The explicit ordering of a kernel launch in orchestration code: the TaskIds it waits for
+// (`deps=[...]`, on top of the dependencies the runtime derives from the tensors) and the variable
+// that names its own TaskId for later launches (`as tid`, or the last target of `pl.submit`).
+struct LaunchOrder {
+  std::vector<ExprPtr> deps;  // TaskId scalars
+  std::shared_ptr<const Var> task_id;       // defined by the launch; null when nothing names it
+  bool empty() const { return deps.empty() && !task_id; }
+};
+
 class Call final : public Expr {
  public:
   static constexpr NodeKind kKind = NodeKind::Call;
@@ -122,7 +131,7 @@ class Call final : public Expr {
   // A function call. Its kwargs are launch attributes: "core_num" (an int) makes the call an SPMD
   // launch of that many blocks (`with pl.spmd(core_num=N):` around the call).
   Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},
-       std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {});
+       std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {}, LaunchOrder order = {});
 
   const OpDef* op() const { return op_; }
   const std::string& callee() const { return callee_; }
@@ -131,6 +140,8 @@ class Call final : public Expr {
   const Kwargs& kwargs() const { return kwargs_; }
   // One direction per argument for function calls once directions are derived; empty before.
   const std::vector<ArgDirection>& arg_directions() const { return arg_directions_; }
+  // A function call's explicit task ordering; empty for op calls.
+  const LaunchOrder& order() const { return order_; }
   // The op name, or the callee's function name.
   const std::string& target_name() const;
 
@@ -140,6 +151,7 @@ class Call final : public Expr {
   std::vector<ExprPtr> args_;
   Kwargs kwargs_;
   std::vector<ArgDirection> arg_directions_;
+  LaunchOrder order_;
 };
 using CallPtr = std::shared_ptr<const Call>;
 

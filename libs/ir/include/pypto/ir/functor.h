@@ -48,6 +48,8 @@ class IRMutator {
   virtual StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& stmt);
   virtual StmtPtr MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt);
   virtual StmtPtr MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt);
+  // Mutates the TaskIds a launch waits for and the one it defines; sets `changed` if any changed.
+  LaunchOrder MutateLaunchOrder(const LaunchOrder& order, bool& changed);
 };
 
 // Replaces uses (and definitions) of variables by the mapped ones.

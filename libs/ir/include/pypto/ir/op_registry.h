@@ -90,5 +90,6 @@ void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
+void RegisterTaskOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

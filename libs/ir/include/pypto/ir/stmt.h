@@ -157,18 +157,21 @@ const YieldStmt* TrailingYield(const StmtPtr& body);
 class InCoreScopeStmt final : public Stmt {
  public:
   static constexpr NodeKind kKind = NodeKind::InCoreScopeStmt;
-  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {}, int64_t block_num = 0)
+  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {}, int64_t block_num = 0, LaunchOrder order = {})
       : Stmt(kKind, std::move(span)), name_hint_(std::move(name_hint)), body_(std::move(body)),
-        block_num_(block_num) {}
+        block_num_(block_num), order_(std::move(order)) {}
   const std::string& name_hint() const { return name_hint_; }
   const StmtPtr& body() const { return body_; }
   // 0 for a pl.at scope (one launch); N for a pl.spmd scope.
   int64_t block_num() const { return block_num_; }
+  // `deps=[...]` and `as tid`: carried to the kernel call that outlining makes of the scope.
+  const LaunchOrder& order() const { return order_; }
 
  private:
   std::string name_hint_;
   StmtPtr body_;
   int64_t block_num_ = 0;
+  LaunchOrder order_;
 };
 
 }  // namespace pypto::ir

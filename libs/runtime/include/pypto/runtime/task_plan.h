@@ -52,6 +52,11 @@ struct PlanSubmit {
   // A MixedKernels submit (a call of a Group function): its members; func_id and core_type are then
   // unused.
   std::optional<MixedKernels> mixed;
+  // A dependency-only task (pl.system.task_dummy): no kernel runs; it completes once `deps` have.
+  bool dummy = false;
+  // Explicit dependencies (`deps=[...]`): earlier submits of the plan, by index, that this one waits
+  // for on top of those the runtime derives from the tensors.
+  std::vector<uint32_t> deps;
   int32_t block_num = 1;          // an SPMD launch: this many blocks of the kernel
   std::vector<PlanTaskArg> args;  // tensors first, then scalars
   // Runtime scopes around it: opened just before it, closed just after it (an orchestration loop's

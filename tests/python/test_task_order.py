@@ -1,0 +1,175 @@
+"""Explicit task order in orchestration code: `with pl.at(...) as tid`, `deps=[...]`, `pl.submit`,
+`pl.system.task_dummy` and `pl.system.task_invalid`. Edges are checked where a user sees them: in the
+printed program, in the generated C++, and in the chip swimlane (a task that waits for another starts
+after it ends), with results against torch."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.ir
+import pypto.language as pl
+from pypto.runtime import RunConfig
+
+
+@pl.jit
+def declared_edge(x: pl.Tensor, scratch: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage1") as first:
+        scratch[:] = pl.add(x, x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage2", deps=[first]):
+        out[:] = pl.add(scratch, scratch)
+    return scratch, out
+
+
+# Two kernels that share no tensor: only the declared edge orders them.
+@pl.jit
+def independent_halves(x: pl.Tensor[[32, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="top") as top:
+        y[0:16, :] = pl.exp(x[0:16, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="bottom", deps=[top, None]):
+        y[16:32, :] = pl.exp(x[16:32, :])
+    return y
+
+
+# A join of two producers, an invalid TaskId (orders nothing), and an SPMD launch waiting on the join.
+@pl.jit
+def joined(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a") as a:
+        y[0:16, :] = pl.add(x[0:16, :], 1.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="b") as b:
+        y[16:32, :] = pl.add(x[16:32, :], 2.0)
+    nothing = pl.system.task_invalid()
+    both = pl.system.task_dummy(deps=[a, b, nothing])
+    with pl.spmd(2, name_hint="rest", deps=[both]) as rest:
+        i = pl.tile.get_block_idx()
+        r = 32 + i * 16
+        y[r : r + 16, :] = pl.mul(x[r : r + 16, :], 3.0)
+    return y
+
+
+def _tasks(compiled):
+    records = Path(compiled.output_dir) / "dfx_outputs" / "chip_swimlane_records.json"
+    return json.loads(records.read_text())["aicore_tasks"]
+
+
+def test_a_declared_edge_runs_as_the_example_expects():
+    x = torch.randn(128, 128)
+    scratch, out = torch.zeros(128, 128), torch.zeros(128, 128)
+    declared_edge(x, scratch, out)
+    torch.testing.assert_close(out, (x + x) + (x + x))
+
+
+def test_the_waiting_task_starts_after_the_one_it_waits_for():
+    x, y = torch.randn(32, 32), torch.zeros(32, 32)
+    compiled = independent_halves.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
+    for _ in range(5):
+        compiled(x, y)
+        torch.testing.assert_close(y, torch.exp(x))
+        tasks = {t["task_id"]: t for t in _tasks(compiled)}
+        assert tasks["0x1"]["start_ns"] >= tasks["0x0"]["end_ns"]
+
+
+def test_a_join_orders_an_spmd_launch_after_both_producers():
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = joined.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
+    compiled(x, y)
+    expected = torch.cat([x[0:16] + 1.0, x[16:32] + 2.0, x[32:64] * 3.0])
+    torch.testing.assert_close(y, expected)
+    tasks = _tasks(compiled)
+    producers = [t for t in tasks if t["task_id"] in ("0x0", "0x1")]
+    blocks = [t for t in tasks if t["task_id"] not in ("0x0", "0x1")]
+    assert len(producers) == 2 and len(blocks) == 2
+    assert min(t["start_ns"] for t in blocks) >= max(t["end_ns"] for t in producers)
+
+
+def _reparsed(tmp_path, text, name):
+    """The program a printed text defines, imported from a file as a user's module is."""
+    path = tmp_path / "printed.py"
+    path.write_text("import pypto.language as pl\n\n" + text)
+    spec = importlib.util.spec_from_file_location("printed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def test_the_lowered_program_prints_the_order_and_parses_back(tmp_path):
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    lowered = joined.lower(x, y)
+    text = str(lowered)
+    directions = 'attrs={"arg_directions": ["Input", "OutputExisting"]}'
+    assert f"        y_1, a = pl.submit(self.a, x, y, {directions})\n" in text
+    assert "        nothing: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n" in text
+    assert "        both: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy([a, b, nothing])\n" in text
+    assert "        with pl.spmd(core_num=2, deps=[both]) as rest:\n" in text
+    assert str(_reparsed(tmp_path, text, lowered.name)) == text
+
+
+def test_the_generated_cpp_passes_the_dependencies():
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = joined.compile(x, y)
+    cpp = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
+    assert "PTO2TaskId a = rt_submit_aiv_task(0, params_t0).task_id();" in cpp
+    assert "PTO2TaskId nothing = PTO2TaskId::invalid();" in cpp
+    assert "PTO2TaskId params_t2_deps[3] = {a, b, nothing};" in cpp
+    assert "PTO2TaskId both = rt_submit_dummy_task(params_t2).task_id();" in cpp
+    assert "PTO2TaskId params_t3_deps[1] = {both};" in cpp
+
+
+@pl.program
+class Submitted:
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        y = pl.store(pl.add(t, t), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             z: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        y, first = pl.submit(self.twice, x, y)
+        z, _ = pl.submit(self.twice, y, z, deps=[first])
+        return z
+
+
+def test_pl_submit_binds_the_task_id_and_round_trips(tmp_path):
+    text = str(Submitted)
+    assert "        y_1, first = pl.submit(self.twice, x, y)\n" in text
+    assert "        z_1, _ = pl.submit(self.twice, y_1, z, deps=[first])\n" in text
+    assert str(_reparsed(tmp_path, text, "Submitted")) == text
+
+
+def test_pl_submit_runs_in_order():
+    x, y, z = torch.randn(16, 32), torch.zeros(16, 32), torch.zeros(16, 32)
+    compiled = pypto.ir.compile(Submitted, platform="a2a3sim")
+    compiled(x, y, z)
+    torch.testing.assert_close(z, 4 * x)
+
+
+@pytest.mark.parametrize(
+    "deps, message, column",
+    [
+        ("[x]", "error: deps= takes TaskIds, but 'x' is pl.Tensor[[16, 32], pl.FP32]", 49),
+        ("x", "error: deps= takes a list of TaskIds, such as deps=[tid]", 48),
+    ],
+)
+def test_deps_that_are_not_task_ids_are_refused(tmp_path, deps, message, column):
+    path = tmp_path / "bad_deps.py"
+    path.write_text(
+        "import pypto.language as pl\n\n\n"
+        "@pl.jit\n"
+        "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
+        f"    with pl.at(level=pl.Level.CORE_GROUP, deps={deps}):\n"
+        "        y[:] = pl.add(x, 1.0)\n"
+        "    return y\n"
+    )
+    spec = importlib.util.spec_from_file_location("bad_deps", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(Exception) as info:
+        module.bad.lower(torch.randn(16, 32), torch.zeros(16, 32))
+    text = str(info.value)
+    assert text.startswith(message), text
+    assert f"--> {path}:6:{column}" in text
