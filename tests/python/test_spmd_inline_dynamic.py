@@ -23,7 +23,7 @@ def rms_norm(x: pl.Tensor[[T, D], pl.BF16], w: pl.Tensor[[D], pl.BF16], out: pl.
     # Each block sums the whole row, then normalises its own D // D_SPLIT columns.
     with pl.spmd((t_dim // T_TILE) * D_SPLIT, name_hint="rms_norm", allow_early_resolve=True) as tid:
         blk = pl.tile.get_block_idx()
-        row_block = blk // D_SPLIT
+        row_block = pl.tile.get_block_idx() // D_SPLIT  # a call inside arithmetic is hoisted
         part = blk - row_block * D_SPLIT
         r0 = row_block * T_TILE
         sq_sum = pl.full([1, T_TILE], dtype=pl.FP32, value=0.0)

@@ -1,6 +1,7 @@
-// FlattenCallExpr: three-address form. A call nested in another call's arguments is hoisted into
-// its own assignment to a temporary (`__tmp_vN`), so every intermediate tile has a variable that
-// memory allocation can place and code generators can name.
+// FlattenCallExpr: three-address form. A call nested in another call's arguments, or in scalar
+// arithmetic (`r = 32 + pl.tile.get_block_idx() * 16`), is hoisted into its own assignment to a
+// temporary (`__tmp_vN`), so every intermediate tile has a variable that memory allocation can place
+// and code generators can name, and scalar expressions are arithmetic over variables only.
 #include <fmt/format.h>
 
 #include "pypto/ir/functor.h"
@@ -58,10 +59,11 @@ class CallFlattener {
     }
   }
 
-  // The call itself stays; calls among its operands are hoisted before it.
+  // The call itself stays; calls among its operands are hoisted before it. Any other value keeps its
+  // shape with the calls inside it hoisted.
   ExprPtr FlattenOperands(const ExprPtr& expr, std::vector<StmtPtr>& out) {
     auto call = As<Call>(expr);
-    if (!call) return expr;
+    if (!call) return Hoist(expr, out);
     std::vector<ExprPtr> args;
     bool changed = false;
     for (const auto& arg : call->args()) {
@@ -75,8 +77,23 @@ class CallFlattener {
                                   call->kwargs(), call->order());
   }
 
-  // A nested call becomes `__tmp_vN = call` and is replaced by the temporary.
+  // A nested call becomes `__tmp_vN = call` and is replaced by the temporary; arithmetic and lists
+  // around calls are rebuilt around their temporaries.
   ExprPtr Hoist(const ExprPtr& expr, std::vector<StmtPtr>& out) {
+    if (auto binary = As<BinaryExpr>(expr)) {
+      auto lhs = Hoist(binary->lhs(), out), rhs = Hoist(binary->rhs(), out);
+      if (lhs == binary->lhs() && rhs == binary->rhs()) return expr;
+      return std::make_shared<BinaryExpr>(binary->op(), lhs, rhs, binary->type(), binary->span());
+    }
+    if (auto tuple = As<TupleLiteral>(expr)) {
+      std::vector<ExprPtr> elements;
+      bool changed = false;
+      for (const auto& element : tuple->elements()) {
+        elements.push_back(Hoist(element, out));
+        changed |= elements.back() != element;
+      }
+      return changed ? std::make_shared<TupleLiteral>(std::move(elements), tuple->span()) : expr;
+    }
     if (!expr->Is<Call>()) return expr;
     auto value = FlattenOperands(expr, out);
     auto temp = std::make_shared<Var>(fmt::format("__tmp_v{}", next_temp_++), value->type(), value->span());
