@@ -44,6 +44,34 @@ def mixed_left_right(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl
     return out
 
 
+# A K-reduction loop (matmul, then matmul_acc) and a residual add in one scope, per N tile of a
+# parallel loop, with the accumulator's tensor created in the scope (pypto-lib's gemm_eltwise, small).
+@pl.jit
+def k_loop_then_residual(a: pl.Tensor[[16, 128], pl.BF16], w: pl.Tensor[[128, 64], pl.BF16],
+                         h: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    for n0 in pl.parallel(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_residual"):
+            acc = pl.create_tensor([16, 32], dtype=pl.FP32)
+            for kb in pl.range(4):
+                k0 = kb * 32
+                if kb == 0:
+                    acc = pl.matmul(a[:, k0 : k0 + 32], w[k0 : k0 + 32, n0 : n0 + 32], out_dtype=pl.FP32)
+                else:
+                    acc = pl.matmul_acc(acc, a[:, k0 : k0 + 32], w[k0 : k0 + 32, n0 : n0 + 32])
+            out[:, n0 : n0 + 32] = pl.add(acc, pl.cast(h[:, n0 : n0 + 32], target_type=pl.FP32))
+    return out
+
+
+def test_a_k_reduction_loop_then_vector_work_splits_into_two_kernels():
+    torch.manual_seed(0)
+    a, w, h = torch.randn(16, 128).bfloat16(), torch.randn(128, 64).bfloat16(), torch.randn(16, 64).bfloat16()
+    out = torch.full((16, 64), float("nan"))
+    kinds = [f.function_type for f in k_loop_then_residual.lower(a, w, h, out).functions]
+    assert kinds == ["AIC", "AIV", "Orchestration"], kinds
+    k_loop_then_residual(a, w, h, out)
+    torch.testing.assert_close(out, a.float() @ w.float() + h.float(), rtol=1e-3, atol=1e-3)
+
+
 def _inputs():
     torch.manual_seed(0)
     a = torch.randn(M, K, dtype=torch.float16)

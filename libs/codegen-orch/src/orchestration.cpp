@@ -659,12 +659,24 @@ class OrchestrationEmitter {
     return call && call->is_op_call() && call->op()->name == "tensor.create";
   }
 
+  // The pl.create_tensor statements of a body, in loops too, in program order.
+  static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, std::vector<ir::StmtPtr>& creates) {
+    for (const auto& stmt : stmts) {
+      if (IsTensorCreate(stmt)) creates.push_back(stmt);
+      if (const auto* loop = stmt->As<ir::ForStmt>()) CollectTensorCreates(ir::FlattenStmts(loop->body()), creates);
+    }
+  }
+
   // Every pl.create_tensor of the body becomes a plan intermediate. As upstream does, the C++ allocates
-  // them all with one alloc_tensors at scope entry, before the first task.
-  ir::Result<bool> AllocateIntermediates(const std::vector<ir::StmtPtr>& stmts) {
+  // them all with one alloc_tensors at scope entry, before the first task. One created in a loop is
+  // one buffer that every iteration reuses: the tasks of successive iterations touching it are
+  // ordered by the runtime's dependency tracking (write-after-read, write-after-write), so each
+  // iteration sees only what it wrote, as with a buffer of its own.
+  ir::Result<bool> AllocateIntermediates(const std::vector<ir::StmtPtr>& body) {
+    std::vector<ir::StmtPtr> stmts;
+    CollectTensorCreates(body, stmts);
     std::vector<std::string> names;
     for (const auto& stmt : stmts) {
-      if (!IsTensorCreate(stmt)) continue;
       const auto& var = stmt->As<ir::AssignStmt>()->var();
       const auto* tensor = var->type()->As<ir::TensorType>();
       if (!tensor)
@@ -722,15 +734,7 @@ class OrchestrationEmitter {
                          stmt->span());
       return true;
     }
-    if (IsTensorCreate(stmt)) {
-      if (loop_depth_ > 0)
-        return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("pl.create_tensor inside an orchestration loop is not supported yet; create "
-                                     "'{}' before the loop",
-                                     stmt->As<ir::AssignStmt>()->var()->name_hint()),
-                         stmt->span());
-      return true;
-    }
+    if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
     const ir::Call* call = nullptr;
     const ir::Var* result = nullptr;

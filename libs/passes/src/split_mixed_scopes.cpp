@@ -9,10 +9,13 @@
 // how the device overlaps the halves, so they do not matter here.
 //
 // The cube part is the backward slice of the scope's cube ops (matmuls and what computes their
-// operands); everything else is the vector part. A scope is split only when that is plainly
-// safe: its body is straight-line code, and no vector statement that writes a tensor comes before
-// a cube statement (running the cube part first must not reorder memory effects). Any other mixed
-// scope is left whole, and ExpandMixedKernel reports it.
+// operands); everything else is the vector part. A loop or an if of the scope's body is one
+// statement of the slice, defining its results: a K-reduction loop accumulating a matmul belongs
+// to the cube part whole. A scope is split only when that is plainly safe: no loop or if of its body
+// mixes cube and vector work, and no vector statement that writes a tensor comes before a cube
+// statement (running the cube part first must not reorder memory effects). Any other mixed scope is
+// left whole, and ExpandMixedKernel reports it.
+#include <algorithm>
 #include <unordered_set>
 
 #include "pypto/ir/functor.h"
@@ -43,6 +46,36 @@ bool IsVectorOp(const Call& call) { return call.is_op_call() && !IsCubeOp(call) 
 
 bool WritesTensor(const Call& call) { return call.is_op_call() && call.op()->writes_arg.has_value(); }
 
+// The work a statement of the scope's body does, over every call in it (a loop's or an if's too).
+struct Work {
+  bool cube = false, vector = false, writes_tensor = false;
+};
+
+Work WorkOf(const StmtPtr& stmt) {
+  struct Finder final : IRVisitor {
+    Work work;
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      work.cube |= IsCubeOp(*call);
+      work.vector |= IsVectorOp(*call);
+      work.writes_tensor |= WritesTensor(*call);
+      IRVisitor::VisitCall(call);
+    }
+  } finder;
+  finder.VisitStmt(stmt);
+  return finder.work;
+}
+
+// The variables a statement of the body defines for the statements after it.
+std::vector<const Var*> VarsDefined(const StmtPtr& stmt) {
+  std::vector<const Var*> vars;
+  if (const auto* assign = stmt->As<AssignStmt>()) vars.push_back(assign->var().get());
+  if (const auto* loop = stmt->As<ForStmt>())
+    for (const auto& var : loop->return_vars()) vars.push_back(var.get());
+  if (const auto* branch = stmt->As<IfStmt>())
+    for (const auto& var : branch->return_vars()) vars.push_back(var.get());
+  return vars;
+}
+
 std::vector<const Var*> VarsRead(const StmtPtr& stmt) {
   struct Reads final : IRVisitor {
     std::vector<const Var*> vars;
@@ -53,16 +86,19 @@ std::vector<const Var*> VarsRead(const StmtPtr& stmt) {
   return reads.vars;
 }
 
-// Which statements of a straight-line body belong to the cube part: the cube ops and, transitively,
-// the statements defining what they read. Empty when the body is not straight-line.
+// Which statements of the body belong to the cube part: the cube ops and, transitively, the
+// statements defining what they read. Empty when the body cannot be split: a statement that is not a
+// call, a loop or an if, or a loop or an if mixing cube and vector work.
 std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts) {
   std::vector<bool> cube(stmts.size(), false);
   std::unordered_set<const Var*> needed;
   for (size_t i = stmts.size(); i-- > 0;) {
-    const Call* call = CallOf(stmts[i]);
-    if (!call) return {};
-    const auto* assign = stmts[i]->As<AssignStmt>();
-    cube[i] = IsCubeOp(*call) || (assign && needed.contains(assign->var().get()));
+    const bool compound = stmts[i]->Is<ForStmt>() || stmts[i]->Is<IfStmt>();
+    if (!compound && !CallOf(stmts[i])) return {};
+    const Work work = WorkOf(stmts[i]);
+    if (compound && work.cube && work.vector) return {};
+    const auto defined = VarsDefined(stmts[i]);
+    cube[i] = work.cube || std::ranges::any_of(defined, [&](const Var* var) { return needed.contains(var); });
     if (!cube[i]) continue;
     for (const Var* var : VarsRead(stmts[i])) needed.insert(var);
   }
@@ -75,7 +111,7 @@ bool CanHoistCubePart(const std::vector<StmtPtr>& stmts, const std::vector<bool>
   for (size_t i = 0; i < stmts.size(); ++i)
     if (cube[i]) last_cube = i;
   for (size_t i = 0; i < last_cube; ++i)
-    if (!cube[i] && WritesTensor(*CallOf(stmts[i]))) return false;
+    if (!cube[i] && WorkOf(stmts[i]).writes_tensor) return false;
   return true;
 }
 
@@ -94,7 +130,7 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   bool has_vector_op = false;
   for (size_t i = 0; i < stmts.size(); ++i) {
     (cube[i] ? cube_part : vector_part).push_back(stmts[i]);
-    has_vector_op |= !cube[i] && IsVectorOp(*CallOf(stmts[i]));
+    has_vector_op |= !cube[i] && WorkOf(stmts[i]).vector;
   }
   if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(stmts, cube)) return {original};
   const Span& span = scope.span();
