@@ -74,6 +74,26 @@ ProgramPtr MixedProgram() {
   return Entry({testing::Scope("mixed", mixed.stmts, 2)}, result);
 }
 
+// One scope: the matmul accumulated over a K loop that carries it (matmul_acc), then the bias add.
+ProgramPtr KLoopMixedProgram() {
+  Body mixed;
+  auto first = Matmul(mixed);
+  auto k = testing::LoopVar("k", 3);
+  auto carried = std::make_shared<Var>("acc_k", first->type());
+  Body loop;
+  auto tile_a = loop.Let("tile_a_k", Op("tile.load", {a, Ints({0, 0}), Ints({16, 32})}, 3));
+  auto tile_b = loop.Let("tile_b_k", Op("tile.load", {b, Ints({0, 0}), Ints({32, 16})}, 3));
+  auto next = loop.Let("acc_next", Op("tile.matmul_acc", {carried, tile_a, tile_b}, 3));
+  loop.stmts.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{next}));
+  auto summed = std::make_shared<Var>("acc_sum", first->type());
+  mixed.stmts.push_back(std::make_shared<ForStmt>(k, testing::Index(0), testing::Index(2), testing::Index(1),
+                                                  std::vector<IterArg>{{carried, first}},
+                                                  std::make_shared<SeqStmts>(loop.stmts),
+                                                  std::vector<VarPtr>{summed}, ForKind::Sequential));
+  auto result = AddBias(mixed, summed);
+  return Entry({testing::Scope("mixed", mixed.stmts, 2)}, result);
+}
+
 const char* kEntrySignature =
     "@pl.function(type=pl.FunctionType.Orchestration)\n"
     "def f(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[32, 16], pl.FP16], "
@@ -125,6 +145,36 @@ TEST(SplitMixedScopes, MatmulAndVectorOpsBecomeCubeThenVectorScope) {
   EXPECT_EQ(FlattenStmts(vector->body()).size(), 3u);  // the bias load, the add and the store
 }
 
+TEST(SplitMixedScopes, AKReductionLoopIsCubeWorkWhole) {
+  auto program = RunOk({FlattenCallExpr(), SplitMixedScopes()}, KLoopMixedProgram());
+  ASSERT_TRUE(program);
+  const auto stmts = FlattenStmts(program->Find("f")->body());
+  ASSERT_EQ(stmts.size(), 3u);
+  const auto* cube = stmts[0]->As<InCoreScopeStmt>();
+  const auto* vector = stmts[1]->As<InCoreScopeStmt>();
+  ASSERT_TRUE(cube && vector);
+  const auto cube_stmts = FlattenStmts(cube->body());
+  ASSERT_EQ(cube_stmts.size(), 4u);  // the operand loads, the first matmul and the K loop
+  EXPECT_TRUE(cube_stmts[3]->Is<ForStmt>());
+  EXPECT_EQ(FlattenStmts(vector->body()).size(), 3u);  // the bias load, the add and the store
+}
+
+TEST(SplitMixedScopes, ALoopMixingCubeAndVectorWorkKeepsTheScopeWhole) {
+  Body mixed;
+  auto first = Matmul(mixed);
+  auto k = testing::LoopVar("k", 3);
+  Body loop;
+  auto tile_a = loop.Let("tile_a_k", Op("tile.load", {a, Ints({0, 0}), Ints({16, 32})}, 3));
+  loop.Let("doubled", Op("tile.add", {tile_a, tile_a}, 3));
+  loop.Let("acc_k", Op("tile.matmul", {tile_a, Op("tile.load", {b, Ints({0, 0}), Ints({32, 16})}, 3)}, 3));
+  mixed.stmts.push_back(std::make_shared<ForStmt>(k, testing::Index(0), testing::Index(2), testing::Index(1),
+                                                  std::make_shared<SeqStmts>(loop.stmts), ForKind::Sequential));
+  auto result = AddBias(mixed, first);
+  auto program = RunOk({FlattenCallExpr(), SplitMixedScopes()}, Entry({testing::Scope("mixed", mixed.stmts, 2)}, result));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(FlattenStmts(program->Find("f")->body()).size(), 2u);  // the scope and the return
+}
+
 TEST(SplitMixedScopes, CubeOnlyScopeIsKept) {
   Body cube;
   auto acc = Matmul(cube);
@@ -136,7 +186,7 @@ TEST(SplitMixedScopes, CubeOnlyScopeIsKept) {
 }
 
 TEST(DefaultPipeline, MixedScopeLowersToAnAicAndAnAivKernel) {
-  for (const auto& program_fn : {StagedProgram, MixedProgram}) {
+  for (const auto& program_fn : {StagedProgram, MixedProgram, KLoopMixedProgram}) {
     auto program = RunOk({FlattenCallExpr(), SplitMixedScopes(), OutlineIncoreScopes(), InferTileMemorySpace(),
                           ExpandMixedKernel(), AllocateMemoryAddr(), DeriveCallDirections()},
                          program_fn());
