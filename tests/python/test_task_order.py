@@ -173,3 +173,58 @@ def test_deps_that_are_not_task_ids_are_refused(tmp_path, deps, message, column)
     text = str(info.value)
     assert text.startswith(message), text
     assert f"--> {path}:6:{column}" in text
+
+
+# Each iteration waits for the previous one: a TaskId carried across orchestration loop iterations.
+@pl.jit
+def chained_rows(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    prev = pl.system.task_invalid()
+    for i in pl.range(4):
+        r = i * 16
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="step", deps=[prev]) as t:
+            y[r : r + 16, :] = pl.add(x[r : r + 16, :], 1.0)
+        prev = t
+    return y
+
+
+def test_a_task_id_carried_across_iterations_chains_them(tmp_path):
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = chained_rows.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
+    compiled(x, y)
+    torch.testing.assert_close(y, x + 1.0)
+    tasks = sorted(_tasks(compiled), key=lambda t: int(t["task_id"], 16))
+    assert len(tasks) == 4
+    for before, after in zip(tasks, tasks[1:]):
+        assert after["start_ns"] >= before["end_ns"]
+    cpp = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
+    assert "    PTO2TaskId prev_1 = prev;\n" in cpp
+    assert "PTO2TaskId params_t0_deps[1] = {prev_1};" in cpp
+    assert "        prev_1 = prev_2;\n" in cpp
+    lowered = chained_rows.lower(x, y)
+    assert "        for i, (prev_1,) in pl.range(4, init_values=(prev,)):\n" in str(lowered)
+    assert str(_reparsed(tmp_path, str(lowered), lowered.name)) == str(lowered)
+
+
+def test_an_orchestration_loop_carries_task_ids_only(tmp_path):
+    path = tmp_path / "carry_scalar.py"
+    path.write_text(
+        "import pypto.language as pl\n\n\n"
+        "@pl.jit\n"
+        "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
+        "    prev = pl.system.task_invalid()\n"
+        "    n = 0\n"
+        "    for i in pl.range(2):\n"
+        "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as t:\n"
+        "            y[:] = pl.add(x, 1.0)\n"
+        "        prev = t\n"
+        "        n = n + 1\n"
+        "    return y\n"
+    )
+    spec = importlib.util.spec_from_file_location("carry_scalar", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(Exception) as info:
+        module.bad.lower(torch.randn(16, 32), torch.zeros(16, 32))
+    assert str(info.value).startswith(
+        "error: 'n' is reassigned inside the loop; loop-carried values are supported inside kernels (pl.at scopes) only"
+    ), str(info.value)

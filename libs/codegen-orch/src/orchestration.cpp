@@ -736,6 +736,7 @@ class OrchestrationEmitter {
     }
     if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
+    if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitTaskIdYield(*yield);
     const ir::Call* call = nullptr;
     const ir::Var* result = nullptr;
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
@@ -877,6 +878,7 @@ class OrchestrationEmitter {
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("the step of orchestration loop '{}' is zero", var->name_hint()), loop.span());
     Separate();
+    if (auto ok = EmitCarriedTaskIds(loop); !ok) return ok;
     const std::string name = names_.Take(var->name_hint());
     scalars_[var.get()] = name;
     std::string condition;
@@ -895,8 +897,10 @@ class OrchestrationEmitter {
     indent_ += "    ";
     block_start_ = true;
     ++loop_depth_;
+    const ir::ForStmt* outer_loop = std::exchange(current_loop_, &loop);
     for (const auto& stmt : ir::FlattenStmts(loop.body()))
       if (auto ok = EmitStmt(stmt); !ok) return ok;
+    current_loop_ = outer_loop;
     --loop_depth_;
     indent_.resize(indent_.size() - 4);
     steps_ = outer_steps;
@@ -904,6 +908,54 @@ class OrchestrationEmitter {
     block_start_ = after_scalar_ = false;
     expanded.submits = ContainsSubmit(expanded.body);
     steps_->push_back(Step{std::move(expanded)});
+    // After the loop its results name the carried TaskIds' last values: the same C++ variables.
+    for (size_t i = 0; i < loop.return_vars().size(); ++i) {
+      const ir::Var* carried = loop.iter_args()[i].var.get();
+      task_names_[loop.return_vars()[i].get()] = task_names_.at(carried);
+      steps_->push_back(Step{TaskIdStep{.var = loop.return_vars()[i].get(), .from = carried}});
+    }
+    return true;
+  }
+
+  // An orchestration loop carries TaskIds only (`prev = t` chains launches across iterations): each is
+  // a C++ variable declared before the loop and assigned where the body yields it.
+  ir::Result<bool> EmitCarriedTaskIds(const ir::ForStmt& loop) {
+    for (const auto& iter_arg : loop.iter_args()) {
+      if (!IsTaskId(*iter_arg.var))
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry TaskIds only",
+                                     loop.loop_var()->name_hint(), iter_arg.var->name_hint(),
+                                     iter_arg.var->type()->str()),
+                         loop.span());
+      const auto* init = iter_arg.init->As<ir::Var>();
+      auto from = init ? task_names_.find(init) : task_names_.end();
+      if (from == task_names_.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' must be a TaskId before the loop", iter_arg.var->name_hint()),
+                         loop.span());
+      const std::string name = names_.Take(iter_arg.var->name_hint());
+      body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name, from->second);
+      task_names_[iter_arg.var.get()] = name;
+      steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = init}});
+    }
+    return true;
+  }
+
+  // The yield ending a loop body that carries TaskIds: each carried variable takes its next value.
+  ir::Result<bool> EmitTaskIdYield(const ir::YieldStmt& yield) {
+    if (!current_loop_ || current_loop_->iter_args().size() != yield.values().size())
+      return MakeError(DiagnosticKind::Internal, "a yield outside a loop carrying TaskIds", yield.span());
+    for (size_t i = 0; i < yield.values().size(); ++i) {
+      const ir::Var* carried = current_loop_->iter_args()[i].var.get();
+      const auto* value = yield.values()[i]->As<ir::Var>();
+      auto from = value ? task_names_.find(value) : task_names_.end();
+      if (from == task_names_.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' must be a TaskId at the end of the loop body", carried->name_hint()),
+                         yield.span());
+      body_ += fmt::format("{}{} = {};\n", indent_, task_names_.at(carried), from->second);
+      steps_->push_back(Step{TaskIdStep{.var = carried, .from = value}});
+    }
     return true;
   }
 
@@ -1321,6 +1373,7 @@ class OrchestrationEmitter {
   int task_count_ = 0;
   int mixed_count_ = 0;
   int loop_depth_ = 0;
+  const ir::ForStmt* current_loop_ = nullptr;  // the innermost loop being emitted
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;
 };

@@ -1020,6 +1020,15 @@ class FunctionParser {
 
   // Outside kernels, loops carry no values: a name reassigned in the body is an error.
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
+    // A TaskId reassigned in the body (`prev = t` chaining launches) is carried to the next
+    // iteration; no other orchestration value is.
+    bool carries_task_id = false, carries_other = false;
+    for (const auto& name : AssignedNames(stmt.attr("body"))) {
+      auto it = env_.find(name);
+      if (name == header.loop_var->name_hint() || it == env_.end()) continue;
+      (IsTaskIdValue(*it->second) ? carries_task_id : carries_other) = true;
+    }
+    if (carries_task_id && !carries_other) return ParseCarryingLoop(stmt, header, {});
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     auto body = ParseBlock(stmt.attr("body"));

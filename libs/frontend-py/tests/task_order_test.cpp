@@ -41,6 +41,23 @@ TEST(TaskOrder, AScopeNamesItsTaskIdAndWaitsForOthers) {
                 "        return y\n");
 }
 
+TEST(TaskOrder, AnOrchestrationLoopCarriesATaskIdAcrossIterations) {
+  EXPECT_EQ(Parse("    prev = pl.system.task_invalid()\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as t:\n"
+                  "            y[:] = pl.add(x, 1.0)\n"
+                  "        prev = t\n"
+                  "    return y\n"),
+            std::string(kPrintedHeader) +
+                "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
+                "        for i, (prev_1,) in pl.range(2, init_values=(prev,)):\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP, deps=[prev_1]) as t:\n"
+                "                pl.tile.store(pl.tile.adds(pl.tile.load(x, [0, 0], [16, 32]), 1.0), [0, 0], y)\n"
+                "            prev_2: pl.Scalar[pl.TASK_ID] = t\n"
+                "            prev_3: pl.Scalar[pl.TASK_ID] = pl.yield_(prev_2)\n"
+                "        return y\n");
+}
+
 TEST(TaskOrder, DepsMustBeAListOfTaskIds) {
   EXPECT_EQ(Parse("    with pl.at(level=pl.Level.CORE_GROUP, deps=[x]):\n"
                   "        y[:] = pl.add(x, 1.0)\n"
