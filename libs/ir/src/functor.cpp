@@ -190,12 +190,31 @@ class VarSubstituter final : public IRMutator {
 
  protected:
   ExprPtr MutateVar(const std::shared_ptr<const Var>& var) override {
-    auto it = map_.find(var.get());
-    return it == map_.end() ? var : it->second;
+    if (auto it = map_.find(var.get()); it != map_.end()) return it->second;
+    if (auto it = retyped_.find(var.get()); it != retyped_.end()) return it->second;
+    return Retyped(var);
   }
 
  private:
+  // A tile whose valid shape names a substituted variable becomes a new variable whose type names
+  // the replacement (outlining turns a scope's `vlen` into the kernel's parameter `vlen`).
+  ExprPtr Retyped(const VarPtr& var) {
+    const auto* tile = var->type()->As<TileType>();
+    if (!tile || !tile->has_partial_valid_shape()) return var;
+    ValidShape valid;
+    bool changed = false;
+    for (const auto& extent : tile->valid_shape()) {
+      valid.push_back(MutateExpr(extent));
+      changed |= valid.back() != extent;
+    }
+    if (!changed) return var;
+    auto renamed = std::make_shared<Var>(var->name_hint(), WithValidShape(*tile, std::move(valid)), var->span());
+    retyped_[var.get()] = renamed;
+    return renamed;
+  }
+
   const std::unordered_map<const Var*, VarPtr>& map_;
+  std::unordered_map<const Var*, VarPtr> retyped_;
 };
 }  // namespace
 

@@ -120,7 +120,7 @@ class Printer {
       for (const auto& child : seq->stmts()) Stmt(child);
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
       SpmdLine(*assign->value(),
-               fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(), Expr(assign->value())));
+               fmt::format("{}: {} = {}", Name(assign->var().get()), TypeText(assign->var()->type()), Expr(assign->value())));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {
       SpmdLine(*eval->expr(), Expr(eval->expr()));
     } else if (const auto* ret = stmt->As<ReturnStmt>()) {
@@ -200,10 +200,19 @@ class Printer {
     const std::vector<VarPtr>* results = yield_targets_.empty() ? nullptr : yield_targets_.back();
     if (!results || results->empty()) return call;
     if (results->size() == 1)
-      return fmt::format("{}: {} = {}", Name((*results)[0].get()), (*results)[0]->type()->str(), call);
+      return fmt::format("{}: {} = {}", Name((*results)[0].get()), TypeText((*results)[0]->type()), call);
     std::vector<std::string> names;
     for (const auto& var : *results) names.push_back(Name(var.get()));
     return fmt::format("{} = {}", fmt::join(names, ", "), call);
+  }
+
+  // A tile's valid shape names variables of this function, so it is spelled with this printer's names.
+  std::string TypeText(const TypePtr& type) {
+    if (const auto* tile = type->As<TileType>(); tile && tile->has_partial_valid_shape())
+      return tile->str([this](const ir::Expr& extent) {
+        return Expr(std::shared_ptr<const ir::Expr>(std::shared_ptr<const ir::Expr>{}, &extent));
+      });
+    return type->str();
   }
 
   static std::string ParamAnnotation(const TypePtr& type, ParamDirection direction) {
