@@ -35,6 +35,18 @@ def ragged_tail(x: pl.Tensor, y: pl.Out[pl.Tensor], sums: pl.Out[pl.Tensor]):
 
 
 @pl.jit
+def ragged_scale(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for c in pl.range(0, COLS, BLOCK):
+            vlen = min(COLS - c, BLOCK)
+            t = pl.load(x, [0, c], [ROWS, BLOCK], valid_shape=[ROWS, vlen])
+            p = pl.tile.fillpad(t, pad_value=pl.PadValue.min)
+            u = pl.tile.set_validshape(pl.mul(p, 2.0), ROWS, vlen)
+            pl.store(u, [0, c], y)
+    return y
+
+
+@pl.jit
 def valid_from_a_tensor(x: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         rows = pl.read(cfg, [0])
@@ -92,3 +104,17 @@ def test_set_validshape_from_values_read_at_run_time(kernels):
         expected = torch.full((16, 64), float("inf"))
         expected[:rows, :cols] = x[:rows, :cols]
         torch.testing.assert_close(out, expected)
+
+
+def test_the_pto_module_takes_valid_extents_computed_in_the_loop(kernels, build_dir):
+    x = torch.randn(16, 100)
+    y = torch.zeros(16, 100)
+    kernels.ragged_scale(x, y)
+    torch.testing.assert_close(y, 2 * x)
+    (pto,) = build_dir.glob("*/kernels/aiv/*.pto")
+    text = pto.read_text()
+    assert "arith.minsi" in text
+    # t's alloc_tile is in the loop, after the extent is computed; the fillpad result declares pad=3 (min)
+    loop = text[text.index("scf.for") :]
+    assert "%t = pto.alloc_tile addr = %c0_i64 valid_row = %c16_index valid_col = %1" in loop, text
+    assert "pto.tfillpad ins(%t" in loop and "pad=3>" in loop, text
