@@ -76,7 +76,7 @@ TEST(ValidShapeDiagnostics, AnExtentCannotWidenTheTile) {
 TEST(ValidShapeDiagnostics, PadValueNamesAMode) {
   EXPECT_EQ(Kernel("", "        t = pl.load(a, [0, 0], [64, 64])\n"
                        "        p = pl.tile.fillpad(t, pad_value=pl.PadValue.lowest)\n"),
-            "/src/kernels.py:5:41: error: 'pl.PadValue.lowest' is not a padding mode\n"
+            "/src/kernels.py:5:42: error: 'pl.PadValue.lowest' is not a padding mode\n"
             "  help: pad values: pl.PadValue.zero, pl.PadValue.min, pl.PadValue.max");
 }
 

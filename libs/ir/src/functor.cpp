@@ -195,20 +195,35 @@ class VarSubstituter final : public IRMutator {
     return Retyped(var);
   }
 
+  // An op call's result type names the same variables as the variable it is assigned to.
+  ExprPtr MutateCall(const std::shared_ptr<const Call>& call) override {
+    auto mutated = IRMutator::MutateCall(call);
+    const auto& result = static_cast<const Call&>(*mutated);
+    auto type = RetypedTile(result.type());
+    if (!type || !result.is_op_call()) return mutated;
+    return std::make_shared<Call>(result.op(), result.args(), result.kwargs(), type, result.span());
+  }
+
  private:
-  // A tile whose valid shape names a substituted variable becomes a new variable whose type names
-  // the replacement (outlining turns a scope's `vlen` into the kernel's parameter `vlen`).
-  ExprPtr Retyped(const VarPtr& var) {
-    const auto* tile = var->type()->As<TileType>();
-    if (!tile || !tile->has_partial_valid_shape()) return var;
+  // The tile type with its valid shape's variables substituted; null when nothing changes.
+  TypePtr RetypedTile(const TypePtr& type) {
+    const auto* tile = type->As<TileType>();
+    if (!tile || !tile->has_partial_valid_shape()) return nullptr;
     ValidShape valid;
     bool changed = false;
     for (const auto& extent : tile->valid_shape()) {
       valid.push_back(MutateExpr(extent));
       changed |= valid.back() != extent;
     }
-    if (!changed) return var;
-    auto renamed = std::make_shared<Var>(var->name_hint(), WithValidShape(*tile, std::move(valid)), var->span());
+    return changed ? WithValidShape(*tile, std::move(valid)) : nullptr;
+  }
+
+  // A tile whose valid shape names a substituted variable becomes a new variable whose type names
+  // the replacement (outlining turns a scope's `vlen` into the kernel's parameter `vlen`).
+  ExprPtr Retyped(const VarPtr& var) {
+    auto type = RetypedTile(var->type());
+    if (!type) return var;
+    auto renamed = std::make_shared<Var>(var->name_hint(), type, var->span());
     retyped_[var.get()] = renamed;
     return renamed;
   }
