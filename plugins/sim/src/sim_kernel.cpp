@@ -1431,6 +1431,12 @@ std::string OperandText(const Operand& operand) {
   return operand.is_reg() ? fmt::format("r{}", operand.reg) : std::to_string(operand.imm);
 }
 
+// ", valid [rows, cols]" for an instruction that moves or reads only a tile's valid region.
+std::string ValidText(const Instr& instr) {
+  if (!instr.partial) return "";
+  return fmt::format(", valid [{}, {}]", OperandText(instr.valid.rows), OperandText(instr.valid.cols));
+}
+
 std::string Region(const Instr& instr) {
   std::vector<std::string> parts;
   for (int d = 0; d < instr.rank; ++d) {
@@ -1509,11 +1515,13 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
     switch (instr.op) {
       case Opcode::Load:
         line = fmt::format("{:<5} {:<3} {} <- args[{}]{}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
-                           Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements);
+                           Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements) +
+               ValidText(instr);
         break;
       case Opcode::Store:
         line = fmt::format("{:<5} {:<3} args[{}]{} <- {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
-                           instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements);
+                           instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements) +
+               ValidText(instr);
         break;
       case Opcode::LoopBegin:
         line = fmt::format("{:<5} r{} in {}({}, {}, {}), exits to #{}", OpcodeName(instr.op), instr.loop.var,
@@ -1541,7 +1549,8 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
           operands += (operands.empty() ? "" : ", ") + value;
         }
         line = fmt::format("{:<9} {:<3} {} <- {}  ({} elements)", ComputeKindName(instr.compute.kind),
-                           KindName(instr.kind), Place(instr.dst), operands, instr.num_elements);
+                           KindName(instr.kind), Place(instr.dst), operands, instr.num_elements) +
+               ValidText(instr);
         break;
       }
       default:
