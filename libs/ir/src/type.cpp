@@ -1,13 +1,13 @@
 #include "pypto/ir/type.h"
 
-#include "pypto/ir/expr.h"
-#include "pypto/ir/printer.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <functional>
 #include <numeric>
+
+#include "pypto/ir/expr.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::ir {
 
