@@ -1,6 +1,8 @@
 #include "kernel_emitter.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <fmt/ranges.h>
 
 #include "mlir_types.h"
@@ -116,6 +118,16 @@ void KernelEmitter::EmitIndexCasts() {
   }
 }
 
+namespace {
+
+// Whether a tile's valid region has an extent known only when the body runs.
+bool HasComputedExtent(const ir::TileType& tile) {
+  return std::any_of(tile.valid_shape().begin(), tile.valid_shape().end(),
+                     [](const ir::ExprPtr& extent) { return !ir::AsConstInt(extent).has_value(); });
+}
+
+}  // namespace
+
 void KernelEmitter::EmitTileAllocs() {
   // One alloc_tile per tile variable at the address memory allocation chose; variables that share
   // a buffer get the same address, which is how ptoas (with no planner of its own here) sees reuse.
@@ -129,7 +141,12 @@ void KernelEmitter::EmitTileAllocs() {
     TypedValue cols = IndexConstant(extent.cols);
     const auto* call = assign->value()->As<ir::Call>();
     const ir::Span& span = OpSpan(assign->span(), call->span());
-    Add(prologue_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, rows, cols), span);
+    if (HasComputedExtent(*tile)) {
+      deferred_allocs_.insert(&var);
+      continue;
+    }
+    auto [valid_rows, valid_cols] = ValidOperands(*tile, span);
+    Add(prologue_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, valid_rows, valid_cols), span);
     if (auto it = row_views_.find(&var); it != row_views_.end()) {
       Add(prologue_, AllocTile({it->second, RowViewType(var)}, addr, IndexConstant(1), rows), span);
     }
@@ -158,11 +175,30 @@ PtoOp KernelEmitter::AllocTile(const TypedValue& tile, const TypedValue& addr, c
                      {OperandSyntax::Keyword, "valid_col", {valid_cols}}}};
 }
 
+std::pair<TypedValue, TypedValue> KernelEmitter::ValidOperands(const ir::TileType& tile, const ir::Span& span) {
+  const TileExtent extent = TileRowsCols(tile);
+  if (!tile.has_partial_valid_shape()) return {IndexConstant(extent.rows), IndexConstant(extent.cols)};
+  const auto& valid = tile.valid_shape();
+  auto operand = [&](const ir::ExprPtr& expr) { return TypedValue{IndexValue(expr, span), "index"}; };
+  if (valid.size() == 1) return {IndexConstant(1), operand(valid[0])};
+  return {operand(valid[0]), operand(valid[1])};
+}
+
+void KernelEmitter::EmitDeferredAlloc(const ir::AssignStmt& assign) {
+  const ir::Var& var = *assign.var();
+  const auto* tile = var.type()->As<ir::TileType>();
+  const ir::Span& span = OpSpan(assign.span(), assign.value()->As<ir::Call>()->span());
+  auto [valid_rows, valid_cols] = ValidOperands(*tile, span);
+  TypedValue addr{names_.Constant(tile->memref()->byte_offset, "i64"), "i64"};
+  Add(body_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, valid_rows, valid_cols), span);
+}
+
 TypedValue KernelEmitter::IndexConstant(int64_t value) { return {names_.Constant(value, "index"), "index"}; }
 
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
   const auto* type = tile.type()->As<ir::TileType>();
-  return TileBufType(*type, ElementOf(type->dtype()));
+  auto pad = plan_.pad_codes.find(&tile);
+  return TileBufType(*type, ElementOf(type->dtype()), pad == plan_.pad_codes.end() ? 0 : pad->second);
 }
 
 // The plan has already rejected element types without a spelling.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,11 @@ class KernelEmitter {
   // `%t = pto.alloc_tile addr = .. valid_row = .. valid_col = .. : T`.
   static PtoOp AllocTile(const TypedValue& tile, const TypedValue& addr, const TypedValue& valid_rows,
                          const TypedValue& valid_cols);
+  // A tile's valid_row / valid_col operands: its valid shape where the type narrows it (index
+  // expressions emitted into `section`), else its full extent.
+  std::pair<TypedValue, TypedValue> ValidOperands(const ir::TileType& tile, const ir::Span& span);
+  // The alloc_tile of a tile whose valid extents are computed in the body, emitted where it is defined.
+  void EmitDeferredAlloc(const ir::AssignStmt& assign);
   // The de-duplicated `index` constant `value`.
   TypedValue IndexConstant(int64_t value);
   std::string TileOperandType(const ir::Var& tile) const;
@@ -82,6 +88,9 @@ class KernelEmitter {
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
   std::map<const ir::Var*, std::string> indices_; // loop variables, scalar parameters and index values
   std::string block_idx_arg_, block_num_arg_, subblock_idx_arg_;  // launch identity arguments, if read
+  // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
+  // are values the body computes (a ragged tail's `min(...)`).
+  std::set<const ir::Var*> deferred_allocs_;
   std::vector<std::string> prologue_;
   std::vector<std::string> body_;
   int depth_ = 0;  // loops around the statement being lowered

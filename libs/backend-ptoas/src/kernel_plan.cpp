@@ -216,7 +216,12 @@ class Planner {
       case OpForm::Load:
         if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;
         if (auto ok = CheckOffsets(args[1], op, span); !ok) return ok;
-        return CheckStaticInts(args[2], "shapes", op, span);
+        if (auto ok = CheckStaticInts(args[2], "shapes", op, span); !ok) return ok;
+        return args.size() > 3 ? CheckValidExtents(args[3]->As<ir::TupleLiteral>()->elements(), op, span) : Status{};
+      case OpForm::FillPad: return CheckTileOperand(args[0], op, span);
+      case OpForm::ValidShape:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        return CheckValidExtents({args[1], args[2]}, op, span);
       case OpForm::Alloc: return {};
       case OpForm::Fill: return CheckScalarOperand(args[1], call.type(), op, span);
       case OpForm::TileScalar:
@@ -244,6 +249,14 @@ class Planner {
     return {};
   }
 
+  // A valid extent becomes an alloc_tile's valid_row / valid_col operand: an index expression.
+  Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span) {
+    for (const auto& extent : extents) {
+      if (auto ok = CheckIndexExpr(extent, fmt::format("the valid shape of '{}'", op), span); !ok) return ok;
+    }
+    return {};
+  }
+
   // A tile slice copies its window with textract, which ptoas's a2a3 target has only into Left and
   // Right (its Vec -> Vec form is A5's).
   Status CheckWindow(const ir::Call& call, const ir::Span& span) const {
@@ -261,7 +274,13 @@ class Planner {
     const ir::Var& result = *assign.var();
     const auto& args = call.args();
     switch (lowering.form) {
-      case OpForm::Reshape: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "source", span);
+      case OpForm::Reshape:
+      case OpForm::ValidShape: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "source", span);
+      case OpForm::FillPad: {
+        const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "pad_value").value_or("zero");
+        plan_.pad_codes[&result] = mode == "max" ? 2 : mode == "min" ? 3 : 1;
+        return {};
+      }
       case OpForm::MatmulAcc: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "accumulator", span);
       case OpForm::Move: return CheckMove(*args[0]->As<ir::Var>(), result, span);
       default: break;
@@ -707,6 +726,8 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.sort32", "pto.tsort32", OpForm::Tiles},
       {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
+      {"tile.fillpad", "pto.tfillpad", OpForm::FillPad},
+      {"tile.set_validshape", "pto.alloc_tile", OpForm::ValidShape},
   };
   return table;
 }

@@ -35,6 +35,8 @@ enum class OpForm {
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
   Window,      // ins(tile, row, col : .., index, index): textract of a tile slice
+  FillPad,     // ins(tile) outs(result): tfillpad, the pad value in the result's tile_buf `pad`
+  ValidShape,  // tile.set_validshape: the result's alloc_tile (same address, new valid_row/valid_col)
 };
 
 struct OpLowering {
@@ -90,6 +92,8 @@ struct KernelPlan {
   // [N, 1] Vec tiles that a row-major op reads or writes: each also gets a [1, N] row-major
   // alloc_tile at the same address.
   std::set<const ir::Var*> row_views;
+  // fillpad results and the tile_buf `pad` code of their padding mode (ptoas: zero 1, max 2, min 3).
+  std::map<const ir::Var*, int> pad_codes;
   LaunchIdentity launch;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.

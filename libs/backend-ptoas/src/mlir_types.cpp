@@ -85,16 +85,16 @@ bool IsColumnVector(const ir::TileType& tile) {
          ImplicitTileLayout(tile.memory_space(), TileRowsCols(tile)).blayout == "col_major";
 }
 
-std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent) {
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad) {
   TileLayout layout = ImplicitTileLayout(space, extent);
   return fmt::format(
       "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout={}, slayout={}, fractal={}, "
-      "pad=0>",
-      TileLoc(space), element, extent.rows, extent.cols, layout.blayout, layout.slayout, layout.fractal);
+      "pad={}>",
+      TileLoc(space), element, extent.rows, extent.cols, layout.blayout, layout.slayout, layout.fractal, pad);
 }
 
-std::string TileBufType(const ir::TileType& tile, std::string_view element) {
-  return TileBufType(tile.memory_space(), element, TileRowsCols(tile));
+std::string TileBufType(const ir::TileType& tile, std::string_view element, int pad) {
+  return TileBufType(tile.memory_space(), element, TileRowsCols(tile), pad);
 }
 
 pypto::expected<std::string, std::string> FloatLiteral(double value, ir::DataType dtype) {

@@ -53,8 +53,9 @@ bool IsColumnVector(const ir::TileType& tile);
 // `!pto.tile_buf<loc=vec, dtype=f32, rows=R, cols=C, v_row=?, v_col=?, blayout=row_major,
 // slayout=none_box, fractal=512, pad=0>`. The valid extent is dynamic in the type and given by
 // alloc_tile's operands; the layout fields are ImplicitTileLayout's.
-std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent);
-std::string TileBufType(const ir::TileType& tile, std::string_view element);
+// `pad` is the tile_buf's padding mode (0 none; a fillpad result's 1 zero, 2 max, 3 min).
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad = 0);
+std::string TileBufType(const ir::TileType& tile, std::string_view element, int pad = 0);
 
 // The MLIR literal of a floating-point constant of `dtype`: "2.00000000000000000e+00", or the bit
 // pattern ("0xFF800000") for infinities and NaN, which have no decimal spelling. An error for

@@ -35,6 +35,7 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
     call = eval->expr()->As<ir::Call>();
   }
   if (!call) return;  // the return: results leave through output tensors
+  if (assign && deferred_allocs_.contains(assign->var().get())) EmitDeferredAlloc(*assign);
   const ir::Span& span = OpSpan(stmt.span(), call->span());
   const OpLowering& lowering = *FindLowering(call->target_name());
   switch (lowering.form) {
@@ -42,7 +43,8 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
     case OpForm::Store: return LowerStore(*call, span);
     // The result's alloc_tile (at the address memory allocation chose, with the result's shape) is the op.
     case OpForm::Alloc:
-    case OpForm::Reshape: return;
+    case OpForm::Reshape:
+    case OpForm::ValidShape: return;
     default: return LowerCompute(lowering, *assign, *call, span);
   }
 }

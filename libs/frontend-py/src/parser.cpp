@@ -255,7 +255,7 @@ class FunctionParser {
     if (annotated && source_.signature) {
       // In a @pl.program the annotation is the variable's type (the printer writes every one, with
       // the tile's memref once memory is allocated); the value must agree with it.
-      auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants);
+      auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
       if (!Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
@@ -988,7 +988,7 @@ class FunctionParser {
     for (size_t i = 0; i < yield.targets.size(); ++i) {
       ir::TypePtr type = yield.values[i]->type();
       if (yield.annotation && source_.signature) {
-        auto declared = ResolveType(yield.annotation, map_, source_.constants);
+        auto declared = ResolveType(yield.annotation, map_, source_.constants, &expr_resolver_);
         if (!declared) return pypto::unexpected(declared.error());
         if (!Assignable(*declared, type))
           return MakeError(DiagnosticKind::Type,
@@ -1905,6 +1905,7 @@ class FunctionParser {
                          "memory spaces: Vec, Mat, Left, Right, Acc, Bias");
       }
     }
+    if (dotted.starts_with("pl.PadValue.") && !env_.contains(dotted)) return PadValueAttr(dotted, node);
     if (IsNode(node, "Constant") && py::isinstance<py::str>(node.attr("value")))
       return ArgValue(ir::OpAttr(node.attr("value").cast<std::string>()));
     auto expr = ParseExpr(node);
@@ -1912,6 +1913,14 @@ class FunctionParser {
     return ArgValue(*expr);
   }
 
+
+  // pl.PadValue.zero / min / max: fillpad's padding mode, a string attribute ("min").
+  ir::Result<ArgValue> PadValueAttr(const std::string& dotted, py::handle node) {
+    const std::string mode = dotted.substr(std::string_view("pl.PadValue.").size());
+    if (mode == "zero" || mode == "min" || mode == "max") return ArgValue(ir::OpAttr(mode));
+    return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a padding mode", dotted), map_.SpanOf(node),
+                     "pad values: pl.PadValue.zero, pl.PadValue.min, pl.PadValue.max");
+  }
 
   // `pl.row_sum(x)` without a scratch tile gets a fresh one (hoisted before the call by FlattenCallExpr).
   static ir::Result<bool> BindDefaultScratch(const std::string& name, const ir::OpDef& op, const ir::ExprPtr& operand,
@@ -2237,6 +2246,9 @@ class FunctionParser {
   DynamicBindings dynamic_;              // pl.dynamic names -> the extents the parameters gave them
   std::vector<ir::StmtPtr> prelude_;     // inlined bodies the statement being parsed depends on
   std::unordered_map<std::string, ir::VarPtr> env_;
+  // Parses a tile annotation's valid-shape extents (`pl.TileView(valid_shape=[64, vlen])`) in the
+  // current scope.
+  const ExprResolver expr_resolver_ = [this](py::handle node) { return ParseExpr(node); };
   std::vector<ir::ExprPtr> returns_;
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned

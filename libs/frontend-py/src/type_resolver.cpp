@@ -282,7 +282,33 @@ ir::Result<ir::TileMemRef> ResolveMemRef(py::handle node, const SourceMap& map) 
   return ir::TileMemRef{*offset, *size};
 }
 
-ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const Constants* constants) {
+// `pl.TileView(valid_shape=[r, c])`: the tile's valid region (the only view field a tile has here).
+ir::Result<ir::ValidShape> ResolveTileView(py::handle node, const SourceMap& map, const ExprResolver* exprs) {
+  if (py::len(node.attr("args")) != 0 || py::len(node.attr("keywords")) != 1 ||
+      node.attr("keywords")[py::int_(0)].attr("arg").is_none() ||
+      node.attr("keywords")[py::int_(0)].attr("arg").cast<std::string>() != "valid_shape")
+    return MakeError(DiagnosticKind::Type, "pl.TileView takes valid_shape=[...] only", map.SpanOf(node));
+  py::handle list = node.attr("keywords")[py::int_(0)].attr("value");
+  if (!IsNode(list, "List") && !IsNode(list, "Tuple"))
+    return MakeError(DiagnosticKind::Type, "valid_shape must be a list", map.SpanOf(list));
+  ir::ValidShape valid;
+  for (auto element : list.attr("elts")) {
+    if (exprs) {
+      auto expr = (*exprs)(element);
+      if (!expr) return pypto::unexpected(expr.error());
+      valid.push_back(*expr);
+    } else if (IsNode(element, "Constant") && py::isinstance<py::int_>(element.attr("value"))) {
+      valid.push_back(std::make_shared<ir::ConstInt>(element.attr("value").cast<int64_t>(), ir::DataType::INDEX,
+                                                     map.SpanOf(element)));
+    } else {
+      return MakeError(DiagnosticKind::Type, "a valid shape here must be integer literals", map.SpanOf(element));
+    }
+  }
+  return valid;
+}
+
+ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const Constants* constants,
+                                    const ExprResolver* exprs) {
   py::handle slice = node.attr("slice");
   if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
     return MakeError(DiagnosticKind::Type, "expected pl.Tile[[shape], dtype, ...]", map.SpanOf(node));
@@ -293,6 +319,7 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
   if (!dtype) return pypto::unexpected(dtype.error());
   std::optional<ir::MemorySpace> space;
   std::optional<ir::TileMemRef> memref;
+  ir::ValidShape valid;
   for (size_t i = 2; i < py::len(elts); ++i) {
     py::handle extra = elts[i];
     const std::string dotted = DottedName(extra);
@@ -308,20 +335,32 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
       auto resolved = ResolveMemRef(extra, map);
       if (!resolved) return pypto::unexpected(resolved.error());
       memref = *resolved;
+    } else if (IsNode(extra, "Call") && DottedName(extra.attr("func")) == "pl.TileView") {
+      if (!valid.empty()) return MakeError(DiagnosticKind::Type, "a tile has one pl.TileView", map.SpanOf(extra));
+      auto resolved = ResolveTileView(extra, map, exprs);
+      if (!resolved) return pypto::unexpected(resolved.error());
+      if (resolved->size() != shape->size())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("valid_shape has {} extents for a tile of rank {}", resolved->size(),
+                                     shape->size()),
+                         map.SpanOf(extra));
+      valid = std::move(*resolved);
     } else {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("unsupported pl.Tile argument '{}' (expected pl.Mem.<space> or "
-                                   "pl.MemRef(offset, size))",
+                                   "pl.MemRef(offset, size) or pl.TileView(valid_shape=[...]))",
                                    dotted.empty() ? NodeType(extra) : dotted),
                        map.SpanOf(extra));
     }
   }
-  return ir::TypePtr(std::make_shared<ir::TileType>(*shape, *dtype, space.value_or(ir::MemorySpace::Vec), memref));
+  return ir::TypePtr(
+      std::make_shared<ir::TileType>(*shape, *dtype, space.value_or(ir::MemorySpace::Vec), memref, std::move(valid)));
 }
 
 }  // namespace
 
-ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const Constants* constants) {
+ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const Constants* constants,
+                                    const ExprResolver* exprs) {
   if (IsNode(node, "Constant") && node.attr("value").is_none()) return ir::TypePtr(std::make_shared<ir::UnknownType>());
   const std::string head = IsNode(node, "Subscript") ? DottedName(node.attr("value")) : DottedName(node);
   if (!IsNode(node, "Subscript")) {
@@ -344,7 +383,7 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
     if (!dtype) return pypto::unexpected(dtype.error());
     return ir::TypePtr(std::make_shared<ir::TensorType>(*shape, *dtype));
   } else if (head == "pl.Tile") {
-    return ResolveTile(node, map, constants);
+    return ResolveTile(node, map, constants, exprs);
   } else if (head == "pl.Scalar") {
     auto dtype = ResolveDtype(node.attr("slice"), map);
     if (!dtype) return pypto::unexpected(dtype.error());
@@ -359,7 +398,7 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
     }
     std::vector<ir::TypePtr> elements;
     for (auto element : nodes) {
-      auto type = ResolveType(element, map, constants);
+      auto type = ResolveType(element, map, constants, exprs);
       if (!type) return type;
       elements.push_back(*type);
     }

@@ -1,6 +1,8 @@
 // Parameter annotations -> IR types and directions.
 #pragma once
 
+#include <functional>
+
 #include "ast_node.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/function.h"
@@ -40,7 +42,11 @@ ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& nam
 // The type an annotation spells, in full (the form the printer writes): `pl.Tensor[[d0, d1], pl.DTYPE]`,
 // `pl.Tile[[d0, d1], pl.DTYPE(, pl.MemRef(offset, size))(, pl.Mem.SPACE)]` (Vec when no space is named),
 // `pl.Scalar[pl.DTYPE]` (or the bare dtype), `tuple[T, ...]` / `pl.Tuple[T, ...]`, and `None` (no value).
-ir::Result<ir::TypePtr> ResolveType(py::handle annotation, const SourceMap& map, const Constants* constants = nullptr);
+// A tile's `pl.TileView(valid_shape=[r, c])` names values of the function (a scalar `vlen`), which
+// `exprs` parses; without it only integer literals are accepted there.
+using ExprResolver = std::function<ir::Result<ir::ExprPtr>(py::handle)>;
+ir::Result<ir::TypePtr> ResolveType(py::handle annotation, const SourceMap& map, const Constants* constants = nullptr,
+                                    const ExprResolver* exprs = nullptr);
 
 // A `@pl.program` method's parameter: ResolveType, optionally wrapped in `pl.Out[...]` / `pl.InOut[...]`.
 ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std::string& name, const SourceMap& map,

@@ -209,12 +209,46 @@ class VarSubstituter final : public IRMutator {
 
  protected:
   ExprPtr MutateVar(const std::shared_ptr<const Var>& var) override {
-    auto it = map_.find(var.get());
-    return it == map_.end() ? var : it->second;
+    if (auto it = map_.find(var.get()); it != map_.end()) return it->second;
+    if (auto it = retyped_.find(var.get()); it != retyped_.end()) return it->second;
+    return Retyped(var);
+  }
+
+  // An op call's result type names the same variables as the variable it is assigned to.
+  ExprPtr MutateCall(const std::shared_ptr<const Call>& call) override {
+    auto mutated = IRMutator::MutateCall(call);
+    const auto& result = static_cast<const Call&>(*mutated);
+    auto type = RetypedTile(result.type());
+    if (!type || !result.is_op_call()) return mutated;
+    return std::make_shared<Call>(result.op(), result.args(), result.kwargs(), type, result.span());
   }
 
  private:
+  // The tile type with its valid shape's variables substituted; null when nothing changes.
+  TypePtr RetypedTile(const TypePtr& type) {
+    const auto* tile = type->As<TileType>();
+    if (!tile || !tile->has_partial_valid_shape()) return nullptr;
+    ValidShape valid;
+    bool changed = false;
+    for (const auto& extent : tile->valid_shape()) {
+      valid.push_back(MutateExpr(extent));
+      changed |= valid.back() != extent;
+    }
+    return changed ? WithValidShape(*tile, std::move(valid)) : nullptr;
+  }
+
+  // A tile whose valid shape names a substituted variable becomes a new variable whose type names
+  // the replacement (outlining turns a scope's `vlen` into the kernel's parameter `vlen`).
+  ExprPtr Retyped(const VarPtr& var) {
+    auto type = RetypedTile(var->type());
+    if (!type) return var;
+    auto renamed = std::make_shared<Var>(var->name_hint(), type, var->span());
+    retyped_[var.get()] = renamed;
+    return renamed;
+  }
+
   const std::unordered_map<const Var*, VarPtr>& map_;
+  std::unordered_map<const Var*, VarPtr> retyped_;
 };
 }  // namespace
 

@@ -85,6 +85,7 @@ OpRegistry::OpRegistry() {
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileSpmdOps(*this);
+  RegisterTileValidShapeOps(*this);
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);
   RegisterTaskOps(*this);

@@ -156,8 +156,8 @@ class Printer {
       if (const Call* submit = SubmitCall(*assign->value()))  // a tuple target takes no annotation
         Line(fmt::format("{} = {}", SubmitTargets(assign->var().get(), *submit), Expr(assign->value())));
       else
-        SpmdLine(*assign->value(), fmt::format("{}: {} = {}", Name(assign->var().get()), assign->var()->type()->str(),
-                                               Expr(assign->value())));
+        SpmdLine(*assign->value(), fmt::format("{}: {} = {}", Name(assign->var().get()),
+                                               TypeText(assign->var()->type()), Expr(assign->value())));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {
       const Call* submit = SubmitCall(*eval->expr());
       if (submit && submit->order().task_id)
@@ -242,10 +242,19 @@ class Printer {
     const std::vector<VarPtr>* results = yield_targets_.empty() ? nullptr : yield_targets_.back();
     if (!results || results->empty()) return call;
     if (results->size() == 1)
-      return fmt::format("{}: {} = {}", Name((*results)[0].get()), (*results)[0]->type()->str(), call);
+      return fmt::format("{}: {} = {}", Name((*results)[0].get()), TypeText((*results)[0]->type()), call);
     std::vector<std::string> names;
     for (const auto& var : *results) names.push_back(Name(var.get()));
     return fmt::format("{} = {}", fmt::join(names, ", "), call);
+  }
+
+  // A tile's valid shape names variables of this function, so it is spelled with this printer's names.
+  std::string TypeText(const TypePtr& type) {
+    if (const auto* tile = type->As<TileType>(); tile && tile->has_partial_valid_shape())
+      return tile->str([this](const ir::Expr& extent) {
+        return Expr(std::shared_ptr<const ir::Expr>(std::shared_ptr<const ir::Expr>{}, &extent));
+      });
+    return type->str();
   }
 
   static std::string ParamAnnotation(const TypePtr& type, ParamDirection direction) {

@@ -27,7 +27,8 @@ void Flatten(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
 // A type with any tile memref removed, for comparing call results.
 TypePtr WithoutMemRef(const TypePtr& type) {
   if (const auto* tile = type->As<TileType>(); tile && tile->memref())
-    return std::make_shared<TileType>(tile->shape(), tile->dtype(), tile->memory_space());
+    return std::make_shared<TileType>(tile->shape(), tile->dtype(), tile->memory_space(), std::nullopt,
+                                      tile->valid_shape());
   if (const auto* tuple = type->As<TupleType>()) {
     std::vector<TypePtr> elements;
     for (const auto& element : tuple->elements()) elements.push_back(WithoutMemRef(element));
@@ -73,10 +74,23 @@ class Comparer {
   }
 
  private:
+  // Types compared with a tile's valid shape taken through the variable mapping: its extents name
+  // variables of the function, which differ as objects between the two sides.
+  Diff Types(const TypePtr& a, const TypePtr& b) {
+    const auto* x = a->As<TileType>();
+    const auto* y = b->As<TileType>();
+    if (!x || !y || !x->has_partial_valid_shape() || !y->has_partial_valid_shape())
+      return a->equals(*b) ? Diff{} : fmt::format("{} vs {}", a->str(), b->str());
+    if (!WithValidShape(*x, {})->equals(*WithValidShape(*y, {})) || x->valid_shape().size() != y->valid_shape().size())
+      return fmt::format("{} vs {}", a->str(), b->str());
+    for (size_t i = 0; i < x->valid_shape().size(); ++i)
+      if (auto diff = Expr(x->valid_shape()[i], y->valid_shape()[i])) return fmt::format("valid shape: {}", *diff);
+    return std::nullopt;
+  }
+
   // A variable bound at the same place on both sides.
   Diff Define(const VarPtr& a, const VarPtr& b) {
-    if (!a->type()->equals(*b->type()))
-      return fmt::format("'{}' has type {} vs {}", a->name_hint(), a->type()->str(), b->type()->str());
+    if (auto diff = Types(a->type(), b->type())) return fmt::format("'{}' has type {}", a->name_hint(), *diff);
     if (lhs_to_rhs_.contains(a.get()) || rhs_to_lhs_.contains(b.get()))
       return fmt::format("'{}' is bound twice", a->name_hint());
     lhs_to_rhs_[a.get()] = b.get();
@@ -240,8 +254,8 @@ class Comparer {
     if (x.arg_directions() != y.arg_directions())
       return fmt::format("'{}' argument directions differ", x.target_name());
     if (auto diff = Order(x.order(), y.order(), "'" + x.target_name() + "'")) return diff;
-    if (!WithoutMemRef(x.type())->equals(*WithoutMemRef(y.type())))
-      return fmt::format("'{}' result types differ: {} vs {}", x.target_name(), x.type()->str(), y.type()->str());
+    if (auto diff = Types(WithoutMemRef(x.type()), WithoutMemRef(y.type())))
+      return fmt::format("'{}' result types differ: {}", x.target_name(), *diff);
     return std::nullopt;
   }
 

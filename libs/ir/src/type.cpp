@@ -6,6 +6,9 @@
 #include <functional>
 #include <numeric>
 
+#include "pypto/ir/expr.h"
+#include "pypto/ir/printer.h"
+
 namespace pypto::ir {
 
 std::string_view MemorySpaceName(MemorySpace space) {
@@ -49,17 +52,70 @@ bool TensorType::equals(const Type& other) const {
   return tensor && tensor->shape() == shape() && tensor->dtype() == dtype();
 }
 
-std::string TileType::str() const {
+namespace {
+
+// Whether `valid` names every extent of `shape` as that very constant.
+bool IsWholeTile(const Shape& shape, const ValidShape& valid) {
+  if (valid.size() != shape.size()) return false;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto* constant = valid[i]->As<ConstInt>();
+    if (!constant || constant->value() != shape[i]) return false;
+  }
+  return true;
+}
+
+// Outside a printer's scope a variable is spelled by its name hint.
+std::string PlainText(const Expr& expr) {
+  if (const auto* var = expr.As<Var>()) return var->name_hint();
+  if (const auto* constant = expr.As<ConstInt>()) return std::to_string(constant->value());
+  return PrintExpr(std::shared_ptr<const Expr>(std::shared_ptr<const Expr>{}, &expr));
+}
+
+// Structural identity of two valid extents without a binding context: the same constant or the
+// same expression object (StructuralEqual compares them through its variable mapping instead).
+bool SameExtent(const std::shared_ptr<const Expr>& a, const std::shared_ptr<const Expr>& b) {
+  if (a == b) return true;
+  const auto* x = a->As<ConstInt>();
+  const auto* y = b->As<ConstInt>();
+  return x && y && x->value() == y->value();
+}
+
+}  // namespace
+
+TileType::TileType(Shape shape, DataType dtype, MemorySpace space, std::optional<TileMemRef> memref,
+                   ValidShape valid_shape)
+    : ShapedType(kKind, std::move(shape), dtype), space_(space), memref_(memref), valid_shape_(std::move(valid_shape)) {
+  if (IsWholeTile(this->shape(), valid_shape_)) valid_shape_.clear();
+}
+
+std::string TileType::str() const { return str(PlainText); }
+
+std::string TileType::str(const std::function<std::string(const Expr&)>& expr_text) const {
   std::string memref;
   if (memref_) memref = fmt::format(", pl.MemRef({}, {})", memref_->byte_offset, memref_->size);
-  return fmt::format("pl.Tile[{}, pl.{}{}, pl.Mem.{}]", shape_str(), DataTypeName(dtype()), memref,
-                     MemorySpaceName(space_));
+  std::string view;
+  if (!valid_shape_.empty()) {
+    std::vector<std::string> extents;
+    for (const auto& extent : valid_shape_) extents.push_back(expr_text(*extent));
+    view = fmt::format(", pl.TileView(valid_shape=[{}])", fmt::join(extents, ", "));
+  }
+  return fmt::format("pl.Tile[{}, pl.{}{}, pl.Mem.{}{}]", shape_str(), DataTypeName(dtype()), memref,
+                     MemorySpaceName(space_), view);
 }
 
 bool TileType::equals(const Type& other) const {
   const auto* tile = other.As<TileType>();
-  return tile && tile->shape() == shape() && tile->dtype() == dtype() && tile->space_ == space_ &&
-         tile->memref_ == memref_;
+  if (!tile || tile->shape() != shape() || tile->dtype() != dtype() || tile->space_ != space_ ||
+      tile->memref_ != memref_ || tile->valid_shape_.size() != valid_shape_.size())
+    return false;
+  for (size_t i = 0; i < valid_shape_.size(); ++i)
+    if (!SameExtent(valid_shape_[i], tile->valid_shape_[i])) return false;
+  return true;
+}
+
+std::shared_ptr<const TileType> WithValidShape(const TileType& tile, ValidShape valid_shape) {
+  return std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space(), tile.memref(),
+                                    std::move(valid_shape));
 }
 
 std::string TupleType::str() const {

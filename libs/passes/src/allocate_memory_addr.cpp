@@ -309,7 +309,8 @@ class KernelAllocator {
   }
 
   void Place(const Var& var, const TileType& tile, const TileMemRef& memref) {
-    auto type = std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space(), memref);
+    auto type = std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space(), memref,
+                                           tile.valid_shape());
     placed_[&var] = std::make_shared<Var>(var.name_hint(), type, var.span());
     ++holders_[Key(tile.memory_space(), memref.byte_offset)];
     space_of_[&var] = {tile.memory_space(), memref.byte_offset, memref.size};

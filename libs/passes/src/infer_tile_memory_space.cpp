@@ -54,7 +54,7 @@ std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
 bool RunsOnAnySide(const Call& call) {
   static const std::unordered_set<std::string_view> kOps = {
       "tile.load",   "tile.store",  "tile.move",       "tile.reshape",
-      "tile.create", "tile.matmul", "tile.matmul_acc", "tile.transpose_view"};
+      "tile.create", "tile.matmul", "tile.matmul_acc", "tile.transpose_view", "tile.set_validshape"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 
@@ -155,7 +155,9 @@ class PlacementPlanner {
     const bool twin = uses_.HasOtherUses(&var);
     placement_.mat_tiles[&var] =
         std::make_shared<Var>(twin ? var.name_hint() + "_mat" : var.name_hint(),
-                              std::make_shared<TileType>(tile->shape(), tile->dtype(), MemorySpace::Mat), load.span());
+                              std::make_shared<TileType>(tile->shape(), tile->dtype(), MemorySpace::Mat, std::nullopt,
+                                                         tile->valid_shape()),
+                              load.span());
     if (twin) placement_.twinned.insert(&var);
     return true;
   }

@@ -297,7 +297,7 @@ class FunctionOutliner {
     std::vector<StmtPtr> new_body;
     std::unordered_map<const Var*, VarPtr> renames;
     for (size_t i = 0; i < stmts.size(); ++i) {
-      auto stmt = renames.empty() ? stmts[i] : SubstituteVars(stmts[i], renames);
+      auto stmt = renames.empty() ? stmts[i] : SubstituteInSequence(stmts[i], renames);
       if (const auto* inner = stmt->As<ForStmt>(); inner && ContainsScope(stmt)) {
         std::vector<StmtPtr> after_loop(stmts.begin() + i + 1, stmts.end());
         after_loop.insert(after_loop.end(), after.begin(), after.end());

@@ -36,7 +36,8 @@ const Call* CallOf(const StmtPtr& stmt) {
 // Ops that only move data or make tiles run on either side; they do not make a part vector work.
 bool IsDataMovement(const Call& call) {
   static const std::unordered_set<std::string_view> kOps = {"tile.load",   "tile.store",  "tile.move",
-                                                            "tile.reshape", "tile.create", "tensor.create"};
+                                                            "tile.reshape", "tile.create", "tensor.create",
+                                                            "tile.set_validshape"};
   return kOps.contains(call.target_name());
 }
 

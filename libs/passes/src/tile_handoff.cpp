@@ -48,10 +48,18 @@ bool ReadsRetyped(const StmtPtr& stmt, const VarMap& map) {
   return finder.found;
 }
 
+// The variables a statement defines for the statements after it.
+std::vector<VarPtr> DefinedVars(const Stmt& stmt) {
+  if (const auto* assign = stmt.As<AssignStmt>()) return {assign->var()};
+  if (const auto* loop = stmt.As<ForStmt>()) return loop->return_vars();
+  if (const auto* branch = stmt.As<IfStmt>()) return branch->return_vars();
+  return {};
+}
+
 // An op call reading a retyped operand, rebuilt so its result type follows the new operand.
 Result<StmtPtr> Retype(const StmtPtr& original, VarMap& map) {
-  if (!ReadsRetyped(original, map)) return SubstituteVars(original, map);
-  const StmtPtr stmt = SubstituteVars(original, map);
+  if (!ReadsRetyped(original, map)) return SubstituteInSequence(original, map);
+  const StmtPtr stmt = SubstituteInSequence(original, map);
   const auto* assign = stmt->As<AssignStmt>();
   const auto* call = assign ? assign->value()->As<Call>() : nullptr;
   if (!call || !call->is_op_call()) return stmt;
@@ -88,6 +96,15 @@ Result<StmtPtr> ReloadWholeTile(const std::string& name, const VarPtr& tensor, c
                                            {}, span);
   if (!load) return pypto::unexpected(load.error());
   return StmtPtr(std::make_shared<AssignStmt>(std::make_shared<Var>(name, (*load)->type(), span), *load, span));
+}
+
+StmtPtr SubstituteInSequence(const StmtPtr& stmt, VarMap& map) {
+  StmtPtr result = SubstituteVars(stmt, map);
+  if (result == stmt) return result;
+  const auto before = DefinedVars(*stmt), after = DefinedVars(*result);
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+    if (before[i] != after[i] && !map.contains(before[i].get())) map[before[i].get()] = after[i];
+  return result;
 }
 
 Result<std::vector<StmtPtr>> SubstituteAndRetype(const std::vector<StmtPtr>& stmts, VarMap& map) {

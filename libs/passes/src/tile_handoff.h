@@ -33,6 +33,11 @@ ir::Result<ir::StmtPtr> ReloadWholeTile(const std::string& name, const ir::VarPt
 // Substitutes `map` in `stmts` and re-deduces each top-level op call reading a retyped operand, so a
 // reloaded Vec tile replacing an Acc tile makes the ops it feeds Vec too. Assigned variables whose
 // type changes are replaced by fresh ones (added to `map`).
+// SubstituteVars on one statement of a sequence. A variable the statement defines anew (a tile
+// whose valid shape names a substituted variable gets a retyped variable) is added to `map`, so
+// that the statements after it read the new variable.
+ir::StmtPtr SubstituteInSequence(const ir::StmtPtr& stmt, VarMap& map);
+
 ir::Result<std::vector<ir::StmtPtr>> SubstituteAndRetype(const std::vector<ir::StmtPtr>& stmts, VarMap& map);
 
 }  // namespace pypto::passes

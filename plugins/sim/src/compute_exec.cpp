@@ -7,6 +7,7 @@
 
 #include "kernels/select.h"
 #include "kernels/sort.h"
+#include "kernels/valid_region.h"
 #include "pypto/ir/mask_pattern.h"
 #include "tile_ops.h"
 
@@ -153,6 +154,50 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
   }
 }
 
+// The valid region of the instruction's tile, read now (its extents may be computed at run time),
+// checked to lie inside the [rows, cols] tile.
+pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const DecodedKernel& kernel, size_t index,
+                                                                        const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
+  const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
+  if (rows < 0 || cols < 0 || rows > instr.compute.rows || cols > instr.compute.cols)
+    return Fail(kernel, index,
+                fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, instr.compute.rows,
+                            instr.compute.cols));
+  return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
+}
+
+Result RunFillPad(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  auto valid = ValidExtents(kernel, index, regs);
+  if (!valid) return pypto::unexpected(std::move(valid.error()));
+  FillPad(o.dst, o.src0, static_cast<size_t>(instr.compute.rows), static_cast<size_t>(instr.compute.cols),
+          valid->first, valid->second, instr.elem_bytes, instr.compute.pad_bits);
+  return {};
+}
+
+// A reduction over the valid region only (the whole-tile case keeps the dense kernels).
+Result RunValidReduce(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  auto valid = ValidExtents(kernel, index, regs);
+  if (!valid) return pypto::unexpected(std::move(valid.error()));
+  const auto [rows, cols] = *valid;
+  const auto op = static_cast<ReduceOp>(c.op);
+  const auto stride = static_cast<size_t>(c.cols);
+  const bool row = c.kind == ComputeKind::RowReduce;
+  if (instr.kind == ElemKind::F32) {
+    if (row) RowReduceValidF32(op, o.fdst(), o.fsrc0(), stride, rows, cols);
+    else ColReduceValidF32(op, o.fdst(), o.fsrc0(), stride, rows, cols);
+    return {};
+  }
+  const bool ok = row ? RowReduceValidI32(op, o.idst(), o.isrc0(), stride, rows, cols)
+                      : ColReduceValidI32(op, o.idst(), o.isrc0(), stride, rows, cols);
+  if (!ok) return Fail(kernel, index, "an op without an INT32 form");
+  return {};
+}
+
 }  // namespace
 
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
@@ -169,6 +214,11 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
+    case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
+    case ComputeKind::RowReduce:
+    case ComputeKind::ColReduce:
+      if (instr.partial) return RunValidReduce(kernel, index, o, regs);
+      break;
     case ComputeKind::Sort32:
     case ComputeKind::MergeSort:
     case ComputeKind::GatherMask:

@@ -107,7 +107,7 @@ void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64
 // `offsets` is the region origin: the instruction's own constants, or those with the computed
 // offsets filled in.
 pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kernel, size_t index, const int64_t* args,
-                                                       const int64_t* offsets, bool write) {
+                                                       const int64_t* offsets, bool write, const int64_t* extent) {
   const Instr& instr = kernel.code[index];
   const bool load = !write;
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
@@ -127,12 +127,12 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   // The region must stay inside the view the task was given (its dependencies cover only that).
   // Constant offsets are never negative (the decoder checked); computed ones may be anything.
   for (int d = 0; d < instr.rank; ++d) {
-    if (offsets[d] < 0 || offsets[d] > static_cast<int64_t>(tensor->shapes[d]) - instr.shape[d]) {
+    if (offsets[d] < 0 || offsets[d] > static_cast<int64_t>(tensor->shapes[d]) - extent[d]) {
       std::vector<std::string> region;
       for (int k = 0; k < instr.rank; ++k) {
         int64_t end = 0;
-        region.push_back(__builtin_add_overflow(offsets[k], instr.shape[k], &end)
-                             ? fmt::format("{}:{}+{}", offsets[k], offsets[k], instr.shape[k])
+        region.push_back(__builtin_add_overflow(offsets[k], extent[k], &end)
+                             ? fmt::format("{}:{}+{}", offsets[k], offsets[k], extent[k])
                              : fmt::format("{}:{}", offsets[k], end));
       }
       return KernelError(kernel, index,
@@ -148,7 +148,7 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   unsigned __int128 last = 0;
   for (int d = 0; d < instr.rank; ++d) {
     first += static_cast<unsigned __int128>(offsets[d]) * tensor->strides[d];
-    last += static_cast<unsigned __int128>(instr.shape[d] - 1) * tensor->strides[d];
+    last += static_cast<unsigned __int128>(extent[d] - 1) * tensor->strides[d];
   }
   last += first;
   const unsigned __int128 begin_byte = first * elem;
@@ -178,7 +178,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
                                    ref.byte_offset + ref.bytes, memory.capacity(ref.space),
                                    ir::MemorySpaceName(ref.space)));
   }
-  auto base = RegionBase(kernel, index, args, offsets, !load);
+  auto base = RegionBase(kernel, index, args, offsets, !load, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   const size_t elem = instr.elem_bytes;
@@ -207,12 +207,50 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   return {};
 }
 
+// A load or store of a tile's valid region only: its [valid_rows, valid_cols] corner moves, row by
+// row, and the rest of the tile (on a load) keeps what it held. The region's leading dimensions,
+// if any, are 1 (the decoder narrows 2-D tiles only).
+Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
+                     const int64_t* offsets, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const bool load = instr.op == Opcode::Load;
+  const int last = instr.rank - 1;
+  auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
+  const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
+  if (rows < 0 || cols < 0 || rows > instr.shape[last - 1] || cols > instr.shape[last])
+    return KernelError(kernel, index,
+                       fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
+                                   instr.shape[last - 1], instr.shape[last]));
+  if (rows == 0 || cols == 0) return {};
+  const TileRef& ref = load ? instr.dst : instr.src0;
+  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  std::array<int64_t, kMaxDims> extent = instr.shape;
+  extent[last - 1] = rows;
+  extent[last] = cols;
+  auto base = RegionBase(kernel, index, args, offsets, !load, extent.data());
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  const auto elem = static_cast<int64_t>(instr.elem_bytes);
+  const int64_t tile_row_bytes = instr.shape[last] * elem;
+  const auto row_stride = static_cast<int64_t>(tensor->strides[last - 1]) * elem;
+  const auto col_step = static_cast<int64_t>(tensor->strides[last]) * elem;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::byte* global = *base + r * row_stride;
+    std::byte* local = tile + r * tile_row_bytes;
+    if (!instr.atomic_add) CopyRow(load, global, col_step, local, cols, static_cast<size_t>(elem));
+    else if (instr.kind == ElemKind::F32) AddRow<float>(global, col_step, local, cols);
+    else AddRow<int32_t>(global, col_step, local, cols);
+  }
+  return {};
+}
+
 // `s = pl.read(t, [i, j])`: one element into a register, an integer sign- or zero-extended to 64
 // bits, an FP32 as its bit pattern (what tile-scalar ops read).
 Result ReadScalar(const DecodedKernel& kernel, size_t index, const int64_t* args, const int64_t* offsets,
                   int64_t* regs) {
   const Instr& instr = kernel.code[index];
-  auto base = RegionBase(kernel, index, args, offsets, /*write=*/false);
+  auto base = RegionBase(kernel, index, args, offsets, /*write=*/false, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
   uint64_t bits = 0;
   std::memcpy(&bits, *base, instr.elem_bytes);  // little-endian: the low bytes
@@ -350,10 +388,11 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         break;
       case Opcode::Load:
       case Opcode::Store:
-        if (instr.dynamic) {
+        if (instr.dynamic || instr.partial) {
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
-          result = Transfer(kernel, pc, args, memory, offsets);
+          result = instr.partial ? TransferValid(kernel, pc, args, memory, offsets, regs)
+                                 : Transfer(kernel, pc, args, memory, offsets);
         } else {
           result = Transfer(kernel, pc, args, memory, instr.offsets.data());
         }

@@ -10,6 +10,7 @@
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "pad_value.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -56,6 +57,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Concat: return "concat";
     case ComputeKind::Transpose: return "transpose";
     case ComputeKind::Arange: return "arange";
+    case ComputeKind::FillPad: return "fillpad";
   }
   return "?";
 }
@@ -655,6 +657,31 @@ class Decoder {
     return Error(fmt::format("{}: kernel '{}': {} (in `{}`)", span_->str(), Name(), what, source_.text));
   }
 
+  // The valid region a tile's type narrows it to, its extents as operands (scalar code computing
+  // them runs before the next instruction); nullopt for a tile that is valid as a whole.
+  pypto::expected<std::optional<ValidRegion>, std::string> ValidRegionOf(const ir::TypePtr& type) {
+    const auto* tile = type->As<ir::TileType>();
+    if (!tile || !tile->has_partial_valid_shape()) return std::optional<ValidRegion>{};
+    if (tile->valid_shape().size() != 2)
+      return Fail(fmt::format("a valid region of a rank-{} tile; the simulator narrows 2-D tiles only",
+                              tile->valid_shape().size()));
+    auto rows = Scalar(tile->valid_shape()[0]);
+    if (!rows) return Error(rows.error());
+    auto cols = Scalar(tile->valid_shape()[1]);
+    if (!cols) return Error(cols.error());
+    return std::optional<ValidRegion>(ValidRegion{*rows, *cols});
+  }
+
+  // Marks `instr` as moving or reading only the valid region of a tile of type `type`.
+  pypto::expected<void, std::string> NarrowTo(const ir::TypePtr& type, Instr& instr) {
+    auto valid = ValidRegionOf(type);
+    if (!valid) return Error(valid.error());
+    if (!*valid) return {};
+    instr.partial = true;
+    instr.valid = **valid;
+    return {};
+  }
+
   // Appends `instr`, preceded by the scalar code waiting for it; returns its index.
   size_t Emit(Instr instr) {
     for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1}) {
@@ -779,15 +806,18 @@ class Decoder {
   // computed offset is checked when the instruction runs (against the view the task was given).
   pypto::expected<void, std::string> CheckRegion(const KernelParam& tensor, const std::vector<Operand>& offsets,
                                                  const ir::ExprPtr& offsets_expr, const ir::Shape& shape,
-                                                 Instr& instr) const {
+                                                 Instr& instr, bool valid_only = false) const {
     if (offsets.size() != tensor.shape.size() || shape.size() != tensor.shape.size()) {
       return Fail(fmt::format("region rank {} does not match tensor '{}' of rank {}", offsets.size(), tensor.name,
                               tensor.shape.size()));
     }
     for (size_t d = 0; d < shape.size(); ++d) {
       const Operand& offset = offsets[d];
-      const bool outside = offset.is_reg() ? shape[d] <= 0 || shape[d] > tensor.shape[d]
-                                           : offset.imm < 0 || shape[d] <= 0 || offset.imm > tensor.shape[d] - shape[d];
+      // A tile moving only its valid region may reach past the tensor's end (a ragged tail): that
+      // region is checked when the instruction runs.
+      const bool past_end = !valid_only && (offset.is_reg() ? shape[d] > tensor.shape[d]
+                                                            : offset.imm > tensor.shape[d] - shape[d]);
+      const bool outside = shape[d] <= 0 || (!offset.is_reg() && offset.imm < 0) || past_end;
       if (outside) {
         std::vector<std::string> text;
         const auto& elements = offsets_expr->As<ir::TupleLiteral>()->elements();
@@ -809,7 +839,8 @@ class Decoder {
   }
 
   pypto::expected<void, std::string> DecodeLoad(const ir::VarPtr& target, const ir::Call& call) {
-    if (call.args().size() != 3) return Fail("tile.load takes (tensor, offsets, shapes)");
+    if (call.args().size() != 3 && call.args().size() != 4)
+      return Fail("tile.load takes (tensor, offsets, shapes[, valid_shape])");
     auto tensor = Tensor(call.args()[0], "source of tile.load");
     if (!tensor) return Error(tensor.error());
     auto offsets = Offsets(call.args()[1], "load offsets");
@@ -821,7 +852,8 @@ class Decoder {
 
     Instr instr;
     instr.op = Opcode::Load;
-    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], *shape, instr); !ok) return ok;
+    const bool partial = target->type()->As<ir::TileType>()->has_partial_valid_shape();
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], *shape, instr, partial); !ok) return ok;
     int64_t count = 1;
     for (int64_t dim : *shape) count *= dim;
     if (tile->dtype != (*tensor)->dtype || count != tile->num_elements) {
@@ -833,6 +865,7 @@ class Decoder {
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.dst = tile->ref;
     instr.num_elements = count;
+    if (auto ok = NarrowTo(target->type(), instr); !ok) return ok;
     values_[target.get()] = *tile;
     Emit(instr);
     return {};
@@ -909,11 +942,13 @@ class Decoder {
     Instr instr;
     instr.op = Opcode::Store;
     instr.atomic_add = ir::AccumulatesIntoWrittenArg(call);
-    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr); !ok) return ok;
+    const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape();
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
+    if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
     // The result names the tensor that was written.
     if (target) values_[target.get()] = values_.at(call.args()[2]->As<ir::Var>());
     Emit(instr);
@@ -1027,6 +1062,7 @@ class Decoder {
       put("tile.transpose", ComputeKind::Transpose, 0);
       put("tile.transpose_view", ComputeKind::Transpose, 0);
       put("tile.ci", ComputeKind::Arange, 0);
+      put("tile.fillpad", ComputeKind::FillPad, 0);
       return specs;
     }();
     auto it = kSpecs.find(name);
@@ -1037,7 +1073,8 @@ class Decoder {
   // tile.reshape of a tile in place (which only renames one); nullopt for any other op.
   std::optional<pypto::expected<void, std::string>> DecodeCompute(const std::string& op, const ir::VarPtr& target,
                                                                   const ir::Call& call) {
-    if (op == "tile.create") {
+    // set_validshape restates the region of the tile's own buffer: nothing runs.
+    if (op == "tile.create" || op == "tile.set_validshape") {
       auto tile = ResultTile(target, op.c_str());
       if (!tile) return Error(tile.error());
       values_[target.get()] = *tile;
@@ -1064,6 +1101,28 @@ class Decoder {
       return pypto::expected<void, std::string>{};
     Emit(instr);
     return pypto::expected<void, std::string>{};
+  }
+
+  // `pl.tile.fillpad(t, pad_value=...)`: a copy of t whose elements outside t's valid region hold
+  // the pad value, fixed here as a bit pattern of the element type.
+  pypto::expected<void, std::string> DecodeFillPad(const ir::Call& call, Instr& instr) {
+    auto src = Tile(call.args()[0], "operand");
+    if (!src) return Error(src.error());
+    auto mode = ir::FindAttr<std::string>(call.kwargs(), "pad_value").value_or("zero");
+    auto bits = PadBits(src->dtype, mode);
+    if (!bits)
+      return Fail(fmt::format("fillpad of a {} tile is not supported by the simulator yet",
+                              ir::DataTypeName(src->dtype)));
+    instr.src0 = src->ref;
+    instr.compute.rows = src->shape[0];
+    instr.compute.cols = src->shape[1];
+    instr.compute.pad_bits = *bits;
+    if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
+    if (!instr.partial) {  // the whole tile is valid: a plain copy
+      instr.compute.kind = ComputeKind::Copy;
+      instr.compute.rows = instr.compute.cols = 0;
+    }
+    return {};
   }
 
   // Arithmetic runs on FP32 and INT32 tiles (others are moved and converted, not computed on).
@@ -1115,8 +1174,9 @@ class Decoder {
         if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;
         instr.src0 = src->ref;
         matrix(*src);
-        return {};
+        return NarrowTo(args[0]->type(), instr);
       }
+      case ComputeKind::FillPad: return DecodeFillPad(call, instr);
       case ComputeKind::RowExpand:
       case ComputeKind::ColExpand:
       case ComputeKind::RowExpDif:
@@ -1371,6 +1431,12 @@ std::string OperandText(const Operand& operand) {
   return operand.is_reg() ? fmt::format("r{}", operand.reg) : std::to_string(operand.imm);
 }
 
+// ", valid [rows, cols]" for an instruction that moves or reads only a tile's valid region.
+std::string ValidText(const Instr& instr) {
+  if (!instr.partial) return "";
+  return fmt::format(", valid [{}, {}]", OperandText(instr.valid.rows), OperandText(instr.valid.cols));
+}
+
 std::string Region(const Instr& instr) {
   std::vector<std::string> parts;
   for (int d = 0; d < instr.rank; ++d) {
@@ -1449,11 +1515,13 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
     switch (instr.op) {
       case Opcode::Load:
         line = fmt::format("{:<5} {:<3} {} <- args[{}]{}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
-                           Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements);
+                           Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements) +
+               ValidText(instr);
         break;
       case Opcode::Store:
         line = fmt::format("{:<5} {:<3} args[{}]{} <- {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
-                           instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements);
+                           instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements) +
+               ValidText(instr);
         break;
       case Opcode::LoopBegin:
         line = fmt::format("{:<5} r{} in {}({}, {}, {}), exits to #{}", OpcodeName(instr.op), instr.loop.var,
@@ -1481,7 +1549,8 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
           operands += (operands.empty() ? "" : ", ") + value;
         }
         line = fmt::format("{:<9} {:<3} {} <- {}  ({} elements)", ComputeKindName(instr.compute.kind),
-                           KindName(instr.kind), Place(instr.dst), operands, instr.num_elements);
+                           KindName(instr.kind), Place(instr.dst), operands, instr.num_elements) +
+               ValidText(instr);
         break;
       }
       default:

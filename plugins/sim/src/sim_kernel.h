@@ -58,6 +58,7 @@ enum class ComputeKind : uint8_t {
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
   Transpose,     // dst[c][r] = src0[r][c] (rows, cols: src0's)
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
+  FillPad,       // dst = src0, then every element outside the valid region set to pad_bits
 };
 const char* ComputeKindName(ComputeKind kind);
 
@@ -81,6 +82,7 @@ struct ComputeInfo {
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
   int64_t src_cols = 0;        // Slice, GatherMask, Concat: row length of src0 (cols is the result's)
   int64_t row_offset = 0, col_offset = 0;  // Slice: the window's origin in src0
+  uint64_t pad_bits = 0;       // FillPad: the pad value's bit pattern (elem_bytes wide)
 };
 
 // How the executor treats elements: arithmetic types, or bytes to copy.
@@ -101,6 +103,12 @@ struct Operand {
   static Operand Imm(int64_t value) { return Operand{value, -1}; }
   static Operand Reg(uint32_t reg) { return Operand{0, static_cast<int32_t>(reg)}; }
   bool operator==(const Operand&) const = default;
+};
+
+// The valid region of a 2-D tile, [rows, cols], each a constant or a register read when the
+// instruction runs (a load's `valid_shape=`, a ragged tail's `min(...)`).
+struct ValidRegion {
+  Operand rows, cols;
 };
 
 // `dst = a op b` on the register file.
@@ -140,6 +148,10 @@ struct Instr {
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
   bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
+  // Load/Store: only the tile's valid region moves (the last two region dimensions are `valid`);
+  // RowReduce/ColReduce: only src0's valid region is reduced; FillPad: the region kept.
+  bool partial = false;
+  ValidRegion valid;
   uint32_t tensor_slot = 0;  // Load/Store: index into the launch's args[]
   uint32_t scalar_begin = 0;
   uint32_t scalar_count = 0;

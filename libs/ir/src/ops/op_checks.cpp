@@ -78,6 +78,31 @@ Result<bool> CheckRegion(const TensorType& tensor, const Offsets& offsets, const
   return true;
 }
 
+Result<ValidShape> CheckValidShape(const std::vector<ExprPtr>& extents, const Shape& shape, const std::string& what,
+                                   const Span& span) {
+  if (extents.size() != shape.size())
+    return TypeError(fmt::format("{} has {} extents for a tile of rank {} ({})", what, extents.size(), shape.size(),
+                                 ShapeStr(shape)),
+                     span);
+  for (size_t d = 0; d < extents.size(); ++d) {
+    const auto* scalar = extents[d]->type()->As<ScalarType>();
+    if (!scalar || !IsInteger(scalar->dtype()))
+      return TypeError(fmt::format("{} must be integers, got {}", what, extents[d]->type()->str()), span);
+    if (auto value = AsConstInt(extents[d]); value && (*value < 0 || *value > shape[d]))
+      return TypeError(fmt::format("{} extent {} of dimension {} is outside the tile's {} (tile shape {})", what,
+                                   *value, d, shape[d], ShapeStr(shape)),
+                       span, "a valid region can only narrow the tile");
+  }
+  return ValidShape(extents);
+}
+
+Shape StaticValidExtents(const TileType& tile) {
+  if (!tile.has_partial_valid_shape()) return tile.shape();
+  Shape extents;
+  for (const auto& extent : tile.valid_shape()) extents.push_back(AsConstInt(extent).value_or(1));
+  return extents;
+}
+
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span) {
   if (IsFloat(dtype)) return true;
   return TypeError(fmt::format("{} needs a floating-point tile, got {}", op, DataTypeName(dtype)), span);

@@ -28,6 +28,15 @@ Result<const ScalarType*> ExpectNumericScalar(const ExprPtr& expr, const std::st
 // there.
 Result<bool> CheckRegion(const TensorType& tensor, const Offsets& offsets, const Shape& shape, const Span& span);
 
+// A valid shape given for a tile of `shape` (`valid_shape=[r, c]`): one integer scalar per dimension,
+// a constant one within [0, dim]. Constants equal to the whole tile come back as an empty shape.
+Result<ValidShape> CheckValidShape(const std::vector<ExprPtr>& extents, const Shape& shape, const std::string& what,
+                                   const Span& span);
+
+// The extents a tile's valid region certainly has where they are constants, and 1 where they are
+// known only at run time (what a static bounds check can use).
+Shape StaticValidExtents(const TileType& tile);
+
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span);
 
 std::string ShapeStr(const Shape& shape);

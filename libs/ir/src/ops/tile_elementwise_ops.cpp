@@ -8,8 +8,10 @@ namespace {
 
 using namespace ops;
 
+// An element-wise result is valid where its (first) operand is: the op computes only that region.
 TypePtr SameAs(const TileType& tile) {
-  return std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space());
+  return std::make_shared<TileType>(tile.shape(), tile.dtype(), tile.memory_space(), std::nullopt,
+                                    tile.valid_shape());
 }
 
 Result<TypePtr> DeduceBinary(const std::string& op, const std::vector<ExprPtr>& args, const Span& span) {
@@ -65,7 +67,8 @@ Result<TypePtr> DeduceCast(const std::vector<ExprPtr>& args, const Call::Kwargs&
                        "modes: none, rint, round, floor, ceil, trunc, odd");
   }
   const DataType target = *FindAttr<DataType>(kwargs, "target_type");
-  return std::make_shared<TileType>((*tile)->shape(), target, (*tile)->memory_space());
+  return std::make_shared<TileType>((*tile)->shape(), target, (*tile)->memory_space(), std::nullopt,
+                                    (*tile)->valid_shape());
 }
 
 OpDef Binary(const std::string& name, const std::string& description) {

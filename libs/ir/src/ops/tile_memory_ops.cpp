@@ -2,6 +2,8 @@
 // on-chip buffers, and reshapes.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "op_checks.h"
 
 namespace pypto::ir {
@@ -13,6 +15,14 @@ MemorySpace TargetMemory(const Call::Kwargs& kwargs, MemorySpace fallback) {
   return FindAttr<MemorySpace>(kwargs, "target_memory").value_or(fallback);
 }
 
+// `valid_shape=[r, c]` (the fourth argument): the part of the tile the load fills.
+Result<ValidShape> LoadValidShape(const std::vector<ExprPtr>& args, const Shape& shape, const Span& span) {
+  if (args.size() < 4) return ValidShape{};
+  const auto* extents = args[3]->As<TupleLiteral>();
+  if (!extents) return TypeError("the valid_shape of pl.load must be a list of integers", span);
+  return CheckValidShape(extents->elements(), shape, "the valid_shape of pl.load", span);
+}
+
 Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tensor = ExpectTensor(args[0], "the source of pl.load", span);
   if (!tensor) return pypto::unexpected(tensor.error());
@@ -20,13 +30,19 @@ Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs&
   if (!offsets) return pypto::unexpected(offsets.error());
   auto shape = StaticInts(args[2], "load shapes", span);
   if (!shape) return pypto::unexpected(shape.error());
-  if (auto ok = CheckRegion(**tensor, *offsets, *shape, span); !ok) return pypto::unexpected(ok.error());
+  auto valid = LoadValidShape(args, *shape, span);
+  if (!valid) return pypto::unexpected(valid.error());
   const MemorySpace space = TargetMemory(kwargs, MemorySpace::Vec);
   if (space != MemorySpace::Vec && space != MemorySpace::Mat) {
     return TypeError(fmt::format("a load copies into Vec or Mat, not {}", MemorySpaceName(space)), span,
                      "load into Mat, then pl.move the tile into Left or Right");
   }
-  return std::make_shared<TileType>(*shape, (*tensor)->dtype(), space);
+  auto tile = std::make_shared<TileType>(*shape, (*tensor)->dtype(), space, std::nullopt, *valid);
+  // Only the valid region is read: a ragged tail's tile may reach past the end of the tensor.
+  Shape read = StaticValidExtents(*tile);
+  for (auto& extent : read) extent = std::max<int64_t>(extent, 1);
+  if (auto ok = CheckRegion(**tensor, *offsets, read, span); !ok) return pypto::unexpected(ok.error());
+  return TypePtr(tile);
 }
 
 // The accumulator (L0C) stores through the fixpipe, which may narrow FP32 to FP16/BF16 on the way.
@@ -77,7 +93,9 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
                                    DataTypeName(dtype)),
                        span);
   }
-  Shape shape = (*tile)->shape();
+  // Only the valid region is written; a ragged tail's tile may reach past the end of the tensor.
+  Shape shape = StaticValidExtents(**tile);
+  for (auto& extent : shape) extent = std::max<int64_t>(extent, 1);
   while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
   if (auto ok = CheckRegion(**tensor, *offsets, shape, span); !ok) return pypto::unexpected(ok.error());
   return args[2]->type();
@@ -118,7 +136,7 @@ Result<TypePtr> DeduceMove(const std::vector<ExprPtr>& args, const Call::Kwargs&
     return TypeError(fmt::format("cannot move a tile from {} to {}", MemorySpaceName(from), MemorySpaceName(to)),
                      span, "moves go Mat -> Left/Right/Bias/Mat, Acc -> Mat/Vec, Vec -> Vec/Mat");
   }
-  return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), to);
+  return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), to, std::nullopt, (*tile)->valid_shape());
 }
 
 Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
@@ -225,7 +243,7 @@ Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs
 void RegisterTileMemoryOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.load",
                           .description = "copy a region of a global tensor into a Vec or Mat tile",
-                          .params = {Arg("tensor"), Arg("offsets"), Arg("shapes"),
+                          .params = {Arg("tensor"), Arg("offsets"), Arg("shapes"), OptionalArg("valid_shape"),
                                      OptionalAttr("target_memory", OpAttrKind::MemorySpace)},
                           .deduce_type = DeduceLoad,
                           .reads_tensor_arg = 0});

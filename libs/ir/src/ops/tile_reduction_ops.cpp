@@ -27,7 +27,14 @@ Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector
   }
   const Shape& shape = (*tile)->shape();
   Shape result = axis == Axis::Row ? Shape{shape[0], 1} : Shape{1, shape[1]};
-  return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space());
+  // The reduction covers the valid region; the result is valid along the axis it keeps.
+  ValidShape valid;
+  if ((*tile)->has_partial_valid_shape()) {
+    const auto& extents = (*tile)->valid_shape();
+    auto one = std::make_shared<ConstInt>(1, DataType::INDEX, span);
+    valid = axis == Axis::Row ? ValidShape{extents[0], one} : ValidShape{one, extents[1]};
+  }
+  return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt, valid);
 }
 
 // `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype.
@@ -45,7 +52,8 @@ Result<TypePtr> DeduceExpand(const std::string& op, Axis axis, const std::vector
                      axis == Axis::Row ? "a row vector comes from a row reduction such as pl.row_sum"
                                        : "a column vector has shape [1, N]; pl.reshape can turn [N, 1] into it");
   }
-  return std::make_shared<TileType>(shape, (*tile)->dtype(), (*tile)->memory_space());
+  return std::make_shared<TileType>(shape, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt,
+                                    (*tile)->valid_shape());
 }
 
 Result<TypePtr> DeduceExpandScalar(const std::vector<ExprPtr>& args, const Span& span) {

@@ -63,3 +63,14 @@ class MaskPattern(enum.IntEnum):
     P0100 = 5
     P1000 = 6
     P1111 = 7
+
+
+class PadValue(enum.IntEnum):
+    """What ``pl.tile.fillpad`` writes outside a tile's valid region: zero, or the lowest (``min``,
+    -inf for floats) or highest (``max``, +inf) value of the element type. Kernels spell it
+    ``pl.PadValue.min``; the compiler reads the name, not this value."""
+
+    null = 0
+    zero = 1
+    max = 2
+    min = 3

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@ std::optional<MemorySpace> MemorySpaceFromName(std::string_view name);  // "Vec"
 enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple };
 
 class Type;
+class Expr;
 using TypePtr = std::shared_ptr<const Type>;
 using Shape = std::vector<int64_t>;
 
@@ -103,21 +105,37 @@ struct TileMemRef {
   bool operator==(const TileMemRef&) const = default;
 };
 
-// A tile in an on-chip buffer; `memref` is set once addresses are allocated.
+// The region of a tile that holds data, one extent per dimension: each a constant or a scalar
+// expression of the kernel (a parameter, a value read from a tensor, a `min(...)`). Empty means the
+// whole tile, which is what almost every tile has.
+using ValidShape = std::vector<std::shared_ptr<const Expr>>;
+
+// A tile in an on-chip buffer; `memref` is set once addresses are allocated. The valid shape is a
+// property of the value, not of the buffer: a load may fill only part of the tile it allocates.
 class TileType final : public ShapedType {
  public:
   static constexpr TypeKind kKind = TypeKind::Tile;
-  TileType(Shape shape, DataType dtype, MemorySpace space, std::optional<TileMemRef> memref = std::nullopt)
-      : ShapedType(kKind, std::move(shape), dtype), space_(space), memref_(memref) {}
+  // A valid shape whose every extent is the constant full extent is stored as empty, so that two
+  // spellings of "the whole tile" compare equal.
+  TileType(Shape shape, DataType dtype, MemorySpace space, std::optional<TileMemRef> memref = std::nullopt,
+           ValidShape valid_shape = {});
   MemorySpace memory_space() const { return space_; }
   const std::optional<TileMemRef>& memref() const { return memref_; }
+  const ValidShape& valid_shape() const { return valid_shape_; }
+  bool has_partial_valid_shape() const { return !valid_shape_.empty(); }
   std::string str() const override;
+  // str() with the valid shape's expressions spelled by `expr_text` (the printer's names).
+  std::string str(const std::function<std::string(const Expr&)>& expr_text) const;
   bool equals(const Type& other) const override;
 
  private:
   MemorySpace space_;
   std::optional<TileMemRef> memref_;
+  ValidShape valid_shape_;
 };
+
+// The same tile type with another valid shape (empty: the whole tile).
+std::shared_ptr<const TileType> WithValidShape(const TileType& tile, ValidShape valid_shape);
 
 class TupleType final : public Type {
  public:
