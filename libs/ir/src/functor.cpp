@@ -180,7 +180,7 @@ StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt
   auto body = MutateStmt(stmt->body());
   return body == stmt->body() ? stmt
                               : std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(),
-                                                                  stmt->block_num());
+                                                                  stmt->block_num(), stmt->sync_start());
 }
 
 namespace {

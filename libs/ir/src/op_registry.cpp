@@ -85,6 +85,7 @@ OpRegistry::OpRegistry() {
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileSpmdOps(*this);
+  RegisterSystemOps(*this);
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);
 }

@@ -142,7 +142,8 @@ class Printer {
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       if (scope->block_num() > 0)
-        Line(fmt::format("with pl.spmd({}{}):", scope->block_num(), hint));
+        Line(fmt::format("with pl.spmd({}{}{}):", scope->block_num(), scope->sync_start() ? ", sync_start=True" : "",
+                         hint));
       else
         Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}):", hint));
       ++indent_;
@@ -151,12 +152,14 @@ class Printer {
     }
   }
 
-  // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`.
+  // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`, co-started
+  // ones `with pl.spmd(core_num=N, sync_start=True):`.
   void SpmdLine(const ir::Expr& value, const std::string& text) {
     const auto* call = value.As<Call>();
     auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), kCoreNumKwarg) : std::nullopt;
     if (!blocks) return Line(text);
-    Line(fmt::format("with pl.spmd(core_num={}):", *blocks));
+    const bool sync_start = FindAttr<bool>(call->kwargs(), kSyncStartKwarg).value_or(false);
+    Line(fmt::format("with pl.spmd(core_num={}{}):", *blocks, sync_start ? ", sync_start=True" : ""));
     ++indent_;
     Line(text);
     --indent_;
