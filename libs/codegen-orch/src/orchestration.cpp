@@ -1102,6 +1102,11 @@ class OrchestrationEmitter {
       step.submit.block_num = static_cast<int32_t>(*blocks);
       body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
     }
+    // `pl.spmd(..., sync_start=True)`: the blocks start only together (a hard syncall needs it).
+    if (ir::FindAttr<bool>(call.kwargs(), ir::kSyncStartKwarg).value_or(false)) {
+      step.submit.require_sync_start = true;
+      body_ += fmt::format("{}{}.launch_spec.set_require_sync_start(true);\n", indent_, params);
+    }
     if (mixed) {
       const std::string name = fmt::format("mixed_{}", mixed_count_++);
       body_ += fmt::format("{}MixedKernels {} = {{{}, {}, {}}};\n", indent_, name, KernelIdCpp(mixed->aic),
