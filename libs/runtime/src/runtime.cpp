@@ -958,8 +958,9 @@ std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
     text += fmt::format("; block {} cannot start: no {} core is free, all {} are held by blocks waiting at a barrier",
                         fmt::join(queued, ", "), CoreTypeName(type), CoreCount(type));
   if (!held_back.empty())
-    text += fmt::format("; block {} cannot start: it waits for a block at the barrier (blocks of one launch that "
-                        "write one tensor run one after another unless it is co-started)",
+    text += fmt::format("; block {} cannot start: each waits, through a tensor the blocks all write, for a block "
+                        "at the barrier (without sync_start, the blocks of a launch that write one tensor run one "
+                        "after another)",
                         fmt::join(held_back, ", "));
   if (!finished.empty()) text += fmt::format("; block {} finished without reaching it", fmt::join(finished, ", "));
   if (!queued.empty() || !held_back.empty())
