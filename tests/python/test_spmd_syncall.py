@@ -36,6 +36,14 @@ def unsynced(x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.F
         pl.system.syncall(core_type="aiv")
         pl.store(t, [b * ROWS, 0], y)
     return y
+
+
+@pl.jit
+def too_wide(workspace: pl.Tensor[[16], pl.INT32], x: pl.Tensor[[8, 64], pl.FP32]):
+    for b in pl.spmd(50):
+        t = pl.load(x, [0, 0], [8, 64])
+        pl.system.syncall(mode="soft", gm_workspace=workspace)
+    return x
 """
 
 
@@ -80,3 +88,17 @@ def test_a_hard_syncall_without_sync_start_is_a_compile_error(kernels):
         "  = help: launch it with pl.spmd(N, sync_start=True), so that all N blocks hold a core at once, or use "
         'mode="soft" with a gm_workspace'
     )
+
+
+def test_a_barrier_that_can_never_complete_fails_the_run(kernels):
+    """50 blocks on the 48 AIV cores of a2a3sim, not co-started: the first 48 wait at the barrier on every
+    core, so blocks 48 and 49 can never start. The run fails at once, saying so, instead of hanging."""
+    module, _ = kernels
+    with pytest.raises(RuntimeError) as info:
+        with pytest.warns(UserWarning, match="backend-ptoas does not lower pl.system.syncall"):
+            module.too_wide(torch.zeros(16, dtype=torch.int32), torch.randn(8, 64))
+    message = str(info.value)
+    assert "fatal error 100 (SchedulerTimeout): task 0 (kernel 'too_wide_incore_0', func_id 0): the syncall among " \
+        "its 50 blocks can never complete: 48 of 50 blocks arrived (block 0 on AIV core 0, " in message
+    assert "block 47 on AIV core 47); block 48, 49 cannot start: no AIV core is free, all 48 are held by blocks " \
+        "waiting at a barrier; launch it with pl.spmd(..., sync_start=True) and at most 48 blocks" in message
