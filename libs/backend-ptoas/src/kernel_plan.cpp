@@ -120,6 +120,11 @@ class Planner {
     if (const auto* assign = stmt.As<ir::AssignStmt>()) return CheckAssign(*assign);
     if (const auto* eval = stmt.As<ir::EvalStmt>()) {
       const auto* call = eval->expr()->As<ir::Call>();
+      // The PTO dialect's pto.syncall has no lowering here yet; on a simulator this is a warning.
+      if (call && call->target_name() == "system.syncall")
+        return Error(stmt.span(), fmt::format("backend-ptoas does not lower pl.system.syncall (pto.syncall) yet in "
+                                              "kernel '{}'",
+                                              kernel_.name()));
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",

@@ -1262,6 +1262,11 @@ class OrchestrationEmitter {
       step.submit.block_num = static_cast<int32_t>(*blocks);
       body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
     }
+    // `pl.spmd(..., sync_start=True)`: the blocks start only together (a hard syncall needs it).
+    if (ir::FindAttr<bool>(call.kwargs(), ir::kSyncStartKwarg).value_or(false)) {
+      step.submit.require_sync_start = true;
+      body_ += fmt::format("{}{}.launch_spec.set_require_sync_start(true);\n", indent_, params);
+    }
     // `as tid`: the submit's TaskId, read off what the submit returns.
     std::string captured;
     if (const auto& task_id = call.order().task_id) {

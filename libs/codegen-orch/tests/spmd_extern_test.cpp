@@ -1,5 +1,6 @@
 // An orchestration that launches a hand-written AIV kernel on 4 blocks (`with pl.spmd(core_num=4):`):
 // one submit of 4 blocks in the C++ and the plan, and a manifest entry naming the original source.
+// With `sync_start=True` the launch spec requires the blocks to start together.
 #include <gtest/gtest.h>
 
 #include "pypto/codegen_orch/orchestration.h"
@@ -14,7 +15,7 @@ using testing::Tensor;
 
 constexpr const char* kSource = "/kernels/aiv/spmd_write.cpp";
 
-ir::ProgramPtr SpmdExternProgram() {
+ir::ProgramPtr SpmdExternProgram(bool sync_start = false) {
   auto out = Tensor("out", {80});
   auto base = Scalar("base_cl", ir::DataType::INDEX);
   auto kernel = std::make_shared<ir::Function>(
@@ -27,7 +28,9 @@ ir::ProgramPtr SpmdExternProgram() {
   auto call = std::make_shared<ir::Call>(
       "SPMD_WRITE_AIV",
       std::vector<ir::ExprPtr>{main_out, std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX)}, out->type(),
-      ir::Span{"k.py", 9, 19}, std::vector<ir::ArgDirection>{}, ir::Call::Kwargs{{"core_num", int64_t{4}}});
+      ir::Span{"k.py", 9, 19}, std::vector<ir::ArgDirection>{},
+      sync_start ? ir::Call::Kwargs{{"core_num", int64_t{4}}, {"sync_start", true}}
+                 : ir::Call::Kwargs{{"core_num", int64_t{4}}});
   auto result = testing::Local("out_1", call);
   auto body = std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
       testing::Assign(result, call), std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{result})});
@@ -38,8 +41,8 @@ ir::ProgramPtr SpmdExternProgram() {
   return std::make_shared<ir::Program>("SpmdWrite", std::vector<ir::FunctionPtr>{kernel, main}, "main");
 }
 
-ir::Result<Orchestration> Generate() {
-  auto lowered = passes::Lower(SpmdExternProgram(), passes::PassContext{});
+ir::Result<Orchestration> Generate(bool sync_start = false) {
+  auto lowered = passes::Lower(SpmdExternProgram(sync_start), passes::PassContext{});
   if (!lowered) return pypto::unexpected(lowered.error());
   return GenerateOrchestration(**lowered);
 }
@@ -50,12 +53,27 @@ TEST(SpmdExtern, OneSubmitOfFourBlocks) {
   ASSERT_EQ(orchestration->plan.submits.size(), 1u);
   const auto& submit = orchestration->plan.submits[0];
   EXPECT_EQ(submit.block_num, 4);
+  EXPECT_FALSE(submit.require_sync_start);
   EXPECT_EQ(submit.core_type, rt::CoreType::AIV);
   ASSERT_EQ(submit.args.size(), 2u);
   EXPECT_EQ(submit.args[0].direction, rt::ArgDirection::InOut);
   EXPECT_EQ(submit.args[1].direction, rt::ArgDirection::Scalar);
   const std::string& cpp = orchestration->cpp_source;
   EXPECT_NE(cpp.find("    params_t0.launch_spec.set_block_num(4);\n    rt_submit_aiv_task(0, params_t0);\n"),
+            std::string::npos)
+      << cpp;
+}
+
+TEST(SpmdExtern, SyncStartIsSetOnTheLaunchSpec) {
+  auto orchestration = Generate(/*sync_start=*/true);
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  ASSERT_EQ(orchestration->plan.submits.size(), 1u);
+  EXPECT_EQ(orchestration->plan.submits[0].block_num, 4);
+  EXPECT_TRUE(orchestration->plan.submits[0].require_sync_start);
+  const std::string& cpp = orchestration->cpp_source;
+  EXPECT_NE(cpp.find("    params_t0.launch_spec.set_block_num(4);\n"
+                     "    params_t0.launch_spec.set_require_sync_start(true);\n"
+                     "    rt_submit_aiv_task(0, params_t0);\n"),
             std::string::npos)
       << cpp;
 }

@@ -22,6 +22,7 @@
 #include "pypto/ir/printer.h"
 #include "program_signature.h"
 #include "spmd_launch.h"
+#include "syncall_launch_check.h"
 #include "type_resolver.h"
 
 namespace pypto::frontend {
@@ -601,7 +602,7 @@ class FunctionParser {
     auto task_id = BindScopeTaskId(items[0].attr("optional_vars"), "pl.at");
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
-    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, std::move(order)));
+    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, false, std::move(order)));
   }
 
   // ---- explicit task order: deps=[...] and `as tid` -----------------------------------------------
@@ -721,6 +722,7 @@ class FunctionParser {
 
   struct SpmdLaunch {
     int64_t core_num = 0;
+    bool sync_start = false;
     std::string name_hint;
     std::vector<ir::ExprPtr> deps;
   };
@@ -744,6 +746,10 @@ class FunctionParser {
       } else if (key == "allow_early_resolve" && IsNode(value, "Constant") &&
                  py::isinstance<py::bool_>(value.attr("value"))) {
         // A scheduling hint (consumers may be staged early); it does not change what runs.
+      } else if (key == "sync_start") {
+        if (!IsNode(value, "Constant") || !py::isinstance<py::bool_>(value.attr("value")))
+          return MakeError(DiagnosticKind::Type, "pl.spmd sync_start must be True or False", map_.SpanOf(value));
+        launch.sync_start = value.attr("value").cast<bool>();
       } else if (key == "optimizations") {
         if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
       } else if (key == "deps") {
@@ -799,9 +805,11 @@ class FunctionParser {
     auto task_id = BindScopeTaskId(py::list(stmt.attr("items"))[0].attr("optional_vars"), "pl.spmd");
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
-    if (dispatch) return LaunchOnBlocks(*body, launch->core_num, std::move(order), span);
+    const SpmdLaunchSpec spec{.core_num = launch->core_num, .sync_start = launch->sync_start};
+    if (dispatch) return LaunchOnBlocks(*body, spec, std::move(order), span);
     return ir::StmtPtr(
-        std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, *body, span, launch->core_num, std::move(order)));
+        std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, *body, span, launch->core_num, launch->sync_start,
+                                              std::move(order)));
   }
 
   // `for b in pl.spmd(N):`: a kernel scope whose body starts with `b = pl.tile.get_block_idx()`.
@@ -828,7 +836,7 @@ class FunctionParser {
     std::vector<ir::StmtPtr> stmts = {std::make_shared<ir::AssignStmt>(index, *block_idx, map_.SpanOf(target))};
     Append(stmts, *body);
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, Seq(std::move(stmts), span), span,
-                                                             launch->core_num,
+                                                             launch->core_num, launch->sync_start,
                                                              ir::LaunchOrder{.deps = std::move(launch->deps)}));
   }
 
@@ -1797,6 +1805,8 @@ class FunctionParser {
     for (auto keyword : node.attr("keywords")) {
       if (keyword.attr("arg").is_none())
         return MakeError(DiagnosticKind::Syntax, "**kwargs are not supported in op calls", map_.SpanOf(keyword));
+      // `name=None` leaves an optional argument out, as Python's default does (gm_workspace=None).
+      if (IsNode(keyword.attr("value"), "Constant") && keyword.attr("value").attr("value").is_none()) continue;
       auto value = ParseArgValue(keyword.attr("value"));
       if (!value) return pypto::unexpected(value.error());
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
@@ -2308,7 +2318,9 @@ ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
     functions.push_back(*function);
   }
   std::string entry = ChooseEntry(functions);
-  return std::make_shared<ir::Program>(program_name, std::move(functions), entry);
+  auto parsed = std::make_shared<ir::Program>(program_name, std::move(functions), entry);
+  if (auto ok = CheckHardSyncallLaunches(*parsed); !ok) return pypto::unexpected(ok.error());
+  return parsed;
 }
 
 // A Python exception raised while reading the source; a syntax error keeps its position in the file.
@@ -2340,7 +2352,9 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
     std::vector<ir::FunctionPtr> functions = program.kernels;
     functions.insert(functions.begin(), *entry);
     std::string program_name = request.program_name.empty() ? "_jit_" + (*entry)->name() : request.program_name;
-    return std::make_shared<ir::Program>(program_name, std::move(functions), (*entry)->name());
+    auto parsed = std::make_shared<ir::Program>(program_name, std::move(functions), (*entry)->name());
+    if (auto ok = CheckHardSyncallLaunches(*parsed); !ok) return pypto::unexpected(ok.error());
+    return parsed;
   } catch (py::error_already_set& e) {
     // A Python syntax error carries its own position; report it in the user's file.
     ir::Span span{request.filename, request.line_offset + 1, 1};

@@ -39,18 +39,20 @@ ir::ExprPtr WithLaunch(const ir::Call& call, ir::Call::Kwargs kwargs, ir::Launch
 
 }  // namespace
 
-ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, int64_t core_num, ir::LaunchOrder order,
+ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunchSpec& spec, ir::LaunchOrder order,
                                        const ir::Span& span) {
-  if (core_num < 1)
-    return ir::MakeError(ir::DiagnosticKind::Type, fmt::format("pl.spmd core_num must be at least 1, got {}", core_num),
-                         span);
+  if (spec.core_num < 1)
+    return ir::MakeError(ir::DiagnosticKind::Type,
+                         fmt::format("pl.spmd core_num must be at least 1, got {}", spec.core_num), span);
   return RewriteKernelCall(
       body, span, "a pl.spmd scope", "write `with pl.spmd(core_num=N):` around one `out = self.kernel(...)`",
       [&](const ir::Call& call) -> ir::Result<ir::ExprPtr> {
+        // The launch keywords are added once: a second pl.spmd around the same call is an error.
         ir::Call::Kwargs kwargs = call.kwargs();
         for (const auto& [key, _] : kwargs)
           if (key == ir::kCoreNumKwarg) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
-        kwargs.emplace_back(ir::kCoreNumKwarg, core_num);
+        kwargs.emplace_back(ir::kCoreNumKwarg, spec.core_num);
+        if (spec.sync_start) kwargs.emplace_back(ir::kSyncStartKwarg, true);
         return WithLaunch(call, std::move(kwargs), std::move(order));
       });
 }

@@ -69,8 +69,8 @@ TEST(SpmdScope, BlockCountMustBeKnownAtCompileTime) {
             "/src/kernels.py:4:18: error: pl.spmd core_num must be known at compile time; `pl.tile.get_block_idx()` is "
             "not");
   EXPECT_EQ(RowsEdited("n // 8", "n - 32"), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 1, got 0");
-  EXPECT_EQ(RowsEdited("allow_early_resolve=True", "sync_start=True"),
-            "/src/kernels.py:4:46: error: pl.spmd argument 'sync_start' is not supported yet");
+  EXPECT_EQ(RowsEdited("allow_early_resolve=True", "predicate=None"),
+            "/src/kernels.py:4:46: error: pl.spmd argument 'predicate' is not supported yet");
 }
 
 TEST(DynamicDims, TensorsSharingADimensionMustAgree) {

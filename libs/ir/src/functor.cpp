@@ -199,7 +199,7 @@ StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt
   auto body = MutateStmt(stmt->body());
   if (!changed && body == stmt->body()) return stmt;
   return std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(), stmt->block_num(),
-                                           std::move(order));
+                                           stmt->sync_start(), std::move(order));
 }
 
 namespace {

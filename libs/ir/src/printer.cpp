@@ -184,7 +184,8 @@ class Printer {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       const std::string order = OrderArgs(scope->order()), target = OrderTarget(scope->order());
       if (scope->block_num() > 0)
-        Line(fmt::format("with pl.spmd({}{}{}){}:", scope->block_num(), hint, order, target));
+        Line(fmt::format("with pl.spmd({}{}{}{}){}:", scope->block_num(),
+                         scope->sync_start() ? ", sync_start=True" : "", hint, order, target));
       else
         Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}{}){}:", hint, order, target));
       ++indent_;
@@ -193,12 +194,15 @@ class Printer {
     }
   }
 
-  // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`.
+  // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`, co-started
+  // ones `with pl.spmd(core_num=N, sync_start=True):`.
   void SpmdLine(const ir::Expr& value, const std::string& text) {
     const auto* call = value.As<Call>();
     auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), kCoreNumKwarg) : std::nullopt;
     if (!blocks) return Line(text);
-    Line(fmt::format("with pl.spmd(core_num={}{}){}:", *blocks, OrderArgs(call->order()), OrderTarget(call->order())));
+    const bool sync_start = FindAttr<bool>(call->kwargs(), kSyncStartKwarg).value_or(false);
+    Line(fmt::format("with pl.spmd(core_num={}{}{}){}:", *blocks, sync_start ? ", sync_start=True" : "",
+                     OrderArgs(call->order()), OrderTarget(call->order())));
     ++indent_;
     Line(text);
     --indent_;

@@ -193,6 +193,8 @@ class Comparer {
         return fmt::format("scope name hints differ: '{}' vs '{}'", x->name_hint(), y->name_hint());
       if (x->block_num() != y->block_num())
         return fmt::format("scope block counts differ: {} vs {}", x->block_num(), y->block_num());
+      if (x->sync_start() != y->sync_start())
+        return fmt::format("scope sync_start differs: {} vs {}", x->sync_start(), y->sync_start());
       if (auto diff = Order(x->order(), y->order(), "scope")) return diff;
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in pl.at scope: {}", *diff);
       return std::nullopt;

@@ -29,7 +29,7 @@ class CallFlattener {
   void FlattenInto(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
     if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span(),
-                                                      scope->block_num(), scope->order()));
+                                                      scope->block_num(), scope->sync_start(), scope->order()));
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
       out.push_back(std::make_shared<AssignStmt>(assign->var(), FlattenOperands(assign->value(), out), stmt->span()));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {

@@ -121,7 +121,9 @@ struct Outlined {
 // A pl.spmd scope's kernel is launched on its blocks.
 Call::Kwargs LaunchKwargs(const InCoreScopeStmt& scope) {
   if (scope.block_num() == 0) return {};
-  return Call::Kwargs{{kCoreNumKwarg, scope.block_num()}};
+  Call::Kwargs kwargs{{kCoreNumKwarg, scope.block_num()}};
+  if (scope.sync_start()) kwargs.emplace_back(kSyncStartKwarg, true);
+  return kwargs;
 }
 
 // `handed_off` maps each tile an earlier region handed over to the orchestration tensor holding it;

@@ -139,10 +139,10 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   // results and so finishes last, is the task `as tid` names.
   const LaunchOrder cube_order{.deps = scope.order().deps, .task_id = nullptr};
   return {std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aic"),
-                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span, 0,
+                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span, 0, false,
                                             cube_order),
           std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aiv"),
-                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span, 0,
+                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span, 0, false,
                                             scope.order())};
 }
 

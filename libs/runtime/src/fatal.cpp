@@ -11,6 +11,7 @@ const char* FatalCodeName(FatalCode code) {
     case FatalCode::ScopeDeadlock: return "ScopeDeadlock";
     case FatalCode::InvalidArgs: return "InvalidArgs";
     case FatalCode::KernelFailed: return "KernelFailed";
+    case FatalCode::RequireSyncStartInvalid: return "RequireSyncStartInvalid";
     case FatalCode::SchedulerTimeout: return "SchedulerTimeout";
     case FatalCode::DataAccessTimeout: return "DataAccessTimeout";
     case FatalCode::OutOfMemory: return "OutOfMemory";

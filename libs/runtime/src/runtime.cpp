@@ -31,6 +31,7 @@
 
 #include "pypto/runtime/task_observer.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <latch>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -74,15 +76,34 @@ struct Scope {
   bool ended = false;
 };
 
+struct Task;
+
 // One submit: its blocks, and the scope whose ring slot it holds.
 struct Launch {
   std::shared_ptr<Scope> scope;
   int32_t blocks_left = 0;
+  // The kernel tasks of an AIC/AIV launch by block index while they are live (null once retired),
+  // for its syncall barrier; empty for a mixed launch. `submitted`: every block is in `blocks`.
+  std::vector<Task*> blocks;
+  bool submitted = false;
+  int32_t func_id = -1;
+  TaskId first_task = kInvalidTaskId;
+  // The barrier: blocks arrived at the current one, and how many have completed.
+  int32_t arrived = 0;
+  uint64_t generation = 0;
+  std::string kernel;  // the name the blocks gave when waiting, for a diagnosis
+};
+
+// The tasks of a sync_start launch: queued as one (its first task stands in the ready queue) once all
+// are ready, and dispatched only onto enough free cores for all of them at once.
+struct Cohort {
+  size_t size = 0;             // its tasks, all of them known at submit
+  std::vector<Task*> tasks;    // in submit order; the first stands in the ready queue
+  std::array<int, 2> cores{};  // cores needed per core type
+  size_t ready = 0;
 };
 
 inline constexpr size_t kRings = 4;
-
-struct Task;
 
 // An entry of the runtime's access index: task->accesses[slot] is the access it records.
 struct AccessRef {
@@ -116,6 +137,9 @@ struct Task {
   // on no core.
   bool dummy = false;
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
+  int core = -1;     // the core it runs on, while it does
+  bool at_barrier = false;  // its kernel waits in LaunchBarrier::SyncAll
+  std::shared_ptr<Cohort> cohort;  // a block of a sync_start launch
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
   // Only with an observer: the arguments as submitted (directions and dump marks), for ObservedTask.
   std::vector<TensorArg> observed_args;
@@ -202,7 +226,7 @@ class ForkGuard {
 
 }  // namespace
 
-class Runtime::Impl final : private ForkAware {
+class Runtime::Impl final : public LaunchBarrier, private ForkAware {
  public:
   Impl(RuntimeOptions options, CoreExecutor& executor);
   ~Impl();
@@ -212,6 +236,7 @@ class Runtime::Impl final : private ForkAware {
                                                   const std::shared_ptr<Launch>& launch, int32_t block_idx);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
+  pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) override;
   TaskId JoinOf(const std::vector<TaskId>& ids);
   void ScopeBegin();
   void ScopeEnd();
@@ -240,6 +265,18 @@ class Runtime::Impl final : private ForkAware {
   void AddDependencies(Task& task, const TaskArgs& args);
   void AddEdge(Task& producer, Task& consumer);
   void RegisterAccesses(Task& task, const TaskArgs& args);
+
+  // sync_start launches (the section "Co-started launches" below).
+  pypto::expected<void, FatalError> CheckSyncStart(CoreType core, int32_t func_id, int32_t blocks);
+  pypto::expected<TaskId, FatalError> SubmitCohort(CoreType core, int32_t func_id, const TaskArgs& args);
+  Task* AddGate(const TaskArgs& args);
+  bool CohortFits(const Task& leader) const;
+  void DispatchCohort(std::unique_lock<std::mutex>& lock, Task& leader);
+  // syncall barriers: a thread for work nobody can take while threads wait at barriers, and the
+  // check that fails the run when no barrier can ever complete.
+  void ProvideThread();
+  void CheckBarrierStall();
+  std::string BarrierStallMessage(const Launch& launch) const;
 
   void WorkerLoop();
   std::optional<CoreType> NextDispatchable() const;
@@ -280,7 +317,10 @@ class Runtime::Impl final : private ForkAware {
   std::unique_ptr<std::condition_variable> work_cv_ = std::make_unique<std::condition_variable>();
   // Eager: live_ became empty. CallerFirst: live_ became empty, or a waiting thread may dispatch.
   std::condition_variable idle_cv_;
-  int idle_workers_ = 0;    // CallerFirst: workers asleep on work_cv_
+  std::condition_variable barrier_cv_;  // a barrier completed, or the run failed
+  int running_ = 0;          // kernel tasks on cores
+  int barrier_waiters_ = 0;  // of those, the ones waiting at a syncall
+  int idle_workers_ = 0;    // workers asleep on work_cv_
   int idle_waiters_ = 0;    // CallerFirst: waiting threads asleep on idle_cv_
   bool workers_started_ = false;
   std::unordered_map<int32_t, int64_t> task_ns_;  // CallerFirst: running average kernel time by func_id
@@ -411,22 +451,33 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
       RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} launches {} blocks", func_id, blocks)});
     return pypto::unexpected(*error_);
   }
+  if (args.launch_spec.require_sync_start) return SubmitCohort(core, func_id, args);
   std::shared_ptr<Launch> launch;
   {
     std::unique_lock lock(mu_);
     auto slot = TakeSlot(lock, func_id, blocks);
     if (!slot) return pypto::unexpected(slot.error());
     launch = std::move(*slot);
+    launch->blocks.resize(static_cast<size_t>(blocks));
+    launch->func_id = func_id;
+    launch->first_task = next_id_;
   }
-  if (blocks == 1) return SubmitBlock(core, func_id, args, launch, 0);
+  if (blocks == 1) {
+    auto id = SubmitBlock(core, func_id, args, launch, 0);
+    std::lock_guard lock(mu_);
+    launch->submitted = true;
+    return id;
+  }
   std::vector<TaskId> ids;
   for (int32_t block = 0; block < blocks; ++block) {
     auto id = SubmitBlock(core, func_id, args, launch, block);
     if (!id) return id;
     ids.push_back(*id);
   }
-  if (ids.size() == 1) return ids.front();
   std::lock_guard lock(mu_);
+  // Its blocks may be waiting at a barrier already: whether it can complete is decided now.
+  launch->submitted = true;
+  if (barrier_waiters_ > 0) CheckBarrierStall();
   return JoinOf(ids);
 }
 
@@ -542,6 +593,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, in
   std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx, options_.observer != nullptr);
   task->launch = launch;
   task->id = next_id_;
+  launch->blocks[static_cast<size_t>(block_idx)] = task.get();
   AddDependencies(*task, args);
   RegisterAccesses(*task, args);
   spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
@@ -599,14 +651,22 @@ Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
 // With mu_ held: a task that waits for nothing more is queued for a core, or retired at once if it
 // is a dummy. Enqueue wakes nobody (Retire does that once for all it released); MakeReady, for a
 // newly submitted task, does.
+// A block of a sync_start launch is queued only with the last of them, as its cohort's first task.
 void Runtime::Impl::Enqueue(Task& task) {
   if (task.dummy) return Retire(task, -1);
+  if (task.cohort) {
+    if (++task.cohort->ready < task.cohort->size) return;
+    Task& leader = *task.cohort->tasks.front();
+    ready_[Index(leader.core_type)].push_back(&leader);
+    return;
+  }
   ready_[Index(task.core_type)].push_back(&task);
 }
 
 void Runtime::Impl::MakeReady(Task& task) {
   if (task.dummy) return Retire(task, -1);
-  ready_[Index(task.core_type)].push_back(&task);
+  Enqueue(task);
+  if (task.cohort && task.cohort->ready < task.cohort->size) return;  // queued with the last
   if (!caller_first_) {
     work_cv_->notify_all();
   } else if (idle_waiters_ > 0 || DispatchableCount() >= 2) {
@@ -630,19 +690,27 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     if (func_id != kNoKernel)
       if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
   if (error_) return pypto::unexpected(*error_);
-  auto launch = TakeSlot(lock, kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic, blocks);
+  const int32_t named_func_id = kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic;
+  std::shared_ptr<Cohort> cohort;
+  if (args.launch_spec.require_sync_start) {
+    // Co-started: one gate for all blocks, and every member of every block in one cohort.
+    const int aiv_lanes = (kernels.aiv0 != kNoKernel) + (kernels.aiv1 != kNoKernel);
+    if (auto ok = CheckSyncStart(CoreType::AIC, named_func_id, blocks); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = CheckSyncStart(CoreType::AIV, named_func_id, blocks * aiv_lanes); !ok)
+      return pypto::unexpected(ok.error());
+    cohort = std::make_shared<Cohort>();
+    cohort->cores = {blocks * (kernels.aic != kNoKernel), blocks * aiv_lanes};
+    cohort->size = static_cast<size_t>(cohort->cores[0] + cohort->cores[1]);
+  }
+  auto launch = TakeSlot(lock, named_func_id, blocks);
   if (!launch) return pypto::unexpected(launch.error());
 
+  Task* shared_gate = cohort ? AddGate(args) : nullptr;
   std::vector<TaskId> joins;
   for (int32_t block = 0; block < blocks; ++block) {
     // The gate, only when there is something to wait for (a dummy with nothing to wait for would
     // retire at once).
-    Task* gate = nullptr;
-    auto candidate = BlankTask();
-    candidate->dummy = true;
-    candidate->id = next_id_;
-    AddDependencies(*candidate, args);
-    if (candidate->pending > 0) gate = &AddTask(std::move(candidate));
+    Task* gate = cohort ? shared_gate : AddGate(args);
     auto join = BlankTask();
     join->dummy = true;
     join->launch = *launch;
@@ -654,6 +722,10 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
       task->mixed_group = group;
       task->id = next_id_;
+      if (cohort) {
+        task->cohort = cohort;
+        cohort->tasks.push_back(task.get());
+      }
       if (gate) AddEdge(*gate, *task);
       task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
       ++join->pending;
@@ -664,6 +736,238 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     joins.push_back(AddTask(std::move(join)).id);
   }
   return joins.size() == 1 ? joins.front() : JoinOf(joins);
+}
+
+// ---- Co-started launches (launch_spec.require_sync_start) ------------------------------------------
+// Upstream stages every block of such a launch on a core and then starts them all with one doorbell.
+// Here the blocks form a Cohort: one gate waits for what the arguments wait for, the blocks wait only
+// for the gate (never for each other, although they share their arguments), and a join after them
+// holds the arguments' accesses, so later tasks wait for every block. The cohort is dispatched once
+// all the cores it needs are free, each block on a thread of its own, released together.
+
+// With mu_ held: a launch of `blocks` co-started tasks needs that many cores of `core` at once.
+pypto::expected<void, FatalError> Runtime::Impl::CheckSyncStart(CoreType core, int32_t func_id, int32_t blocks) {
+  const int cores = CoreCount(core);
+  if (blocks <= cores) return {};
+  const bool clusters = core == CoreType::AIC;
+  RecordError({FatalCode::RequireSyncStartInvalid,
+               fmt::format("task {} (func_id {}) requires sync_start for {} blocks, but there are only {} {}: "
+                           "every block of a sync_start launch must hold a core at the same time; launch at most "
+                           "{} blocks (pl.system.{}())",
+                           next_id_, func_id, blocks, cores, clusters ? "clusters" : "AIV cores", cores,
+                           clusters ? "available_cluster_count" : "available_aiv_count")});
+  return pypto::unexpected(*error_);
+}
+
+// With mu_ held: a dummy task waiting for what `args` wait for, or null when they wait for nothing
+// (a dummy with nothing to wait for would retire at once).
+Task* Runtime::Impl::AddGate(const TaskArgs& args) {
+  auto candidate = BlankTask();
+  candidate->dummy = true;
+  candidate->id = next_id_;
+  AddDependencies(*candidate, args);
+  if (candidate->pending == 0) {
+    Recycle(std::move(candidate));
+    return nullptr;
+  }
+  return &AddTask(std::move(candidate));
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitCohort(CoreType core, int32_t func_id,
+                                                                const TaskArgs& args) {
+  const int32_t blocks = args.launch_spec.block_num;
+  std::unique_lock lock(mu_);
+  if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckSyncStart(core, func_id, blocks); !ok) return pypto::unexpected(ok.error());
+  auto slot = TakeSlot(lock, func_id, blocks);
+  if (!slot) return pypto::unexpected(slot.error());
+  const std::shared_ptr<Launch> launch = std::move(*slot);
+  launch->blocks.resize(static_cast<size_t>(blocks));
+  launch->func_id = func_id;
+
+  Task* gate = AddGate(args);
+  auto cohort = std::make_shared<Cohort>();
+  cohort->size = static_cast<size_t>(blocks);
+  cohort->cores[Index(core)] = blocks;
+  std::vector<std::unique_ptr<Task>> tasks;
+  for (int32_t block = 0; block < blocks; ++block) {
+    auto task = MakeTask(BlankTask(), core, func_id, args, block, options_.observer != nullptr);
+    task->launch = launch;
+    task->cohort = cohort;
+    cohort->tasks.push_back(task.get());
+    launch->blocks[static_cast<size_t>(block)] = task.get();
+    tasks.push_back(std::move(task));
+  }
+  auto join = BlankTask();
+  join->dummy = true;
+  launch->first_task = next_id_;
+  for (auto& task : tasks) {
+    task->id = next_id_;
+    if (gate) AddEdge(*gate, *task);
+    task->dependents.push_back(join.get());
+    ++join->pending;
+    AddTask(std::move(task));
+  }
+  launch->submitted = true;
+  join->id = next_id_;
+  RegisterAccesses(*join, args);
+  spdlog::debug("task {}: submitted func_id {} ({}) on {} co-started blocks", launch->first_task, func_id,
+                CoreTypeName(core), blocks);
+  return AddTask(std::move(join)).id;
+}
+
+bool Runtime::Impl::CohortFits(const Task& leader) const {
+  for (CoreType type : {CoreType::AIC, CoreType::AIV})
+    if (static_cast<size_t>(leader.cohort->cores[Index(type)]) > free_cores_[Index(type)].size()) return false;
+  return true;
+}
+
+// With mu_ held, the cohort's cores free (NextDispatchable checked CohortFits). A latch holds every
+// block until all are on their threads: none starts before the last can. Each block's thread retires
+// its own task, so a block that is done no longer counts as running while the others still are.
+void Runtime::Impl::DispatchCohort(std::unique_lock<std::mutex>& lock, Task& leader) {
+  const std::shared_ptr<Cohort> cohort = leader.cohort;
+  for (Task* task : cohort->tasks) {
+    auto& free = free_cores_[Index(task->core_type)];
+    task->core = free.back();
+    free.pop_back();
+  }
+  if (caller_first_ && NextDispatchable()) WakeHelper();  // work left over for another thread
+  const size_t n = cohort->tasks.size();
+  if (error_) {
+    spdlog::debug("task {}: co-started launch skipped after a fatal error", leader.id);
+    for (Task* task : cohort->tasks) Retire(*task, task->core);
+    return;
+  }
+  running_ += static_cast<int>(n);
+  lock.unlock();
+  std::latch start(static_cast<std::ptrdiff_t>(n));
+  auto block = [&](size_t i) {
+    Task& task = *cohort->tasks[i];
+    const int core = task.core;
+    start.arrive_and_wait();
+    pypto::expected<void, FatalError> result = RunOnCore(task, core);
+    std::lock_guard hold(mu_);
+    --running_;
+    if (result)
+      ++completed_;
+    else
+      RecordError(std::move(result.error()));
+    Retire(task, core);
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n - 1);
+  for (size_t i = 1; i < n; ++i) threads.emplace_back(block, i);
+  block(0);
+  for (std::thread& thread : threads) thread.join();
+  lock.lock();
+}
+
+// ---- syncall barriers ------------------------------------------------------------------------------
+// A block waiting at a barrier keeps its core and its thread. Whether the barrier can still complete
+// is decided from what every core is doing, never from how long anyone has waited: while a kernel
+// runs that is not at a barrier it may yet arrive (or finish and free a core), and while a task can
+// be dispatched it may be a block awaited. When neither holds and the launches waited for are fully
+// submitted, nothing can ever change, and the run fails at once. The code is SchedulerTimeout, the
+// class upstream reports such a hang under (S1, running-stalled, after its watchdog), with the
+// cause named instead of a timeout.
+
+pypto::expected<void, FatalError> Runtime::Impl::SyncAll(const KernelLaunch& running, std::string_view kernel) {
+  std::unique_lock lock(mu_);
+  if (error_) return pypto::unexpected(*error_);
+  auto it = live_.find(running.task_id);
+  Launch* launch = it == live_.end() || it->second->dummy ? nullptr : it->second->launch.get();
+  if (!launch || launch->blocks.empty()) {
+    return pypto::unexpected(FatalError{
+        FatalCode::KernelFailed,
+        fmt::format("task {} (kernel '{}'): a syncall is supported in the blocks of an AIC or AIV launch, not in "
+                    "a member of a mixed task",
+                    running.task_id, kernel)});
+  }
+  if (launch->blocks.size() == 1) return {};
+  Task& task = *it->second;
+  const uint64_t generation = launch->generation;
+  if (++launch->arrived == static_cast<int32_t>(launch->blocks.size())) {
+    // The last block to arrive releases the others.
+    launch->arrived = 0;
+    ++launch->generation;
+    for (Task* block : launch->blocks) {
+      if (block && block->at_barrier) {
+        block->at_barrier = false;
+        --barrier_waiters_;
+      }
+    }
+    barrier_cv_.notify_all();
+    return {};
+  }
+  task.at_barrier = true;
+  ++barrier_waiters_;
+  launch->kernel = std::string(kernel);
+  CheckBarrierStall();
+  barrier_cv_.wait(lock, [&] { return launch->generation != generation || error_.has_value(); });
+  if (launch->generation != generation) return {};
+  task.at_barrier = false;
+  --barrier_waiters_;
+  return pypto::unexpected(*error_);
+}
+
+// With mu_ held, while threads wait at barriers: a dispatchable task gets a thread even if every
+// thread of the pool is waiting (the cores decide what may run, not the host's threads).
+void Runtime::Impl::ProvideThread() {
+  if (idle_workers_ > 0) return work_cv_->notify_one();
+  if (caller_first_ && idle_waiters_ > 0) return idle_cv_.notify_one();
+  if (!workers_started_ && worker_count_ > 0) return StartWorkers();
+  workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+void Runtime::Impl::CheckBarrierStall() {
+  if (barrier_waiters_ == 0 || error_) return;
+  if (NextDispatchable()) return ProvideThread();
+  if (running_ > barrier_waiters_) return;
+  const Launch* stuck = nullptr;
+  for (const auto& [id, task] : live_) {
+    if (!task->at_barrier) continue;
+    if (!task->launch->submitted) return;  // more of its blocks are on their way
+    if (!stuck || task->launch->first_task < stuck->first_task) stuck = task->launch.get();
+  }
+  if (stuck) RecordError({FatalCode::SchedulerTimeout, BarrierStallMessage(*stuck)});
+}
+
+// What each block of a launch whose barrier cannot complete is doing.
+std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
+  std::vector<std::string> waiting;
+  std::vector<size_t> queued, held_back, finished;
+  CoreType type = CoreType::AIV;
+  for (size_t b = 0; b < launch.blocks.size(); ++b) {
+    const Task* task = launch.blocks[b];
+    if (!task) {
+      finished.push_back(b);
+    } else if (task->at_barrier) {
+      type = task->core_type;
+      waiting.push_back(fmt::format("{} on {} core {}", b, CoreTypeName(task->core_type), task->core));
+    } else {
+      (task->pending > 0 ? held_back : queued).push_back(b);
+    }
+  }
+  const size_t n = launch.blocks.size();
+  std::string text = fmt::format(
+      "task {} (kernel '{}', func_id {}): the syncall among its {} blocks can never complete: {} of {} blocks "
+      "arrived (block {})",
+      launch.first_task, launch.kernel, launch.func_id, n, waiting.size(), n, fmt::join(waiting, ", block "));
+  if (!queued.empty())
+    text += fmt::format("; block {} cannot start: no {} core is free, all {} are held by blocks waiting at a barrier",
+                        fmt::join(queued, ", "), CoreTypeName(type), CoreCount(type));
+  if (!held_back.empty())
+    text += fmt::format("; block {} cannot start: each waits, through a tensor the blocks all write, for a block "
+                        "at the barrier (without sync_start, the blocks of a launch that write one tensor run one "
+                        "after another)",
+                        fmt::join(held_back, ", "));
+  if (!finished.empty()) text += fmt::format("; block {} finished without reaching it", fmt::join(finished, ", "));
+  if (!queued.empty() || !held_back.empty())
+    text += fmt::format("; launch it with pl.spmd(..., sync_start=True) and at most {} blocks, so that every block "
+                        "holds a core at the same time",
+                        CoreCount(type));
+  return text;
 }
 
 // Called with mu_ held, before the task's own writes are registered (a task never waits for itself).
@@ -745,9 +1049,9 @@ void Runtime::Impl::WorkerLoop() {
   std::unique_lock lock(mu_);
   while (true) {
     std::optional<CoreType> type;
-    if (caller_first_) ++idle_workers_;
+    ++idle_workers_;
     work_cv_->wait(lock, [&] { return stopping_ || (type = NextDispatchable()).has_value(); });
-    if (caller_first_) --idle_workers_;
+    --idle_workers_;
     if (stopping_) return;  // the destructor only stops workers once no task is live
     DispatchOne(lock, *type);
   }
@@ -756,18 +1060,24 @@ void Runtime::Impl::WorkerLoop() {
 void Runtime::Impl::DispatchOne(std::unique_lock<std::mutex>& lock, CoreType type) {
   Task& task = *ready_[Index(type)].front();
   ready_[Index(type)].pop_front();
+  if (task.cohort) return DispatchCohort(lock, task);
   const int core = free_cores_[Index(type)].back();
   free_cores_[Index(type)].pop_back();
   if (caller_first_ && NextDispatchable()) WakeHelper();  // work left over for another thread
+  // Threads waiting at a barrier are not free to take it: left over work gets a thread of its own.
+  if (barrier_waiters_ > 0 && NextDispatchable()) ProvideThread();
 
   if (error_) {
     spdlog::debug("task {}: skipped after a fatal error", task.id);
   } else {
+    task.core = core;
+    ++running_;
     lock.unlock();
     const auto start = caller_first_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     pypto::expected<void, FatalError> result = RunOnCore(task, core);
     const auto end = caller_first_ ? std::chrono::steady_clock::now() : start;
     lock.lock();
+    --running_;
     if (caller_first_) {
       const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
       auto [average, first] = task_ns_.try_emplace(task.func_id, ns);
@@ -787,6 +1097,9 @@ std::optional<CoreType> Runtime::Impl::NextDispatchable() const {
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     const auto& queue = ready_[Index(type)];
     if (queue.empty() || free_cores_[Index(type)].empty()) continue;
+    // A cohort at the front waits for all its cores, and what is queued behind it waits too, so that
+    // cores freeing one by one go to it rather than to later tasks.
+    if (queue.front()->cohort && !CohortFits(*queue.front())) continue;
     if (!best || queue.front()->id < ready_[Index(*best)].front()->id) best = type;
   }
   return best;
@@ -810,6 +1123,7 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
       .core_type = task.core_type,
       .core_index = core,
       .args = task.args.data(),
+      .barrier = this,
   };
   spdlog::debug("task {}: func_id {} starts on {} core {}", task.id, task.func_id, CoreTypeName(task.core_type),
                 core);
@@ -855,6 +1169,8 @@ void Runtime::Impl::Retire(Task& task, int core) {
     (access.write ? buffer->second.writes : buffer->second.reads).Erase(access.entry);
     if (buffer->second.reads.empty() && buffer->second.writes.empty()) accesses_.erase(buffer);
   }
+  if (task.launch && !task.launch->blocks.empty() && !task.dummy)
+    task.launch->blocks[static_cast<size_t>(task.local.block_idx)] = nullptr;
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
   // A dependent that becomes ready may be a dummy, retired here at once: none of those touch `task`.
   for (Task* dependent : task.dependents) {
@@ -869,12 +1185,14 @@ void Runtime::Impl::Retire(Task& task, int core) {
   } else if (DispatchableCount() >= 2) {
     WakeHelper();  // this thread takes one of them next
   }
+  if (barrier_waiters_ > 0) CheckBarrierStall();  // a block that finished may have been awaited
 }
 
 void Runtime::Impl::RecordError(FatalError error) {
   if (error_) return;  // the first error wins
   spdlog::debug("runtime: {}", error.str());
   error_ = std::move(error);
+  barrier_cv_.notify_all();  // blocks waiting at a barrier give up
 }
 
 Runtime::Runtime(RuntimeOptions options, CoreExecutor& executor)

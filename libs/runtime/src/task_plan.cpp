@@ -91,6 +91,7 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
                                                 const RunTensors& tensors) {
   TaskArgs args;
   args.launch_spec.set_block_num(submit.block_num);
+  args.launch_spec.set_require_sync_start(submit.require_sync_start);
   for (size_t i = 0; i < submit.args.size(); ++i) {
     const PlanTaskArg& arg = submit.args[i];
     if (arg.direction == ArgDirection::Scalar) {

@@ -349,10 +349,18 @@ int64_t LaunchContextValue(LaunchValue value, const int64_t* args) {
   return 0;
 }
 
+// `pl.system.syncall`: every block of the launch must reach it before any passes. The runtime keeps
+// the barrier, since only its scheduler knows whether the blocks still missing can ever arrive.
+Result SyncAll(const DecodedKernel& kernel, size_t index, const int64_t* args, const rt::KernelLaunch* launch) {
+  if (launch && launch->barrier) return launch->barrier->SyncAll(*launch, kernel.name);
+  if (LaunchContextValue(LaunchValue::BlockNum, args) == 1) return {};
+  return KernelError(kernel, index, "a syncall among several blocks needs the runtime's barrier");
+}
+
 }  // namespace
 
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
-                                                        CoreMemory& memory) {
+                                                        CoreMemory& memory, const rt::KernelLaunch* launch) {
   // The register file: on the stack unless the kernel needs an unusual number of registers.
   constexpr size_t kInlineRegisters = 128;
   std::array<int64_t, kInlineRegisters> inline_regs;
@@ -436,6 +444,9 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
       case Opcode::Jump:
         pc = instr.branch.target;
         continue;
+      case Opcode::SyncAll:
+        result = SyncAll(kernel, pc, args, launch);
+        break;
       default:
         result = Elementwise(kernel, pc, memory);
         break;
@@ -473,7 +484,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
         return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch); });
       return RunExternGuarded(kernel, launch);
     }
-    return Run(kernel, launch.args, *memory);
+    return Run(kernel, launch.args, *memory, &launch);
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(
         rt::FatalError{rt::FatalCode::OutOfMemory, "the simulator could not allocate a core's on-chip buffers"});

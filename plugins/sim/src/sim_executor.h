@@ -26,9 +26,10 @@ class SimExecutor final : public rt::CoreExecutor {
     lane_races_.Clear();
   }
 
-  // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on.
+  // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on. `launch`
+  // (its barrier) serves the kernel's syncalls; without one, only a launch of one block may reach one.
   static pypto::expected<void, rt::FatalError> Run(const DecodedKernel& kernel, const int64_t* args,
-                                                   CoreMemory& memory);
+                                                   CoreMemory& memory, const rt::KernelLaunch* launch = nullptr);
 
  private:
   std::vector<DecodedKernel> kernels_;

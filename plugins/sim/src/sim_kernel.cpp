@@ -29,6 +29,7 @@ const char* OpcodeName(Opcode op) {
     case Opcode::BranchIfZero: return "ifnot";
     case Opcode::Jump: return "jump";
     case Opcode::ReadScalar: return "read";
+    case Opcode::SyncAll: return "syncall";
   }
   return "?";
 }
@@ -640,6 +641,7 @@ class Decoder {
     }
     const std::string& op = call->op()->name;
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
+    if (op == "system.syncall") return DecodeSyncAll();
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
     if (op == "scalar.cast") return DecodeScalarCast(target, *call);
@@ -651,6 +653,15 @@ class Decoder {
     if (auto ok = DecodeCompute(op, target, *call)) return *ok;
     return Error(fmt::format("{}: kernel '{}' uses op '{}', which the simulator does not support yet (in `{}`)",
                              span.str(), Name(), op, text));
+  }
+
+  // `pl.system.syncall(...)`: hard and soft barriers are one here (the gm_workspace of a soft one is
+  // the device's counter; the simulator's barrier is the runtime's), so neither mode nor workspace is kept.
+  pypto::expected<void, std::string> DecodeSyncAll() {
+    Instr instr;
+    instr.op = Opcode::SyncAll;
+    Emit(instr);
+    return {};
   }
 
   Error Fail(const std::string& what) const {
@@ -1537,6 +1548,9 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         break;
       case Opcode::Jump:
         line = fmt::format("{} -> #{}", OpcodeName(instr.op), instr.branch.target);
+        break;
+      case Opcode::SyncAll:
+        line = OpcodeName(instr.op);
         break;
       case Opcode::Compute: {
         std::string operands;

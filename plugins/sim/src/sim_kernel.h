@@ -30,7 +30,8 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 // (past the if branch), Jump always (from the end of the if branch past the else branch).
 // ReadScalar loads one element of a tensor argument into a register (pl.read).
 enum class Opcode : uint8_t {
-  Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump, ReadScalar
+  Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump, ReadScalar,
+  SyncAll,  // pl.system.syncall: wait for every block of the launch (rt::LaunchBarrier)
 };
 const char* OpcodeName(Opcode op);
 

@@ -123,6 +123,14 @@ class KernelBuilder {
     }
   }
 
+  // `pl.system.syncall(...)`, a statement.
+  void Syncall(std::vector<ir::ExprPtr> args = {}, ir::Call::Kwargs kwargs = {}) {
+    auto span = NextSpan();
+    auto call = ir::OpRegistry::Get().CreateCall("system.syncall", std::move(args), std::move(kwargs), span);
+    EXPECT_TRUE(call.has_value()) << (call ? "" : call.error().str());
+    if (call) stmts_.push_back(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
   ir::VarPtr Scalar(const std::string& name, ir::DataType dtype = ir::DataType::INDEX) {
     auto var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(dtype));
     params_.push_back(var);

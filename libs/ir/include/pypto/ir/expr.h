@@ -111,6 +111,8 @@ struct OpDef;
 // A call to a registered op (`op()` set) or to another function of the program (`callee()` set).
 // The keyword of a function call that launches it on that many SPMD blocks.
 inline constexpr const char* kCoreNumKwarg = "core_num";
+// With core_num, `sync_start=True` (a bool): the blocks start only together, each holding a core.
+inline constexpr const char* kSyncStartKwarg = "sync_start";
 
 // The explicit ordering of a kernel launch in orchestration code: the TaskIds it waits for
 // (`deps=[...]`, on top of the dependencies the runtime derives from the tensors) and the variable
@@ -129,7 +131,8 @@ class Call final : public Expr {
 
   Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr type, Span span = {});
   // A function call. Its kwargs are launch attributes: "core_num" (an int) makes the call an SPMD
-  // launch of that many blocks (`with pl.spmd(core_num=N):` around the call).
+  // launch of that many blocks (`with pl.spmd(core_num=N):` around the call), and "sync_start"
+  // (a bool, true when present) co-starts them (`with pl.spmd(core_num=N, sync_start=True):`).
   Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},
        std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {}, LaunchOrder order = {});
 

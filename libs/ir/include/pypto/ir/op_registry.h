@@ -63,6 +63,10 @@ bool AccumulatesIntoWrittenArg(const Call& call);
 // The core type a call needs (resolving FromMemorySpaces from its tile operands and result).
 CoreAffinity CallAffinity(const Call& call);
 
+// Whether the call is a pl.system.syncall in hard mode (the default), which only a launch with
+// sync_start=True may reach: a block waiting for blocks not yet started would wait forever.
+bool IsHardSyncall(const Call& call);
+
 class OpRegistry {
  public:
   static const OpRegistry& Get();
@@ -89,6 +93,7 @@ void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
+void RegisterSystemOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);

@@ -13,6 +13,7 @@ enum class FatalCode : int32_t {
   ScopeDeadlock = 1,        // a scope holds every slot of its task window, so no task can be added
   InvalidArgs = 5,          // a malformed task (tensor after scalar, too many args, ...)
   KernelFailed = 6,         // a kernel reported an error or trapped
+  RequireSyncStartInvalid = 7,  // a sync_start launch has more blocks than cores of its type
   DataAccessTimeout = 8,    // an orchestration-side tensor access waited too long
   SchedulerTimeout = 100,   // tasks can never complete
   OutOfMemory = 200,

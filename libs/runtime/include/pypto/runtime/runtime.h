@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "pypto/runtime/fatal.h"
 #include "pypto/runtime/task_args.h"
@@ -31,6 +32,21 @@ struct GlobalContext {
   int32_t sub_block_id = 0;
 };
 
+struct KernelLaunch;
+
+// What a running kernel can wait for: every block of its SPMD launch reaching the same barrier (an
+// in-kernel syncall). The runtime implements it, because only the scheduler knows whether the blocks
+// still missing can ever arrive.
+class LaunchBarrier {
+ public:
+  // Returns once every block of `launch`'s task has called SyncAll as often as this one; `kernel` names
+  // the kernel in a diagnosis. A barrier that can never complete is a fatal error instead of a hang.
+  virtual pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) = 0;
+
+ protected:
+  ~LaunchBarrier() = default;
+};
+
 // One kernel invocation, as handed to the platform.
 struct KernelLaunch {
   TaskId task_id = kInvalidTaskId;
@@ -41,6 +57,7 @@ struct KernelLaunch {
   CoreType core_type = CoreType::AIV;
   int core_index = 0;  // the logical core, numbered within its core type
   int64_t* args = nullptr;  // the kernel's args[]: tensor descriptor pointers, scalars, contexts
+  LaunchBarrier* barrier = nullptr;  // set by the runtime for the duration of Execute
 };
 
 class CoreExecutor {
@@ -106,7 +123,9 @@ class Runtime {
   // Dependencies come from overlapping tensor views: read-after-write, write-after-read and
   // write-after-write; and from TaskArgs::set_dependencies. The id a submit returns stands for all
   // of it: for a launch of several blocks or a mixed task it is a dummy task that waits for every
-  // block and member.
+  // block and member. A launch with launch_spec.require_sync_start runs its blocks together: they
+  // wait for their arguments as one, are dispatched only when all of them have a core, and do not wait
+  // for each other; more blocks than cores of their type is RequireSyncStartInvalid.
   pypto::expected<TaskId, FatalError> SubmitAic(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitAiv(int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);

@@ -24,9 +24,14 @@ struct TensorArg {
 
 // How many blocks one submit launches (upstream's launch_spec): block b of N sees block_idx b and
 // block_num N in its local context (args[kLocalContextSlot]).
+// require_sync_start (upstream's sync_start): the blocks start only once every one of them holds a
+// core, all at the same moment, so that a kernel may wait at an all-block barrier (a hard syncall)
+// without a block still queued behind it. It needs block_num <= the cores of the launch's type.
 struct LaunchSpec {
   int32_t block_num = 1;
+  bool require_sync_start = false;
   void set_block_num(int32_t n) { block_num = n; }
+  void set_require_sync_start(bool required) { require_sync_start = required; }
 };
 
 class TaskArgs {
