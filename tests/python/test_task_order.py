@@ -85,14 +85,19 @@ def test_a_join_orders_an_spmd_launch_after_both_producers():
     assert min(t["start_ns"] for t in blocks) >= max(t["end_ns"] for t in producers)
 
 
-def _reparsed(tmp_path, text, name):
-    """The program a printed text defines, imported from a file as a user's module is."""
-    path = tmp_path / "printed.py"
-    path.write_text("import pypto.language as pl\n\n" + text)
-    spec = importlib.util.spec_from_file_location("printed", path)
+def _module(tmp_path, name, source):
+    """`source` written to `<name>.py` and imported, as a user's module is; returns (module, path)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import pypto.language as pl\n\n" + source)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name)
+    return module, path
+
+
+def _reparsed(tmp_path, text, name):
+    """The program a printed text defines, imported from a file."""
+    return getattr(_module(tmp_path, "printed", text)[0], name)
 
 
 def test_the_lowered_program_prints_the_order_and_parses_back(tmp_path):
@@ -156,18 +161,15 @@ def test_pl_submit_runs_in_order():
     ],
 )
 def test_deps_that_are_not_task_ids_are_refused(tmp_path, deps, message, column):
-    path = tmp_path / "bad_deps.py"
-    path.write_text(
-        "import pypto.language as pl\n\n\n"
-        "@pl.jit\n"
+    module, path = _module(
+        tmp_path,
+        "bad_deps",
+        "\n@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
         f"    with pl.at(level=pl.Level.CORE_GROUP, deps={deps}):\n"
         "        y[:] = pl.add(x, 1.0)\n"
-        "    return y\n"
+        "    return y\n",
     )
-    spec = importlib.util.spec_from_file_location("bad_deps", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with pytest.raises(Exception) as info:
         module.bad.lower(torch.randn(16, 32), torch.zeros(16, 32))
     text = str(info.value)
@@ -206,10 +208,10 @@ def test_a_task_id_carried_across_iterations_chains_them(tmp_path):
 
 
 def test_an_orchestration_loop_carries_task_ids_only(tmp_path):
-    path = tmp_path / "carry_scalar.py"
-    path.write_text(
-        "import pypto.language as pl\n\n\n"
-        "@pl.jit\n"
+    module, _ = _module(
+        tmp_path,
+        "carry_scalar",
+        "\n@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
         "    prev = pl.system.task_invalid()\n"
         "    n = 0\n"
@@ -218,11 +220,8 @@ def test_an_orchestration_loop_carries_task_ids_only(tmp_path):
         "            y[:] = pl.add(x, 1.0)\n"
         "        prev = t\n"
         "        n = n + 1\n"
-        "    return y\n"
+        "    return y\n",
     )
-    spec = importlib.util.spec_from_file_location("carry_scalar", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with pytest.raises(Exception) as info:
         module.bad.lower(torch.randn(16, 32), torch.zeros(16, 32))
     assert str(info.value).startswith(

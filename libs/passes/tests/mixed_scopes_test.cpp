@@ -131,32 +131,38 @@ TEST(OutlineIncoreScopes, TileUsedByALaterScopeIsHandedOverThroughATensor) {
             "    return out\n");
 }
 
-TEST(SplitMixedScopes, MatmulAndVectorOpsBecomeCubeThenVectorScope) {
-  auto program = RunOk({FlattenCallExpr(), SplitMixedScopes()}, MixedProgram());
-  ASSERT_TRUE(program);
-  const auto stmts = FlattenStmts(program->Find("f")->body());
-  ASSERT_EQ(stmts.size(), 3u);
+// The bodies of the cube and vector scopes SplitMixedScopes makes of `program`'s one mixed scope.
+struct SplitParts {
+  std::vector<StmtPtr> cube, vector;
+};
+
+SplitParts Split(const ProgramPtr& program) {
+  auto split = RunOk({FlattenCallExpr(), SplitMixedScopes()}, program);
+  if (!split) return {};
+  const auto stmts = FlattenStmts(split->Find("f")->body());
+  EXPECT_EQ(stmts.size(), 3u);  // the two scopes and the return
   const auto* cube = stmts[0]->As<InCoreScopeStmt>();
-  const auto* vector = stmts[1]->As<InCoreScopeStmt>();
-  ASSERT_TRUE(cube && vector);
+  const auto* vector = stmts.size() > 1 ? stmts[1]->As<InCoreScopeStmt>() : nullptr;
+  if (!cube || !vector) {
+    ADD_FAILURE() << "no cube and vector scope";
+    return {};
+  }
   EXPECT_EQ(cube->name_hint(), "mixed_aic");
   EXPECT_EQ(vector->name_hint(), "mixed_aiv");
-  EXPECT_EQ(FlattenStmts(cube->body()).size(), 3u);    // the two operand loads and the matmul
-  EXPECT_EQ(FlattenStmts(vector->body()).size(), 3u);  // the bias load, the add and the store
+  return {FlattenStmts(cube->body()), FlattenStmts(vector->body())};
+}
+
+TEST(SplitMixedScopes, MatmulAndVectorOpsBecomeCubeThenVectorScope) {
+  const SplitParts parts = Split(MixedProgram());
+  EXPECT_EQ(parts.cube.size(), 3u);    // the two operand loads and the matmul
+  EXPECT_EQ(parts.vector.size(), 3u);  // the bias load, the add and the store
 }
 
 TEST(SplitMixedScopes, AKReductionLoopIsCubeWorkWhole) {
-  auto program = RunOk({FlattenCallExpr(), SplitMixedScopes()}, KLoopMixedProgram());
-  ASSERT_TRUE(program);
-  const auto stmts = FlattenStmts(program->Find("f")->body());
-  ASSERT_EQ(stmts.size(), 3u);
-  const auto* cube = stmts[0]->As<InCoreScopeStmt>();
-  const auto* vector = stmts[1]->As<InCoreScopeStmt>();
-  ASSERT_TRUE(cube && vector);
-  const auto cube_stmts = FlattenStmts(cube->body());
-  ASSERT_EQ(cube_stmts.size(), 4u);  // the operand loads, the first matmul and the K loop
-  EXPECT_TRUE(cube_stmts[3]->Is<ForStmt>());
-  EXPECT_EQ(FlattenStmts(vector->body()).size(), 3u);  // the bias load, the add and the store
+  const SplitParts parts = Split(KLoopMixedProgram());
+  ASSERT_EQ(parts.cube.size(), 4u);  // the operand loads, the first matmul and the K loop
+  EXPECT_TRUE(parts.cube[3]->Is<ForStmt>());
+  EXPECT_EQ(parts.vector.size(), 3u);  // the bias load, the add and the store
 }
 
 TEST(SplitMixedScopes, ALoopMixingCubeAndVectorWorkKeepsTheScopeWhole) {
