@@ -73,11 +73,6 @@ struct ScalarArg {
   std::string cpp;
 };
 
-bool IsUnsignedInteger(ir::DataType dtype) {
-  auto code = static_cast<uint8_t>(dtype);
-  return code >= 0x20 && code <= 0x24;
-}
-
 // The shortest decimal text that reads back as the same value, as a C++ floating literal.
 template <typename T>
 std::string FloatLiteral(T value) {
@@ -128,7 +123,7 @@ ir::Result<ScalarArg> EncodeScalar(const ir::Expr& arg, ir::DataType dtype, cons
     }
     const int bits = ir::DataTypeBits(dtype);
     if (bits < 64) {
-      const bool is_unsigned = IsUnsignedInteger(dtype);
+      const bool is_unsigned = ir::IsUnsignedInteger(dtype);
       const int64_t lowest = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
       const int64_t highest = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
       if (value < lowest || value > highest)
@@ -575,7 +570,7 @@ class LoopExpander {
     }
     const int bits = ir::DataTypeBits(dtype);
     if (bits < 64) {
-      const bool is_unsigned = IsUnsignedInteger(dtype);
+      const bool is_unsigned = ir::IsUnsignedInteger(dtype);
       const int64_t lowest = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
       const int64_t highest = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
       if (v < lowest || v > highest)

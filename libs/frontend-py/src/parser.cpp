@@ -252,6 +252,11 @@ class FunctionParser {
     // place, so `out` keeps naming the same tensor; no new value (and no loop carry) is made.
     if (StoresInto(**value, name)) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, map_.SpanOf(stmt)));
     WarnOnMisboundResult(**value, name, map_.SpanOf(stmt));
+    if (annotated) {
+      auto typed = LiteralAsDeclared(*value, stmt.attr("annotation"));
+      if (!typed) return pypto::unexpected(typed.error());
+      value = *typed;
+    }
     ir::TypePtr declared_type;
     if (annotated && source_.signature) {
       // In a @pl.program the annotation is the variable's type (the printer writes every one, with
@@ -275,6 +280,28 @@ class FunctionParser {
       program_.known_ints[var.get()] = *known;
     if (IsCreation(**value)) placeholders_.insert(var.get());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares
+  // (an unannotated one is INDEX); anything else is returned as it is, for the type check.
+  ir::Result<ir::ExprPtr> LiteralAsDeclared(const ir::ExprPtr& value, py::handle annotation) {
+    const auto* literal = value->As<ir::ConstInt>();
+    if (!literal || !IsNode(annotation, "Subscript") || DottedName(annotation.attr("value")) != "pl.Scalar")
+      return value;
+    auto declared = ResolveType(annotation, map_, source_.constants);
+    const auto* scalar = declared ? (*declared)->As<ir::ScalarType>() : nullptr;
+    if (!scalar || !ir::IsInteger(scalar->dtype()) || scalar->dtype() == ir::DataType::INDEX) return value;
+    const int bits = ir::DataTypeBits(scalar->dtype());
+    const bool is_unsigned = ir::IsUnsignedInteger(scalar->dtype());
+    const int64_t v = literal->value();
+    const bool fits = bits >= 64 ? (!is_unsigned || v >= 0)
+                      : is_unsigned ? v >= 0 && v < (int64_t{1} << bits)
+                                    : v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1));
+    if (!fits)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{} does not fit in pl.{}", v, ir::DataTypeName(scalar->dtype())),
+                       value->span());
+    return ir::ExprPtr(std::make_shared<ir::ConstInt>(v, scalar->dtype(), value->span()));
   }
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.

@@ -153,3 +153,20 @@ TEST(Frontend, PrintedProgramsParseBackThroughTheCApi) {
 }
 
 }  // namespace
+
+namespace pypto::frontend {
+namespace {
+
+// `n: pl.Scalar[pl.INT64] = 0`: the literal takes the declared integer dtype (in @pl.program bodies
+// too, where the printer writes every annotation); one that does not fit is refused at the literal.
+TEST(Frontend, AnIntegerLiteralTakesItsDeclaredDtype) {
+  std::string source = kTileAdd;
+  const std::string body = "    with pl.at(";
+  source.replace(source.find(body), body.size(), "    n: pl.Scalar[pl.INT64] = 0\n    with pl.at(");
+  EXPECT_NE(Parse(source).find("        n: pl.Scalar[pl.INT64] = 0\n"), std::string::npos) << Parse(source);
+  source.replace(source.find("pl.INT64] = 0"), 13, "pl.INT8] = 300");
+  EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE), "/src/kernels.py:13:29: error: 300 does not fit in pl.INT8");
+}
+
+}  // namespace
+}  // namespace pypto::frontend

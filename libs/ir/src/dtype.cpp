@@ -64,4 +64,9 @@ bool IsInteger(DataType dtype) {
   return (code >= 0x10 && code <= 0x15) || (code >= 0x20 && code <= 0x24);
 }
 
+bool IsUnsignedInteger(DataType dtype) {
+  auto code = static_cast<uint8_t>(dtype);
+  return code >= 0x20 && code <= 0x24;
+}
+
 }  // namespace pypto::ir

@@ -41,5 +41,6 @@ int DataTypeBits(DataType dtype);
 inline int64_t DataTypeBytes(DataType dtype) { return (DataTypeBits(dtype) + 7) / 8; }
 bool IsFloat(DataType dtype);
 bool IsInteger(DataType dtype);
+bool IsUnsignedInteger(DataType dtype);  // UINT4 .. UINT64
 
 }  // namespace pypto::ir
