@@ -121,11 +121,8 @@ ir::Result<ScalarArg> EncodeScalar(const ir::Expr& arg, ir::DataType dtype, cons
         return MakeError(DiagnosticKind::Type, fmt::format("{} is BOOL, but {} was passed", what, value), arg.span());
       return ScalarArg{static_cast<uint64_t>(value), fmt::format("(uint64_t){}", value)};
     }
-    const int bits = ir::DataTypeBits(dtype);
-    if (bits < 64) {
-      const bool is_unsigned = ir::IsUnsignedInteger(dtype);
-      const int64_t lowest = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
-      const int64_t highest = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+    if (ir::DataTypeBits(dtype) < 64) {
+      const auto [lowest, highest] = ir::IntegerRange(dtype);
       if (value < lowest || value > highest)
         return MakeError(DiagnosticKind::Type,
                          fmt::format("{} is {}, which cannot hold {}", what, ir::DataTypeName(dtype), value),
@@ -568,11 +565,8 @@ class LoopExpander {
                          arg.span());
       return static_cast<uint64_t>(v);
     }
-    const int bits = ir::DataTypeBits(dtype);
-    if (bits < 64) {
-      const bool is_unsigned = ir::IsUnsignedInteger(dtype);
-      const int64_t lowest = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
-      const int64_t highest = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+    if (ir::DataTypeBits(dtype) < 64) {
+      const auto [lowest, highest] = ir::IntegerRange(dtype);
       if (v < lowest || v > highest)
         return MakeError(DiagnosticKind::Type,
                          fmt::format("{} is {}, which cannot hold {}{}", scalar.what, ir::DataTypeName(dtype), v,
@@ -737,7 +731,7 @@ class OrchestrationEmitter {
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
       call = assign->value()->As<ir::Call>();
       result = assign->var().get();
-      if (IsTaskId(*assign->var())) return EmitTaskIdDef(*assign);
+      if (ir::IsTaskId(*assign->var()->type())) return EmitTaskIdDef(*assign);
       if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
@@ -758,9 +752,11 @@ class OrchestrationEmitter {
     return EmitSubmit(*call, result);
   }
 
-  static bool IsTaskId(const ir::Var& var) {
-    const auto* scalar = var.type()->As<ir::ScalarType>();
-    return scalar && scalar->dtype() == ir::DataType::TASK_ID;
+  // The C++ name of a TaskId variable defined so far; null for anything else.
+  const std::string* TaskNameOf(const ir::ExprPtr& expr) const {
+    const auto* var = expr->As<ir::Var>();
+    auto it = var ? task_names_.find(var) : task_names_.end();
+    return it == task_names_.end() ? nullptr : &it->second;
   }
 
   // A TaskId variable: a copy of another, pl.system.task_invalid(), or a pl.system.task_dummy join.
@@ -769,8 +765,9 @@ class OrchestrationEmitter {
     const auto* call = assign.value()->As<ir::Call>();
     if (call && call->is_op_call() && call->op()->name == "system.task_dummy") return EmitTaskDummy(assign, *call);
     const ir::Var* from = assign.value()->As<ir::Var>();
+    const std::string* from_name = TaskNameOf(assign.value());
     const bool invalid = call && call->is_op_call() && call->op()->name == "system.task_invalid";
-    if (!invalid && (!from || !task_names_.contains(from)))
+    if (!invalid && !from_name)
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("TaskId '{}' must come from a launch (`as tid`, pl.submit), "
                                    "pl.system.task_dummy, pl.system.task_invalid() or another TaskId",
@@ -780,7 +777,7 @@ class OrchestrationEmitter {
     after_scalar_ = true;
     const std::string name = names_.Take(var->name_hint());
     body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name,
-                         invalid ? std::string("PTO2TaskId::invalid()") : task_names_.at(from));
+                         invalid ? std::string("PTO2TaskId::invalid()") : *from_name);
     task_names_[var] = name;
     steps_->push_back(Step{TaskIdStep{.var = var, .from = invalid ? nullptr : from}});
     return true;
@@ -808,15 +805,14 @@ class OrchestrationEmitter {
     if (deps.empty()) return true;
     std::vector<std::string> names;
     for (const auto& dep : deps) {
-      const auto* var = dep->As<ir::Var>();
-      auto it = var ? task_names_.find(var) : task_names_.end();
-      if (it == task_names_.end())
+      const std::string* name = TaskNameOf(dep);
+      if (!name)
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("deps= takes TaskIds defined earlier in the orchestration; '{}' is not one",
                                      ir::PrintExpr(dep)),
                          dep->span());
-      names.push_back(it->second);
-      step.deps.push_back(var);
+      names.push_back(*name);
+      step.deps.push_back(dep->As<ir::Var>());
     }
     body_ += fmt::format("{0}PTO2TaskId {1}_deps[{2}] = {{{3}}};\n{0}{1}.set_dependencies({1}_deps, {2});\n",
                          indent_, params, names.size(), fmt::join(names, ", "));
@@ -916,22 +912,21 @@ class OrchestrationEmitter {
   // a C++ variable declared before the loop and assigned where the body yields it.
   ir::Result<bool> EmitCarriedTaskIds(const ir::ForStmt& loop) {
     for (const auto& iter_arg : loop.iter_args()) {
-      if (!IsTaskId(*iter_arg.var))
+      if (!ir::IsTaskId(*iter_arg.var->type()))
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry TaskIds only",
                                      loop.loop_var()->name_hint(), iter_arg.var->name_hint(),
                                      iter_arg.var->type()->str()),
                          loop.span());
-      const auto* init = iter_arg.init->As<ir::Var>();
-      auto from = init ? task_names_.find(init) : task_names_.end();
-      if (from == task_names_.end())
+      const std::string* init = TaskNameOf(iter_arg.init);
+      if (!init)
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' must be a TaskId before the loop", iter_arg.var->name_hint()),
                          loop.span());
       const std::string name = names_.Take(iter_arg.var->name_hint());
-      body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name, from->second);
+      body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name, *init);
       task_names_[iter_arg.var.get()] = name;
-      steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = init}});
+      steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = iter_arg.init->As<ir::Var>()}});
     }
     return true;
   }
@@ -942,14 +937,13 @@ class OrchestrationEmitter {
       return MakeError(DiagnosticKind::Internal, "a yield outside a loop carrying TaskIds", yield.span());
     for (size_t i = 0; i < yield.values().size(); ++i) {
       const ir::Var* carried = current_loop_->iter_args()[i].var.get();
-      const auto* value = yield.values()[i]->As<ir::Var>();
-      auto from = value ? task_names_.find(value) : task_names_.end();
-      if (from == task_names_.end())
+      const std::string* value = TaskNameOf(yield.values()[i]);
+      if (!value)
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' must be a TaskId at the end of the loop body", carried->name_hint()),
                          yield.span());
-      body_ += fmt::format("{}{} = {};\n", indent_, task_names_.at(carried), from->second);
-      steps_->push_back(Step{TaskIdStep{.var = carried, .from = value}});
+      body_ += fmt::format("{}{} = {};\n", indent_, task_names_.at(carried), *value);
+      steps_->push_back(Step{TaskIdStep{.var = carried, .from = yield.values()[i]->As<ir::Var>()}});
     }
     return true;
   }

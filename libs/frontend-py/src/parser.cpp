@@ -291,13 +291,9 @@ class FunctionParser {
     auto declared = ResolveType(annotation, map_, source_.constants);
     const auto* scalar = declared ? (*declared)->As<ir::ScalarType>() : nullptr;
     if (!scalar || !ir::IsInteger(scalar->dtype()) || scalar->dtype() == ir::DataType::INDEX) return value;
-    const int bits = ir::DataTypeBits(scalar->dtype());
-    const bool is_unsigned = ir::IsUnsignedInteger(scalar->dtype());
     const int64_t v = literal->value();
-    const bool fits = bits >= 64 ? (!is_unsigned || v >= 0)
-                      : is_unsigned ? v >= 0 && v < (int64_t{1} << bits)
-                                    : v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1));
-    if (!fits)
+    const auto [lowest, highest] = ir::IntegerRange(scalar->dtype());
+    if (v < lowest || v > highest)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("{} does not fit in pl.{}", v, ir::DataTypeName(scalar->dtype())),
                        value->span());
@@ -634,11 +630,6 @@ class FunctionParser {
 
   // ---- explicit task order: deps=[...] and `as tid` -----------------------------------------------
 
-  static bool IsTaskIdValue(const ir::Expr& expr) {
-    const auto* scalar = expr.type()->As<ir::ScalarType>();
-    return scalar && scalar->dtype() == ir::DataType::TASK_ID;
-  }
-
   // `deps=[a, b]`: TaskIds the launch waits for on top of what its tensors imply; None is dropped.
   ir::Result<std::vector<ir::ExprPtr>> ParseDeps(py::handle value) {
     if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
@@ -648,7 +639,7 @@ class FunctionParser {
       if (IsNode(item, "Constant") && item.attr("value").is_none()) continue;
       auto dep = ParseExpr(item);
       if (!dep) return pypto::unexpected(dep.error());
-      if (!IsTaskIdValue(**dep))
+      if (!ir::IsTaskId(*(*dep)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("deps= takes TaskIds, but '{}' is {}", ir::PrintExpr(*dep), (*dep)->type()->str()),
                          map_.SpanOf(item),
@@ -1061,7 +1052,7 @@ class FunctionParser {
     for (const auto& name : AssignedNames(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == header.loop_var->name_hint() || it == env_.end()) continue;
-      (IsTaskIdValue(*it->second) ? carries_task_id : carries_other) = true;
+      (ir::IsTaskId(*it->second->type()) ? carries_task_id : carries_other) = true;
     }
     if (carries_task_id && !carries_other) return ParseCarryingLoop(stmt, header, {});
     auto outer = env_;

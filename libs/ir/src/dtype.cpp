@@ -1,6 +1,7 @@
 #include "pypto/ir/dtype.h"
 
 #include <array>
+#include <limits>
 #include <utility>
 
 namespace pypto::ir {
@@ -67,6 +68,15 @@ bool IsInteger(DataType dtype) {
 bool IsUnsignedInteger(DataType dtype) {
   auto code = static_cast<uint8_t>(dtype);
   return code >= 0x20 && code <= 0x24;
+}
+
+std::pair<int64_t, int64_t> IntegerRange(DataType dtype) {
+  const int bits = DataTypeBits(dtype);
+  const bool is_unsigned = IsUnsignedInteger(dtype);
+  if (bits >= 64)
+    return {is_unsigned ? 0 : std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  if (is_unsigned) return {0, (int64_t{1} << bits) - 1};
+  return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
 }
 
 }  // namespace pypto::ir

@@ -77,8 +77,7 @@ class Printer {
       for (auto direction : call.arg_directions()) directions.push_back(fmt::format("\"{}\"", ArgDirectionName(direction)));
       args.push_back(fmt::format("attrs={{\"arg_directions\": [{}]}}", fmt::join(directions, ", ")));
     }
-    if (call.order().empty() || IsSpmdLaunch(call))
-      return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
+    if (!SubmitCall(call)) return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
     args.insert(args.begin(), "self." + call.callee());
     if (!call.order().deps.empty()) args.push_back(DepsText(call.order()));
     return fmt::format("pl.submit({})", fmt::join(args, ", "));

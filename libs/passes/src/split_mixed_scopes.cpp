@@ -89,17 +89,16 @@ std::vector<const Var*> VarsRead(const StmtPtr& stmt) {
 
 // Which statements of the body belong to the cube part: the cube ops and, transitively, the
 // statements defining what they read. Empty when the body cannot be split: a statement that is not a
-// call, a loop or an if, or a loop or an if mixing cube and vector work.
-std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts) {
+// call, a loop or an if, or a loop or an if mixing cube and vector work. `works[i]` is WorkOf(stmts[i]).
+std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts, const std::vector<Work>& works) {
   std::vector<bool> cube(stmts.size(), false);
   std::unordered_set<const Var*> needed;
   for (size_t i = stmts.size(); i-- > 0;) {
     const bool compound = stmts[i]->Is<ForStmt>() || stmts[i]->Is<IfStmt>();
     if (!compound && !CallOf(stmts[i])) return {};
-    const Work work = WorkOf(stmts[i]);
-    if (compound && work.cube && work.vector) return {};
+    if (compound && works[i].cube && works[i].vector) return {};
     const auto defined = VarsDefined(stmts[i]);
-    cube[i] = work.cube || std::ranges::any_of(defined, [&](const Var* var) { return needed.contains(var); });
+    cube[i] = works[i].cube || std::ranges::any_of(defined, [&](const Var* var) { return needed.contains(var); });
     if (!cube[i]) continue;
     for (const Var* var : VarsRead(stmts[i])) needed.insert(var);
   }
@@ -107,12 +106,12 @@ std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts) {
 }
 
 // Whether running the cube part before the vector part keeps every memory effect in order.
-bool CanHoistCubePart(const std::vector<StmtPtr>& stmts, const std::vector<bool>& cube) {
+bool CanHoistCubePart(const std::vector<Work>& works, const std::vector<bool>& cube) {
   size_t last_cube = 0;
-  for (size_t i = 0; i < stmts.size(); ++i)
+  for (size_t i = 0; i < cube.size(); ++i)
     if (cube[i]) last_cube = i;
   for (size_t i = 0; i < last_cube; ++i)
-    if (!cube[i] && WorkOf(stmts[i]).writes_tensor) return false;
+    if (!cube[i] && works[i].writes_tensor) return false;
   return true;
 }
 
@@ -125,15 +124,17 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   // The blocks of a pl.spmd scope would all hand their cube results over through one tensor.
   if (scope.block_num() > 0) return {original};
   const auto stmts = FlattenStmts(scope.body());
-  const auto cube = CubeSlice(stmts);
+  std::vector<Work> works;
+  for (const auto& stmt : stmts) works.push_back(WorkOf(stmt));
+  const auto cube = CubeSlice(stmts, works);
   if (cube.empty()) return {original};
   std::vector<StmtPtr> cube_part, vector_part;
   bool has_vector_op = false;
   for (size_t i = 0; i < stmts.size(); ++i) {
     (cube[i] ? cube_part : vector_part).push_back(stmts[i]);
-    has_vector_op |= !cube[i] && WorkOf(stmts[i]).vector;
+    has_vector_op |= !cube[i] && works[i].vector;
   }
-  if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(stmts, cube)) return {original};
+  if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(works, cube)) return {original};
   const Span& span = scope.span();
   // Both parts wait for what the scope waited for; the vector part, which reads the cube part's
   // results and so finishes last, is the task `as tid` names.

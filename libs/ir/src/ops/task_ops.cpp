@@ -16,8 +16,7 @@ Result<TypePtr> DeduceTaskDummy(const std::vector<ExprPtr>& args, const Call::Kw
   const auto* deps = args[0]->As<TupleLiteral>();
   if (!deps) return TypeError("pl.system.task_dummy takes deps=[...], a list of TaskIds", span);
   for (const auto& dep : deps->elements()) {
-    const auto* scalar = dep->type()->As<ScalarType>();
-    if (!scalar || scalar->dtype() != DataType::TASK_ID)
+    if (!IsTaskId(*dep->type()))
       return TypeError(fmt::format("pl.system.task_dummy waits for TaskIds, got {}", dep->type()->str()),
                        dep->span().known() ? dep->span() : span);
   }

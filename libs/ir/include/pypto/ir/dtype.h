@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace pypto::ir {
 
@@ -42,5 +43,7 @@ inline int64_t DataTypeBytes(DataType dtype) { return (DataTypeBits(dtype) + 7) 
 bool IsFloat(DataType dtype);
 bool IsInteger(DataType dtype);
 bool IsUnsignedInteger(DataType dtype);  // UINT4 .. UINT64
+// The values an integer dtype holds, as int64 (UINT64 up to INT64_MAX).
+std::pair<int64_t, int64_t> IntegerRange(DataType dtype);
 
 }  // namespace pypto::ir

@@ -72,6 +72,12 @@ class ScalarType final : public Type {
   DataType dtype_;
 };
 
+// Whether `type` is pl.Scalar[pl.TASK_ID], the runtime handle launches are ordered by.
+inline bool IsTaskId(const Type& type) {
+  const auto* scalar = type.As<ScalarType>();
+  return scalar && scalar->dtype() == DataType::TASK_ID;
+}
+
 // Shared by tensors and tiles: a static shape and an element type.
 class ShapedType : public Type {
  public:
