@@ -169,7 +169,8 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
     assert rows["D2"][1] == "FAIL"
     assert rows["D2"][3] == ("build_output/by_hand/passes_dump lacks 00_frontend.py, 01_after_FlattenCallExpr.py, "
                              "02_after_SplitMixedScopes.py, 03_after_OutlineIncoreScopes.py, "
-                             "04_after_InferTileMemorySpace.py, 05_after_ExpandMixedKernel.py, "
-                             "06_after_AllocateMemoryAddr.py, 07_after_DeriveCallDirections.py"), rows["D2"]
-    assert "2 builds dumped the IR after each of 7 passes" not in done.stdout
-    assert "1 builds dumped the IR after each of 7 passes" in done.stdout
+                             "04_after_InferTileMemorySpace.py, 05_after_AutoTileMatmulL0.py, "
+                             "06_after_ExpandMixedKernel.py, 07_after_AllocateMemoryAddr.py, "
+                             "08_after_DeriveCallDirections.py"), rows["D2"]
+    assert "2 builds dumped the IR after each of 8 passes" not in done.stdout
+    assert "1 builds dumped the IR after each of 8 passes" in done.stdout

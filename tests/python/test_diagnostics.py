@@ -94,11 +94,14 @@ def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
         a1 = pl.load(a, [0, 0], [{m}, {k}], target_memory=pl.MemorySpace.Mat)
         b1 = pl.load(b, [0, 0], [{k}, {n}], target_memory=pl.MemorySpace.Mat)
         acc = pl.matmul(pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
+        acc = pl.matmul_acc(acc, pl.move(a1, target_memory=pl.Mem.Left), pl.move(b1, target_memory=pl.Mem.Right))
         pl.store(acc, [0, 0], c)
     return c
 """
 
 
+# The first product is read by matmul_acc, so it stays on chip whole: AutoTileMatmulL0 computes block
+# by block only a product it can store block by block, and leaves the capacity check to allocation.
 def _matmul_resource_error(write_kernel, name, m, k, n, platform="a2a3sim"):
     module, path = write_kernel(name, MATMUL_KERNEL.format(m=m, k=k, n=n))
     with pytest.raises(ResourceError) as info:

@@ -221,12 +221,12 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     assert RunConfig(strategy=OptimizationStrategy.Default).strategy is OptimizationStrategy.Default
     manager = PassManager.get_strategy(OptimizationStrategy.Default)
     assert manager.get_pass_names() == ["FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
-                                        "InferTileMemorySpace", "ExpandMixedKernel", "AllocateMemoryAddr",
-                                        "DeriveCallDirections"]
+                                        "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
+                                        "AllocateMemoryAddr", "DeriveCallDirections"]
     module, _ = write_kernel("twice_program_pm", PROGRAM)
     lowered = manager.run_passes(module.Twice, dump_ir=True, output_dir=tmp_path / "dump")
     assert {f.name: f.function_type for f in lowered.functions}["main"] == "Orchestration"
-    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "07_after_DeriveCallDirections.py"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "08_after_DeriveCallDirections.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")

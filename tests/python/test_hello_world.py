@@ -75,9 +75,10 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "02_after_SplitMixedScopes.py",
         "03_after_OutlineIncoreScopes.py",
         "04_after_InferTileMemorySpace.py",
-        "05_after_ExpandMixedKernel.py",
-        "06_after_AllocateMemoryAddr.py",
-        "07_after_DeriveCallDirections.py",
+        "05_after_AutoTileMatmulL0.py",
+        "06_after_ExpandMixedKernel.py",
+        "07_after_AllocateMemoryAddr.py",
+        "08_after_DeriveCallDirections.py",
     ]
 
 

@@ -246,11 +246,15 @@ def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):
         module.badly_atomic(x, out)
     assert error.value.message == "'pl.assemble' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_"
     assert error.value.location == f"{path}:43:77"
-    with pytest.raises(InvalidOperationError) as error:
-        module.into_a_tile(x, out)
-    assert error.value.message == ("'pl.assemble' into a tile (an insert into pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec]) "
-                                   "is not supported yet; its target must be a tensor")
-    assert error.value.location == f"{path}:35:29"
+
+
+def test_assemble_into_a_tile_writes_its_window(write_kernel):
+    module, _ = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(64, 32), torch.zeros(64, 32)
+    module.into_a_tile(x, out)
+    expected = x.clone()
+    expected[32:] = x[:32]
+    torch.testing.assert_close(out, expected)
 
 
 SCALAR_CASTS = '''

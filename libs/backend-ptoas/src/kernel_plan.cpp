@@ -249,6 +249,12 @@ class Planner {
       case OpForm::Window:
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
         return CheckWindow(call, span);
+      case OpForm::Extract:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        return CheckOrigin({args[1], args[2]}, op, span);
+      case OpForm::Insert:
+        if (auto ok = CheckTileOperand(args[1], op, span); !ok) return ok;
+        return CheckOrigin(args[2]->As<ir::TupleLiteral>()->elements(), op, span);
       case OpForm::Store: break;
     }
     return {};
@@ -262,10 +268,19 @@ class Planner {
     return {};
   }
 
+  // A window's origin: index expressions (constants, loop variables, arithmetic on them).
+  Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span) {
+    for (const auto& offset : origin) {
+      if (auto ok = CheckIndexExpr(offset, fmt::format("the window origin of '{}'", op), span); !ok) return ok;
+    }
+    return {};
+  }
+
   // A tile slice copies its window with textract, which ptoas's a2a3 target has only into Left and
   // Right (its Vec -> Vec form is A5's).
-  Status CheckWindow(const ir::Call& call, const ir::Span& span) const {
-    if (auto ok = CheckStaticInts(call.args()[2], "offsets", call.target_name(), span); !ok) return ok;
+  Status CheckWindow(const ir::Call& call, const ir::Span& span) {
+    if (auto ok = CheckOrigin(call.args()[2]->As<ir::TupleLiteral>()->elements(), call.target_name(), span); !ok)
+      return ok;
     const auto* source = call.args()[0]->type()->As<ir::TileType>();
     if (arch_ == "a5" || source->memory_space() != ir::MemorySpace::Vec) return {};
     return Error(span, fmt::format("backend-ptoas cannot lower the tile slice of '{}' in kernel '{}' on a2a3: "
@@ -287,6 +302,7 @@ class Planner {
         return {};
       }
       case OpForm::MatmulAcc: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "accumulator", span);
+      case OpForm::Insert: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "target", span);
       case OpForm::Move: return CheckMove(*args[0]->As<ir::Var>(), result, span);
       default: break;
     }
@@ -726,6 +742,8 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.matmul_acc", "pto.tmatmul.acc", OpForm::MatmulAcc},
       {"tile.ci", "pto.tci", OpForm::Arange},
       {"tile.slice", "pto.textract", OpForm::Window},
+      {"tile.extract", "pto.textract", OpForm::Extract},
+      {"tile.assemble", "pto.tinsert", OpForm::Insert},
       {"tile.concat", "pto.tconcat", OpForm::Tiles},
       {"tile.transpose", "pto.ttrans", OpForm::Tiles},
       {"tile.sort32", "pto.tsort32", OpForm::Tiles},

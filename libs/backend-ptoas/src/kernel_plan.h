@@ -34,7 +34,9 @@ enum class OpForm {
   Arange,      // ins(the start scalar), {descending = true} after outs when asked
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
-  Window,      // ins(tile, row, col : .., index, index): textract of a tile slice
+  Window,      // ins(tile, row, col : .., index, index): textract of a tile slice (offsets in a list)
+  Extract,     // ins(tile, row, col : .., index, index): textract of tile.extract (row, col arguments)
+  Insert,      // ins(source, row, col : .., index, index): tinsert into the result, the target's buffer
   FillPad,     // ins(tile) outs(result): tfillpad, the pad value in the result's tile_buf `pad`
   ValidShape,  // tile.set_validshape: the result's alloc_tile (same address, new valid_row/valid_col)
 };

@@ -94,11 +94,19 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       attrs = {{"maskPattern", fmt::format("#pto.mask_pattern<{}>", pattern)}};
       break;
     }
-    case OpForm::Window: {
+    case OpForm::Window:
       ins = {tile(args[0])};
-      for (int64_t offset : StaticInts(args[2])) ins.push_back(IndexConstant(offset));
+      for (const auto& offset : args[2]->As<ir::TupleLiteral>()->elements())
+        ins.push_back({IndexValue(offset, span), "index"});
       break;
-    }
+    case OpForm::Extract:
+      ins = {tile(args[0]), {IndexValue(args[1], span), "index"}, {IndexValue(args[2], span), "index"}};
+      break;
+    case OpForm::Insert:
+      ins = {tile(args[1])};
+      for (const auto& offset : args[2]->As<ir::TupleLiteral>()->elements())
+        ins.push_back({IndexValue(offset, span), "index"});
+      break;
     case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
     case OpForm::TileScalar:
       ins = {tile(args[0]), ScalarOperand(args[1], args[0]->type()->As<ir::TileType>()->dtype(), span)};

@@ -472,12 +472,7 @@ class FunctionParser {
       if (!args[i]) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs {}", name, kNames[i]), span);
     auto target = ParseExpr(args[0]);
     if (!target) return pypto::unexpected(target.error());
-    if ((*target)->type()->As<ir::TileType>())
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("'{}' into a tile (an insert into {}) is not supported yet; its target must be "
-                                   "a tensor",
-                                   name, (*target)->type()->str()),
-                       map_.SpanOf(args[0]));
+    if ((*target)->type()->As<ir::TileType>()) return ParseTileAssemble(name, *target, args, store_keywords, span);
     py::object store_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "store", ast.attr("Load")());
     py::list store_args;
     for (size_t i : {1, 2, 0}) store_args.append(args[i]);
@@ -486,6 +481,23 @@ class FunctionParser {
     ast.attr("copy_location")(store_name.attr("value"), node.attr("func"));
     ast.attr("copy_location")(store, node);
     return ParseCall(store);
+  }
+
+  // `target = pl.assemble(target, source, offset)` with a tile target writes the tile `source` into a
+  // window of it, in place (tile.assemble).
+  ir::Result<ir::ExprPtr> ParseTileAssemble(const std::string& name, const ir::ExprPtr& target,
+                                            const std::vector<py::object>& args, const py::list& store_keywords,
+                                            const ir::Span& span) {
+    if (py::len(store_keywords) > 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' into a tile cannot be atomic; an atomic add writes a tensor", name), span);
+    auto source = ParseExpr(args[1]);
+    if (!source) return pypto::unexpected(source.error());
+    auto offset = ParseExpr(args[2]);
+    if (!offset) return pypto::unexpected(offset.error());
+    auto call = ir::OpRegistry::Get().CreateCall("tile.assemble", {target, *source, *offset}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
   }
 
   // `pl.read(t, i)`: one index not in a list, as upstream accepts for a 1-D tensor.

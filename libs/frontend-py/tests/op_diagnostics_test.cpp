@@ -36,12 +36,13 @@ TEST(OpDiagnostics, AttributesMustBeCompileTimeValuesOfTheirKind) {
             "/src/kernels.py:5:13: error: 'pl.create_tile' is missing argument 'dtype'");
 }
 
-// Vec and Mat operands are placed by InferTileMemorySpace; an Acc tile cannot be an operand.
+// Vec, Mat and Acc operands are placed by InferTileMemorySpace; a tile already in the other L0
+// buffer cannot be.
 TEST(OpDiagnostics, MatmulOperandsMustBeInL0OrPlaceable) {
-  EXPECT_EQ(ErrorIn("        u = pl.matmul(t, t)\n"
-                    "        v = pl.matmul(u, t)\n"),
+  EXPECT_EQ(ErrorIn("        r = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)\n"
+                    "        v = pl.matmul(r, t)\n"),
             "/src/kernels.py:6:13: error: pl.matmul: the left operand of tile.matmul must be in Left, got "
-            "pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc]\n"
+            "pl.Tile[[16, 16], pl.FP32, pl.Mem.Right]\n"
             "  help: pl.move(tile, target_memory=pl.Mem.Left) puts it there");
 }
 

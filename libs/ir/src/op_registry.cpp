@@ -86,6 +86,7 @@ OpRegistry::OpRegistry() {
   RegisterTileSortOps(*this);
   RegisterTileSpmdOps(*this);
   RegisterTileValidShapeOps(*this);
+  RegisterTileWindowOps(*this);
   RegisterSystemOps(*this);
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);

@@ -1,5 +1,5 @@
 // Type deduction of the top-k family (sort32, mrgsort format 1, gather mask form), pl.arange
-// (tile.ci) and tile slices: the result types, and the errors for wrong dtypes and shapes.
+// (tile.ci): the result types, and the errors for wrong dtypes and shapes.
 #include <gtest/gtest.h>
 
 #include "pypto/ir/mask_pattern.h"
@@ -133,16 +133,6 @@ TEST(TileSortOps, GatherMaskErrors) {
             "mask pattern P0001 keeps one lane of every 4; the row length 34 is not a multiple of 4");
   auto missing = Create("tile.gather_mask", {Row(32)});
   ASSERT_FALSE(missing);
-}
-
-TEST(TileSortOps, SliceCopiesAWindow) {
-  auto call = Create("tile.slice", {Row(1024), Ints({1, 32}), Ints({0, 64})});
-  ASSERT_TRUE(call) << call.error().str();
-  EXPECT_EQ((*call)->type()->str(), "pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec]");
-  auto outside = Create("tile.slice", {Row(64), Ints({1, 32}), Ints({0, 48})});
-  ASSERT_FALSE(outside);
-  EXPECT_EQ(outside.error().message,
-            "the slice at [0, 48] of shape [1, 32] is outside pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] (dimension 1)");
 }
 
 TEST(TileSortOps, MaskPatternNames) {

@@ -49,17 +49,29 @@ std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
   return std::nullopt;
 }
 
+// Whether `call` converts an accumulator: the cube's FIXPIPE narrows an Acc tile on its way out
+// (a product cast to BF16 before it feeds another matmul), so no vector core is involved.
+bool ConvertsAnAccumulator(const Call& call) {
+  if (!IsOp(call, "tile.cast")) return false;
+  const auto* tile = call.args()[0]->type()->As<TileType>();
+  return tile && tile->memory_space() == MemorySpace::Acc;
+}
+
 // Ops that only copy tiles, make views of them or feed the cube: they run on the side that holds
 // their tiles. Every other tile op computes on the vector unit and reads Vec tiles.
 bool RunsOnAnySide(const Call& call) {
+  if (ConvertsAnAccumulator(call)) return true;
   static const std::unordered_set<std::string_view> kOps = {
-      "tile.load",   "tile.store",  "tile.move",       "tile.reshape",
-      "tile.create", "tile.matmul", "tile.matmul_acc", "tile.transpose_view", "tile.set_validshape"};
+      "tile.load",   "tile.store",  "tile.move",       "tile.reshape",        "tile.create",
+      "tile.matmul", "tile.matmul_acc", "tile.transpose_view", "tile.set_validshape", "tile.slice",
+      "tile.extract", "tile.assemble"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 
-// "left" for Left, "right" for Right: how operands and their moved copies are named.
-const char* OperandSide(MemorySpace buffer) { return buffer == MemorySpace::Left ? "left" : "right"; }
+// "left", "right" or "mat": how operands and their moved copies are named by the buffer they go to.
+const char* OperandSide(MemorySpace buffer) {
+  return buffer == MemorySpace::Left ? "left" : buffer == MemorySpace::Right ? "right" : "mat";
+}
 
 const Call* AsOpCall(const ExprPtr& expr, std::string_view name) {
   const auto* call = expr ? expr->As<Call>() : nullptr;
@@ -186,7 +198,8 @@ class PlacementPlanner {
 std::optional<Diagnostic> UnplaceableOperand(const Call& matmul, const Var& operand, MemorySpace buffer,
                                              const Placement& placement, const UseCollector& uses) {
   const auto space = operand.type()->As<TileType>()->memory_space();
-  if (space == buffer || space == MemorySpace::Mat || placement.mat_tiles.contains(&operand)) return std::nullopt;
+  if (space == buffer || space == MemorySpace::Mat || space == MemorySpace::Acc || placement.mat_tiles.contains(&operand))
+    return std::nullopt;
   const auto def = uses.definitions.find(&operand);
   const Call* producer = def == uses.definitions.end() ? nullptr : def->second->value()->As<Call>();
   std::string origin = producer ? fmt::format(" made by {}", producer->target_name()) : "";
@@ -282,7 +295,10 @@ class PlacementRewriter final : public IRMutator {
       if (!buffer || !operand) continue;
       VarPtr source = std::static_pointer_cast<const Var>(args[i]);
       if (auto mat = placement_.mat_tiles.find(operand); mat != placement_.mat_tiles.end()) source = mat->second;
-      if (source->type()->As<TileType>()->memory_space() == *buffer) continue;
+      const MemorySpace space = source->type()->As<TileType>()->memory_space();
+      if (space == *buffer) continue;
+      // A product feeding another matmul reaches L0 through L1: Acc -> Mat -> Left/Right.
+      if (space == MemorySpace::Acc) source = MoveInto(source, MemorySpace::Mat, call.span(), out);
       args[i] = MoveInto(source, *buffer, call.span(), out);
       changed = true;
     }

@@ -320,8 +320,11 @@ class FunctionOutliner {
         new_body.push_back(stmt);
         continue;
       }
+      // A name_hint equal to the enclosing function's name (upstream's examples use that) would give
+      // two functions one name; the kernel takes the suffix then.
       std::string name = scope->name_hint().empty() ? fmt::format("{}_incore_{}", function_.name(), index_++)
-                                                    : scope->name_hint();
+                         : scope->name_hint() == function_.name() ? fmt::format("{}_incore", scope->name_hint())
+                                                                  : scope->name_hint();
       // A value the scope computes cannot outlive the loop around it: the loop runs the kernel many times.
       if (loop) {
         auto defs = DefinedIn(FlattenStmts(scope->body()));

@@ -19,6 +19,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration
       .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
+      .Add(AutoTileMatmulL0())          // matmuls beyond L0 -> loops over L0-sized blocks
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
       .Add(DeriveCallDirections());     // kernel call sites -> per-argument directions

@@ -32,7 +32,7 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 7u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 8u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "SplitMixedScopes");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "OutlineIncoreScopes");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
@@ -78,7 +78,7 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
                "unknown pass 'Inline'; the passes are FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, "
-               "InferTileMemorySpace, ExpandMixedKernel, AllocateMemoryAddr, DeriveCallDirections");
+               "InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, AllocateMemoryAddr, DeriveCallDirections");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

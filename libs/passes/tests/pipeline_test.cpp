@@ -87,8 +87,8 @@ TEST(DefaultPipeline, PassOrder) {
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
   EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
-                                             "InferTileMemorySpace", "ExpandMixedKernel", "AllocateMemoryAddr",
-                                             "DeriveCallDirections"}));
+                                             "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
+                                             "AllocateMemoryAddr", "DeriveCallDirections"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -98,8 +98,8 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
   EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:SplitMixedScopes", "3:OutlineIncoreScopes",
-                                            "4:InferTileMemorySpace", "5:ExpandMixedKernel", "6:AllocateMemoryAddr",
-                                            "7:DeriveCallDirections"}));
+                                            "4:InferTileMemorySpace", "5:AutoTileMatmulL0", "6:ExpandMixedKernel",
+                                            "7:AllocateMemoryAddr", "8:DeriveCallDirections"}));
 }
 
 }  // namespace

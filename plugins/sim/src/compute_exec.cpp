@@ -137,10 +137,6 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
                   static_cast<size_t>(lanes.lane));
       break;
     }
-    case ComputeKind::Slice:
-      CopyWindow(o.dst, o.src0, rows, cols, static_cast<size_t>(c.src_cols), static_cast<size_t>(c.row_offset),
-                 static_cast<size_t>(c.col_offset), elem_bytes);
-      break;
     case ComputeKind::Transpose: TransposeTile(o.dst, o.src0, rows, cols, elem_bytes); break;
     case ComputeKind::Concat:
       ConcatColumns(o.dst, o.src0, o.src1, rows, static_cast<size_t>(c.src_cols), cols - static_cast<size_t>(c.src_cols),
@@ -166,6 +162,25 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
                 fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, instr.compute.rows,
                             instr.compute.cols));
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
+}
+
+// A window of a larger tile copied out (Slice) or written in place (Insert), at an origin read now.
+Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
+  const int64_t row = read(c.row_offset), col = read(c.col_offset);
+  if (row < 0 || col < 0 || row + c.rows > c.outer_rows || col + c.cols > c.outer_cols)
+    return Fail(kernel, index,
+                fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", c.rows, c.cols, row, col,
+                            c.outer_rows, c.outer_cols));
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  const auto outer_cols = static_cast<size_t>(c.outer_cols), elem_bytes = static_cast<size_t>(instr.elem_bytes);
+  if (c.kind == ComputeKind::Insert)
+    InsertWindow(o.dst, o.src0, rows, cols, outer_cols, static_cast<size_t>(row), static_cast<size_t>(col), elem_bytes);
+  else
+    CopyWindow(o.dst, o.src0, rows, cols, outer_cols, static_cast<size_t>(row), static_cast<size_t>(col), elem_bytes);
+  return {};
 }
 
 Result RunFillPad(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
@@ -222,10 +237,11 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::Sort32:
     case ComputeKind::MergeSort:
     case ComputeKind::GatherMask:
-    case ComputeKind::Slice:
     case ComputeKind::Concat:
     case ComputeKind::Transpose:
     case ComputeKind::Arange: RunTopKFamily(instr, o, regs); return {};
+    case ComputeKind::Slice:
+    case ComputeKind::Insert: return RunWindow(kernel, index, o, regs);
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {

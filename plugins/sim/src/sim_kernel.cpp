@@ -55,6 +55,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::MergeSort: return "mrgsort";
     case ComputeKind::GatherMask: return "gather";
     case ComputeKind::Slice: return "slice";
+    case ComputeKind::Insert: return "insert";
     case ComputeKind::Concat: return "concat";
     case ComputeKind::Transpose: return "transpose";
     case ComputeKind::Arange: return "arange";
@@ -1069,6 +1070,8 @@ class Decoder {
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
       put("tile.slice", ComputeKind::Slice, 0);
+      put("tile.extract", ComputeKind::Slice, 0);
+      put("tile.assemble", ComputeKind::Insert, 0);
       put("tile.concat", ComputeKind::Concat, 0);
       put("tile.transpose", ComputeKind::Transpose, 0);
       put("tile.transpose_view", ComputeKind::Transpose, 0);
@@ -1223,10 +1226,11 @@ class Decoder {
       case ComputeKind::Sort32:
       case ComputeKind::MergeSort:
       case ComputeKind::GatherMask:
-      case ComputeKind::Slice:
       case ComputeKind::Concat:
       case ComputeKind::Transpose:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
+      case ComputeKind::Slice:
+      case ComputeKind::Insert: return DecodeWindow(op, out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
   }
@@ -1332,7 +1336,49 @@ class Decoder {
     return {};
   }
 
-  // sort32, mrgsort, gather (mask form), tile slices, concat, transposes and arange: the IR checked
+  // A window of a larger 2-D tile: copied out (tile.slice; tile.extract into another buffer) or
+  // written in place (tile.assemble, whose result is the target's buffer). The origin may be computed
+  // in the kernel; the executor checks the window against the larger tile when it runs.
+  pypto::expected<void, std::string> DecodeWindow(const std::string& op, const TileValue& out, const ir::Call& call,
+                                                  Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const auto& args = call.args();
+    const bool insert = info.kind == ComputeKind::Insert;
+    auto outer = Tile(args[0], insert ? "target" : "source");
+    if (!outer) return Error(outer.error());
+    auto window = insert ? Tile(args[1], "source") : pypto::expected<TileValue, std::string>(out);
+    if (!window) return Error(window.error());
+    if (outer->shape.size() != 2 || window->shape.size() != 2)
+      return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
+    std::vector<Operand> origin;
+    if (op == "tile.extract") {
+      for (size_t i = 1; i <= 2; ++i) {
+        auto index = Scalar(args[i]);
+        if (!index) return Error(index.error());
+        origin.push_back(*index);
+      }
+    } else {
+      auto offsets = Offsets(args[2], "window offsets");
+      if (!offsets) return Error(offsets.error());
+      origin = std::move(*offsets);
+    }
+    if (insert) {
+      if (Overlap(window->ref, out.ref)) return Fail("the source of tile.assemble overlaps its target");
+      instr.src0 = window->ref;
+    } else {
+      if (Overlap(out.ref, outer->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+      instr.src0 = outer->ref;
+    }
+    info.rows = window->shape[0];
+    info.cols = window->shape[1];
+    info.outer_rows = outer->shape[0];
+    info.outer_cols = outer->shape[1];
+    info.row_offset = origin[0];
+    info.col_offset = origin[1];
+    return {};
+  }
+
+  // sort32, mrgsort, gather (mask form), concat, transposes and arange: the IR checked
   // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, a constant
   // block_len, results apart from their operands).
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
@@ -1391,12 +1437,7 @@ class Decoder {
           return Fail("the result of pl.concat overlaps an operand");
         return {};
       }
-      default: {  // Slice
-        const auto& offsets = args[2]->As<ir::TupleLiteral>()->elements();
-        info.row_offset = *ir::AsConstInt(offsets[0]);
-        info.col_offset = *ir::AsConstInt(offsets[1]);
-        return {};
-      }
+      default: return {};
     }
   }
 

@@ -55,7 +55,8 @@ enum class ComputeKind : uint8_t {
   Sort32,        // dst = each 32-block of src0's rows sorted with its indices src1, as (value, index) pairs
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
-  Slice,         // dst = the window of src0 at (row_offset, col_offset)
+  Slice,         // dst = the window of src0 at (row_offset, col_offset) (tile.slice, tile.extract)
+  Insert,        // the window of dst at (row_offset, col_offset) = src0 (tile.assemble, in place)
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
   Transpose,     // dst[c][r] = src0[r][c] (rows, cols: src0's)
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
@@ -71,6 +72,16 @@ struct ScalarOperand {
   int32_t reg = -1;
 };
 
+// An integer scalar operand: a constant, or a slot of the kernel's register file.
+struct Operand {
+  int64_t imm = 0;
+  int32_t reg = -1;  // >= 0: read register `reg` instead of `imm`
+  bool is_reg() const { return reg >= 0; }
+  static Operand Imm(int64_t value) { return Operand{value, -1}; }
+  static Operand Reg(uint32_t reg) { return Operand{0, static_cast<int32_t>(reg)}; }
+  bool operator==(const Operand&) const = default;
+};
+
 struct ComputeInfo {
   ComputeKind kind = ComputeKind::Copy;
   uint8_t op = 0;  // BinaryOp, UnaryOp or ReduceOp, by kind
@@ -82,7 +93,10 @@ struct ComputeInfo {
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
   int64_t src_cols = 0;        // Slice, GatherMask, Concat: row length of src0 (cols is the result's)
-  int64_t row_offset = 0, col_offset = 0;  // Slice: the window's origin in src0
+  // Slice/Insert: the window's origin (a constant or a register: a loop variable) in the larger tile,
+  // whose rows and cols are `outer_rows`/`outer_cols`; rows/cols are the window's.
+  Operand row_offset, col_offset;
+  int64_t outer_rows = 0, outer_cols = 0;
   uint64_t pad_bits = 0;       // FillPad: the pad value's bit pattern (elem_bytes wide)
 };
 
@@ -96,15 +110,6 @@ struct TileRef {
   int64_t bytes = 0;
 };
 
-// An integer scalar operand: a constant, or a slot of the kernel's register file.
-struct Operand {
-  int64_t imm = 0;
-  int32_t reg = -1;  // >= 0: read register `reg` instead of `imm`
-  bool is_reg() const { return reg >= 0; }
-  static Operand Imm(int64_t value) { return Operand{value, -1}; }
-  static Operand Reg(uint32_t reg) { return Operand{0, static_cast<int32_t>(reg)}; }
-  bool operator==(const Operand&) const = default;
-};
 
 // The valid region of a 2-D tile, [rows, cols], each a constant or a register read when the
 // instruction runs (a load's `valid_shape=`, a ragged tail's `min(...)`).

@@ -31,14 +31,15 @@ Result<const TileType*> ExpectIn(const ExprPtr& expr, MemorySpace space, const s
   return tile;
 }
 
-// A matmul operand must end up in `l0` (Left or Right). A Vec or Mat operand is accepted too: the
-// InferTileMemorySpace pass places it (a Vec load becomes a Mat load, then a move into L0).
+// A matmul operand must end up in `l0` (Left or Right). A Vec, Mat or Acc operand is accepted too:
+// the InferTileMemorySpace pass places it (a Vec load becomes a Mat load, then a move into L0; an
+// Acc tile, a product chained into another matmul, goes through Mat).
 Result<const TileType*> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const std::string& what,
                                       const Span& span) {
   auto tile = ExpectMatrixTile(expr, what, span);
   if (!tile) return tile;
   const MemorySpace space = (*tile)->memory_space();
-  if (space == MemorySpace::Vec || space == MemorySpace::Mat) return tile;
+  if (space == MemorySpace::Vec || space == MemorySpace::Mat || space == MemorySpace::Acc) return tile;
   return ExpectIn(expr, l0, what, span);
 }
 

@@ -212,32 +212,6 @@ Result<TypePtr> DeduceTranspose(const std::vector<ExprPtr>& args, const Call::Kw
   return std::make_shared<TileType>(Shape{dims[1], dims[0]}, (*tile)->dtype(), (*tile)->memory_space());
 }
 
-// A copy of the window [offset, offset + shape) of a tile, in the same buffer kind.
-Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
-  auto tile = ExpectTile(args[0], "the source of a tile slice", span);
-  if (!tile) return pypto::unexpected(tile.error());
-  auto shape = StaticInts(args[1], "the shape of a tile slice", span);
-  if (!shape) return pypto::unexpected(shape.error());
-  auto offsets = StaticInts(args[2], "the offsets of a tile slice", span);
-  if (!offsets)
-    return TypeError("a tile slice must start at offsets known at compile time", span,
-                     "slice the tensor instead (a load of the region), or use constant bounds");
-  const Shape& dims = (*tile)->shape();
-  if (shape->size() != dims.size() || offsets->size() != dims.size()) {
-    return TypeError(fmt::format("a slice of {} needs {} offsets and sizes, got {} and {}", (*tile)->str(),
-                                 dims.size(), ShapeStr(*offsets), ShapeStr(*shape)),
-                     span);
-  }
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if ((*offsets)[d] < 0 || (*shape)[d] <= 0 || (*offsets)[d] + (*shape)[d] > dims[d]) {
-      return TypeError(fmt::format("the slice at {} of shape {} is outside {} (dimension {})", ShapeStr(*offsets),
-                                   ShapeStr(*shape), (*tile)->str(), d),
-                       span);
-    }
-  }
-  return std::make_shared<TileType>(*shape, (*tile)->dtype(), (*tile)->memory_space());
-}
-
 }  // namespace
 
 void RegisterTileMemoryOps(OpRegistry& registry) {
@@ -293,10 +267,6 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .params = {Arg("src0"), Arg("src1")},
                           .deduce_type = DeduceConcat,
                           .affinity = CoreAffinity::Vector});
-  registry.Register(OpDef{.name = "tile.slice",
-                          .description = "a copy of a static window of a tile (`t[:, a:b]` inside a kernel)",
-                          .params = {Arg("tile"), Arg("shape"), Arg("offset")},
-                          .deduce_type = DeduceSlice});
 }
 
 }  // namespace pypto::ir

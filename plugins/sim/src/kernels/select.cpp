@@ -22,6 +22,14 @@ void CopyWindow(void* dst, const void* src, size_t rows, size_t cols, size_t src
     std::memmove(out + r * cols * elem_bytes, in + ((row0 + r) * src_cols + col0) * elem_bytes, cols * elem_bytes);
 }
 
+void InsertWindow(void* dst, const void* src, size_t rows, size_t cols, size_t dst_cols, size_t row0, size_t col0,
+                  size_t elem_bytes) {
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* in = static_cast<const std::byte*>(src);
+  for (size_t r = 0; r < rows; ++r)
+    std::memmove(out + ((row0 + r) * dst_cols + col0) * elem_bytes, in + r * cols * elem_bytes, cols * elem_bytes);
+}
+
 void ConcatColumns(void* dst, const void* left, const void* right, size_t rows, size_t left_cols, size_t right_cols,
                    size_t elem_bytes) {
   auto* out = static_cast<std::byte*>(dst);

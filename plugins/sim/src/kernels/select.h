@@ -16,6 +16,10 @@ void GatherLanes(void* dst, const void* src, size_t rows, size_t cols, size_t el
 void CopyWindow(void* dst, const void* src, size_t rows, size_t cols, size_t src_cols, size_t row0, size_t col0,
                 size_t elem_bytes);
 
+// The window at (row0, col0) of dst [.., dst_cols] = src [rows, cols]: the inverse of CopyWindow.
+void InsertWindow(void* dst, const void* src, size_t rows, size_t cols, size_t dst_cols, size_t row0, size_t col0,
+                  size_t elem_bytes);
+
 // dst [rows, left_cols + right_cols]: each row of left, then the same row of right.
 void ConcatColumns(void* dst, const void* left, const void* right, size_t rows, size_t left_cols, size_t right_cols,
                    size_t elem_bytes);

@@ -93,6 +93,7 @@ void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
+void RegisterTileWindowOps(OpRegistry& registry);
 void RegisterSystemOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);

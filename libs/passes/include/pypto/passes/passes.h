@@ -27,6 +27,11 @@ Pass OutlineIncoreScopes();
 // an error naming the op.
 Pass InferTileMemorySpace();
 
+// A matmul whose operands or result exceed the L0 buffers (L0A, L0B, L0C) of the SoC, and whose result
+// is stored to global memory or cast into Mat for another matmul, is computed block by block: loops
+// over [m, n] blocks of the result and over k-steps of the reduction, extracting L0 windows
+// (tile.extract) of the operands kept in Mat; a chained product's blocks are assembled into Mat.
+Pass AutoTileMatmulL0();
 // Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix
 // both are rejected until mixed-kernel splitting lands.
 Pass ExpandMixedKernel();

@@ -1,0 +1,474 @@
+// AutoTileMatmulL0: a matmul whose operands or result exceed the cube's L0 buffers is computed a
+// block at a time. The operands stay whole in L1 (Mat); for each [m, n] block of the result, the
+// K extent is walked in steps of k, each step extracting an [m, k] window of the left operand into
+// L0A and a [k, n] window of the right operand into L0B (TEXTRACT) and accumulating into an [m, n]
+// block of L0C; the finished block is stored where the whole result was stored. So
+//
+//   a_l = tile.move(a, Left); b_r = tile.move(b, Right); c = tile.matmul(a_l, b_r)
+//   tile.store(c, [r, s], out)
+//
+// becomes (loops over a single block are left out)
+//
+//   for c_mi in range(0, M, m):
+//     for c_ni in range(0, N, n):
+//       c = tile.matmul(tile.extract(a, c_mi, 0, [m, k], Left), tile.extract(b, 0, c_ni, [k, n], Right))
+//       for c_ki in range(k, K, k) carrying c:
+//         c = tile.matmul_acc(c, tile.extract(a, c_mi, c_ki, ...), tile.extract(b, c_ki, c_ni, ...))
+//       tile.store(c, [r + c_mi, s + c_ni], out)
+//
+// A product that feeds another matmul (narrowed by a cast, the FIXPIPE's job, then moved into Mat)
+// is built the same way block by block, each block cast and assembled (TINSERT) into a Mat tile
+// carried through the M and N loops, which the second matmul then reads (and is tiled in turn).
+//
+// Blocks take at most half of each L0 buffer, leaving the other half to the next block (the
+// hardware's ping-pong). A product read any other way keeps its shape, and AllocateMemoryAddr
+// reports it if it does not fit.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/passes/passes.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+// How many times each variable is read in a function.
+class UseCounter final : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, int> counts;
+
+ protected:
+  void VisitVar(const std::shared_ptr<const Var>& var) override { ++counts[var.get()]; }
+};
+
+// The block a matmul [M, K] x [K, N] is computed in.
+struct BlockShape {
+  int64_t m, n, k;
+};
+
+// Halves `extent` while `too_big(extent)`, keeping it a divisor of `full` and at least `floor`.
+std::optional<int64_t> Shrink(int64_t full, int64_t floor, const std::function<bool(int64_t)>& too_big) {
+  int64_t extent = full;
+  while (too_big(extent)) {
+    if (extent % 2 != 0 || extent / 2 < floor) return std::nullopt;
+    extent /= 2;
+  }
+  return extent;
+}
+
+// The block for lhs [M, K] x rhs [K, N] into an `acc` dtype accumulator, or nullopt when the whole
+// matmul fits (or no block of power-of-two fractions does).
+std::optional<BlockShape> ChooseBlock(const TileType& lhs, const TileType& rhs, DataType acc, const SocSpec& soc) {
+  const int64_t M = lhs.shape()[0], K = lhs.shape()[1], N = rhs.shape()[1];
+  const int64_t a_bytes = DataTypeBytes(lhs.dtype()), b_bytes = DataTypeBytes(rhs.dtype());
+  const int64_t c_bytes = DataTypeBytes(acc);
+  const int64_t l0a = soc.capacity(MemorySpace::Left), l0b = soc.capacity(MemorySpace::Right);
+  const int64_t l0c = soc.capacity(MemorySpace::Acc);
+  if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * c_bytes <= l0c) return std::nullopt;
+  // The cube works on 16 x 16 fractals: no block edge below 16.
+  constexpr int64_t kFractal = 16;
+  int64_t m = M, n = N;
+  while (m * n * c_bytes > l0c / 2) {
+    int64_t& larger = m >= n ? m : n;
+    if (larger % 2 != 0 || larger / 2 < kFractal) return std::nullopt;
+    larger /= 2;
+  }
+  auto k = Shrink(K, kFractal, [&](int64_t k) { return m * k * a_bytes > l0a / 2 || k * n * b_bytes > l0b / 2; });
+  if (!k) return std::nullopt;
+  return BlockShape{m, n, *k};
+}
+
+ExprPtr Index(int64_t value, const Span& span) { return std::make_shared<ConstInt>(value, DataType::INDEX, span); }
+
+ExprPtr IndexTuple(const std::vector<int64_t>& values, const Span& span) {
+  std::vector<ExprPtr> elements;
+  for (int64_t value : values) elements.push_back(Index(value, span));
+  return std::make_shared<TupleLiteral>(std::move(elements), span);
+}
+
+// `origin + delta`, written `delta` when the origin is 0.
+Result<ExprPtr> Plus(const ExprPtr& origin, const ExprPtr& delta, const Span& span) {
+  if (AsConstInt(origin) == 0) return delta;
+  return MakeBinary(BinaryOp::Add, origin, delta, span);
+}
+
+// A product that stays on chip for another matmul: cast (FIXPIPE) and moved whole into Mat.
+struct MatScratch {
+  size_t cast, move;    // statement indices
+  Call::Kwargs cast_kwargs;
+  VarPtr mat;           // the product in Mat: the scratch the blocks are assembled into
+};
+
+// A matmul found in a statement sequence, with the moves that fed it and what reads its result:
+// stores of it to global memory, or a cast into a Mat scratch.
+struct TiledMatmul {
+  size_t lhs_move, rhs_move, matmul;  // statement indices
+  std::vector<size_t> stores;         // ascending
+  std::optional<MatScratch> scratch;  // instead of stores
+  VarPtr lhs_mat, rhs_mat, result;    // the whole operands in Mat, the result
+  Call::Kwargs kwargs;                // the matmul's (out_dtype)
+  BlockShape block;
+
+  // Where the loop nest goes: after every statement it replaces reads its inputs.
+  size_t anchor() const { return scratch ? scratch->move : stores.front(); }
+  bool Replaces(size_t index) const {
+    const bool stored = std::ranges::find(stores, index) != stores.end();
+    return index == lhs_move || index == rhs_move || index == matmul || stored ||
+           (scratch && (index == scratch->cast || index == scratch->move));
+  }
+};
+
+// Builds the loop nest that replaces one tiled matmul and its stores.
+class BlockNestBuilder {
+ public:
+  BlockNestBuilder(const TiledMatmul& plan, const std::vector<StmtPtr>& stmts)
+      : plan_(plan), stmts_(stmts), span_(stmts[plan.matmul]->span()), name_(plan.result->name_hint()) {}
+
+  Result<StmtPtr> Build() {
+    if (plan_.scratch) return BuildIntoScratch();
+    return Loop("mi", M(), plan_.block.m, [&](const ExprPtr& mi) {
+      return Loop("ni", N(), plan_.block.n, [&](const ExprPtr& ni) { return StoredBlock(mi, ni); });
+    });
+  }
+
+ private:
+  int64_t M() const { return plan_.lhs_mat->type()->As<TileType>()->shape()[0]; }
+  int64_t N() const { return plan_.rhs_mat->type()->As<TileType>()->shape()[1]; }
+
+  // The blocks cast and assembled into a fresh Mat tile, carried through the M and N loops (kept even
+  // when they run once, so that the product's Mat variable is the outer loop's result).
+  Result<StmtPtr> BuildIntoScratch() {
+    const MatScratch& scratch = *plan_.scratch;
+    const auto& mat_type = *scratch.mat->type()->As<TileType>();
+    auto create = OpRegistry::Get().CreateCall(
+        "tile.create", {IndexTuple(mat_type.shape(), span_)},
+        {{"dtype", mat_type.dtype()}, {"target_memory", MemorySpace::Mat}}, span_);
+    if (!create) return pypto::unexpected(create.error());
+    auto empty = std::make_shared<Var>(scratch.mat->name_hint(), (*create)->type(), span_);
+    auto rows = CarriedLoop("mi", M(), plan_.block.m, empty, scratch.mat, [&](const ExprPtr& mi, const VarPtr& rows_in,
+                                                                              std::vector<StmtPtr>& body) {
+      auto cols = CarriedLoop("ni", N(), plan_.block.n, rows_in, nullptr,
+                              [&](const ExprPtr& ni, const VarPtr& cols_in, std::vector<StmtPtr>& inner) {
+                                return AssembledBlock(mi, ni, cols_in, inner);
+                              });
+      if (!cols) return Result<VarPtr>(pypto::unexpected(cols.error()));
+      body.push_back(cols->first);
+      return Result<VarPtr>(cols->second);
+    });
+    if (!rows) return pypto::unexpected(rows.error());
+    return StmtPtr(std::make_shared<SeqStmts>(
+        std::vector<StmtPtr>{std::make_shared<AssignStmt>(empty, *create, span_), rows->first}, span_));
+  }
+
+  using CarriedBodyFn = std::function<Result<VarPtr>(const ExprPtr&, const VarPtr&, std::vector<StmtPtr>&)>;
+
+  // `for <name>_<suffix>, (carried,) in range(0, extent, step, init_values=(init,))`, whose body gives
+  // the next value; the loop's result is `result` (a fresh variable when null).
+  Result<std::pair<StmtPtr, VarPtr>> CarriedLoop(const std::string& suffix, int64_t extent, int64_t step,
+                                                 const VarPtr& init, VarPtr result, const CarriedBodyFn& body_fn) {
+    auto var = std::make_shared<Var>(fmt::format("{}_{}", name_, suffix), std::make_shared<ScalarType>(DataType::INDEX),
+                                     span_);
+    auto carried = std::make_shared<Var>(init->name_hint(), init->type(), span_);
+    std::vector<StmtPtr> body;
+    auto next = body_fn(var, carried, body);
+    if (!next) return pypto::unexpected(next.error());
+    body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{*next}, span_));
+    if (!result) result = std::make_shared<Var>(init->name_hint(), init->type(), span_);
+    auto loop = std::make_shared<ForStmt>(var, Index(0, span_), Index(extent, span_), Index(step, span_),
+                                          std::vector<IterArg>{IterArg{carried, init}},
+                                          std::make_shared<SeqStmts>(std::move(body), span_),
+                                          std::vector<VarPtr>{result}, ForKind::Sequential, span_);
+    return std::pair<StmtPtr, VarPtr>(loop, result);
+  }
+
+  // One block cast as the product was and written into the scratch at (mi, ni); returns the scratch.
+  Result<VarPtr> AssembledBlock(const ExprPtr& mi, const ExprPtr& ni, const VarPtr& into, std::vector<StmtPtr>& body) {
+    auto acc = Block(mi, ni, body);
+    if (!acc) return acc;
+    auto cast = OpRegistry::Get().CreateCall("tile.cast", {*acc}, plan_.scratch->cast_kwargs, span_);
+    if (!cast) return pypto::unexpected(cast.error());
+    auto narrowed = std::make_shared<Var>(fmt::format("{}_cast", name_), (*cast)->type(), span_);
+    body.push_back(std::make_shared<AssignStmt>(narrowed, *cast, span_));
+    auto origin = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{mi, ni}, span_);
+    auto assemble = OpRegistry::Get().CreateCall("tile.assemble", {into, narrowed, origin}, {}, span_);
+    if (!assemble) return pypto::unexpected(assemble.error());
+    auto next = std::make_shared<Var>(into->name_hint(), (*assemble)->type(), span_);
+    body.push_back(std::make_shared<AssignStmt>(next, *assemble, span_));
+    return VarPtr(next);
+  }
+
+  using BodyFn = std::function<Result<StmtPtr>(const ExprPtr&)>;
+
+  // `for <name>_<suffix> in range(0, extent, step)`, or the body at 0 when one step covers it.
+  Result<StmtPtr> Loop(const std::string& suffix, int64_t extent, int64_t step, const BodyFn& body) {
+    if (extent == step) return body(Index(0, span_));
+    auto var = std::make_shared<Var>(fmt::format("{}_{}", name_, suffix), std::make_shared<ScalarType>(DataType::INDEX),
+                                     span_);
+    auto inner = body(var);
+    if (!inner) return inner;
+    return StmtPtr(std::make_shared<ForStmt>(var, Index(0, span_), Index(extent, span_), Index(step, span_), *inner,
+                                             ForKind::Sequential, span_));
+  }
+
+  // One [m, n] block at (mi, ni), then the stores of it.
+  Result<StmtPtr> StoredBlock(const ExprPtr& mi, const ExprPtr& ni) {
+    std::vector<StmtPtr> body;
+    auto acc = Block(mi, ni, body);
+    if (!acc) return pypto::unexpected(acc.error());
+    for (size_t index : plan_.stores) {
+      auto store = BlockStore(*stmts_[index]->As<EvalStmt>()->expr()->As<Call>(), *acc, mi, ni);
+      if (!store) return store;
+      body.push_back(*store);
+    }
+    return StmtPtr(std::make_shared<SeqStmts>(std::move(body), span_));
+  }
+
+  // One [m, n] block at (mi, ni) into `body`: the first K step, the loop over the others. Returns the
+  // block's accumulator.
+  Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body) {
+    auto first = Step(mi, ni, Index(0, span_), nullptr, body);
+    if (!first) return first;
+    VarPtr acc = *first;
+    const int64_t K = plan_.lhs_mat->type()->As<TileType>()->shape()[1];
+    if (K > plan_.block.k) {
+      auto loop = KLoop(mi, ni, acc, K);
+      if (!loop) return pypto::unexpected(loop.error());
+      body.push_back(loop->first);
+      acc = loop->second;
+    }
+    return acc;
+  }
+
+  // `for ki in range(k, K, k)` carrying the accumulator; returns the loop and its result.
+  Result<std::pair<StmtPtr, VarPtr>> KLoop(const ExprPtr& mi, const ExprPtr& ni, const VarPtr& init, int64_t K) {
+    auto ki = std::make_shared<Var>(fmt::format("{}_ki", name_), std::make_shared<ScalarType>(DataType::INDEX), span_);
+    auto carried = std::make_shared<Var>(name_, init->type(), span_);
+    std::vector<StmtPtr> body;
+    auto next = Step(mi, ni, ki, carried, body);
+    if (!next) return pypto::unexpected(next.error());
+    body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{*next}, span_));
+    auto result = std::make_shared<Var>(name_, init->type(), span_);
+    auto loop = std::make_shared<ForStmt>(ki, Index(plan_.block.k, span_), Index(K, span_),
+                                          Index(plan_.block.k, span_), std::vector<IterArg>{IterArg{carried, init}},
+                                          std::make_shared<SeqStmts>(std::move(body), span_),
+                                          std::vector<VarPtr>{result}, ForKind::Sequential, span_);
+    return std::pair<StmtPtr, VarPtr>(loop, result);
+  }
+
+  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`).
+  Result<VarPtr> Step(const ExprPtr& mi, const ExprPtr& ni, const ExprPtr& ki, const VarPtr& acc,
+                      std::vector<StmtPtr>& out) {
+    const BlockShape& b = plan_.block;
+    auto lhs = Extract(plan_.lhs_mat, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
+    if (!lhs) return lhs;
+    auto rhs = Extract(plan_.rhs_mat, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
+    if (!rhs) return rhs;
+    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", {acc, *lhs, *rhs}, {}, span_)
+                    : OpRegistry::Get().CreateCall("tile.matmul", {*lhs, *rhs}, plan_.kwargs, span_);
+    if (!call) return pypto::unexpected(call.error());
+    auto var = std::make_shared<Var>(name_, (*call)->type(), span_);
+    out.push_back(std::make_shared<AssignStmt>(var, *call, span_));
+    return VarPtr(var);
+  }
+
+  Result<VarPtr> Extract(const VarPtr& source, const ExprPtr& row, const ExprPtr& col,
+                         const std::vector<int64_t>& shape, MemorySpace space, std::vector<StmtPtr>& out) {
+    Call::Kwargs kwargs{{"target_memory", space}};
+    auto call = OpRegistry::Get().CreateCall("tile.extract", {source, row, col, IndexTuple(shape, span_)},
+                                             std::move(kwargs), span_);
+    if (!call) return pypto::unexpected(call.error());
+    const char* buffer = space == MemorySpace::Left ? "l0a" : "l0b";
+    auto var = std::make_shared<Var>(fmt::format("{}_{}", source->name_hint(), buffer), (*call)->type(), span_);
+    out.push_back(std::make_shared<AssignStmt>(var, *call, span_));
+    return VarPtr(var);
+  }
+
+  // The original store of the whole result, for the block at (mi, ni) of it.
+  Result<StmtPtr> BlockStore(const Call& store, const VarPtr& block, const ExprPtr& mi, const ExprPtr& ni) {
+    const auto& origin = store.args()[1]->As<TupleLiteral>()->elements();
+    std::vector<ExprPtr> offsets(origin.begin(), origin.end());
+    const size_t rows = offsets.size() - 2, cols = offsets.size() - 1;
+    auto row = Plus(offsets[rows], mi, store.span());
+    if (!row) return pypto::unexpected(row.error());
+    auto col = Plus(offsets[cols], ni, store.span());
+    if (!col) return pypto::unexpected(col.error());
+    offsets[rows] = *row;
+    offsets[cols] = *col;
+    std::vector<ExprPtr> args = store.args();
+    args[0] = block;
+    args[1] = std::make_shared<TupleLiteral>(std::move(offsets), store.span());
+    auto call = OpRegistry::Get().CreateCall("tile.store", std::move(args), store.kwargs(), store.span());
+    if (!call) return pypto::unexpected(call.error());
+    return StmtPtr(std::make_shared<EvalStmt>(*call, store.span()));
+  }
+
+  const TiledMatmul& plan_;
+  const std::vector<StmtPtr>& stmts_;
+  Span span_;
+  std::string name_;
+};
+
+const Call* OpCall(const StmtPtr& stmt, std::string_view op) {
+  const ExprPtr* value = nullptr;
+  if (const auto* assign = stmt->As<AssignStmt>()) value = &assign->value();
+  if (const auto* eval = stmt->As<EvalStmt>()) value = &eval->expr();
+  const auto* call = value ? (*value)->As<Call>() : nullptr;
+  return call && call->is_op_call() && call->target_name() == op ? call : nullptr;
+}
+
+class MatmulTiler final : public IRMutator {
+ public:
+  MatmulTiler(const SocSpec& soc, const UseCounter& uses) : soc_(soc), uses_(uses) {}
+
+  std::optional<Diagnostic> error;
+
+ protected:
+  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
+    StmtPtr mutated = IRMutator::MutateSeq(seq);
+    const auto* current = mutated->As<SeqStmts>();
+    if (!current || error) return mutated;
+    std::vector<StmtPtr> stmts = current->stmts();
+    bool changed = false;
+    while (auto plan = FirstPlan(stmts)) {
+      auto nest = BlockNestBuilder(*plan, stmts).Build();
+      if (!nest) {
+        error = nest.error();
+        return mutated;
+      }
+      // The nest takes the anchor's place; the statements it replaces go.
+      std::vector<StmtPtr> rewritten;
+      for (size_t j = 0; j < stmts.size(); ++j) {
+        if (j == plan->anchor()) {
+          // Spliced, not nested: later passes look for loops among a sequence's own statements.
+          if (const auto* block = (*nest)->As<SeqStmts>())
+            rewritten.insert(rewritten.end(), block->stmts().begin(), block->stmts().end());
+          else
+            rewritten.push_back(*nest);
+        }
+        if (!plan->Replaces(j)) rewritten.push_back(stmts[j]);
+      }
+      stmts = std::move(rewritten);
+      changed = true;
+    }
+    return changed ? std::make_shared<SeqStmts>(std::move(stmts), seq->span()) : mutated;
+  }
+
+ private:
+  // The move of a whole Mat tile into `space`, defining `var` in `stmts`, read only by the matmul.
+  std::optional<std::pair<size_t, VarPtr>> FeedingMove(const std::vector<StmtPtr>& stmts, const Var& var,
+                                                       size_t before) const {
+    if (uses_.counts.contains(&var) && uses_.counts.at(&var) != 1) return std::nullopt;
+    for (size_t j = 0; j < before; ++j) {
+      const auto* assign = stmts[j]->As<AssignStmt>();
+      if (!assign || assign->var().get() != &var) continue;
+      const Call* move = OpCall(stmts[j], "tile.move");
+      const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
+      const auto* tile = source ? source->type()->As<TileType>() : nullptr;
+      if (!tile || tile->memory_space() != MemorySpace::Mat || tile->valid_shape().size()) return std::nullopt;
+      return std::pair<size_t, VarPtr>(j, source);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<TiledMatmul> FirstPlan(const std::vector<StmtPtr>& stmts) const {
+    for (size_t i = 0; i < stmts.size(); ++i)
+      if (auto plan = Plan(stmts, i)) return plan;
+    return std::nullopt;
+  }
+
+  // Statement `i` as a matmul to tile: fed by moves of whole Mat tiles, read only by stores.
+  std::optional<TiledMatmul> Plan(const std::vector<StmtPtr>& stmts, size_t i) const {
+    const Call* matmul = OpCall(stmts[i], "tile.matmul");
+    const auto* assign = stmts[i]->As<AssignStmt>();
+    if (!matmul || !assign) return std::nullopt;
+    const auto* lhs = matmul->args()[0]->As<Var>();
+    const auto* rhs = matmul->args()[1]->As<Var>();
+    if (!lhs || !rhs) return std::nullopt;
+    auto lhs_move = FeedingMove(stmts, *lhs, i);
+    auto rhs_move = FeedingMove(stmts, *rhs, i);
+    if (!lhs_move || !rhs_move) return std::nullopt;
+    const auto& lhs_type = *lhs_move->second->type()->As<TileType>();
+    const auto& rhs_type = *rhs_move->second->type()->As<TileType>();
+    const auto& result_type = *assign->var()->type()->As<TileType>();
+    if (lhs_type.shape().size() != 2 || rhs_type.shape().size() != 2) return std::nullopt;
+    auto block = ChooseBlock(lhs_type, rhs_type, result_type.dtype(), soc_);
+    if (!block) return std::nullopt;
+    TiledMatmul plan{.lhs_move = lhs_move->first,
+                     .rhs_move = rhs_move->first,
+                     .matmul = i,
+                     .lhs_mat = lhs_move->second,
+                     .rhs_mat = rhs_move->second,
+                     .result = assign->var(),
+                     .kwargs = matmul->kwargs(),
+                     .block = *block};
+    for (size_t j = i + 1; j < stmts.size(); ++j) {
+      const Call* store = OpCall(stmts[j], "tile.store");
+      if (store && stmts[j]->Is<EvalStmt>() && store->args()[0].get() == assign->var().get() &&
+          store->args().size() == 3)
+        plan.stores.push_back(j);
+    }
+    // Every read of the result must be one of those stores, or the cast into a Mat scratch: anything
+    // else needs the whole result.
+    if (plan.stores.empty()) plan.scratch = CastIntoMat(stmts, i, *assign->var());
+    if (ReadsOf(*assign->var()) != (plan.scratch ? 1 : plan.stores.size()) || (plan.stores.empty() && !plan.scratch))
+      return std::nullopt;
+    return plan;
+  }
+
+  size_t ReadsOf(const Var& var) const {
+    const auto reads = uses_.counts.find(&var);
+    return reads == uses_.counts.end() ? 0 : static_cast<size_t>(reads->second);
+  }
+
+  // `narrow = tile.cast(product, ...)` read only by `mat = tile.move(narrow, target_memory=Mat)`, after
+  // statement `i`: the product goes on chip to another matmul (InferTileMemorySpace's Acc -> Mat path).
+  std::optional<MatScratch> CastIntoMat(const std::vector<StmtPtr>& stmts, size_t i, const Var& product) const {
+    for (size_t j = i + 1; j < stmts.size(); ++j) {
+      const Call* cast = OpCall(stmts[j], "tile.cast");
+      if (!cast || cast->args()[0].get() != &product) continue;
+      const VarPtr& narrow = stmts[j]->As<AssignStmt>()->var();
+      if (ReadsOf(*narrow) != 1) return std::nullopt;
+      for (size_t k = j + 1; k < stmts.size(); ++k) {
+        const Call* move = OpCall(stmts[k], "tile.move");
+        if (!move || move->args()[0].get() != narrow.get()) continue;
+        const VarPtr& mat = stmts[k]->As<AssignStmt>()->var();
+        if (mat->type()->As<TileType>()->memory_space() != MemorySpace::Mat) return std::nullopt;
+        return MatScratch{j, k, cast->kwargs(), mat};
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  const SocSpec& soc_;
+  const UseCounter& uses_;
+};
+
+Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
+  if (!IsKernel(function->type()) || !function->body()) return function;
+  UseCounter uses;
+  uses.VisitStmt(function->body());
+  MatmulTiler tiler(soc, uses);
+  StmtPtr body = tiler.MutateStmt(function->body());
+  if (tiler.error) return pypto::unexpected(*tiler.error);
+  return body == function->body() ? function : function->WithBody(body);
+}
+
+}  // namespace
+
+Pass AutoTileMatmulL0() {
+  return Pass("AutoTileMatmulL0", {IRProperty::TileMemoryInferred}, {}, {},
+              [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
+                return RewriteEachFunction(
+                    program, [&](const FunctionPtr& function) { return TileKernelMatmuls(function, *context.soc); });
+              });
+}
+
+}  // namespace pypto::passes

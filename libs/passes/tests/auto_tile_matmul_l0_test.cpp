@@ -1,0 +1,195 @@
+// AutoTileMatmulL0 on small hand-built kernels: the exact printed IR after the pass, the matmuls it
+// leaves alone, and its requirement (matmul operands placed in Left/Right) checked on its input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+#include "pypto/ir/printer.h"
+#include "pypto/passes/passes.h"
+#include "sample_programs.h"
+
+namespace pypto::passes {
+namespace {
+
+using testing::Ints;
+using testing::Op;
+using testing::OpWithKwargs;
+
+ir::Call::Kwargs In(ir::MemorySpace space) { return {{"target_memory", space}}; }
+
+// `out = a @ b` with a [M, K], b [K, N] loaded whole into Mat and moved into Left/Right, as
+// InferTileMemorySpace leaves a tensor matmul; `moved` false feeds the Mat tiles to the matmul.
+ir::ProgramPtr MatmulKernel(int64_t M, int64_t K, int64_t N, bool moved = true, bool stored = true) {
+  auto a = testing::Tensor("a", {M, K}), b = testing::Tensor("b", {K, N}), out = testing::Tensor("out", {M, N});
+  std::vector<ir::StmtPtr> body;
+  auto def = [&](const std::string& name, const ir::CallPtr& value) {
+    auto var = testing::Local(name, value);
+    body.push_back(testing::Assign(var, value));
+    return var;
+  };
+  auto place = [&](const ir::VarPtr& tile, ir::MemorySpace space) {
+    return OpWithKwargs("tile.move", {tile}, In(space));
+  };
+  auto a_mat = def("a_mat", OpWithKwargs("tile.load", {a, Ints({0, 0}), Ints({M, K})}, In(ir::MemorySpace::Mat)));
+  auto b_mat = def("b_mat", OpWithKwargs("tile.load", {b, Ints({0, 0}), Ints({K, N})}, In(ir::MemorySpace::Mat)));
+  ir::VarPtr lhs = a_mat, rhs = b_mat;
+  if (moved) {
+    lhs = def("a_l", place(a_mat, ir::MemorySpace::Left));
+    rhs = def("b_r", place(b_mat, ir::MemorySpace::Right));
+  }
+  auto c = def("c", Op("tile.matmul", {lhs, rhs}));
+  // Stored from L0C, or kept on chip: moved to Vec and stored from there.
+  auto stored_tile = stored ? c : def("c_vec", place(c, ir::MemorySpace::Vec));
+  body.push_back(std::make_shared<ir::EvalStmt>(Op("tile.store", {stored_tile, Ints({0, 0}), out})));
+  auto kernel = testing::KernelFunction("mm", {a, b, out},
+                                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        std::move(body), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
+// `out = bf16(a @ b) @ e` with BF16 operands: the first product is narrowed (round half to even, as
+// the FIXPIPE does) and reaches the second matmul through Mat, as InferTileMemorySpace places it.
+ir::ProgramPtr ChainedKernel(int64_t M, int64_t K, int64_t N) {
+  const auto bf16 = ir::DataType::BF16;
+  auto a = testing::Tensor("a", {M, K}, bf16), b = testing::Tensor("b", {K, N}, bf16);
+  auto e = testing::Tensor("e", {N, 64}, bf16), out = testing::Tensor("out", {M, 64});
+  std::vector<ir::StmtPtr> body;
+  auto def = [&](const std::string& name, const ir::CallPtr& value) {
+    auto var = testing::Local(name, value);
+    body.push_back(testing::Assign(var, value));
+    return var;
+  };
+  auto place = [&](const ir::VarPtr& tile, ir::MemorySpace space) {
+    return OpWithKwargs("tile.move", {tile}, In(space));
+  };
+  auto load = [&](const ir::VarPtr& tensor, int64_t rows, int64_t cols) {
+    return OpWithKwargs("tile.load", {tensor, Ints({0, 0}), Ints({rows, cols})}, In(ir::MemorySpace::Mat));
+  };
+  auto a_mat = def("a_mat", load(a, M, K)), b_mat = def("b_mat", load(b, K, N)), e_mat = def("e_mat", load(e, N, 64));
+  auto c = def("c", Op("tile.matmul", {def("a_l", place(a_mat, ir::MemorySpace::Left)),
+                                       def("b_r", place(b_mat, ir::MemorySpace::Right))}));
+  auto cb = def("cb", OpWithKwargs("tile.cast", {c}, {{"target_type", bf16}, {"mode", std::string("rint")}}));
+  auto cb_mat = def("cb_mat", place(cb, ir::MemorySpace::Mat));
+  auto d = def("d", Op("tile.matmul", {def("cb_l", place(cb_mat, ir::MemorySpace::Left)),
+                                       def("e_r", place(e_mat, ir::MemorySpace::Right))}));
+  body.push_back(std::make_shared<ir::EvalStmt>(Op("tile.store", {d, Ints({0, 0}), out})));
+  auto kernel = testing::KernelFunction(
+      "mm", {a, b, e, out},
+      {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::move(body), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
+std::string KernelBody(const ir::Program& program) {
+  const std::string text = ir::PrintProgram(program);
+  return text.substr(text.find(":\n", text.find("def mm")) + 2);
+}
+
+TEST(AutoTileMatmulL0, AMatmulBeyondL0cAndL0aBecomesBlocksWithAKLoop) {
+  // [256, 128] @ [128, 256] in FP32: the 256 KB result exceeds L0C (128 KB) and the 128 KB left
+  // operand L0A (64 KB). Blocks of [128, 128] (64 KB, half of L0C) and k = 64 (32 KB of L0A each).
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, MatmulKernel(256, 128, 256));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[256, 128], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [256, 128], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[128, 256], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [128, 256], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        for c_mi in pl.range(0, 256, 128):\n"
+            "            for c_ni in pl.range(0, 256, 128):\n"
+            "                a_mat_l0a: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, c_mi, 0, "
+            "[128, 64], target_memory=pl.Mem.Left)\n"
+            "                b_mat_l0b: pl.Tile[[64, 128], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, 0, c_ni, "
+            "[64, 128], target_memory=pl.Mem.Right)\n"
+            "                c: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_mat_l0a, b_mat_l0b)\n"
+            "                for c_ki, (c_1,) in pl.range(64, 128, 64, init_values=(c,)):\n"
+            "                    a_mat_l0a_1: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, c_mi, "
+            "c_ki, [128, 64], target_memory=pl.Mem.Left)\n"
+            "                    b_mat_l0b_1: pl.Tile[[64, 128], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, c_ki, "
+            "c_ni, [64, 128], target_memory=pl.Mem.Right)\n"
+            "                    c_2: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c_1, a_mat_l0a_1, "
+            "b_mat_l0b_1)\n"
+            "                    c_3: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.yield_(c_2)\n"
+            "                pl.tile.store(c_3, [c_mi, c_ni], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, AFullKMatmulHasNoKLoop) {
+  // K = 32 fits L0A/L0B with [128, 128] blocks: only the M/N grid remains.
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, MatmulKernel(256, 32, 256));
+  ASSERT_TRUE(tiled);
+  const std::string body = KernelBody(*tiled);
+  EXPECT_THAT(body, ::testing::HasSubstr("pl.tile.extract(a_mat, c_mi, 0, [128, 32], target_memory=pl.Mem.Left)"));
+  EXPECT_THAT(body, ::testing::Not(::testing::HasSubstr("c_ki")));
+  EXPECT_THAT(body, ::testing::HasSubstr("pl.tile.store(c, [c_mi, c_ni], out)"));
+}
+
+TEST(AutoTileMatmulL0, AChainedProductBeyondL0cIsAssembledBlockByBlockIntoAMatScratch) {
+  // bf16(a @ b) is [256, 256]: 256 KB in FP32, beyond L0C. Its [128, 128] blocks are narrowed and
+  // assembled into a [256, 256] BF16 Mat tile (128 KB of L1), which the second matmul reads: that
+  // one's [256, 256] BF16 left operand exceeds L0A, so it is tiled too (k = 64).
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, ChainedKernel(256, 32, 256));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[256, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [256, "
+            "32], target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[32, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, "
+            "256], target_memory=pl.Mem.Mat)\n"
+            "        e_mat: pl.Tile[[256, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(e, [0, 0], [256, "
+            "64], target_memory=pl.Mem.Mat)\n"
+            "        cb_mat: pl.Tile[[256, 256], pl.BF16, pl.Mem.Mat] = pl.tile.create([256, 256], "
+            "dtype=pl.BF16, target_memory=pl.Mem.Mat)\n"
+            "        for c_mi, (cb_mat_1,) in pl.range(0, 256, 128, init_values=(cb_mat,)):\n"
+            "            for c_ni, (cb_mat_2,) in pl.range(0, 256, 128, init_values=(cb_mat_1,)):\n"
+            "                a_mat_l0a: pl.Tile[[128, 32], pl.BF16, "
+            "pl.Mem.Left] = pl.tile.extract(a_mat, c_mi, 0, [128, 32], target_memory=pl.Mem.Left)\n"
+            "                b_mat_l0b: pl.Tile[[32, 128], pl.BF16, "
+            "pl.Mem.Right] = pl.tile.extract(b_mat, 0, c_ni, [32, 128], target_memory=pl.Mem.Right)\n"
+            "                c: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_mat_l0a, "
+            "b_mat_l0b)\n"
+            "                c_cast: pl.Tile[[128, 128], pl.BF16, pl.Mem.Acc] = pl.tile.cast(c, "
+            "target_type=pl.BF16, mode=\"rint\")\n"
+            "                cb_mat_3: pl.Tile[[256, 256], pl.BF16, "
+            "pl.Mem.Mat] = pl.tile.assemble(cb_mat_2, c_cast, [c_mi, c_ni])\n"
+            "                cb_mat_4: pl.Tile[[256, 256], pl.BF16, pl.Mem.Mat] = pl.yield_(cb_mat_3)\n"
+            "            cb_mat_5: pl.Tile[[256, 256], pl.BF16, pl.Mem.Mat] = pl.yield_(cb_mat_4)\n"
+            "        cb_mat_l0a: pl.Tile[[256, 64], pl.BF16, pl.Mem.Left] = pl.tile.extract(cb_mat_5, "
+            "0, 0, [256, 64], target_memory=pl.Mem.Left)\n"
+            "        e_mat_l0b: pl.Tile[[64, 64], pl.BF16, pl.Mem.Right] = pl.tile.extract(e_mat, 0, "
+            "0, [64, 64], target_memory=pl.Mem.Right)\n"
+            "        d: pl.Tile[[256, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(cb_mat_l0a, e_mat_l0b)\n"
+            "        for d_ki, (d_1,) in pl.range(64, 256, 64, init_values=(d,)):\n"
+            "            cb_mat_l0a_1: pl.Tile[[256, 64], pl.BF16, "
+            "pl.Mem.Left] = pl.tile.extract(cb_mat_5, 0, d_ki, [256, 64], target_memory=pl.Mem.Left)\n"
+            "            e_mat_l0b_1: pl.Tile[[64, 64], pl.BF16, "
+            "pl.Mem.Right] = pl.tile.extract(e_mat, d_ki, 0, [64, 64], target_memory=pl.Mem.Right)\n"
+            "            d_2: pl.Tile[[256, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(d_1, "
+            "cb_mat_l0a_1, e_mat_l0b_1)\n"
+            "            d_3: pl.Tile[[256, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(d_2)\n"
+            "        pl.tile.store(d_3, [0, 0], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, MatmulsThatFitOrStayOnChipAreLeftAlone) {
+  auto fits = MatmulKernel(128, 64, 128);
+  auto after = testing::RunOk({AutoTileMatmulL0()}, fits);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(ir::PrintProgram(*after), ir::PrintProgram(*fits));
+  // A result read by something other than a store needs the whole result: AllocateMemoryAddr
+  // reports it if it does not fit.
+  auto on_chip = MatmulKernel(256, 128, 256, /*moved=*/true, /*stored=*/false);
+  after = testing::RunOk({AutoTileMatmulL0()}, on_chip);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(ir::PrintProgram(*after), ir::PrintProgram(*on_chip));
+}
+
+TEST(AutoTileMatmulL0, RequiresMatmulOperandsInLeftAndRight) {
+  auto result = testing::RunPipeline({AutoTileMatmulL0()}, MatmulKernel(256, 128, 256, /*moved=*/false));
+  ASSERT_FALSE(result);
+  EXPECT_THAT(result.error().message, ::testing::HasSubstr("TileMemoryInferred"));
+  EXPECT_THAT(result.error().message,
+              ::testing::HasSubstr("tile.matmul reads pl.Tile[[256, 128], pl.FP32, pl.Mem.Mat]"));
+}
+
+}  // namespace
+}  // namespace pypto::passes
