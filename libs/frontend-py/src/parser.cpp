@@ -245,7 +245,14 @@ class FunctionParser {
                        map_.SpanOf(target));
     if (stmt.attr("value").is_none())
       return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
+    // `t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(id=0)`: a pop takes the shape and
+    // dtype of the tile it receives from the annotation when it does not spell them.
+    declared_tile_ = nullptr;
+    if (annotated)
+      if (auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_))
+        if ((*declared)->As<ir::TileType>()) declared_tile_ = *declared;
     auto value = ParseExpr(stmt.attr("value"));
+    declared_tile_ = nullptr;
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
     // `out = pl.store(t, offs, out)` / `out = pl.assemble(out, t, offs)`: the store writes `out` in
@@ -1879,7 +1886,24 @@ class FunctionParser {
     if (*high_precision && kernel_depth_ > 0 && !operands.empty())
       if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
+    if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
     return call.Build(map_.SpanOf(node));
+  }
+
+  // A tpop without shape= and dtype= receives the tile its assignment's annotation declares.
+  void BindDeclaredPopType(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
+    if (op.name != "tile.tpop_from_aic" && op.name != "tile.tpop_from_aiv") return;
+    const auto& tile = *declared_tile_->As<ir::TileType>();
+    for (const ir::OpParam& param : op.params) {
+      if (call.Has(param)) continue;
+      if (param.name == "shape") {
+        std::vector<ir::ExprPtr> dims;
+        for (int64_t dim : tile.shape()) dims.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+        (void)call.Bind(param, ArgValue(Tuple(dims, span)), span);
+      } else if (param.name == "dtype") {
+        (void)call.Bind(param, ArgValue(ir::OpAttr(tile.dtype())), span);
+      }
+    }
   }
 
   // Inside a kernel, a unified op given a whole tensor works on it as a tile: `pl.add(x, x)` loads
@@ -2284,6 +2308,8 @@ class FunctionParser {
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
   // kernel loop may give such a name the type its body assigns (see RetypePlaceholders).
   std::set<const ir::Var*> placeholders_;
+  // While an annotated assignment parses its value: the tile type it declares (for a tpop without a shape).
+  ir::TypePtr declared_tile_;
 };
 
 // ---- @pl.program classes ------------------------------------------------------------------------
