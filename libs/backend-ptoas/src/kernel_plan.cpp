@@ -125,6 +125,7 @@ class Planner {
         return Error(stmt.span(), fmt::format("backend-ptoas does not lower pl.system.syncall (pto.syncall) yet in "
                                               "kernel '{}'",
                                               kernel_.name()));
+      if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",
@@ -144,6 +145,18 @@ class Planner {
     if (stmt.Is<ir::YieldStmt>()) return {};
     return Error(stmt.span(), fmt::format("backend-ptoas cannot lower {} in kernel '{}'", StmtKindName(stmt),
                                           kernel_.name()));
+  }
+
+  // Cross-core pipes (pto.tpush_to_aiv, pto.tpop_from_aic, ...) need the slot buffers and pipe setup
+  // ptoas expects; until they are emitted, a kernel using them runs on the simulator only.
+  static bool IsPipeOp(const std::string& op) {
+    return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe";
+  }
+  Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
+    const std::string& op = call.target_name();
+    return Error(call.span().known() ? call.span() : stmt.span(),
+                 fmt::format("backend-ptoas does not lower the cross-core pipe op '{}' yet in kernel '{}'", op,
+                             kernel_.name()));
   }
 
   Status CheckAssign(const ir::AssignStmt& assign) {
@@ -187,6 +200,7 @@ class Planner {
                                      call.callee(), kernel_.name()));
     }
     const std::string& op = call.target_name();
+    if (IsPipeOp(op)) return PipeError(call, stmt);
     const OpLowering* lowering = FindLowering(op);
     if (!lowering) {
       return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (the ops it lowers are "
