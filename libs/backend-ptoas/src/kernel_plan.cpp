@@ -150,7 +150,8 @@ class Planner {
   // Cross-core pipes (pto.tpush_to_aiv, pto.tpop_from_aic, ...) need the slot buffers and pipe setup
   // ptoas expects; until they are emitted, a kernel using them runs on the simulator only.
   static bool IsPipeOp(const std::string& op) {
-    return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe";
+    return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe" ||
+           op == "system.reserve_buffer" || op == "system.import_peer_buffer";
   }
   Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
     const std::string& op = call.target_name();
@@ -179,6 +180,7 @@ class Planner {
                                               ir::DataTypeName(dtype), var.name_hint(), kernel_.name()));
     if (call) {
       const std::string& op = call->target_name();
+      if (IsPipeOp(op)) return PipeError(*call, assign);
       if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
         return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                                 "'{}'",

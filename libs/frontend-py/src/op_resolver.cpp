@@ -25,8 +25,9 @@ const std::set<std::string, std::less<>> kTensorSourced = {"load"};
 
 // Cross-core ops upstream reaches through more than one module: the pipe setup and tfree ops are
 // system ops also spelled `pl.X`; the tile-valued push/pop ops are tile ops also spelled `pl.system.X`.
-const std::set<std::string, std::less<>> kPromotedSystemOps = {"tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe",
-                                                               "aiv_initialize_pipe"};
+const std::set<std::string, std::less<>> kPromotedSystemOps = {
+    "tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer",
+    "import_peer_buffer"};
 const std::set<std::string, std::less<>> kPipeTileOps = {"tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
                                                          "tpop_from_aiv"};
 

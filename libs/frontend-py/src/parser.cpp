@@ -1428,6 +1428,9 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(elements), span));
     }
     if (type == "Call") return ParseCall(node);
+    // pl.AUTO: "let the compiler choose" (reserve_buffer's base), upstream's -1.
+    if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
+      return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));
     if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
@@ -1796,6 +1799,26 @@ class FunctionParser {
     return MakeError(DiagnosticKind::Type, "only int, float and bool constants are supported", span);
   }
 
+  // `pl.const(0, pl.INT32)`: a number of the dtype named.
+  ir::Result<ir::ExprPtr> ParseTypedConstant(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    py::list args = node.attr("args");
+    const std::string dtype_name = py::len(args) == 2 ? DottedName(args[1]) : "";
+    const auto dtype = dtype_name.starts_with("pl.") ? ir::DataTypeFromName(std::string_view(dtype_name).substr(3))
+                                                     : std::nullopt;
+    auto value = py::len(args) == 2 ? ParseExpr(args[0]) : ir::Result<ir::ExprPtr>(ir::ExprPtr{});
+    if (!value) return pypto::unexpected(value.error());
+    if (!dtype || !*value)
+      return MakeError(DiagnosticKind::Syntax, "pl.const takes a number and a dtype: pl.const(0, pl.INT32)", span);
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsInteger(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstInt>(i->value(), *dtype, span));
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsFloat(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(static_cast<double>(i->value()), *dtype, span));
+    if (const auto* f = (*value)->As<ir::ConstFloat>(); f && ir::IsFloat(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(f->value(), *dtype, span));
+    return MakeError(DiagnosticKind::Type, "pl.const takes a number literal of its dtype's kind", span);
+  }
+
   ir::Result<ir::ExprPtr> ParseCall(py::handle node) {
     std::string name = DottedName(node.attr("func"));
     ir::Span span = map_.SpanOf(node.attr("func"));
@@ -1809,6 +1832,7 @@ class FunctionParser {
                        "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
+    if (name == "pl.const") return ParseTypedConstant(node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,

@@ -85,6 +85,10 @@ TEST(CrossCoreOps, PipeSetupChecksItsGeometry) {
   auto mask = Create("system.aiv_initialize_pipe", {}, {{"dir_mask", int64_t{4}}, {"slot_size", int64_t{1024}}});
   ASSERT_FALSE(mask);
   EXPECT_EQ(mask.error().message, "dir_mask=4 is not 1 (AIC to AIV), 2 (AIV to AIC) or 3 (both)");
+  auto buffer = Create("system.reserve_buffer", {}, {{"name", std::string("slots")}, {"size", int64_t{4096}}});
+  ASSERT_TRUE(buffer) << buffer.error().str();
+  EXPECT_EQ((*buffer)->type()->str(), "pl.Scalar[pl.INT32]");
+  EXPECT_EQ(PrintExpr(*buffer), "pl.system.reserve_buffer(name=\"slots\", size=4096)");
   EXPECT_TRUE(IsCrossCorePipeOp("system.tfree_to_aiv"));
   EXPECT_FALSE(IsCrossCorePipeOp("system.aiv_initialize_pipe"));
 }

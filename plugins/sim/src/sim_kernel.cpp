@@ -647,6 +647,11 @@ class Decoder {
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "system.syncall") return DecodeSyncAll();
     if (op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe") return DecodeInitPipe(*call);
+    if (op == "system.reserve_buffer" || op == "system.import_peer_buffer") {
+      // A device address the simulator's pipes have no use for: the pipe setup that reads it is sizing only.
+      if (target) values_[target.get()] = ScalarValue{Operand::Imm(0)};
+      return {};
+    }
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);

@@ -97,6 +97,14 @@ Result<TypePtr> DeduceInitPipe(const std::vector<ExprPtr>& args, const Call::Kwa
   return TypePtr(std::make_shared<UnknownType>());
 }
 
+// reserve_buffer / import_peer_buffer: the address (an INT32) of a named slot buffer on the device.
+Result<TypePtr> DeduceBufferAddress(const std::vector<ExprPtr>&, const Call::Kwargs& kwargs, const Span& span) {
+  if (FindAttr<std::string>(kwargs, "name").value_or("").empty())
+    return TypeError("a cross-core slot buffer needs a name", span);
+  if (FindAttr<int64_t>(kwargs, "size").value_or(1) <= 0) return TypeError("a slot buffer's size must be positive", span);
+  return TypePtr(std::make_shared<ScalarType>(DataType::INT32));
+}
+
 std::vector<OpParam> PipeAttrs(std::vector<OpParam> params) {
   params.push_back(OptionalAttr("split", OpAttrKind::Int));
   params.push_back(OptionalAttr("id", OpAttrKind::Int));
@@ -155,6 +163,17 @@ void RegisterCrossCoreOps(OpRegistry& registry) {
                           .params = init_params(),
                           .deduce_type = DeduceInitPipe,
                           .affinity = CoreAffinity::Cube});
+  registry.Register(OpDef{.name = "system.reserve_buffer",
+                          .description = "the address of a named slot buffer this core's end of a pipe receives into",
+                          .params = {Attr("name", OpAttrKind::String), Attr("size", OpAttrKind::Int),
+                                     OptionalAttr("base", OpAttrKind::Int)},
+                          .deduce_type = DeduceBufferAddress,
+                          .affinity = CoreAffinity::Shared});
+  registry.Register(OpDef{.name = "system.import_peer_buffer",
+                          .description = "the address of the slot buffer the peer function reserved under a name",
+                          .params = {Attr("name", OpAttrKind::String), Attr("peer_func", OpAttrKind::String)},
+                          .deduce_type = DeduceBufferAddress,
+                          .affinity = CoreAffinity::Shared});
   registry.Register(OpDef{.name = "system.aiv_initialize_pipe",
                           .description = "set up the vector core's end of a pipe (slot buffers, slot count)",
                           .params = init_params(),
