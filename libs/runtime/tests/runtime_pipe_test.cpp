@@ -91,6 +91,34 @@ TEST_P(PipeTest, TilesCrossInOrderBothWays) {
   EXPECT_EQ(data[0], 15);
 }
 
+TEST_P(PipeTest, EachBlockHasPipesOfItsOwn) {
+  // Three blocks (co-started or not) each push their block index; each AIV must receive its own.
+  MemberExecutor executor(
+      [](const KernelLaunch& launch) -> Result {
+        const int32_t block = reinterpret_cast<const LocalContext*>(launch.args[kLocalContextSlot])->block_idx;
+        return Push(launch, "cube", kToAiv, {block, block, block, block});
+      },
+      [](const KernelLaunch& launch) -> Result {
+        const int32_t block = reinterpret_cast<const LocalContext*>(launch.args[kLocalContextSlot])->block_idx;
+        Tile tile{};
+        if (auto ok = Pop(launch, "vec", kToAiv, tile); !ok) return ok;
+        Data(launch)[block] = tile[0] + 100;
+        return launch.barrier->PipeFree(launch, "vec", kToAiv);
+      });
+  for (bool sync_start : {false, true}) {
+    std::vector<int32_t> data(3, 0);
+    Runtime runtime({.aic_cores = 3, .aiv_cores = 6, .worker_threads = 2, .dispatch = GetParam()}, executor);
+    TaskArgs args;
+    args.add_output(IntTensor(data));  // each block writes its own element
+    args.launch_spec.set_block_num(3);
+    args.launch_spec.set_require_sync_start(sync_start);
+    ASSERT_TRUE(runtime.SubmitMixed({.aic = kAic, .aiv0 = kAiv}, args));
+    auto done = runtime.WaitAll();
+    ASSERT_TRUE(done) << done.error().str();
+    EXPECT_EQ(data, (std::vector<int32_t>{100, 101, 102})) << "sync_start " << sync_start;
+  }
+}
+
 TEST_P(PipeTest, AFullRingHoldsItsProducerBack) {
   // Three pushes into two slots, and a consumer that pops two without freeing either, then a third:
   // the third push can never happen, and the diagnosis says the ring holds 2 pushed, 2 popped, 0 freed.
