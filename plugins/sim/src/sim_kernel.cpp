@@ -693,10 +693,11 @@ class Decoder {
     Instr instr;
     const int64_t id = ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0);
     const auto slots = pipe_slots_.find(id);
+    // The AIC-to-AIV pipe is the one tpush_to_aiv fills, tpop_from_aic empties and tfree_to_aic frees.
+    const bool to_aiv = op == "tile.tpush_to_aiv" || op == "tile.tpop_from_aic" || op == "system.tfree_to_aic";
     instr.pipe = rt::PipeRef{
         .id = static_cast<int32_t>(id),
-        .direction = op.ends_with("aiv") == op.starts_with("tile.tpush") ? rt::PipeDirection::AicToAiv
-                                                                          : rt::PipeDirection::AivToAic,
+        .direction = to_aiv ? rt::PipeDirection::AicToAiv : rt::PipeDirection::AivToAic,
         .slots = static_cast<int32_t>(slots == pipe_slots_.end() ? kDefaultPipeSlots : slots->second)};
     if (op.starts_with("tile.tpush")) {
       auto tile = Tile(call.args()[0], "tile pushed");
