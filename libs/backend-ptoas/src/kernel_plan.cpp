@@ -125,6 +125,7 @@ class Planner {
         return Error(stmt.span(), fmt::format("backend-ptoas does not lower pl.system.syncall (pto.syncall) yet in "
                                               "kernel '{}'",
                                               kernel_.name()));
+      if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",
@@ -144,6 +145,19 @@ class Planner {
     if (stmt.Is<ir::YieldStmt>()) return {};
     return Error(stmt.span(), fmt::format("backend-ptoas cannot lower {} in kernel '{}'", StmtKindName(stmt),
                                           kernel_.name()));
+  }
+
+  // Cross-core pipes (pto.tpush_to_aiv, pto.tpop_from_aic, ...) need the slot buffers and pipe setup
+  // ptoas expects; until they are emitted, a kernel using them runs on the simulator only.
+  static bool IsPipeOp(const std::string& op) {
+    return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe" ||
+           op == "system.reserve_buffer" || op == "system.import_peer_buffer";
+  }
+  Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
+    const std::string& op = call.target_name();
+    return Error(call.span().known() ? call.span() : stmt.span(),
+                 fmt::format("backend-ptoas does not lower the cross-core pipe op '{}' yet in kernel '{}'", op,
+                             kernel_.name()));
   }
 
   Status CheckAssign(const ir::AssignStmt& assign) {
@@ -166,6 +180,7 @@ class Planner {
                                               ir::DataTypeName(dtype), var.name_hint(), kernel_.name()));
     if (call) {
       const std::string& op = call->target_name();
+      if (IsPipeOp(op)) return PipeError(*call, assign);
       if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
         return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                                 "'{}'",
@@ -187,6 +202,7 @@ class Planner {
                                      call.callee(), kernel_.name()));
     }
     const std::string& op = call.target_name();
+    if (IsPipeOp(op)) return PipeError(call, stmt);
     const OpLowering* lowering = FindLowering(op);
     if (!lowering) {
       return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (the ops it lowers are "

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -23,6 +22,14 @@ const std::set<std::string, std::less<>> kScalarForms = {"add", "sub", "mul", "d
 
 // Tile ops whose first operand is a global tensor rather than a tile.
 const std::set<std::string, std::less<>> kTensorSourced = {"load"};
+
+// Cross-core ops upstream reaches through more than one module: the pipe setup and tfree ops are
+// system ops also spelled `pl.X`; the tile-valued push/pop ops are tile ops also spelled `pl.system.X`.
+const std::set<std::string, std::less<>> kPromotedSystemOps = {
+    "tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer",
+    "import_peer_buffer"};
+const std::set<std::string, std::less<>> kPipeTileOps = {"tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
+                                                         "tpop_from_aiv"};
 
 bool IsScalar(const ir::ExprPtr& expr) { return expr && expr->type()->As<ir::ScalarType>(); }
 bool IsTensor(const ir::ExprPtr& expr) { return expr && expr->type()->As<ir::TensorType>(); }
@@ -74,7 +81,10 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
   } else if (dsl_name.starts_with("pl.scalar.")) {
     op_name = "scalar." + dsl_name.substr(10);
   } else if (dsl_name.starts_with("pl.system.")) {
-    op_name = "system." + dsl_name.substr(10);
+    const std::string base = dsl_name.substr(10);
+    op_name = (kPipeTileOps.contains(base) ? "tile." : "system.") + base;
+  } else if (dsl_name.starts_with("pl.") && kPromotedSystemOps.contains(dsl_name.substr(3))) {
+    op_name = "system." + dsl_name.substr(3);
   } else if (dsl_name == "pl.cast" && !operands.empty() && IsScalar(operands[0])) {
     op_name = "scalar.cast";  // the unified pl.cast given a scalar
   } else if (dsl_name == "pl.create_tile") {

@@ -245,7 +245,14 @@ class FunctionParser {
                        map_.SpanOf(target));
     if (stmt.attr("value").is_none())
       return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
+    // `t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(id=0)`: a pop takes the shape and
+    // dtype of the tile it receives from the annotation when it does not spell them.
+    declared_tile_ = nullptr;
+    if (annotated)
+      if (auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_))
+        if ((*declared)->As<ir::TileType>()) declared_tile_ = *declared;
     auto value = ParseExpr(stmt.attr("value"));
+    declared_tile_ = nullptr;
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
     // `out = pl.store(t, offs, out)` / `out = pl.assemble(out, t, offs)`: the store writes `out` in
@@ -1433,6 +1440,9 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(elements), span));
     }
     if (type == "Call") return ParseCall(node);
+    // pl.AUTO: "let the compiler choose" (reserve_buffer's base), upstream's -1.
+    if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
+      return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));
     if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
@@ -1801,6 +1811,26 @@ class FunctionParser {
     return MakeError(DiagnosticKind::Type, "only int, float and bool constants are supported", span);
   }
 
+  // `pl.const(0, pl.INT32)`: a number of the dtype named.
+  ir::Result<ir::ExprPtr> ParseTypedConstant(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    py::list args = node.attr("args");
+    const std::string dtype_name = py::len(args) == 2 ? DottedName(args[1]) : "";
+    const auto dtype = dtype_name.starts_with("pl.") ? ir::DataTypeFromName(std::string_view(dtype_name).substr(3))
+                                                     : std::nullopt;
+    auto value = py::len(args) == 2 ? ParseExpr(args[0]) : ir::Result<ir::ExprPtr>(ir::ExprPtr{});
+    if (!value) return pypto::unexpected(value.error());
+    if (!dtype || !*value)
+      return MakeError(DiagnosticKind::Syntax, "pl.const takes a number and a dtype: pl.const(0, pl.INT32)", span);
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsInteger(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstInt>(i->value(), *dtype, span));
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsFloat(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(static_cast<double>(i->value()), *dtype, span));
+    if (const auto* f = (*value)->As<ir::ConstFloat>(); f && ir::IsFloat(*dtype))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(f->value(), *dtype, span));
+    return MakeError(DiagnosticKind::Type, "pl.const takes a number literal of its dtype's kind", span);
+  }
+
   ir::Result<ir::ExprPtr> ParseCall(py::handle node) {
     std::string name = DottedName(node.attr("func"));
     ir::Span span = map_.SpanOf(node.attr("func"));
@@ -1814,6 +1844,7 @@ class FunctionParser {
                        "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
+    if (name == "pl.const") return ParseTypedConstant(node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,
@@ -1891,7 +1922,24 @@ class FunctionParser {
     if (*high_precision && kernel_depth_ > 0 && !operands.empty())
       if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
+    if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
     return call.Build(map_.SpanOf(node));
+  }
+
+  // A tpop without shape= and dtype= receives the tile its assignment's annotation declares.
+  void BindDeclaredPopType(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
+    if (op.name != "tile.tpop_from_aic" && op.name != "tile.tpop_from_aiv") return;
+    const auto& tile = *declared_tile_->As<ir::TileType>();
+    for (const ir::OpParam& param : op.params) {
+      if (call.Has(param)) continue;
+      if (param.name == "shape") {
+        std::vector<ir::ExprPtr> dims;
+        for (int64_t dim : tile.shape()) dims.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+        (void)call.Bind(param, ArgValue(Tuple(dims, span)), span);
+      } else if (param.name == "dtype") {
+        (void)call.Bind(param, ArgValue(ir::OpAttr(tile.dtype())), span);
+      }
+    }
   }
 
   // Inside a kernel, a unified op given a whole tensor works on it as a tile: `pl.add(x, x)` loads
@@ -2296,6 +2344,8 @@ class FunctionParser {
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
   // kernel loop may give such a name the type its body assigns (see RetypePlaceholders).
   std::set<const ir::Var*> placeholders_;
+  // While an annotated assignment parses its value: the tile type it declares (for a tpop without a shape).
+  ir::TypePtr declared_tile_;
 };
 
 // ---- @pl.program classes ------------------------------------------------------------------------

@@ -91,6 +91,7 @@ OpRegistry::OpRegistry() {
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);
   RegisterTaskOps(*this);
+  RegisterCrossCoreOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

@@ -48,6 +48,7 @@
 
 #include <pthread.h>
 
+#include "mixed_block.h"
 #include "range_index.h"
 
 namespace pypto::rt {
@@ -94,8 +95,9 @@ struct Launch {
   std::string kernel;  // the name the blocks gave when waiting, for a diagnosis
 };
 
-// The tasks of a sync_start launch: queued as one (its first task stands in the ready queue) once all
-// are ready, and dispatched only onto enough free cores for all of them at once.
+// The tasks of a sync_start launch, or the members of one block of a mixed task: queued as one (its
+// first task stands in the ready queue) once all are ready, and dispatched only onto enough free cores
+// for all of them at once.
 struct Cohort {
   size_t size = 0;             // its tasks, all of them known at submit
   std::vector<Task*> tasks;    // in submit order; the first stands in the ready queue
@@ -139,8 +141,10 @@ struct Task {
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
   int core = -1;     // the core it runs on, while it does
   bool at_barrier = false;  // its kernel waits in LaunchBarrier::SyncAll
-  std::shared_ptr<Cohort> cohort;  // a block of a sync_start launch
+  std::shared_ptr<Cohort> cohort;  // a block of a sync_start launch, or a member of a mixed task
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
+  std::shared_ptr<MixedBlock> mixed_block;  // a member of a mixed task's block: its pipes and peers
+  size_t member = 0;                        // its index among them
   // Only with an observer: the arguments as submitted (directions and dump marks), for ObservedTask.
   std::vector<TensorArg> observed_args;
   size_t scalar_count = 0;
@@ -237,6 +241,12 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
   pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) override;
+  pypto::expected<void, FatalError> PipePush(const KernelLaunch& launch, std::string_view kernel, const PipeRef& pipe,
+                                             std::span<const std::byte> tile) override;
+  pypto::expected<void, FatalError> PipePop(const KernelLaunch& launch, std::string_view kernel, const PipeRef& pipe,
+                                            std::span<std::byte> tile) override;
+  pypto::expected<void, FatalError> PipeFree(const KernelLaunch& launch, std::string_view kernel,
+                                             const PipeRef& pipe) override;
   TaskId JoinOf(const std::vector<TaskId>& ids);
   void ScopeBegin();
   void ScopeEnd();
@@ -277,6 +287,11 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void ProvideThread();
   void CheckBarrierStall();
   std::string BarrierStallMessage(const Launch& launch) const;
+  // Cross-core pipes (the section "Cross-core pipes" below), with mu_ held.
+  pypto::expected<Task*, FatalError> PipeTask(const KernelLaunch& running, std::string_view kernel, const char* op,
+                                              bool producer, const PipeRef& pipe);
+  pypto::expected<void, FatalError> WaitAtPipe(std::unique_lock<std::mutex>& lock, Task& task, PipeWait wait);
+  void CheckPipeStall(const MixedBlock& block);
 
   void WorkerLoop();
   std::optional<CoreType> NextDispatchable() const;
@@ -317,7 +332,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   std::unique_ptr<std::condition_variable> work_cv_ = std::make_unique<std::condition_variable>();
   // Eager: live_ became empty. CallerFirst: live_ became empty, or a waiting thread may dispatch.
   std::condition_variable idle_cv_;
-  std::condition_variable barrier_cv_;  // a barrier completed, or the run failed
+  std::condition_variable barrier_cv_;  // a barrier completed, a pipe moved, or the run failed
   int running_ = 0;          // kernel tasks on cores
   int barrier_waiters_ = 0;  // of those, the ones waiting at a syncall
   int idle_workers_ = 0;    // workers asleep on work_cv_
@@ -677,6 +692,9 @@ void Runtime::Impl::MakeReady(Task& task) {
 
 // Per block: a gate that waits for what the arguments wait for, the members after the gate, and a
 // join after the members that holds the arguments' accesses, so later tasks wait for every member.
+// The members of a block form a cohort (all blocks together form one under sync_start): they are
+// dispatched together, each on a core and a thread of its own, as a cluster runs them on a device,
+// so that a member waiting at a cross-core pipe is always waiting for a peer that runs.
 pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
   const std::array<std::pair<CoreType, int32_t>, 3> members = {
       {{CoreType::AIC, kernels.aic}, {CoreType::AIV, kernels.aiv0}, {CoreType::AIV, kernels.aiv1}}};
@@ -691,16 +709,30 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
   if (error_) return pypto::unexpected(*error_);
   const int32_t named_func_id = kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic;
+  const int aiv_lanes = (kernels.aiv0 != kNoKernel) + (kernels.aiv1 != kNoKernel);
+  const auto make_cohort = [&](int32_t n) {
+    auto made = std::make_shared<Cohort>();
+    made->cores = {n * (kernels.aic != kNoKernel), n * aiv_lanes};
+    made->size = static_cast<size_t>(made->cores[0] + made->cores[1]);
+    return made;
+  };
+  const bool with_aic = kernels.aic != kNoKernel;
+  if (with_aic > CoreCount(CoreType::AIC) || aiv_lanes > CoreCount(CoreType::AIV)) {
+    // Its members run together, so a block must fit on the cores at once.
+    RecordError({FatalCode::InvalidArgs,
+                 fmt::format("a block of mixed task {} (func_id {}) runs {} AIC and {} AIV kernels at once, but there "
+                             "are {} AIC and {} AIV cores",
+                             next_id_, named_func_id, static_cast<int>(with_aic), aiv_lanes,
+                             CoreCount(CoreType::AIC), CoreCount(CoreType::AIV))});
+    return pypto::unexpected(*error_);
+  }
   std::shared_ptr<Cohort> cohort;
   if (args.launch_spec.require_sync_start) {
     // Co-started: one gate for all blocks, and every member of every block in one cohort.
-    const int aiv_lanes = (kernels.aiv0 != kNoKernel) + (kernels.aiv1 != kNoKernel);
     if (auto ok = CheckSyncStart(CoreType::AIC, named_func_id, blocks); !ok) return pypto::unexpected(ok.error());
     if (auto ok = CheckSyncStart(CoreType::AIV, named_func_id, blocks * aiv_lanes); !ok)
       return pypto::unexpected(ok.error());
-    cohort = std::make_shared<Cohort>();
-    cohort->cores = {blocks * (kernels.aic != kNoKernel), blocks * aiv_lanes};
-    cohort->size = static_cast<size_t>(cohort->cores[0] + cohort->cores[1]);
+    cohort = make_cohort(blocks);
   }
   auto launch = TakeSlot(lock, named_func_id, blocks);
   if (!launch) return pypto::unexpected(launch.error());
@@ -711,6 +743,8 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     // The gate, only when there is something to wait for (a dummy with nothing to wait for would
     // retire at once).
     Task* gate = cohort ? shared_gate : AddGate(args);
+    const std::shared_ptr<Cohort> block_cohort = cohort ? cohort : make_cohort(1);
+    auto mixed_block = std::make_shared<MixedBlock>(block);
     auto join = BlankTask();
     join->dummy = true;
     join->launch = *launch;
@@ -722,10 +756,11 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
       task->mixed_group = group;
       task->id = next_id_;
-      if (cohort) {
-        task->cohort = cohort;
-        cohort->tasks.push_back(task.get());
-      }
+      task->cohort = block_cohort;
+      block_cohort->tasks.push_back(task.get());
+      task->mixed_block = mixed_block;
+      task->member = mixed_block->AddMember(
+          {.task = task->id, .func_id = func_id, .core_type = core, .lane = task->lane});
       if (gate) AddEdge(*gate, *task);
       task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
       ++join->pending;
@@ -831,6 +866,7 @@ void Runtime::Impl::DispatchCohort(std::unique_lock<std::mutex>& lock, Task& lea
     auto& free = free_cores_[Index(task->core_type)];
     task->core = free.back();
     free.pop_back();
+    if (task->mixed_block) task->mixed_block->member(task->member).core = task->core;
   }
   if (caller_first_ && NextDispatchable()) WakeHelper();  // work left over for another thread
   const size_t n = cohort->tasks.size();
@@ -861,6 +897,118 @@ void Runtime::Impl::DispatchCohort(std::unique_lock<std::mutex>& lock, Task& lea
   block(0);
   for (std::thread& thread : threads) thread.join();
   lock.lock();
+}
+
+// ---- Cross-core pipes -------------------------------------------------------------------------------
+// The members of a mixed block hand tiles to each other through bounded rings (MixedBlock). A member
+// that must wait (a push into a full ring, a pop from an empty one) keeps its core and its thread;
+// the member that changes the ring releases it. Only a block's members touch its rings, and they run
+// together (SubmitMixed), so when every member still running waits at a pipe, none can ever be
+// served: the run fails at once with SchedulerTimeout, the class upstream reports such a hang under,
+// naming each member's state. That is decided at every wait and every member's retirement, never
+// from elapsed time, so a member that is only slow is waited for.
+
+// The running member of a mixed block that calls a pipe op; a refusal is KernelFailed.
+pypto::expected<Task*, FatalError> Runtime::Impl::PipeTask(const KernelLaunch& running, std::string_view kernel,
+                                                           const char* op, bool producer, const PipeRef& pipe) {
+  if (error_) return pypto::unexpected(*error_);
+  auto it = live_.find(running.task_id);
+  Task* task = it == live_.end() ? nullptr : it->second.get();
+  const auto refuse = [&](std::string why) {
+    return pypto::unexpected(FatalError{
+        FatalCode::KernelFailed, fmt::format("task {} (kernel '{}'): {}", running.task_id, kernel, why)});
+  };
+  if (!task || !task->mixed_block)
+    return refuse(fmt::format("{} is a cross-core pipe op, which only the members of a mixed task (an AIC and an AIV "
+                              "kernel called from one pl.FunctionType.Group) may use",
+                              op));
+  // AIC produces into AIC-to-AIV pipes and consumes from AIV-to-AIC ones; AIV the other way round.
+  const CoreType side = (pipe.direction == PipeDirection::AicToAiv) == producer ? CoreType::AIC : CoreType::AIV;
+  if (task->core_type != side)
+    return refuse(fmt::format("{} runs on the {} side of pipe {} ({}), but this kernel runs on an {} core", op,
+                              CoreTypeName(side), pipe.id, PipeDirectionName(pipe.direction),
+                              CoreTypeName(task->core_type)));
+  MixedMember& member = task->mixed_block->member(task->member);
+  if (member.kernel.empty()) member.kernel = std::string(kernel);
+  return task;
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::WaitAtPipe(std::unique_lock<std::mutex>& lock, Task& task,
+                                                            PipeWait wait) {
+  MixedMember& member = task.mixed_block->member(task.member);
+  member.waiting = wait;
+  CheckPipeStall(*task.mixed_block);
+  barrier_cv_.wait(lock, [&] { return !member.waiting || error_.has_value(); });
+  if (!member.waiting) return {};
+  member.waiting.reset();
+  return pypto::unexpected(*error_);
+}
+
+void Runtime::Impl::CheckPipeStall(const MixedBlock& block) {
+  if (!error_ && block.Stalled()) RecordError({FatalCode::SchedulerTimeout, block.StallMessage()});
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::PipePush(const KernelLaunch& running, std::string_view kernel,
+                                                          const PipeRef& pipe, std::span<const std::byte> tile) {
+  std::unique_lock lock(mu_);
+  const char* op = pipe.direction == PipeDirection::AicToAiv ? "tpush_to_aiv" : "tpush_to_aic";
+  auto task = PipeTask(running, kernel, op, true, pipe);
+  if (!task) return pypto::unexpected(task.error());
+  MixedBlock& block = *(*task)->mixed_block;
+  while (block.Ring(pipe).full())
+    if (auto ok = WaitAtPipe(lock, **task, PipeWait{.push = true, .pipe = pipe}); !ok) return ok;
+  PipeRing& ring = block.Ring(pipe);
+  ring.pushed.emplace_back(tile.begin(), tile.end());
+  ++ring.pushes;
+  if (block.Release(pipe, false)) barrier_cv_.notify_all();
+  return {};
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::PipePop(const KernelLaunch& running, std::string_view kernel,
+                                                         const PipeRef& pipe, std::span<std::byte> tile) {
+  std::unique_lock lock(mu_);
+  const char* op = pipe.direction == PipeDirection::AicToAiv ? "tpop_from_aic" : "tpop_from_aiv";
+  auto task = PipeTask(running, kernel, op, false, pipe);
+  if (!task) return pypto::unexpected(task.error());
+  MixedBlock& block = *(*task)->mixed_block;
+  while (block.Ring(pipe).pushed.empty())
+    if (auto ok = WaitAtPipe(lock, **task, PipeWait{.push = false, .pipe = pipe}); !ok) return ok;
+  PipeRing& ring = block.Ring(pipe);
+  std::vector<std::byte>& front = ring.pushed.front();
+  if (front.size() != tile.size()) {
+    RecordError({FatalCode::KernelFailed,
+                 fmt::format("task {} (kernel '{}'): {} receives a tile of {} bytes from pipe {} ({}), but the tile "
+                             "pushed has {} bytes: both sides must agree on the tile's shape and dtype",
+                             running.task_id, kernel, op, tile.size(), pipe.id, PipeDirectionName(pipe.direction),
+                             front.size())});
+    return pypto::unexpected(*error_);
+  }
+  std::copy(front.begin(), front.end(), tile.begin());
+  ring.pushed.pop_front();
+  ++ring.popped;
+  ++ring.pops;
+  return {};
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::PipeFree(const KernelLaunch& running, std::string_view kernel,
+                                                          const PipeRef& pipe) {
+  std::unique_lock lock(mu_);
+  const char* op = pipe.direction == PipeDirection::AicToAiv ? "tfree_to_aic" : "tfree_to_aiv";
+  auto task = PipeTask(running, kernel, op, false, pipe);
+  if (!task) return pypto::unexpected(task.error());
+  MixedBlock& block = *(*task)->mixed_block;
+  PipeRing& ring = block.Ring(pipe);
+  if (ring.popped == 0) {
+    RecordError({FatalCode::KernelFailed,
+                 fmt::format("task {} (kernel '{}'): {} frees a slot of pipe {} ({}), but no tile popped from it is "
+                             "still held: every tfree must follow a tpop",
+                             running.task_id, kernel, op, pipe.id, PipeDirectionName(pipe.direction))});
+    return pypto::unexpected(*error_);
+  }
+  --ring.popped;
+  ++ring.frees;
+  if (block.Release(pipe, true)) barrier_cv_.notify_all();
+  return {};
 }
 
 // ---- syncall barriers ------------------------------------------------------------------------------
@@ -1172,6 +1320,11 @@ void Runtime::Impl::Retire(Task& task, int core) {
   if (task.launch && !task.launch->blocks.empty() && !task.dummy)
     task.launch->blocks[static_cast<size_t>(task.local.block_idx)] = nullptr;
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
+  if (task.mixed_block) {
+    // A member that finished may have been the one its peers wait for at a pipe.
+    task.mixed_block->member(task.member).finished = true;
+    CheckPipeStall(*task.mixed_block);
+  }
   // A dependent that becomes ready may be a dummy, retired here at once: none of those touch `task`.
   for (Task* dependent : task.dependents) {
     if (--dependent->pending == 0) Enqueue(*dependent);

@@ -357,6 +357,21 @@ Result SyncAll(const DecodedKernel& kernel, size_t index, const int64_t* args, c
   return KernelError(kernel, index, "a syncall among several blocks needs the runtime's barrier");
 }
 
+// tpush/tpop/tfree: the pipe's ring lives in the runtime, which knows whether the peer member
+// waited for can still move.
+Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const rt::KernelLaunch* launch) {
+  const Instr& instr = kernel.code[index];
+  if (!launch || !launch->barrier)
+    return KernelError(kernel, index, "a cross-core pipe needs the runtime that runs the mixed task");
+  if (instr.op == Opcode::TFree) return launch->barrier->PipeFree(*launch, kernel.name, instr.pipe);
+  const TileRef& ref = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
+  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  if (!tile) return KernelError(kernel, index, "the tile leaves its buffer");
+  const auto bytes = static_cast<size_t>(ref.bytes);
+  if (instr.op == Opcode::TPush) return launch->barrier->PipePush(*launch, kernel.name, instr.pipe, {tile, bytes});
+  return launch->barrier->PipePop(*launch, kernel.name, instr.pipe, {tile, bytes});
+}
+
 }  // namespace
 
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
@@ -446,6 +461,11 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         continue;
       case Opcode::SyncAll:
         result = SyncAll(kernel, pc, args, launch);
+        break;
+      case Opcode::TPush:
+      case Opcode::TPop:
+      case Opcode::TFree:
+        result = Pipe(kernel, pc, memory, launch);
         break;
       default:
         result = Elementwise(kernel, pc, memory);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <variant>
@@ -30,6 +31,9 @@ const char* OpcodeName(Opcode op) {
     case Opcode::Jump: return "jump";
     case Opcode::ReadScalar: return "read";
     case Opcode::SyncAll: return "syncall";
+    case Opcode::TPush: return "tpush";
+    case Opcode::TPop: return "tpop";
+    case Opcode::TFree: return "tfree";
   }
   return "?";
 }
@@ -643,6 +647,13 @@ class Decoder {
     const std::string& op = call->op()->name;
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "system.syncall") return DecodeSyncAll();
+    if (op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe") return DecodeInitPipe(*call);
+    if (op == "system.reserve_buffer" || op == "system.import_peer_buffer") {
+      // A device address the simulator's pipes have no use for: the pipe setup that reads it is sizing only.
+      if (target) values_[target.get()] = ScalarValue{Operand::Imm(0)};
+      return {};
+    }
+    if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
     if (op == "scalar.cast") return DecodeScalarCast(target, *call);
@@ -661,6 +672,48 @@ class Decoder {
   pypto::expected<void, std::string> DecodeSyncAll() {
     Instr instr;
     instr.op = Opcode::SyncAll;
+    Emit(instr);
+    return {};
+  }
+
+  // `pl.aic_initialize_pipe(...)`: the slot buffers are the device's; what the simulator keeps is the
+  // ring's depth, for the pipe ops of this id that follow (upstream's defaults: 8 slots for a pipe of
+  // one direction, 4 for one of both).
+  pypto::expected<void, std::string> DecodeInitPipe(const ir::Call& call) {
+    const int64_t id = ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0);
+    const int64_t dir_mask = ir::FindAttr<int64_t>(call.kwargs(), "dir_mask").value_or(1);
+    pipe_slots_[id] = ir::FindAttr<int64_t>(call.kwargs(), "slot_num").value_or(dir_mask == 3 ? 4 : 8);
+    return {};
+  }
+
+  // tpush/tpop/tfree: which pipe (id, direction), and the tile pushed or popped.
+  pypto::expected<void, std::string> DecodePipeOp(const std::string& op, const ir::VarPtr& target,
+                                                  const ir::Call& call) {
+    if (ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0) != 0)
+      return Fail("a split pipe (the two AIV lanes sharing one tile) is not simulated yet; use split=0");
+    Instr instr;
+    const int64_t id = ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0);
+    const auto slots = pipe_slots_.find(id);
+    // The AIC-to-AIV pipe is the one tpush_to_aiv fills, tpop_from_aic empties and tfree_to_aic frees.
+    const bool to_aiv = op == "tile.tpush_to_aiv" || op == "tile.tpop_from_aic" || op == "system.tfree_to_aic";
+    instr.pipe = rt::PipeRef{
+        .id = static_cast<int32_t>(id),
+        .direction = to_aiv ? rt::PipeDirection::AicToAiv : rt::PipeDirection::AivToAic,
+        .slots = static_cast<int32_t>(slots == pipe_slots_.end() ? kDefaultPipeSlots : slots->second)};
+    if (op.starts_with("tile.tpush")) {
+      auto tile = Tile(call.args()[0], "tile pushed");
+      if (!tile) return Error(tile.error());
+      instr.op = Opcode::TPush;
+      instr.src0 = tile->ref;
+    } else if (op.starts_with("tile.tpop")) {
+      auto tile = ResultTile(target, op.c_str());
+      if (!tile) return Error(tile.error());
+      values_[target.get()] = *tile;
+      instr.op = Opcode::TPop;
+      instr.dst = tile->ref;
+    } else {
+      instr.op = Opcode::TFree;
+    }
     Emit(instr);
     return {};
   }
@@ -1463,6 +1516,9 @@ class Decoder {
   const ir::Span* span_ = nullptr;
   bool done_ = false;
   int loop_depth_ = 0;
+  std::map<int64_t, int64_t> pipe_slots_;  // slots of each pipe id, from its initialize_pipe
+  // The ring depth of a pipe no initialize_pipe sized (the compiler's default slot count).
+  static constexpr int64_t kDefaultPipeSlots = 2;
   // Scalar code waiting for the next instruction, which runs it first.
   std::vector<ScalarInstr> pending_;
   std::vector<std::string> pending_text_;
@@ -1593,6 +1649,15 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
       case Opcode::SyncAll:
         line = OpcodeName(instr.op);
         break;
+      case Opcode::TPush:
+      case Opcode::TPop:
+      case Opcode::TFree: {
+        const TileRef& tile = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
+        line = fmt::format("{:<5} pipe {} ({}, {} slots){}", OpcodeName(instr.op), instr.pipe.id,
+                           rt::PipeDirectionName(instr.pipe.direction), instr.pipe.slots,
+                           tile.bytes > 0 ? (instr.op == Opcode::TPush ? " <- " : " -> ") + Place(tile) : "");
+        break;
+      }
       case Opcode::Compute: {
         std::string operands;
         for (const TileRef* ref : {&instr.src0, &instr.src1})

@@ -32,6 +32,9 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 enum class Opcode : uint8_t {
   Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump, ReadScalar,
   SyncAll,  // pl.system.syncall: wait for every block of the launch (rt::LaunchBarrier)
+  // Cross-core pipes of a mixed task (rt::LaunchBarrier::PipePush/Pop/Free): TPush sends src0,
+  // TPop receives into dst, TFree gives a popped tile's slot back; `pipe` names the pipe.
+  TPush, TPop, TFree,
 };
 const char* OpcodeName(Opcode op);
 
@@ -172,6 +175,7 @@ struct Instr {
   int32_t scalar_dst = -1;  // ReadScalar: the register written
   LoopInfo loop;  // LoopBegin/LoopEnd
   BranchInfo branch;  // BranchIfZero/Jump
+  rt::PipeRef pipe;   // TPush/TPop/TFree
   ComputeInfo compute;  // Compute
 
   static constexpr std::array<int32_t, kMaxDims> NoRegisters() {

@@ -123,6 +123,25 @@ class KernelBuilder {
     }
   }
 
+  // `name = op(args, kwargs)` through the registry, the result placed as `type` says (with its memref).
+  ir::VarPtr Call(const std::string& op, const std::string& name, std::vector<ir::ExprPtr> args,
+                  ir::Call::Kwargs kwargs, ir::TypePtr type) {
+    auto span = NextSpan();
+    auto call = ir::OpRegistry::Get().CreateCall(op, std::move(args), std::move(kwargs), span);
+    EXPECT_TRUE(call.has_value()) << (call ? "" : call.error().str());
+    auto var = std::make_shared<ir::Var>(name, type, span);
+    if (call) stmts_.push_back(std::make_shared<ir::AssignStmt>(var, *call, span));
+    return var;
+  }
+
+  // `op(args, kwargs)` as a statement.
+  void Eval(const std::string& op, std::vector<ir::ExprPtr> args, ir::Call::Kwargs kwargs = {}) {
+    auto span = NextSpan();
+    auto call = ir::OpRegistry::Get().CreateCall(op, std::move(args), std::move(kwargs), span);
+    EXPECT_TRUE(call.has_value()) << (call ? "" : call.error().str());
+    if (call) stmts_.push_back(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
   // `pl.system.syncall(...)`, a statement.
   void Syncall(std::vector<ir::ExprPtr> args = {}, ir::Call::Kwargs kwargs = {}) {
     auto span = NextSpan();

@@ -67,6 +67,9 @@ CoreAffinity CallAffinity(const Call& call);
 // sync_start=True may reach: a block waiting for blocks not yet started would wait forever.
 bool IsHardSyncall(const Call& call);
 
+// Whether `op` pushes, pops or frees a cross-core pipe slot (tile.tpush_to_aiv, system.tfree_to_aic, ...).
+bool IsCrossCorePipeOp(std::string_view op);
+
 class OpRegistry {
  public:
   static const OpRegistry& Get();
@@ -98,5 +101,6 @@ void RegisterSystemOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);
+void RegisterCrossCoreOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

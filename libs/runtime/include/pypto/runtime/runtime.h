@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,14 +36,36 @@ struct GlobalContext {
 
 struct KernelLaunch;
 
+// A cross-core pipe of one block of a mixed task: its id and direction, and the slots of its ring
+// (set by the first member that uses it).
+enum class PipeDirection : uint8_t { AicToAiv = 0, AivToAic = 1 };
+const char* PipeDirectionName(PipeDirection direction);  // "AIC to AIV"
+struct PipeRef {
+  int32_t id = 0;
+  PipeDirection direction = PipeDirection::AicToAiv;
+  int32_t slots = 2;
+};
+
 // What a running kernel can wait for: every block of its SPMD launch reaching the same barrier (an
-// in-kernel syncall). The runtime implements it, because only the scheduler knows whether the blocks
-// still missing can ever arrive.
+// in-kernel syncall), or the peer member of its mixed task at a cross-core pipe. The runtime
+// implements both, because only the scheduler knows whether the blocks or members waited for can
+// still arrive. `kernel` names the running kernel in a diagnosis; a wait that can never end is a
+// fatal error instead of a hang.
 class LaunchBarrier {
  public:
-  // Returns once every block of `launch`'s task has called SyncAll as often as this one; `kernel` names
-  // the kernel in a diagnosis. A barrier that can never complete is a fatal error instead of a hang.
+  // Returns once every block of `launch`'s task has called SyncAll as often as this one.
   virtual pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) = 0;
+
+  // The pipes between the members of one block of a mixed task (KernelLaunch::mixed_group). PipePush
+  // copies `tile` into a free slot, waiting while every slot is taken; PipePop copies the oldest
+  // tile pushed and not yet popped into `tile` (of the same size), waiting while there is none;
+  // PipeFree gives the slot of the oldest popped tile back to the producer.
+  virtual pypto::expected<void, FatalError> PipePush(const KernelLaunch& launch, std::string_view kernel,
+                                                     const PipeRef& pipe, std::span<const std::byte> tile) = 0;
+  virtual pypto::expected<void, FatalError> PipePop(const KernelLaunch& launch, std::string_view kernel,
+                                                    const PipeRef& pipe, std::span<std::byte> tile) = 0;
+  virtual pypto::expected<void, FatalError> PipeFree(const KernelLaunch& launch, std::string_view kernel,
+                                                     const PipeRef& pipe) = 0;
 
  protected:
   ~LaunchBarrier() = default;
@@ -103,7 +127,8 @@ struct RuntimeOptions {
 
 // One MixedKernels submit (upstream's {aic, aiv0, aiv1}): the members run together on one block's
 // cores, sharing one args[] payload, and count as one task for dependencies: every member waits for
-// what any member's arguments wait for, and later tasks wait for all members. kNoKernel leaves a
+// what any member's arguments wait for, and later tasks wait for all members. A block's members are
+// dispatched together, once each holds a core, so that they can talk through cross-core pipes. kNoKernel leaves a
 // lane empty; aiv1 == aiv launches the AIV kernel on both lanes (dual AIV dispatch), each seeing its
 // lane as sub_block_id.
 inline constexpr int32_t kNoKernel = -1;
