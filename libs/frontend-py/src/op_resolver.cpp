@@ -75,6 +75,8 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
     op_name = "scalar." + dsl_name.substr(10);
   } else if (dsl_name.starts_with("pl.system.")) {
     op_name = "system." + dsl_name.substr(10);
+  } else if (dsl_name.starts_with("pl.array.")) {
+    op_name = "array." + dsl_name.substr(9);
   } else if (dsl_name == "pl.cast" && !operands.empty() && IsScalar(operands[0])) {
     op_name = "scalar.cast";  // the unified pl.cast given a scalar
   } else if (dsl_name == "pl.create_tile") {

@@ -90,6 +90,7 @@ OpRegistry::OpRegistry() {
   RegisterTensorOps(*this);
   RegisterScalarOps(*this);
   RegisterTaskOps(*this);
+  RegisterArrayOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

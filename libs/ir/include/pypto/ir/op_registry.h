@@ -97,5 +97,6 @@ void RegisterSystemOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);
+void RegisterArrayOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

@@ -113,6 +113,14 @@ struct MixedKernels {
   int32_t aiv1 = kNoKernel;
 };
 
+// How a scope's tasks get their dependencies (upstream's PTO2ScopeMode). Auto: from overlapping
+// tensor views, plus the explicit ones. Manual: from their explicit dependencies only. A task submitted
+// in a manual scope neither looks up the accesses of earlier tasks (inside the scope or before it) nor
+// registers its own, so tasks after the scope do not wait for it either unless they name it (as
+// upstream: every edge touching a manual task is one the orchestration wrote). Nothing nests in a
+// manual scope: opening any scope inside one is fatal (InvalidArgs).
+enum class ScopeMode : uint8_t { Auto, Manual };
+
 class Runtime {
  public:
   Runtime(RuntimeOptions options, CoreExecutor& executor);
@@ -136,7 +144,8 @@ class Runtime {
 
   // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
   // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.
-  void ScopeBegin();
+  // A scope opened inside a manual one is refused with InvalidArgs, latched as the run's error.
+  pypto::expected<void, FatalError> ScopeBegin(ScopeMode mode = ScopeMode::Auto);
   void ScopeEnd();
 
   // Blocks until every submitted task has finished, which ends the run's outer scope; returns the
