@@ -1099,8 +1099,8 @@ class FunctionParser {
 
   // Outside kernels, loops carry no values: a name reassigned in the body is an error.
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
-    // A TaskId reassigned in the body (`prev = t` chaining launches) is carried to the next
-    // iteration; no other orchestration value is.
+    // A TaskId reassigned in the body (`prev = t` chaining launches) or a TaskId array it updates
+    // (`tids[i] = t`) is carried to the next iteration; no other orchestration value is.
     bool carries_task_id = false, carries_other = false;
     for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
