@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import pypto.ir
 import pypto.language as pl
 from pypto.runtime import RunConfig
 
@@ -184,3 +185,43 @@ def test_a_manual_scope_holds_its_slots_until_it_ends():
         fan_in(x, y, out, config=RunConfig(ring_task_window=4))
     fan_in(x, y, out, config=RunConfig(ring_task_window=8))
     torch.testing.assert_close(out, _summed(x) + 1.0)
+
+
+# Upstream's program form: pl.submit in the loop, the TaskIds recorded in an array, one consumer.
+@pl.program
+class SubmittedFanIn:
+    @pl.function(type=pl.FunctionType.InCore)
+    def part(self, x: pl.Tensor[[64, 32], pl.FP32], r: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        t = pl.load(x, [r, 0], [16, 32])
+        y = pl.store(pl.add(t, t), [r, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def total(self, y: pl.Tensor[[64, 32], pl.FP32],
+              z: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        t = pl.load(y, [0, 0], [64, 32])
+        z = pl.store(pl.add(t, 1.0), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]],
+             z: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        with pl.manual_scope():
+            tids = pl.array.create(4, pl.TASK_ID)
+            for i in pl.range(4):
+                part, tid = pl.submit(self.part, x, i * 16, y)
+                tids[i] = tid
+            z, _ = pl.submit(self.total, y, z, deps=[tids])
+        return z
+
+
+def test_the_program_form_with_pl_submit_runs_and_round_trips(tmp_path):
+    text = str(SubmittedFanIn)
+    assert "                part, tid = pl.submit(self.part, x, i * 16, y)\n" in text
+    assert "            z_1, _ = pl.submit(self.total, y, z, deps=[tids_3])\n" in text
+    module, _ = _module(tmp_path, "printed_program", text)
+    assert str(module.SubmittedFanIn) == text
+    x, y, z = torch.randn(64, 32), torch.zeros(64, 32), torch.zeros(64, 32)
+    pypto.ir.compile(SubmittedFanIn, platform="a2a3sim")(x, y, z)
+    torch.testing.assert_close(z, (x + x) + 1.0)
