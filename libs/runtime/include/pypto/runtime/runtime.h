@@ -129,7 +129,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Dependencies come from overlapping tensor views: read-after-write, write-after-read and
-  // write-after-write; and from TaskArgs::set_dependencies. The id a submit returns stands for all
+  // write-after-write; and from TaskArgs::set_dependencies (in a manual scope, only from those). The id a submit returns stands for all
   // of it: for a launch of several blocks or a mixed task it is a dummy task that waits for every
   // block and member. A launch with launch_spec.require_sync_start runs its blocks together: they
   // wait for their arguments as one, are dispatched only when all of them have a core, and do not wait
