@@ -860,13 +860,15 @@ class OrchestrationEmitter {
     return true;
   }
 
-  // The start of a statement defining TaskId `name`: its declaration, or inside a runtime scope (a C++
-  // block) just the name, declared before the outermost scope so that code after the scope sees it.
-  std::string TaskIdDecl(const std::string& name) {
-    if (!hoisted_) return "PTO2TaskId " + name;
-    *hoisted_ += fmt::format("{}PTO2TaskId {};\n", hoist_indent_, name);
+  // The start of a statement defining `name` of C++ type `type`: its declaration, or inside a runtime
+  // scope (a C++ block) just the name, declared before the outermost scope so that code after the scope
+  // sees it.
+  std::string Declared(std::string_view type, const std::string& name) {
+    if (!hoisted_) return fmt::format("{} {}", type, name);
+    *hoisted_ += fmt::format("{}{} {};\n", hoist_indent_, type, name);
     return name;
   }
+  std::string TaskIdDecl(const std::string& name) { return Declared("PTO2TaskId", name); }
 
   // `tids = pl.array.create(n, pl.TASK_ID)`: a C++ array of n TaskIds, all invalid until set.
   // `tids = pl.array.update_element(tids, i, t)` (`tids[i] = t`) sets one element in place, so the
@@ -954,8 +956,9 @@ class OrchestrationEmitter {
   }
 
   // `with pl.manual_scope():` / `with pl.scope():`: PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... } around its
-  // body (PTO2_SCOPE() { ... } for an auto one). The braces make a C++ block, so the TaskIds defined
-  // inside are declared before the outermost such scope (TaskIdDecl), where code after it sees them.
+  // body (PTO2_SCOPE() { ... } for an auto one). The braces make a C++ block, so the TaskIds, TaskId
+  // arrays and scalars defined inside are declared before the outermost such scope (Declared), where
+  // code after it sees them.
   ir::Result<bool> EmitRuntimeScope(const ir::RuntimeScopeStmt& scope) {
     Separate();
     const bool outermost = hoisted_ == nullptr;
@@ -1191,7 +1194,7 @@ class OrchestrationEmitter {
     after_scalar_ = true;
     const std::string name = names_.Take(var->name_hint());
     scalars_[var.get()] = name;
-    body_ += fmt::format("{}{} {} = {};\n", indent_, *type, name, *value);
+    body_ += fmt::format("{}{} = {};\n", indent_, Declared(*type, name), *value);
     steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
     return true;
   }

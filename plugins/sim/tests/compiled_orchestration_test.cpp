@@ -238,6 +238,39 @@ TEST(CompiledOrchestration, AManualScopeWithATaskIdArrayFanIn) {
   ExpectSameResults(ManualFanInProgram(), "manual_fan_in");
 }
 
+// A scalar and a TaskId defined inside a runtime scope, used after it: the scope is a C++ block, so they
+// are declared before it. c = a + k inside the scope; f = c + k after it, waiting for the first.
+ir::ProgramPtr ValuesAfterAScopeProgram() {
+  auto add = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto a = testing::Tensor("a", {16, 16}), c = testing::Tensor("c", {16, 16}), f = testing::Tensor("f", {16, 16});
+  std::vector<ir::StmtPtr> scope;
+  auto k = testing::ScalarDef("k", std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32), scope);
+  auto first = TaskIdVar("first");
+  auto c1 = SubmitKernel(add, {a, k, c}, "c_1", {.task_id = first}, scope);
+  std::vector<ir::StmtPtr> body;
+  body.push_back(std::make_shared<ir::RuntimeScopeStmt>(true, std::make_shared<ir::SeqStmts>(std::move(scope))));
+  auto f1 = SubmitKernel(add, {c1, k, f}, "f_1", {.deps = {first}}, body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{f1}));
+  auto entry = std::make_shared<ir::Function>(
+      "after_scope", std::vector<ir::VarPtr>{a, c, f},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{f->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_after_scope", std::vector<ir::FunctionPtr>{add, entry}, "after_scope");
+}
+
+TEST(CompiledOrchestration, ValuesDefinedInARuntimeScopeAreSeenAfterIt) {
+  const Generated generated = Generate(ValuesAfterAScopeProgram());
+  const std::string& cpp = generated.orchestration.cpp_source;
+  EXPECT_NE(cpp.find("    float k;\n"
+                     "    PTO2TaskId first;\n"
+                     "    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n"
+                     "      k = "),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("      first = rt_submit_aiv_task(0, params_t0).task_id();\n"), std::string::npos) << cpp;
+  ExpectSameResults(ValuesAfterAScopeProgram(), "after_scope");
+}
+
 // Hand-written orchestration code using the runtime's task order API directly: a submit's task id,
 // explicit dependencies (with an invalid id among them) and a dummy task joining on them.
 constexpr const char* kHandWrittenOrchestration = R"(
