@@ -286,10 +286,16 @@ struct SubmitStep {
   const ir::Var* task_id = nullptr;  // the TaskId variable it defines (as tid), if any
 };
 
-// `t = u` for TaskIds, or `t = pl.system.task_invalid()` (from is null).
+// A TaskId or TaskId-array variable takes a value. Copy: `t = u`, or `t = pl.system.task_invalid()`
+// (from is null). Create: `tids = pl.array.create(extent, pl.TASK_ID)`, all invalid. Get:
+// `t = tids[index]` (from is the array). Update: `tids = pl.array.update_element(from, index, value)`.
 struct TaskIdStep {
+  enum class Kind : uint8_t { Copy, Create, Get, Update } kind = Kind::Copy;
   const ir::Var* var = nullptr;
   const ir::Var* from = nullptr;
+  ir::ExprPtr index;
+  const ir::Var* value = nullptr;
+  int64_t extent = 0;
 };
 
 struct ScalarStep {
@@ -302,15 +308,25 @@ struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
   bool submits = false;  // whether any submit is inside; a loop without one expands to nothing
+  bool scoped = true;    // each iteration is a runtime scope (not inside a manual scope)
+};
+
+// `with pl.manual_scope():` / `with pl.scope():`: a runtime scope around its body's submits.
+struct ScopeStep {
+  bool manual = false;
+  std::vector<Step> body;
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep> node;
 };
 
 // Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
 // iteration, to the plan.
 class LoopExpander {
+  // The submit indices of a TaskId (one) or a TaskId array (one per element); nullopt: invalid.
+  using TaskIds = std::vector<std::optional<uint32_t>>;
+
  public:
   explicit LoopExpander(std::vector<rt::PlanSubmit>& submits) : submits_(submits) {}
 
@@ -320,6 +336,7 @@ class LoopExpander {
       if (const auto* submit = std::get_if<SubmitStep>(&step.node)) ok = Submit(*submit);
       else if (const auto* scalar = std::get_if<ScalarStep>(&step.node)) ok = Define(*scalar);
       else if (const auto* task_id = std::get_if<TaskIdStep>(&step.node)) ok = DefineTaskId(*task_id);
+      else if (const auto* scope = std::get_if<ScopeStep>(&step.node)) ok = Scope(scope->body, scope->manual);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -344,36 +361,71 @@ class LoopExpander {
       }
       submit.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar, .scalar = bits});
     }
-    for (const ir::Var* dep : step.deps) {
-      auto id = TaskIdOf(dep);
-      if (!id) return pypto::unexpected(id.error());
-      if (*id) submit.deps.push_back(**id);
+    for (const ir::Var* dep : step.deps) {  // a TaskId, or every element of a TaskId array
+      auto ids = TaskIdOf(dep);
+      if (!ids) return pypto::unexpected(ids.error());
+      for (const auto& id : **ids)
+        if (id) submit.deps.push_back(*id);
     }
     submit.scopes_opened = unopened_scopes_;
+    submit.opens_manual_scope = unopened_scopes_ > 0 && unopened_manual_;
     unopened_scopes_ = 0;
-    if (step.task_id) task_ids_[step.task_id] = static_cast<uint32_t>(submits_.size());
+    unopened_manual_ = false;
+    if (step.task_id) task_ids_[step.task_id] = {static_cast<uint32_t>(submits_.size())};
     submits_.push_back(std::move(submit));
     return true;
   }
 
-  // The submit a TaskId variable names in this iteration (nullopt: the invalid TaskId).
-  ir::Result<std::optional<uint32_t>> TaskIdOf(const ir::Var* var) const {
+  // The submits a TaskId variable (one) or TaskId array (one per element) names in this iteration.
+  ir::Result<const TaskIds*> TaskIdOf(const ir::Var* var) const {
     auto it = task_ids_.find(var);
     if (it == task_ids_.end())
       return MakeError(DiagnosticKind::Internal,
                        fmt::format("TaskId '{}' has no value in the loop expansion", var->name_hint()), var->span());
-    return it->second;
+    return &it->second;
   }
 
   ir::Result<bool> DefineTaskId(const TaskIdStep& step) {
-    std::optional<uint32_t> id;
-    if (step.from) {
-      auto from = TaskIdOf(step.from);
-      if (!from) return pypto::unexpected(from.error());
-      id = *from;
+    using Kind = TaskIdStep::Kind;
+    if (step.kind == Kind::Create) {
+      task_ids_[step.var] = TaskIds(static_cast<size_t>(step.extent));
+      return true;
     }
-    task_ids_[step.var] = id;
+    if (step.kind == Kind::Copy && !step.from) {
+      task_ids_[step.var] = TaskIds(1);
+      return true;
+    }
+    auto from = TaskIdOf(step.from);
+    if (!from) return pypto::unexpected(from.error());
+    if (step.kind == Kind::Copy) {
+      TaskIds copy = **from;  // `from` may be step.var's own entry
+      task_ids_[step.var] = std::move(copy);
+      return true;
+    }
+    auto index = ElementIndex(step, (*from)->size());
+    if (!index) return pypto::unexpected(index.error());
+    if (step.kind == Kind::Get) {
+      task_ids_[step.var] = TaskIds{(**from)[*index]};
+      return true;
+    }
+    auto value = TaskIdOf(step.value);
+    if (!value) return pypto::unexpected(value.error());
+    TaskIds updated = **from;
+    updated[*index] = (*value)->front();
+    task_ids_[step.var] = std::move(updated);
     return true;
+  }
+
+  // The element an array step reads or writes in this iteration, checked against the array's extent.
+  ir::Result<size_t> ElementIndex(const TaskIdStep& step, size_t extent) const {
+    auto index = Eval(step.index);
+    if (!index) return pypto::unexpected(index.error());
+    if (index->i < 0 || static_cast<uint64_t>(index->i) >= extent)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("index {} is out of range for TaskId array '{}' of {} elements{}", index->i,
+                                   step.from->name_hint(), extent, Where()),
+                       step.index->span());
+    return static_cast<size_t>(index->i);
   }
 
   ir::Result<bool> Define(const ScalarStep& step) {
@@ -411,22 +463,25 @@ class LoopExpander {
         return TooLarge(fmt::format("runs more than {} loop iterations", kMaxLoopIterations));
       values_[loop.loop_var().get()] = Value{.i = static_cast<int64_t>(i)};
       enclosing_.back().second = static_cast<int64_t>(i);
-      if (auto ok = Iteration(step.body); !ok) return ok;
+      if (auto ok = step.scoped ? Scope(step.body, false) : Run(step.body); !ok) return ok;
     }
     enclosing_.pop_back();
     return true;
   }
 
-  // One iteration of a loop body, a runtime scope: opened before its first submit, closed after its
-  // last; an iteration that submits nothing opens none.
-  ir::Result<bool> Iteration(const std::vector<Step>& body) {
+  // A runtime scope (one iteration of a loop body, or a pl.manual_scope / pl.scope): opened before its
+  // first submit, closed after its last; one that submits nothing opens none.
+  ir::Result<bool> Scope(const std::vector<Step>& body, bool manual) {
     const size_t before = submits_.size();
     ++unopened_scopes_;
+    unopened_manual_ = manual;  // nothing nests in a manual scope, so it is the innermost one opened
     auto ok = Run(body);
-    if (submits_.size() > before)
+    if (submits_.size() > before) {
       ++submits_.back().scopes_closed;
-    else
+    } else {
       --unopened_scopes_;
+      unopened_manual_ = false;
+    }
     return ok;
   }
 
@@ -577,9 +632,10 @@ class LoopExpander {
   }
 
   std::vector<rt::PlanSubmit>& submits_;
-  uint16_t unopened_scopes_ = 0;  // iteration scopes begun with no submit yet to open them
+  uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
+  bool unopened_manual_ = false;  // the innermost of them is a manual scope
   std::unordered_map<const ir::Var*, Value> values_;
-  std::unordered_map<const ir::Var*, std::optional<uint32_t>> task_ids_;  // submit index; nullopt: invalid
+  std::unordered_map<const ir::Var*, TaskIds> task_ids_;
   std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
   uint64_t iterations_ = 0;
 };
@@ -648,11 +704,13 @@ class OrchestrationEmitter {
     return call && call->is_op_call() && call->op()->name == "tensor.create";
   }
 
-  // The pl.create_tensor statements of a body, in loops too, in program order.
+  // The pl.create_tensor statements of a body, in loops and runtime scopes too, in program order.
   static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, std::vector<ir::StmtPtr>& creates) {
     for (const auto& stmt : stmts) {
       if (IsTensorCreate(stmt)) creates.push_back(stmt);
       if (const auto* loop = stmt->As<ir::ForStmt>()) CollectTensorCreates(ir::FlattenStmts(loop->body()), creates);
+      if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>())
+        CollectTensorCreates(ir::FlattenStmts(scope->body()), creates);
     }
   }
 
@@ -725,12 +783,14 @@ class OrchestrationEmitter {
     }
     if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
+    if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>()) return EmitRuntimeScope(*scope);
     if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitTaskIdYield(*yield);
     const ir::Call* call = nullptr;
     const ir::Var* result = nullptr;
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
       call = assign->value()->As<ir::Call>();
       result = assign->var().get();
+      if (assign->var()->type()->As<ir::ArrayType>()) return EmitTaskIdArray(*assign);
       if (ir::IsTaskId(*assign->var()->type())) return EmitTaskIdDef(*assign);
       if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
@@ -764,6 +824,7 @@ class OrchestrationEmitter {
     const ir::Var* var = assign.var().get();
     const auto* call = assign.value()->As<ir::Call>();
     if (call && call->is_op_call() && call->op()->name == "system.task_dummy") return EmitTaskDummy(assign, *call);
+    if (call && call->is_op_call() && call->op()->name == "array.get_element") return EmitArrayElement(assign, *call);
     const ir::Var* from = assign.value()->As<ir::Var>();
     const std::string* from_name = TaskNameOf(assign.value());
     const bool invalid = call && call->is_op_call() && call->op()->name == "system.task_invalid";
@@ -776,7 +837,7 @@ class OrchestrationEmitter {
     Separate();
     after_scalar_ = true;
     const std::string name = names_.Take(var->name_hint());
-    body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name,
+    body_ += fmt::format("{}{} = {};\n", indent_, TaskIdDecl(name),
                          invalid ? std::string("PTO2TaskId::invalid()") : *from_name);
     task_names_[var] = name;
     steps_->push_back(Step{TaskIdStep{.var = var, .from = invalid ? nullptr : from}});
@@ -793,9 +854,140 @@ class OrchestrationEmitter {
     if (const auto* list = call.args()[0]->As<ir::TupleLiteral>()) deps = list->elements();
     if (auto ok = EmitDependencies(deps, params, step); !ok) return ok;
     const std::string name = names_.Take(assign.var()->name_hint());
-    body_ += fmt::format("{}PTO2TaskId {} = rt_submit_dummy_task({}).task_id();\n", indent_, name, params);
+    body_ += fmt::format("{}{} = rt_submit_dummy_task({}).task_id();\n", indent_, TaskIdDecl(name), params);
     task_names_[assign.var().get()] = name;
     steps_->push_back(Step{std::move(step)});
+    return true;
+  }
+
+  // The start of a statement defining `name` of C++ type `type`: its declaration, or inside a runtime
+  // scope (a C++ block) just the name, declared before the outermost scope so that code after the scope
+  // sees it.
+  std::string Declared(std::string_view type, const std::string& name) {
+    if (!hoisted_) return fmt::format("{} {}", type, name);
+    *hoisted_ += fmt::format("{}{} {};\n", hoist_indent_, type, name);
+    return name;
+  }
+  std::string TaskIdDecl(const std::string& name) { return Declared("PTO2TaskId", name); }
+
+  // `tids = pl.array.create(n, pl.TASK_ID)`: a C++ array of n TaskIds, all invalid until set.
+  // `tids = pl.array.update_element(tids, i, t)` (`tids[i] = t`) sets one element in place, so the
+  // updated array is the same C++ array; a loop carries it by name.
+  ir::Result<bool> EmitTaskIdArray(const ir::AssignStmt& assign) {
+    const ir::Var* var = assign.var().get();
+    const auto* array = var->type()->As<ir::ArrayType>();
+    const auto* call = assign.value()->As<ir::Call>();
+    const std::string op = call && call->is_op_call() ? call->op()->name : "";
+    if (array->dtype() != ir::DataType::TASK_ID)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' is {}; orchestration arrays hold TaskIds only yet", var->name_hint(),
+                                   array->str()),
+                       assign.span());
+    if (op == "array.create") {
+      Separate();
+      after_scalar_ = true;
+      const std::string name = names_.Take(var->name_hint());
+      const std::string decl = fmt::format("PTO2TaskId {}[{}];\n", name, array->extent());
+      if (hoisted_) *hoisted_ += hoist_indent_ + decl;
+      else body_ += indent_ + decl;
+      body_ += fmt::format("{0}for (PTO2TaskId& {1}_slot : {1}) {1}_slot = PTO2TaskId::invalid();\n", indent_, name);
+      task_names_[var] = name;
+      steps_->push_back(Step{TaskIdStep{.kind = TaskIdStep::Kind::Create, .var = var, .extent = array->extent()}});
+      return true;
+    }
+    if (const std::string* from = TaskNameOf(assign.value())) {  // another name for the same array
+      task_names_[var] = *from;
+      steps_->push_back(Step{TaskIdStep{.var = var, .from = assign.value()->As<ir::Var>()}});
+      return true;
+    }
+    if (op != "array.update_element")
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("TaskId array '{}' must come from pl.array.create or an element update",
+                                   var->name_hint()),
+                       assign.span());
+    const std::string* target = TaskNameOf(call->args()[0]);
+    const std::string* value = TaskNameOf(call->args()[2]);
+    if (!target || !value)
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}[...] = ...' stores a TaskId defined earlier into a TaskId array",
+                                   var->name_hint()),
+                       assign.span());
+    auto index = ElementIndexCpp(call->args()[1], *call);
+    if (!index) return pypto::unexpected(index.error());
+    // Right after the launch it records, as part of it: no blank line before it.
+    body_ += fmt::format("{}{}[{}] = {};\n", indent_, *target, *index, *value);
+    task_names_[var] = *target;
+    steps_->push_back(Step{TaskIdStep{.kind = TaskIdStep::Kind::Update,
+                                      .var = var,
+                                      .from = call->args()[0]->As<ir::Var>(),
+                                      .index = call->args()[1],
+                                      .value = call->args()[2]->As<ir::Var>()}});
+    return true;
+  }
+
+  // `t = tids[i]` (pl.array.get_element): one element of a TaskId array.
+  ir::Result<bool> EmitArrayElement(const ir::AssignStmt& assign, const ir::Call& call) {
+    const std::string* array = TaskNameOf(call.args()[0]);
+    if (!array)
+      return MakeError(DiagnosticKind::Syntax, "reads an element of a TaskId array defined earlier", assign.span());
+    auto index = ElementIndexCpp(call.args()[1], call);
+    if (!index) return pypto::unexpected(index.error());
+    Separate();
+    after_scalar_ = true;
+    const std::string name = names_.Take(assign.var()->name_hint());
+    body_ += fmt::format("{}{} = {}[{}];\n", indent_, TaskIdDecl(name), *array, *index);
+    task_names_[assign.var().get()] = name;
+    steps_->push_back(Step{TaskIdStep{.kind = TaskIdStep::Kind::Get,
+                                      .var = assign.var().get(),
+                                      .from = call.args()[0]->As<ir::Var>(),
+                                      .index = call.args()[1]}});
+    return true;
+  }
+
+  // The index of a TaskId array element as C++: known at compile time, since the plan expands it.
+  ir::Result<std::string> ElementIndexCpp(const ir::ExprPtr& index, const ir::Call& call) {
+    if (const ir::Var* unknown = UnknownScalar(index))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("a TaskId array index must be known at compile time; '{}' is only known at run "
+                                   "time",
+                                   unknown->name_hint()),
+                       call.span());
+    return CppExpr(index);
+  }
+
+  // `with pl.manual_scope():` / `with pl.scope():`: PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... } around its
+  // body (PTO2_SCOPE() { ... } for an auto one). The braces make a C++ block, so the TaskIds, TaskId
+  // arrays and scalars defined inside are declared before the outermost such scope (Declared), where
+  // code after it sees them.
+  ir::Result<bool> EmitRuntimeScope(const ir::RuntimeScopeStmt& scope) {
+    Separate();
+    const bool outermost = hoisted_ == nullptr;
+    std::string hoisted, outer_body;
+    if (outermost) {
+      outer_body = std::exchange(body_, "");
+      hoisted_ = &hoisted;
+      hoist_indent_ = indent_;
+    }
+    body_ += indent_ + (scope.manual() ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n" : "PTO2_SCOPE() {\n");
+    ScopeStep expanded{.manual = scope.manual()};
+    std::vector<Step>* outer_steps = std::exchange(steps_, &expanded.body);
+    const bool outer_manual = std::exchange(in_manual_scope_, in_manual_scope_ || scope.manual());
+    indent_ += "  ";
+    block_start_ = true;
+    ir::Result<bool> ok = true;
+    for (const auto& stmt : ir::FlattenStmts(scope.body()))
+      if (ok = EmitStmt(stmt); !ok) break;
+    indent_.resize(indent_.size() - 2);
+    in_manual_scope_ = outer_manual;
+    steps_ = outer_steps;
+    body_ += indent_ + "}\n";
+    block_start_ = after_scalar_ = false;
+    if (outermost) {
+      body_ = outer_body + hoisted + body_;
+      hoisted_ = nullptr;
+    }
+    if (!ok) return ok;
+    steps_->push_back(Step{std::move(expanded)});
     return true;
   }
 
@@ -811,8 +1003,13 @@ class OrchestrationEmitter {
                          fmt::format("deps= takes TaskIds defined earlier in the orchestration; '{}' is not one",
                                      ir::PrintExpr(dep)),
                          dep->span());
-      names.push_back(*name);
       step.deps.push_back(dep->As<ir::Var>());
+      const auto* array = dep->type()->As<ir::ArrayType>();
+      if (!array) {
+        names.push_back(*name);
+        continue;
+      }
+      for (int64_t i = 0; i < array->extent(); ++i) names.push_back(fmt::format("{}[{}]", *name, i));
     }
     body_ += fmt::format("{0}PTO2TaskId {1}_deps[{2}] = {{{3}}};\n{0}{1}.set_dependencies({1}_deps, {2});\n",
                          indent_, params, names.size(), fmt::join(names, ", "));
@@ -879,13 +1076,16 @@ class OrchestrationEmitter {
       condition = fmt::format("((({0}) > 0 && {1} < {2}) || (({0}) < 0 && {1} > {2}))", step, name, stop);
     }
     body_ += fmt::format("{0}for (int64_t {1} = {2}; {3}; {1} += {4}) {{\n", indent_, name, start, condition, step);
-    // Each iteration is a runtime scope, so its tasks' ring slots come back when it ends.
-    body_ += indent_ + "  PTO2_SCOPE() {\n";
+    // Each iteration is a runtime scope, so its tasks' ring slots come back when it ends; not inside a
+    // manual scope, where nothing nests (its tasks keep their slots until it ends, as upstream).
+    const bool scoped = !in_manual_scope_;
+    if (scoped) body_ += indent_ + "  PTO2_SCOPE() {\n";
 
-    LoopStep expanded{.loop = &loop};
+    LoopStep expanded{.loop = &loop, .scoped = scoped};
     std::vector<Step>* outer_steps = steps_;
     steps_ = &expanded.body;
-    indent_ += "    ";
+    const size_t body_indent = scoped ? 4 : 2;
+    indent_ += std::string(body_indent, ' ');
     block_start_ = true;
     ++loop_depth_;
     const ir::ForStmt* outer_loop = std::exchange(current_loop_, &loop);
@@ -893,9 +1093,9 @@ class OrchestrationEmitter {
       if (auto ok = EmitStmt(stmt); !ok) return ok;
     current_loop_ = outer_loop;
     --loop_depth_;
-    indent_.resize(indent_.size() - 4);
+    indent_.resize(indent_.size() - body_indent);
     steps_ = outer_steps;
-    body_ += indent_ + "  }\n" + indent_ + "}\n";
+    body_ += (scoped ? indent_ + "  }\n" : "") + indent_ + "}\n";
     block_start_ = after_scalar_ = false;
     expanded.submits = ContainsSubmit(expanded.body);
     steps_->push_back(Step{std::move(expanded)});
@@ -908,13 +1108,16 @@ class OrchestrationEmitter {
     return true;
   }
 
-  // An orchestration loop carries TaskIds only (`prev = t` chains launches across iterations): each is
-  // a C++ variable declared before the loop and assigned where the body yields it.
+  // An orchestration loop carries TaskIds (`prev = t` chains launches across iterations), each a C++
+  // variable declared before the loop and assigned where the body yields it, and TaskId arrays
+  // (`tids[i] = t`), which are updated in place: the carried array is the C++ array itself.
   ir::Result<bool> EmitCarriedTaskIds(const ir::ForStmt& loop) {
     for (const auto& iter_arg : loop.iter_args()) {
-      if (!ir::IsTaskId(*iter_arg.var->type()))
+      const bool array = ir::IsTaskIdArray(*iter_arg.var->type());
+      if (!ir::IsTaskId(*iter_arg.var->type()) && !array)
         return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry TaskIds only",
+                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry TaskIds "
+                                     "and TaskId arrays only",
                                      loop.loop_var()->name_hint(), iter_arg.var->name_hint(),
                                      iter_arg.var->type()->str()),
                          loop.span());
@@ -923,9 +1126,13 @@ class OrchestrationEmitter {
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' must be a TaskId before the loop", iter_arg.var->name_hint()),
                          loop.span());
-      const std::string name = names_.Take(iter_arg.var->name_hint());
-      body_ += fmt::format("{}PTO2TaskId {} = {};\n", indent_, name, *init);
-      task_names_[iter_arg.var.get()] = name;
+      if (array) {
+        task_names_[iter_arg.var.get()] = *init;
+      } else {
+        const std::string name = names_.Take(iter_arg.var->name_hint());
+        body_ += fmt::format("{}{} = {};\n", indent_, TaskIdDecl(name), *init);
+        task_names_[iter_arg.var.get()] = name;
+      }
       steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = iter_arg.init->As<ir::Var>()}});
     }
     return true;
@@ -942,7 +1149,14 @@ class OrchestrationEmitter {
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' must be a TaskId at the end of the loop body", carried->name_hint()),
                          yield.span());
-      body_ += fmt::format("{}{} = {};\n", indent_, task_names_.at(carried), *value);
+      const std::string& target = task_names_.at(carried);
+      if (const auto* array = carried->type()->As<ir::ArrayType>()) {
+        if (*value != target)  // another array: copied element by element
+          body_ += fmt::format("{0}for (int64_t {1}_k = 0; {1}_k < {2}; ++{1}_k) {1}[{1}_k] = {3}[{1}_k];\n", indent_,
+                               target, array->extent(), *value);
+      } else {
+        body_ += fmt::format("{}{} = {};\n", indent_, target, *value);
+      }
       steps_->push_back(Step{TaskIdStep{.var = carried, .from = yield.values()[i]->As<ir::Var>()}});
     }
     return true;
@@ -951,6 +1165,7 @@ class OrchestrationEmitter {
   static bool ContainsSubmit(const std::vector<Step>& steps) {
     for (const auto& step : steps) {
       if (std::holds_alternative<SubmitStep>(step.node)) return true;
+      if (const auto* scope = std::get_if<ScopeStep>(&step.node); scope && ContainsSubmit(scope->body)) return true;
       if (const auto* loop = std::get_if<LoopStep>(&step.node); loop && loop->submits) return true;
     }
     return false;
@@ -979,7 +1194,7 @@ class OrchestrationEmitter {
     after_scalar_ = true;
     const std::string name = names_.Take(var->name_hint());
     scalars_[var.get()] = name;
-    body_ += fmt::format("{}{} {} = {};\n", indent_, *type, name, *value);
+    body_ += fmt::format("{}{} = {};\n", indent_, Declared(*type, name), *value);
     steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
     return true;
   }
@@ -1262,7 +1477,7 @@ class OrchestrationEmitter {
       const std::string name = names_.Take(task_id->name_hint());
       task_names_[task_id.get()] = name;
       step.task_id = task_id.get();
-      captured = fmt::format("PTO2TaskId {} = ", name);
+      captured = TaskIdDecl(name) + " = ";
     }
     const std::string task_id_suffix = captured.empty() ? "" : ".task_id()";
     if (mixed) {
@@ -1368,6 +1583,9 @@ class OrchestrationEmitter {
   int mixed_count_ = 0;
   int loop_depth_ = 0;
   const ir::ForStmt* current_loop_ = nullptr;  // the innermost loop being emitted
+  bool in_manual_scope_ = false;               // inside a pl.manual_scope
+  std::string* hoisted_ = nullptr;  // inside a runtime scope: the declarations made before the outermost one
+  std::string hoist_indent_;        // the indentation of that scope
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;
 };

@@ -93,6 +93,43 @@ TEST(OrchestrationLoops, EachIterationOfAPlanLoopIsAScope) {
   EXPECT_EQ(scopes, expected);
 }
 
+// hello_world with its loops inside `with pl.manual_scope():`.
+ir::ProgramPtr ManualHelloWorld() {
+  auto program = testing::HelloWorldProgram();
+  auto entry = program->entry();
+  auto stmts = ir::FlattenStmts(entry->body());
+  std::vector<ir::StmtPtr> body;
+  std::vector<ir::StmtPtr> scoped;
+  for (const auto& stmt : stmts) (stmt->Is<ir::ReturnStmt>() ? body : scoped).push_back(stmt);
+  body.insert(body.begin(), std::make_shared<ir::RuntimeScopeStmt>(true, std::make_shared<ir::SeqStmts>(scoped)));
+  std::vector<ir::FunctionPtr> functions;
+  for (const auto& function : program->functions())
+    functions.push_back(function == entry ? entry->WithBody(std::make_shared<ir::SeqStmts>(body)) : function);
+  return std::make_shared<ir::Program>(program->name(), functions, entry->name());
+}
+
+// Nothing nests in a manual scope, so its loops open no scope per iteration, in the C++ and the plan.
+TEST(OrchestrationLoops, LoopsInsideAManualScopeOpenNoScopes) {
+  auto orchestration = Generate(ManualHelloWorld());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_NE(orchestration->cpp_source.find("  PTO2_SCOPE() {\n"
+                                           "    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n"
+                                           "      for (int64_t r = 0; r < 1024; r += 128) {\n"
+                                           "        for (int64_t c = 0; c < 512; c += 256) {\n"
+                                           "          CoreTaskArgs params_t0;\n"),
+            std::string::npos)
+      << orchestration->cpp_source;
+  const auto& submits = orchestration->plan.submits;
+  ASSERT_EQ(submits.size(), 16u);
+  EXPECT_EQ(submits.front().scopes_opened, 1);
+  EXPECT_EQ(submits.front().scopes_closed, 0);
+  EXPECT_TRUE(submits.front().opens_manual_scope);
+  for (size_t i = 1; i + 1 < submits.size(); ++i)
+    EXPECT_EQ(submits[i].scopes_opened + submits[i].scopes_closed, 0) << i;
+  EXPECT_EQ(submits.back().scopes_closed, 1);
+  EXPECT_FALSE(submits.back().opens_manual_scope);
+}
+
 TEST(OrchestrationLoops, HelloWorldPlanSubmitsEveryIterationInOrder) {
   auto orchestration = Generate(testing::HelloWorldProgram());
   ASSERT_TRUE(orchestration) << orchestration.error().str();

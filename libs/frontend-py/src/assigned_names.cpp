@@ -14,17 +14,22 @@ void AddTarget(py::handle target, std::vector<std::string>& names) {
   }
 }
 
-void Collect(py::handle statements, std::vector<std::string>& names) {
+void Collect(py::handle statements, std::vector<std::string>& names, bool subscripts) {
   for (auto stmt : statements) {
-    if (IsNode(stmt, "Assign")) {
+    if (subscripts) {
+      if (IsNode(stmt, "Assign"))
+        for (auto target : stmt.attr("targets"))
+          if (IsNode(target, "Subscript")) AddTarget(target.attr("value"), names);
+    } else if (IsNode(stmt, "Assign")) {
       for (auto target : stmt.attr("targets")) AddTarget(target, names);
     } else if (IsNode(stmt, "AnnAssign") || IsNode(stmt, "AugAssign")) {
       AddTarget(stmt.attr("target"), names);
-    } else if (IsNode(stmt, "For") || IsNode(stmt, "While") || IsNode(stmt, "If")) {
-      Collect(stmt.attr("body"), names);
-      Collect(stmt.attr("orelse"), names);
+    }
+    if (IsNode(stmt, "For") || IsNode(stmt, "While") || IsNode(stmt, "If")) {
+      Collect(stmt.attr("body"), names, subscripts);
+      Collect(stmt.attr("orelse"), names, subscripts);
     } else if (IsNode(stmt, "With")) {
-      Collect(stmt.attr("body"), names);
+      Collect(stmt.attr("body"), names, subscripts);
     }
   }
 }
@@ -33,7 +38,13 @@ void Collect(py::handle statements, std::vector<std::string>& names) {
 
 std::vector<std::string> AssignedNames(py::handle statements) {
   std::vector<std::string> names;
-  Collect(statements, names);
+  Collect(statements, names, false);
+  return names;
+}
+
+std::vector<std::string> SubscriptAssignedNames(py::handle statements) {
+  std::vector<std::string> names;
+  Collect(statements, names, true);
   return names;
 }
 

@@ -13,6 +13,10 @@ namespace pypto::frontend {
 // order of first assignment. Loop variables are not included: a loop's variable is its own.
 std::vector<std::string> AssignedNames(py::handle statements);
 
+// Names whose element is assigned, `name[i] = ...`, anywhere in `statements`, in order of first
+// assignment: in orchestration code, the arrays a loop updates (`tids[i] = tid`).
+std::vector<std::string> SubscriptAssignedNames(py::handle statements);
+
 // Whether `node` is a call to `pl.yield_`.
 bool IsYieldCall(py::handle node);
 

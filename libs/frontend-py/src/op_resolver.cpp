@@ -85,6 +85,8 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
     op_name = (kPipeTileOps.contains(base) ? "tile." : "system.") + base;
   } else if (dsl_name.starts_with("pl.") && kPromotedSystemOps.contains(dsl_name.substr(3))) {
     op_name = "system." + dsl_name.substr(3);
+  } else if (dsl_name.starts_with("pl.array.")) {
+    op_name = "array." + dsl_name.substr(9);
   } else if (dsl_name == "pl.cast" && !operands.empty() && IsScalar(operands[0])) {
     op_name = "scalar.cast";  // the unified pl.cast given a scalar
   } else if (dsl_name == "pl.create_tile") {

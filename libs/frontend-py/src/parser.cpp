@@ -21,6 +21,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "program_signature.h"
+#include "runtime_scope.h"
 #include "spmd_launch.h"
 #include "syncall_launch_check.h"
 #include "type_resolver.h"
@@ -230,6 +231,8 @@ class FunctionParser {
     py::handle target = annotated ? stmt.attr("target") : py::handle(py::list(stmt.attr("targets"))[0]);
     if (!annotated && py::len(stmt.attr("targets")) != 1)
       return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
+    if (IsNode(target, "Subscript") && !annotated && IsArray(target.attr("value")))
+      return ParseArrayStore(stmt, target);
     if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
     if (!annotated && IsSubmit(stmt.attr("value"))) {
       std::vector<py::handle> targets;
@@ -390,6 +393,41 @@ class FunctionParser {
 
   ir::ExprPtr Tuple(const std::vector<ir::ExprPtr>& values, const ir::Span& span) {
     return std::make_shared<ir::TupleLiteral>(values, span);
+  }
+
+  // ---- arrays (pl.array.create) ------------------------------------------------------------------
+  // `tids[i]` reads an element (pl.array.get_element) and `tids[i] = tid` replaces one: the name then
+  // holds the updated array (pl.array.update_element), which a loop carries like any reassigned name.
+  bool IsArray(py::handle node) const {
+    if (!IsNode(node, "Name")) return false;
+    auto it = env_.find(node.attr("id").cast<std::string>());
+    return it != env_.end() && it->second->type()->As<ir::ArrayType>();
+  }
+
+  ir::Result<ir::ExprPtr> ParseArrayLoad(py::handle node) {
+    auto array = ParseExpr(node.attr("value"));
+    if (!array) return array;
+    auto index = ParseExpr(node.attr("slice"));
+    if (!index) return index;
+    auto call = ir::OpRegistry::Get().CreateCall("array.get_element", {*array, *index}, {}, map_.SpanOf(node));
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
+  }
+
+  ir::Result<ir::StmtPtr> ParseArrayStore(py::handle stmt, py::handle target) {
+    auto array = ParseExpr(target.attr("value"));
+    if (!array) return pypto::unexpected(array.error());
+    auto index = ParseExpr(target.attr("slice"));
+    if (!index) return pypto::unexpected(index.error());
+    auto value = ParseExpr(stmt.attr("value"));
+    if (!value) return pypto::unexpected(value.error());
+    const ir::Span span = map_.SpanOf(stmt);
+    auto call = ir::OpRegistry::Get().CreateCall("array.update_element", {*array, *index, *value}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
+    auto var = std::make_shared<ir::Var>(name, (*call)->type(), map_.SpanOf(target));
+    env_[name] = var;
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
   // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region; `t[:, a:b]` of a
@@ -601,8 +639,11 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "one context manager per 'with' statement", span);
     py::handle context = items[0].attr("context_expr");
     if (IsNode(context, "Call") && DottedName(context.attr("func")) == "pl.spmd") return ParseSpmd(stmt, context);
+    if (IsRuntimeScope(context)) return ParseRuntimeScope(stmt, context, items[0].attr("optional_vars"));
     if (!IsNode(context, "Call") || DottedName(context.attr("func")) != "pl.at")
-      return MakeError(DiagnosticKind::Syntax, "only 'with pl.at(...)' and 'with pl.spmd(...)' scopes are supported yet",
+      return MakeError(DiagnosticKind::Syntax,
+                       "only 'with pl.at(...)', 'with pl.spmd(...)' and runtime scopes ('with pl.manual_scope()', "
+                       "'with pl.scope(...)') are supported yet",
                        map_.SpanOf(context));
     std::string level, name_hint;
     ir::LaunchOrder order;
@@ -647,6 +688,18 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, false, std::move(order)));
   }
 
+  // `with pl.manual_scope():` / `with pl.scope(mode=...)`: a runtime scope around orchestration code.
+  ir::Result<ir::StmtPtr> ParseRuntimeScope(py::handle stmt, py::handle context, py::handle target) {
+    const RuntimeScopePlace place{.in_kernel = kernel_depth_ > 0, .in_manual_scope = manual_scopes_ > 0};
+    auto manual = ReadRuntimeScope(context, target, place, map_);
+    if (!manual) return pypto::unexpected(manual.error());
+    manual_scopes_ += *manual ? 1 : 0;
+    auto body = ParseBlock(stmt.attr("body"));
+    manual_scopes_ -= *manual ? 1 : 0;
+    if (!body) return body;
+    return ir::StmtPtr(std::make_shared<ir::RuntimeScopeStmt>(*manual, *body, map_.SpanOf(stmt)));
+  }
+
   // ---- explicit task order: deps=[...] and `as tid` -----------------------------------------------
 
   // `deps=[a, b]`: TaskIds the launch waits for on top of what its tensors imply; None is dropped.
@@ -658,7 +711,7 @@ class FunctionParser {
       if (IsNode(item, "Constant") && item.attr("value").is_none()) continue;
       auto dep = ParseExpr(item);
       if (!dep) return pypto::unexpected(dep.error());
-      if (!ir::IsTaskId(*(*dep)->type()))
+      if (!ir::IsTaskId(*(*dep)->type()) && !ir::IsTaskIdArray(*(*dep)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("deps= takes TaskIds, but '{}' is {}", ir::PrintExpr(*dep), (*dep)->type()->str()),
                          map_.SpanOf(item),
@@ -1065,13 +1118,14 @@ class FunctionParser {
 
   // Outside kernels, loops carry no values: a name reassigned in the body is an error.
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
-    // A TaskId reassigned in the body (`prev = t` chaining launches) is carried to the next
-    // iteration; no other orchestration value is.
+    // A TaskId reassigned in the body (`prev = t` chaining launches) or a TaskId array it updates
+    // (`tids[i] = t`) is carried to the next iteration; no other orchestration value is.
     bool carries_task_id = false, carries_other = false;
-    for (const auto& name : AssignedNames(stmt.attr("body"))) {
+    for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == header.loop_var->name_hint() || it == env_.end()) continue;
-      (ir::IsTaskId(*it->second->type()) ? carries_task_id : carries_other) = true;
+      const ir::Type& type = *it->second->type();
+      (ir::IsTaskId(type) || ir::IsTaskIdArray(type) ? carries_task_id : carries_other) = true;
     }
     if (carries_task_id && !carries_other) return ParseCarryingLoop(stmt, header, {});
     auto outer = env_;
@@ -1217,13 +1271,25 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
+  // The names a loop body may carry: those it assigns, and the arrays whose elements it assigns
+  // (`tids[i] = t`; any other `y[...] = tile` stores into y in place).
+  std::vector<std::string> CarryCandidates(py::handle body) const {
+    auto names = AssignedNames(body);
+    for (auto& name : SubscriptAssignedNames(body)) {
+      auto it = env_.find(name);
+      const bool array = it != env_.end() && it->second->type()->As<ir::ArrayType>();
+      if (array && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+    return names;
+  }
+
   ir::Result<ir::StmtPtr> ParseCarryingLoop(py::handle stmt, const LoopHeader& header,
                                             const std::vector<ir::StmtPtr>& /*prologue*/) {
     const std::string& loop_name = header.loop_var->name_hint();
     auto outer = env_;
     std::vector<std::string> carried;
     std::vector<ir::IterArg> iter_args;
-    for (const auto& name : AssignedNames(stmt.attr("body"))) {
+    for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == loop_name || it == env_.end()) continue;
       carried.push_back(name);
@@ -1443,6 +1509,7 @@ class FunctionParser {
     // pl.AUTO: "let the compiler choose" (reserve_buffer's base), upstream's -1.
     if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
       return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));
+    if (type == "Subscript" && IsArray(node.attr("value"))) return ParseArrayLoad(node);
     if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
@@ -1562,6 +1629,7 @@ class FunctionParser {
     call->source.type = source_.type;
     FunctionParser inliner(program_, call->source);
     inliner.kernel_depth_ = kernel_depth_;
+    inliner.manual_scopes_ = manual_scopes_;
     inliner.dynamic_ = dynamic_;
     program_.parsing.insert(name);
     auto body = inliner.InlineBody(call->args, span);
@@ -2331,6 +2399,7 @@ class FunctionParser {
   const FunctionSource& source_;
   SourceMap map_;
   int kernel_depth_ = 0;  // > 0 inside a pl.at scope or an InCore function
+  int manual_scopes_ = 0;  // > 0 inside a manual runtime scope
   DynamicBindings dynamic_;              // pl.dynamic names -> the extents the parameters gave them
   std::vector<ir::StmtPtr> prelude_;     // inlined bodies the statement being parsed depends on
   std::unordered_map<std::string, ir::VarPtr> env_;

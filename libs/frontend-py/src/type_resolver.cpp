@@ -219,6 +219,20 @@ std::optional<ir::MemorySpace> SpaceOf(py::handle node) {
   return std::nullopt;
 }
 
+// `pl.Array[4, pl.TASK_ID]`: a fixed-length array of orchestration scalars.
+ir::Result<ir::TypePtr> ResolveArray(py::handle node, const SourceMap& map) {
+  py::handle slice = node.attr("slice");
+  py::list elts = IsNode(slice, "Tuple") ? py::list(slice.attr("elts")) : py::list();
+  const bool literal_extent = py::len(elts) == 2 && IsNode(elts[0], "Constant") &&
+                              py::isinstance<py::int_>(elts[0].attr("value"));
+  if (!literal_extent)
+    return MakeError(DiagnosticKind::Type, "expected pl.Array[extent, dtype], such as pl.Array[4, pl.TASK_ID]",
+                     map.SpanOf(node));
+  auto dtype = ResolveDtype(elts[1], map);
+  if (!dtype) return pypto::unexpected(dtype.error());
+  return ir::TypePtr(std::make_shared<ir::ArrayType>(*dtype, elts[0].attr("value").cast<int64_t>()));
+}
+
 }  // namespace
 
 ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& name, const ir::TypePtr& actual,
@@ -388,6 +402,8 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
     auto dtype = ResolveDtype(node.attr("slice"), map);
     if (!dtype) return pypto::unexpected(dtype.error());
     return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
+  } else if (head == "pl.Array") {
+    return ResolveArray(node, map);
   } else if (head == "tuple" || head == "pl.Tuple") {
     py::handle slice = node.attr("slice");
     std::vector<py::handle> nodes;

@@ -15,6 +15,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
   if (auto s = As<SeqStmts>(stmt)) return VisitSeq(s);
   if (auto s = As<ReturnStmt>(stmt)) return VisitReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return VisitInCoreScope(s);
+  if (auto s = As<RuntimeScopeStmt>(stmt)) return VisitRuntimeScope(s);
   if (auto s = As<ForStmt>(stmt)) return VisitFor(s);
   if (auto s = As<IfStmt>(stmt)) return VisitIf(s);
   if (auto s = As<YieldStmt>(stmt)) return VisitYield(s);
@@ -64,6 +65,7 @@ void IRVisitor::VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& s
   for (const auto& dep : stmt->order().deps) VisitExpr(dep);
   VisitStmt(stmt->body());
 }
+void IRVisitor::VisitRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt) { VisitStmt(stmt->body()); }
 
 ExprPtr IRMutator::MutateExpr(const ExprPtr& expr) {
   if (auto var = As<Var>(expr)) return MutateVar(var);
@@ -79,6 +81,7 @@ StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
   if (auto s = As<SeqStmts>(stmt)) return MutateSeq(s);
   if (auto s = As<ReturnStmt>(stmt)) return MutateReturn(s);
   if (auto s = As<InCoreScopeStmt>(stmt)) return MutateInCoreScope(s);
+  if (auto s = As<RuntimeScopeStmt>(stmt)) return MutateRuntimeScope(s);
   if (auto s = As<ForStmt>(stmt)) return MutateFor(s);
   if (auto s = As<IfStmt>(stmt)) return MutateIf(s);
   if (auto s = As<YieldStmt>(stmt)) return MutateYield(s);
@@ -191,6 +194,12 @@ LaunchOrder IRMutator::MutateLaunchOrder(const LaunchOrder& order, bool& changed
     changed |= result.task_id != order.task_id;
   }
   return result;
+}
+
+StmtPtr IRMutator::MutateRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt) {
+  auto body = MutateStmt(stmt->body());
+  if (body == stmt->body()) return stmt;
+  return std::make_shared<RuntimeScopeStmt>(stmt->manual(), body, stmt->span());
 }
 
 StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {

@@ -92,6 +92,7 @@ OpRegistry::OpRegistry() {
   RegisterScalarOps(*this);
   RegisterTaskOps(*this);
   RegisterCrossCoreOps(*this);
+  RegisterArrayOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

@@ -190,6 +190,12 @@ class Printer {
       ++indent_;
       Stmt(scope->body());
       --indent_;
+    } else if (const auto* scope = stmt->As<RuntimeScopeStmt>()) {
+      // As upstream prints it; pl.manual_scope() reads back as the same scope.
+      Line(scope->manual() ? "with pl.scope(mode=pl.ScopeMode.MANUAL):" : "with pl.scope():");
+      ++indent_;
+      Stmt(scope->body());
+      --indent_;
     }
   }
 

@@ -199,6 +199,14 @@ class Comparer {
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in pl.at scope: {}", *diff);
       return std::nullopt;
     }
+    if (const auto* x = a->As<RuntimeScopeStmt>()) {
+      const auto* y = b->As<RuntimeScopeStmt>();
+      if (x->manual() != y->manual())
+        return fmt::format("runtime scope modes differ: {} vs {}", x->manual() ? "manual" : "auto",
+                           y->manual() ? "manual" : "auto");
+      if (auto diff = Body(x->body(), y->body())) return fmt::format("in runtime scope: {}", *diff);
+      return std::nullopt;
+    }
     if (a->Is<SeqStmts>()) return Body(a, b);
     return std::string("unknown statement kind");
   }

@@ -39,6 +39,13 @@ bool ScalarType::equals(const Type& other) const {
   return scalar && scalar->dtype_ == dtype_;
 }
 
+std::string ArrayType::str() const { return fmt::format("pl.Array[{}, pl.{}]", extent_, DataTypeName(dtype_)); }
+
+bool ArrayType::equals(const Type& other) const {
+  const auto* array = other.As<ArrayType>();
+  return array && array->dtype_ == dtype_ && array->extent_ == extent_;
+}
+
 int64_t ShapedType::num_elements() const {
   return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
 }

@@ -48,5 +48,32 @@ TEST(StructuralEqual, NestedSequencesAreTheirStatements) {
   EXPECT_EQ(StructuralDiff(entry, *entry.WithBody(std::make_shared<SeqStmts>(nested))), std::nullopt);
 }
 
+// A runtime scope around the whole body of TileAddProgram's entry, manual or not.
+FunctionPtr InRuntimeScope(bool manual) {
+  auto program = TileAddProgram();
+  const auto& entry = *program->entry();
+  auto stmts = FlattenStmts(entry.body());
+  auto ret = stmts.back();
+  stmts.pop_back();
+  std::vector<StmtPtr> body = {std::make_shared<RuntimeScopeStmt>(manual, std::make_shared<SeqStmts>(stmts)), ret};
+  return entry.WithBody(std::make_shared<SeqStmts>(std::move(body)));
+}
+
+TEST(StructuralEqual, RuntimeScopesCompareTheirModeAndBody) {
+  EXPECT_EQ(StructuralDiff(*InRuntimeScope(true), *InRuntimeScope(true)), std::nullopt);
+  EXPECT_EQ(StructuralDiff(*InRuntimeScope(true), *InRuntimeScope(false)),
+            "function 'tile_add': statement 0: runtime scope modes differ: manual vs auto");
+}
+
+TEST(StructuralEqual, ArrayTypesCompareExtentAndDtype) {
+  const ArrayType four(DataType::TASK_ID, 4);
+  EXPECT_TRUE(four.equals(ArrayType(DataType::TASK_ID, 4)));
+  EXPECT_FALSE(four.equals(ArrayType(DataType::TASK_ID, 5)));
+  EXPECT_FALSE(four.equals(ArrayType(DataType::INT32, 4)));
+  EXPECT_EQ(four.str(), "pl.Array[4, pl.TASK_ID]");
+  EXPECT_TRUE(IsTaskIdArray(four));
+  EXPECT_FALSE(IsTaskId(four));
+}
+
 }  // namespace
 }  // namespace pypto::ir

@@ -30,6 +30,8 @@ class CallFlattener {
     if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span(),
                                                       scope->block_num(), scope->sync_start(), scope->order()));
+    } else if (const auto* runtime = stmt->As<RuntimeScopeStmt>()) {
+      out.push_back(std::make_shared<RuntimeScopeStmt>(runtime->manual(), Flatten(runtime->body()), runtime->span()));
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
       out.push_back(std::make_shared<AssignStmt>(assign->var(), FlattenOperands(assign->value(), out), stmt->span()));
     } else if (const auto* eval = stmt->As<EvalStmt>()) {

@@ -293,9 +293,10 @@ class FunctionOutliner {
   std::vector<FunctionPtr> kernels;
 
   // `stmts` is one body; `after` are the statements that run after it in the enclosing bodies (empty
-  // for the function body itself), `loop` the innermost loop around it.
+  // for the function body itself), `loop` the innermost loop around it. `after_sees_body`: the body is
+  // a runtime scope's, whose values the statements after it still see.
   Result<std::vector<StmtPtr>> OutlineBody(const std::vector<StmtPtr>& stmts, const std::vector<StmtPtr>& after,
-                                           const ForStmt* loop) {
+                                           const ForStmt* loop, bool after_sees_body = false) {
     std::vector<StmtPtr> new_body;
     std::unordered_map<const Var*, VarPtr> renames;
     for (size_t i = 0; i < stmts.size(); ++i) {
@@ -309,6 +310,16 @@ class FunctionOutliner {
                                                      inner->iter_args(),
                                                      std::make_shared<SeqStmts>(*body, inner->body()->span()),
                                                      inner->return_vars(), inner->kind(), inner->span()));
+        continue;
+      }
+      // A runtime scope (pl.manual_scope) keeps its place; the pl.at scopes inside it are outlined there.
+      if (const auto* runtime = stmt->As<RuntimeScopeStmt>(); runtime && ContainsScope(stmt)) {
+        std::vector<StmtPtr> after_scope(stmts.begin() + i + 1, stmts.end());
+        after_scope.insert(after_scope.end(), after.begin(), after.end());
+        auto body = OutlineBody(FlattenStmts(runtime->body()), after_scope, loop, true);
+        if (!body) return pypto::unexpected(body.error());
+        new_body.push_back(std::make_shared<RuntimeScopeStmt>(
+            runtime->manual(), std::make_shared<SeqStmts>(*body, runtime->body()->span()), runtime->span()));
         continue;
       }
       const auto* scope = stmt->As<InCoreScopeStmt>();
@@ -339,6 +350,7 @@ class FunctionOutliner {
       }
       // Uses after the scope in this body, seen through the renames so far.
       std::vector<StmtPtr> rest(stmts.begin() + i + 1, stmts.end());
+      if (after_sees_body) rest.insert(rest.end(), after.begin(), after.end());
       auto outlined = OutlineScope(*scope, name, rest, handed_off_);
       if (!outlined) return pypto::unexpected(outlined.error());
       kernels.push_back(outlined->kernel);

@@ -2,7 +2,7 @@
 // against, with upstream's names and spellings, implemented for the host on pypto's rt::Runtime. With
 // it, that file compiles with the host compiler into a shared object that rt::RunCompiledOrchestration
 // runs on the runtime the simulator's task plan also drives, so the two paths can be compared. What
-// pypto's code generator emits is provided, plus explicit dependencies and dummy tasks.
+// pypto's code generator emits is provided, plus explicit dependencies, dummy tasks and manual scopes.
 #pragma once
 
 #include <algorithm>
@@ -94,6 +94,10 @@ class ChipTaskArgs {
   std::vector<ChipTensor> tensors_;
 };
 
+// How the tasks of a scope get their dependencies: from their tensors and deps (AUTO), or from their
+// deps only (MANUAL).
+enum class PTO2ScopeMode : uint8_t { AUTO = 0, MANUAL = 1 };
+
 namespace pto_orch {
 
 // One run's state: the runtime it submits to, the intermediates it allocated (freed after the run),
@@ -115,10 +119,14 @@ inline PTO2TaskId Record(const pypto::expected<pypto::rt::TaskId, pypto::rt::Fat
   return submitted ? PTO2TaskId{*submitted} : PTO2TaskId::invalid();
 }
 
-// PTO2_SCOPE(): a runtime scope around the statement that follows.
+// PTO2_SCOPE() / PTO2_SCOPE(PTO2ScopeMode::MANUAL): a runtime scope around the statement that follows.
 class Scope {
  public:
-  Scope() { Current().runtime->ScopeBegin(); }
+  explicit Scope(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) {
+    auto begun = Current().runtime->ScopeBegin(mode == PTO2ScopeMode::MANUAL ? pypto::rt::ScopeMode::Manual
+                                                                              : pypto::rt::ScopeMode::Auto);
+    if (!begun && !Current().error) Current().error = begun.error();
+  }
   ~Scope() { Current().runtime->ScopeEnd(); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -130,7 +138,7 @@ class Scope {
 
 }  // namespace pto_orch
 
-#define PTO2_SCOPE() for (::pto_orch::Scope pto2_scope_guard; pto2_scope_guard.EnterOnce();)
+#define PTO2_SCOPE(...) for (::pto_orch::Scope pto2_scope_guard{__VA_ARGS__}; pto2_scope_guard.EnterOnce();)
 
 // What a submit returns: the tensors it allocated (alloc_tensors) and its task id.
 class TaskOutputTensors {

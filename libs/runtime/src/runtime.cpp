@@ -3,7 +3,7 @@
 //
 // One mutex guards all scheduling state; kernels run outside it. A task's life:
 //   Submit   -> its dependencies are the unfinished earlier writers of overlapping bytes (RAW, WAW);
-//               it becomes ready when it has none left.
+//               it becomes ready when it has none left. In a manual scope only the explicit ones.
 //   dispatch -> a running thread takes the oldest ready task that has a free core of its type.
 //   retire   -> the core is freed, its writes are forgotten, its dependents lose one dependency.
 // Task windows: every submit (all blocks of an SPMD launch together) takes a slot in the ring of its
@@ -70,11 +70,13 @@ bool Writes(ArgDirection direction) {
 }
 
 // A scope's share of its ring: launches submitted in it, and how many of those have finished.
+// `manual`: its tasks get no dependencies from tensors (ScopeMode::Manual).
 struct Scope {
   size_t ring = 0;
   size_t launches = 0;
   size_t finished = 0;
   bool ended = false;
+  bool manual = false;
 };
 
 struct Task;
@@ -248,7 +250,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<void, FatalError> PipeFree(const KernelLaunch& launch, std::string_view kernel,
                                              const PipeRef& pipe) override;
   TaskId JoinOf(const std::vector<TaskId>& ids);
-  void ScopeBegin();
+  pypto::expected<void, FatalError> ScopeBegin(ScopeMode mode);
   void ScopeEnd();
   pypto::expected<void, FatalError> WaitAll();
   void Reset();
@@ -308,6 +310,9 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<std::shared_ptr<Launch>, FatalError> TakeSlot(std::unique_lock<std::mutex>& lock, int32_t func_id,
                                                                 int32_t blocks);
   size_t HeldByOpenScopes(size_t ring) const;
+  // With mu_ held: tasks submitted now take only their explicit dependencies (a manual scope is open;
+  // nothing nests in one, so it is the innermost).
+  bool InManualScope() const { return scopes_.back()->manual; }
   void FinishLaunch(Launch& launch);
   // With mu_ held, once no task is live: the run's outer scope starts afresh.
   void RestartOuterScope();
@@ -570,9 +575,20 @@ void Runtime::Impl::FinishLaunch(Launch& launch) {
   if (slot_waiters_ > 0) idle_cv_.notify_all();
 }
 
-void Runtime::Impl::ScopeBegin() {
+// A refused scope is still pushed (as the manual scope it is in), so that the ScopeEnd matching it
+// closes it and not the scope around it; the run has failed anyway.
+pypto::expected<void, FatalError> Runtime::Impl::ScopeBegin(ScopeMode mode) {
   std::lock_guard lock(mu_);
-  scopes_.push_back(std::make_shared<Scope>(Scope{.ring = std::min(scopes_.size(), kRings - 1)}));
+  const bool in_manual = InManualScope();
+  const bool manual = in_manual || mode == ScopeMode::Manual;
+  scopes_.push_back(std::make_shared<Scope>(Scope{.ring = std::min(scopes_.size(), kRings - 1), .manual = manual}));
+  if (!in_manual) return {};
+  RecordError({FatalCode::InvalidArgs,
+               fmt::format("{} scope opened at depth {} inside a manual scope: nothing nests in a manual scope "
+                           "(its tasks take only the dependencies they name); close the manual scope first, or "
+                           "make the outer scope an auto one",
+                           mode == ScopeMode::Manual ? "a manual" : "an auto", scopes_.size() - 1)});
+  return pypto::unexpected(*error_);
 }
 
 void Runtime::Impl::ScopeEnd() {
@@ -1122,6 +1138,7 @@ std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
 void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
   for (TaskId id : args.dependencies())
     if (auto producer = live_.find(id); producer != live_.end()) AddEdge(*producer->second, task);
+  if (InManualScope()) return;  // as upstream: no creator edges and no overlap lookups either
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     // Creator edge: a tensor produced by a task still in flight.
@@ -1150,7 +1167,9 @@ void Runtime::Impl::AddEdge(Task& producer, Task& consumer) {
   ++consumer.pending;
 }
 
+// A task of a manual scope registers nothing: later tasks wait for it only when they name it.
 void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
+  if (InManualScope()) return;
   for (const TensorArg& arg : args.tensors()) {
     if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
@@ -1361,7 +1380,7 @@ pypto::expected<TaskId, FatalError> Runtime::SubmitAiv(int32_t func_id, const Ta
 pypto::expected<TaskId, FatalError> Runtime::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
   return impl_->Submit(core, func_id, args);
 }
-void Runtime::ScopeBegin() { impl_->ScopeBegin(); }
+pypto::expected<void, FatalError> Runtime::ScopeBegin(ScopeMode mode) { return impl_->ScopeBegin(mode); }
 void Runtime::ScopeEnd() { impl_->ScopeEnd(); }
 pypto::expected<TaskId, FatalError> Runtime::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
   return impl_->SubmitMixed(kernels, args);

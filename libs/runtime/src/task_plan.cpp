@@ -192,7 +192,11 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
       submitted = pypto::unexpected(std::move(args.error()));
       break;
     }
-    for (int scope = 0; scope < submit.scopes_opened; ++scope) runtime.ScopeBegin();
+    for (int scope = 0; scope < submit.scopes_opened && submitted; ++scope) {
+      const bool manual = submit.opens_manual_scope && scope + 1 == submit.scopes_opened;
+      submitted = runtime.ScopeBegin(manual ? ScopeMode::Manual : ScopeMode::Auto);
+    }
+    if (!submitted) break;
     auto id = submit.dummy   ? runtime.SubmitDummy(*args)
               : submit.mixed ? runtime.SubmitMixed(*submit.mixed, *args)
                              : runtime.Submit(submit.core_type, submit.func_id, *args);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -322,6 +323,64 @@ TEST(TaskPlan, ADependencyOnALaterSubmitIsRefused) {
   ASSERT_FALSE(ran);
   EXPECT_EQ(ran.error().code, FatalCode::InvalidArgs);
   EXPECT_EQ(ran.error().message, "submit 1 depends on submit 2, which is not an earlier one");
+}
+
+// A plan's manual scope: the two writers of y run together (each waits until the other has started);
+// in an auto scope the second would wait for the first, and neither would meet the other.
+class TogetherExecutor : public CoreExecutor {
+ public:
+  Result Execute(const KernelLaunch&) override {
+    std::unique_lock lock(mu_);
+    ++started_;
+    cv_.notify_all();
+    met_ &= cv_.wait_for(lock, 5s, [&] { return started_ >= 2; });
+    return {};
+  }
+  bool met_ = true;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
+};
+
+TEST(TaskPlan, AManualScopeDerivesNoDependenciesFromTensors) {
+  TaskPlan plan;
+  plan.orchestration_name = "manual";
+  plan.params = {F32("y", {4, 8})};
+  plan.kernels = {{.func_id = 0, .name = "write", .core_type = CoreType::AIV}};
+  plan.submits = {
+      {.func_id = 0, .args = {Param(0, ArgDirection::InOut)}, .scopes_opened = 1, .opens_manual_scope = true},
+      {.func_id = 0, .args = {Param(0, ArgDirection::InOut)}, .scopes_closed = 1},
+  };
+  std::vector<float> y(32);
+  const std::vector<ChipTensor> params = {F32Tensor(y, {4, 8})};
+  TogetherExecutor executor;
+  Runtime runtime({.aic_cores = 2, .aiv_cores = 2, .worker_threads = 4}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  EXPECT_TRUE(executor.met_);
+}
+
+TEST(TaskPlan, AScopeOpenedInsideAManualOneFailsTheRun) {
+  TaskPlan plan;
+  plan.orchestration_name = "nested";
+  plan.params = {F32("y", {4, 8})};
+  plan.kernels = {{.func_id = 0, .name = "write", .core_type = CoreType::AIV}};
+  plan.submits = {
+      {.func_id = 0, .args = {Param(0, ArgDirection::InOut)}, .scopes_opened = 1, .opens_manual_scope = true},
+      {.func_id = 0, .args = {Param(0, ArgDirection::InOut)}, .scopes_opened = 1, .scopes_closed = 2},
+  };
+  std::vector<float> y(32);
+  const std::vector<ChipTensor> params = {F32Tensor(y, {4, 8})};
+  struct : CoreExecutor {
+    Result Execute(const KernelLaunch&) override { return {}; }
+  } executor;
+  Runtime runtime({.aic_cores = 2, .aiv_cores = 2, .worker_threads = 4}, executor);
+  auto ran = RunPlan(plan, params, runtime);
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.error().code, FatalCode::InvalidArgs);
+  EXPECT_NE(ran.error().message.find("an auto scope opened at depth 2 inside a manual scope"), std::string::npos);
 }
 
 }  // namespace

@@ -174,6 +174,103 @@ TEST(CompiledOrchestration, TaskIdsDependenciesAndADummyJoin) {
   ExpectSameResults(OrderedProgram(), "ordered", submits.size() - 1);
 }
 
+// A manual scope with a TaskId array fan-in: four launches writing c = a + b (into one tensor, which
+// in a manual scope orders nothing) record their TaskIds in an array; f = c + a waits for all of them
+// through deps=[tids], its only dependency on them.
+ir::ProgramPtr ManualFanInProgram() {
+  auto add = testing::BinaryKernel("kernel_add", "tile.add", 16, 16);
+  auto a = testing::Tensor("a", {16, 16}), b = testing::Tensor("b", {16, 16}), c = testing::Tensor("c", {16, 16}),
+       f = testing::Tensor("f", {16, 16});
+  std::vector<ir::StmtPtr> scope;
+  auto create = testing::OpWithKwargs("array.create", {testing::Index(4)}, {{"dtype", ir::DataType::TASK_ID}});
+  auto tids = testing::Local("tids", create);
+  scope.push_back(testing::Assign(tids, create));
+  auto i = testing::LoopVar("i", 4);
+  auto carried = std::make_shared<ir::Var>("tids_iter", tids->type());
+  std::vector<ir::StmtPtr> loop_body;
+  auto t = TaskIdVar("t");
+  SubmitKernel(add, {a, b, c}, "c_i", {.task_id = t}, loop_body);
+  auto update = testing::Op("array.update_element", {carried, i, t});
+  auto updated = testing::Local("tids_next", update);
+  loop_body.push_back(testing::Assign(updated, update));
+  loop_body.push_back(std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{updated}));
+  auto all = std::make_shared<ir::Var>("tids_all", tids->type());
+  scope.push_back(std::make_shared<ir::ForStmt>(i, testing::Index(0), testing::Index(4), testing::Index(1),
+                                                std::vector<ir::IterArg>{{carried, tids}},
+                                                std::make_shared<ir::SeqStmts>(std::move(loop_body)),
+                                                std::vector<ir::VarPtr>{all}, ir::ForKind::Sequential));
+  auto f1 = SubmitKernel(add, {c, a, f}, "f_1", {.deps = {all}}, scope);
+  std::vector<ir::StmtPtr> body;
+  body.push_back(std::make_shared<ir::RuntimeScopeStmt>(true, std::make_shared<ir::SeqStmts>(std::move(scope))));
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{f}));
+  auto entry = std::make_shared<ir::Function>(
+      "fan_in", std::vector<ir::VarPtr>{a, b, c, f},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out,
+                                      ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{f->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_fan_in", std::vector<ir::FunctionPtr>{add, entry}, "fan_in");
+}
+
+TEST(CompiledOrchestration, AManualScopeWithATaskIdArrayFanIn) {
+  const Generated generated = Generate(ManualFanInProgram());
+  const std::string& cpp = generated.orchestration.cpp_source;
+  EXPECT_NE(cpp.find("    PTO2TaskId tids[4];\n"
+                     "    PTO2TaskId t;\n"
+                     "    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n"
+                     "      for (PTO2TaskId& tids_slot : tids) tids_slot = PTO2TaskId::invalid();\n"),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("        t = rt_submit_aiv_task(0, params_t0).task_id();\n"
+                     "        tids[i] = t;\n"),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("      PTO2TaskId params_t1_deps[4] = {tids[0], tids[1], tids[2], tids[3]};\n"),
+            std::string::npos)
+      << cpp;
+  EXPECT_EQ(cpp.find("PTO2_SCOPE() {\n        t ="), std::string::npos) << "no scope per iteration:\n" << cpp;
+  const auto& submits = generated.orchestration.plan.submits;
+  ASSERT_EQ(submits.size(), 5u);
+  EXPECT_EQ(submits[0].scopes_opened, 1);
+  EXPECT_TRUE(submits[0].opens_manual_scope);
+  for (size_t k = 1; k < 4; ++k) EXPECT_EQ(submits[k].scopes_opened + submits[k].scopes_closed, 0) << k;
+  EXPECT_EQ(submits[4].deps, (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(submits[4].scopes_closed, 1);
+  ExpectSameResults(ManualFanInProgram(), "manual_fan_in");
+}
+
+// A scalar and a TaskId defined inside a runtime scope, used after it: the scope is a C++ block, so they
+// are declared before it. c = a + k inside the scope; f = c + k after it, waiting for the first.
+ir::ProgramPtr ValuesAfterAScopeProgram() {
+  auto add = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto a = testing::Tensor("a", {16, 16}), c = testing::Tensor("c", {16, 16}), f = testing::Tensor("f", {16, 16});
+  std::vector<ir::StmtPtr> scope;
+  auto k = testing::ScalarDef("k", std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32), scope);
+  auto first = TaskIdVar("first");
+  auto c1 = SubmitKernel(add, {a, k, c}, "c_1", {.task_id = first}, scope);
+  std::vector<ir::StmtPtr> body;
+  body.push_back(std::make_shared<ir::RuntimeScopeStmt>(true, std::make_shared<ir::SeqStmts>(std::move(scope))));
+  auto f1 = SubmitKernel(add, {c1, k, f}, "f_1", {.deps = {first}}, body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{f1}));
+  auto entry = std::make_shared<ir::Function>(
+      "after_scope", std::vector<ir::VarPtr>{a, c, f},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{f->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_after_scope", std::vector<ir::FunctionPtr>{add, entry}, "after_scope");
+}
+
+TEST(CompiledOrchestration, ValuesDefinedInARuntimeScopeAreSeenAfterIt) {
+  const Generated generated = Generate(ValuesAfterAScopeProgram());
+  const std::string& cpp = generated.orchestration.cpp_source;
+  EXPECT_NE(cpp.find("    float k;\n"
+                     "    PTO2TaskId first;\n"
+                     "    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n"
+                     "      k = "),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("      first = rt_submit_aiv_task(0, params_t0).task_id();\n"), std::string::npos) << cpp;
+  ExpectSameResults(ValuesAfterAScopeProgram(), "after_scope");
+}
+
 // Hand-written orchestration code using the runtime's task order API directly: a submit's task id,
 // explicit dependencies (with an invalid id among them) and a dummy task joining on them.
 constexpr const char* kHandWrittenOrchestration = R"(

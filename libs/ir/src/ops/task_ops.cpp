@@ -16,7 +16,7 @@ Result<TypePtr> DeduceTaskDummy(const std::vector<ExprPtr>& args, const Call::Kw
   const auto* deps = args[0]->As<TupleLiteral>();
   if (!deps) return TypeError("pl.system.task_dummy takes deps=[...], a list of TaskIds", span);
   for (const auto& dep : deps->elements()) {
-    if (!IsTaskId(*dep->type()))
+    if (!IsTaskId(*dep->type()) && !IsTaskIdArray(*dep->type()))
       return TypeError(fmt::format("pl.system.task_dummy waits for TaskIds, got {}", dep->type()->str()),
                        dep->span().known() ? dep->span() : span);
   }

@@ -26,6 +26,7 @@ class IRVisitor {
   virtual void VisitSeq(const std::shared_ptr<const SeqStmts>& stmt);
   virtual void VisitReturn(const std::shared_ptr<const ReturnStmt>& stmt);
   virtual void VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt);
+  virtual void VisitRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt);
 };
 
 // Returns the same pointer for an unchanged subtree, so sharing is preserved.
@@ -48,6 +49,7 @@ class IRMutator {
   virtual StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& stmt);
   virtual StmtPtr MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt);
   virtual StmtPtr MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt);
+  virtual StmtPtr MutateRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt);
   // Mutates the TaskIds a launch waits for and the one it defines; sets `changed` if any changed.
   LaunchOrder MutateLaunchOrder(const LaunchOrder& order, bool& changed);
 };

@@ -26,6 +26,7 @@ enum class NodeKind {
   IfStmt,
   YieldStmt,
   InCoreScopeStmt,
+  RuntimeScopeStmt,
 };
 
 class Node {

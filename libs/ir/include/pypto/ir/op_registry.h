@@ -102,5 +102,6 @@ void RegisterTensorOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);
 void RegisterCrossCoreOps(OpRegistry& registry);
+void RegisterArrayOps(OpRegistry& registry);
 
 }  // namespace pypto::ir

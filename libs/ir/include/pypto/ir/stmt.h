@@ -178,4 +178,21 @@ class InCoreScopeStmt final : public Stmt {
   LaunchOrder order_;
 };
 
+// `with pl.manual_scope():` (or `with pl.scope(mode=pl.ScopeMode.MANUAL):`) and `with pl.scope():` in
+// orchestration code: a runtime scope around the launches of its body. In a manual one the runtime
+// derives no dependencies from tensors: launches wait only for the TaskIds their deps= name. Nothing
+// nests in a manual scope, and kernels hold none.
+class RuntimeScopeStmt final : public Stmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::RuntimeScopeStmt;
+  RuntimeScopeStmt(bool manual, StmtPtr body, Span span = {})
+      : Stmt(kKind, std::move(span)), manual_(manual), body_(std::move(body)) {}
+  bool manual() const { return manual_; }
+  const StmtPtr& body() const { return body_; }
+
+ private:
+  bool manual_ = false;
+  StmtPtr body_;
+};
+
 }  // namespace pypto::ir

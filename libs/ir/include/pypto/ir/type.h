@@ -28,7 +28,7 @@ enum class MemorySpace : uint8_t {
 std::string_view MemorySpaceName(MemorySpace space);
 std::optional<MemorySpace> MemorySpaceFromName(std::string_view name);  // "Vec" -> Vec
 
-enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple };
+enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple, Array };
 
 class Type;
 class Expr;
@@ -76,6 +76,28 @@ class ScalarType final : public Type {
 inline bool IsTaskId(const Type& type) {
   const auto* scalar = type.As<ScalarType>();
   return scalar && scalar->dtype() == DataType::TASK_ID;
+}
+
+// pl.Array[extent, dtype]: a fixed number of scalars of orchestration code (pl.array.create), in
+// practice TaskIds that one `deps=[tids]` waits for all of.
+class ArrayType final : public Type {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Array;
+  ArrayType(DataType dtype, int64_t extent) : Type(kKind), dtype_(dtype), extent_(extent) {}
+  DataType dtype() const { return dtype_; }
+  int64_t extent() const { return extent_; }
+  std::string str() const override;
+  bool equals(const Type& other) const override;
+
+ private:
+  DataType dtype_;
+  int64_t extent_;
+};
+
+// Whether `type` is pl.Array[n, pl.TASK_ID].
+inline bool IsTaskIdArray(const Type& type) {
+  const auto* array = type.As<ArrayType>();
+  return array && array->dtype() == DataType::TASK_ID;
 }
 
 // Shared by tensors and tiles: a static shape and an element type.

@@ -138,6 +138,14 @@ struct MixedKernels {
   int32_t aiv1 = kNoKernel;
 };
 
+// How a scope's tasks get their dependencies (upstream's PTO2ScopeMode). Auto: from overlapping
+// tensor views, plus the explicit ones. Manual: from their explicit dependencies only. A task submitted
+// in a manual scope neither looks up the accesses of earlier tasks (inside the scope or before it) nor
+// registers its own, so tasks after the scope do not wait for it either unless they name it (as
+// upstream: every edge touching a manual task is one the orchestration wrote). Nothing nests in a
+// manual scope: opening any scope inside one is fatal (InvalidArgs).
+enum class ScopeMode : uint8_t { Auto, Manual };
+
 class Runtime {
  public:
   Runtime(RuntimeOptions options, CoreExecutor& executor);
@@ -146,7 +154,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Dependencies come from overlapping tensor views: read-after-write, write-after-read and
-  // write-after-write; and from TaskArgs::set_dependencies. The id a submit returns stands for all
+  // write-after-write; and from TaskArgs::set_dependencies (in a manual scope, only from those). The id a submit returns stands for all
   // of it: for a launch of several blocks or a mixed task it is a dummy task that waits for every
   // block and member. A launch with launch_spec.require_sync_start runs its blocks together: they
   // wait for their arguments as one, are dispatched only when all of them have a core, and do not wait
@@ -161,7 +169,8 @@ class Runtime {
 
   // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
   // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.
-  void ScopeBegin();
+  // A scope opened inside a manual one is refused with InvalidArgs, latched as the run's error.
+  pypto::expected<void, FatalError> ScopeBegin(ScopeMode mode = ScopeMode::Auto);
   void ScopeEnd();
 
   // Blocks until every submitted task has finished, which ends the run's outer scope; returns the

@@ -64,6 +64,9 @@ struct PlanSubmit {
   // body is a scope each iteration; an iteration that submits nothing opens none).
   uint16_t scopes_opened = 0;
   uint16_t scopes_closed = 0;
+  // The innermost scope it opens is a manual one (pl.manual_scope); the others are auto scopes. Nothing
+  // nests in a manual scope, so only the innermost can be.
+  bool opens_manual_scope = false;
 };
 
 struct TaskPlan {
