@@ -1,5 +1,5 @@
-"""The top-k ops on the simulator: pl.arange, pl.sort32, pl.mrgsort, tile slices and the mask form of
-pl.gather, checked against torch (topk, sort within 32-element blocks, strided lane selection)."""
+"""The top-k ops on the simulator: pl.arange, pl.sort32, pl.mrgsort, tile slices and the mask and index
+forms of pl.gather, checked against torch (topk, sort within 32-element blocks, strided lane selection)."""
 
 import pytest
 import torch
@@ -186,3 +186,63 @@ def test_sort32_needs_unsigned_indices(kernels):
     with pytest.raises(ParserTypeError) as info:
         kernels.signed_indices(torch.randn(1, 128), torch.empty(1, 256))
     assert "pl.sort32 carries UINT32 indices, got INT32" in str(info.value)
+
+
+GATHERS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def interleave(cos: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+    # out[r, j] = cos[r, j // 2], the indices built in the kernel as upstream's rope kernels do.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        col = pl.col_expand_mul(pl.full([8, 32], dtype=pl.FP32, value=1.0),
+                                pl.cast(pl.arange(0, [1, 32], dtype=pl.INT32), target_type=pl.FP32))
+        dup = pl.cast(pl.mul(col, 0.5), target_type=pl.INT32, mode="trunc")
+        out[:, :] = pl.gather(cos[:, :], dim=-1, index=dup)
+    return out
+
+
+@pl.jit
+def by_table(x: pl.Tensor[[4, 64], pl.FP16], idx: pl.Tensor[[4, 8], pl.INT32], out: pl.Out[pl.Tensor[[4, 8], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.tile.gather(x[:, :], idx[:, :])
+    return out
+
+
+@pl.jit
+def along_rows(x: pl.Tensor[[4, 64], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.gather(x[:, :], dim=0, index=idx[:, :])
+    return out
+'''
+
+
+def test_gather_index_form_interleaves_a_row(write_kernel):
+    module, _ = write_kernel("gathers", GATHERS)
+    cos, out = torch.randn(8, 16), torch.zeros(8, 32)
+    module.interleave(cos, out)
+    torch.testing.assert_close(out, torch.repeat_interleave(cos, 2, dim=1))
+
+
+def test_gather_picks_by_an_index_table_and_checks_each_index(write_kernel):
+    module, path = write_kernel("gathers", GATHERS)
+    x = torch.randn(4, 64, dtype=torch.float16)
+    idx = torch.randint(0, 64, (4, 8), dtype=torch.int32)
+    out = torch.zeros(4, 8, dtype=torch.float16)
+    module.by_table(x, idx, out)
+    torch.testing.assert_close(out, torch.gather(x, 1, idx.long()))
+    idx[2, 5] = 64
+    with pytest.raises(RuntimeError, match=r"the index 64 at \[2, 5\] is outside the source row of 64 elements"):
+        module.by_table(x, idx, out)
+
+
+def test_gather_along_another_axis_is_refused_at_dim(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("gathers", GATHERS)
+    with pytest.raises(InvalidOperationError) as error:
+        module.along_rows(torch.randn(4, 64), torch.zeros(4, 8, dtype=torch.int32), torch.zeros(4, 8))
+    assert error.value.message == ("'pl.gather' gathers along the last axis of a 2-D tile only: dim must be -1 "
+                                   "(or 1)")
+    assert error.value.location == f"{path}:26:44"

@@ -56,6 +56,14 @@ def valid_from_a_tensor(x: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
         p = pl.tile.fillpad(u, pad_value=pl.PadValue.max)
         pl.store(p, [0, 0], out)
     return out
+@pl.jit
+def sliced_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(0, 40, 16):
+            rows = pl.min(16, 40 - r)
+            t = pl.slice(x, [16, 32], [r, 0], valid_shape=[rows, 32])
+            pl.store(pl.add(t, 1.0), [r, 0], y)
+    return y
 '''
 
 
@@ -84,6 +92,15 @@ def test_the_valid_shape_is_printed_in_the_tile_type(kernels):
     text = str(kernels.padded_row_max.lower(x, 40, out))
     assert "pl.TileView(valid_shape=[16, 40])" in text
     assert 'pl.tile.fillpad(t, pad_value="min")' in text
+
+
+def test_a_tensor_slice_with_a_valid_shape_loads_a_ragged_row_block(kernels):
+    # pl.slice of a tensor inside a kernel is a load of the region: 40 rows in blocks of 16, the
+    # last block valid for 8 rows only (upstream's pypto-lib models read ragged batches this way).
+    x, y = torch.randn(40, 32), torch.full((40, 32), -7.0)
+    kernels.sliced_rows(x, y)
+    torch.testing.assert_close(y, x + 1.0)
+    assert "pl.tile.load(x, [r, 0], [16, 32], [rows, 32])" in str(kernels.sliced_rows.lower(x, y))
 
 
 def test_a_ragged_tail_loads_stores_and_sums_only_its_columns(kernels):
@@ -118,3 +135,27 @@ def test_the_pto_module_takes_valid_extents_computed_in_the_loop(kernels, build_
     loop = text[text.index("scf.for") :]
     assert "%t = pto.alloc_tile addr = %c0_i64 valid_row = %c16_index valid_col = %1" in loop, text
     assert "pto.tfillpad ins(%t" in loop and "pad=3>" in loop, text
+
+
+BAD_SLICE = '''
+import pypto.language as pl
+
+
+@pl.jit
+def dropped(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.slice(x, [16, 32], [0, 0], drop_dims=[0])
+        pl.store(t, [0, 0], y)
+    return y
+'''
+
+
+def test_a_tensor_slice_argument_not_supported_in_a_kernel_is_named(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("bad_slice", BAD_SLICE)
+    with pytest.raises(InvalidOperationError) as error:
+        module.dropped(torch.randn(16, 32), torch.zeros(16, 32))
+    assert error.value.message == ("'pl.slice' of a tensor inside a kernel has no argument 'drop_dims' (arguments: x, "
+                                   "shape, offset, valid_shape)")
+    assert error.value.location == f"{path}:8:53"

@@ -233,6 +233,13 @@ class Planner {
   Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span) {
     const std::string& op = call.target_name();
     const auto& args = call.args();
+    // On a device a transposed operand is a layout of its L0 tile (a DN Right tile), not a flag of
+    // tmatmul; backend-ptoas does not choose layouts yet.
+    for (const char* flag : {"a_trans", "b_trans"}) {
+      if (ir::FindAttr<bool>(call.kwargs(), flag).value_or(false))
+        return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {}=True in kernel '{}' yet", op, flag,
+                                       kernel_.name()));
+    }
     switch (lowering.form) {
       case OpForm::Load:
         if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;

@@ -61,8 +61,11 @@ ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vecto
     }
     if (base == "gather") {
       if (has("mask_pattern")) return fmt::format("{}gather_mask", prefix);
+      if (prefix == "pl.tile." || has("index")) return dsl_name;  // the index form (the parser maps pl.X's keywords)
       return ir::MakeError(ir::DiagnosticKind::InvalidOperation,
-                           fmt::format("only the mask form of '{}' (mask_pattern=...) is supported yet", dsl_name),
+                           fmt::format("only the mask and index forms of '{}' (mask_pattern=..., or dim=-1 and "
+                                       "index=...) are supported yet",
+                                       dsl_name),
                            span);
     }
     break;

@@ -545,6 +545,104 @@ class FunctionParser {
     return ir::ExprPtr(*call);
   }
 
+  static bool HasKeyword(py::handle call, const std::string& key) {
+    for (auto keyword : call.attr("keywords"))
+      if (!keyword.attr("arg").is_none() && keyword.attr("arg").cast<std::string>() == key) return true;
+    return false;
+  }
+
+  // `pl.gather(x, dim=-1, index=i)` inside a kernel: the index form along the last axis of a 2-D tile,
+  // `pl.tile.gather(x, i)`, written with the user's argument nodes.
+  ir::Result<py::object> GatherIndexForm(py::handle node) {
+    const std::string name = DottedName(node.attr("func"));
+    const ir::Span span = map_.SpanOf(node.attr("func"));
+    py::list positional = node.attr("args");
+    std::vector<py::object> args(3);  // input, dim, index
+    const char* const kNames[] = {"input", "dim", "index"};
+    if (py::len(positional) > 3)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' takes at most 3 positional arguments, got {}", name, py::len(positional)),
+                       span);
+    for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
+    for (auto keyword : node.attr("keywords")) {
+      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      auto slot = std::find(std::begin(kNames), std::end(kNames), key);
+      if (slot == std::end(kNames))
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("'{}' with index= takes input, dim and index, not '{}'", name, key),
+                         map_.SpanOf(keyword.attr("value")));
+      args[slot - std::begin(kNames)] = keyword.attr("value");
+    }
+    if (!args[0]) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs input", name), span);
+    auto dim = args[1] ? ParseExpr(args[1]) : ir::Result<ir::ExprPtr>(ir::ExprPtr());
+    if (!dim) return pypto::unexpected(dim.error());
+    const auto axis = *dim ? ir::AsConstInt(*dim) : std::optional<int64_t>();
+    if (!axis || (*axis != -1 && *axis != 1))
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' gathers along the last axis of a 2-D tile only: dim must be -1 (or 1)", name),
+                       args[1] ? map_.SpanOf(args[1]) : span);
+    py::module_ ast = py::module_::import("ast");
+    py::object tile = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "tile", ast.attr("Load")());
+    py::object func = ast.attr("Attribute")(tile, "gather", ast.attr("Load")());
+    py::list call_args;
+    call_args.append(args[0]);
+    call_args.append(args[2]);
+    py::object call = ast.attr("Call")(func, call_args, py::list());
+    py::object name_node = tile.attr("value");
+    for (const py::object& part : {func, tile, name_node}) ast.attr("copy_location")(part, node.attr("func"));
+    ast.attr("copy_location")(call, node);
+    return call;
+  }
+
+  // `pl.slice(tensor, shape, offset, valid_shape=...)` inside a kernel reads that region into a tile:
+  // the load `pl.load(tensor, offset, shape, valid_shape=...)`, written with the user's argument nodes
+  // so its checks point at them. Nothing (nullopt) when the first argument is a tile: that is
+  // tile.slice.
+  ir::Result<std::optional<py::object>> SliceOfTensorAsLoad(py::handle node) {
+    const std::string name = DottedName(node.attr("func"));
+    py::list positional = node.attr("args");
+    if (py::len(positional) == 0) return std::optional<py::object>();
+    auto source = ParseExpr(positional[0]);
+    if (!source) return pypto::unexpected(source.error());
+    if (!(*source)->type()->As<ir::TensorType>()) return std::optional<py::object>();
+    const char* const kNames[] = {"x", "shape", "offset"};
+    std::vector<py::object> args(3);
+    if (py::len(positional) > 3)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' takes at most 3 positional arguments, got {}", name, py::len(positional)),
+                       map_.SpanOf(node.attr("func")));
+    for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
+    py::module_ ast = py::module_::import("ast");
+    py::list load_keywords;
+    for (auto keyword : node.attr("keywords")) {
+      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key == "valid_shape") {
+        load_keywords.append(keyword);
+        continue;
+      }
+      auto slot = std::find(std::begin(kNames), std::end(kNames), key);
+      if (slot == std::end(kNames))
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("'{}' of a tensor inside a kernel has no argument '{}' (arguments: x, shape, "
+                                     "offset, valid_shape)",
+                                     name, key),
+                         map_.SpanOf(keyword.attr("value")));
+      args[slot - std::begin(kNames)] = keyword.attr("value");
+    }
+    for (size_t i = 1; i < 3; ++i)
+      if (!args[i])
+        return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs {}", name, kNames[i]),
+                         map_.SpanOf(node.attr("func")));
+    py::object load_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "load", ast.attr("Load")());
+    py::list load_args;
+    for (size_t i : {0, 2, 1}) load_args.append(args[i]);
+    py::object load = ast.attr("Call")(load_name, load_args, load_keywords);
+    ast.attr("copy_location")(load_name, node.attr("func"));
+    ast.attr("copy_location")(load_name.attr("value"), node.attr("func"));
+    ast.attr("copy_location")(load, node);
+    return std::optional<py::object>(load);
+  }
+
   // `pl.read(t, i)`: one index not in a list, as upstream accepts for a 1-D tensor.
   static bool HasBareIndex(py::handle call) {
     py::list args = call.attr("args");
@@ -1906,6 +2004,16 @@ class FunctionParser {
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
     if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
     if (name == "pl.assemble" || name == "pl.tile.assemble" || name == "pl.tensor.assemble") return ParseAssemble(node);
+    if ((name == "pl.gather" || name == "pl.tensor.gather") && kernel_depth_ > 0 && HasKeyword(node, "index")) {
+      auto gather = GatherIndexForm(node);
+      if (!gather) return pypto::unexpected(gather.error());
+      return ParseCall(*gather);
+    }
+    if ((name == "pl.slice" || name == "pl.tensor.slice") && kernel_depth_ > 0) {
+      auto load = SliceOfTensorAsLoad(node);
+      if (!load) return pypto::unexpected(load.error());
+      if (*load) return ParseCall(**load);
+    }
     if ((name == "pl.read" || name == "pl.tensor.read") && HasBareIndex(node)) return ParseCall(WithIndexList(node));
     if (IsDumpTag(node))
       return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,

@@ -151,6 +151,39 @@ class _jit_mm:
 )");
 }
 
+// b_trans / a_trans: an operand given transposed, its other extent the product's.
+TEST(OpCatalog, MatmulOperandsGivenTransposed) {
+  auto request = Request(R"(@pl.jit
+def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.matmul(a, b, b_trans=True)
+        acc = pl.matmul_acc(acc, a, b, b_trans=True)
+        pl.store(acc, [0, 0], c)
+    return c
+)",
+                         {{"a", {16, 32}}, {"b", {48, 32}}, {"c", {16, 48}}});
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_mm:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def mm(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[48, 32], pl.FP32], c: pl.Out[pl.Tensor[[16, 48], pl.FP32]]) -> pl.Tensor[[16, 48], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc: pl.Tile[[16, 48], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(pl.tile.load(a, [0, 0], [16, 32]), pl.tile.load(b, [0, 0], [48, 32]), b_trans=True)
+            acc_1: pl.Tile[[16, 48], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc, pl.tile.load(a, [0, 0], [16, 32]), pl.tile.load(b, [0, 0], [48, 32]), b_trans=True)
+            pl.tile.store(acc_1, [0, 0], c)
+        return c
+)");
+  auto mismatch = Request(R"(@pl.jit
+def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.matmul(a, b, b_trans=True), [0, 0], c)
+    return c
+)",
+                          {{"a", {16, 32}}, {"b", {32, 48}}, {"c", {16, 48}}});
+  EXPECT_EQ(ParseText(mismatch),
+            "/src/kernels.py:4:18: error: pl.matmul: tile.matmul cannot multiply pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] "
+            "by pl.Tile[[32, 48], pl.FP32, pl.Mem.Vec] (transposed): the inner dimensions and dtypes must agree");
+}
+
 TEST(OpCatalog, IncoreKernelsCalledFromOrchestration) {
   auto request = Request(R"(@pl.jit
 def dag(a: pl.Tensor, f: pl.Out[pl.Tensor]):

@@ -388,6 +388,9 @@ class MatmulTiler final : public IRMutator {
     const Call* matmul = OpCall(stmts[i], "tile.matmul");
     const auto* assign = stmts[i]->As<AssignStmt>();
     if (!matmul || !assign) return std::nullopt;
+    // An operand given transposed (a_trans / b_trans) is not tiled yet.
+    for (const char* flag : {"a_trans", "b_trans"})
+      if (FindAttr<bool>(matmul->kwargs(), flag).value_or(false)) return std::nullopt;
     const auto* lhs = matmul->args()[0]->As<Var>();
     const auto* rhs = matmul->args()[1]->As<Var>();
     if (!lhs || !rhs) return std::nullopt;

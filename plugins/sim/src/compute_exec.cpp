@@ -106,16 +106,17 @@ bool RunI32(const Instr& instr, const Operands& o, const int64_t* regs) {
 void RunMatmul(const Instr& instr, const Operands& o) {
   const ComputeInfo& c = instr.compute;
   const auto m = static_cast<size_t>(c.rows), k = static_cast<size_t>(c.inner), n = static_cast<size_t>(c.cols);
+  const MatmulLayout layout{.a_trans = c.a_trans, .b_trans = c.b_trans};
   switch (c.in_dtype) {
     case ir::DataType::FP16:
       MatmulF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
-                n, c.accumulate);
+                n, c.accumulate, layout);
       break;
     case ir::DataType::BF16:
       MatmulBF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
-                 n, c.accumulate);
+                 n, c.accumulate, layout);
       break;
-    default: MatmulF32(o.fdst(), o.fsrc0(), o.fsrc1(), m, k, n, c.accumulate); break;
+    default: MatmulF32(o.fdst(), o.fsrc0(), o.fsrc1(), m, k, n, c.accumulate, layout); break;
   }
 }
 
@@ -162,6 +163,35 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
                 fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, instr.compute.rows,
                             instr.compute.cols));
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
+}
+
+// out[r][k] = src[r][indices[r][k]], each index checked against the source's row.
+Result RunGatherIndex(const DecodedKernel& kernel, size_t index, const Operands& o) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  const auto src_cols = static_cast<size_t>(c.src_cols), elem = static_cast<size_t>(instr.elem_bytes);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < cols; ++k) {
+      const size_t at = r * cols + k;
+      int64_t pick = 0;
+      if (c.index_bytes == 2) {
+        int16_t narrow;
+        std::memcpy(&narrow, o.src1 + at * 2, 2);
+        pick = narrow;
+      } else {
+        int32_t wide;
+        std::memcpy(&wide, o.src1 + at * 4, 4);
+        pick = wide;
+      }
+      if (pick < 0 || static_cast<size_t>(pick) >= src_cols)
+        return Fail(kernel, index,
+                    fmt::format("the index {} at [{}, {}] is outside the source row of {} elements", pick, r, k,
+                                src_cols));
+      std::memcpy(o.dst + at * elem, o.src0 + (r * src_cols + static_cast<size_t>(pick)) * elem, elem);
+    }
+  }
+  return {};
 }
 
 // A window of a larger tile copied out (Slice) or written in place (Insert), at an origin read now.
@@ -242,6 +272,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::Arange: RunTopKFamily(instr, o, regs); return {};
     case ComputeKind::Slice:
     case ComputeKind::Insert: return RunWindow(kernel, index, o, regs);
+    case ComputeKind::GatherIndex: return RunGatherIndex(kernel, index, o);
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {

@@ -58,6 +58,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Sort32: return "sort32";
     case ComputeKind::MergeSort: return "mrgsort";
     case ComputeKind::GatherMask: return "gather";
+    case ComputeKind::GatherIndex: return "gather_index";
     case ComputeKind::Slice: return "slice";
     case ComputeKind::Insert: return "insert";
     case ComputeKind::Concat: return "concat";
@@ -1122,6 +1123,7 @@ class Decoder {
       put("tile.sort32", ComputeKind::Sort32, 0);
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
+      put("tile.gather", ComputeKind::GatherIndex, 0);
       put("tile.slice", ComputeKind::Slice, 0);
       put("tile.extract", ComputeKind::Slice, 0);
       put("tile.assemble", ComputeKind::Insert, 0);
@@ -1279,6 +1281,7 @@ class Decoder {
       case ComputeKind::Sort32:
       case ComputeKind::MergeSort:
       case ComputeKind::GatherMask:
+      case ComputeKind::GatherIndex:
       case ComputeKind::Concat:
       case ComputeKind::Transpose:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
@@ -1341,9 +1344,11 @@ class Decoder {
     }
     if (lhs->shape.size() != 2 || rhs->shape.size() != 2)
       return Fail(fmt::format("{} multiplies 2-D tiles", op));
-    info.rows = lhs->shape[0];
-    info.inner = lhs->shape[1];
-    info.cols = rhs->shape[1];
+    info.a_trans = ir::FindAttr<bool>(call.kwargs(), "a_trans").value_or(false);
+    info.b_trans = ir::FindAttr<bool>(call.kwargs(), "b_trans").value_or(false);
+    info.rows = lhs->shape[info.a_trans ? 1 : 0];
+    info.inner = lhs->shape[info.a_trans ? 0 : 1];
+    info.cols = rhs->shape[info.b_trans ? 0 : 1];
     info.in_dtype = lhs->dtype;
     info.accumulate = acc;
     instr.src0 = lhs->ref;
@@ -1475,6 +1480,15 @@ class Decoder {
       case ComputeKind::GatherMask:
         info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
         return {};
+      case ComputeKind::GatherIndex: {
+        auto indices = Tile(args[1], "indices");
+        if (!indices) return Error(indices.error());
+        if (Overlap(out.ref, src->ref) || Overlap(out.ref, indices->ref))
+          return Fail("the result of tile.gather overlaps an operand");
+        instr.src1 = indices->ref;
+        info.index_bytes = static_cast<uint8_t>(ir::DataTypeBytes(indices->dtype));
+        return {};
+      }
       case ComputeKind::Transpose:
         // Rows and columns are the source's; the result, written element by element, is another buffer.
         info.rows = src->shape[0];

@@ -58,6 +58,7 @@ enum class ComputeKind : uint8_t {
   Sort32,        // dst = each 32-block of src0's rows sorted with its indices src1, as (value, index) pairs
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
+  GatherIndex,   // dst[r][k] = src0[r][src1[r][k]] (src1: INT32 or INT16 indices, checked when it runs)
   Slice,         // dst = the window of src0 at (row_offset, col_offset) (tile.slice, tile.extract)
   Insert,        // the window of dst at (row_offset, col_offset) = src0 (tile.assemble, in place)
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
@@ -91,11 +92,13 @@ struct ComputeInfo {
   int64_t rows = 0, cols = 0, inner = 0;
   ScalarOperand scalar;
   bool accumulate = false;     // Matmul: add into dst
+  bool a_trans = false, b_trans = false;  // Matmul: src0 is [inner, rows] / src1 is [cols, inner]
   ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast: element type of src0 (and src1)
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
-  int64_t src_cols = 0;        // Slice, GatherMask, Concat: row length of src0 (cols is the result's)
+  int64_t src_cols = 0;        // GatherMask, GatherIndex, Concat: row length of src0 (cols is the result's)
+  uint8_t index_bytes = 4;     // GatherIndex: width of the indices in src1
   // Slice/Insert: the window's origin (a constant or a register: a loop variable) in the larger tile,
   // whose rows and cols are `outer_rows`/`outer_cols`; rows/cols are the window's.
   Operand row_offset, col_offset;

@@ -2,6 +2,8 @@
 // (L0C) tile. Accumulation happens in FP32 for floating-point inputs and INT32 for INT8.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "op_checks.h"
 
 namespace pypto::ir {
@@ -43,17 +45,23 @@ Result<const TileType*> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const
   return ExpectIn(expr, l0, what, span);
 }
 
-// The [M, N] Acc type of lhs [M, K] x rhs [K, N].
+// The [M, N] Acc type of lhs [M, K] x rhs [K, N]; with `a_trans=True` lhs is given as [K, M], with
+// `b_trans=True` rhs as [N, K] (the cube reads it transposed).
 Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, const ExprPtr& rhs_expr,
-                              const Span& span) {
+                              const OpAttrs& kwargs, const Span& span) {
   auto lhs = ExpectOperand(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
   if (!lhs) return pypto::unexpected(lhs.error());
   auto rhs = ExpectOperand(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
   if (!rhs) return pypto::unexpected(rhs.error());
-  const Shape &a = (*lhs)->shape(), &b = (*rhs)->shape();
+  Shape a = (*lhs)->shape(), b = (*rhs)->shape();
+  const bool a_trans = FindAttr<bool>(kwargs, "a_trans").value_or(false);
+  const bool b_trans = FindAttr<bool>(kwargs, "b_trans").value_or(false);
+  if (a_trans) std::swap(a[0], a[1]);
+  if (b_trans) std::swap(b[0], b[1]);
   if (a[1] != b[0] || (*lhs)->dtype() != (*rhs)->dtype()) {
-    return TypeError(fmt::format("{} cannot multiply {} by {}: the inner dimensions and dtypes must agree", op,
-                                 (*lhs)->str(), (*rhs)->str()),
+    return TypeError(fmt::format("{} cannot multiply {}{} by {}{}: the inner dimensions and dtypes must agree", op,
+                                 (*lhs)->str(), a_trans ? " (transposed)" : "", (*rhs)->str(),
+                                 b_trans ? " (transposed)" : ""),
                      span);
   }
   auto acc = AccumulatorDtype((*lhs)->dtype(), span);
@@ -63,7 +71,7 @@ Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, co
 
 // `out_dtype=` names the Acc dtype; the cube unit has one per input dtype, so it may only confirm it.
 Result<TypePtr> DeduceMatmul(const std::vector<ExprPtr>& args, const OpAttrs& kwargs, const Span& span) {
-  auto product = DeduceProduct("tile.matmul", args[0], args[1], span);
+  auto product = DeduceProduct("tile.matmul", args[0], args[1], kwargs, span);
   if (!product) return product;
   const auto out_dtype = FindAttr<DataType>(kwargs, "out_dtype");
   const auto& acc = static_cast<const TileType&>(**product);
@@ -75,10 +83,10 @@ Result<TypePtr> DeduceMatmul(const std::vector<ExprPtr>& args, const OpAttrs& kw
   return product;
 }
 
-Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const Span& span) {
+Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const OpAttrs& kwargs, const Span& span) {
   auto acc = ExpectIn(args[0], MemorySpace::Acc, "the accumulator of tile.matmul_acc", span);
   if (!acc) return pypto::unexpected(acc.error());
-  auto product = DeduceProduct("tile.matmul_acc", args[1], args[2], span);
+  auto product = DeduceProduct("tile.matmul_acc", args[1], args[2], kwargs, span);
   if (!product) return product;
   // Shape, dtype and buffer must agree; the accumulator's placement is the result's.
   const auto& expected = static_cast<const TileType&>(**product);
@@ -95,15 +103,15 @@ Result<TypePtr> DeduceMatmulAcc(const std::vector<ExprPtr>& args, const Span& sp
 void RegisterTileMatmulOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.matmul",
                           .description = "C = A @ B: Left [M, K] times Right [K, N] into Acc [M, N]",
-                          .params = {Arg("lhs"), Arg("rhs"), OptionalAttr("out_dtype", OpAttrKind::DType)},
+                          .params = {Arg("lhs"), Arg("rhs"), OptionalAttr("out_dtype", OpAttrKind::DType),
+                                     OptionalAttr("a_trans", OpAttrKind::Bool), OptionalAttr("b_trans", OpAttrKind::Bool)},
                           .deduce_type = DeduceMatmul,
                           .affinity = CoreAffinity::Cube});
   registry.Register(OpDef{.name = "tile.matmul_acc",
                           .description = "acc += A @ B, updating the Acc tile in place",
-                          .params = {Arg("acc"), Arg("lhs"), Arg("rhs")},
-                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
-                            return DeduceMatmulAcc(args, span);
-                          },
+                          .params = {Arg("acc"), Arg("lhs"), Arg("rhs"), OptionalAttr("a_trans", OpAttrKind::Bool),
+                                     OptionalAttr("b_trans", OpAttrKind::Bool)},
+                          .deduce_type = DeduceMatmulAcc,
                           .affinity = CoreAffinity::Cube,
                           .result_aliases_arg = 0});
 }

@@ -114,6 +114,29 @@ Result<TypePtr> DeduceGatherMask(const std::vector<ExprPtr>& args, const Call::K
   return std::make_shared<TileType>(Shape{shape[0], shape[1] / lanes.group}, out_dtype, MemorySpace::Vec);
 }
 
+// `tile.gather(src, indices[, tmp])`, the index form: out[r, k] = src[r, indices[r, k]]. The indices
+// are INT32 (INT16 for a 16-bit source); the result has their shape and the source's dtype.
+Result<TypePtr> DeduceGatherIndex(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto src = ExpectMatrixTile(args[0], "the source of tile.gather", span);
+  if (!src) return pypto::unexpected(src.error());
+  auto indices = ExpectMatrixTile(args[1], "the indices of tile.gather", span);
+  if (!indices) return pypto::unexpected(indices.error());
+  const DataType dtype = (*src)->dtype(), index_dtype = (*indices)->dtype();
+  const bool wide_index = index_dtype == DataType::INT32;
+  const bool narrow_index = index_dtype == DataType::INT16 && DataTypeBits(dtype) == 16;
+  if (!wide_index && !narrow_index)
+    return TypeError(fmt::format("the indices of tile.gather must be INT32 (or INT16 for a 16-bit source), got {}",
+                                 DataTypeName(index_dtype)),
+                     span);
+  if ((*indices)->shape()[0] != (*src)->shape()[0])
+    return TypeError(fmt::format("tile.gather picks from each row of {} by the same row of {}: the row counts differ",
+                                 (*src)->str(), (*indices)->str()),
+                     span);
+  if ((*src)->memory_space() != MemorySpace::Vec || (*indices)->memory_space() != MemorySpace::Vec)
+    return TypeError("tile.gather reads Vec tiles", span);
+  return std::make_shared<TileType>((*indices)->shape(), dtype, MemorySpace::Vec);
+}
+
 }  // namespace
 
 void RegisterTileSortOps(OpRegistry& registry) {
@@ -126,6 +149,11 @@ void RegisterTileSortOps(OpRegistry& registry) {
                           .description = "merge each 4 consecutive sorted runs of block_len lanes of one row",
                           .params = {Arg("src"), Arg("block_len")},
                           .deduce_type = DeduceMergeSort,
+                          .affinity = CoreAffinity::Vector});
+  registry.Register(OpDef{.name = "tile.gather",
+                          .description = "pick elements of each row by the indices of the same row (index form)",
+                          .params = {Arg("src"), Arg("indices"), OptionalArg("tmp")},
+                          .deduce_type = DeduceGatherIndex,
                           .affinity = CoreAffinity::Vector});
   registry.Register(OpDef{.name = "tile.gather_mask",
                           .description = "keep the lanes of each row that a mask pattern selects",

@@ -35,27 +35,30 @@ bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 }
 
 // C = A * B (+ C). BLAS takes int sizes; tiles are far below 2^31 elements per side.
-void Sgemm(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate) {
+void Sgemm(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate,
+           MatmulLayout layout) {
   UseOneBlasThread();
   const int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0f, a, ki, b, ni, accumulate ? 1.0f : 0.0f,
-              c, ni);
+  cblas_sgemm(CblasRowMajor, layout.a_trans ? CblasTrans : CblasNoTrans, layout.b_trans ? CblasTrans : CblasNoTrans,
+              mi, ni, ki, 1.0f, a, layout.a_trans ? mi : ki, b, layout.b_trans ? ki : ni, accumulate ? 1.0f : 0.0f, c,
+              ni);
 }
 
 // Widens m*k and k*n half-precision values into per-thread scratch and multiplies in fp32.
 void MatmulWidened(ElemType type, float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n,
-                   bool accumulate) {
+                   bool accumulate, MatmulLayout layout) {
   thread_local std::vector<float> wide_a, wide_b;
   wide_a.resize(m * k);
   wide_b.resize(k * n);
   Convert(type, ElemType::F32, wide_a.data(), a, m * k, RoundMode::None);
   Convert(type, ElemType::F32, wide_b.data(), b, k * n, RoundMode::None);
-  MatmulF32(c, wide_a.data(), wide_b.data(), m, k, n, accumulate);
+  MatmulF32(c, wide_a.data(), wide_b.data(), m, k, n, accumulate, layout);
 }
 
 }  // namespace
 
-void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate) {
+void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate,
+               MatmulLayout layout) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // an empty sum: BLAS would agree, but its leading dimensions must be at least 1
     if (!accumulate) std::fill_n(c, m * n, 0.0f);
@@ -63,21 +66,23 @@ void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, siz
   }
   const size_t c_bytes = m * n * sizeof(float);
   if (!Overlaps(c, c_bytes, a, m * k * sizeof(float)) && !Overlaps(c, c_bytes, b, k * n * sizeof(float))) {
-    Sgemm(c, a, b, m, k, n, accumulate);
+    Sgemm(c, a, b, m, k, n, accumulate, layout);
     return;
   }
   // sgemm reads A and B while writing C, so an aliased product is formed aside.
   std::vector<float> out = accumulate ? std::vector<float>(c, c + m * n) : std::vector<float>(m * n);
-  Sgemm(out.data(), a, b, m, k, n, accumulate);
+  Sgemm(out.data(), a, b, m, k, n, accumulate, layout);
   std::memcpy(c, out.data(), c_bytes);
 }
 
-void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate) {
-  MatmulWidened(ElemType::F16, c, a, b, m, k, n, accumulate);
+void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate,
+               MatmulLayout layout) {
+  MatmulWidened(ElemType::F16, c, a, b, m, k, n, accumulate, layout);
 }
 
-void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate) {
-  MatmulWidened(ElemType::BF16, c, a, b, m, k, n, accumulate);
+void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate,
+                MatmulLayout layout) {
+  MatmulWidened(ElemType::BF16, c, a, b, m, k, n, accumulate, layout);
 }
 
 }  // namespace pypto::sim

@@ -12,11 +12,21 @@
 
 namespace pypto::sim {
 
-void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate);
+// Operands given transposed: A as [k, m] (a_trans) and B as [n, k] (b_trans), row-major, as
+// pl.matmul(..., a_trans=True, b_trans=True) passes them.
+struct MatmulLayout {
+  bool a_trans = false;
+  bool b_trans = false;
+};
+
+void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate,
+               MatmulLayout layout = {});
 
 // A and B hold IEEE half (F16) or bfloat16 (BF16) bit patterns; they are widened exactly to fp32 and
 // multiplied in fp32, like the cube unit's fp32 accumulation.
-void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate);
-void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate);
+void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate,
+               MatmulLayout layout = {});
+void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate,
+                MatmulLayout layout = {});
 
 }  // namespace pypto::sim
