@@ -33,15 +33,9 @@ def left_transposed(xt: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "transposed_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("transposed_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+@pytest.fixture
+def kernels(write_kernel):
+    module, _ = write_kernel("transposed_kernels", KERNELS)
     return module
 
 

@@ -518,14 +518,30 @@ class FunctionParser {
     auto target = ParseExpr(args[0]);
     if (!target) return pypto::unexpected(target.error());
     if ((*target)->type()->As<ir::TileType>()) return ParseTileAssemble(name, *target, args, store_keywords, span);
-    py::object store_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "store", ast.attr("Load")());
-    py::list store_args;
-    for (size_t i : {1, 2, 0}) store_args.append(args[i]);
-    py::object store = ast.attr("Call")(store_name, store_args, store_keywords);
-    ast.attr("copy_location")(store_name, node.attr("func"));
-    ast.attr("copy_location")(store_name.attr("value"), node.attr("func"));
-    ast.attr("copy_location")(store, node);
-    return ParseCall(store);
+    return ParseCall(RewrittenCall(node, "pl.store", {args[1], args[2], args[0]}, store_keywords));
+  }
+
+  // `dotted(args..., keywords...)` standing where `original` stands (`dotted` is "pl.store",
+  // "pl.tile.gather"): the call a DSL spelling is rewritten into, keeping the user's argument nodes so
+  // that its checks point at them.
+  static py::object RewrittenCall(py::handle original, const std::string& dotted, const std::vector<py::object>& args,
+                                  const py::list& keywords) {
+    py::module_ ast = py::module_::import("ast");
+    const py::handle where = original.attr("func");
+    size_t dot = dotted.find('.');
+    py::object func = ast.attr("Name")(dotted.substr(0, dot), ast.attr("Load")());
+    ast.attr("copy_location")(func, where);
+    while (dot != std::string::npos) {
+      const size_t next = dotted.find('.', dot + 1);
+      func = ast.attr("Attribute")(func, dotted.substr(dot + 1, next - dot - 1), ast.attr("Load")());
+      ast.attr("copy_location")(func, where);
+      dot = next;
+    }
+    py::list call_args;
+    for (const auto& arg : args) call_args.append(arg);
+    py::object call = ast.attr("Call")(func, call_args, keywords);
+    ast.attr("copy_location")(call, original);
+    return call;
   }
 
   // `target = pl.assemble(target, source, offset)` with a tile target writes the tile `source` into a
@@ -581,17 +597,7 @@ class FunctionParser {
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("'{}' gathers along the last axis of a 2-D tile only: dim must be -1 (or 1)", name),
                        args[1] ? map_.SpanOf(args[1]) : span);
-    py::module_ ast = py::module_::import("ast");
-    py::object tile = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "tile", ast.attr("Load")());
-    py::object func = ast.attr("Attribute")(tile, "gather", ast.attr("Load")());
-    py::list call_args;
-    call_args.append(args[0]);
-    call_args.append(args[2]);
-    py::object call = ast.attr("Call")(func, call_args, py::list());
-    py::object name_node = tile.attr("value");
-    for (const py::object& part : {func, tile, name_node}) ast.attr("copy_location")(part, node.attr("func"));
-    ast.attr("copy_location")(call, node);
-    return call;
+    return RewrittenCall(node, "pl.tile.gather", {args[0], args[2]}, py::list());
   }
 
   // `pl.slice(tensor, shape, offset, valid_shape=...)` inside a kernel reads that region into a tile:
@@ -612,7 +618,6 @@ class FunctionParser {
                        fmt::format("'{}' takes at most 3 positional arguments, got {}", name, py::len(positional)),
                        map_.SpanOf(node.attr("func")));
     for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
-    py::module_ ast = py::module_::import("ast");
     py::list load_keywords;
     for (auto keyword : node.attr("keywords")) {
       const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
@@ -633,14 +638,7 @@ class FunctionParser {
       if (!args[i])
         return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs {}", name, kNames[i]),
                          map_.SpanOf(node.attr("func")));
-    py::object load_name = ast.attr("Attribute")(ast.attr("Name")("pl", ast.attr("Load")()), "load", ast.attr("Load")());
-    py::list load_args;
-    for (size_t i : {0, 2, 1}) load_args.append(args[i]);
-    py::object load = ast.attr("Call")(load_name, load_args, load_keywords);
-    ast.attr("copy_location")(load_name, node.attr("func"));
-    ast.attr("copy_location")(load_name.attr("value"), node.attr("func"));
-    ast.attr("copy_location")(load, node);
-    return std::optional<py::object>(load);
+    return std::optional<py::object>(RewrittenCall(node, "pl.load", {args[0], args[2], args[1]}, load_keywords));
   }
 
   // `pl.read(t, i)`: one index not in a list, as upstream accepts for a 1-D tensor.

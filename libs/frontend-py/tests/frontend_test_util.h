@@ -45,4 +45,22 @@ inline std::string ParseText(const ParseRequest& request) {
   return ir::PrintProgram(**program);
 }
 
+// An entry `f(x: [16, 32] FP32, y: Out [16, 32] FP32)` whose body is `body` (orchestration code), and
+// the header of its printed form: what the orchestration-level tests (task order, runtime scopes)
+// write their programs in.
+inline constexpr const char* kOrchestrationHeader =
+    "@pl.jit\n"
+    "def f(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n";
+
+inline std::string ParseOrchestration(const std::string& body) {
+  return ParseText(Request(std::string(kOrchestrationHeader) + body, {{"x", {16, 32}}, {"y", {16, 32}}}));
+}
+
+inline constexpr const char* kPrintedOrchestrationHeader =
+    "@pl.program\n"
+    "class _jit_f:\n"
+    "    @pl.function(type=pl.FunctionType.Opaque)\n"
+    "    def f(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> "
+    "pl.Tensor[[16, 32], pl.FP32]:\n";
+
 }  // namespace pypto::frontend::testing

@@ -6,20 +6,9 @@
 namespace pypto::frontend::testing {
 namespace {
 
-constexpr const char* kHeader =
-    "@pl.jit\n"
-    "def f(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n";
+std::string Parse(const std::string& body) { return ParseOrchestration(body); }
 
-std::string Parse(const std::string& body) {
-  return ParseText(Request(std::string(kHeader) + body, {{"x", {16, 32}}, {"y", {16, 32}}}));
-}
-
-constexpr const char* kPrintedHeader =
-    "@pl.program\n"
-    "class _jit_f:\n"
-    "    @pl.function(type=pl.FunctionType.Opaque)\n"
-    "    def f(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> "
-    "pl.Tensor[[16, 32], pl.FP32]:\n";
+constexpr const char* kPrintedHeader = kPrintedOrchestrationHeader;
 
 TEST(ManualScope, ALoopOfLaunchesRecordsItsTaskIdsForOneConsumer) {
   EXPECT_EQ(Parse("    with pl.manual_scope():\n"

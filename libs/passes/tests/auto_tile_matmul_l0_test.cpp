@@ -17,33 +17,43 @@ using testing::OpWithKwargs;
 
 ir::Call::Kwargs In(ir::MemorySpace space) { return {{"target_memory", space}}; }
 
+// The statements of a kernel body, each defining a named tile.
+struct BodyBuilder {
+  std::vector<ir::StmtPtr> stmts;
+
+  ir::VarPtr Def(const std::string& name, const ir::CallPtr& value) {
+    auto var = testing::Local(name, value);
+    stmts.push_back(testing::Assign(var, value));
+    return var;
+  }
+  ir::VarPtr Load(const std::string& name, const ir::VarPtr& tensor, int64_t rows, int64_t cols) {
+    return Def(name, OpWithKwargs("tile.load", {tensor, Ints({0, 0}), Ints({rows, cols})}, In(ir::MemorySpace::Mat)));
+  }
+  ir::VarPtr Move(const std::string& name, const ir::VarPtr& tile, ir::MemorySpace space) {
+    return Def(name, OpWithKwargs("tile.move", {tile}, In(space)));
+  }
+  void Store(const ir::VarPtr& tile, const ir::VarPtr& tensor) {
+    stmts.push_back(std::make_shared<ir::EvalStmt>(Op("tile.store", {tile, Ints({0, 0}), tensor})));
+  }
+};
+
 // `out = a @ b` with a [M, K], b [K, N] loaded whole into Mat and moved into Left/Right, as
 // InferTileMemorySpace leaves a tensor matmul; `moved` false feeds the Mat tiles to the matmul.
 ir::ProgramPtr MatmulKernel(int64_t M, int64_t K, int64_t N, bool moved = true, bool stored = true) {
   auto a = testing::Tensor("a", {M, K}), b = testing::Tensor("b", {K, N}), out = testing::Tensor("out", {M, N});
-  std::vector<ir::StmtPtr> body;
-  auto def = [&](const std::string& name, const ir::CallPtr& value) {
-    auto var = testing::Local(name, value);
-    body.push_back(testing::Assign(var, value));
-    return var;
-  };
-  auto place = [&](const ir::VarPtr& tile, ir::MemorySpace space) {
-    return OpWithKwargs("tile.move", {tile}, In(space));
-  };
-  auto a_mat = def("a_mat", OpWithKwargs("tile.load", {a, Ints({0, 0}), Ints({M, K})}, In(ir::MemorySpace::Mat)));
-  auto b_mat = def("b_mat", OpWithKwargs("tile.load", {b, Ints({0, 0}), Ints({K, N})}, In(ir::MemorySpace::Mat)));
+  BodyBuilder body;
+  auto a_mat = body.Load("a_mat", a, M, K), b_mat = body.Load("b_mat", b, K, N);
   ir::VarPtr lhs = a_mat, rhs = b_mat;
   if (moved) {
-    lhs = def("a_l", place(a_mat, ir::MemorySpace::Left));
-    rhs = def("b_r", place(b_mat, ir::MemorySpace::Right));
+    lhs = body.Move("a_l", a_mat, ir::MemorySpace::Left);
+    rhs = body.Move("b_r", b_mat, ir::MemorySpace::Right);
   }
-  auto c = def("c", Op("tile.matmul", {lhs, rhs}));
+  auto c = body.Def("c", Op("tile.matmul", {lhs, rhs}));
   // Stored from L0C, or kept on chip: moved to Vec and stored from there.
-  auto stored_tile = stored ? c : def("c_vec", place(c, ir::MemorySpace::Vec));
-  body.push_back(std::make_shared<ir::EvalStmt>(Op("tile.store", {stored_tile, Ints({0, 0}), out})));
+  body.Store(stored ? c : body.Move("c_vec", c, ir::MemorySpace::Vec), out);
   auto kernel = testing::KernelFunction("mm", {a, b, out},
                                         {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
-                                        std::move(body), out);
+                                        std::move(body.stmts), out);
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
 }
 
@@ -53,30 +63,19 @@ ir::ProgramPtr ChainedKernel(int64_t M, int64_t K, int64_t N) {
   const auto bf16 = ir::DataType::BF16;
   auto a = testing::Tensor("a", {M, K}, bf16), b = testing::Tensor("b", {K, N}, bf16);
   auto e = testing::Tensor("e", {N, 64}, bf16), out = testing::Tensor("out", {M, 64});
-  std::vector<ir::StmtPtr> body;
-  auto def = [&](const std::string& name, const ir::CallPtr& value) {
-    auto var = testing::Local(name, value);
-    body.push_back(testing::Assign(var, value));
-    return var;
-  };
-  auto place = [&](const ir::VarPtr& tile, ir::MemorySpace space) {
-    return OpWithKwargs("tile.move", {tile}, In(space));
-  };
-  auto load = [&](const ir::VarPtr& tensor, int64_t rows, int64_t cols) {
-    return OpWithKwargs("tile.load", {tensor, Ints({0, 0}), Ints({rows, cols})}, In(ir::MemorySpace::Mat));
-  };
-  auto a_mat = def("a_mat", load(a, M, K)), b_mat = def("b_mat", load(b, K, N)), e_mat = def("e_mat", load(e, N, 64));
-  auto c = def("c", Op("tile.matmul", {def("a_l", place(a_mat, ir::MemorySpace::Left)),
-                                       def("b_r", place(b_mat, ir::MemorySpace::Right))}));
-  auto cb = def("cb", OpWithKwargs("tile.cast", {c}, {{"target_type", bf16}, {"mode", std::string("rint")}}));
-  auto cb_mat = def("cb_mat", place(cb, ir::MemorySpace::Mat));
-  auto d = def("d", Op("tile.matmul", {def("cb_l", place(cb_mat, ir::MemorySpace::Left)),
-                                       def("e_r", place(e_mat, ir::MemorySpace::Right))}));
-  body.push_back(std::make_shared<ir::EvalStmt>(Op("tile.store", {d, Ints({0, 0}), out})));
+  BodyBuilder body;
+  auto a_mat = body.Load("a_mat", a, M, K), b_mat = body.Load("b_mat", b, K, N), e_mat = body.Load("e_mat", e, N, 64);
+  auto c = body.Def("c", Op("tile.matmul", {body.Move("a_l", a_mat, ir::MemorySpace::Left),
+                                            body.Move("b_r", b_mat, ir::MemorySpace::Right)}));
+  auto cb = body.Def("cb", OpWithKwargs("tile.cast", {c}, {{"target_type", bf16}, {"mode", std::string("rint")}}));
+  auto cb_mat = body.Move("cb_mat", cb, ir::MemorySpace::Mat);
+  auto d = body.Def("d", Op("tile.matmul", {body.Move("cb_l", cb_mat, ir::MemorySpace::Left),
+                                            body.Move("e_r", e_mat, ir::MemorySpace::Right)}));
+  body.Store(d, out);
   auto kernel = testing::KernelFunction(
       "mm", {a, b, e, out},
       {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
-      std::move(body), out);
+      std::move(body.stmts), out);
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
 }
 

@@ -104,7 +104,8 @@ void RegisterTileMatmulOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.matmul",
                           .description = "C = A @ B: Left [M, K] times Right [K, N] into Acc [M, N]",
                           .params = {Arg("lhs"), Arg("rhs"), OptionalAttr("out_dtype", OpAttrKind::DType),
-                                     OptionalAttr("a_trans", OpAttrKind::Bool), OptionalAttr("b_trans", OpAttrKind::Bool)},
+                                     OptionalAttr("a_trans", OpAttrKind::Bool),
+                                     OptionalAttr("b_trans", OpAttrKind::Bool)},
                           .deduce_type = DeduceMatmul,
                           .affinity = CoreAffinity::Cube});
   registry.Register(OpDef{.name = "tile.matmul_acc",
