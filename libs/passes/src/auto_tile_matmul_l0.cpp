@@ -152,16 +152,16 @@ class BlockNestBuilder {
         {{"dtype", mat_type.dtype()}, {"target_memory", MemorySpace::Mat}}, span_);
     if (!create) return pypto::unexpected(create.error());
     auto empty = std::make_shared<Var>(scratch.mat->name_hint(), (*create)->type(), span_);
-    auto rows = CarriedLoop("mi", M(), plan_.block.m, empty, scratch.mat, [&](const ExprPtr& mi, const VarPtr& rows_in,
-                                                                              std::vector<StmtPtr>& body) {
-      auto cols = CarriedLoop("ni", N(), plan_.block.n, rows_in, nullptr,
+    auto row_blocks = [&](const ExprPtr& mi, const VarPtr& rows_in, std::vector<StmtPtr>& body) -> Result<VarPtr> {
+      auto cols = CarriedLoop("ni", 0, N(), plan_.block.n, rows_in, nullptr,
                               [&](const ExprPtr& ni, const VarPtr& cols_in, std::vector<StmtPtr>& inner) {
                                 return AssembledBlock(mi, ni, cols_in, inner);
                               });
-      if (!cols) return Result<VarPtr>(pypto::unexpected(cols.error()));
+      if (!cols) return pypto::unexpected(cols.error());
       body.push_back(cols->first);
-      return Result<VarPtr>(cols->second);
-    });
+      return cols->second;
+    };
+    auto rows = CarriedLoop("mi", 0, M(), plan_.block.m, empty, scratch.mat, row_blocks);
     if (!rows) return pypto::unexpected(rows.error());
     return StmtPtr(std::make_shared<SeqStmts>(
         std::vector<StmtPtr>{std::make_shared<AssignStmt>(empty, *create, span_), rows->first}, span_));
@@ -169,9 +169,9 @@ class BlockNestBuilder {
 
   using CarriedBodyFn = std::function<Result<VarPtr>(const ExprPtr&, const VarPtr&, std::vector<StmtPtr>&)>;
 
-  // `for <name>_<suffix>, (carried,) in range(0, extent, step, init_values=(init,))`, whose body gives
-  // the next value; the loop's result is `result` (a fresh variable when null).
-  Result<std::pair<StmtPtr, VarPtr>> CarriedLoop(const std::string& suffix, int64_t extent, int64_t step,
+  // `for <name>_<suffix>, (carried,) in range(start, stop, step, init_values=(init,))`, whose body
+  // gives the next value; the loop's result is `result` (a fresh variable when null).
+  Result<std::pair<StmtPtr, VarPtr>> CarriedLoop(const std::string& suffix, int64_t start, int64_t stop, int64_t step,
                                                  const VarPtr& init, VarPtr result, const CarriedBodyFn& body_fn) {
     auto var = std::make_shared<Var>(fmt::format("{}_{}", name_, suffix), std::make_shared<ScalarType>(DataType::INDEX),
                                      span_);
@@ -181,7 +181,7 @@ class BlockNestBuilder {
     if (!next) return pypto::unexpected(next.error());
     body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{*next}, span_));
     if (!result) result = std::make_shared<Var>(init->name_hint(), init->type(), span_);
-    auto loop = std::make_shared<ForStmt>(var, Index(0, span_), Index(extent, span_), Index(step, span_),
+    auto loop = std::make_shared<ForStmt>(var, Index(start, span_), Index(stop, span_), Index(step, span_),
                                           std::vector<IterArg>{IterArg{carried, init}},
                                           std::make_shared<SeqStmts>(std::move(body), span_),
                                           std::vector<VarPtr>{result}, ForKind::Sequential, span_);
@@ -238,28 +238,16 @@ class BlockNestBuilder {
     VarPtr acc = *first;
     const int64_t K = plan_.lhs_mat->type()->As<TileType>()->shape()[1];
     if (K > plan_.block.k) {
-      auto loop = KLoop(mi, ni, acc, K);
+      // The other k-steps, carrying the block's accumulator.
+      auto loop = CarriedLoop("ki", plan_.block.k, K, plan_.block.k, acc, nullptr,
+                              [&](const ExprPtr& ki, const VarPtr& carried, std::vector<StmtPtr>& steps) {
+                                return Step(mi, ni, ki, carried, steps);
+                              });
       if (!loop) return pypto::unexpected(loop.error());
       body.push_back(loop->first);
       acc = loop->second;
     }
     return acc;
-  }
-
-  // `for ki in range(k, K, k)` carrying the accumulator; returns the loop and its result.
-  Result<std::pair<StmtPtr, VarPtr>> KLoop(const ExprPtr& mi, const ExprPtr& ni, const VarPtr& init, int64_t K) {
-    auto ki = std::make_shared<Var>(fmt::format("{}_ki", name_), std::make_shared<ScalarType>(DataType::INDEX), span_);
-    auto carried = std::make_shared<Var>(name_, init->type(), span_);
-    std::vector<StmtPtr> body;
-    auto next = Step(mi, ni, ki, carried, body);
-    if (!next) return pypto::unexpected(next.error());
-    body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{*next}, span_));
-    auto result = std::make_shared<Var>(name_, init->type(), span_);
-    auto loop = std::make_shared<ForStmt>(ki, Index(plan_.block.k, span_), Index(K, span_),
-                                          Index(plan_.block.k, span_), std::vector<IterArg>{IterArg{carried, init}},
-                                          std::make_shared<SeqStmts>(std::move(body), span_),
-                                          std::vector<VarPtr>{result}, ForKind::Sequential, span_);
-    return std::pair<StmtPtr, VarPtr>(loop, result);
   }
 
   // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`).
