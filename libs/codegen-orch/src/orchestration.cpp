@@ -1471,6 +1471,11 @@ class OrchestrationEmitter {
       step.submit.require_sync_start = true;
       body_ += fmt::format("{}{}.launch_spec.set_require_sync_start(true);\n", indent_, params);
     }
+    // allow_early_resolve=True: consumers of this launch may be staged before it finishes.
+    if (call.order().allow_early_resolve) {
+      step.submit.allow_early_resolve = true;
+      body_ += fmt::format("{}{}.set_allow_early_resolve(true);\n", indent_, params);
+    }
     // `as tid`: the submit's TaskId, read off what the submit returns.
     std::string captured;
     if (const auto& task_id = call.order().task_id) {

@@ -756,6 +756,10 @@ class FunctionParser {
         auto deps = ParseDeps(value);
         if (!deps) return pypto::unexpected(deps.error());
         order.deps = std::move(*deps);
+      } else if (key == "allow_early_resolve") {
+        auto flag = BoolOption(value, "pl.at allow_early_resolve");
+        if (!flag) return pypto::unexpected(flag.error());
+        order.allow_early_resolve = *flag;
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.at argument '{}' is not supported yet", key),
                          map_.SpanOf(value));
@@ -843,10 +847,15 @@ class FunctionParser {
     ir::LaunchOrder order;
     py::list keywords;
     for (auto keyword : value.attr("keywords")) {
-      if (!keyword.attr("arg").is_none() && keyword.attr("arg").cast<std::string>() == "deps") {
+      const std::string key = keyword.attr("arg").is_none() ? "" : keyword.attr("arg").cast<std::string>();
+      if (key == "deps") {
         auto deps = ParseDeps(keyword.attr("value"));
         if (!deps) return pypto::unexpected(deps.error());
         order.deps = std::move(*deps);
+      } else if (key == "allow_early_resolve") {
+        auto flag = BoolOption(keyword.attr("value"), "pl.submit allow_early_resolve");
+        if (!flag) return pypto::unexpected(flag.error());
+        order.allow_early_resolve = *flag;
       } else {
         keywords.append(keyword);
       }
@@ -911,7 +920,15 @@ class FunctionParser {
     bool sync_start = false;
     std::string name_hint;
     std::vector<ir::ExprPtr> deps;
+    bool allow_early_resolve = false;
   };
+
+  // A launch option that must be written True or False (`sync_start=`, `allow_early_resolve=`).
+  ir::Result<bool> BoolOption(py::handle value, std::string_view what) {
+    if (!IsNode(value, "Constant") || !py::isinstance<py::bool_>(value.attr("value")))
+      return MakeError(DiagnosticKind::Type, fmt::format("{} must be True or False", what), map_.SpanOf(value));
+    return value.attr("value").cast<bool>();
+  }
 
   ir::Result<SpmdLaunch> ReadSpmdLaunch(py::handle call) {
     const ir::Span span = map_.SpanOf(call);
@@ -929,13 +946,10 @@ class FunctionParser {
         count = value;
       } else if (key == "name_hint" && IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) {
         launch.name_hint = value.attr("value").cast<std::string>();
-      } else if (key == "allow_early_resolve" && IsNode(value, "Constant") &&
-                 py::isinstance<py::bool_>(value.attr("value"))) {
-        // A scheduling hint (consumers may be staged early); it does not change what runs.
-      } else if (key == "sync_start") {
-        if (!IsNode(value, "Constant") || !py::isinstance<py::bool_>(value.attr("value")))
-          return MakeError(DiagnosticKind::Type, "pl.spmd sync_start must be True or False", map_.SpanOf(value));
-        launch.sync_start = value.attr("value").cast<bool>();
+      } else if (key == "allow_early_resolve" || key == "sync_start") {
+        auto flag = BoolOption(value, "pl.spmd " + key);
+        if (!flag) return pypto::unexpected(flag.error());
+        (key == "sync_start" ? launch.sync_start : launch.allow_early_resolve) = *flag;
       } else if (key == "optimizations") {
         if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
       } else if (key == "deps") {
@@ -987,7 +1001,8 @@ class FunctionParser {
     auto body = ParseBlock(stmt.attr("body"));
     if (!dispatch) --kernel_depth_;
     if (!body) return pypto::unexpected(body.error());
-    ir::LaunchOrder order{.deps = std::move(launch->deps), .task_id = nullptr};
+    ir::LaunchOrder order{
+        .deps = std::move(launch->deps), .task_id = nullptr, .allow_early_resolve = launch->allow_early_resolve};
     auto task_id = BindScopeTaskId(py::list(stmt.attr("items"))[0].attr("optional_vars"), "pl.spmd");
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
@@ -1023,7 +1038,8 @@ class FunctionParser {
     Append(stmts, *body);
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(launch->name_hint, Seq(std::move(stmts), span), span,
                                                              launch->core_num, launch->sync_start,
-                                                             ir::LaunchOrder{.deps = std::move(launch->deps)}));
+                                                             ir::LaunchOrder{.deps = std::move(launch->deps),
+                                                                             .allow_early_resolve = launch->allow_early_resolve}));
   }
 
   // `as tid`: the launch's TaskId, a pl.Scalar[pl.TASK_ID], which the launch defines.

@@ -41,7 +41,7 @@ TEST(SpmdScope, KernelBodyIsAScopeLaunchedOnBlocks) {
             "    def rows(self, x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> "
             "pl.Tensor[[32, 64], pl.FP32]:\n"
             "        n: pl.Scalar[pl.INDEX] = 32\n"
-            "        with pl.spmd(4, name_hint=\"rows_k\") as tid:\n"
+            "        with pl.spmd(4, name_hint=\"rows_k\", allow_early_resolve=True) as tid:\n"
             "            b: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx()\n"
             "            t: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [b * 8, 0], [8, 64])\n"
             "            pl.tile.store(pl.tile.exp(t), [b * 8, 0], y)\n"

@@ -30,6 +30,36 @@ TEST(TaskOrder, AScopeNamesItsTaskIdAndWaitsForOthers) {
                 "        return y\n");
 }
 
+// allow_early_resolve=True rides with the launch's order: printed on its header, parsed back.
+TEST(TaskOrder, AllowEarlyResolveIsPartOfALaunchsOrder) {
+  EXPECT_EQ(Parse("    with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"s1\", allow_early_resolve=True) as first:\n"
+                  "        y[0:8, :] = pl.add(x[0:8, :], 1.0)\n"
+                  "    with pl.spmd(2, deps=[first], allow_early_resolve=True):\n"
+                  "        pl.store(pl.exp(pl.load(x, [0, 0], [16, 32])), [0, 0], y)\n"
+                  "    with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=False):\n"
+                  "        y[8:16, :] = pl.add(x[8:16, :], 1.0)\n"
+                  "    return y\n"),
+            std::string(kPrintedHeader) +
+                "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"s1\", allow_early_resolve=True) as first:\n"
+                "            pl.tile.store(pl.tile.adds(pl.tile.load(x, [0, 0], [8, 32]), 1.0), [0, 0], y)\n"
+                "        with pl.spmd(2, deps=[first], allow_early_resolve=True):\n"
+                "            pl.tile.store(pl.tile.exp(pl.tile.load(x, [0, 0], [16, 32])), [0, 0], y)\n"
+                "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+                "            pl.tile.store(pl.tile.adds(pl.tile.load(x, [8, 0], [8, 32]), 1.0), [8, 0], y)\n"
+                "        return y\n");
+}
+
+TEST(TaskOrder, AllowEarlyResolveIsTrueOrFalse) {
+  EXPECT_EQ(Parse("    with pl.spmd(2, allow_early_resolve=None):\n"
+                  "        pl.store(pl.exp(pl.load(x, [0, 0], [16, 32])), [0, 0], y)\n"
+                  "    return y\n"),
+            "/src/kernels.py:3:41: error: pl.spmd allow_early_resolve must be True or False");
+  EXPECT_EQ(Parse("    with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=x):\n"
+                  "        y[:] = pl.add(x, 1.0)\n"
+                  "    return y\n"),
+            "/src/kernels.py:3:63: error: pl.at allow_early_resolve must be True or False");
+}
+
 TEST(TaskOrder, AnOrchestrationLoopCarriesATaskIdAcrossIterations) {
   EXPECT_EQ(Parse("    prev = pl.system.task_invalid()\n"
                   "    for i in pl.range(2):\n"

@@ -187,7 +187,7 @@ StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
 }
 
 LaunchOrder IRMutator::MutateLaunchOrder(const LaunchOrder& order, bool& changed) {
-  LaunchOrder result;
+  LaunchOrder result{.allow_early_resolve = order.allow_early_resolve};
   changed |= MutateAll(order.deps, result.deps, [&](const ExprPtr& e) { return MutateExpr(e); });
   if (order.task_id) {
     result.task_id = As<Var>(MutateVar(order.task_id));

@@ -80,6 +80,7 @@ class Printer {
     if (!SubmitCall(call)) return fmt::format("self.{}({})", call.callee(), fmt::join(args, ", "));
     args.insert(args.begin(), "self." + call.callee());
     if (!call.order().deps.empty()) args.push_back(DepsText(call.order()));
+    if (call.order().allow_early_resolve) args.push_back("allow_early_resolve=True");
     return fmt::format("pl.submit({})", fmt::join(args, ", "));
   }
 
@@ -89,8 +90,13 @@ class Printer {
     return fmt::format("deps=[{}]", fmt::join(deps, ", "));
   }
 
-  // `, deps=[a, b]` and ` as t`: what a scope header adds for an explicit task order.
-  std::string OrderArgs(const LaunchOrder& order) { return order.deps.empty() ? "" : ", " + DepsText(order); }
+  // `, deps=[a, b]`, `, allow_early_resolve=True` and ` as t`: what a scope header adds for a launch's
+  // order.
+  std::string OrderArgs(const LaunchOrder& order) {
+    std::string text = order.deps.empty() ? "" : ", " + DepsText(order);
+    if (order.allow_early_resolve) text += ", allow_early_resolve=True";
+    return text;
+  }
   std::string OrderTarget(const LaunchOrder& order) {
     return order.task_id ? " as " + Name(order.task_id.get()) : "";
   }

@@ -113,6 +113,8 @@ class Comparer {
     for (size_t i = 0; i < a.deps.size(); ++i)
       if (auto diff = Expr(a.deps[i], b.deps[i])) return fmt::format("{} dependency {}: {}", what, i, *diff);
     if (!a.task_id != !b.task_id) return fmt::format("{} names its TaskId on one side only", what);
+    if (a.allow_early_resolve != b.allow_early_resolve)
+      return fmt::format("{} allows early resolve on one side only", what);
     return a.task_id ? Define(a.task_id, b.task_id) : std::nullopt;
   }
 

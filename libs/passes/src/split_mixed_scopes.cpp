@@ -136,9 +136,10 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   }
   if (cube_part.empty() || !has_vector_op || !CanHoistCubePart(works, cube)) return {original};
   const Span& span = scope.span();
-  // Both parts wait for what the scope waited for; the vector part, which reads the cube part's
-  // results and so finishes last, is the task `as tid` names.
-  const LaunchOrder cube_order{.deps = scope.order().deps, .task_id = nullptr};
+  // Both parts wait for what the scope waited for, and allow early resolve if it did; the vector part,
+  // which reads the cube part's results and so finishes last, is the task `as tid` names.
+  const LaunchOrder cube_order{
+      .deps = scope.order().deps, .task_id = nullptr, .allow_early_resolve = scope.order().allow_early_resolve};
   return {std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aic"),
                                             std::make_shared<SeqStmts>(std::move(cube_part), span), span, 0, false,
                                             cube_order),

@@ -11,6 +11,12 @@
 // task_window - 1 slots in use waits (dispatching, under CallerFirst) for one; if every used slot
 // belongs to a scope still open, the orchestration would wait for itself, and the run fails with
 // ScopeDeadlock at once instead of hanging.
+// Early resolve (TaskArgs::set_allow_early_resolve, on producers): a task whose unfinished producers
+// all allow it, and have all started (every block of their launches), is staged on an idle core: the
+// core is its own from then on, and it starts there as soon as the last producer retires, ahead of
+// every task queued normally. Only cores nobody queued for are taken (normal work before early work),
+// and since what a staged task waits for is already running, staging can never hold back its own
+// producers. See the section "Early resolve" below.
 // After the first fatal error, dispatched tasks are retired without running, so the run drains and
 // WaitAll returns that error. The error stays latched: a failed Runtime refuses further submits
 // until Reset starts a new run.
@@ -85,6 +91,7 @@ struct Task;
 struct Launch {
   std::shared_ptr<Scope> scope;
   int32_t blocks_left = 0;
+  int32_t started = 0;  // its blocks dispatched so far (counted for early resolve only)
   // The kernel tasks of an AIC/AIV launch by block index while they are live (null once retired),
   // for its syncall barrier; empty for a mixed launch. `submitted`: every block is in `blocks`.
   std::vector<Task*> blocks;
@@ -135,6 +142,15 @@ struct Task {
   std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
   size_t pending = 0;             // unfinished tasks this one waits for
+  // Early resolve. `early_resolve`: its dependents may be staged before it finishes. `released_early`:
+  // it allows that, and it and every block of its launch have started. `holding_back`: of the
+  // `pending` producers, those not released early; a task with none left can be staged. `staged`:
+  // `core` is reserved for it while it waits for its producers.
+  bool early_resolve = false;
+  bool released_early = false;
+  size_t holding_back = 0;
+  bool staged = false;
+  int64_t staged_ns = 0;
   TaskId last_dependent = kInvalidTaskId;  // the newest task given an edge from this one
   std::shared_ptr<Launch> launch;
   // A dependency-only node (the gate and join of a mixed submit): retired as soon as it is ready,
@@ -161,6 +177,7 @@ std::unique_ptr<Task> MakeTask(std::unique_ptr<Task> task, CoreType core, int32_
   task->scalar_count = args.scalars().size();
   task->func_id = func_id;
   task->core_type = core;
+  task->early_resolve = args.allow_early_resolve();
   task->local = LocalContext{.block_idx = block_idx, .block_num = args.launch_spec.block_num};
   task->tensors.reserve(args.tensors().size());
   for (const TensorArg& arg : args.tensors()) task->tensors.push_back(arg.tensor);
@@ -295,6 +312,12 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<void, FatalError> WaitAtPipe(std::unique_lock<std::mutex>& lock, Task& task, PipeWait wait);
   void CheckPipeStall(const MixedBlock& block);
 
+  // Early resolve (the section "Early resolve" below), with mu_ held.
+  void Started(Task& task);
+  void ReleaseEarly(Task& producer);
+  void Stage(Task& task);
+  void StageWaiting(CoreType type);
+
   void WorkerLoop();
   std::optional<CoreType> NextDispatchable() const;
   size_t DispatchableCount() const;
@@ -357,6 +380,9 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   };
   std::unordered_map<uint64_t, BufferAccesses> accesses_;
   std::array<std::deque<Task*>, 2> ready_;     // per core type, in the order tasks became ready
+  // Early resolve: tasks that could be staged but found no idle core, oldest first, per core type.
+  // By id, since a task may start or retire before a core frees; stale ids are skipped.
+  std::array<std::deque<TaskId>, 2> stageable_;
   std::array<std::vector<int>, 2> free_cores_;  // per core type; back() is handed out next
   std::optional<FatalError> error_;             // the first fatal error; latched
   size_t completed_ = 0;
@@ -603,6 +629,7 @@ void Runtime::Impl::ScopeEnd() {
 void Runtime::Impl::RestartOuterScope() {
   scopes_.assign(1, std::make_shared<Scope>());
   slots_used_.fill(0);
+  for (auto& waiting : stageable_) waiting.clear();  // no task is live: every id there is stale
 }
 
 void Runtime::Impl::WaitForProgress(std::unique_lock<std::mutex>& lock) {
@@ -675,7 +702,10 @@ Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
   task->id = next_id_++;
   Task& ref = *task;
   live_.emplace(ref.id, std::move(task));
-  if (ref.pending == 0) MakeReady(ref);
+  if (ref.pending == 0)
+    MakeReady(ref);
+  else if (ref.holding_back == 0)
+    Stage(ref);  // it waits only for producers released early
   return ref;
 }
 
@@ -691,7 +721,11 @@ void Runtime::Impl::Enqueue(Task& task) {
     ready_[Index(leader.core_type)].push_back(&leader);
     return;
   }
-  ready_[Index(task.core_type)].push_back(&task);
+  // A staged task holds its core already: it goes first, as the doorbell starts it at once.
+  if (task.staged)
+    ready_[Index(task.core_type)].push_front(&task);
+  else
+    ready_[Index(task.core_type)].push_back(&task);
 }
 
 void Runtime::Impl::MakeReady(Task& task) {
@@ -913,6 +947,59 @@ void Runtime::Impl::DispatchCohort(std::unique_lock<std::mutex>& lock, Task& lea
   block(0);
   for (std::thread& thread : threads) thread.join();
   lock.lock();
+}
+
+// ---- Early resolve ------------------------------------------------------------------------------------
+// Upstream pre-stages such a consumer on an idle core as a "gated" dispatch and rings its doorbell when
+// the last producer completes. Here staging reserves the core (it leaves free_cores_), and the retire
+// of the last producer queues the task at the front of its ready queue, where the next dispatch takes
+// it onto that core. A producer counts as released only once every block of its launch has started,
+// as upstream requires, so a staged task never holds a core that a block it waits for still needs.
+
+// With mu_ held, as a task allowing early resolve is dispatched.
+void Runtime::Impl::Started(Task& task) {
+  Launch& launch = *task.launch;
+  if (++launch.started < static_cast<int32_t>(launch.blocks.size())) return;
+  for (Task* block : launch.blocks)  // the blocks still live; retired ones released theirs already
+    if (block) ReleaseEarly(*block);
+}
+
+void Runtime::Impl::ReleaseEarly(Task& producer) {
+  producer.released_early = true;
+  for (Task* dependent : producer.dependents)
+    if (--dependent->holding_back == 0 && dependent->pending > 0) Stage(*dependent);
+}
+
+// A task waiting only for producers released early: onto an idle core now if no task queued
+// normally wants one, else when a core frees. A dependency-only task (the join of a launch's blocks,
+// pl.system.task_dummy) takes no core: it passes the release on to its own dependents. Co-started
+// tasks need all their cores at once and are never staged.
+void Runtime::Impl::Stage(Task& task) {
+  if (task.dummy) return ReleaseEarly(task);
+  if (task.cohort || task.staged) return;
+  const size_t type = Index(task.core_type);
+  if (!ready_[type].empty() || free_cores_[type].empty()) {
+    stageable_[type].push_back(task.id);
+    return;
+  }
+  task.core = free_cores_[type].back();
+  free_cores_[type].pop_back();
+  task.staged = true;
+  task.staged_ns = SteadyNowNs();
+  spdlog::debug("task {}: staged on {} core {} before its producers finished", task.id, CoreTypeName(task.core_type),
+                task.core);
+}
+
+// With mu_ held, after a core of `type` was freed and what it released was queued.
+void Runtime::Impl::StageWaiting(CoreType type) {
+  auto& waiting = stageable_[Index(type)];
+  while (!waiting.empty() && ready_[Index(type)].empty() && !free_cores_[Index(type)].empty()) {
+    auto it = live_.find(waiting.front());
+    waiting.pop_front();
+    if (it == live_.end()) continue;
+    Task& task = *it->second;
+    if (!task.staged && task.pending > 0 && task.holding_back == 0) Stage(task);
+  }
 }
 
 // ---- Cross-core pipes -------------------------------------------------------------------------------
@@ -1165,6 +1252,7 @@ void Runtime::Impl::AddEdge(Task& producer, Task& consumer) {
   producer.last_dependent = consumer.id;
   producer.dependents.push_back(&consumer);
   ++consumer.pending;
+  if (!producer.released_early) ++consumer.holding_back;
 }
 
 // A task of a manual scope registers nothing: later tasks wait for it only when they name it.
@@ -1228,8 +1316,12 @@ void Runtime::Impl::DispatchOne(std::unique_lock<std::mutex>& lock, CoreType typ
   Task& task = *ready_[Index(type)].front();
   ready_[Index(type)].pop_front();
   if (task.cohort) return DispatchCohort(lock, task);
-  const int core = free_cores_[Index(type)].back();
-  free_cores_[Index(type)].pop_back();
+  int core = task.core;
+  if (!task.staged) {
+    core = free_cores_[Index(type)].back();
+    free_cores_[Index(type)].pop_back();
+  }
+  if (task.early_resolve) Started(task);
   if (caller_first_ && NextDispatchable()) WakeHelper();  // work left over for another thread
   // Threads waiting at a barrier are not free to take it: left over work gets a thread of its own.
   if (barrier_waiters_ > 0 && NextDispatchable()) ProvideThread();
@@ -1258,8 +1350,11 @@ void Runtime::Impl::DispatchOne(std::unique_lock<std::mutex>& lock, CoreType typ
   Retire(task, core);
 }
 
-// The ready type whose oldest task has the lowest id and a free core; keeps roughly program order.
+// A staged task whose producers have finished; else the ready type whose oldest task has the lowest id
+// and a free core, which keeps roughly program order.
 std::optional<CoreType> Runtime::Impl::NextDispatchable() const {
+  for (CoreType type : {CoreType::AIC, CoreType::AIV})
+    if (!ready_[Index(type)].empty() && ready_[Index(type)].front()->staged) return type;
   std::optional<CoreType> best;
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     const auto& queue = ready_[Index(type)];
@@ -1274,8 +1369,12 @@ std::optional<CoreType> Runtime::Impl::NextDispatchable() const {
 
 size_t Runtime::Impl::DispatchableCount() const {
   size_t count = 0;
-  for (CoreType type : {CoreType::AIC, CoreType::AIV})
-    count += std::min(ready_[Index(type)].size(), free_cores_[Index(type)].size());
+  for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
+    const auto& queue = ready_[Index(type)];
+    size_t staged = 0;  // at the front, on cores of their own
+    while (staged < queue.size() && queue[staged]->staged) ++staged;
+    count += staged + std::min(queue.size() - staged, free_cores_[Index(type)].size());
+  }
   return count;
 }
 
@@ -1318,7 +1417,8 @@ pypto::expected<void, FatalError> Runtime::Impl::RunObserved(const Task& task, c
                         .core_type = task.core_type,
                         .core_index = launch.core_index,
                         .tensors = task.observed_args,
-                        .scalars = std::span<const int64_t>(task.args).subspan(task.tensors.size(), task.scalar_count)};
+                        .scalars = std::span<const int64_t>(task.args).subspan(task.tensors.size(), task.scalar_count),
+                        .staged_ns = task.staged ? task.staged_ns : 0};
   options_.observer->BeforeDispatch(observed);
   observed.start_ns = SteadyNowNs();
   auto result = Execute(task, launch);
@@ -1346,8 +1446,13 @@ void Runtime::Impl::Retire(Task& task, int core) {
   }
   // A dependent that becomes ready may be a dummy, retired here at once: none of those touch `task`.
   for (Task* dependent : task.dependents) {
-    if (--dependent->pending == 0) Enqueue(*dependent);
+    const bool last_holding_back = !task.released_early && --dependent->holding_back == 0;
+    if (--dependent->pending == 0)
+      Enqueue(*dependent);
+    else if (last_holding_back)
+      Stage(*dependent);
   }
+  if (!task.dummy) StageWaiting(task.core_type);  // its core may be one a stageable task waits for
   Recycle(std::move(live_.extract(task.id).mapped()));
   if (!caller_first_) {
     work_cv_->notify_all();

@@ -43,6 +43,7 @@ void SwimlaneRecorder::AfterCompletion(const ObservedTask& task) {
       .func_id = task.func_id,
       .start_ns = task.start_ns - origin_ns_,
       .end_ns = task.end_ns - origin_ns_,
+      .staged_ns = task.staged_ns != 0 ? task.staged_ns - origin_ns_ : -1,
   });
 }
 
@@ -83,6 +84,7 @@ pypto::expected<void, std::string> SwimlaneRecorder::Write(const std::filesystem
                      {"kernel", KernelName(r.func_id)},
                      {"start_ns", r.start_ns},
                      {"end_ns", r.end_ns}});
+    if (r.staged_ns >= 0) tasks.back()["staged_ns"] = r.staged_ns;
   }
   const nlohmann::json raw = {
       {"chip_swimlane_level", level_},
@@ -116,6 +118,16 @@ pypto::expected<void, std::string> SwimlaneRecorder::Write(const std::filesystem
                       {"ts", static_cast<double>(r.start_ns) / 1000.0},
                       {"dur", static_cast<double>(r.end_ns - r.start_ns) / 1000.0},
                       {"args", {{"task_id", fmt::format("0x{:x}", r.task_id)}, {"func_id", r.func_id}}}});
+    // Early resolve: the time the task held its core before it could start, as a slice of its own.
+    if (r.staged_ns >= 0)
+      events.push_back({{"ph", "X"},
+                        {"pid", 0},
+                        {"tid", r.core_id},
+                        {"name", KernelName(r.func_id) + " (staged)"},
+                        {"cat", "staged"},
+                        {"ts", static_cast<double>(r.staged_ns) / 1000.0},
+                        {"dur", static_cast<double>(r.start_ns - r.staged_ns) / 1000.0},
+                        {"args", {{"task_id", fmt::format("0x{:x}", r.task_id)}}}});
   }
   return WriteJson(dir / "merged_swimlane.json", {{"traceEvents", events}, {"displayTimeUnit", "ns"}});
 }

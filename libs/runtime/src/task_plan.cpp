@@ -92,6 +92,7 @@ pypto::expected<TaskArgs, FatalError> BuildArgs(const PlanSubmit& submit, size_t
   TaskArgs args;
   args.launch_spec.set_block_num(submit.block_num);
   args.launch_spec.set_require_sync_start(submit.require_sync_start);
+  args.set_allow_early_resolve(submit.allow_early_resolve);
   for (size_t i = 0; i < submit.args.size(); ++i) {
     const PlanTaskArg& arg = submit.args[i];
     if (arg.direction == ArgDirection::Scalar) {

@@ -120,7 +120,10 @@ inline constexpr const char* kSyncStartKwarg = "sync_start";
 struct LaunchOrder {
   std::vector<ExprPtr> deps;  // TaskId scalars
   std::shared_ptr<const Var> task_id;       // defined by the launch; null when nothing names it
-  bool empty() const { return deps.empty() && !task_id; }
+  // allow_early_resolve=True: the launch's consumers may be staged on idle cores before it finishes
+  // (a scheduling hint to the runtime; what runs is unchanged).
+  bool allow_early_resolve = false;
+  bool empty() const { return deps.empty() && !task_id && !allow_early_resolve; }
 };
 
 class Call final : public Expr {

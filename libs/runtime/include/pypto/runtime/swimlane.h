@@ -21,6 +21,9 @@ struct SwimlaneRecord {
   int32_t func_id = -1;
   int64_t start_ns = 0;  // since the run started
   int64_t end_ns = 0;
+  // Staged on its core by early resolve at this time (before start_ns), waiting for its producers;
+  // -1 when it was dispatched normally.
+  int64_t staged_ns = -1;
 };
 
 class SwimlaneRecorder final : public TaskObserver {

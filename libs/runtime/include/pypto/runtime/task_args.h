@@ -64,6 +64,13 @@ class TaskArgs {
   void set_dependencies(const TaskId* ids, size_t count);
   const std::vector<TaskId>& dependencies() const { return dependencies_; }
 
+  // Early resolve (upstream's set_allow_early_resolve, set on a producer): a task whose unfinished
+  // producers all allow it, and have all started, may be staged on an idle core before they finish,
+  // and then starts on that core the moment the last of them does. It changes when a task starts,
+  // never what it computes.
+  void set_allow_early_resolve(bool allowed) { allow_early_resolve_ = allowed; }
+  bool allow_early_resolve() const { return allow_early_resolve_; }
+
   const std::vector<TensorArg>& tensors() const { return tensors_; }
   const std::vector<uint64_t>& scalars() const { return scalars_; }
   // Errors are latched (the first one wins) and refused at submit, as on the device.
@@ -75,6 +82,7 @@ class TaskArgs {
   std::vector<TensorArg> tensors_;
   std::vector<uint64_t> scalars_;
   std::vector<TaskId> dependencies_;
+  bool allow_early_resolve_ = false;
   std::string error_;
 };
 

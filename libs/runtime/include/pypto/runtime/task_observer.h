@@ -20,6 +20,7 @@ struct ObservedTask {
   std::span<const int64_t> scalars;    // the kernel's scalar slots of args[], in order
   int64_t start_ns = 0;                // steady clock; set for AfterCompletion only
   int64_t end_ns = 0;
+  int64_t staged_ns = 0;               // when early resolve staged it on its core; 0 if it was not
 };
 
 // Called from the threads that run tasks, concurrently for distinct tasks: implementations lock.

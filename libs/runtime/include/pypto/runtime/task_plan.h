@@ -59,6 +59,7 @@ struct PlanSubmit {
   std::vector<uint32_t> deps;
   int32_t block_num = 1;          // an SPMD launch: this many blocks of the kernel
   bool require_sync_start = false;  // pl.spmd(..., sync_start=True): the blocks start together
+  bool allow_early_resolve = false;  // allow_early_resolve=True: its consumers may be staged early
   std::vector<PlanTaskArg> args;  // tensors first, then scalars
   // Runtime scopes around it: opened just before it, closed just after it (an orchestration loop's
   // body is a scope each iteration; an iteration that submits nothing opens none).
