@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "affine_form.h"
 #include "assigned_names.h"
 #include "ast_node.h"
 #include "call_builder.h"
@@ -48,6 +49,9 @@ struct ProgramContext {
   // Scalar variables assigned an integer constant: reading one reads the constant, so sizes and
   // launch counts computed from them (`t_dim // 8`) are known at compile time.
   std::map<const ir::Var*, int64_t> known_ints;
+  // What each integer scalar variable was assigned (by Var id): a slice `t[c0:c1]` whose bounds were
+  // computed earlier has a size known at compile time when c1 - c0 folds to a constant.
+  std::unordered_map<uint64_t, ir::ExprPtr> scalar_values;
 };
 
 // One function's source as the parser sees it.
@@ -220,6 +224,21 @@ class FunctionParser {
                      span);
   }
 
+  // `var = value` for a scalar: an integer constant is read as that constant from then on, and any
+  // integer value is remembered for folding slice sizes (each assignment makes a new Var, so the
+  // value is the only one `var` ever holds).
+  void RecordScalar(const ir::VarPtr& var, const ir::ExprPtr& value) {
+    const auto* scalar = var->type()->As<ir::ScalarType>();
+    if (!scalar) return;
+    if (auto known = ir::AsConstInt(value)) program_.known_ints[var.get()] = *known;
+    if (ir::IsInteger(scalar->dtype())) program_.scalar_values[var->id()] = value;
+  }
+
+  ir::ExprPtr ScalarValue(const ir::Var& var) const {
+    auto it = program_.scalar_values.find(var.id());
+    return it == program_.scalar_values.end() ? nullptr : it->second;
+  }
+
   bool StoresInto(const ir::Expr& value, const std::string& name) const {
     const auto* call = value.As<ir::Call>();
     if (!call || !call->is_op_call() || !call->op()->writes_arg) return false;
@@ -286,8 +305,7 @@ class FunctionParser {
     env_[name] = var;
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
-    if (auto known = ir::AsConstInt(*value); known && var->type()->As<ir::ScalarType>())
-      program_.known_ints[var.get()] = *known;
+    RecordScalar(var, *value);
     if (IsCreation(**value)) placeholders_.insert(var.get());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
   }
@@ -379,16 +397,10 @@ class FunctionParser {
     return region;
   }
 
-  // upper - lower when it is a constant: both literals, or `upper` spelled `lower + K`.
-  static std::optional<int64_t> StaticExtent(const ir::ExprPtr& lower, const ir::ExprPtr& upper) {
-    auto l = ir::AsConstInt(lower), u = ir::AsConstInt(upper);
-    if (l && u) return *u - *l;
-    const auto* sum = upper->As<ir::BinaryExpr>();
-    if (!sum || sum->op() != ir::BinaryOp::Add) return std::nullopt;
-    const std::string base = ir::PrintExpr(lower);
-    if (ir::PrintExpr(sum->lhs()) == base) return ir::AsConstInt(sum->rhs());
-    if (ir::PrintExpr(sum->rhs()) == base) return ir::AsConstInt(sum->lhs());
-    return std::nullopt;
+  // upper - lower when it is a constant, seeing through the scalars the bounds were computed from:
+  // `ki * 128 : (ki + 1) * 128`, or `c0 : c1` after `c1 = c0 + 32`.
+  std::optional<int64_t> StaticExtent(const ir::ExprPtr& lower, const ir::ExprPtr& upper) const {
+    return ConstantDifference(upper, lower, [this](const ir::Var& var) { return ScalarValue(var); });
   }
 
   ir::ExprPtr Tuple(const std::vector<ir::ExprPtr>& values, const ir::Span& span) {
@@ -1749,8 +1761,7 @@ class FunctionParser {
         continue;
       }
       auto var = std::make_shared<ir::Var>(name, args[i]->type(), map_.SpanOf(param));
-      if (auto known = ir::AsConstInt(args[i]); known && var->type()->As<ir::ScalarType>())
-        program_.known_ints[var.get()] = *known;
+      RecordScalar(var, args[i]);
       env_[name] = var;
       inlined.stmts.push_back(std::make_shared<ir::AssignStmt>(var, args[i], call_span));
     }
@@ -1850,8 +1861,7 @@ class FunctionParser {
         continue;
       }
       auto var = std::make_shared<ir::Var>(name, values[i]->type(), map_.SpanOf(names[i]));
-      if (auto known = ir::AsConstInt(values[i]); known && var->type()->As<ir::ScalarType>())
-        program_.known_ints[var.get()] = *known;
+      RecordScalar(var, values[i]);
       env_[name] = var;
       unavailable_.erase(name);
       assigned_types_[name] = var->type();
