@@ -466,9 +466,6 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
     auto region = ParseRegion(target);
     if (!region) return pypto::unexpected(region.error());
-    if (region->tensor_var->type()->As<ir::TileType>())
-      return MakeError(DiagnosticKind::Syntax, "assigning into a window of a tile is not supported yet",
-                       map_.SpanOf(target), "store the tile into the output tensor's region instead");
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
@@ -477,6 +474,7 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
+    if (region->tensor_var->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     if (tile->shape() != region->shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
@@ -486,6 +484,32 @@ class FunctionParser {
                                                  {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
+  // `t[a:b, :] = u` with a tile `t`: `t = pl.tile.assemble(t, u, [a, 0])`, u written into that window
+  // of t in place. The name is rebound like any assignment, so a loop or branch carries the new t.
+  ir::Result<ir::StmtPtr> AssignTileWindow(py::handle stmt, py::handle target, const Region& window,
+                                           const ir::ExprPtr& value) {
+    if (!IsNode(target.attr("value"), "Name"))
+      return MakeError(DiagnosticKind::Syntax, "only a tile named by a variable can be assigned into",
+                       map_.SpanOf(target.attr("value")));
+    const auto* tile = value->type()->As<ir::TileType>();
+    if (tile->shape() != window.shape)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the window of '{}' has shape [{}] but the tile assigned to it has shape [{}]",
+                                   window.tensor->name_hint(), fmt::join(window.shape, ", "),
+                                   fmt::join(tile->shape(), ", ")),
+                       map_.SpanOf(target), "slice the window to the assigned tile's shape");
+    const ir::Span span = map_.SpanOf(stmt);
+    auto call = ir::OpRegistry::Get().CreateCall("tile.assemble",
+                                                 {window.tensor_var, value, Tuple(window.offsets, span)}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
+    auto var = std::make_shared<ir::Var>(name, (*call)->type(), map_.SpanOf(target));
+    env_[name] = var;
+    unavailable_.erase(name);
+    assigned_types_[name] = var->type();
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
   // `target = pl.assemble(target, source, offset)` inside a kernel writes the tile `source` into the
@@ -1379,14 +1403,16 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
-  // The names a loop body may carry: those it assigns, and the arrays whose elements it assigns
-  // (`tids[i] = t`; any other `y[...] = tile` stores into y in place).
+  // The names a loop body may carry: those it assigns, and the arrays and tiles whose elements or
+  // windows it assigns (`tids[i] = t`, `acc[r:r + 1, :] = row`; a tensor's `y[...] = tile` stores
+  // into y in place).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
     for (auto& name : SubscriptAssignedNames(body)) {
       auto it = env_.find(name);
-      const bool array = it != env_.end() && it->second->type()->As<ir::ArrayType>();
-      if (array && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+      const bool rebound = it != env_.end() && (it->second->type()->As<ir::ArrayType>() ||
+                                                it->second->type()->As<ir::TileType>());
+      if (rebound && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
     return names;
   }
