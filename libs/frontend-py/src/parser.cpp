@@ -329,9 +329,9 @@ class FunctionParser {
   }
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
+  // The sliced value is any tensor or tile, `pl.concat(a, b)[0:16, :]` too.
   struct Region {
-    const ir::Var* tensor = nullptr;
-    ir::VarPtr tensor_var;
+    ir::ExprPtr source;
     std::vector<ir::ExprPtr> offsets;
     ir::Shape shape;
   };
@@ -342,8 +342,7 @@ class FunctionParser {
     if (!base) return pypto::unexpected(base.error());
     const auto* tensor = (*base)->type()->As<ir::TensorType>();
     const auto* tile = (*base)->type()->As<ir::TileType>();  // `t[:, a:b]`: a window of a tile
-    const auto* var = (*base)->As<ir::Var>();
-    if (!(tensor || tile) || !var)
+    if (!(tensor || tile))
       return MakeError(DiagnosticKind::Type,
                        fmt::format("only tensors and tiles can be sliced here, got {}", (*base)->type()->str()), span);
     if (kernel_depth_ == 0)
@@ -360,7 +359,7 @@ class FunctionParser {
     if (items.size() > dims.size())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
-    Region region{.tensor = var, .tensor_var = std::static_pointer_cast<const ir::Var>(*base)};
+    Region region{.source = *base};
     auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
     for (size_t d = 0; d < dims.size(); ++d) {
       if (d >= items.size()) {  // fewer indices imply the whole of the trailing dimensions
@@ -450,14 +449,14 @@ class FunctionParser {
     const ir::Span span = map_.SpanOf(node);
     std::vector<ir::ExprPtr> shape;
     for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
-    if (region->tensor_var->type()->As<ir::TileType>()) {
+    if (region->source->type()->As<ir::TileType>()) {
       auto call = ir::OpRegistry::Get().CreateCall(
-          "tile.slice", {region->tensor_var, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
+          "tile.slice", {region->source, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
       if (!call) return pypto::unexpected(call.error());
       return ir::ExprPtr(*call);
     }
     auto call = ir::OpRegistry::Get().CreateCall(
-        "tile.load", {region->tensor_var, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
+        "tile.load", {region->source, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::ExprPtr(*call);
   }
@@ -466,6 +465,9 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
     auto region = ParseRegion(target);
     if (!region) return pypto::unexpected(region.error());
+    if (!region->source->As<ir::Var>() || !IsNode(target.attr("value"), "Name"))
+      return MakeError(DiagnosticKind::Syntax, "only a tensor or tile named by a variable can be assigned into",
+                       map_.SpanOf(target.attr("value")), "give the value a name first");
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
@@ -474,13 +476,13 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
-    if (region->tensor_var->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
+    if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     if (tile->shape() != region->shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
                                    fmt::join(region->shape, ", "), tile->str()),
                        span);
-    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->tensor_var},
+    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->source},
                                                  {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
@@ -490,21 +492,18 @@ class FunctionParser {
   // of t in place. The name is rebound like any assignment, so a loop or branch carries the new t.
   ir::Result<ir::StmtPtr> AssignTileWindow(py::handle stmt, py::handle target, const Region& window,
                                            const ir::ExprPtr& value) {
-    if (!IsNode(target.attr("value"), "Name"))
-      return MakeError(DiagnosticKind::Syntax, "only a tile named by a variable can be assigned into",
-                       map_.SpanOf(target.attr("value")));
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
     const auto* tile = value->type()->As<ir::TileType>();
     if (tile->shape() != window.shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the window of '{}' has shape [{}] but the tile assigned to it has shape [{}]",
-                                   window.tensor->name_hint(), fmt::join(window.shape, ", "),
+                                   name, fmt::join(window.shape, ", "),
                                    fmt::join(tile->shape(), ", ")),
                        map_.SpanOf(target), "slice the window to the assigned tile's shape");
     const ir::Span span = map_.SpanOf(stmt);
     auto call = ir::OpRegistry::Get().CreateCall("tile.assemble",
-                                                 {window.tensor_var, value, Tuple(window.offsets, span)}, {}, span);
+                                                 {window.source, value, Tuple(window.offsets, span)}, {}, span);
     if (!call) return pypto::unexpected(call.error());
-    const std::string name = target.attr("value").attr("id").cast<std::string>();
     auto var = std::make_shared<ir::Var>(name, (*call)->type(), map_.SpanOf(target));
     env_[name] = var;
     unavailable_.erase(name);

@@ -71,6 +71,21 @@ TEST(SliceBounds, AReassignedScalarIsReadAsTheValueItHadThen) {
             "                lo_3: pl.Scalar[pl.INDEX] = pl.yield_(lo_2)\n");
 }
 
+// A slice of a value that has no name of its own is a window of it too.
+TEST(SliceBounds, AComputedTileIsSliced) {
+  EXPECT_EQ(Body(Kernel("", "        t = pl.load(a, [0, 0], [64, 128])\n"
+                            "        pl.store(pl.exp(t)[16:32, 64:], [0, 0], c)\n")),
+            "            t: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 128])\n"
+            "            pl.tile.store(pl.tile.slice(pl.tile.exp(t), [16, 64], [16, 64]), [0, 0], c)\n");
+}
+
+TEST(SliceBoundsDiagnostics, OnlyANamedValueIsAssignedInto) {
+  EXPECT_EQ(Kernel("", "        t = pl.load(a, [0, 0], [64, 128])\n"
+                       "        pl.exp(t)[0:16, :] = pl.load(a, [0, 0], [16, 128])\n"),
+            "/src/kernels.py:5:9: error: only a tensor or tile named by a variable can be assigned into\n"
+            "  help: give the value a name first");
+}
+
 TEST(SliceBoundsDiagnostics, ASizeThatVariesIsAnError) {
   EXPECT_EQ(Kernel("", "        for i in pl.range(4):\n"
                        "            lo = i * 16\n"
