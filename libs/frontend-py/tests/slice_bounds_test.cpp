@@ -54,6 +54,16 @@ TEST(SliceBounds, BoundsNamedByEarlierScalars) {
             "            pl.tile.store(pl.tile.load(a, [8, c0], [8, 32]), [0, c0], c)\n");
 }
 
+// A part that is not affine (`base // 4`) is compared as a whole: both bounds hold the same one.
+TEST(SliceBounds, BoundsSharingADivision) {
+  EXPECT_EQ(Body(Kernel("base: pl.INDEX, ", "        lo = base // 4 * 16\n"
+                                            "        hi = (base // 4 + 1) * 16\n"
+                                            "        c[0:1, lo:hi] = a[0:1, 0:16]\n")),
+            "            lo: pl.Scalar[pl.INDEX] = (base // 4) * 16\n"
+            "            hi: pl.Scalar[pl.INDEX] = ((base // 4) + 1) * 16\n"
+            "            pl.tile.store(pl.tile.load(a, [0, 0], [1, 16]), [0, lo], c)\n");
+}
+
 // The definitions are those of the variables the bounds read, in a loop too: `hi` was computed from
 // the `lo` of the iteration's start, and `lo` then moves on by 8, so the slice `lo:hi` is 8 wide
 // (not 16, which reading `hi` as "lo + 16" by name would give).
