@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "affine_form.h"
 #include "assigned_names.h"
 #include "ast_node.h"
 #include "call_builder.h"
@@ -48,6 +49,9 @@ struct ProgramContext {
   // Scalar variables assigned an integer constant: reading one reads the constant, so sizes and
   // launch counts computed from them (`t_dim // 8`) are known at compile time.
   std::map<const ir::Var*, int64_t> known_ints;
+  // What each integer scalar variable was assigned (by Var id): a slice `t[c0:c1]` whose bounds were
+  // computed earlier has a size known at compile time when c1 - c0 folds to a constant.
+  std::unordered_map<uint64_t, ir::ExprPtr> scalar_values;
 };
 
 // One function's source as the parser sees it.
@@ -220,6 +224,21 @@ class FunctionParser {
                      span);
   }
 
+  // `var = value` for a scalar: an integer constant is read as that constant from then on, and any
+  // integer value is remembered for folding slice sizes (each assignment makes a new Var, so the
+  // value is the only one `var` ever holds).
+  void RecordScalar(const ir::VarPtr& var, const ir::ExprPtr& value) {
+    const auto* scalar = var->type()->As<ir::ScalarType>();
+    if (!scalar) return;
+    if (auto known = ir::AsConstInt(value)) program_.known_ints[var.get()] = *known;
+    if (ir::IsInteger(scalar->dtype())) program_.scalar_values[var->id()] = value;
+  }
+
+  ir::ExprPtr ScalarValue(const ir::Var& var) const {
+    auto it = program_.scalar_values.find(var.id());
+    return it == program_.scalar_values.end() ? nullptr : it->second;
+  }
+
   bool StoresInto(const ir::Expr& value, const std::string& name) const {
     const auto* call = value.As<ir::Call>();
     if (!call || !call->is_op_call() || !call->op()->writes_arg) return false;
@@ -286,8 +305,7 @@ class FunctionParser {
     env_[name] = var;
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
-    if (auto known = ir::AsConstInt(*value); known && var->type()->As<ir::ScalarType>())
-      program_.known_ints[var.get()] = *known;
+    RecordScalar(var, *value);
     if (IsCreation(**value)) placeholders_.insert(var.get());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
   }
@@ -311,9 +329,9 @@ class FunctionParser {
   }
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
+  // The sliced value is any tensor or tile, `pl.concat(a, b)[0:16, :]` too.
   struct Region {
-    const ir::Var* tensor = nullptr;
-    ir::VarPtr tensor_var;
+    ir::ExprPtr source;
     std::vector<ir::ExprPtr> offsets;
     ir::Shape shape;
   };
@@ -324,8 +342,7 @@ class FunctionParser {
     if (!base) return pypto::unexpected(base.error());
     const auto* tensor = (*base)->type()->As<ir::TensorType>();
     const auto* tile = (*base)->type()->As<ir::TileType>();  // `t[:, a:b]`: a window of a tile
-    const auto* var = (*base)->As<ir::Var>();
-    if (!(tensor || tile) || !var)
+    if (!(tensor || tile))
       return MakeError(DiagnosticKind::Type,
                        fmt::format("only tensors and tiles can be sliced here, got {}", (*base)->type()->str()), span);
     if (kernel_depth_ == 0)
@@ -342,7 +359,7 @@ class FunctionParser {
     if (items.size() > dims.size())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
-    Region region{.tensor = var, .tensor_var = std::static_pointer_cast<const ir::Var>(*base)};
+    Region region{.source = *base};
     auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
     for (size_t d = 0; d < dims.size(); ++d) {
       if (d >= items.size()) {  // fewer indices imply the whole of the trailing dimensions
@@ -379,16 +396,10 @@ class FunctionParser {
     return region;
   }
 
-  // upper - lower when it is a constant: both literals, or `upper` spelled `lower + K`.
-  static std::optional<int64_t> StaticExtent(const ir::ExprPtr& lower, const ir::ExprPtr& upper) {
-    auto l = ir::AsConstInt(lower), u = ir::AsConstInt(upper);
-    if (l && u) return *u - *l;
-    const auto* sum = upper->As<ir::BinaryExpr>();
-    if (!sum || sum->op() != ir::BinaryOp::Add) return std::nullopt;
-    const std::string base = ir::PrintExpr(lower);
-    if (ir::PrintExpr(sum->lhs()) == base) return ir::AsConstInt(sum->rhs());
-    if (ir::PrintExpr(sum->rhs()) == base) return ir::AsConstInt(sum->lhs());
-    return std::nullopt;
+  // upper - lower when it is a constant, seeing through the scalars the bounds were computed from:
+  // `ki * 128 : (ki + 1) * 128`, or `c0 : c1` after `c1 = c0 + 32`.
+  std::optional<int64_t> StaticExtent(const ir::ExprPtr& lower, const ir::ExprPtr& upper) const {
+    return ConstantDifference(upper, lower, [this](const ir::Var& var) { return ScalarValue(var); });
   }
 
   ir::ExprPtr Tuple(const std::vector<ir::ExprPtr>& values, const ir::Span& span) {
@@ -438,14 +449,14 @@ class FunctionParser {
     const ir::Span span = map_.SpanOf(node);
     std::vector<ir::ExprPtr> shape;
     for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
-    if (region->tensor_var->type()->As<ir::TileType>()) {
+    if (region->source->type()->As<ir::TileType>()) {
       auto call = ir::OpRegistry::Get().CreateCall(
-          "tile.slice", {region->tensor_var, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
+          "tile.slice", {region->source, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
       if (!call) return pypto::unexpected(call.error());
       return ir::ExprPtr(*call);
     }
     auto call = ir::OpRegistry::Get().CreateCall(
-        "tile.load", {region->tensor_var, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
+        "tile.load", {region->source, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::ExprPtr(*call);
   }
@@ -454,9 +465,9 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
     auto region = ParseRegion(target);
     if (!region) return pypto::unexpected(region.error());
-    if (region->tensor_var->type()->As<ir::TileType>())
-      return MakeError(DiagnosticKind::Syntax, "assigning into a window of a tile is not supported yet",
-                       map_.SpanOf(target), "store the tile into the output tensor's region instead");
+    if (!region->source->As<ir::Var>() || !IsNode(target.attr("value"), "Name"))
+      return MakeError(DiagnosticKind::Syntax, "only a tensor or tile named by a variable can be assigned into",
+                       map_.SpanOf(target.attr("value")), "give the value a name first");
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
@@ -465,15 +476,39 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
+    if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     if (tile->shape() != region->shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
                                    fmt::join(region->shape, ", "), tile->str()),
                        span);
-    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->tensor_var},
+    auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->source},
                                                  {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
+  // `t[a:b, :] = u` with a tile `t`: `t = pl.tile.assemble(t, u, [a, 0])`, u written into that window
+  // of t in place. The name is rebound like any assignment, so a loop or branch carries the new t.
+  ir::Result<ir::StmtPtr> AssignTileWindow(py::handle stmt, py::handle target, const Region& window,
+                                           const ir::ExprPtr& value) {
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
+    const auto* tile = value->type()->As<ir::TileType>();
+    if (tile->shape() != window.shape)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the window of '{}' has shape [{}] but the tile assigned to it has shape [{}]",
+                                   name, fmt::join(window.shape, ", "),
+                                   fmt::join(tile->shape(), ", ")),
+                       map_.SpanOf(target), "slice the window to the assigned tile's shape");
+    const ir::Span span = map_.SpanOf(stmt);
+    auto call = ir::OpRegistry::Get().CreateCall("tile.assemble",
+                                                 {window.source, value, Tuple(window.offsets, span)}, {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    auto var = std::make_shared<ir::Var>(name, (*call)->type(), map_.SpanOf(target));
+    env_[name] = var;
+    unavailable_.erase(name);
+    assigned_types_[name] = var->type();
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
   // `target = pl.assemble(target, source, offset)` inside a kernel writes the tile `source` into the
@@ -1383,14 +1418,16 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
-  // The names a loop body may carry: those it assigns, and the arrays whose elements it assigns
-  // (`tids[i] = t`; any other `y[...] = tile` stores into y in place).
+  // The names a loop body may carry: those it assigns, and the arrays and tiles whose elements or
+  // windows it assigns (`tids[i] = t`, `acc[r:r + 1, :] = row`; a tensor's `y[...] = tile` stores
+  // into y in place).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
     for (auto& name : SubscriptAssignedNames(body)) {
       auto it = env_.find(name);
-      const bool array = it != env_.end() && it->second->type()->As<ir::ArrayType>();
-      if (array && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+      const bool rebound = it != env_.end() && (it->second->type()->As<ir::ArrayType>() ||
+                                                it->second->type()->As<ir::TileType>());
+      if (rebound && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
     return names;
   }
@@ -1765,8 +1802,7 @@ class FunctionParser {
         continue;
       }
       auto var = std::make_shared<ir::Var>(name, args[i]->type(), map_.SpanOf(param));
-      if (auto known = ir::AsConstInt(args[i]); known && var->type()->As<ir::ScalarType>())
-        program_.known_ints[var.get()] = *known;
+      RecordScalar(var, args[i]);
       env_[name] = var;
       inlined.stmts.push_back(std::make_shared<ir::AssignStmt>(var, args[i], call_span));
     }
@@ -1866,8 +1902,7 @@ class FunctionParser {
         continue;
       }
       auto var = std::make_shared<ir::Var>(name, values[i]->type(), map_.SpanOf(names[i]));
-      if (auto known = ir::AsConstInt(values[i]); known && var->type()->As<ir::ScalarType>())
-        program_.known_ints[var.get()] = *known;
+      RecordScalar(var, values[i]);
       env_[name] = var;
       unavailable_.erase(name);
       assigned_types_[name] = var->type();
