@@ -64,6 +64,12 @@ def sliced_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
             t = pl.slice(x, [16, 32], [r, 0], valid_shape=[rows, 32])
             pl.store(pl.add(t, 1.0), [r, 0], y)
     return y
+@pl.jit
+def padded_vector(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        row = pl.reshape(pl.slice(x, [16], [0], valid_shape=[n]), [1, 16])
+        pl.store(pl.add(row, 1.0), [0, 0], out)
+    return out
 '''
 
 
@@ -101,6 +107,18 @@ def test_a_tensor_slice_with_a_valid_shape_loads_a_ragged_row_block(kernels):
     kernels.sliced_rows(x, y)
     torch.testing.assert_close(y, x + 1.0)
     assert "pl.tile.load(x, [r, 0], [16, 32], [rows, 32])" in str(kernels.sliced_rows.lower(x, y))
+
+
+@pytest.mark.parametrize("n", [6, 11])
+def test_a_one_dimensional_slice_with_a_valid_shape_loads_its_first_elements(kernels, n):
+    # pypto-lib's hc_head reads a [HC_MULT] vector padded to [HC_PAD] this way; the padding is
+    # unspecified, so only the valid elements are compared.
+    x, out = torch.randn(24), torch.full((1, 16), -7.0)
+    kernels.padded_vector(x, n, out)
+    torch.testing.assert_close(out[0, :n], x[:n] + 1.0)
+    # The jit specialises on the scalar's value.
+    assert f"pl.TileView(valid_shape=[{n}])] = pl.tile.load(x, [0], [16], [{n}])" in str(
+        kernels.padded_vector.lower(x, n, out))
 
 
 def test_a_ragged_tail_loads_stores_and_sums_only_its_columns(kernels):

@@ -209,31 +209,33 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
 
 // A load or store of a tile's valid region only: its [valid_rows, valid_cols] corner moves, row by
 // row, and the rest of the tile (on a load) keeps what it held. The region's leading dimensions,
-// if any, are 1 (the decoder narrows 2-D tiles only).
+// if any, are 1 (the decoder narrows 1-D and 2-D tiles only); a 1-D tile is one row.
 Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
                      const int64_t* offsets, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const bool load = instr.op == Opcode::Load;
   const int last = instr.rank - 1;
+  const int row_dim = last - 1;  // -1: a 1-D tile
+  const int64_t tile_rows = row_dim >= 0 ? instr.shape[row_dim] : 1;
   auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
   const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
-  if (rows < 0 || cols < 0 || rows > instr.shape[last - 1] || cols > instr.shape[last])
+  if (rows < 0 || cols < 0 || rows > tile_rows || cols > instr.shape[last])
     return KernelError(kernel, index,
-                       fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
-                                   instr.shape[last - 1], instr.shape[last]));
+                       fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, tile_rows,
+                                   instr.shape[last]));
   if (rows == 0 || cols == 0) return {};
   const TileRef& ref = load ? instr.dst : instr.src0;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
   if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
   std::array<int64_t, kMaxDims> extent = instr.shape;
-  extent[last - 1] = rows;
+  if (row_dim >= 0) extent[row_dim] = rows;
   extent[last] = cols;
   auto base = RegionBase(kernel, index, args, offsets, !load, extent.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   const auto elem = static_cast<int64_t>(instr.elem_bytes);
   const int64_t tile_row_bytes = instr.shape[last] * elem;
-  const auto row_stride = static_cast<int64_t>(tensor->strides[last - 1]) * elem;
+  const auto row_stride = row_dim >= 0 ? static_cast<int64_t>(tensor->strides[row_dim]) * elem : 0;
   const auto col_step = static_cast<int64_t>(tensor->strides[last]) * elem;
   for (int64_t r = 0; r < rows; ++r) {
     std::byte* global = *base + r * row_stride;

@@ -724,16 +724,23 @@ class Decoder {
   }
 
   // The valid region a tile's type narrows it to, its extents as operands (scalar code computing
-  // them runs before the next instruction); nullopt for a tile that is valid as a whole.
+  // them runs before the next instruction); nullopt for a tile that is valid as a whole. A rank-1
+  // tile is one row.
   pypto::expected<std::optional<ValidRegion>, std::string> ValidRegionOf(const ir::TypePtr& type) {
     const auto* tile = type->As<ir::TileType>();
     if (!tile || !tile->has_partial_valid_shape()) return std::optional<ValidRegion>{};
-    if (tile->valid_shape().size() != 2)
-      return Fail(fmt::format("a valid region of a rank-{} tile; the simulator narrows 2-D tiles only",
-                              tile->valid_shape().size()));
-    auto rows = Scalar(tile->valid_shape()[0]);
+    const auto& valid = tile->valid_shape();
+    if (valid.size() == 1) {
+      auto cols = Scalar(valid[0]);
+      if (!cols) return Error(cols.error());
+      return std::optional<ValidRegion>(ValidRegion{Operand::Imm(1), *cols});
+    }
+    if (valid.size() != 2)
+      return Fail(fmt::format("a valid region of a rank-{} tile; the simulator narrows 1-D and 2-D tiles only",
+                              valid.size()));
+    auto rows = Scalar(valid[0]);
     if (!rows) return Error(rows.error());
-    auto cols = Scalar(tile->valid_shape()[1]);
+    auto cols = Scalar(valid[1]);
     if (!cols) return Error(cols.error());
     return std::optional<ValidRegion>(ValidRegion{*rows, *cols});
   }
