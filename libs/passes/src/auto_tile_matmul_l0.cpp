@@ -34,6 +34,8 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 
+#include "index_exprs.h"
+
 namespace pypto::passes {
 namespace {
 
@@ -83,14 +85,6 @@ std::optional<BlockShape> ChooseBlock(const TileType& lhs, const TileType& rhs, 
   auto k = Shrink(K, kFractal, [&](int64_t k) { return m * k * a_bytes > l0a / 2 || k * n * b_bytes > l0b / 2; });
   if (!k) return std::nullopt;
   return BlockShape{m, n, *k};
-}
-
-ExprPtr Index(int64_t value, const Span& span) { return std::make_shared<ConstInt>(value, DataType::INDEX, span); }
-
-ExprPtr IndexTuple(const std::vector<int64_t>& values, const Span& span) {
-  std::vector<ExprPtr> elements;
-  for (int64_t value : values) elements.push_back(Index(value, span));
-  return std::make_shared<TupleLiteral>(std::move(elements), span);
 }
 
 // `origin + delta`, written `delta` when the origin is 0.
@@ -181,8 +175,8 @@ class BlockNestBuilder {
     if (!next) return pypto::unexpected(next.error());
     body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{*next}, span_));
     if (!result) result = std::make_shared<Var>(init->name_hint(), init->type(), span_);
-    auto loop = std::make_shared<ForStmt>(var, Index(start, span_), Index(stop, span_), Index(step, span_),
-                                          std::vector<IterArg>{IterArg{carried, init}},
+    auto loop = std::make_shared<ForStmt>(var, IndexConst(start, span_), IndexConst(stop, span_),
+                                          IndexConst(step, span_), std::vector<IterArg>{IterArg{carried, init}},
                                           std::make_shared<SeqStmts>(std::move(body), span_),
                                           std::vector<VarPtr>{result}, ForKind::Sequential, span_);
     return std::pair<StmtPtr, VarPtr>(loop, result);
@@ -208,13 +202,13 @@ class BlockNestBuilder {
 
   // `for <name>_<suffix> in range(0, extent, step)`, or the body at 0 when one step covers it.
   Result<StmtPtr> Loop(const std::string& suffix, int64_t extent, int64_t step, const BodyFn& body) {
-    if (extent == step) return body(Index(0, span_));
+    if (extent == step) return body(IndexConst(0, span_));
     auto var = std::make_shared<Var>(fmt::format("{}_{}", name_, suffix), std::make_shared<ScalarType>(DataType::INDEX),
                                      span_);
     auto inner = body(var);
     if (!inner) return inner;
-    return StmtPtr(std::make_shared<ForStmt>(var, Index(0, span_), Index(extent, span_), Index(step, span_), *inner,
-                                             ForKind::Sequential, span_));
+    return StmtPtr(std::make_shared<ForStmt>(var, IndexConst(0, span_), IndexConst(extent, span_),
+                                             IndexConst(step, span_), *inner, ForKind::Sequential, span_));
   }
 
   // One [m, n] block at (mi, ni), then the stores of it.
@@ -233,7 +227,7 @@ class BlockNestBuilder {
   // One [m, n] block at (mi, ni) into `body`: the first K step, the loop over the others. Returns the
   // block's accumulator.
   Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body) {
-    auto first = Step(mi, ni, Index(0, span_), nullptr, body);
+    auto first = Step(mi, ni, IndexConst(0, span_), nullptr, body);
     if (!first) return first;
     VarPtr acc = *first;
     const int64_t K = plan_.lhs_mat->type()->As<TileType>()->shape()[1];

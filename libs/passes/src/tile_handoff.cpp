@@ -1,5 +1,7 @@
 #include "tile_handoff.h"
 
+#include "index_exprs.h"
+
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 
@@ -9,12 +11,6 @@ namespace {
 using namespace pypto::ir;
 
 const TileType& TileOf(const Var& var) { return *var.type()->As<TileType>(); }
-
-ExprPtr IndexTuple(const std::vector<int64_t>& values, const Span& span) {
-  std::vector<ExprPtr> elements;
-  for (int64_t value : values) elements.push_back(std::make_shared<ConstInt>(value, DataType::INDEX, span));
-  return std::make_shared<TupleLiteral>(std::move(elements), span);
-}
 
 ExprPtr ZeroOffsets(const Shape& shape, const Span& span) {
   return IndexTuple(std::vector<int64_t>(shape.size(), 0), span);
