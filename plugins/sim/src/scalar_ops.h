@@ -10,8 +10,10 @@
 namespace pypto::sim {
 
 // The integer forms of ir::BinaryOp (true division yields a float and has no integer form).
-// Comparisons yield 0 or 1.
-enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+// Comparisons yield 0 or 1. SignExtend/ZeroExtend keep the low `b` bits of `a`, sign- or
+// zero-extended: a narrowing scalar cast (INT64 to INT32 wraps as on a device).
+enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
+                                ZeroExtend };
 
 // The DSL spelling: "+", "//", "%", "min", ...
 const char* ScalarOpSymbol(ScalarOp op);
@@ -53,6 +55,12 @@ inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
     case ScalarOp::Le: out = a <= b; return true;
     case ScalarOp::Gt: out = a > b; return true;
     case ScalarOp::Ge: out = a >= b; return true;
+    case ScalarOp::SignExtend:
+      out = b >= 64 ? a : static_cast<int64_t>(ua << (64 - b)) >> (64 - b);
+      return true;
+    case ScalarOp::ZeroExtend:
+      out = b >= 64 ? a : static_cast<int64_t>(ua & ((uint64_t{1} << b) - 1));
+      return true;
   }
   return false;
 }
