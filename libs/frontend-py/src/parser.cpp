@@ -329,9 +329,9 @@ class FunctionParser {
   }
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
+  // The sliced value is a tensor or tile variable, or any tile expression (`pl.cast(t, ...)[0:2, :]`).
   struct Region {
-    const ir::Var* tensor = nullptr;
-    ir::VarPtr tensor_var;
+    ir::ExprPtr tensor_var;
     std::vector<ir::ExprPtr> offsets;
     ir::Shape shape;
   };
@@ -342,8 +342,7 @@ class FunctionParser {
     if (!base) return pypto::unexpected(base.error());
     const auto* tensor = (*base)->type()->As<ir::TensorType>();
     const auto* tile = (*base)->type()->As<ir::TileType>();  // `t[:, a:b]`: a window of a tile
-    const auto* var = (*base)->As<ir::Var>();
-    if (!(tensor || tile) || !var)
+    if (!(tile || (tensor && (*base)->As<ir::Var>())))
       return MakeError(DiagnosticKind::Type,
                        fmt::format("only tensors and tiles can be sliced here, got {}", (*base)->type()->str()), span);
     if (kernel_depth_ == 0)
@@ -360,7 +359,7 @@ class FunctionParser {
     if (items.size() > dims.size())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
-    Region region{.tensor = var, .tensor_var = std::static_pointer_cast<const ir::Var>(*base)};
+    Region region{.tensor_var = *base};
     auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
     for (size_t d = 0; d < dims.size(); ++d) {
       if (d >= items.size()) {  // fewer indices imply the whole of the trailing dimensions
@@ -472,26 +471,41 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target) {
     auto region = ParseRegion(target);
     if (!region) return pypto::unexpected(region.error());
-    if (region->tensor_var->type()->As<ir::TileType>())
-      return MakeError(DiagnosticKind::Syntax, "assigning into a window of a tile is not supported yet",
-                       map_.SpanOf(target), "store the tile into the output tensor's region instead");
+    if (!region->tensor_var->As<ir::Var>())
+      return MakeError(DiagnosticKind::Syntax, "only a named tensor or tile can be assigned into", map_.SpanOf(target));
+    const bool into_tile = region->tensor_var->type()->As<ir::TileType>();
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
     const auto* tile = (*value)->type()->As<ir::TileType>();
     if (!tile)
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
+                       fmt::format("a {} slice is assigned a tile, got {}", into_tile ? "tile" : "tensor",
+                                   (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
     if (tile->shape() != region->shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
                                    fmt::join(region->shape, ", "), tile->str()),
                        span);
+    if (into_tile) return AssembleIntoTile(target, *region, *value, span);
     auto call = ir::OpRegistry::Get().CreateCall("tile.store", {*value, Tuple(region->offsets, span), region->tensor_var},
                                                  {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
+  // `t[r : r + 1, 0:32] = u` on a tile: u written into that window of t in place (tile.assemble);
+  // the name t then holds the written tile, which loops and ifs carry.
+  ir::Result<ir::StmtPtr> AssembleIntoTile(py::handle target, const Region& region, const ir::ExprPtr& value,
+                                           const ir::Span& span) {
+    auto call = ir::OpRegistry::Get().CreateCall("tile.assemble", {region.tensor_var, value, Tuple(region.offsets, span)},
+                                                 {}, span);
+    if (!call) return pypto::unexpected(call.error());
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
+    auto var = std::make_shared<ir::Var>(name, (*call)->type(), map_.SpanOf(target));
+    env_[name] = var;
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
   // `target = pl.assemble(target, source, offset)` inside a kernel writes the tile `source` into the
@@ -1400,8 +1414,9 @@ class FunctionParser {
   }
 
   // The names a loop body may carry: those it assigns, the arrays whose elements it assigns
-  // (`tids[i] = t`; any other `y[...] = tile` stores into y in place) and the tiles it writes an
-  // element of (`pl.write(tile, [i], v)`; a tensor written so keeps its name).
+  // (`tids[i] = t`), the tiles it writes a window of (`t[i : i + 1, :] = u`; a tensor `y[...] = tile`
+  // is stored into in place) and the tiles it writes an element of (`pl.write(tile, [i], v)`; a
+  // tensor written so keeps its name).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
     for (auto& name : ElementWrittenNames(body)) {  // `pl.write(tile, ...)` rebinds the tile's name
@@ -1411,8 +1426,9 @@ class FunctionParser {
     }
     for (auto& name : SubscriptAssignedNames(body)) {
       auto it = env_.find(name);
-      const bool array = it != env_.end() && it->second->type()->As<ir::ArrayType>();
-      if (array && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+      const bool rebound = it != env_.end() && (it->second->type()->As<ir::ArrayType>() ||
+                                                it->second->type()->As<ir::TileType>());
+      if (rebound && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
     return names;
   }

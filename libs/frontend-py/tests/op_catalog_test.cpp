@@ -260,5 +260,32 @@ TEST(OpCatalog, CreateTensorWithInitValue) {
                 "        return y\n");
 }
 
+TEST(OpCatalog, TileWindowAssignmentAssemblesInPlace) {
+  auto request = Request(R"(@pl.jit
+def k(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.full([4, 16], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            t[i : i + 1, 0:16] = pl.load(a, [i, 0], [1, 16])
+        c[0:2, 0:16] = pl.exp(t)[2:4, :]
+    return c
+)",
+                         {{"a", {4, 16}}, {"c", {2, 16}}});
+  // `t[i : i + 1, :] = u` rebinds t to the assembled tile (the loop carries it); a window of an
+  // expression is a tile.slice of it.
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_k:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def k(self, a: pl.Tensor[[4, 16], pl.FP32], c: pl.Out[pl.Tensor[[2, 16], pl.FP32]]) -> pl.Tensor[[2, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([4, 16], dtype=pl.FP32, value=0.0)
+            for i, (t_1,) in pl.range(4, init_values=(t,)):
+                t_2: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(t_1, pl.tile.load(a, [i, 0], [1, 16]), [i, 0])
+                t_3: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(t_2)
+            pl.tile.store(pl.tile.slice(pl.tile.exp(t_3), [2, 16], [2, 0]), [0, 0], c)
+        return c
+)");
+}
+
 }  // namespace
 }  // namespace pypto::frontend::testing
