@@ -687,6 +687,32 @@ class FunctionParser {
     return IsElementAccess(name) && name.ends_with(".write");
   }
 
+  // `pl.create_tensor(shape, dtype=...)` inside a kernel: a kernel computes on tiles, so the tensor is
+  // a Vec tile of that shape, as upstream's tensor-to-tile conversion makes it: pl.create_tile, or
+  // pl.full(shape, dtype=..., value=v) with init_value=v. manual_dep, an opt-out of the runtime's
+  // tracking of tensors between tasks, means nothing for a tile and is dropped.
+  static py::object CreatedTensorAsTile(py::handle call) {
+    py::module_ ast = py::module_::import("ast");
+    py::list keywords;
+    py::object init;
+    for (auto keyword : call.attr("keywords")) {
+      const py::object arg = keyword.attr("arg");
+      const std::string key = arg.is_none() ? "" : arg.cast<std::string>();
+      if (key == "init_value") {
+        init = py::reinterpret_borrow<py::object>(keyword.attr("value"));
+      } else if (key != "manual_dep") {
+        keywords.append(keyword);
+      }
+    }
+    std::vector<py::object> args;
+    for (auto arg : call.attr("args")) args.push_back(py::reinterpret_borrow<py::object>(arg));
+    if (!init) return RewrittenCall(call, "pl.create_tile", args, keywords);
+    py::object value = ast.attr("keyword")("value", init);
+    ast.attr("copy_location")(value, init);
+    keywords.append(value);
+    return RewrittenCall(call, "pl.full", args, keywords);
+  }
+
   // `pl.read(t, i)` / `pl.write(t, i, v)`: one index not in a list, as upstream accepts for a 1-D
   // tensor.
   static bool HasBareIndex(py::handle call) {
@@ -2066,6 +2092,8 @@ class FunctionParser {
       if (!load) return pypto::unexpected(load.error());
       if (*load) return ParseCall(**load);
     }
+    if ((name == "pl.create_tensor" || name == "pl.tensor.create") && kernel_depth_ > 0)
+      return ParseCall(CreatedTensorAsTile(node));
     if ((name == "pl.slice" || name == "pl.tensor.slice") && kernel_depth_ == 0)
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("'{}' of a tensor in orchestration code (a view at an offset, passed to kernels) "

@@ -148,11 +148,29 @@ TEST(OpDiagnostics, ElementWritesCheckIndicesAndValue) {
 }
 
 TEST(OpDiagnostics, CreateTensorInitValueMustFitTheDtype) {
-  EXPECT_EQ(ErrorIn("        u = pl.create_tensor([16, 16], dtype=pl.BF16, init_value=1.0)\n"),
-            "/src/kernels.py:5:13: error: pl.create_tensor: a BF16 tensor can only start as zeros, got init_value=1.0\n"
+  EXPECT_EQ(ParseOrchestration("    u = pl.create_tensor([16, 16], dtype=pl.BF16, init_value=1.0)\n    return y\n"),
+            "/src/kernels.py:3:9: error: pl.create_tensor: a BF16 tensor can only start as zeros, got init_value=1.0\n"
             "  help: use init_value=0, or a FP32 tensor");
-  EXPECT_EQ(ErrorIn("        u = pl.create_tensor([16, 16], dtype=pl.INT8, init_value=300)\n"),
-            "/src/kernels.py:5:13: error: pl.create_tensor: init_value=300.0 is not a INT8 value");
+  EXPECT_EQ(ParseOrchestration("    u = pl.create_tensor([16, 16], dtype=pl.INT8, init_value=300)\n    return y\n"),
+            "/src/kernels.py:3:9: error: pl.create_tensor: init_value=300.0 is not a INT8 value");
+}
+
+// Inside a kernel a created tensor is a Vec tile: pl.create_tile, or pl.full with its init_value.
+TEST(OpDiagnostics, CreateTensorInAKernelIsATile) {
+  EXPECT_EQ(ErrorIn("        u = pl.create_tensor([16, 16], dtype=pl.FP32, manual_dep=True)\n"
+                    "        v = pl.create_tensor([16, 16], dtype=pl.FP32, init_value=-2.5)\n"
+                    "        pl.store(pl.add(u, v), [0, 0], c)\n"),
+            "@pl.program\n"
+            "class _jit_k:\n"
+            "    @pl.function(type=pl.FunctionType.Opaque)\n"
+            "    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> "
+            "pl.Tensor[[16, 16], pl.FP32]:\n"
+            "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])\n"
+            "            u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 16], dtype=pl.FP32)\n"
+            "            v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=-2.5)\n"
+            "            pl.tile.store(pl.tile.add(u, v), [0, 0], c)\n"
+            "        return c\n");
 }
 
 TEST(OpDiagnostics, SliceOfATensorInOrchestrationIsRefused) {
