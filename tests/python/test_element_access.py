@@ -68,6 +68,47 @@ def outside_tile(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.F
 """
 
 
+COMPARES = """
+import pypto.language as pl
+
+N = 64
+
+
+@pl.jit
+def argmax(x: pl.Tensor[[1, N], pl.FP32], out: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = x[0:1, 0:N]
+        best = pl.read(pl.row_max(t), [0, 0])
+        found = pl.cast(-1, pl.INT32)
+        positive = pl.cast(0, pl.INT32)
+        for i in pl.range(N):
+            v = pl.read(t, [0, i])
+            if v == best:
+                found = pl.cast(i, pl.INT32)
+            if v > 0.0:
+                positive = positive + 1
+        marks = pl.full([1, 8], dtype=pl.INT32, value=0)
+        pl.write(marks, [0, 0], found)
+        pl.write(marks, [0, 1], positive)
+        if found >= pl.cast(0, pl.INT32):  # a cast inside a condition
+            pl.write(marks, [0, 2], pl.cast(1, pl.INT32))
+        out[0:1, 0:8] = marks
+    return out
+"""
+
+
+def test_fp32_elements_compare_in_conditions(write_kernel):
+    module, _ = write_kernel("compares", COMPARES)
+    x = torch.randn(1, 64)
+    out = torch.zeros(1, 8, dtype=torch.int32)
+    module.argmax(x, out)
+    expected = torch.zeros(1, 8, dtype=torch.int32)
+    expected[0, 0] = int(torch.argmax(x[0]))
+    expected[0, 1] = int((x[0] > 0).sum())
+    expected[0, 2] = 1
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
 @pytest.fixture
 def elements(write_kernel):
     module, path = write_kernel("elements", ELEMENTS)

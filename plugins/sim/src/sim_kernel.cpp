@@ -89,6 +89,12 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::Ge: return ">=";
     case ScalarOp::SignExtend: return "sext";
     case ScalarOp::ZeroExtend: return "zext";
+    case ScalarOp::FEq: return "==f";
+    case ScalarOp::FNe: return "!=f";
+    case ScalarOp::FLt: return "<f";
+    case ScalarOp::FLe: return "<=f";
+    case ScalarOp::FGt: return ">f";
+    case ScalarOp::FGe: return ">=f";
   }
   return "?";
 }
@@ -546,6 +552,9 @@ class Decoder {
       return Fail(fmt::format("'{}' is used before it is assigned", var->name_hint()));
     }
     const std::string text = ir::PrintExpr(expr);
+    if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "scalar.cast" &&
+                                                 IsIntScalar(call->type()) && IsIntScalar(call->args()[0]->type()))
+      return CastOperand(*call, text);
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary) {
       if (expr->Is<ir::ConstFloat>()) {
@@ -555,6 +564,8 @@ class Decoder {
       }
       return Fail(fmt::format("`{}` is not a scalar expression the simulator can evaluate", text));
     }
+    if (ir::IsComparison(binary->op()) && IsFp32Scalar(binary->lhs()) && IsFp32Scalar(binary->rhs()))
+      return Fp32Comparison(*binary, text);
     const auto op = ToScalarOp(binary->op());
     if (!op) {
       return Fail(fmt::format("`{}` is a true division, which yields a float; the simulator computes only with "
@@ -584,6 +595,47 @@ class Decoder {
     pending_.push_back(ScalarInstr{*op, reg, *lhs, *rhs});
     pending_text_.push_back(text);
     computed_.push_back(Computed{*op, *lhs, *rhs, reg});
+    return Operand::Reg(reg);
+  }
+
+  static bool IsFp32Scalar(const ir::ExprPtr& expr) {
+    const auto* scalar = expr->type()->As<ir::ScalarType>();
+    return scalar && scalar->dtype() == ir::DataType::FP32;
+  }
+
+  // An FP32 operand of a comparison: the bits register of a pl.read element or an FP32 parameter, or
+  // the bits of a constant.
+  pypto::expected<Operand, std::string> Fp32Operand(const ir::ExprPtr& expr) const {
+    if (const auto* constant = expr->As<ir::ConstFloat>())
+      return Operand::Imm(std::bit_cast<uint32_t>(static_cast<float>(constant->value())));
+    const auto* var = expr->As<ir::Var>();
+    if (auto it = var ? float_regs_.find(var) : float_regs_.end(); it != float_regs_.end())
+      return Operand::Reg(it->second);
+    return Fail(fmt::format("`{}` is an FP32 scalar the simulator does not hold; it compares FP32 values read with "
+                            "pl.read, FP32 parameters and constants",
+                            ir::PrintExpr(expr)));
+  }
+
+  // `val == best_val` on two FP32 scalars: 0 or 1 in an integer register, as other comparisons.
+  pypto::expected<Operand, std::string> Fp32Comparison(const ir::BinaryExpr& binary, const std::string& text) {
+    auto lhs = Fp32Operand(binary.lhs());
+    if (!lhs) return lhs;
+    auto rhs = Fp32Operand(binary.rhs());
+    if (!rhs) return rhs;
+    static constexpr std::pair<ir::BinaryOp, ScalarOp> kOps[] = {
+        {ir::BinaryOp::Eq, ScalarOp::FEq}, {ir::BinaryOp::Ne, ScalarOp::FNe}, {ir::BinaryOp::Lt, ScalarOp::FLt},
+        {ir::BinaryOp::Le, ScalarOp::FLe}, {ir::BinaryOp::Gt, ScalarOp::FGt}, {ir::BinaryOp::Ge, ScalarOp::FGe}};
+    ScalarOp op = ScalarOp::FEq;
+    for (auto [from, to] : kOps)
+      if (from == binary.op()) op = to;
+    if (!lhs->is_reg() && !rhs->is_reg()) {
+      int64_t value = 0;
+      EvalScalar(op, lhs->imm, rhs->imm, value);
+      return Operand::Imm(value);
+    }
+    const uint32_t reg = NewRegister(text, "");
+    pending_.push_back(ScalarInstr{op, reg, *lhs, *rhs});
+    pending_text_.push_back(text);
     return Operand::Reg(reg);
   }
 
@@ -957,28 +1009,33 @@ class Decoder {
   // device: the low bits of the target's width, sign- or zero-extended as the target reads them.
   pypto::expected<void, std::string> DecodeScalarCast(const ir::VarPtr& target, const ir::Call& call) {
     if (!target) return {};  // a cast nobody uses
-    const ir::DataType from = call.args()[0]->type()->As<ir::ScalarType>()->dtype();
-    const ir::DataType to = target->type()->As<ir::ScalarType>()->dtype();
-    const auto is_unsigned = [](ir::DataType dtype) { return std::string_view(ir::DataTypeName(dtype)).starts_with("UINT"); };
-    auto operand = Scalar(call.args()[0]);
+    auto operand = CastOperand(call, target->name_hint());
     if (!operand) return Error(operand.error());
-    if (ir::DataTypeBytes(to) < ir::DataTypeBytes(from) || (is_unsigned(to) && !is_unsigned(from))) {
-      const ScalarOp op = is_unsigned(to) ? ScalarOp::ZeroExtend : ScalarOp::SignExtend;
-      const Operand bits = Operand::Imm(8 * static_cast<int64_t>(ir::DataTypeBytes(to)));
-      if (!operand->is_reg()) {
-        int64_t value = 0;
-        EvalScalar(op, operand->imm, bits.imm, value);
-        operand = Operand::Imm(value);
-      } else {
-        const uint32_t reg = NewRegister(target->name_hint(), "narrowing cast");
-        pending_.push_back(ScalarInstr{op, reg, *operand, bits});
-        pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(call.args()[0]), ir::DataTypeName(to)));
-        operand = Operand::Reg(reg);
-      }
-    }
     values_[target.get()] = ScalarValue{*operand};
     if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
     return {};
+  }
+
+  // The value of an integer scalar cast (named `name` in listings), also where it stands inside a
+  // larger expression (`if c == pl.cast(296, pl.INT32)`).
+  pypto::expected<Operand, std::string> CastOperand(const ir::Call& call, const std::string& name) {
+    const ir::DataType from = call.args()[0]->type()->As<ir::ScalarType>()->dtype();
+    const ir::DataType to = call.type()->As<ir::ScalarType>()->dtype();
+    const auto is_unsigned = [](ir::DataType dtype) { return std::string_view(ir::DataTypeName(dtype)).starts_with("UINT"); };
+    auto operand = Scalar(call.args()[0]);
+    if (!operand) return operand;
+    if (ir::DataTypeBytes(to) >= ir::DataTypeBytes(from) && (!is_unsigned(to) || is_unsigned(from))) return operand;
+    const ScalarOp op = is_unsigned(to) ? ScalarOp::ZeroExtend : ScalarOp::SignExtend;
+    const Operand bits = Operand::Imm(8 * static_cast<int64_t>(ir::DataTypeBytes(to)));
+    if (!operand->is_reg()) {
+      int64_t value = 0;
+      EvalScalar(op, operand->imm, bits.imm, value);
+      return Operand::Imm(value);
+    }
+    const uint32_t reg = NewRegister(name, "narrowing cast");
+    pending_.push_back(ScalarInstr{op, reg, *operand, bits});
+    pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(call.args()[0]), ir::DataTypeName(to)));
+    return Operand::Reg(reg);
   }
 
   // `s = pl.read(t, [i, j])`: integers become integer registers, an FP32 an FP32-bits register
