@@ -92,7 +92,10 @@ import pypto.language as pl
 def mm(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         scratch = pl.create_tensor([64, 64], dtype=pl.FP32)
-        c[0:64, 0:64] = pl.add(scratch, a)
+        scratch[:, :] = pl.mul(a, 2.0)
+        pl.write(scratch, [0, 0], pl.read(a, [1, 1]))
+        ones = pl.create_tensor([64, 64], dtype=pl.FP32, init_value=1.0, manual_dep=True)
+        c[0:64, 0:64] = pl.add(pl.add(scratch, a), ones)
     return c
 """
 
@@ -154,14 +157,13 @@ def test_matmul_result_feeding_vector_ops_in_a_loop_is_an_error_at_the_op(write_
     assert info.value.location == f"{path}:10:29"
 
 
-def test_created_tensor_used_inside_a_kernel_is_an_error(write_kernel):
-    module, path = write_kernel("used_tensor", USED_CREATED_TENSOR)
-    with pytest.raises(InvalidOperationError) as info:
-        module.mm(torch.randn(64, 64), torch.zeros(64, 64))
-    assert info.value.message == (
-        "'scratch' is a tensor created inside a kernel and then used; a kernel computes on tiles"
-    )
-    assert info.value.location == f"{path}:8:19"
+def test_a_tensor_created_inside_a_kernel_is_a_tile(write_kernel):
+    module, _ = write_kernel("used_tensor", USED_CREATED_TENSOR)
+    a, c = torch.randn(64, 64), torch.zeros(64, 64)
+    module.mm(a, c)
+    expected = 3 * a + 1
+    expected[0, 0] = a[1, 1] + a[0, 0] + 1
+    torch.testing.assert_close(c, expected, rtol=0, atol=0)
 
 
 # pypto-lib's gemm form: the accumulator starts as a pl.create_tensor placeholder and the K loop

@@ -162,3 +162,28 @@ def test_a_window_outside_its_tile_fails_the_run_naming_it(write_kernel):
     x, src, y = torch.randn(32, 32), torch.randn(32, 16), torch.zeros(32, 32)
     with pytest.raises(RuntimeError, match=r"the \[16, 16\] window at \[24, 0\] is outside the \[32, 32\] tile"):
         module.out_of_bounds(x, src, y)
+
+
+SUBSCRIPTS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def reverse_rows(x: pl.Tensor[[4, 32], pl.FP32], y: pl.Out[pl.Tensor[[4, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.full([4, 32], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            r = 3 - i
+            t[r : r + 1, 0:32] = pl.mul(x[i : i + 1, 0:32], 2.0)
+        y[0:2, 0:32] = pl.add(t, 1.0)[2:4, :]
+        y[2:4, 0:32] = t[0:2, :]
+    return y
+'''
+
+
+def test_a_window_of_a_tile_is_assigned_in_place_and_an_expression_is_sliced(write_kernel):
+    module, _ = write_kernel("subscripts", SUBSCRIPTS)
+    x, y = torch.randn(4, 32), torch.zeros(4, 32)
+    module.reverse_rows(x, y)
+    t = torch.flip(2 * x, dims=[0])
+    torch.testing.assert_close(y, torch.cat([t[2:4] + 1.0, t[0:2]]), rtol=0, atol=0)

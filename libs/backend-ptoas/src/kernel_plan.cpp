@@ -126,6 +126,7 @@ class Planner {
                                               "kernel '{}'",
                                               kernel_.name()));
       if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
+      if (call && IsElementOp(call->target_name())) return ElementError(*call, stmt);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",
@@ -160,8 +161,20 @@ class Planner {
                              kernel_.name()));
   }
 
+  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles, which
+  // this backend does not emit yet (nor the scalar loads and stores of global memory).
+  static bool IsElementOp(const std::string& op) {
+    return op == "tile.read" || op == "tile.write" || op == "tensor.read" || op == "tensor.write";
+  }
+  Status ElementError(const ir::Call& call, const ir::Stmt& stmt) const {
+    return Error(call.span().known() ? call.span() : stmt.span(),
+                 fmt::format("backend-ptoas does not lower the single-element access '{}' yet in kernel '{}'",
+                             call.target_name(), kernel_.name()));
+  }
+
   Status CheckAssign(const ir::AssignStmt& assign) {
     const auto* call = assign.value()->As<ir::Call>();
+    if (call && IsElementOp(call->target_name())) return ElementError(*call, assign);
     if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);
     if (!call) {
       return Error(assign.span(), fmt::format("backend-ptoas cannot lower the plain assignment to '{}' in kernel '{}'",

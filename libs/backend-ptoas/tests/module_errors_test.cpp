@@ -331,5 +331,21 @@ TEST(EmitModuleErrors, CarriedScalarsAndMovedTilesAreRefused) {
             "which share a buffer, are emitted)");
 }
 
+TEST(EmitModuleErrors, SingleElementAccessIsNotLoweredYet) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto read = Op("tile.read", {t, Ints({0, 1})}, At(3, 9));
+  auto s = std::make_shared<ir::Var>("s", read->type(), At(3, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(s, read, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: backend-ptoas does not lower the single-element access 'tile.read' yet in "
+                              "kernel 'k'");
+  auto write = Op("tensor.write", {a, Ints({0, 1}), s}, At(4, 9));
+  auto writes = Kernel("k", {a}, {ir::ParamDirection::InOut},
+                       {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(write, At(4, 9))});
+  EXPECT_EQ(ErrorOf(*writes), "k.py:4:9: backend-ptoas does not lower the single-element access 'tensor.write' yet "
+                              "in kernel 'k'");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas

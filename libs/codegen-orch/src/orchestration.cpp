@@ -247,6 +247,16 @@ std::optional<std::string_view> CppScalarType(ir::DataType dtype) {
   }
 }
 
+// The bit pattern of `value` as an element of `dtype`: a tensor's starting value, which the type
+// deduction of tensor.create has checked the dtype holds (any dtype holds 0).
+uint64_t ElementBits(double value, ir::DataType dtype) {
+  if (value == 0) return 0;
+  if (dtype == ir::DataType::FP32) return std::bit_cast<uint32_t>(static_cast<float>(value));
+  if (dtype == ir::DataType::FP64) return std::bit_cast<uint64_t>(value);
+  if (value >= 0x1p63) return static_cast<uint64_t>(value);  // UINT64 beyond INT64's range
+  return static_cast<uint64_t>(static_cast<int64_t>(value));
+}
+
 // What assigning `value` to a C++ variable of `dtype` leaves in it.
 Value Narrow(Value value, ir::DataType dtype) {
   if (ir::IsFloat(dtype)) {
@@ -705,13 +715,53 @@ class OrchestrationEmitter {
   }
 
   // The pl.create_tensor statements of a body, in loops and runtime scopes too, in program order.
-  static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, std::vector<ir::StmtPtr>& creates) {
+  // Those a loop may run more than once go to `repeated` as well.
+  static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, bool repeats,
+                                   std::vector<ir::StmtPtr>& creates, std::set<const ir::Stmt*>& repeated) {
     for (const auto& stmt : stmts) {
-      if (IsTensorCreate(stmt)) creates.push_back(stmt);
-      if (const auto* loop = stmt->As<ir::ForStmt>()) CollectTensorCreates(ir::FlattenStmts(loop->body()), creates);
+      if (IsTensorCreate(stmt)) {
+        creates.push_back(stmt);
+        if (repeats) repeated.insert(stmt.get());
+      }
+      if (const auto* loop = stmt->As<ir::ForStmt>())
+        CollectTensorCreates(ir::FlattenStmts(loop->body()), repeats || !RunsOnce(*loop), creates, repeated);
       if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>())
-        CollectTensorCreates(ir::FlattenStmts(scope->body()), creates);
+        CollectTensorCreates(ir::FlattenStmts(scope->body()), repeats, creates, repeated);
     }
+  }
+
+  // Whether a loop certainly makes one iteration (constant bounds, one step from start to stop).
+  static bool RunsOnce(const ir::ForStmt& loop) {
+    auto start = ir::AsConstInt(loop.start()), stop = ir::AsConstInt(loop.stop()), step = ir::AsConstInt(loop.step());
+    if (!start || !stop || !step || *step == 0) return false;
+    return *step > 0 ? *start < *stop && *stop - *start <= *step : *start > *stop && *start - *stop <= -*step;
+  }
+
+  // `pl.create_tensor(..., init_value=v)`: the plan's starting value and the C++ pre-fill. The buffer is
+  // allocated once per run, so a tensor created in a loop that iterates again would start the next
+  // iteration with what the last one left; that is refused.
+  ir::Result<bool> SetInitialValue(const ir::AssignStmt& create, bool repeated, const std::string& name,
+                                   rt::PlanTensor& plan_tensor) {
+    const auto* call = create.value()->As<ir::Call>();
+    const auto init = ir::FindAttr<double>(call->kwargs(), "init_value");
+    if (!init) return true;
+    if (repeated)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' is created with init_value inside a loop that runs more than once; its "
+                                   "buffer is allocated once per run and would not start again at {} in later "
+                                   "iterations",
+                                   create.var()->name_hint(), ir::FloatLiteral(*init)),
+                       create.span(), "create the tensor before the loop and reset it in a kernel, or drop init_value");
+    const ir::DataType dtype = create.var()->type()->As<ir::TensorType>()->dtype();
+    plan_tensor.initial_bits = ElementBits(*init, dtype);
+    if (*init == 0) {
+      body_ += fmt::format("    {}_ci.set_initial_value(0);\n", name);
+    } else {
+      const std::string value = ir::IsInteger(dtype) ? fmt::format("{}", static_cast<int64_t>(*init))
+                                                     : ir::FloatLiteral(*init);
+      body_ += fmt::format("    {}_ci.set_initial_value(static_cast<{}>({}));\n", name, *CppScalarType(dtype), value);
+    }
+    return true;
   }
 
   // Every pl.create_tensor of the body becomes a plan intermediate. As upstream does, the C++ allocates
@@ -721,7 +771,8 @@ class OrchestrationEmitter {
   // iteration sees only what it wrote, as with a buffer of its own.
   ir::Result<bool> AllocateIntermediates(const std::vector<ir::StmtPtr>& body) {
     std::vector<ir::StmtPtr> stmts;
-    CollectTensorCreates(body, stmts);
+    std::set<const ir::Stmt*> repeated;
+    CollectTensorCreates(body, /*repeats=*/false, stmts, repeated);
     std::vector<std::string> names;
     for (const auto& stmt : stmts) {
       const auto& var = stmt->As<ir::AssignStmt>()->var();
@@ -758,6 +809,8 @@ class OrchestrationEmitter {
       body_ += fmt::format("    uint32_t {0}_ci_shapes[{1}] = {{{2}}};\n", name, dims.size(), fmt::join(dims, ", "));
       body_ += fmt::format("    TensorCreateInfo {0}_ci({0}_ci_shapes, {1}, DataType::{2});\n", name, dims.size(),
                            rt::DtypeName(*dtype));
+      if (auto ok = SetInitialValue(*stmt->As<ir::AssignStmt>(), repeated.contains(stmt.get()), name, plan_tensor); !ok)
+        return ok;
       uint32_t index = static_cast<uint32_t>(result_.plan.intermediates.size());
       result_.plan.intermediates.push_back(std::move(plan_tensor));
       bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, index}, name};

@@ -422,5 +422,53 @@ TEST(OrchestrationLoops, ATensorCreatedInALoopIsOneBufferAllocatedAtEntry) {
   EXPECT_LT(allocated, cpp.find("for (int64_t")) << cpp;
 }
 
+// A program whose entry first creates `tmp` with `kwargs` (dtype and init_value), then runs the
+// hello-world loop (whose `iterations` are 64 / 16 when `in_loop` puts the create inside it).
+ir::Result<Orchestration> GenerateWithCreate(const ir::Call::Kwargs& kwargs, bool in_loop) {
+  auto program = testing::HelloWorldProgram(64, 32, 16, 16);
+  auto entry = program->entry();
+  auto stmts = ir::FlattenStmts(entry->body());
+  const auto* loop = stmts[0]->As<ir::ForStmt>();
+  auto create = testing::OpWithKwargs("tensor.create", {testing::Ints({16, 16})}, kwargs);
+  auto tmp = testing::Local("tmp", create);
+  std::vector<ir::StmtPtr> loop_body;
+  if (in_loop) loop_body.push_back(testing::Assign(tmp, create));
+  for (const auto& stmt : ir::FlattenStmts(loop->body())) loop_body.push_back(stmt);
+  stmts[0] = std::make_shared<ir::ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(),
+                                           std::make_shared<ir::SeqStmts>(loop_body), loop->kind(), loop->span());
+  if (!in_loop) stmts.insert(stmts.begin(), testing::Assign(tmp, create));
+  return Generate(std::make_shared<ir::Program>(
+      program->name(), std::vector<ir::FunctionPtr>{entry->WithBody(std::make_shared<ir::SeqStmts>(stmts))},
+      program->entry_name()));
+}
+
+TEST(OrchestrationLoops, InitValueFillsTheIntermediateAndTheCppPreFillsIt) {
+  auto result = GenerateWithCreate({{"dtype", ir::DataType::INT32}, {"init_value", -1.0}}, /*in_loop=*/false);
+  ASSERT_TRUE(result) << result.error().str();
+  ASSERT_EQ(result->plan.intermediates.size(), 1u);
+  EXPECT_EQ(result->plan.intermediates[0].initial_bits, ~uint64_t{0});  // -1: its low 4 bytes are filled
+  EXPECT_NE(result->cpp_source.find("    tmp_ci.set_initial_value(static_cast<int32_t>(-1));\n"), std::string::npos)
+      << result->cpp_source;
+
+  auto fp32 = GenerateWithCreate({{"dtype", ir::DataType::FP32}, {"init_value", 1.5}}, /*in_loop=*/false);
+  ASSERT_TRUE(fp32) << fp32.error().str();
+  EXPECT_EQ(fp32->plan.intermediates[0].initial_bits, 0x3FC00000u);
+  EXPECT_NE(fp32->cpp_source.find("    tmp_ci.set_initial_value(static_cast<float>(1.5));\n"), std::string::npos)
+      << fp32->cpp_source;
+
+  auto plain = GenerateWithCreate({{"dtype", ir::DataType::FP32}}, /*in_loop=*/false);
+  ASSERT_TRUE(plain) << plain.error().str();
+  EXPECT_EQ(plain->plan.intermediates[0].initial_bits, std::nullopt);
+  EXPECT_EQ(plain->cpp_source.find("set_initial_value"), std::string::npos);
+}
+
+TEST(OrchestrationLoops, InitValueInALoopThatIteratesAgainIsRefused) {
+  auto result = GenerateWithCreate({{"dtype", ir::DataType::FP32}, {"init_value", 0.0}}, /*in_loop=*/true);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "'tmp' is created with init_value inside a loop that runs more than once; its buffer is allocated once "
+            "per run and would not start again at 0.0 in later iterations");
+}
+
 }  // namespace
 }  // namespace pypto::codegen_orch

@@ -14,6 +14,27 @@ void AddTarget(py::handle target, std::vector<std::string>& names) {
   }
 }
 
+bool IsElementWriteCall(py::handle node) {
+  if (!IsNode(node, "Call")) return false;
+  const std::string name = DottedName(node.attr("func"));
+  return name == "pl.write" || name == "pl.tile.write" || name == "pl.tensor.write";
+}
+
+void CollectElementWrites(py::handle statements, std::vector<std::string>& names) {
+  for (auto stmt : statements) {
+    if (IsNode(stmt, "Expr") && IsElementWriteCall(stmt.attr("value"))) {
+      py::list args = stmt.attr("value").attr("args");
+      if (py::len(args) > 0) AddTarget(args[0], names);
+    }
+    if (IsNode(stmt, "For") || IsNode(stmt, "While") || IsNode(stmt, "If")) {
+      CollectElementWrites(stmt.attr("body"), names);
+      CollectElementWrites(stmt.attr("orelse"), names);
+    } else if (IsNode(stmt, "With")) {
+      CollectElementWrites(stmt.attr("body"), names);
+    }
+  }
+}
+
 void Collect(py::handle statements, std::vector<std::string>& names, bool subscripts) {
   for (auto stmt : statements) {
     if (subscripts) {
@@ -45,6 +66,12 @@ std::vector<std::string> AssignedNames(py::handle statements) {
 std::vector<std::string> SubscriptAssignedNames(py::handle statements) {
   std::vector<std::string> names;
   Collect(statements, names, true);
+  return names;
+}
+
+std::vector<std::string> ElementWrittenNames(py::handle statements) {
+  std::vector<std::string> names;
+  CollectElementWrites(statements, names);
   return names;
 }
 

@@ -17,6 +17,10 @@ std::vector<std::string> AssignedNames(py::handle statements);
 // assignment: in orchestration code, the arrays a loop updates (`tids[i] = tid`).
 std::vector<std::string> SubscriptAssignedNames(py::handle statements);
 
+// Names `x` of the statements `pl.write(x, indices, value)` (any spelling) anywhere in `statements`,
+// in order of first write.
+std::vector<std::string> ElementWrittenNames(py::handle statements);
+
 // Whether `node` is a call to `pl.yield_`.
 bool IsYieldCall(py::handle node);
 

@@ -201,6 +201,7 @@ class FunctionParser {
       if (IsMethodCall(value, "bind_dynamic")) return ParseBindDynamic(value);
       if (IsDumpTag(value)) return ParseDumpTag(value);
       if (IsSubmit(value)) return ParseSubmit(stmt, value, {});
+      if (IsElementWrite(value)) return ParseElementWrite(stmt, value);
       if (IsInlineCall(value)) {  // its body is the statement; a value it returns is dropped
         auto result = ParseExpr(value);
         if (!result) return pypto::unexpected(result.error());
@@ -237,6 +238,23 @@ class FunctionParser {
   ir::ExprPtr ScalarValue(const ir::Var& var) const {
     auto it = program_.scalar_values.find(var.id());
     return it == program_.scalar_values.end() ? nullptr : it->second;
+  }
+
+  // `pl.write(dst, [i, j], v)` as a statement. Into a tensor it is a store (an EvalStmt: the
+  // tensor keeps its name); into a tile the tile's name then holds the written tile, which the
+  // enclosing loops and ifs carry like any reassigned name.
+  ir::Result<ir::StmtPtr> ParseElementWrite(py::handle stmt, py::handle call) {
+    auto value = ParseExpr(call);
+    if (!value) return pypto::unexpected(value.error());
+    const ir::Span span = map_.SpanOf(stmt);
+    const auto* write = (*value)->As<ir::Call>();
+    const auto* dst = write && write->is_op_call() && write->op()->name == "tile.write"
+                          ? write->args()[0]->As<ir::Var>()
+                          : nullptr;
+    if (!dst) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, span));
+    auto var = std::make_shared<ir::Var>(dst->name_hint(), (*value)->type(), span);
+    env_[dst->name_hint()] = var;
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, span));
   }
 
   bool StoresInto(const ir::Expr& value, const std::string& name) const {
@@ -468,13 +486,15 @@ class FunctionParser {
     if (!region->source->As<ir::Var>() || !IsNode(target.attr("value"), "Name"))
       return MakeError(DiagnosticKind::Syntax, "only a tensor or tile named by a variable can be assigned into",
                        map_.SpanOf(target.attr("value")), "give the value a name first");
+    const bool into_tile = region->source->type()->As<ir::TileType>();
     auto value = ParseExpr(stmt.attr("value"));
     if (!value) return pypto::unexpected(value.error());
     const ir::Span span = map_.SpanOf(stmt);
     const auto* tile = (*value)->type()->As<ir::TileType>();
     if (!tile)
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("a tensor slice is assigned a tile, got {}", (*value)->type()->str()),
+                       fmt::format("a {} slice is assigned a tile, got {}", into_tile ? "tile" : "tensor",
+                                   (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
     if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     if (tile->shape() != region->shape)
@@ -676,10 +696,51 @@ class FunctionParser {
     return std::optional<py::object>(RewrittenCall(node, "pl.load", {args[0], args[2], args[1]}, load_keywords));
   }
 
-  // `pl.read(t, i)`: one index not in a list, as upstream accepts for a 1-D tensor.
+  // pl.read / pl.write in any of their spellings.
+  static bool IsElementAccess(std::string_view name) {
+    for (std::string_view prefix : {"pl.", "pl.tensor.", "pl.tile."})
+      if (name.starts_with(prefix) && (name.substr(prefix.size()) == "read" || name.substr(prefix.size()) == "write"))
+        return true;
+    return false;
+  }
+
+  static bool IsElementWrite(py::handle node) {
+    if (!IsNode(node, "Call")) return false;
+    const std::string name = DottedName(node.attr("func"));
+    return IsElementAccess(name) && name.ends_with(".write");
+  }
+
+  // `pl.create_tensor(shape, dtype=...)` inside a kernel: a kernel computes on tiles, so the tensor is
+  // a Vec tile of that shape, as upstream's tensor-to-tile conversion makes it: pl.create_tile, or
+  // pl.full(shape, dtype=..., value=v) with init_value=v. manual_dep, an opt-out of the runtime's
+  // tracking of tensors between tasks, means nothing for a tile and is dropped.
+  static py::object CreatedTensorAsTile(py::handle call) {
+    py::module_ ast = py::module_::import("ast");
+    py::list keywords;
+    py::object init;
+    for (auto keyword : call.attr("keywords")) {
+      const py::object arg = keyword.attr("arg");
+      const std::string key = arg.is_none() ? "" : arg.cast<std::string>();
+      if (key == "init_value") {
+        init = py::reinterpret_borrow<py::object>(keyword.attr("value"));
+      } else if (key != "manual_dep") {
+        keywords.append(keyword);
+      }
+    }
+    std::vector<py::object> args;
+    for (auto arg : call.attr("args")) args.push_back(py::reinterpret_borrow<py::object>(arg));
+    if (!init) return RewrittenCall(call, "pl.create_tile", args, keywords);
+    py::object value = ast.attr("keyword")("value", init);
+    ast.attr("copy_location")(value, init);
+    keywords.append(value);
+    return RewrittenCall(call, "pl.full", args, keywords);
+  }
+
+  // `pl.read(t, i)` / `pl.write(t, i, v)`: one index not in a list, as upstream accepts for a 1-D
+  // tensor.
   static bool HasBareIndex(py::handle call) {
     py::list args = call.attr("args");
-    return py::len(args) == 2 && !IsNode(args[1], "List") && !IsNode(args[1], "Tuple");
+    return py::len(args) >= 2 && !IsNode(args[1], "List") && !IsNode(args[1], "Tuple");
   }
 
   // The same call with its second argument `i` written `[i]`.
@@ -691,8 +752,7 @@ class FunctionParser {
     py::object indices = ast.attr("List")(elements, ast.attr("Load")());
     ast.attr("copy_location")(indices, args[1]);
     py::list new_args;
-    new_args.append(args[0]);
-    new_args.append(indices);
+    for (size_t i = 0; i < py::len(args); ++i) new_args.append(i == 1 ? indices : py::object(args[i]));
     py::object rewritten = ast.attr("Call")(call.attr("func"), new_args, call.attr("keywords"));
     ast.attr("copy_location")(rewritten, call);
     return rewritten;
@@ -1418,11 +1478,17 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *call, span));
   }
 
-  // The names a loop body may carry: those it assigns, and the arrays and tiles whose elements or
-  // windows it assigns (`tids[i] = t`, `acc[r:r + 1, :] = row`; a tensor's `y[...] = tile` stores
-  // into y in place).
+  // The names a loop body may carry: those it assigns, the arrays whose elements it assigns
+  // (`tids[i] = t`), the tiles it writes a window of (`t[i : i + 1, :] = u`; a tensor `y[...] = tile`
+  // is stored into in place) and the tiles it writes an element of (`pl.write(tile, [i], v)`; a
+  // tensor written so keeps its name).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
+    for (auto& name : ElementWrittenNames(body)) {  // `pl.write(tile, ...)` rebinds the tile's name
+      auto it = env_.find(name);
+      const bool tile = it != env_.end() && it->second->type()->As<ir::TileType>();
+      if (tile && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
     for (auto& name : SubscriptAssignedNames(body)) {
       auto it = env_.find(name);
       const bool rebound = it != env_.end() && (it->second->type()->As<ir::ArrayType>() ||
@@ -2063,7 +2129,15 @@ class FunctionParser {
       if (!load) return pypto::unexpected(load.error());
       if (*load) return ParseCall(**load);
     }
-    if ((name == "pl.read" || name == "pl.tensor.read") && HasBareIndex(node)) return ParseCall(WithIndexList(node));
+    if ((name == "pl.create_tensor" || name == "pl.tensor.create") && kernel_depth_ > 0)
+      return ParseCall(CreatedTensorAsTile(node));
+    if ((name == "pl.slice" || name == "pl.tensor.slice") && kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' of a tensor in orchestration code (a view at an offset, passed to kernels) "
+                                   "is not supported yet",
+                                   name),
+                       span, "slice the tensor inside the pl.at scope that uses it, where pl.slice is a load");
+    if (IsElementAccess(name) && HasBareIndex(node)) return ParseCall(WithIndexList(node));
     if (IsDumpTag(node))
       return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,
                        "write pl.dump_tag(t) on a line of its own");
@@ -2171,7 +2245,8 @@ class FunctionParser {
   // x first, as upstream's tensor-to-tile conversion does (the tensor must fit the buffer).
   static bool IsUnifiedCompute(const std::string& name) {
     static const std::set<std::string, std::less<>> kNotCompute = {
-        "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read"};
+        "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
+        "pl.write"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
            !kNotCompute.contains(name);
   }

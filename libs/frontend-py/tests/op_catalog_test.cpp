@@ -219,5 +219,73 @@ class _jit_dag:
 )");
 }
 
+TEST(OpCatalog, ElementReadsAndWrites) {
+  auto request = Request(R"(@pl.jit
+def k(a: pl.Tensor, c: pl.InOut[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 16])
+        for i in pl.range(4):
+            pl.write(t, [i, 0], pl.read(a, [0, i]))
+        s = pl.read(t, [1, 2])
+        pl.write(c, [0, 0], s)
+        pl.tensor.write(c, [1, 1], pl.tile.read(t, [0, 0]))
+        pl.store(t, [0, 0], c)
+    return c
+)",
+                         {{"a", {16, 16}}, {"c", {16, 16}}});
+  // pl.write into a tile rebinds its name (the loop carries it); into a tensor it is a store.
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_k:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])
+            for i, (t_1,) in pl.range(4, init_values=(t,)):
+                t_2: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.write(t_1, [i, 0], pl.tensor.read(a, [0, i]))
+                t_3: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(t_2)
+            s: pl.Scalar[pl.FP32] = pl.tile.read(t_3, [1, 2])
+            pl.tensor.write(c, [0, 0], s)
+            pl.tensor.write(c, [1, 1], pl.tile.read(t_3, [0, 0]))
+            pl.tile.store(t_3, [0, 0], c)
+        return c
+)");
+}
+
+TEST(OpCatalog, CreateTensorWithInitValue) {
+  EXPECT_EQ(ParseOrchestration("    acc = pl.create_tensor([16, 32], dtype=pl.INT32, init_value=-1, manual_dep=True)\n"
+                               "    return y\n"),
+            std::string(kPrintedOrchestrationHeader) +
+                "        acc: pl.Tensor[[16, 32], pl.INT32] = pl.tensor.create([16, 32], dtype=pl.INT32, "
+                "init_value=-1.0, manual_dep=True)\n"
+                "        return y\n");
+}
+
+TEST(OpCatalog, TileWindowAssignmentAssemblesInPlace) {
+  auto request = Request(R"(@pl.jit
+def k(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.full([4, 16], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            t[i : i + 1, 0:16] = pl.load(a, [i, 0], [1, 16])
+        c[0:2, 0:16] = pl.exp(t)[2:4, :]
+    return c
+)",
+                         {{"a", {4, 16}}, {"c", {2, 16}}});
+  // `t[i : i + 1, :] = u` rebinds t to the assembled tile (the loop carries it); a window of an
+  // expression is a tile.slice of it.
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_k:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def k(self, a: pl.Tensor[[4, 16], pl.FP32], c: pl.Out[pl.Tensor[[2, 16], pl.FP32]]) -> pl.Tensor[[2, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([4, 16], dtype=pl.FP32, value=0.0)
+            for i, (t_1,) in pl.range(4, init_values=(t,)):
+                t_2: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(t_1, pl.tile.load(a, [i, 0], [1, 16]), [i, 0])
+                t_3: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(t_2)
+            pl.tile.store(pl.tile.slice(pl.tile.exp(t_3), [2, 16], [2, 0]), [0, 0], c)
+        return c
+)");
+}
+
 }  // namespace
 }  // namespace pypto::frontend::testing

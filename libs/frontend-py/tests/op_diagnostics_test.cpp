@@ -135,5 +135,50 @@ def k(x: pl.Tensor, out: pl.Out[pl.Tensor]):
             "  help: a @pl.jit.incore function is already one kernel");
 }
 
+TEST(OpDiagnostics, ElementWritesCheckIndicesAndValue) {
+  EXPECT_EQ(ErrorIn("        pl.write(t, [0], pl.read(t, [0, 0]))\n"),
+            "/src/kernels.py:5:9: error: pl.write: an element of pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] has 2 indices, got "
+            "1");
+  EXPECT_EQ(ErrorIn("        pl.write(t, [0, 0], 1)\n"),
+            "/src/kernels.py:5:9: error: pl.write: the value is INDEX but the elements of pl.Tile[[16, 16], pl.FP32, "
+            "pl.Mem.Vec] are FP32\n"
+            "  help: convert the value first: pl.cast(value, pl.FP32)");
+  EXPECT_EQ(ErrorIn("        s = pl.read(t, [0, 1.5])\n"),
+            "/src/kernels.py:5:13: error: pl.read: element indices are integers, got pl.Scalar[pl.FP32]");
+}
+
+TEST(OpDiagnostics, CreateTensorInitValueMustFitTheDtype) {
+  EXPECT_EQ(ParseOrchestration("    u = pl.create_tensor([16, 16], dtype=pl.BF16, init_value=1.0)\n    return y\n"),
+            "/src/kernels.py:3:9: error: pl.create_tensor: a BF16 tensor can only start as zeros, got init_value=1.0\n"
+            "  help: use init_value=0, or a FP32 tensor");
+  EXPECT_EQ(ParseOrchestration("    u = pl.create_tensor([16, 16], dtype=pl.INT8, init_value=300)\n    return y\n"),
+            "/src/kernels.py:3:9: error: pl.create_tensor: init_value=300.0 is not a INT8 value");
+}
+
+// Inside a kernel a created tensor is a Vec tile: pl.create_tile, or pl.full with its init_value.
+TEST(OpDiagnostics, CreateTensorInAKernelIsATile) {
+  EXPECT_EQ(ErrorIn("        u = pl.create_tensor([16, 16], dtype=pl.FP32, manual_dep=True)\n"
+                    "        v = pl.create_tensor([16, 16], dtype=pl.FP32, init_value=-2.5)\n"
+                    "        pl.store(pl.add(u, v), [0, 0], c)\n"),
+            "@pl.program\n"
+            "class _jit_k:\n"
+            "    @pl.function(type=pl.FunctionType.Opaque)\n"
+            "    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> "
+            "pl.Tensor[[16, 16], pl.FP32]:\n"
+            "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])\n"
+            "            u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 16], dtype=pl.FP32)\n"
+            "            v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=-2.5)\n"
+            "            pl.tile.store(pl.tile.add(u, v), [0, 0], c)\n"
+            "        return c\n");
+}
+
+TEST(OpDiagnostics, SliceOfATensorInOrchestrationIsRefused) {
+  EXPECT_EQ(ParseOrchestration("    v = pl.slice(x, [8, 32], [8, 0])\n    return y\n"),
+            "/src/kernels.py:3:9: error: 'pl.slice' of a tensor in orchestration code (a view at an offset, passed to "
+            "kernels) is not supported yet\n"
+            "  help: slice the tensor inside the pl.at scope that uses it, where pl.slice is a load");
+}
+
 }  // namespace
 }  // namespace pypto::frontend::testing

@@ -89,6 +89,7 @@ OpRegistry::OpRegistry() {
   RegisterTileWindowOps(*this);
   RegisterSystemOps(*this);
   RegisterTensorOps(*this);
+  RegisterElementOps(*this);
   RegisterScalarOps(*this);
   RegisterTaskOps(*this);
   RegisterCrossCoreOps(*this);

@@ -141,7 +141,7 @@ class UseCollector final : public IRVisitor {
 struct Placement {
   std::unordered_map<const Var*, VarPtr> mat_tiles;  // implicit load -> its Mat version
   VarSet twinned;                                    // ... which the kernel keeps loading into Vec too
-  VarSet dropped;                                    // unused pl.create_tensor results
+  VarSet dropped;                                    // unused pl.create_tensor / pl.create_tile results
 };
 
 class PlacementPlanner {
@@ -159,6 +159,10 @@ class PlacementPlanner {
  private:
   Result<bool> PlanDefinition(const Var& var, const AssignStmt& assign) {
     if (const Call* create = AsOpCall(assign.value(), "tensor.create")) return PlanCreatedTensor(var, *create);
+    if (AsOpCall(assign.value(), "tile.create") && !uses_.uses.contains(&var)) {
+      placement_.dropped.insert(&var);  // a placeholder nobody reads (pl.create_tensor in a kernel, retyped)
+      return true;
+    }
     if (!uses_.cube_uses.contains(&var)) return true;  // only tiles have cube uses
     const auto* tile = var.type()->As<TileType>();
     if (tile->memory_space() != MemorySpace::Vec) return true;  // Mat gets moves; Left/Right are checked on use

@@ -41,8 +41,16 @@ enum class DataType : uint8_t {
 struct TensorCreateInfo {
   TensorCreateInfo(const uint32_t* shapes, uint32_t ndims, DataType dtype)
       : shape(shapes, shapes + ndims), dtype(static_cast<uint8_t>(dtype)) {}
+  // Every element starts as `value`, of the element type (upstream's pre-fill of the buffer).
+  template <typename T>
+  void set_initial_value(T value) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof value);
+    initial_bits = bits;
+  }
   std::vector<uint32_t> shape;
   uint8_t dtype;
+  std::optional<uint64_t> initial_bits;
 };
 
 // A task id as submits return it; PTO2TaskId::invalid() imposes no dependency.
@@ -149,7 +157,8 @@ class TaskOutputTensors {
   PTO2TaskId id_;
 };
 
-// Zero-filled, 64-byte aligned buffers that live until the run has finished.
+// Zero-filled (or filled with their starting value), 64-byte aligned buffers that live until the run
+// has finished.
 template <typename... Infos>
 TaskOutputTensors alloc_tensors(const Infos&... infos) {
   TaskOutputTensors outputs;
@@ -159,6 +168,8 @@ TaskOutputTensors alloc_tensors(const Infos&... infos) {
     const uint64_t words = (elements * pypto::rt::ElementSize(info.dtype) + 63) / 64 * 8;
     auto& run = pto_orch::Current();
     run.buffers.push_back(std::make_unique<uint64_t[]>(std::max<uint64_t>(words, 8)));
+    if (info.initial_bits)
+      pypto::rt::FillElements(run.buffers.back().get(), elements, pypto::rt::ElementSize(info.dtype), *info.initial_bits);
     run.tensors.push_back(pypto::rt::MakeExternalTensor(run.buffers.back().get(), info.shape, info.dtype));
     outputs.tensors_.push_back(&run.tensors.back());
   };

@@ -2,6 +2,8 @@
 #include "pypto/runtime/chip_tensor.h"
 
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,11 @@ constexpr std::array<DtypeInfo, 15> kDtypes = {{
 }  // namespace
 
 size_t ElementSize(uint8_t dtype) { return dtype < kDtypes.size() ? kDtypes[dtype].size : 0; }
+
+void FillElements(void* data, uint64_t count, size_t element_size, uint64_t bits) {
+  auto* bytes = static_cast<std::byte*>(data);
+  for (uint64_t i = 0; i < count; ++i) std::memcpy(bytes + i * element_size, &bits, element_size);  // little-endian
+}
 
 const char* DtypeName(uint8_t dtype) { return dtype < kDtypes.size() ? kDtypes[dtype].name : "UNKNOWN"; }
 

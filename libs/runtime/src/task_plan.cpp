@@ -33,7 +33,8 @@ struct FreeDeleter {
 using Buffer = std::unique_ptr<void, FreeDeleter>;
 
 // Kernels may use aligned vector loads on intermediates, so they get cache-line alignment. Zero-filled
-// so that a kernel reading a region nobody wrote sees the same values on every run.
+// so that a kernel reading a region nobody wrote sees the same values on every run, or filled with the
+// tensor's starting value when it has one.
 pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, size_t index) {
   constexpr size_t kAlignment = 64;
   const size_t element_size = ElementSize(tensor.dtype);
@@ -49,6 +50,7 @@ pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, siz
     return pypto::unexpected(FatalError{
         FatalCode::OutOfMemory, fmt::format("cannot allocate {} bytes for intermediate '{}'", bytes, tensor.name)});
   std::memset(buffer.get(), 0, rounded);
+  if (tensor.initial_bits) FillElements(buffer.get(), bytes / element_size, element_size, *tensor.initial_bits);
   return buffer;
 }
 

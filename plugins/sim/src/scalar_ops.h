@@ -4,14 +4,19 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 
 namespace pypto::sim {
 
 // The integer forms of ir::BinaryOp (true division yields a float and has no integer form).
-// Comparisons yield 0 or 1.
-enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+// Comparisons yield 0 or 1. SignExtend/ZeroExtend keep the low `b` bits of `a`, sign- or
+// zero-extended: a narrowing scalar cast (INT64 to INT32 wraps as on a device).
+// FEq..FGe compare the FP32 values whose bit patterns `a` and `b` hold (a pl.read FP32 element, an FP32
+// parameter or constant), yielding 0 or 1.
+enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
+                                ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe };
 
 // The DSL spelling: "+", "//", "%", "min", ...
 const char* ScalarOpSymbol(ScalarOp op);
@@ -31,6 +36,8 @@ inline int64_t FloorMod(int64_t a, int64_t b) {
 
 // `out = a op b`. Integer arithmetic wraps around (two's complement) instead of overflowing.
 // Returns false only for a division or modulo by zero (`out` is then left unchanged).
+inline float Fp32Of(int64_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits)); }
+
 inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
   const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (op) {
@@ -53,6 +60,18 @@ inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
     case ScalarOp::Le: out = a <= b; return true;
     case ScalarOp::Gt: out = a > b; return true;
     case ScalarOp::Ge: out = a >= b; return true;
+    case ScalarOp::SignExtend:
+      out = b >= 64 ? a : static_cast<int64_t>(ua << (64 - b)) >> (64 - b);
+      return true;
+    case ScalarOp::ZeroExtend:
+      out = b >= 64 ? a : static_cast<int64_t>(ua & ((uint64_t{1} << b) - 1));
+      return true;
+    case ScalarOp::FEq: out = Fp32Of(a) == Fp32Of(b); return true;
+    case ScalarOp::FNe: out = Fp32Of(a) != Fp32Of(b); return true;
+    case ScalarOp::FLt: out = Fp32Of(a) < Fp32Of(b); return true;
+    case ScalarOp::FLe: out = Fp32Of(a) <= Fp32Of(b); return true;
+    case ScalarOp::FGt: out = Fp32Of(a) > Fp32Of(b); return true;
+    case ScalarOp::FGe: out = Fp32Of(a) >= Fp32Of(b); return true;
   }
   return false;
 }

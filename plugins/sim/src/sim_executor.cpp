@@ -263,6 +263,73 @@ Result ReadScalar(const DecodedKernel& kernel, size_t index, const int64_t* args
   return {};
 }
 
+// The bit pattern pl.write stores: an FP32 element from an FP32-bits register or a constant, an
+// integer element from an integer register or a constant (its low elem_bytes bytes are kept).
+uint64_t WrittenBits(const Instr& instr, const int64_t* regs) {
+  const ScalarOperand& value = instr.value;
+  if (instr.kind == ElemKind::F32) {
+    if (value.source == ScalarOperand::Source::Fp32BitsReg) return static_cast<uint32_t>(regs[value.reg]);
+    const float f = value.source == ScalarOperand::Source::IntReg ? static_cast<float>(regs[value.reg])
+                                                                  : static_cast<float>(value.imm);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    return bits;
+  }
+  return static_cast<uint64_t>(value.source == ScalarOperand::Source::Imm ? static_cast<int64_t>(value.imm)
+                                                                          : regs[value.reg]);
+}
+
+// `pl.write(t, [i, j], v)`: one element of a tensor argument.
+Result WriteScalar(const DecodedKernel& kernel, size_t index, const int64_t* args, const int64_t* offsets,
+                   const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  auto base = RegionBase(kernel, index, args, offsets, /*write=*/true, instr.shape.data());
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const uint64_t bits = WrittenBits(instr, regs);
+  std::memcpy(*base, &bits, instr.elem_bytes);  // little-endian: the low bytes
+  return {};
+}
+
+// The address of one element of a tile, after checking its indices against the tile's shape.
+pypto::expected<std::byte*, rt::FatalError> TileElement(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
+                                                        const TileRef& ref, const int64_t* indices) {
+  const Instr& instr = kernel.code[index];
+  int64_t flat = 0;
+  for (int d = 0; d < instr.rank; ++d) {
+    if (indices[d] < 0 || indices[d] >= instr.shape[d])
+      return KernelError(kernel, index,
+                         fmt::format("element [{}] is outside the tile of shape [{}]",
+                                     fmt::join(std::span(indices, instr.rank), ", "),
+                                     fmt::join(std::span(instr.shape.data(), instr.rank), ", ")));
+    flat = flat * instr.shape[d] + indices[d];
+  }
+  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  return tile + flat * instr.elem_bytes;
+}
+
+// `s = pl.read(tile, [i, j])` / `pl.write(tile, [i, j], v)`: as ReadScalar/WriteScalar, on the core's
+// buffer.
+Result AccessTileElement(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* indices,
+                         int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const bool write = instr.op == Opcode::WriteTile;
+  auto element = TileElement(kernel, index, memory, write ? instr.dst : instr.src0, indices);
+  if (!element) return pypto::unexpected(std::move(element.error()));
+  if (write) {
+    const uint64_t bits = WrittenBits(instr, regs);
+    std::memcpy(*element, &bits, instr.elem_bytes);
+    return {};
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, *element, instr.elem_bytes);
+  const int shift = 64 - 8 * instr.elem_bytes;
+  const bool sign_extend = instr.kind == ElemKind::I32;  // signed integers (see DecodeTileRead)
+  regs[instr.scalar_dst] = sign_extend && shift > 0 ? static_cast<int64_t>(bits << shift) >> shift
+                                                    : static_cast<int64_t>(bits);
+  return {};
+}
+
 BinaryOp ToBinary(Opcode op) {
   switch (op) {
     case Opcode::Sub: return BinaryOp::Sub;
@@ -403,14 +470,20 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
     Result result;
     switch (instr.op) {
       case Opcode::ReadScalar:
+      case Opcode::WriteScalar:
+      case Opcode::ReadTile:
+      case Opcode::WriteTile: {
+        const int64_t* at = instr.offsets.data();
         if (instr.dynamic) {
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
-          result = ReadScalar(kernel, pc, args, offsets, regs);
-        } else {
-          result = ReadScalar(kernel, pc, args, instr.offsets.data(), regs);
+          at = offsets;
         }
+        if (instr.op == Opcode::ReadScalar) result = ReadScalar(kernel, pc, args, at, regs);
+        else if (instr.op == Opcode::WriteScalar) result = WriteScalar(kernel, pc, args, at, regs);
+        else result = AccessTileElement(kernel, pc, memory, at, regs);
         break;
+      }
       case Opcode::Load:
       case Opcode::Store:
         if (instr.dynamic || instr.partial) {

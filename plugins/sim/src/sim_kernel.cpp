@@ -30,6 +30,9 @@ const char* OpcodeName(Opcode op) {
     case Opcode::BranchIfZero: return "ifnot";
     case Opcode::Jump: return "jump";
     case Opcode::ReadScalar: return "read";
+    case Opcode::WriteScalar: return "write";
+    case Opcode::ReadTile: return "tread";
+    case Opcode::WriteTile: return "twrite";
     case Opcode::SyncAll: return "syncall";
     case Opcode::TPush: return "tpush";
     case Opcode::TPop: return "tpop";
@@ -84,6 +87,14 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::Le: return "<=";
     case ScalarOp::Gt: return ">";
     case ScalarOp::Ge: return ">=";
+    case ScalarOp::SignExtend: return "sext";
+    case ScalarOp::ZeroExtend: return "zext";
+    case ScalarOp::FEq: return "==f";
+    case ScalarOp::FNe: return "!=f";
+    case ScalarOp::FLt: return "<f";
+    case ScalarOp::FLe: return "<=f";
+    case ScalarOp::FGt: return ">f";
+    case ScalarOp::FGe: return ">=f";
   }
   return "?";
 }
@@ -436,8 +447,9 @@ class Decoder {
       auto target = values_.find(targets[i].get());
       const auto* scalar = target == values_.end() ? nullptr : std::get_if<ScalarValue>(&target->second);
       if (!scalar || !scalar->operand.is_reg())
-        return Fail(fmt::format("'{}' is a scalar produced by an if; the simulator supports tiles there so far",
-                                targets[i]->name_hint()));
+        return Fail(fmt::format("'{}' is a {} produced by an if; the simulator supports tiles and integer scalars "
+                                "there so far",
+                                targets[i]->name_hint(), targets[i]->type()->str()));
       auto operand = Scalar(value);
       if (!operand) return Error(operand.error());
       const uint32_t temp = NewRegister(targets[i]->name_hint(), "next value");
@@ -463,9 +475,15 @@ class Decoder {
     auto cond = Scalar(branch.condition());
     if (!cond) return Error(cond.error());
     for (const auto& result : branch.return_vars()) {
+      if (IsIntScalar(result->type())) {  // each branch's yield sets it (DecodeYield)
+        values_[result.get()] = ScalarValue{Operand::Reg(NewRegister(result->name_hint(), "if result"))};
+        if (loop_depth_ > 0) loop_scalars_.push_back(result.get());
+        continue;
+      }
       if (!result->type()->As<ir::TileType>())
-        return Fail(fmt::format("'{}' is a scalar produced by an if; the simulator supports tiles there so far",
-                                result->name_hint()));
+        return Fail(fmt::format("'{}' is a {} produced by an if; the simulator supports tiles and integer scalars "
+                                "there so far",
+                                result->name_hint(), result->type()->str()));
       auto tile = TileOf(*result);
       if (!tile) return Error(tile.error());
       values_[result.get()] = *tile;
@@ -534,6 +552,9 @@ class Decoder {
       return Fail(fmt::format("'{}' is used before it is assigned", var->name_hint()));
     }
     const std::string text = ir::PrintExpr(expr);
+    if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "scalar.cast" &&
+                                                 IsIntScalar(call->type()) && IsIntScalar(call->args()[0]->type()))
+      return CastOperand(*call, text);
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary) {
       if (expr->Is<ir::ConstFloat>()) {
@@ -543,6 +564,8 @@ class Decoder {
       }
       return Fail(fmt::format("`{}` is not a scalar expression the simulator can evaluate", text));
     }
+    if (ir::IsComparison(binary->op()) && IsFp32Scalar(binary->lhs()) && IsFp32Scalar(binary->rhs()))
+      return Fp32Comparison(*binary, text);
     const auto op = ToScalarOp(binary->op());
     if (!op) {
       return Fail(fmt::format("`{}` is a true division, which yields a float; the simulator computes only with "
@@ -572,6 +595,47 @@ class Decoder {
     pending_.push_back(ScalarInstr{*op, reg, *lhs, *rhs});
     pending_text_.push_back(text);
     computed_.push_back(Computed{*op, *lhs, *rhs, reg});
+    return Operand::Reg(reg);
+  }
+
+  static bool IsFp32Scalar(const ir::ExprPtr& expr) {
+    const auto* scalar = expr->type()->As<ir::ScalarType>();
+    return scalar && scalar->dtype() == ir::DataType::FP32;
+  }
+
+  // An FP32 operand of a comparison: the bits register of a pl.read element or an FP32 parameter, or
+  // the bits of a constant.
+  pypto::expected<Operand, std::string> Fp32Operand(const ir::ExprPtr& expr) const {
+    if (const auto* constant = expr->As<ir::ConstFloat>())
+      return Operand::Imm(std::bit_cast<uint32_t>(static_cast<float>(constant->value())));
+    const auto* var = expr->As<ir::Var>();
+    if (auto it = var ? float_regs_.find(var) : float_regs_.end(); it != float_regs_.end())
+      return Operand::Reg(it->second);
+    return Fail(fmt::format("`{}` is an FP32 scalar the simulator does not hold; it compares FP32 values read with "
+                            "pl.read, FP32 parameters and constants",
+                            ir::PrintExpr(expr)));
+  }
+
+  // `val == best_val` on two FP32 scalars: 0 or 1 in an integer register, as other comparisons.
+  pypto::expected<Operand, std::string> Fp32Comparison(const ir::BinaryExpr& binary, const std::string& text) {
+    auto lhs = Fp32Operand(binary.lhs());
+    if (!lhs) return lhs;
+    auto rhs = Fp32Operand(binary.rhs());
+    if (!rhs) return rhs;
+    static constexpr std::pair<ir::BinaryOp, ScalarOp> kOps[] = {
+        {ir::BinaryOp::Eq, ScalarOp::FEq}, {ir::BinaryOp::Ne, ScalarOp::FNe}, {ir::BinaryOp::Lt, ScalarOp::FLt},
+        {ir::BinaryOp::Le, ScalarOp::FLe}, {ir::BinaryOp::Gt, ScalarOp::FGt}, {ir::BinaryOp::Ge, ScalarOp::FGe}};
+    ScalarOp op = ScalarOp::FEq;
+    for (auto [from, to] : kOps)
+      if (from == binary.op()) op = to;
+    if (!lhs->is_reg() && !rhs->is_reg()) {
+      int64_t value = 0;
+      EvalScalar(op, lhs->imm, rhs->imm, value);
+      return Operand::Imm(value);
+    }
+    const uint32_t reg = NewRegister(text, "");
+    pending_.push_back(ScalarInstr{op, reg, *lhs, *rhs});
+    pending_text_.push_back(text);
     return Operand::Reg(reg);
   }
 
@@ -657,6 +721,8 @@ class Decoder {
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
+    if (op == "tensor.write") return DecodeTensorWrite(target, *call);
+    if (op == "tile.read" || op == "tile.write") return DecodeTileElement(op == "tile.write", target, *call);
     if (op == "scalar.cast") return DecodeScalarCast(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);
@@ -946,22 +1012,37 @@ class Decoder {
 
   // `k = pl.cast(s, pl.INDEX)`: registers hold integers as int64 (narrower ones read sign- or
   // zero-extended), so a cast that keeps every value of its source (to a type at least as wide, and
-  // signed unless the source is unsigned) names the same value. Narrowing casts wrap on a device; the
-  // simulator does not model that yet and says so.
+  // signed unless the source is unsigned) names the same value. Any other integer cast wraps, as on a
+  // device: the low bits of the target's width, sign- or zero-extended as the target reads them.
   pypto::expected<void, std::string> DecodeScalarCast(const ir::VarPtr& target, const ir::Call& call) {
     if (!target) return {};  // a cast nobody uses
-    const ir::DataType from = call.args()[0]->type()->As<ir::ScalarType>()->dtype();
-    const ir::DataType to = target->type()->As<ir::ScalarType>()->dtype();
-    const auto is_unsigned = [](ir::DataType dtype) { return std::string_view(ir::DataTypeName(dtype)).starts_with("UINT"); };
-    if (ir::DataTypeBytes(to) < ir::DataTypeBytes(from) || (is_unsigned(to) && !is_unsigned(from)))
-      return Fail(fmt::format("a cast of a {} scalar to {} may change its value, which the simulator does not model "
-                              "yet; cast to a type that holds every {} value",
-                              ir::DataTypeName(from), ir::DataTypeName(to), ir::DataTypeName(from)));
-    auto operand = Scalar(call.args()[0]);
+    auto operand = CastOperand(call, target->name_hint());
     if (!operand) return Error(operand.error());
     values_[target.get()] = ScalarValue{*operand};
     if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
     return {};
+  }
+
+  // The value of an integer scalar cast (named `name` in listings), also where it stands inside a
+  // larger expression (`if c == pl.cast(296, pl.INT32)`).
+  pypto::expected<Operand, std::string> CastOperand(const ir::Call& call, const std::string& name) {
+    const ir::DataType from = call.args()[0]->type()->As<ir::ScalarType>()->dtype();
+    const ir::DataType to = call.type()->As<ir::ScalarType>()->dtype();
+    const auto is_unsigned = [](ir::DataType dtype) { return std::string_view(ir::DataTypeName(dtype)).starts_with("UINT"); };
+    auto operand = Scalar(call.args()[0]);
+    if (!operand) return operand;
+    if (ir::DataTypeBytes(to) >= ir::DataTypeBytes(from) && (!is_unsigned(to) || is_unsigned(from))) return operand;
+    const ScalarOp op = is_unsigned(to) ? ScalarOp::ZeroExtend : ScalarOp::SignExtend;
+    const Operand bits = Operand::Imm(8 * static_cast<int64_t>(ir::DataTypeBytes(to)));
+    if (!operand->is_reg()) {
+      int64_t value = 0;
+      EvalScalar(op, operand->imm, bits.imm, value);
+      return Operand::Imm(value);
+    }
+    const uint32_t reg = NewRegister(name, "narrowing cast");
+    pending_.push_back(ScalarInstr{op, reg, *operand, bits});
+    pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(call.args()[0]), ir::DataTypeName(to)));
+    return Operand::Reg(reg);
   }
 
   // `s = pl.read(t, [i, j])`: integers become integer registers, an FP32 an FP32-bits register
@@ -992,6 +1073,100 @@ class Decoder {
     } else {
       values_[target.get()] = ScalarValue{Operand::Reg(reg)};
       if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+    }
+    Emit(instr);
+    return {};
+  }
+
+  // The element types pl.read and pl.write move: integers (kept in integer registers) and FP32
+  // (its bits in an FP32-bits register).
+  pypto::expected<void, std::string> CheckElementDtype(ir::DataType dtype, const char* op, const char* what) const {
+    if (dtype == ir::DataType::FP32 || (ir::IsInteger(dtype) && ir::DataTypeBytes(dtype) <= 8)) return {};
+    return Fail(fmt::format("{} of a {} {}: the simulator moves integer and FP32 elements only", op,
+                            ir::DataTypeName(dtype), what));
+  }
+
+  // I32 marks a signed integer element (sign-extended when read); F32 an FP32; Raw an unsigned one.
+  static ElemKind ElementKind(ir::DataType dtype) {
+    if (dtype == ir::DataType::FP32) return ElemKind::F32;
+    return ir::IsInteger(dtype) && static_cast<uint8_t>(dtype) < 0x20 ? ElemKind::I32 : ElemKind::Raw;
+  }
+
+  // The value pl.write stores: a constant, an integer register or an FP32 scalar's bits register.
+  pypto::expected<ScalarOperand, std::string> WrittenValue(const ir::ExprPtr& value, ir::DataType dtype) {
+    if (dtype == ir::DataType::FP32 && value->As<ir::Var>() && !float_regs_.contains(value->As<ir::Var>()))
+      return Fail(fmt::format("`{}` is an FP32 scalar the simulator does not hold; it writes FP32 values read with "
+                              "pl.read, FP32 parameters and constants",
+                              ir::PrintExpr(value)));
+    return ScalarArg(value);
+  }
+
+  // `pl.write(t, [i, j], v)` into a tensor argument: the result names the tensor written.
+  pypto::expected<void, std::string> DecodeTensorWrite(const ir::VarPtr& target, const ir::Call& call) {
+    auto tensor = Tensor(call.args()[0], "destination of pl.write");
+    if (!tensor) return Error(tensor.error());
+    auto offsets = Offsets(call.args()[1], "pl.write indices");
+    if (!offsets) return Error(offsets.error());
+    const ir::DataType dtype = (*tensor)->dtype;
+    if (auto ok = CheckElementDtype(dtype, "pl.write", "tensor"); !ok) return ok;
+    Instr instr;
+    instr.op = Opcode::WriteScalar;
+    if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], ir::Shape(offsets->size(), 1), instr); !ok)
+      return ok;
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
+    instr.kind = ElementKind(dtype);
+    auto value = WrittenValue(call.args()[2], dtype);
+    if (!value) return Error(value.error());
+    instr.value = *value;
+    if (target) values_[target.get()] = values_.at(call.args()[0]->As<ir::Var>());
+    Emit(instr);
+    return {};
+  }
+
+  // `s = pl.read(tile, [i, j])` / `tile = pl.write(tile, [i, j], v)`: one element of a tile. A
+  // written tile is updated in place, so the result names the same buffer.
+  pypto::expected<void, std::string> DecodeTileElement(bool write, const ir::VarPtr& target, const ir::Call& call) {
+    if (!write && !target) return {};  // a read nobody uses
+    const char* op = write ? "pl.write" : "pl.read";
+    auto tile = Tile(call.args()[0], write ? "destination of pl.write" : "source of pl.read");
+    if (!tile) return Error(tile.error());
+    auto indices = Offsets(call.args()[1], write ? "pl.write indices" : "pl.read indices");
+    if (!indices) return Error(indices.error());
+    if (auto ok = CheckElementDtype(tile->dtype, op, "tile"); !ok) return ok;
+    if (tile->shape.size() != indices->size() || tile->shape.size() > kMaxDims)
+      return Fail(fmt::format("{} of a rank-{} tile with {} indices", op, tile->shape.size(), indices->size()));
+    Instr instr;
+    instr.op = write ? Opcode::WriteTile : Opcode::ReadTile;
+    for (size_t d = 0; d < indices->size(); ++d) {
+      const Operand& index = (*indices)[d];
+      if (!index.is_reg() && (index.imm < 0 || index.imm >= tile->shape[d]))
+        return Fail(fmt::format("{} index {} of dimension {} is outside the tile of shape [{}]", op, index.imm, d,
+                                fmt::join(tile->shape, ", ")));
+      instr.offsets[d] = index.is_reg() ? 0 : index.imm;
+      instr.offset_regs[d] = index.reg;
+      instr.dynamic = instr.dynamic || index.is_reg();
+      instr.shape[d] = tile->shape[d];
+    }
+    instr.rank = static_cast<uint8_t>(indices->size());
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
+    instr.kind = ElementKind(tile->dtype);
+    if (write) {
+      auto value = WrittenValue(call.args()[2], tile->dtype);
+      if (!value) return Error(value.error());
+      instr.value = *value;
+      instr.dst = tile->ref;
+      if (target) values_[target.get()] = *tile;
+    } else {
+      instr.src0 = tile->ref;
+      const bool is_float = tile->dtype == ir::DataType::FP32;
+      const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
+      instr.scalar_dst = static_cast<int32_t>(reg);
+      if (is_float) {
+        float_regs_[target.get()] = reg;
+      } else {
+        values_[target.get()] = ScalarValue{Operand::Reg(reg)};
+        if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+      }
     }
     Emit(instr);
     return {};
@@ -1578,8 +1753,22 @@ std::string Region(const Instr& instr) {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
+// The element pl.read / pl.write address: `[r3, 0]`.
+std::string ElementIndex(const Instr& instr) {
+  std::vector<std::string> parts;
+  for (int d = 0; d < instr.rank; ++d)
+    parts.push_back(instr.offset_regs[d] >= 0 ? fmt::format("r{}", instr.offset_regs[d])
+                                              : std::to_string(instr.offsets[d]));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string ScalarOperandText(const ScalarOperand& scalar) {
+  return scalar.source == ScalarOperand::Source::Imm ? fmt::format("{}", scalar.imm) : fmt::format("r{}", scalar.reg);
+}
+
 std::string ScalarText(const ScalarInstr& instr) {
-  if (instr.op == ScalarOp::Min || instr.op == ScalarOp::Max) {
+  if (instr.op == ScalarOp::Min || instr.op == ScalarOp::Max || instr.op == ScalarOp::SignExtend ||
+      instr.op == ScalarOp::ZeroExtend) {
     return fmt::format("r{} = {}({}, {})", instr.dst, ScalarOpSymbol(instr.op), OperandText(instr.a),
                        OperandText(instr.b));
   }
@@ -1679,15 +1868,31 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
                            tile.bytes > 0 ? (instr.op == Opcode::TPush ? " <- " : " -> ") + Place(tile) : "");
         break;
       }
+      case Opcode::ReadScalar:
+      case Opcode::WriteScalar: {
+        const std::string element = fmt::format("args[{}]{}", instr.tensor_slot, ElementIndex(instr));
+        line = instr.op == Opcode::ReadScalar
+                   ? fmt::format("{:<5} {:<3} r{} <- {}", OpcodeName(instr.op), KindName(instr.kind), instr.scalar_dst,
+                                 element)
+                   : fmt::format("{:<5} {:<3} {} <- {}", OpcodeName(instr.op), KindName(instr.kind), element,
+                                 ScalarOperandText(instr.value));
+        break;
+      }
+      case Opcode::ReadTile:
+        line = fmt::format("{:<5} {:<3} r{} <- {}{}", OpcodeName(instr.op), KindName(instr.kind), instr.scalar_dst,
+                           Place(instr.src0), ElementIndex(instr));
+        break;
+      case Opcode::WriteTile:
+        line = fmt::format("{:<5} {:<3} {}{} <- {}", OpcodeName(instr.op), KindName(instr.kind), Place(instr.dst),
+                           ElementIndex(instr), ScalarOperandText(instr.value));
+        break;
       case Opcode::Compute: {
         std::string operands;
         for (const TileRef* ref : {&instr.src0, &instr.src1})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
         if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar) {
           const ScalarOperand& scalar = instr.compute.scalar;
-          std::string value = scalar.source == ScalarOperand::Source::Imm ? fmt::format("{}", scalar.imm)
-                                                                           : fmt::format("r{}", scalar.reg);
-          operands += (operands.empty() ? "" : ", ") + value;
+          operands += (operands.empty() ? "" : ", ") + ScalarOperandText(scalar);
         }
         line = fmt::format("{:<9} {:<3} {} <- {}  ({} elements)", ComputeKindName(instr.compute.kind),
                            KindName(instr.kind), Place(instr.dst), operands, instr.num_elements) +

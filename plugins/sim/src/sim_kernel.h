@@ -28,9 +28,12 @@ inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
 // Compute covers every other tile op; its ComputeInfo says which.
 // BranchIfZero/Jump implement if/else: BranchIfZero jumps to its target when its condition is 0
 // (past the if branch), Jump always (from the end of the if branch past the else branch).
-// ReadScalar loads one element of a tensor argument into a register (pl.read).
+// ReadScalar loads one element of a tensor argument into a register (pl.read); WriteScalar stores
+// Instr::value into one element of a tensor argument (pl.write). ReadTile/WriteTile do the same with
+// one element of a tile (src0 / dst), its indices in offsets/offset_regs and its shape in shape.
 enum class Opcode : uint8_t {
   Load, Store, Add, Sub, Mul, Div, LoopBegin, LoopEnd, Compute, BranchIfZero, Jump, ReadScalar,
+  WriteScalar, ReadTile, WriteTile,
   SyncAll,  // pl.system.syncall: wait for every block of the launch (rt::LaunchBarrier)
   // Cross-core pipes of a mixed task (rt::LaunchBarrier::PipePush/Pop/Free): TPush sends src0,
   // TPop receives into dst, TFree gives a popped tile's slot back; `pipe` names the pipe.
@@ -175,7 +178,8 @@ struct Instr {
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)
   // Load/Store with `dynamic`: the register holding offsets[d], or -1 where offsets[d] is constant.
   std::array<int32_t, kMaxDims> offset_regs = NoRegisters();
-  int32_t scalar_dst = -1;  // ReadScalar: the register written
+  int32_t scalar_dst = -1;  // ReadScalar/ReadTile: the register written
+  ScalarOperand value;      // WriteScalar/WriteTile: the element written (an FP32 one as its bits)
   LoopInfo loop;  // LoopBegin/LoopEnd
   BranchInfo branch;  // BranchIfZero/Jump
   rt::PipeRef pipe;   // TPush/TPop/TFree

@@ -1,6 +1,8 @@
 // tensor.* ops of orchestration code: tensors in global memory that the runtime allocates.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "op_checks.h"
 
 namespace pypto::ir {
@@ -8,12 +10,37 @@ namespace {
 
 using namespace ops;
 
+// `init_value=v`: every element starts as v, which the element type must hold exactly. As upstream's
+// generated C++ cannot spell a half-precision constant, FP16/BF16 tensors start only as zeros.
+Result<bool> CheckInitValue(double value, DataType dtype, const Span& span) {
+  if (!std::isfinite(value)) return TypeError(fmt::format("init_value must be finite, got {}", value), span);
+  if (value == 0) return true;
+  if (dtype == DataType::FP16 || dtype == DataType::BF16)
+    return TypeError(fmt::format("a {} tensor can only start as zeros, got init_value={}", DataTypeName(dtype),
+                                 FloatLiteral(value)),
+                     span, "use init_value=0, or a FP32 tensor");
+  if (IsInteger(dtype)) {
+    const auto [lowest, highest] = IntegerRange(dtype);
+    if (value != std::floor(value) || value < static_cast<double>(lowest) || value > static_cast<double>(highest))
+      return TypeError(fmt::format("init_value={} is not a {} value", FloatLiteral(value), DataTypeName(dtype)), span);
+    return true;
+  }
+  if (dtype != DataType::FP32 && dtype != DataType::FP64)
+    return TypeError(fmt::format("a {} tensor can only start as zeros, got init_value={}", DataTypeName(dtype),
+                                 FloatLiteral(value)),
+                     span);
+  return true;
+}
+
 Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto shape = StaticInts(args[0], "the tensor shape", span);
   if (!shape) return pypto::unexpected(shape.error());
   for (int64_t dim : *shape)
     if (dim <= 0) return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(*shape)), span);
-  return std::make_shared<TensorType>(*shape, *FindAttr<DataType>(kwargs, "dtype"));
+  const DataType dtype = *FindAttr<DataType>(kwargs, "dtype");
+  if (auto init = FindAttr<double>(kwargs, "init_value"))
+    if (auto ok = CheckInitValue(*init, dtype, span); !ok) return pypto::unexpected(ok.error());
+  return std::make_shared<TensorType>(*shape, dtype);
 }
 
 // The same elements under another shape: a view of the whole tensor, as the runtime's reshape.
@@ -35,24 +62,6 @@ Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwar
   return std::make_shared<TensorType>(*shape, tensor->dtype());
 }
 
-// One element of a tensor, as a scalar of its dtype.
-Result<TypePtr> DeduceRead(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
-  const auto* tensor = args[0]->type()->As<TensorType>();
-  if (!tensor) return TypeError(fmt::format("pl.read reads an element of a tensor, got {}", args[0]->type()->str()), span);
-  const auto* indices = args[1]->As<TupleLiteral>();
-  if (!indices) return TypeError("pl.read takes the element's indices as a list: pl.read(t, [i, j])", span);
-  if (indices->elements().size() != tensor->shape().size())
-    return TypeError(fmt::format("pl.read of {} needs {} indices, got {}", tensor->str(), tensor->shape().size(),
-                                 indices->elements().size()),
-                     span);
-  for (const auto& index : indices->elements()) {
-    const auto* scalar = index->type()->As<ScalarType>();
-    if (!scalar || !IsInteger(scalar->dtype()))
-      return TypeError(fmt::format("pl.read indices are integers, got {}", index->type()->str()), span);
-  }
-  return std::make_shared<ScalarType>(tensor->dtype());
-}
-
 // pl.dump_tag(t): a statement marking an orchestration tensor for the args dump; it has no value.
 Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   if (!args[0]->type()->As<TensorType>())
@@ -64,16 +73,14 @@ Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwar
 
 void RegisterTensorOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tensor.create",
-                          .description = "a tensor in global memory allocated by the runtime for one run",
-                          .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType)},
+                          .description = "a tensor in global memory allocated by the runtime for one run (init_value: "
+                                         "its elements' starting value; manual_dep: upstream's opt-out of "
+                                         "lifetime tracking, which changes no result here)",
+                          .params = {Arg("shape"), Attr("dtype", OpAttrKind::DType),
+                                     OptionalAttr("init_value", OpAttrKind::Float),
+                                     OptionalAttr("manual_dep", OpAttrKind::Bool)},
                           .deduce_type = DeduceCreate,
                           .affinity = CoreAffinity::Shared});
-  registry.Register(OpDef{.name = "tensor.read",
-                          .description = "one element of a tensor in global memory, as a scalar",
-                          .params = {Arg("tensor"), Arg("indices")},
-                          .deduce_type = DeduceRead,
-                          .affinity = CoreAffinity::Shared,
-                          .reads_tensor_arg = 0});
   registry.Register(OpDef{.name = "tensor.reshape",
                           .description = "a view of a whole tensor under another shape (no data moves)",
                           .params = {Arg("tensor"), Arg("shape")},

@@ -99,6 +99,7 @@ void RegisterTileValidShapeOps(OpRegistry& registry);
 void RegisterTileWindowOps(OpRegistry& registry);
 void RegisterSystemOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
+void RegisterElementOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);
 void RegisterCrossCoreOps(OpRegistry& registry);

@@ -23,6 +23,10 @@ size_t ElementSize(uint8_t dtype);
 // "FLOAT32", "BFLOAT16", ... as upstream spells the runtime dtypes; "UNKNOWN" for other codes.
 const char* DtypeName(uint8_t dtype);
 
+// Sets `count` elements of `element_size` bytes at `data` to the low bytes of `bits` (a tensor's
+// starting value, pl.create_tensor(..., init_value=v)).
+void FillElements(void* data, uint64_t count, size_t element_size, uint64_t bits);
+
 // A contiguous row-major descriptor over caller-owned memory (no owner task). Throws
 // std::invalid_argument for a rank outside 1..5 or an unknown dtype.
 ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8_t dtype);

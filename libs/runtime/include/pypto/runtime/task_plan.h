@@ -17,6 +17,9 @@ struct PlanTensor {
   std::string name;
   uint8_t dtype = PYPTO_RT_FLOAT32;  // pypto_rt_dtype
   std::vector<uint32_t> shape;
+  // An intermediate's starting value (pl.create_tensor(..., init_value=v)): v's bit pattern in the
+  // element type, set in every element before any task runs. None: zeros.
+  std::optional<uint64_t> initial_bits;
 };
 
 // A tensor operand: an orchestration parameter, an intermediate the runtime allocates, or a view
