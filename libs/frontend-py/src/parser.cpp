@@ -1999,7 +1999,32 @@ class FunctionParser {
     if (!lhs) return lhs;
     auto rhs = ParseExpr(py::list(node.attr("comparators"))[0]);
     if (!rhs) return rhs;
+    if (auto known = CompareConstants(it->second, **lhs, **rhs))
+      return ir::ExprPtr(std::make_shared<ir::ConstBool>(*known, map_.SpanOf(node)));
     return ir::MakeBinary(it->second, *lhs, *rhs, map_.SpanOf(node));
+  }
+
+  // Two compile-time numbers compare at compile time, so an `if` on module constants keeps only the
+  // branch it takes (the other may not even type-check, e.g. a slice of width zero).
+  static std::optional<bool> CompareConstants(ir::BinaryOp op, const ir::Expr& lhs, const ir::Expr& rhs) {
+    const auto *li = lhs.As<ir::ConstInt>(), *ri = rhs.As<ir::ConstInt>();
+    const auto *lf = lhs.As<ir::ConstFloat>(), *rf = rhs.As<ir::ConstFloat>();
+    if (!(li || lf) || !(ri || rf)) return std::nullopt;
+    if (li && ri) return Compare(op, li->value(), ri->value());
+    return Compare(op, li ? static_cast<double>(li->value()) : lf->value(),
+                   ri ? static_cast<double>(ri->value()) : rf->value());
+  }
+
+  template <typename T>
+  static bool Compare(ir::BinaryOp op, T l, T r) {
+    switch (op) {
+      case ir::BinaryOp::Eq: return l == r;
+      case ir::BinaryOp::Ne: return l != r;
+      case ir::BinaryOp::Lt: return l < r;
+      case ir::BinaryOp::Le: return l <= r;
+      case ir::BinaryOp::Gt: return l > r;
+      default: return l >= r;
+    }
   }
 
   // The builtins printed IR uses: min(a, b) / max(a, b) on scalars, and float("inf") / float("nan").
