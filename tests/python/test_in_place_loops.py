@@ -78,6 +78,17 @@ def scattered(x: pl.Tensor[[8, 32], pl.FP32], cache: pl.InOut[pl.Tensor[[32, 32]
 
 
 @pl.jit
+def chained(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    # Each launch waits for the previous one (a carried TaskId) and writes its rows of y in place.
+    prev = pl.system.task_invalid()
+    for i in pl.range(4):
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as tid:
+            y = pl.assemble(y, pl.mul(x[i * 16 : (i + 1) * 16, :], 3.0), [i * 16, 0])
+        prev = tid
+    return y
+
+
+@pl.jit
 def sliced(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
     for i in pl.range(4):
         with pl.at(level=pl.Level.CORE_GROUP):
@@ -139,6 +150,13 @@ def test_an_spmd_scope_in_a_loop_writes_rows_under_a_branch(programs):
             expected[base + g * 2] = torch.exp(x[g])
     programs.scattered(x, cache)
     torch.testing.assert_close(cache, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_loop_chaining_its_launches_updates_a_tensor_in_place(programs):
+    x = torch.randn(64, 32)
+    y = torch.zeros(64, 32)
+    programs.chained(x, y)
+    torch.testing.assert_close(y, x * 3.0)
 
 
 def test_slice_assignments_in_a_loop_of_scopes(programs):

@@ -1270,14 +1270,16 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
     // A TaskId reassigned in the body (`prev = t` chaining launches) or a TaskId array it updates
     // (`tids[i] = t`) is carried to the next iteration; no other orchestration value is.
+    // A tensor may be updated in place alongside (checked once the body is parsed).
     bool carries_task_id = false, carries_other = false;
     for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == header.loop_var->name_hint() || it == env_.end()) continue;
       const ir::Type& type = *it->second->type();
+      if (type.As<ir::TensorType>()) continue;
       (ir::IsTaskId(type) || ir::IsTaskIdArray(type) ? carries_task_id : carries_other) = true;
     }
-    if (carries_task_id && !carries_other) return ParseCarryingLoop(stmt, header, {});
+    if (carries_task_id && !carries_other) return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     auto body = ParseBlock(stmt.attr("body"));
@@ -1297,6 +1299,25 @@ class FunctionParser {
     env_ = std::move(outer);
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, *body,
                                                      header.kind, header.span));
+  }
+
+  // An orchestration loop carrying TaskIds carries nothing else: a tensor it kept carrying was not
+  // just updated in place.
+  static ir::Result<ir::StmtPtr> CheckOrchestrationCarries(ir::Result<ir::StmtPtr> loop) {
+    if (!loop) return loop;
+    const auto* parsed = (*loop)->As<ir::ForStmt>();
+    if (!parsed || parsed->iter_args().empty()) return loop;
+    const auto* yield = ir::FlattenStmts(parsed->body()).back()->As<ir::YieldStmt>();
+    for (size_t i = 0; i < parsed->iter_args().size(); ++i) {
+      const auto& var = parsed->iter_args()[i].var;
+      if (ir::IsTaskId(*var->type()) || ir::IsTaskIdArray(*var->type())) continue;
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
+                                   "kernels (pl.at scopes) only",
+                                   var->name_hint()),
+                       yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
+    }
+    return loop;
   }
 
   // `for i, (a, b) in pl.range(n, init_values=(x, y)):` ending with `ra, rb = pl.yield_(...)`.

@@ -116,6 +116,24 @@ TEST(InPlaceLoop, AssembleUnderABranchInAnSpmdScope) {
                 "        return y\n");
 }
 
+// A loop that chains its launches carries the TaskId and nothing else: y is updated in place.
+TEST(InPlaceLoop, AssembleInALoopThatCarriesATaskId) {
+  EXPECT_EQ(Parse("    prev = pl.system.task_invalid()\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as t:\n"
+                  "            y = pl.assemble(y, pl.exp(x[i * 8:(i + 1) * 8, :]), [i * 8, 0])\n"
+                  "        prev = t\n"
+                  "    return y\n"),
+            std::string(kPrintedHeader) +
+                "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
+                "        for i, (prev_1,) in pl.range(2, init_values=(prev,)):\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP, deps=[prev_1]) as t:\n"
+                "                pl.tile.store(pl.tile.exp(pl.tile.load(x, [i * 8, 0], [8, 32])), [i * 8, 0], y)\n"
+                "            prev_2: pl.Scalar[pl.TASK_ID] = t\n"
+                "            prev_3: pl.Scalar[pl.TASK_ID] = pl.yield_(prev_2)\n"
+                "        return y\n");
+}
+
 // `t` takes the buffer of `u` in the first iteration: the next one would see another tensor.
 TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
@@ -123,6 +141,16 @@ TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
                   "    for i in pl.range(2):\n"
                   "        with pl.at(level=pl.Level.CORE_GROUP):\n"
                   "            t = pl.assemble(u, pl.exp(x[0:8, :]), [i * 8, 0])\n"
+                  "    return y\n"),
+            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; loop-carried values are supported "
+            "inside kernels (pl.at scopes) only");
+  // The same in a loop that also carries a TaskId.
+  EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
+                  "    prev = pl.system.task_invalid()\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as tid:\n"
+                  "            t = pl.assemble(y, pl.exp(x[0:8, :]), [i * 8, 0])\n"
+                  "        prev = tid\n"
                   "    return y\n"),
             "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; loop-carried values are supported "
             "inside kernels (pl.at scopes) only");
