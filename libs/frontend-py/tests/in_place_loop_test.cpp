@@ -15,7 +15,8 @@ std::string Parse(const std::string& body) { return ParseOrchestration(body); }
 std::string Lowered(const std::string& body) {
   EnsureInterpreter();
   pybind11::gil_scoped_acquire gil;
-  auto program = ParseJitFunction(Request(std::string(kOrchestrationHeader) + body, {{"x", {16, 32}}, {"y", {16, 32}}}));
+  auto program =
+      ParseJitFunction(Request(std::string(kOrchestrationHeader) + body, {{"x", {16, 32}}, {"y", {16, 32}}}));
   if (!program) return program.error().str();
   auto lowered = LowerForTest(*program);
   if (!lowered) return lowered.error().str();
@@ -25,6 +26,8 @@ std::string Lowered(const std::string& body) {
 
 constexpr const char* kPrintedHeader = kPrintedOrchestrationHeader;
 
+// Lowered, the kernel writes t (OutputExisting) in every iteration, and the scope after the loop reads
+// t itself: the version the call binds inside the loop names the same buffer.
 TEST(InPlaceLoop, AssembleIntoATensorInAScopeInARange) {
   const char* body =
       "    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
@@ -66,8 +69,8 @@ TEST(InPlaceLoop, AssembleIntoATensorInAScopeInAParallelLoop) {
                 "        for i in pl.parallel(2):\n"
                 "            with pl.at(level=pl.Level.CORE_GROUP):\n"
                 "                for h in pl.range(2):\n"
-                "                    pl.tile.store(pl.tile.exp(pl.tile.load(x, [i * 8, h * 16], [8, 16])), [i * 8, h * 16], "
-                "y)\n"
+                "                    pl.tile.store(pl.tile.exp(pl.tile.load(x, [i * 8, h * 16], [8, 16])), "
+                "[i * 8, h * 16], y)\n"
                 "        return y\n");
   // The kernel loop updates y in place, so it carries nothing, and the kernel writes y (OutputExisting).
   EXPECT_EQ(Lowered(body),
