@@ -21,6 +21,7 @@
 #include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/tensor_aliases.h"
 #include "program_signature.h"
 #include "runtime_scope.h"
 #include "spmd_launch.h"
@@ -1323,25 +1324,32 @@ class FunctionParser {
     return finder.found;
   }
 
-  // Outside kernels, loops carry no values: a name reassigned in the body is an error.
+  // Outside kernels, loops carry no values: a name reassigned in the body is an error, unless its
+  // new value is the same tensor updated in place by a kernel scope (`t = pl.assemble(t, ...)`):
+  // every iteration writes into that one buffer, and after the loop the name still means it.
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
     // A TaskId reassigned in the body (`prev = t` chaining launches) or a TaskId array it updates
     // (`tids[i] = t`) is carried to the next iteration; no other orchestration value is.
+    // A tensor may be updated in place alongside (checked once the body is parsed).
     bool carries_task_id = false, carries_other = false;
     for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == header.loop_var->name_hint() || it == env_.end()) continue;
       const ir::Type& type = *it->second->type();
+      if (type.As<ir::TensorType>()) continue;
       (ir::IsTaskId(type) || ir::IsTaskIdArray(type) ? carries_task_id : carries_other) = true;
     }
-    if (carries_task_id && !carries_other) return ParseCarryingLoop(stmt, header, {});
+    if (carries_task_id && !carries_other) return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     auto body = ParseBlock(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
+    std::optional<ir::TensorAliases> aliases;
     for (const auto& [var_name, var] : outer) {
       auto it = env_.find(var_name);
-      if (var_name != header.loop_var->name_hint() && it != env_.end() && it->second != var)
+      if (var_name == header.loop_var->name_hint() || it == env_.end() || it->second == var) continue;
+      if (!aliases) aliases.emplace(*body);
+      if (aliases->Root(it->second.get()) != var.get())
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
                                      "kernels (pl.at scopes) only",
@@ -1351,6 +1359,25 @@ class FunctionParser {
     env_ = std::move(outer);
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, *body,
                                                      header.kind, header.span));
+  }
+
+  // An orchestration loop carrying TaskIds carries nothing else: a tensor it kept carrying was not
+  // just updated in place.
+  static ir::Result<ir::StmtPtr> CheckOrchestrationCarries(ir::Result<ir::StmtPtr> loop) {
+    if (!loop) return loop;
+    const auto* parsed = (*loop)->As<ir::ForStmt>();
+    if (!parsed || parsed->iter_args().empty()) return loop;
+    const auto* yield = ir::FlattenStmts(parsed->body()).back()->As<ir::YieldStmt>();
+    for (size_t i = 0; i < parsed->iter_args().size(); ++i) {
+      const auto& var = parsed->iter_args()[i].var;
+      if (ir::IsTaskId(*var->type()) || ir::IsTaskIdArray(*var->type())) continue;
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
+                                   "kernels (pl.at scopes) only",
+                                   var->name_hint()),
+                       yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
+    }
+    return loop;
   }
 
   // `for i, (a, b) in pl.range(n, init_values=(x, y)):` ending with `ra, rb = pl.yield_(...)`.
@@ -1517,14 +1544,28 @@ class FunctionParser {
       env_ = std::move(outer);
       return body;
     }
-    auto stmts = ir::FlattenStmts(*body);
+    // A tensor the body only updates in place is the same buffer in every iteration: the loop does
+    // not carry it, and after the loop the name means the tensor it meant before.
+    std::optional<ir::TensorAliases> aliases;
+    std::unordered_map<const ir::Var*, ir::VarPtr> uncarried;
+    std::vector<bool> in_place(carried.size(), false);
+    for (size_t i = 0; i < carried.size(); ++i) {
+      auto value = env_.find(carried[i]);
+      if (value == env_.end() || !iter_args[i].var->type()->As<ir::TensorType>()) continue;
+      if (!aliases) aliases.emplace(*body);
+      if (aliases->Root(value->second.get()) != iter_args[i].var.get()) continue;
+      in_place[i] = true;
+      uncarried[iter_args[i].var.get()] = outer.at(carried[i]);
+    }
+    auto stmts = ir::FlattenStmts(uncarried.empty() ? *body : ir::SubstituteVars(*body, uncarried));
     std::vector<ir::IterArg> kept;
     std::vector<ir::ExprPtr> yielded;
     std::vector<ir::VarPtr> results;
     std::map<std::string, ir::Diagnostic> unavailable;
     for (size_t i = 0; i < carried.size(); ++i) {
       auto value = env_.find(carried[i]);
-      if (value == env_.end()) continue;  // unavailable after the body: reported where it is read
+      // Unavailable after the body (reported where it is read), or the tensor it was before.
+      if (value == env_.end() || in_place[i]) continue;
       const auto& iter_arg = iter_args[i];
       if (!iter_arg.var->type()->equals(*value->second->type())) {
         // Reassigned with another type and never read across iterations: not carried, just not
@@ -1638,8 +1679,15 @@ class FunctionParser {
         if (auto it = before.find(name); it == before.end() || it->second != var) changed.insert(name);
     std::vector<ir::ExprPtr> then_values, else_values;
     std::vector<ir::VarPtr> results;
+    const ir::TensorAliases then_aliases(Seq(then_body.stmts)), else_aliases(Seq(else_body.stmts));
     for (const auto& name : changed) {
       auto t = then_env.find(name), e = else_env.find(name);
+      // A tensor updated in place on either path is still the tensor it was before the if.
+      auto old = before.find(name);
+      if (old != before.end() && old->second->type()->As<ir::TensorType>() && t != then_env.end() &&
+          e != else_env.end() && then_aliases.Root(t->second.get()) == old->second.get() &&
+          else_aliases.Root(e->second.get()) == old->second.get())
+        continue;
       if (t == then_env.end() || e == else_env.end()) {
         const bool in_then = t != then_env.end();
         const ir::Span& at = (in_then ? t : e)->second->span();
@@ -2038,7 +2086,32 @@ class FunctionParser {
     if (!lhs) return lhs;
     auto rhs = ParseExpr(py::list(node.attr("comparators"))[0]);
     if (!rhs) return rhs;
+    if (auto known = CompareConstants(it->second, **lhs, **rhs))
+      return ir::ExprPtr(std::make_shared<ir::ConstBool>(*known, map_.SpanOf(node)));
     return ir::MakeBinary(it->second, *lhs, *rhs, map_.SpanOf(node));
+  }
+
+  // Two compile-time numbers compare at compile time, so an `if` on module constants keeps only the
+  // branch it takes (the other may not even type-check, e.g. a slice of width zero).
+  static std::optional<bool> CompareConstants(ir::BinaryOp op, const ir::Expr& lhs, const ir::Expr& rhs) {
+    const auto *li = lhs.As<ir::ConstInt>(), *ri = rhs.As<ir::ConstInt>();
+    const auto *lf = lhs.As<ir::ConstFloat>(), *rf = rhs.As<ir::ConstFloat>();
+    if (!(li || lf) || !(ri || rf)) return std::nullopt;
+    if (li && ri) return Compare(op, li->value(), ri->value());
+    return Compare(op, li ? static_cast<double>(li->value()) : lf->value(),
+                   ri ? static_cast<double>(ri->value()) : rf->value());
+  }
+
+  template <typename T>
+  static bool Compare(ir::BinaryOp op, T l, T r) {
+    switch (op) {
+      case ir::BinaryOp::Eq: return l == r;
+      case ir::BinaryOp::Ne: return l != r;
+      case ir::BinaryOp::Lt: return l < r;
+      case ir::BinaryOp::Le: return l <= r;
+      case ir::BinaryOp::Gt: return l > r;
+      default: return l >= r;
+    }
   }
 
   // The builtins printed IR uses: min(a, b) / max(a, b) on scalars, and float("inf") / float("nan").

@@ -21,6 +21,7 @@
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/tensor_aliases.h"
 #include "pypto/passes/passes.h"
 #include "tile_handoff.h"
 
@@ -47,30 +48,22 @@ std::vector<VarPtr> UsesOf(const std::vector<StmtPtr>& stmts) {
   return collector.uses;
 }
 
-// How a region treats each tensor it captures, and which of its own values alias those tensors.
+// How a region treats each tensor it captures, and which of its own values alias those tensors
+// (store results, and the kernel loops and branches that carry a tensor they only update in place).
 struct RegionAccess {
-  std::unordered_map<const Var*, bool> read, written;
-  std::unordered_map<const Var*, const Var*> alias_of;  // store result -> the tensor it wrote
+  explicit RegionAccess(const std::vector<StmtPtr>& body) : aliases(std::make_shared<SeqStmts>(body)) {}
 
-  const Var* Root(const Var* var) const {
-    auto it = alias_of.find(var);
-    return it == alias_of.end() ? var : it->second;
-  }
+  std::unordered_map<const Var*, bool> read, written;
+  TensorAliases aliases;
+
+  const Var* Root(const Var* var) const { return aliases.Root(var); }
 };
 
 class AccessAnalyzer final : public IRVisitor {
  public:
-  RegionAccess access;
+  explicit AccessAnalyzer(const std::vector<StmtPtr>& body) : access(body) {}
 
-  void VisitStmt(const StmtPtr& stmt) override {
-    if (const auto* assign = stmt->As<AssignStmt>()) {
-      if (const auto* call = assign->value()->As<Call>(); call && call->is_op_call() && call->op()->writes_arg) {
-        if (const auto* dest = call->args()[*call->op()->writes_arg]->As<Var>())
-          access.alias_of[assign->var().get()] = access.Root(dest);
-      }
-    }
-    IRVisitor::VisitStmt(stmt);
-  }
+  RegionAccess access;
 
  protected:
   void VisitCall(const std::shared_ptr<const Call>& call) override {
@@ -135,7 +128,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     if (stmt->Is<InCoreScopeStmt>())
       return MakeError(DiagnosticKind::Syntax, "pl.at(level=CORE_GROUP) scopes cannot be nested", stmt->span());
   auto defs = DefinedIn(body);
-  AccessAnalyzer analyzer;
+  AccessAnalyzer analyzer(body);
   for (const auto& stmt : body) analyzer.VisitStmt(stmt);
   const RegionAccess& access = analyzer.access;
 
