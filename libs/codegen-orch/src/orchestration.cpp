@@ -1265,7 +1265,7 @@ class OrchestrationEmitter {
     // A comparison is parenthesised already.
     const auto* binary = branch.condition()->As<ir::BinaryExpr>();
     const bool wrapped = binary && ir::IsComparison(binary->op());
-    body_ += fmt::format(wrapped ? "{}if {} {{\n" : "{}if ({}) {{\n", indent_, *condition);
+    body_ += fmt::format("{}if {}{}{} {{\n", indent_, wrapped ? "" : "(", *condition, wrapped ? "" : ")");
     IfStep step{.stmt = &branch};
     std::vector<std::optional<Binding>> then_tensors, else_tensors;
     if (auto ok = EmitBranch(branch.then_body(), branch, results, step.then_body, then_tensors); !ok) return ok;
