@@ -116,3 +116,61 @@ def test_a_condition_read_from_a_tensor_is_refused(kernels):
         "the condition of this orchestration if calls 'tensor.read', whose value is only known at run time" in message
     )
     assert f"--> {kernels.path}:56:5" in message
+
+
+PROGRAM = '''
+import pypto.language as pl
+
+
+@pl.program
+class Rebinds:
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        y = pl.store(pl.add(t, t), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def expo(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        y = pl.store(pl.exp(t), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             z: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        k = pl.cast(LIMIT, pl.INDEX)
+        if k > 2:
+            y = self.twice(x, y)
+        else:
+            y = self.expo(x, y)
+        z = self.twice(y, z)
+        return z
+'''
+
+
+@pytest.mark.parametrize("limit", [3, 1])
+def test_a_tensor_both_branches_write_is_read_after_the_if(write_kernel, limit):
+    import pypto
+
+    module, _ = write_kernel(f"rebinds_{limit}", PROGRAM.replace("LIMIT", str(limit)))
+    x, y, z = torch.randn(16, 32), torch.zeros(16, 32), torch.zeros(16, 32)
+    pypto.ir.compile(module.Rebinds, platform="a2a3sim")(x, y, z)
+    first = 2 * x if limit > 2 else torch.exp(x)
+    torch.testing.assert_close(y, first, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(z, 2 * first, rtol=1e-5, atol=1e-5)
+
+
+def test_branches_must_leave_a_name_on_one_tensor(write_kernel):
+    import pypto
+
+    source = PROGRAM.replace("LIMIT", "3").replace("y = self.expo(x, y)", "y = self.expo(x, z)")
+    module, path = write_kernel("rebinds_apart", source)
+    with pytest.raises(Exception) as info:
+        pypto.ir.compile(module.Rebinds, platform="a2a3sim")
+    message = str(info.value)
+    assert (
+        "'y' names a different tensor after each branch of this orchestration if; the branches may choose which "
+        "kernels write a tensor, not which tensor later code uses" in message
+    )
+    assert f"--> {path}:23:9" in message
