@@ -1245,16 +1245,22 @@ class OrchestrationEmitter {
     auto condition = CppExpr(branch.condition());
     if (!condition) return pypto::unexpected(condition.error());
     Separate();
-    std::vector<std::string> results;  // the C++ variables of the scalar results; "" for tensors
+    std::vector<std::string> results;  // the C++ variables of the scalar and TaskId results; "" for tensors
     for (const auto& var : branch.return_vars()) {
       results.emplace_back();
       if (var->type()->As<ir::TensorType>()) continue;
+      if (ir::IsTaskId(*var->type())) {  // `with pl.at(...) as t` in both branches: the launch that ran
+        results.back() = names_.Take(var->name_hint());
+        body_ += fmt::format("{}{} = PTO2TaskId::invalid();\n", indent_, TaskIdDecl(results.back()));
+        task_names_[var.get()] = results.back();
+        continue;
+      }
       const auto* result = var->type()->As<ir::ScalarType>();
       auto type = result ? CppScalarType(result->dtype()) : std::nullopt;
       if (!type)
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("'{}' ({}) is assigned in the branches of an orchestration if; its branches "
-                                     "may assign integer, BOOL and float scalars and rebind tensors only",
+                                     "may assign integer, BOOL and float scalars and TaskIds, and rebind tensors only",
                                      var->name_hint(), var->type()->str()),
                          branch.span(), "assign it before the if");
       results.back() = names_.Take(var->name_hint());
@@ -1303,6 +1309,15 @@ class OrchestrationEmitter {
           const auto* source = value->As<ir::Var>();
           auto it = source ? bindings_.find(source) : bindings_.end();
           tensors.push_back(it == bindings_.end() ? std::nullopt : std::optional<Binding>(it->second));
+          continue;
+        }
+        if (ir::IsTaskId(*var->type())) {
+          const std::string* task = TaskNameOf(value);
+          if (!task)
+            return MakeError(DiagnosticKind::Internal, fmt::format("'{}' is not a TaskId here", var->name_hint()),
+                             value->span());
+          body_ += fmt::format("{}{} = {};\n", indent_, results[i], *task);
+          steps_->push_back(Step{TaskIdStep{.var = var.get(), .from = value->As<ir::Var>()}});
           continue;
         }
         if (const ir::Var* unknown = UnknownScalar(value))

@@ -160,6 +160,47 @@ TEST(OrchestrationIf, ScalarsClampedByIfsReachLaterLaunches) {
   EXPECT_EQ(Submits(*inside), (std::vector<std::string>{"rows 2"}));
 }
 
+// A launch's TaskId bound in both branches names whichever ran; a later launch waits for it.
+TEST(OrchestrationIf, ALaterLaunchWaitsForTheBranchThatRan) {
+  const std::string body =
+      "    k = pl.cast(n, pl.INDEX)\n"
+      "    if k < 8:\n"
+      "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"double\") as t:\n"
+      "            y[:] = pl.mul(x, 2.0)\n"
+      "    else:\n"
+      "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"expo\") as t:\n"
+      "            y[:] = pl.exp(x)\n"
+      "    with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"after\", deps=[t]):\n"
+      "        y[:] = pl.add(x, 1.0)\n"
+      "    return y\n";
+  auto orchestration = Generate(ScalarRequest(body, 9));
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_NE(orchestration->cpp_source.find("    PTO2TaskId t = PTO2TaskId::invalid();\n"
+                                           "    if (k < 8) {\n"
+                                           "      CoreTaskArgs params_t0;\n"
+                                           "      params_t0.add_input(ext_x);\n"
+                                           "      params_t0.add_output(ext_y);\n"
+                                           "      PTO2TaskId t_1 = rt_submit_aiv_task(0, params_t0).task_id();\n"
+                                           "      t = t_1;\n"
+                                           "    } else {\n"
+                                           "      CoreTaskArgs params_t1;\n"
+                                           "      params_t1.add_input(ext_x);\n"
+                                           "      params_t1.add_output(ext_y);\n"
+                                           "      PTO2TaskId t_2 = rt_submit_aiv_task(1, params_t1).task_id();\n"
+                                           "      t = t_2;\n"
+                                           "    }\n"
+                                           "\n"
+                                           "    CoreTaskArgs params_t2;\n"
+                                           "    params_t2.add_input(ext_x);\n"
+                                           "    params_t2.add_output(ext_y);\n"
+                                           "    PTO2TaskId params_t2_deps[1] = {t};\n"),
+            std::string::npos)
+      << orchestration->cpp_source;
+  EXPECT_EQ(Submits(*orchestration), (std::vector<std::string>{"expo", "after"}));
+  ASSERT_EQ(orchestration->plan.submits.size(), 2u);
+  EXPECT_EQ(orchestration->plan.submits[1].deps, (std::vector<uint32_t>{0}));
+}
+
 // A value read from a tensor exists only when the orchestration runs, after the plan is built.
 TEST(OrchestrationIf, AConditionReadFromATensorIsRefused) {
   auto request = ScalarRequest("    if pl.read(x, [0, 0]) > 0.0:\n"
