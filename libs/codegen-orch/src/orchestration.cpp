@@ -3,9 +3,10 @@
 // `x = pl.create_tensor(...)` at the top of the body makes plan intermediates (one alloc_tensors at
 // scope entry in the C++), and each kernel call becomes one submit whose tensors come first and whose
 // scalars follow, encoded as 64-bit patterns (add_scalar). Orchestration loops become C++ `for`
-// loops; scalar definitions (`k0 = kb * 64`) become C++ variables. The walk also records the body as
-// steps (submits, scalar definitions, loops), which the plan runs unrolled at compile time: loop
-// bounds must be known then, and each submit in a loop carries that iteration's scalar values.
+// loops and ifs C++ `if`s; scalar definitions (`k0 = kb * 64`) become C++ variables. The walk also
+// records the body as steps (submits, scalar definitions, loops, ifs), which the plan runs unrolled at
+// compile time: loop bounds and if conditions must be known then, and each submit in a loop carries
+// that iteration's scalar values.
 #include "pypto/codegen_orch/orchestration.h"
 
 #include <fmt/format.h>
@@ -326,8 +327,8 @@ struct ScopeStep {
 };
 
 // `if cond: ... else: ...` on orchestration scalars: the expansion evaluates the condition with the
-// values it has there and runs one branch. Each branch ends by defining the if's scalar results
-// (ScalarSteps), so later steps read whichever branch ran.
+// values it has there and runs one branch. Each branch ends by defining the if's scalar and TaskId
+// results (ScalarSteps, TaskIdSteps), so later steps read whichever branch ran.
 struct IfStep {
   const ir::IfStmt* stmt = nullptr;
   std::vector<Step> then_body, else_body;
@@ -1217,8 +1218,9 @@ class OrchestrationEmitter {
   }
 
   // `if cond: ... else: ...` on orchestration scalars: a C++ if, and a branch the plan expansion
-  // chooses with the values the condition has there (the same ones the C++ computes). Scalars both
-  // branches assign are C++ variables declared before the if and assigned at the end of each branch.
+  // chooses with the values the condition has there (the same ones the C++ computes). Scalars and
+  // TaskIds both branches assign are C++ variables declared before the if and assigned at the end of
+  // each branch.
   // A tensor both branches rebind (`out = self.k1(x, out)` / `out = self.k2(x, out)`) must name the
   // same buffer after either, which is then what later code uses.
   ir::Result<bool> EmitIf(const ir::IfStmt& branch) {
