@@ -3,9 +3,10 @@
 // `x = pl.create_tensor(...)` at the top of the body makes plan intermediates (one alloc_tensors at
 // scope entry in the C++), and each kernel call becomes one submit whose tensors come first and whose
 // scalars follow, encoded as 64-bit patterns (add_scalar). Orchestration loops become C++ `for`
-// loops; scalar definitions (`k0 = kb * 64`) become C++ variables. The walk also records the body as
-// steps (submits, scalar definitions, loops), which the plan runs unrolled at compile time: loop
-// bounds must be known then, and each submit in a loop carries that iteration's scalar values.
+// loops and ifs C++ `if`s; scalar definitions (`k0 = kb * 64`) become C++ variables. The walk also
+// records the body as steps (submits, scalar definitions, loops, ifs), which the plan runs unrolled at
+// compile time: loop bounds and if conditions must be known then, and each submit in a loop carries
+// that iteration's scalar values.
 #include "pypto/codegen_orch/orchestration.h"
 
 #include <fmt/format.h>
@@ -277,6 +278,14 @@ Value Narrow(Value value, ir::DataType dtype) {
   return Value{.i = i};
 }
 
+// `pl.cast(n, pl.INDEX)` on an orchestration scalar: a conversion the C++ and the plan expansion both
+// compute (as a C++ static_cast does).
+const ir::Call* AsScalarCast(const ir::Expr& expr) {
+  const auto* call = expr.As<ir::Call>();
+  if (!call || !call->is_op_call() || call->op()->name != "scalar.cast" || call->args().size() != 1) return nullptr;
+  return call->args()[0]->type()->As<ir::ScalarType>() && call->type()->As<ir::ScalarType>() ? call : nullptr;
+}
+
 // A scalar argument of one submit: a literal encoded once, or an expression over loop variables and
 // orchestration scalars, evaluated in every iteration.
 struct ScalarOperand {
@@ -327,8 +336,16 @@ struct ScopeStep {
   std::vector<Step> body;
 };
 
+// `if cond: ... else: ...` on orchestration scalars: the expansion evaluates the condition with the
+// values it has there and runs one branch. Each branch ends by defining the if's scalar and TaskId
+// results (ScalarSteps, TaskIdSteps), so later steps read whichever branch ran.
+struct IfStep {
+  const ir::IfStmt* stmt = nullptr;
+  std::vector<Step> then_body, else_body;
+};
+
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep> node;
 };
 
 // Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
@@ -347,6 +364,7 @@ class LoopExpander {
       else if (const auto* scalar = std::get_if<ScalarStep>(&step.node)) ok = Define(*scalar);
       else if (const auto* task_id = std::get_if<TaskIdStep>(&step.node)) ok = DefineTaskId(*task_id);
       else if (const auto* scope = std::get_if<ScopeStep>(&step.node)) ok = Scope(scope->body, scope->manual);
+      else if (const auto* branch = std::get_if<IfStep>(&step.node)) ok = If(*branch);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -443,6 +461,13 @@ class LoopExpander {
     if (!value) return pypto::unexpected(value.error());
     values_[step.var] = Narrow(*value, step.dtype);
     return true;
+  }
+
+  ir::Result<bool> If(const IfStep& step) {
+    auto condition = Eval(step.stmt->condition());
+    if (!condition) return pypto::unexpected(condition.error());
+    const bool taken = condition->is_float ? condition->f != 0 : condition->i != 0;
+    return Run(taken ? step.then_body : step.else_body);
   }
 
   ir::Result<bool> Loop(const LoopStep& step) {
@@ -543,6 +568,11 @@ class LoopExpander {
         return MakeError(DiagnosticKind::Internal,
                          fmt::format("'{}' has no value in the loop expansion", var->name_hint()), expr->span());
       return it->second;
+    }
+    if (const ir::Call* cast = AsScalarCast(*expr)) {
+      auto value = Eval(cast->args()[0]);
+      if (!value) return value;
+      return Narrow(*value, cast->type()->As<ir::ScalarType>()->dtype());
     }
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary)
@@ -655,6 +685,12 @@ bool IsLiteral(const ir::Expr& expr) {
 }
 
 class OrchestrationEmitter {
+  // A tensor the orchestration names: its place in the plan and its C++ variable.
+  struct Binding {
+    rt::PlanTensorRef ref;
+    std::string cpp_name;
+  };
+
  public:
   explicit OrchestrationEmitter(const ir::Program& program) : program_(program) {}
 
@@ -727,6 +763,11 @@ class OrchestrationEmitter {
         CollectTensorCreates(ir::FlattenStmts(loop->body()), repeats || !RunsOnce(*loop), creates, repeated);
       if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>())
         CollectTensorCreates(ir::FlattenStmts(scope->body()), repeats, creates, repeated);
+      if (const auto* branch = stmt->As<ir::IfStmt>()) {
+        CollectTensorCreates(ir::FlattenStmts(branch->then_body()), repeats, creates, repeated);
+        if (branch->else_body())
+          CollectTensorCreates(ir::FlattenStmts(branch->else_body()), repeats, creates, repeated);
+      }
     }
   }
 
@@ -829,13 +870,15 @@ class OrchestrationEmitter {
 
   ir::Result<bool> EmitStmt(const ir::StmtPtr& stmt) {
     if (stmt->Is<ir::ReturnStmt>()) {
-      if (loop_depth_ > 0)
-        return MakeError(DiagnosticKind::Syntax, "return inside an orchestration loop is not supported",
+      if (loop_depth_ > 0 || if_depth_ > 0)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("return inside an orchestration {} is not supported", loop_depth_ ? "loop" : "if"),
                          stmt->span());
       return true;
     }
     if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
+    if (const auto* branch = stmt->As<ir::IfStmt>()) return EmitIf(*branch);
     if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>()) return EmitRuntimeScope(*scope);
     if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitTaskIdYield(*yield);
     const ir::Call* call = nullptr;
@@ -845,7 +888,8 @@ class OrchestrationEmitter {
       result = assign->var().get();
       if (assign->var()->type()->As<ir::ArrayType>()) return EmitTaskIdArray(*assign);
       if (ir::IsTaskId(*assign->var()->type())) return EmitTaskIdDef(*assign);
-      if (!call && assign->var()->type()->As<ir::ScalarType>()) return EmitScalarDef(*assign);
+      if ((!call || AsScalarCast(*call)) && assign->var()->type()->As<ir::ScalarType>())
+        return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
       call = eval->expr()->As<ir::Call>();
@@ -1220,8 +1264,156 @@ class OrchestrationEmitter {
       if (std::holds_alternative<SubmitStep>(step.node)) return true;
       if (const auto* scope = std::get_if<ScopeStep>(&step.node); scope && ContainsSubmit(scope->body)) return true;
       if (const auto* loop = std::get_if<LoopStep>(&step.node); loop && loop->submits) return true;
+      if (const auto* branch = std::get_if<IfStep>(&step.node);
+          branch && (ContainsSubmit(branch->then_body) || ContainsSubmit(branch->else_body)))
+        return true;
     }
     return false;
+  }
+
+  // `if cond: ... else: ...` on orchestration scalars: a C++ if, and a branch the plan expansion
+  // chooses with the values the condition has there (the same ones the C++ computes). Scalars and
+  // TaskIds both branches assign are C++ variables declared before the if and assigned at the end of
+  // each branch.
+  // A tensor both branches rebind (`out = self.k1(x, out)` / `out = self.k2(x, out)`) must name the
+  // same buffer after either, which is then what later code uses.
+  ir::Result<bool> EmitIf(const ir::IfStmt& branch) {
+    const auto* scalar = branch.condition()->type()->As<ir::ScalarType>();
+    if (!scalar || !CppScalarType(scalar->dtype()))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the condition of an orchestration if must be an integer, BOOL or float scalar, "
+                                   "got {}",
+                                   branch.condition()->type()->str()),
+                       branch.span());
+    const char* hint = "branch on literals, scalar parameters, loop variables and scalars computed from them";
+    if (const ir::Call* read = RunTimeCall(branch.condition()))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the condition of this orchestration if calls '{}', whose value is only known at "
+                                   "run time; the task plan chooses the branch when it is built",
+                                   read->is_op_call() ? read->op()->name : read->callee()),
+                       branch.span(), hint);
+    if (const ir::Var* unknown = UnknownScalar(branch.condition()))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the condition of this orchestration if reads '{}', which is only known at run "
+                                   "time; the task plan chooses the branch when it is built",
+                                   unknown->name_hint()),
+                       branch.span(), hint);
+    auto condition = CppExpr(branch.condition());
+    if (!condition) return pypto::unexpected(condition.error());
+    Separate();
+    std::vector<std::string> results;  // the C++ variables of the scalar and TaskId results; "" for tensors
+    for (const auto& var : branch.return_vars()) {
+      results.emplace_back();
+      if (var->type()->As<ir::TensorType>()) continue;
+      if (ir::IsTaskId(*var->type())) {  // `with pl.at(...) as t` in both branches: the launch that ran
+        results.back() = names_.Take(var->name_hint());
+        body_ += fmt::format("{}{} = PTO2TaskId::invalid();\n", indent_, TaskIdDecl(results.back()));
+        task_names_[var.get()] = results.back();
+        continue;
+      }
+      const auto* result = var->type()->As<ir::ScalarType>();
+      auto type = result ? CppScalarType(result->dtype()) : std::nullopt;
+      if (!type)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' ({}) is assigned in the branches of an orchestration if; its branches "
+                                     "may assign integer, BOOL and float scalars and TaskIds, and rebind tensors only",
+                                     var->name_hint(), var->type()->str()),
+                         branch.span(), "assign it before the if");
+      results.back() = names_.Take(var->name_hint());
+      const std::string declared = Declared(*type, results.back());
+      if (!hoisted_) body_ += fmt::format("{}{};\n", indent_, declared);
+      scalars_[var.get()] = results.back();
+    }
+    // A comparison is parenthesised already.
+    const auto* binary = branch.condition()->As<ir::BinaryExpr>();
+    const bool wrapped = binary && ir::IsComparison(binary->op());
+    body_ += fmt::format("{}if {}{}{} {{\n", indent_, wrapped ? "" : "(", *condition, wrapped ? "" : ")");
+    IfStep step{.stmt = &branch};
+    std::vector<std::optional<Binding>> then_tensors, else_tensors;
+    if (auto ok = EmitBranch(branch.then_body(), branch, results, step.then_body, then_tensors); !ok) return ok;
+    if (branch.else_body() && !ir::FlattenStmts(branch.else_body()).empty()) {
+      body_ += indent_ + "} else {\n";
+      if (auto ok = EmitBranch(branch.else_body(), branch, results, step.else_body, else_tensors); !ok) return ok;
+    }
+    body_ += indent_ + "}\n";
+    block_start_ = after_scalar_ = false;
+    steps_->push_back(Step{std::move(step)});
+    return BindIfTensors(branch, then_tensors, else_tensors);
+  }
+
+  // One branch of an orchestration if, its steps going to `steps`. The yield ending it assigns the
+  // if's scalar results and records the buffers its tensor results name (`tensors`).
+  ir::Result<bool> EmitBranch(const ir::StmtPtr& body, const ir::IfStmt& branch,
+                              const std::vector<std::string>& results, std::vector<Step>& steps,
+                              std::vector<std::optional<Binding>>& tensors) {
+    std::vector<Step>* outer_steps = std::exchange(steps_, &steps);
+    indent_ += "  ";
+    block_start_ = true;
+    ++if_depth_;
+    for (const auto& stmt : ir::FlattenStmts(body)) {
+      const auto* yield = stmt->As<ir::YieldStmt>();
+      if (!yield) {
+        if (auto ok = EmitStmt(stmt); !ok) return ok;
+        continue;
+      }
+      if (yield->values().size() != results.size())
+        return MakeError(DiagnosticKind::Internal, "an if branch yields a value per result", yield->span());
+      for (size_t i = 0; i < results.size(); ++i) {
+        const auto& value = yield->values()[i];
+        const auto& var = branch.return_vars()[i];
+        if (results[i].empty()) {
+          const auto* source = value->As<ir::Var>();
+          auto it = source ? bindings_.find(source) : bindings_.end();
+          tensors.push_back(it == bindings_.end() ? std::nullopt : std::optional<Binding>(it->second));
+          continue;
+        }
+        if (ir::IsTaskId(*var->type())) {
+          const std::string* task = TaskNameOf(value);
+          if (!task)
+            return MakeError(DiagnosticKind::Internal, fmt::format("'{}' is not a TaskId here", var->name_hint()),
+                             value->span());
+          body_ += fmt::format("{}{} = {};\n", indent_, results[i], *task);
+          steps_->push_back(Step{TaskIdStep{.var = var.get(), .from = value->As<ir::Var>()}});
+          continue;
+        }
+        if (const ir::Var* unknown = UnknownScalar(value))
+          return MakeError(DiagnosticKind::Syntax,
+                           fmt::format("'{}' is assigned from '{}', which is only known at run time; orchestration "
+                                       "scalars must be known when the task plan is built",
+                                       var->name_hint(), unknown->name_hint()),
+                           value->span());
+        auto text = CppExpr(value);
+        if (!text) return pypto::unexpected(text.error());
+        body_ += fmt::format("{}{} = {};\n", indent_, results[i], *text);
+        steps_->push_back(Step{ScalarStep{
+            .var = var.get(), .value = value, .dtype = var->type()->As<ir::ScalarType>()->dtype()}});
+      }
+    }
+    --if_depth_;
+    indent_.resize(indent_.size() - 2);
+    steps_ = outer_steps;
+    return true;
+  }
+
+  // A tensor result of an orchestration if names the buffer both branches left it naming.
+  ir::Result<bool> BindIfTensors(const ir::IfStmt& branch, const std::vector<std::optional<Binding>>& then_tensors,
+                                 const std::vector<std::optional<Binding>>& else_tensors) {
+    size_t t = 0;
+    for (const auto& var : branch.return_vars()) {
+      if (!var->type()->As<ir::TensorType>()) continue;
+      const auto& a = then_tensors.at(t);
+      const auto& b = else_tensors.at(t);
+      ++t;
+      if (!a || !b || a->ref.kind != b->ref.kind || a->ref.index != b->ref.index)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' names a different tensor after each branch of this orchestration if; "
+                                     "the branches may choose which kernels write a tensor, not which tensor later "
+                                     "code uses",
+                                     var->name_hint()),
+                         branch.span(), "pass the tensor each kernel writes as its output argument in both branches");
+      bindings_[var.get()] = *a;
+    }
+    return true;
   }
 
   // `k0 = kb * 64`: a C++ variable, and a value the plan expansion computes in every iteration.
@@ -1300,6 +1492,20 @@ class OrchestrationEmitter {
     return finder.unknown;
   }
 
+  // A call in an orchestration scalar expression other than a cast (pl.read of a tensor, say): its
+  // value exists only when the C++ runs, never while the plan is built.
+  static const ir::Call* RunTimeCall(const ir::ExprPtr& expr) {
+    struct Finder final : ir::IRVisitor {
+      const ir::Call* found = nullptr;
+      void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+        if (!found && !AsScalarCast(*call)) found = call.get();
+        if (!found) ir::IRVisitor::VisitCall(call);
+      }
+    } finder;
+    finder.VisitExpr(expr);
+    return finder.found;
+  }
+
   // An orchestration scalar expression as C++ (upstream's spelling: binary operations parenthesised).
   ir::Result<std::string> CppExpr(const ir::ExprPtr& expr) const {
     if (const auto* i = expr->As<ir::ConstInt>())
@@ -1321,6 +1527,16 @@ class OrchestrationEmitter {
                          fmt::format("'{}' is not an orchestration scalar known at compile time", var->name_hint()),
                          expr->span());
       return it->second;
+    }
+    if (const ir::Call* cast = AsScalarCast(*expr)) {
+      auto type = CppScalarType(cast->type()->As<ir::ScalarType>()->dtype());
+      auto value = CppExpr(cast->args()[0]);
+      if (!value) return value;
+      if (!type)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("a cast to {} is not supported in orchestration code", cast->type()->str()),
+                         expr->span());
+      return fmt::format("static_cast<{}>({})", *type, *value);
     }
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary)
@@ -1620,11 +1836,6 @@ class OrchestrationEmitter {
         entry.name(), program_.name(), PYPTO_VERSION, entry.params().size(), params_, body_);
   }
 
-  struct Binding {
-    rt::PlanTensorRef ref;
-    std::string cpp_name;
-  };
-
   const ir::Program& program_;
   Orchestration result_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
@@ -1640,6 +1851,7 @@ class OrchestrationEmitter {
   int task_count_ = 0;
   int mixed_count_ = 0;
   int loop_depth_ = 0;
+  int if_depth_ = 0;
   const ir::ForStmt* current_loop_ = nullptr;  // the innermost loop being emitted
   bool in_manual_scope_ = false;               // inside a pl.manual_scope
   std::string* hoisted_ = nullptr;  // inside a runtime scope: the declarations made before the outermost one

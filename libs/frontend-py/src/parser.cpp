@@ -1618,11 +1618,8 @@ class FunctionParser {
     if (const auto* b = (*condition)->As<ir::ConstBool>()) known = b->value();
     if (auto i = ir::AsConstInt(*condition)) known = *i != 0;
     if (known) return ParseBlock(*known ? stmt.attr("body") : stmt.attr("orelse"));
-    if (kernel_depth_ == 0)
-      return MakeError(DiagnosticKind::Syntax,
-                       "if statements on values known only at run time are supported inside kernels (pl.at scopes) "
-                       "only",
-                       span);
+    // In orchestration code the condition is on orchestration scalars; codegen-orch checks that the
+    // task plan can evaluate it.
     const auto before = env_;
     auto then_body = ParseBody(stmt.attr("body"));
     if (!then_body) return pypto::unexpected(then_body.error());

@@ -1,7 +1,8 @@
 // OutlineIncoreScopes: each `with pl.at(level=CORE_GROUP)` region becomes a kernel function, and an
 // Opaque function that submits kernels (outlined ones, or kernels the program defines directly)
 // becomes the Orchestration function. A region may sit in orchestration loops (`for r in
-// pl.parallel(...)`): it is still outlined once, and its call stays in the loop.
+// pl.parallel(...)`) or in the branches of an orchestration if: it is still outlined once, and its
+// call stays where the region was.
 //
 // The kernel's parameters are the region's live-ins in first-use order: tensors, and the
 // orchestration scalars it reads (loop variables, values computed in the orchestration), which are
@@ -276,7 +277,7 @@ bool CallsKernel(const StmtPtr& stmt, const Program& program) {
   return finder.found;
 }
 
-// Outlines the scopes of one function, walking into the orchestration loops that hold them. A scope
+// Outlines the scopes of one function, walking into the orchestration loops and ifs that hold them. A scope
 // inside loops is outlined once; its call stays in the loop, so it runs once per iteration, and the
 // loop variables (and any other orchestration scalar) it reads become scalar parameters.
 class FunctionOutliner {
@@ -284,6 +285,20 @@ class FunctionOutliner {
   explicit FunctionOutliner(const Function& function) : function_(function) {}
 
   std::vector<FunctionPtr> kernels;
+
+  Result<StmtPtr> OutlineBranches(const IfStmt& branch, const std::vector<StmtPtr>& after, const ForStmt* loop) {
+    auto then_body = OutlineBody(FlattenStmts(branch.then_body()), after, loop);
+    if (!then_body) return pypto::unexpected(then_body.error());
+    StmtPtr else_body = branch.else_body();
+    if (else_body) {
+      auto outlined = OutlineBody(FlattenStmts(else_body), after, loop);
+      if (!outlined) return pypto::unexpected(outlined.error());
+      else_body = std::make_shared<SeqStmts>(*outlined, else_body->span());
+    }
+    return StmtPtr(std::make_shared<IfStmt>(branch.condition(),
+                                            std::make_shared<SeqStmts>(*then_body, branch.then_body()->span()),
+                                            else_body, branch.return_vars(), branch.span()));
+  }
 
   // `stmts` is one body; `after` are the statements that run after it in the enclosing bodies (empty
   // for the function body itself), `loop` the innermost loop around it. `after_sees_body`: the body is
@@ -313,6 +328,16 @@ class FunctionOutliner {
         if (!body) return pypto::unexpected(body.error());
         new_body.push_back(std::make_shared<RuntimeScopeStmt>(
             runtime->manual(), std::make_shared<SeqStmts>(*body, runtime->body()->span()), runtime->span()));
+        continue;
+      }
+      // An orchestration if keeps its place; the pl.at scopes of its branches are outlined there, and
+      // run at most once each time the if does.
+      if (const auto* branch = stmt->As<IfStmt>(); branch && ContainsScope(stmt)) {
+        std::vector<StmtPtr> after_if(stmts.begin() + i + 1, stmts.end());
+        after_if.insert(after_if.end(), after.begin(), after.end());
+        auto outlined = OutlineBranches(*branch, after_if, loop);
+        if (!outlined) return pypto::unexpected(outlined.error());
+        new_body.push_back(*outlined);
         continue;
       }
       const auto* scope = stmt->As<InCoreScopeStmt>();
