@@ -1,0 +1,88 @@
+"""Tiles of rank above 2 whose leading dimensions are 1 ([1, 1, M, N] blocks of 4-D tensors, as
+pypto-lib's models use): reductions, row broadcasts, fillpad and a transposed matmul see the matrix of
+their last two dimensions, on the simulator against torch."""
+
+import pytest
+import torch
+
+KERNELS = '''
+import pypto.language as pl
+
+HEADS = 2
+ROWS = 32
+
+
+@pl.jit
+def row_softmax(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for h in pl.range(HEADS):
+            for r in pl.range(0, ROWS, 16):
+                t = pl.load(x, [h, 0, r, 0], [1, 1, 16, 64])
+                m = pl.row_max(t)
+                e = pl.exp(pl.row_expand_sub(t, m))
+                s = pl.row_sum(e)
+                pl.store(pl.row_expand_div(e, s), [h, 0, r, 0], y)
+    return y
+
+
+@pl.jit
+def ragged_row_sum(x: pl.Tensor, vlen: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0, 0, 0], [1, 1, 16, 64], valid_shape=[1, 1, 16, vlen])
+        p = pl.tile.fillpad(t, pad_value=pl.PadValue.zero)
+        pl.store(pl.row_sum(p), [0, 0, 0, 0], out)
+    return out
+
+
+@pl.jit
+def scores(q: pl.Tensor, k: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for h in pl.range(HEADS):
+            q_tile = pl.load(q, [h, 0, 0, 0], [1, 1, 16, 64])
+            k_tile = pl.load(k, [h, 0, 0, 0], [1, 1, 32, 64])
+            s = pl.matmul(q_tile, k_tile, b_trans=True, out_dtype=pl.FP32)
+            pl.store(s, [h, 0, 0, 0], out)
+    return out
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("kernels") / "matrix_tile_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("matrix_tile_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_softmax_over_the_rows_of_4d_blocks(kernels):
+    x = torch.randn(2, 1, 32, 64)
+    y = torch.zeros(2, 1, 32, 64)
+    kernels.row_softmax(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6)
+
+
+def test_the_reduction_keeps_the_leading_ones_in_its_type(kernels):
+    x, y = torch.randn(2, 1, 32, 64), torch.zeros(2, 1, 32, 64)
+    text = str(kernels.row_softmax.lower(x, y))
+    assert "m: pl.Tile[[1, 1, 16, 1], pl.FP32" in text
+
+
+@pytest.mark.parametrize("vlen", [64, 23])
+def test_a_4d_load_with_a_valid_shape_is_padded_then_summed(kernels, vlen):
+    x = torch.randn(1, 1, 16, 64)
+    out = torch.full((1, 1, 16, 1), -7.0)
+    kernels.ragged_row_sum(x, vlen, out)
+    torch.testing.assert_close(out, x[..., :vlen].sum(dim=-1, keepdim=True), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_matmul_of_4d_blocks_with_b_trans(kernels, dtype):
+    torch.manual_seed(5)
+    q, k = torch.randn(2, 1, 16, 64, dtype=dtype), torch.randn(2, 1, 32, 64, dtype=dtype)
+    out = torch.zeros(2, 1, 16, 32)
+    kernels.scores(q, k, out)
+    torch.testing.assert_close(out, q.float() @ k.float().transpose(-1, -2), rtol=1e-4, atol=1e-3)
