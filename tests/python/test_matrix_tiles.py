@@ -35,6 +35,14 @@ def ragged_row_sum(x: pl.Tensor, vlen: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tenso
 
 
 @pl.jit
+def scale_rows(x: pl.Tensor, s: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0, 0, 0], [1, 1, 16, 64])
+        pl.store(pl.row_expand_mul(t, pl.load(s, [0, 0], [16, 1])), [0, 0, 0, 0], y)
+    return y
+
+
+@pl.jit
 def scores(q: pl.Tensor, k: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for h in pl.range(HEADS):
@@ -69,6 +77,14 @@ def test_the_reduction_keeps_the_leading_ones_in_its_type(kernels):
     x, y = torch.randn(2, 1, 32, 64), torch.zeros(2, 1, 32, 64)
     text = str(kernels.row_softmax.lower(x, y))
     assert "m: pl.Tile[[1, 1, 16, 1], pl.FP32" in text
+
+
+def test_a_2d_row_vector_scales_a_4d_block(kernels):
+    # pypto-lib's decode_4d scales [1, 1, B, H] hidden states by an [B, 1] inverse RMS this way.
+    x, s = torch.randn(1, 1, 16, 64), torch.randn(16, 1)
+    y = torch.zeros(1, 1, 16, 64)
+    kernels.scale_rows(x, s, y)
+    torch.testing.assert_close(y, x * s)
 
 
 @pytest.mark.parametrize("vlen", [64, 23])

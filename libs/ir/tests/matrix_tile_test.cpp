@@ -33,15 +33,19 @@ TEST(MatrixTile, RowSumKeepsTheLeadingOnes) {
   EXPECT_EQ(TypeOf(Create("tile.col_max", {tile})), "pl.Tile[[1, 1, 1, 128], pl.FP32, pl.Mem.Vec]");
 }
 
-TEST(MatrixTile, RowExpandTakesAVectorWithTheSameLeadingOnes) {
+TEST(MatrixTile, RowExpandTakesAVectorOfTheTilesRows) {
   auto tile = TileOf({1, 1, 16, 128});
   EXPECT_EQ(TypeOf(Create("tile.row_expand_div", {tile, TileOf({1, 1, 16, 1})})),
             "pl.Tile[[1, 1, 16, 128], pl.FP32, pl.Mem.Vec]");
-  auto flat = Create("tile.row_expand_div", {tile, TileOf({16, 1})});
-  ASSERT_FALSE(flat);
-  EXPECT_EQ(flat.error().message,
-            "tile.row_expand_div broadcasts a [1, 1, 16, 1] FP32 vector across pl.Tile[[1, 1, 16, 128], pl.FP32, "
-            "pl.Mem.Vec], got pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec]");
+  EXPECT_EQ(TypeOf(Create("tile.row_expand_mul", {tile, TileOf({16, 1})})),
+            "pl.Tile[[1, 1, 16, 128], pl.FP32, pl.Mem.Vec]");
+  EXPECT_EQ(TypeOf(Create("tile.col_expand_mul", {tile, TileOf({1, 128})})),
+            "pl.Tile[[1, 1, 16, 128], pl.FP32, pl.Mem.Vec]");
+  auto short_vec = Create("tile.row_expand_div", {tile, TileOf({1, 1, 8, 1})});
+  ASSERT_FALSE(short_vec);
+  EXPECT_EQ(short_vec.error().message,
+            "tile.row_expand_div broadcasts a [16, 1] FP32 vector across pl.Tile[[1, 1, 16, 128], pl.FP32, "
+            "pl.Mem.Vec], got pl.Tile[[1, 1, 8, 1], pl.FP32, pl.Mem.Vec]");
 }
 
 TEST(MatrixTile, MatmulWithBTransMultipliesTheLastTwoDimensions) {

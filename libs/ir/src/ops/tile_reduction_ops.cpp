@@ -37,15 +37,16 @@ Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector
   return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt, valid);
 }
 
-// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype.
+// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype. Only the
+// matrices are compared: pypto-lib broadcasts an [M, 1] vector across a [1, 1, M, N] block.
 Result<TypePtr> DeduceExpand(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], fmt::format("the tile operand of {}", op), span);
   if (!tile) return pypto::unexpected(tile.error());
   auto vec = ExpectMatrixTile(args[1], fmt::format("the vector operand of {}", op), span);
   if (!vec) return pypto::unexpected(vec.error());
   const Shape& shape = (*tile)->shape();
-  const Shape expected = axis == Axis::Row ? tile->Reshaped(tile->rows(), 1) : tile->Reshaped(1, tile->cols());
-  if ((*vec)->shape() != expected || (*vec)->dtype() != (*tile)->dtype()) {
+  const Shape expected = axis == Axis::Row ? Shape{tile->rows(), 1} : Shape{1, tile->cols()};
+  if (Shape{vec->rows(), vec->cols()} != expected || (*vec)->dtype() != (*tile)->dtype()) {
     return TypeError(fmt::format("{} broadcasts a {} {} vector across {}, got {}", op, ShapeStr(expected),
                                  DataTypeName((*tile)->dtype()), (*tile)->str(), (*vec)->str()),
                      span,
