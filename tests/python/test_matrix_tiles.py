@@ -51,6 +51,31 @@ def scores(q: pl.Tensor, k: pl.Tensor, out: pl.Out[pl.Tensor]):
             s = pl.matmul(q_tile, k_tile, b_trans=True, out_dtype=pl.FP32)
             pl.store(s, [h, 0, 0, 0], out)
     return out
+
+
+SEQ = 64
+
+
+@pl.jit
+def qk_then_softmax(q: pl.Tensor, k: pl.Tensor, ctx_len: pl.Scalar[pl.INDEX], raw: pl.Out[pl.Tensor],
+                    exp_out: pl.Out[pl.Tensor], mi: pl.Out[pl.Tensor], li: pl.Out[pl.Tensor]):
+    # decode_4d's attention stages: per KV block, scores = q k^T; then a softmax of each block's
+    # valid columns, its row max and sum kept as [1, Q] rows.
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="qk"):
+        for sb in pl.range(3):
+            s = pl.matmul(q, k[sb : sb + 1, :, :, :], b_trans=True, out_dtype=pl.FP32)
+            pl.store(s, [sb, 0, 0, 0], raw)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="softmax"):
+        for sb in pl.range(3):
+            valid_len = pl.min(SEQ, ctx_len - sb * SEQ)
+            sv = pl.slice(raw, [1, 1, 16, SEQ], [sb, 0, 0, 0], valid_shape=[1, 1, 16, valid_len])
+            sc = pl.mul(pl.fillpad(sv, pad_value=pl.PadValue.min), 0.5)
+            m = pl.row_max(sc)
+            e = pl.cast(pl.exp(pl.row_expand_sub(sc, m)), target_type=pl.BF16)
+            pl.store(e, [sb, 0, 0, 0], exp_out)
+            pl.store(pl.reshape(m, [1, 16]), [sb, 0], mi)
+            pl.store(pl.reshape(pl.row_sum(pl.cast(e, target_type=pl.FP32)), [1, 16]), [sb, 0], li)
+    return raw, exp_out, mi, li
 '''
 
 
@@ -102,3 +127,18 @@ def test_a_matmul_of_4d_blocks_with_b_trans(kernels, dtype):
     out = torch.zeros(2, 1, 16, 32)
     kernels.scores(q, k, out)
     torch.testing.assert_close(out, q.float() @ k.float().transpose(-1, -2), rtol=1e-4, atol=1e-3)
+
+
+def test_decode_style_scores_then_a_softmax_of_the_valid_columns(kernels):
+    torch.manual_seed(7)
+    q, k = torch.randn(1, 1, 16, 128, dtype=torch.bfloat16), torch.randn(3, 1, 64, 128, dtype=torch.bfloat16)
+    raw, exp_out = torch.zeros(3, 1, 16, 64), torch.zeros(3, 1, 16, 64, dtype=torch.bfloat16)
+    mi, li = torch.zeros(3, 16), torch.zeros(3, 16)
+    kernels.qk_then_softmax(q, k, 150, raw, exp_out, mi, li)
+    scores = (q.float() @ k.float().transpose(-1, -2)) * 0.5
+    scores = scores.masked_fill(torch.arange(3 * 64).reshape(3, 1, 1, 64) >= 150, float("-inf"))
+    m = scores.amax(dim=-1)
+    e = torch.exp(scores - m[..., None]).bfloat16()
+    torch.testing.assert_close(mi, m[:, 0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(exp_out, e, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(li, e.float().sum(dim=-1)[:, 0], rtol=1e-4, atol=1e-3)
