@@ -427,8 +427,11 @@ class Planner {
       return Error(span, fmt::format("tile '{}' has no memory address; run memory allocation before backend-ptoas",
                                      var.name_hint()));
     }
+    // PTO tile buffers are [rows, cols]; the IR's [1, 1, M, N] matrices are not flattened here yet.
     if (tile->shape().empty() || tile->shape().size() > 2) {
-      return Error(span, fmt::format("tile '{}' {} is not 1-D or 2-D", var.name_hint(), tile->str()));
+      return Error(span, fmt::format("tile '{}' {} has rank {}, but backend-ptoas prints 1-D and 2-D PTO tiles only "
+                                     "(pl.reshape it to its last two dimensions)",
+                                     var.name_hint(), tile->str(), tile->shape().size()));
     }
     if (auto element = MlirElementType(tile->dtype()); !element) return Error(span, element.error());
     if (!tiles_.insert(&var).second) {

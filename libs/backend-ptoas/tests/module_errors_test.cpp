@@ -77,7 +77,9 @@ TEST(EmitModuleErrors, ThreeDimensionalTile) {
   auto x = TensorParam("x", {4, 8, 16}, {});
   auto load = Op("tile.load", {x, Ints({1, 0, 0}), Ints({1, 8, 16})}, At(2, 9));
   auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {Assign(TileAt("t", load, 0), load, At(2, 5))});
-  EXPECT_EQ(ErrorOf(*kernel), "k.py:2:9: tile 't' pl.Tile[[1, 8, 16], pl.FP32, pl.MemRef(0, 512), pl.Mem.Vec] is not 1-D or 2-D");
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:2:9: tile 't' pl.Tile[[1, 8, 16], pl.FP32, pl.MemRef(0, 512), pl.Mem.Vec] has rank 3, but "
+            "backend-ptoas prints 1-D and 2-D PTO tiles only (pl.reshape it to its last two dimensions)");
 }
 
 TEST(EmitModuleErrors, ColumnVectorTensor) {

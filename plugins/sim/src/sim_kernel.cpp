@@ -140,6 +140,10 @@ struct TileValue {
   ir::DataType dtype = ir::DataType::FP32;
   ir::Shape shape;
   int64_t num_elements = 0;
+  // The tile as the executor sees it, a row-major matrix: the last dimension is its columns and all
+  // the others together its rows (a 1-D tile is one row; [1, 1, M, N] is [M, N]).
+  int64_t rows() const { return num_elements / shape.back(); }
+  int64_t cols() const { return shape.back(); }
 };
 // An integer scalar: a constant, or a register (loop variables, computed values, parameters).
 struct ScalarValue {
@@ -791,7 +795,7 @@ class Decoder {
 
   // The valid region a tile's type narrows it to, its extents as operands (scalar code computing
   // them runs before the next instruction); nullopt for a tile that is valid as a whole. A rank-1
-  // tile is one row.
+  // tile is one row; a tile of higher rank is the matrix of its last two dimensions, the others 1.
   pypto::expected<std::optional<ValidRegion>, std::string> ValidRegionOf(const ir::TypePtr& type) {
     const auto* tile = type->As<ir::TileType>();
     if (!tile || !tile->has_partial_valid_shape()) return std::optional<ValidRegion>{};
@@ -801,12 +805,16 @@ class Decoder {
       if (!cols) return Error(cols.error());
       return std::optional<ValidRegion>(ValidRegion{Operand::Imm(1), *cols});
     }
-    if (valid.size() != 2)
-      return Fail(fmt::format("a valid region of a rank-{} tile; the simulator narrows 1-D and 2-D tiles only",
-                              valid.size()));
-    auto rows = Scalar(valid[0]);
+    const size_t row_dim = valid.size() - 2;
+    for (size_t d = 0; d < row_dim; ++d) {
+      if (tile->shape()[d] != 1 || ir::AsConstInt(valid[d]) != std::optional<int64_t>(1))
+        return Fail(fmt::format("a valid region of {}; the simulator narrows tiles whose dimensions before the last "
+                                "two are 1",
+                                tile->str()));
+    }
+    auto rows = Scalar(valid[row_dim]);
     if (!rows) return Error(rows.error());
-    auto cols = Scalar(valid[1]);
+    auto cols = Scalar(valid[row_dim + 1]);
     if (!cols) return Error(cols.error());
     return std::optional<ValidRegion>(ValidRegion{*rows, *cols});
   }
@@ -1365,8 +1373,8 @@ class Decoder {
       return Fail(fmt::format("fillpad of a {} tile is not supported by the simulator yet",
                               ir::DataTypeName(src->dtype)));
     instr.src0 = src->ref;
-    instr.compute.rows = src->shape[0];
-    instr.compute.cols = src->shape[1];
+    instr.compute.rows = src->rows();
+    instr.compute.cols = src->cols();
     instr.compute.pad_bits = *bits;
     if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
     if (!instr.partial) {  // the whole tile is valid: a plain copy
@@ -1391,8 +1399,8 @@ class Decoder {
     const auto& args = call.args();
     auto tile_arg = [&](size_t i, const char* role) { return Tile(args[i], role); };
     auto matrix = [&](const TileValue& tile) {
-      info.rows = tile.shape.size() == 2 ? tile.shape[0] : 1;
-      info.cols = tile.shape.size() == 2 ? tile.shape[1] : tile.num_elements;
+      info.rows = tile.rows();
+      info.cols = tile.cols();
     };
     switch (info.kind) {
       case ComputeKind::Binary:
@@ -1524,13 +1532,13 @@ class Decoder {
                               "inputs, FP32 accumulator)",
                               op, ir::DataTypeName(lhs->dtype), ir::DataTypeName(out.dtype)));
     }
-    if (lhs->shape.size() != 2 || rhs->shape.size() != 2)
-      return Fail(fmt::format("{} multiplies 2-D tiles", op));
+    if (lhs->shape.size() < 2 || rhs->shape.size() < 2) return Fail(fmt::format("{} multiplies 2-D tiles", op));
+    // The IR checked that the operands' leading dimensions are 1: each is the matrix of its last two.
     info.a_trans = ir::FindAttr<bool>(call.kwargs(), "a_trans").value_or(false);
     info.b_trans = ir::FindAttr<bool>(call.kwargs(), "b_trans").value_or(false);
-    info.rows = lhs->shape[info.a_trans ? 1 : 0];
-    info.inner = lhs->shape[info.a_trans ? 0 : 1];
-    info.cols = rhs->shape[info.b_trans ? 0 : 1];
+    info.rows = info.a_trans ? lhs->cols() : lhs->rows();
+    info.inner = info.a_trans ? lhs->rows() : lhs->cols();
+    info.cols = info.b_trans ? rhs->rows() : rhs->cols();
     info.in_dtype = lhs->dtype;
     info.accumulate = acc;
     instr.src0 = lhs->ref;
@@ -1588,7 +1596,7 @@ class Decoder {
     if (!outer) return Error(outer.error());
     auto window = insert ? Tile(args[1], "source") : pypto::expected<TileValue, std::string>(out);
     if (!window) return Error(window.error());
-    if (outer->shape.size() != 2 || window->shape.size() != 2)
+    if (outer->shape.size() < 2 || window->shape.size() < 2)
       return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
     std::vector<Operand> origin;
     if (op == "tile.extract") {
@@ -1600,7 +1608,8 @@ class Decoder {
     } else {
       auto offsets = Offsets(args[2], "window offsets");
       if (!offsets) return Error(offsets.error());
-      origin = std::move(*offsets);
+      // Dimensions before the last two are 1 (the IR checked it), so only the last two offsets move.
+      origin.assign(offsets->end() - 2, offsets->end());
     }
     if (insert) {
       if (Overlap(window->ref, out.ref)) return Fail("the source of tile.assemble overlaps its target");
@@ -1609,10 +1618,10 @@ class Decoder {
       if (Overlap(out.ref, outer->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
       instr.src0 = outer->ref;
     }
-    info.rows = window->shape[0];
-    info.cols = window->shape[1];
-    info.outer_rows = outer->shape[0];
-    info.outer_cols = outer->shape[1];
+    info.rows = window->rows();
+    info.cols = window->cols();
+    info.outer_rows = outer->rows();
+    info.outer_cols = outer->cols();
     info.row_offset = origin[0];
     info.col_offset = origin[1];
     return {};
@@ -1625,8 +1634,8 @@ class Decoder {
                                                       const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
     const auto& args = call.args();
-    info.rows = out.shape.size() == 2 ? out.shape[0] : 1;
-    info.cols = out.shape.back();
+    info.rows = out.rows();
+    info.cols = out.cols();
     if (info.kind == ComputeKind::Arange) {
       auto start = ScalarArg(args[0]);
       if (!start) return Error(start.error());
@@ -1636,9 +1645,9 @@ class Decoder {
     }
     auto src = Tile(args[0], "source");
     if (!src) return Error(src.error());
-    if (src->shape.size() != 2) return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
+    if (src->shape.size() < 2) return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
     instr.src0 = src->ref;
-    info.src_cols = src->shape[1];
+    info.src_cols = src->cols();
     switch (info.kind) {
       case ComputeKind::Sort32: {
         if (src->dtype != ir::DataType::FP32)
@@ -1647,7 +1656,7 @@ class Decoder {
         auto idx = Tile(args[1], "indices");
         if (!idx) return Error(idx.error());
         instr.src1 = idx->ref;
-        info.cols = src->shape[1];
+        info.cols = src->cols();
         return {};
       }
       case ComputeKind::MergeSort: {
@@ -1673,8 +1682,8 @@ class Decoder {
       }
       case ComputeKind::Transpose:
         // Rows and columns are the source's; the result, written element by element, is another buffer.
-        info.rows = src->shape[0];
-        info.cols = src->shape[1];
+        info.rows = src->rows();
+        info.cols = src->cols();
         if (Overlap(out.ref, src->ref)) return Fail("the result of a transpose overlaps its operand");
         return {};
       case ComputeKind::Concat: {

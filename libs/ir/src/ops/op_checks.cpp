@@ -48,11 +48,47 @@ Result<const TileType*> ExpectTile(const ExprPtr& expr, const std::string& what,
   return TypeError(fmt::format("{} must be a tile, got {}", what, expr->type()->str()), span);
 }
 
-Result<const TileType*> ExpectMatrixTile(const ExprPtr& expr, const std::string& what, const Span& span) {
+Shape MatrixTile::Reshaped(int64_t rows, int64_t cols) const {
+  Shape shape(leading(), 1);
+  shape.push_back(rows);
+  shape.push_back(cols);
+  return shape;
+}
+
+ExprPtr MatrixTile::valid_rows() const {
+  return tile_->has_partial_valid_shape() ? tile_->valid_shape()[leading()] : nullptr;
+}
+
+ExprPtr MatrixTile::valid_cols() const {
+  return tile_->has_partial_valid_shape() ? tile_->valid_shape()[leading() + 1] : nullptr;
+}
+
+ValidShape MatrixTile::ValidReshaped(ExprPtr rows, ExprPtr cols, const Span& span) const {
+  ValidShape valid;
+  for (size_t d = 0; d < leading(); ++d) {
+    valid.push_back(tile_->has_partial_valid_shape() ? tile_->valid_shape()[d]
+                                                     : std::make_shared<ConstInt>(1, DataType::INDEX, span));
+  }
+  valid.push_back(std::move(rows));
+  valid.push_back(std::move(cols));
+  return valid;
+}
+
+Result<MatrixTile> ExpectMatrixTile(const ExprPtr& expr, const std::string& what, const Span& span) {
   auto tile = ExpectTile(expr, what, span);
-  if (tile && (*tile)->shape().size() != 2)
+  if (!tile) return pypto::unexpected(tile.error());
+  const Shape& shape = (*tile)->shape();
+  if (shape.size() < 2)
     return TypeError(fmt::format("{} must be a 2-D tile, got {}", what, (*tile)->str()), span);
-  return tile;
+  for (size_t d = 0; d + 2 < shape.size(); ++d) {
+    if (shape[d] != 1) {
+      return TypeError(fmt::format("{} must be a matrix, but dimension {} of {} is {}: a tile of rank {} is read as "
+                                   "the matrix of its last two dimensions, so the others must be 1",
+                                   what, d, (*tile)->str(), shape[d], shape.size()),
+                       span, "batches of matrices (batch matmul) are not supported yet; loop over the leading dimension");
+    }
+  }
+  return MatrixTile(*tile);
 }
 
 Result<const ScalarType*> ExpectNumericScalar(const ExprPtr& expr, const std::string& what, const Span& span) {

@@ -20,8 +20,35 @@ std::string OffsetsStr(const Offsets& offsets);
 
 Result<const TensorType*> ExpectTensor(const ExprPtr& expr, const std::string& what, const Span& span);
 Result<const TileType*> ExpectTile(const ExprPtr& expr, const std::string& what, const Span& span);
-// A tile of rank 2 ([rows, cols]), as row/column reductions and broadcasts need.
-Result<const TileType*> ExpectMatrixTile(const ExprPtr& expr, const std::string& what, const Span& span);
+
+// The matrix a tile stands for. Matrix ops (reductions, broadcasts, matmul, sorting, windows) work
+// on [rows, cols]; a tile of higher rank whose leading dimensions (all but the last two) are 1, such
+// as pypto-lib's [1, 1, 16, 128] blocks of 4-D tensors, is the matrix of its last two dimensions, and
+// the results of these ops keep its leading 1s.
+class MatrixTile {
+ public:
+  explicit MatrixTile(const TileType* tile) : tile_(tile) {}
+  const TileType* operator->() const { return tile_; }
+  const TileType& type() const { return *tile_; }
+  int64_t rows() const { return tile_->shape()[leading()]; }
+  int64_t cols() const { return tile_->shape()[leading() + 1]; }
+  // How many dimensions come before the matrix's two.
+  size_t leading() const { return tile_->shape().size() - 2; }
+  // A shape of this tile's rank: its leading 1s, then [rows, cols].
+  Shape Reshaped(int64_t rows, int64_t cols) const;
+  // The valid extents of the matrix's rows and columns; both null for a tile valid as a whole.
+  ExprPtr valid_rows() const;
+  ExprPtr valid_cols() const;
+  // A valid shape of this tile's rank narrowing the matrix to [rows, cols] (its leading extents kept).
+  ValidShape ValidReshaped(ExprPtr rows, ExprPtr cols, const Span& span) const;
+
+ private:
+  const TileType* tile_;
+};
+
+// A tile read as a matrix: rank 2, or a higher rank whose leading dimensions are 1 (batches of
+// matrices are not supported yet).
+Result<MatrixTile> ExpectMatrixTile(const ExprPtr& expr, const std::string& what, const Span& span);
 Result<const ScalarType*> ExpectNumericScalar(const ExprPtr& expr, const std::string& what, const Span& span);
 
 // [offsets, offsets + shape) must lie inside the tensor; offsets known only at run time are checked

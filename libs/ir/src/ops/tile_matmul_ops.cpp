@@ -24,7 +24,7 @@ Result<DataType> AccumulatorDtype(DataType input, const Span& span) {
   }
 }
 
-Result<const TileType*> ExpectIn(const ExprPtr& expr, MemorySpace space, const std::string& what, const Span& span) {
+Result<MatrixTile> ExpectIn(const ExprPtr& expr, MemorySpace space, const std::string& what, const Span& span) {
   auto tile = ExpectMatrixTile(expr, what, span);
   if (tile && (*tile)->memory_space() != space) {
     return TypeError(fmt::format("{} must be in {}, got {}", what, MemorySpaceName(space), (*tile)->str()), span,
@@ -36,7 +36,7 @@ Result<const TileType*> ExpectIn(const ExprPtr& expr, MemorySpace space, const s
 // A matmul operand must end up in `l0` (Left or Right). A Vec, Mat or Acc operand is accepted too:
 // the InferTileMemorySpace pass places it (a Vec load becomes a Mat load, then a move into L0; an
 // Acc tile, a product chained into another matmul, goes through Mat).
-Result<const TileType*> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const std::string& what,
+Result<MatrixTile> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const std::string& what,
                                       const Span& span) {
   auto tile = ExpectMatrixTile(expr, what, span);
   if (!tile) return tile;
@@ -46,14 +46,20 @@ Result<const TileType*> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const
 }
 
 // The [M, N] Acc type of lhs [M, K] x rhs [K, N]; with `a_trans=True` lhs is given as [K, M], with
-// `b_trans=True` rhs as [N, K] (the cube reads it transposed).
+// `b_trans=True` rhs as [N, K] (the cube reads it transposed). Operands of higher rank are matrices
+// with the same leading 1s, which the product keeps.
 Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, const ExprPtr& rhs_expr,
                               const OpAttrs& kwargs, const Span& span) {
   auto lhs = ExpectOperand(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
   if (!lhs) return pypto::unexpected(lhs.error());
   auto rhs = ExpectOperand(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
   if (!rhs) return pypto::unexpected(rhs.error());
-  Shape a = (*lhs)->shape(), b = (*rhs)->shape();
+  if ((*lhs)->shape().size() != (*rhs)->shape().size()) {
+    return TypeError(fmt::format("{} multiplies {} by {}: the operands must have the same leading dimensions", op,
+                                 (*lhs)->str(), (*rhs)->str()),
+                     span, "pl.reshape one operand to the other's rank");
+  }
+  Shape a = {lhs->rows(), lhs->cols()}, b = {rhs->rows(), rhs->cols()};
   const bool a_trans = FindAttr<bool>(kwargs, "a_trans").value_or(false);
   const bool b_trans = FindAttr<bool>(kwargs, "b_trans").value_or(false);
   if (a_trans) std::swap(a[0], a[1]);
@@ -66,7 +72,7 @@ Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, co
   }
   auto acc = AccumulatorDtype((*lhs)->dtype(), span);
   if (!acc) return pypto::unexpected(acc.error());
-  return std::make_shared<TileType>(Shape{a[0], b[1]}, *acc, MemorySpace::Acc);
+  return std::make_shared<TileType>(lhs->Reshaped(a[0], b[1]), *acc, MemorySpace::Acc);
 }
 
 // `out_dtype=` names the Acc dtype; the cube unit has one per input dtype, so it may only confirm it.

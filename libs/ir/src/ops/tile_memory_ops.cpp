@@ -192,24 +192,25 @@ Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TileType>(Shape{a[0], a[1] + b[1]}, (*left)->dtype(), MemorySpace::Vec);
 }
 
-// The rows of a 2-D tile as its columns, in the same buffer kind: `pl.transpose(t, 0, 1)` (either
-// order, or -2/-1) and `pl.tile.transpose_view(t)`, which on a device reinterprets a Mat tile's
-// fractal layout without moving it; either way the value is the transposed matrix.
+// The rows of a matrix tile as its columns, in the same buffer kind: `pl.transpose(t, 0, 1)` (either
+// order, or -2/-1; for a tile with leading 1s, its last two axes) and `pl.tile.transpose_view(t)`,
+// which on a device reinterprets a Mat tile's fractal layout without moving it; either way the value
+// is the transposed matrix.
 Result<TypePtr> DeduceTranspose(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
-  auto tile = ExpectTile(args[0], "the operand of a transpose", span);
+  auto tile = ExpectMatrixTile(args[0], "the operand of a transpose", span);
   if (!tile) return pypto::unexpected(tile.error());
-  const Shape& dims = (*tile)->shape();
-  if (dims.size() != 2)
-    return TypeError(fmt::format("a transpose swaps the two axes of a 2-D tile, got {}", (*tile)->str()), span);
   auto axis1 = FindAttr<int64_t>(kwargs, "axis1"), axis2 = FindAttr<int64_t>(kwargs, "axis2");
   if (axis1 && axis2) {
-    const auto normal = [](int64_t axis) { return axis < 0 ? axis + 2 : axis; };
-    if (normal(*axis1) == normal(*axis2) || normal(*axis1) < 0 || normal(*axis1) > 1 || normal(*axis2) < 0 ||
-        normal(*axis2) > 1)
-      return TypeError(fmt::format("a 2-D tile transposes axes 0 and 1 (or -2 and -1), got {} and {}", *axis1, *axis2),
+    const auto rank = static_cast<int64_t>((*tile)->shape().size());
+    const auto normal = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+    const auto is_matrix_axis = [&](int64_t axis) { return normal(axis) == rank - 2 || normal(axis) == rank - 1; };
+    if (normal(*axis1) == normal(*axis2) || !is_matrix_axis(*axis1) || !is_matrix_axis(*axis2))
+      return TypeError(fmt::format("a {}-D tile transposes axes {} and {} (or -2 and -1), got {} and {}", rank,
+                                   rank - 2, rank - 1, *axis1, *axis2),
                        span);
   }
-  return std::make_shared<TileType>(Shape{dims[1], dims[0]}, (*tile)->dtype(), (*tile)->memory_space());
+  return std::make_shared<TileType>(tile->Reshaped(tile->cols(), tile->rows()), (*tile)->dtype(),
+                                    (*tile)->memory_space());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// tile.* reductions and broadcasts over 2-D tiles. Row ops collapse the last axis ([M, N] -> [M, 1]),
-// column ops the first ([M, N] -> [1, N]); the expand ops broadcast such a vector back across a
-// tile, combining it with the tile's elements.
+// tile.* reductions and broadcasts over matrix tiles (see MatrixTile: a tile of higher rank with
+// leading 1s is the matrix of its last two dimensions, and keeps its leading 1s). Row ops collapse
+// the columns ([M, N] -> [M, 1]), column ops the rows ([M, N] -> [1, N]); the expand ops broadcast
+// such a vector back across a tile, combining it with the tile's elements.
 #include <fmt/format.h>
 
 #include "op_checks.h"
@@ -25,27 +26,27 @@ Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector
                        span);
     }
   }
-  const Shape& shape = (*tile)->shape();
-  Shape result = axis == Axis::Row ? Shape{shape[0], 1} : Shape{1, shape[1]};
+  Shape result = axis == Axis::Row ? tile->Reshaped(tile->rows(), 1) : tile->Reshaped(1, tile->cols());
   // The reduction covers the valid region; the result is valid along the axis it keeps.
   ValidShape valid;
   if ((*tile)->has_partial_valid_shape()) {
-    const auto& extents = (*tile)->valid_shape();
     auto one = std::make_shared<ConstInt>(1, DataType::INDEX, span);
-    valid = axis == Axis::Row ? ValidShape{extents[0], one} : ValidShape{one, extents[1]};
+    valid = axis == Axis::Row ? tile->ValidReshaped(tile->valid_rows(), one, span)
+                              : tile->ValidReshaped(one, tile->valid_cols(), span);
   }
   return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt, valid);
 }
 
-// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype.
+// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype. Only the
+// matrices are compared: pypto-lib broadcasts an [M, 1] vector across a [1, 1, M, N] block.
 Result<TypePtr> DeduceExpand(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], fmt::format("the tile operand of {}", op), span);
   if (!tile) return pypto::unexpected(tile.error());
   auto vec = ExpectMatrixTile(args[1], fmt::format("the vector operand of {}", op), span);
   if (!vec) return pypto::unexpected(vec.error());
   const Shape& shape = (*tile)->shape();
-  const Shape expected = axis == Axis::Row ? Shape{shape[0], 1} : Shape{1, shape[1]};
-  if ((*vec)->shape() != expected || (*vec)->dtype() != (*tile)->dtype()) {
+  const Shape expected = axis == Axis::Row ? Shape{tile->rows(), 1} : Shape{1, tile->cols()};
+  if (Shape{vec->rows(), vec->cols()} != expected || (*vec)->dtype() != (*tile)->dtype()) {
     return TypeError(fmt::format("{} broadcasts a {} {} vector across {}, got {}", op, ShapeStr(expected),
                                  DataTypeName((*tile)->dtype()), (*tile)->str(), (*vec)->str()),
                      span,

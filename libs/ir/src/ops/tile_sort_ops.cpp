@@ -20,7 +20,7 @@ constexpr int64_t kMergeWays = 4;       // runs tmrgsort format 1 merges at once
 constexpr int64_t kMergeLaneUnit = 64;  // block_len granularity of tmrgsort format 1
 constexpr int64_t kMaxMergeRepeats = 255;
 
-Result<const TileType*> ExpectVecMatrix(const ExprPtr& expr, const std::string& what, const Span& span) {
+Result<MatrixTile> ExpectVecMatrix(const ExprPtr& expr, const std::string& what, const Span& span) {
   auto tile = ExpectMatrixTile(expr, what, span);
   if (tile && (*tile)->memory_space() != MemorySpace::Vec)
     return TypeError(fmt::format("{} must be a Vec tile, got {}", what, (*tile)->str()), span);
@@ -42,18 +42,17 @@ Result<TypePtr> DeduceSort32(const std::vector<ExprPtr>& args, const Call::Kwarg
     return TypeError(fmt::format("pl.sort32 carries UINT32 indices, got {}", DataTypeName((*idx)->dtype())), span,
                      "create them with pl.arange(0, [1, N], dtype=pl.UINT32)");
   }
-  const Shape& shape = (*src)->shape();
-  if ((*idx)->shape() != shape) {
+  if ((*idx)->shape() != (*src)->shape()) {
     return TypeError(fmt::format("the indices {} and the values {} of pl.sort32 differ in shape", (*idx)->str(),
                                  (*src)->str()),
                      span);
   }
-  if (shape[1] % kSortBlock != 0) {
+  if (src->cols() % kSortBlock != 0) {
     return TypeError(fmt::format("pl.sort32 sorts blocks of {} elements; the row length {} is not a multiple of {}",
-                                 kSortBlock, shape[1], kSortBlock),
+                                 kSortBlock, src->cols(), kSortBlock),
                      span);
   }
-  return std::make_shared<TileType>(Shape{shape[0], shape[1] * 2}, (*src)->dtype(), MemorySpace::Vec);
+  return std::make_shared<TileType>(src->Reshaped(src->rows(), src->cols() * 2), (*src)->dtype(), MemorySpace::Vec);
 }
 
 Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
@@ -61,7 +60,7 @@ Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kw
   if (!src) return pypto::unexpected(src.error());
   if (auto ok = CheckSortDtype((*src)->dtype(), "pl.mrgsort", span); !ok) return pypto::unexpected(ok.error());
   const Shape& shape = (*src)->shape();
-  if (shape[0] != 1) {
+  if (src->rows() != 1) {
     return TypeError(fmt::format("pl.mrgsort merges the runs of a single row, got {}", (*src)->str()), span,
                      "sort one row at a time, e.g. in a pl.range loop over the rows");
   }
@@ -74,10 +73,10 @@ Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kw
                      span, "block_len counts lanes: a sorted element is two lanes (value, index)");
   }
   const int64_t merged = *block_len * kMergeWays;
-  if (shape[1] % merged != 0 || shape[1] / merged > kMaxMergeRepeats) {
+  if (src->cols() % merged != 0 || src->cols() / merged > kMaxMergeRepeats) {
     return TypeError(fmt::format("pl.mrgsort merges {} runs of block_len={} at a time, so the row length must be a "
                                  "multiple of {} (at most {} of them), got {}",
-                                 kMergeWays, *block_len, merged, kMaxMergeRepeats, shape[1]),
+                                 kMergeWays, *block_len, merged, kMaxMergeRepeats, src->cols()),
                      span);
   }
   return std::make_shared<TileType>(shape, (*src)->dtype(), MemorySpace::Vec);
@@ -104,14 +103,14 @@ Result<TypePtr> DeduceGatherMask(const std::vector<ExprPtr>& args, const Call::K
                      span);
   }
   const MaskLanes lanes = LanesOf(pattern);
-  const Shape& shape = (*src)->shape();
-  if (shape[1] % lanes.group != 0) {
+  if (src->cols() % lanes.group != 0) {
     return TypeError(fmt::format("mask pattern {} keeps one lane of every {}; the row length {} is not a multiple "
                                  "of {}",
-                                 MaskPatternName(pattern), lanes.group, shape[1], lanes.group),
+                                 MaskPatternName(pattern), lanes.group, src->cols(), lanes.group),
                      span);
   }
-  return std::make_shared<TileType>(Shape{shape[0], shape[1] / lanes.group}, out_dtype, MemorySpace::Vec);
+  return std::make_shared<TileType>(src->Reshaped(src->rows(), src->cols() / lanes.group), out_dtype,
+                                    MemorySpace::Vec);
 }
 
 // `tile.gather(src, indices[, tmp])`, the index form: out[r, k] = src[r, indices[r, k]]. The indices
@@ -128,7 +127,7 @@ Result<TypePtr> DeduceGatherIndex(const std::vector<ExprPtr>& args, const Call::
     return TypeError(fmt::format("the indices of tile.gather must be INT32 (or INT16 for a 16-bit source), got {}",
                                  DataTypeName(index_dtype)),
                      span);
-  if ((*indices)->shape()[0] != (*src)->shape()[0])
+  if (indices->rows() != src->rows())
     return TypeError(fmt::format("tile.gather picks from each row of {} by the same row of {}: the row counts differ",
                                  (*src)->str(), (*indices)->str()),
                      span);

@@ -23,15 +23,17 @@ Result<TypePtr> DeduceFillPad(const std::vector<ExprPtr>& args, const Call::Kwar
   if ((*tile)->memory_space() != MemorySpace::Vec)
     return TypeError(fmt::format("tile.fillpad pads a Vec tile, got {}", (*tile)->str()), span);
   // Every element now holds a value: the result is valid as a whole.
-  return TypePtr(WithValidShape(**tile, {}));
+  return TypePtr(WithValidShape(tile->type(), {}));
 }
 
 Result<TypePtr> DeduceSetValidShape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], "the operand of tile.set_validshape", span);
   if (!tile) return pypto::unexpected(tile.error());
-  auto valid = CheckValidShape({args[1], args[2]}, (*tile)->shape(), "the valid shape of tile.set_validshape", span);
+  // The rows and columns narrow the matrix; a leading dimension stays whole (it is 1).
+  auto valid = CheckValidShape(tile->ValidReshaped(args[1], args[2], span), (*tile)->shape(),
+                               "the valid shape of tile.set_validshape", span);
   if (!valid) return pypto::unexpected(valid.error());
-  return TypePtr(WithValidShape(**tile, *valid));
+  return TypePtr(WithValidShape(tile->type(), *valid));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// tile.* ops on a window of a 2-D tile: `slice` copies a window out within one buffer kind,
+// tile.* ops on a window of a tile (a matrix, for extract and assemble; see MatrixTile): `slice` copies a window out within one buffer kind,
 // `extract` copies one into another buffer (Mat -> Left/Right, the way a large operand reaches
 // L0 a block at a time; TEXTRACT), and `assemble` writes a tile into a window of another in place
 // (TINSERT: Acc -> Mat, Vec -> Vec). A window's origin may be computed in the kernel (a loop
@@ -52,11 +52,12 @@ bool CanExtract(MemorySpace from, MemorySpace to) {
          (from == M::Vec && to == M::Vec);
 }
 
-// `tile.extract(src, row, col, [rows, cols], target_memory=...)`: the window at (row, col).
+// `tile.extract(src, row, col, [rows, cols], target_memory=...)`: the window at (row, col). The
+// window of a source with leading 1s has them too.
 Result<TypePtr> DeduceExtract(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], "the source of tile.extract", span);
   if (!tile) return pypto::unexpected(tile.error());
-  Offsets origin;
+  Offsets origin(tile->leading(), 0);
   for (size_t i = 1; i <= 2; ++i) {
     const auto* scalar = args[i]->type()->As<ScalarType>();
     if (!scalar || !IsInteger(scalar->dtype()))
@@ -67,7 +68,8 @@ Result<TypePtr> DeduceExtract(const std::vector<ExprPtr>& args, const Call::Kwar
   }
   auto shape = StaticInts(args[3], "the shape of tile.extract", span);
   if (!shape) return pypto::unexpected(shape.error());
-  if (auto ok = CheckWindow(origin, *shape, **tile, span); !ok) return pypto::unexpected(ok.error());
+  if (shape->size() == 2) shape = tile->Reshaped((*shape)[0], (*shape)[1]);
+  if (auto ok = CheckWindow(origin, *shape, tile->type(), span); !ok) return pypto::unexpected(ok.error());
   const MemorySpace from = (*tile)->memory_space();
   const MemorySpace to = *FindAttr<MemorySpace>(kwargs, "target_memory");
   if (!CanExtract(from, to)) {
@@ -105,7 +107,8 @@ Result<TypePtr> DeduceAssemble(const std::vector<ExprPtr>& args, const Call::Kwa
                                  (*target)->str()),
                      span, "convert the source first with pl.cast");
   }
-  if (auto ok = CheckWindow(*offsets, (*source)->shape(), **target, span); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckWindow(*offsets, (*source)->shape(), target->type(), span); !ok)
+    return pypto::unexpected(ok.error());
   return args[0]->type();
 }
 
