@@ -2173,12 +2173,13 @@ class FunctionParser {
     if (!value) return pypto::unexpected(value.error());
     if (!dtype || !*value)
       return MakeError(DiagnosticKind::Syntax, "pl.const takes a number and a dtype: pl.const(0, pl.INT32)", span);
-    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsInteger(*dtype))
-      return ir::ExprPtr(std::make_shared<ir::ConstInt>(i->value(), *dtype, span));
-    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsFloat(*dtype))
-      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(static_cast<double>(i->value()), *dtype, span));
-    if (const auto* f = (*value)->As<ir::ConstFloat>(); f && ir::IsFloat(*dtype))
-      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(f->value(), *dtype, span));
+    const ir::DataType type = *dtype;
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsInteger(type))
+      return ir::ExprPtr(std::make_shared<ir::ConstInt>(i->value(), type, span));
+    if (const auto* i = (*value)->As<ir::ConstInt>(); i && ir::IsFloat(type))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(static_cast<double>(i->value()), type, span));
+    if (const auto* f = (*value)->As<ir::ConstFloat>(); f && ir::IsFloat(type))
+      return ir::ExprPtr(std::make_shared<ir::ConstFloat>(f->value(), type, span));
     return MakeError(DiagnosticKind::Type, "pl.const takes a number literal of its dtype's kind", span);
   }
 
