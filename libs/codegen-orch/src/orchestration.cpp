@@ -586,17 +586,8 @@ class LoopExpander {
     const auto op = binary->op();
     if (ir::IsComparison(op)) {
       const bool floats = lhs->is_float || rhs->is_float;
-      auto compare = [&](auto l, auto r) {
-        switch (op) {
-          case ir::BinaryOp::Eq: return l == r;
-          case ir::BinaryOp::Ne: return l != r;
-          case ir::BinaryOp::Lt: return l < r;
-          case ir::BinaryOp::Le: return l <= r;
-          case ir::BinaryOp::Gt: return l > r;
-          default: return l >= r;
-        }
-      };
-      return Value{.i = floats ? compare(lhs->AsDouble(), rhs->AsDouble()) : compare(lhs->i, rhs->i)};
+      return Value{.i = floats ? ir::EvaluateComparison(op, lhs->AsDouble(), rhs->AsDouble())
+                               : ir::EvaluateComparison(op, lhs->i, rhs->i)};
     }
     if (ir::IsFloat(dtype)) {
       const double l = lhs->AsDouble(), r = rhs->AsDouble();

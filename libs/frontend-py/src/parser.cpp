@@ -2094,22 +2094,11 @@ class FunctionParser {
     const auto *li = lhs.As<ir::ConstInt>(), *ri = rhs.As<ir::ConstInt>();
     const auto *lf = lhs.As<ir::ConstFloat>(), *rf = rhs.As<ir::ConstFloat>();
     if (!(li || lf) || !(ri || rf)) return std::nullopt;
-    if (li && ri) return Compare(op, li->value(), ri->value());
-    return Compare(op, li ? static_cast<double>(li->value()) : lf->value(),
-                   ri ? static_cast<double>(ri->value()) : rf->value());
+    if (li && ri) return ir::EvaluateComparison(op, li->value(), ri->value());
+    return ir::EvaluateComparison(op, li ? static_cast<double>(li->value()) : lf->value(),
+                                  ri ? static_cast<double>(ri->value()) : rf->value());
   }
 
-  template <typename T>
-  static bool Compare(ir::BinaryOp op, T l, T r) {
-    switch (op) {
-      case ir::BinaryOp::Eq: return l == r;
-      case ir::BinaryOp::Ne: return l != r;
-      case ir::BinaryOp::Lt: return l < r;
-      case ir::BinaryOp::Le: return l <= r;
-      case ir::BinaryOp::Gt: return l > r;
-      default: return l >= r;
-    }
-  }
 
   // The builtins printed IR uses: min(a, b) / max(a, b) on scalars, and float("inf") / float("nan").
   std::optional<ir::Result<ir::ExprPtr>> ParseBuiltinCall(const std::string& name, py::handle node) {

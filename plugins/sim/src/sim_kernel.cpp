@@ -1074,16 +1074,22 @@ class Decoder {
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
     // I32 marks a signed integer (sign-extended); Raw an unsigned one or the bits of an FP32.
     instr.kind = is_int && static_cast<uint8_t>(dtype) < 0x20 ? ElemKind::I32 : ElemKind::Raw;
+    instr.scalar_dst = static_cast<int32_t>(ReadRegister(target, is_float));
+    Emit(instr);
+    return {};
+  }
+
+  // The register an element read lands in, bound to `target`: an FP32-bits register for an FP32
+  // (what tile-scalar ops read), else an integer one.
+  uint32_t ReadRegister(const ir::VarPtr& target, bool is_float) {
     const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
-    instr.scalar_dst = static_cast<int32_t>(reg);
     if (is_float) {
       float_regs_[target.get()] = reg;
     } else {
       values_[target.get()] = ScalarValue{Operand::Reg(reg)};
       if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
     }
-    Emit(instr);
-    return {};
+    return reg;
   }
 
   // The element types pl.read and pl.write move: integers (kept in integer registers) and FP32
@@ -1166,15 +1172,7 @@ class Decoder {
       if (target) values_[target.get()] = *tile;
     } else {
       instr.src0 = tile->ref;
-      const bool is_float = tile->dtype == ir::DataType::FP32;
-      const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
-      instr.scalar_dst = static_cast<int32_t>(reg);
-      if (is_float) {
-        float_regs_[target.get()] = reg;
-      } else {
-        values_[target.get()] = ScalarValue{Operand::Reg(reg)};
-        if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
-      }
+      instr.scalar_dst = static_cast<int32_t>(ReadRegister(target, tile->dtype == ir::DataType::FP32));
     }
     Emit(instr);
     return {};

@@ -85,6 +85,19 @@ enum class BinaryOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, FloatDiv, Min
 const char* BinaryOpSymbol(BinaryOp op);  // "+", "//", ... ("min"/"max" print as calls)
 bool IsComparison(BinaryOp op);
 
+// `l op r` for a comparison op (IsComparison), on values known when compiling or planning.
+template <typename T>
+bool EvaluateComparison(BinaryOp op, T l, T r) {
+  switch (op) {
+    case BinaryOp::Eq: return l == r;
+    case BinaryOp::Ne: return l != r;
+    case BinaryOp::Lt: return l < r;
+    case BinaryOp::Le: return l <= r;
+    case BinaryOp::Gt: return l > r;
+    default: return l >= r;
+  }
+}
+
 class BinaryExpr final : public Expr {
  public:
   static constexpr NodeKind kKind = NodeKind::BinaryExpr;
