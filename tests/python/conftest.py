@@ -35,6 +35,12 @@ def write_kernel(tmp_path):
     return write
 
 
+@pytest.fixture
+def write_dsl(write_kernel):
+    """write_kernel for DSL text: `import pypto.language as pl` and a blank line go first."""
+    return lambda name, source: write_kernel(name, "import pypto.language as pl\n\n" + source)
+
+
 def pypto_run_path() -> str:
     return os.environ["PYPTO_RUN"]
 

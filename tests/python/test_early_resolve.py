@@ -3,7 +3,6 @@ runtime stage its consumers on idle cores before it finishes. It changes when ta
 what they compute: the results are checked against torch, the staging in the chip swimlane, the flag
 in the printed program (which parses back) and in the generated C++."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -97,37 +96,28 @@ def test_the_generated_cpp_sets_the_flag_on_the_producer_only():
     assert "params_t0.set_allow_early_resolve(true);\n" in cpp
 
 
-def _module(tmp_path, name, source):
-    path = tmp_path / f"{name}.py"
-    path.write_text("import pypto.language as pl\n\n" + source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("program,expected", [
     (staged_pair, 'pl.submit(self.produce, x, mid, attrs={"arg_directions": ["Input", "OutputExisting"]}, '
                   "allow_early_resolve=True)"),
     (spmd_then_sum, "with pl.spmd(core_num=4, allow_early_resolve=True) as rows:"),
 ])
-def test_the_lowered_program_prints_the_flag_and_parses_back(tmp_path, program, expected):
+def test_the_lowered_program_prints_the_flag_and_parses_back(write_dsl, program, expected):
     x = torch.randn(64, 64) if program is staged_pair else torch.randn(64, 32)
     lowered = program.lower(x, torch.zeros_like(x), torch.zeros_like(x))
     text = str(lowered)
     assert expected in text
-    reparsed = getattr(_module(tmp_path, "printed", text), lowered.name)
+    reparsed = getattr(write_dsl("printed", text)[0], lowered.name)
     assert str(reparsed) == text
 
 
-def test_the_flag_must_be_a_bool_literal(tmp_path):
+def test_the_flag_must_be_a_bool_literal(write_dsl):
     source = (
         "@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n"
         "    with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=1):\n"
         "        y[:] = pl.exp(x)\n"
         "    return y\n")
-    module = _module(tmp_path, "bad_flag", source)
+    module, _ = write_dsl("bad_flag", source)
     with pytest.raises(Exception) as error:
         module.bad.lower(torch.randn(16, 16), torch.zeros(16, 16))
     text = str(error.value)

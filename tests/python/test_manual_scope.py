@@ -4,7 +4,6 @@ its launches' TaskIds with `tids[i] = tid` into `tids = pl.array.create(n, pl.TA
 consumer waits for all of them with `deps=[tids]`. Checked against torch, in the printed program and
 the generated C++, and in the chip swimlane."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -123,24 +122,14 @@ def test_the_generated_cpp_opens_a_manual_scope_and_waits_for_the_array():
     assert "= {tids[0], tids[1], tids[2], tids[3]};" in cpp
 
 
-def _module(tmp_path, name, source):
-    """`source` written to `<name>.py` and imported, as a user's module is; returns (module, path)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text("import pypto.language as pl\n\n" + source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
-
-
-def test_the_lowered_program_prints_the_scope_and_the_array_and_parses_back(tmp_path):
+def test_the_lowered_program_prints_the_scope_and_the_array_and_parses_back(write_dsl):
     x = torch.randn(ROWS, COLS)
     lowered = fan_in.lower(x, torch.zeros(ROWS, COLS), torch.zeros(ROWS, COLS))
     text = str(lowered)
     assert "        with pl.scope(mode=pl.ScopeMode.MANUAL):\n" in text
     assert "            tids: pl.Array[4, pl.TASK_ID] = pl.array.create(4, dtype=pl.TASK_ID)\n" in text
     assert "pl.array.update_element(tids_1, i, t)" in text
-    module, _ = _module(tmp_path, "printed", text)
+    module, _ = write_dsl("printed", text)
     assert str(getattr(module, lowered.name)) == text
 
 
@@ -161,9 +150,8 @@ def test_the_lowered_program_prints_the_scope_and_the_array_and_parses_back(tmp_
          "error: an AUTO scope (pl.scope()) cannot be nested inside a manual scope", 7, 14),
     ],
 )
-def test_misplaced_scopes_are_refused_where_they_are_written(tmp_path, body, message, line, column):
-    module, path = _module(
-        tmp_path,
+def test_misplaced_scopes_are_refused_where_they_are_written(write_dsl, body, message, line, column):
+    module, path = write_dsl(
         "bad_scope",
         "\n@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
@@ -216,11 +204,11 @@ class SubmittedFanIn:
         return z
 
 
-def test_the_program_form_with_pl_submit_runs_and_round_trips(tmp_path):
+def test_the_program_form_with_pl_submit_runs_and_round_trips(write_dsl):
     text = str(SubmittedFanIn)
     assert "                part, tid = pl.submit(self.part, x, i * 16, y)\n" in text
     assert "            z_1, _ = pl.submit(self.total, y, z, deps=[tids_3])\n" in text
-    module, _ = _module(tmp_path, "printed_program", text)
+    module, _ = write_dsl("printed_program", text)
     assert str(module.SubmittedFanIn) == text
     x, y, z = torch.randn(64, 32), torch.zeros(64, 32), torch.zeros(64, 32)
     pypto.ir.compile(SubmittedFanIn, platform="a2a3sim")(x, y, z)

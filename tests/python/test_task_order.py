@@ -3,7 +3,6 @@
 printed program, in the generated C++, and in the chip swimlane (a task that waits for another starts
 after it ends), with results against torch."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -85,22 +84,12 @@ def test_a_join_orders_an_spmd_launch_after_both_producers():
     assert min(t["start_ns"] for t in blocks) >= max(t["end_ns"] for t in producers)
 
 
-def _module(tmp_path, name, source):
-    """`source` written to `<name>.py` and imported, as a user's module is; returns (module, path)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text("import pypto.language as pl\n\n" + source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
-
-
-def _reparsed(tmp_path, text, name):
+def _reparsed(write_dsl, text, name):
     """The program a printed text defines, imported from a file."""
-    return getattr(_module(tmp_path, "printed", text)[0], name)
+    return getattr(write_dsl("printed", text)[0], name)
 
 
-def test_the_lowered_program_prints_the_order_and_parses_back(tmp_path):
+def test_the_lowered_program_prints_the_order_and_parses_back(write_dsl):
     x, y = torch.randn(64, 32), torch.zeros(64, 32)
     lowered = joined.lower(x, y)
     text = str(lowered)
@@ -109,7 +98,7 @@ def test_the_lowered_program_prints_the_order_and_parses_back(tmp_path):
     assert "        nothing: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n" in text
     assert "        both: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy([a, b, nothing])\n" in text
     assert "        with pl.spmd(core_num=2, deps=[both]) as rest:\n" in text
-    assert str(_reparsed(tmp_path, text, lowered.name)) == text
+    assert str(_reparsed(write_dsl, text, lowered.name)) == text
 
 
 def test_the_generated_cpp_passes_the_dependencies():
@@ -139,11 +128,11 @@ class Submitted:
         return z
 
 
-def test_pl_submit_binds_the_task_id_and_round_trips(tmp_path):
+def test_pl_submit_binds_the_task_id_and_round_trips(write_dsl):
     text = str(Submitted)
     assert "        y_1, first = pl.submit(self.twice, x, y)\n" in text
     assert "        z_1, _ = pl.submit(self.twice, y_1, z, deps=[first])\n" in text
-    assert str(_reparsed(tmp_path, text, "Submitted")) == text
+    assert str(_reparsed(write_dsl, text, "Submitted")) == text
 
 
 def test_pl_submit_runs_in_order():
@@ -160,9 +149,8 @@ def test_pl_submit_runs_in_order():
         ("x", "error: deps= takes a list of TaskIds, such as deps=[tid]", 48),
     ],
 )
-def test_deps_that_are_not_task_ids_are_refused(tmp_path, deps, message, column):
-    module, path = _module(
-        tmp_path,
+def test_deps_that_are_not_task_ids_are_refused(write_dsl, deps, message, column):
+    module, path = write_dsl(
         "bad_deps",
         "\n@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
@@ -189,7 +177,7 @@ def chained_rows(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], 
     return y
 
 
-def test_a_task_id_carried_across_iterations_chains_them(tmp_path):
+def test_a_task_id_carried_across_iterations_chains_them(write_dsl):
     x, y = torch.randn(64, 32), torch.zeros(64, 32)
     compiled = chained_rows.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
     compiled(x, y)
@@ -204,12 +192,11 @@ def test_a_task_id_carried_across_iterations_chains_them(tmp_path):
     assert "        prev_1 = prev_2;\n" in cpp
     lowered = chained_rows.lower(x, y)
     assert "        for i, (prev_1,) in pl.range(4, init_values=(prev,)):\n" in str(lowered)
-    assert str(_reparsed(tmp_path, str(lowered), lowered.name)) == str(lowered)
+    assert str(_reparsed(write_dsl, str(lowered), lowered.name)) == str(lowered)
 
 
-def test_an_orchestration_loop_carries_task_ids_only(tmp_path):
-    module, _ = _module(
-        tmp_path,
+def test_an_orchestration_loop_carries_task_ids_only(write_dsl):
+    module, _ = write_dsl(
         "carry_scalar",
         "\n@pl.jit\n"
         "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
