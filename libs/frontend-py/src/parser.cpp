@@ -13,6 +13,7 @@
 
 #include "affine_form.h"
 #include "assigned_names.h"
+#include "boolean_conditions.h"
 #include "ast_node.h"
 #include "call_builder.h"
 #include "external_decl.h"
@@ -1607,6 +1608,13 @@ class FunctionParser {
   // `if cond:` / `else:`. A condition known at compile time keeps only the branch it selects.
   ir::Result<ir::StmtPtr> ParseIf(py::handle stmt) {
     const ir::Span span = map_.SpanOf(stmt);
+    if (auto expanded = ExpandBooleanCondition(stmt)) {
+      if (auto why = BooleanConditionRefusal(stmt); !why.empty())
+        return MakeError(DiagnosticKind::Syntax, why, map_.SpanOf(stmt.attr("test")),
+                         "compute the condition into a name before the if, or use one if inside the other");
+      synthetic_nodes_.push_back(*expanded);
+      return ParseIf(synthetic_nodes_.back());
+    }
     auto condition = ParseExpr(stmt.attr("test"));
     if (!condition) return pypto::unexpected(condition.error());
     const auto* scalar = (*condition)->type()->As<ir::ScalarType>();
@@ -1774,6 +1782,9 @@ class FunctionParser {
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
     if (type == "UnaryOp") return ParseUnaryOp(node);
+    if (type == "BoolOp")
+      return MakeError(DiagnosticKind::Syntax, "'and' and 'or' are supported in the condition of an if only", span,
+                       "branch on the condition: `if a and b:` runs its body when both hold");
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' expressions are not supported in kernels yet", type),
                      span);
   }
@@ -2700,6 +2711,7 @@ class FunctionParser {
   const ExprResolver expr_resolver_ = [this](py::handle node) { return ParseExpr(node); };
   std::vector<ir::ExprPtr> returns_;
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
+  std::vector<py::object> synthetic_nodes_;  // the nested ifs of `and`/`or` conditions, kept alive while parsed
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a

@@ -267,15 +267,7 @@ class KernelAllocator {
         Place(*var, *var_tile, *memref);
       }
       if (tile) {
-        auto group = GroupBlock(assign->var().get());
-        Result<TileMemRef> memref = TileMemRef{};
-        if (group) {
-          memref = *group;
-        } else {
-          const Var* shared = AliasedOperand(*assign);
-          if (!shared) shared = InPlaceOperand(*assign, operands, i);
-          memref = shared ? Block(shared) : Allocate(*assign->var(), *tile);
-        }
+        auto memref = PlaceAssigned(*assign, *tile, operands, i);
         if (!memref) return pypto::unexpected(memref.error());
         Place(*assign->var(), *tile, *memref);
       }
@@ -289,7 +281,9 @@ class KernelAllocator {
       for (const auto* var : flow_vars_)
         if (auto it = last_use_.find(var); it != last_use_.end() && it->second == i) Release(var);
     }
-    return kernel_.WithBody(SubstituteVars(kernel_.body(), placed_));
+    auto body = InsertCopies(kernel_.body());
+    if (!body) return pypto::unexpected(body.error());
+    return kernel_.WithBody(SubstituteVars(*body, placed_));
   }
 
  private:
@@ -363,6 +357,62 @@ class KernelAllocator {
     return true;
   }
 
+  // The block of an assigned tile. A tile of a shared-buffer group takes the group's block; a plain
+  // `u = t` into a group is copied there (t keeps its own block: it may be read after the group's
+  // buffer is overwritten, `if c: u = t` beside `u = f(t)`). Outside a group, `u = t` is t itself.
+  Result<TileMemRef> PlaceAssigned(const AssignStmt& assign, const TileType& tile,
+                                   const std::vector<const Var*>& operands, size_t index) {
+    const Var* var = assign.var().get();
+    const auto* source = assign.value()->As<Var>();
+    if (source && !space_of_.contains(source)) source = nullptr;
+    if (shared_->Shared(var) && source) {
+      auto group = GroupBlock(var);
+      Result<TileMemRef> memref = group ? Result<TileMemRef>(*group) : Allocate(*var, tile);
+      if (memref && !SameBlock(*source, *memref)) copies_.insert(&assign);
+      return memref;
+    }
+    if (auto group = GroupBlock(var)) return *group;
+    if (source) return Block(source);
+    const Var* shared = AliasedOperand(assign);
+    if (!shared) shared = InPlaceOperand(assign, operands, index);
+    return shared ? Block(shared) : Allocate(*var, tile);
+  }
+
+  bool SameBlock(const Var& var, const TileMemRef& block) const {
+    const auto& placement = space_of_.at(&var);
+    return placement.offset == block.byte_offset && placement.size == block.size;
+  }
+
+  // The plain assignments PlaceAssigned copies become `tile.move` into the tile's own buffer.
+  Result<StmtPtr> InsertCopies(const StmtPtr& body) const {
+    if (copies_.empty()) return body;
+    class CopyInserter : public IRMutator {
+     public:
+      explicit CopyInserter(const std::unordered_set<const AssignStmt*>& copies) : copies_(copies) {}
+      std::optional<Diagnostic> error;
+
+     protected:
+      StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) override {
+        if (!copies_.contains(stmt.get())) return IRMutator::MutateAssign(stmt);
+        const auto& tile = *stmt->var()->type()->As<TileType>();
+        auto copy = OpRegistry::Get().CreateCall("tile.move", {stmt->value()},
+                                                 {{"target_memory", tile.memory_space()}}, stmt->span());
+        if (!copy) {
+          if (!error) error = copy.error();
+          return stmt;
+        }
+        return std::make_shared<AssignStmt>(stmt->var(), *copy, stmt->span());
+      }
+
+     private:
+      const std::unordered_set<const AssignStmt*>& copies_;
+    };
+    CopyInserter inserter(copies_);
+    auto rewritten = inserter.MutateStmt(body);
+    if (inserter.error) return pypto::unexpected(*inserter.error);
+    return rewritten;
+  }
+
   // The operand whose storage the result is by the op's definition (OpDef::result_aliases_arg).
   const Var* AliasedOperand(const AssignStmt& assign) const {
     const auto* call = assign.value()->As<Call>();
@@ -434,6 +484,7 @@ class KernelAllocator {
   std::unordered_map<const Var*, VarPtr> placed_;
   std::unordered_set<const Var*> placed_by_assign_;        // tiles an assignment defines
   std::vector<const Var*> flow_vars_;                       // iter_args and return vars placed
+  std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
 };
 
 }  // namespace

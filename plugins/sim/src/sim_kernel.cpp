@@ -559,6 +559,9 @@ class Decoder {
     if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "scalar.cast" &&
                                                  IsIntScalar(call->type()) && IsIntScalar(call->args()[0]->type()))
       return CastOperand(*call, text);
+    if (const auto* call = expr->As<ir::Call>();
+        call && call->is_op_call() && call->op()->name == "tensor.read" && IsIntScalar(call->type()))
+      return ReadOperand(*call, text);
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary) {
       if (expr->Is<ir::ConstFloat>()) {
@@ -1057,10 +1060,23 @@ class Decoder {
   // that tile-scalar ops read (as an FP32 scalar parameter is).
   pypto::expected<void, std::string> DecodeRead(const ir::VarPtr& target, const ir::Call& call) {
     if (!target) return {};  // a read nobody uses
+    auto read = EmitRead(call, target->name_hint());
+    if (!read) return Error(read.error());
+    BindRead(target, read->reg, read->is_float);
+    return {};
+  }
+
+  struct ElementRead {
+    uint32_t reg;
+    bool is_float;  // the register holds the bits of an FP32
+  };
+
+  // `pl.read(tensor, indices)` into a new register named `name`.
+  pypto::expected<ElementRead, std::string> EmitRead(const ir::Call& call, const std::string& name) {
     auto tensor = Tensor(call.args()[0], "source of pl.read");
-    if (!tensor) return Error(tensor.error());
+    if (!tensor) return pypto::unexpected(tensor.error());
     auto offsets = Offsets(call.args()[1], "pl.read indices");
-    if (!offsets) return Error(offsets.error());
+    if (!offsets) return pypto::unexpected(offsets.error());
     const ir::DataType dtype = (*tensor)->dtype;
     const bool is_float = dtype == ir::DataType::FP32;
     const bool is_int = ir::IsInteger(dtype) && ir::DataTypeBytes(dtype) <= 8;
@@ -1070,25 +1086,39 @@ class Decoder {
     Instr instr;
     instr.op = Opcode::ReadScalar;
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], ir::Shape(offsets->size(), 1), instr); !ok)
-      return ok;
+      return pypto::unexpected(ok.error());
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
     // I32 marks a signed integer (sign-extended); Raw an unsigned one or the bits of an FP32.
     instr.kind = is_int && static_cast<uint8_t>(dtype) < 0x20 ? ElemKind::I32 : ElemKind::Raw;
-    instr.scalar_dst = static_cast<int32_t>(ReadRegister(target, is_float));
+    const uint32_t reg = NewRegister(name, is_float ? "read (FP32 bits)" : "read");
+    instr.scalar_dst = static_cast<int32_t>(reg);
     Emit(instr);
-    return {};
+    return ElementRead{reg, is_float};
   }
 
-  // The register an element read lands in, bound to `target`: an FP32-bits register for an FP32
+  // An integer element read inside a scalar expression (`if i < n and pl.read(flags, [i]) > 0`): read
+  // where the expression is evaluated, so a read guarded by an enclosing if happens only when it runs.
+  pypto::expected<Operand, std::string> ReadOperand(const ir::Call& call, const std::string& text) {
+    auto read = EmitRead(call, text);
+    if (!read) return pypto::unexpected(read.error());
+    return Operand::Reg(read->reg);
+  }
+
+  // Binds `target` to the register an element read landed in: an FP32-bits register for an FP32
   // (what tile-scalar ops read), else an integer one.
-  uint32_t ReadRegister(const ir::VarPtr& target, bool is_float) {
-    const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
+  void BindRead(const ir::VarPtr& target, uint32_t reg, bool is_float) {
     if (is_float) {
       float_regs_[target.get()] = reg;
     } else {
       values_[target.get()] = ScalarValue{Operand::Reg(reg)};
       if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
     }
+  }
+
+  // A new register for an element read, bound to `target`.
+  uint32_t ReadRegister(const ir::VarPtr& target, bool is_float) {
+    const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
+    BindRead(target, reg, is_float);
     return reg;
   }
 
