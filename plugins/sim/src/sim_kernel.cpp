@@ -1090,7 +1090,7 @@ class Decoder {
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
     // I32 marks a signed integer (sign-extended); Raw an unsigned one or the bits of an FP32.
     instr.kind = is_int && static_cast<uint8_t>(dtype) < 0x20 ? ElemKind::I32 : ElemKind::Raw;
-    const uint32_t reg = NewRegister(name, is_float ? "read (FP32 bits)" : "read");
+    const uint32_t reg = NewReadRegister(name, is_float);
     instr.scalar_dst = static_cast<int32_t>(reg);
     Emit(instr);
     return ElementRead{reg, is_float};
@@ -1117,9 +1117,13 @@ class Decoder {
 
   // A new register for an element read, bound to `target`.
   uint32_t ReadRegister(const ir::VarPtr& target, bool is_float) {
-    const uint32_t reg = NewRegister(target->name_hint(), is_float ? "read (FP32 bits)" : "read");
+    const uint32_t reg = NewReadRegister(target->name_hint(), is_float);
     BindRead(target, reg, is_float);
     return reg;
+  }
+
+  uint32_t NewReadRegister(std::string name, bool is_float) {
+    return NewRegister(std::move(name), is_float ? "read (FP32 bits)" : "read");
   }
 
   // The element types pl.read and pl.write move: integers (kept in integer registers) and FP32
