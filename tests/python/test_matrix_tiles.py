@@ -76,6 +76,22 @@ def qk_then_softmax(q: pl.Tensor, k: pl.Tensor, ctx_len: pl.Scalar[pl.INDEX], ra
             pl.store(pl.reshape(m, [1, 16]), [sb, 0], mi)
             pl.store(pl.reshape(pl.row_sum(pl.cast(e, target_type=pl.FP32)), [1, 16]), [sb, 0], li)
     return raw, exp_out, mi, li
+
+
+GROUPS = 2
+
+
+@pl.jit
+def grouped_projection(x: pl.Tensor[[16, 64], pl.BF16], w: pl.Tensor[[GROUPS, 32, 64], pl.BF16],
+                       out: pl.Out[pl.Tensor[[16, GROUPS * 32], pl.FP32]]):
+    # deepseek's grouped output projection: a 2-D activation times one group's [1, N, K] weight
+    # slice (transposed); the [1, 16, 32] product is assembled into the 2-D output.
+    for g in pl.range(GROUPS):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):
+            acc = pl.matmul(x[:, 0:32], w[g : g + 1, :, 0:32], b_trans=True, out_dtype=pl.FP32)
+            acc = pl.matmul_acc(acc, x[:, 32:64], w[g : g + 1, :, 32:64], b_trans=True)
+            out = pl.assemble(out, acc, [0, g * 32])
+    return out
 '''
 
 
@@ -142,3 +158,12 @@ def test_decode_style_scores_then_a_softmax_of_the_valid_columns(kernels):
     torch.testing.assert_close(mi, m[:, 0], rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(exp_out, e, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(li, e.float().sum(dim=-1)[:, 0], rtol=1e-4, atol=1e-3)
+
+
+def test_a_2d_operand_times_a_3d_slice_is_assembled_into_a_2d_tensor(kernels):
+    torch.manual_seed(11)
+    x, w = torch.randn(16, 64, dtype=torch.bfloat16), torch.randn(2, 32, 64, dtype=torch.bfloat16)
+    out = torch.full((16, 64), float("nan"))
+    kernels.grouped_projection(x, w, out)
+    expected = torch.cat([x.float() @ w[g].float().T for g in range(2)], dim=1)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-3)

@@ -55,11 +55,12 @@ TEST(MatrixTile, MatmulWithBTransMultipliesTheLastTwoDimensions) {
             "pl.Tile[[1, 1, 16, 64], pl.FP32, pl.Mem.Acc]");
   EXPECT_EQ(TypeOf(Create("tile.matmul", {q, TileOf({1, 1, 128, 64}, DataType::BF16)})),
             "pl.Tile[[1, 1, 16, 64], pl.FP32, pl.Mem.Acc]");
-  auto mixed = Create("tile.matmul", {q, TileOf({128, 64}, DataType::BF16)});
-  ASSERT_FALSE(mixed);
-  EXPECT_EQ(mixed.error().message,
-            "tile.matmul multiplies pl.Tile[[1, 1, 16, 128], pl.BF16, pl.Mem.Vec] by pl.Tile[[128, 64], pl.BF16, "
-            "pl.Mem.Vec]: the operands must have the same leading dimensions");
+  // Ranks may differ: the product keeps the larger rank's leading 1s, either way round.
+  EXPECT_EQ(TypeOf(Create("tile.matmul", {q, TileOf({128, 64}, DataType::BF16)})),
+            "pl.Tile[[1, 1, 16, 64], pl.FP32, pl.Mem.Acc]");
+  EXPECT_EQ(TypeOf(Create("tile.matmul", {TileOf({16, 128}, DataType::BF16), TileOf({1, 64, 128}, DataType::BF16)},
+                          {{"b_trans", true}})),
+            "pl.Tile[[1, 16, 64], pl.FP32, pl.Mem.Acc]");
 }
 
 TEST(MatrixTile, ALeadingDimensionAboveOneIsABatchAndRefused) {

@@ -1224,9 +1224,11 @@ class Decoder {
       return Fail(fmt::format("cannot store a {} tile into tensor '{}' of {}", ir::DataTypeName(tile->dtype),
                               (*tensor)->name, ir::DataTypeName((*tensor)->dtype)));
     }
-    // The tile's shape is the region's; a rank-deficient tile is padded with leading 1s.
+    // The tile's shape is the region's; a rank-deficient tile is padded with leading 1s, and one of
+    // higher rank drops its extra leading 1s.
     ir::Shape shape = tile->shape;
     while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
+    while (shape.size() > offsets->size() && shape.front() == 1) shape.erase(shape.begin());
     Instr instr;
     instr.op = Opcode::Store;
     instr.atomic_add = ir::AccumulatesIntoWrittenArg(call);

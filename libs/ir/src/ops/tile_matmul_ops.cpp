@@ -47,18 +47,15 @@ Result<MatrixTile> ExpectOperand(const ExprPtr& expr, MemorySpace l0, const std:
 
 // The [M, N] Acc type of lhs [M, K] x rhs [K, N]; with `a_trans=True` lhs is given as [K, M], with
 // `b_trans=True` rhs as [N, K] (the cube reads it transposed). Operands of higher rank are matrices
-// with the same leading 1s, which the product keeps.
+// with leading 1s; the product has the larger rank of the two, as a batched matmul broadcasting its
+// batch dimensions would (a [M, K] slice times a [1, K, N] slice is [1, M, N]).
 Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, const ExprPtr& rhs_expr,
                               const OpAttrs& kwargs, const Span& span) {
   auto lhs = ExpectOperand(lhs_expr, MemorySpace::Left, fmt::format("the left operand of {}", op), span);
   if (!lhs) return pypto::unexpected(lhs.error());
   auto rhs = ExpectOperand(rhs_expr, MemorySpace::Right, fmt::format("the right operand of {}", op), span);
   if (!rhs) return pypto::unexpected(rhs.error());
-  if ((*lhs)->shape().size() != (*rhs)->shape().size()) {
-    return TypeError(fmt::format("{} multiplies {} by {}: the operands must have the same leading dimensions", op,
-                                 (*lhs)->str(), (*rhs)->str()),
-                     span, "pl.reshape one operand to the other's rank");
-  }
+  const MatrixTile& widest = (*rhs)->shape().size() > (*lhs)->shape().size() ? *rhs : *lhs;
   Shape a = {lhs->rows(), lhs->cols()}, b = {rhs->rows(), rhs->cols()};
   const bool a_trans = FindAttr<bool>(kwargs, "a_trans").value_or(false);
   const bool b_trans = FindAttr<bool>(kwargs, "b_trans").value_or(false);
@@ -72,7 +69,7 @@ Result<TypePtr> DeduceProduct(const std::string& op, const ExprPtr& lhs_expr, co
   }
   auto acc = AccumulatorDtype((*lhs)->dtype(), span);
   if (!acc) return pypto::unexpected(acc.error());
-  return std::make_shared<TileType>(lhs->Reshaped(a[0], b[1]), *acc, MemorySpace::Acc);
+  return std::make_shared<TileType>(widest.Reshaped(a[0], b[1]), *acc, MemorySpace::Acc);
 }
 
 // `out_dtype=` names the Acc dtype; the cube unit has one per input dtype, so it may only confirm it.

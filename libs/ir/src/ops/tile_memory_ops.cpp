@@ -96,7 +96,10 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
   // Only the valid region is written; a ragged tail's tile may reach past the end of the tensor.
   Shape shape = StaticValidExtents(**tile);
   for (auto& extent : shape) extent = std::max<int64_t>(extent, 1);
+  // A tile and its region may differ in rank by leading 1s: [16, 128] stores into a 3-D tensor's
+  // [1, 16, 128], and a [1, 16, 128] product into a 2-D tensor's [16, 128].
   while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
+  while (shape.size() > offsets->size() && shape.front() == 1) shape.erase(shape.begin());
   if (auto ok = CheckRegion(**tensor, *offsets, shape, span); !ok) return pypto::unexpected(ok.error());
   return args[2]->type();
 }
