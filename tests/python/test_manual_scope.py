@@ -41,6 +41,29 @@ def fan_in(x: pl.Tensor[[128, 512], pl.FP32], y: pl.Out[pl.Tensor[[128, 512], pl
     return y, out
 
 
+# The consumer names each producer's TaskId with a comprehension over a constant range (pypto-lib's
+# `deps=[proj_b_tids[i] for i in range(O_GROUPS)]`), unrolled at compile time; the even producers only.
+@pl.jit
+def fan_in_listed(x: pl.Tensor[[128, 512], pl.FP32], y: pl.Out[pl.Tensor[[128, 512], pl.FP32]],
+                  out: pl.Out[pl.Tensor[[128, 512], pl.FP32]]):
+    with pl.manual_scope():
+        tids = pl.array.create(4, pl.TASK_ID)
+        for i in pl.range(4):
+            r = i * 32
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="producer") as t:
+                rows = x[r : r + 32, :]
+                acc = pl.add(rows, 0.0)
+                for _k in pl.range(REPEATS):
+                    acc = pl.add(acc, rows)
+                y[r : r + 32, :] = acc
+            tids[i] = t
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="consumer", deps=[tids[2 * j] for j in range(0, 2)]):
+            for j in pl.range(2):
+                s = j * 64
+                out[s : s + 32, :] = pl.add(y[s : s + 32, :], 1.0)
+    return y, out
+
+
 # The same producers in the default (auto) scope: each writes y, so the runtime orders them one after
 # another (write after write on the tensor they share).
 @pl.jit
@@ -213,3 +236,43 @@ def test_the_program_form_with_pl_submit_runs_and_round_trips(write_dsl):
     x, y, z = torch.randn(64, 32), torch.zeros(64, 32), torch.zeros(64, 32)
     pypto.ir.compile(SubmittedFanIn, platform="a2a3sim")(x, y, z)
     torch.testing.assert_close(z, (x + x) + 1.0)
+
+
+def test_a_comprehension_in_deps_names_each_task_it_lists():
+    x = torch.randn(ROWS, COLS)
+    y, out = torch.zeros(ROWS, COLS), torch.zeros(ROWS, COLS)
+    compiled = fan_in_listed.compile(x, y, out, config=RunConfig(enable_chip_swimlane=1))
+    cpp = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
+    assert "t___tmp_v0 = tids[0];" in cpp and "t___tmp_v1 = tids[2];" in cpp, cpp
+    assert "_deps[2] = {t___tmp_v0, t___tmp_v1};" in cpp, cpp
+    for _ in range(3):
+        compiled(x, y, out)
+        torch.testing.assert_close(y, _summed(x))
+        torch.testing.assert_close(out[0:32], _summed(x)[0:32] + 1.0)
+        torch.testing.assert_close(out[64:96], _summed(x)[64:96] + 1.0)
+        tasks = _tasks(compiled)
+        producers, consumer = tasks[:4], tasks[4]
+        assert consumer["start_ns"] >= max(producers[0]["end_ns"], producers[2]["end_ns"])
+
+
+def test_a_comprehension_in_deps_needs_constant_bounds(write_kernel):
+    module, path = write_kernel(
+        "deps_bound",
+        """
+import pypto.language as pl
+
+@pl.jit
+def k(x: pl.Tensor[[32, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.manual_scope():
+        tids = pl.array.create(4, pl.TASK_ID)
+        for n in pl.range(4):
+            with pl.at(level=pl.Level.CORE_GROUP, deps=[tids[i] for i in range(n)]):
+                y[:, :] = pl.add(x[:, :], 1.0)
+    return y
+""",
+    )
+    with pytest.raises(Exception) as error:
+        module.k(torch.zeros(32, 32), torch.zeros(32, 32))
+    message = str(error.value)
+    assert "deps= takes a comprehension of the form [tids[i] for i in range(n)] with constant bounds" in message
+    assert f"{path}:9:80" in message, message

@@ -901,21 +901,74 @@ class FunctionParser {
 
   // `deps=[a, b]`: TaskIds the launch waits for on top of what its tensors imply; None is dropped.
   ir::Result<std::vector<ir::ExprPtr>> ParseDeps(py::handle value) {
+    if (IsNode(value, "ListComp")) return ParseDepsComprehension(value);
     if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
       return MakeError(DiagnosticKind::Syntax, "deps= takes a list of TaskIds, such as deps=[tid]", map_.SpanOf(value));
     std::vector<ir::ExprPtr> deps;
     for (auto item : value.attr("elts")) {
       if (IsNode(item, "Constant") && item.attr("value").is_none()) continue;
-      auto dep = ParseExpr(item);
+      auto dep = ParseDep(item);
       if (!dep) return pypto::unexpected(dep.error());
-      if (!ir::IsTaskId(*(*dep)->type()) && !ir::IsTaskIdArray(*(*dep)->type()))
-        return MakeError(DiagnosticKind::Type,
-                         fmt::format("deps= takes TaskIds, but '{}' is {}", ir::PrintExpr(*dep), (*dep)->type()->str()),
-                         map_.SpanOf(item),
-                         "bind a launch's TaskId with `with pl.at(...) as tid:` or `out, tid = pl.submit(...)`");
       deps.push_back(*dep);
     }
     return deps;
+  }
+
+  // `deps=[tids[g * n + j] for j in range(n)]`: the comprehension is unrolled at compile time, so
+  // `range`'s bounds must be constants; `j` is each value in turn.
+  ir::Result<std::vector<ir::ExprPtr>> ParseDepsComprehension(py::handle comp) {
+    const char* form = "deps= takes a comprehension of the form [tids[i] for i in range(n)] with constant bounds";
+    auto generators = comp.attr("generators");
+    if (py::len(generators) != 1) return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(comp));
+    py::handle generator = generators[py::int_(0)];
+    py::handle target = generator.attr("target"), iter = generator.attr("iter");
+    if (!IsNode(target, "Name") || py::len(generator.attr("ifs")) > 0 || !IsNode(iter, "Call") ||
+        DottedName(iter.attr("func")) != "range" || py::len(iter.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(generator));
+    std::vector<int64_t> bounds;
+    for (auto arg : iter.attr("args")) {
+      auto bound = ParseExpr(arg);
+      if (!bound) return pypto::unexpected(bound.error());
+      auto known = ir::AsConstInt(*bound);
+      if (!known)
+        return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(arg), "the bounds of range() here are unrolled, so they must be constants");
+      bounds.push_back(*known);
+    }
+    if (bounds.empty() || bounds.size() > 3) return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(iter));
+    const int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+    const int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+    if (step == 0) return MakeError(DiagnosticKind::InvalidOperation, "range() step cannot be zero", map_.SpanOf(iter));
+    const std::string name = target.attr("id").cast<std::string>();
+    auto outer = env_;
+    std::vector<ir::ExprPtr> deps;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      auto index = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                             map_.SpanOf(target));
+      program_.known_ints[index.get()] = i;
+      env_[name] = index;
+      auto dep = ParseDep(comp.attr("elt"));
+      // known_ints is keyed by address, and `index` dies here: a later Var may reuse it.
+      program_.known_ints.erase(index.get());
+      if (!dep) {
+        env_ = std::move(outer);
+        return pypto::unexpected(dep.error());
+      }
+      deps.push_back(*dep);
+    }
+    env_ = std::move(outer);
+    return deps;
+  }
+
+  // One entry of deps=: a TaskId, or an array of them.
+  ir::Result<ir::ExprPtr> ParseDep(py::handle item) {
+    auto dep = ParseExpr(item);
+    if (!dep) return pypto::unexpected(dep.error());
+    if (!ir::IsTaskId(*(*dep)->type()) && !ir::IsTaskIdArray(*(*dep)->type()))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("deps= takes TaskIds, but '{}' is {}", ir::PrintExpr(*dep), (*dep)->type()->str()),
+                       map_.SpanOf(item),
+                       "bind a launch's TaskId with `with pl.at(...) as tid:` or `out, tid = pl.submit(...)`");
+    return *dep;
   }
 
   // The `as tid` target of a launch scope, bound in the enclosing code (null when there is none).

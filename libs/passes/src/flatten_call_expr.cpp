@@ -29,7 +29,8 @@ class CallFlattener {
   void FlattenInto(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
     if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       out.push_back(std::make_shared<InCoreScopeStmt>(scope->name_hint(), Flatten(scope->body()), scope->span(),
-                                                      scope->block_num(), scope->sync_start(), scope->order()));
+                                                      scope->block_num(), scope->sync_start(),
+                                                      HoistDeps(scope->order(), out)));
     } else if (const auto* runtime = stmt->As<RuntimeScopeStmt>()) {
       out.push_back(std::make_shared<RuntimeScopeStmt>(runtime->manual(), Flatten(runtime->body()), runtime->span()));
     } else if (const auto* assign = stmt->As<AssignStmt>()) {
@@ -72,11 +73,20 @@ class CallFlattener {
       args.push_back(Hoist(arg, out));
       changed |= args.back() != arg;
     }
-    if (!changed) return expr;
-    if (call->is_op_call())
+    if (call->is_op_call()) {
+      if (!changed) return expr;
       return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
+    }
+    LaunchOrder order = HoistDeps(call->order(), out);
+    if (!changed && order.deps == call->order().deps) return expr;
     return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
-                                  call->kwargs(), call->order());
+                                  call->kwargs(), std::move(order));
+  }
+
+  // `deps=[tids[0], tids[2]]`: each element read becomes a TaskId variable of its own.
+  LaunchOrder HoistDeps(LaunchOrder order, std::vector<StmtPtr>& out) {
+    for (auto& dep : order.deps) dep = Hoist(dep, out);
+    return order;
   }
 
   // A nested call becomes `__tmp_vN = call` and is replaced by the temporary; arithmetic and lists
