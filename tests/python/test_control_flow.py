@@ -186,3 +186,44 @@ def test_a_carried_value_that_changes_type_is_an_error(write_kernel):
         "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] to pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec]"
     )
     assert info.value.location == f"{path}:10:13"
+
+
+# `n0` is a scalar of the first kernel; the second kernel's loop assigns its own `n0` before reading
+# it, so the loop does not carry the first kernel's value in (decode_sparse_attn's proj_a / proj_b).
+NAME_REUSED_BY_A_LATER_KERNEL = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+           z: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+        n0 = 0
+        y[:, n0 : n0 + 64] = pl.add(x[:, n0 : n0 + 64], 1.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+        for nf in pl.range(2):
+            n0 = nf * 32
+            z[:, n0 : n0 + 32] = pl.mul(y[:, n0 : n0 + 32], 2.0)
+    {after}
+    return y, z
+"""
+
+
+def test_a_later_kernel_loop_reassigning_a_name_does_not_carry_the_earlier_kernels_value(write_kernel):
+    module, _ = write_kernel("reused_name", NAME_REUSED_BY_A_LATER_KERNEL.format(after=""))
+    x, y, z = torch.randn(16, 64), torch.zeros(16, 64), torch.zeros(16, 64)
+    module.kernel(x, y, z)
+    torch.testing.assert_close(y, x + 1.0)
+    torch.testing.assert_close(z, (x + 1.0) * 2.0)
+
+
+def test_reading_such_a_name_after_the_loop_says_why_it_has_no_value(write_kernel):
+    after = "with pl.at(level=pl.Level.CORE_GROUP, name_hint='third'):\n        z[:, n0 : n0 + 32] = x[:, 0:32]"
+    module, path = write_kernel("reused_name_read", NAME_REUSED_BY_A_LATER_KERNEL.format(after=after))
+    with pytest.raises(UndefinedVariableError) as info:
+        module.kernel(torch.zeros(16, 64), torch.zeros(16, 64), torch.zeros(16, 64))
+    assert info.value.message == (
+        "'n0' is assigned in the loop at line 12, and before it only inside an earlier kernel scope, so it has "
+        "no value after the loop"
+    )
+    assert info.value.location == f"{path}:16:14"

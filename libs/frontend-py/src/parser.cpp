@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 
 #include "affine_form.h"
@@ -874,15 +875,29 @@ class FunctionParser {
                                              : source_.type == ir::FunctionType::InCore
                                                  ? "a @pl.jit.incore function is already one kernel"
                                                  : "nested pl.at scopes are not supported yet");
-    ++kernel_depth_;
-    auto body = ParseBlock(stmt.attr("body"));
-    --kernel_depth_;
+    auto body = ParseKernelScopeBody(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     // Bound after the body: the region's TaskId is not visible inside it.
     auto task_id = BindScopeTaskId(items[0].attr("optional_vars"), "pl.at");
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, false, std::move(order)));
+  }
+
+  // The body of a `with pl.at(...)` or `with pl.spmd(...)` kernel scope. Its names stay bound after
+  // it (a tensor it stores into is read later), but the scalars and tiles it computes belong to that
+  // kernel; kernel_values_ remembers them so that a later loop does not carry them in.
+  ir::Result<ir::StmtPtr> ParseKernelScopeBody(py::handle body) {
+    const auto before = env_;
+    ++kernel_depth_;
+    auto parsed = ParseBlock(body);
+    --kernel_depth_;
+    for (const auto& [name, var] : env_) {
+      auto old = before.find(name);
+      if ((old == before.end() || old->second != var) && !var->type()->As<ir::TensorType>())
+        kernel_values_.insert(var);
+    }
+    return parsed;
   }
 
   // `with pl.manual_scope():` / `with pl.scope(mode=...)`: a runtime scope around orchestration code.
@@ -1147,9 +1162,7 @@ class FunctionParser {
     const auto kernel_calls = std::count_if(body_stmts.begin(), body_stmts.end(),
                                             [&](py::handle s) { return CallsKernel(s); });
     const bool dispatch = kernel_calls > 0;  // the dispatch form: exactly one call of a kernel
-    if (!dispatch) ++kernel_depth_;
-    auto body = ParseBlock(stmt.attr("body"));
-    if (!dispatch) --kernel_depth_;
+    auto body = dispatch ? ParseBlock(stmt.attr("body")) : ParseKernelScopeBody(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     ir::LaunchOrder order{
         .deps = std::move(launch->deps), .task_id = nullptr, .allow_early_resolve = launch->allow_early_resolve};
@@ -1621,6 +1634,17 @@ class FunctionParser {
       // Unavailable after the body (reported where it is read), or the tensor it was before.
       if (value == env_.end() || in_place[i]) continue;
       const auto& iter_arg = iter_args[i];
+      // `n0 = ...` in a kernel scope, then `for ...: n0 = ...` in a later one: the body never reads
+      // the earlier kernel's value, so the loop does not carry it in (it could not: that value
+      // stays on the other kernel's core).
+      if (kernel_values_.contains(outer.at(carried[i])) && !Reads(stmts, iter_arg.var.get())) {
+        unavailable.emplace(carried[i], Unavailable(fmt::format("'{}' is assigned in the loop at line {}, and before "
+                                                                "it only inside an earlier kernel scope, so it has "
+                                                                "no value after the loop",
+                                                                carried[i], header.span.line),
+                                                    "give the value inside the loop a name of its own"));
+        continue;
+      }
       if (!iter_arg.var->type()->equals(*value->second->type())) {
         // Reassigned with another type and never read across iterations: not carried, just not
         // usable after the loop.
@@ -2763,6 +2787,7 @@ class FunctionParser {
   // current scope.
   const ExprResolver expr_resolver_ = [this](py::handle node) { return ParseExpr(node); };
   std::vector<ir::ExprPtr> returns_;
+  std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
   std::vector<py::object> synthetic_nodes_;  // the nested ifs of `and`/`or` conditions, kept alive while parsed
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
