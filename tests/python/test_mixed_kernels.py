@@ -112,3 +112,77 @@ def bad(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     a, b = torch.randn(16, 16, dtype=torch.float16), torch.randn(16, 16, dtype=torch.float16)
     with pytest.raises(Exception, match="out_dtype=FP16"):
         module.bad(a, b, torch.empty(16, 16))
+
+
+# Attention in one scope: per key block, the cube's scores feed vector ops whose result feeds the
+# cube again, and a vector accumulator carries across the loop. The kernel becomes a Group whose
+# AIC and AIV members hand the tiles over through cross-core pipes, both ways, every iteration.
+@pl.jit
+def attention_in_one_scope(q: pl.Tensor[[16, 32], pl.FP16], k: pl.Tensor[[64, 32], pl.FP16],
+                           v: pl.Tensor[[64, 32], pl.FP16], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="attention"):
+        acc = pl.full([16, 32], dtype=pl.FP32, value=0.0)
+        for b in pl.range(4):
+            scores = pl.matmul(q, k[b * 16 : b * 16 + 16, :], b_trans=True, out_dtype=pl.FP32)
+            weights = pl.cast(pl.exp(pl.mul(scores, 0.125)), target_type=pl.FP16)
+            acc = pl.add(acc, pl.matmul(weights, v[b * 16 : b * 16 + 16, :], out_dtype=pl.FP32))
+        out[:, :] = acc
+    return out
+
+
+def _attention_inputs():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(rows, 32, dtype=torch.float16) * 0.5 for rows in (16, 64, 64))
+    return q, k, v, torch.full((16, 32), float("nan"))
+
+
+def _attention_reference(q, k, v):
+    out = torch.zeros(16, 32)
+    for b in range(4):
+        kb, vb = k[b * 16 : b * 16 + 16].float(), v[b * 16 : b * 16 + 16].float()
+        weights = torch.exp((q.float() @ kb.T) * 0.125).half().float()
+        out += weights @ vb
+    return out
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_loop_passing_tiles_both_ways_runs_as_one_mixed_task(platform):
+    q, k, v, out = _attention_inputs()
+    attention_in_one_scope(q, k, v, out, config=RunConfig(platform=platform))
+    torch.testing.assert_close(out, _attention_reference(q, k, v), rtol=2e-3, atol=2e-3)
+
+
+def test_a_mixed_kernel_becomes_a_group_of_its_cube_and_vector_members():
+    program = attention_in_one_scope.lower(*_attention_inputs())
+    kinds = {f.name: f.function_type for f in program.functions}
+    groups = [name for name, kind in kinds.items() if kind == "Group"]
+    assert len(groups) == 1, kinds
+    assert kinds[groups[0] + "_aic"] == "AIC" and kinds[groups[0] + "_aiv"] == "AIV", kinds
+    text = str(program)
+    # One pipe each way: scores to the vector core, weights to the cube core, the product back.
+    assert text.count("pl.tile.tpush_to_aiv(") == 2 and text.count("pl.tile.tpop_from_aic(") == 2, text
+    assert text.count("pl.tile.tpush_to_aic(") == 1 and text.count("pl.tile.tpop_from_aiv(") == 1, text
+
+
+def test_a_scalar_the_cube_needs_from_a_vector_tile_is_refused(write_kernel):
+    module, path = write_kernel(
+        "scalar_across",
+        """
+import pypto.language as pl
+
+@pl.jit
+def k(a: pl.Tensor[[32, 16], pl.FP16], n: pl.Tensor[[16, 16], pl.INT32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        counts = pl.add(n[:, :], 1)
+        first = pl.read(counts, [0, 0])
+        out[:, :] = pl.matmul(a[first : first + 16, :], a[0:16, :], out_dtype=pl.FP32)
+    return out
+""",
+    )
+    a = torch.randn(32, 16, dtype=torch.float16)
+    with pytest.raises(Exception) as error:
+        module.k(a, torch.zeros(16, 16, dtype=torch.int32), torch.empty(16, 16))
+    message = str(error.value)
+    assert "kernel 'k_incore_0' mixes cube and vector work, and its cube part reads 'first', which only the vector " \
+        "part computes; only tiles can cross between the two" in message, message
+    assert f"{path}:9:" in message, message

@@ -78,31 +78,4 @@ std::optional<std::string> ResultBindingWarning(const ir::Function& callee, cons
   return std::nullopt;
 }
 
-ir::FunctionPtr MakeExternGroup(const std::string& name, const ir::FunctionPtr& aic, const ir::FunctionPtr& aiv,
-                                const ir::Span& span) {
-  std::vector<ir::VarPtr> params;
-  std::vector<ir::ExprPtr> args;
-  for (const auto& member_param : aiv->params()) {
-    params.push_back(std::make_shared<ir::Var>(member_param->name_hint(), member_param->type(), span));
-    args.push_back(params.back());
-  }
-  const auto& returns = aiv->return_types();
-  auto call_type = [&]() -> ir::TypePtr {
-    return returns.size() == 1 ? returns[0] : ir::TypePtr(std::make_shared<ir::UnknownType>());
-  };
-  std::vector<ir::StmtPtr> body;
-  body.push_back(std::make_shared<ir::EvalStmt>(std::make_shared<ir::Call>(aic->name(), args, call_type(), span), span));
-  auto aiv_call = std::make_shared<ir::Call>(aiv->name(), args, call_type(), span);
-  if (returns.size() == 1) {
-    auto result = std::make_shared<ir::Var>("result", returns[0], span);
-    body.push_back(std::make_shared<ir::AssignStmt>(result, aiv_call, span));
-    body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{result}, span));
-  } else {
-    body.push_back(std::make_shared<ir::EvalStmt>(aiv_call, span));
-  }
-  return std::make_shared<ir::Function>(name, params, aiv->param_directions(), returns,
-                                        std::make_shared<ir::SeqStmts>(std::move(body), span), ir::FunctionType::Group,
-                                        std::map<std::string, ir::AttrValue>{}, span);
-}
-
 }  // namespace pypto::frontend

@@ -37,10 +37,4 @@ bool IsExternal(const std::map<std::string, ir::AttrValue>& attrs);
 std::optional<std::string> ResultBindingWarning(const ir::Function& callee, const ir::Call& call,
                                                 const std::string& target);
 
-// The Group function `name` of a mixed hand-written kernel: the same parameters as its members
-// (which share one signature), calling the AIC member, then the AIV member, whose result it returns
-// when the members declare one.
-ir::FunctionPtr MakeExternGroup(const std::string& name, const ir::FunctionPtr& aic, const ir::FunctionPtr& aiv,
-                                const ir::Span& span);
-
 }  // namespace pypto::frontend

@@ -2752,7 +2752,7 @@ class FunctionParser {
     std::string group_name = name;
     for (int n = 1; program_.names.contains(group_name); ++n) group_name = fmt::format("{}_{}", name, n);
     program_.names.insert(group_name);
-    auto group = MakeExternGroup(group_name, *aic, *aiv, (*aiv)->span());
+    auto group = ir::MakeGroupFunction(group_name, *aic, *aiv, (*aiv)->span());
     program_.specialisations[key] = group;
     program_.kernels.push_back(group);
     return group;

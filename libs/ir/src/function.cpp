@@ -81,4 +81,31 @@ std::optional<size_t> FirstOutputParam(const std::vector<ParamDirection>& direct
   return std::nullopt;
 }
 
+FunctionPtr MakeGroupFunction(const std::string& name, const FunctionPtr& aic, const FunctionPtr& aiv,
+                              const Span& span) {
+  std::vector<VarPtr> params;
+  std::vector<ExprPtr> args;
+  for (const auto& member_param : aiv->params()) {
+    params.push_back(std::make_shared<Var>(member_param->name_hint(), member_param->type(), span));
+    args.push_back(params.back());
+  }
+  const auto& returns = aiv->return_types();
+  auto call_type = [&]() -> TypePtr {
+    return returns.size() == 1 ? returns[0] : TypePtr(std::make_shared<UnknownType>());
+  };
+  std::vector<StmtPtr> body;
+  body.push_back(std::make_shared<EvalStmt>(std::make_shared<Call>(aic->name(), args, call_type(), span), span));
+  auto aiv_call = std::make_shared<Call>(aiv->name(), args, call_type(), span);
+  if (returns.size() == 1) {
+    auto result = std::make_shared<Var>("result", returns[0], span);
+    body.push_back(std::make_shared<AssignStmt>(result, aiv_call, span));
+    body.push_back(std::make_shared<ReturnStmt>(std::vector<ExprPtr>{result}, span));
+  } else {
+    body.push_back(std::make_shared<EvalStmt>(aiv_call, span));
+  }
+  return std::make_shared<Function>(name, params, aiv->param_directions(), returns,
+                                    std::make_shared<SeqStmts>(std::move(body), span), FunctionType::Group,
+                                    std::map<std::string, AttrValue>{}, span);
+}
+
 }  // namespace pypto::ir

@@ -1,10 +1,12 @@
 // ExpandMixedKernel: decides the core type of each InCore kernel from the ops it runs.
-// Vector-only kernels become AIV and cube-only kernels AIC; a kernel that needs both would be
-// split into an AIC + AIV group with cross-core pipes, which is not implemented yet.
+// Vector-only kernels become AIV and cube-only kernels AIC. A kernel that needs both becomes a Group
+// of the same name, run as one mixed task, whose AIC and AIV members (`<name>_aic`, `<name>_aiv`)
+// hand tiles to each other over cross-core pipes (SplitMixedKernel).
 #include <fmt/format.h>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "mixed_kernel_split.h"
 #include "pypto/passes/passes.h"
 
 namespace pypto::passes {
@@ -26,19 +28,17 @@ class AffinityCollector final : public IRVisitor {
   }
 };
 
-Result<FunctionPtr> ResolveCoreType(const FunctionPtr& function) {
-  if (function->type() != FunctionType::InCore) return function;
+// The kernel as its program ends up holding it: one function, or a Group with its two members.
+Result<std::vector<FunctionPtr>> ResolveCoreType(const FunctionPtr& function) {
+  if (function->type() != FunctionType::InCore) return std::vector<FunctionPtr>{function};
   AffinityCollector collector;
   collector.VisitStmt(function->body());
-  if (collector.first_vector && collector.first_cube) {
-    return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("kernel '{}' mixes cube ('{}') and vector ('{}') operations; splitting mixed "
-                                 "kernels into AIC + AIV is not supported yet",
-                                 function->name(), collector.first_cube->target_name(),
-                                 collector.first_vector->target_name()),
-                     collector.first_cube->span());
-  }
-  return function->WithType(collector.first_cube ? FunctionType::AIC : FunctionType::AIV);
+  if (!collector.first_vector || !collector.first_cube)
+    return std::vector<FunctionPtr>{function->WithType(collector.first_cube ? FunctionType::AIC : FunctionType::AIV)};
+  auto members = SplitMixedKernel(*function);
+  if (!members) return pypto::unexpected(members.error());
+  auto group = MakeGroupFunction(function->name(), members->aic, members->aiv, function->span());
+  return std::vector<FunctionPtr>{members->aic, members->aiv, group};
 }
 
 }  // namespace
@@ -48,7 +48,13 @@ Pass ExpandMixedKernel() {
   return Pass("ExpandMixedKernel", {IRProperty::NoInCoreScopes, IRProperty::TileMemoryInferred},
               {IRProperty::CoreTypesResolved}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                return RewriteEachFunction(program, ResolveCoreType);
+                std::vector<FunctionPtr> functions;
+                for (const auto& function : program->functions()) {
+                  auto resolved = ResolveCoreType(function);
+                  if (!resolved) return pypto::unexpected(resolved.error());
+                  functions.insert(functions.end(), resolved->begin(), resolved->end());
+                }
+                return std::make_shared<Program>(program->name(), std::move(functions), program->entry_name());
               });
 }
 

@@ -9,14 +9,17 @@
 //   * loads a tile twice when both sides read it: the Vec load stays for the vector ops and a Mat
 //     twin `<name>_mat` is loaded right after it for the cube. Two loads from global memory keep
 //     each core type self-contained; one load plus a move would cross from the vector to the cube
-//     core, which needs a cross-core pipe (and a kernel mixing both sides is rejected later by
-//     ExpandMixedKernel until mixed kernels are split);
+//     core through a cross-core pipe;
+//   * moves a tile computed on one core to the other where it is read there: an Acc product read
+//     by a vector op gets a tile.move into Vec, and a Vec tile computed by vector ops and
+//     multiplied by the cube a tile.move into Mat (then into Left/Right). ExpandMixedKernel turns
+//     each such move into a push and a pop between the kernel's AIC and AIV members;
 //   * leaves explicit placement alone: a load with target_memory keeps it (a Mat tile given to a
 //     matmul only gets its move), and tiles already in Left/Right are used as they are;
 //   * drops a `pl.create_tensor` whose value is never read (a placeholder rebound before use);
-//   * refuses, naming the op and its location, what it cannot place: a vector op reading a cube
-//     buffer (a matmul result used by vector ops in one kernel), a matmul operand that is not a
-//     load it can retarget, and a tensor created and used inside a kernel.
+//   * refuses, naming the op and its location, what it cannot place: a vector op reading a Mat,
+//     Left or Right tile, a matmul operand in a buffer it cannot be moved from, and a tensor
+//     created and used inside a kernel.
 #include <fmt/format.h>
 
 #include <optional>
@@ -70,7 +73,12 @@ bool RunsOnAnySide(const Call& call) {
 
 // "left", "right" or "mat": how operands and their moved copies are named by the buffer they go to.
 const char* OperandSide(MemorySpace buffer) {
-  return buffer == MemorySpace::Left ? "left" : buffer == MemorySpace::Right ? "right" : "mat";
+  switch (buffer) {
+    case MemorySpace::Left: return "left";
+    case MemorySpace::Right: return "right";
+    case MemorySpace::Vec: return "vec";
+    default: return "mat";
+  }
 }
 
 const Call* AsOpCall(const ExprPtr& expr, std::string_view name) {
@@ -123,17 +131,18 @@ class UseCollector final : public IRVisitor {
  private:
   void CheckVectorOperand(const Call& call, const Var& var) {
     const auto* tile = var.type()->As<TileType>();
-    if (error || tile->memory_space() == MemorySpace::Vec) return;
+    // An Acc tile reaches the vector core by a move (PlacementRewriter::MoveAccumulatorsToVec).
+    if (error || tile->memory_space() == MemorySpace::Vec || tile->memory_space() == MemorySpace::Acc) return;
     const auto def = definitions.find(&var);
     const Call* producer = def == definitions.end() ? nullptr : def->second->value()->As<Call>();
     const std::string origin = producer ? fmt::format(", the result of {}", producer->target_name()) : "";
     error = Diagnostic{
         DiagnosticKind::InvalidOperation,
-        fmt::format("{} runs on the vector core but reads '{}' from {}{}; a kernel cannot pass cube results to "
-                    "vector ops yet",
+        fmt::format("{} runs on the vector core but reads '{}' from {}{}; only Vec and Acc tiles reach vector "
+                    "ops",
                     call.target_name(), var.name_hint(), MemorySpaceName(tile->memory_space()), origin),
         call.span(),
-        "store the result to a tensor with pl.store and apply the vector ops in another pl.at scope"};
+        "load the tile without target_memory, or pl.move it into Vec"};
   }
 };
 
@@ -202,7 +211,8 @@ class PlacementPlanner {
 std::optional<Diagnostic> UnplaceableOperand(const Call& matmul, const Var& operand, MemorySpace buffer,
                                              const Placement& placement, const UseCollector& uses) {
   const auto space = operand.type()->As<TileType>()->memory_space();
-  if (space == buffer || space == MemorySpace::Mat || space == MemorySpace::Acc || placement.mat_tiles.contains(&operand))
+  if (space == buffer || space == MemorySpace::Mat || space == MemorySpace::Acc || space == MemorySpace::Vec ||
+      placement.mat_tiles.contains(&operand))
     return std::nullopt;
   const auto def = uses.definitions.find(&operand);
   const Call* producer = def == uses.definitions.end() ? nullptr : def->second->value()->As<Call>();
@@ -270,16 +280,83 @@ class PlacementRewriter final : public IRMutator {
         return;
       }
     }
-    const ExprPtr value = stmt->As<AssignStmt>()   ? stmt->As<AssignStmt>()->value()
-                          : stmt->As<EvalStmt>() ? stmt->As<EvalStmt>()->expr()
-                                                 : nullptr;
-    const auto* call = value ? value->As<Call>() : nullptr;
+    if (!stmt->Is<AssignStmt>() && !stmt->Is<EvalStmt>()) return out.push_back(MutateStmt(stmt));
+    const StmtPtr renamed = WithRenamedOperands(stmt);
+    const auto* call = ValueOf(*renamed)->As<Call>();
     if (call && (IsOp(*call, "tile.matmul") || IsOp(*call, "tile.matmul_acc"))) {
-      out.push_back(PlaceOperands(stmt, *call, out));
+      out.push_back(PlaceOperands(renamed, *call, out));
       return;
     }
-    const bool simple = stmt->Is<AssignStmt>() || stmt->Is<EvalStmt>();
-    out.push_back(simple ? stmt : MutateStmt(stmt));
+    if (call && !RunsOnAnySide(*call)) return out.push_back(MoveAccumulatorsToVec(renamed, *call, out));
+    out.push_back(renamed);
+  }
+
+  static const ExprPtr& ValueOf(const Stmt& stmt) {
+    if (const auto* assign = stmt.As<AssignStmt>()) return assign->value();
+    return stmt.As<EvalStmt>()->expr();
+  }
+
+  // ---- retyping: a vector op's result read from a Vec copy is a Vec tile ------------------------
+  //
+  // The frontend types a vector op by its operands, so one reading a product is typed Acc, and so
+  // is everything computed from it. Once the op reads the product's copy in Vec, its result is
+  // re-deduced as a Vec tile under a new variable, and later statements read that one.
+
+  ExprPtr MutateVar(const std::shared_ptr<const Var>& var) override {
+    auto renamed = renames_.find(var.get());
+    return renamed == renames_.end() ? var : renamed->second;
+  }
+
+  // The statement reading renamed variables, its op call re-deduced when an operand changed.
+  StmtPtr WithRenamedOperands(const StmtPtr& stmt) {
+    const ExprPtr& value = ValueOf(*stmt);
+    const ExprPtr renamed = renames_.empty() ? value : MutateExpr(value);
+    if (renamed == value) return stmt;
+    const auto* call = renamed->As<Call>();
+    const ExprPtr deduced = call && call->is_op_call() ? Rebuild(*call, call->args(), call->kwargs()) : renamed;
+    return Rebound(*stmt, deduced);
+  }
+
+  // `stmt` with `value`; an assignment whose type changed binds a new variable of that type.
+  StmtPtr Rebound(const Stmt& stmt, const ExprPtr& value) {
+    const auto* assign = stmt.As<AssignStmt>();
+    if (!assign) return std::make_shared<EvalStmt>(value, stmt.span());
+    VarPtr var = assign->var();
+    if (!value->type()->equals(*var->type())) {
+      var = std::make_shared<Var>(var->name_hint(), value->type(), var->span());
+      renames_[assign->var().get()] = var;
+    }
+    return std::make_shared<AssignStmt>(var, value, assign->span());
+  }
+
+  // A carried value whose initial value is retyped is carried at the new type.
+  StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& loop) override {
+    for (size_t i = 0; i < loop->iter_args().size(); ++i) {
+      const auto& iter_arg = loop->iter_args()[i];
+      const ExprPtr init = MutateExpr(iter_arg.init);
+      if (init->type()->equals(*iter_arg.var->type())) continue;
+      renames_[iter_arg.var.get()] = std::make_shared<Var>(iter_arg.var->name_hint(), init->type(), iter_arg.var->span());
+      const auto& result = loop->return_vars()[i];
+      renames_[result.get()] = std::make_shared<Var>(result->name_hint(), init->type(), result->span());
+    }
+    return IRMutator::MutateFor(loop);
+  }
+
+  // An if's results take the types its branches now yield.
+  StmtPtr MutateIf(const std::shared_ptr<const IfStmt>& branch) override {
+    auto then_body = MutateStmt(branch->then_body());
+    auto else_body = branch->else_body() ? MutateStmt(branch->else_body()) : nullptr;
+    const YieldStmt* yield = TrailingYield(then_body);
+    for (size_t i = 0; yield && i < branch->return_vars().size(); ++i) {
+      const auto& result = branch->return_vars()[i];
+      const auto& type = yield->values()[i]->type();
+      if (!type->equals(*result->type()))
+        renames_[result.get()] = std::make_shared<Var>(result->name_hint(), type, result->span());
+    }
+    std::vector<VarPtr> results;
+    for (const auto& result : branch->return_vars()) results.push_back(As<Var>(MutateVar(result)));
+    return std::make_shared<IfStmt>(MutateExpr(branch->condition()), then_body, else_body, std::move(results),
+                                    branch->span());
   }
 
   StmtPtr LoadIntoMat(const AssignStmt& assign, const VarPtr& mat) {
@@ -301,8 +378,10 @@ class PlacementRewriter final : public IRMutator {
       if (auto mat = placement_.mat_tiles.find(operand); mat != placement_.mat_tiles.end()) source = mat->second;
       const MemorySpace space = source->type()->As<TileType>()->memory_space();
       if (space == *buffer) continue;
-      // A product feeding another matmul reaches L0 through L1: Acc -> Mat -> Left/Right.
-      if (space == MemorySpace::Acc) source = MoveInto(source, MemorySpace::Mat, call.span(), out);
+      // A product feeding another matmul reaches L0 through L1: Acc -> Mat -> Left/Right; so does a
+      // tile the vector core computed, crossing over to the cube first.
+      if (space == MemorySpace::Acc || space == MemorySpace::Vec)
+        source = MoveInto(source, MemorySpace::Mat, call.span(), out);
       args[i] = MoveInto(source, *buffer, call.span(), out);
       changed = true;
     }
@@ -311,6 +390,21 @@ class PlacementRewriter final : public IRMutator {
     if (const auto* assign = stmt->As<AssignStmt>())
       return std::make_shared<AssignStmt>(assign->var(), placed, assign->span());
     return std::make_shared<EvalStmt>(placed, stmt->span());
+  }
+
+  // A vector op reading an Acc tile (a product) reads its copy in Vec instead; the moves go into
+  // `out` before it.
+  StmtPtr MoveAccumulatorsToVec(const StmtPtr& stmt, const Call& call, std::vector<StmtPtr>& out) {
+    std::vector<ExprPtr> args = call.args();
+    bool changed = false;
+    for (auto& arg : args) {
+      const auto* tile = arg->type()->As<TileType>();
+      if (!arg->As<Var>() || !tile || tile->memory_space() != MemorySpace::Acc) continue;
+      arg = MoveInto(std::static_pointer_cast<const Var>(arg), MemorySpace::Vec, call.span(), out);
+      changed = true;
+    }
+    if (!changed) return stmt;
+    return Rebound(*stmt, Rebuild(call, std::move(args), call.kwargs()));
   }
 
   VarPtr MoveInto(const VarPtr& source, MemorySpace buffer, const Span& span, std::vector<StmtPtr>& out) {
@@ -339,6 +433,7 @@ class PlacementRewriter final : public IRMutator {
 
   const Placement& placement_;
   std::vector<MoveScope> moves_;
+  std::unordered_map<const Var*, VarPtr> renames_;  // retyped results, by the variable they replace
   std::optional<Diagnostic> error_;
 };
 

@@ -81,6 +81,11 @@ class Function {
 };
 using FunctionPtr = std::shared_ptr<const Function>;
 
+// The Group function `name` that runs `aic` and `aiv` (which take the same parameters) as one mixed
+// task: it calls both with its own parameters, in order, and returns what `aiv` returns.
+FunctionPtr MakeGroupFunction(const std::string& name, const FunctionPtr& aic, const FunctionPtr& aiv,
+                              const Span& span);
+
 // The function attribute `name` when it holds a T, else null.
 template <typename T>
 const T* FunctionAttr(const Function& function, const std::string& name) {
