@@ -93,7 +93,8 @@ def merge_lists(x: pl.Tensor[[3, 128], pl.FP32], y: pl.Tensor[[1, 32], pl.FP32],
         two[:, :] = pl.mrgsort(s0, s1)
         tmp = pl.tile.create([1, 768], dtype=pl.FP32, target_memory=pl.Mem.Vec)
         three[:, :] = pl.tile.mrgsort(s0, s1, s2, tmp=tmp)
-        four[:, :] = pl.mrgsort(s0, s1, s2, short)
+        tmp4 = pl.tile.create([1, 832], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        four[:, :] = pl.tile.mrgsort(s0, s1, s2, short, tmp4)   # upstream's 4-way spelling: tmp fifth
     return two, three, four
 
 
@@ -110,6 +111,14 @@ def merge_until_exhausted(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[
     with pl.at(level=pl.Level.CORE_GROUP):
         s = pl.sort32(x[:, :], pl.arange(0, [1, 64], dtype=pl.UINT32))
         out[:, :] = pl.mrgsort(s[:, 0:64], s[:, 64:128], exhausted=True)
+    return out
+
+
+@pl.jit
+def merge_one(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 64], dtype=pl.UINT32))
+        out[:, :] = pl.mrgsort(s)
     return out
 
 
@@ -249,6 +258,15 @@ def test_merge_scratch_tile_must_hold_the_lists(kernels):
     assert ("the scratch tile of pl.mrgsort must be a [1, 128] FP32 tile (the lists together), got "
             "pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec]") in message
     assert "sort_kernels.py:" in message
+
+
+def test_merge_needs_two_lists_or_a_block_len(kernels):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    with pytest.raises(InvalidOperationError) as error:
+        kernels.merge_one(torch.randn(1, 64), torch.empty(1, 128))
+    assert error.value.message == "pl.mrgsort merges 2 to 4 sorted tiles, got 1"
+    assert error.value.location == f"{kernels.path}:112:21"
 
 
 def test_merge_until_a_list_is_exhausted_is_refused_by_the_simulator(kernels):
