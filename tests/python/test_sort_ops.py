@@ -1,5 +1,6 @@
-"""The top-k ops on the simulator: pl.arange, pl.sort32, pl.mrgsort, tile slices and the mask and index
-forms of pl.gather, checked against torch (topk, sort within 32-element blocks, strided lane selection)."""
+"""The top-k ops on the simulator: pl.arange, pl.sort32, pl.mrgsort (the runs of one tile, and 2 to 4
+separate sorted tiles), tile slices and the mask and index forms of pl.gather, checked against torch
+(topk, sort within 32-element blocks, a stable descending sort, strided lane selection)."""
 
 import pytest
 import torch
@@ -76,6 +77,48 @@ def bad_block_len(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 256
     with pl.at(level=pl.Level.CORE_GROUP):
         s = pl.sort32(x[:, :], pl.arange(0, [1, 128], dtype=pl.UINT32))
         out[:, :] = pl.mrgsort(s, block_len=96)
+    return out
+
+
+@pl.jit
+def merge_lists(x: pl.Tensor[[3, 128], pl.FP32], y: pl.Tensor[[1, 32], pl.FP32],
+                two: pl.Out[pl.Tensor[[1, 512], pl.FP32]],
+                three: pl.Out[pl.Tensor[[1, 768], pl.FP32]],
+                four: pl.Out[pl.Tensor[[1, 832], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s0 = pl.mrgsort(pl.sort32(x[0:1, :], pl.arange(0, [1, 128], dtype=pl.UINT32)), block_len=64)
+        s1 = pl.mrgsort(pl.sort32(x[1:2, :], pl.arange(128, [1, 128], dtype=pl.UINT32)), block_len=64)
+        s2 = pl.mrgsort(pl.sort32(x[2:3, :], pl.arange(256, [1, 128], dtype=pl.UINT32)), block_len=64)
+        short = pl.sort32(y[:, :], pl.arange(384, [1, 32], dtype=pl.UINT32))   # one 32-element run
+        two[:, :] = pl.mrgsort(s0, s1)
+        tmp = pl.tile.create([1, 768], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        three[:, :] = pl.tile.mrgsort(s0, s1, s2, tmp=tmp)
+        tmp4 = pl.tile.create([1, 832], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        four[:, :] = pl.tile.mrgsort(s0, s1, s2, short, tmp4)   # upstream's 4-way spelling: tmp fifth
+    return two, three, four
+
+
+@pl.jit
+def merge_small_scratch(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 64], dtype=pl.UINT32))
+        out[:, :] = pl.tile.mrgsort(s[:, 0:64], s[:, 64:128], tmp=pl.tile.create([1, 64], dtype=pl.FP32))
+    return out
+
+
+@pl.jit
+def merge_until_exhausted(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 64], dtype=pl.UINT32))
+        out[:, :] = pl.mrgsort(s[:, 0:64], s[:, 64:128], exhausted=True)
+    return out
+
+
+@pl.jit
+def merge_one(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 64], dtype=pl.UINT32))
+        out[:, :] = pl.mrgsort(s)
     return out
 
 
@@ -186,6 +229,49 @@ def test_sort32_needs_unsigned_indices(kernels):
     with pytest.raises(ParserTypeError) as info:
         kernels.signed_indices(torch.randn(1, 128), torch.empty(1, 256))
     assert "pl.sort32 carries UINT32 indices, got INT32" in str(info.value)
+
+
+def split_pairs(lanes):
+    """The values (even lanes) and the UINT32 indices (odd lanes, read as int32) of sorted pairs."""
+    return lanes[0, 0::2], lanes[0, 1::2].contiguous().view(torch.int32).long()
+
+
+def test_merge_of_separate_sorted_tiles_matches_a_stable_sort(kernels):
+    torch.manual_seed(3)
+    # Few distinct values, so that many ties cross the lists: the earlier list's come first.
+    x = torch.randint(-6, 6, (3, 128)).float()
+    y = torch.randint(-6, 6, (1, 32)).float()
+    two, three, four = torch.empty(1, 512), torch.empty(1, 768), torch.empty(1, 832)
+    kernels.merge_lists(x, y, two, three, four)
+    everything = torch.cat([x.flatten(), y.flatten()])  # list k's indices start at 128 * k
+    for out, length in ((two, 256), (three, 384), (four, 416)):
+        values, indices = split_pairs(out)
+        expected = torch.sort(everything[:length], descending=True, stable=True)
+        assert torch.equal(values, expected.values)
+        assert torch.equal(indices, expected.indices)
+
+
+def test_merge_scratch_tile_must_hold_the_lists(kernels):
+    with pytest.raises(ParserTypeError) as info:
+        kernels.merge_small_scratch(torch.randn(1, 64), torch.empty(1, 128))
+    message = str(info.value)
+    assert ("the scratch tile of pl.mrgsort must be a [1, 128] FP32 tile (the lists together), got "
+            "pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec]") in message
+    assert "sort_kernels.py:" in message
+
+
+def test_merge_needs_two_lists_or_a_block_len(kernels):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    with pytest.raises(InvalidOperationError) as error:
+        kernels.merge_one(torch.randn(1, 64), torch.empty(1, 128))
+    assert error.value.message == "pl.mrgsort merges 2 to 4 sorted tiles, got 1"
+    assert error.value.location == f"{kernels.path}:112:21"
+
+
+def test_merge_until_a_list_is_exhausted_is_refused_by_the_simulator(kernels):
+    with pytest.raises(RuntimeError, match=r"pl.mrgsort with exhausted=True .* is not supported by the simulator"):
+        kernels.merge_until_exhausted(torch.randn(1, 64), torch.empty(1, 128))
 
 
 GATHERS = '''

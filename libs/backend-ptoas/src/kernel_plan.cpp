@@ -275,6 +275,7 @@ class Planner {
       case OpForm::Tiles:
       case OpForm::ColSum:
       case OpForm::MatmulAcc:
+      case OpForm::MergeLists:
         for (const auto& arg : args) {
           if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
         }
@@ -787,6 +788,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.transpose", "pto.ttrans", OpForm::Tiles},
       {"tile.sort32", "pto.tsort32", OpForm::Tiles},
       {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
+      {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
       {"tile.fillpad", "pto.tfillpad", OpForm::FillPad},
       {"tile.set_validshape", "pto.alloc_tile", OpForm::ValidShape},

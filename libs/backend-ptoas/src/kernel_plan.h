@@ -33,6 +33,7 @@ enum class OpForm {
   MatmulAcc,   // ins(result, lhs, rhs): the accumulator is the result's own buffer
   Arange,      // ins(the start scalar), {descending = true} after outs when asked
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
+  MergeLists,  // ins(lists..., tmp {exhausted = B}) outs(result, executed counts): tmrgsort format 2
   GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
   Window,      // ins(tile, row, col : .., index, index): textract of a tile slice (offsets in a list)
   Extract,     // ins(tile, row, col : .., index, index): textract of tile.extract (row, col arguments)

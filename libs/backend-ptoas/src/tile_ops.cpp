@@ -87,6 +87,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     case OpForm::MergeSort:
       ins = {tile(args[0]), {names_.Constant(*ir::AsConstInt(args[1]), "i32"), "i32"}};
       break;
+    case OpForm::MergeLists: return LowerMergeLists(call, result, span);
     case OpForm::GatherMask: {
       ins = {tile(args[0])};
       auto pattern = ir::MaskPatternName(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
@@ -132,6 +133,21 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   PtoOp op = DpsOp(std::string(lowering.pto), std::move(ins), TileOperand(result, lowering.row_major));
   op.attrs = std::move(attrs);
   op.attr_placement = placement;
+  Add(body_, op, span);
+}
+
+// tmrgsort format 2 also writes how many elements it took from each list, into a vector<4xi16>
+// operand of outs(); nothing reads the counts, so each merge gets a fresh zero vector for them.
+void KernelEmitter::LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
+  std::vector<TypedValue> ins;
+  for (const auto& arg : call.args()) ins.push_back(TileOperand(*arg->As<ir::Var>(), false));
+  const TypedValue executed{names_.Named("executed"), "vector<4xi16>"};
+  Add(body_, fmt::format("{} = arith.constant dense<0> : {}", executed.value, executed.type), span);
+  PtoOp op = DpsOp("pto.tmrgsort", std::move(ins), TileOperand(result, false));
+  op.groups.back().operands.push_back(executed);
+  const bool exhausted = ir::FindAttr<bool>(call.kwargs(), "exhausted").value_or(false);
+  op.attrs = {{"exhausted", exhausted ? "true" : "false"}};
+  op.attr_placement = AttrPlacement::InIns;
   Add(body_, op, span);
 }
 

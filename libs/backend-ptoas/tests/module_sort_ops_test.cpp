@@ -1,8 +1,10 @@
-// The PTO text of the top-k family: tci (pl.arange), tsort32, tmrgsort format 1, the mask form of
-// tgather, and textract for a tile slice (a5 only).
+// The PTO text of the top-k family: tci (pl.arange), tsort32, tmrgsort formats 1 and 2, the mask
+// form of tgather, and textract for a tile slice (a5 only).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/module.h"
@@ -97,6 +99,62 @@ TEST(EmitModuleSortOps, DescendingArangeCarriesItsAttribute) {
   ASSERT_TRUE(text) << text.error();
   EXPECT_TRUE(HasLine(*text, "pto.tci ins(%c7_i32 : i32) outs(%i : " + Row(32, "i32") + ") {descending = true}"))
       << *text;
+}
+
+// def k(x, out):                                    # x: [1, 384] FP32, three sorted lists
+//     a = pl.load(x, [0, 0], [1, 128])               # at 0
+//     b = pl.load(x, [0, 128], [1, 128])             # at 512
+//     c = pl.load(x, [0, 256], [1, 128])             # at 1024
+//     t = pl.tile.create([1, 384], dtype=pl.FP32)    # at 1536
+//     m = pl.tile.mrgsort(a, b, c, tmp=t, exhausted=E)   # at 3072
+//     pl.store(m, [0, 0], out)
+ir::FunctionPtr MergeListsKernel(std::optional<bool> exhausted) {
+  auto x = TensorParam("x", {1, 384}, {});
+  auto out = TensorParam("out", {1, 384}, {});
+  std::vector<ir::StmtPtr> body;
+  std::vector<ir::ExprPtr> lists;
+  for (int i = 0; i < 3; ++i) {
+    auto load = Op("tile.load", {x, Ints({0, 128 * i}), Ints({1, 128})}, {});
+    auto list = TileAt(std::string(1, static_cast<char>('a' + i)), load, 512 * i);
+    body.push_back(Assign(list, load, {}));
+    lists.push_back(list);
+  }
+  auto create = Op("tile.create", {Ints({1, 384})}, {}, {{"dtype", DataType::FP32}});
+  auto t = TileAt("t", create, 1536);
+  body.push_back(Assign(t, create, {}));
+  lists.push_back(t);
+  ir::Call::Kwargs kwargs;
+  if (exhausted) kwargs.emplace_back("exhausted", *exhausted);
+  auto merge = Op("tile.mrgsort_format2", lists, {}, kwargs);
+  auto m = TileAt("m", merge, 3072);
+  body.push_back(Assign(m, merge, {}));
+  body.push_back(Eval(Op("tile.store", {m, Ints({0, 0}), out}, {}), {}));
+  return Kernel("k", {x, out}, {ParamDirection::In, ParamDirection::Out}, body);
+}
+
+// Format 2: the lists and the scratch tile (carrying {exhausted}) go in; the result and a vector of
+// the counts taken from each list come out.
+TEST(EmitModuleSortOps, MergeOfSeparateListsWritesTheCountsVector) {
+  auto text = EmitModule(*MergeListsKernel(std::nullopt), "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_TRUE(HasLine(*text, "%executed = arith.constant dense<0> : vector<4xi16>")) << *text;
+  EXPECT_TRUE(HasLine(*text, "pto.tmrgsort ins(%a, %b, %c, %t {exhausted = false} : " + Row(128, "f32") + ", " +
+                                 Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(384, "f32") +
+                                 ") outs(%m, %executed : " + Row(384, "f32") + ", vector<4xi16>)"))
+      << *text;
+}
+
+TEST(EmitModuleSortOps, MergeOfSeparateListsCarriesExhausted) {
+  auto text = EmitModule(*MergeListsKernel(true), "a5", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_NE(text->find("pto.tmrgsort ins(%a, %b, %c, %t {exhausted = true} : "), std::string::npos) << *text;
+  auto generic = EmitModule(*MergeListsKernel(true), "a5", {.source_locations = false, .generic_form = true});
+  ASSERT_TRUE(generic) << generic.error();
+  EXPECT_NE(generic->find("\"pto.tmrgsort\"(%a, %b, %c, %t, %m, %executed) {exhausted = true} : (" +
+                          Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(384, "f32") +
+                          ", " + Row(384, "f32") + ", vector<4xi16>) -> ()"),
+            std::string::npos)
+      << *generic;
 }
 
 // a2a3's textract copies into Left/Right only, so a Vec tile slice has no lowering there.

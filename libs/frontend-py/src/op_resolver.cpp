@@ -52,12 +52,7 @@ ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vecto
     if (!dsl_name.starts_with(prefix)) continue;
     const std::string_view base = std::string_view(dsl_name).substr(prefix.size());
     if (base == "mrgsort") {
-      if (has("block_len")) return fmt::format("{}mrgsort_format1", prefix);
-      return ir::MakeError(ir::DiagnosticKind::InvalidOperation,
-                           fmt::format("'{}' without block_len (the 2- to 4-way merge of separate tiles) is not "
-                                       "supported yet",
-                                       dsl_name),
-                           span, "merge the runs of one tile with block_len=...");
+      return fmt::format("{}mrgsort_format{}", prefix, has("block_len") ? 1 : 2);
     }
     if (base == "gather") {
       if (has("mask_pattern")) return fmt::format("{}gather_mask", prefix);
@@ -122,6 +117,21 @@ ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir
   });
   if (!unified_reduction || !tile || !needs_scratch) return ir::ExprPtr{};
   return CreateTileLike(*tile, span);
+}
+
+ir::Result<ir::ExprPtr> MergeScratchTile(const std::vector<ir::ExprPtr>& lists, const ir::Span& span) {
+  int64_t cols = 0;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    const auto* tile = lists[i] ? lists[i]->type()->As<ir::TileType>() : nullptr;
+    if (!tile || tile->shape().size() < 2)
+      return ir::MakeError(ir::DiagnosticKind::Type,
+                           fmt::format("pl.mrgsort merges sorted tiles; list {} is {}", i,
+                                       lists[i] ? lists[i]->type()->str() : "not a value"),
+                           span);
+    cols += tile->shape().back();
+  }
+  const auto& first = *lists[0]->type()->As<ir::TileType>();
+  return CreateTileLike(ir::TileType({1, cols}, first.dtype(), first.memory_space()), span);
 }
 
 ir::Result<ir::ExprPtr> CreateTileLike(const ir::TileType& tile, const ir::Span& span) {

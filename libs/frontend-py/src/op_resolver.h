@@ -20,7 +20,8 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
                                        CallContext context, const ir::Span& span);
 
 // Ops whose form depends on the keywords given: `pl.mrgsort(t, block_len=64)` is
-// pl.tile.mrgsort_format1, `pl.gather(t, mask_pattern=...)` pl.tile.gather_mask. Returns the
+// pl.tile.mrgsort_format1 and `pl.mrgsort(a, b)` (separate sorted tiles) pl.tile.mrgsort_format2,
+// `pl.gather(t, mask_pattern=...)` pl.tile.gather_mask. Returns the
 // spelling to resolve (dsl_name itself for every other op), or an error for a form not supported.
 ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vector<std::string>& keywords,
                                    const ir::Span& span);
@@ -30,6 +31,11 @@ ir::Result<std::string> SelectForm(const std::string& dsl_name, const std::vecto
 // unified reduction or `op` takes no required scratch tile (`pl.tile.row_sum` still requires one).
 ir::Result<ir::ExprPtr> DefaultScratchTile(const std::string& dsl_name, const ir::OpDef& op,
                                            const ir::ExprPtr& operand, const ir::Span& span);
+
+// The scratch tile of a merge of separate sorted tiles when the call gives none: one row as long as
+// all the lists together, of the first list's dtype and memory space (what upstream's tensor-to-tile
+// lowering creates). An error names a list that is not a tile.
+ir::Result<ir::ExprPtr> MergeScratchTile(const std::vector<ir::ExprPtr>& lists, const ir::Span& span);
 
 // `pl.tile.create(shape, dtype=..., target_memory=...)` of `tile`'s shape, dtype and memory space.
 ir::Result<ir::ExprPtr> CreateTileLike(const ir::TileType& tile, const ir::Span& span);

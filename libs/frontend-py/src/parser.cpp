@@ -2341,6 +2341,8 @@ class FunctionParser {
     if (!form) return pypto::unexpected(form.error());
     auto op = ResolveOp(*form, operands, kernel_depth_ > 0 ? CallContext::Kernel : CallContext::Orchestration, span);
     if (!op) return pypto::unexpected(op.error());
+    if ((*op)->name == "tile.mrgsort_format2")
+      if (auto ok = PlaceMergeScratch(positional, keywords, span); !ok) return pypto::unexpected(ok.error());
     CallBuilder call(name, **op, span);
     const auto& params = (*op)->params;
     for (size_t i = 0; i < positional.size(); ++i) {
@@ -2371,6 +2373,37 @@ class FunctionParser {
         return pypto::unexpected(ok.error());
     if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
     return call.Build(map_.SpanOf(node));
+  }
+
+  // tile.mrgsort_format2 takes its scratch tile after the sorted lists, however many there are: a
+  // `tmp=` keyword moves there, and without one (the unified `pl.mrgsort(a, b)` leaves it to the
+  // compiler) a fresh tile as long as the lists together goes there. Five positional arguments are
+  // four lists and the scratch tile, as upstream spells a 4-way merge.
+  ir::Result<bool> PlaceMergeScratch(std::vector<std::pair<ArgValue, py::handle>>& positional,
+                                     std::vector<std::tuple<std::string, ArgValue, py::handle>>& keywords,
+                                     const ir::Span& span) {
+    auto tmp = std::find_if(keywords.begin(), keywords.end(),
+                            [](const auto& keyword) { return std::get<0>(keyword) == "tmp"; });
+    const size_t lists = positional.size();
+    if (lists < 2 || (tmp != keywords.end() && lists > 4))
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("pl.mrgsort merges 2 to 4 sorted tiles, got {}", lists), span,
+                       "merge the sorted runs of a single tile with block_len=...");
+    if (tmp != keywords.end()) {
+      positional.emplace_back(std::move(std::get<1>(*tmp)), std::get<2>(*tmp));
+      keywords.erase(tmp);
+      return true;
+    }
+    if (lists > 4) return true;
+    std::vector<ir::ExprPtr> sources;
+    for (const auto& [value, arg] : positional) {
+      const auto* expr = std::get_if<ir::ExprPtr>(&value);
+      sources.push_back(expr ? *expr : nullptr);
+    }
+    auto scratch = MergeScratchTile(sources, span);
+    if (!scratch) return pypto::unexpected(scratch.error());
+    positional.emplace_back(ArgValue(*scratch), positional.back().second);
+    return true;
   }
 
   // A tpop without shape= and dtype= receives the tile its assignment's annotation declares.

@@ -1,4 +1,4 @@
-// Type deduction of the top-k family (sort32, mrgsort format 1, gather mask form), pl.arange
+// Type deduction of the top-k family (sort32, mrgsort formats 1 and 2, gather mask form), pl.arange
 // (tile.ci): the result types, and the errors for wrong dtypes and shapes.
 #include <gtest/gtest.h>
 
@@ -102,6 +102,54 @@ TEST(TileSortOps, MergeSortErrors) {
   auto dynamic = Create("tile.mrgsort_format1", {Row(256), Tensor("n", {1})});
   ASSERT_FALSE(dynamic);
   EXPECT_EQ(dynamic.error().message, "block_len of pl.mrgsort must be an integer known at compile time");
+}
+
+ExprPtr Scratch(int64_t cols, DataType dtype = DataType::FP32) {
+  auto call = Create("tile.create", {Ints({1, cols})}, {{"dtype", dtype}});
+  if (!call) throw std::runtime_error(call.error().str());
+  return *call;
+}
+
+TEST(TileSortOps, MergeOfSeparateListsIsAsLongAsTheListsTogether) {
+  auto two = Create("tile.mrgsort_format2", {Row(256), Row(128), Scratch(384)});
+  ASSERT_TRUE(two) << two.error().str();
+  EXPECT_EQ((*two)->type()->str(), "pl.Tile[[1, 384], pl.FP32, pl.Mem.Vec]");
+  EXPECT_EQ(CallAffinity(**two), CoreAffinity::Vector);
+  auto four = Create("tile.mrgsort_format2", {Row(64), Row(64), Row(64), Row(64), Scratch(256)},
+                     {{"exhausted", true}});
+  ASSERT_TRUE(four) << four.error().str();
+  EXPECT_EQ((*four)->type()->str(), "pl.Tile[[1, 256], pl.FP32, pl.Mem.Vec]");
+  auto half = Create("tile.mrgsort_format2",
+                     {Row(64, DataType::FP16), Row(64, DataType::FP16), Row(64, DataType::FP16),
+                      Scratch(192, DataType::FP16)});
+  ASSERT_TRUE(half) << half.error().str();
+  EXPECT_EQ((*half)->type()->str(), "pl.Tile[[1, 192], pl.FP16, pl.Mem.Vec]");
+}
+
+TEST(TileSortOps, MergeOfSeparateListsErrors) {
+  auto mixed = Create("tile.mrgsort_format2", {Row(64), Row(64, DataType::FP16), Scratch(128)});
+  ASSERT_FALSE(mixed);
+  EXPECT_EQ(mixed.error().str(),
+            "k.py:4:9: error: the sorted lists of pl.mrgsort differ in dtype: list 0 is FP32, list 1 is FP16");
+  auto ints = Create("tile.mrgsort_format2", {Row(64, DataType::INT32), Row(64, DataType::INT32), Scratch(128)});
+  ASSERT_FALSE(ints);
+  EXPECT_EQ(ints.error().message, "pl.mrgsort sorts FP32 or FP16 values, got INT32");
+  auto rows = Create("tile.mrgsort_format2",
+                     {Row(64), testing::Op("tile.load", {Tensor("x", {2, 64}), Ints({0, 0}), Ints({2, 64})}),
+                      Scratch(192)});
+  ASSERT_FALSE(rows);
+  EXPECT_EQ(rows.error().message,
+            "pl.mrgsort merges single-row lists, got pl.Tile[[2, 64], pl.FP32, pl.Mem.Vec] for list 1");
+  auto small = Create("tile.mrgsort_format2", {Row(64), Row(64), Scratch(64)});
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().message,
+            "the scratch tile of pl.mrgsort must be a [1, 128] FP32 tile (the lists together), got pl.Tile[[1, 64], "
+            "pl.FP32, pl.Mem.Vec]");
+  EXPECT_EQ(small.error().hint, "leave tmp out and pl.mrgsort creates one");
+  auto one = Create("tile.mrgsort_format2", {Row(64), Scratch(64)});
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().message,
+            "'tile.mrgsort_format2' takes 3 to 5 arguments (src0, src1, src2_or_tmp, src3_or_tmp, tmp), got 2");
 }
 
 TEST(TileSortOps, GatherMaskHalvesOrQuartersTheRow) {

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "kernels/select.h"
 #include "kernels/sort.h"
@@ -132,6 +133,13 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
     case ComputeKind::MergeSort:
       MergeSortF32(o.fdst(), o.fsrc0(), cols, static_cast<size_t>(c.block_len));
       break;
+    case ComputeKind::MergeLists: {
+      std::vector<size_t> lanes;
+      for (int64_t list : c.list_lanes)
+        if (list > 0) lanes.push_back(static_cast<size_t>(list));
+      MergeListsF32(o.fdst(), o.fsrc0(), lanes);
+      break;
+    }
     case ComputeKind::GatherMask: {
       const ir::MaskLanes lanes = ir::LanesOf(c.op);
       GatherLanes(o.dst, o.src0, rows, static_cast<size_t>(c.src_cols), elem_bytes, static_cast<size_t>(lanes.group),
@@ -266,6 +274,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
       break;
     case ComputeKind::Sort32:
     case ComputeKind::MergeSort:
+    case ComputeKind::MergeLists:
     case ComputeKind::GatherMask:
     case ComputeKind::Concat:
     case ComputeKind::Transpose:

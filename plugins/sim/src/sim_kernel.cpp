@@ -60,6 +60,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Cast: return "cast";
     case ComputeKind::Sort32: return "sort32";
     case ComputeKind::MergeSort: return "mrgsort";
+    case ComputeKind::MergeLists: return "mrgsort_lists";
     case ComputeKind::GatherMask: return "gather";
     case ComputeKind::GatherIndex: return "gather_index";
     case ComputeKind::Slice: return "slice";
@@ -1346,6 +1347,7 @@ class Decoder {
       put("tile.cast", ComputeKind::Cast, 0);
       put("tile.sort32", ComputeKind::Sort32, 0);
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
+      put("tile.mrgsort_format2", ComputeKind::MergeLists, 0);
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
       put("tile.gather", ComputeKind::GatherIndex, 0);
       put("tile.slice", ComputeKind::Slice, 0);
@@ -1509,10 +1511,58 @@ class Decoder {
       case ComputeKind::Concat:
       case ComputeKind::Transpose:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
+      case ComputeKind::MergeLists: return DecodeMergeLists(out, call, instr);
       case ComputeKind::Slice:
       case ComputeKind::Insert: return DecodeWindow(op, out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
+  }
+
+  // tile.mrgsort_format2(lists..., tmp): an instruction reads at most two tiles, so each list is
+  // first copied into its place in the scratch tile (an Insert), side by side in argument order; the
+  // merge then reads the scratch tile as consecutive sorted runs.
+  pypto::expected<void, std::string> DecodeMergeLists(const TileValue& out, const ir::Call& call, Instr& instr) {
+    const auto& args = call.args();
+    const size_t lists = args.size() - 1;
+    if (ir::FindAttr<bool>(call.kwargs(), "exhausted").value_or(false))
+      return Fail("pl.mrgsort with exhausted=True (stopping when a list runs out) is not supported by the simulator "
+                  "yet");
+    auto tmp = Tile(args[lists], "scratch tile");
+    if (!tmp) return Error(tmp.error());
+    if (tmp->dtype != ir::DataType::FP32)
+      return Fail(fmt::format("pl.mrgsort of {} values is not supported yet by the simulator (FP32 only)",
+                              ir::DataTypeName(tmp->dtype)));
+    if (Overlap(out.ref, tmp->ref)) return Fail("the result of pl.mrgsort overlaps its scratch tile");
+    int64_t col = 0;
+    for (size_t i = 0; i < lists; ++i) {
+      auto list = Tile(args[i], "sorted list");
+      if (!list) return Error(list.error());
+      if (list->cols() % 2 != 0)
+        return Fail(fmt::format("sorted list {} of pl.mrgsort has {} lanes, not whole (value, index) pairs", i,
+                                list->cols()));
+      if (Overlap(tmp->ref, list->ref))
+        return Fail(fmt::format("the scratch tile of pl.mrgsort overlaps sorted list {}", i));
+      Instr stage;
+      stage.op = Opcode::Compute;
+      stage.kind = instr.kind;
+      stage.elem_bytes = instr.elem_bytes;
+      stage.dst = tmp->ref;
+      stage.src0 = list->ref;
+      stage.num_elements = list->num_elements;
+      stage.compute.kind = ComputeKind::Insert;
+      stage.compute.rows = stage.compute.outer_rows = 1;
+      stage.compute.cols = list->cols();
+      stage.compute.outer_cols = tmp->cols();
+      stage.compute.row_offset = Operand::Imm(0);
+      stage.compute.col_offset = Operand::Imm(col);
+      Emit(stage);
+      instr.compute.list_lanes[i] = list->cols();
+      col += list->cols();
+    }
+    instr.src0 = tmp->ref;
+    instr.compute.rows = 1;
+    instr.compute.cols = out.cols();
+    return {};
   }
 
   pypto::expected<void, std::string> SameSize(const TileValue& src, const TileValue& out) const {

@@ -60,6 +60,7 @@ enum class ComputeKind : uint8_t {
   Cast,          // dst = convert(src0)
   Sort32,        // dst = each 32-block of src0's rows sorted with its indices src1, as (value, index) pairs
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
+  MergeLists,    // dst = the 2-4 sorted lists lying back to back in the row src0 (list_lanes), merged
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
   GatherIndex,   // dst[r][k] = src0[r][src1[r][k]] (src1: INT32 or INT16 indices, checked when it runs)
   Slice,         // dst = the window of src0 at (row_offset, col_offset) (tile.slice, tile.extract)
@@ -100,6 +101,7 @@ struct ComputeInfo {
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
+  std::array<int64_t, 4> list_lanes{};  // MergeLists: lanes of each list in src0, in order (0: none)
   int64_t src_cols = 0;        // GatherMask, GatherIndex, Concat: row length of src0 (cols is the result's)
   uint8_t index_bytes = 4;     // GatherIndex: width of the indices in src1
   // Slice/Insert: the window's origin (a constant or a register: a loop variable) in the larger tile,

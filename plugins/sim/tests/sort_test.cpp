@@ -1,5 +1,5 @@
 // The top-k kernels on small hand-made rows: sort32 (ties, NaN, several rows), the 4-way merge of
-// sorted runs, mask-pattern lane selection, tile windows and index rows.
+// sorted runs, the merge of 2 to 4 separate lists, mask-pattern lane selection, tile windows and index rows.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -125,6 +125,18 @@ TEST(MergeSort, Sort32ThenTwoMergesSortsARow) {
     EXPECT_EQ(src[pairs[k].second], pairs[k].first);
     if (k > 0) EXPECT_GE(pairs[k - 1].first, pairs[k].first) << k;
   }
+}
+
+TEST(MergeLists, MergesListsOfDifferentLengthsWithEarlierListsFirstOnTies) {
+  // Three lists of 3, 1 and 4 pairs (6, 2 and 8 lanes).
+  const std::vector<std::vector<float>> lists = {{9, 4, 4}, {4}, {10, 4, 3, -2}};
+  const auto src = RunLanes(lists);
+  std::vector<float> dst(src.size());
+  const std::vector<size_t> lanes = {6, 2, 8};
+  MergeListsF32(dst.data(), src.data(), lanes);
+  const std::vector<std::pair<float, uint32_t>> expected = {{10, 4}, {9, 0}, {4, 1}, {4, 2},
+                                                            {4, 3},  {4, 5}, {3, 6}, {-2, 7}};
+  EXPECT_EQ(Pairs(dst), expected);
 }
 
 TEST(GatherLanes, PatternsPickTheirLanes) {

@@ -82,6 +82,39 @@ Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kw
   return std::make_shared<TileType>(shape, (*src)->dtype(), MemorySpace::Vec);
 }
 
+// `tile.mrgsort_format2(src0, src1[, src2[, src3]], tmp)`: 2 to 4 sorted rows of pairs merged into
+// one sorted row as long as all of them together. The scratch tile comes last, whatever the number of
+// lists, and the result takes its shape (tmrgsort writes through it).
+Result<TypePtr> DeduceMergeLists(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  const size_t lists = args.size() - 1;
+  DataType dtype = DataType::FP32;
+  int64_t total_cols = 0;
+  for (size_t i = 0; i < lists; ++i) {
+    auto src = ExpectVecMatrix(args[i], fmt::format("sorted list {} of pl.mrgsort", i), span);
+    if (!src) return pypto::unexpected(src.error());
+    if (auto ok = CheckSortDtype((*src)->dtype(), "pl.mrgsort", span); !ok) return pypto::unexpected(ok.error());
+    if (i == 0) dtype = (*src)->dtype();
+    if ((*src)->dtype() != dtype) {
+      return TypeError(fmt::format("the sorted lists of pl.mrgsort differ in dtype: list 0 is {}, list {} is {}",
+                                   DataTypeName(dtype), i, DataTypeName((*src)->dtype())),
+                       span);
+    }
+    if (src->rows() != 1) {
+      return TypeError(fmt::format("pl.mrgsort merges single-row lists, got {} for list {}", (*src)->str(), i), span);
+    }
+    total_cols += src->cols();
+  }
+  auto tmp = ExpectVecMatrix(args[lists], "the scratch tile of pl.mrgsort", span);
+  if (!tmp) return pypto::unexpected(tmp.error());
+  if ((*tmp)->dtype() != dtype || tmp->rows() != 1 || tmp->cols() != total_cols) {
+    return TypeError(fmt::format("the scratch tile of pl.mrgsort must be a [1, {}] {} tile (the lists together), "
+                                 "got {}",
+                                 total_cols, DataTypeName(dtype), (*tmp)->str()),
+                     span, "leave tmp out and pl.mrgsort creates one");
+  }
+  return std::make_shared<TileType>((*tmp)->shape(), dtype, MemorySpace::Vec);
+}
+
 Result<TypePtr> DeduceGatherMask(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto src = ExpectVecMatrix(args[0], "the source of pl.gather", span);
   if (!src) return pypto::unexpected(src.error());
@@ -148,6 +181,13 @@ void RegisterTileSortOps(OpRegistry& registry) {
                           .description = "merge each 4 consecutive sorted runs of block_len lanes of one row",
                           .params = {Arg("src"), Arg("block_len")},
                           .deduce_type = DeduceMergeSort,
+                          .affinity = CoreAffinity::Vector});
+  // The scratch tile is the last argument: the third of a 2-way merge, the fifth of a 4-way one.
+  registry.Register(OpDef{.name = "tile.mrgsort_format2",
+                          .description = "merge 2 to 4 sorted single-row lists into one, through a scratch tile",
+                          .params = {Arg("src0"), Arg("src1"), Arg("src2_or_tmp"), OptionalArg("src3_or_tmp"),
+                                     OptionalArg("tmp"), OptionalAttr("exhausted", OpAttrKind::Bool)},
+                          .deduce_type = DeduceMergeLists,
                           .affinity = CoreAffinity::Vector});
   registry.Register(OpDef{.name = "tile.gather",
                           .description = "pick elements of each row by the indices of the same row (index form)",

@@ -25,6 +25,19 @@ std::vector<SortPair> ReadPairs(const float* lanes, size_t pairs) {
   return out;
 }
 
+// The sorted runs lying back to back in `pairs`, `lengths[i]` pairs each, merged into `out`. Each
+// std::merge takes equal elements from its first range first, and the runs merged so far are that
+// range, so an earlier run wins ties.
+void MergeRuns(const SortPair* pairs, std::span<const size_t> lengths, SortPair* out) {
+  size_t merged = 0;
+  std::vector<SortPair> scratch;
+  for (size_t length : lengths) {
+    scratch.assign(out, out + merged);
+    std::merge(scratch.begin(), scratch.end(), pairs + merged, pairs + merged + length, out, Before);
+    merged += length;
+  }
+}
+
 }  // namespace
 
 void Sort32F32(float* dst, const float* src, const uint32_t* idx, size_t rows, size_t cols) {
@@ -40,16 +53,26 @@ void Sort32F32(float* dst, const float* src, const uint32_t* idx, size_t rows, s
 
 void MergeSortF32(float* dst, const float* src, size_t lanes, size_t block_len) {
   const size_t run = block_len / 2;  // pairs per input run
-  std::vector<SortPair> pairs = ReadPairs(src, lanes / 2);
-  std::vector<SortPair> low(2 * run), high(2 * run), merged(kWays * run);
+  const std::vector<SortPair> pairs = ReadPairs(src, lanes / 2);
+  const std::vector<size_t> runs(kWays, run);
+  std::vector<SortPair> merged(kWays * run);
   for (size_t group = 0; group < pairs.size(); group += kWays * run) {
-    auto at = [&](size_t k) { return pairs.begin() + static_cast<std::ptrdiff_t>(group + k * run); };
-    // std::merge takes equal elements from its first range first, so runs 0..3 keep their order.
-    std::merge(at(0), at(1), at(1), at(2), low.begin(), Before);
-    std::merge(at(2), at(3), at(3), at(4), high.begin(), Before);
-    std::merge(low.begin(), low.end(), high.begin(), high.end(), merged.begin(), Before);
+    MergeRuns(pairs.data() + group, runs, merged.data());
     std::memcpy(dst + 2 * group, merged.data(), merged.size() * sizeof(SortPair));
   }
+}
+
+void MergeListsF32(float* dst, const float* src, std::span<const size_t> list_lanes) {
+  std::vector<size_t> runs;
+  size_t total = 0;
+  for (size_t lanes : list_lanes) {
+    runs.push_back(lanes / 2);
+    total += lanes / 2;
+  }
+  const std::vector<SortPair> pairs = ReadPairs(src, total);
+  std::vector<SortPair> merged(total);
+  MergeRuns(pairs.data(), runs, merged.data());
+  std::memcpy(dst, merged.data(), merged.size() * sizeof(SortPair));
 }
 
 }  // namespace pypto::sim

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace pypto::sim {
 
@@ -26,5 +27,9 @@ void Sort32F32(float* dst, const float* src, const uint32_t* idx, size_t rows, s
 // four consecutive runs becomes one sorted run of 4 * block_len lanes in dst. `lanes` is a multiple
 // of 4 * block_len.
 void MergeSortF32(float* dst, const float* src, size_t lanes, size_t block_len);
+
+// Sorted lists lying back to back in one row of src, `list_lanes[i]` lanes each (even), merged into
+// one sorted row of their total length in dst (which must not overlap src).
+void MergeListsF32(float* dst, const float* src, std::span<const size_t> list_lanes);
 
 }  // namespace pypto::sim
