@@ -100,10 +100,27 @@ def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 """
 
 
-# The first product is read by matmul_acc, so it stays on chip whole: AutoTileMatmulL0 computes block
-# by block only a product it can store block by block, and leaves the capacity check to allocation.
-def _matmul_resource_error(write_kernel, name, m, k, n, platform="a2a3sim"):
-    module, path = write_kernel(name, MATMUL_KERNEL.format(m=m, k=k, n=n))
+# A left operand the kernel extracts into L0A itself is placed by the kernel: AutoTileMatmulL0 leaves
+# it whole.
+EXTRACTED_LEFT_KERNEL = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a1 = pl.load(a, [0, 0], [{m}, {k}], target_memory=pl.MemorySpace.Mat)
+        b1 = pl.load(b, [0, 0], [{k}, {n}], target_memory=pl.MemorySpace.Mat)
+        a_l = pl.tile.extract(a1, 0, 0, [{m}, {k}], target_memory=pl.Mem.Left)
+        pl.store(pl.matmul(a_l, pl.move(b1, target_memory=pl.Mem.Right)), [0, 0], c)
+    return c
+"""
+
+
+# The first product is read by matmul_acc, so it keeps its [M, N] (AutoTileMatmulL0 splits only its K):
+# a result beyond L0C is left to allocation to report.
+def _matmul_resource_error(write_kernel, name, m, k, n, platform="a2a3sim", kernel=MATMUL_KERNEL):
+    module, path = write_kernel(name, kernel.format(m=m, k=k, n=n))
     with pytest.raises(ResourceError) as info:
         module.kernel(torch.ones(m, k), torch.ones(k, n), torch.empty(m, n), config=RunConfig(platform=platform))
     return info.value, path
@@ -133,8 +150,10 @@ def test_a_result_too_large_for_l0c_names_the_accumulator(write_kernel):
 
 def test_a_left_operand_too_large_for_l0a(write_kernel):
     # 128x256 f32 is 128 KB: it fits L1 but not the 64 KB of L0A.
-    error, path = _matmul_resource_error(write_kernel, "l0a", 128, 256, 16, platform="a5sim")
-    assert error.message.startswith(f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in L0A (Left): ")
+    error, path = _matmul_resource_error(write_kernel, "l0a", 128, 256, 16, platform="a5sim",
+                                         kernel=EXTRACTED_LEFT_KERNEL)
+    assert error.message.startswith(f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in L0A (Left): "
+                                    "tile 'a_l' ")
     assert "needs 131072 bytes while 0 bytes are in use, and Ascend950 has 65536 bytes" in error.message
 
 

@@ -20,9 +20,19 @@
 // is built the same way block by block, each block cast and assembled (TINSERT) into a Mat tile
 // carried through the M and N loops, which the second matmul then reads (and is tiled in turn).
 //
+// A product read any other way (yielded out of a branch, added to by a later matmul_acc), and every
+// tile.matmul_acc, whose accumulator is whole, keeps its [M, N] shape: only K is split, the loop's
+// result taking the product's place. That is how a K loop written in the kernel, whose first step
+// is a matmul and whose others are matmul_acc, has each of its steps split further.
+//
+// An operand given transposed keeps its layout: a left operand read with a_trans=True is a [K, M]
+// tile, so its K windows are row windows [k, m] at (ki, mi); a right operand read with b_trans=True
+// is [N, K], its windows [n, k] at (ni, ki). Each block's matmul reads its windows with the same
+// flags.
+//
 // Blocks take at most half of each L0 buffer, leaving the other half to the next block (the
-// hardware's ping-pong). A product read any other way keeps its shape, and AllocateMemoryAddr
-// reports it if it does not fit.
+// hardware's ping-pong). A product that keeps its shape and does not fit L0C is left alone, and
+// AllocateMemoryAddr reports it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,9 +60,15 @@ class UseCounter final : public IRVisitor {
   void VisitVar(const std::shared_ptr<const Var>& var) override { ++counts[var.get()]; }
 };
 
-// The block a matmul [M, K] x [K, N] is computed in.
+// The block a matmul [M, K] x [K, N] is computed in, or the whole of it.
 struct BlockShape {
   int64_t m, n, k;
+};
+
+// A matmul's extents and the bytes of an element of each operand and of the accumulator.
+struct Product {
+  BlockShape whole;  // {M, N, K}
+  int64_t a_bytes, b_bytes, c_bytes;
 };
 
 // Halves `extent` while `too_big(extent)`, keeping it a divisor of `full` and at least `floor`.
@@ -65,19 +81,19 @@ std::optional<int64_t> Shrink(int64_t full, int64_t floor, const std::function<b
   return extent;
 }
 
-// The block for lhs [M, K] x rhs [K, N] into an `acc` dtype accumulator, or nullopt when the whole
-// matmul fits (or no block of power-of-two fractions does).
-std::optional<BlockShape> ChooseBlock(const TileType& lhs, const TileType& rhs, DataType acc, const SocSpec& soc) {
-  const int64_t M = lhs.shape()[0], K = lhs.shape()[1], N = rhs.shape()[1];
-  const int64_t a_bytes = DataTypeBytes(lhs.dtype()), b_bytes = DataTypeBytes(rhs.dtype());
-  const int64_t c_bytes = DataTypeBytes(acc);
+// The block for `product`, or nullopt when the whole matmul fits (or no block of power-of-two
+// fractions does). A `whole_result` keeps its [M, N] (only K is split), so it must fit L0C itself.
+std::optional<BlockShape> ChooseBlock(const Product& product, bool whole_result, const SocSpec& soc) {
+  const auto [M, N, K] = product.whole;
+  const int64_t a_bytes = product.a_bytes, b_bytes = product.b_bytes, c_bytes = product.c_bytes;
   const int64_t l0a = soc.capacity(MemorySpace::Left), l0b = soc.capacity(MemorySpace::Right);
   const int64_t l0c = soc.capacity(MemorySpace::Acc);
   if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * c_bytes <= l0c) return std::nullopt;
   // The cube works on 16 x 16 fractals: no block edge below 16.
   constexpr int64_t kFractal = 16;
   int64_t m = M, n = N;
-  while (m * n * c_bytes > l0c / 2) {
+  if (whole_result && m * n * c_bytes > l0c) return std::nullopt;
+  while (!whole_result && m * n * c_bytes > l0c / 2) {
     int64_t& larger = m >= n ? m : n;
     if (larger % 2 != 0 || larger / 2 < kFractal) return std::nullopt;
     larger /= 2;
@@ -100,22 +116,36 @@ struct MatScratch {
   VarPtr mat;           // the product in Mat: the scratch the blocks are assembled into
 };
 
+// The move of a whole Mat tile into L0A or L0B that feeds a matmul.
+struct FeedingMove {
+  size_t index;    // statement index
+  VarPtr mat;      // the Mat tile moved
+  const Var* l0;   // the moved tile the matmul reads
+  bool last_read;  // the matmul is the moved tile's only remaining reader: the move goes with it
+};
+
 // A matmul found in a statement sequence, with the moves that fed it and what reads its result:
-// stores of it to global memory, or a cast into a Mat scratch.
+// stores of it to global memory, a cast into a Mat scratch, or anything else (then it is computed
+// whole, in place).
 struct TiledMatmul {
-  size_t lhs_move, rhs_move, matmul;  // statement indices
+  FeedingMove lhs, rhs;
+  size_t matmul;                      // statement index
   std::vector<size_t> stores;         // ascending
   std::optional<MatScratch> scratch;  // instead of stores
-  VarPtr lhs_mat, rhs_mat, result;    // the whole operands in Mat, the result
-  Call::Kwargs kwargs;                // the matmul's (out_dtype)
-  BlockShape block;
+  VarPtr result;
+  VarPtr acc;                         // tile.matmul_acc's accumulator
+  Call::Kwargs kwargs;                // the matmul's (out_dtype, a_trans, b_trans)
+  bool a_trans, b_trans;
+  BlockShape whole, block;
 
+  // Neither stored nor cast into Mat: the K loop's result replaces the product where it was.
+  bool in_place() const { return stores.empty() && !scratch; }
   // Where the loop nest goes: after every statement it replaces reads its inputs.
-  size_t anchor() const { return scratch ? scratch->move : stores.front(); }
+  size_t anchor() const { return scratch ? scratch->move : in_place() ? matmul : stores.front(); }
   bool Replaces(size_t index) const {
     const bool stored = std::ranges::find(stores, index) != stores.end();
-    return index == lhs_move || index == rhs_move || index == matmul || stored ||
-           (scratch && (index == scratch->cast || index == scratch->move));
+    return (index == lhs.index && lhs.last_read) || (index == rhs.index && rhs.last_read) || index == matmul ||
+           stored || (scratch && (index == scratch->cast || index == scratch->move));
   }
 };
 
@@ -127,14 +157,25 @@ class BlockNestBuilder {
 
   Result<StmtPtr> Build() {
     if (plan_.scratch) return BuildIntoScratch();
+    if (plan_.in_place()) return BuildInPlace();
     return Loop("mi", M(), plan_.block.m, [&](const ExprPtr& mi) {
       return Loop("ni", N(), plan_.block.n, [&](const ExprPtr& ni) { return StoredBlock(mi, ni); });
     });
   }
 
  private:
-  int64_t M() const { return plan_.lhs_mat->type()->As<TileType>()->shape()[0]; }
-  int64_t N() const { return plan_.rhs_mat->type()->As<TileType>()->shape()[1]; }
+  int64_t M() const { return plan_.whole.m; }
+  int64_t N() const { return plan_.whole.n; }
+  int64_t K() const { return plan_.whole.k; }
+
+  // The whole product, its K steps ending in the product's own variable. A product that keeps its
+  // shape is only planned when it exceeds L0A or L0B, so k < K and the K loop is there to end in it.
+  Result<StmtPtr> BuildInPlace() {
+    std::vector<StmtPtr> body;
+    auto acc = Block(IndexConst(0, span_), IndexConst(0, span_), body, plan_.result);
+    if (!acc) return pypto::unexpected(acc.error());
+    return StmtPtr(std::make_shared<SeqStmts>(std::move(body), span_));
+  }
 
   // The blocks cast and assembled into a fresh Mat tile, carried through the M and N loops (kept even
   // when they run once, so that the product's Mat variable is the outer loop's result).
@@ -224,16 +265,17 @@ class BlockNestBuilder {
     return StmtPtr(std::make_shared<SeqStmts>(std::move(body), span_));
   }
 
-  // One [m, n] block at (mi, ni) into `body`: the first K step, the loop over the others. Returns the
+  // One [m, n] block at (mi, ni) into `body`: the first K step (added to tile.matmul_acc's
+  // accumulator), the loop over the others, whose result is `result` when given. Returns the
   // block's accumulator.
-  Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body) {
-    auto first = Step(mi, ni, IndexConst(0, span_), nullptr, body);
+  Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body,
+                       const VarPtr& result = nullptr) {
+    auto first = Step(mi, ni, IndexConst(0, span_), plan_.acc, body);
     if (!first) return first;
     VarPtr acc = *first;
-    const int64_t K = plan_.lhs_mat->type()->As<TileType>()->shape()[1];
-    if (K > plan_.block.k) {
+    if (K() > plan_.block.k) {
       // The other k-steps, carrying the block's accumulator.
-      auto loop = CarriedLoop("ki", plan_.block.k, K, plan_.block.k, acc, nullptr,
+      auto loop = CarriedLoop("ki", plan_.block.k, K(), plan_.block.k, acc, result,
                               [&](const ExprPtr& ki, const VarPtr& carried, std::vector<StmtPtr>& steps) {
                                 return Step(mi, ni, ki, carried, steps);
                               });
@@ -244,20 +286,31 @@ class BlockNestBuilder {
     return acc;
   }
 
-  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`).
+  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`), which
+  // reads them transposed as the whole matmul read its operands.
   Result<VarPtr> Step(const ExprPtr& mi, const ExprPtr& ni, const ExprPtr& ki, const VarPtr& acc,
                       std::vector<StmtPtr>& out) {
     const BlockShape& b = plan_.block;
-    auto lhs = Extract(plan_.lhs_mat, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
+    auto lhs = plan_.a_trans ? Extract(plan_.lhs.mat, ki, mi, {b.k, b.m}, MemorySpace::Left, out)
+                             : Extract(plan_.lhs.mat, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
     if (!lhs) return lhs;
-    auto rhs = Extract(plan_.rhs_mat, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
+    auto rhs = plan_.b_trans ? Extract(plan_.rhs.mat, ni, ki, {b.n, b.k}, MemorySpace::Right, out)
+                             : Extract(plan_.rhs.mat, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
     if (!rhs) return rhs;
-    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", {acc, *lhs, *rhs}, {}, span_)
+    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", {acc, *lhs, *rhs}, TransposeFlags(), span_)
                     : OpRegistry::Get().CreateCall("tile.matmul", {*lhs, *rhs}, plan_.kwargs, span_);
     if (!call) return pypto::unexpected(call.error());
     auto var = std::make_shared<Var>(name_, (*call)->type(), span_);
     out.push_back(std::make_shared<AssignStmt>(var, *call, span_));
     return VarPtr(var);
+  }
+
+  // The matmul's a_trans / b_trans, which tile.matmul_acc takes too (out_dtype it does not).
+  Call::Kwargs TransposeFlags() const {
+    Call::Kwargs flags;
+    for (const auto& [key, value] : plan_.kwargs)
+      if (key == "a_trans" || key == "b_trans") flags.emplace_back(key, value);
+    return flags;
   }
 
   Result<VarPtr> Extract(const VarPtr& source, const ExprPtr& row, const ExprPtr& col,
@@ -307,7 +360,7 @@ const Call* OpCall(const StmtPtr& stmt, std::string_view op) {
 
 class MatmulTiler final : public IRMutator {
  public:
-  MatmulTiler(const SocSpec& soc, const UseCounter& uses) : soc_(soc), uses_(uses) {}
+  MatmulTiler(const SocSpec& soc, const UseCounter& uses) : soc_(soc), reads_(uses.counts) {}
 
   std::optional<Diagnostic> error;
 
@@ -336,6 +389,9 @@ class MatmulTiler final : public IRMutator {
         }
         if (!plan->Replaces(j)) rewritten.push_back(stmts[j]);
       }
+      // The nest reads the Mat tiles, not the moved ones: a move read by another matmul stays for it.
+      --reads_[plan->lhs.l0];
+      --reads_[plan->rhs.l0];
       stmts = std::move(rewritten);
       changed = true;
     }
@@ -343,18 +399,21 @@ class MatmulTiler final : public IRMutator {
   }
 
  private:
-  // The move of a whole Mat tile into `space`, defining `var` in `stmts`, read only by the matmul.
-  std::optional<std::pair<size_t, VarPtr>> FeedingMove(const std::vector<StmtPtr>& stmts, const Var& var,
-                                                       size_t before) const {
-    if (uses_.counts.contains(&var) && uses_.counts.at(&var) != 1) return std::nullopt;
+  // The move of a whole Mat tile into L0A or L0B defining `var` in `stmts` before statement `before`.
+  // Rows or columns of the Mat tile beyond its valid shape are read as the whole matmul reads them,
+  // but not along `k_dim`: the window sums would take them in.
+  std::optional<FeedingMove> FindFeedingMove(const std::vector<StmtPtr>& stmts, const Var& var, size_t before,
+                                             size_t k_dim) const {
     for (size_t j = 0; j < before; ++j) {
       const auto* assign = stmts[j]->As<AssignStmt>();
       if (!assign || assign->var().get() != &var) continue;
       const Call* move = OpCall(stmts[j], "tile.move");
       const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
       const auto* tile = source ? source->type()->As<TileType>() : nullptr;
-      if (!tile || tile->memory_space() != MemorySpace::Mat || tile->valid_shape().size()) return std::nullopt;
-      return std::pair<size_t, VarPtr>(j, source);
+      if (!tile || tile->memory_space() != MemorySpace::Mat || tile->shape().size() != 2) return std::nullopt;
+      if (tile->has_partial_valid_shape() && AsConstInt(tile->valid_shape()[k_dim]) != tile->shape()[k_dim])
+        return std::nullopt;
+      return FeedingMove{j, source, &var, ReadsOf(var) == 1};
     }
     return std::nullopt;
   }
@@ -365,51 +424,70 @@ class MatmulTiler final : public IRMutator {
     return std::nullopt;
   }
 
-  // Statement `i` as a matmul to tile: fed by moves of whole Mat tiles, read only by stores.
+  // Statement `i` as a matmul (or matmul_acc) to tile: fed by moves of whole Mat tiles.
   std::optional<TiledMatmul> Plan(const std::vector<StmtPtr>& stmts, size_t i) const {
-    const Call* matmul = OpCall(stmts[i], "tile.matmul");
     const auto* assign = stmts[i]->As<AssignStmt>();
-    if (!matmul || !assign) return std::nullopt;
-    // An operand given transposed (a_trans / b_trans) is not tiled yet.
-    for (const char* flag : {"a_trans", "b_trans"})
-      if (FindAttr<bool>(matmul->kwargs(), flag).value_or(false)) return std::nullopt;
-    const auto* lhs = matmul->args()[0]->As<Var>();
-    const auto* rhs = matmul->args()[1]->As<Var>();
-    if (!lhs || !rhs) return std::nullopt;
-    auto lhs_move = FeedingMove(stmts, *lhs, i);
-    auto rhs_move = FeedingMove(stmts, *rhs, i);
+    const Call* call = OpCall(stmts[i], "tile.matmul");
+    const bool accumulates = !call;
+    if (accumulates) call = OpCall(stmts[i], "tile.matmul_acc");
+    if (!call || !assign) return std::nullopt;
+    const size_t first = accumulates ? 1 : 0;
+    const auto* lhs = call->args()[first]->As<Var>();
+    const auto* rhs = call->args()[first + 1]->As<Var>();
+    const auto acc = accumulates ? std::dynamic_pointer_cast<const Var>(call->args()[0]) : nullptr;
+    if (!lhs || !rhs || (accumulates && !acc)) return std::nullopt;
+    // A transposed left operand is [K, M], a transposed right one [N, K].
+    const bool a_trans = FindAttr<bool>(call->kwargs(), "a_trans").value_or(false);
+    const bool b_trans = FindAttr<bool>(call->kwargs(), "b_trans").value_or(false);
+    auto lhs_move = FindFeedingMove(stmts, *lhs, i, a_trans ? 0 : 1);
+    auto rhs_move = FindFeedingMove(stmts, *rhs, i, b_trans ? 1 : 0);
     if (!lhs_move || !rhs_move) return std::nullopt;
-    const auto& lhs_type = *lhs_move->second->type()->As<TileType>();
-    const auto& rhs_type = *rhs_move->second->type()->As<TileType>();
+    const auto& lhs_type = *lhs_move->mat->type()->As<TileType>();
+    const auto& rhs_type = *rhs_move->mat->type()->As<TileType>();
     const auto& result_type = *assign->var()->type()->As<TileType>();
-    if (lhs_type.shape().size() != 2 || rhs_type.shape().size() != 2) return std::nullopt;
-    auto block = ChooseBlock(lhs_type, rhs_type, result_type.dtype(), soc_);
-    if (!block) return std::nullopt;
-    TiledMatmul plan{.lhs_move = lhs_move->first,
-                     .rhs_move = rhs_move->first,
+    const Product product{
+        .whole = {.m = lhs_type.shape()[a_trans ? 1 : 0],
+                  .n = rhs_type.shape()[b_trans ? 0 : 1],
+                  .k = lhs_type.shape()[a_trans ? 0 : 1]},
+        .a_bytes = DataTypeBytes(lhs_type.dtype()),
+        .b_bytes = DataTypeBytes(rhs_type.dtype()),
+        .c_bytes = DataTypeBytes(result_type.dtype())};
+    TiledMatmul plan{.lhs = *lhs_move,
+                     .rhs = *rhs_move,
                      .matmul = i,
-                     .lhs_mat = lhs_move->second,
-                     .rhs_mat = rhs_move->second,
                      .result = assign->var(),
-                     .kwargs = matmul->kwargs(),
-                     .block = *block};
-    for (size_t j = i + 1; j < stmts.size(); ++j) {
-      const Call* store = OpCall(stmts[j], "tile.store");
-      if (store && stmts[j]->Is<EvalStmt>() && store->args()[0].get() == assign->var().get() &&
-          store->args().size() == 3)
-        plan.stores.push_back(j);
-    }
-    // Every read of the result must be one of those stores, or the cast into a Mat scratch: anything
-    // else needs the whole result.
-    if (plan.stores.empty()) plan.scratch = CastIntoMat(stmts, i, *assign->var());
-    if (ReadsOf(*assign->var()) != (plan.scratch ? 1 : plan.stores.size()) || (plan.stores.empty() && !plan.scratch))
-      return std::nullopt;
+                     .acc = acc,
+                     .kwargs = call->kwargs(),
+                     .a_trans = a_trans,
+                     .b_trans = b_trans,
+                     .whole = product.whole,
+                     .block = product.whole};
+    // A fresh product read only by stores, or only by a cast into Mat, is built block by block;
+    // tile.matmul_acc's accumulator, and a product read any other way, stay whole.
+    if (!accumulates) FindBlockReaders(stmts, plan);
+    auto block = ChooseBlock(product, plan.in_place(), soc_);
+    if (!block) return std::nullopt;
+    plan.block = *block;
     return plan;
   }
 
+  // The stores of the product at statement `plan.matmul` (every read of it), or else its cast into a
+  // Mat scratch (its one read).
+  void FindBlockReaders(const std::vector<StmtPtr>& stmts, TiledMatmul& plan) const {
+    const Var& product = *plan.result;
+    for (size_t j = plan.matmul + 1; j < stmts.size(); ++j) {
+      const Call* store = OpCall(stmts[j], "tile.store");
+      if (store && stmts[j]->Is<EvalStmt>() && store->args()[0].get() == &product && store->args().size() == 3)
+        plan.stores.push_back(j);
+    }
+    if (!plan.stores.empty() && ReadsOf(product) == plan.stores.size()) return;
+    plan.stores.clear();
+    if (ReadsOf(product) == 1) plan.scratch = CastIntoMat(stmts, plan.matmul, product);
+  }
+
   size_t ReadsOf(const Var& var) const {
-    const auto reads = uses_.counts.find(&var);
-    return reads == uses_.counts.end() ? 0 : static_cast<size_t>(reads->second);
+    const auto reads = reads_.find(&var);
+    return reads == reads_.end() ? 0 : static_cast<size_t>(reads->second);
   }
 
   // `narrow = tile.cast(product, ...)` read only by `mat = tile.move(narrow, target_memory=Mat)`, after
@@ -433,7 +511,8 @@ class MatmulTiler final : public IRMutator {
   }
 
   const SocSpec& soc_;
-  const UseCounter& uses_;
+  // How many times each variable is still read: a tiled matmul no longer reads its moved operands.
+  std::unordered_map<const Var*, int> reads_;
 };
 
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {

@@ -29,6 +29,13 @@ struct BodyBuilder {
   ir::VarPtr Load(const std::string& name, const ir::VarPtr& tensor, int64_t rows, int64_t cols) {
     return Def(name, OpWithKwargs("tile.load", {tensor, Ints({0, 0}), Ints({rows, cols})}, In(ir::MemorySpace::Mat)));
   }
+  // A load of which only the first valid_rows x valid_cols hold data.
+  ir::VarPtr LoadPart(const std::string& name, const ir::VarPtr& tensor, int64_t rows, int64_t cols, int64_t valid_rows,
+                      int64_t valid_cols) {
+    auto valid = Ints({valid_rows, valid_cols});
+    return Def(name,
+               OpWithKwargs("tile.load", {tensor, Ints({0, 0}), Ints({rows, cols}), valid}, In(ir::MemorySpace::Mat)));
+  }
   ir::VarPtr Move(const std::string& name, const ir::VarPtr& tile, ir::MemorySpace space) {
     return Def(name, OpWithKwargs("tile.move", {tile}, In(space)));
   }
@@ -76,6 +83,38 @@ ir::ProgramPtr ChainedKernel(int64_t M, int64_t K, int64_t N) {
       "mm", {a, b, e, out},
       {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
       std::move(body.stmts), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
+// `out = a @ b.T` with b given as [N, K] (b_trans=True), each operand loaded whole into Mat and
+// moved into Left/Right.
+ir::ProgramPtr TransposedRightKernel(int64_t M, int64_t K, int64_t N) {
+  auto a = testing::Tensor("a", {M, K}), b = testing::Tensor("b", {N, K}), out = testing::Tensor("out", {M, N});
+  BodyBuilder body;
+  auto a_mat = body.Load("a_mat", a, M, K), b_mat = body.Load("b_mat", b, N, K);
+  auto c = body.Def("c", OpWithKwargs("tile.matmul", {body.Move("a_l", a_mat, ir::MemorySpace::Left),
+                                                      body.Move("b_r", b_mat, ir::MemorySpace::Right)},
+                                      {{"b_trans", true}}));
+  body.Store(c, out);
+  auto kernel = testing::KernelFunction("mm", {a, b, out},
+                                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        std::move(body.stmts), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
+// `out = a.T @ b + a.T @ b` with a given as [K, M] (a_trans=True): a matmul whose product is read by
+// a matmul_acc, as a K loop written in the kernel has them, both reading the same moved operands.
+ir::ProgramPtr TransposedLeftAccumulatingKernel(int64_t M, int64_t K, int64_t N) {
+  auto a = testing::Tensor("a", {K, M}), b = testing::Tensor("b", {K, N}), out = testing::Tensor("out", {M, N});
+  BodyBuilder body;
+  auto a_mat = body.Load("a_mat", a, K, M), b_mat = body.Load("b_mat", b, K, N);
+  auto a_l = body.Move("a_l", a_mat, ir::MemorySpace::Left), b_r = body.Move("b_r", b_mat, ir::MemorySpace::Right);
+  auto c = body.Def("c", OpWithKwargs("tile.matmul", {a_l, b_r}, {{"a_trans", true}}));
+  auto c2 = body.Def("c2", OpWithKwargs("tile.matmul_acc", {c, a_l, b_r}, {{"a_trans", true}}));
+  body.Store(c2, out);
+  auto kernel = testing::KernelFunction("mm", {a, b, out},
+                                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        std::move(body.stmts), out);
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
 }
 
@@ -169,6 +208,77 @@ TEST(AutoTileMatmulL0, AChainedProductBeyondL0cIsAssembledBlockByBlockIntoAMatSc
             "        return out\n");
 }
 
+TEST(AutoTileMatmulL0, ATransposedRightOperandBeyondL0bIsSplitIntoColumnWindows) {
+  // [64, 256] @ [128, 256].T in FP32: the 128 KB right operand exceeds L0B (64 KB). The [64, 128]
+  // result (32 KB) stays one block; K steps of 64 take [128, 64] column windows of b (32 KB each).
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, TransposedRightKernel(64, 256, 128));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[64, 256], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [64, 256], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[128, 256], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [128, 256], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        a_mat_l0a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, 0, 0, [64, 64], "
+            "target_memory=pl.Mem.Left)\n"
+            "        b_mat_l0b: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, 0, 0, [128, 64], "
+            "target_memory=pl.Mem.Right)\n"
+            "        c: pl.Tile[[64, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_mat_l0a, b_mat_l0b, "
+            "b_trans=True)\n"
+            "        for c_ki, (c_1,) in pl.range(64, 256, 64, init_values=(c,)):\n"
+            "            a_mat_l0a_1: pl.Tile[[64, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, 0, c_ki, [64, "
+            "64], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b_1: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, 0, c_ki, "
+            "[128, 64], target_memory=pl.Mem.Right)\n"
+            "            c_2: pl.Tile[[64, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c_1, a_mat_l0a_1, "
+            "b_mat_l0b_1, b_trans=True)\n"
+            "            c_3: pl.Tile[[64, 128], pl.FP32, pl.Mem.Acc] = pl.yield_(c_2)\n"
+            "        pl.tile.store(c_3, [0, 0], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, AProductReadWholeKeepsItsShapeAndATransposedLeftOperandIsSplitIntoRowWindows) {
+  // [512, 64].T @ [512, 64] in FP32: each 128 KB operand exceeds its 64 KB L0 buffer. The product is
+  // read by the matmul_acc, so neither is split along M or N: each walks K in steps of 128, taking
+  // [128, 64] row windows of a, the K loop's result becoming the product. The moves go with their
+  // last reader.
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, TransposedLeftAccumulatingKernel(64, 512, 64));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[512, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [512, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[512, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [512, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        a_mat_l0a: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, 0, 0, [128, 64], "
+            "target_memory=pl.Mem.Left)\n"
+            "        b_mat_l0b: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, 0, 0, [128, 64], "
+            "target_memory=pl.Mem.Right)\n"
+            "        c: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_mat_l0a, b_mat_l0b, a_trans=True)\n"
+            "        for c_ki, (c_1,) in pl.range(128, 512, 128, init_values=(c,)):\n"
+            "            a_mat_l0a_1: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, c_ki, 0, "
+            "[128, 64], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b_1: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, c_ki, 0, "
+            "[128, 64], target_memory=pl.Mem.Right)\n"
+            "            c_2: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c_1, a_mat_l0a_1, "
+            "b_mat_l0b_1, a_trans=True)\n"
+            "            c_3: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(c_2)\n"
+            "        a_mat_l0a_2: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, 0, 0, [128, 64], "
+            "target_memory=pl.Mem.Left)\n"
+            "        b_mat_l0b_2: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, 0, 0, [128, "
+            "64], target_memory=pl.Mem.Right)\n"
+            "        c2: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c_3, a_mat_l0a_2, b_mat_l0b_2, "
+            "a_trans=True)\n"
+            "        for c2_ki, (c2_1,) in pl.range(128, 512, 128, init_values=(c2,)):\n"
+            "            a_mat_l0a_3: pl.Tile[[128, 64], pl.FP32, pl.Mem.Left] = pl.tile.extract(a_mat, c2_ki, 0, "
+            "[128, 64], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b_3: pl.Tile[[128, 64], pl.FP32, pl.Mem.Right] = pl.tile.extract(b_mat, c2_ki, 0, "
+            "[128, 64], target_memory=pl.Mem.Right)\n"
+            "            c2_2: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c2_1, a_mat_l0a_3, "
+            "b_mat_l0b_3, a_trans=True)\n"
+            "            c2_3: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(c2_2)\n"
+            "        pl.tile.store(c2_3, [0, 0], out)\n"
+            "        return out\n");
+}
+
 TEST(AutoTileMatmulL0, MatmulsThatFitOrStayOnChipAreLeftAlone) {
   auto fits = MatmulKernel(128, 64, 128);
   auto after = testing::RunOk({AutoTileMatmulL0()}, fits);
@@ -180,6 +290,25 @@ TEST(AutoTileMatmulL0, MatmulsThatFitOrStayOnChipAreLeftAlone) {
   after = testing::RunOk({AutoTileMatmulL0()}, on_chip);
   ASSERT_TRUE(after);
   EXPECT_EQ(ir::PrintProgram(*after), ir::PrintProgram(*on_chip));
+}
+
+TEST(AutoTileMatmulL0, AnOperandWithFewerValidElementsAlongKIsLeftWhole) {
+  // a [128, 256] FP32 (128 KB, beyond L0A) holds data in its first 200 columns only: a K window
+  // past them would add what the tile holds there into the sum, so the matmul is left alone.
+  auto a = testing::Tensor("a", {128, 200}), b = testing::Tensor("b", {256, 64});
+  auto out = testing::Tensor("out", {128, 64});
+  BodyBuilder body;
+  auto a_mat = body.LoadPart("a_mat", a, 128, 256, 128, 200), b_mat = body.Load("b_mat", b, 256, 64);
+  auto c = body.Def("c", Op("tile.matmul", {body.Move("a_l", a_mat, ir::MemorySpace::Left),
+                                            body.Move("b_r", b_mat, ir::MemorySpace::Right)}));
+  body.Store(c, out);
+  auto kernel = testing::KernelFunction("mm", {a, b, out},
+                                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        std::move(body.stmts), out);
+  auto program = std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+  auto after = testing::RunOk({AutoTileMatmulL0()}, program);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(ir::PrintProgram(*after), ir::PrintProgram(*program));
 }
 
 TEST(AutoTileMatmulL0, RequiresMatmulOperandsInLeftAndRight) {
