@@ -283,6 +283,19 @@ def narrowing(x: pl.Tensor[[16, 8], pl.FP32], order: pl.Tensor[[4], pl.INT64],
 
 
 @pl.jit
+def float_casts(x: pl.Tensor[[16, 8], pl.FP32], marks: pl.Tensor[[1, 8], pl.FP32],
+                y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    # decode_sparse_attn's `pl.cast(pl.read(row_max_tile, [t, 0]), target_type=pl.INT32)`: an FP32
+    # element as an integer (toward zero), and back to FP32 as a tile-scalar operand.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m = pl.load(marks, [0, 0], [1, 8])
+        for i in pl.range(4):
+            row = pl.cast(pl.read(m, [0, i]), target_type=pl.INT32)
+            y[i : i + 1, :] = pl.mul(pl.load(x, [row, 0], [1, 8]), pl.cast(row, pl.FP32))
+    return y
+
+
+@pl.jit
 def of_a_float(x: pl.Tensor[[16, 8], pl.FP32], s: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         k = pl.cast(s, pl.INDEX)
@@ -317,15 +330,26 @@ def test_narrowing_scalar_casts_wrap_as_on_a_device(write_kernel):
     torch.testing.assert_close(y[0], x[5], rtol=0, atol=0)
 
 
-def test_scalar_casts_of_floats_are_refused(write_kernel):
+def test_an_fp32_element_cast_to_int32_rounds_toward_zero_and_casts_back(write_kernel):
+    module, _ = write_kernel("scalar_casts", SCALAR_CASTS)
+    x = torch.randn(16, 8)
+    marks = torch.tensor([[3.7, 0.2, 15.9, 7.0, -0.5, 0.0, 0.0, 0.0]])
+    y = torch.zeros(4, 8)
+    module.float_casts(x, marks, y)
+    rows = [3, 0, 15, 7]
+    torch.testing.assert_close(y, torch.stack([x[r] * r for r in rows]), rtol=0, atol=0)
+
+
+def test_a_scalar_cast_between_fp32_and_index_is_refused(write_kernel):
     from pypto.language.parser.diagnostics import ParserTypeError
 
     module, path = write_kernel("scalar_casts", SCALAR_CASTS)
     with pytest.raises(ParserTypeError) as error:
         module.of_a_float(torch.randn(16, 8), 2.0, torch.zeros(16, 8))
-    assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes so far, got "
-                                   "pl.Scalar[pl.FP32] to INDEX")
-    assert error.value.location == f"{path}:28:13"
+    assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes, or between an integer "
+                                   "and FP32; got pl.Scalar[pl.FP32] to INDEX")
+    assert error.value.hint == "cast through INT64: pl.cast(pl.cast(x, pl.INT64), ...)"
+    assert error.value.location == f"{path}:41:13"
 
 
 STORE_SHAPES = '''

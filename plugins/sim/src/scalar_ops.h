@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -14,9 +15,10 @@ namespace pypto::sim {
 // Comparisons yield 0 or 1. SignExtend/ZeroExtend keep the low `b` bits of `a`, sign- or
 // zero-extended: a narrowing scalar cast (INT64 to INT32 wraps as on a device).
 // FEq..FGe compare the FP32 values whose bit patterns `a` and `b` hold (a pl.read FP32 element, an FP32
-// parameter or constant), yielding 0 or 1.
+// parameter or constant), yielding 0 or 1. FpToSi converts the FP32 in `a` to a signed integer of `b`
+// bits, SiToFp the integer `a` to the bits of an FP32 (scalar casts between the two).
 enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
-                                ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe };
+                                ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe, FpToSi, SiToFp };
 
 // The DSL spelling: "+", "//", "%", "min", ...
 const char* ScalarOpSymbol(ScalarOp op);
@@ -37,6 +39,18 @@ inline int64_t FloorMod(int64_t a, int64_t b) {
 // `out = a op b`. Integer arithmetic wraps around (two's complement) instead of overflowing.
 // Returns false only for a division or modulo by zero (`out` is then left unchanged).
 inline float Fp32Of(int64_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits)); }
+
+// An FP32 as a signed integer of `bits` bits: rounded toward zero (as C and MLIR's fptosi do),
+// saturated at the integer's range, NaN as 0.
+inline int64_t FpToSi(float value, int64_t bits) {
+  if (std::isnan(value)) return 0;
+  const int64_t width = std::clamp<int64_t>(bits, 1, 64);
+  const double max = width == 64 ? 9223372036854775807.0 : static_cast<double>((int64_t{1} << (width - 1)) - 1);
+  const double truncated = std::trunc(static_cast<double>(value));
+  if (truncated >= max) return width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1;
+  if (truncated <= -max - 1) return width == 64 ? INT64_MIN : -(int64_t{1} << (width - 1));
+  return static_cast<int64_t>(truncated);
+}
 
 inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
   const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
@@ -72,6 +86,8 @@ inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
     case ScalarOp::FLe: out = Fp32Of(a) <= Fp32Of(b); return true;
     case ScalarOp::FGt: out = Fp32Of(a) > Fp32Of(b); return true;
     case ScalarOp::FGe: out = Fp32Of(a) >= Fp32Of(b); return true;
+    case ScalarOp::FpToSi: out = FpToSi(Fp32Of(a), b); return true;
+    case ScalarOp::SiToFp: out = std::bit_cast<uint32_t>(static_cast<float>(a)); return true;
   }
   return false;
 }

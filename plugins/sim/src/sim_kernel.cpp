@@ -96,6 +96,8 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::FLe: return "<=f";
     case ScalarOp::FGt: return ">f";
     case ScalarOp::FGe: return ">=f";
+    case ScalarOp::FpToSi: return "fptosi";
+    case ScalarOp::SiToFp: return "sitofp";
   }
   return "?";
 }
@@ -1028,10 +1030,46 @@ class Decoder {
   // device: the low bits of the target's width, sign- or zero-extended as the target reads them.
   pypto::expected<void, std::string> DecodeScalarCast(const ir::VarPtr& target, const ir::Call& call) {
     if (!target) return {};  // a cast nobody uses
+    if (IsFp32Scalar(call.args()[0]) || IsFp32Scalar(target)) return DecodeFloatCast(target, call);
     auto operand = CastOperand(call, target->name_hint());
     if (!operand) return Error(operand.error());
     values_[target.get()] = ScalarValue{*operand};
     if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+    return {};
+  }
+
+  // `i = pl.cast(f, pl.INT32)` of an FP32 (rounded toward zero) into an integer register, or
+  // `f = pl.cast(i, pl.FP32)` into the FP32-bits register that FP32 comparisons read.
+  pypto::expected<void, std::string> DecodeFloatCast(const ir::VarPtr& target, const ir::Call& call) {
+    const ir::ExprPtr& source = call.args()[0];
+    const bool to_float = IsFp32Scalar(target);
+    auto operand = to_float ? Scalar(source) : Fp32Operand(source);
+    if (!operand) return Error(operand.error());
+    const ScalarOp op = to_float ? ScalarOp::SiToFp : ScalarOp::FpToSi;
+    const ir::DataType to = call.type()->As<ir::ScalarType>()->dtype();
+    const auto bits = Operand::Imm(8 * static_cast<int64_t>(ir::DataTypeBytes(to)));
+    Operand result = *operand;
+    if (operand->is_reg()) {
+      result = Operand::Reg(NewRegister(target->name_hint(), to_float ? "FP32 bits" : "cast of an FP32"));
+      pending_.push_back(ScalarInstr{op, result.reg, *operand, bits});
+      pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(source), ir::DataTypeName(to)));
+    } else {
+      int64_t value = 0;
+      EvalScalar(op, operand->imm, bits.imm, value);
+      result = Operand::Imm(value);
+    }
+    if (!to_float) {
+      values_[target.get()] = ScalarValue{result};
+      if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+      return {};
+    }
+    if (!result.is_reg()) {  // an FP32 constant still needs a register to be named by
+      const uint32_t reg = NewRegister(target->name_hint(), "FP32 bits");
+      pending_.push_back(ScalarInstr{ScalarOp::Add, reg, result, Operand::Imm(0)});
+      pending_text_.push_back(target->name_hint());
+      result = Operand::Reg(reg);
+    }
+    float_regs_[target.get()] = static_cast<uint32_t>(result.reg);
     return {};
   }
 
@@ -1861,7 +1899,7 @@ std::string ScalarOperandText(const ScalarOperand& scalar) {
 
 std::string ScalarText(const ScalarInstr& instr) {
   if (instr.op == ScalarOp::Min || instr.op == ScalarOp::Max || instr.op == ScalarOp::SignExtend ||
-      instr.op == ScalarOp::ZeroExtend) {
+      instr.op == ScalarOp::ZeroExtend || instr.op == ScalarOp::FpToSi || instr.op == ScalarOp::SiToFp) {
     return fmt::format("r{} = {}({}, {})", instr.dst, ScalarOpSymbol(instr.op), OperandText(instr.a),
                        OperandText(instr.b));
   }

@@ -8,15 +8,23 @@ namespace {
 
 using namespace ops;
 
-// An integer scalar as another integer dtype (upstream's unified pl.cast given a scalar). Index
-// arithmetic is all the kernels' scalars do so far, so both sides are integers.
+// A scalar as another dtype (upstream's unified pl.cast given a scalar): between integer dtypes,
+// and between an integer (not INDEX) and FP32, an FP32 rounding toward zero as MLIR's fptosi does.
 Result<TypePtr> DeduceScalarCast(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   const auto* scalar = args[0]->type()->As<ScalarType>();
   const DataType to = *FindAttr<DataType>(kwargs, "target_type");
-  if (!scalar || !IsInteger(scalar->dtype()) || !IsInteger(to)) {
-    return TypeError(fmt::format("a scalar cast converts between integer dtypes so far, got {} to {}",
+  const auto convertible = [](DataType a, DataType b) {
+    if (IsInteger(a) && IsInteger(b)) return true;
+    const bool fp_int = (a == DataType::FP32 && IsInteger(b)) || (IsInteger(a) && b == DataType::FP32);
+    return fp_int && a != DataType::INDEX && b != DataType::INDEX;
+  };
+  if (!scalar || !convertible(scalar->dtype(), to)) {
+    return TypeError(fmt::format("a scalar cast converts between integer dtypes, or between an integer and FP32; "
+                                 "got {} to {}",
                                  args[0]->type()->str(), DataTypeName(to)),
-                     span);
+                     span, to == DataType::INDEX || (scalar && scalar->dtype() == DataType::INDEX)
+                               ? "cast through INT64: pl.cast(pl.cast(x, pl.INT64), ...)"
+                               : "");
   }
   return std::make_shared<ScalarType>(to);
 }
@@ -25,7 +33,7 @@ Result<TypePtr> DeduceScalarCast(const std::vector<ExprPtr>& args, const Call::K
 
 void RegisterScalarOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "scalar.cast",
-                          .description = "an integer scalar as another integer dtype",
+                          .description = "a scalar as another integer dtype, or between an integer and FP32",
                           .params = {Arg("value"), Attr("target_type", OpAttrKind::DType),
                                      OptionalAttr("mode", OpAttrKind::String)},
                           .deduce_type = DeduceScalarCast,
