@@ -273,3 +273,29 @@ def test_transposes_swap_rows_and_columns(write_kernel):
         module.same_axis(torch.randn(16, 48), torch.zeros(48, 16))
     assert error.value.message == "pl.transpose: a 2-D tile transposes axes 0 and 1 (or -2 and -1), got -1 and 1"
     assert error.value.location == f"{path}:25:18"
+
+
+FULL_OF_NARROW_TYPES = '''
+import pypto.language as pl
+
+
+@pl.jit
+def fills(half: pl.Out[pl.Tensor[[16, 32], pl.FP16]], brain: pl.Out[pl.Tensor[[16, 32], pl.BF16]],
+          small: pl.Out[pl.Tensor[[16, 32], pl.INT8]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        half[:, :] = pl.full([16, 32], dtype=pl.FP16, value=-2.25)
+        brain[:, :] = pl.full([16, 32], dtype=pl.BF16, value=0.1)
+        small[:, :] = pl.full([16, 32], dtype=pl.INT8, value=-7)
+    return half, brain, small
+'''
+
+
+def test_full_fills_types_without_arithmetic_with_the_rounded_constant(write_kernel):
+    module, _ = write_kernel("narrow_fills", FULL_OF_NARROW_TYPES)
+    half = torch.zeros(16, 32, dtype=torch.float16)
+    brain = torch.zeros(16, 32, dtype=torch.bfloat16)
+    small = torch.zeros(16, 32, dtype=torch.int8)
+    module.fills(half, brain, small)
+    assert torch.equal(half, torch.full((16, 32), -2.25, dtype=torch.float16))
+    assert torch.equal(brain, torch.full((16, 32), 0.1, dtype=torch.bfloat16))  # 0.1 rounded to BF16
+    assert torch.equal(small, torch.full((16, 32), -7, dtype=torch.int8))

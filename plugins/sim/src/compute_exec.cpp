@@ -268,6 +268,9 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
+    case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern
+      FillPad(o.dst, o.dst, 1, static_cast<size_t>(instr.num_elements), 0, 0, instr.elem_bytes, c.pad_bits);
+      return {};
     case ComputeKind::RowReduce:
     case ComputeKind::ColReduce:
       if (instr.partial) return RunValidReduce(kernel, index, o, regs);

@@ -1,6 +1,10 @@
 #include "pad_value.h"
 
+#include <bit>
+#include <cmath>
 #include <limits>
+
+#include "kernels/convert.h"
 
 namespace pypto::sim {
 namespace {
@@ -44,6 +48,20 @@ std::optional<uint64_t> PadBits(ir::DataType dtype, std::string_view mode) {
   if (mode == "min") return extremes->lowest;
   if (mode == "max") return extremes->highest;
   return std::nullopt;
+}
+
+std::optional<uint64_t> ValueBits(ir::DataType dtype, double value) {
+  using ir::DataType;
+  const float as_float = static_cast<float>(value);
+  if (dtype == DataType::FP32) return std::bit_cast<uint32_t>(as_float);
+  if (dtype == DataType::FP16 || dtype == DataType::BF16) {
+    uint16_t bits = 0;
+    Convert(ElemType::F32, dtype == DataType::FP16 ? ElemType::F16 : ElemType::BF16, &bits, &as_float, 1,
+            RoundMode::Rint);
+    return bits;
+  }
+  if (!ExtremesOf(dtype) || std::isnan(value)) return std::nullopt;
+  return static_cast<uint64_t>(static_cast<int64_t>(std::trunc(value)));  // the low bytes are the element
 }
 
 }  // namespace pypto::sim

@@ -14,4 +14,9 @@ namespace pypto::sim {
 // nullopt for a mode other than zero/min/max or an element type the simulator does not pad.
 std::optional<uint64_t> PadBits(ir::DataType dtype, std::string_view mode);
 
+// The bit pattern of `value` as an element of `dtype` (FP16 and BF16 rounded to nearest even,
+// integers truncated toward zero and wrapped): how pl.full fills a tile of a type the simulator
+// does not compute on. nullopt for a type it has no pattern for.
+std::optional<uint64_t> ValueBits(ir::DataType dtype, double value);
+
 }  // namespace pypto::sim

@@ -69,6 +69,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Transpose: return "transpose";
     case ComputeKind::Arange: return "arange";
     case ComputeKind::FillPad: return "fillpad";
+    case ComputeKind::FillBits: return "fillbits";
   }
   return "?";
 }
@@ -1458,6 +1459,22 @@ class Decoder {
     return {};
   }
 
+  // `pl.full(shape, dtype=pl.BF16, value=0.0)`: a tile of a type without arithmetic is filled with
+  // the constant's bit pattern.
+  pypto::expected<void, std::string> DecodeFillBits(const std::string& op, const TileValue& out,
+                                                    const ir::ExprPtr& value, Instr& instr) const {
+    std::optional<double> constant;
+    if (const auto* f = value->As<ir::ConstFloat>()) constant = f->value();
+    if (const auto* i = value->As<ir::ConstInt>()) constant = static_cast<double>(i->value());
+    auto bits = constant ? ValueBits(out.dtype, *constant) : std::nullopt;
+    if (!bits)
+      return Fail(fmt::format("{} of a {} tile is supported by the simulator with a constant value only, got `{}`",
+                              op, ir::DataTypeName(out.dtype), ir::PrintExpr(value)));
+    instr.compute.kind = ComputeKind::FillBits;
+    instr.compute.pad_bits = *bits;
+    return {};
+  }
+
   // Arithmetic runs on FP32 and INT32 tiles (others are moved and converted, not computed on).
   pypto::expected<void, std::string> RequireArithmetic(const std::string& op, const TileValue& tile,
                                                        bool float_only) const {
@@ -1527,6 +1544,7 @@ class Decoder {
         return {};
       }
       case ComputeKind::Fill: {
+        if (KindOf(out.dtype) == ElemKind::Raw) return DecodeFillBits(op, out, args[1], instr);
         auto scalar = ScalarArg(args[1]);
         if (!scalar) return Error(scalar.error());
         if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;

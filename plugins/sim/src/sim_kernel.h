@@ -69,6 +69,7 @@ enum class ComputeKind : uint8_t {
   Transpose,     // dst[c][r] = src0[r][c] (rows, cols: src0's)
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
   FillPad,       // dst = src0, then every element outside the valid region set to pad_bits
+  FillBits,      // every element of dst set to pad_bits (pl.full of a type without arithmetic)
 };
 const char* ComputeKindName(ComputeKind kind);
 
