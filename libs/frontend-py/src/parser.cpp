@@ -2291,6 +2291,8 @@ class FunctionParser {
                        "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
+    if (name == "pl.create_l1" || name == "pl.tensor.create_l1") return ParseCreateL1(node);
+    if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
     if (name == "pl.const") return ParseTypedConstant(node);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
@@ -2456,6 +2458,92 @@ class FunctionParser {
   // A dtype (pl.FP32), a memory space (pl.Mem.Vec / pl.MemorySpace.Vec), a mask pattern
   // (pl.tile.MaskPattern.P0101, an integer attribute) or a string literal is an attribute; anything
   // else an expression.
+  // ---- kernel-driven gathers into L1 --------------------------------------------------------------
+
+  // The positional and keyword arguments of a call, by parameter name, each given at most once.
+  ir::Result<std::map<std::string, py::handle>> BindArguments(py::handle node, const std::vector<std::string>& names,
+                                                               size_t required, const std::string& op) {
+    std::map<std::string, py::handle> bound;
+    py::list args = node.attr("args");
+    if (args.size() > names.size())
+      return MakeError(DiagnosticKind::Type, fmt::format("{} takes at most {} arguments", op, names.size()),
+                       map_.SpanOf(node));
+    for (size_t i = 0; i < args.size(); ++i) bound[names[i]] = args[i];
+    for (auto keyword : node.attr("keywords")) {
+      const auto arg = keyword.attr("arg");
+      const std::string key = arg.is_none() ? "**" : arg.cast<std::string>();
+      if (std::find(names.begin(), names.end(), key) == names.end() || bound.contains(key))
+        return MakeError(DiagnosticKind::Type, fmt::format("{} got an unexpected or repeated argument '{}'", op, key),
+                         map_.SpanOf(keyword));
+      bound[key] = keyword.attr("value");
+    }
+    for (size_t i = 0; i < required; ++i)
+      if (!bound.contains(names[i]))
+        return MakeError(DiagnosticKind::Type, fmt::format("{} needs its '{}' argument", op, names[i]),
+                         map_.SpanOf(node));
+    return bound;
+  }
+
+  // `pl.create_l1(shape, dtype)`: an on-chip Mat tile a kernel fills row by row (pl.gather_row) and
+  // multiplies, with no trip through global memory.
+  ir::Result<ir::ExprPtr> ParseCreateL1(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.create_l1 makes an on-chip tile; call it inside a pl.at scope", span);
+    auto bound = BindArguments(node, {"shape", "dtype", "transpose"}, 2, "pl.create_l1");
+    if (!bound) return pypto::unexpected(bound.error());
+    if (bound->contains("transpose"))
+      return MakeError(DiagnosticKind::InvalidOperation, "pl.create_l1(..., transpose=True) is not supported yet",
+                       map_.SpanOf(bound->at("transpose")), "gather the rows untransposed and multiply with b_trans=True");
+    auto shape = ParseExpr(bound->at("shape"));
+    if (!shape) return shape;
+    auto dtype = ParseArgValue(bound->at("dtype"));
+    if (!dtype) return pypto::unexpected(dtype.error());
+    const auto* attr = std::get_if<ir::OpAttr>(&*dtype);
+    if (!attr || !std::holds_alternative<ir::DataType>(*attr))
+      return MakeError(DiagnosticKind::Type, "the dtype of pl.create_l1 is a pl dtype such as pl.BF16",
+                       map_.SpanOf(bound->at("dtype")));
+    auto call = ir::OpRegistry::Get().CreateCall("tile.create", {*shape},
+                                                 {{"dtype", *attr}, {"target_memory", ir::OpAttr(ir::MemorySpace::Mat)}},
+                                                 span);
+    if (!call) return pypto::unexpected(call.error());
+    return ir::ExprPtr(*call);
+  }
+
+  // `acc = pl.gather_row(acc, src, [r, c], [sr, sc], [1, n])`: the window of `src` at [sr, sc] loaded
+  // into Mat and written into `acc` at [r, c] (a load, then a tile.assemble in place).
+  ir::Result<ir::ExprPtr> ParseGatherRow(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    auto bound = BindArguments(node, {"acc", "src", "dst_offset", "src_offset", "shapes", "transpose", "valid_shape"},
+                               5, "pl.gather_row");
+    if (!bound) return pypto::unexpected(bound.error());
+    if (bound->contains("transpose") && !IsFalse(bound->at("transpose")))
+      return MakeError(DiagnosticKind::InvalidOperation, "pl.gather_row(..., transpose=True) is not supported yet",
+                       map_.SpanOf(bound->at("transpose")), "gather the rows untransposed and multiply with b_trans=True");
+    std::vector<ir::ExprPtr> parsed;
+    for (const char* key : {"acc", "src", "dst_offset", "src_offset", "shapes"}) {
+      auto expr = ParseExpr(bound->at(key));
+      if (!expr) return expr;
+      parsed.push_back(*expr);
+    }
+    std::vector<ir::ExprPtr> load_args = {parsed[1], parsed[3], parsed[4]};
+    if (bound->contains("valid_shape")) {
+      auto valid = ParseExpr(bound->at("valid_shape"));
+      if (!valid) return valid;
+      load_args.push_back(*valid);
+    }
+    auto row = ir::OpRegistry::Get().CreateCall("tile.load", std::move(load_args),
+                                                {{"target_memory", ir::OpAttr(ir::MemorySpace::Mat)}}, span);
+    if (!row) return pypto::unexpected(row.error());
+    auto written = ir::OpRegistry::Get().CreateCall("tile.assemble", {parsed[0], *row, parsed[2]}, {}, span);
+    if (!written) return pypto::unexpected(written.error());
+    return ir::ExprPtr(*written);
+  }
+
+  static bool IsFalse(py::handle node) {
+    return IsNode(node, "Constant") && py::isinstance<py::bool_>(node.attr("value")) && !node.attr("value").cast<bool>();
+  }
+
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
     const std::string dotted = DottedName(node);
     if (dotted.starts_with("pl.") && !env_.contains(dotted)) {
