@@ -946,7 +946,8 @@ class FunctionParser {
       if (!bound) return pypto::unexpected(bound.error());
       auto known = ir::AsConstInt(*bound);
       if (!known)
-        return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(arg), "the bounds of range() here are unrolled, so they must be constants");
+        return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(arg),
+                         "the bounds of range() here are unrolled, so they must be constants");
       bounds.push_back(*known);
     }
     if (bounds.empty() || bounds.size() > 3) return MakeError(DiagnosticKind::Syntax, form, map_.SpanOf(iter));

@@ -335,7 +335,8 @@ class PlacementRewriter final : public IRMutator {
       const auto& iter_arg = loop->iter_args()[i];
       const ExprPtr init = MutateExpr(iter_arg.init);
       if (init->type()->equals(*iter_arg.var->type())) continue;
-      renames_[iter_arg.var.get()] = std::make_shared<Var>(iter_arg.var->name_hint(), init->type(), iter_arg.var->span());
+      renames_[iter_arg.var.get()] =
+          std::make_shared<Var>(iter_arg.var->name_hint(), init->type(), iter_arg.var->span());
       const auto& result = loop->return_vars()[i];
       renames_[result.get()] = std::make_shared<Var>(result->name_hint(), init->type(), result->span());
     }

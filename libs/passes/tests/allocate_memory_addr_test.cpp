@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "pypto/ir/functor.h"
+#include "pypto/ir/printer.h"
 #include "pypto/passes/passes.h"
 #include "pypto/passes/pipeline.h"
 #include "sample_programs.h"
@@ -130,6 +131,43 @@ TEST(AllocateMemoryAddr, LoopCarriedTileSharesOneBuffer) {
   auto body = ir::FlattenStmts(loop.body());
   EXPECT_EQ(memref(body[0]->As<ir::AssignStmt>()->var()), (ir::TileMemRef{4096, 4096}));  // x
   EXPECT_EQ(memref(body[1]->As<ir::AssignStmt>()->var()), shared);                     // next
+}
+
+// acc = load(a); for i in range(4) carrying acc: x = load(a); u = x; yield u. `u` shares the
+// carried buffer while x, loaded in the iteration, has its own: the plain assignment becomes a
+// copy into the shared buffer (before, u took the buffer without its data).
+TEST(AllocateMemoryAddr, APlainAssignmentIntoACarriedBufferBecomesACopy) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {16, 64}), c = testing::Tensor("c", {16, 64});
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
+  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto init = testing::Local("acc", load);
+  auto carried = std::make_shared<Var>("acc_i", init->type()), result = std::make_shared<Var>("acc_r", init->type());
+  auto x = testing::Local("x", load);
+  auto u = std::make_shared<Var>("u", x->type());
+  auto loop_body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{testing::Assign(x, load),
+                                                                    std::make_shared<AssignStmt>(u, x),
+                                                                    std::make_shared<YieldStmt>(std::vector<ExprPtr>{u})});
+  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
+                                        loop_body, std::vector<VarPtr>{result}, ForKind::Sequential);
+  auto store = testing::Op("tile.store", {result, testing::Ints({0, 0}), c});
+  auto body = std::make_shared<SeqStmts>(
+      std::vector<StmtPtr>{testing::Assign(init, load), loop, std::make_shared<EvalStmt>(store)});
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, c},
+                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
+                                           std::vector<TypePtr>{}, body, FunctionType::AIV);
+  PassManager manager({.verify = true});
+  manager.Add(AllocateMemoryAddr());
+  auto lowered = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(lowered) << lowered.error().str();
+  auto stmts = FlattenStmts((*lowered)->Find("k")->body());
+  auto lowered_body = FlattenStmts(stmts[1]->As<ForStmt>()->body());
+  const auto& copy = *lowered_body[1]->As<AssignStmt>();
+  EXPECT_EQ(PrintExpr(copy.value()), "pl.tile.move(x, target_memory=pl.Mem.Vec)");
+  auto memref = [](const VarPtr& var) { return *var->type()->As<TileType>()->memref(); };
+  EXPECT_EQ(memref(copy.var()), (TileMemRef{0, 4096}));                                  // the carried buffer
+  EXPECT_EQ(memref(lowered_body[0]->As<AssignStmt>()->var()), (TileMemRef{4096, 4096}));  // x
 }
 
 TEST(AllocateMemoryAddr, ReadingACarriedTileAfterItsUpdateIsAnError) {
