@@ -132,6 +132,17 @@ def test_split_k_partial_products_are_added_atomically(kernels):
     assert torch.equal(out, start + x.int() @ w.int())
 
 
+def test_an_atomic_int32_add_wraps_around_like_the_hardware(kernels):
+    torch.manual_seed(7)
+    x, w = int8(16, 512, low=100), int8(512, 32, low=100)
+    start = torch.full((16, 32), 2**31 - 1_000_000, dtype=torch.int32)
+    out = start.clone()
+    kernels.split_k(x, w, out)
+    want = start + x.int() @ w.int()  # int32 tensors wrap modulo 2^32 too
+    assert (want < 0).all()
+    assert torch.equal(out, want)
+
+
 N = 16
 
 

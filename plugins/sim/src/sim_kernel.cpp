@@ -1233,6 +1233,10 @@ class Decoder {
     const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape();
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
+    if (instr.atomic_add && instr.kind == ElemKind::Raw) {
+      return Fail(fmt::format("an atomic-add store of a {} tile is not supported by the simulator (FP32 and INT32)",
+                              ir::DataTypeName(tile->dtype)));
+    }
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
