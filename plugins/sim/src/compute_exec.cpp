@@ -117,6 +117,10 @@ void RunMatmul(const Instr& instr, const Operands& o) {
       MatmulBF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
                  n, c.accumulate, layout);
       break;
+    case ir::DataType::INT8:
+      MatmulI8(o.idst(), reinterpret_cast<const int8_t*>(o.src0), reinterpret_cast<const int8_t*>(o.src1), m, k, n,
+               c.accumulate, layout);
+      break;
     default: MatmulF32(o.fdst(), o.fsrc0(), o.fsrc1(), m, k, n, c.accumulate, layout); break;
   }
 }

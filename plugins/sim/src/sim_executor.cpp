@@ -90,7 +90,9 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
 }
 
 // An atomic-add store of one row: global[i] += tile[i]. Tasks that add into one tensor are ordered
-// by their dependencies (each reads what it adds to), so a plain add is the atomic result.
+// by their dependencies (each reads what it adds to), so a plain add is the atomic result. INT32
+// elements are added as uint32_t: the sum wraps modulo 2^32, as the hardware's does, where a signed
+// overflow would be undefined.
 template <typename T>
 void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
@@ -194,7 +196,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
     std::byte* global = *base + offset * static_cast<int64_t>(elem);
     if (!instr.atomic_add) CopyRow(load, global, row_step, tile + r * row_bytes, row, elem);
     else if (instr.kind == ElemKind::F32) AddRow<float>(global, row_step, tile + r * row_bytes, row);
-    else AddRow<int32_t>(global, row_step, tile + r * row_bytes, row);
+    else AddRow<uint32_t>(global, row_step, tile + r * row_bytes, row);
     for (int d = 1; d < walk.count; ++d) {
       if (++counter[d] < walk.shape[d]) {
         offset += walk.stride[d];
@@ -242,7 +244,7 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
     std::byte* local = tile + r * tile_row_bytes;
     if (!instr.atomic_add) CopyRow(load, global, col_step, local, cols, static_cast<size_t>(elem));
     else if (instr.kind == ElemKind::F32) AddRow<float>(global, col_step, local, cols);
-    else AddRow<int32_t>(global, col_step, local, cols);
+    else AddRow<uint32_t>(global, col_step, local, cols);
   }
   return {};
 }

@@ -1275,6 +1275,10 @@ class Decoder {
     const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape();
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
+    if (instr.atomic_add && instr.kind == ElemKind::Raw) {
+      return Fail(fmt::format("an atomic-add store of a {} tile is not supported by the simulator (FP32 and INT32)",
+                              ir::DataTypeName(tile->dtype)));
+    }
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
@@ -1657,6 +1661,14 @@ class Decoder {
     return scalar;
   }
 
+  // The cube unit's products: floating-point inputs accumulate in FP32, INT8 inputs in INT32.
+  static bool MatmulSupported(ir::DataType lhs, ir::DataType rhs, ir::DataType acc) {
+    if (lhs != rhs) return false;
+    if (lhs == ir::DataType::INT8) return acc == ir::DataType::INT32;
+    return acc == ir::DataType::FP32 &&
+           (lhs == ir::DataType::FP32 || lhs == ir::DataType::FP16 || lhs == ir::DataType::BF16);
+  }
+
   pypto::expected<void, std::string> DecodeMatmul(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -1666,11 +1678,11 @@ class Decoder {
     if (!lhs) return Error(lhs.error());
     auto rhs = Tile(call.args()[first + 1], "right operand");
     if (!rhs) return Error(rhs.error());
-    if (out.dtype != ir::DataType::FP32 ||
-        (lhs->dtype != ir::DataType::FP32 && lhs->dtype != ir::DataType::FP16 && lhs->dtype != ir::DataType::BF16)) {
-      return Fail(fmt::format("{} of {} tiles into {} is not supported yet by the simulator (FP32, FP16 and BF16 "
-                              "inputs, FP32 accumulator)",
-                              op, ir::DataTypeName(lhs->dtype), ir::DataTypeName(out.dtype)));
+    if (!MatmulSupported(lhs->dtype, rhs->dtype, out.dtype)) {
+      return Fail(fmt::format("{} of {} by {} tiles into {} is not supported by the simulator (FP32, FP16 or BF16 "
+                              "inputs into an FP32 accumulator, INT8 inputs into an INT32 one)",
+                              op, ir::DataTypeName(lhs->dtype), ir::DataTypeName(rhs->dtype),
+                              ir::DataTypeName(out.dtype)));
     }
     if (lhs->shape.size() < 2 || rhs->shape.size() < 2) return Fail(fmt::format("{} multiplies 2-D tiles", op));
     // The IR checked that the operands' leading dimensions are 1: each is the matrix of its last two.

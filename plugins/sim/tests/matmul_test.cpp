@@ -1,9 +1,11 @@
 // Matrix products against a double-precision triple loop: ragged sizes, accumulation, C aliasing A
 // or B, an empty inner dimension, half-precision inputs, and concurrent callers on host threads.
+// INT8 products against an int64 triple loop: exact, transposed operands, int32 wrap-around.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -130,6 +132,85 @@ TEST(Matmul, ConcurrentCallersGetTheirOwnResults) {
     Ref(a, b[t], kN, kN, kN, want, scale);
     ExpectNear(c[t], want, scale);
   }
+}
+
+// ---- INT8 inputs, INT32 accumulator ------------------------------------------------------------
+
+std::vector<int8_t> RandomI8(size_t n, int32_t lo, int32_t hi, uint32_t seed) {
+  const auto wide = kerneltest::UniformInt(n, lo, hi, seed);
+  return std::vector<int8_t>(wide.begin(), wide.end());
+}
+
+// C (+)= A * B in int64 (A as [m, k] and B as [k, n], row-major), then wrapped to int32.
+std::vector<int32_t> RefI8(const std::vector<int8_t>& a, const std::vector<int8_t>& b, size_t m, size_t k, size_t n,
+                           std::vector<int32_t> c) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      int64_t sum = c[i * n + j];
+      for (size_t p = 0; p < k; ++p) sum += int64_t{a[i * k + p]} * int64_t{b[p * n + j]};
+      c[i * n + j] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sum)));
+    }
+  }
+  return c;
+}
+
+std::vector<int8_t> Transposed(const std::vector<int8_t>& x, size_t rows, size_t cols) {
+  std::vector<int8_t> t(x.size());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+  return t;
+}
+
+TEST(Matmul, I8IsExactAndAccumulates) {
+  for (auto [m, k, n] : kSizes) {
+    const auto a = RandomI8(m * k, -128, 127, 51);
+    const auto b = RandomI8(k * n, -128, 127, 52);
+    const auto c0 = kerneltest::UniformInt(m * n, -100000, 100000, 53);
+    std::vector<int32_t> c = c0;  // overwritten: the old contents must not leak in
+    MatmulI8(c.data(), a.data(), b.data(), m, k, n, /*accumulate=*/false);
+    EXPECT_EQ(c, RefI8(a, b, m, k, n, std::vector<int32_t>(m * n, 0))) << m << "x" << k << "x" << n;
+    c = c0;
+    MatmulI8(c.data(), a.data(), b.data(), m, k, n, /*accumulate=*/true);
+    EXPECT_EQ(c, RefI8(a, b, m, k, n, c0)) << m << "x" << k << "x" << n;
+  }
+}
+
+TEST(Matmul, I8TakesTransposedOperands) {
+  constexpr size_t kM = 9, kK = 37, kN = 19;
+  const auto a = RandomI8(kM * kK, -128, 127, 54);
+  const auto b = RandomI8(kK * kN, -128, 127, 55);
+  const auto want = RefI8(a, b, kM, kK, kN, std::vector<int32_t>(kM * kN, 0));
+  const auto at = Transposed(a, kM, kK), bt = Transposed(b, kK, kN);
+  for (const bool a_trans : {false, true}) {
+    for (const bool b_trans : {false, true}) {
+      std::vector<int32_t> c(kM * kN, 7);
+      MatmulI8(c.data(), a_trans ? at.data() : a.data(), b_trans ? bt.data() : b.data(), kM, kK, kN, false,
+               {.a_trans = a_trans, .b_trans = b_trans});
+      EXPECT_EQ(c, want) << "a_trans=" << a_trans << " b_trans=" << b_trans;
+    }
+  }
+}
+
+// (-128) * (-128) summed 2^17 times is 2^31: one past INT32_MAX, so the int32 sum wraps to INT32_MIN.
+// Accumulating onto INT32_MAX wraps the other way round.
+TEST(Matmul, I8SumsWrapAroundLikeAnInt32Accumulator) {
+  constexpr size_t kK = size_t{1} << 17;
+  const std::vector<int8_t> a(kK, -128), b(kK, -128);
+  std::vector<int32_t> c(1, 0);
+  MatmulI8(c.data(), a.data(), b.data(), 1, kK, 1, false);
+  EXPECT_EQ(c[0], std::numeric_limits<int32_t>::min());
+  const std::vector<int8_t> one = {1};
+  c[0] = std::numeric_limits<int32_t>::max();
+  MatmulI8(c.data(), one.data(), one.data(), 1, 1, 1, true);
+  EXPECT_EQ(c[0], std::numeric_limits<int32_t>::min());
+}
+
+TEST(Matmul, I8EmptyInnerDimension) {
+  std::vector<int32_t> c(6, 2);
+  MatmulI8(c.data(), nullptr, nullptr, 2, 0, 3, true);
+  EXPECT_EQ(c, std::vector<int32_t>(6, 2));
+  MatmulI8(c.data(), nullptr, nullptr, 2, 0, 3, false);
+  EXPECT_EQ(c, std::vector<int32_t>(6, 0));
 }
 
 }  // namespace

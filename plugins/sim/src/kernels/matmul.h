@@ -1,4 +1,5 @@
-// Dense row-major matrix products on OpenBLAS: C[m,n] = A[m,k] * B[k,n], or C += A * B.
+// Dense row-major matrix products: C[m,n] = A[m,k] * B[k,n], or C += A * B. Floating-point inputs
+// multiply on OpenBLAS; INT8 inputs on an integer loop (BLAS has no integer product).
 //
 // OpenBLAS runs single-threaded here (openblas_set_num_threads(1) on first use): the simulator
 // already runs one host thread per busy core, and a multi-threaded OpenBLAS on top would
@@ -28,5 +29,10 @@ void MatmulF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t 
                MatmulLayout layout = {});
 void MatmulBF16(float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n, bool accumulate,
                 MatmulLayout layout = {});
+
+// INT8 inputs into an INT32 accumulator, exactly: every product and partial sum is an integer, and
+// sums beyond the int32 range wrap around modulo 2^32, as the cube unit's int32 accumulator does.
+void MatmulI8(int32_t* c, const int8_t* a, const int8_t* b, size_t m, size_t k, size_t n, bool accumulate,
+              MatmulLayout layout = {});
 
 }  // namespace pypto::sim
