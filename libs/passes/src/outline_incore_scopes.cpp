@@ -10,6 +10,9 @@
 // writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
 // Out/InOut parameters, so the data flow stays explicit at the call site.
 //
+// An orchestration `s = pl.read(t, [i])` used by regions is read by each region instead
+// (sink_tensor_reads.h).
+//
 // A tile computed in a region and read after it (by a later region) is handed over through global
 // memory (tile_handoff.h): the orchestration creates a tensor for it, the producing kernel stores
 // the whole tile into it as an extra Out parameter, and each consuming kernel loads it back first.
@@ -24,6 +27,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/tensor_aliases.h"
 #include "pypto/passes/passes.h"
+#include "sink_tensor_reads.h"
 #include "tile_handoff.h"
 
 namespace pypto::passes {
@@ -389,7 +393,7 @@ class FunctionOutliner {
 Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
   FunctionOutliner outliner(*function);
-  auto new_body = outliner.OutlineBody(FlattenStmts(function->body()), {}, nullptr);
+  auto new_body = outliner.OutlineBody(FlattenStmts(SinkTensorReads(function->body())), {}, nullptr);
   if (!new_body) return pypto::unexpected(new_body.error());
   std::vector<FunctionPtr> result = std::move(outliner.kernels);
   // An Opaque function that submits kernels, outlined here or written as functions of their own, is
