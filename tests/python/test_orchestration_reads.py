@@ -52,3 +52,4 @@ def k(x: pl.Tensor[[32, 64], pl.FP32], n: pl.Tensor[[1], pl.INT32], y: pl.Out[pl
         module.k(torch.zeros(32, 64), torch.ones(1, dtype=torch.int32), torch.zeros(32, 64))
     assert "'tensor.read' is not supported in orchestration code yet" in str(error.value), str(error.value)
     assert f"{path}:6:" in str(error.value), str(error.value)
+

@@ -286,7 +286,7 @@ bool CallsKernel(const StmtPtr& stmt, const Program& program) {
 // loop variables (and any other orchestration scalar) it reads become scalar parameters.
 class FunctionOutliner {
  public:
-  explicit FunctionOutliner(const Function& function) : function_(function) {}
+  FunctionOutliner(const Function& function, std::set<std::string>& taken) : function_(function), taken_(taken) {}
 
   std::vector<FunctionPtr> kernels;
 
@@ -355,9 +355,9 @@ class FunctionOutliner {
       }
       // A name_hint equal to the enclosing function's name (upstream's examples use that) would give
       // two functions one name; the kernel takes the suffix then.
-      std::string name = scope->name_hint().empty() ? fmt::format("{}_incore_{}", function_.name(), index_++)
-                         : scope->name_hint() == function_.name() ? fmt::format("{}_incore", scope->name_hint())
-                                                                  : scope->name_hint();
+      std::string name = UniqueName(scope->name_hint().empty() ? fmt::format("{}_incore_{}", function_.name(), index_++)
+                                    : scope->name_hint() == function_.name() ? fmt::format("{}_incore", scope->name_hint())
+                                                                             : scope->name_hint());
       // A value the scope computes cannot outlive the loop around it: the loop runs the kernel many times.
       if (loop) {
         auto defs = DefinedIn(FlattenStmts(scope->body()));
@@ -386,13 +386,24 @@ class FunctionOutliner {
 
  private:
   const Function& function_;
+  // Two scopes with one name_hint (an inlined helper used twice, or two helpers that both say
+  // "kv_score_proj") become two kernels, the later one numbered: `kv_score_proj_1`.
+  std::string UniqueName(const std::string& wanted) {
+    std::string name = wanted;
+    for (int n = 1; taken_.contains(name); ++n) name = fmt::format("{}_{}", wanted, n);
+    taken_.insert(name);
+    return name;
+  }
+
+  std::set<std::string>& taken_;  // function names of the program, and of the kernels outlined so far
   int index_ = 0;
   VarMap handed_off_;  // tiles handed over by the regions outlined so far
 };
 
-Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program) {
+Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program,
+                                                 std::set<std::string>& taken) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
-  FunctionOutliner outliner(*function);
+  FunctionOutliner outliner(*function, taken);
   auto new_body = outliner.OutlineBody(FlattenStmts(SinkTensorReads(function->body())), {}, nullptr);
   if (!new_body) return pypto::unexpected(new_body.error());
   std::vector<FunctionPtr> result = std::move(outliner.kernels);
@@ -413,8 +424,10 @@ Pass OutlineIncoreScopes() {
   return Pass("OutlineIncoreScopes", {}, {IRProperty::NoInCoreScopes}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;
+                std::set<std::string> taken;
+                for (const auto& function : program->functions()) taken.insert(function->name());
                 for (const auto& function : program->functions()) {
-                  auto outlined = OutlineFunction(function, *program);
+                  auto outlined = OutlineFunction(function, *program, taken);
                   if (!outlined) return pypto::unexpected(outlined.error());
                   functions.insert(functions.end(), outlined->begin(), outlined->end());
                 }
