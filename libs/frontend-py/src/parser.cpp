@@ -51,7 +51,8 @@ struct ProgramContext {
   std::set<std::string> parsing;                            // sub-functions being parsed (recursion)
   // Scalar variables assigned an integer constant: reading one reads the constant, so sizes and
   // launch counts computed from them (`t_dim // 8`) are known at compile time.
-  std::map<const ir::Var*, int64_t> known_ints;
+  // Keyed by Var::id(), not address: Vars of a discarded parse attempt die and their addresses return.
+  std::unordered_map<uint64_t, int64_t> known_ints;
   // What each integer scalar variable was assigned (by Var id): a slice `t[c0:c1]` whose bounds were
   // computed earlier has a size known at compile time when c1 - c0 folds to a constant.
   std::unordered_map<uint64_t, ir::ExprPtr> scalar_values;
@@ -234,7 +235,7 @@ class FunctionParser {
   void RecordScalar(const ir::VarPtr& var, const ir::ExprPtr& value) {
     const auto* scalar = var->type()->As<ir::ScalarType>();
     if (!scalar) return;
-    if (auto known = ir::AsConstInt(value)) program_.known_ints[var.get()] = *known;
+    if (auto known = ir::AsConstInt(value)) program_.known_ints[var->id()] = *known;
     if (ir::IsInteger(scalar->dtype())) program_.scalar_values[var->id()] = value;
   }
 
@@ -327,7 +328,7 @@ class FunctionParser {
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
     RecordScalar(var, *value);
-    if (IsCreation(**value)) placeholders_.insert(var.get());
+    if (IsCreation(**value)) placeholders_.insert(var->id());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
   }
 
@@ -960,11 +961,9 @@ class FunctionParser {
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
       auto index = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
                                              map_.SpanOf(target));
-      program_.known_ints[index.get()] = i;
+      program_.known_ints[index->id()] = i;
       env_[name] = index;
       auto dep = ParseDep(comp.attr("elt"));
-      // known_ints is keyed by address, and `index` dies here: a later Var may reuse it.
-      program_.known_ints.erase(index.get());
       if (!dep) {
         env_ = std::move(outer);
         return pypto::unexpected(dep.error());
@@ -1552,7 +1551,7 @@ class FunctionParser {
     for (const auto& name : AssignedNames(stmt.attr("body"))) {
       auto current = env_.find(name);
       auto assigned = assigned_types_.find(name);
-      if (current == env_.end() || assigned == assigned_types_.end() || !placeholders_.contains(current->second.get()))
+      if (current == env_.end() || assigned == assigned_types_.end() || !placeholders_.contains(current->second->id()))
         continue;
       const auto* tile = assigned->second->As<ir::TileType>();
       if (!tile || current->second->type()->equals(*assigned->second)) continue;
@@ -1823,7 +1822,7 @@ class FunctionParser {
       std::string name = node.attr("id").cast<std::string>();
       auto it = env_.find(name);
       if (it != env_.end()) {
-        if (auto known = program_.known_ints.find(it->second.get()); known != program_.known_ints.end())
+        if (auto known = program_.known_ints.find(it->second->id()); known != program_.known_ints.end())
           return ir::ExprPtr(std::make_shared<ir::ConstInt>(
               known->second, it->second->type()->As<ir::ScalarType>()->dtype(), span));
         return ir::ExprPtr(it->second);
@@ -2916,7 +2915,7 @@ class FunctionParser {
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
   // kernel loop may give such a name the type its body assigns (see RetypePlaceholders).
-  std::set<const ir::Var*> placeholders_;
+  std::set<uint64_t> placeholders_;  // by Var::id(), as known_ints
   // While an annotated assignment parses its value: the tile type it declares (for a tpop without a shape).
   ir::TypePtr declared_tile_;
 };
