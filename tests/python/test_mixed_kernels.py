@@ -186,3 +186,27 @@ def k(a: pl.Tensor[[32, 16], pl.FP16], n: pl.Tensor[[16, 16], pl.INT32], out: pl
     assert "kernel 'k_incore_0' mixes cube and vector work, and its cube part reads 'first', which only the vector " \
         "part computes; only tiles can cross between the two" in message, message
     assert f"{path}:9:" in message, message
+
+
+# prefill_indexer's masking: per token, a product row narrowed to its visible length and padded
+# with -inf by the vector core (pl.fillpad of an Acc tile reads its move into Vec).
+@pl.jit
+def masked_scores(q: pl.Tensor[[4, 64], pl.FP16], k: pl.Tensor[[32, 64], pl.FP16], lens: pl.Tensor[[4], pl.INT32],
+                  out: pl.Out[pl.Tensor[[4, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="masked"):
+        for t in pl.range(4):
+            row = pl.matmul(q[t : t + 1, :], k[:, :], b_trans=True, out_dtype=pl.FP32)
+            visible = pl.cast(pl.read(lens, [t]), pl.INDEX)
+            out[t : t + 1, :] = pl.fillpad(pl.set_validshape(row, 1, visible), pad_value=pl.PadValue.min)
+    return out
+
+
+def test_a_product_narrowed_and_padded_by_the_vector_core():
+    torch.manual_seed(2)
+    q, k = torch.randn(4, 64, dtype=torch.float16), torch.randn(32, 64, dtype=torch.float16)
+    lens = torch.tensor([32, 5, 0, 17], dtype=torch.int32)
+    out = torch.zeros(4, 32)
+    masked_scores(q, k, lens, out)
+    expected = q.float() @ k.float().T
+    expected[torch.arange(32)[None, :] >= lens[:, None].long()] = float("-inf")
+    torch.testing.assert_close(out, expected, rtol=1e-3, atol=1e-3)

@@ -20,8 +20,11 @@ Result<TypePtr> DeduceFillPad(const std::vector<ExprPtr>& args, const Call::Kwar
   if (auto pad = FindAttr<std::string>(kwargs, "pad_value"); pad && !IsPadValue(*pad))
     return TypeError(fmt::format("tile.fillpad pad_value \"{}\" is not a padding mode", *pad), span,
                      "pad with pl.PadValue.zero, pl.PadValue.min or pl.PadValue.max");
-  if ((*tile)->memory_space() != MemorySpace::Vec)
-    return TypeError(fmt::format("tile.fillpad pads a Vec tile, got {}", (*tile)->str()), span);
+  // An Acc tile (a product with a narrowed valid region) is padded on the vector core too:
+  // InferTileMemorySpace moves it into Vec first.
+  const MemorySpace space = (*tile)->memory_space();
+  if (space != MemorySpace::Vec && space != MemorySpace::Acc)
+    return TypeError(fmt::format("tile.fillpad pads a Vec or Acc tile, got {}", (*tile)->str()), span);
   // Every element now holds a value: the result is valid as a whole.
   return TypePtr(WithValidShape(tile->type(), {}));
 }
