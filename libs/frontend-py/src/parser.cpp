@@ -358,7 +358,9 @@ class FunctionParser {
     ir::Shape shape;
   };
 
-  ir::Result<Region> ParseRegion(py::handle subscript) {
+  // `for_load`: the region is read (a load), which orchestration code may do too: OutlineIncoreScopes
+  // moves such a load into the kernels that use the tile (sink_tensor_reads.h).
+  ir::Result<Region> ParseRegion(py::handle subscript, bool for_load = false) {
     const ir::Span span = map_.SpanOf(subscript);
     auto base = ParseExpr(subscript.attr("value"));
     if (!base) return pypto::unexpected(base.error());
@@ -367,9 +369,9 @@ class FunctionParser {
     if (!(tensor || tile))
       return MakeError(DiagnosticKind::Type,
                        fmt::format("only tensors and tiles can be sliced here, got {}", (*base)->type()->str()), span);
-    if (kernel_depth_ == 0)
-      return MakeError(DiagnosticKind::Syntax, "tensor slices outside a pl.at scope are not supported yet", span,
-                       "slice tensors inside the kernel's pl.at scope, where a slice is a load or a store");
+    if (kernel_depth_ == 0 && !(for_load && tensor))
+      return MakeError(DiagnosticKind::Syntax, "tensor slices outside a pl.at scope are read only", span,
+                       "assign into tensors inside the kernel's pl.at scope, where a slice assignment is a store");
     py::handle slice = subscript.attr("slice");
     std::vector<py::handle> items;
     if (IsNode(slice, "Tuple")) {
@@ -466,7 +468,7 @@ class FunctionParser {
   // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region; `t[:, a:b]` of a
   // tile is a tile.slice, a copy of that window.
   ir::Result<ir::ExprPtr> ParseSliceLoad(py::handle node) {
-    auto region = ParseRegion(node);
+    auto region = ParseRegion(node, /*for_load=*/true);
     if (!region) return pypto::unexpected(region.error());
     const ir::Span span = map_.SpanOf(node);
     std::vector<ir::ExprPtr> shape;
@@ -2272,7 +2274,7 @@ class FunctionParser {
       if (!gather) return pypto::unexpected(gather.error());
       return ParseCall(*gather);
     }
-    if ((name == "pl.slice" || name == "pl.tensor.slice") && kernel_depth_ > 0) {
+    if (name == "pl.slice" || name == "pl.tensor.slice") {  // in orchestration code too (see ParseRegion)
       auto load = SliceOfTensorAsLoad(node);
       if (!load) return pypto::unexpected(load.error());
       if (*load) return ParseCall(**load);

@@ -10,8 +10,8 @@
 // writes through a store is an Out parameter, one it also reads is InOut; the kernel returns its
 // Out/InOut parameters, so the data flow stays explicit at the call site.
 //
-// An orchestration `s = pl.read(t, [i])` used by regions is read by each region instead
-// (sink_tensor_reads.h).
+// An orchestration `s = pl.read(t, [i])` or tensor slice used by regions is read by each region
+// instead (sink_tensor_reads.h).
 //
 // A tile computed in a region and read after it (by a later region) is handed over through global
 // memory (tile_handoff.h): the orchestration creates a tensor for it, the producing kernel stores
@@ -403,8 +403,10 @@ class FunctionOutliner {
 Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, const Program& program,
                                                  std::set<std::string>& taken) {
   if (IsKernel(function->type())) return std::vector<FunctionPtr>{function};
+  auto body = SinkTensorReads(function->body());
+  if (!body) return pypto::unexpected(body.error());
   FunctionOutliner outliner(*function, taken);
-  auto new_body = outliner.OutlineBody(FlattenStmts(SinkTensorReads(function->body())), {}, nullptr);
+  auto new_body = outliner.OutlineBody(FlattenStmts(*body), {}, nullptr);
   if (!new_body) return pypto::unexpected(new_body.error());
   std::vector<FunctionPtr> result = std::move(outliner.kernels);
   // An Opaque function that submits kernels, outlined here or written as functions of their own, is

@@ -1,5 +1,7 @@
 #include "sink_tensor_reads.h"
 
+#include <fmt/format.h>
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -10,25 +12,12 @@ namespace {
 
 using namespace pypto::ir;
 
-bool IsTensorRead(const Expr& value) {
+bool IsOpCall(const Expr& value, std::string_view op) {
   const auto* call = value.As<Call>();
-  return call && call->is_op_call() && call->target_name() == "tensor.read";
+  return call && call->is_op_call() && call->target_name() == op;
 }
 
-// The orchestration's `s = tensor.read(...)` assignments (not those inside kernel regions).
-class ReadFinder final : public IRVisitor {
- public:
-  std::unordered_map<const Var*, const AssignStmt*> reads;
-
- protected:
-  void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override {
-    if (stmt->var()->type()->As<ScalarType>() && IsTensorRead(*stmt->value())) reads[stmt->var().get()] = stmt.get();
-    IRVisitor::VisitAssign(stmt);
-  }
-  void VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>&) override {}
-};
-
-// Every variable read anywhere in a body.
+// Every variable an expression or statement reads.
 class AllUses final : public IRVisitor {
  public:
   std::unordered_set<const Var*> used;
@@ -38,38 +27,84 @@ class AllUses final : public IRVisitor {
   void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override { VisitExpr(stmt->value()); }
 };
 
-// Gives each region its own copies of the reads it uses.
-class RegionReads final : public IRMutator {
+template <typename Node>
+std::unordered_set<const Var*> UsesOf(const Node& node) {
+  AllUses uses;
+  if constexpr (std::is_same_v<Node, ExprPtr>)
+    uses.VisitExpr(node);
+  else
+    uses.VisitStmt(node);
+  return uses.used;
+}
+
+// The orchestration statements that compute from tensor data, in program order: element reads,
+// tensor slices (loads), and the scalar arithmetic that uses their results. Kernel regions are not
+// entered (their reads are the kernels').
+class TensorDerived final : public IRVisitor {
  public:
-  explicit RegionReads(const std::unordered_map<const Var*, const AssignStmt*>& reads) : reads_(reads) {}
+  std::vector<const AssignStmt*> order;
+  std::unordered_map<const Var*, const AssignStmt*> def;
+
+ protected:
+  void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override {
+    const auto& type = *stmt->var()->type();
+    const bool read = type.As<ScalarType>() && IsOpCall(*stmt->value(), "tensor.read");
+    const bool load = type.As<TileType>() && IsOpCall(*stmt->value(), "tile.load");
+    bool derived = false;
+    const bool arithmetic = !stmt->value()->As<Call>() || IsOpCall(*stmt->value(), "scalar.cast");
+    if (type.As<ScalarType>() && !read && arithmetic) {
+      for (const Var* operand : UsesOf(stmt->value())) derived |= def.contains(operand);
+    }
+    if (read || load || derived) {
+      order.push_back(stmt.get());
+      def[stmt->var().get()] = stmt.get();
+    }
+  }
+  void VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>&) override {}
+};
+
+// Gives each region its own copies of the tensor-derived statements it needs.
+class RegionCopies final : public IRMutator {
+ public:
+  explicit RegionCopies(const TensorDerived& derived) : derived_(derived) {}
 
  protected:
   StmtPtr MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& scope) override {
-    AllUses uses;
-    uses.VisitStmt(scope->body());
-    std::vector<StmtPtr> body;
-    std::unordered_map<const Var*, VarPtr> local;
-    for (const auto& [var, assign] : reads_) {
-      if (!uses.used.contains(var)) continue;
-      auto copy = std::make_shared<Var>(var->name_hint(), var->type(), var->span());
-      body.push_back(std::make_shared<AssignStmt>(copy, assign->value(), assign->span()));
-      local[var] = copy;
+    std::unordered_set<const Var*> needed;
+    std::vector<const Var*> pending;
+    for (const Var* var : UsesOf(scope->body()))
+      if (derived_.def.contains(var)) pending.push_back(var);
+    while (!pending.empty()) {  // and what those statements read in turn
+      const Var* var = pending.back();
+      pending.pop_back();
+      if (!needed.insert(var).second) continue;
+      for (const Var* operand : UsesOf(derived_.def.at(var)->value()))
+        if (derived_.def.contains(operand)) pending.push_back(operand);
     }
-    if (body.empty()) return scope;
+    if (needed.empty()) return scope;
+    std::unordered_map<const Var*, VarPtr> local;
+    std::vector<StmtPtr> body;
+    for (const AssignStmt* assign : derived_.order) {
+      if (!needed.contains(assign->var().get())) continue;
+      auto copy = std::make_shared<Var>(assign->var()->name_hint(), assign->var()->type(), assign->var()->span());
+      auto stmt = std::make_shared<AssignStmt>(copy, assign->value(), assign->span());
+      body.push_back(SubstituteVars(stmt, local));
+      local[assign->var().get()] = copy;
+    }
     for (const auto& stmt : FlattenStmts(SubstituteVars(scope->body(), local))) body.push_back(stmt);
-    return std::make_shared<InCoreScopeStmt>(scope->name_hint(), std::make_shared<SeqStmts>(std::move(body),
-                                                                                            scope->body()->span()),
-                                             scope->span(), scope->block_num(), scope->sync_start(), scope->order());
+    return std::make_shared<InCoreScopeStmt>(
+        scope->name_hint(), std::make_shared<SeqStmts>(std::move(body), scope->body()->span()), scope->span(),
+        scope->block_num(), scope->sync_start(), scope->order());
   }
 
  private:
-  const std::unordered_map<const Var*, const AssignStmt*>& reads_;
+  const TensorDerived& derived_;
 };
 
-// Drops the orchestration reads nothing uses any more.
-class DeadReads final : public IRMutator {
+// Drops the orchestration statements nothing uses any more.
+class DeadStatements final : public IRMutator {
  public:
-  explicit DeadReads(std::unordered_set<const Var*> dead) : dead_(std::move(dead)) {}
+  explicit DeadStatements(std::unordered_set<const Var*> dead) : dead_(std::move(dead)) {}
 
  protected:
   StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
@@ -95,17 +130,32 @@ class DeadReads final : public IRMutator {
 
 }  // namespace
 
-StmtPtr SinkTensorReads(const StmtPtr& orchestration_body) {
-  ReadFinder finder;
-  finder.VisitStmt(orchestration_body);
-  if (finder.reads.empty()) return orchestration_body;
-  StmtPtr body = RegionReads(finder.reads).MutateStmt(orchestration_body);
-  AllUses uses;
-  uses.VisitStmt(body);
+Result<StmtPtr> SinkTensorReads(const StmtPtr& orchestration_body) {
+  TensorDerived derived;
+  derived.VisitStmt(orchestration_body);
+  if (derived.order.empty()) return orchestration_body;
+  StmtPtr body = RegionCopies(derived).MutateStmt(orchestration_body);
+  // What the orchestration still reads, after the regions have their copies: a statement is dead
+  // once neither the orchestration nor a live tensor-derived statement reads its value.
   std::unordered_set<const Var*> dead;
-  for (const auto& [var, assign] : finder.reads)
-    if (!uses.used.contains(var)) dead.insert(var);
-  return dead.empty() ? body : DeadReads(std::move(dead)).MutateStmt(body);
+  for (const AssignStmt* assign : derived.order) dead.insert(assign->var().get());
+  AllUses live;
+  live.VisitStmt(DeadStatements(dead).MutateStmt(body));
+  for (auto it = derived.order.rbegin(); it != derived.order.rend(); ++it) {
+    const Var* var = (*it)->var().get();
+    if (!live.used.contains(var)) continue;
+    dead.erase(var);
+    for (const Var* operand : UsesOf((*it)->value())) live.used.insert(operand);
+  }
+  for (const AssignStmt* assign : derived.order) {
+    if (dead.contains(assign->var().get()) || !IsOpCall(*assign->value(), "tile.load")) continue;
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("'{}' slices a tensor in orchestration code and is used there; only the pl.at "
+                                 "scopes that read it can use such a slice",
+                                 assign->var()->name_hint()),
+                     assign->value()->span(), "slice the tensor inside the pl.at scope that uses it");
+  }
+  return dead.empty() ? body : DeadStatements(std::move(dead)).MutateStmt(body);
 }
 
 }  // namespace pypto::passes

@@ -1,19 +1,21 @@
-// Orchestration reads of tensor elements used only by kernels move into those kernels.
+// Orchestration reads of tensors whose values only kernels use move into those kernels.
 #pragma once
 
+#include "pypto/ir/diagnostic.h"
 #include "pypto/ir/function.h"
 
 namespace pypto::passes {
 
-// `s = pl.read(scales, [0])` in orchestration code, with `s` used inside pl.at / pl.spmd regions
-// (pypto-lib's hc_pre reads its three gate scales so): each region that uses `s` starts with its
-// own `s = pl.read(scales, [0])`, so the kernel reads the element when it runs (the tensor becomes
-// one of its parameters), and the orchestration read goes away once nothing else uses it. A read
-// whose value the orchestration itself needs (a loop bound, an if condition, a kernel call's
-// argument) stays, and code generation reports it.
+// Orchestration code may read a tensor only for its kernels: `s = pl.read(scales, [0])` (pypto-lib's
+// hc_pre reads its gate scales so) or `cos_lo = rope_cos[pos : pos + 1, 0:64]` (qwen3's decode
+// slices its RoPE rows), and compute scalars from what it read (`pos = ctx_len - 1`). The task plan
+// cannot read tensor data, so each pl.at / pl.spmd region that uses such a value starts with its own
+// copy of the statements computing it (the tensors become its parameters), and the orchestration
+// drops them. A value the orchestration itself needs (a loop bound, an if condition, a kernel
+// call's argument) stays: a read is reported by code generation, a slice here, at the slice.
 //
-// The kernel reads the tensor when it runs: a kernel launched between the read and the region
-// that writes the element would be seen by the region, where Python reads before that write.
-ir::StmtPtr SinkTensorReads(const ir::StmtPtr& orchestration_body);
+// The kernel reads when it runs: a kernel launched between the read and the region that writes
+// those elements would be seen by the region, where Python reads before that write.
+ir::Result<ir::StmtPtr> SinkTensorReads(const ir::StmtPtr& orchestration_body);
 
 }  // namespace pypto::passes

@@ -1,0 +1,61 @@
+"""Tensor slices in orchestration code that kernels read (qwen3's decode slices each token's RoPE row
+at a position it reads from a tensor): each pl.at scope using the slice loads it itself, together with
+the reads and scalar arithmetic its bounds need. Checked against torch, and the error for a slice the
+orchestration itself uses."""
+
+import pytest
+import torch
+
+import pypto.language as pl
+
+
+@pl.jit
+def rope_scaled(x: pl.Tensor[[4, 64], pl.FP32], table: pl.Tensor[[16, 64], pl.FP32],
+                positions: pl.Tensor[[4], pl.INT32], y: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    for b in pl.range(4):
+        ctx_len = pl.read(positions, [b])
+        pos = ctx_len - 1
+        row = table[pos : pos + 1, :]
+        half = pl.slice(table, [1, 32], [pos, 32])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_row"):
+            y[b : b + 1, :] = pl.mul(x[b : b + 1, :], row)
+            y[b : b + 1, 32:64] = pl.add(pl.mul(x[b : b + 1, 32:64], half), 1.0)
+    return y
+
+
+def test_orchestration_slices_are_loaded_by_the_kernels_that_read_them():
+    torch.manual_seed(4)
+    x, table = torch.randn(4, 64), torch.randn(16, 64)
+    positions = torch.tensor([3, 16, 1, 9], dtype=torch.int32)
+    y = torch.full((4, 64), float("nan"))
+    rope_scaled(x, table, positions, y)
+    rows = table[(positions - 1).long()]
+    expected = x * rows
+    expected[:, 32:] = x[:, 32:] * rows[:, 32:] + 1.0
+    torch.testing.assert_close(y, expected)
+
+
+def test_the_orchestration_keeps_no_load():
+    x, table, positions = torch.zeros(4, 64), torch.zeros(16, 64), torch.ones(4, dtype=torch.int32)
+    text = str(rope_scaled.lower(x, table, positions, torch.zeros(4, 64)))
+    orchestration = text.split("@pl.function(type=pl.FunctionType.Orchestration)")[1]
+    assert "load" not in orchestration and "read" not in orchestration, text
+
+
+def test_a_slice_the_orchestration_itself_uses_is_reported(write_kernel):
+    module, path = write_kernel("orchestration_slice", """
+import pypto.language as pl
+
+@pl.jit
+def k(x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    rows = x[0:16, :]
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[0:16, :] = pl.add(x[0:16, :], 1.0)
+    return rows
+""")
+    with pytest.raises(Exception) as error:
+        module.k(torch.zeros(32, 64), torch.zeros(32, 64))
+    message = str(error.value)
+    assert "'rows' slices a tensor in orchestration code and is used there; only the pl.at scopes that read it " \
+        "can use such a slice" in message, message
+    assert f"{path}:6:12" in message, message
