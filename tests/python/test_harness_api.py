@@ -225,7 +225,14 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
                                         "AllocateMemoryAddr", "DeriveCallDirections"]
     module, _ = write_kernel("twice_program_pm", PROGRAM)
     lowered = manager.run_passes(module.Twice, dump_ir=True, output_dir=tmp_path / "dump")
-    assert {f.name: f.function_type for f in lowered.functions}["main"] == "Orchestration"
+    assert {f.name: f.function_type for f in lowered.functions.values()}["main"] == "Orchestration"
+    # Upstream's shapes: a dict from GlobalVar to Function, whose func_type is a pl.FunctionType.
+    from pypto.ir import GlobalVar
+    import pypto.language as pl
+
+    main = lowered.functions[GlobalVar("main")]
+    assert main.name == "main" and main.func_type is pl.FunctionType.Orchestration
+    assert [gv.name for gv in lowered.functions] == [f.name for f in lowered.functions.values()]
     assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "08_after_DeriveCallDirections.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):

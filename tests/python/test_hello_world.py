@@ -53,7 +53,7 @@ def test_build_directory_holds_orchestration_and_manifest(build_dir):
 def test_lower_returns_the_lowered_program():
     x, y, out = torch.ones(128, 128), torch.ones(128, 128), torch.empty(128, 128)
     program = hello_add.vector_add.lower(x, y, out)
-    assert [(f.name, f.function_type) for f in program.functions] == [
+    assert [(f.name, f.function_type) for f in program.functions.values()] == [
         ("vector_add_incore_0", "AIV"),
         ("vector_add", "Orchestration"),
     ]

@@ -193,5 +193,5 @@ def test_k_loop_over_a_placeholder_accumulator_against_torch(write_kernel):
     a, b, c = torch.randn(128, 256), torch.randn(256, 128), torch.zeros(128, 128)
     module.gemm(a, b, c)
     torch.testing.assert_close(c, a @ b, rtol=1e-3, atol=1e-3)
-    kernel = next(f for f in module.gemm.lower(a, b, c).functions if f.name == "gemm_tile")
+    kernel = next(f for f in module.gemm.lower(a, b, c).functions.values() if f.name == "gemm_tile")
     assert "pl.tile.create([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)" in str(kernel)

@@ -219,7 +219,7 @@ def test_a_mixed_extern_runs_as_one_group_with_dual_dispatch_splitting_rows_by_l
     out = torch.full((8, 8), -1.0)
     flags = torch.zeros(4)
     compiled = module.entry.compile(a, out, flags)
-    names = {f.name: f.function_type for f in compiled.program.functions}
+    names = {f.name: f.function_type for f in compiled.program.functions.values()}
     assert (names["pa"], names["pa_aic"], names["pa_aiv"]) == ("Group", "AIC", "AIV")
     cpp = open(os.path.join(compiled.output_dir, "orchestration", "entry.cpp")).read()
     assert f"MixedKernels mixed_0 = {{0, 1, {1 if dual else 'INVALID_KERNEL_ID'}}};" in cpp, cpp

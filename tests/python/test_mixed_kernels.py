@@ -66,7 +66,7 @@ def test_a_k_reduction_loop_then_vector_work_splits_into_two_kernels():
     torch.manual_seed(0)
     a, w, h = torch.randn(16, 128).bfloat16(), torch.randn(128, 64).bfloat16(), torch.randn(16, 64).bfloat16()
     out = torch.full((16, 64), float("nan"))
-    kinds = [f.function_type for f in k_loop_then_residual.lower(a, w, h, out).functions]
+    kinds = [f.function_type for f in k_loop_then_residual.lower(a, w, h, out).functions.values()]
     assert kinds == ["AIC", "AIV", "Orchestration"], kinds
     k_loop_then_residual(a, w, h, out)
     torch.testing.assert_close(out, a.float() @ w.float() + h.float(), rtol=1e-3, atol=1e-3)
@@ -91,7 +91,7 @@ def test_matmul_bias_matches_torch(kernel, platform):
 @pytest.mark.parametrize("kernel", [staged, mixed_up_down], ids=lambda k: k.__name__)
 def test_cube_and_vector_work_become_an_aic_and_an_aiv_kernel(kernel):
     program = kernel.lower(*_inputs())
-    kinds = [f.function_type for f in program.functions]
+    kinds = [f.function_type for f in program.functions.values()]
     assert kinds == ["AIC", "AIV", "Orchestration"], kinds
 
 
@@ -154,7 +154,7 @@ def test_a_loop_passing_tiles_both_ways_runs_as_one_mixed_task(platform):
 
 def test_a_mixed_kernel_becomes_a_group_of_its_cube_and_vector_members():
     program = attention_in_one_scope.lower(*_attention_inputs())
-    kinds = {f.name: f.function_type for f in program.functions}
+    kinds = {f.name: f.function_type for f in program.functions.values()}
     groups = [name for name, kind in kinds.items() if kind == "Group"]
     assert len(groups) == 1, kinds
     assert kinds[groups[0] + "_aic"] == "AIC" and kinds[groups[0] + "_aiv"] == "AIV", kinds

@@ -27,7 +27,7 @@ def two_projections(x: pl.Tensor[[16, 64], pl.FP32], w1: pl.Tensor[[64, 32], pl.
 def test_two_scopes_with_one_name_become_two_kernels():
     x, w1, w2 = torch.randn(16, 64), torch.randn(64, 32), torch.randn(64, 48)
     y1, y2 = torch.zeros(16, 32), torch.zeros(16, 48)
-    names = [f.name for f in two_projections.lower(x, w1, w2, y1, y2).functions]
+    names = [f.name for f in two_projections.lower(x, w1, w2, y1, y2).functions.values()]
     assert names.count("proj") == 1 and names.count("proj_1") == 1, names
     two_projections(x, w1, w2, y1, y2)
     torch.testing.assert_close(y1, x @ w1, rtol=1e-4, atol=1e-4)

@@ -59,7 +59,7 @@ def test_a_hand_written_program_prints_as_written(tmp_path, register):
     assert str(program) == _printed(SCALE)
     assert program.name == "Scale"
     assert program.entry_name == "main"
-    assert [(f.name, f.function_type) for f in program.functions] == [("main", "Opaque"), ("scale", "InCore")]
+    assert [(f.name, f.function_type) for f in program.functions.values()] == [("main", "Opaque"), ("scale", "InCore")]
 
 
 def test_a_program_inside_a_function_sees_its_locals(tmp_path):
@@ -110,7 +110,8 @@ def test_what_lower_prints_parses_back(tmp_path):
     reparsed, _ = _import(tmp_path, "chunked_printed", HEADER + text)
     program = getattr(reparsed, lowered.name)
     assert str(program) == text
-    assert [f.function_type for f in program.functions] == [f.function_type for f in lowered.functions]
+    kinds = [f.function_type for f in program.functions.values()]
+    assert kinds == [f.function_type for f in lowered.functions.values()]
 
 
 def test_each_class_statement_is_parsed_from_its_own_lines(tmp_path):

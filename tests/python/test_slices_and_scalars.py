@@ -229,7 +229,7 @@ def test_an_atomic_assemble_adds_into_the_tensor(write_kernel):
     torch.testing.assert_close(out, 1 + x.reshape(4, 16, 32).sum(dim=0))
     # Each atomic add reads what it adds to: the tasks are ordered, and `out` is InOut to each.
     lowered = module.atomically.lower(x, out)
-    kernels = [f for f in lowered.functions if f.function_type == "AIV"]
+    kernels = [f for f in lowered.functions.values() if f.function_type == "AIV"]
     assert [p["direction"] for p in kernels[1].params if p["name"] == "out"] == ["InOut"]
 
 

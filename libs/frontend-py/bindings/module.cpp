@@ -39,6 +39,11 @@ struct ProgramView {
   ir::ProgramPtr program;
 };
 
+// Upstream's key of Program.functions: the function's global name.
+struct GlobalVarView {
+  std::string name;
+};
+
 // A plugin session (backend plugin ABI 2), closed with the plugin's close_session when the last
 // reference goes.
 using SessionHandle = std::shared_ptr<pypto_backend_session>;
@@ -367,10 +372,24 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "C++ core of the pypto toolchain";
   m.def("version", [] { return std::string(PYPTO_VERSION); });
 
+  py::class_<GlobalVarView>(m, "GlobalVar")
+      .def(py::init<std::string>(), py::arg("name"))
+      .def_readonly("name", &GlobalVarView::name)
+      .def("__hash__", [](const GlobalVarView& g) { return py::hash(py::str(g.name)); })
+      .def("__eq__", [](const GlobalVarView& a, const GlobalVarView& b) { return a.name == b.name; })
+      .def("__repr__", [](const GlobalVarView& g) { return fmt::format("GlobalVar({})", g.name); });
+
   py::class_<FunctionView>(m, "Function")
       .def_property_readonly("name", [](const FunctionView& f) { return f.function->name(); })
       .def_property_readonly("function_type",
                              [](const FunctionView& f) { return std::string(ir::FunctionTypeName(f.function->type())); })
+      // Upstream's spelling: the pl.FunctionType member.
+      .def_property_readonly("func_type",
+                             [](const FunctionView& f) {
+                               return py::module_::import("pypto.language.enums")
+                                   .attr("FunctionType")
+                                   .attr(py::str(std::string(ir::FunctionTypeName(f.function->type()))));
+                             })
       .def_property_readonly("params", &ParamsOf)
       .def("__str__", [](const FunctionView& f) { return ir::PrintFunction(*f.function); })
       .def("__repr__", [](const FunctionView& f) {
@@ -380,10 +399,12 @@ PYBIND11_MODULE(_core, m) {
   py::class_<ProgramView>(m, "Program")
       .def_property_readonly("name", [](const ProgramView& p) { return p.program->name(); })
       .def_property_readonly("entry_name", [](const ProgramView& p) { return p.program->entry_name(); })
+      // As upstream's: a dict from GlobalVar (the name) to Function, in definition order.
       .def_property_readonly("functions",
                              [](const ProgramView& p) {
-                               std::vector<FunctionView> functions;
-                               for (const auto& f : p.program->functions()) functions.push_back({f});
+                               py::dict functions;
+                               for (const auto& f : p.program->functions())
+                                 functions[py::cast(GlobalVarView{f->name()})] = py::cast(FunctionView{f});
                                return functions;
                              })
       .def("__str__", [](const ProgramView& p) { return ir::PrintProgram(*p.program); })

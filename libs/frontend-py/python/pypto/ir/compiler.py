@@ -38,7 +38,7 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
 
 def entry_parameters(lowered) -> list:
     """The parameters of a lowered program's orchestration entry, as its build directory records them."""
-    entry = next(f for f in lowered.functions if f.name == lowered.entry_name)
+    entry = next(f for f in lowered.functions.values() if f.name == lowered.entry_name)
     return [
         Parameter(
             name=p["name"],

@@ -17,7 +17,7 @@ parsed back, and a program can be written by hand::
             return out
 
 The class is never used as a class: its source is parsed by the C++ frontend, and the decorator
-returns the program (``print(program)`` shows it, ``program.functions`` lists its functions).
+returns the program (``print(program)`` shows it, ``program.functions`` maps each function's ``GlobalVar`` to it).
 """
 
 import ast
