@@ -1326,6 +1326,13 @@ class FunctionParser {
     if (py::len(call.attr("keywords")) > 0)
       return MakeError(DiagnosticKind::Syntax, "pl.yield_ takes only positional values", yield.span);
     for (auto arg : call.attr("args")) {
+      // A name yields its variable even when its value is a known constant, as the yields the parser
+      // makes for reassigned names do: `r = pl.yield_(v)` prints and parses back to the same IR.
+      if (IsNode(arg, "Name"))
+        if (auto it = env_.find(arg.attr("id").cast<std::string>()); it != env_.end()) {
+          yield.values.push_back(it->second);
+          continue;
+        }
       auto value = ParseExpr(arg);
       if (!value) return pypto::unexpected(value.error());
       yield.values.push_back(*value);
