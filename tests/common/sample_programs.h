@@ -271,4 +271,41 @@ inline ir::ProgramPtr TwoStageLoopProgram(int64_t blocks = 4, int64_t cols = 32)
   return std::make_shared<ir::Program>("_jit_two_stage", std::vector<ir::FunctionPtr>{fn}, "two_stage");
 }
 
+// A pl.spmd scope whose block count the orchestration computes in a loop, and a kernel that waits for
+// it (when it launches anything):
+//
+//   for i in pl.range(0, 3):                                          # line 3
+//       n = i * scale - shift                                         # line 4 (`- shift` when not 0)
+//       with pl.spmd(n, name_hint="fill") as tid:                     # line 5
+//           t = pl.load(x, [0, 0], [64, 32])                          # line 6
+//           pl.store(pl.adds(t, 1.0), [0, 0], y)                      # line 7
+//       with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale", deps=[tid]):   # line 8
+//           t = pl.load(y, [0, 0], [64, 32])                          # line 9
+//           pl.store(pl.muls(t, 2.0), [0, 0], z)                      # line 10
+//   return z
+inline ir::ProgramPtr SpmdComputedBlocksProgram(int64_t scale = 2, int64_t shift = 0) {
+  auto x = Tensor("x", {64, 32}), y = Tensor("y", {64, 32}), z = Tensor("z", {64, 32});
+  auto i = LoopVar("i", 3);
+  std::vector<ir::StmtPtr> loop_body;
+  auto count = Binary(ir::BinaryOp::Mul, i, Index(scale, 4));
+  if (shift != 0) count = Binary(ir::BinaryOp::Sub, count, Index(shift, 4));
+  auto n = ScalarDef("n", count, loop_body);
+  auto tid = std::make_shared<ir::Var>("tid", std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID),
+                                       ir::Span{"k.py", 5, 52});
+  loop_body.push_back(std::make_shared<ir::InCoreScopeStmt>(
+      "fill", std::make_shared<ir::SeqStmts>(ScalarTileRegion(x, y, Index(0), Index(0), 64, 32, "tile.adds", 1.0, 6)),
+      ir::Span{"k.py", 5, 13}, n, false, ir::LaunchOrder{.task_id = tid}));
+  loop_body.push_back(std::make_shared<ir::InCoreScopeStmt>(
+      "scale", std::make_shared<ir::SeqStmts>(ScalarTileRegion(y, z, Index(0), Index(0), 64, 32, "tile.muls", 2.0, 9)),
+      ir::Span{"k.py", 8, 13}, nullptr, false, ir::LaunchOrder{.deps = {tid}}));
+  auto loop = Loop(i, Index(0), Index(3), Index(1), std::move(loop_body));
+  auto body = std::make_shared<ir::SeqStmts>(
+      std::vector<ir::StmtPtr>{loop, std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{z})});
+  auto fn = std::make_shared<ir::Function>(
+      "spmd_blocks", std::vector<ir::VarPtr>{x, y, z},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{z->type()}, body, ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_spmd_blocks", std::vector<ir::FunctionPtr>{fn}, "spmd_blocks");
+}
+
 }  // namespace pypto::testing

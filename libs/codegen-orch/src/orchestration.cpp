@@ -301,6 +301,9 @@ struct Step;
 struct SubmitStep {
   rt::PlanSubmit submit;  // its tensors; the scalars follow them in each expanded submit
   std::vector<ScalarOperand> scalars;
+  // A pl.spmd launch whose block count (its core_num) is computed in orchestration code: evaluated in
+  // every iteration (submit.block_num is then unused).
+  const ir::Call* computed_blocks = nullptr;
   std::vector<const ir::Var*> deps;  // the TaskIds it waits for (deps=[...])
   const ir::Var* task_id = nullptr;  // the TaskId variable it defines (as tid), if any
 };
@@ -376,6 +379,15 @@ class LoopExpander {
     if (submits_.size() >= kMaxPlanSubmits)
       return TooLarge(fmt::format("submits more than {} tasks", kMaxPlanSubmits));
     rt::PlanSubmit submit = step.submit;
+    if (step.computed_blocks) {
+      auto blocks = BlockCount(*step.computed_blocks);
+      if (!blocks) return pypto::unexpected(blocks.error());
+      if (*blocks == 0) {  // launches nothing: no task, and a TaskId naming it is invalid
+        if (step.task_id) task_ids_[step.task_id] = TaskIds(1);
+        return true;
+      }
+      submit.block_num = *blocks;
+    }
     for (const auto& scalar : step.scalars) {
       uint64_t bits = 0;
       if (scalar.bits) {
@@ -402,6 +414,18 @@ class LoopExpander {
     if (step.task_id) task_ids_[step.task_id] = {static_cast<uint32_t>(submits_.size())};
     submits_.push_back(std::move(submit));
     return true;
+  }
+
+  // The blocks of a pl.spmd launch in this iteration: 0 (nothing to launch) up to what LaunchSpec holds.
+  ir::Result<int32_t> BlockCount(const ir::Call& launch) const {
+    auto value = Eval(launch.core_num());
+    if (!value) return pypto::unexpected(value.error());
+    if (value->i < 0 || value->i > std::numeric_limits<int32_t>::max())
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("the pl.spmd launch of '{}' has {} blocks{}; a block count must be {}",
+                                   launch.callee(), value->i, Where(), value->i < 0 ? "at least 0" : "below 2^31"),
+                       launch.span());
+    return static_cast<int32_t>(value->i);
   }
 
   // The submits a TaskId variable (one) or TaskId array (one per element) names in this iteration.
@@ -520,12 +544,13 @@ class LoopExpander {
     return ok;
   }
 
-  // A lower bound on the submits one run of `steps` makes: its own, and those of inner loops whose
-  // bounds are literals (others may depend on values not known yet). Saturates at the plan limit.
+  // A lower bound on the submits one run of `steps` makes: its own (but for launches whose block count
+  // may come to 0), and those of inner loops whose bounds are literals (others may depend on values not
+  // known yet). Saturates at the plan limit.
   static __int128 MinSubmits(const std::vector<Step>& steps) {
     __int128 count = 0;
     for (const auto& step : steps) {
-      if (std::holds_alternative<SubmitStep>(step.node)) ++count;
+      if (const auto* submit = std::get_if<SubmitStep>(&step.node); submit && !submit->computed_blocks) ++count;
       const auto* inner = std::get_if<LoopStep>(&step.node);
       if (!inner || !inner->submits) continue;
       auto start = ir::AsConstInt(inner->loop->start()), stop = ir::AsConstInt(inner->loop->stop()),
@@ -1654,6 +1679,49 @@ class OrchestrationEmitter {
     return mixed;
   }
 
+  // How many blocks a kernel call launches: none given (one), a literal (0: nothing to launch), or an
+  // orchestration scalar expression (`computed`) the plan evaluates at each submit. `text` is the count
+  // set_block_num takes in the C++: the literal, or a variable (`cpp` is its value, unless it is an
+  // orchestration scalar's own); empty for a plain call.
+  struct Blocks {
+    std::optional<int32_t> literal;
+    ir::ExprPtr computed;
+    std::string text, cpp;
+  };
+  ir::Result<Blocks> BlocksOf(const ir::Call& call, const ir::Function& callee) {
+    const ir::ExprPtr& count = call.core_num();
+    if (!count) return Blocks{};
+    if (auto literal = ir::AsConstInt(count)) {
+      if (*literal < 0 || *literal > std::numeric_limits<int32_t>::max())
+        return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num {} is out of range", *literal),
+                         call.span());
+      return Blocks{.literal = static_cast<int32_t>(*literal), .text = std::to_string(*literal)};
+    }
+    const auto* scalar = count->type()->As<ir::ScalarType>();
+    if (!scalar || !ir::IsInteger(scalar->dtype()))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the block count of the pl.spmd launch of '{}' must be an integer, got {}",
+                                   callee.name(), count->type()->str()),
+                       call.span());
+    const char* hint = "compute it from literals, scalar parameters, loop variables and tensor extents";
+    if (const ir::Call* read = RunTimeCall(count))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the block count of the pl.spmd launch of '{}' calls '{}', whose value is only "
+                                   "known at run time; the task plan needs it when it is built",
+                                   callee.name(), read->is_op_call() ? read->op()->name : read->callee()),
+                       call.span(), hint);
+    if (const ir::Var* unknown = UnknownScalar(count))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the block count of the pl.spmd launch of '{}' reads '{}', which is only known at "
+                                   "run time; the task plan needs it when it is built",
+                                   callee.name(), unknown->name_hint()),
+                       call.span(), hint);
+    auto cpp = CppExpr(count);
+    if (!cpp) return pypto::unexpected(cpp.error());
+    if (count->Is<ir::Var>()) return Blocks{.computed = count, .text = *cpp};  // a C++ variable already
+    return Blocks{.computed = count, .text = names_.Take(callee.name() + "_blocks"), .cpp = *cpp};
+  }
+
   static std::string KernelIdCpp(int32_t id) { return id == rt::kNoKernel ? "INVALID_KERNEL_ID" : std::to_string(id); }
 
   ir::Result<bool> EmitSubmit(const ir::Call& call, const ir::Var* result) {
@@ -1673,12 +1741,34 @@ class OrchestrationEmitter {
       if (!kernels) return pypto::unexpected(kernels.error());
       mixed = *kernels;
     }
+    auto blocks = BlocksOf(call, *callee);
+    if (!blocks) return pypto::unexpected(blocks.error());
     const int32_t func_id = group ? rt::kNoKernel : FuncId(*callee);
     const bool aic = callee->type() == ir::FunctionType::AIC;
     Separate();
     std::string params = fmt::format("params_t{}", task_count_++);
     SubmitStep step{.submit = rt::PlanSubmit{
                         .func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV, .mixed = mixed}};
+    // `as tid`: the submit's TaskId, read off what the submit returns.
+    std::string task_name;
+    if (const auto& task_id = call.order().task_id) {
+      task_name = names_.Take(task_id->name_hint());
+      task_names_[task_id.get()] = task_name;
+      step.task_id = task_id.get();
+    }
+    // A block count computed in orchestration code: the submit runs only when it is not 0, and its
+    // TaskId is invalid when it does not (the runtime refuses a negative count).
+    const bool guarded = blocks->computed != nullptr;
+    if (guarded) {
+      step.computed_blocks = &call;
+      if (!task_name.empty())
+        body_ += fmt::format("{}{} = PTO2TaskId::invalid();\n", indent_, TaskIdDecl(task_name));
+      if (!blocks->cpp.empty()) body_ += fmt::format("{}const int64_t {} = {};\n", indent_, blocks->text, blocks->cpp);
+      body_ += fmt::format("{}if ({} != 0) {{\n", indent_, blocks->text);
+      indent_ += "  ";
+    } else if (blocks->literal) {
+      step.submit.block_num = *blocks->literal;
+    }
 
     // The task takes its tensors first and its scalars after them, each group in parameter order.
     std::string tensor_lines, scalar_lines, dump_lines;
@@ -1717,15 +1807,19 @@ class OrchestrationEmitter {
           rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref, .dump = dump});
       if (direction != ir::ArgDirection::Input && direction != ir::ArgDirection::NoDep) written[i] = it->second;
     }
+    if (blocks->literal == 0) {  // `pl.spmd(0)`, or a count that folded to 0: nothing to submit
+      body_ += fmt::format("{}// '{}' is launched on 0 blocks: nothing to submit\n", indent_, callee->name());
+      if (step.task_id) {
+        body_ += fmt::format("{}{} = PTO2TaskId::invalid();\n", indent_, TaskIdDecl(task_name));
+        steps_->push_back(Step{TaskIdStep{.var = step.task_id}});
+      }
+      return BindCallResult(call, *callee, result, written);
+    }
     body_ += fmt::format("{}CoreTaskArgs {};\n", indent_, params) + tensor_lines + scalar_lines + dump_lines;
     if (auto ok = EmitDependencies(call.order().deps, params, step); !ok) return ok;
     // `with pl.spmd(core_num=N)`: one submit of N blocks.
-    if (auto blocks = ir::FindAttr<int64_t>(call.kwargs(), ir::kCoreNumKwarg)) {
-      if (*blocks < 1 || *blocks > std::numeric_limits<int32_t>::max())
-        return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num {} is out of range", *blocks), call.span());
-      step.submit.block_num = static_cast<int32_t>(*blocks);
-      body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, *blocks);
-    }
+    if (!blocks->text.empty())
+      body_ += fmt::format("{}{}.launch_spec.set_block_num({});\n", indent_, params, blocks->text);
     // `pl.spmd(..., sync_start=True)`: the blocks start only together (a hard syncall needs it).
     if (ir::FindAttr<bool>(call.kwargs(), ir::kSyncStartKwarg).value_or(false)) {
       step.submit.require_sync_start = true;
@@ -1736,14 +1830,7 @@ class OrchestrationEmitter {
       step.submit.allow_early_resolve = true;
       body_ += fmt::format("{}{}.set_allow_early_resolve(true);\n", indent_, params);
     }
-    // `as tid`: the submit's TaskId, read off what the submit returns.
-    std::string captured;
-    if (const auto& task_id = call.order().task_id) {
-      const std::string name = names_.Take(task_id->name_hint());
-      task_names_[task_id.get()] = name;
-      step.task_id = task_id.get();
-      captured = TaskIdDecl(name) + " = ";
-    }
+    const std::string captured = task_name.empty() ? "" : (guarded ? task_name : TaskIdDecl(task_name)) + " = ";
     const std::string task_id_suffix = captured.empty() ? "" : ".task_id()";
     if (mixed) {
       const std::string name = fmt::format("mixed_{}", mixed_count_++);
@@ -1754,13 +1841,21 @@ class OrchestrationEmitter {
       body_ += fmt::format("{}{}rt_submit_{}_task({}, {}){};\n", indent_, captured, aic ? "aic" : "aiv", func_id,
                            params, task_id_suffix);
     }
+    if (guarded) {
+      indent_.resize(indent_.size() - 2);
+      body_ += indent_ + "}\n";
+    }
     steps_->push_back(Step{std::move(step)});
-    if (!result) return true;
+    return BindCallResult(call, *callee, result, written);
+  }
 
-    // A call result is the Out tensor itself: later uses name the same buffer. It keeps the argument's
-    // pl.dump_tag, since the variable was only renamed (by the user, or by outlining a scope).
+  // A call result is the Out tensor itself: later uses name the same buffer. It keeps the argument's
+  // pl.dump_tag, since the variable was only renamed (by the user, or by outlining a scope).
+  ir::Result<bool> BindCallResult(const ir::Call& call, const ir::Function& callee, const ir::Var* result,
+                                  const std::vector<std::optional<Binding>>& written) {
+    if (!result) return true;
     std::optional<size_t> bound;
-    if (auto returned = ReturnedParam(*callee, program_); returned && written[*returned]) bound = *returned;
+    if (auto returned = ReturnedParam(callee, program_); returned && written[*returned]) bound = *returned;
     if (!bound) {
       size_t outputs = 0;
       for (size_t i = 0; i < written.size(); ++i)
@@ -1769,7 +1864,7 @@ class OrchestrationEmitter {
         return MakeError(DiagnosticKind::Internal,
                          fmt::format("'{}' writes {} tensors and does not return one of its parameters; cannot tell "
                                      "which one '{}' names",
-                                     callee->name(), outputs, result->name_hint()),
+                                     callee.name(), outputs, result->name_hint()),
                          call.span());
     }
     if (!bound) return true;

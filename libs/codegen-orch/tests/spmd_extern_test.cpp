@@ -15,7 +15,7 @@ using testing::Tensor;
 
 constexpr const char* kSource = "/kernels/aiv/spmd_write.cpp";
 
-ir::ProgramPtr SpmdExternProgram(bool sync_start = false) {
+ir::ProgramPtr SpmdExternProgram(bool sync_start = false, int64_t blocks = 4) {
   auto out = Tensor("out", {80});
   auto base = Scalar("base_cl", ir::DataType::INDEX);
   auto kernel = std::make_shared<ir::Function>(
@@ -29,8 +29,8 @@ ir::ProgramPtr SpmdExternProgram(bool sync_start = false) {
       "SPMD_WRITE_AIV",
       std::vector<ir::ExprPtr>{main_out, std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX)}, out->type(),
       ir::Span{"k.py", 9, 19}, std::vector<ir::ArgDirection>{},
-      sync_start ? ir::Call::Kwargs{{"core_num", int64_t{4}}, {"sync_start", true}}
-                 : ir::Call::Kwargs{{"core_num", int64_t{4}}});
+      sync_start ? ir::Call::Kwargs{{"sync_start", true}} : ir::Call::Kwargs{}, ir::LaunchOrder{},
+      std::make_shared<ir::ConstInt>(blocks, ir::DataType::INDEX));
   auto result = testing::Local("out_1", call);
   auto body = std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
       testing::Assign(result, call), std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{result})});
@@ -41,8 +41,8 @@ ir::ProgramPtr SpmdExternProgram(bool sync_start = false) {
   return std::make_shared<ir::Program>("SpmdWrite", std::vector<ir::FunctionPtr>{kernel, main}, "main");
 }
 
-ir::Result<Orchestration> Generate(bool sync_start = false) {
-  auto lowered = passes::Lower(SpmdExternProgram(sync_start), passes::PassContext{});
+ir::Result<Orchestration> Generate(bool sync_start = false, int64_t blocks = 4) {
+  auto lowered = passes::Lower(SpmdExternProgram(sync_start, blocks), passes::PassContext{});
   if (!lowered) return pypto::unexpected(lowered.error());
   return GenerateOrchestration(**lowered);
 }
@@ -74,6 +74,19 @@ TEST(SpmdExtern, SyncStartIsSetOnTheLaunchSpec) {
   EXPECT_NE(cpp.find("    params_t0.launch_spec.set_block_num(4);\n"
                      "    params_t0.launch_spec.set_require_sync_start(true);\n"
                      "    rt_submit_aiv_task(0, params_t0);\n"),
+            std::string::npos)
+      << cpp;
+}
+
+TEST(SpmdExtern, NoBlocksSubmitNothing) {
+  // `with pl.spmd(core_num=0):`, as a count computed from known values can fold to.
+  auto orchestration = Generate(/*sync_start=*/false, /*blocks=*/0);
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_TRUE(orchestration->plan.submits.empty());
+  const std::string& cpp = orchestration->cpp_source;
+  EXPECT_NE(cpp.find("  PTO2_SCOPE() {\n"
+                     "    // 'SPMD_WRITE_AIV' is launched on 0 blocks: nothing to submit\n"
+                     "  }\n"),
             std::string::npos)
       << cpp;
 }

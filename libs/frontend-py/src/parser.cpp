@@ -884,7 +884,7 @@ class FunctionParser {
     auto task_id = BindScopeTaskId(items[0].attr("optional_vars"), "pl.at");
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
-    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, 0, false, std::move(order)));
+    return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, nullptr, false, std::move(order)));
   }
 
   // The body of a `with pl.at(...)` or `with pl.spmd(...)` kernel scope. Its names stay bound after
@@ -1083,7 +1083,7 @@ class FunctionParser {
   // with pl.tile.get_block_idx(). `for b in pl.spmd(N):` is the latter with b as that index.
 
   struct SpmdLaunch {
-    int64_t core_num = 0;
+    ir::ExprPtr core_num;
     bool sync_start = false;
     std::string name_hint;
     std::vector<ir::ExprPtr> deps;
@@ -1131,15 +1131,8 @@ class FunctionParser {
     if (!count) return MakeError(DiagnosticKind::Syntax, "pl.spmd needs core_num", span);
     auto expr = ParseExpr(count);
     if (!expr) return pypto::unexpected(expr.error());
-    auto core_num = ir::AsConstInt(*expr);
-    if (!core_num)
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("pl.spmd core_num must be known at compile time; `{}` is not",
-                                   ir::PrintExpr(*expr)),
-                       map_.SpanOf(count));
-    if (*core_num < 1)
-      return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num must be at least 1, got {}", *core_num),
-                       map_.SpanOf(count));
+    auto core_num = CheckBlockCount(*expr, map_.SpanOf(count));
+    if (!core_num) return pypto::unexpected(core_num.error());
     launch.core_num = *core_num;
     return launch;
   }
@@ -1328,6 +1321,13 @@ class FunctionParser {
     if (py::len(call.attr("keywords")) > 0)
       return MakeError(DiagnosticKind::Syntax, "pl.yield_ takes only positional values", yield.span);
     for (auto arg : call.attr("args")) {
+      // A name yields its variable even when its value is a known constant, as the yields the parser
+      // makes for reassigned names do: `r = pl.yield_(v)` prints and parses back to the same IR.
+      if (IsNode(arg, "Name"))
+        if (auto it = env_.find(arg.attr("id").cast<std::string>()); it != env_.end()) {
+          yield.values.push_back(it->second);
+          continue;
+        }
       auto value = ParseExpr(arg);
       if (!value) return pypto::unexpected(value.error());
       yield.values.push_back(*value);

@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "pypto/ir/expr.h"
+#include "pypto/ir/functor.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::frontend {
 namespace {
@@ -32,34 +34,63 @@ ir::Result<ir::StmtPtr> RewriteKernelCall(const ir::StmtPtr& body, const ir::Spa
   return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*rewritten, eval->span()));
 }
 
-ir::ExprPtr WithLaunch(const ir::Call& call, ir::Call::Kwargs kwargs, ir::LaunchOrder order) {
+ir::ExprPtr WithLaunch(const ir::Call& call, ir::Call::Kwargs kwargs, ir::LaunchOrder order, ir::ExprPtr core_num) {
   return std::make_shared<ir::Call>(call.callee(), call.args(), call.type(), call.span(), call.arg_directions(),
-                                    std::move(kwargs), std::move(order));
+                                    std::move(kwargs), std::move(order), std::move(core_num));
+}
+
+// The first call in `expr` other than a scalar cast: a value no orchestration scalar expression holds.
+const ir::Call* FirstNonCast(const ir::ExprPtr& expr) {
+  struct Finder final : ir::IRVisitor {
+    const ir::Call* found = nullptr;
+    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+      if (found) return;
+      if (!call->is_op_call() || call->target_name() != "scalar.cast") found = call.get();
+      else ir::IRVisitor::VisitCall(call);
+    }
+  } finder;
+  finder.VisitExpr(expr);
+  return finder.found;
 }
 
 }  // namespace
 
+ir::Result<ir::ExprPtr> CheckBlockCount(const ir::ExprPtr& count, const ir::Span& span) {
+  const auto* scalar = count->type()->As<ir::ScalarType>();
+  if (!scalar || !ir::IsInteger(scalar->dtype()))
+    return ir::MakeError(ir::DiagnosticKind::Type,
+                         fmt::format("pl.spmd core_num must be an integer, got `{}` of type {}", ir::PrintExpr(count),
+                                     count->type()->str()),
+                         span);
+  if (const ir::Call* call = FirstNonCast(count))
+    return ir::MakeError(ir::DiagnosticKind::Type,
+                         fmt::format("pl.spmd core_num must be computed from orchestration scalars; `{}` calls '{}'",
+                                     ir::PrintExpr(count), call->target_name()),
+                         span);
+  if (auto literal = ir::AsConstInt(count); literal && *literal < 0)
+    return ir::MakeError(ir::DiagnosticKind::Type, fmt::format("pl.spmd core_num must be at least 0, got {}", *literal),
+                         span);
+  return count;
+}
+
 ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunchSpec& spec, ir::LaunchOrder order,
                                        const ir::Span& span) {
-  if (spec.core_num < 1)
-    return ir::MakeError(ir::DiagnosticKind::Type,
-                         fmt::format("pl.spmd core_num must be at least 1, got {}", spec.core_num), span);
   return RewriteKernelCall(
       body, span, "a pl.spmd scope", "write `with pl.spmd(core_num=N):` around one `out = self.kernel(...)`",
       [&](const ir::Call& call) -> ir::Result<ir::ExprPtr> {
-        // The launch keywords are added once: a second pl.spmd around the same call is an error.
+        // The launch is set once: a second pl.spmd around the same call is an error.
+        if (call.core_num()) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
         ir::Call::Kwargs kwargs = call.kwargs();
-        for (const auto& [key, _] : kwargs)
-          if (key == ir::kCoreNumKwarg) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
-        kwargs.emplace_back(ir::kCoreNumKwarg, spec.core_num);
         if (spec.sync_start) kwargs.emplace_back(ir::kSyncStartKwarg, true);
-        return WithLaunch(call, std::move(kwargs), std::move(order));
+        return WithLaunch(call, std::move(kwargs), std::move(order), spec.core_num);
       });
 }
 
 ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span) {
   return RewriteKernelCall(stmt, span, "pl.submit", "write `out, tid = pl.submit(self.kernel, x, out, deps=[...])`",
-                           [&](const ir::Call& call) { return WithLaunch(call, call.kwargs(), std::move(order)); });
+                           [&](const ir::Call& call) {
+                             return WithLaunch(call, call.kwargs(), std::move(order), call.core_num());
+                           });
 }
 
 }  // namespace pypto::frontend

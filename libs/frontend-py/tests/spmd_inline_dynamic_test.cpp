@@ -64,13 +64,33 @@ TEST(SpmdScope, LoopFormBindsTheBlockIndex) {
       << printed;
 }
 
-TEST(SpmdScope, BlockCountMustBeKnownAtCompileTime) {
+TEST(SpmdScope, BlockCountIsAnOrchestrationScalar) {
   EXPECT_EQ(RowsEdited("n // 8", "pl.tile.get_block_idx()"),
-            "/src/kernels.py:4:18: error: pl.spmd core_num must be known at compile time; `pl.tile.get_block_idx()` is "
-            "not");
-  EXPECT_EQ(RowsEdited("n // 8", "n - 32"), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 1, got 0");
+            "/src/kernels.py:4:18: error: pl.spmd core_num must be computed from orchestration scalars; "
+            "`pl.tile.get_block_idx()` calls 'tile.get_block_idx'");
+  EXPECT_EQ(RowsEdited("n // 8", "pl.read(x, [0, 0])"),
+            "/src/kernels.py:4:18: error: pl.spmd core_num must be an integer, got `pl.tensor.read(x, [0, 0])` of type "
+            "pl.Scalar[pl.FP32]");
+  EXPECT_EQ(RowsEdited("n // 8", "n - 33"), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 0, got -1");
   EXPECT_EQ(RowsEdited("allow_early_resolve=True", "predicate=None"),
             "/src/kernels.py:4:46: error: pl.spmd argument 'predicate' is not supported yet");
+}
+
+TEST(SpmdScope, ABlockCountComputedAfterAnIfStaysAnExpression) {
+  // `m` is one of two values after the if, so `m_2 // 8` is evaluated when the launch is submitted.
+  EXPECT_NE(RowsEdited("    with pl.spmd(n // 8",
+                       "    m = pl.cast(n, pl.INDEX)\n    if m > 16:\n        m = 16\n    with pl.spmd(m // 8")
+                .find("        if m > 16:\n"
+                      "            m_1: pl.Scalar[pl.INDEX] = 16\n"
+                      "            m_2: pl.Scalar[pl.INDEX] = pl.yield_(m_1)\n"
+                      "        else:\n"
+                      "            m_2: pl.Scalar[pl.INDEX] = pl.yield_(m)\n"
+                      "        with pl.spmd(m_2 // 8, name_hint=\"rows_k\", allow_early_resolve=True) as tid:\n"),
+            std::string::npos);
+  // A count that folds to 0 stays a launch, of no blocks.
+  EXPECT_NE(RowsEdited("n // 8", "n - 32")
+                .find("        with pl.spmd(0, name_hint=\"rows_k\", allow_early_resolve=True) as tid:\n"),
+            std::string::npos);
 }
 
 TEST(DynamicDims, TensorsSharingADimensionMustAgree) {

@@ -55,13 +55,14 @@ Call::Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr ty
     : Expr(kKind, std::move(span), std::move(type)), op_(op), args_(std::move(args)), kwargs_(std::move(kwargs)) {}
 
 Call::Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span,
-           std::vector<ArgDirection> arg_directions, Kwargs kwargs, LaunchOrder order)
+           std::vector<ArgDirection> arg_directions, Kwargs kwargs, LaunchOrder order, ExprPtr core_num)
     : Expr(kKind, std::move(span), std::move(type)),
       callee_(std::move(callee)),
       args_(std::move(args)),
       kwargs_(std::move(kwargs)),
       arg_directions_(std::move(arg_directions)),
-      order_(std::move(order)) {}
+      order_(std::move(order)),
+      core_num_(std::move(core_num)) {}
 
 const std::string& Call::target_name() const { return op_ ? op_->name : callee_; }
 

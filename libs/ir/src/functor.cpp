@@ -24,6 +24,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
   for (const auto& arg : call->args()) VisitExpr(arg);
   for (const auto& dep : call->order().deps) VisitExpr(dep);
+  if (call->core_num()) VisitExpr(call->core_num());
 }
 
 void IRVisitor::VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -63,6 +64,7 @@ void IRVisitor::VisitReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
 }
 void IRVisitor::VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
   for (const auto& dep : stmt->order().deps) VisitExpr(dep);
+  if (stmt->block_num()) VisitExpr(stmt->block_num());
   VisitStmt(stmt->body());
 }
 void IRVisitor::VisitRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt) { VisitStmt(stmt->body()); }
@@ -110,9 +112,10 @@ ExprPtr IRMutator::MutateCall(const std::shared_ptr<const Call>& call) {
     return std::make_shared<Call>(call->op(), std::move(args), call->kwargs(), call->type(), call->span());
   }
   auto order = MutateLaunchOrder(call->order(), changed);
+  auto core_num = MutateOptional(call->core_num(), changed);
   if (!changed) return call;
   return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
-                                call->kwargs(), std::move(order));
+                                call->kwargs(), std::move(order), std::move(core_num));
 }
 
 ExprPtr IRMutator::MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple) {
@@ -186,6 +189,13 @@ StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& stmt) {
   return std::make_shared<ReturnStmt>(std::move(values), stmt->span());
 }
 
+ExprPtr IRMutator::MutateOptional(const ExprPtr& expr, bool& changed) {
+  if (!expr) return expr;
+  auto mutated = MutateExpr(expr);
+  changed |= mutated != expr;
+  return mutated;
+}
+
 LaunchOrder IRMutator::MutateLaunchOrder(const LaunchOrder& order, bool& changed) {
   LaunchOrder result{.allow_early_resolve = order.allow_early_resolve};
   changed |= MutateAll(order.deps, result.deps, [&](const ExprPtr& e) { return MutateExpr(e); });
@@ -205,9 +215,10 @@ StmtPtr IRMutator::MutateRuntimeScope(const std::shared_ptr<const RuntimeScopeSt
 StmtPtr IRMutator::MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) {
   bool changed = false;
   auto order = MutateLaunchOrder(stmt->order(), changed);
+  auto block_num = MutateOptional(stmt->block_num(), changed);
   auto body = MutateStmt(stmt->body());
   if (!changed && body == stmt->body()) return stmt;
-  return std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(), stmt->block_num(),
+  return std::make_shared<InCoreScopeStmt>(stmt->name_hint(), body, stmt->span(), std::move(block_num),
                                            stmt->sync_start(), std::move(order));
 }
 

@@ -102,7 +102,7 @@ class Printer {
   }
 
   static bool IsSpmdLaunch(const Call& call) {
-    return !call.is_op_call() && FindAttr<int64_t>(call.kwargs(), kCoreNumKwarg).has_value();
+    return !call.is_op_call() && call.core_num();
   }
 
   // The targets of a statement assigning a `pl.submit`: its result (if any), then its TaskId.
@@ -188,8 +188,8 @@ class Printer {
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       const std::string order = OrderArgs(scope->order()), target = OrderTarget(scope->order());
-      if (scope->block_num() > 0)
-        Line(fmt::format("with pl.spmd({}{}{}{}){}:", scope->block_num(),
+      if (scope->block_num())
+        Line(fmt::format("with pl.spmd({}{}{}{}){}:", Expr(scope->block_num()),
                          scope->sync_start() ? ", sync_start=True" : "", hint, order, target));
       else
         Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}{}){}:", hint, order, target));
@@ -209,10 +209,9 @@ class Printer {
   // ones `with pl.spmd(core_num=N, sync_start=True):`.
   void SpmdLine(const ir::Expr& value, const std::string& text) {
     const auto* call = value.As<Call>();
-    auto blocks = call && !call->is_op_call() ? FindAttr<int64_t>(call->kwargs(), kCoreNumKwarg) : std::nullopt;
-    if (!blocks) return Line(text);
+    if (!call || !IsSpmdLaunch(*call)) return Line(text);
     const bool sync_start = FindAttr<bool>(call->kwargs(), kSyncStartKwarg).value_or(false);
-    Line(fmt::format("with pl.spmd(core_num={}{}{}){}:", *blocks, sync_start ? ", sync_start=True" : "",
+    Line(fmt::format("with pl.spmd(core_num={}{}{}){}:", Expr(call->core_num()), sync_start ? ", sync_start=True" : "",
                      OrderArgs(call->order()), OrderTarget(call->order())));
     ++indent_;
     Line(text);

@@ -106,6 +106,14 @@ class Comparer {
     return std::nullopt;
   }
 
+  // The blocks an SPMD launch runs on; absent for any other launch.
+  Diff BlockCount(const ExprPtr& a, const ExprPtr& b, const std::string& what) {
+    if (!a != !b) return fmt::format("{} is an SPMD launch on one side only", what);
+    if (!a) return std::nullopt;
+    if (auto diff = Expr(a, b)) return fmt::format("{} block counts differ: {}", what, *diff);
+    return std::nullopt;
+  }
+
   // The TaskIds a launch waits for (uses) and the one it names (a definition).
   Diff Order(const LaunchOrder& a, const LaunchOrder& b, const std::string& what) {
     if (a.deps.size() != b.deps.size())
@@ -193,8 +201,7 @@ class Comparer {
       const auto* y = b->As<InCoreScopeStmt>();
       if (x->name_hint() != y->name_hint())
         return fmt::format("scope name hints differ: '{}' vs '{}'", x->name_hint(), y->name_hint());
-      if (x->block_num() != y->block_num())
-        return fmt::format("scope block counts differ: {} vs {}", x->block_num(), y->block_num());
+      if (auto diff = BlockCount(x->block_num(), y->block_num(), "scope")) return diff;
       if (x->sync_start() != y->sync_start())
         return fmt::format("scope sync_start differs: {} vs {}", x->sync_start(), y->sync_start());
       if (auto diff = Order(x->order(), y->order(), "scope")) return diff;
@@ -266,6 +273,7 @@ class Comparer {
     if (x.arg_directions() != y.arg_directions())
       return fmt::format("'{}' argument directions differ", x.target_name());
     if (auto diff = Order(x.order(), y.order(), "'" + x.target_name() + "'")) return diff;
+    if (auto diff = BlockCount(x.core_num(), y.core_num(), "'" + x.target_name() + "'")) return diff;
     if (auto diff = Types(WithoutMemRef(x.type()), WithoutMemRef(y.type())))
       return fmt::format("'{}' result types differ: {}", x.target_name(), *diff);
     return std::nullopt;

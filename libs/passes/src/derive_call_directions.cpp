@@ -58,7 +58,7 @@ class DirectionWriter final : public IRMutator {
       directions.push_back(ToArgDirection(callee->param_directions()[i], params[i]->type()));
     }
     return std::make_shared<Call>(mutated->callee(), mutated->args(), mutated->type(), mutated->span(),
-                                  std::move(directions), mutated->kwargs(), mutated->order());
+                                  std::move(directions), mutated->kwargs(), mutated->order(), mutated->core_num());
   }
 
  private:

@@ -80,7 +80,7 @@ class CallFlattener {
     LaunchOrder order = HoistDeps(call->order(), out);
     if (!changed && order.deps == call->order().deps) return expr;
     return std::make_shared<Call>(call->callee(), std::move(args), call->type(), call->span(), call->arg_directions(),
-                                  call->kwargs(), std::move(order));
+                                  call->kwargs(), std::move(order), call->core_num());
   }
 
   // `deps=[tids[0], tids[2]]`: each element read becomes a TaskId variable of its own.

@@ -116,12 +116,10 @@ struct Outlined {
   std::unordered_map<const Var*, VarPtr> later_renames;  // for statements after the scope
 };
 
-// A pl.spmd scope's kernel is launched on its blocks.
+// A pl.spmd scope's kernel is launched on its blocks (scope.block_num(), the call's core_num).
 Call::Kwargs LaunchKwargs(const InCoreScopeStmt& scope) {
-  if (scope.block_num() == 0) return {};
-  Call::Kwargs kwargs{{kCoreNumKwarg, scope.block_num()}};
-  if (scope.sync_start()) kwargs.emplace_back(kSyncStartKwarg, true);
-  return kwargs;
+  if (scope.block_num() && scope.sync_start()) return {{kSyncStartKwarg, true}};
+  return {};
 }
 
 // `handed_off` maps each tile an earlier region handed over to the orchestration tensor holding it;
@@ -225,7 +223,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     // One output: bind it to a new version of the tensor and use that version from here on.
     const auto& tensor = args[output_indices[0]];
     auto call = std::make_shared<Call>(name, call_args, return_types[0], scope.span(), std::vector<ArgDirection>{},
-                                       LaunchKwargs(scope), scope.order());
+                                       LaunchKwargs(scope), scope.order(), scope.block_num());
     auto version = std::make_shared<Var>(tensor->name_hint(), tensor->type(), scope.span());
     result.call_site.push_back(std::make_shared<AssignStmt>(version, call, scope.span()));
     result.later_renames[tensor.get()] = version;
@@ -238,7 +236,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
     result.call_site.push_back(
         std::make_shared<EvalStmt>(std::make_shared<Call>(name, call_args, type, scope.span(),
                                                           std::vector<ArgDirection>{}, LaunchKwargs(scope),
-                                                          scope.order()),
+                                                          scope.order(), scope.block_num()),
                                    scope.span()));
     // The kernel wrote the tensors in place: later uses of a store result read the tensor itself.
     for (const auto& var : escaping) {

@@ -122,7 +122,7 @@ std::string PartName(const std::string& name_hint, const char* suffix) {
 // The scope itself, or its cube part followed by its vector part.
 std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& original) {
   // The blocks of a pl.spmd scope would all hand their cube results over through one tensor.
-  if (scope.block_num() > 0) return {original};
+  if (scope.block_num()) return {original};
   const auto stmts = FlattenStmts(scope.body());
   std::vector<Work> works;
   for (const auto& stmt : stmts) works.push_back(WorkOf(stmt));
@@ -141,11 +141,11 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   const LaunchOrder cube_order{
       .deps = scope.order().deps, .task_id = nullptr, .allow_early_resolve = scope.order().allow_early_resolve};
   return {std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aic"),
-                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span, 0, false,
-                                            cube_order),
+                                            std::make_shared<SeqStmts>(std::move(cube_part), span), span, nullptr,
+                                            false, cube_order),
           std::make_shared<InCoreScopeStmt>(PartName(scope.name_hint(), "_aiv"),
-                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span, 0, false,
-                                            scope.order())};
+                                            std::make_shared<SeqStmts>(std::move(vector_part), span), span, nullptr,
+                                            false, scope.order())};
 }
 
 // Splits the scopes of a body in place, keeping them at the level of the body that holds them.

@@ -147,5 +147,26 @@ TEST(OutlineIncoreScopes, ValueComputedInALoopScopeCannotLeaveTheLoop) {
             "written with pl.store leave a kernel, and they keep their own names");
 }
 
+TEST(OutlineIncoreScopes, ComputedBlockCountStaysOnTheLaunch) {
+  // `with pl.spmd(n) as tid:` with `n = i * 3 - 2` computed in the loop: the kernel's call keeps the
+  // count, as an expression of the orchestration scalar, through outlining and the later passes.
+  auto program = RunOk({FlattenCallExpr(), OutlineIncoreScopes(), ExpandMixedKernel(), AllocateMemoryAddr(),
+                        DeriveCallDirections()},
+                       testing::SpmdComputedBlocksProgram(3, 2));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(ir::PrintFunction(*program->Find("spmd_blocks")),
+            "@pl.function(type=pl.FunctionType.Orchestration)\n"
+            "def spmd_blocks(self, x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]], "
+            "z: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:\n"
+            "    for i in pl.range(3):\n"
+            "        n: pl.Scalar[pl.INDEX] = (i * 3) - 2\n"
+            "        with pl.spmd(core_num=n) as tid:\n"
+            "            y_1: pl.Tensor[[64, 32], pl.FP32] = self.fill(x, y, attrs={\"arg_directions\": "
+            "[\"Input\", \"OutputExisting\"]})\n"
+            "        z_1, _ = pl.submit(self.scale, y_1, z, attrs={\"arg_directions\": "
+            "[\"Input\", \"OutputExisting\"]}, deps=[tid])\n"
+            "    return z\n");
+}
+
 }  // namespace
 }  // namespace pypto::passes

@@ -120,6 +120,11 @@ TEST(CompiledOrchestration, TwoKernelsPerIterationWithComputedScalars) {
   ExpectSameResults(testing::TwoStageLoopProgram(4, 16), "two_stage");
 }
 
+TEST(CompiledOrchestration, SpmdBlockCountsComputedInALoop) {
+  // n = 0, 2, 4 blocks of 'fill' (none in the first iteration) and one 'scale' per iteration.
+  ExpectSameResults(testing::SpmdComputedBlocksProgram(2, 0), "spmd_blocks", 0 + 2 + 4 + 3);
+}
+
 ir::VarPtr TaskIdVar(const std::string& name) {
   return std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::TASK_ID));
 }

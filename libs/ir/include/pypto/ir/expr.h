@@ -122,9 +122,8 @@ const char* ArgDirectionName(ArgDirection direction);
 struct OpDef;
 
 // A call to a registered op (`op()` set) or to another function of the program (`callee()` set).
-// The keyword of a function call that launches it on that many SPMD blocks.
-inline constexpr const char* kCoreNumKwarg = "core_num";
-// With core_num, `sync_start=True` (a bool): the blocks start only together, each holding a core.
+// The keyword of an SPMD launch (a function call with a core_num), `sync_start=True` (a bool): the
+// blocks start only together, each holding a core.
 inline constexpr const char* kSyncStartKwarg = "sync_start";
 
 // The explicit ordering of a kernel launch in orchestration code: the TaskIds it waits for
@@ -146,11 +145,13 @@ class Call final : public Expr {
   using Kwargs = OpAttrs;
 
   Call(const OpDef* op, std::vector<ExprPtr> args, Kwargs kwargs, TypePtr type, Span span = {});
-  // A function call. Its kwargs are launch attributes: "core_num" (an int) makes the call an SPMD
-  // launch of that many blocks (`with pl.spmd(core_num=N):` around the call), and "sync_start"
-  // (a bool, true when present) co-starts them (`with pl.spmd(core_num=N, sync_start=True):`).
+  // A function call. A core_num makes it an SPMD launch of that many blocks (`with
+  // pl.spmd(core_num=N):` around the call): an integer orchestration scalar expression, evaluated
+  // each time the call is submitted. Its kwargs are launch attributes: "sync_start" (a bool, true
+  // when present) co-starts the blocks (`with pl.spmd(core_num=N, sync_start=True):`).
   Call(std::string callee, std::vector<ExprPtr> args, TypePtr type, Span span = {},
-       std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {}, LaunchOrder order = {});
+       std::vector<ArgDirection> arg_directions = {}, Kwargs kwargs = {}, LaunchOrder order = {},
+       ExprPtr core_num = nullptr);
 
   const OpDef* op() const { return op_; }
   const std::string& callee() const { return callee_; }
@@ -161,6 +162,8 @@ class Call final : public Expr {
   const std::vector<ArgDirection>& arg_directions() const { return arg_directions_; }
   // A function call's explicit task ordering; empty for op calls.
   const LaunchOrder& order() const { return order_; }
+  // The block count of an SPMD launch; null for any other call.
+  const ExprPtr& core_num() const { return core_num_; }
   // The op name, or the callee's function name.
   const std::string& target_name() const;
 
@@ -171,6 +174,7 @@ class Call final : public Expr {
   Kwargs kwargs_;
   std::vector<ArgDirection> arg_directions_;
   LaunchOrder order_;
+  ExprPtr core_num_;
 };
 using CallPtr = std::shared_ptr<const Call>;
 

@@ -52,6 +52,8 @@ class IRMutator {
   virtual StmtPtr MutateRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& stmt);
   // Mutates the TaskIds a launch waits for and the one it defines; sets `changed` if any changed.
   LaunchOrder MutateLaunchOrder(const LaunchOrder& order, bool& changed);
+  // Mutates an expression that may be absent (a launch's block count); sets `changed` if it changed.
+  ExprPtr MutateOptional(const ExprPtr& expr, bool& changed);
 };
 
 // Replaces uses (and definitions) of variables by the mapped ones.

@@ -154,18 +154,19 @@ const YieldStmt* TrailingYield(const StmtPtr& body);
 // `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel. With a
 // block_num, `with pl.spmd(N):` around kernel code: the kernel is launched on N blocks, each reading
 // its index with pl.tile.get_block_idx(); with sync_start, `with pl.spmd(N, sync_start=True):`, the
-// blocks start only together.
+// blocks start only together. N is an integer orchestration scalar expression, evaluated each time
+// the launch is submitted.
 class InCoreScopeStmt final : public Stmt {
  public:
   static constexpr NodeKind kKind = NodeKind::InCoreScopeStmt;
-  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {}, int64_t block_num = 0,
+  InCoreScopeStmt(std::string name_hint, StmtPtr body, Span span = {}, ExprPtr block_num = nullptr,
                   bool sync_start = false, LaunchOrder order = {})
       : Stmt(kKind, std::move(span)), name_hint_(std::move(name_hint)), body_(std::move(body)),
-        block_num_(block_num), sync_start_(sync_start), order_(std::move(order)) {}
+        block_num_(std::move(block_num)), sync_start_(sync_start), order_(std::move(order)) {}
   const std::string& name_hint() const { return name_hint_; }
   const StmtPtr& body() const { return body_; }
-  // 0 for a pl.at scope (one launch); N for a pl.spmd scope.
-  int64_t block_num() const { return block_num_; }
+  // Null for a pl.at scope (one launch); N for a pl.spmd scope.
+  const ExprPtr& block_num() const { return block_num_; }
   bool sync_start() const { return sync_start_; }
   // `deps=[...]` and `as tid`: carried to the kernel call that outlining makes of the scope.
   const LaunchOrder& order() const { return order_; }
@@ -173,7 +174,7 @@ class InCoreScopeStmt final : public Stmt {
  private:
   std::string name_hint_;
   StmtPtr body_;
-  int64_t block_num_ = 0;
+  ExprPtr block_num_;
   bool sync_start_ = false;
   LaunchOrder order_;
 };
