@@ -59,3 +59,18 @@ def k(x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
     assert "'rows' slices a tensor in orchestration code and is used there; only the pl.at scopes that read it " \
         "can use such a slice" in message, message
     assert f"{path}:6:12" in message, message
+
+
+@pl.jit
+def through_an_alias(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    x_flat = x  # prefill_compressor_ratio128's `x_flat = x`: another name for the same tensor
+    out = y
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.add(x_flat[:, :], 2.0)
+    return out
+
+
+def test_a_tensor_renamed_in_orchestration_is_the_same_tensor():
+    x, y = torch.randn(16, 64), torch.zeros(16, 64)
+    through_an_alias(x, y)
+    torch.testing.assert_close(y, x + 2.0)

@@ -907,6 +907,11 @@ class OrchestrationEmitter {
       if ((!call || AsScalarCast(*call)) && assign->var()->type()->As<ir::ScalarType>())
         return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
+      // `x_flat = x`: another name for the same tensor.
+      if (const auto* source = assign->value()->As<ir::Var>(); source && bindings_.contains(source)) {
+        bindings_[result] = bindings_.at(source);
+        return true;
+      }
     } else if (const auto* eval = stmt->As<ir::EvalStmt>()) {
       call = eval->expr()->As<ir::Call>();
       if (call && call->is_op_call() && call->op()->name == "tensor.dump_tag") return EmitDumpTag(*call);
