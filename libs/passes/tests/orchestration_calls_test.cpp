@@ -38,6 +38,46 @@ TEST(OutlineIncoreScopes, OpaqueFunctionWithoutKernelCallsStaysOpaque) {
   EXPECT_EQ(program->Find("f")->type(), ir::FunctionType::Opaque);
 }
 
+// `s = pl.read(scales, [2])` in orchestration code, used only inside a region: the kernel reads it
+// itself (scales becomes its parameter) and the orchestration keeps no read.
+TEST(OutlineIncoreScopes, AnOrchestrationReadUsedByARegionIsReadByItsKernel) {
+  using namespace ir;
+  auto x = testing::Tensor("x", {16, 16}), scales = testing::Tensor("scales", {4}), y = testing::Tensor("y", {16, 16});
+  auto read = testing::Op("tensor.read", {scales, testing::Ints({2})});
+  auto s = testing::Local("s", read);
+  auto load = testing::Op("tile.load", {x, testing::Ints({0, 0}), testing::Ints({16, 16})});
+  auto t = testing::Local("t", load);
+  auto scaled = testing::Op("tile.muls", {t, s});
+  auto u = testing::Local("u", scaled);
+  auto store = testing::Op("tile.store", {u, testing::Ints({0, 0}), y});
+  auto region = std::make_shared<InCoreScopeStmt>(
+      "scale", std::make_shared<SeqStmts>(std::vector<StmtPtr>{testing::Assign(t, load), testing::Assign(u, scaled),
+                                                               std::make_shared<EvalStmt>(store)}));
+  auto body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      testing::Assign(s, read), region, std::make_shared<ReturnStmt>(std::vector<ExprPtr>{y})});
+  auto f = std::make_shared<Function>("f", std::vector<VarPtr>{x, scales, y},
+                                      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In,
+                                                                  ParamDirection::Out},
+                                      std::vector<TypePtr>{y->type()}, body, FunctionType::Opaque);
+  auto program = RunOk({OutlineIncoreScopes()}, std::make_shared<Program>("p", std::vector<FunctionPtr>{f}, "f"));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(PrintFunction(*program->Find("scale")),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def scale(self, scales: pl.Tensor[[4], pl.FP32], x: pl.Tensor[[16, 16], pl.FP32], y: "
+            "pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+            "    s: pl.Scalar[pl.FP32] = pl.tensor.read(scales, [2])\n"
+            "    t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16])\n"
+            "    u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.muls(t, s)\n"
+            "    pl.tile.store(u, [0, 0], y)\n"
+            "    return y\n");
+  EXPECT_EQ(PrintFunction(*program->Find("f")),
+            "@pl.function(type=pl.FunctionType.Orchestration)\n"
+            "def f(self, x: pl.Tensor[[16, 16], pl.FP32], scales: pl.Tensor[[4], pl.FP32], y: "
+            "pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+            "    y_1: pl.Tensor[[16, 16], pl.FP32] = self.scale(scales, x, y)\n"
+            "    return y_1\n");
+}
+
 TEST(DefaultPipeline, VectorDagLowers) {
   auto program = RunOk({FlattenCallExpr(), OutlineIncoreScopes(), ExpandMixedKernel(), AllocateMemoryAddr(),
                         DeriveCallDirections()},
