@@ -291,7 +291,8 @@ def float_casts(x: pl.Tensor[[16, 8], pl.FP32], marks: pl.Tensor[[1, 8], pl.FP32
         m = pl.load(marks, [0, 0], [1, 8])
         for i in pl.range(4):
             row = pl.cast(pl.read(m, [0, i]), target_type=pl.INT32)
-            y[i : i + 1, :] = pl.mul(pl.load(x, [row, 0], [1, 8]), pl.cast(row, pl.FP32))
+            scaled = pl.mul(pl.load(x, [row, 0], [1, 8]), pl.cast(row, pl.FP32))
+            y[i : i + 1, :] = pl.add(scaled, pl.cast(0.5, pl.FP32))  # an FP32 cast to FP32 is itself
     return y
 
 
@@ -337,7 +338,7 @@ def test_an_fp32_element_cast_to_int32_rounds_toward_zero_and_casts_back(write_k
     y = torch.zeros(4, 8)
     module.float_casts(x, marks, y)
     rows = [3, 0, 15, 7]
-    torch.testing.assert_close(y, torch.stack([x[r] * r for r in rows]), rtol=0, atol=0)
+    torch.testing.assert_close(y, torch.stack([x[r] * r + 0.5 for r in rows]), rtol=0, atol=0)
 
 
 def test_a_scalar_cast_between_fp32_and_index_is_refused(write_kernel):
@@ -349,7 +350,7 @@ def test_a_scalar_cast_between_fp32_and_index_is_refused(write_kernel):
     assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes, or between an integer "
                                    "and FP32; got pl.Scalar[pl.FP32] to INDEX")
     assert error.value.hint == "cast through INT64: pl.cast(pl.cast(x, pl.INT64), ...)"
-    assert error.value.location == f"{path}:41:13"
+    assert error.value.location == f"{path}:42:13"
 
 
 STORE_SHAPES = '''
@@ -368,18 +369,47 @@ def part(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]
     with pl.at(level=pl.Level.CORE_GROUP):
         y = pl.store(pl.load(x, [0, 0], [16, 32]), [16, 0], y, [8, 32])
     return y
+
+
+@pl.jit
+def one_each(x: pl.Tensor[[16, 1], pl.FP32], y: pl.Out[pl.Tensor[[16, 1], pl.FP32]]):
+    # gate.py's `pl.tile.store(inv_rms, [tok, 0], buf, shapes=[1, 1])`: the first element of the
+    # tile into row tok, the tile reaching past the tensor's end.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for tok in pl.range(16):
+            t = pl.load(x, [tok, 0], [1, 1])
+            padded = pl.col_expand(pl.full([8, 1], dtype=pl.FP32, value=0.0), pl.add(t, 1.0))
+            pl.tile.store(padded, [tok, 0], y, shapes=[1, 1])
+    return y
+
+
+@pl.jit
+def too_big(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.store(pl.load(x, [0, 0], [16, 32]), [16, 0], y, [8, 64])
+    return y
 '''
 
 
-def test_a_store_may_name_the_tiles_shape_but_not_part_of_it(write_kernel):
-    from pypto.language.parser.diagnostics import ParserTypeError
-
-    module, path = write_kernel("store_shapes", STORE_SHAPES)
+def test_a_store_writes_the_corner_its_shapes_name(write_kernel):
+    module, _ = write_kernel("store_shapes", STORE_SHAPES)
     x, y = torch.randn(16, 32), torch.zeros(32, 32)
     module.whole(x, y)
     assert torch.equal(y[16:], x) and (y[:16] == 0).all()
+    y = torch.zeros(32, 32)
+    module.part(x, y)
+    assert torch.equal(y[16:24], x[:8]) and (y[:16] == 0).all() and (y[24:] == 0).all()
+    col, out = torch.randn(16, 1), torch.zeros(16, 1)
+    module.one_each(col, out)
+    torch.testing.assert_close(out, col + 1.0, rtol=0, atol=0)
+
+
+def test_a_store_shape_beyond_the_tile_is_an_error(write_kernel):
+    from pypto.language.parser.diagnostics import ParserTypeError
+
+    module, path = write_kernel("store_shapes", STORE_SHAPES)
     with pytest.raises(ParserTypeError) as error:
-        module.part(x, y)
-    assert error.value.message == ("pl.store: storing part [8, 32] of a pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] tile "
-                                   "(shapes=) is not supported yet")
-    assert error.value.location == f"{path}:15:13"
+        module.too_big(torch.randn(16, 32), torch.zeros(32, 32))
+    assert error.value.message == ("pl.store: pl.store shapes=[8, 64] is not a corner of the pl.Tile[[16, 32], "
+                                   "pl.FP32, pl.Mem.Vec] tile")
+    assert error.value.location == f"{path}:34:13"

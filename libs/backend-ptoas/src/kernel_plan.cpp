@@ -400,6 +400,14 @@ class Planner {
       return Error(span, fmt::format("backend-ptoas cannot lower the atomic-add store in kernel '{}' yet",
                                      kernel_.name()));
     if (auto ok = CheckTileOperand(call.args()[0], "tile.store", span); !ok) return ok;
+    if (const auto* part = call.args().size() > 3 ? call.args()[3]->As<ir::TupleLiteral>() : nullptr) {
+      ir::Shape extents;
+      for (const auto& extent : part->elements()) extents.push_back(ir::AsConstInt(extent).value_or(-1));
+      if (extents != call.args()[0]->type()->As<ir::TileType>()->shape())
+        return Error(span, fmt::format("backend-ptoas cannot lower a store of part of a tile (shapes=) in kernel "
+                                       "'{}' yet",
+                                       kernel_.name()));
+    }
     if (auto ok = CheckOffsets(call.args()[1], "tile.store", span); !ok) return ok;
     if (auto ok = CheckTensorOperand(call.args()[2], "tile.store", span); !ok) return ok;
     // `out2 = tile.store(t, offsets, out)` names the same memory as `out`.

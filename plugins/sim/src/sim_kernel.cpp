@@ -1043,14 +1043,16 @@ class Decoder {
   // `f = pl.cast(i, pl.FP32)` into the FP32-bits register that FP32 comparisons read.
   pypto::expected<void, std::string> DecodeFloatCast(const ir::VarPtr& target, const ir::Call& call) {
     const ir::ExprPtr& source = call.args()[0];
-    const bool to_float = IsFp32Scalar(target);
-    auto operand = to_float ? Scalar(source) : Fp32Operand(source);
+    const bool from_float = IsFp32Scalar(source), to_float = IsFp32Scalar(target);
+    auto operand = from_float ? Fp32Operand(source) : Scalar(source);
     if (!operand) return Error(operand.error());
     const ScalarOp op = to_float ? ScalarOp::SiToFp : ScalarOp::FpToSi;
     const ir::DataType to = call.type()->As<ir::ScalarType>()->dtype();
     const auto bits = Operand::Imm(8 * static_cast<int64_t>(ir::DataTypeBytes(to)));
     Operand result = *operand;
-    if (operand->is_reg()) {
+    if (from_float == to_float) {
+      // pl.cast(0.0, pl.FP32): the value itself.
+    } else if (operand->is_reg()) {
       result = Operand::Reg(NewRegister(target->name_hint(), to_float ? "FP32 bits" : "cast of an FP32"));
       pending_.push_back(ScalarInstr{op, result.reg, *operand, bits});
       pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(source), ir::DataTypeName(to)));
@@ -1272,7 +1274,9 @@ class Decoder {
     Instr instr;
     instr.op = Opcode::Store;
     instr.atomic_add = ir::AccumulatesIntoWrittenArg(call);
-    const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape();
+    // A tile narrower than its shape, or stored in part, is checked where its elements land, at run time.
+    const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape() ||
+                         call.args().size() > 3;
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
     instr.kind = KindOf(tile->dtype);
     if (instr.atomic_add && instr.kind == ElemKind::Raw) {
@@ -1283,9 +1287,32 @@ class Decoder {
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
     if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
+    if (auto ok = NarrowToStoredPart(call, tile->shape, instr); !ok) return ok;
     // The result names the tensor that was written.
     if (target) values_[target.get()] = values_.at(call.args()[2]->As<ir::Var>());
     Emit(instr);
+    return {};
+  }
+
+  // `pl.store(t, offsets, y, shapes=[r, c])` writes the tile's top-left [r, c] only: a valid region
+  // of that size (within the tile's own, when it has one).
+  pypto::expected<void, std::string> NarrowToStoredPart(const ir::Call& call, const ir::Shape& tile_shape,
+                                                        Instr& instr) {
+    if (call.args().size() < 4) return {};
+    auto shapes = Ints(call.args()[3], "store shapes");
+    if (!shapes) return Error(shapes.error());
+    if (*shapes == tile_shape) return {};
+    if (shapes->size() < 2 && tile_shape.size() >= 2) return Fail("store shapes must cover the tile's rank");
+    const int64_t rows = shapes->size() >= 2 ? (*shapes)[shapes->size() - 2] : 1, cols = shapes->back();
+    if (instr.partial && (instr.valid.rows.is_reg() || instr.valid.cols.is_reg()))
+      return Fail("storing part of a tile whose valid region is known only at run time is not supported yet");
+    if (instr.partial) {
+      instr.valid.rows = Operand::Imm(std::min(rows, instr.valid.rows.imm));
+      instr.valid.cols = Operand::Imm(std::min(cols, instr.valid.cols.imm));
+    } else {
+      instr.partial = true;
+      instr.valid = ValidRegion{Operand::Imm(rows), Operand::Imm(cols)};
+    }
     return {};
   }
 

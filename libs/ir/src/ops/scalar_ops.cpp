@@ -14,7 +14,7 @@ Result<TypePtr> DeduceScalarCast(const std::vector<ExprPtr>& args, const Call::K
   const auto* scalar = args[0]->type()->As<ScalarType>();
   const DataType to = *FindAttr<DataType>(kwargs, "target_type");
   const auto convertible = [](DataType a, DataType b) {
-    if (IsInteger(a) && IsInteger(b)) return true;
+    if (a == b || (IsInteger(a) && IsInteger(b))) return true;
     const bool fp_int = (a == DataType::FP32 && IsInteger(b)) || (IsInteger(a) && b == DataType::FP32);
     return fp_int && a != DataType::INDEX && b != DataType::INDEX;
   };

@@ -73,14 +73,20 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
                                  DataTypeName((*tensor)->dtype())),
                      span, "convert the tile first with pl.cast");
   }
-  // `shapes=` names the region to store; a region smaller than the tile is not supported yet.
+  // `shapes=` names the region to store: the tile's top-left corner of that size (gate.py stores one
+  // element of a [16, 1] tile with shapes=[1, 1]), the tile's own extents by default.
+  std::optional<Shape> part;
   if (args.size() > 3) {
     auto shapes = StaticInts(args[3], "the store shapes", span);
     if (!shapes) return pypto::unexpected(shapes.error());
-    if (*shapes != (*tile)->shape())
-      return TypeError(fmt::format("storing part {} of a {} tile (shapes=) is not supported yet", ShapeStr(*shapes),
+    const Shape& whole = (*tile)->shape();
+    bool inside = shapes->size() == whole.size();
+    for (size_t d = 0; inside && d < whole.size(); ++d) inside = (*shapes)[d] >= 1 && (*shapes)[d] <= whole[d];
+    if (!inside)
+      return TypeError(fmt::format("pl.store shapes={} is not a corner of the {} tile", ShapeStr(*shapes),
                                    (*tile)->str()),
-                       span, "slice the tile first, or store it whole");
+                       span, "give one extent per dimension of the tile, each at most the tile's");
+    if (*shapes != whole) part = *shapes;
   }
   if (auto atomic = FindAttr<std::string>(kwargs, "atomic")) {
     if (*atomic != "add")
@@ -95,7 +101,10 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
   }
   // Only the valid region is written; a ragged tail's tile may reach past the end of the tensor.
   Shape shape = StaticValidExtents(**tile);
-  for (auto& extent : shape) extent = std::max<int64_t>(extent, 1);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (part) shape[d] = std::min(shape[d], (*part)[d]);
+    shape[d] = std::max<int64_t>(shape[d], 1);
+  }
   // A tile and its region may differ in rank by leading 1s: [16, 128] stores into a 3-D tensor's
   // [1, 16, 128], and a [1, 16, 128] product into a 2-D tensor's [16, 128].
   while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
