@@ -82,8 +82,15 @@ TEST(AllocateMemoryAddr, LargerUbOfAscend950Fits) {
   ASSERT_TRUE(lowered) << lowered.error().str();
 }
 
-// acc = load(a); for i in range(4) carrying acc: next = acc + x; [extra = acc * x;] acc = next
-ir::ProgramPtr AccumulatingProgram(bool read_after_update) {
+// What the loop of AccumulatingProgram does with its carried tile.
+enum class LoopBody {
+  Add,             // next = acc + x; yield next
+  AddThenReadOld,  // next = acc + x; extra = acc * x; yield next
+  CopyOfLoad,      // u = x; yield u (a plain assignment of a tile loaded in the iteration)
+};
+
+// acc = load(a); for i in range(4) carrying acc: x = load(a); <body>
+ir::ProgramPtr AccumulatingProgram(LoopBody kind) {
   using namespace ir;
   auto a = testing::Tensor("a", {16, 64}), c = testing::Tensor("c", {16, 64});
   auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
@@ -93,15 +100,21 @@ ir::ProgramPtr AccumulatingProgram(bool read_after_update) {
   auto carried = std::make_shared<Var>("acc_i", init->type()), result = std::make_shared<Var>("acc_r", init->type());
   auto load_x = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
   auto x = testing::Local("x", load_x);
-  auto add = testing::Op("tile.add", {carried, x});
-  auto next = testing::Local("next", add);
-  std::vector<StmtPtr> loop_body = {testing::Assign(x, load_x),
-                                    std::make_shared<AssignStmt>(next, add, Span{"k.py", 6, 9})};
-  if (read_after_update) {
+  std::vector<StmtPtr> loop_body = {testing::Assign(x, load_x)};
+  VarPtr yielded;
+  if (kind == LoopBody::CopyOfLoad) {
+    yielded = std::make_shared<Var>("u", x->type());
+    loop_body.push_back(std::make_shared<AssignStmt>(yielded, x));
+  } else {
+    auto add = testing::Op("tile.add", {carried, x});
+    yielded = testing::Local("next", add);
+    loop_body.push_back(std::make_shared<AssignStmt>(yielded, add, Span{"k.py", 6, 9}));
+  }
+  if (kind == LoopBody::AddThenReadOld) {
     auto mul = testing::Op("tile.mul", {carried, x}, Span{"k.py", 7, 9});
     loop_body.push_back(std::make_shared<AssignStmt>(testing::Local("extra", mul), mul, Span{"k.py", 7, 9}));
   }
-  loop_body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{next}));
+  loop_body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{yielded}));
   auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
                                         std::make_shared<SeqStmts>(loop_body), std::vector<VarPtr>{result},
                                         ForKind::Sequential);
@@ -119,7 +132,7 @@ ir::ProgramPtr AccumulatingProgram(bool read_after_update) {
 TEST(AllocateMemoryAddr, LoopCarriedTileSharesOneBuffer) {
   PassManager manager({.verify = true});
   manager.Add(AllocateMemoryAddr());
-  auto result = manager.Run(AccumulatingProgram(false), PassContext{});
+  auto result = manager.Run(AccumulatingProgram(LoopBody::Add), PassContext{});
   ASSERT_TRUE(result) << result.error().str();
   auto stmts = ir::FlattenStmts((*result)->Find("k")->body());
   const auto& loop = *stmts[1]->As<ir::ForStmt>();
@@ -133,33 +146,14 @@ TEST(AllocateMemoryAddr, LoopCarriedTileSharesOneBuffer) {
   EXPECT_EQ(memref(body[1]->As<ir::AssignStmt>()->var()), shared);                     // next
 }
 
-// acc = load(a); for i in range(4) carrying acc: x = load(a); u = x; yield u. `u` shares the
-// carried buffer while x, loaded in the iteration, has its own: the plain assignment becomes a
-// copy into the shared buffer (before, u took the buffer without its data).
+// `u = x` yields a tile loaded in the iteration: u shares the carried buffer while x has its own, so
+// the plain assignment becomes a copy into the shared buffer (before, u took the buffer without its
+// data).
 TEST(AllocateMemoryAddr, APlainAssignmentIntoACarriedBufferBecomesACopy) {
   using namespace ir;
-  auto a = testing::Tensor("a", {16, 64}), c = testing::Tensor("c", {16, 64});
-  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
-  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
-  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
-  auto init = testing::Local("acc", load);
-  auto carried = std::make_shared<Var>("acc_i", init->type()), result = std::make_shared<Var>("acc_r", init->type());
-  auto x = testing::Local("x", load);
-  auto u = std::make_shared<Var>("u", x->type());
-  auto loop_body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{testing::Assign(x, load),
-                                                                    std::make_shared<AssignStmt>(u, x),
-                                                                    std::make_shared<YieldStmt>(std::vector<ExprPtr>{u})});
-  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
-                                        loop_body, std::vector<VarPtr>{result}, ForKind::Sequential);
-  auto store = testing::Op("tile.store", {result, testing::Ints({0, 0}), c});
-  auto body = std::make_shared<SeqStmts>(
-      std::vector<StmtPtr>{testing::Assign(init, load), loop, std::make_shared<EvalStmt>(store)});
-  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, c},
-                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
-                                           std::vector<TypePtr>{}, body, FunctionType::AIV);
   PassManager manager({.verify = true});
   manager.Add(AllocateMemoryAddr());
-  auto lowered = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  auto lowered = manager.Run(AccumulatingProgram(LoopBody::CopyOfLoad), PassContext{});
   ASSERT_TRUE(lowered) << lowered.error().str();
   auto stmts = FlattenStmts((*lowered)->Find("k")->body());
   auto lowered_body = FlattenStmts(stmts[1]->As<ForStmt>()->body());
@@ -173,7 +167,7 @@ TEST(AllocateMemoryAddr, APlainAssignmentIntoACarriedBufferBecomesACopy) {
 TEST(AllocateMemoryAddr, ReadingACarriedTileAfterItsUpdateIsAnError) {
   PassManager manager;
   manager.Add(AllocateMemoryAddr());
-  auto result = manager.Run(AccumulatingProgram(true), PassContext{});
+  auto result = manager.Run(AccumulatingProgram(LoopBody::AddThenReadOld), PassContext{});
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().str(),
             "k.py:7:9: error: the loop-carried tile 'acc_i' is read after its next value 'next' is computed (line "
