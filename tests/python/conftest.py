@@ -19,18 +19,36 @@ def build_dir(tmp_path, monkeypatch):
     return tmp_path / "build_output"
 
 
-@pytest.fixture
-def write_kernel(tmp_path):
-    """Writes a kernel module to a file (so diagnostics have real lines) and imports it."""
+def import_source(path: Path, source: str):
+    """Writes a kernel module to `path` (so diagnostics have real lines) and imports it; the module's
+    `path` attribute is where it lies."""
     import importlib.util
 
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.path = path
+    return module
+
+
+def kernels_fixture(file_name: str, source: str):
+    """A module-scoped `kernels` fixture: `source` imported once for the whole test file."""
+
+    @pytest.fixture(scope="module")
+    def kernels(tmp_path_factory):
+        return import_source(tmp_path_factory.mktemp("kernels") / file_name, source)
+
+    return kernels
+
+
+@pytest.fixture
+def write_kernel(tmp_path):
+    """Writes a kernel module to a file and imports it: (module, path)."""
+
     def write(name: str, source: str):
-        path = tmp_path / f"{name}.py"
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module, path
+        module = import_source(tmp_path / f"{name}.py", source)
+        return module, module.path
 
     return write
 

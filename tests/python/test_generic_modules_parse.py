@@ -19,6 +19,7 @@ import torch
 
 import pypto.ir
 from pypto.runtime import RunConfig
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -246,16 +247,7 @@ def generic_modules(output_dir) -> list:
     return modules
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "generic_form_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("generic_form_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+kernels = kernels_fixture("generic_form_kernels.py", KERNELS)
 
 
 @pytest.mark.parametrize("name", CASES)

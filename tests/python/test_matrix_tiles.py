@@ -4,6 +4,7 @@ their last two dimensions, on the simulator against torch."""
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -95,16 +96,7 @@ def grouped_projection(x: pl.Tensor[[16, 64], pl.BF16], w: pl.Tensor[[GROUPS, 32
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "matrix_tile_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("matrix_tile_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+kernels = kernels_fixture("matrix_tile_kernels.py", KERNELS)
 
 
 def test_a_softmax_over_the_rows_of_4d_blocks(kernels):

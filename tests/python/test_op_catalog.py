@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -113,16 +114,7 @@ def cast_round_trip(x: pl.Tensor, out: pl.Out[pl.Tensor]):
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "op_catalog_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("op_catalog_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+kernels = kernels_fixture("op_catalog_kernels.py", KERNELS)
 
 
 def test_exp_and_recip_build_silu_to_1e_5(kernels):

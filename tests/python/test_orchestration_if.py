@@ -4,6 +4,7 @@ checked against torch on the simulator."""
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -67,17 +68,7 @@ def read_condition(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROW
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "orchestration_if_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("orchestration_if_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.path = path
-    return module
+kernels = kernels_fixture("orchestration_if_kernels.py", KERNELS)
 
 
 def test_a_scalar_argument_chooses_the_kernel(kernels):

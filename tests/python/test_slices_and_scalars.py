@@ -3,6 +3,7 @@ parameters (specialisation constants), checked against torch."""
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -46,17 +47,7 @@ def bad_slice(x: pl.Tensor, n: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor]):
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "slice_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("slice_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.path = path
-    return module
+kernels = kernels_fixture("slice_kernels.py", KERNELS)
 
 
 def test_slices_in_loops_with_a_scalar_argument(kernels):

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from pypto.language.parser import ParserTypeError
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -130,17 +131,7 @@ def signed_indices(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 25
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "sort_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("sort_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.path = path
-    return module
+kernels = kernels_fixture("sort_kernels.py", KERNELS)
 
 
 def check_topk(scores, vals, idx, k):

@@ -5,6 +5,7 @@ count is an error naming the launch. Checked against torch on the simulator."""
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = """
 import pypto.language as pl
@@ -57,17 +58,7 @@ def given_count(x: pl.Tensor[[T, COLS], pl.FP32], blocks: pl.Scalar[pl.INDEX],
 """
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "spmd_computed_blocks_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("spmd_computed_blocks_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.path = path
-    return module
+kernels = kernels_fixture("spmd_computed_blocks_kernels.py", KERNELS)
 
 
 @pytest.mark.parametrize("num_tokens, active_rows", [(5, 8), (8, 8), (100, 12), (0, 0), (-3, 0)])

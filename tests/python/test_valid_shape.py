@@ -3,6 +3,7 @@ pl.tile.set_validshape, and stores and reductions that see only the valid region
 
 import pytest
 import torch
+from conftest import kernels_fixture
 
 KERNELS = '''
 import pypto.language as pl
@@ -73,16 +74,7 @@ def padded_vector(x: pl.Tensor, n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    import importlib.util
-
-    path = tmp_path_factory.mktemp("kernels") / "valid_shape_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("valid_shape_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+kernels = kernels_fixture("valid_shape_kernels.py", KERNELS)
 
 
 @pytest.mark.parametrize("vlen", [64, 40, 1])
