@@ -387,10 +387,7 @@ class PlacementRewriter final : public IRMutator {
       changed = true;
     }
     if (!changed) return stmt;
-    const ExprPtr placed = Rebuild(call, std::move(args), call.kwargs());
-    if (const auto* assign = stmt->As<AssignStmt>())
-      return std::make_shared<AssignStmt>(assign->var(), placed, assign->span());
-    return std::make_shared<EvalStmt>(placed, stmt->span());
+    return Rebound(*stmt, Rebuild(call, std::move(args), call.kwargs()));
   }
 
   // A vector op reading an Acc tile (a product) reads its copy in Vec instead; the moves go into

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "index_exprs.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 
@@ -46,12 +47,6 @@ const Call* CrossCoreMove(const AssignStmt& assign) {
 ExprPtr Op(std::string_view name, std::vector<ExprPtr> args, Call::Kwargs kwargs, const Span& span) {
   auto call = OpRegistry::Get().CreateCall(name, std::move(args), std::move(kwargs), span);
   return call ? *call : nullptr;
-}
-
-ExprPtr ShapeLiteral(const Shape& shape, const Span& span) {
-  std::vector<ExprPtr> dims;
-  for (int64_t dim : shape) dims.push_back(std::make_shared<ConstInt>(dim, DataType::INDEX, span));
-  return std::make_shared<TupleLiteral>(std::move(dims), span);
 }
 
 // Builds one member's body from the kernel's.
@@ -113,7 +108,7 @@ class CoreSlicer {
       return Emit(push ? StmtPtr(std::make_shared<EvalStmt>(push, span)) : nullptr, assign, out);
     }
     const auto& tile = *assign.var()->type()->As<TileType>();
-    auto pop = Op(from == Core::Cube ? "tile.tpop_from_aic" : "tile.tpop_from_aiv", {ShapeLiteral(tile.shape(), span)},
+    auto pop = Op(from == Core::Cube ? "tile.tpop_from_aic" : "tile.tpop_from_aiv", {IndexTuple(tile.shape(), span)},
                   {{"dtype", tile.dtype()}, {"split", int64_t{0}}}, span);
     if (!pop) return Emit(nullptr, assign, out);
     auto popped = std::make_shared<Var>(assign.var()->name_hint(), pop->type(), span);

@@ -29,29 +29,15 @@
 #include "pypto/passes/passes.h"
 #include "sink_tensor_reads.h"
 #include "tile_handoff.h"
+#include "vars_read.h"
 
 namespace pypto::passes {
 namespace {
 
 using namespace pypto::ir;
 
-// Variables read by a subtree, in first-use order (assignment targets are not reads).
-class UseCollector final : public IRVisitor {
- public:
-  std::vector<VarPtr> uses;
-  std::unordered_set<const Var*> seen;
-
- protected:
-  void VisitVar(const std::shared_ptr<const Var>& var) override {
-    if (seen.insert(var.get()).second) uses.push_back(var);
-  }
-};
-
-std::vector<VarPtr> UsesOf(const std::vector<StmtPtr>& stmts) {
-  UseCollector collector;
-  for (const auto& stmt : stmts) collector.VisitStmt(stmt);
-  return collector.uses;
-}
+// The variables a run of statements reads, in first-use order.
+std::vector<VarPtr> UsesOf(const std::vector<StmtPtr>& stmts) { return VarsRead(std::make_shared<SeqStmts>(stmts)); }
 
 // How a region treats each tensor it captures, and which of its own values alias those tensors
 // (store results, and the kernel loops and branches that carry a tensor they only update in place).

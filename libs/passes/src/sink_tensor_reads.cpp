@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "pypto/ir/functor.h"
+#include "vars_read.h"
 
 namespace pypto::passes {
 namespace {
@@ -15,26 +16,6 @@ using namespace pypto::ir;
 bool IsOpCall(const Expr& value, std::string_view op) {
   const auto* call = value.As<Call>();
   return call && call->is_op_call() && call->target_name() == op;
-}
-
-// Every variable an expression or statement reads.
-class AllUses final : public IRVisitor {
- public:
-  std::unordered_set<const Var*> used;
-
- protected:
-  void VisitVar(const std::shared_ptr<const Var>& var) override { used.insert(var.get()); }
-  void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override { VisitExpr(stmt->value()); }
-};
-
-template <typename Node>
-std::unordered_set<const Var*> UsesOf(const Node& node) {
-  AllUses uses;
-  if constexpr (std::is_same_v<Node, ExprPtr>)
-    uses.VisitExpr(node);
-  else
-    uses.VisitStmt(node);
-  return uses.used;
 }
 
 // The orchestration statements that compute from tensor data, in program order: element reads,
@@ -53,7 +34,7 @@ class TensorDerived final : public IRVisitor {
     bool derived = false;
     const bool arithmetic = !stmt->value()->As<Call>() || IsOpCall(*stmt->value(), "scalar.cast");
     if (type.As<ScalarType>() && !read && arithmetic) {
-      for (const Var* operand : UsesOf(stmt->value())) derived |= def.contains(operand);
+      for (const auto& operand : VarsRead(stmt->value())) derived |= def.contains(operand.get());
     }
     if (read || load || derived) {
       order.push_back(stmt.get());
@@ -72,14 +53,14 @@ class RegionCopies final : public IRMutator {
   StmtPtr MutateInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& scope) override {
     std::unordered_set<const Var*> needed;
     std::vector<const Var*> pending;
-    for (const Var* var : UsesOf(scope->body()))
-      if (derived_.def.contains(var)) pending.push_back(var);
+    for (const auto& var : VarsRead(scope->body()))
+      if (derived_.def.contains(var.get())) pending.push_back(var.get());
     while (!pending.empty()) {  // and what those statements read in turn
       const Var* var = pending.back();
       pending.pop_back();
       if (!needed.insert(var).second) continue;
-      for (const Var* operand : UsesOf(derived_.def.at(var)->value()))
-        if (derived_.def.contains(operand)) pending.push_back(operand);
+      for (const auto& operand : VarsRead(derived_.def.at(var)->value()))
+        if (derived_.def.contains(operand.get())) pending.push_back(operand.get());
     }
     if (needed.empty()) return scope;
     std::unordered_map<const Var*, VarPtr> local;
@@ -139,13 +120,13 @@ Result<StmtPtr> SinkTensorReads(const StmtPtr& orchestration_body) {
   // once neither the orchestration nor a live tensor-derived statement reads its value.
   std::unordered_set<const Var*> dead;
   for (const AssignStmt* assign : derived.order) dead.insert(assign->var().get());
-  AllUses live;
-  live.VisitStmt(DeadStatements(dead).MutateStmt(body));
+  std::unordered_set<const Var*> live;
+  for (const auto& var : VarsRead(DeadStatements(dead).MutateStmt(body))) live.insert(var.get());
   for (auto it = derived.order.rbegin(); it != derived.order.rend(); ++it) {
     const Var* var = (*it)->var().get();
-    if (!live.used.contains(var)) continue;
+    if (!live.contains(var)) continue;
     dead.erase(var);
-    for (const Var* operand : UsesOf((*it)->value())) live.used.insert(operand);
+    for (const auto& operand : VarsRead((*it)->value())) live.insert(operand.get());
   }
   for (const AssignStmt* assign : derived.order) {
     if (dead.contains(assign->var().get()) || !IsOpCall(*assign->value(), "tile.load")) continue;

@@ -21,6 +21,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+#include "vars_read.h"
 
 namespace pypto::passes {
 namespace {
@@ -77,16 +78,6 @@ std::vector<const Var*> VarsDefined(const StmtPtr& stmt) {
   return vars;
 }
 
-std::vector<const Var*> VarsRead(const StmtPtr& stmt) {
-  struct Reads final : IRVisitor {
-    std::vector<const Var*> vars;
-    void VisitVar(const std::shared_ptr<const Var>& var) override { vars.push_back(var.get()); }
-  } reads;
-  if (const auto* assign = stmt->As<AssignStmt>()) reads.VisitExpr(assign->value());
-  else reads.VisitStmt(stmt);
-  return reads.vars;
-}
-
 // Which statements of the body belong to the cube part: the cube ops and, transitively, the
 // statements defining what they read. Empty when the body cannot be split: a statement that is not a
 // call, a loop or an if, or a loop or an if mixing cube and vector work. `works[i]` is WorkOf(stmts[i]).
@@ -100,7 +91,7 @@ std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts, const std::vector
     const auto defined = VarsDefined(stmts[i]);
     cube[i] = works[i].cube || std::ranges::any_of(defined, [&](const Var* var) { return needed.contains(var); });
     if (!cube[i]) continue;
-    for (const Var* var : VarsRead(stmts[i])) needed.insert(var);
+    for (const auto& var : VarsRead(stmts[i])) needed.insert(var.get());
   }
   return cube;
 }
