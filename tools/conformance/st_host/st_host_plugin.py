@@ -11,6 +11,19 @@ def pytest_addoption(parser):
     parser.addoption("--platform", default="a2a3sim", help="platform to run on (a2a3sim, a5sim, ...)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Runs only the cases parametrized for the chosen platform (or not parametrized by one)."""
+    platform = config.getoption("--platform")
+    kept, deselected = [], []
+    for item in items:
+        params = getattr(item, "callspec", None)
+        chosen = params.params.get("platform", platform) if params else platform
+        (kept if chosen == platform else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
 @dataclasses.dataclass
 class CaseResult:
     passed: bool

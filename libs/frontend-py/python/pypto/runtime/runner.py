@@ -1,6 +1,9 @@
-"""Run-time switches beside the arguments: the profiling and debugging ("DFX") options."""
+"""Run-time switches beside the arguments: the profiling and debugging ("DFX") options.
+``RunConfig`` is importable from here too, where upstream's system tests look for it."""
 
 import dataclasses
+
+from pypto.runtime.config import RunConfig  # noqa: F401  (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)

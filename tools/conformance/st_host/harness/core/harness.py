@@ -5,7 +5,15 @@ import dataclasses
 import enum
 from typing import Any, Optional
 
+import pytest
 from pypto.runtime import RunConfig
+
+# The platform lists cases parametrize over; st_host_plugin keeps only the --platform one.
+SIM_PLATFORM_IDS = ["a2a3sim", "a5sim"]
+ONBOARD_PLATFORM_IDS = ["a2a3", "a5"]
+PLATFORMS = [pytest.param(p, id=p) for p in SIM_PLATFORM_IDS + ONBOARD_PLATFORM_IDS]
+SIM_PLATFORMS = [pytest.param(p, id=p) for p in SIM_PLATFORM_IDS]
+ONBOARD_PLATFORMS = [pytest.param(p, id=p) for p in ONBOARD_PLATFORM_IDS]
 
 
 class DataType(enum.Enum):
