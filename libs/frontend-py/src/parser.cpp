@@ -18,6 +18,7 @@
 #include "ast_node.h"
 #include "call_builder.h"
 #include "external_decl.h"
+#include "loop_control.h"
 #include "op_resolver.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/mask_pattern.h"
@@ -225,6 +226,11 @@ class FunctionParser {
     if (py::hasattr(stmt, "value") && IsYieldCall(stmt.attr("value")))
       return MakeError(DiagnosticKind::Syntax, "pl.yield_ must be the last statement of a loop or if body", span);
     if (type == "Return") return ParseReturn(stmt);
+    if (type == "Break" || type == "Continue")
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' must be inside a pl.range loop of the same scope", type == "Break" ? "break"
+                                                                                                            : "continue"),
+                       span, "a jump cannot leave a pl.at scope or a function");
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' statements are not supported in kernels yet", type),
                      span);
   }
@@ -1264,10 +1270,13 @@ class FunctionParser {
     header.loop_var = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(),
                                                 std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
                                                 map_.SpanOf(target));
+    if (const LoopControl control = FindLoopControl(stmt.attr("body")); control.any())
+      return ParseLoopWithJumps(stmt, header, control, carried_target || init_values);
     if (carried_target || init_values) return ParseExplicitLoop(stmt, header, carried_target, init_values);
     if (kernel_depth_ == 0) return ParseOrchestrationLoop(stmt, header);
     return ParseKernelLoop(stmt, header);
   }
+
 
   // ---- loops with carried values, and if/else ------------------------------------------------------
   // Inside kernels, a name assigned before a loop and reassigned in its body is carried from one
@@ -1282,6 +1291,46 @@ class FunctionParser {
     ir::Span span;
     ir::VarPtr loop_var;
   };
+
+  // A `pl.range` loop whose body breaks or continues: parsed as its structured rewrite
+  // (loop_control.h), preceded by the break flag's initialisation when it breaks.
+  ir::Result<ir::StmtPtr> ParseLoopWithJumps(py::handle stmt, const LoopHeader& header, const LoopControl& control,
+                                             bool explicit_carries) {
+    py::handle jump = control.first_break ? control.first_break : control.first_continue;
+    const std::string what = control.first_break ? "break" : "continue";
+    if (header.kind != ir::ForKind::Sequential)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' is allowed in pl.range loops only; the iterations of a {} loop do not run "
+                                   "one after another",
+                                   what, header.kind == ir::ForKind::Parallel ? "pl.parallel" : "pl.unroll/pl.pipeline"),
+                       map_.SpanOf(jump), "use pl.range for a loop that leaves early");
+    if (explicit_carries)
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' in a loop with init_values is not supported", what), map_.SpanOf(jump),
+                       "carry the values implicitly: assign them before the loop and reassign them in its body");
+    if (control.first_break && kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       "'break' is supported in kernel loops only: an orchestration loop submits its tasks before "
+                       "any of them runs",
+                       map_.SpanOf(jump), "move the loop into a pl.at scope, or compute the trip count up front");
+    const py::module_ ast = py::module_::import("ast");
+    auto rewrite = RewriteLoopControl(stmt.attr("body"), fmt::format("_break_flag_{}", break_flags_++));
+    py::object loop = ast.attr("For")(py::arg("target") = stmt.attr("target"), py::arg("iter") = stmt.attr("iter"),
+                                      py::arg("body") = rewrite.body, py::arg("orelse") = py::list());
+    ast.attr("copy_location")(loop, stmt);
+    synthetic_nodes_.push_back(loop);
+    std::vector<ir::StmtPtr> stmts;
+    if (rewrite.flag_init) {
+      synthetic_nodes_.push_back(*rewrite.flag_init);
+      auto init = ParseStatement(*rewrite.flag_init);
+      if (!init) return init;
+      Append(stmts, *init);
+    }
+    auto parsed = kernel_depth_ == 0 ? ParseOrchestrationLoop(loop, header) : ParseKernelLoop(loop, header);
+    if (!parsed) return parsed;
+    Append(stmts, *parsed);
+    return Seq(std::move(stmts), header.span);
+  }
 
   // The trailing `targets = pl.yield_(values)` of a body, as written.
   struct ParsedYield {
@@ -1467,7 +1516,10 @@ class FunctionParser {
     for (size_t i = 0; i < py::len(names); ++i) {
       if (!IsNode(names[i], "Name"))
         return MakeError(DiagnosticKind::Syntax, "carried values are plain names", map_.SpanOf(names[i]));
-      auto init = ParseExpr(inits[i]);
+      // A named initial value is carried as that variable, even one holding a known constant (the
+      // implicit form carries the variable too, so printed IR parses back to the same loop).
+      auto named = IsNode(inits[i], "Name") ? env_.find(inits[i].attr("id").cast<std::string>()) : env_.end();
+      auto init = named != env_.end() ? ir::Result<ir::ExprPtr>(named->second) : ParseExpr(inits[i]);
       if (!init) return pypto::unexpected(init.error());
       iter_args.push_back(ir::IterArg{
           std::make_shared<ir::Var>(names[i].attr("id").cast<std::string>(), (*init)->type(), map_.SpanOf(names[i])),
@@ -1495,10 +1547,40 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "the loop's pl.yield_ must assign its results to names",
                        body->yield->span);
     for (const auto& var : *results) env_[var->name_hint()] = var;
-    body->stmts.push_back(std::make_shared<ir::YieldStmt>(body->yield->values, body->yield->span));
-    return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
-                                                     std::move(iter_args), Seq(std::move(body->stmts)),
-                                                     std::move(*results), header.kind, header.span));
+    return DropInPlaceTensorCarries(header, std::move(iter_args), std::move(body->stmts), body->yield->values,
+                                    std::move(*results), body->yield->span);
+  }
+
+  // `for i, (acc,) in pl.range(n, init_values=(c,))` whose body yields a store into `acc`: the loop
+  // writes into the one tensor `c` in every iteration, so it carries nothing for it, the body reads
+  // `c`, and the result's name means `c` after the loop (as an implicit carry of a tensor updated in
+  // place does).
+  ir::StmtPtr DropInPlaceTensorCarries(const LoopHeader& header, std::vector<ir::IterArg> iter_args,
+                                       std::vector<ir::StmtPtr> stmts, const std::vector<ir::ExprPtr>& yielded,
+                                       std::vector<ir::VarPtr> results, const ir::Span& yield_span) {
+    const ir::TensorAliases aliases(Seq(stmts));
+    std::unordered_map<const ir::Var*, ir::VarPtr> uncarried;
+    std::vector<ir::IterArg> kept_args;
+    std::vector<ir::ExprPtr> kept_values;
+    std::vector<ir::VarPtr> kept_results;
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      const auto* value = yielded[i]->As<ir::Var>();
+      auto init = std::dynamic_pointer_cast<const ir::Var>(iter_args[i].init);
+      if (init && value && iter_args[i].var->type()->As<ir::TensorType>() &&
+          aliases.Root(value) == iter_args[i].var.get()) {
+        uncarried[iter_args[i].var.get()] = std::const_pointer_cast<ir::Var>(init);
+        env_[results[i]->name_hint()] = uncarried[iter_args[i].var.get()];
+        continue;
+      }
+      kept_args.push_back(iter_args[i]);
+      kept_values.push_back(yielded[i]);
+      kept_results.push_back(results[i]);
+    }
+    if (!kept_values.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(kept_values, yield_span));
+    ir::StmtPtr body = Seq(std::move(stmts));
+    if (!uncarried.empty()) body = ir::SubstituteVars(body, uncarried);
+    return std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, std::move(kept_args),
+                                         std::move(body), std::move(kept_results), header.kind, header.span);
   }
 
   static ir::Result<bool> CheckCarriedType(const std::string& name, const ir::TypePtr& carried,
@@ -1665,13 +1747,39 @@ class FunctionParser {
       yielded.push_back(value->second);
       results.push_back(std::make_shared<ir::Var>(carried[i], iter_arg.var->type(), header.span));
     }
+    auto stored_into = TensorsStoredInto(stmt.attr("body"), outer, *body, uncarried);
     env_ = std::move(outer);
     for (const auto& var : results) env_[var->name_hint()] = var;
+    for (auto& [name, tensor] : stored_into) env_[name] = tensor;
     for (auto& [name, diagnostic] : unavailable) MarkUnavailable(name, diagnostic);
     if (!kept.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(yielded, header.span));
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
                                                      std::move(kept), Seq(std::move(stmts)), std::move(results),
                                                      header.kind, header.span));
+  }
+
+  // The names first bound in a loop body to a store into a tensor named before the loop (`out =
+  // pl.store(t, [i, 0], c)`): after the loop each means that tensor, as in Python, where it holds the
+  // last iteration's value, which is the same buffer. `uncarried` maps a tensor the loop stopped
+  // carrying to the one before it.
+  std::vector<std::pair<std::string, ir::VarPtr>> TensorsStoredInto(
+      py::handle body_statements, const std::unordered_map<std::string, ir::VarPtr>& outer, const ir::StmtPtr& body,
+      const std::unordered_map<const ir::Var*, ir::VarPtr>& uncarried) const {
+    std::vector<std::pair<std::string, ir::VarPtr>> stored;
+    std::optional<ir::TensorAliases> aliases;
+    for (const auto& name : AssignedNames(body_statements)) {
+      auto value = env_.find(name);
+      if (outer.contains(name) || value == env_.end() || !value->second->type()->As<ir::TensorType>()) continue;
+      if (!aliases) aliases.emplace(body);
+      const ir::Var* root = aliases->Root(value->second.get());
+      if (auto it = uncarried.find(root); it != uncarried.end()) root = it->second.get();
+      for (const auto& [outer_name, var] : outer)
+        if (var.get() == root) {
+          stored.emplace_back(name, var);
+          break;
+        }
+    }
+    return stored;
   }
 
   ir::Diagnostic Unavailable(std::string message, std::string hint) const {
@@ -1767,11 +1875,10 @@ class FunctionParser {
     for (const auto& name : changed) {
       auto t = then_env.find(name), e = else_env.find(name);
       // A tensor updated in place on either path is still the tensor it was before the if.
-      auto old = before.find(name);
-      if (old != before.end() && old->second->type()->As<ir::TensorType>() && t != then_env.end() &&
-          e != else_env.end() && then_aliases.Root(t->second.get()) == old->second.get() &&
-          else_aliases.Root(e->second.get()) == old->second.get())
+      if (auto tensor = TensorBeforeIf(name, then_env, else_env, before, then_aliases, else_aliases)) {
+        env_[name] = tensor;
         continue;
+      }
       if (t == then_env.end() || e == else_env.end()) {
         const bool in_then = t != then_env.end();
         const ir::Span& at = (in_then ? t : e)->second->span();
@@ -1804,6 +1911,29 @@ class FunctionParser {
     ir::StmtPtr else_stmt = has_else || !results.empty() ? Seq(std::move(else_body.stmts)) : nullptr;
     return ir::StmtPtr(std::make_shared<ir::IfStmt>(condition, Seq(std::move(then_body.stmts)), else_stmt,
                                                     std::move(results), span));
+  }
+
+  // The tensor from before an if that `name` means after it, when each path that binds `name` binds it
+  // to a store into that tensor (`out = pl.store(t, [0, 0], c)`) and any other path leaves it as
+  // that tensor or unbound (a path that continues its loop). Null otherwise.
+  static ir::VarPtr TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,
+                                   const Env& before, const ir::TensorAliases& then_aliases,
+                                   const ir::TensorAliases& else_aliases) {
+    auto old = before.find(name);
+    const ir::Var* old_var = old != before.end() ? old->second.get() : nullptr;
+    // The tensor a path leaves `name` as; nullopt on a path that leaves it unbound.
+    constexpr const ir::Var* kNotATensor = nullptr;
+    auto root = [&](const Env& env, const ir::TensorAliases& aliases) -> std::optional<const ir::Var*> {
+      auto it = env.find(name);
+      if (it == env.end()) return old_var ? std::optional(old_var) : std::nullopt;
+      return it->second->type()->As<ir::TensorType>() ? aliases.Root(it->second.get()) : kNotATensor;
+    };
+    const auto then_root = root(then_env, then_aliases), else_root = root(else_env, else_aliases);
+    const ir::Var* tensor = then_root ? *then_root : *else_root;
+    if (!tensor || (then_root && else_root && *then_root != *else_root)) return nullptr;
+    for (const auto& [before_name, var] : before)
+      if (var.get() == tensor) return var;
+    return nullptr;
   }
 
   ir::Result<ir::StmtPtr> ParseReturn(py::handle stmt) {
@@ -2912,7 +3042,8 @@ class FunctionParser {
   std::vector<ir::ExprPtr> returns_;
   std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
-  std::vector<py::object> synthetic_nodes_;  // the nested ifs of `and`/`or` conditions, kept alive while parsed
+  std::vector<py::object> synthetic_nodes_;  // rewritten ifs and loops (boolean conditions, jumps), kept alive while parsed
+  int break_flags_ = 0;                      // numbers the flags of loops that break
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
