@@ -75,6 +75,20 @@ def branches(x: pl.Tensor, y: pl.Out[pl.Tensor]):
 
 
 @pl.jit
+def jumps(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n = 0
+        for i in pl.range(4):
+            if i == 3:
+                break
+            if i == 1:
+                continue
+            n = n + i
+            y[i * 16 : i * 16 + 16, :] = pl.add(x[n : n + 16, :], 1.0)
+    return y
+
+
+@pl.jit
 def gemm(a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for kb in pl.range(K // K_TILE):
@@ -208,6 +222,8 @@ CASES = {
     "matmul": (lambda: (_f32(64, 32), _f32(32, 48), _f32(64, 48)), "a2a3sim", 1),
     "loops": (lambda: (_f32(128, 64), _f32(128, 64)), "a5sim", 1),
     "branches": (lambda: (_f32(64, 32), _f32(64, 32)), "a2a3sim", 1),
+    # break/continue: integer scalars carried by scf.for and merged by scf.if.
+    "jumps": (lambda: (_f32(64, 32), _f32(64, 32)), "a2a3sim", 1),
     "gemm": (lambda: (_f32(32, 128), _f32(128, 48), _f32(32, 48)), "a2a3sim", 1),
     "reductions": (lambda: (_f32(64, 64), _f32(1, 64), _f32(64, 64)), "a2a3sim", 1),
     # Tile slices (pto.textract) exist on a5 only.

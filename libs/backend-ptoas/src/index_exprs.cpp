@@ -15,11 +15,55 @@ void KernelEmitter::LowerFor(const ir::ForStmt& loop) {
   std::string step = IndexValue(loop.step(), loop.span());
   std::string var = names_.Named(loop.loop_var()->name_hint());
   indices_[loop.loop_var().get()] = var;
-  AddStructural(fmt::format("scf.for {} = {} to {} step {} {{", var, start, stop, step));
+  // Carried integer scalars are the loop's iter_args and results; carried tiles stay in their buffer.
+  std::vector<size_t> carried = ScalarPositions(loop.return_vars());
+  std::string iter_args;
+  for (size_t i : carried) {
+    const auto& iter_arg = loop.iter_args()[i];
+    std::string init = IndexValue(iter_arg.init, loop.span());
+    std::string arg = names_.Named(iter_arg.var->name_hint());
+    indices_[iter_arg.var.get()] = arg;
+    iter_args += fmt::format("{}{} = {}", iter_args.empty() ? "" : ", ", arg, init);
+  }
+  std::string results = ResultNames(loop.return_vars(), carried);
+  std::string header = fmt::format("scf.for {} = {} to {} step {}", var, start, stop, step);
+  if (!carried.empty()) header = fmt::format("{} = {} iter_args({}) -> ({})", results, header, iter_args,
+                                             IndexTypes(carried.size()));
+  AddStructural(header + " {");
   ++depth_;
-  for (const auto& stmt : plan_.loop_bodies.at(&loop)) LowerStmt(*stmt);
+  const auto& body = plan_.loop_bodies.at(&loop);
+  for (const auto& stmt : body) LowerStmt(*stmt);
+  if (!carried.empty()) YieldScalars(*body.back()->As<ir::YieldStmt>(), carried, loop.span());
   --depth_;
   AddStructural("}");
+}
+
+std::vector<size_t> KernelEmitter::ScalarPositions(const std::vector<ir::VarPtr>& results) {
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i]->type()->As<ir::ScalarType>()) positions.push_back(i);
+  return positions;
+}
+
+std::string KernelEmitter::ResultNames(const std::vector<ir::VarPtr>& results, const std::vector<size_t>& scalars) {
+  if (scalars.empty()) return "";
+  std::string base = names_.Named(results[scalars[0]]->name_hint());
+  for (size_t k = 0; k < scalars.size(); ++k)
+    indices_[results[scalars[k]].get()] = scalars.size() == 1 ? base : fmt::format("{}#{}", base, k);
+  return scalars.size() == 1 ? base : fmt::format("{}:{}", base, scalars.size());
+}
+
+std::string KernelEmitter::IndexTypes(size_t count) {
+  std::string types;
+  for (size_t k = 0; k < count; ++k) types += k ? ", index" : "index";
+  return types;
+}
+
+void KernelEmitter::YieldScalars(const ir::YieldStmt& yield, const std::vector<size_t>& scalars,
+                                 const ir::Span& span) {
+  std::string values;
+  for (size_t i : scalars) values += (values.empty() ? "" : ", ") + IndexValue(yield.values()[i], span);
+  Add(body_, fmt::format("scf.yield {} : {}", values, IndexTypes(scalars.size())), yield.span());
 }
 
 std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& span) {
@@ -50,14 +94,23 @@ std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& s
 void KernelEmitter::LowerIf(const ir::IfStmt& branch) {
   std::string condition = ConditionValue(branch.condition(), branch.span());
   const auto& [then_body, else_body] = plan_.branch_bodies.at(&branch);
-  AddStructural(fmt::format("scf.if {} {{", condition));
+  // Merged integer scalars are the scf.if's results, yielded by each branch; merged tiles share a buffer.
+  std::vector<size_t> merged = ScalarPositions(branch.return_vars());
+  std::string header = fmt::format("scf.if {}", condition);
+  if (!merged.empty())
+    header = fmt::format("{} = {} -> ({})", ResultNames(branch.return_vars(), merged), header,
+                         IndexTypes(merged.size()));
+  // The results are named before the branches are lowered, but only read after the if.
+  AddStructural(header + " {");
   ++depth_;
   for (const auto& stmt : then_body) LowerStmt(*stmt);
+  if (!merged.empty()) YieldScalars(*then_body.back()->As<ir::YieldStmt>(), merged, branch.span());
   --depth_;
   if (!else_body.empty()) {
     AddStructural("} else {");
     ++depth_;
     for (const auto& stmt : else_body) LowerStmt(*stmt);
+    if (!merged.empty()) YieldScalars(*else_body.back()->As<ir::YieldStmt>(), merged, branch.span());
     --depth_;
   }
   AddStructural("}");

@@ -39,6 +39,13 @@ class KernelEmitter {
 
   // index_exprs.cpp: loops and the index arithmetic of their bounds and of offsets.
   void LowerFor(const ir::ForStmt& loop);
+  // The positions of the integer scalars among a loop's or an if's results (its scf results).
+  static std::vector<size_t> ScalarPositions(const std::vector<ir::VarPtr>& results);
+  // `%r` or `%r:N` for the scf results at `scalars`, binding each result var to `%r` / `%r#k`.
+  std::string ResultNames(const std::vector<ir::VarPtr>& results, const std::vector<size_t>& scalars);
+  static std::string IndexTypes(size_t count);  // "index, index, ..."
+  // `scf.yield` of the yield's values at `scalars`.
+  void YieldScalars(const ir::YieldStmt& yield, const std::vector<size_t>& scalars, const ir::Span& span);
   // The SSA name of an index expression the plan accepted, emitting its arith ops into the body.
   std::string IndexValue(const ir::ExprPtr& expr, const ir::Span& span);
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);

@@ -521,11 +521,19 @@ class Planner {
   Status CheckFor(const ir::ForStmt& loop) {
     const auto& var = *loop.loop_var();
     for (const auto& iter_arg : loop.iter_args()) {
+      // An integer scalar is an scf.for iter_arg; a tile stays in its buffer.
+      if (IsIndexScalar(*iter_arg.var)) {
+        const std::string what = fmt::format("the initial value of '{}'", iter_arg.var->name_hint());
+        if (auto ok = CheckIndexExpr(iter_arg.init, what, loop.span()); !ok) return ok;
+        scalars_.insert(iter_arg.var.get());
+        continue;
+      }
       if (!iter_arg.var->type()->As<ir::TileType>()) {
         return Error(loop.span(), fmt::format("backend-ptoas cannot lower the loop over '{}' in kernel '{}': it "
-                                              "carries the scalar '{}' from one iteration to the next (only carried "
-                                              "tiles, which stay in their buffer, are emitted)",
-                                              var.name_hint(), kernel_.name(), iter_arg.var->name_hint()));
+                                              "carries '{}' of type {} from one iteration to the next (carried "
+                                              "tiles and integer scalars are emitted)",
+                                              var.name_hint(), kernel_.name(), iter_arg.var->name_hint(),
+                                              iter_arg.var->type()->str()));
       }
       if (auto ok = CheckTileOperand(iter_arg.init, "the loop's initial value", loop.span()); !ok) return ok;
       if (auto ok = AliasTile(*iter_arg.var, *iter_arg.init->As<ir::Var>(), loop.span()); !ok) return ok;
@@ -568,6 +576,15 @@ class Planner {
                                             var.name_hint()));
     for (size_t i = 0; i < loop.iter_args().size(); ++i) {
       const ir::Var& carried = *loop.iter_args()[i].var;
+      if (IsIndexScalar(carried)) {
+        if (auto ok = CheckScalarResult(yield->values()[i], carried, i < loop.return_vars().size()
+                                                                         ? loop.return_vars()[i].get()
+                                                                         : nullptr,
+                                        yield->span());
+            !ok)
+          return ok;
+        continue;
+      }
       if (auto ok = CheckYieldedInPlace(yield->values()[i], carried, yield->span()); !ok) return ok;
       if (i < loop.return_vars().size())
         if (auto ok = AliasTile(*loop.return_vars()[i], carried, loop.span()); !ok) return ok;
@@ -589,16 +606,24 @@ class Planner {
     const auto& results = branch.return_vars();
     if (results.empty()) return {};
     for (const auto& result : results) {
-      if (!result->type()->As<ir::TileType>())
-        return Error(branch.span(), fmt::format("backend-ptoas cannot lower this if in kernel '{}': it merges the "
-                                                "scalar '{}' (only merged tiles, which share a buffer, are emitted)",
-                                                kernel_.name(), result->name_hint()));
+      if (!result->type()->As<ir::TileType>() && !IsIndexScalar(*result))
+        return Error(branch.span(), fmt::format("backend-ptoas cannot lower this if in kernel '{}': it merges '{}' of "
+                                                "type {} (merged tiles and integer scalars are emitted)",
+                                                kernel_.name(), result->name_hint(), result->type()->str()));
     }
     const auto* then_yield = then_body.empty() ? nullptr : then_body.back()->As<ir::YieldStmt>();
     const auto* else_yield = else_body.empty() ? nullptr : else_body.back()->As<ir::YieldStmt>();
     if (!then_yield || !else_yield)
       return Error(branch.span(), "an if with results must end both branches with pl.yield_");
     for (size_t i = 0; i < results.size(); ++i) {
+      if (IsIndexScalar(*results[i])) {  // an scf.if result
+        if (auto ok = CheckScalarResult(then_yield->values()[i], *results[i], nullptr, then_yield->span()); !ok)
+          return ok;
+        if (auto ok = CheckScalarResult(else_yield->values()[i], *results[i], results[i].get(), else_yield->span());
+            !ok)
+          return ok;
+        continue;
+      }
       const auto* first = then_yield->values()[i]->As<ir::Var>();
       if (auto ok = CheckTileOperand(then_yield->values()[i], "the if's yield", then_yield->span()); !ok) return ok;
       if (auto ok = CheckYieldedInPlace(else_yield->values()[i], *first, else_yield->span()); !ok) return ok;
@@ -618,6 +643,22 @@ class Planner {
     const std::string what = fmt::format("the if condition `{}`", ir::PrintExpr(condition));
     if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
     return CheckIndexExpr(binary->rhs(), what, span);
+  }
+
+  // An integer scalar carried by a loop or merged by an if: an scf result of type index.
+  static bool IsIndexScalar(const ir::Var& var) {
+    const auto* scalar = var.type()->As<ir::ScalarType>();
+    return scalar && ir::IsInteger(scalar->dtype());
+  }
+
+  // The value yielded for the carried or merged scalar `carried`; `result`, when given, is an index
+  // value from then on.
+  Status CheckScalarResult(const ir::ExprPtr& value, const ir::Var& carried, const ir::Var* result,
+                           const ir::Span& span) {
+    if (auto ok = CheckIndexExpr(value, fmt::format("the value yielded for '{}'", carried.name_hint()), span); !ok)
+      return ok;
+    if (result) scalars_.insert(result);
+    return {};
   }
 
   // `alias` names `tile`'s buffer from here on; both must be placed alike.

@@ -298,9 +298,10 @@ TEST(EmitModuleErrors, UnsupportedElementType) {
   EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type FP4 is not supported by backend-ptoas");
 }
 
-// A carried tile stays in its buffer: scf.for needs no iter_args. A carried scalar, a carried tile
-// moved to another buffer and a merged scalar have no lowering: a clear refusal.
-TEST(EmitModuleErrors, CarriedScalarsAndMovedTilesAreRefused) {
+// A carried tile stays in its buffer: scf.for needs no iter_args for it. A carried floating-point
+// scalar, a carried tile moved to another buffer and a merged floating-point scalar have no
+// lowering: a clear refusal. (Integer scalars are scf results: module_loops_test.)
+TEST(EmitModuleErrors, CarriedFloatScalarsAndMovedTilesAreRefused) {
   auto a = TensorParam("a", {16, 16}, At(1, 10));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0);
@@ -312,11 +313,11 @@ TEST(EmitModuleErrors, CarriedScalarsAndMovedTilesAreRefused) {
                                               At(3, 5));
     return Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), loop});
   };
-  auto index = std::make_shared<ir::ScalarType>(ir::DataType::INDEX);
-  auto n = std::make_shared<ir::Var>("n", index), n_out = std::make_shared<ir::Var>("n_out", index);
-  EXPECT_EQ(ErrorOf(*loop_carrying(n, Index(0), n_out)),
-            "k.py:3:5: backend-ptoas cannot lower the loop over 'i' in kernel 'k': it carries the scalar 'n' from one "
-            "iteration to the next (only carried tiles, which stay in their buffer, are emitted)");
+  auto fp32 = std::make_shared<ir::ScalarType>(ir::DataType::FP32);
+  auto x = std::make_shared<ir::Var>("x", fp32), x_out = std::make_shared<ir::Var>("x_out", fp32);
+  EXPECT_EQ(ErrorOf(*loop_carrying(x, Float(0.0), x_out)),
+            "k.py:3:5: backend-ptoas cannot lower the loop over 'i' in kernel 'k': it carries 'x' of type "
+            "pl.Scalar[pl.FP32] from one iteration to the next (carried tiles and integer scalars are emitted)");
   auto moved = TileAt("acc", load, 1024), result = TileAt("result", load, 1024);
   EXPECT_EQ(ErrorOf(*loop_carrying(moved, t, result)),
             "k.py:3:5: 'acc' and 't' must be one buffer to be carried or merged in place "
@@ -325,12 +326,12 @@ TEST(EmitModuleErrors, CarriedScalarsAndMovedTilesAreRefused) {
   auto in_place = TileAt("acc", load, 0), out = TileAt("result", load, 0);
   EXPECT_TRUE(EmitModule(*loop_carrying(in_place, t, out), "a2a3"));
   auto branch = std::make_shared<ir::IfStmt>(
-      Bin(ir::BinaryOp::Lt, Index(1), Index(2)), std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Index(1)}),
-      std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Index(2)}), std::vector<ir::VarPtr>{n}, At(4, 5));
+      Bin(ir::BinaryOp::Lt, Index(1), Index(2)), std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Float(1.0)}),
+      std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{Float(2.0)}), std::vector<ir::VarPtr>{x}, At(4, 5));
   auto with_if = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), branch});
   EXPECT_EQ(ErrorOf(*with_if),
-            "k.py:4:5: backend-ptoas cannot lower this if in kernel 'k': it merges the scalar 'n' (only merged tiles, "
-            "which share a buffer, are emitted)");
+            "k.py:4:5: backend-ptoas cannot lower this if in kernel 'k': it merges 'x' of type pl.Scalar[pl.FP32] "
+            "(merged tiles and integer scalars are emitted)");
 }
 
 TEST(EmitModuleErrors, SingleElementAccessIsNotLoweredYet) {

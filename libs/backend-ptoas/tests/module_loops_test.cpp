@@ -165,6 +165,55 @@ TEST(EmitModuleLoops, CarriedTileAndIfUpdateTheirBuffersInPlace) {
   EXPECT_NE(text.find("%acc_next = pto.alloc_tile addr = %c0_i64"), std::string::npos) << text;
 }
 
+// An integer scalar carried by a loop is an scf.for iter_arg and result; one merged by an if is an
+// scf.if result, yielded by both branches:
+//   n = 0
+//   for i in pl.range(4):
+//       if i < 2: m = n + i  else: m = n
+//       t = pl.load(a, [m, 0], [16, 16]); pl.store(t, [i * 16, 0], out)
+//       n = m
+TEST(EmitModuleLoops, CarriedAndMergedIntegerScalarsAreScfResults) {
+  auto a = TensorParam("a", {64, 16}, {});
+  auto out = TensorParam("out", {64, 16}, {});
+  auto index = std::make_shared<ir::ScalarType>(ir::DataType::INDEX);
+  auto n = std::make_shared<ir::Var>("n", index), n_out = std::make_shared<ir::Var>("n_out", index);
+  auto m = std::make_shared<ir::Var>("m", index), m_sum = std::make_shared<ir::Var>("m_sum", index);
+  auto i = LoopVar("i");
+  auto branch = std::make_shared<ir::IfStmt>(
+      Bin(BinaryOp::Lt, i, Index(2)),
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+          Assign(m_sum, Bin(BinaryOp::Add, n, i), At(3, 13)),
+          std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{m_sum})}),
+      std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{n}), std::vector<ir::VarPtr>{m}, At(3, 9));
+  auto load = Op("tile.load", {a, Tuple({m, Index(0)}), Ints({16, 16})}, At(4, 13));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Tuple({Bin(BinaryOp::Mul, i, Index(16)), Index(0)}), out}, At(4, 40));
+  auto loop = std::make_shared<ir::ForStmt>(
+      i, Index(0), Index(4), Index(1), std::vector<ir::IterArg>{{n, Index(0)}},
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{branch, Assign(t, load, At(4, 9)), Eval(store, At(4, 40)),
+                                                              std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{m})}),
+      std::vector<ir::VarPtr>{n_out}, ir::ForKind::Sequential, At(2, 5));
+  auto kernel = Kernel("offsets", {a, out}, {ir::ParamDirection::In, ir::ParamDirection::Out}, {loop});
+  const std::string tb = TileBuf(16, 16);
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %n_out = scf.for %i = %c0_index to %c4_index step %c1_index iter_args(%n = %c0_index) -> "
+                      "(index) {\n"
+                      "      %0 = arith.cmpi slt, %i, %c2_index : index\n"
+                      "      %m = scf.if %0 -> (index) {\n"
+                      "        %1 = arith.addi %n, %i : index\n"
+                      "        scf.yield %1 : index\n"
+                      "      } else {\n"
+                      "        scf.yield %n : index\n"
+                      "      }\n"
+                      "      %a_pview = pto.partition_view %a_view, offsets = [%m, %c0_index], sizes = [%c16_index, "
+                      "%c16_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>\n"
+                      "      pto.tload ins(%a_pview : !pto.partition_tensor_view<16x16xf32>) outs(%t : " + tb + ")\n"
+                      "      %2 = arith.muli %i, %c16_index : index\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      scf.yield %m : index\n    }\n"), std::string::npos) << text;
+}
+
 // def tiles_2d(x, y):                                   # line 1
 //     for i in pl.range(2):                             # line 2
 //         for j in pl.parallel(4):                      # line 3
