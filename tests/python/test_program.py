@@ -170,3 +170,37 @@ def test_function_types_and_self_are_checked(tmp_path):
         _import(tmp_path, "broken_dtype", source)
     assert info.value.message == "'pl.FP99' is not a dtype (expected e.g. pl.FP32)"
     assert info.value.location.endswith("broken_dtype.py:7:30")
+
+
+TWO_OUTPUTS = '''@pl.program
+class TwoOutputs:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32], a: pl.Out[pl.Tensor[[16, 16], pl.FP32]], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        t: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16])
+        a = pl.store(pl.add(t, 1.0), [0, 0], a)
+        b = pl.store(pl.mul(t, 2.0), [0, 0], b)
+        return a, b
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], a: pl.Out[pl.Tensor[[16, 16], pl.FP32]], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        {assign} = self.k(x, a, b)
+        return a, b
+'''
+
+
+def test_a_call_returning_two_tensors_names_its_output_arguments(tmp_path):
+    module, _ = _import(tmp_path, "two_outputs", HEADER + TWO_OUTPUTS.replace("{assign}", "a, b"))
+    program = module.TwoOutputs
+    assert "        self.k(x, a, b)\n        return a, b\n" in str(program)
+    compiled = pypto.ir.compile(program, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    x, a, b = torch.randn(16, 16), torch.zeros(16, 16), torch.zeros(16, 16)
+    compiled(x, a, b)
+    torch.testing.assert_close(a, x + 1.0)
+    torch.testing.assert_close(b, x * 2.0)
+
+
+def test_assigning_two_results_to_three_names_is_an_error(tmp_path):
+    with pytest.raises(ParserTypeError) as info:
+        _import(tmp_path, "three_names", HEADER + TWO_OUTPUTS.replace("{assign}", "a, b, c"))
+    assert info.value.message == "k() returns 2 tensors through 2 output parameters, assigned to 3 names"
+    assert info.value.location.endswith("three_names.py:14:9")

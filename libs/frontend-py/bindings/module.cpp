@@ -73,8 +73,22 @@ std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants)
   for (auto [key, value] : constants) {
     // bool before int: Python's bool is an int.
     frontend::Constant constant;
-    if (py::type::of(value).attr("__name__").cast<std::string>() == "DynVar")
+    const std::string type_name = py::type::of(value).attr("__name__").cast<std::string>();
+    if (type_name == "DynVar") {
       constant = frontend::DynamicDim{value.attr("name").cast<std::string>()};
+    } else if (type_name == "DataType") {
+      auto dtype = ir::DataTypeFromName(value.attr("name").cast<std::string>());
+      if (!dtype) continue;
+      constant = *dtype;
+    } else if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+      std::vector<int64_t> list;
+      for (auto element : value) {
+        if (!py::isinstance<py::int_>(element) || py::isinstance<py::bool_>(element)) break;
+        list.push_back(element.cast<int64_t>());
+      }
+      if (list.size() != py::len(value)) continue;  // only lists of integers stand for literals
+      constant = std::move(list);
+    }
     else if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
     else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
     else constant = value.cast<double>();

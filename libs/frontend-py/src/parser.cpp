@@ -15,6 +15,7 @@
 #include "affine_form.h"
 #include "assigned_names.h"
 #include "boolean_conditions.h"
+#include "constant_lists.h"
 #include "ast_node.h"
 #include "call_builder.h"
 #include "external_decl.h"
@@ -88,7 +89,10 @@ class FunctionParser {
       : program_(program), source_(source), map_(source.map),
         kernel_depth_(ir::IsKernel(source.type) ? 1 : 0) {}
 
-  ir::Result<ir::FunctionPtr> Parse() { return ParseFunction(source_.def); }
+  ir::Result<ir::FunctionPtr> Parse() {
+    InlineConstantLists(source_.signature ? source_.signature->def : source_.def, *source_.constants);
+    return ParseFunction(source_.def);
+  }
 
  private:
   ir::Result<ir::FunctionPtr> ParseFunction(py::handle def) {
@@ -290,6 +294,8 @@ class FunctionParser {
       return ParseSubmit(stmt, stmt.attr("value"), std::move(targets));
     }
     if (!annotated && IsInlineCall(stmt.attr("value"))) return BindInlineResult(target, stmt.attr("value"));
+    if (!annotated && IsNode(target, "Tuple") && IsNode(stmt.attr("value"), "Call"))
+      return ParseMultiResultCall(stmt, target);
     if (!IsNode(target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
                        map_.SpanOf(target));
@@ -325,7 +331,7 @@ class FunctionParser {
                          fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
                                      (*value)->type()->str()),
                          map_.SpanOf(stmt.attr("annotation")));
-      declared_type = *declared;
+      declared_type = WithValidShapeOf(*declared, (*value)->type());
     } else if (annotated)
       if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, source_.constants); !ok)
         return pypto::unexpected(ok.error());
@@ -336,6 +342,18 @@ class FunctionParser {
     RecordScalar(var, *value);
     if (IsCreation(**value)) placeholders_.insert(var->id());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // A tile annotation that spells no valid region (`t: pl.Tile[[m, n], dt] = pl.load(...,
+  // valid_shape=v)`) keeps the region of the value: the annotation states the tile's extents, and
+  // the load still fills only part of it.
+  static ir::TypePtr WithValidShapeOf(const ir::TypePtr& declared, const ir::TypePtr& value) {
+    const auto* tile = declared->As<ir::TileType>();
+    const auto* value_tile = value->As<ir::TileType>();
+    if (!tile || !value_tile || tile->has_partial_valid_shape() || !value_tile->has_partial_valid_shape())
+      return declared;
+    return std::make_shared<ir::TileType>(tile->shape(), tile->dtype(), tile->memory_space(), tile->memref(),
+                                          value_tile->valid_shape());
   }
 
   // `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares
@@ -1962,6 +1980,13 @@ class FunctionParser {
       auto constant = source_.constants->find(name);
       if (constant != source_.constants->end()) {
         if (const auto* dim = std::get_if<DynamicDim>(&constant->second)) return DynamicExtent(*dim, span);
+        if (std::holds_alternative<std::vector<int64_t>>(constant->second))
+          return MakeError(DiagnosticKind::Type, fmt::format("the list '{}' is not a value here", name), span,
+                           "a constant list stands for a list literal: offsets, shapes, valid_shape=...");
+        if (const auto* dtype = std::get_if<ir::DataType>(&constant->second))
+          return MakeError(DiagnosticKind::Type,
+                           fmt::format("'{}' is the dtype pl.{}, not a value", name, ir::DataTypeName(*dtype)), span,
+                           "a dtype names the element type of an op's result, e.g. pl.cast(t, target_type=dt)");
         return ConstantExpr(constant->second, span);
       }
       if (auto why = unavailable_.find(name); why != unavailable_.end()) {
@@ -2202,6 +2227,50 @@ class FunctionParser {
     return values;
   }
 
+  // `a, b = self.k(x, a, b)`: a function of the program that returns several tensors writes them
+  // into its output parameters (it returns its pl.Out / pl.InOut parameters in order), so the call
+  // is a statement and each name means the argument passed for the corresponding output.
+  ir::Result<ir::StmtPtr> ParseMultiResultCall(py::handle stmt, py::handle target) {
+    const ir::Span span = map_.SpanOf(stmt);
+    auto value = ParseExpr(stmt.attr("value"));
+    if (!value) return pypto::unexpected(value.error());
+    const auto* call = (*value)->As<ir::Call>();
+    const auto* tuple = (*value)->type()->As<ir::TupleType>();
+    const Signature* callee = nullptr;
+    if (call && !call->is_op_call() && program_.methods)
+      if (auto it = program_.methods->find(call->callee()); it != program_.methods->end()) callee = &it->second;
+    if (!tuple || !callee)
+      return MakeError(DiagnosticKind::Syntax,
+                       "several names are assigned the results of a call to a function of the program that returns "
+                       "several tensors",
+                       map_.SpanOf(target));
+    py::list names = target.attr("elts");
+    std::vector<size_t> outputs;
+    for (size_t i = 0; i < callee->directions.size(); ++i)
+      if (callee->directions[i] != ir::ParamDirection::In) outputs.push_back(i);
+    if (outputs.size() != py::len(names) || tuple->elements().size() != py::len(names))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}() returns {} tensors through {} output parameters, assigned to {} names",
+                                   call->callee(), tuple->elements().size(), outputs.size(), py::len(names)),
+                       map_.SpanOf(target));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const auto& arg = call->args()[outputs[k]];
+      auto var = std::dynamic_pointer_cast<const ir::Var>(arg);
+      if (!IsNode(names[k], "Name") || !var || !tuple->elements()[k]->equals(*var->type()))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("result {} of {}() is its output parameter '{}', so it is assigned a plain "
+                                     "name and has that argument's type ({})",
+                                     k, call->callee(), callee->params[outputs[k]]->name_hint(),
+                                     tuple->elements()[k]->str()),
+                         map_.SpanOf(names[k]));
+      const std::string name = names[k].attr("id").cast<std::string>();
+      env_[name] = std::const_pointer_cast<ir::Var>(var);
+      unavailable_.erase(name);
+      assigned_types_[name] = var->type();
+    }
+    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, span));
+  }
+
   // `y = inline_fn(...)` / `a, b = inline_fn(...)`: the names are the values the body returned.
   ir::Result<ir::StmtPtr> BindInlineResult(py::handle target, py::handle call) {
     auto value = ParseExpr(call);
@@ -2375,9 +2444,7 @@ class FunctionParser {
   ir::Result<ir::ExprPtr> ParseTypedConstant(py::handle node) {
     const ir::Span span = map_.SpanOf(node);
     py::list args = node.attr("args");
-    const std::string dtype_name = py::len(args) == 2 ? DottedName(args[1]) : "";
-    const auto dtype = dtype_name.starts_with("pl.") ? ir::DataTypeFromName(std::string_view(dtype_name).substr(3))
-                                                     : std::nullopt;
+    const auto dtype = py::len(args) == 2 ? DtypeOf(args[1], source_.constants) : std::nullopt;
     auto value = py::len(args) == 2 ? ParseExpr(args[0]) : ir::Result<ir::ExprPtr>(ir::ExprPtr{});
     if (!value) return pypto::unexpected(value.error());
     if (!dtype || !*value)
@@ -2678,6 +2745,8 @@ class FunctionParser {
 
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
     const std::string dotted = DottedName(node);
+    if (IsNode(node, "Name") && !env_.contains(dotted))
+      if (auto dtype = DtypeOf(node, source_.constants)) return ArgValue(ir::OpAttr(*dtype));
     if (dotted.starts_with("pl.") && !env_.contains(dotted)) {
       if (auto dtype = ir::DataTypeFromName(std::string_view(dotted).substr(3))) return ArgValue(ir::OpAttr(*dtype));
       if (dotted.starts_with("pl.tile.MaskPattern.")) {

@@ -8,11 +8,18 @@ namespace pypto::frontend {
 using ir::DiagnosticKind;
 using ir::MakeError;
 
-ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map) {
+std::optional<ir::DataType> DtypeOf(py::handle node, const Constants* constants) {
   std::string name = DottedName(node);
-  if (name.starts_with("pl.")) {
-    if (auto dtype = ir::DataTypeFromName(name.substr(3))) return *dtype;
-  }
+  if (name.starts_with("pl.")) return ir::DataTypeFromName(name.substr(3));
+  if (IsNode(node, "Name") && constants)
+    if (auto it = constants->find(name); it != constants->end())
+      if (const auto* dtype = std::get_if<ir::DataType>(&it->second)) return *dtype;
+  return std::nullopt;
+}
+
+ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map, const Constants* constants) {
+  if (auto dtype = DtypeOf(node, constants)) return *dtype;
+  std::string name = DottedName(node);
   return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a dtype (expected e.g. pl.FP32)", name),
                    map.SpanOf(node));
 }
@@ -157,7 +164,7 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
     if (!annotated) return pypto::unexpected(annotated.error());
     if (auto ok = BindDynamicDims(*annotated, param, spec, map, bindings); !ok) return pypto::unexpected(ok.error());
     const ir::Shape* shape = &annotated->dims;
-    auto dtype = ResolveDtype(elts[1], map);
+    auto dtype = ResolveDtype(elts[1], map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
     if (spec && (spec->shape != *shape || spec->dtype != *dtype)) {
       return MakeError(DiagnosticKind::Type,
@@ -192,13 +199,12 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
     }
   }
   // `pl.Scalar[pl.FP32]`, or the dtype alone (`scale: pl.FP32`), as upstream also accepts.
-  const bool bare_dtype = !IsNode(inner, "Subscript") && DottedName(inner).starts_with("pl.") &&
-                          ir::DataTypeFromName(DottedName(inner).substr(3)).has_value();
+  const bool bare_dtype = !IsNode(inner, "Subscript") && DtypeOf(inner, constants).has_value();
   if (bare_dtype || (IsNode(inner, "Subscript") && DottedName(inner.attr("value")) == "pl.Scalar")) {
     if (param.direction != ir::ParamDirection::In)
       return MakeError(DiagnosticKind::Type, fmt::format("scalar parameter '{}' cannot be an output", name),
                        map.SpanOf(annotation), "return a tensor instead");
-    auto dtype = ResolveDtype(bare_dtype ? inner : inner.attr("slice"), map);
+    auto dtype = ResolveDtype(bare_dtype ? inner : inner.attr("slice"), map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
@@ -247,7 +253,7 @@ ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& nam
   if (head == "pl.Scalar") {
     const auto* scalar = actual->As<ir::ScalarType>();
     if (!IsNode(annotation, "Subscript")) return scalar ? ir::Result<bool>(true) : mismatch("a scalar");
-    auto dtype = ResolveDtype(annotation.attr("slice"), map);
+    auto dtype = ResolveDtype(annotation.attr("slice"), map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
     if (!scalar || scalar->dtype() != *dtype) return mismatch(fmt::format("pl.Scalar[pl.{}]", ir::DataTypeName(*dtype)));
     return true;
@@ -262,7 +268,7 @@ ir::Result<bool> CheckDeclaredType(py::handle annotation, const std::string& nam
   py::list elts = slice.attr("elts");
   auto shape = ResolveShape(elts[0], map, constants);
   if (!shape) return pypto::unexpected(shape.error());
-  auto dtype = ResolveDtype(elts[1], map);
+  auto dtype = ResolveDtype(elts[1], map, constants);
   if (!dtype) return pypto::unexpected(dtype.error());
   std::optional<ir::MemorySpace> space;
   if (py::len(elts) > 2) space = SpaceOf(elts[2]);
@@ -329,7 +335,7 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
   py::list elts = slice.attr("elts");
   auto shape = ResolveShape(elts[0], map, constants);
   if (!shape) return pypto::unexpected(shape.error());
-  auto dtype = ResolveDtype(elts[1], map);
+  auto dtype = ResolveDtype(elts[1], map, constants);
   if (!dtype) return pypto::unexpected(dtype.error());
   std::optional<ir::MemorySpace> space;
   std::optional<ir::TileMemRef> memref;
@@ -378,9 +384,7 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
   if (IsNode(node, "Constant") && node.attr("value").is_none()) return ir::TypePtr(std::make_shared<ir::UnknownType>());
   const std::string head = IsNode(node, "Subscript") ? DottedName(node.attr("value")) : DottedName(node);
   if (!IsNode(node, "Subscript")) {
-    if (head.starts_with("pl."))
-      if (auto dtype = ir::DataTypeFromName(std::string_view(head).substr(3)))
-        return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
+    if (auto dtype = DtypeOf(node, constants)) return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
     if (head == "pl.Tensor" || head == "pl.Tile" || head == "pl.Scalar")
       return MakeError(DiagnosticKind::Type, fmt::format("'{}' needs its shape and dtype here", head),
                        map.SpanOf(node), fmt::format("write {}", head == "pl.Scalar" ? "pl.Scalar[pl.FP32]"
@@ -393,13 +397,13 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
     py::list elts = slice.attr("elts");
     auto shape = ResolveShape(elts[0], map, constants);
     if (!shape) return pypto::unexpected(shape.error());
-    auto dtype = ResolveDtype(elts[1], map);
+    auto dtype = ResolveDtype(elts[1], map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
     return ir::TypePtr(std::make_shared<ir::TensorType>(*shape, *dtype));
   } else if (head == "pl.Tile") {
     return ResolveTile(node, map, constants, exprs);
   } else if (head == "pl.Scalar") {
-    auto dtype = ResolveDtype(node.attr("slice"), map);
+    auto dtype = ResolveDtype(node.attr("slice"), map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
     return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
   } else if (head == "pl.Array") {

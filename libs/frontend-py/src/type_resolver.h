@@ -32,7 +32,9 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
                                        const SourceMap& map, const Constants* constants = nullptr,
                                        DynamicBindings* bindings = nullptr);
 
-ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map);
+// `pl.FP32`, or the name of a dtype constant (`dt` where `dt = pl.FP32`).
+std::optional<ir::DataType> DtypeOf(py::handle node, const Constants* constants = nullptr);
+ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map, const Constants* constants = nullptr);
 
 // Checks a variable annotation (`x: pl.Tile[[64, 1], pl.FP32] = ...`) against the type of the value
 // assigned: shapes and dtypes must agree (and the memory space, when the annotation names one).

@@ -34,7 +34,10 @@ class TestRunner:
     __test__ = False
 
     def __init__(self, platform: str):
+        from pypto.runtime import RunConfig
+
         self.platform = platform
+        self.config = RunConfig(platform=platform)  # cases read its profiling switches
 
     def run(self, case) -> CaseResult:
         import pypto.testing as testing
@@ -52,6 +55,14 @@ class TestRunner:
         result = testing.run(case.get_program(), specs, golden, platform=case.get_platform() or self.platform,
                              rtol=case.config.rtol, atol=case.config.atol)
         return CaseResult(result.passed, result.error)
+
+
+@pytest.fixture(scope="session")
+def test_config(request):
+    """The RunConfig tests that call a jit function directly pass it (upstream's fixture of that name)."""
+    from pypto.runtime import RunConfig
+
+    return RunConfig(platform=request.config.getoption("--platform"))
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from pypto import _core
 from pypto.ir.compiler import entry_parameters
 from pypto.jit import disk_cache
 from pypto.jit.extern_decl import ExternDecl
+from pypto.language.dtypes import DataType
 from pypto.language.typing import DynVar
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
@@ -185,7 +186,9 @@ class JITFunction:
         """The int/float/bool globals and closure variables the body names; they act as literals.
         The ``pl.dynamic`` dimensions it names go along: each call binds them to its tensors' extents."""
         return {
-            name: value for name, value in self._names().items() if isinstance(value, (bool, int, float, DynVar))
+            name: value
+            for name, value in self._names().items()
+            if isinstance(value, (bool, int, float, DynVar, DataType))
         }
 
     def _subfunctions(self) -> dict:

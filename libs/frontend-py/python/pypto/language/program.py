@@ -29,10 +29,21 @@ import sys
 import textwrap
 
 from pypto import _core
+from pypto.language.dtypes import DataType
+
+
+def _is_int_list(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
 def _scalars(names: dict) -> dict:
-    return {name: value for name, value in names.items() if isinstance(value, (bool, int, float))}
+    """The values a program may name as literals: numbers, dtypes (``dt = pl.FP16``) and lists of
+    integers (``off = [0, 32]``)."""
+    return {
+        name: value
+        for name, value in names.items()
+        if isinstance(value, (bool, int, float, DataType)) or _is_int_list(value)
+    }
 
 
 def _constants(cls, frame) -> dict:

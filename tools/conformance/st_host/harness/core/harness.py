@@ -20,20 +20,21 @@ class DataType(enum.Enum):
     BF16 = "bf16"
     FP32 = "fp32"
     FP16 = "fp16"
+    INT64 = "int64"
     INT32 = "int32"
     INT16 = "int16"
     INT8 = "int8"
+    UINT64 = "uint64"
+    UINT32 = "uint32"
+    UINT16 = "uint16"
     UINT8 = "uint8"
-    INT64 = "int64"
     BOOL = "bool"
 
     @property
     def torch_dtype(self):
         import torch
 
-        return {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32,
-                "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "int64": torch.int64,
-                "bool": torch.bool}[self.value]
+        return getattr(torch, {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16"}.get(self.value, self.value))
 
 
 @dataclasses.dataclass

@@ -1,0 +1,76 @@
+"""A ``@pl.program`` built inside a function per configuration: the dtypes and integer lists it
+names from the enclosing scope stand for what they hold, as upstream's op tests write them."""
+
+import pytest
+import torch
+
+import pypto.ir
+from pypto.language.parser import ParserTypeError
+
+from conftest import import_source
+
+BUILDER = '''
+import pypto.language as pl
+
+
+def build(dt, rows, cols, off, vshape):
+    @pl.program
+    class Scaled:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[rows, cols], dt], out: pl.InOut[pl.Tensor[[2 * rows, cols], dt]]) -> pl.Tensor[[2 * rows, cols], dt]:
+            t: pl.Tile[[rows, cols], dt] = pl.load(a, [0, 0], [rows, cols], valid_shape=vshape)
+            out = pl.store(pl.add(t, t), off, out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[rows, cols], dt], out: pl.InOut[pl.Tensor[[2 * rows, cols], dt]]) -> pl.Tensor[[2 * rows, cols], dt]:
+            out = self.kernel(a, out)
+            return out
+
+    return Scaled
+
+
+def misuse(dt):
+    @pl.program
+    class Misuse:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t: pl.Tile[[16, 16], pl.FP32] = pl.load(a, [0, 0], [16, 16])
+            out = pl.store(pl.mul(t, dt), [0, 0], out)
+            return out
+
+    return Misuse
+'''
+
+
+@pytest.fixture(scope="module")
+def builder(tmp_path_factory):
+    return import_source(tmp_path_factory.mktemp("closures") / "closure_builder.py", BUILDER)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_a_dtype_and_lists_from_the_enclosing_function(builder, tmp_path, dtype):
+    import pypto.language as pl
+
+    dt = pl.FP32 if dtype == torch.float32 else pl.INT32
+    program = builder.build(dt, 16, 32, [16, 0], (16, 8))
+    text = str(program)
+    assert f"a: pl.Tensor[[16, 32], pl.{dt.name}]" in text
+    assert "pl.tile.load(a, [0, 0], [16, 32], [16, 8])" in text
+    assert "[16, 0], out)" in text
+    compiled = pypto.ir.compile(program, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    a, out = (torch.randn(16, 32) * 100).to(dtype), torch.full((32, 32), -1, dtype=dtype)
+    compiled(a, out)
+    # The tile holds only its valid [16, 8] corner, and the store writes only that.
+    expected = torch.full((32, 32), -1, dtype=dtype)
+    expected[16:32, :8] = a[:, :8] * 2
+    torch.testing.assert_close(out, expected)
+
+
+def test_a_dtype_used_as_a_value_is_an_error(builder):
+    import pypto.language as pl
+
+    with pytest.raises(ParserTypeError) as info:
+        builder.misuse(pl.FP32)
+    assert info.value.message == "'pl.mul' argument 'rhs' must be a value, got pl.FP32"
+    assert info.value.location.endswith("closure_builder.py:28:38")
