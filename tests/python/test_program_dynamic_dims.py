@@ -56,8 +56,9 @@ class Add:
     @pl.function(type=pl.FunctionType.InCore)
     def add(self, a: pl.Tensor[[M, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32],
             c: pl.Out[pl.Tensor[[M, N], pl.FP32]], rows: pl.Scalar[pl.INDEX]) -> pl.Tensor[[M, N], pl.FP32]:
+        cols = pl.tensor.dim(a, 1)
         for i in pl.range(0, rows, 8):
-            t = pl.add(pl.load(a, [i, 0], [8, N]), pl.load(b, [i, 0], [8, N]))
+            t: pl.Tile[[8, cols], pl.FP32, pl.Mem.Vec] = pl.add(pl.load(a, [i, 0], [8, N]), pl.load(b, [i, 0], [8, N]))
             c = pl.store(t, [i, 0], c)
         return c
 
@@ -205,3 +206,25 @@ def test_a_returned_value_must_fit_the_return_annotation(write_dsl):
     assert info.value.message == ("function 'main' returns pl.Tensor[[8, 32], pl.FP32] where it declares "
                                   "pl.Tensor[[M, 16], pl.FP32]")
     assert info.value.location == f"{path}:20:9"
+
+
+def test_an_annotation_may_name_only_values_known_at_compile_time(write_dsl):
+    source = DYN + '''@pl.program
+class Rows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: pl.Tensor[[M, 16], pl.FP32], out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        for i in pl.range(M):
+            t: pl.Tile[[i, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [i, 0], [1, 16])
+            out = pl.store(t, [i, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 16], pl.FP32], out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        out = self.copy(x, out)
+        return out
+'''
+    module, path = write_dsl("rows", source)
+    with pytest.raises(ParserTypeError) as info:
+        module.Rows.specialise(torch.zeros(4, 16), torch.zeros(4, 16))
+    assert info.value.message == "dimension 'i' is not known at compile time"
+    assert info.value.location == f"{path}:12:25"

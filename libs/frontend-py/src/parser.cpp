@@ -333,10 +333,11 @@ class FunctionParser {
       value = *typed;
     }
     ir::TypePtr declared_type;
+    const Constants constants = annotated ? AnnotationConstants() : Constants{};
     if (annotated && source_.signature) {
       // In a @pl.program the annotation is the variable's type (the printer writes every one, with
       // the tile's memref once memory is allocated); the value must agree with it.
-      auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_);
+      auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
       if (!Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
@@ -345,7 +346,7 @@ class FunctionParser {
                          map_.SpanOf(stmt.attr("annotation")));
       declared_type = *declared;
     } else if (annotated)
-      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, source_.constants); !ok)
+      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
     auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
     env_[name] = var;
@@ -354,6 +355,16 @@ class FunctionParser {
     RecordScalar(var, *value);
     if (IsCreation(**value)) placeholders_.insert(var->id());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // What a variable annotation may name: the constants, and the integer variables whose value is
+  // known at compile time (`d = pl.tensor.dim(q, 1)` makes `pl.Tensor[[16, d], pl.FP32]` a shape).
+  Constants AnnotationConstants() const {
+    Constants constants = *source_.constants;
+    for (const auto& [name, var] : env_)
+      if (auto known = program_.known_ints.find(var->id()); known != program_.known_ints.end())
+        constants[name] = known->second;
+    return constants;
   }
 
   // `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares

@@ -88,6 +88,12 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
       }
     }
     auto dim = StaticDim(element, constants);
+    if (!dim && IsNode(element, "Name"))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("dimension '{}' is not known at compile time", element.attr("id").cast<std::string>()),
+                       map.SpanOf(element),
+                       "a dimension is an integer literal, an integer constant (a module or closure variable, or a "
+                       "variable of the body assigned one) or arithmetic of them, or a pl.dynamic dimension");
     if (!dim)
       return MakeError(DiagnosticKind::Type,
                        "tensor dimensions must be integer literals, integer constants (or arithmetic of them) or "
