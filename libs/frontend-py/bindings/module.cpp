@@ -97,6 +97,18 @@ std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants)
   return result;
 }
 
+// `specs` (parameter name -> (shape, dtype name)) -> the frontend's tensor specs.
+std::map<std::string, frontend::TensorSpec> ToTensorSpecs(const py::dict& specs) {
+  std::map<std::string, frontend::TensorSpec> result;
+  for (auto [key, value] : specs) {
+    auto pair = value.cast<py::tuple>();
+    auto dtype = ir::DataTypeFromName(pair[1].cast<std::string>());
+    if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", pair[1].cast<std::string>()));
+    result[key.cast<std::string>()] = frontend::TensorSpec{pair[0].cast<ir::Shape>(), *dtype};
+  }
+  return result;
+}
+
 // `functions` maps the names the entry calls to dicts with the source fields of pypto.jit's _Source
 // plus `form` and `constants`.
 ProgramView ParseJit(const std::string& source, const std::string& filename, int line_offset, int column_offset,
@@ -107,12 +119,7 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
                                  .line_offset = line_offset,
                                  .column_offset = column_offset,
                                  .program_name = program_name};
-  for (auto [key, value] : specs) {
-    auto pair = value.cast<py::tuple>();
-    auto dtype = ir::DataTypeFromName(pair[1].cast<std::string>());
-    if (!dtype) throw py::value_error(fmt::format("unknown dtype {}", pair[1].cast<std::string>()));
-    request.tensor_specs[key.cast<std::string>()] = frontend::TensorSpec{pair[0].cast<ir::Shape>(), *dtype};
-  }
+  request.tensor_specs = ToTensorSpecs(specs);
   request.constants = ToConstants(constants);
   for (auto [key, value] : functions) {
     auto fields = value.cast<py::dict>();
@@ -136,16 +143,27 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
 }
 
 // A `@pl.program` class's source (dedented, decorators included) -> its program.
-ProgramView ParseProgramSource(const std::string& source, const std::string& filename, int line_offset,
-                               int column_offset, const py::dict& constants,
-                               const std::map<std::string, std::string>& external_sources) {
+// A `@pl.program` class's source (dedented, decorators included) -> its program; or, when its entry
+// names pl.dynamic dimensions and no `entry_specs` are given, a dict saying so ({"function": entry,
+// "params": [...], "dims": [...]}).
+py::object ParseProgramSource(const std::string& source, const std::string& filename, int line_offset,
+                              int column_offset, const py::dict& constants,
+                              const std::map<std::string, std::string>& external_sources,
+                              const std::optional<py::dict>& entry_specs) {
   frontend::ProgramRequest request{.source = source,
                                    .filename = filename,
                                    .line_offset = line_offset,
                                    .column_offset = column_offset,
                                    .constants = ToConstants(constants),
                                    .external_sources = external_sources};
-  return {bindings::Unwrap(frontend::ParseProgram(request))};
+  if (entry_specs) request.entry_specs = ToTensorSpecs(*entry_specs);
+  auto parsed = bindings::Unwrap(frontend::ParseProgramClass(request));
+  if (parsed.program) return py::cast(ProgramView{parsed.program});
+  py::dict entry;
+  entry["function"] = parsed.dynamic_entry->function;
+  entry["params"] = parsed.dynamic_entry->params;
+  entry["dims"] = parsed.dynamic_entry->dims;
+  return entry;
 }
 
 // Lowers for `platform`; with dump_dir, writes the IR after each pass as NN_after_<Pass>.py.
@@ -442,7 +460,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("functions") = py::dict());
   m.def("parse_program", &ParseProgramSource, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
         py::arg("column_offset"), py::arg("constants") = py::dict(),
-        py::arg("external_sources") = std::map<std::string, std::string>{});
+        py::arg("external_sources") = std::map<std::string, std::string>{},
+        py::arg("entry_specs") = py::none());
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),

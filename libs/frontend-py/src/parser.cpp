@@ -40,6 +40,14 @@ using ir::MakeError;
 
 
 
+// A generic @pl.program method specialised for one call's argument types. Parsers hold pointers into
+// it, so it lives in ProgramContext::method_specialisations (std::map nodes stay put).
+struct MethodSpecialisation {
+  Constants constants;  // the program's, with the dimensions its parameters agree on as numbers
+  Signature signature;
+  ir::FunctionPtr function;  // null while its body is being parsed
+};
+
 // What every function parser of one program shares: the request, and the kernels parsed so far
 // (one per specialisation of a `@pl.jit.incore` function). A `@pl.program` has no ParseRequest but the
 // signatures of its methods instead.
@@ -58,6 +66,11 @@ struct ProgramContext {
   // What each integer scalar variable was assigned (by Var id): a slice `t[c0:c1]` whose bounds were
   // computed earlier has a size known at compile time when c1 - c0 folds to a constant.
   std::unordered_map<uint64_t, ir::ExprPtr> scalar_values;
+  // A @pl.program: the constants its methods read, and one specialisation per argument signature of
+  // each generic method (one whose parameters name pl.dynamic dimensions).
+  const Constants* constants = nullptr;
+  std::map<std::string, MethodSpecialisation> method_specialisations;  // "name(arg types)" -> it
+  std::map<std::string, std::vector<ir::FunctionPtr>> specialised_methods;  // generic name -> functions
 };
 
 // One function's source as the parser sees it.
@@ -80,6 +93,12 @@ ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map)
                      ir::Span{map.filename, map.line_offset + 1, 1});
   return py::object(body[0]);
 }
+
+// The specialisation of generic method `generic` for the tensors `specs` (by parameter name), parsed
+// on first use; `call` is where it is called (null for the entry, which a run specialises).
+ir::Result<const MethodSpecialisation*> SpecialiseMethod(ProgramContext& program, const Signature& generic,
+                                                         const std::map<std::string, TensorSpec>& specs,
+                                                         const SourceMap& map, const ir::Span* call);
 
 class FunctionParser {
   using Env = std::unordered_map<std::string, ir::VarPtr>;
@@ -155,6 +174,7 @@ class FunctionParser {
   // A @pl.program method: parameters and return types as declared.
   ir::Result<ir::FunctionPtr> ParseMethod(const Signature& signature) {
     for (const auto& param : signature.params) env_[param->name_hint()] = param;
+    dynamic_ = signature.bindings;
     if (IsExternal(signature.attrs)) {
       if (auto ok = CheckSignatureOnlyBody(signature.def, map_, signature.name); !ok) return pypto::unexpected(ok.error());
       return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions,
@@ -163,9 +183,13 @@ class FunctionParser {
     }
     auto body = ParseBlock(signature.def.attr("body"));
     if (!body) return pypto::unexpected(body.error());
-    return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions,
-                                          signature.return_types, *body, signature.type, signature.attrs,
-                                          map_.SpanOf(signature.def));
+    std::vector<ir::TypePtr> return_types = signature.return_types;
+    if (signature.returns_from_body) {
+      return_types.clear();
+      for (const auto& value : returns_) return_types.push_back(value->type());
+    }
+    return std::make_shared<ir::Function>(signature.name, signature.params, signature.directions, return_types,
+                                          *body, signature.type, signature.attrs, map_.SpanOf(signature.def));
   }
 
   ir::Result<ir::StmtPtr> ParseBlock(py::handle statements) {
@@ -321,10 +345,11 @@ class FunctionParser {
       value = *typed;
     }
     ir::TypePtr declared_type;
+    const Constants constants = annotated ? AnnotationConstants() : Constants{};
     if (annotated && source_.signature) {
       // In a @pl.program the annotation is the variable's type (the printer writes every one, with
       // the tile's memref once memory is allocated); the value must agree with it.
-      auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_);
+      auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
       if (!Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
@@ -333,7 +358,7 @@ class FunctionParser {
                          map_.SpanOf(stmt.attr("annotation")));
       declared_type = WithValidShapeOf(*declared, (*value)->type());
     } else if (annotated)
-      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, source_.constants); !ok)
+      if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
     auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
     env_[name] = var;
@@ -354,6 +379,16 @@ class FunctionParser {
       return declared;
     return std::make_shared<ir::TileType>(tile->shape(), tile->dtype(), tile->memory_space(), tile->memref(),
                                           value_tile->valid_shape());
+  }
+
+  // What a variable annotation may name: the constants, and the integer variables whose value is
+  // known at compile time (`d = pl.tensor.dim(q, 1)` makes `pl.Tensor[[16, d], pl.FP32]` a shape).
+  Constants AnnotationConstants() const {
+    Constants constants = *source_.constants;
+    for (const auto& [name, var] : env_)
+      if (auto known = program_.known_ints.find(var->id()); known != program_.known_ints.end())
+        constants[name] = known->second;
+    return constants;
   }
 
   // `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares
@@ -1958,9 +1993,12 @@ class FunctionParser {
     auto parsed = ReturnValues(stmt);
     if (!parsed) return pypto::unexpected(parsed.error());
     std::vector<ir::ExprPtr> values = std::move(*parsed);
-    if (source_.signature)
-      if (auto ok = CheckReturn(*source_.signature, values, map_.SpanOf(stmt)); !ok)
-        return pypto::unexpected(ok.error());
+    if (source_.signature) {
+      const Signature& signature = *source_.signature;
+      auto ok = signature.returns_from_body ? CheckReturnAnnotation(signature, values, map_.SpanOf(stmt))
+                                            : CheckReturn(signature, values, map_.SpanOf(stmt));
+      if (!ok) return pypto::unexpected(ok.error());
+    }
     returns_ = values;
     return ir::StmtPtr(std::make_shared<ir::ReturnStmt>(std::move(values), map_.SpanOf(stmt)));
   }
@@ -2035,6 +2073,12 @@ class FunctionParser {
                        fmt::format("annotate a tensor parameter with it (pl.Tensor[[{}, ...], ...]) or call "
                                    "t.bind_dynamic(axis, {})",
                                    dim.name, dim.name));
+    if (!bound->second.conflict.empty())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the dynamic dimension '{}' has no single extent here: it is {} for parameter "
+                                   "'{}' but {}",
+                                   dim.name, bound->second.extent, bound->second.param, bound->second.conflict),
+                       span, "read the extent of one tensor with pl.tensor.dim(t, axis)");
     return ir::ExprPtr(std::make_shared<ir::ConstInt>(bound->second.extent, ir::DataType::INDEX, span));
   }
 
@@ -2330,6 +2374,46 @@ class FunctionParser {
                                  listed(declared)),
                      span,
                      declared.empty() ? "annotate the return type: def f(self, ...) -> pl.Tensor[[shape], dtype]" : "");
+  }
+
+  // A specialisation whose `->` names a dimension its parameters disagree on: each value returned
+  // must fit its annotation, the dimension taking the value's extent (as a parameter's would).
+  ir::Result<bool> CheckReturnAnnotation(const Signature& signature, const std::vector<ir::ExprPtr>& values,
+                                         const ir::Span& span) const {
+    py::handle returns = signature.def.attr("returns");
+    std::vector<py::handle> declared;
+    const std::string head = IsNode(returns, "Subscript") ? DottedName(returns.attr("value")) : "";
+    if (head == "tuple" || head == "pl.Tuple") {
+      py::handle slice = returns.attr("slice");
+      if (IsNode(slice, "Tuple"))
+        for (auto element : slice.attr("elts")) declared.push_back(element);
+      else
+        declared.push_back(slice);
+    } else {
+      declared.push_back(returns);
+    }
+    auto unparse = [](py::handle node) {
+      return py::module_::import("ast").attr("unparse")(node).cast<std::string>();
+    };
+    if (declared.size() != values.size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("function '{}' returns {} values but declares {}", signature.name, values.size(),
+                                   declared.size()),
+                       span);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const auto* tensor = values[i]->type()->As<ir::TensorType>();
+      std::optional<TensorSpec> spec;
+      if (tensor) spec = TensorSpec{tensor->shape(), tensor->dtype()};
+      DynamicBindings bindings = signature.bindings;
+      auto fits = ResolveParam(declared[i], "return value", spec ? &*spec : nullptr, map_, source_.constants,
+                               &bindings, DynamicPolicy::PerParameter);
+      if (!fits || (!tensor && !fits->type->equals(*values[i]->type())))
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("function '{}' returns {} where it declares {}", signature.name,
+                                     values[i]->type()->str(), unparse(declared[i])),
+                         span);
+    }
+    return true;
   }
 
   static ir::ExprPtr ConstantExpr(const Constant& value, const ir::Span& span) {
@@ -2950,11 +3034,21 @@ class FunctionParser {
       auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - callee.params.begin()), args);
       if (!ok) return pypto::unexpected(ok.error());
     }
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& param = callee.params[i]->name_hint();
+    for (size_t i = 0; i < args.size(); ++i)
       if (!args[i])
-        return MakeError(DiagnosticKind::Type, fmt::format("{}() is missing parameter '{}'", name, param), span);
-      const auto& expected = callee.params[i]->type();
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("{}() is missing parameter '{}'", name, callee.params[i]->name_hint()), span);
+    const Signature* target = &callee;
+    std::vector<ir::TypePtr> returns = callee.return_types;
+    if (callee.generic()) {
+      auto specialised = SpecialiseMethod(program_, callee, SpecsOf(callee, args), map_, &span);
+      if (!specialised) return pypto::unexpected(specialised.error());
+      target = &(*specialised)->signature;
+      returns = (*specialised)->function->return_types();
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& param = target->params[i]->name_hint();
+      const auto& expected = target->params[i]->type();
       const auto& actual = args[i]->type();
       const bool ok = expected->As<ir::ScalarType>() ? actual->As<ir::ScalarType>() != nullptr
                                                      : Assignable(expected, actual);
@@ -2969,11 +3063,19 @@ class FunctionParser {
                        fmt::format("{}() takes {} arguments but has {} arg_directions", name, args.size(),
                                    directions.size()),
                        span);
-    const auto& returns = callee.return_types;
     ir::TypePtr type = returns.size() == 1 ? returns[0]
                        : returns.empty()   ? ir::TypePtr(std::make_shared<ir::UnknownType>())
                                            : ir::TypePtr(std::make_shared<ir::TupleType>(returns));
-    return ir::ExprPtr(std::make_shared<ir::Call>(name, std::move(args), type, span, std::move(directions)));
+    return ir::ExprPtr(std::make_shared<ir::Call>(target->name, std::move(args), type, span, std::move(directions)));
+  }
+
+  // The tensors a call passes to a generic method, by parameter name.
+  static std::map<std::string, TensorSpec> SpecsOf(const Signature& callee, const std::vector<ir::ExprPtr>& args) {
+    std::map<std::string, TensorSpec> specs;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (const auto* tensor = args[i]->type()->As<ir::TensorType>())
+        specs[callee.params[i]->name_hint()] = TensorSpec{tensor->shape(), tensor->dtype()};
+    return specs;
   }
 
   // `attrs={"arg_directions": ["Input", "OutputExisting", ...]}` (or pl.adir.input, ...): how each
@@ -3124,7 +3226,77 @@ class FunctionParser {
 
 // ---- @pl.program classes ------------------------------------------------------------------------
 
-ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
+std::string SpecKey(const std::map<std::string, TensorSpec>& specs) {
+  std::vector<std::string> parts;
+  for (const auto& [name, spec] : specs)
+    parts.push_back(fmt::format("{}: [{}] {}", name, fmt::join(spec.shape, ", "), ir::DataTypeName(spec.dtype)));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// The name of a generic method's next specialisation: its own for the first, then `name_1`, ...
+std::string SpecialisationName(ProgramContext& program, const std::string& name) {
+  if (program.specialised_methods[name].empty() && !program.names.contains(name)) return name;
+  std::string candidate;
+  for (int n = 1;; ++n) {
+    candidate = fmt::format("{}_{}", name, n);
+    if (!program.names.contains(candidate) && !program.methods->contains(candidate)) return candidate;
+  }
+}
+
+ir::Result<const MethodSpecialisation*> SpecialiseMethod(ProgramContext& program, const Signature& generic,
+                                                         const std::map<std::string, TensorSpec>& specs,
+                                                         const SourceMap& map, const ir::Span* call) {
+  const std::string key = fmt::format("{}({})", generic.name, SpecKey(specs));
+  if (auto it = program.method_specialisations.find(key); it != program.method_specialisations.end()) {
+    if (!it->second.function)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("function '{}' calls itself", generic.name),
+                       call ? *call : map.SpanOf(generic.def));
+    return &it->second;
+  }
+  Constants bound;
+  auto signature =
+      SpecialiseSignature(generic, SpecialisationName(program, generic.name), specs, map, *program.constants, bound);
+  if (!signature) {
+    // At a call, the call is what to fix (or the annotation, which the hint points at).
+    const ir::Diagnostic& error = signature.error();
+    if (!call) return pypto::unexpected(error);
+    return MakeError(error.kind, fmt::format("{}(): {}", generic.name, error.message), *call,
+                     fmt::format("its parameter is declared at {}", error.span.str()));
+  }
+  auto it = program.method_specialisations
+                .emplace(key, MethodSpecialisation{std::move(bound), std::move(*signature), nullptr})
+                .first;
+  MethodSpecialisation& entry = it->second;
+  program.names.insert(entry.signature.name);
+  FunctionSource source{.name = entry.signature.name, .def = generic.def, .map = map, .constants = &entry.constants,
+                        .type = generic.type, .signature = &entry.signature};
+  auto function = FunctionParser(program, source).Parse();
+  if (!function) {
+    program.names.erase(entry.signature.name);
+    program.method_specialisations.erase(it);
+    return pypto::unexpected(function.error());
+  }
+  entry.function = *function;
+  program.specialised_methods[generic.name].push_back(*function);
+  return &entry;
+}
+
+// The method a run starts in, chosen from the source as ChooseEntry chooses from the IR: the first
+// Opaque or Orchestration method no other method calls (else the first uncalled one).
+std::string EntryMethod(const std::vector<std::string>& order, const std::map<std::string, Signature>& methods) {
+  std::set<std::string> called;
+  for (const auto& name : order) called.merge(CalledMethods(methods.at(name).def));
+  std::string first_uncalled;
+  for (const auto& name : order) {
+    if (called.contains(name)) continue;
+    const auto type = methods.at(name).type;
+    if (type == ir::FunctionType::Opaque || type == ir::FunctionType::Orchestration) return name;
+    if (first_uncalled.empty()) first_uncalled = name;
+  }
+  return first_uncalled.empty() ? order.front() : first_uncalled;
+}
+
+ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   SourceMap map{request.filename, request.line_offset, request.column_offset};
   py::object module = py::module_::import("ast").attr("parse")(request.source, map.filename);
   py::list body = module.attr("body");
@@ -3161,20 +3333,51 @@ ir::Result<ir::ProgramPtr> ParseProgramClass(const ProgramRequest& request) {
   if (order.empty())
     return MakeError(DiagnosticKind::Syntax, fmt::format("program '{}' defines no @pl.function", program_name),
                      map.SpanOf(cls));
-  ProgramContext program{.methods = &methods, .program_name = program_name};
-  std::vector<ir::FunctionPtr> functions;
+  ProgramContext program{.methods = &methods, .program_name = program_name, .constants = &request.constants};
+  // Static methods first; their calls specialise the generic methods they call.
+  std::map<std::string, ir::FunctionPtr> parsed;
   for (const auto& name : order) {
     const Signature& signature = methods.at(name);
+    if (signature.generic()) continue;
     FunctionSource source{.name = name, .def = signature.def, .map = map, .constants = &request.constants,
                           .type = signature.type, .signature = &signature};
     auto function = FunctionParser(program, source).Parse();
     if (!function) return pypto::unexpected(function.error());
-    functions.push_back(*function);
+    parsed[name] = *function;
   }
-  std::string entry = ChooseEntry(functions);
-  auto parsed = std::make_shared<ir::Program>(program_name, std::move(functions), entry);
-  if (auto ok = CheckHardSyncallLaunches(*parsed); !ok) return pypto::unexpected(ok.error());
-  return parsed;
+  // A generic entry takes its dimensions from the tensors of a run.
+  const std::string entry = EntryMethod(order, methods);
+  if (const Signature& signature = methods.at(entry); signature.generic()) {
+    if (!request.entry_specs) {
+      std::vector<std::string> params;
+      for (const auto& param : signature.params) params.push_back(param->name_hint());
+      return ParsedProgram{.dynamic_entry = DynamicEntry{.function = entry, .params = std::move(params),
+                                                          .dims = {signature.dynamic_dims.begin(),
+                                                                   signature.dynamic_dims.end()}}};
+    }
+    auto specialised = SpecialiseMethod(program, signature, *request.entry_specs, map, nullptr);
+    if (!specialised) return pypto::unexpected(specialised.error());
+  }
+  std::vector<ir::FunctionPtr> functions;
+  for (const auto& name : order) {
+    const Signature& signature = methods.at(name);
+    if (!signature.generic()) {
+      functions.push_back(parsed.at(name));
+      continue;
+    }
+    const auto& specialisations = program.specialised_methods[name];
+    if (specialisations.empty())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("function '{}' has the dynamic dimension '{}' in its parameters, but no function "
+                                   "calls it, so nothing gives it an extent",
+                                   name, *signature.dynamic_dims.begin()),
+                       map.SpanOf(signature.def), "call it with tensors, or annotate its parameters with numbers");
+    functions.insert(functions.end(), specialisations.begin(), specialisations.end());
+  }
+  const std::string entry_name = ChooseEntry(functions);
+  auto program_ir = std::make_shared<ir::Program>(program_name, std::move(functions), entry_name);
+  if (auto ok = CheckHardSyncallLaunches(*program_ir); !ok) return pypto::unexpected(ok.error());
+  return ParsedProgram{.program = program_ir};
 }
 
 // A Python exception raised while reading the source; a syntax error keeps its position in the file.
@@ -3223,13 +3426,26 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
   }
 }
 
-ir::Result<ir::ProgramPtr> ParseProgram(const ProgramRequest& request) {
+ir::Result<ParsedProgram> ParseProgramClass(const ProgramRequest& request) {
   try {
-    return ParseProgramClass(request);
+    return ReadProgramClass(request);
   } catch (py::error_already_set& e) {
     SourceMap map{request.filename, request.line_offset, request.column_offset};
     return pypto::unexpected(PythonDiagnostic(e, map));
   }
+}
+
+ir::Result<ir::ProgramPtr> ParseProgram(const ProgramRequest& request) {
+  auto parsed = ParseProgramClass(request);
+  if (!parsed) return pypto::unexpected(parsed.error());
+  if (parsed->program) return parsed->program;
+  const DynamicEntry& entry = *parsed->dynamic_entry;
+  return MakeError(DiagnosticKind::Type,
+                   fmt::format("the entry '{}' has the dynamic dimensions {}: the program is compiled for the "
+                               "shapes of the tensors it runs with",
+                               entry.function, fmt::join(entry.dims, ", ")),
+                   ir::Span{request.filename, request.line_offset + 1, 1 + request.column_offset},
+                   "give the entry's tensors (ProgramRequest::entry_specs)");
 }
 
 }  // namespace pypto::frontend

@@ -70,6 +70,34 @@ ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle no
   return attrs;
 }
 
+ir::Result<bool> ReadReturnTypes(py::handle returns, const SourceMap& map, const Constants* constants,
+                                 Signature& signature) {
+  if (returns.is_none()) return true;
+  auto type = ResolveType(returns, map, constants);
+  if (!type) return pypto::unexpected(type.error());
+  if (const auto* tuple = (*type)->As<ir::TupleType>()) signature.return_types = tuple->elements();
+  else if (!(*type)->As<ir::UnknownType>()) signature.return_types = {*type};
+  return true;
+}
+
+// A generic method's parameters: names and directions, typed only when a call specialises it.
+ir::Result<bool> ReadGenericParams(py::list args, const SourceMap& map, Signature& signature) {
+  for (size_t i = 1; i < py::len(args); ++i) {
+    py::handle arg = args[i];
+    py::handle annotation = arg.attr("annotation");
+    ir::ParamDirection direction = ir::ParamDirection::In;
+    if (IsNode(annotation, "Subscript")) {
+      const std::string wrapper = DottedName(annotation.attr("value"));
+      if (wrapper == "pl.Out") direction = ir::ParamDirection::Out;
+      if (wrapper == "pl.InOut") direction = ir::ParamDirection::InOut;
+    }
+    signature.params.push_back(std::make_shared<ir::Var>(arg.attr("arg").cast<std::string>(),
+                                                         std::make_shared<ir::UnknownType>(), map.SpanOf(arg)));
+    signature.directions.push_back(direction);
+  }
+  return true;
+}
+
 }  // namespace
 
 ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map,
@@ -150,18 +178,61 @@ ir::Result<bool> ReadMethodSignature(py::handle def, const SourceMap& map, const
     if (arg.attr("annotation").is_none())
       return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name),
                        map.SpanOf(arg));
+    signature.dynamic_dims.merge(DynamicDimsIn(arg.attr("annotation"), constants));
+  }
+  if (signature.generic()) return ReadGenericParams(args, map, signature);
+  for (size_t i = 1; i < py::len(args); ++i) {
+    py::handle arg = args[i];
+    const std::string name = arg.attr("arg").cast<std::string>();
     auto resolved = ResolveDeclaredParam(arg.attr("annotation"), name, map, constants);
     if (!resolved) return pypto::unexpected(resolved.error());
     signature.params.push_back(std::make_shared<ir::Var>(name, resolved->type, map.SpanOf(arg)));
     signature.directions.push_back(resolved->direction);
   }
-  py::handle returns = def.attr("returns");
-  if (returns.is_none()) return true;
-  auto type = ResolveType(returns, map, constants);
-  if (!type) return pypto::unexpected(type.error());
-  if (const auto* tuple = (*type)->As<ir::TupleType>()) signature.return_types = tuple->elements();
-  else if (!(*type)->As<ir::UnknownType>()) signature.return_types = {*type};
-  return true;
+  return ReadReturnTypes(def.attr("returns"), map, constants, signature);
+}
+
+ir::Result<Signature> SpecialiseSignature(const Signature& generic, const std::string& name,
+                                          const std::map<std::string, TensorSpec>& specs, const SourceMap& map,
+                                          const Constants& constants, Constants& bound) {
+  Signature specialised{.name = name, .def = generic.def, .type = generic.type, .attrs = generic.attrs};
+  py::list args = generic.def.attr("args").attr("args");
+  for (size_t i = 1; i < py::len(args); ++i) {
+    py::handle arg = args[i];
+    const std::string param = arg.attr("arg").cast<std::string>();
+    // A parameter without dynamic dimensions is as declared; the call's usual checks apply to it.
+    auto spec = specs.find(param);
+    auto resolved = DynamicDimsIn(arg.attr("annotation"), &constants).empty()
+                        ? ResolveDeclaredParam(arg.attr("annotation"), param, map, &constants)
+                        : ResolveParam(arg.attr("annotation"), param, spec == specs.end() ? nullptr : &spec->second,
+                                       map, &constants, &specialised.bindings, DynamicPolicy::PerParameter);
+    if (!resolved) return pypto::unexpected(resolved.error());
+    specialised.params.push_back(std::make_shared<ir::Var>(param, resolved->type, map.SpanOf(arg)));
+    specialised.directions.push_back(resolved->direction);
+  }
+  bound = BindConstants(constants, specialised.bindings);
+  py::handle returns = generic.def.attr("returns");
+  // A dimension the parameters disagree on is still a DynamicDim in `bound`.
+  for (const auto& dim : DynamicDimsIn(returns, &bound)) {
+    auto it = specialised.bindings.find(dim);
+    if (it != specialised.bindings.end()) {
+      specialised.returns_from_body = true;
+      return specialised;
+    }
+  }
+  if (auto ok = ReadReturnTypes(returns, map, &bound, specialised); !ok) return pypto::unexpected(ok.error());
+  return specialised;
+}
+
+std::set<std::string> CalledMethods(py::handle def) {
+  std::set<std::string> called;
+  for (py::handle node : py::module_::import("ast").attr("walk")(def)) {
+    if (!IsNode(node, "Call")) continue;
+    py::handle func = node.attr("func");
+    if (IsNode(func, "Attribute") && DottedName(func.attr("value")) == "self")
+      called.insert(func.attr("attr").cast<std::string>());
+  }
+  return called;
 }
 
 std::string ChooseEntry(const std::vector<ir::FunctionPtr>& functions) {

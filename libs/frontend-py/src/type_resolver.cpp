@@ -95,6 +95,12 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
       }
     }
     auto dim = StaticDim(element, constants);
+    if (!dim && IsNode(element, "Name"))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("dimension '{}' is not known at compile time", element.attr("id").cast<std::string>()),
+                       map.SpanOf(element),
+                       "a dimension is an integer literal, an integer constant (a module or closure variable, or a "
+                       "variable of the body assigned one) or arithmetic of them, or a pl.dynamic dimension");
     if (!dim)
       return MakeError(DiagnosticKind::Type,
                        "tensor dimensions must be integer literals, integer constants (or arithmetic of them) or "
@@ -106,24 +112,26 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
   return shape;
 }
 
-// A shape with no dynamic dimensions (annotations outside a specialised @pl.jit parameter).
+// A shape with no dynamic dimensions (annotations outside a specialised parameter).
 ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const Constants* constants) {
   auto shape = ReadShape(node, map, constants);
   if (!shape) return pypto::unexpected(shape.error());
   for (size_t d = 0; d < shape->dims.size(); ++d)
     if (!shape->dynamic[d].empty())
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("the dynamic dimension '{}' can only size a parameter of a @pl.jit function, whose "
-                                   "call passes a tensor for it",
+                       fmt::format("the dynamic dimension '{}' has no extent here: only the tensor parameters "
+                                   "of a function (a @pl.jit entry, a @pl.program function called with tensors, or "
+                                   "a @pl.program's entry when it runs) give it one",
                                    shape->dynamic[d]),
-                       map.SpanOf(shape->nodes[d]));
+                       map.SpanOf(shape->nodes[d]),
+                       "a dimension shared by parameters that disagree on it has no single extent either");
   return shape->dims;
 }
 
 // Gives each dynamic dimension of `shape` the passed tensor's extent, checked against the extent an
 // earlier parameter bound the same name to.
 ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param, const TensorSpec* spec,
-                                 const SourceMap& map, DynamicBindings* bindings) {
+                                 const SourceMap& map, DynamicBindings* bindings, DynamicPolicy policy) {
   for (size_t d = 0; d < shape.dims.size(); ++d) {
     const std::string& name = shape.dynamic[d];
     if (name.empty()) continue;
@@ -137,8 +145,13 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
     shape.dims[d] = spec->shape[d];
     if (!bindings) continue;
     auto [it, fresh] = bindings->emplace(name, DynamicBinding{spec->shape[d], param});
-    if (!fresh && it->second.extent != spec->shape[d])
-      return MakeError(DiagnosticKind::Type,
+    if (fresh || it->second.extent == spec->shape[d]) continue;
+    if (policy == DynamicPolicy::PerParameter) {
+      if (it->second.conflict.empty())
+        it->second.conflict = fmt::format("{} for parameter '{}'", spec->shape[d], param);
+      continue;
+    }
+    return MakeError(DiagnosticKind::Type,
                        fmt::format("the dynamic dimension '{}' is {} for parameter '{}' but {} for parameter '{}'",
                                    name, it->second.extent, it->second.param, spec->shape[d], param),
                        span, "tensors that share a pl.dynamic dimension must agree on its extent");
@@ -147,7 +160,8 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
 }
 
 ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param, const TensorSpec* spec,
-                                      const SourceMap& map, const Constants* constants, DynamicBindings* bindings) {
+                                      const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
+                                      DynamicPolicy policy) {
   if (DottedName(node) == "pl.Tensor") {
     if (!spec)
       return MakeError(DiagnosticKind::Type,
@@ -162,7 +176,8 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
     py::list elts = slice.attr("elts");
     auto annotated = ReadShape(elts[0], map, constants);
     if (!annotated) return pypto::unexpected(annotated.error());
-    if (auto ok = BindDynamicDims(*annotated, param, spec, map, bindings); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = BindDynamicDims(*annotated, param, spec, map, bindings, policy); !ok)
+      return pypto::unexpected(ok.error());
     const ir::Shape* shape = &annotated->dims;
     auto dtype = ResolveDtype(elts[1], map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
@@ -186,7 +201,8 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
 }  // namespace
 
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
-                                       const SourceMap& map, const Constants* constants, DynamicBindings* bindings) {
+                                       const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
+                                       DynamicPolicy policy) {
   if (annotation.is_none())
     return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name));
   ResolvedParam param;
@@ -209,10 +225,33 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
   }
-  auto type = ResolveTensor(inner, name, spec, map, constants, bindings);
+  auto type = ResolveTensor(inner, name, spec, map, constants, bindings, policy);
   if (!type) return pypto::unexpected(type.error());
   param.type = *type;
   return param;
+}
+
+std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants) {
+  std::set<std::string> names;
+  if (!constants || annotation.is_none()) return names;
+  for (py::handle node : py::module_::import("ast").attr("walk")(annotation)) {
+    if (!IsNode(node, "Name")) continue;
+    auto it = constants->find(node.attr("id").cast<std::string>());
+    if (it != constants->end())
+      if (const auto* dim = std::get_if<DynamicDim>(&it->second)) names.insert(dim->name);
+  }
+  return names;
+}
+
+Constants BindConstants(const Constants& constants, const DynamicBindings& bindings) {
+  Constants bound = constants;
+  for (auto& [name, value] : bound) {
+    const auto* dim = std::get_if<DynamicDim>(&value);
+    if (!dim) continue;
+    auto it = bindings.find(dim->name);
+    if (it != bindings.end() && it->second.conflict.empty()) value = it->second.extent;
+  }
+  return bound;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 
 #include "ast_node.h"
 #include "pypto/frontend/parser.h"
@@ -21,8 +22,22 @@ struct ResolvedParam {
 struct DynamicBinding {
   int64_t extent = 0;
   std::string param;
+  // Under DynamicPolicy::PerParameter, the first disagreement ("16 for parameter 'c'"); the name then
+  // has no single extent.
+  std::string conflict;
 };
 using DynamicBindings = std::map<std::string, DynamicBinding>;
+
+// What parameters that share a `pl.dynamic` dimension must do. A `@pl.jit` entry's tensors must agree
+// on it; in a `@pl.program` each parameter's dimension takes its own tensor's extent (as upstream's
+// runtime reads each tensor's shape), and the name has a value only where they agree.
+enum class DynamicPolicy { Agree, PerParameter };
+
+// The names of the `pl.dynamic` dimensions an annotation mentions (the constants that are DynamicDims).
+std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants);
+
+// `constants` with each dimension of `bindings` that has a single extent read as that extent.
+Constants BindConstants(const Constants& constants, const DynamicBindings& bindings);
 
 // Accepts `pl.Tensor`, `pl.Tensor[[d0, d1], pl.DTYPE]` (either wrapped in `pl.Out[...]` or
 // `pl.InOut[...]`) and `pl.Scalar[pl.DTYPE]`. A bare `pl.Tensor` takes its shape and dtype from `spec`.
@@ -30,7 +45,8 @@ using DynamicBindings = std::map<std::string, DynamicBinding>;
 // and are recorded in (and checked against) `bindings`.
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
                                        const SourceMap& map, const Constants* constants = nullptr,
-                                       DynamicBindings* bindings = nullptr);
+                                       DynamicBindings* bindings = nullptr,
+                                       DynamicPolicy policy = DynamicPolicy::Agree);
 
 // `pl.FP32`, or the name of a dtype constant (`dt` where `dt = pl.FP32`).
 std::optional<ir::DataType> DtypeOf(py::handle node, const Constants* constants = nullptr);

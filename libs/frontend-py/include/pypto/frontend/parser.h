@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -75,6 +76,23 @@ struct ProgramRequest {
   // Method name -> the external_source path its decorator evaluated to (as written: relative paths
   // are taken from `filename`'s directory). A string-literal external_source needs no entry.
   std::map<std::string, std::string> external_sources;
+  // The tensors a run passes to the entry, by parameter name: they specialise an entry whose
+  // parameters name `pl.dynamic` dimensions.
+  std::optional<std::map<std::string, TensorSpec>> entry_specs;
+};
+
+// A program whose entry's parameters name `pl.dynamic` dimensions: it is compiled once per set of
+// shapes it runs with (ProgramRequest::entry_specs).
+struct DynamicEntry {
+  std::string function;
+  std::vector<std::string> params;  // every parameter, in order
+  std::vector<std::string> dims;    // the dynamic dimensions they name
+};
+
+// The program, or (without entry_specs) the dynamic entry that keeps it from being known yet.
+struct ParsedProgram {
+  ir::ProgramPtr program;
+  std::optional<DynamicEntry> dynamic_entry;
 };
 
 // Parses a `@pl.program` class into a program named after the class: one function per
@@ -83,6 +101,13 @@ struct ProgramRequest {
 // pl.MemRef); `self.f(args[, attrs={"arg_directions": [...]}])` calls function `f` of the class. The
 // entry is the first Opaque or Orchestration function no other function calls (else the first
 // function nobody calls, else the first). Requires a running Python interpreter.
+//
+// A method whose parameters name `pl.dynamic` dimensions is generic: each call specialises it on the
+// shapes of the tensors passed (each dimension takes its own tensor's extent; the name reads as that
+// extent where the parameters agree), the first specialisation keeping its name, later ones suffixed
+// `_1`, `_2`, ... A generic entry is specialised on `entry_specs`; without them ParseProgramClass
+// says which entry and dimensions wait for a run, and ParseProgram fails.
+ir::Result<ParsedProgram> ParseProgramClass(const ProgramRequest& request);
 ir::Result<ir::ProgramPtr> ParseProgram(const ProgramRequest& request);
 
 }  // namespace pypto::frontend

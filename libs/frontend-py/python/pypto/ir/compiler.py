@@ -21,6 +21,14 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     unknown = sorted(set(options) - _CONFIG_FIELDS)
     if unknown:
         raise TypeError(f"pypto.ir.compile got unexpected option(s): {', '.join(unknown)}")
+    from pypto.language.program import DynamicProgram
+
+    if isinstance(program, DynamicProgram):
+        raise TypeError(
+            f"{program.name}'s entry '{program.entry_name}' takes the pl.dynamic dimensions "
+            f"{', '.join(program.dynamic_dims)} from its tensors, so it is compiled for their shapes: "
+            f"pypto.ir.compile({program.name}.specialise(*tensors)), or pypto.runtime.run({program.name}, *tensors)"
+        )
     if not isinstance(program, _core.Program):
         raise TypeError(
             f"pypto.ir.compile expects a program (a @pl.program class), got {type(program).__name__}; "

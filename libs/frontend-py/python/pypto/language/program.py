@@ -37,18 +37,21 @@ def _is_int_list(value) -> bool:
 
 
 def _scalars(names: dict) -> dict:
-    """The values a program may name as literals: numbers, dtypes (``dt = pl.FP16``) and lists of
-    integers (``off = [0, 32]``)."""
+    """The values that act as literals: numbers, dtypes (``dt = pl.FP16``), lists of integers
+    (``off = [0, 32]``) and ``pl.dynamic`` dimensions (DynVar)."""
+    from pypto.language.typing import DynVar
+
     return {
         name: value
         for name, value in names.items()
-        if isinstance(value, (bool, int, float, DataType)) or _is_int_list(value)
+        if isinstance(value, (bool, int, float, DataType, DynVar)) or _is_int_list(value)
     }
 
 
 def _constants(cls, frame) -> dict:
-    """The int/float/bool values a program's annotations and bodies may name: its module's globals, the
-    locals where the class is defined, and its methods' closure variables. They act as literals."""
+    """The int/float/bool values (and pl.dynamic dimensions) a program's annotations and bodies may name:
+    its module's globals, the locals where the class is defined, and its methods' closure variables.
+    They act as literals."""
     module = sys.modules.get(cls.__module__)
     constants = _scalars(vars(module)) if module else {}
     if frame is not None:
@@ -101,8 +104,94 @@ def _parse_class(cls, frame):
     first = next((line for line in lines if line.strip()), "")
     dedented_first = next((line for line in text.splitlines(True) if line.strip()), "")
     column_offset = len(first) - len(dedented_first)
-    return _core.parse_program(text, filename, first_line - 1, column_offset, _constants(cls, frame),
-                               _external_sources(cls))
+    request = (text, filename, first_line - 1, column_offset, _constants(cls, frame), _external_sources(cls))
+    parsed = _core.parse_program(*request)
+    if isinstance(parsed, _core.Program):
+        return parsed
+    return DynamicProgram(cls.__name__, request, parsed)
+
+
+class DynamicProgram:
+    """A ``@pl.program`` whose entry's parameters name ``pl.dynamic`` dimensions. Its shapes are known
+    only when it runs, so it is kept parsed-but-unspecialised and compiled once per set of shapes:
+    ``pypto.testing.run`` and ``pypto.runtime.run`` specialise it on the tensors they pass, and
+    ``program.specialise(*tensors)`` gives the program for those tensors (cached by shape and dtype).
+
+    ``print(program)`` shows the class as written, under a comment naming the dimensions that wait
+    for a run; ``print(program.specialise(...))`` shows the IR of one specialisation."""
+
+    def __init__(self, name: str, request: tuple, entry: dict):
+        self.name = name
+        self.entry_name = entry["function"]
+        self.parameters = list(entry["params"])
+        self.dynamic_dims = list(entry["dims"])
+        self._request = request
+        self._cache = {}
+
+    def specialise(self, *args, **kwargs):
+        """The program for these arguments of the entry (in its parameter order, or by name): each a
+        ``torch.Tensor``, a ``(shape, dtype)`` pair (dtype a DSL name such as ``"FP32"`` or a torch
+        dtype), or for a scalar parameter anything (scalars do not specialise)."""
+        specs = self._specs(args, kwargs)
+        key = tuple(sorted((name, tuple(shape), dtype) for name, (shape, dtype) in specs.items()))
+        program = self._cache.get(key)
+        if program is None:
+            program = _core.parse_program(*self._request, entry_specs=specs)
+            self._cache[key] = program
+        return program
+
+    def _specs(self, args, kwargs) -> dict:
+        if len(args) > len(self.parameters):
+            raise TypeError(f"{self.name}.{self.entry_name} takes {len(self.parameters)} arguments, got {len(args)}")
+        values = dict(zip(self.parameters, args))
+        for name, value in kwargs.items():
+            if name not in self.parameters:
+                raise TypeError(f"{self.name}.{self.entry_name} has no parameter {name!r}")
+            if name in values:
+                raise TypeError(f"{self.name}.{self.entry_name} got two values for {name!r}")
+            values[name] = value
+        return {name: spec for name, value in values.items() if (spec := _tensor_spec(name, value)) is not None}
+
+    def __str__(self) -> str:
+        dims = ", ".join(self.dynamic_dims)
+        header = (f"# @pl.program {self.name}, not specialised: its entry '{self.entry_name}' takes the "
+                  f"pl.dynamic dimensions {dims} from the tensors it runs with\n")
+        return header + self._request[0]
+
+    def __repr__(self) -> str:
+        return (f"<DynamicProgram {self.name}: entry '{self.entry_name}' with pl.dynamic dimensions "
+                f"{', '.join(self.dynamic_dims)}>")
+
+    def __getattr__(self, attribute):
+        # What a specialised program has (functions, entry_name of the IR, ...): not known yet.
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        raise AttributeError(
+            f"{self.name} has no {attribute!r} before it is specialised: its entry '{self.entry_name}' takes the "
+            f"pl.dynamic dimensions {', '.join(self.dynamic_dims)} from its tensors; use "
+            f"{self.name}.specialise(*tensors).{attribute}"
+        )
+
+
+def _tensor_spec(name, value):
+    """(shape, DSL dtype name) for a tensor argument; None for a scalar."""
+    from pypto.runtime.torch_interop import TORCH_TO_DSL
+
+    if isinstance(value, (bool, int, float)):
+        return None
+    if isinstance(value, tuple) and len(value) == 2:
+        shape, dtype = value
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):
+        shape, dtype = value.shape, value.dtype
+    else:
+        raise TypeError(f"argument {name!r} must be a torch.Tensor, a (shape, dtype) pair or a scalar, "
+                        f"got {type(value).__name__}")
+    if not isinstance(dtype, str):
+        torch_name = str(dtype).removeprefix("torch.")
+        if torch_name not in TORCH_TO_DSL:
+            raise TypeError(f"argument {name!r} has unsupported dtype {dtype}")
+        dtype = TORCH_TO_DSL[torch_name]
+    return [int(extent) for extent in shape], dtype
 
 
 def _external_sources(cls) -> dict:

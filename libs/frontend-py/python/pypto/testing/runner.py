@@ -105,9 +105,13 @@ class _stage:
 def _compile(program, specs, platform, options):
     from pypto import _core
     from pypto.jit.decorator import JITFunction
+    from pypto.language.program import DynamicProgram
     from pypto.runtime.config import RunConfig
 
     config = RunConfig(**({"platform": platform} if platform else {}), **options)
+    if isinstance(program, DynamicProgram):
+        _check_names(specs, program.parameters)
+        program = program.specialise(**{s.name: (s.shape, s.dtype) for s in specs if isinstance(s, TensorSpec)})
     if isinstance(program, _core.Program):
         from pypto.ir import compile as compile_program
 
