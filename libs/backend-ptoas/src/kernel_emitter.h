@@ -39,6 +39,8 @@ class KernelEmitter {
 
   // index_exprs.cpp: loops and the index arithmetic of their bounds and of offsets.
   void LowerFor(const ir::ForStmt& loop);
+  // `while c:` as scf.while carrying its integer scalars; its tiles stay in their buffers.
+  void LowerWhile(const ir::WhileStmt& loop);
   // The SSA name of an index expression the plan accepted, emitting its arith ops into the body.
   std::string IndexValue(const ir::ExprPtr& expr, const ir::Span& span);
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);
