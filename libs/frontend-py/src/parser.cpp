@@ -1482,23 +1482,8 @@ class FunctionParser {
     auto body = ParseBody(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     env_ = std::move(outer);
-    if (!body->yield || body->yield->values.size() != iter_args.size())
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("a loop carrying {} values ends with `... = pl.yield_(...)` of {} values",
-                                   iter_args.size(), iter_args.size()),
-                       header.span);
-    for (size_t i = 0; i < iter_args.size(); ++i)
-      if (auto ok = CheckCarriedType(iter_args[i].var->name_hint(), iter_args[i].var->type(), body->yield->values[i],
-                                     body->yield->span);
-          !ok)
-        return pypto::unexpected(ok.error());
-    auto results = YieldResults(*body->yield);
+    auto results = ExplicitResults(iter_args, *body, header.span);
     if (!results) return pypto::unexpected(results.error());
-    if (results->size() != iter_args.size())
-      return MakeError(DiagnosticKind::Syntax, "the loop's pl.yield_ must assign its results to names",
-                       body->yield->span);
-    for (const auto& var : *results) env_[var->name_hint()] = var;
-    body->stmts.push_back(std::make_shared<ir::YieldStmt>(body->yield->values, body->yield->span));
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
                                                      std::move(iter_args), Seq(std::move(body->stmts)),
                                                      std::move(*results), header.kind, header.span));
