@@ -3,6 +3,7 @@
 // arith ops are emitted where they are used. Everything is computed in `index`, the type scf.for
 // and partition_view take, so no value needs a cast after the prologue's casts of scalar parameters.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernel_emitter.h"
 
@@ -64,6 +65,76 @@ void KernelEmitter::YieldScalars(const ir::YieldStmt& yield, const std::vector<s
   std::string values;
   for (size_t i : scalars) values += (values.empty() ? "" : ", ") + IndexValue(yield.values()[i], span);
   Add(body_, fmt::format("scf.yield {} : {}", values, IndexTypes(scalars.size())), yield.span());
+}
+
+// %r:2 = scf.while (%a = %a0, %b = %b0) : (index, index) -> (index, index) {
+//   %c = arith.cmpi ..., %a, ... : index
+//   scf.condition(%c) %a, %b : index, index
+// } do {
+// ^bb0(%a_1: index, %b_1: index):
+//   ...
+//   scf.yield %a_next, %b_next : index, index
+// }
+// The condition reads the "before" region's arguments, the body the "do" region's: the carried
+// variable is bound to each in turn, and to the scf.while's result after it.
+void KernelEmitter::LowerWhile(const ir::WhileStmt& loop) {
+  std::vector<const ir::IterArg*> carried;  // the scalars; carried tiles are updated in their buffer
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < loop.iter_args().size(); ++i) {
+    if (loop.iter_args()[i].var->type()->As<ir::TileType>()) continue;
+    carried.push_back(&loop.iter_args()[i]);
+    positions.push_back(i);
+  }
+  const std::vector<std::string> types(carried.size(), "index");
+  const std::string type_list = fmt::format("{}", fmt::join(types, ", "));
+  const std::string result_types = carried.size() == 1 ? "index" : fmt::format("({})", type_list);
+  std::vector<std::string> operands, before_args, after_args;
+  for (const auto* iter_arg : carried) {
+    std::string init = IndexValue(iter_arg->init, loop.span());
+    before_args.push_back(names_.Named(iter_arg->var->name_hint()));
+    operands.push_back(fmt::format("{} = {}", before_args.back(), init));
+  }
+  std::string results;
+  if (carried.empty()) {
+    AddStructural("scf.while : () -> () {");
+  } else {
+    results = names_.Named(loop.return_vars()[positions[0]]->name_hint());
+    const std::string count = carried.size() == 1 ? "" : fmt::format(":{}", carried.size());
+    AddStructural(fmt::format("{}{} = scf.while ({}) : ({}) -> {} {{", results, count, fmt::join(operands, ", "),
+                              type_list, result_types));
+  }
+  ++depth_;
+  for (size_t k = 0; k < carried.size(); ++k) indices_[carried[k]->var.get()] = before_args[k];
+  std::string condition = ConditionValue(loop.condition(), loop.span());
+  Add(body_,
+      carried.empty() ? fmt::format("scf.condition({})", condition)
+                      : fmt::format("scf.condition({}) {} : {}", condition, fmt::join(before_args, ", "), type_list),
+      loop.span());
+  --depth_;
+  AddStructural("} do {");
+  std::vector<std::string> block_args;
+  for (const auto* iter_arg : carried) {
+    after_args.push_back(names_.Named(iter_arg->var->name_hint()));
+    block_args.push_back(after_args.back() + ": index");
+  }
+  ++depth_;
+  if (!carried.empty()) AddStructural(fmt::format("^bb0({}):", fmt::join(block_args, ", ")));
+  for (size_t k = 0; k < carried.size(); ++k) indices_[carried[k]->var.get()] = after_args[k];
+  const ir::YieldStmt* yield = nullptr;
+  for (const auto& stmt : plan_.while_bodies.at(&loop)) {
+    if ((yield = stmt->As<ir::YieldStmt>())) break;
+    LowerStmt(*stmt);
+  }
+  std::vector<std::string> next;
+  for (size_t position : positions) next.push_back(IndexValue(yield->values()[position], yield->span()));
+  const ir::Span& yield_span = yield ? yield->span() : loop.span();
+  Add(body_, carried.empty() ? "scf.yield" : fmt::format("scf.yield {} : {}", fmt::join(next, ", "), type_list),
+      yield_span);
+  --depth_;
+  AddStructural("}");
+  for (size_t k = 0; k < carried.size(); ++k)
+    indices_[loop.return_vars()[positions[k]].get()] =
+        carried.size() == 1 ? results : fmt::format("{}#{}", results, k);
 }
 
 std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& span) {

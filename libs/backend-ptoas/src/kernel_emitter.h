@@ -46,6 +46,8 @@ class KernelEmitter {
   static std::string IndexTypes(size_t count);  // "index, index, ..."
   // `scf.yield` of the yield's values at `scalars`.
   void YieldScalars(const ir::YieldStmt& yield, const std::vector<size_t>& scalars, const ir::Span& span);
+  // `while c:` as scf.while carrying its integer scalars; its tiles stay in their buffers.
+  void LowerWhile(const ir::WhileStmt& loop);
   // The SSA name of an index expression the plan accepted, emitting its arith ops into the body.
   std::string IndexValue(const ir::ExprPtr& expr, const ir::Span& span);
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);

@@ -136,11 +136,12 @@ class Planner {
     }
     // Results leave a kernel through its output tensors, so the return itself emits nothing.
     if (stmt.Is<ir::ReturnStmt>()) {
-      if (loops_.empty()) return {};
+      if (loops_.empty() && while_depth_ == 0) return {};
       return Error(stmt.span(), fmt::format("backend-ptoas cannot lower a return inside a loop in kernel '{}'",
                                             kernel_.name()));
     }
     if (const auto* loop = stmt.As<ir::ForStmt>()) return CheckFor(*loop);
+    if (const auto* loop = stmt.As<ir::WhileStmt>()) return CheckWhile(*loop);
     if (const auto* branch = stmt.As<ir::IfStmt>()) return CheckIf(*branch);
     // A body's closing yield: the loop or if around it checks what it yields.
     if (stmt.Is<ir::YieldStmt>()) return {};
@@ -592,6 +593,56 @@ class Planner {
     return {};
   }
 
+  // `while cond:` becomes scf.while. Its carried integer scalars are the scf.while's operands, block
+  // arguments and results, in `index`; its carried tiles stay in their buffer, as in a for loop.
+  Status CheckWhile(const ir::WhileStmt& loop) {
+    for (const auto& iter_arg : loop.iter_args()) {
+      const ir::Var& var = *iter_arg.var;
+      if (var.type()->As<ir::TileType>()) {
+        if (auto ok = CheckTileOperand(iter_arg.init, "the loop's initial value", loop.span()); !ok) return ok;
+        if (auto ok = AliasTile(var, *iter_arg.init->As<ir::Var>(), loop.span()); !ok) return ok;
+        continue;
+      }
+      const auto* scalar = var.type()->As<ir::ScalarType>();
+      if (!scalar || (scalar->dtype() != ir::DataType::INDEX && !IsSignedInteger(scalar->dtype())))
+        return Error(loop.span(), fmt::format("backend-ptoas cannot lower the while loop in kernel '{}': it carries "
+                                              "'{}' of type {} (carried tiles and integer scalars are emitted)",
+                                              kernel_.name(), var.name_hint(), var.type()->str()));
+      if (auto ok = CheckIndexExpr(iter_arg.init, fmt::format("the initial value of '{}'", var.name_hint()),
+                                   loop.span());
+          !ok)
+        return ok;
+      scalars_.insert(&var);
+    }
+    if (auto ok = CheckCondition(loop.condition(), loop.span(), "while"); !ok) return ok;
+    auto& body = plan_.while_bodies[&loop];
+    if (loop.body()) Flatten(loop.body(), body);
+    ++while_depth_;
+    for (const auto& stmt : body) {
+      if (auto ok = CheckStmt(*stmt); !ok) return ok;
+    }
+    --while_depth_;
+    if (loop.iter_args().empty()) return {};
+    const auto* yield = body.empty() ? nullptr : body.back()->As<ir::YieldStmt>();
+    if (!yield || yield->values().size() != loop.iter_args().size())
+      return Error(loop.span(), "the while loop does not end by yielding its carried values");
+    for (size_t i = 0; i < loop.iter_args().size(); ++i) {
+      const ir::Var& carried = *loop.iter_args()[i].var;
+      const ir::Var& result = *loop.return_vars().at(i);
+      if (!carried.type()->As<ir::TileType>()) {
+        if (auto ok = CheckIndexExpr(yield->values()[i], fmt::format("the next value of '{}'", carried.name_hint()),
+                                     yield->span());
+            !ok)
+          return ok;
+        scalars_.insert(&result);
+        continue;
+      }
+      if (auto ok = CheckYieldedInPlace(yield->values()[i], carried, yield->span()); !ok) return ok;
+      if (auto ok = AliasTile(result, carried, loop.span()); !ok) return ok;
+    }
+    return {};
+  }
+
   // `if cond:` ... `else:` ... as scf.if; tiles the branches yield share the result's buffer.
   Status CheckIf(const ir::IfStmt& branch) {
     if (auto ok = CheckCondition(branch.condition(), branch.span()); !ok) return ok;
@@ -633,14 +684,14 @@ class Planner {
   }
 
   // A condition is a comparison of index values (arith.cmpi) or a constant.
-  Status CheckCondition(const ir::ExprPtr& condition, const ir::Span& span) {
+  Status CheckCondition(const ir::ExprPtr& condition, const ir::Span& span, std::string_view construct = "if") {
     if (condition->Is<ir::ConstBool>()) return {};
     const auto* binary = condition->As<ir::BinaryExpr>();
     if (!binary || !ir::IsComparison(binary->op()))
-      return Error(span, fmt::format("backend-ptoas cannot lower the if condition `{}` in kernel '{}': it lowers "
+      return Error(span, fmt::format("backend-ptoas cannot lower the {} condition `{}` in kernel '{}': it lowers "
                                      "comparisons of integers",
-                                     ir::PrintExpr(condition), kernel_.name()));
-    const std::string what = fmt::format("the if condition `{}`", ir::PrintExpr(condition));
+                                     construct, ir::PrintExpr(condition), kernel_.name()));
+    const std::string what = fmt::format("the {} condition `{}`", construct, ir::PrintExpr(condition));
     if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
     return CheckIndexExpr(binary->rhs(), what, span);
   }
@@ -753,6 +804,7 @@ class Planner {
   std::set<const ir::Var*> used_;      // tensor and scalar parameters the body reads
   std::vector<const ir::Var*> loops_;  // loop variables in scope, outermost first
   std::set<const ir::Var*> scalars_;   // index values the body computed
+  int while_depth_ = 0;                // while loops around the statement being checked
 };
 
 }  // namespace

@@ -82,6 +82,8 @@ struct KernelPlan {
   // ifs as IfStmts whose branches are in branch_bodies (then, else).
   std::vector<ir::StmtPtr> stmts;
   std::map<const ir::ForStmt*, std::vector<ir::StmtPtr>> loop_bodies;
+  // A while loop's body, its trailing yield included (scf.while yields the carried scalars).
+  std::map<const ir::WhileStmt*, std::vector<ir::StmtPtr>> while_bodies;
   std::map<const ir::IfStmt*, std::pair<std::vector<ir::StmtPtr>, std::vector<ir::StmtPtr>>> branch_bodies;
   // Tiles that are another tile's buffer under a new name: a loop's carried tile and its result, an
   // if's result. Memory allocation puts them all in one buffer, so they share its alloc_tile and

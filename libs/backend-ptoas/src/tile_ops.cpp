@@ -25,6 +25,7 @@ ir::Shape StaticInts(const ir::ExprPtr& tuple) {
 
 void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   if (const auto* loop = stmt.As<ir::ForStmt>()) return LowerFor(*loop);
+  if (const auto* loop = stmt.As<ir::WhileStmt>()) return LowerWhile(*loop);
   if (const auto* branch = stmt.As<ir::IfStmt>()) return LowerIf(*branch);
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();

@@ -214,6 +214,54 @@ TEST(EmitModuleLoops, CarriedAndMergedIntegerScalarsAreScfResults) {
   EXPECT_NE(text.find("      scf.yield %m : index\n    }\n"), std::string::npos) << text;
 }
 
+// def rows(a, out):                                     # line 1
+//     acc = pl.full([16, 16], 0.0)                      # line 2
+//     r = 0
+//     while r < 64:                                     # line 3
+//         t = pl.load(a, [r, 0], [16, 16])              # line 4
+//         acc = pl.add(acc, t)                          # line 5
+//         r = r + 16
+//     pl.store(acc, [0, 0], out)                        # line 6
+// The carried scalar is the scf.while's operand, block argument and result; the carried tile stays in
+// its buffer.
+TEST(EmitModuleLoops, WhileLoopCarriesItsScalarsThroughScfWhile) {
+  auto a = TensorParam("a", {64, 16}, {});
+  auto out = TensorParam("out", {16, 16}, {});
+  auto full = Op("tile.full", {Ints({16, 16}), Float(0.0)}, At(2, 11), {{"dtype", ir::DataType::FP32}});
+  auto acc = TileAt("acc", full, 0), acc_in = TileAt("acc_in", full, 0), acc_out = TileAt("acc_out", full, 0);
+  auto r = LoopVar("r"), r_out = LoopVar("r_out");
+  auto load = Op("tile.load", {a, Tuple({r, Index(0)}), Ints({16, 16})}, At(4, 13));
+  auto t = TileAt("t", load, 1024);
+  auto sum = Op("tile.add", {acc_in, t}, At(5, 15));
+  auto acc_next = TileAt("acc_next", sum, 0);
+  auto loop = std::make_shared<ir::WhileStmt>(
+      Bin(BinaryOp::Lt, r, Index(64)), std::vector<ir::IterArg>{{acc_in, acc}, {r, Index(0)}},
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+          Assign(t, load, At(4, 9)), Assign(acc_next, sum, At(5, 9)),
+          std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{acc_next, Bin(BinaryOp::Add, r, Index(16))})}),
+      std::vector<ir::VarPtr>{acc_out, r_out}, At(3, 5));
+  auto store = Op("tile.store", {acc_out, Ints({0, 0}), out}, At(6, 5));
+  auto kernel = Kernel("acc_rows", {a, out}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(acc, full, At(2, 5)), loop, Eval(store, At(6, 5))});
+  const std::string tb = TileBuf(16, 16);
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %r_out = scf.while (%r = %c0_index) : (index) -> index {\n"
+                      "      %0 = arith.cmpi slt, %r, %c64_index : index\n"
+                      "      scf.condition(%0) %r : index\n"
+                      "    } do {\n"
+                      "      ^bb0(%1: index):\n"
+                      "      %a_pview = pto.partition_view %a_view, offsets = [%1, %c0_index], sizes = [%c16_index, "
+                      "%c16_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>\n"
+                      "      pto.tload ins(%a_pview : !pto.partition_tensor_view<16x16xf32>) outs(%t : " + tb + ")\n"
+                      "      pto.tadd ins(%acc, %t : " + tb + ", " + tb + ") outs(%acc_next : " + tb + ")\n"
+                      "      %2 = arith.addi %1, %c16_index : index\n"
+                      "      scf.yield %2 : index\n"
+                      "    }\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    pto.tstore ins(%acc : " + tb + ")"), std::string::npos) << text;
+}
+
 // def tiles_2d(x, y):                                   # line 1
 //     for i in pl.range(2):                             # line 2
 //         for j in pl.parallel(4):                      # line 3

@@ -894,6 +894,9 @@ class OrchestrationEmitter {
     }
     if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
+    if (stmt->Is<ir::WhileStmt>())  // the task plan needs each loop's trip count
+      return MakeError(DiagnosticKind::Syntax, "while loops are supported inside kernels only", stmt->span(),
+                       "use pl.range(...) in orchestration code");
     if (const auto* branch = stmt->As<ir::IfStmt>()) return EmitIf(*branch);
     if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>()) return EmitRuntimeScope(*scope);
     if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitTaskIdYield(*yield);

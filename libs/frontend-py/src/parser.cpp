@@ -250,6 +250,7 @@ class FunctionParser {
     if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
     if (type == "With") return ParseWith(stmt);
     if (type == "For") return ParseFor(stmt);
+    if (type == "While") return ParseWhile(stmt);
     if (type == "If") return ParseIf(stmt);
     if (py::hasattr(stmt, "value") && IsYieldCall(stmt.attr("value")))
       return MakeError(DiagnosticKind::Syntax, "pl.yield_ must be the last statement of a loop or if body", span);
@@ -1271,6 +1272,7 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseFor(py::handle stmt) {
     ir::Span span = map_.SpanOf(stmt);
     py::handle target = stmt.attr("target"), iter = stmt.attr("iter");
+    if (IsNode(iter, "Call") && DottedName(iter.attr("func")) == "pl.while_") return ParseExplicitWhile(stmt);
     // `for i, (a, b) in pl.range(n, init_values=(x, y)):` names the carried values explicitly.
     py::handle carried_target;
     if (IsNode(target, "Tuple") && py::len(target.attr("elts")) == 2) {
@@ -1342,7 +1344,8 @@ class FunctionParser {
     ir::ForKind kind = ir::ForKind::Sequential;
     ir::ExprPtr start, stop, step;
     ir::Span span;
-    ir::VarPtr loop_var;
+    ir::VarPtr loop_var;   // null for a while loop
+    py::handle condition;  // a while loop's test, read with the carried values bound; null for a for loop
   };
 
   // A `pl.range` loop whose body breaks or continues: parsed as its structured rewrite
@@ -1559,58 +1562,28 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax,
                        "carried values are written `for i, (a, b) in pl.range(n, init_values=(x, y)):`",
                        header.span);
-    py::list names = carried_target.attr("elts"), inits = init_values.attr("elts");
-    if (py::len(names) != py::len(inits))
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("the loop names {} carried values but init_values has {}", py::len(names),
-                                   py::len(inits)),
-                       map_.SpanOf(init_values));
-    std::vector<ir::IterArg> iter_args;
-    for (size_t i = 0; i < py::len(names); ++i) {
-      if (!IsNode(names[i], "Name"))
-        return MakeError(DiagnosticKind::Syntax, "carried values are plain names", map_.SpanOf(names[i]));
-      // A named initial value is carried as that variable, even one holding a known constant (the
-      // implicit form carries the variable too, so printed IR parses back to the same loop).
-      auto named = IsNode(inits[i], "Name") ? env_.find(inits[i].attr("id").cast<std::string>()) : env_.end();
-      auto init = named != env_.end() ? ir::Result<ir::ExprPtr>(named->second) : ParseExpr(inits[i]);
-      if (!init) return pypto::unexpected(init.error());
-      iter_args.push_back(ir::IterArg{
-          std::make_shared<ir::Var>(names[i].attr("id").cast<std::string>(), (*init)->type(), map_.SpanOf(names[i])),
-          *init});
-    }
+    auto iter_args = ExplicitIterArgs(carried_target, init_values);
+    if (!iter_args) return pypto::unexpected(iter_args.error());
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
-    for (const auto& iter_arg : iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    for (const auto& iter_arg : *iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
     auto body = ParseBody(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     env_ = std::move(outer);
-    if (!body->yield || body->yield->values.size() != iter_args.size())
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("a loop carrying {} values ends with `... = pl.yield_(...)` of {} values",
-                                   iter_args.size(), iter_args.size()),
-                       header.span);
-    for (size_t i = 0; i < iter_args.size(); ++i)
-      if (auto ok = CheckCarriedType(iter_args[i].var->name_hint(), iter_args[i].var->type(), body->yield->values[i],
-                                     body->yield->span);
-          !ok)
-        return pypto::unexpected(ok.error());
-    auto results = YieldResults(*body->yield);
+    auto results = ExplicitResults(*iter_args, *body, header.span);
     if (!results) return pypto::unexpected(results.error());
-    if (results->size() != iter_args.size())
-      return MakeError(DiagnosticKind::Syntax, "the loop's pl.yield_ must assign its results to names",
-                       body->yield->span);
-    for (const auto& var : *results) env_[var->name_hint()] = var;
-    return DropInPlaceTensorCarries(header, std::move(iter_args), std::move(body->stmts), body->yield->values,
-                                    std::move(*results), body->yield->span);
+    return DropInPlaceTensorCarries(header, std::move(*iter_args), std::move(body->stmts), std::move(*results));
   }
 
   // `for i, (acc,) in pl.range(n, init_values=(c,))` whose body yields a store into `acc`: the loop
   // writes into the one tensor `c` in every iteration, so it carries nothing for it, the body reads
   // `c`, and the result's name means `c` after the loop (as an implicit carry of a tensor updated in
-  // place does).
+  // place does). `stmts` ends with the body's yield.
   ir::StmtPtr DropInPlaceTensorCarries(const LoopHeader& header, std::vector<ir::IterArg> iter_args,
-                                       std::vector<ir::StmtPtr> stmts, const std::vector<ir::ExprPtr>& yielded,
-                                       std::vector<ir::VarPtr> results, const ir::Span& yield_span) {
+                                       std::vector<ir::StmtPtr> stmts, std::vector<ir::VarPtr> results) {
+    const auto yield = std::static_pointer_cast<const ir::YieldStmt>(stmts.back());
+    stmts.pop_back();
+    const std::vector<ir::ExprPtr>& yielded = yield->values();
     const ir::TensorAliases aliases(Seq(stmts));
     std::unordered_map<const ir::Var*, ir::VarPtr> uncarried;
     std::vector<ir::IterArg> kept_args;
@@ -1629,7 +1602,7 @@ class FunctionParser {
       kept_values.push_back(yielded[i]);
       kept_results.push_back(results[i]);
     }
-    if (!kept_values.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(kept_values, yield_span));
+    if (!kept_values.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(kept_values, yield->span()));
     ir::StmtPtr body = Seq(std::move(stmts));
     if (!uncarried.empty()) body = ir::SubstituteVars(body, uncarried);
     return std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, std::move(kept_args),
@@ -1644,6 +1617,136 @@ class FunctionParser {
                                  "to {}",
                                  name, carried->str(), next->type()->str()),
                      span, "a loop-carried value keeps its shape, dtype and memory space in every iteration");
+  }
+
+  // ---- while loops -------------------------------------------------------------------------------
+  // `while cond:` in a kernel carries the names it reassigns like a for loop does, and its condition
+  // reads them; `for (a, b) in pl.while_(init_values=(x, y)):` opening with `pl.cond(cond)` and ending
+  // with `ra, rb = pl.yield_(...)` names them explicitly (what the printer writes). Orchestration code
+  // has no while loops: the task plan needs each loop's trip count.
+
+  ir::Result<ir::StmtPtr> ParseWhile(py::handle stmt) {
+    const ir::Span span = map_.SpanOf(stmt);
+    if (auto refused = RefuseWhile(stmt)) return pypto::unexpected(*refused);
+    return ParseKernelLoop(stmt, LoopHeader{.span = span, .condition = stmt.attr("test")});
+  }
+
+  std::optional<ir::Diagnostic> RefuseWhile(py::handle stmt) const {
+    const ir::Span span = map_.SpanOf(stmt);
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::Syntax, "while loops are supported inside kernels only", span,
+                       "orchestration loops need a trip count: use pl.range(...), or move the loop into a pl.at "
+                       "scope or an InCore function")
+          .error();
+    if (py::len(stmt.attr("orelse")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "'while ... else' is not supported in kernels", span).error();
+    return std::nullopt;
+  }
+
+  // The condition of a while loop (parsed where the carried values are bound); null for a for loop.
+  ir::Result<ir::ExprPtr> WhileCondition(const LoopHeader& header) {
+    if (!header.condition) return ir::ExprPtr{};
+    auto condition = ParseExpr(header.condition);
+    if (!condition) return condition;
+    if (!(*condition)->type()->As<ir::ScalarType>())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the while condition must be a scalar, got {}", (*condition)->type()->str()),
+                       map_.SpanOf(header.condition));
+    return condition;
+  }
+
+  // `for (a, b) in pl.while_(init_values=(x, y)):` / `pl.cond(c)` / ... / `ra, rb = pl.yield_(...)`.
+  ir::Result<ir::StmtPtr> ParseExplicitWhile(py::handle stmt) {
+    const ir::Span span = map_.SpanOf(stmt);
+    if (auto refused = RefuseWhile(stmt)) return pypto::unexpected(*refused);
+    py::handle call = stmt.attr("iter");
+    py::handle init_values;
+    for (auto keyword : call.attr("keywords"))
+      if (!keyword.attr("arg").is_none() && keyword.attr("arg").cast<std::string>() == "init_values")
+        init_values = keyword.attr("value");
+    if (py::len(call.attr("args")) > 0 || py::len(call.attr("keywords")) != 1 || !init_values)
+      return MakeError(DiagnosticKind::Syntax, "pl.while_ takes only init_values=(...)", map_.SpanOf(call),
+                       "write `for (a, b) in pl.while_(init_values=(x, y)):`");
+    py::list body = stmt.attr("body");
+    py::handle first = body[0];
+    if (!IsNode(first, "Expr") || !IsNode(first.attr("value"), "Call") ||
+        DottedName(first.attr("value").attr("func")) != "pl.cond")
+      return MakeError(DiagnosticKind::Syntax, "the first statement of a pl.while_ loop must be pl.cond(<condition>)",
+                       map_.SpanOf(first), "the loop runs while the condition holds: `pl.cond(i < n)`");
+    py::handle cond_call = first.attr("value");
+    if (py::len(cond_call.attr("args")) != 1 || py::len(cond_call.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.cond takes one condition", map_.SpanOf(cond_call));
+    auto iter_args = ExplicitIterArgs(stmt.attr("target"), init_values);
+    if (!iter_args) return pypto::unexpected(iter_args.error());
+
+    auto outer = env_;
+    for (const auto& iter_arg : *iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    auto condition = WhileCondition(LoopHeader{.condition = py::list(cond_call.attr("args"))[0]});
+    py::list rest;
+    for (size_t i = 1; i < py::len(body); ++i) rest.append(body[i]);
+    auto parsed = condition ? ParseBody(rest) : pypto::unexpected(condition.error());
+    env_ = std::move(outer);
+    if (!parsed) return pypto::unexpected(parsed.error());
+    auto results = ExplicitResults(*iter_args, *parsed, span);
+    if (!results) return pypto::unexpected(results.error());
+    return ir::StmtPtr(std::make_shared<ir::WhileStmt>(*condition, std::move(*iter_args),
+                                                       Seq(std::move(parsed->stmts)), std::move(*results), span));
+  }
+
+  // The carried values `(a, b)` of a pl.while_ loop, started at `init_values=(x, y)`.
+  ir::Result<std::vector<ir::IterArg>> ExplicitIterArgs(py::handle target, py::handle init_values) {
+    if (!IsNode(target, "Tuple") || !(IsNode(init_values, "Tuple") || IsNode(init_values, "List")))
+      return MakeError(DiagnosticKind::Syntax, "a pl.while_ loop names its carried values as a tuple",
+                       map_.SpanOf(target), "write `for (a, b) in pl.while_(init_values=(x, y)):`");
+    py::list names = target.attr("elts"), inits = init_values.attr("elts");
+    if (py::len(names) != py::len(inits))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the loop names {} carried values but init_values has {}", py::len(names),
+                                   py::len(inits)),
+                       map_.SpanOf(init_values));
+    std::vector<ir::IterArg> iter_args;
+    for (size_t i = 0; i < py::len(names); ++i) {
+      if (!IsNode(names[i], "Name"))
+        return MakeError(DiagnosticKind::Syntax, "carried values are plain names", map_.SpanOf(names[i]));
+      auto init = InitValue(inits[i]);
+      if (!init) return pypto::unexpected(init.error());
+      iter_args.push_back(ir::IterArg{
+          std::make_shared<ir::Var>(names[i].attr("id").cast<std::string>(), (*init)->type(), map_.SpanOf(names[i])),
+          *init});
+    }
+    return iter_args;
+  }
+
+  // The results of a loop naming its carried values, bound by the body's trailing
+  // `ra, rb = pl.yield_(...)`, which becomes the body's YieldStmt.
+  ir::Result<std::vector<ir::VarPtr>> ExplicitResults(const std::vector<ir::IterArg>& iter_args, ParsedBody& body,
+                                                      const ir::Span& span) {
+    if (!body.yield || body.yield->values.size() != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("a loop carrying {} values ends with `... = pl.yield_(...)` of {} values",
+                                   iter_args.size(), iter_args.size()),
+                       span);
+    for (size_t i = 0; i < iter_args.size(); ++i)
+      if (auto ok = CheckCarriedType(iter_args[i].var->name_hint(), iter_args[i].var->type(), body.yield->values[i],
+                                     body.yield->span);
+          !ok)
+        return pypto::unexpected(ok.error());
+    auto results = YieldResults(*body.yield);
+    if (!results) return results;
+    if (results->size() != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax, "the loop's pl.yield_ must assign its results to names",
+                       body.yield->span);
+    for (const auto& var : *results) env_[var->name_hint()] = var;
+    body.stmts.push_back(std::make_shared<ir::YieldStmt>(body.yield->values, body.yield->span));
+    return results;
+  }
+
+  // A carried value's initial value. A name stands for its variable even when its value is a known
+  // constant, as in the loops the parser builds: the printed `init_values=(i,)` reads back the same.
+  ir::Result<ir::ExprPtr> InitValue(py::handle node) {
+    if (IsNode(node, "Name"))
+      if (auto it = env_.find(node.attr("id").cast<std::string>()); it != env_.end()) return ir::ExprPtr(it->second);
+    return ParseExpr(node);
   }
 
   // A kernel loop: names assigned before it and reassigned in its body are carried.
@@ -1731,7 +1834,7 @@ class FunctionParser {
 
   ir::Result<ir::StmtPtr> ParseCarryingLoop(py::handle stmt, const LoopHeader& header,
                                             const std::vector<ir::StmtPtr>& /*prologue*/) {
-    const std::string& loop_name = header.loop_var->name_hint();
+    const std::string loop_name = header.loop_var ? header.loop_var->name_hint() : "";
     auto outer = env_;
     std::vector<std::string> carried;
     std::vector<ir::IterArg> iter_args;
@@ -1741,8 +1844,13 @@ class FunctionParser {
       carried.push_back(name);
       iter_args.push_back(ir::IterArg{std::make_shared<ir::Var>(name, it->second->type(), header.span), it->second});
     }
-    env_[loop_name] = header.loop_var;
+    if (header.loop_var) env_[loop_name] = header.loop_var;
     for (const auto& iter_arg : iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    auto condition = WhileCondition(header);
+    if (!condition) {
+      env_ = std::move(outer);
+      return pypto::unexpected(condition.error());
+    }
     auto body = ParseBlock(stmt.attr("body"));
     if (!body) {
       env_ = std::move(outer);
@@ -1762,6 +1870,9 @@ class FunctionParser {
       uncarried[iter_args[i].var.get()] = outer.at(carried[i]);
     }
     auto stmts = ir::FlattenStmts(uncarried.empty() ? *body : ir::SubstituteVars(*body, uncarried));
+    // What the loop reads of its carried values: its body and, in a while loop, its condition.
+    auto read_scope = stmts;
+    if (*condition) read_scope.push_back(std::make_shared<ir::EvalStmt>(*condition));
     std::vector<ir::IterArg> kept;
     std::vector<ir::ExprPtr> yielded;
     std::vector<ir::VarPtr> results;
@@ -1774,7 +1885,7 @@ class FunctionParser {
       // `n0 = ...` in a kernel scope, then `for ...: n0 = ...` in a later one: the body never reads
       // the earlier kernel's value, so the loop does not carry it in (it could not: that value
       // stays on the other kernel's core).
-      if (kernel_values_.contains(outer.at(carried[i])) && !Reads(stmts, iter_arg.var.get())) {
+      if (kernel_values_.contains(outer.at(carried[i])) && !Reads(read_scope, iter_arg.var.get())) {
         unavailable.emplace(carried[i], Unavailable(fmt::format("'{}' is assigned in the loop at line {}, and before "
                                                                 "it only inside an earlier kernel scope, so it has "
                                                                 "no value after the loop",
@@ -1785,7 +1896,7 @@ class FunctionParser {
       if (!iter_arg.var->type()->equals(*value->second->type())) {
         // Reassigned with another type and never read across iterations: not carried, just not
         // usable after the loop.
-        if (Reads(stmts, iter_arg.var.get()))
+        if (Reads(read_scope, iter_arg.var.get()))
           return pypto::unexpected(
               CheckCarriedType(carried[i], iter_arg.var->type(), value->second, value->second->span()).error());
         unavailable.emplace(carried[i], Unavailable(fmt::format("'{}' changes type inside the loop at line {} ({} to "
@@ -1806,6 +1917,9 @@ class FunctionParser {
     for (auto& [name, tensor] : stored_into) env_[name] = tensor;
     for (auto& [name, diagnostic] : unavailable) MarkUnavailable(name, diagnostic);
     if (!kept.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(yielded, header.span));
+    if (*condition)
+      return ir::StmtPtr(std::make_shared<ir::WhileStmt>(*condition, std::move(kept), Seq(std::move(stmts)),
+                                                       std::move(results), header.span));
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
                                                      std::move(kept), Seq(std::move(stmts)), std::move(results),
                                                      header.kind, header.span));

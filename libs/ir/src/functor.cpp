@@ -17,6 +17,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
   if (auto s = As<InCoreScopeStmt>(stmt)) return VisitInCoreScope(s);
   if (auto s = As<RuntimeScopeStmt>(stmt)) return VisitRuntimeScope(s);
   if (auto s = As<ForStmt>(stmt)) return VisitFor(s);
+  if (auto s = As<WhileStmt>(stmt)) return VisitWhile(s);
   if (auto s = As<IfStmt>(stmt)) return VisitIf(s);
   if (auto s = As<YieldStmt>(stmt)) return VisitYield(s);
 }
@@ -41,6 +42,12 @@ void IRVisitor::VisitFor(const std::shared_ptr<const ForStmt>& stmt) {
   VisitExpr(stmt->stop());
   VisitExpr(stmt->step());
   for (const auto& iter_arg : stmt->iter_args()) VisitExpr(iter_arg.init);
+  VisitStmt(stmt->body());
+}
+
+void IRVisitor::VisitWhile(const std::shared_ptr<const WhileStmt>& stmt) {
+  for (const auto& iter_arg : stmt->iter_args()) VisitExpr(iter_arg.init);
+  VisitExpr(stmt->condition());
   VisitStmt(stmt->body());
 }
 
@@ -85,6 +92,7 @@ StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
   if (auto s = As<InCoreScopeStmt>(stmt)) return MutateInCoreScope(s);
   if (auto s = As<RuntimeScopeStmt>(stmt)) return MutateRuntimeScope(s);
   if (auto s = As<ForStmt>(stmt)) return MutateFor(s);
+  if (auto s = As<WhileStmt>(stmt)) return MutateWhile(s);
   if (auto s = As<IfStmt>(stmt)) return MutateIf(s);
   if (auto s = As<YieldStmt>(stmt)) return MutateYield(s);
   return stmt;
@@ -146,6 +154,21 @@ StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& stmt) {
   if (!changed && body == stmt->body()) return stmt;
   return std::make_shared<ForStmt>(loop_var, start, stop, step, std::move(iter_args), body, std::move(return_vars),
                                    stmt->kind(), stmt->span());
+}
+
+StmtPtr IRMutator::MutateWhile(const std::shared_ptr<const WhileStmt>& stmt) {
+  bool changed = false;
+  std::vector<IterArg> iter_args;
+  for (const auto& iter_arg : stmt->iter_args()) {
+    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init)});
+    changed |= iter_args.back().var != iter_arg.var || iter_args.back().init != iter_arg.init;
+  }
+  auto condition = MutateExpr(stmt->condition());
+  auto body = MutateStmt(stmt->body());
+  std::vector<VarPtr> return_vars;
+  changed |= MutateAll(stmt->return_vars(), return_vars, [&](const VarPtr& v) { return As<Var>(MutateVar(v)); });
+  if (!changed && condition == stmt->condition() && body == stmt->body()) return stmt;
+  return std::make_shared<WhileStmt>(condition, std::move(iter_args), body, std::move(return_vars), stmt->span());
 }
 
 StmtPtr IRMutator::MutateIf(const std::shared_ptr<const IfStmt>& stmt) {

@@ -176,6 +176,8 @@ class Printer {
     } else if (const auto* loop = stmt->As<ForStmt>()) {
       ForHeader(*loop);
       Block(loop->body(), loop->return_vars());
+    } else if (const auto* loop = stmt->As<WhileStmt>()) {
+      WhileLoop(*loop);
     } else if (const auto* branch = stmt->As<IfStmt>()) {
       Line(fmt::format("if {}:", Expr(branch->condition())));
       Block(branch->then_body(), branch->return_vars());
@@ -232,6 +234,23 @@ class Printer {
     for (const auto& iter_arg : loop.iter_args()) carried.push_back(Name(iter_arg.var.get()));
     Line(fmt::format("for {}, {} in pl.{}({}, init_values={}):", var, TupleText(carried), kind, RangeArgs(loop),
                      TupleText(inits)));
+  }
+
+  // `while cond:`, or with carried values the explicit form the frontend reads back:
+  // `for (a, b) in pl.while_(init_values=(x, y)):` whose body opens with `pl.cond(cond)`.
+  void WhileLoop(const WhileStmt& loop) {
+    if (loop.iter_args().empty()) {
+      Line(fmt::format("while {}:", Expr(loop.condition())));
+      return Block(loop.body(), loop.return_vars());
+    }
+    std::vector<std::string> inits, carried;
+    for (const auto& iter_arg : loop.iter_args()) inits.push_back(Expr(iter_arg.init));
+    for (const auto& iter_arg : loop.iter_args()) carried.push_back(Name(iter_arg.var.get()));
+    Line(fmt::format("for {} in pl.while_(init_values={}):", TupleText(carried), TupleText(inits)));
+    ++indent_;
+    Line(fmt::format("pl.cond({})", Expr(loop.condition())));
+    --indent_;
+    Block(loop.body(), loop.return_vars());
   }
 
   static std::string TupleText(const std::vector<std::string>& items) {

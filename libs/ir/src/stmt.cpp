@@ -12,6 +12,12 @@ const char* ForKindName(ForKind kind) {
   return "range";
 }
 
+std::optional<LoopView> AsLoop(const Stmt& stmt) {
+  if (const auto* loop = stmt.As<ForStmt>()) return LoopView{loop->iter_args(), loop->body(), loop->return_vars()};
+  if (const auto* loop = stmt.As<WhileStmt>()) return LoopView{loop->iter_args(), loop->body(), loop->return_vars()};
+  return std::nullopt;
+}
+
 const YieldStmt* TrailingYield(const StmtPtr& body) {
   if (!body) return nullptr;
   if (const auto* seq = body->As<SeqStmts>()) return seq->stmts().empty() ? nullptr : TrailingYield(seq->stmts().back());

@@ -180,6 +180,20 @@ class Comparer {
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in loop: {}", *diff);
       return Defines(x->return_vars(), y->return_vars(), "loop");
     }
+    if (const auto* x = a->As<WhileStmt>()) {
+      const auto* y = b->As<WhileStmt>();
+      if (x->iter_args().size() != y->iter_args().size())
+        return fmt::format("while loops carry {} vs {} values", x->iter_args().size(), y->iter_args().size());
+      for (size_t i = 0; i < x->iter_args().size(); ++i)
+        if (auto diff = Expr(x->iter_args()[i].init, y->iter_args()[i].init))
+          return fmt::format("while init value {}: {}", i, *diff);
+      for (size_t i = 0; i < x->iter_args().size(); ++i)
+        if (auto diff = Define(x->iter_args()[i].var, y->iter_args()[i].var))
+          return fmt::format("while-carried value {}: {}", i, *diff);
+      if (auto diff = Expr(x->condition(), y->condition())) return fmt::format("while condition: {}", *diff);
+      if (auto diff = Body(x->body(), y->body())) return fmt::format("in while loop: {}", *diff);
+      return Defines(x->return_vars(), y->return_vars(), "while loop");
+    }
     if (const auto* x = a->As<IfStmt>()) {
       const auto* y = b->As<IfStmt>();
       if (auto diff = Expr(x->condition(), y->condition())) return fmt::format("if condition: {}", *diff);

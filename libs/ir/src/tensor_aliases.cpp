@@ -28,6 +28,21 @@ const Var* TensorAliases::RootOf(const ExprPtr& expr) const {
   return var ? Root(var) : nullptr;
 }
 
+// A kernel loop carrying a tensor it only updates in place hands back that same tensor.
+void TensorAliases::VisitLoop(const LoopView& loop) {
+  const auto& [iter_args, body, return_vars] = loop;
+  for (const auto& iter_arg : iter_args)
+    if (const auto* init = RootOf(iter_arg.init); init && iter_arg.var->type()->As<TensorType>())
+      root_[iter_arg.var.get()] = init;
+  Visit(body);
+  const auto* yielded = YieldedBy(body);
+  for (size_t i = 0; yielded && i < return_vars.size() && i < iter_args.size(); ++i) {
+    const Var* carried = Root(iter_args[i].var.get());
+    if (i < yielded->size() && RootOf((*yielded)[i]) == carried && carried != iter_args[i].var.get())
+      root_[return_vars[i].get()] = carried;
+  }
+}
+
 void TensorAliases::Visit(const StmtPtr& stmt) {
   if (!stmt) return;
   if (const auto* assign = stmt->As<AssignStmt>()) {
@@ -37,20 +52,7 @@ void TensorAliases::Visit(const StmtPtr& stmt) {
       if (const auto* dest = RootOf(call->args()[*call->op()->writes_arg])) root_[assign->var().get()] = dest;
     return;
   }
-  if (const auto* loop = stmt->As<ForStmt>()) {
-    // A kernel loop carrying a tensor it only updates in place hands back that same tensor.
-    for (const auto& iter_arg : loop->iter_args())
-      if (const auto* init = RootOf(iter_arg.init); init && iter_arg.var->type()->As<TensorType>())
-        root_[iter_arg.var.get()] = init;
-    Visit(loop->body());
-    const auto* yielded = YieldedBy(loop->body());
-    for (size_t i = 0; yielded && i < loop->return_vars().size() && i < loop->iter_args().size(); ++i) {
-      const Var* carried = Root(loop->iter_args()[i].var.get());
-      if (i < yielded->size() && RootOf((*yielded)[i]) == carried && carried != loop->iter_args()[i].var.get())
-        root_[loop->return_vars()[i].get()] = carried;
-    }
-    return;
-  }
+  if (auto loop = AsLoop(*stmt)) return VisitLoop(*loop);
   if (const auto* branch = stmt->As<IfStmt>()) {
     Visit(branch->then_body());
     Visit(branch->else_body());

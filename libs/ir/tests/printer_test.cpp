@@ -85,6 +85,60 @@ TEST(StructuralEqual, LoopCarriesAndIfResultsBindLikeAssignments) {
   EXPECT_EQ(StructuralDiff(a, c), "function 'f': statement 1: loops carry 1 vs 0 values");
 }
 
+// `n = 0`, then `while acc < limit: acc = acc + 1` carrying acc (from n) into the result r.
+StmtPtr CountingWhile(const std::string& carried_name, int64_t limit = 4) {
+  auto index = std::make_shared<ScalarType>(DataType::INDEX);
+  auto init = std::make_shared<Var>("n", index);
+  auto acc = std::make_shared<Var>(carried_name, index);
+  auto next = std::make_shared<Var>("m", index);
+  auto result = std::make_shared<Var>("r", index);
+  auto zero = std::make_shared<ConstInt>(0, DataType::INDEX), one = std::make_shared<ConstInt>(1, DataType::INDEX);
+  auto bound = std::make_shared<ConstInt>(limit, DataType::INDEX);
+  auto body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      std::make_shared<AssignStmt>(next, *MakeBinary(BinaryOp::Add, acc, one, {})),
+      std::make_shared<YieldStmt>(std::vector<ExprPtr>{next})});
+  auto loop = std::make_shared<WhileStmt>(*MakeBinary(BinaryOp::Lt, acc, bound, {}), std::vector<IterArg>{{acc, init}},
+                                          body, std::vector<VarPtr>{result});
+  return std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      std::make_shared<AssignStmt>(init, zero), loop, std::make_shared<ReturnStmt>(std::vector<ExprPtr>{result})});
+}
+
+TEST(Printer, WhileLoopWithCarriedValuesPrintsAsPlWhile) {
+  Function fn("f", {}, {}, {}, CountingWhile("acc"), FunctionType::Opaque);
+  EXPECT_EQ(PrintFunction(fn),
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(self):\n"
+            "    n: pl.Scalar[pl.INDEX] = 0\n"
+            "    for (acc,) in pl.while_(init_values=(n,)):\n"
+            "        pl.cond(acc < 4)\n"
+            "        m: pl.Scalar[pl.INDEX] = acc + 1\n"
+            "        r: pl.Scalar[pl.INDEX] = pl.yield_(m)\n"
+            "    return r\n");
+}
+
+TEST(Printer, WhileLoopWithoutCarriedValuesPrintsAsWhile) {
+  auto index = std::make_shared<ScalarType>(DataType::INDEX);
+  auto n = std::make_shared<Var>("n", index);
+  auto below_four = *MakeBinary(BinaryOp::Lt, n, std::make_shared<ConstInt>(4, DataType::INDEX), {});
+  auto loop = std::make_shared<WhileStmt>(below_four, std::vector<IterArg>{},
+                                          std::make_shared<SeqStmts>(std::vector<StmtPtr>{}), std::vector<VarPtr>{});
+  Function fn("f", {n}, {}, {}, std::make_shared<SeqStmts>(std::vector<StmtPtr>{loop}), FunctionType::Opaque);
+  EXPECT_EQ(PrintFunction(fn),
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(self, n: pl.Scalar[pl.INDEX]):\n"
+            "    while n < 4:\n"
+            "        pass\n");
+}
+
+TEST(StructuralEqual, WhileLoopsBindTheirCarriedValuesAndCompareTheirConditions) {
+  Function a("f", {}, {}, {}, CountingWhile("acc"), FunctionType::Opaque);
+  Function b("f", {}, {}, {}, CountingWhile("count"), FunctionType::Opaque);
+  EXPECT_EQ(StructuralDiff(a, b), std::nullopt);
+  Function c("f", {}, {}, {}, CountingWhile("acc", 5), FunctionType::Opaque);
+  EXPECT_EQ(StructuralDiff(a, c),
+            "function 'f': statement 1: while condition: 4 (pl.Scalar[pl.INDEX]) vs 5 (pl.Scalar[pl.INDEX])");
+}
+
 TEST(Printer, StringsPrintAsPythonLiteralsThatReadBack) {
   EXPECT_EQ(PythonStringLiteral(R"(["/a/inc"])"), R"("[\"/a/inc\"]")");
   EXPECT_EQ(PythonStringLiteral("C:\\k\n\x01"), R"("C:\\k\n\x01")");

@@ -93,12 +93,12 @@ class Liveness {
   void Number(const StmtPtr& stmt) {
     if (const auto* seq = stmt->As<SeqStmts>()) {
       for (const auto& child : seq->stmts()) Number(child);
-    } else if (const auto* loop = stmt->As<ForStmt>()) {
+    } else if (auto loop = AsLoop(*stmt)) {
       Push(stmt);
       size_t first = order_.size();
-      Number(loop->body());
-      loops_[loop] = Loop{first, order_.size() - 1};
-      ends_[loop] = order_.size() - 1;
+      Number(loop->body);
+      loops_[stmt.get()] = Loop{first, order_.size() - 1};
+      ends_[stmt.get()] = order_.size() - 1;
     } else if (const auto* branch = stmt->As<IfStmt>()) {
       Push(stmt);
       path_.emplace_back(branch, 0);
@@ -127,12 +127,15 @@ class Liveness {
     size_t index = next_++;  // the same traversal order as Number()
     if (const auto* assign = stmt->As<AssignStmt>()) def_[assign->var().get()] = index;
     for (const auto* var : Operands(stmt)) Use(var, index, enclosing);
-    if (const auto* loop = stmt->As<ForStmt>()) {
-      for (const auto& iter_arg : loop->iter_args()) def_[iter_arg.var.get()] = index;
-      for (const auto& var : loop->return_vars()) def_[var.get()] = index;
-      enclosing.push_back(loops_.at(loop));
-      Collect(loop->body(), enclosing);
-      for (const auto& var : loop->return_vars()) KeepTo(var.get(), loops_.at(loop).last);
+    if (auto loop = AsLoop(*stmt)) {
+      for (const auto& iter_arg : loop->iter_args) def_[iter_arg.var.get()] = index;
+      for (const auto& var : loop->return_vars) def_[var.get()] = index;
+      enclosing.push_back(loops_.at(stmt.get()));
+      // A while condition is evaluated before every iteration: what it reads lives through the loop.
+      if (stmt->Is<WhileStmt>())
+        for (const auto* var : Operands(stmt)) Use(var, index, enclosing);
+      Collect(loop->body, enclosing);
+      for (const auto& var : loop->return_vars) KeepTo(var.get(), loops_.at(stmt.get()).last);
     } else if (const auto* branch = stmt->As<IfStmt>()) {
       for (const auto& var : branch->return_vars()) def_[var.get()] = index;
       Collect(branch->then_body(), enclosing);
@@ -156,7 +159,7 @@ class Liveness {
   std::vector<StmtPtr> order_;
   std::vector<Path> paths_;
   Path path_;
-  std::unordered_map<const ForStmt*, Loop> loops_;
+  std::unordered_map<const Stmt*, Loop> loops_;
   std::unordered_map<const Stmt*, size_t> ends_;
   std::unordered_map<const Var*, size_t> def_, last_use_;
   std::unordered_map<const Var*, std::vector<size_t>> uses_;
@@ -175,6 +178,10 @@ class Liveness {
     if (const auto* assign = stmt->As<AssignStmt>()) collector.VisitExpr(assign->value());
     else if (const auto* loop = stmt->As<ForStmt>())
       for (const auto& iter_arg : loop->iter_args()) collector.VisitExpr(iter_arg.init);
+    else if (const auto* loop = stmt->As<WhileStmt>()) {
+      for (const auto& iter_arg : loop->iter_args()) collector.VisitExpr(iter_arg.init);
+      collector.VisitExpr(loop->condition());
+    }
     else if (const auto* branch = stmt->As<IfStmt>()) collector.VisitExpr(branch->condition());
     else collector.VisitStmt(stmt);
     return collector.vars;
@@ -194,22 +201,22 @@ class SharedBuffers {
   }
   bool Shared(const Var* var) const { return parent_.contains(var); }
   // The loops carrying a tile: (loop, index of the iter_arg).
-  const std::vector<std::pair<const ForStmt*, size_t>>& carries() const { return carries_; }
+  const std::vector<std::pair<const Stmt*, size_t>>& carries() const { return carries_; }
 
  private:
   void Walk(const StmtPtr& stmt) {
     for (const auto& child : FlattenStmts(stmt)) {
-      if (const auto* loop = child->As<ForStmt>()) {
-        const auto* yield = TrailingYield(loop->body());
-        for (size_t i = 0; i < loop->iter_args().size(); ++i) {
-          const Var* var = loop->iter_args()[i].var.get();
+      if (auto loop = AsLoop(*child)) {
+        const auto* yield = TrailingYield(loop->body);
+        for (size_t i = 0; i < loop->iter_args.size(); ++i) {
+          const Var* var = loop->iter_args[i].var.get();
           if (!var->type()->As<TileType>()) continue;
-          Join(var, loop->iter_args()[i].init.get());
-          if (i < loop->return_vars().size()) Join(var, loop->return_vars()[i].get());
+          Join(var, loop->iter_args[i].init.get());
+          if (i < loop->return_vars.size()) Join(var, loop->return_vars[i].get());
           if (yield && i < yield->values().size()) Join(var, yield->values()[i].get());
-          carries_.emplace_back(loop, i);
+          carries_.emplace_back(child.get(), i);
         }
-        Walk(loop->body());
+        Walk(loop->body);
       } else if (const auto* branch = child->As<IfStmt>()) {
         for (const auto& body : {branch->then_body(), branch->else_body()}) {
           if (!body) continue;
@@ -232,7 +239,7 @@ class SharedBuffers {
   }
 
   std::unordered_map<const Var*, const Var*> parent_;
-  std::vector<std::pair<const ForStmt*, size_t>> carries_;
+  std::vector<std::pair<const Stmt*, size_t>> carries_;
 };
 
 class KernelAllocator {
@@ -252,9 +259,9 @@ class KernelAllocator {
       const auto* assign = stmts[i]->As<AssignStmt>();
       const auto* tile = assign ? assign->var()->type()->As<TileType>() : nullptr;
       std::vector<const Var*> defined;  // control-flow results defined here
-      if (const auto* loop = stmts[i]->As<ForStmt>()) {
-        for (const auto& iter_arg : loop->iter_args()) defined.push_back(iter_arg.var.get());
-        for (const auto& var : loop->return_vars()) defined.push_back(var.get());
+      if (auto loop = AsLoop(*stmts[i])) {
+        for (const auto& iter_arg : loop->iter_args) defined.push_back(iter_arg.var.get());
+        for (const auto& var : loop->return_vars) defined.push_back(var.get());
       } else if (const auto* branch = stmts[i]->As<IfStmt>()) {
         for (const auto& var : branch->return_vars()) defined.push_back(var.get());
       }
@@ -319,7 +326,7 @@ class KernelAllocator {
     for (size_t i = 0; i < order.size(); ++i)
       if (const auto* assign = order[i]->As<AssignStmt>()) placed_by_assign_.insert(assign->var().get());
     for (const auto& [loop, index] : shared.carries()) {
-      const Var* carried = loop->iter_args()[index].var.get();
+      const Var* carried = AsLoop(*loop)->iter_args[index].var.get();
       auto uses = liveness.uses().find(carried);
       if (uses == liveness.uses().end()) continue;
       const size_t end = liveness.End(loop);

@@ -47,6 +47,13 @@ class CallFlattener {
       out.push_back(std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(),
                                               std::move(iter_args), Flatten(loop->body()), loop->return_vars(),
                                               loop->kind(), loop->span()));
+    } else if (const auto* loop = stmt->As<WhileStmt>()) {
+      // The condition is evaluated before every iteration, so its calls stay in it.
+      std::vector<IterArg> iter_args;
+      for (const auto& iter_arg : loop->iter_args())
+        iter_args.push_back(IterArg{iter_arg.var, Hoist(iter_arg.init, out)});
+      out.push_back(std::make_shared<WhileStmt>(loop->condition(), std::move(iter_args), Flatten(loop->body()),
+                                                loop->return_vars(), loop->span()));
     } else if (const auto* branch = stmt->As<IfStmt>()) {
       out.push_back(std::make_shared<IfStmt>(branch->condition(), Flatten(branch->then_body()),
                                              branch->else_body() ? Flatten(branch->else_body()) : nullptr,

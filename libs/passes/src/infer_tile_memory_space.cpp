@@ -331,16 +331,23 @@ class PlacementRewriter final : public IRMutator {
 
   // A carried value whose initial value is retyped is carried at the new type.
   StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& loop) override {
-    for (size_t i = 0; i < loop->iter_args().size(); ++i) {
-      const auto& iter_arg = loop->iter_args()[i];
+    RetypeCarried(*AsLoop(*loop));
+    return IRMutator::MutateFor(loop);
+  }
+  StmtPtr MutateWhile(const std::shared_ptr<const WhileStmt>& loop) override {
+    RetypeCarried(*AsLoop(*loop));
+    return IRMutator::MutateWhile(loop);
+  }
+  void RetypeCarried(const LoopView& loop) {
+    for (size_t i = 0; i < loop.iter_args.size(); ++i) {
+      const auto& iter_arg = loop.iter_args[i];
       const ExprPtr init = MutateExpr(iter_arg.init);
       if (init->type()->equals(*iter_arg.var->type())) continue;
       renames_[iter_arg.var.get()] =
           std::make_shared<Var>(iter_arg.var->name_hint(), init->type(), iter_arg.var->span());
-      const auto& result = loop->return_vars()[i];
+      const auto& result = loop.return_vars[i];
       renames_[result.get()] = std::make_shared<Var>(result->name_hint(), init->type(), result->span());
     }
-    return IRMutator::MutateFor(loop);
   }
 
   // An if's results take the types its branches now yield.

@@ -118,9 +118,9 @@ Result<bool> VerifyTileMemoryAllocated(const Program& program) {
       // Assignment targets, and the tiles loops and ifs define (iter_args, return vars).
       std::vector<const Var*> defined;
       if (const auto* assign = stmt->As<AssignStmt>()) defined.push_back(assign->var().get());
-      if (const auto* loop = stmt->As<ForStmt>()) {
-        for (const auto& iter_arg : loop->iter_args()) defined.push_back(iter_arg.var.get());
-        for (const auto& var : loop->return_vars()) defined.push_back(var.get());
+      if (auto loop = AsLoop(*stmt)) {
+        for (const auto& iter_arg : loop->iter_args) defined.push_back(iter_arg.var.get());
+        for (const auto& var : loop->return_vars) defined.push_back(var.get());
       }
       if (const auto* branch = stmt->As<IfStmt>())
         for (const auto& var : branch->return_vars()) defined.push_back(var.get());

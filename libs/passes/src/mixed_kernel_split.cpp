@@ -75,6 +75,7 @@ class CoreSlicer {
       return;
     }
     if (const auto* loop = stmt->As<ForStmt>()) return out.push_back(SliceFor(*loop));
+    if (const auto* loop = stmt->As<WhileStmt>()) return out.push_back(SliceWhile(*loop));
     if (const auto* branch = stmt->As<IfStmt>()) return out.push_back(SliceIf(*branch));
     if (const auto* yield = stmt->As<YieldStmt>()) return out.push_back(KeepValues(*yield, kept_yields_.back()));
     out.push_back(stmt);  // return
@@ -169,6 +170,16 @@ class CoreSlicer {
                                      loop.kind(), loop.span());
   }
 
+  // Both members run the loop: its condition reads scalars, which each computes.
+  StmtPtr SliceWhile(const WhileStmt& loop) {
+    const auto kept = KeptOnThisCore(loop.return_vars());
+    kept_yields_.push_back(kept);
+    auto body = SliceBody(loop.body());
+    kept_yields_.pop_back();
+    return std::make_shared<WhileStmt>(loop.condition(), Filter(loop.iter_args(), kept), body,
+                                       Filter(loop.return_vars(), kept), loop.span());
+  }
+
   StmtPtr SliceIf(const IfStmt& branch) {
     kept_yields_.push_back(KeptOnThisCore(branch.return_vars()));
     auto then_body = SliceBody(branch.then_body());
@@ -212,6 +223,17 @@ class UndefinedUse final : public IRVisitor {
       VisitExpr(loop->start());
       VisitExpr(loop->stop());
       VisitExpr(loop->step());
+      VisitStmt(loop->body());
+      for (const auto& var : loop->return_vars()) defined_.insert(var.get());
+      return;
+    }
+    if (const auto* loop = stmt->As<WhileStmt>()) {
+      current_ = stmt.get();
+      for (const auto& iter_arg : loop->iter_args()) {
+        VisitExpr(iter_arg.init);
+        defined_.insert(iter_arg.var.get());
+      }
+      VisitExpr(loop->condition());
       VisitStmt(loop->body());
       for (const auto& var : loop->return_vars()) defined_.insert(var.get());
       return;

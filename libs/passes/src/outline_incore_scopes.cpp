@@ -82,10 +82,10 @@ std::unordered_set<const Var*> DefinedIn(const std::vector<StmtPtr>& stmts) {
     std::unordered_set<const Var*> defs;
     void VisitStmt(const StmtPtr& stmt) override {
       if (const auto* assign = stmt->As<AssignStmt>()) defs.insert(assign->var().get());
-      if (const auto* loop = stmt->As<ForStmt>()) {
-        defs.insert(loop->loop_var().get());
-        for (const auto& iter_arg : loop->iter_args()) defs.insert(iter_arg.var.get());
-        for (const auto& var : loop->return_vars()) defs.insert(var.get());
+      if (const auto* loop = stmt->As<ForStmt>()) defs.insert(loop->loop_var().get());
+      if (auto loop = AsLoop(*stmt)) {
+        for (const auto& iter_arg : loop->iter_args) defs.insert(iter_arg.var.get());
+        for (const auto& var : loop->return_vars) defs.insert(var.get());
       }
       if (const auto* branch = stmt->As<IfStmt>())
         for (const auto& var : branch->return_vars()) defs.insert(var.get());

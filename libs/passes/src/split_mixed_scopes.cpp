@@ -71,8 +71,8 @@ Work WorkOf(const StmtPtr& stmt) {
 std::vector<const Var*> VarsDefined(const StmtPtr& stmt) {
   std::vector<const Var*> vars;
   if (const auto* assign = stmt->As<AssignStmt>()) vars.push_back(assign->var().get());
-  if (const auto* loop = stmt->As<ForStmt>())
-    for (const auto& var : loop->return_vars()) vars.push_back(var.get());
+  if (auto loop = AsLoop(*stmt))
+    for (const auto& var : loop->return_vars) vars.push_back(var.get());
   if (const auto* branch = stmt->As<IfStmt>())
     for (const auto& var : branch->return_vars()) vars.push_back(var.get());
   return vars;
@@ -85,7 +85,7 @@ std::vector<bool> CubeSlice(const std::vector<StmtPtr>& stmts, const std::vector
   std::vector<bool> cube(stmts.size(), false);
   std::unordered_set<const Var*> needed;
   for (size_t i = stmts.size(); i-- > 0;) {
-    const bool compound = stmts[i]->Is<ForStmt>() || stmts[i]->Is<IfStmt>();
+    const bool compound = AsLoop(*stmts[i]) || stmts[i]->Is<IfStmt>();
     if (!compound && !CallOf(stmts[i])) return {};
     if (compound && works[i].cube && works[i].vector) return {};
     const auto defined = VarsDefined(stmts[i]);

@@ -47,7 +47,7 @@ bool ReadsRetyped(const StmtPtr& stmt, const VarMap& map) {
 // The variables a statement defines for the statements after it.
 std::vector<VarPtr> DefinedVars(const Stmt& stmt) {
   if (const auto* assign = stmt.As<AssignStmt>()) return {assign->var()};
-  if (const auto* loop = stmt.As<ForStmt>()) return loop->return_vars();
+  if (auto loop = AsLoop(stmt)) return loop->return_vars;
   if (const auto* branch = stmt.As<IfStmt>()) return branch->return_vars();
   return {};
 }

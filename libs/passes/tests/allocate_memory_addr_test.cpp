@@ -89,8 +89,11 @@ enum class LoopBody {
   CopyOfLoad,      // u = x; yield u (a plain assignment of a tile loaded in the iteration)
 };
 
+// The loop of AccumulatingProgram: `for i in range(4)`, or `while k < 4` carrying k (from 0, + 1).
+enum class LoopForm { For, While };
+
 // acc = load(a); for i in range(4) carrying acc: x = load(a); <body>
-ir::ProgramPtr AccumulatingProgram(LoopBody kind) {
+ir::ProgramPtr AccumulatingProgram(LoopBody kind, LoopForm form = LoopForm::For) {
   using namespace ir;
   auto a = testing::Tensor("a", {16, 64}), c = testing::Tensor("c", {16, 64});
   auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
@@ -114,10 +117,20 @@ ir::ProgramPtr AccumulatingProgram(LoopBody kind) {
     auto mul = testing::Op("tile.mul", {carried, x}, Span{"k.py", 7, 9});
     loop_body.push_back(std::make_shared<AssignStmt>(testing::Local("extra", mul), mul, Span{"k.py", 7, 9}));
   }
-  loop_body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{yielded}));
-  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
-                                        std::make_shared<SeqStmts>(loop_body), std::vector<VarPtr>{result},
-                                        ForKind::Sequential);
+  StmtPtr loop;
+  if (form == LoopForm::For) {
+    loop_body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{yielded}));
+    loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), std::vector<IterArg>{{carried, init}},
+                                     std::make_shared<SeqStmts>(loop_body), std::vector<VarPtr>{result},
+                                     ForKind::Sequential);
+  } else {
+    auto k = std::make_shared<Var>("k", i->type()), k_result = std::make_shared<Var>("k_r", i->type());
+    loop_body.push_back(
+        std::make_shared<YieldStmt>(std::vector<ExprPtr>{yielded, *MakeBinary(BinaryOp::Add, k, index(1), {})}));
+    loop = std::make_shared<WhileStmt>(*MakeBinary(BinaryOp::Lt, k, index(4), {}),
+                                       std::vector<IterArg>{{carried, init}, {k, index(0)}},
+                                       std::make_shared<SeqStmts>(loop_body), std::vector<VarPtr>{result, k_result});
+  }
   auto store = testing::Op("tile.store", {result, testing::Ints({0, 0}), c});
   auto body = std::make_shared<SeqStmts>(
       std::vector<StmtPtr>{testing::Assign(init, load), loop, std::make_shared<EvalStmt>(store)});
@@ -144,6 +157,35 @@ TEST(AllocateMemoryAddr, LoopCarriedTileSharesOneBuffer) {
   auto body = ir::FlattenStmts(loop.body());
   EXPECT_EQ(memref(body[0]->As<ir::AssignStmt>()->var()), (ir::TileMemRef{4096, 4096}));  // x
   EXPECT_EQ(memref(body[1]->As<ir::AssignStmt>()->var()), shared);                     // next
+}
+
+// A while loop carries its tile in one buffer as a for loop does.
+TEST(AllocateMemoryAddr, WhileLoopCarriedTileSharesOneBuffer) {
+  PassManager manager({.verify = true});
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(AccumulatingProgram(LoopBody::Add, LoopForm::While), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  auto stmts = ir::FlattenStmts((*result)->Find("k")->body());
+  const auto& loop = *stmts[1]->As<ir::WhileStmt>();
+  auto memref = [](const ir::VarPtr& var) { return *var->type()->As<ir::TileType>()->memref(); };
+  const ir::TileMemRef shared{0, 4096};
+  EXPECT_EQ(memref(stmts[0]->As<ir::AssignStmt>()->var()), shared);
+  EXPECT_EQ(memref(loop.iter_args()[0].var), shared);
+  EXPECT_EQ(memref(loop.return_vars()[0]), shared);
+  auto body = ir::FlattenStmts(loop.body());
+  EXPECT_EQ(memref(body[0]->As<ir::AssignStmt>()->var()), (ir::TileMemRef{4096, 4096}));  // x
+  EXPECT_EQ(memref(body[1]->As<ir::AssignStmt>()->var()), shared);                     // next
+}
+
+TEST(AllocateMemoryAddr, ReadingAWhileCarriedTileAfterItsUpdateIsAnError) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(AccumulatingProgram(LoopBody::AddThenReadOld, LoopForm::While), PassContext{});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().str(),
+            "k.py:7:9: error: the loop-carried tile 'acc_i' is read after its next value 'next' is computed (line "
+            "6); both live in one buffer\n"
+            "  help: compute the carried value's next value after its last read");
 }
 
 // `u = x` yields a tile loaded in the iteration: u shares the carried buffer while x has its own, so

@@ -297,6 +297,7 @@ class Decoder {
     if (const auto* assign = stmt->As<ir::AssignStmt>()) return DecodeValue(assign->var(), assign->value(), *stmt);
     if (const auto* eval = stmt->As<ir::EvalStmt>()) return DecodeValue(nullptr, eval->expr(), *stmt);
     if (const auto* loop = stmt->As<ir::ForStmt>()) return DecodeFor(*loop);
+    if (const auto* loop = stmt->As<ir::WhileStmt>()) return DecodeWhile(*loop);
     if (const auto* branch = stmt->As<ir::IfStmt>()) return DecodeIf(*branch);
     if (const auto* yield = stmt->As<ir::YieldStmt>()) return DecodeYield(*yield);
     if (stmt->Is<ir::ReturnStmt>()) {
@@ -308,7 +309,7 @@ class Decoder {
       return {};
     }
     return Error(fmt::format("{}: kernel '{}': this statement kind is not supported by the simulator (only "
-                             "assignments, op calls, for loops and return)",
+                             "assignments, op calls, for and while loops, ifs and return)",
                              stmt->span().str(), Name()));
   }
 
@@ -351,7 +352,7 @@ class Decoder {
     values_[var.get()] = ScalarValue{Operand::Reg(info.var)};
     loop_scalars_.push_back(var.get());
 
-    if (auto ok = BindCarried(loop); !ok) return ok;
+    if (auto ok = BindCarried(*ir::AsLoop(loop)); !ok) return ok;
     Instr begin;
     begin.op = Opcode::LoopBegin;
     begin.loop = info;
@@ -378,14 +379,60 @@ class Decoder {
     return {};
   }
 
+  // `while c:` becomes: BranchIfZero(c) -> past the loop, the body, Jump back to the BranchIfZero.
+  // The scalar code computing c runs right before the BranchIfZero, so every jump back evaluates it
+  // again with the carried values the body yielded; their initial copies run once, before it.
+  pypto::expected<void, std::string> DecodeWhile(const ir::WhileStmt& loop) {
+    const std::string text = fmt::format("while {}", ir::PrintExpr(loop.condition()));
+    const ir::Span& span = loop.span();
+    source_ = InstrSource{text, span.str()};
+    span_ = &span;
+    if (!IsIntScalar(loop.condition()->type()))
+      return Fail(fmt::format("the condition is a {}; the simulator branches on integer and bool scalars",
+                              loop.condition()->type()->str()));
+    if (auto ok = BindCarried(*ir::AsLoop(loop)); !ok) return ok;
+    if (!pending_.empty()) {  // the initial copies, held by a Jump to the next instruction
+      Instr hold;
+      hold.op = Opcode::Jump;
+      const size_t index = Emit(hold);
+      kernel_.code[index].branch.target = static_cast<uint32_t>(index + 1);
+      source_ = InstrSource{text, span.str()};
+    }
+    // What the condition and the body compute is recomputed in every iteration.
+    const size_t computed_scope = computed_.size(), scalar_scope = loop_scalars_.size();
+    auto cond = Scalar(loop.condition());
+    if (!cond) return Error(cond.error());
+    Instr test;
+    test.op = Opcode::BranchIfZero;
+    test.branch.cond = *cond;
+    const size_t test_index = Emit(test);
+    ++loop_depth_;
+    flow_.push_back(&loop);
+    auto body = DecodeStmt(loop.body());
+    flow_.pop_back();
+    --loop_depth_;
+    if (!body) return body;
+    computed_.resize(computed_scope);
+    for (size_t v = scalar_scope; v < loop_scalars_.size(); ++v) values_.erase(loop_scalars_[v]);
+    loop_scalars_.resize(scalar_scope);
+    source_ = InstrSource{text, span.str()};
+    span_ = &span;
+    Instr back;  // the yield's copies run before it
+    back.op = Opcode::Jump;
+    back.branch.target = static_cast<uint32_t>(test_index);
+    Emit(back);
+    kernel_.code[test_index].branch.target = static_cast<uint32_t>(kernel_.code.size());
+    return {};
+  }
+
   // ---- loop-carried values and if/else ----
   // A carried tile, its yielded values and the loop's result share one buffer (AllocateMemoryAddr
   // places them so), so carrying it costs nothing at run time. A carried integer scalar lives in a
   // register of its own: set from the init value before the loop, from the yield before LoopEnd.
-  pypto::expected<void, std::string> BindCarried(const ir::ForStmt& loop) {
-    for (size_t i = 0; i < loop.iter_args().size(); ++i) {
-      const auto& iter_arg = loop.iter_args()[i];
-      const auto& result = loop.return_vars().at(i);
+  pypto::expected<void, std::string> BindCarried(const ir::LoopView& loop) {
+    for (size_t i = 0; i < loop.iter_args.size(); ++i) {
+      const auto& iter_arg = loop.iter_args[i];
+      const auto& result = loop.return_vars.at(i);
       if (iter_arg.var->type()->As<ir::TileType>()) {
         auto tile = SharedTile(*iter_arg.var, iter_arg.init);
         if (!tile) return Error(tile.error());
@@ -436,8 +483,8 @@ class Decoder {
     span_ = &yield.span();
     if (flow_.empty()) return Fail("pl.yield_ outside a loop or an if");
     std::vector<ir::VarPtr> targets;
-    if (const auto* loop = flow_.back()->As<ir::ForStmt>()) {
-      for (const auto& iter_arg : loop->iter_args()) targets.push_back(iter_arg.var);
+    if (auto loop = ir::AsLoop(*flow_.back())) {
+      for (const auto& iter_arg : loop->iter_args) targets.push_back(iter_arg.var);
     } else {
       targets = flow_.back()->As<ir::IfStmt>()->return_vars();
     }

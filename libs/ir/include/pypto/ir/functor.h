@@ -19,6 +19,7 @@ class IRVisitor {
   virtual void VisitTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
   virtual void VisitBinary(const std::shared_ptr<const BinaryExpr>& binary);
   virtual void VisitFor(const std::shared_ptr<const ForStmt>& stmt);
+  virtual void VisitWhile(const std::shared_ptr<const WhileStmt>& stmt);
   virtual void VisitIf(const std::shared_ptr<const IfStmt>& stmt);
   virtual void VisitYield(const std::shared_ptr<const YieldStmt>& stmt);
   virtual void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt);
@@ -42,6 +43,7 @@ class IRMutator {
   virtual ExprPtr MutateTupleLiteral(const std::shared_ptr<const TupleLiteral>& tuple);
   virtual ExprPtr MutateBinary(const std::shared_ptr<const BinaryExpr>& binary);
   virtual StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& stmt);
+  virtual StmtPtr MutateWhile(const std::shared_ptr<const WhileStmt>& stmt);
   virtual StmtPtr MutateIf(const std::shared_ptr<const IfStmt>& stmt);
   virtual StmtPtr MutateYield(const std::shared_ptr<const YieldStmt>& stmt);
   virtual StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt);

@@ -23,6 +23,7 @@ enum class NodeKind {
   SeqStmts,
   ReturnStmt,
   ForStmt,
+  WhileStmt,
   IfStmt,
   YieldStmt,
   InCoreScopeStmt,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,44 @@ class ForStmt final : public Stmt {
   std::vector<VarPtr> return_vars_;
   ForKind kind_;
 };
+
+// `while condition:` in a kernel. The condition reads the iter_args and is evaluated before each
+// iteration; the body ends with a YieldStmt of one value per iter_arg (the next iteration's values),
+// and `return_vars` hold the values for which the condition was false (the inits when it runs no
+// iteration). The DSL spells it `while cond:` or `for (a, b) in pl.while_(init_values=(x, y)):`
+// with `pl.cond(cond)` as the body's first statement.
+class WhileStmt final : public Stmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::WhileStmt;
+  WhileStmt(ExprPtr condition, std::vector<IterArg> iter_args, StmtPtr body, std::vector<VarPtr> return_vars,
+            Span span = {})
+      : Stmt(kKind, std::move(span)),
+        condition_(std::move(condition)),
+        iter_args_(std::move(iter_args)),
+        body_(std::move(body)),
+        return_vars_(std::move(return_vars)) {}
+  const ExprPtr& condition() const { return condition_; }
+  const std::vector<IterArg>& iter_args() const { return iter_args_; }
+  const StmtPtr& body() const { return body_; }
+  const std::vector<VarPtr>& return_vars() const { return return_vars_; }
+
+ private:
+  ExprPtr condition_;
+  std::vector<IterArg> iter_args_;
+  StmtPtr body_;
+  std::vector<VarPtr> return_vars_;
+};
+
+// What a ForStmt and a WhileStmt share: a body run repeatedly, the values it carries from one
+// iteration to the next and the values they end with. Passes that follow only carried values and
+// buffers treat both loops alike through it.
+struct LoopView {
+  const std::vector<IterArg>& iter_args;
+  const StmtPtr& body;
+  const std::vector<VarPtr>& return_vars;
+};
+// The loop `stmt` is; nullopt for any other statement.
+std::optional<LoopView> AsLoop(const Stmt& stmt);
 
 // `if condition: ... else: ...` on a scalar condition. When the branches produce values
 // (`return_vars`, the phis), each branch ends with a YieldStmt of one value per return var.

@@ -23,6 +23,7 @@ class TensorAliases {
 
  private:
   void Visit(const StmtPtr& stmt);
+  void VisitLoop(const LoopView& loop);
   const Var* RootOf(const ExprPtr& expr) const;
 
   std::unordered_map<const Var*, const Var*> root_;
