@@ -89,6 +89,18 @@ def jumps(x: pl.Tensor, y: pl.Out[pl.Tensor]):
 
 
 @pl.jit
+def countdown_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([16, 32], dtype=pl.FP32, value=0.0)
+        r = 48
+        while r >= 0:
+            acc = pl.add(acc, x[r : r + 16, :])
+            r = r - 16
+        y[0:16, :] = acc
+    return y
+
+
+@pl.jit
 def gemm(a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for kb in pl.range(K // K_TILE):
@@ -224,6 +236,8 @@ CASES = {
     "branches": (lambda: (_f32(64, 32), _f32(64, 32)), "a2a3sim", 1),
     # break/continue: integer scalars carried by scf.for and merged by scf.if.
     "jumps": (lambda: (_f32(64, 32), _f32(64, 32)), "a2a3sim", 1),
+    # A while loop: scf.while carrying an integer scalar, a tile updated in its buffer.
+    "countdown_rows": (lambda: (_f32(64, 32), _f32(16, 32)), "a2a3sim", 1),
     "gemm": (lambda: (_f32(32, 128), _f32(128, 48), _f32(32, 48)), "a2a3sim", 1),
     "reductions": (lambda: (_f32(64, 64), _f32(1, 64), _f32(64, 64)), "a2a3sim", 1),
     # Tile slices (pto.textract) exist on a5 only.
