@@ -71,14 +71,16 @@ def test_the_table_gives_each_program_its_verdict(tmp_path):
     )
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in done.stdout.splitlines() if line.startswith("| A")}
-    assert rows["A1"][:2] == ["demo:ok.py --ignored-arg", "PASS"]
-    assert rows["A2"][1] == "FAIL" and "AssertionError: arithmetic" in rows["A2"][3]
-    assert rows["A3"][1] == "ERROR" and rows["A3"][3] == "RuntimeError: boom"
-    assert rows["A4"][1] == "ERROR" and rows["A4"][3] == "time limit of 15s reached"
-    assert rows["A5"][1] == "PASS", rows["A5"]
-    assert rows["A6"][1] == "FAIL", rows["A6"]
-    assert rows["A7"][1] == "ERROR" and "no checkout given for repository 'other'" in rows["A7"][3]
+    # Columns: program, verdict, cases (a pytest file's passing/run cases), seconds, first error.
+    assert rows["A1"][:3] == ["demo:ok.py --ignored-arg", "PASS", ""]
+    assert rows["A2"][1] == "FAIL" and "AssertionError: arithmetic" in rows["A2"][4]
+    assert rows["A3"][1] == "ERROR" and rows["A3"][4] == "RuntimeError: boom"
+    assert rows["A4"][1] == "ERROR" and rows["A4"][4] == "time limit of 15s reached"
+    assert rows["A5"][1:3] == ["PASS", "1/1"], rows["A5"]
+    assert rows["A6"][1:3] == ["FAIL", "0/1"], rows["A6"]
+    assert rows["A7"][1] == "ERROR" and "no checkout given for repository 'other'" in rows["A7"][4]
     assert "2/7 passed on a2a3sim" in done.stdout
+    assert "1/2 test cases passed" in done.stdout
     assert done.returncode == 1
 
 

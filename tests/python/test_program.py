@@ -204,3 +204,60 @@ def test_assigning_two_results_to_three_names_is_an_error(tmp_path):
         _import(tmp_path, "three_names", HEADER + TWO_OUTPUTS.replace("{assign}", "a, b, c"))
     assert info.value.message == "k() returns 2 tensors through 2 output parameters, assigned to 3 names"
     assert info.value.location.endswith("three_names.py:14:9")
+
+
+# `buf = self.k(x, o0, buf)` in an orchestration loop: k returns its output parameter, so each call
+# updates `buf` in place and the loop carries nothing. `buf` is created afresh in each iteration of
+# the outer loop, before anything reads it.
+IN_PLACE_CALLS = '''@pl.program
+class InPlaceCalls:
+    @pl.function(type=pl.FunctionType.InCore)
+    def zero(self, acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for zi in pl.range(4):
+            acc = pl.assemble(acc, pl.full([16, 16], dtype=pl.FP32, value=0.0), [0, zi * 16])
+        return acc
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[16, 64], pl.FP32], o0: pl.Scalar[pl.INDEX], acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, o0], [16, 16])
+        acc = pl.store(pl.mul(t, 2.0), [0, o0], acc)
+        return acc
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_into(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        a: pl.Tile[[16, 64], pl.FP32] = pl.load(x, [0, 0], [16, 64])
+        b: pl.Tile[[16, 64], pl.FP32] = pl.load(out, [0, 0], [16, 64])
+        out = pl.store(pl.add(a, b), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for b in pl.range(2):
+            buf = pl.create_tensor([16, 64], dtype=pl.FP32)
+            buf = self.zero(buf)
+            for ob in pl.range(4):
+                buf = self.scale(x, ob * 16, buf)
+            out = self.add_into(buf, out)
+        {after}
+        return out
+'''
+
+
+def test_orchestration_loops_whose_calls_update_a_tensor_in_place(tmp_path):
+    module, _ = _import(tmp_path, "in_place_calls", HEADER + IN_PLACE_CALLS.replace("{after}", ""))
+    compiled = pypto.ir.compile(module.InPlaceCalls, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    x, out = torch.randn(16, 64), torch.ones(16, 64)
+    compiled(x, out)
+    torch.testing.assert_close(out, 1.0 + 2 * (2.0 * x))
+
+
+def test_a_tensor_rebound_in_each_iteration_has_no_value_after_the_loop(tmp_path):
+    with pytest.raises(UndefinedVariableError) as info:
+        source = IN_PLACE_CALLS.replace("{after}", "out = self.add_into(buf, out)").replace(
+            "        for b in pl.range(2):", "        buf = pl.create_tensor([16, 64], dtype=pl.FP32)\n        for b in pl.range(2):")
+        _import(tmp_path, "rebound_read", HEADER + source)
+    assert info.value.message == (
+        "'buf' is reassigned in each iteration of the orchestration loop at line 27, so it has no single value "
+        "after the loop"
+    )
+    assert info.value.location.endswith("rebound_read.py:33:29")

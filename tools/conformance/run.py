@@ -55,6 +55,7 @@ class Outcome:
     first_error: str
     output: str = ""
     modules: int = 0  # generic modules mlir-opt parsed (--mlir-opt)
+    cases: str = ""  # a pytest file's "passed/run" cases (pytest convention)
     dumps: int = 0  # build directories with a complete pass dump (--dump-passes)
 
 
@@ -97,7 +98,9 @@ def environment_for(entry: Entry, root: Path) -> dict:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
         env.update(_GOLDEN_ENV)
     elif entry.convention == "pytest":
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_HERE / "st_host"), env.get("PYTHONPATH")]))
+        # System tests import the repository's examples (`from examples.models.paged_attention import
+        # ...`), as they do when pytest runs from the repository root.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_HERE / "st_host"), str(root), env.get("PYTHONPATH")]))
     return env
 
 
@@ -108,6 +111,18 @@ def first_error(output: str) -> str:
         if re.match(r"^(E\s+)?[\w.]*(Error|Exception)\b", line):
             return line[:200]
     return lines[-1][:200] if lines else ""
+
+
+def cases_of(output: str) -> str:
+    """"passed/run" from pytest's summary line ("3 failed, 13 passed, 2 skipped in 1.6s"), where skipped
+    and deselected cases are not run; "" when there is no summary."""
+    summary = next((line for line in reversed(output.splitlines()) if re.search(r"\d+ \w+.* in [\d.]+s", line)),
+                   "")
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?)", summary)}
+    if not counts:
+        return ""
+    ran = sum(counts.values())
+    return f"{counts.get('passed', 0)}/{ran}"
 
 
 def verdict_for(returncode: int, output: str) -> str:
@@ -188,6 +203,8 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
         output = done.stdout
         verdict = verdict_for(done.returncode, output)
         outcome = Outcome(verdict, seconds, "" if verdict == "PASS" else first_error(output), output)
+        if entry.convention == "pytest":
+            outcome.cases = cases_of(output)
         if mlir_opt:
             outcome.modules, rejection, report = check_modules(Path(scratch), mlir_opt)
             if rejection:
@@ -243,15 +260,22 @@ def main(argv=None) -> int:
             (args.log_dir / f"{entry.ident}.log").write_text(outcome.output)
         modules = f"  (mlir-opt: {outcome.modules} modules)" if mlir_opt else ""
         modules += f"  (pass dumps: {outcome.dumps} builds)" if args.dump_passes else ""
-        print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}{modules}", file=sys.stderr,
-              flush=True)
+        cases = f"  ({outcome.cases} cases)" if outcome.cases else ""
+        print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}{cases}{modules}",
+              file=sys.stderr, flush=True)
 
-    print(f"| id | program | verdict | seconds | first error |\n|---|---|---|---|---|")
+    with_cases = any(outcome.cases for _, _, outcome in rows)
+    print("| id | program | verdict |" + (" cases |" if with_cases else "") + " seconds | first error |")
+    print("|---|---|---|" + ("---|" if with_cases else "") + "---|---|")
     for ident, label, outcome in rows:
         error = outcome.first_error.replace("|", "\\|")
-        print(f"| {ident} | {label} | {outcome.verdict} | {outcome.seconds:.1f} | {error} |")
+        cases = f" {outcome.cases} |" if with_cases else ""
+        print(f"| {ident} | {label} | {outcome.verdict} |{cases} {outcome.seconds:.1f} | {error} |")
     passed = sum(1 for _, _, outcome in rows if outcome.verdict == "PASS")
     print(f"\n{passed}/{len(rows)} passed on {args.platform}")
+    if with_cases:
+        counted = [outcome.cases.split("/") for _, _, outcome in rows if outcome.cases]
+        print(f"{sum(int(p) for p, _ in counted)}/{sum(int(r) for _, r in counted)} test cases passed")
     if mlir_opt:
         # A program that wrote no module (a hand-written kernel, a failure before compiling) has none rejected.
         parsed = sum(1 for _, _, outcome in rows if not outcome.first_error.startswith("mlir-opt rejects"))

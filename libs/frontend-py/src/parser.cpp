@@ -362,12 +362,42 @@ class FunctionParser {
       if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
     auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
+    RecordReturnedArg(*var, **value);
     env_[name] = var;
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
     RecordScalar(var, *value);
     if (IsCreation(**value)) placeholders_.insert(var->id());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // `out = self.k(x, out)`: a function of the program returns its output parameter, so the result is
+  // the very tensor passed for it (when the function has one output of the result's type). An
+  // orchestration loop doing this updates `out` in place, as one whose kernel scope stores into it.
+  void RecordReturnedArg(const ir::Var& result, const ir::Expr& value) {
+    const auto* call = value.As<ir::Call>();
+    if (!call || call->is_op_call() || !program_.methods || !result.type()->As<ir::TensorType>()) return;
+    auto callee = program_.methods->find(call->callee());
+    if (callee == program_.methods->end()) return;
+    const ir::Var* returned = nullptr;
+    for (size_t i = 0; i < callee->second.directions.size() && i < call->args().size(); ++i) {
+      if (callee->second.directions[i] == ir::ParamDirection::In) continue;
+      const auto* arg = call->args()[i]->As<ir::Var>();
+      if (returned || !arg || !arg->type()->equals(*result.type())) return;  // not exactly one such output
+      returned = arg;
+    }
+    if (returned) returned_args_[&result] = returned;
+  }
+
+  // Whether `value` is `tensor` updated in place: through stores (`aliases`) and through calls that
+  // return the tensor passed to them.
+  bool IsInPlaceUpdateOf(const ir::Var* value, const ir::Var* tensor, const ir::TensorAliases& aliases) const {
+    for (const ir::Var* var = aliases.Root(value);; var = aliases.Root(var)) {
+      if (var == tensor) return true;
+      auto it = returned_args_.find(var);
+      if (it == returned_args_.end()) return false;
+      var = it->second;
+    }
   }
 
   // A tile annotation that spells no valid region (`t: pl.Tile[[m, n], dt] = pl.load(...,
@@ -1519,18 +1549,30 @@ class FunctionParser {
     auto body = ParseBlock(stmt.attr("body"));
     if (!body) return pypto::unexpected(body.error());
     std::optional<ir::TensorAliases> aliases;
+    std::vector<std::string> rebound;
     for (const auto& [var_name, var] : outer) {
       auto it = env_.find(var_name);
       if (var_name == header.loop_var->name_hint() || it == env_.end() || it->second == var) continue;
       if (!aliases) aliases.emplace(*body);
-      if (aliases->Root(it->second.get()) != var.get())
-        return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
-                                     "kernels (pl.at scopes) only",
-                                     var_name),
-                         it->second->span());
+      if (IsInPlaceUpdateOf(it->second.get(), var.get(), *aliases)) continue;
+      // Rebound before the body reads it (`buf = pl.create_tensor(...)` first thing in each
+      // iteration): nothing crosses iterations; after the loop the name has no single value.
+      if (!Reads(ir::FlattenStmts(*body), var.get())) {
+        rebound.push_back(var_name);
+        continue;
+      }
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
+                                   "kernels (pl.at scopes) only",
+                                   var_name),
+                       it->second->span());
     }
     env_ = std::move(outer);
+    for (const auto& name : rebound)
+      MarkUnavailable(name, Unavailable(fmt::format("'{}' is reassigned in each iteration of the orchestration loop "
+                                                    "at line {}, so it has no single value after the loop",
+                                                    name, header.span.line),
+                                        "give the loop's value a name of its own"));
     return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, *body,
                                                      header.kind, header.span));
   }
@@ -2714,6 +2756,14 @@ class FunctionParser {
         return MakeError(DiagnosticKind::Syntax, "**kwargs are not supported in op calls", map_.SpanOf(keyword));
       // `name=None` leaves an optional argument out, as Python's default does (gm_workspace=None).
       if (IsNode(keyword.attr("value"), "Constant") && keyword.attr("value").attr("value").is_none()) continue;
+      // `atomic=pl.AtomicType.Add` (pl.store): the op's "add" attribute; AtomicType.None_ leaves it out.
+      if (keyword.attr("arg").cast<std::string>() == "atomic") {
+        auto atomic = AtomicKeyword(name, keyword.attr("value"));
+        if (!atomic) return pypto::unexpected(atomic.error());
+        if (!*atomic) continue;
+        keywords.emplace_back("atomic", ArgValue(ir::OpAttr(std::string("add"))), keyword.attr("value"));
+        continue;
+      }
       auto value = ParseArgValue(keyword.attr("value"));
       if (!value) return pypto::unexpected(value.error());
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
@@ -3329,6 +3379,8 @@ class FunctionParser {
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
   std::vector<py::object> synthetic_nodes_;  // rewritten ifs and loops (boolean conditions, jumps), kept alive while parsed
   int break_flags_ = 0;                      // numbers the flags of loops that break
+  // Call results that are the tensor passed for the callee's output (RecordReturnedArg).
+  std::unordered_map<const ir::Var*, const ir::Var*> returned_args_;
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
