@@ -203,6 +203,14 @@ def badly_atomic(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32]
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.assemble(out, pl.load(x, [0, 0], [64, 32]), [0, 0], atomic=pl.AtomicType.Max)
     return out
+
+
+@pl.jit
+def atomically_stored(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    for part in pl.parallel(0, 4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.load(x, [part * 16, 0], [16, 32]), [0, 0], out, atomic=pl.AtomicType.Add)
+    return out
 '''
 
 
@@ -222,6 +230,13 @@ def test_an_atomic_assemble_adds_into_the_tensor(write_kernel):
     lowered = module.atomically.lower(x, out)
     kernels = [f for f in lowered.functions.values() if f.function_type == "AIV"]
     assert [p["direction"] for p in kernels[1].params if p["name"] == "out"] == ["InOut"]
+
+
+def test_an_atomic_store_adds_into_the_tensor(write_kernel):
+    module, _ = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(64, 32), torch.ones(16, 32)
+    module.atomically_stored(x, out)
+    torch.testing.assert_close(out, 1 + x.reshape(4, 16, 32).sum(dim=0))
 
 
 def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):

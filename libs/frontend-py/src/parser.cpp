@@ -2757,7 +2757,8 @@ class FunctionParser {
       // `name=None` leaves an optional argument out, as Python's default does (gm_workspace=None).
       if (IsNode(keyword.attr("value"), "Constant") && keyword.attr("value").attr("value").is_none()) continue;
       // `atomic=pl.AtomicType.Add` (pl.store): the op's "add" attribute; AtomicType.None_ leaves it out.
-      if (keyword.attr("arg").cast<std::string>() == "atomic") {
+      if (keyword.attr("arg").cast<std::string>() == "atomic" &&
+          DottedName(keyword.attr("value")).starts_with("pl.AtomicType.")) {
         auto atomic = AtomicKeyword(name, keyword.attr("value"));
         if (!atomic) return pypto::unexpected(atomic.error());
         if (!*atomic) continue;
