@@ -261,3 +261,29 @@ def test_a_tensor_rebound_in_each_iteration_has_no_value_after_the_loop(tmp_path
         "after the loop"
     )
     assert info.value.location.endswith("rebound_read.py:33:29")
+
+
+# Ops on whole tensors inside an InCore function compute on tiles; a `pl.Tensor` annotation of
+# their result names the tensor the tile holds.
+WHOLE_TENSOR_OPS = '''@pl.program
+class WholeTensorOps:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 32], pl.FP32], v: pl.Tensor[[16, 1], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        result: pl.Tensor[[16, 32], pl.FP32] = pl.row_expand_max(a, v)
+        return pl.assemble(out, result, [0, 0])
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], v: pl.Tensor[[16, 1], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        out = self.kernel(a, v, out)
+        return out
+'''
+
+
+def test_a_tensor_annotation_of_a_whole_tensor_op_in_a_kernel(tmp_path):
+    module, _ = _import(tmp_path, "whole_tensor_ops", HEADER + WHOLE_TENSOR_OPS)
+    text = str(module.WholeTensorOps)
+    assert "result: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.row_expand_max(" in text
+    compiled = pypto.ir.compile(module.WholeTensorOps, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    a, v, out = torch.randn(16, 32), torch.randn(16, 1), torch.zeros(16, 32)
+    compiled(a, v, out)
+    torch.testing.assert_close(out, torch.maximum(a, v.expand(16, 32)))

@@ -352,6 +352,9 @@ class FunctionParser {
       // the tile's memref once memory is allocated); the value must agree with it.
       auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
+      // In a kernel, an op on whole tensors (`r: pl.Tensor[[M, N], pl.FP32] = pl.row_expand_max(a, v)`)
+      // computes on tiles: the annotation names the tensor the tile holds, and the tile is the value.
+      if (kernel_depth_ > 0 && TensorAnnotationOfTile(**declared, *(*value)->type())) declared = (*value)->type();
       if (!Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
@@ -398,6 +401,12 @@ class FunctionParser {
       if (it == returned_args_.end()) return false;
       var = it->second;
     }
+  }
+
+  static bool TensorAnnotationOfTile(const ir::Type& declared, const ir::Type& value) {
+    const auto* tensor = declared.As<ir::TensorType>();
+    const auto* tile = value.As<ir::TileType>();
+    return tensor && tile && tensor->shape() == tile->shape() && tensor->dtype() == tile->dtype();
   }
 
   // A tile annotation that spells no valid region (`t: pl.Tile[[m, n], dt] = pl.load(...,
