@@ -90,6 +90,19 @@ def test_poisoned_outputs_expose_unwritten_elements(kernels):
     assert tolerant.passed, tolerant.error
 
 
+def test_unchecked_outputs_are_not_compared(kernels):
+    def golden_without_y(values):
+        pass  # y is scratch space here: the reference leaves it at its initial value
+
+    assert not run(kernels.scale_add, _specs(), golden_without_y).passed
+    result = run(kernels.scale_add, _specs(), golden_without_y, unchecked=["y"])
+    assert result.passed, result.error
+    assert list(result.outputs) == []
+    assert "unchecked names ['z'], which are not parameters" in run(
+        kernels.scale_add, _specs(), golden_without_y, unchecked=["z"]
+    ).error
+
+
 def test_compare_must_name_outputs(kernels):
     result = run(kernels.scale_add, _specs(), _golden, compare={"x": allclose()})
     assert "compare names ['x'], which are not outputs of the program (['y'])" in result.error

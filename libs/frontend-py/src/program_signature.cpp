@@ -33,7 +33,8 @@ ir::Result<ir::FunctionType> ReadFunctionType(py::handle node, const SourceMap& 
                    fmt::format("function types: pl.FunctionType.{{{}}}", fmt::join(names, ", ")));
 }
 
-// `attrs={"key": value}` of @pl.function: bool, int and str literals.
+// `attrs={"key": value}` of @pl.function: bool, int and str literals, and a split mode
+// (`pl.SplitMode.UP_DOWN`), kept as its name.
 ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle node, const SourceMap& map) {
   if (!IsNode(node, "Dict"))
     return MakeError(DiagnosticKind::Syntax, "attrs= takes a dict literal", map.SpanOf(node));
@@ -55,7 +56,12 @@ ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle no
       literal = value.attr("operand");
     }
     py::handle v = IsNode(literal, "Constant") ? literal.attr("value") : py::handle();
-    if (v && py::isinstance<py::bool_>(v) && !negative) {
+    const std::string dotted = DottedName(value);
+    static const std::set<std::string> kSplitModes = {"pl.SplitMode.NONE", "pl.SplitMode.UP_DOWN",
+                                                      "pl.SplitMode.LEFT_RIGHT"};
+    if (kSplitModes.contains(dotted)) {
+      attrs[name] = dotted.substr(std::string_view("pl.SplitMode.").size());
+    } else if (v && py::isinstance<py::bool_>(v) && !negative) {
       attrs[name] = v.cast<bool>();
     } else if (v && py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) {
       attrs[name] = negative ? -v.cast<int64_t>() : v.cast<int64_t>();
@@ -63,7 +69,9 @@ ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle no
       attrs[name] = v.cast<std::string>();
     } else {
       return MakeError(DiagnosticKind::Type,
-                       fmt::format("function attribute '{}' must be a bool, int or str literal", name),
+                       fmt::format("function attribute '{}' must be a bool, int or str literal, or a "
+                                   "pl.SplitMode",
+                                   name),
                        map.SpanOf(value));
     }
   }

@@ -51,6 +51,16 @@ class MemorySpace(enum.IntEnum):
 Mem = MemorySpace
 
 
+class SplitMode(enum.IntEnum):
+    """How a mixed kernel's work is halved between its two vector cores (``pl.split(...)``, or
+    ``attrs={"split": pl.SplitMode.UP_DOWN}`` on an InCore function): not at all, by rows, or by
+    columns. It changes how the device overlaps the cube and vector work, not what is computed."""
+
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
 class MaskPattern(enum.IntEnum):
     """Lanes the mask form of ``pl.gather`` keeps (``pl.tile.MaskPattern.P0101``), read right to
     left: P0101 keeps the even lanes, P1010 the odd ones, P0001..P1000 one lane of every four, P1111

@@ -31,7 +31,8 @@ class _Failure(Exception):
 
 def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform: Optional[str] = None,
         rtol: float = 1e-5, atol: float = 1e-5, compare: Optional[dict] = None, poison_outputs: bool = False,
-        compile_options: Optional[dict] = None, seed: Optional[int] = None, compile_only: bool = False) -> RunResult:
+        compile_options: Optional[dict] = None, seed: Optional[int] = None, compile_only: bool = False,
+        unchecked: Sequence[str] = ()) -> RunResult:
     """Runs ``program`` (a ``@pl.jit`` function or a ``@pl.program``) once and checks its outputs.
 
     ``specs`` has one ``TensorSpec``/``ScalarSpec`` per parameter, in parameter order. ``golden(values)``
@@ -41,7 +42,9 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
     ``poison_outputs`` fills pure outputs with NaN before the run, so that elements the program never
     writes show up (see ``allclose(nan_ok=True)`` for outputs written only where the data says so).
     ``compile_only`` stops after compiling, which on a simulator includes building the hand-written
-    kernels, so their compile errors surface without a run.
+    kernels, so their compile errors surface without a run. ``unchecked`` names tensors the program
+    may write as scratch space (a workspace between its kernels): whatever they hold afterwards is not
+    compared.
     """
     import torch
 
@@ -54,6 +57,10 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
             compiled = _compile(program, specs, platform, compile_options or {})
             work_dir = Path(compiled.output_dir)
             outputs = _check_specs(specs, compiled.parameters)
+            unknown = sorted(set(unchecked) - {s.name for s in specs})
+            if unknown:
+                raise _Failure(f"unchecked names {unknown}, which are not parameters of the program")
+            outputs = {name: param for name, param in outputs.items() if name not in unchecked}
         if compile_only:
             return _finish(RunResult(True, None, work_dir), start)
         with _stage("generate inputs"):
