@@ -287,3 +287,11 @@ def test_a_tensor_annotation_of_a_whole_tensor_op_in_a_kernel(tmp_path):
     a, v, out = torch.randn(16, 32), torch.randn(16, 1), torch.zeros(16, 32)
     compiled(a, v, out)
     torch.testing.assert_close(out, torch.maximum(a, v.expand(16, 32)))
+
+
+def test_a_split_mode_attribute_is_kept_by_name(tmp_path):
+    source = SCALE.replace("@pl.function(type=pl.FunctionType.InCore)",
+                           '@pl.function(type=pl.FunctionType.InCore, attrs={"split": pl.SplitMode.UP_DOWN})')
+    module, _ = _import(tmp_path, "split_attr", HEADER + "ROWS = 32\nFACTOR = 0.5\n\n\n" + source)
+    assert '@pl.function(type=pl.FunctionType.InCore, attrs={"split": "UP_DOWN"})' in str(module.Scale)
+    assert int(pl.SplitMode.LEFT_RIGHT) == 2
