@@ -195,6 +195,29 @@ def test_a_task_id_carried_across_iterations_chains_them(write_dsl):
     assert str(_reparsed(write_dsl, str(lowered), lowered.name)) == str(lowered)
 
 
+# Upstream's spelling of the same chain: the TaskId starts as None, and `as prev` rebinds it.
+@pl.jit
+def chained_as(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    prev = None
+    for i in pl.range(4):
+        r = i * 16
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="step", deps=[prev]) as prev:
+            y[r : r + 16, :] = pl.add(x[r : r + 16, :], 1.0)
+    return y
+
+
+def test_a_task_id_from_none_rebound_by_as_chains_the_iterations():
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = chained_as.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
+    compiled(x, y)
+    torch.testing.assert_close(y, x + 1.0)
+    tasks = sorted(_tasks(compiled), key=lambda t: int(t["task_id"], 16))
+    assert len(tasks) == 4
+    for before, after in zip(tasks, tasks[1:]):
+        assert after["start_ns"] >= before["end_ns"]
+    assert "    prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n" in str(chained_as.lower(x, y))
+
+
 def test_an_orchestration_loop_carries_task_ids_only(write_dsl):
     module, _ = write_dsl(
         "carry_scalar",

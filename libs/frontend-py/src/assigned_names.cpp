@@ -50,6 +50,10 @@ void Collect(py::handle statements, std::vector<std::string>& names, bool subscr
       Collect(stmt.attr("body"), names, subscripts);
       Collect(stmt.attr("orelse"), names, subscripts);
     } else if (IsNode(stmt, "With")) {
+      // `with pl.at(...) as tid:` binds the scope's TaskId.
+      if (!subscripts)
+        for (auto item : stmt.attr("items"))
+          if (!item.attr("optional_vars").is_none()) AddTarget(item.attr("optional_vars"), names);
       Collect(stmt.attr("body"), names, subscripts);
     }
   }

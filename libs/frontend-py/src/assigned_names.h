@@ -9,8 +9,9 @@
 
 namespace pypto::frontend {
 
-// Names bound by `name = ...` / `name: T = ...` (and tuple targets) anywhere in `statements`, in
-// order of first assignment. Loop variables are not included: a loop's variable is its own.
+// Names bound by `name = ...` / `name: T = ...` (and tuple targets) or `with ... as name:` anywhere in
+// `statements`, in order of first assignment. Loop variables are not included: a loop's variable is
+// its own.
 std::vector<std::string> AssignedNames(py::handle statements);
 
 // Names whose element is assigned, `name[i] = ...`, anywhere in `statements`, in order of first

@@ -1559,23 +1559,29 @@ class FunctionParser {
     if (!body) return pypto::unexpected(body.error());
     std::optional<ir::TensorAliases> aliases;
     std::vector<std::string> rebound;
+    const ir::Var* carried = nullptr;  // the value the loop would carry, a non-TaskId one first
     for (const auto& [var_name, var] : outer) {
       auto it = env_.find(var_name);
       if (var_name == header.loop_var->name_hint() || it == env_.end() || it->second == var) continue;
       if (!aliases) aliases.emplace(*body);
       if (IsInPlaceUpdateOf(it->second.get(), var.get(), *aliases)) continue;
-      // Rebound before the body reads it (`buf = pl.create_tensor(...)` first thing in each
-      // iteration): nothing crosses iterations; after the loop the name has no single value.
-      if (!Reads(ir::FlattenStmts(*body), var.get())) {
+      // A tensor rebound before the body reads it (`buf = pl.create_tensor(...)` first thing in each
+      // iteration): nothing crosses iterations; after the loop the name has no single value. (Not a
+      // scalar: a constant one is read as its value, so the body may use it without reading it.)
+      if (var->type()->As<ir::TensorType>() && !Reads(ir::FlattenStmts(*body), var.get())) {
         rebound.push_back(var_name);
         continue;
       }
+      const bool task_id = ir::IsTaskId(*var->type()) || ir::IsTaskIdArray(*var->type());
+      if (!carried || (!task_id && (ir::IsTaskId(*carried->type()) || ir::IsTaskIdArray(*carried->type()))))
+        carried = it->second.get();
+    }
+    if (carried)
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
                                    "kernels (pl.at scopes) only",
-                                   var_name),
-                       it->second->span());
-    }
+                                   carried->name_hint()),
+                       carried->span());
     env_ = std::move(outer);
     for (const auto& name : rebound)
       MarkUnavailable(name, Unavailable(fmt::format("'{}' is reassigned in each iteration of the orchestration loop "
@@ -1916,7 +1922,7 @@ class FunctionParser {
       auto value = env_.find(carried[i]);
       if (value == env_.end() || !iter_args[i].var->type()->As<ir::TensorType>()) continue;
       if (!aliases) aliases.emplace(*body);
-      if (aliases->Root(value->second.get()) != iter_args[i].var.get()) continue;
+      if (!IsInPlaceUpdateOf(value->second.get(), iter_args[i].var.get(), *aliases)) continue;
       in_place[i] = true;
       uncarried[iter_args[i].var.get()] = outer.at(carried[i]);
     }
@@ -2686,6 +2692,13 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::ConstInt>(value.cast<int64_t>(), ir::DataType::INDEX, span));
     if (py::isinstance<py::float_>(value))
       return ir::ExprPtr(std::make_shared<ir::ConstFloat>(value.cast<double>(), ir::DataType::FP32, span));
+    // `prev = None` in orchestration code: a TaskId naming no task (pl.system.task_invalid()), which
+    // a `deps=[prev]` before the first launch waits for as nothing.
+    if (value.is_none() && kernel_depth_ == 0) {
+      auto invalid = ir::OpRegistry::Get().CreateCall("system.task_invalid", {}, {}, span);
+      if (!invalid) return pypto::unexpected(invalid.error());
+      return ir::ExprPtr(*invalid);
+    }
     return MakeError(DiagnosticKind::Type, "only int, float and bool constants are supported", span);
   }
 
