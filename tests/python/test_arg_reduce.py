@@ -170,3 +170,54 @@ def test_a_scratch_tile_unlike_the_operand_is_refused(kernels):
     assert ("the scratch tile of tile.col_argmax must be a [16, 16] FP32 tile like its operand, got "
             "pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec]") in message
     assert f"arg_reduce_kernels.py:{line_of('pl.tile.col_argmax(t, tmp)')}:" in message
+
+
+PROGRAM = '''import pypto.language as pl
+
+
+@pl.program
+class TensorArgmax:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[32, 64], pl.FP32],
+               out: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        r: pl.Tensor[[32, 1], RESULT_DTYPE] = pl.row_argmax(a)
+        return pl.assemble(out, r, [0, 0])
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orchestrator(self, a: pl.Tensor[[32, 64], pl.FP32],
+                     out: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        return self.kernel(a, out)
+'''
+
+
+def import_program(tmp_path, name, source):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_kernel_names_the_index_tile_of_whole_tensors_a_tensor(tmp_path):
+    # Upstream's tensor-level spelling: inside an InCore function pl.row_argmax(a) of a whole tensor
+    # loads it and computes a tile, which a pl.Tensor annotation of its shape and dtype may name.
+    import pypto.ir
+
+    module = import_program(tmp_path, "tensor_argmax", PROGRAM.replace("RESULT_DTYPE", "pl.INT32"))
+    compiled = pypto.ir.compile(module.TensorArgmax, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    a = torch.randn(32, 64)
+    out = torch.full((32, 1), -1, dtype=torch.int32)
+    compiled(a, out)
+    assert torch.equal(out, a.argmax(dim=1, keepdim=True).int())
+
+
+def test_a_tensor_annotation_of_another_dtype_is_refused(tmp_path):
+    with pytest.raises(ParserTypeError) as info:
+        import_program(tmp_path, "tensor_argmax_fp32", PROGRAM.replace("RESULT_DTYPE", "pl.FP32"))
+    message = str(info.value)
+    assert ("'r' is declared pl.Tensor[[32, 1], pl.FP32] but the value assigned is pl.Tile[[32, 1], pl.INT32, "
+            "pl.Mem.Vec]") in message
+    assert "tensor_argmax_fp32.py:9:12" in message

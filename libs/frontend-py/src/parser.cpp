@@ -352,12 +352,13 @@ class FunctionParser {
       // the tile's memref once memory is allocated); the value must agree with it.
       auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
-      if (!Assignable(*declared, (*value)->type()))
+      const bool computed_tile = TileStandsForTensor(*declared, (*value)->type());
+      if (!computed_tile && !Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
                                      (*value)->type()->str()),
                          map_.SpanOf(stmt.attr("annotation")));
-      declared_type = WithValidShapeOf(*declared, (*value)->type());
+      declared_type = computed_tile ? (*value)->type() : WithValidShapeOf(*declared, (*value)->type());
     } else if (annotated)
       if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
