@@ -182,7 +182,7 @@ def swapped(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP
     t = pl.create_tensor([16, 32], dtype=pl.FP32)
     for i in pl.range(2):
         with pl.at(level=pl.Level.CORE_GROUP):
-            t = pl.assemble(y, pl.exp(x[i * 8 : (i + 1) * 8, :]), [i * 8, 0])
+            t = pl.assemble(y, pl.exp(t[i * 8 : (i + 1) * 8, :]), [i * 8, 0])
     return y
 '''
 

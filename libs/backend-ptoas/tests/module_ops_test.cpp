@@ -8,6 +8,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <tuple>
 
 #include "kernel_builder.h"
 #include "kernel_plan.h"
@@ -233,6 +234,23 @@ TEST(EmitModuleOps, Reductions) {
   }
   EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.col_sum", {v.t, v.u}, {}); }, "pto.tcolsum"),
             "pto.tcolsum ins(%t, %u {isBinary = true} : " + kV + ", " + kV + ") outs(%r : " + cv + ")");
+}
+
+// The index-of-extremum reductions read the tile and a scratch tile of its shape into INT32
+// indices: a column-major [16, 1] for the row forms, a row-major [1, 64] for the column forms.
+TEST(EmitModuleOps, ArgReductions) {
+  const std::string rv = Vec(16, 1, "i32"), cv = Vec(1, 64, "i32");
+  for (auto [op, pto, out] : {std::tuple{"tile.row_argmax", "pto.trowargmax", rv},
+                              {"tile.row_argmin", "pto.trowargmin", rv},
+                              {"tile.col_argmax", "pto.tcolargmax", cv},
+                              {"tile.col_argmin", "pto.tcolargmin", cv}}) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u}, {}); };
+    EXPECT_EQ(OpLine(make, pto), std::string(pto) + " ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + out + ")");
+  }
+  const std::string hv = Vec(16, 64, "f16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.row_argmin", {v.t, v.u}, {}); }, "pto.trowargmin",
+                   DataType::FP16),
+            "pto.trowargmin ins(%t, %u : " + hv + ", " + hv + ") outs(%r : " + rv + ")");
 }
 
 // row_expand / col_expand pass only the vector (the target gives the shape); the combining forms

@@ -352,15 +352,13 @@ class FunctionParser {
       // the tile's memref once memory is allocated); the value must agree with it.
       auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
-      // In a kernel, an op on whole tensors (`r: pl.Tensor[[M, N], pl.FP32] = pl.row_expand_max(a, v)`)
-      // computes on tiles: the annotation names the tensor the tile holds, and the tile is the value.
-      if (kernel_depth_ > 0 && TensorAnnotationOfTile(**declared, *(*value)->type())) declared = (*value)->type();
-      if (!Assignable(*declared, (*value)->type()))
+      const bool computed_tile = TileStandsForTensor(*declared, (*value)->type());
+      if (!computed_tile && !Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
                                      (*value)->type()->str()),
                          map_.SpanOf(stmt.attr("annotation")));
-      declared_type = WithValidShapeOf(*declared, (*value)->type());
+      declared_type = computed_tile ? (*value)->type() : WithValidShapeOf(*declared, (*value)->type());
     } else if (annotated)
       if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
@@ -401,12 +399,6 @@ class FunctionParser {
       if (it == returned_args_.end()) return false;
       var = it->second;
     }
-  }
-
-  static bool TensorAnnotationOfTile(const ir::Type& declared, const ir::Type& value) {
-    const auto* tensor = declared.As<ir::TensorType>();
-    const auto* tile = value.As<ir::TileType>();
-    return tensor && tile && tensor->shape() == tile->shape() && tensor->dtype() == tile->dtype();
   }
 
   // A tile annotation that spells no valid region (`t: pl.Tile[[m, n], dt] = pl.load(...,

@@ -507,4 +507,10 @@ bool Assignable(const ir::TypePtr& declared, const ir::TypePtr& actual) {
   return declared->equals(*actual);
 }
 
+bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual) {
+  const auto* tensor = declared->As<ir::TensorType>();
+  const auto* tile = actual->As<ir::TileType>();
+  return tensor && tile && tensor->shape() == tile->shape() && tensor->dtype() == tile->dtype();
+}
+
 }  // namespace pypto::frontend

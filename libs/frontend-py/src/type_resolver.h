@@ -75,4 +75,9 @@ ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std:
 // their operand's).
 bool Assignable(const ir::TypePtr& declared, const ir::TypePtr& actual);
 
+// Whether `actual` is the tile a kernel computes for a value declared a tensor of its shape and
+// dtype: inside a kernel, a unified op on whole tensors (`r: pl.Tensor[[32, 1], pl.INT32] =
+// pl.row_argmax(a)`) loads them and yields a tile, as upstream's tensor-to-tile conversion does.
+bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual);
+
 }  // namespace pypto::frontend

@@ -137,16 +137,25 @@ TEST(InPlaceLoop, AssembleInALoopThatCarriesATaskId) {
                 "        return y\n");
 }
 
-// `t` takes the buffer of `u` in the first iteration: the next one would see another tensor.
+// `t` takes the buffer of `u` in the first iteration: the next one would read another tensor.
 TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    u = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    for i in pl.range(2):\n"
                   "        with pl.at(level=pl.Level.CORE_GROUP):\n"
-                  "            t = pl.assemble(u, pl.exp(x[0:8, :]), [i * 8, 0])\n"
+                  "            t = pl.assemble(u, pl.exp(t[0:8, :]), [i * 8, 0])\n"
                   "    return y\n"),
             "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; loop-carried values are supported "
             "inside kernels (pl.at scopes) only");
+  // Not read by the body, `t` is not carried; after the loop it has no single value.
+  EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
+                  "    u = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+                  "            t = pl.assemble(u, pl.exp(x[0:8, :]), [i * 8, 0])\n"
+                  "    return t\n"),
+            "/src/kernels.py:8:12: error: 't' is reassigned in each iteration of the orchestration loop at line 5, "
+            "so it has no single value after the loop\n  help: give the loop's value a name of its own");
   // The same in a loop that also carries a TaskId.
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    prev = pl.system.task_invalid()\n"

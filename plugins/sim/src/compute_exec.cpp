@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/arg_reduce.h"
 #include "kernels/select.h"
 #include "kernels/sort.h"
 #include "kernels/valid_region.h"
@@ -255,6 +256,37 @@ Result RunValidReduce(const DecodedKernel& kernel, size_t index, const Operands&
   return {};
 }
 
+// An index-of-extremum reduction over the valid region (the whole tile unless narrowed); FP16
+// values are widened first, which keeps their order and ties exactly.
+Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const auto tile_rows = static_cast<size_t>(c.rows), tile_cols = static_cast<size_t>(c.cols);
+  std::pair<size_t, size_t> extents{tile_rows, tile_cols};
+  if (instr.partial) {
+    auto valid = ValidExtents(kernel, index, regs);
+    if (!valid) return pypto::unexpected(std::move(valid.error()));
+    extents = *valid;
+  }
+  const auto [rows, cols] = extents;
+  const bool by_row = c.kind == ComputeKind::RowArgReduce;
+  if ((by_row ? cols : rows) == 0)
+    return Fail(kernel, index,
+                fmt::format("the valid region [{}, {}] has no element to take the index of", rows, cols));
+  if (rows == 0 || cols == 0) return {};  // no index to write
+  const float* values = o.fsrc0();
+  std::vector<float> widened;
+  if (c.in_dtype == ir::DataType::FP16) {
+    widened.resize(tile_rows * tile_cols);
+    Convert(ElemType::F16, ElemType::F32, widened.data(), o.src0, widened.size(), RoundMode::None);
+    values = widened.data();
+  }
+  const auto op = static_cast<ArgReduceOp>(c.op);
+  if (by_row) RowArgReduceF32(op, o.idst(), values, tile_cols, rows, cols);
+  else ColArgReduceF32(op, o.idst(), values, tile_cols, rows, cols);
+  return {};
+}
+
 }  // namespace
 
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
@@ -279,6 +311,8 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::ColReduce:
       if (instr.partial) return RunValidReduce(kernel, index, o, regs);
       break;
+    case ComputeKind::RowArgReduce:
+    case ComputeKind::ColArgReduce: return RunArgReduce(kernel, index, o, regs);
     case ComputeKind::Sort32:
     case ComputeKind::MergeSort:
     case ComputeKind::MergeLists:

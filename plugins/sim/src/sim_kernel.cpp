@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "pypto/ir/op_registry.h"
+#include "kernels/arg_reduce.h"
 #include "pypto/ir/printer.h"
 #include "pad_value.h"
 #include "tile_ops.h"
@@ -48,6 +49,8 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Unary: return "unary";
     case ComputeKind::RowReduce: return "rowreduce";
     case ComputeKind::ColReduce: return "colreduce";
+    case ComputeKind::RowArgReduce: return "rowargreduce";
+    case ComputeKind::ColArgReduce: return "colargreduce";
     case ComputeKind::RowExpand: return "rowexpand";
     case ComputeKind::ColExpand: return "colexpand";
     case ComputeKind::RowExpDif: return "rowexpdif";
@@ -1451,6 +1454,10 @@ class Decoder {
         put(fmt::format("tile.row_{}", name), ComputeKind::RowReduce, op);
         put(fmt::format("tile.col_{}", name), ComputeKind::ColReduce, op);
       }
+      for (const auto& [name, op] : {std::pair{"max", ArgReduceOp::Max}, std::pair{"min", ArgReduceOp::Min}}) {
+        put(fmt::format("tile.row_arg{}", name), ComputeKind::RowArgReduce, op);
+        put(fmt::format("tile.col_arg{}", name), ComputeKind::ColArgReduce, op);
+      }
       put("tile.row_expand_expdif", ComputeKind::RowExpDif, 0);
       put("tile.col_expand_expdif", ComputeKind::ColExpDif, 0);
       put("tile.row_expand", ComputeKind::RowBroadcast, 0);
@@ -1601,6 +1608,15 @@ class Decoder {
         if (!src) return Error(src.error());
         if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;
         instr.src0 = src->ref;
+        matrix(*src);
+        return NarrowTo(args[0]->type(), instr);
+      }
+      case ComputeKind::RowArgReduce:
+      case ComputeKind::ColArgReduce: {  // FP16 or FP32 values (type deduction checked), INT32 indices
+        auto src = tile_arg(0, "operand");
+        if (!src) return Error(src.error());
+        instr.src0 = src->ref;
+        info.in_dtype = src->dtype;
         matrix(*src);
         return NarrowTo(args[0]->type(), instr);
       }

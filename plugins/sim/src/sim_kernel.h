@@ -48,6 +48,8 @@ enum class ComputeKind : uint8_t {
   Unary,         // dst = op(src0) (op: UnaryOp)
   RowReduce,     // dst[r] = reduce(src0[r][:]) (op: ReduceOp)
   ColReduce,     // dst[c] = reduce(src0[:][c])
+  RowArgReduce,  // dst[r] = the column of src0[r][:]'s extremum, INT32 (op: ArgReduceOp; src0: in_dtype)
+  ColArgReduce,  // dst[c] = the row of src0[:][c]'s extremum, INT32
   RowExpand,     // dst[r][c] = src0[r][c] op src1[r]
   ColExpand,     // dst[r][c] = src0[r][c] op src1[c]
   RowExpDif,     // dst[r][c] = exp(src0[r][c] - src1[r])
@@ -98,7 +100,7 @@ struct ComputeInfo {
   ScalarOperand scalar;
   bool accumulate = false;     // Matmul: add into dst
   bool a_trans = false, b_trans = false;  // Matmul: src0 is [inner, rows] / src1 is [cols, inner]
-  ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast: element type of src0 (and src1)
+  ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast/*ArgReduce: element type of src0 (and src1)
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run

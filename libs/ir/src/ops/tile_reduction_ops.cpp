@@ -13,6 +13,15 @@ using namespace ops;
 
 enum class Axis { Row, Col };
 
+// The valid shape of a reduction's result: the operand's region along the kept axis, 1 along the
+// reduced one; empty when the operand is valid as a whole.
+ValidShape ReducedValidShape(const MatrixTile& tile, Axis axis, const Span& span) {
+  if (!tile->has_partial_valid_shape()) return {};
+  auto one = std::make_shared<ConstInt>(1, DataType::INDEX, span);
+  return axis == Axis::Row ? tile.ValidReshaped(tile.valid_rows(), one, span)
+                           : tile.ValidReshaped(one, tile.valid_cols(), span);
+}
+
 // Row reductions need a scratch tile of the input's dtype, at least as large as the input.
 Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], fmt::format("the operand of {}", op), span);
@@ -28,13 +37,40 @@ Result<TypePtr> DeduceReduce(const std::string& op, Axis axis, const std::vector
   }
   Shape result = axis == Axis::Row ? tile->Reshaped(tile->rows(), 1) : tile->Reshaped(1, tile->cols());
   // The reduction covers the valid region; the result is valid along the axis it keeps.
-  ValidShape valid;
-  if ((*tile)->has_partial_valid_shape()) {
-    auto one = std::make_shared<ConstInt>(1, DataType::INDEX, span);
-    valid = axis == Axis::Row ? tile->ValidReshaped(tile->valid_rows(), one, span)
-                              : tile->ValidReshaped(one, tile->valid_cols(), span);
+  return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt,
+                                    ReducedValidShape(*tile, axis, span));
+}
+
+// Index-of-extremum reductions: an INT32 index per row (the column of its extremum) or per column
+// (the row of its extremum), over the valid region. The PTO instructions read FP16 or FP32 values
+// and use the scratch tile at the operand's exact extent, so a larger one is refused too.
+Result<TypePtr> DeduceArgReduce(const std::string& op, Axis axis, const std::vector<ExprPtr>& args,
+                                const Span& span) {
+  auto tile = ExpectMatrixTile(args[0], fmt::format("the operand of {}", op), span);
+  if (!tile) return pypto::unexpected(tile.error());
+  const DataType dtype = (*tile)->dtype();
+  if (dtype != DataType::FP16 && dtype != DataType::FP32) {
+    return TypeError(fmt::format("the operand of {} must be an FP16 or FP32 tile, got {}", op, (*tile)->str()), span,
+                     "pl.cast the tile to pl.FP32 first");
   }
-  return std::make_shared<TileType>(result, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt, valid);
+  auto tmp = ExpectTile(args[1], fmt::format("the scratch tile of {}", op), span);
+  if (!tmp) return pypto::unexpected(tmp.error());
+  if ((*tmp)->dtype() != dtype || (*tmp)->shape() != (*tile)->shape()) {
+    return TypeError(fmt::format("the scratch tile of {} must be a {} {} tile like its operand, got {}", op,
+                                 ShapeStr((*tile)->shape()), DataTypeName(dtype), (*tmp)->str()),
+                     span, "create it with pl.tile.create(<the operand's shape>, dtype=<its dtype>)");
+  }
+  const Shape valid = StaticValidExtents(tile->type());
+  const size_t reduced = tile->leading() + (axis == Axis::Row ? 1 : 0);
+  if (valid[reduced] == 0) {
+    return TypeError(fmt::format("{} of {} has no element to take the index of: its valid region is empty along "
+                                 "the reduced axis",
+                                 op, (*tile)->str()),
+                     span);
+  }
+  Shape result = axis == Axis::Row ? tile->Reshaped(tile->rows(), 1) : tile->Reshaped(1, tile->cols());
+  return std::make_shared<TileType>(result, DataType::INT32, (*tile)->memory_space(), std::nullopt,
+                                    ReducedValidShape(*tile, axis, span));
 }
 
 // `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype. Only the
@@ -78,6 +114,16 @@ OpDef Reduce(const std::string& name, Axis axis, bool tmp_required, bool tmp_all
                }};
 }
 
+OpDef ArgReduce(const std::string& name, Axis axis, const std::string& what) {
+  const std::string full = "tile." + name;
+  return OpDef{.name = full,
+               .description = what,
+               .params = {Arg("tile"), Arg("tmp_tile")},
+               .deduce_type = [full, axis](const auto& args, const auto&, const Span& span) {
+                 return DeduceArgReduce(full, axis, args, span);
+               }};
+}
+
 OpDef Expand(const std::string& name, Axis axis, const std::string& what) {
   const std::string full = "tile." + name;
   return OpDef{.name = full,
@@ -100,6 +146,14 @@ void RegisterTileReductionOps(OpRegistry& registry) {
   for (const char* op : {"max", "min", "prod"}) {
     registry.Register(Reduce(fmt::format("col_{}", op), Axis::Col, false, false,
                              fmt::format("{} of each column: [M, N] -> [1, N]", op)));
+  }
+  for (const char* op : {"max", "min"}) {
+    registry.Register(
+        ArgReduce(fmt::format("row_arg{}", op), Axis::Row,
+                  fmt::format("INT32 column index of each row's {} (the first of equals): [M, N] -> [M, 1]", op)));
+    registry.Register(
+        ArgReduce(fmt::format("col_arg{}", op), Axis::Col,
+                  fmt::format("INT32 row index of each column's {} (the first of equals): [M, N] -> [1, N]", op)));
   }
   registry.Register(Expand("row_expand", Axis::Row, "each row filled with its element of a [M, 1] vector"));
   registry.Register(Expand("col_expand", Axis::Col, "each column filled with its element of a [1, N] vector"));
