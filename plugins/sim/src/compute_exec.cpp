@@ -68,6 +68,9 @@ Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
                       n);
       break;
     case ComputeKind::Unary: UnaryF32(static_cast<UnaryOp>(c.op), o.fdst(), o.fsrc0(), n); break;
+    case ComputeKind::LeakyRelu:
+      LeakyReluF32(o.fdst(), o.fsrc0(), static_cast<float>(ScalarValue(c.scalar, regs)), n);
+      break;
     case ComputeKind::RowReduce: RowReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::ColReduce: ColReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::RowExpand:
@@ -270,6 +273,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   const ComputeInfo& c = instr.compute;
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
+    case ComputeKind::BitNot: BitwiseNot(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
     case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern

@@ -46,6 +46,8 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Binary: return "binary";
     case ComputeKind::BinaryScalar: return "scalar";
     case ComputeKind::Unary: return "unary";
+    case ComputeKind::LeakyRelu: return "lrelu";
+    case ComputeKind::BitNot: return "not";
     case ComputeKind::RowReduce: return "rowreduce";
     case ComputeKind::ColReduce: return "colreduce";
     case ComputeKind::RowExpand: return "rowexpand";
@@ -1443,8 +1445,11 @@ class Decoder {
       for (const auto& [name, op] : scalar) put(fmt::format("tile.{}", name), ComputeKind::BinaryScalar, op);
       const std::pair<const char*, UnaryOp> unary[] = {
           {"exp", UnaryOp::Exp},     {"log", UnaryOp::Log},   {"sqrt", UnaryOp::Sqrt}, {"rsqrt", UnaryOp::Rsqrt},
-          {"recip", UnaryOp::Recip}, {"relu", UnaryOp::Relu}, {"abs", UnaryOp::Abs},   {"neg", UnaryOp::Neg}};
+          {"recip", UnaryOp::Recip}, {"relu", UnaryOp::Relu}, {"abs", UnaryOp::Abs},   {"neg", UnaryOp::Neg},
+          {"sin", UnaryOp::Sin},     {"cos", UnaryOp::Cos}};
       for (const auto& [name, op] : unary) put(fmt::format("tile.{}", name), ComputeKind::Unary, op);
+      put("tile.lrelu", ComputeKind::LeakyRelu, 0);
+      put("tile.not", ComputeKind::BitNot, 0);
       const std::pair<const char*, ReduceOp> reduce[] = {
           {"sum", ReduceOp::Sum}, {"max", ReduceOp::Max}, {"min", ReduceOp::Min}, {"prod", ReduceOp::Prod}};
       for (const auto& [name, op] : reduce) {
@@ -1574,12 +1579,14 @@ class Decoder {
     switch (info.kind) {
       case ComputeKind::Binary:
       case ComputeKind::Unary:
+      case ComputeKind::LeakyRelu:
       case ComputeKind::BinaryScalar: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        const bool float_only = info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
-                                static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
-                                static_cast<UnaryOp>(info.op) != UnaryOp::Neg;
+        const bool float_only = info.kind == ComputeKind::LeakyRelu ||
+                                (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
+                                 static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
+                                 static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
         if (auto ok = RequireArithmetic(op, out, float_only); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
@@ -1588,7 +1595,7 @@ class Decoder {
           if (!rhs) return Error(rhs.error());
           if (auto ok = SameSize(*rhs, out); !ok) return ok;
           instr.src1 = rhs->ref;
-        } else if (info.kind == ComputeKind::BinaryScalar) {
+        } else if (info.kind == ComputeKind::BinaryScalar || info.kind == ComputeKind::LeakyRelu) {
           auto scalar = ScalarArg(args[1]);
           if (!scalar) return Error(scalar.error());
           info.scalar = *scalar;
@@ -1605,6 +1612,15 @@ class Decoder {
         return NarrowTo(args[0]->type(), instr);
       }
       case ComputeKind::FillPad: return DecodeFillPad(call, instr);
+      case ComputeKind::BitNot: {
+        auto src = tile_arg(0, "operand");
+        if (!src) return Error(src.error());
+        if (!ir::IsInteger(out.dtype))
+          return Fail(fmt::format("{} inverts the bits of integer tiles, got {}", op, ir::DataTypeName(out.dtype)));
+        if (auto ok = SameSize(*src, out); !ok) return ok;
+        instr.src0 = src->ref;
+        return {};
+      }
       case ComputeKind::RowExpand:
       case ComputeKind::ColExpand:
       case ComputeKind::RowExpDif:
@@ -2125,7 +2141,8 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         std::string operands;
         for (const TileRef* ref : {&instr.src0, &instr.src1})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
-        if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar) {
+        if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar ||
+            instr.compute.kind == ComputeKind::LeakyRelu) {
           const ScalarOperand& scalar = instr.compute.scalar;
           operands += (operands.empty() ? "" : ", ") + ScalarOperandText(scalar);
         }

@@ -46,6 +46,8 @@ enum class ComputeKind : uint8_t {
   Binary,        // dst = src0 op src1 (op: BinaryOp)
   BinaryScalar,  // dst = src0 op scalar
   Unary,         // dst = op(src0) (op: UnaryOp)
+  LeakyRelu,     // dst = src0 > 0 ? src0 : scalar * src0
+  BitNot,        // dst = ~src0, bit by bit (integer tiles of any width)
   RowReduce,     // dst[r] = reduce(src0[r][:]) (op: ReduceOp)
   ColReduce,     // dst[c] = reduce(src0[:][c])
   RowExpand,     // dst[r][c] = src0[r][c] op src1[r]
