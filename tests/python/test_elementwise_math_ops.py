@@ -1,7 +1,8 @@
 """Element-wise ops of upstream's activation, trigonometric and bitwise tests on the simulator, against
 torch: pl.tile.lrelu (leaky ReLU with a scalar slope), pl.tile.sin / pl.tile.cos, pl.tile.not_ on
 16-bit integers, and the high_precision keyword of pl.log / pl.div (an attribute for PTOAS's precise
-templates; the simulator computes both exactly in FP32 either way)."""
+templates; the simulator computes both exactly in FP32 either way); FP16 tiles compute in FP32 and
+round each result to FP16."""
 
 import math
 
@@ -61,6 +62,20 @@ def precise(x: pl.Tensor[[16, 64], pl.FP32], d: pl.Tensor[[16, 64], pl.FP32],
         div_hp[:, :] = pl.div(t, u, high_precision=True)
         div_plain[:, :] = pl.tile.div(t, u)
     return log_hp, log_plain, div_hp, div_plain
+
+
+@pl.jit
+def half_ops(x: pl.Tensor[[16, 64], pl.FP16], d: pl.Tensor[[16, 64], pl.FP16],
+             leaky: pl.Out[pl.Tensor[[16, 64], pl.FP16]], logs: pl.Out[pl.Tensor[[16, 64], pl.FP16]],
+             quot: pl.Out[pl.Tensor[[16, 64], pl.FP16]], mix: pl.Out[pl.Tensor[[16, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 64])
+        u = pl.load(d, [0, 0], [16, 64])
+        leaky[:, :] = pl.tile.lrelu(t, 0.1)
+        logs[:, :] = pl.tile.log(pl.abs(t), high_precision=True)
+        quot[:, :] = pl.tile.div(t, u, high_precision=True)
+        mix[:, :] = pl.add(pl.muls(pl.sqrt(u), 3.0), pl.relu(t))
+    return leaky, logs, quot, mix
 
 
 @pl.jit
@@ -142,6 +157,22 @@ def test_high_precision_log_and_div_match_torch(kernels):
     assert torch.equal(log_hp, log_plain)
     torch.testing.assert_close(div_hp, x / d, rtol=0, atol=0)
     assert torch.equal(div_hp, div_plain)
+
+
+def test_fp16_ops_round_each_fp32_result_to_fp16(kernels):
+    """FP16 tiles compute in FP32 and round each result once: torch's FP32 result rounded to FP16
+    (exact for lrelu, relu and division's single rounding, within an FP16 ULP for log and sqrt)."""
+    torch.manual_seed(4)
+    x = (torch.randn(16, 64) * 4).half()
+    d = (torch.rand(16, 64) * 4 + 0.5).half()
+    leaky, logs, quot, mix = (torch.empty(16, 64, dtype=torch.float16) for _ in range(4))
+    kernels.half_ops(x, d, leaky, logs, quot, mix)
+    xf, df = x.float(), d.float()
+    assert torch.equal(leaky, torch.where(xf > 0, xf, 0.1 * xf).half())
+    torch.testing.assert_close(logs, torch.log(xf.abs()).half(), rtol=1e-3, atol=1e-3)
+    assert torch.equal(quot, (xf / df).half())
+    expected_mix = (torch.sqrt(df).half().float() * 3.0).half().float() + torch.relu(xf)
+    torch.testing.assert_close(mix, expected_mix.half(), rtol=1e-3, atol=1e-3)
 
 
 def test_sin_of_fp16_is_refused_at_the_call(kernels):

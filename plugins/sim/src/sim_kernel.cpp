@@ -1390,9 +1390,11 @@ class Decoder {
                               lhs->num_elements, ir::DataTypeName(lhs->dtype), rhs->num_elements,
                               ir::DataTypeName(rhs->dtype), out->num_elements, ir::DataTypeName(out->dtype)));
     }
-    const ElemKind kind = KindOf(out->dtype);
+    const bool half = out->dtype == ir::DataType::FP16;
+    const ElemKind kind = half ? ElemKind::F32 : KindOf(out->dtype);
     if (kind == ElemKind::Raw) {
-      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32 and INT32)",
+      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32, FP16 and "
+                              "INT32)",
                               name, ir::DataTypeName(out->dtype)));
     }
     // In-place reuse means the same place; a partial overlap is an allocation bug.
@@ -1407,6 +1409,7 @@ class Decoder {
     Instr instr;
     instr.op = op;
     instr.kind = kind;
+    instr.half = half;
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(out->dtype));
     instr.dst = out->ref;
     instr.src0 = lhs->ref;
@@ -1564,7 +1567,16 @@ class Decoder {
     const ElemKind kind = KindOf(tile.dtype);
     if (kind == ElemKind::F32 || (!float_only && kind == ElemKind::I32)) return {};
     return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32{})", op,
-                            ir::DataTypeName(tile.dtype), float_only ? "" : " and INT32"));
+                            ir::DataTypeName(tile.dtype), float_only ? " and FP16" : ", FP16 and INT32"));
+  }
+
+  // As RequireArithmetic, and an FP16 result computes in FP32 with each result rounded to FP16.
+  pypto::expected<void, std::string> RequireArithmeticOrHalf(const std::string& op, const TileValue& tile,
+                                                             bool float_only, Instr& instr) const {
+    if (tile.dtype != ir::DataType::FP16) return RequireArithmetic(op, tile, float_only);
+    instr.kind = ElemKind::F32;
+    instr.half = true;
+    return {};
   }
 
   pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
@@ -1587,7 +1599,7 @@ class Decoder {
                                 (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
                                  static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
                                  static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
-        if (auto ok = RequireArithmetic(op, out, float_only); !ok) return ok;
+        if (auto ok = RequireArithmeticOrHalf(op, out, float_only, instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
         if (info.kind == ComputeKind::Binary) {
@@ -1631,7 +1643,7 @@ class Decoder {
         if (!src) return Error(src.error());
         auto vec = tile_arg(1, "vector operand");
         if (!vec) return Error(vec.error());
-        if (auto ok = RequireArithmetic(op, out, true); !ok) return ok;
+        if (auto ok = RequireArithmeticOrHalf(op, out, true, instr); !ok) return ok;
         instr.src0 = src->ref;
         instr.src1 = vec->ref;
         matrix(out);

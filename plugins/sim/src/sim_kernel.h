@@ -168,6 +168,9 @@ struct Instr {
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
   bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
+  // Element-wise ops on FP16 tiles (kind F32): the operands are widened to FP32, the op runs there,
+  // and each result is rounded to FP16 (to nearest even).
+  bool half = false;
   // Load/Store: only the tile's valid region moves (the last two region dimensions are `valid`);
   // RowReduce/ColReduce: only src0's valid region is reduced; FillPad: the region kept.
   bool partial = false;
