@@ -217,6 +217,11 @@ class Planner {
     }
     const std::string& op = call.target_name();
     if (IsPipeOp(op)) return PipeError(call, stmt);
+    if (op == "tile.sin" || op == "tile.cos") {
+      return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}': PTO has no {} "
+                                     "instruction, and its expansion into tile arithmetic is not implemented",
+                                     op, kernel_.name(), op == "tile.sin" ? "sine" : "cosine"));
+    }
     const OpLowering* lowering = FindLowering(op);
     if (!lowering) {
       return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (the ops it lowers are "
@@ -854,6 +859,8 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.relu", "pto.trelu", OpForm::Tiles, true},
       {"tile.abs", "pto.tabs", OpForm::Tiles, true},
       {"tile.neg", "pto.tneg", OpForm::Tiles, true},
+      {"tile.lrelu", "pto.tlrelu", OpForm::TileScalar, true},
+      {"tile.not", "pto.tnot", OpForm::Tiles, true},
       {"tile.cast", "pto.tcvt", OpForm::Cast, true},
       {"tile.row_sum", "pto.trowsum", OpForm::Tiles},
       {"tile.row_max", "pto.trowmax", OpForm::Tiles},

@@ -21,6 +21,14 @@ ir::Shape StaticInts(const ir::ExprPtr& tuple) {
   return values;
 }
 
+// `high_precision=True` of tile.div / tile.log selects PTOAS's precise template, named by an enum
+// attribute after outs(...).
+std::vector<PtoAttr> PrecisionAttrs(const OpLowering& lowering, const ir::Call& call) {
+  if (!ir::FindAttr<bool>(call.kwargs(), "high_precision").value_or(false)) return {};
+  const std::string_view kind = lowering.pto == "pto.tdiv" ? "div_precision" : "log_precision";
+  return {{"precisionType", fmt::format("#pto<{} high_precision>", kind)}};
+}
+
 }  // namespace
 
 void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
@@ -129,6 +137,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       [[fallthrough]];
     default:
       for (const auto& arg : args) ins.push_back(tile(arg));
+      if (lowering.form == OpForm::Tiles) attrs = PrecisionAttrs(lowering, call);
       break;
   }
   PtoOp op = DpsOp(std::string(lowering.pto), std::move(ins), TileOperand(result, lowering.row_major));

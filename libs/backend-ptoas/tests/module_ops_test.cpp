@@ -198,6 +198,39 @@ TEST(EmitModuleOps, Unary) {
   // rsqrt's optional scratch tile follows the source.
   EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.rsqrt", {v.t, v.u}, {}); }, "pto.trsqrt"),
             "pto.trsqrt ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  // Bitwise NOT of a 16-bit integer tile.
+  const std::string i16 = Vec(16, 64, "i16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.not", {v.t}, {}); }, "pto.tnot", DataType::INT16),
+            "pto.tnot ins(%t : " + i16 + ") outs(%r : " + i16 + ")");
+  // Leaky ReLU passes its slope as a scalar of the tile's type.
+  auto lrelu = Emit(*OneOpKernel([](const Tiles& v) { return Op("tile.lrelu", {v.t, Float(0.25)}, {}); }));
+  EXPECT_EQ(LineStartingWith(lrelu, "%cst "), "%cst = arith.constant 2.50000000000000000e-01 : f32");
+  EXPECT_EQ(LineStartingWith(lrelu, "pto.tlrelu "),
+            "pto.tlrelu ins(%t, %cst : " + kV + ", f32) outs(%r : " + kV + ")");
+}
+
+// high_precision=True selects PTOAS's precise division and logarithm with an attribute after outs();
+// False (the default) prints the plain op.
+TEST(EmitModuleOps, HighPrecisionDivAndLog) {
+  auto with = [](const char* op, bool binary, std::optional<bool> precise) {
+    return [=](const Tiles& v) {
+      ir::Call::Kwargs kwargs;
+      if (precise) kwargs.emplace_back("high_precision", *precise);
+      std::vector<ir::ExprPtr> args = {v.t};
+      if (binary) args.push_back(v.u);
+      return Op(op, std::move(args), {}, kwargs);
+    };
+  };
+  EXPECT_EQ(OpLine(with("tile.div", true, true), "pto.tdiv"),
+            "pto.tdiv ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + kV +
+                ") {precisionType = #pto<div_precision high_precision>}");
+  EXPECT_EQ(OpLine(with("tile.div", true, false), "pto.tdiv"),
+            "pto.tdiv ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  const std::string h = Vec(16, 64, "f16");
+  EXPECT_EQ(OpLine(with("tile.log", false, true), "pto.tlog", DataType::FP16),
+            "pto.tlog ins(%t : " + h + ") outs(%r : " + h + ") {precisionType = #pto<log_precision high_precision>}");
+  EXPECT_EQ(OpLine(with("tile.log", false, std::nullopt), "pto.tlog"),
+            "pto.tlog ins(%t : " + kV + ") outs(%r : " + kV + ")");
 }
 
 // tcvt carries its rounding mode inside ins(); the DSL's default mode is "round".

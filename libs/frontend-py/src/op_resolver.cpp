@@ -9,10 +9,10 @@
 namespace pypto::frontend {
 namespace {
 
-// Alternative spellings of the same op.
+// Alternative spellings of the same op (`not_`: Python reserves `not`).
 std::string Canonical(const std::string& name) {
   static const std::map<std::string, std::string, std::less<>> kAliases = {
-      {"create_tile", "create"}, {"create_tensor", "create"}, {"arange", "ci"}};
+      {"create_tile", "create"}, {"create_tensor", "create"}, {"arange", "ci"}, {"not_", "not"}};
   auto it = kAliases.find(name);
   return it == kAliases.end() ? name : it->second;
 }

@@ -70,7 +70,7 @@ class Printer {
   // A kernel call with an explicit task order outside a pl.spmd scope is a `pl.submit`.
   std::string CallText(const Call& call) {
     std::vector<std::string> args;
-    if (call.is_op_call()) return fmt::format("pl.{}({})", call.op()->name, fmt::join(OpArgs(call), ", "));
+    if (call.is_op_call()) return fmt::format("pl.{}({})", DslOpName(call.op()->name), fmt::join(OpArgs(call), ", "));
     for (const auto& arg : call.args()) args.push_back(Expr(arg));
     if (!call.arg_directions().empty()) {
       std::vector<std::string> directions;
@@ -116,6 +116,11 @@ class Printer {
   static const Call* SubmitCall(const ir::Expr& value) {
     const auto* call = value.As<Call>();
     return call && !call->is_op_call() && !call->order().empty() && !IsSpmdLaunch(*call) ? call : nullptr;
+  }
+
+  // The DSL spells an op whose name is a Python keyword with a trailing underscore (pl.tile.not_).
+  static std::string DslOpName(const std::string& name) {
+    return name.ends_with(".not") || name.ends_with(".and") || name.ends_with(".or") ? name + "_" : name;
   }
 
   // An op's arguments in its parameter order: positional up to the first attribute, by keyword

@@ -69,6 +69,9 @@ Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
                       n);
       break;
     case ComputeKind::Unary: UnaryF32(static_cast<UnaryOp>(c.op), o.fdst(), o.fsrc0(), n); break;
+    case ComputeKind::LeakyRelu:
+      LeakyReluF32(o.fdst(), o.fsrc0(), static_cast<float>(ScalarValue(c.scalar, regs)), n);
+      break;
     case ComputeKind::RowReduce: RowReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::ColReduce: ColReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::RowExpand:
@@ -287,7 +290,31 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   return {};
 }
 
+// An element-wise op on FP16 tiles: the FP32 kernel on widened copies, its results rounded to FP16.
+Result RunHalf(const Instr& instr, const Operands& o, const int64_t* regs) {
+  std::vector<float> src0 = o.src0 ? WidenHalf(o.src0, instr.src0.bytes) : std::vector<float>{};
+  std::vector<float> src1 = o.src1 ? WidenHalf(o.src1, instr.src1.bytes) : std::vector<float>{};
+  std::vector<float> dst(static_cast<size_t>(instr.dst.bytes) / 2);
+  Operands wide;
+  wide.dst = reinterpret_cast<std::byte*>(dst.data());
+  wide.src0 = o.src0 ? reinterpret_cast<const std::byte*>(src0.data()) : nullptr;
+  wide.src1 = o.src1 ? reinterpret_cast<const std::byte*>(src1.data()) : nullptr;
+  if (auto ok = RunF32(instr, wide, regs); !ok) return ok;
+  NarrowToHalf(o.dst, dst);
+  return {};
+}
+
 }  // namespace
+
+std::vector<float> WidenHalf(const std::byte* src, int64_t bytes) {
+  std::vector<float> values(static_cast<size_t>(bytes) / 2);
+  Convert(ElemType::F16, ElemType::F32, values.data(), src, values.size(), RoundMode::Rint);
+  return values;
+}
+
+void NarrowToHalf(std::byte* dst, const std::vector<float>& values) {
+  Convert(ElemType::F32, ElemType::F16, dst, values.data(), values.size(), RoundMode::Rint);
+}
 
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
@@ -302,6 +329,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   const ComputeInfo& c = instr.compute;
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
+    case ComputeKind::BitNot: BitwiseNot(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
     case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern
@@ -331,6 +359,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
       return {};
     default: break;
   }
+  if (instr.half) return RunHalf(instr, o, regs);
   if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
   if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
   if (instr.kind == ElemKind::I32) return Fail(kernel, index, "integer division by zero, or an op without an INT32 form");

@@ -352,6 +352,13 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
                                                   ir::MemorySpaceName(instr.dst.space)));
   }
   const auto n = static_cast<size_t>(instr.num_elements);
+  if (instr.half) {  // FP16 tiles: computed in FP32, each result rounded to FP16
+    std::vector<float> wide_a = WidenHalf(a, instr.src0.bytes), wide_b = WidenHalf(b, instr.src1.bytes);
+    std::vector<float> out(n);
+    BinaryF32(ToBinary(instr.op), out.data(), wide_a.data(), wide_b.data(), n);
+    NarrowToHalf(dst, out);
+    return {};
+  }
   switch (instr.kind) {
     case ElemKind::F32:
       BinaryF32(ToBinary(instr.op), reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(a),

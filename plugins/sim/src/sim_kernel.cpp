@@ -47,6 +47,8 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Binary: return "binary";
     case ComputeKind::BinaryScalar: return "scalar";
     case ComputeKind::Unary: return "unary";
+    case ComputeKind::LeakyRelu: return "lrelu";
+    case ComputeKind::BitNot: return "not";
     case ComputeKind::RowReduce: return "rowreduce";
     case ComputeKind::ColReduce: return "colreduce";
     case ComputeKind::RowArgReduce: return "rowargreduce";
@@ -1391,9 +1393,11 @@ class Decoder {
                               lhs->num_elements, ir::DataTypeName(lhs->dtype), rhs->num_elements,
                               ir::DataTypeName(rhs->dtype), out->num_elements, ir::DataTypeName(out->dtype)));
     }
-    const ElemKind kind = KindOf(out->dtype);
+    const bool half = out->dtype == ir::DataType::FP16;
+    const ElemKind kind = half ? ElemKind::F32 : KindOf(out->dtype);
     if (kind == ElemKind::Raw) {
-      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32 and INT32)",
+      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32, FP16 and "
+                              "INT32)",
                               name, ir::DataTypeName(out->dtype)));
     }
     // In-place reuse means the same place; a partial overlap is an allocation bug.
@@ -1408,6 +1412,7 @@ class Decoder {
     Instr instr;
     instr.op = op;
     instr.kind = kind;
+    instr.half = half;
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(out->dtype));
     instr.dst = out->ref;
     instr.src0 = lhs->ref;
@@ -1446,8 +1451,11 @@ class Decoder {
       for (const auto& [name, op] : scalar) put(fmt::format("tile.{}", name), ComputeKind::BinaryScalar, op);
       const std::pair<const char*, UnaryOp> unary[] = {
           {"exp", UnaryOp::Exp},     {"log", UnaryOp::Log},   {"sqrt", UnaryOp::Sqrt}, {"rsqrt", UnaryOp::Rsqrt},
-          {"recip", UnaryOp::Recip}, {"relu", UnaryOp::Relu}, {"abs", UnaryOp::Abs},   {"neg", UnaryOp::Neg}};
+          {"recip", UnaryOp::Recip}, {"relu", UnaryOp::Relu}, {"abs", UnaryOp::Abs},   {"neg", UnaryOp::Neg},
+          {"sin", UnaryOp::Sin},     {"cos", UnaryOp::Cos}};
       for (const auto& [name, op] : unary) put(fmt::format("tile.{}", name), ComputeKind::Unary, op);
+      put("tile.lrelu", ComputeKind::LeakyRelu, 0);
+      put("tile.not", ComputeKind::BitNot, 0);
       const std::pair<const char*, ReduceOp> reduce[] = {
           {"sum", ReduceOp::Sum}, {"max", ReduceOp::Max}, {"min", ReduceOp::Min}, {"prod", ReduceOp::Prod}};
       for (const auto& [name, op] : reduce) {
@@ -1566,7 +1574,16 @@ class Decoder {
     const ElemKind kind = KindOf(tile.dtype);
     if (kind == ElemKind::F32 || (!float_only && kind == ElemKind::I32)) return {};
     return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32{})", op,
-                            ir::DataTypeName(tile.dtype), float_only ? "" : " and INT32"));
+                            ir::DataTypeName(tile.dtype), float_only ? " and FP16" : ", FP16 and INT32"));
+  }
+
+  // As RequireArithmetic, and an FP16 result computes in FP32 with each result rounded to FP16.
+  pypto::expected<void, std::string> RequireArithmeticOrHalf(const std::string& op, const TileValue& tile,
+                                                             bool float_only, Instr& instr) const {
+    if (tile.dtype != ir::DataType::FP16) return RequireArithmetic(op, tile, float_only);
+    instr.kind = ElemKind::F32;
+    instr.half = true;
+    return {};
   }
 
   pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
@@ -1581,13 +1598,15 @@ class Decoder {
     switch (info.kind) {
       case ComputeKind::Binary:
       case ComputeKind::Unary:
+      case ComputeKind::LeakyRelu:
       case ComputeKind::BinaryScalar: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        const bool float_only = info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
-                                static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
-                                static_cast<UnaryOp>(info.op) != UnaryOp::Neg;
-        if (auto ok = RequireArithmetic(op, out, float_only); !ok) return ok;
+        const bool float_only = info.kind == ComputeKind::LeakyRelu ||
+                                (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
+                                 static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
+                                 static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
+        if (auto ok = RequireArithmeticOrHalf(op, out, float_only, instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
         if (info.kind == ComputeKind::Binary) {
@@ -1595,7 +1614,7 @@ class Decoder {
           if (!rhs) return Error(rhs.error());
           if (auto ok = SameSize(*rhs, out); !ok) return ok;
           instr.src1 = rhs->ref;
-        } else if (info.kind == ComputeKind::BinaryScalar) {
+        } else if (info.kind == ComputeKind::BinaryScalar || info.kind == ComputeKind::LeakyRelu) {
           auto scalar = ScalarArg(args[1]);
           if (!scalar) return Error(scalar.error());
           info.scalar = *scalar;
@@ -1621,6 +1640,15 @@ class Decoder {
         return NarrowTo(args[0]->type(), instr);
       }
       case ComputeKind::FillPad: return DecodeFillPad(call, instr);
+      case ComputeKind::BitNot: {
+        auto src = tile_arg(0, "operand");
+        if (!src) return Error(src.error());
+        if (!ir::IsInteger(out.dtype))
+          return Fail(fmt::format("{} inverts the bits of integer tiles, got {}", op, ir::DataTypeName(out.dtype)));
+        if (auto ok = SameSize(*src, out); !ok) return ok;
+        instr.src0 = src->ref;
+        return {};
+      }
       case ComputeKind::RowExpand:
       case ComputeKind::ColExpand:
       case ComputeKind::RowExpDif:
@@ -1631,7 +1659,7 @@ class Decoder {
         if (!src) return Error(src.error());
         auto vec = tile_arg(1, "vector operand");
         if (!vec) return Error(vec.error());
-        if (auto ok = RequireArithmetic(op, out, true); !ok) return ok;
+        if (auto ok = RequireArithmeticOrHalf(op, out, true, instr); !ok) return ok;
         instr.src0 = src->ref;
         instr.src1 = vec->ref;
         matrix(out);
@@ -2141,7 +2169,8 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         std::string operands;
         for (const TileRef* ref : {&instr.src0, &instr.src1})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
-        if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar) {
+        if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar ||
+            instr.compute.kind == ComputeKind::LeakyRelu) {
           const ScalarOperand& scalar = instr.compute.scalar;
           operands += (operands.empty() ? "" : ", ") + ScalarOperandText(scalar);
         }

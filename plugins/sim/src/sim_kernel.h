@@ -46,6 +46,8 @@ enum class ComputeKind : uint8_t {
   Binary,        // dst = src0 op src1 (op: BinaryOp)
   BinaryScalar,  // dst = src0 op scalar
   Unary,         // dst = op(src0) (op: UnaryOp)
+  LeakyRelu,     // dst = src0 > 0 ? src0 : scalar * src0
+  BitNot,        // dst = ~src0, bit by bit (integer tiles of any width)
   RowReduce,     // dst[r] = reduce(src0[r][:]) (op: ReduceOp)
   ColReduce,     // dst[c] = reduce(src0[:][c])
   RowArgReduce,  // dst[r] = the column of src0[r][:]'s extremum, INT32 (op: ArgReduceOp; src0: in_dtype)
@@ -168,6 +170,9 @@ struct Instr {
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
   bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
+  // Element-wise ops on FP16 tiles (kind F32): the operands are widened to FP32, the op runs there,
+  // and each result is rounded to FP16 (to nearest even).
+  bool half = false;
   // Load/Store: only the tile's valid region moves (the last two region dimensions are `valid`);
   // RowReduce/ColReduce: only src0's valid region is reduced; FillPad: the region kept.
   bool partial = false;

@@ -44,6 +44,8 @@ double RefUnary(UnaryOp op, float x) {
     case UnaryOp::Relu: return d > 0 ? d : (std::isnan(d) ? d : 0.0);
     case UnaryOp::Abs: return std::fabs(d);
     case UnaryOp::Neg: return -d;
+    case UnaryOp::Sin: return std::sin(d);
+    case UnaryOp::Cos: return std::cos(d);
   }
   return 0;
 }
@@ -232,7 +234,8 @@ TEST(Elementwise, UnaryI32ReluAbsNegWrap) {
 
 TEST(Elementwise, UnaryI32RejectsFloatOnlyOps) {
   std::vector<int32_t> in = {4, 9}, out = {-5, -5};
-  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Recip}) {
+  for (UnaryOp op :
+       {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Recip, UnaryOp::Sin, UnaryOp::Cos}) {
     EXPECT_FALSE(UnaryI32(op, out.data(), in.data(), in.size()));
     EXPECT_EQ(out, (std::vector<int32_t>{-5, -5}));
   }
@@ -316,6 +319,60 @@ TEST(Elementwise, BinaryScalarI32AllOpsAndDivisionByZero) {
   EXPECT_FALSE(BinaryScalarI32(BinaryOp::Div, out.data(), a.data(), 0, a.size()));
   EXPECT_EQ(out, (std::vector<int32_t>{9, 9, 9}));  // nothing written
   EXPECT_TRUE(BinaryScalarI32(BinaryOp::Mul, out.data(), a.data(), 0, a.size()));
+}
+
+// Sin and Cos round the double-precision result once: correctly rounded in practice over several
+// periods and at large arguments; inf and NaN give NaN.
+TEST(Elementwise, SinCosCorrectlyRoundedAndNaNOutsideTheDomain) {
+  for (UnaryOp op : {UnaryOp::Sin, UnaryOp::Cos}) {
+    const auto ref = [op](float x) { return RefUnary(op, x); };
+    for (size_t n : kLengths) {
+      const auto in = kerneltest::Uniform(n, -20.0f, 20.0f, 11);
+      std::vector<float> out(n);
+      UnaryF32(op, out.data(), in.data(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_LE(UlpError(out[i], ref(in[i])), 0.5) << "x=" << in[i];
+    }
+    const std::vector<float> edges = {0.0f, -0.0f, 1e6f, -3e7f, FLT_MAX, kInf, -kInf, kNaN};
+    std::vector<float> out(edges.size());
+    UnaryF32(op, out.data(), edges.data(), edges.size());
+    for (size_t i = 0; i < 5; ++i) EXPECT_LE(UlpError(out[i], ref(edges[i])), 0.5) << "x=" << edges[i];
+    for (size_t i = 5; i < edges.size(); ++i) EXPECT_TRUE(std::isnan(out[i])) << "x=" << edges[i];
+  }
+  std::vector<float> zeros = {0.0f, -0.0f}, out(2);
+  UnaryF32(UnaryOp::Sin, out.data(), zeros.data(), 2);
+  EXPECT_EQ(Bits(out[1]), Bits(-0.0f));  // sin(-0) = -0
+}
+
+// x > 0 ? x : slope * x for slopes below, at and above 1, negative and zero; in place as well.
+TEST(Elementwise, LeakyReluScalesOnlyTheNonPositiveSide) {
+  for (float slope : {0.0f, 0.1f, 1.0f, -0.5f, 2.0f}) {
+    for (size_t n : kLengths) {
+      const auto in = kerneltest::Uniform(n, -50.0f, 50.0f, 12);
+      std::vector<float> out(n);
+      LeakyReluF32(out.data(), in.data(), slope, n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], in[i] > 0 ? in[i] : slope * in[i]) << "x=" << in[i];
+      auto inplace = in;
+      LeakyReluF32(inplace.data(), inplace.data(), slope, n);
+      ASSERT_EQ(inplace, out);
+    }
+  }
+  const std::vector<float> in = {kNaN, -0.0f, kInf, -kInf};
+  std::vector<float> out(in.size());
+  LeakyReluF32(out.data(), in.data(), 0.5f, in.size());
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(Bits(out[1]), Bits(-0.0f));
+  EXPECT_EQ(out[2], kInf);
+  EXPECT_EQ(out[3], -kInf);
+}
+
+TEST(Elementwise, BitwiseNotInvertsEveryBit) {
+  const std::vector<int16_t> in = {0, -1, 1, 0x7fff, -0x8000, 0x1234};
+  std::vector<int16_t> out(in.size(), 7);
+  BitwiseNot(out.data(), in.data(), in.size() * sizeof(int16_t));
+  EXPECT_EQ(out, (std::vector<int16_t>{-1, 0, -2, -0x8000, 0x7fff, static_cast<int16_t>(~0x1234)}));
+  std::vector<uint16_t> u = {0, 0xffff, 0x00f0};
+  BitwiseNot(u.data(), u.data(), u.size() * sizeof(uint16_t));
+  EXPECT_EQ(u, (std::vector<uint16_t>{0xffff, 0, 0xff0f}));
 }
 
 }  // namespace

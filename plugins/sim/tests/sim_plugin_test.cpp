@@ -270,15 +270,33 @@ TEST(SimPlugin, UnsupportedOpIsAClearError) {
 }
 
 TEST(SimPlugin, UnsupportedDtypeIsAClearError) {
+  auto program = MakeProgram({BinaryKernel("bf16_add", "tile.add", ir::DataType::BF16)});
+  auto plan = SingleTaskPlan("bf16_add", ThreeParams(PYPTO_RT_BFLOAT16), kInInOut);
+  std::vector<uint16_t> a(256), b(256), c(256);
+  auto result = Execute(*program, plan,
+                        {Dense(a, {16, 16}, PYPTO_RT_BFLOAT16), Dense(b, {16, 16}, PYPTO_RT_BFLOAT16),
+                         Dense(c, {16, 16}, PYPTO_RT_BFLOAT16)});
+  EXPECT_EQ(result.status, PYPTO_ERR_COMPILE);
+  EXPECT_THAT(result.message, AllOf(HasSubstr("bf16_add"), HasSubstr("tile.add"), HasSubstr("BF16"),
+                                    HasSubstr("not supported yet")));
+}
+
+// FP16 tiles add in FP32 and round the sum once, to nearest even: 1 + 2^-11 and 0x3C01 + 2^-11 are
+// ties between neighbouring FP16 values.
+TEST(SimPlugin, HalfAddRoundsEachSumToNearestEven) {
   auto program = MakeProgram({BinaryKernel("half_add", "tile.add", ir::DataType::FP16)});
   auto plan = SingleTaskPlan("half_add", ThreeParams(PYPTO_RT_FLOAT16), kInInOut);
-  std::vector<uint16_t> a(256), b(256), c(256);
+  std::vector<uint16_t> a(256, 0x3E00), b(256, 0x4080), c(256, 0);  // 1.5 + 2.25
+  a[1] = 0x3C00, b[1] = 0x1000;  // 1 + 2^-11 -> 1
+  a[2] = 0x3C01, b[2] = 0x1000;  // (1 + 2^-10) + 2^-11 -> 1 + 2^-9
   auto result = Execute(*program, plan,
                         {Dense(a, {16, 16}, PYPTO_RT_FLOAT16), Dense(b, {16, 16}, PYPTO_RT_FLOAT16),
                          Dense(c, {16, 16}, PYPTO_RT_FLOAT16)});
-  EXPECT_EQ(result.status, PYPTO_ERR_COMPILE);
-  EXPECT_THAT(result.message, AllOf(HasSubstr("half_add"), HasSubstr("tile.add"), HasSubstr("FP16"),
-                                    HasSubstr("not supported yet")));
+  ASSERT_EQ(result.status, PYPTO_OK) << result.message;
+  EXPECT_EQ(c[0], 0x4380);  // 3.75
+  EXPECT_EQ(c[1], 0x3C00);
+  EXPECT_EQ(c[2], 0x3C02);
+  EXPECT_EQ(c[255], 0x4380);
 }
 
 TEST(SimPlugin, OutOfBoundsGlobalReadIsAnError) {

@@ -25,6 +25,16 @@ Result<TypePtr> DeduceBinary(const std::string& op, const std::vector<ExprPtr>& 
   return SameAs(**lhs);
 }
 
+// PTOAS's high-precision division is defined for floating-point tiles only.
+Result<TypePtr> CheckHighPrecision(const std::string& op, const Call::Kwargs& kwargs, TypePtr type, const Span& span) {
+  const auto* tile = type->As<TileType>();
+  if (FindAttr<bool>(kwargs, "high_precision").value_or(false) && !IsFloat(tile->dtype()))
+    return TypeError(fmt::format("{}(high_precision=True) needs a floating-point tile, got {}", op,
+                                 DataTypeName(tile->dtype())),
+                     span);
+  return type;
+}
+
 // A scalar operand adopts the tile's dtype (a literal 2.0 scales an FP16 tile as FP16).
 Result<TypePtr> DeduceWithScalar(const std::string& op, const std::vector<ExprPtr>& args, const Span& span) {
   auto lhs = ExpectTile(args[0], fmt::format("the tile operand of {}", op), span);
@@ -42,15 +52,41 @@ Result<TypePtr> DeduceWithScalar(const std::string& op, const std::vector<ExprPt
 // Transcendental and root functions exist only for floating-point tiles.
 bool FloatOnly(const std::string& op) { return op != "relu" && op != "abs" && op != "neg"; }
 
+// The PTO sine and cosine (TSIN, TCOS) are defined for FP32 only.
+bool Fp32Only(const std::string& op) { return op == "sin" || op == "cos"; }
+
 Result<TypePtr> DeduceUnary(const std::string& op, const std::vector<ExprPtr>& args, const Span& span) {
   auto tile = ExpectTile(args[0], fmt::format("the operand of tile.{}", op), span);
   if (!tile) return pypto::unexpected(tile.error());
+  if (Fp32Only(op) && (*tile)->dtype() != DataType::FP32)
+    return TypeError(fmt::format("tile.{} needs an FP32 tile, got {}", op, DataTypeName((*tile)->dtype())), span,
+                     "cast the tile to pl.FP32 first");
   if (FloatOnly(op))
     if (auto ok = CheckFloatDtype((*tile)->dtype(), "tile." + op, span); !ok) return pypto::unexpected(ok.error());
   if (args.size() > 1) {
     auto tmp = ExpectTile(args[1], fmt::format("the scratch tile of tile.{}", op), span);
     if (!tmp) return pypto::unexpected(tmp.error());
   }
+  return SameAs(**tile);
+}
+
+// Leaky ReLU, x > 0 ? x : slope * x, scales by a scalar slope and exists for floating-point tiles.
+Result<TypePtr> DeduceLeakyRelu(const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectTile(args[0], "the operand of tile.lrelu", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  if (auto ok = CheckFloatDtype((*tile)->dtype(), "tile.lrelu", span); !ok) return pypto::unexpected(ok.error());
+  auto slope = ExpectNumericScalar(args[1], "the slope of tile.lrelu", span);
+  if (!slope) return pypto::unexpected(slope.error());
+  return SameAs(**tile);
+}
+
+// Bitwise NOT: the PTO instruction (TNOT) is defined for 16-bit integers only.
+Result<TypePtr> DeduceNot(const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectTile(args[0], "the operand of tile.not", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  const DataType dtype = (*tile)->dtype();
+  if (dtype != DataType::INT16 && dtype != DataType::UINT16)
+    return TypeError(fmt::format("tile.not needs an INT16 or UINT16 tile, got {}", DataTypeName(dtype)), span);
   return SameAs(**tile);
 }
 
@@ -71,13 +107,17 @@ Result<TypePtr> DeduceCast(const std::vector<ExprPtr>& args, const Call::Kwargs&
                                     (*tile)->valid_shape());
 }
 
-OpDef Binary(const std::string& name, const std::string& description) {
+OpDef Binary(const std::string& name, const std::string& description, std::vector<OpParam> attrs = {}) {
   const std::string full = "tile." + name;
+  std::vector<OpParam> params = {Arg("lhs"), Arg("rhs")};
+  params.insert(params.end(), attrs.begin(), attrs.end());
   return OpDef{.name = full,
                .description = description,
-               .params = {Arg("lhs"), Arg("rhs")},
-               .deduce_type = [full](const auto& args, const auto&, const Span& span) {
-                 return DeduceBinary(full, args, span);
+               .params = std::move(params),
+               .deduce_type = [full](const auto& args, const auto& kwargs, const Span& span) -> Result<TypePtr> {
+                 auto type = DeduceBinary(full, args, span);
+                 if (!type) return type;
+                 return CheckHighPrecision(full, kwargs, *type, span);
                },
                .inplace_safe = true};
 }
@@ -93,9 +133,11 @@ OpDef WithScalar(const std::string& name, const std::string& description) {
                .inplace_safe = true};
 }
 
-OpDef Unary(const std::string& name, const std::string& description, bool takes_tmp = false) {
+OpDef Unary(const std::string& name, const std::string& description, bool takes_tmp = false,
+            std::vector<OpParam> attrs = {}) {
   std::vector<OpParam> params = {Arg("tile")};
   if (takes_tmp) params.push_back(OptionalArg("tmp"));
+  params.insert(params.end(), attrs.begin(), attrs.end());
   return OpDef{.name = "tile." + name,
                .description = description,
                .params = std::move(params),
@@ -111,7 +153,10 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
   registry.Register(Binary("add", "element-wise sum of two tiles"));
   registry.Register(Binary("sub", "element-wise difference of two tiles"));
   registry.Register(Binary("mul", "element-wise product of two tiles"));
-  registry.Register(Binary("div", "element-wise quotient of two tiles"));
+  // high_precision selects PTOAS's exact division and logarithm (TDIV, TLOG); the simulator computes
+  // both exactly in FP32 either way.
+  registry.Register(Binary("div", "element-wise quotient of two tiles",
+                           {OptionalAttr("high_precision", OpAttrKind::Bool)}));
   registry.Register(Binary("maximum", "element-wise maximum of two tiles"));
   registry.Register(Binary("minimum", "element-wise minimum of two tiles"));
 
@@ -123,13 +168,29 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
   registry.Register(WithScalar("minimums", "element-wise minimum of a tile and a scalar"));
 
   registry.Register(Unary("exp", "e to the power of each element"));
-  registry.Register(Unary("log", "natural logarithm of each element"));
+  registry.Register(Unary("log", "natural logarithm of each element", /*takes_tmp=*/false,
+                          {OptionalAttr("high_precision", OpAttrKind::Bool)}));
   registry.Register(Unary("sqrt", "square root of each element"));
   registry.Register(Unary("rsqrt", "1 / sqrt(x) of each element", /*takes_tmp=*/true));
   registry.Register(Unary("recip", "1 / x of each element"));
   registry.Register(Unary("relu", "max(0, x) of each element"));
   registry.Register(Unary("abs", "absolute value of each element"));
   registry.Register(Unary("neg", "negation of each element"));
+  registry.Register(Unary("sin", "sine of each element (radians)"));
+  registry.Register(Unary("cos", "cosine of each element (radians)"));
+
+  registry.Register(OpDef{.name = "tile.lrelu",
+                          .description = "leaky ReLU of each element: x > 0 ? x : slope * x",
+                          .params = {Arg("tile"), Arg("slope")},
+                          .deduce_type = [](const auto& args, const auto&,
+                                            const Span& span) { return DeduceLeakyRelu(args, span); },
+                          .inplace_safe = true});
+  registry.Register(OpDef{.name = "tile.not",
+                          .description = "bitwise NOT of each element of an integer tile",
+                          .params = {Arg("tile")},
+                          .deduce_type = [](const auto& args, const auto&,
+                                            const Span& span) { return DeduceNot(args, span); },
+                          .inplace_safe = true});
 
   registry.Register(OpDef{.name = "tile.cast",
                           .description = "convert each element to another dtype with a rounding mode",

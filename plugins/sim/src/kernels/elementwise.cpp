@@ -53,7 +53,16 @@ void UnaryF32Kernel(UnaryOp op, float* dst, const float* src, size_t n) {
     case UnaryOp::Relu: return map([&](auto v) { return hn::IfThenZeroElse(hn::Le(v, hn::Zero(d)), v); });
     case UnaryOp::Abs: return map([](auto v) { return hn::Abs(v); });
     case UnaryOp::Neg: return map([](auto v) { return hn::Neg(v); });
+    case UnaryOp::Sin:
+    case UnaryOp::Cos: return;  // scalar, see UnaryF32
   }
+}
+
+void LeakyReluF32Kernel(float* dst, const float* src, float slope, size_t n) {
+  const hn::ScalableTag<float> d;
+  const auto vs = hn::Set(d, slope);
+  // A NaN compares false and becomes slope * NaN, still NaN.
+  Map1(d, dst, src, n, [&](auto v) { return hn::IfThenElse(hn::Gt(v, hn::Zero(d)), v, hn::Mul(v, vs)); });
 }
 
 // Relu, Abs and Neg only; the caller rejects the others.
@@ -73,6 +82,8 @@ void UnaryI32Kernel(UnaryOp op, int32_t* dst, const int32_t* src, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <cmath>
+
 namespace pypto::sim {
 
 HWY_EXPORT(BinaryF32Kernel);
@@ -80,6 +91,7 @@ HWY_EXPORT(BinaryI32Kernel);
 HWY_EXPORT(BinaryScalarF32Kernel);
 HWY_EXPORT(BinaryScalarI32Kernel);
 HWY_EXPORT(UnaryF32Kernel);
+HWY_EXPORT(LeakyReluF32Kernel);
 HWY_EXPORT(UnaryI32Kernel);
 
 namespace {
@@ -122,7 +134,26 @@ bool BinaryScalarI32(BinaryOp op, int32_t* dst, const int32_t* a, int32_t s, siz
 }
 
 void UnaryF32(UnaryOp op, float* dst, const float* src, size_t n) {
+  // Highway's Sin and Cos hold only on about [-39000, 39000] and are 3 ULP off; double and one
+  // rounding are correct everywhere (inf and NaN give NaN) at a cost that small tiles do not notice.
+  if (op == UnaryOp::Sin || op == UnaryOp::Cos) {
+    for (size_t i = 0; i < n; ++i) {
+      const double x = src[i];
+      dst[i] = static_cast<float>(op == UnaryOp::Sin ? std::sin(x) : std::cos(x));
+    }
+    return;
+  }
   HWY_DYNAMIC_DISPATCH(UnaryF32Kernel)(op, dst, src, n);
+}
+
+void LeakyReluF32(float* dst, const float* src, float slope, size_t n) {
+  HWY_DYNAMIC_DISPATCH(LeakyReluF32Kernel)(dst, src, slope, n);
+}
+
+void BitwiseNot(void* dst, const void* src, size_t bytes) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(~in[i]);
 }
 
 bool UnaryI32(UnaryOp op, int32_t* dst, const int32_t* src, size_t n) {

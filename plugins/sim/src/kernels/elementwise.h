@@ -6,7 +6,8 @@
 // Float results follow IEEE 754 (division by zero gives inf or NaN). Exp and Log (hwy/contrib/math)
 // are at most 1.03 and 0.90 ULP from the exact result over every float (measured exhaustively on
 // AVX2); Sqrt and Recip are correctly rounded and Rsqrt is 1/sqrt(x) in float, as torch computes it
-// (not the approximate reciprocal instructions). Max and Min return NaN when either operand is NaN,
+// (not the approximate reciprocal instructions); Sin and Cos are evaluated in double and rounded once.
+// Max and Min return NaN when either operand is NaN,
 // and Relu/Abs/Neg pass NaN through, as torch does.
 #pragma once
 
@@ -17,7 +18,7 @@ namespace pypto::sim {
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min };
 
-enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg };
+enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg, Sin, Cos };
 
 // dst[i] = a[i] op b[i].
 void BinaryF32(BinaryOp op, float* dst, const float* a, const float* b, size_t n);
@@ -34,6 +35,12 @@ bool BinaryScalarI32(BinaryOp op, int32_t* dst, const int32_t* a, int32_t s, siz
 
 // dst[i] = op(src[i]). Relu(-0) is +0.
 void UnaryF32(UnaryOp op, float* dst, const float* src, size_t n);
+
+// dst[i] = src[i] > 0 ? src[i] : slope * src[i] (leaky ReLU; NaN passes through).
+void LeakyReluF32(float* dst, const float* src, float slope, size_t n);
+
+// Every bit of `bytes` bytes inverted: bitwise NOT of integer elements of any width.
+void BitwiseNot(void* dst, const void* src, size_t bytes);
 
 // Relu, Abs and Neg only (returns false, writing nothing, for the others). Abs(INT32_MIN) and
 // Neg(INT32_MIN) wrap to INT32_MIN.

@@ -10,5 +10,7 @@ TORCH_TO_DSL = {
     "int32": "INT32",
     "int64": "INT64",
     "uint8": "UINT8",
+    "uint16": "UINT16",  # torch >= 2.3 (few torch ops take it; tensors pass through as bytes)
+    "uint32": "UINT32",
     "bool": "BOOL",
 }
