@@ -177,15 +177,23 @@ def chained_rows(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], 
     return y
 
 
-def test_a_task_id_carried_across_iterations_chains_them(write_dsl):
+def _run_chained(fn):
+    """Runs a program that chains its four row launches; returns the compiled program, checking the
+    result and that each launch started after the one before it ended."""
     x, y = torch.randn(64, 32), torch.zeros(64, 32)
-    compiled = chained_rows.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
+    compiled = fn.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
     compiled(x, y)
     torch.testing.assert_close(y, x + 1.0)
     tasks = sorted(_tasks(compiled), key=lambda t: int(t["task_id"], 16))
     assert len(tasks) == 4
     for before, after in zip(tasks, tasks[1:]):
         assert after["start_ns"] >= before["end_ns"]
+    return compiled
+
+
+def test_a_task_id_carried_across_iterations_chains_them(write_dsl):
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = _run_chained(chained_rows)
     cpp = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
     assert "    PTO2TaskId prev_1 = prev;\n" in cpp
     assert "PTO2TaskId params_t0_deps[1] = {prev_1};" in cpp
@@ -207,14 +215,8 @@ def chained_as(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl
 
 
 def test_a_task_id_from_none_rebound_by_as_chains_the_iterations():
+    _run_chained(chained_as)
     x, y = torch.randn(64, 32), torch.zeros(64, 32)
-    compiled = chained_as.compile(x, y, config=RunConfig(enable_chip_swimlane=1))
-    compiled(x, y)
-    torch.testing.assert_close(y, x + 1.0)
-    tasks = sorted(_tasks(compiled), key=lambda t: int(t["task_id"], 16))
-    assert len(tasks) == 4
-    for before, after in zip(tasks, tasks[1:]):
-        assert after["start_ns"] >= before["end_ns"]
     assert "    prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n" in str(chained_as.lower(x, y))
 
 

@@ -362,15 +362,7 @@ class Decoder {
     begin.op = Opcode::LoopBegin;
     begin.loop = info;
     const size_t begin_index = Emit(begin);
-    ++loop_depth_;
-    flow_.push_back(&loop);
-    auto body = DecodeStmt(loop.body());
-    flow_.pop_back();
-    --loop_depth_;
-    if (!body) return body;
-    computed_.resize(computed_scope);
-    for (size_t v = scalar_scope; v < loop_scalars_.size(); ++v) values_.erase(loop_scalars_[v]);
-    loop_scalars_.resize(scalar_scope);
+    if (auto body = DecodeLoopBody(loop, loop.body(), computed_scope, scalar_scope); !body) return body;
 
     source_ = InstrSource{text, span.str()};
     span_ = &span;
@@ -381,6 +373,22 @@ class Decoder {
     end.loop.partner = static_cast<uint32_t>(begin_index);
     const size_t end_index = Emit(end);
     kernel_.code[begin_index].loop.partner = static_cast<uint32_t>(end_index);
+    return {};
+  }
+
+  // A loop's body, one level deeper. What it computes exists only while it runs: afterwards the
+  // expressions computed and scalars assigned since `computed_scope` / `scalar_scope` are forgotten.
+  pypto::expected<void, std::string> DecodeLoopBody(const ir::Stmt& loop, const ir::StmtPtr& body,
+                                                    size_t computed_scope, size_t scalar_scope) {
+    ++loop_depth_;
+    flow_.push_back(&loop);
+    auto decoded = DecodeStmt(body);
+    flow_.pop_back();
+    --loop_depth_;
+    if (!decoded) return decoded;
+    computed_.resize(computed_scope);
+    for (size_t v = scalar_scope; v < loop_scalars_.size(); ++v) values_.erase(loop_scalars_[v]);
+    loop_scalars_.resize(scalar_scope);
     return {};
   }
 
@@ -411,15 +419,7 @@ class Decoder {
     test.op = Opcode::BranchIfZero;
     test.branch.cond = *cond;
     const size_t test_index = Emit(test);
-    ++loop_depth_;
-    flow_.push_back(&loop);
-    auto body = DecodeStmt(loop.body());
-    flow_.pop_back();
-    --loop_depth_;
-    if (!body) return body;
-    computed_.resize(computed_scope);
-    for (size_t v = scalar_scope; v < loop_scalars_.size(); ++v) values_.erase(loop_scalars_[v]);
-    loop_scalars_.resize(scalar_scope);
+    if (auto body = DecodeLoopBody(loop, loop.body(), computed_scope, scalar_scope); !body) return body;
     source_ = InstrSource{text, span.str()};
     span_ = &span;
     Instr back;  // the yield's copies run before it
