@@ -98,6 +98,16 @@ def int_div_hp(x: pl.Tensor[[16, 16], pl.INT32], y: pl.Out[pl.Tensor[[16, 16], p
         t = pl.load(x, [0, 0], [16, 16])
         y[:, :] = pl.tile.div(t, t, high_precision=True)
     return y
+
+
+@pl.jit
+def half_reductions(x: pl.Tensor[[32, 64], pl.FP16], sums: pl.Out[pl.Tensor[[32, 1], pl.FP16]],
+                    mins: pl.Out[pl.Tensor[[1, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 64])
+        sums[:, :] = pl.row_sum(t)
+        mins[:, :] = pl.col_min(t)
+    return sums, mins
 '''
 
 
@@ -193,3 +203,11 @@ def test_high_precision_integer_division_is_refused(kernels):
     with pytest.raises(ParserTypeError) as info:
         kernels.int_div_hp(torch.ones(16, 16, dtype=torch.int32), torch.empty(16, 16, dtype=torch.int32))
     assert "tile.div(high_precision=True) needs a floating-point tile, got INT32" in str(info.value)
+
+
+def test_fp16_reductions_accumulate_in_fp32_and_round_once(kernels):
+    x = torch.randn(32, 64).half()
+    sums, mins = torch.zeros(32, 1).half(), torch.zeros(1, 64).half()
+    kernels.half_reductions(x, sums, mins)
+    torch.testing.assert_close(sums, x.float().sum(dim=1, keepdim=True).half(), rtol=0, atol=0)
+    torch.testing.assert_close(mins, x.min(dim=0, keepdim=True).values, rtol=0, atol=0)

@@ -1625,10 +1625,15 @@ class Decoder {
       case ComputeKind::ColReduce: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        if (auto ok = RequireArithmetic(op, out, false); !ok) return ok;
+        if (auto ok = RequireArithmeticOrHalf(op, out, false, instr); !ok) return ok;
         instr.src0 = src->ref;
         matrix(*src);
-        return NarrowTo(args[0]->type(), instr);
+        if (auto ok = NarrowTo(args[0]->type(), instr); !ok) return ok;
+        if (instr.half && instr.partial)
+          return Fail(fmt::format("{} of an FP16 tile with a partial valid region is not supported yet by the "
+                                  "simulator",
+                                  op));
+        return {};
       }
       case ComputeKind::RowArgReduce:
       case ComputeKind::ColArgReduce: {  // FP16 or FP32 values (type deduction checked), INT32 indices
