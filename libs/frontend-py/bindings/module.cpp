@@ -149,7 +149,7 @@ ProgramView ParseJit(const std::string& source, const std::string& filename, int
 py::object ParseProgramSource(const std::string& source, const std::string& filename, int line_offset,
                               int column_offset, const py::dict& constants,
                               const std::map<std::string, std::string>& external_sources,
-                              const std::optional<py::dict>& entry_specs) {
+                              const std::optional<py::dict>& entry_specs, const py::list& module_functions) {
   frontend::ProgramRequest request{.source = source,
                                    .filename = filename,
                                    .line_offset = line_offset,
@@ -159,6 +159,16 @@ py::object ParseProgramSource(const std::string& source, const std::string& file
   if (entry_specs) request.entry_specs = ToTensorSpecs(*entry_specs);
   auto parsed = bindings::Unwrap(frontend::ParseProgramClass(request));
   if (parsed.program) return py::cast(ProgramView{parsed.program});
+  // (name, source, filename, line_offset, column_offset, external_source or "") per function.
+  for (py::handle item : module_functions) {
+    auto fields = item.cast<std::tuple<std::string, std::string, std::string, int, int, std::string>>();
+    request.module_functions.push_back({.name = std::get<0>(fields),
+                                        .source = std::get<1>(fields),
+                                        .filename = std::get<2>(fields),
+                                        .line_offset = std::get<3>(fields),
+                                        .column_offset = std::get<4>(fields),
+                                        .external_source = std::get<5>(fields)});
+  }
   py::dict entry;
   entry["function"] = parsed.dynamic_entry->function;
   entry["params"] = parsed.dynamic_entry->params;
@@ -461,7 +471,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("parse_program", &ParseProgramSource, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
         py::arg("column_offset"), py::arg("constants") = py::dict(),
         py::arg("external_sources") = std::map<std::string, std::string>{},
-        py::arg("entry_specs") = py::none());
+        py::arg("entry_specs") = py::none(), py::arg("module_functions") = py::list());
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),

@@ -20,6 +20,7 @@
 #include "call_builder.h"
 #include "external_decl.h"
 #include "loop_control.h"
+#include "module_functions.h"
 #include "op_resolver.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/mask_pattern.h"
@@ -98,7 +99,7 @@ ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map)
 // on first use; `call` is where it is called (null for the entry, which a run specialises).
 ir::Result<const MethodSpecialisation*> SpecialiseMethod(ProgramContext& program, const Signature& generic,
                                                          const std::map<std::string, TensorSpec>& specs,
-                                                         const SourceMap& map, const ir::Span* call);
+                                                         const ir::Span* call);
 
 class FunctionParser {
   using Env = std::unordered_map<std::string, ir::VarPtr>;
@@ -3220,7 +3221,7 @@ class FunctionParser {
     const Signature* target = &callee;
     std::vector<ir::TypePtr> returns = callee.return_types;
     if (callee.generic()) {
-      auto specialised = SpecialiseMethod(program_, callee, SpecsOf(callee, args), map_, &span);
+      auto specialised = SpecialiseMethod(program_, callee, SpecsOf(callee, args), &span);
       if (!specialised) return pypto::unexpected(specialised.error());
       target = &(*specialised)->signature;
       returns = (*specialised)->function->return_types();
@@ -3426,7 +3427,8 @@ std::string SpecialisationName(ProgramContext& program, const std::string& name)
 
 ir::Result<const MethodSpecialisation*> SpecialiseMethod(ProgramContext& program, const Signature& generic,
                                                          const std::map<std::string, TensorSpec>& specs,
-                                                         const SourceMap& map, const ir::Span* call) {
+                                                         const ir::Span* call) {
+  const SourceMap& map = generic.map;
   const std::string key = fmt::format("{}({})", generic.name, SpecKey(specs));
   if (auto it = program.method_specialisations.find(key); it != program.method_specialisations.end()) {
     if (!it->second.function)
@@ -3477,6 +3479,35 @@ std::string EntryMethod(const std::vector<std::string>& order, const std::map<st
   return first_uncalled.empty() ? order.front() : first_uncalled;
 }
 
+// A module-level @pl.function as a method-to-be: its definition (given `self`), where it is, and the
+// external_source its decorator evaluated to.
+struct ModuleFunctionSignature : Signature {
+  std::map<std::string, std::string> external_sources;
+};
+
+ir::Result<std::vector<ModuleFunctionSignature>> ReadModuleFunctions(const ProgramRequest& request) {
+  std::vector<ModuleFunctionSignature> functions;
+  for (const auto& function : request.module_functions) {
+    SourceMap map{function.filename, function.line_offset, function.column_offset};
+    auto def = ParseDef(function.source, map);
+    if (!def) return pypto::unexpected(def.error());
+    ModuleFunctionSignature signature;
+    signature.name = function.name;
+    def->attr("name") = function.name;  // the program's function takes the name it is called by
+    signature.def = *def;
+    signature.map = map;
+    py::list params = def->attr("args").attr("args");
+    if (py::len(params) > 0 && params[0].attr("arg").cast<std::string>() == "self")
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("module-level function '{}' takes 'self'", signature.name),
+                       map.SpanOf(params[0]), "only methods of a @pl.program class take self");
+    AddSelfParameter(*def);
+    if (!function.external_source.empty()) signature.external_sources[signature.name] = function.external_source;
+    functions.push_back(std::move(signature));
+  }
+  return functions;
+}
+
 ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   SourceMap map{request.filename, request.line_offset, request.column_offset};
   py::object module = py::module_::import("ast").attr("parse")(request.source, map.filename);
@@ -3488,6 +3519,11 @@ ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   const std::string program_name = cls.attr("name").cast<std::string>();
   std::map<std::string, Signature> methods;
   std::vector<std::string> order;
+  auto module_functions = ReadModuleFunctions(request);
+  if (!module_functions) return pypto::unexpected(module_functions.error());
+  std::set<std::string> module_function_names;
+  for (const auto& function : *module_functions) module_function_names.insert(function.name);
+  BindModuleFunctionCalls(cls, module_function_names);
   for (auto stmt : cls.attr("body")) {
     if (IsNode(stmt, "Pass")) continue;
     if (IsNode(stmt, "Expr") && IsNode(stmt.attr("value"), "Constant") &&
@@ -3499,17 +3535,33 @@ ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
                                    NodeType(stmt)),
                        map.SpanOf(stmt));
     Signature signature{.name = stmt.attr("name").cast<std::string>(),
-                        .def = py::reinterpret_borrow<py::object>(stmt)};
+                        .def = py::reinterpret_borrow<py::object>(stmt),
+                        .map = map};
     if (methods.contains(signature.name))
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("function '{}' is defined twice in program '{}'", signature.name, program_name),
                        map.SpanOf(stmt));
+    if (module_function_names.contains(signature.name))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("program '{}' defines '{}', which names a module-level @pl.function it calls too",
+                                   program_name, signature.name),
+                       map.SpanOf(stmt), "rename the method or the module-level function");
     if (auto ok = ReadFunctionDecorator(stmt, map, request.external_sources, signature); !ok)
       return pypto::unexpected(ok.error());
     if (auto ok = ReadMethodSignature(stmt, map, &request.constants, signature); !ok)
       return pypto::unexpected(ok.error());
     order.push_back(signature.name);
     methods.emplace(order.back(), std::move(signature));
+  }
+  // Module-level functions follow the methods, as the printer shows them.
+  for (auto& function : *module_functions) {
+    BindModuleFunctionCalls(function.def, module_function_names);
+    if (auto ok = ReadFunctionDecorator(function.def, function.map, function.external_sources, function); !ok)
+      return pypto::unexpected(ok.error());
+    if (auto ok = ReadMethodSignature(function.def, function.map, &request.constants, function); !ok)
+      return pypto::unexpected(ok.error());
+    order.push_back(function.name);
+    methods.emplace(order.back(), std::move(function));
   }
   if (order.empty())
     return MakeError(DiagnosticKind::Syntax, fmt::format("program '{}' defines no @pl.function", program_name),
@@ -3520,7 +3572,7 @@ ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   for (const auto& name : order) {
     const Signature& signature = methods.at(name);
     if (signature.generic()) continue;
-    FunctionSource source{.name = name, .def = signature.def, .map = map, .constants = &request.constants,
+    FunctionSource source{.name = name, .def = signature.def, .map = signature.map, .constants = &request.constants,
                           .type = signature.type, .signature = &signature};
     auto function = FunctionParser(program, source).Parse();
     if (!function) return pypto::unexpected(function.error());
@@ -3536,7 +3588,7 @@ ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
                                                           .dims = {signature.dynamic_dims.begin(),
                                                                    signature.dynamic_dims.end()}}};
     }
-    auto specialised = SpecialiseMethod(program, signature, *request.entry_specs, map, nullptr);
+    auto specialised = SpecialiseMethod(program, signature, *request.entry_specs, nullptr);
     if (!specialised) return pypto::unexpected(specialised.error());
   }
   std::vector<ir::FunctionPtr> functions;

@@ -19,6 +19,7 @@ namespace pypto::frontend {
 struct [[gnu::visibility("hidden")]] Signature {
   std::string name;
   py::object def;  // the ast.FunctionDef
+  SourceMap map;   // where `def` is: the class's file, or a module-level function's own
   std::vector<ir::VarPtr> params;
   std::vector<ir::ParamDirection> directions;
   std::vector<ir::TypePtr> return_types;  // from the `->` annotation; none without one

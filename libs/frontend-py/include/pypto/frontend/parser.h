@@ -67,6 +67,16 @@ struct ParseRequest {
 ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request);
 
 // A `@pl.program` class: the DSL text the IR printer writes, or a program written by hand.
+// A module-level `@pl.function` (`def k(x: ..., out: ...)`, no `self`) that a `@pl.program` calls.
+struct ModuleFunction {
+  std::string name;        // what the program calls it (a factory's result may differ from its def)
+  std::string source;      // the function's source, dedented (decorators included)
+  std::string filename;    // its file, for diagnostics
+  int line_offset = 0;     // its first line in that file, minus 1
+  int column_offset = 0;   // indentation that dedenting removed
+  std::string external_source;  // the path its external_source= evaluated to (absolute); empty: none
+};
+
 struct ProgramRequest {
   std::string source;     // the class's source, dedented (decorators included)
   std::string filename;   // the user's file, for diagnostics
@@ -79,6 +89,9 @@ struct ProgramRequest {
   // The tensors a run passes to the entry, by parameter name: they specialise an entry whose
   // parameters name `pl.dynamic` dimensions.
   std::optional<std::map<std::string, TensorSpec>> entry_specs;
+  // Module-level `@pl.function` functions the class calls by their bare name (`k(x, out)`), each
+  // from its own file: they join the program as if they were methods.
+  std::vector<ModuleFunction> module_functions;
 };
 
 // A program whose entry's parameters name `pl.dynamic` dimensions: it is compiled once per set of

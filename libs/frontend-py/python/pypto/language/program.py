@@ -104,11 +104,65 @@ def _parse_class(cls, frame):
     first = next((line for line in lines if line.strip()), "")
     dedented_first = next((line for line in text.splitlines(True) if line.strip()), "")
     column_offset = len(first) - len(dedented_first)
-    request = (text, filename, first_line - 1, column_offset, _constants(cls, frame), _external_sources(cls))
-    parsed = _core.parse_program(*request)
+    functions = _module_functions(ast.parse(text), cls, frame)
+    constants = {}
+    for function in functions.values():  # the numbers they see where defined; the class's own names win
+        constants.update(_scalars(function.__globals__))
+        constants.update(getattr(function, _MODULE_FUNCTION))
+        constants.update(_scalars(_closure(function)))
+    constants.update(_constants(cls, frame))
+    request = (text, filename, first_line - 1, column_offset, constants, _external_sources(cls))
+    request = (request, [_module_function_source(name, function) for name, function in functions.items()])
+    parsed = _core.parse_program(*request[0], module_functions=request[1])
     if isinstance(parsed, _core.Program):
         return parsed
     return DynamicProgram(cls.__name__, request, parsed)
+
+
+def _closure(function) -> dict:
+    """The variables a nested function reads from the function that made it, by name."""
+    closure = {}
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+    return closure
+
+
+def _module_functions(tree, cls, frame) -> dict:
+    """The module-level ``@pl.function`` functions the class names (``out = kernel(x, out)``), and those
+    they name in turn, each once, by the name they are called by: looked up where the class is
+    defined, then where each function is (its closure, then its module). A factory's result
+    (``qk = make_qk(tile)``) is one too: a ``@pl.function`` defined inside a function."""
+    module = sys.modules.get(cls.__module__)
+    scopes = [frame.f_locals, frame.f_globals] if frame is not None else []
+    scopes.append(vars(module) if module else {})
+    found, pending = {}, [(tree, scopes)]
+    while pending:
+        node, where = pending.pop()
+        for name in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}):
+            value = next((scope[name] for scope in where if name in scope), None)
+            if name in found or getattr(value, _MODULE_FUNCTION, None) is None:
+                continue
+            found[name] = value
+            lines, _ = inspect.getsourcelines(value)
+            pending.append((ast.parse(textwrap.dedent("".join(lines))), [_closure(value), value.__globals__]))
+    return found
+
+
+def _module_function_source(name, function) -> tuple:
+    """(name, source, file, line offset, column offset, external_source) of a module-level @pl.function
+    that the program calls `name`."""
+    lines, first_line = inspect.getsourcelines(function)
+    filename = inspect.getsourcefile(function) or "<unknown>"
+    text = textwrap.dedent("".join(lines))
+    first = next((line for line in lines if line.strip()), "")
+    dedented_first = next((line for line in text.splitlines(True) if line.strip()), "")
+    external = getattr(function, _EXTERNAL_SOURCE, None)
+    if external is not None:  # relative to the function's own file
+        external = os.path.join(os.path.dirname(os.path.abspath(filename)), os.fspath(external))
+    return name, text, filename, first_line - 1, len(first) - len(dedented_first), external or ""
 
 
 class DynamicProgram:
@@ -136,7 +190,8 @@ class DynamicProgram:
         key = tuple(sorted((name, tuple(shape), dtype) for name, (shape, dtype) in specs.items()))
         program = self._cache.get(key)
         if program is None:
-            program = _core.parse_program(*self._request, entry_specs=specs)
+            positional, module_functions = self._request
+            program = _core.parse_program(*positional, entry_specs=specs, module_functions=module_functions)
             self._cache[key] = program
         return program
 
@@ -156,7 +211,7 @@ class DynamicProgram:
         dims = ", ".join(self.dynamic_dims)
         header = (f"# @pl.program {self.name}, not specialised: its entry '{self.entry_name}' takes the "
                   f"pl.dynamic dimensions {dims} from the tensors it runs with\n")
-        return header + self._request[0]
+        return header + self._request[0][0]
 
     def __repr__(self) -> str:
         return (f"<DynamicProgram {self.name}: entry '{self.entry_name}' with pl.dynamic dimensions "
@@ -218,6 +273,8 @@ def program(cls=None, **options):
 
 # Where @pl.function leaves an evaluated external_source for the program's parser.
 _EXTERNAL_SOURCE = "__pypto_external_source__"
+# Set on a function @pl.function decorates outside a class: a program that names it calls it.
+_MODULE_FUNCTION = "__pypto_module_function__"
 
 
 def function(fn=None, *, type=None, attrs=None, external_source=None):  # noqa: A002 - the DSL spelling is type=
@@ -230,9 +287,17 @@ def function(fn=None, *, type=None, attrs=None, external_source=None):  # noqa: 
     if external_source is not None and not isinstance(external_source, (str, os.PathLike)):
         raise TypeError(f"external_source must be a str or os.PathLike, got {builtins.type(external_source).__name__}")
 
+    # Where the decorator is written: a factory's locals (`def make_k(rows): @pl.function def k(...)`)
+    # are what k's annotations name, and they are gone once the factory returns.
+    frame = sys._getframe(1)
+    defined_in = _scalars(frame.f_locals) if frame.f_code.co_name != "<module>" else {}
+
     def mark(f):
         if external_source is not None:
             setattr(f, _EXTERNAL_SOURCE, external_source)
+        # A method's qualified name is Class.method; a module-level function's is its own name.
+        if "." not in f.__qualname__.replace(".<locals>.", ""):
+            setattr(f, _MODULE_FUNCTION, defined_in)
         return f
 
     if fn is None:
