@@ -1,6 +1,9 @@
 """An element read in orchestration code (`scale = pl.read(scales, [1])`, as pypto-lib's hc_pre reads
 its gate scales) and used by kernels is read by each kernel that uses it, when it runs. A read whose
-value the orchestration itself needs is reported."""
+value the orchestration itself needs (a loop bound, a branch condition, a kernel's scalar argument)
+is read from the caller's tensor when the run expands its task plan."""
+
+from pathlib import Path
 
 import pytest
 import torch
@@ -36,20 +39,119 @@ def test_the_kernel_reads_the_elements_and_the_orchestration_does_not():
     assert "read" not in orchestration, text
 
 
-def test_a_read_the_orchestration_needs_is_reported(write_kernel):
-    module, path = write_kernel("orchestration_read", """
+COUNTED_COPY = """
 import pypto.language as pl
 
 @pl.jit
-def k(x: pl.Tensor[[32, 64], pl.FP32], n: pl.Tensor[[1], pl.INT32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+def counted_copy(x: pl.Tensor[[32, 64], pl.FP32], n: pl.Tensor[[1], pl.INT32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
     count = pl.read(n, [0])
+    for r in pl.range(count):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[r : r + 1, :] = x[r : r + 1, :]
+    return y
+"""
+
+
+def test_a_read_may_bound_an_orchestration_loop(write_kernel):
+    # The task plan is expanded at each run from the value the tensor holds.
+    module, _ = write_kernel("counted_copy", COUNTED_COPY)
+    x = torch.randn(32, 64)
+    for count in (3, 11):
+        y = torch.zeros(32, 64)
+        module.counted_copy(x, torch.tensor([count], dtype=torch.int32), y)
+        torch.testing.assert_close(y[:count], x[:count])
+        assert (y[count:] == 0).all()
+
+
+def test_the_orchestration_cpp_reads_the_element_through_the_runtime(write_kernel):
+    module, _ = write_kernel("counted_copy_cpp", COUNTED_COPY)
+    compiled = module.counted_copy.compile(torch.zeros(32, 64), torch.ones(1, dtype=torch.int32), torch.zeros(32, 64))
+    source = next(Path(compiled.output_dir).glob("orchestration/*.cpp")).read_text()
+    assert "uint32_t count_index[1] = {static_cast<uint32_t>(0)};" in source, source
+    assert "int32_t count = get_tensor_data<int32_t>(ext_n, 1, count_index);" in source, source
+
+
+SCALED = """
+import pypto.language as pl
+
+
+@pl.program
+class Scaled:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], config: pl.Tensor[[2], pl.FP32],
+             flags: pl.Tensor[[1], pl.INT64], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        scale: pl.Scalar[pl.FP32] = pl.tensor.read(config, [1])
+        negate = pl.tensor.read(flags, [0])
+        if negate == 1:
+            out = self.scale(x, -scale, out)
+        else:
+            out = self.scale(x, scale, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        out = pl.store(pl.mul(t, s), [0, 0], out)
+        return out
+"""
+
+
+def test_reads_choose_the_branch_and_pass_a_kernel_its_scalar(write_kernel):
+    import pypto.ir
+
+    module, _ = write_kernel("scaled", SCALED)
+    compiled = pypto.ir.compile(module.Scaled, platform="a2a3sim")
+    x = torch.randn(16, 32)
+    for negate, expected in ((0, x * 0.75), (1, x * -0.75)):
+        out = torch.zeros(16, 32)
+        compiled(x, torch.tensor([9.0, 0.75]), torch.tensor([negate]), out)
+        torch.testing.assert_close(out, expected)
+
+
+def test_a_read_outside_the_tensor_is_reported_at_the_read(write_kernel):
+    module, path = write_kernel("counted_copy_oob", COUNTED_COPY.replace("pl.read(n, [0])", "pl.read(n, [n_index])")
+                                .replace("    count =", "    n_index = 1\n    count ="))
+    with pytest.raises(Exception) as error:
+        module.counted_copy(torch.zeros(32, 64), torch.ones(1, dtype=torch.int32), torch.zeros(32, 64))
+    assert "reads 'n' at [1], outside its shape [1]" in str(error.value), str(error.value)
+    assert f"{path}:7:" in str(error.value), str(error.value)
+
+
+def test_a_tensor_a_kernel_writes_cannot_be_read_afterwards(write_kernel):
+    module, path = write_kernel("read_after_write", """
+import pypto.language as pl
+
+@pl.jit
+def k(x: pl.Tensor[[16, 64], pl.FP32], n: pl.InOut[pl.Tensor[[16, 64], pl.INT32]], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n[0:16, :] = pl.cast(x[0:16, :], pl.INT32)
+    count = pl.read(n, [0, 0])
     for r in pl.range(count):
         with pl.at(level=pl.Level.CORE_GROUP):
             y[r : r + 1, :] = x[r : r + 1, :]
     return y
 """)
     with pytest.raises(Exception) as error:
-        module.k(torch.zeros(32, 64), torch.ones(1, dtype=torch.int32), torch.zeros(32, 64))
-    assert "'tensor.read' is not supported in orchestration code yet" in str(error.value), str(error.value)
-    assert f"{path}:6:" in str(error.value), str(error.value)
+        module.k(torch.ones(16, 64), torch.zeros(16, 64, dtype=torch.int32), torch.zeros(16, 64))
+    assert "orchestration code reads 'n' after a kernel writes it" in str(error.value), str(error.value)
+    assert f"{path}:8:" in str(error.value), str(error.value)
 
+
+def test_an_intermediate_cannot_be_read_in_orchestration_code(write_kernel):
+    module, path = write_kernel("read_intermediate", """
+import pypto.language as pl
+
+@pl.jit
+def k(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    tmp = pl.create_tensor([16, 64], dtype=pl.INT32)
+    count = pl.read(tmp, [0, 0])
+    for r in pl.range(count):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[r : r + 1, :] = x[r : r + 1, :]
+    return y
+""")
+    with pytest.raises(Exception) as error:
+        module.k(torch.ones(16, 64), torch.zeros(16, 64))
+    assert "reads an element of 'tmp', which is not a parameter of the orchestration" in str(error.value), str(error.value)
+    assert f"{path}:7:" in str(error.value), str(error.value)

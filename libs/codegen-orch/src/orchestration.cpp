@@ -27,6 +27,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "tensor_element.h"
 
 namespace pypto::codegen_orch {
 namespace {
@@ -351,6 +352,14 @@ struct Step {
   std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep> node;
 };
 
+// What `pl.tensor.read` in orchestration code reads while the plan is expanded: the caller's tensors
+// (present only when a run expands it) and, for each tensor variable read, its parameter index.
+struct TensorReads {
+  std::unordered_map<const ir::Var*, uint32_t> params;
+  std::span<const rt::ChipTensor> tensors;
+  const std::vector<rt::PlanView>* views = nullptr;
+};
+
 // Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
 // iteration, to the plan.
 class LoopExpander {
@@ -358,7 +367,8 @@ class LoopExpander {
   using TaskIds = std::vector<std::optional<uint32_t>>;
 
  public:
-  explicit LoopExpander(std::vector<rt::PlanSubmit>& submits) : submits_(submits) {}
+  explicit LoopExpander(std::vector<rt::PlanSubmit>& submits, const TensorReads* reads = nullptr)
+      : submits_(submits), reads_(reads) {}
 
   ir::Result<bool> Run(const std::vector<Step>& steps) {
     for (const auto& step : steps) {
@@ -407,6 +417,9 @@ class LoopExpander {
       for (const auto& id : **ids)
         if (id) submit.deps.push_back(*id);
     }
+    for (const auto& arg : submit.args)
+      if (arg.direction != rt::ArgDirection::Input && arg.direction != rt::ArgDirection::Scalar)
+        if (auto param = ParamOf(arg.tensor)) written_params_.insert(*param);
     submit.scopes_opened = unopened_scopes_;
     submit.opens_manual_scope = unopened_scopes_ > 0 && unopened_manual_;
     unopened_scopes_ = 0;
@@ -583,8 +596,41 @@ class LoopExpander {
     return fmt::format(" (when {})", fmt::join(values, ", "));
   }
 
+  // The orchestration parameter a task's tensor operand is (or is a view of); none for intermediates.
+  std::optional<uint32_t> ParamOf(rt::PlanTensorRef ref) const {
+    while (ref.kind == rt::PlanTensorRef::Kind::View && reads_ && reads_->views) ref = (*reads_->views)[ref.index].base;
+    if (ref.kind != rt::PlanTensorRef::Kind::Param) return std::nullopt;
+    return ref.index;
+  }
+
+  // `pl.tensor.read(t, [i, ...])` of a parameter, from the tensor the caller passed. A tensor a task of
+  // this run writes before the read is refused: the plan is expanded before any task runs.
+  ir::Result<Value> ReadTensor(const ir::Call& read) const {
+    const auto* tensor = read.args()[0]->As<ir::Var>();
+    auto param = reads_ && tensor ? reads_->params.find(tensor) : decltype(reads_->params)::const_iterator{};
+    if (!reads_ || !tensor || param == reads_->params.end() || reads_->tensors.empty())
+      return MakeError(DiagnosticKind::Internal, "a tensor read has no tensor in the loop expansion", read.span());
+    if (written_params_.contains(param->second))
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("orchestration code reads '{}' after a kernel writes it{}; the task plan is built "
+                                   "from the tensors as they are passed, before any kernel runs",
+                                   tensor->name_hint(), Where()),
+                       read.span(), "read the value before the kernel that writes the tensor is called");
+    std::vector<int64_t> indices;
+    for (const auto& index : read.args()[1]->As<ir::TupleLiteral>()->elements()) {
+      auto value = Eval(index);
+      if (!value) return value;
+      indices.push_back(value->i);
+    }
+    auto element = ReadElement(reads_->tensors[param->second], indices, tensor->name_hint(), read.span());
+    if (!element) return pypto::unexpected(element.error());
+    return Value{.is_float = element->is_float, .i = element->i, .f = element->f};
+  }
+
   ir::Result<Value> Eval(const ir::ExprPtr& expr) const {
     if (const auto* i = expr->As<ir::ConstInt>()) return Value{.i = i->value()};
+    if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "tensor.read")
+      return ReadTensor(*call);
     if (const auto* f = expr->As<ir::ConstFloat>()) return Value{.is_float = true, .f = f->value()};
     if (const auto* b = expr->As<ir::ConstBool>()) return Value{.i = b->value()};
     if (const auto* var = expr->As<ir::Var>()) {
@@ -688,6 +734,8 @@ class LoopExpander {
   }
 
   std::vector<rt::PlanSubmit>& submits_;
+  const TensorReads* reads_;
+  std::set<uint32_t> written_params_;  // parameters a submit so far writes
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
   bool unopened_manual_ = false;  // the innermost of them is a manual scope
   std::unordered_map<const ir::Var*, Value> values_;
@@ -695,6 +743,16 @@ class LoopExpander {
   std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
   uint64_t iterations_ = 0;
 };
+
+}  // namespace
+
+// The steps of orchestration code that reads its tensors, kept to be expanded at each run.
+struct DeferredPlan {
+  std::vector<Step> steps;
+  TensorReads reads;
+};
+
+namespace {
 
 bool IsLiteral(const ir::Expr& expr) {
   return expr.Is<ir::ConstInt>() || expr.Is<ir::ConstFloat>() || expr.Is<ir::ConstBool>();
@@ -724,9 +782,13 @@ class OrchestrationEmitter {
     for (const auto& stmt : stmts)
       if (auto ok = EmitStmt(stmt); !ok) return pypto::unexpected(ok.error());
     body_ += "  }\n";
+    result_.cpp_source = Source(*entry);
+    if (!reads_.params.empty()) {  // the plan depends on what the tensors hold: each run expands it
+      result_.deferred = std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_)});
+      return std::move(result_);
+    }
     LoopExpander expander(result_.plan.submits);
     if (auto ok = expander.Run(steps_root_); !ok) return pypto::unexpected(ok.error());
-    result_.cpp_source = Source(*entry);
     return std::move(result_);
   }
 
@@ -909,6 +971,7 @@ class OrchestrationEmitter {
       if (ir::IsTaskId(*assign->var()->type())) return EmitTaskIdDef(*assign);
       if ((!call || AsScalarCast(*call)) && assign->var()->type()->As<ir::ScalarType>())
         return EmitScalarDef(*assign);
+      if (call && call->is_op_call() && call->op()->name == "tensor.read") return EmitTensorRead(*assign, *call);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
       // `x_flat = x`: another name for the same tensor.
       if (const auto* source = assign->value()->As<ir::Var>(); source && bindings_.contains(source)) {
@@ -1468,6 +1531,50 @@ class OrchestrationEmitter {
     return true;
   }
 
+  // `v = pl.tensor.read(t, [i, ...])` of an orchestration parameter: the C++ reads the element through
+  // the runtime (get_tensor_data, as upstream's host orchestration does), and the plan is expanded for
+  // each run from the tensors passed, so that v may bound a loop, choose a branch or be a kernel's
+  // scalar argument. A tensor a kernel computes cannot be read: the plan is built before any runs.
+  ir::Result<bool> EmitTensorRead(const ir::AssignStmt& assign, const ir::Call& read) {
+    const auto* tensor = read.args()[0]->As<ir::Var>();
+    auto binding = tensor ? bindings_.find(tensor) : bindings_.end();
+    if (binding == bindings_.end() || binding->second.ref.kind != rt::PlanTensorRef::Kind::Param)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("orchestration code reads an element of '{}', which is not a parameter of the "
+                                   "orchestration; only tensors the caller passes can be read here",
+                                   tensor ? tensor->name_hint() : ir::PrintExpr(read.args()[0])),
+                       assign.span(), "read the element inside the kernel that uses it");
+    const auto& var = assign.var();
+    const auto dtype = var->type()->As<ir::ScalarType>()->dtype();
+    auto type = CppScalarType(dtype);
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("orchestration scalar '{}' is {}; orchestration code holds integer, BOOL, FP32 and "
+                                   "FP64 scalars only",
+                                   var->name_hint(), ir::DataTypeName(dtype)),
+                       assign.span());
+    std::vector<std::string> indices;
+    for (const auto& index : read.args()[1]->As<ir::TupleLiteral>()->elements()) {
+      if (const ir::Var* unknown = UnknownScalar(index))
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("the index of this read uses '{}', which has no value here", unknown->name_hint()),
+                         assign.span());
+      auto text = CppExpr(index);
+      if (!text) return pypto::unexpected(text.error());
+      indices.push_back(fmt::format("static_cast<uint32_t>({})", *text));
+    }
+    Separate();
+    after_scalar_ = true;
+    const std::string name = names_.Take(var->name_hint());
+    scalars_[var.get()] = name;
+    body_ += fmt::format("{}uint32_t {}_index[{}] = {{{}}};\n", indent_, name, indices.size(), fmt::join(indices, ", "));
+    body_ += fmt::format("{}{} = get_tensor_data<{}>({}, {}, {}_index);\n", indent_, Declared(*type, name), *type,
+                         binding->second.cpp_name, indices.size(), name);
+    reads_.params[tensor] = binding->second.ref.index;
+    steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
+    return true;
+  }
+
   // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
   // shape is static, so one view serves every iteration of a loop around it.
   ir::Result<bool> EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
@@ -1952,9 +2059,23 @@ class OrchestrationEmitter {
   std::string hoist_indent_;        // the indentation of that scope
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;
+  TensorReads reads_;  // the parameters pl.tensor.read reads
 };
 
 }  // namespace
+
+
+ir::Result<std::vector<rt::PlanSubmit>> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                                            std::span<const rt::ChipTensor> params) {
+  if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
+  TensorReads reads = deferred.reads;
+  reads.tensors = params;
+  reads.views = &plan.views;
+  std::vector<rt::PlanSubmit> submits;
+  LoopExpander expander(submits, &reads);
+  if (auto ok = expander.Run(deferred.steps); !ok) return pypto::unexpected(ok.error());
+  return submits;
+}
 
 ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype) {
   switch (dtype) {

@@ -55,6 +55,8 @@ struct Compiled {
   std::string platform;
   std::string output_dir;
   std::string orchestration_source;
+  // Orchestration code that reads its tensors: each run expands the plan's submits from them.
+  std::shared_ptr<const codegen_orch::DeferredPlan> deferred;
   // On a device platform whose build stopped after the artifacts: what was written and what is missing.
   std::string device_build_incomplete;
   // The program made ready to run on `platform`: opened by the first execute, reused by every later
@@ -157,8 +159,6 @@ py::object ParseProgramSource(const std::string& source, const std::string& file
                                    .constants = ToConstants(constants),
                                    .external_sources = external_sources};
   if (entry_specs) request.entry_specs = ToTensorSpecs(*entry_specs);
-  auto parsed = bindings::Unwrap(frontend::ParseProgramClass(request));
-  if (parsed.program) return py::cast(ProgramView{parsed.program});
   // (name, source, filename, line_offset, column_offset, external_source or "") per function.
   for (py::handle item : module_functions) {
     auto fields = item.cast<std::tuple<std::string, std::string, std::string, int, int, std::string>>();
@@ -169,6 +169,8 @@ py::object ParseProgramSource(const std::string& source, const std::string& file
                                         .column_offset = std::get<4>(fields),
                                         .external_source = std::get<5>(fields)});
   }
+  auto parsed = bindings::Unwrap(frontend::ParseProgramClass(request));
+  if (parsed.program) return py::cast(ProgramView{parsed.program});
   py::dict entry;
   entry["function"] = parsed.dynamic_entry->function;
   entry["params"] = parsed.dynamic_entry->params;
@@ -267,7 +269,8 @@ Compiled Compile(const ProgramView& lowered, const std::string& platform, const 
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
   WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
   std::ofstream(std::filesystem::path(output_dir) / kLoweredProgramFile) << ir::PrintProgram(*lowered.program);
-  Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
+  Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
+                    orchestration.deferred};
   const auto& plugin = PluginFor(platform);
   pypto_ir_program program_handle{compiled.lowered};
   pypto_rt_plan plan_handle{compiled.plan};
@@ -300,7 +303,8 @@ Compiled LoadCompiled(const std::string& output_dir, const std::string& platform
   auto program = bindings::Unwrap(frontend::ParseProgram(request));
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
   SocOf(platform);  // refuses an unknown platform before any run
-  Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source};
+  Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
+                    orchestration.deferred};
   compiled.device_build_incomplete = IncompleteDeviceBuild(output_dir);
   return compiled;
 }
@@ -359,6 +363,11 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
     auto code = bindings::Unwrap(codegen_orch::RuntimeDataType(*dtype));
     auto shape = tensor[1].cast<std::vector<uint32_t>>();
     params.push_back(rt::MakeExternalTensor(reinterpret_cast<void*>(tensor[0].cast<uintptr_t>()), shape, code));
+  }
+  if (compiled.deferred) {
+    // The tasks depend on what the tensors hold: this run's plan, and a session made for it.
+    compiled.plan.submits = bindings::Unwrap(codegen_orch::ExpandDeferredPlan(*compiled.deferred, compiled.plan, params));
+    compiled.session.reset();
   }
   const auto& plugin = PluginFor(platform);
   pypto_status status;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,15 +24,27 @@ struct KernelEntry {
   std::string external_include_dirs;   // its include directories as a JSON list, else empty
 };
 
+// The task plan of orchestration code that reads its input tensors (pl.tensor.read as a loop bound,
+// a branch condition or a kernel's scalar argument): its submits depend on the values passed, so each
+// run expands it (ExpandDeferredPlan). It points into the lowered program, which must outlive it.
+struct DeferredPlan;
+
 struct Orchestration {
   std::string function_name;  // the orchestration function, e.g. "tile_add"
   std::string cpp_source;     // orchestration/<function_name>.cpp
-  rt::TaskPlan plan;
+  rt::TaskPlan plan;          // without submits when `deferred` is set
+  std::shared_ptr<const DeferredPlan> deferred;
   std::vector<KernelEntry> kernels;     // func_ids dense from 0, in first-call order
   std::vector<std::string> signature;   // directions of the orchestration's tensor parameters
 };
 
 ir::Result<Orchestration> GenerateOrchestration(const ir::Program& lowered);
+
+// The submits of a deferred plan for one run, reading the caller's tensors (`params`, checked against
+// `plan`'s parameters). A read outside a tensor, or of a tensor a kernel writes earlier, is an error at
+// the read.
+ir::Result<std::vector<rt::PlanSubmit>> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                                            std::span<const rt::ChipTensor> params);
 
 // The manifest the runtime reads; `root` makes the source paths absolute.
 std::string KernelConfigPy(const Orchestration& orchestration, const std::filesystem::path& root,
