@@ -118,6 +118,17 @@ def test_tensor_spec_initial_values():
     assert ScalarSpec("s", torch.float16, 0.1).python_value() == torch.tensor(0.1, dtype=torch.float16).item()
 
 
+def test_nan_in_the_reference_marks_dont_care_elements():
+    # As upstream's harness reads it: the reference's NaN are elements the program may leave as it likes.
+    expected = torch.tensor([[1.0, float("nan")], [float("nan"), 4.0]])
+    ok, detail = allclose()(torch.tensor([[1.0, 0.0], [123.0, 4.0]]), expected)
+    assert ok and detail == "2 elements the reference marks NaN (don't-care) not compared", detail
+    ok, detail = allclose()(torch.tensor([[2.0, 0.0], [0.0, 4.0]]), expected)
+    assert not ok and "1 of 4 elements differ" in detail and "at (0, 0): got 2.0, expected 1.0" in detail, detail
+    # A NaN the program computes where the reference has a number is still a difference.
+    assert not allclose()(torch.tensor([[1.0, 0.0], [0.0, float("nan")]]), expected)[0]
+
+
 def test_ratio_allclose_counts_bad_points_and_checks_the_tail():
     expected = torch.zeros(10, 10)
     actual = expected.clone()
