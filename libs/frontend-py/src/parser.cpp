@@ -353,7 +353,8 @@ class FunctionParser {
       // the tile's memref once memory is allocated); the value must agree with it.
       auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
-      const bool computed_tile = TileStandsForTensor(*declared, (*value)->type());
+      const bool computed_tile = TileStandsForTensor(*declared, (*value)->type()) ||
+                                 TileTakesValueSpace(stmt.attr("annotation"), *declared, (*value)->type());
       if (!computed_tile && !Assignable(*declared, (*value)->type()))
         return MakeError(DiagnosticKind::Type,
                          fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),

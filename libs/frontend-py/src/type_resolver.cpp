@@ -76,9 +76,22 @@ std::optional<int64_t> StaticDim(py::handle node, const Constants* constants) {
 // variables) and arithmetic of those: `pl.Tensor[[ROWS, H * HEAD_DIM], pl.FP32]`, or the names of
 // `pl.dynamic` dimensions.
 ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, const Constants* constants) {
-  if (!IsNode(node, "List") && !IsNode(node, "Tuple"))
-    return MakeError(DiagnosticKind::Type, "a tensor shape must be a list of integers", map.SpanOf(node));
   AnnotatedShape shape;
+  // `pl.Tensor[shape, pl.FP32]` with `shape = [4, 1, 8]` from the function that builds the program.
+  if (IsNode(node, "Name") && constants) {
+    auto it = constants->find(node.attr("id").cast<std::string>());
+    if (it != constants->end() && std::holds_alternative<std::vector<int64_t>>(it->second)) {
+      for (int64_t dim : std::get<std::vector<int64_t>>(it->second)) {
+        shape.nodes.push_back(node);
+        shape.dims.push_back(dim);
+        shape.dynamic.emplace_back();
+      }
+      return shape;
+    }
+  }
+  if (!IsNode(node, "List") && !IsNode(node, "Tuple"))
+    return MakeError(DiagnosticKind::Type, "a tensor shape must be a list of integers", map.SpanOf(node),
+                     "write the dimensions as a list, or name a list of integers defined where the program is");
   for (auto element : node.attr("elts")) {
     shape.nodes.push_back(element);
     if (IsNode(element, "Name") && constants) {
@@ -511,6 +524,18 @@ bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual)
   const auto* tensor = declared->As<ir::TensorType>();
   const auto* tile = actual->As<ir::TileType>();
   return tensor && tile && tensor->shape() == tile->shape() && tensor->dtype() == tile->dtype();
+}
+
+bool TileTakesValueSpace(py::handle annotation, const ir::TypePtr& declared, const ir::TypePtr& actual) {
+  const auto* want = declared->As<ir::TileType>();
+  const auto* have = actual->As<ir::TileType>();
+  if (!want || !have || want->shape() != have->shape() || want->dtype() != have->dtype()) return false;
+  if (!IsNode(annotation, "Subscript") || !IsNode(annotation.attr("slice"), "Tuple")) return false;
+  for (auto element : annotation.attr("slice").attr("elts")) {
+    const std::string name = DottedName(element);
+    if (name.starts_with("pl.Mem.") || name.starts_with("pl.MemorySpace.")) return false;
+  }
+  return true;
 }
 
 }  // namespace pypto::frontend

@@ -75,6 +75,10 @@ ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std:
 // their operand's).
 bool Assignable(const ir::TypePtr& declared, const ir::TypePtr& actual);
 
+// `t: pl.Tile[[16, 16], pl.FP32] = pl.matmul(a, b)`: an annotation naming no memory space leaves the
+// tile where its value is (an Acc product, a Mat load); true when that is all they differ in.
+bool TileTakesValueSpace(py::handle annotation, const ir::TypePtr& declared, const ir::TypePtr& actual);
+
 // Whether `actual` is the tile a kernel computes for a value declared a tensor of its shape and
 // dtype: inside a kernel, a unified op on whole tensors (`r: pl.Tensor[[32, 1], pl.INT32] =
 // pl.row_argmax(a)`) loads them and yields a tile, as upstream's tensor-to-tile conversion does.

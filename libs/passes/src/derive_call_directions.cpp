@@ -1,9 +1,11 @@
 // DeriveCallDirections: every call to a kernel gets one ArgDirection per argument, which the
 // orchestration codegen turns into add_input / add_output / add_inout / add_scalar and the runtime
 // into dependencies. Tensor parameters take their direction from the callee's ParamDirection;
-// scalar parameters (`pl.Scalar[...]`) are passed by value and take Scalar.
+// scalar parameters (`pl.Scalar[...]`) are passed by value and take Scalar. A caller's own In
+// parameter that it passes to a kernel writing it is promoted to Out / InOut.
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 #include "pypto/ir/functor.h"
@@ -70,6 +72,40 @@ class DirectionWriter final : public IRMutator {
   std::optional<Diagnostic> error_;
 };
 
+// A parameter the caller declared In (a plain `pl.Tensor`) that it passes to a kernel writing it
+// becomes Out, or InOut where the kernel reads it too, as upstream promotes it: the caller's tensor
+// is written, so its own callers (and a harness reading the directions) must treat it as an output.
+FunctionPtr PromoteWrittenParams(const FunctionPtr& function, const Program& program) {
+  std::map<const Var*, size_t> param_index;
+  for (size_t i = 0; i < function->params().size(); ++i) param_index[function->params()[i].get()] = i;
+  struct Calls final : IRVisitor {
+    std::vector<const Call*> found;
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      if (!call->is_op_call()) found.push_back(call.get());
+      IRVisitor::VisitCall(call);
+    }
+  } calls;
+  calls.VisitStmt(function->body());
+  auto directions = function->param_directions();
+  for (const Call* call : calls.found) {
+    auto callee = program.Find(call->callee());
+    if (!callee) continue;
+    for (size_t i = 0; i < call->args().size() && i < callee->params().size(); ++i) {
+      const auto* var = call->args()[i]->As<Var>();
+      auto at = var ? param_index.find(var) : param_index.end();
+      if (at == param_index.end()) continue;
+      ParamDirection& mine = directions[at->second];
+      const ParamDirection theirs = callee->param_directions()[i];
+      if (theirs == ParamDirection::InOut) mine = ParamDirection::InOut;
+      else if (theirs == ParamDirection::Out && mine == ParamDirection::In) mine = ParamDirection::Out;
+    }
+  }
+  if (directions == function->param_directions()) return function;
+  return std::make_shared<Function>(function->name(), function->params(), std::move(directions),
+                                    function->return_types(), function->body(), function->type(), function->attrs(),
+                                    function->span());
+}
+
 }  // namespace
 
 Pass DeriveCallDirections() {
@@ -79,7 +115,8 @@ Pass DeriveCallDirections() {
                   DirectionWriter writer(*program);
                   auto body = writer.MutateStmt(function->body());
                   if (writer.error()) return pypto::unexpected(*writer.error());
-                  return body == function->body() ? function : function->WithBody(body);
+                  return PromoteWrittenParams(body == function->body() ? function : function->WithBody(body),
+                                              *program);
                 });
               });
 }

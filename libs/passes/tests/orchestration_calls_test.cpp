@@ -171,5 +171,16 @@ TEST(DeriveCallDirections, ScalarForTensorParameterIsRefused) {
             "pl.Tensor[[16, 16], pl.FP32]");
 }
 
+TEST(DeriveCallDirections, AnInParameterAKernelWritesIsPromoted) {
+  // kernel_add_scalar(a, scalar, out) writes its third argument: the entry's y, declared In.
+  auto kernel = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
+  auto two = std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32);
+  auto program = RunOk({OutlineIncoreScopes(), DeriveCallDirections()}, CallWith(kernel, {x, y}, {x, two, y}));
+  ASSERT_TRUE(program);
+  using P = ir::ParamDirection;
+  EXPECT_EQ(program->Find("orch")->param_directions(), (std::vector<P>{P::In, P::Out}));
+}
+
 }  // namespace
 }  // namespace pypto::passes
