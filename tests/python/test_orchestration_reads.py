@@ -155,3 +155,40 @@ def k(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
         module.k(torch.ones(16, 64), torch.zeros(16, 64))
     assert "reads an element of 'tmp', which is not a parameter of the orchestration" in str(error.value), str(error.value)
     assert f"{path}:7:" in str(error.value), str(error.value)
+
+
+def test_an_index_tensor_takes_int64_values(write_kernel):
+    # pl.INDEX elements are 64-bit integers: the caller passes a torch.int64 tensor.
+    from pypto.testing import TensorSpec, run
+
+    module, _ = write_kernel("index_rows", """
+import pypto.language as pl
+
+
+@pl.program
+class IndexRows:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32], rows: pl.Tensor[[2], pl.INDEX],
+             y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        first = pl.tensor.read(rows, [0])
+        count = pl.tensor.read(rows, [1])
+        for r in pl.range(first, first + count):
+            y = self.copy_row(x, r, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_row(self, x: pl.Tensor[[64, 32], pl.FP32], r: pl.Scalar[pl.INDEX],
+                 y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        t = pl.load(x, [r, 0], [1, 32])
+        y = pl.store(t, [r, 0], y)
+        return y
+""")
+    specs = [TensorSpec("x", [64, 32], torch.float32, init_value=torch.randn),
+             TensorSpec("rows", [2], torch.int64, init_value=torch.tensor([5, 9])),
+             TensorSpec("y", [64, 32], torch.float32)]
+
+    def golden(t):
+        t["y"][5:14] = t["x"][5:14]
+
+    result = run(module.IndexRows, specs, golden, platform="a2a3sim")
+    assert result.passed, result.error

@@ -2085,7 +2085,8 @@ ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype) {
     case ir::DataType::INT8: return PYPTO_RT_INT8;
     case ir::DataType::INT16: return PYPTO_RT_INT16;
     case ir::DataType::INT32: return PYPTO_RT_INT32;
-    case ir::DataType::INT64: return PYPTO_RT_INT64;
+    case ir::DataType::INT64:
+    case ir::DataType::INDEX: return PYPTO_RT_INT64;  // an index is a 64-bit integer, as upstream's
     case ir::DataType::UINT8: return PYPTO_RT_UINT8;
     case ir::DataType::UINT16: return PYPTO_RT_UINT16;
     case ir::DataType::UINT32: return PYPTO_RT_UINT32;

@@ -145,6 +145,8 @@ def _check_specs(specs, parameters) -> dict:
             raise _Failure(f"{spec.name!r} is a {param.kind} parameter; use a "
                            f"{'TensorSpec' if param.kind == 'tensor' else 'ScalarSpec'}")
         dtype = TORCH_TO_DSL.get(str(spec.dtype).removeprefix("torch."))
+        if dtype == "INT64" and param.dtype == "INDEX":  # an index tensor holds 64-bit integers
+            dtype = "INDEX"
         if dtype != param.dtype:
             raise _Failure(f"{spec.name!r}: the spec's dtype is {spec.dtype}, the parameter's is {param.dtype}")
         if isinstance(spec, TensorSpec):
