@@ -30,6 +30,7 @@
 #include "program_signature.h"
 #include "runtime_scope.h"
 #include "spmd_launch.h"
+#include "spmd_submit.h"
 #include "syncall_launch_check.h"
 #include "type_resolver.h"
 
@@ -1091,13 +1092,25 @@ class FunctionParser {
   }
 
   bool IsSubmit(py::handle value) const {
-    return IsNode(value, "Call") && DottedName(value.attr("func")) == "pl.submit";
+    if (!IsNode(value, "Call")) return false;
+    const std::string callee = DottedName(value.attr("func"));
+    return callee == "pl.submit" || callee == "pl.spmd_submit";
+  }
+
+  // `outs, tid = pl.spmd_submit(self.k, x, core_num=N[, deps=..., predicate=...])`: the pl.spmd launch
+  // it stands for (spmd_submit.cpp), parsed in place.
+  ir::Result<ir::StmtPtr> ParseSpmdSubmit(py::handle stmt, py::handle value, const std::vector<py::handle>& targets) {
+    auto statements = RewriteSpmdSubmit(stmt, value, targets, fmt::format("_dispatch_predicate_{}", next_predicate_++),
+                                        map_);
+    if (!statements) return pypto::unexpected(statements.error());
+    return ParseBlock(*statements);
   }
 
   // `out, tid = pl.submit(self.kernel, x, out, deps=[...])`, or with no result `tid = pl.submit(...)`
   // / `pl.submit(...)`: the kernel call `out = self.kernel(x, out)` launched in that order. `targets`
   // are the assignment's names (the last one, if any, is the TaskId; `_` drops it).
   ir::Result<ir::StmtPtr> ParseSubmit(py::handle stmt, py::handle value, std::vector<py::handle> targets) {
+    if (DottedName(value.attr("func")) == "pl.spmd_submit") return ParseSpmdSubmit(stmt, value, targets);
     const ir::Span span = map_.SpanOf(value);
     if (kernel_depth_ > 0) return MakeError(DiagnosticKind::Syntax, "pl.submit launches a kernel from orchestration code", span);
     py::list positional = value.attr("args");
@@ -1243,6 +1256,11 @@ class FunctionParser {
   }
 
   ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
+    if (HasPredicate(context)) {  // `predicate=(t[i] > 0)`: the launch under an if (spmd_submit.cpp)
+      auto statements = RewritePredicatedSpmd(stmt, fmt::format("_dispatch_predicate_{}", next_predicate_++), map_);
+      if (!statements) return pypto::unexpected(statements.error());
+      return ParseBlock(*statements);
+    }
     const ir::Span span = map_.SpanOf(context);
     auto launch = ReadSpmdLaunch(context);
     if (!launch) return pypto::unexpected(launch.error());
@@ -3405,6 +3423,7 @@ class FunctionParser {
   std::set<uint64_t> placeholders_;  // by Var::id(), as known_ints
   // While an annotated assignment parses its value: the tile type it declares (for a tpop without a shape).
   ir::TypePtr declared_tile_;
+  int next_predicate_ = 0;  // numbers the values dispatch predicates read (pl.spmd_submit)
 };
 
 // ---- @pl.program classes ------------------------------------------------------------------------

@@ -73,7 +73,8 @@ TEST(SpmdScope, BlockCountIsAnOrchestrationScalar) {
             "pl.Scalar[pl.FP32]");
   EXPECT_EQ(RowsEdited("n // 8", "n - 33"), "/src/kernels.py:4:18: error: pl.spmd core_num must be at least 0, got -1");
   EXPECT_EQ(RowsEdited("allow_early_resolve=True", "predicate=None"),
-            "/src/kernels.py:4:46: error: pl.spmd argument 'predicate' is not supported yet");
+            "/src/kernels.py:4:56: error: a dispatch predicate compares one tensor element with an integer: "
+            "predicate=(t[i, j] > 0)");
 }
 
 TEST(SpmdScope, ABlockCountComputedAfterAnIfStaysAnExpression) {
