@@ -61,3 +61,26 @@ def k(x: pl.Tensor[[32, 64], pl.BF16], y: pl.Out[pl.Tensor[[32, 64], pl.BF16]]):
     assert message in str(error.value), str(error.value)
     line = 6 if column == 10 else 7
     assert f"{path}:{line}:{column}" in str(error.value), str(error.value)
+
+
+@pl.jit
+def split_gather(pool: pl.Tensor[[96, 64], pl.FP16], n: pl.Tensor[[1], pl.INT32],
+                 eye: pl.Tensor[[32, 32], pl.FP16], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        r1 = pl.cast(pl.read(n, [0]), pl.INDEX)
+        kv = pl.create_l1([32, 64], pl.FP16)
+        # Pool rows [0, r1) into slots [0, r1), then rows [40, 40 + 32 - r1) into slots [r1, 32): the
+        # second run declares a [32, 64] window at row r1, past the buffer, but transfers 32 - r1 rows.
+        kv = pl.gather_row(kv, pool, [0, 0], [0, 0], [32, 64], valid_shape=[r1, 64])
+        kv = pl.gather_row(kv, pool, [r1, 0], [40, 0], [32, 64], valid_shape=[32 - r1, 64])
+        out[:, :] = pl.matmul(eye[:, :], kv, out_dtype=pl.FP32)
+    return out
+
+
+@pytest.mark.parametrize("split", [1, 13, 31])
+def test_a_window_past_the_buffer_writes_only_its_valid_rows(split):
+    pool = torch.randn(96, 64).half()
+    out = torch.full((32, 64), float("nan"))
+    split_gather(pool, torch.tensor([split], dtype=torch.int32), torch.eye(32).half(), out)
+    expected = torch.cat([pool[:split], pool[40 : 40 + 32 - split]]).float()
+    torch.testing.assert_close(out, expected)

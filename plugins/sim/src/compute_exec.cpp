@@ -216,13 +216,26 @@ Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, c
   const ComputeInfo& c = instr.compute;
   auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
   const int64_t row = read(c.row_offset), col = read(c.col_offset);
-  if (row < 0 || col < 0 || row + c.rows > c.outer_rows || col + c.cols > c.outer_cols)
+  // An inserted tile with a valid region writes that region only: the window it declares may reach
+  // past the target where its valid part does not (upstream's gather_row into the rest of a buffer).
+  int64_t extent_rows = c.rows, extent_cols = c.cols;
+  if (c.kind == ComputeKind::Insert && instr.partial) {
+    auto valid = ValidExtents(kernel, index, regs);
+    if (!valid) return pypto::unexpected(std::move(valid.error()));
+    extent_rows = static_cast<int64_t>(valid->first);
+    extent_cols = static_cast<int64_t>(valid->second);
+  }
+  if (row < 0 || col < 0 || row + extent_rows > c.outer_rows || col + extent_cols > c.outer_cols)
     return Fail(kernel, index,
-                fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", c.rows, c.cols, row, col,
-                            c.outer_rows, c.outer_cols));
+                fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", extent_rows, extent_cols,
+                            row, col, c.outer_rows, c.outer_cols));
   const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
   const auto outer_cols = static_cast<size_t>(c.outer_cols), elem_bytes = static_cast<size_t>(instr.elem_bytes);
-  if (c.kind == ComputeKind::Insert)
+  if (c.kind == ComputeKind::Insert && instr.partial) {
+    for (size_t r = 0; r < static_cast<size_t>(extent_rows); ++r)
+      InsertWindow(o.dst, o.src0 + r * cols * elem_bytes, 1, static_cast<size_t>(extent_cols), outer_cols,
+                   static_cast<size_t>(row) + r, static_cast<size_t>(col), elem_bytes);
+  } else if (c.kind == ComputeKind::Insert)
     InsertWindow(o.dst, o.src0, rows, cols, outer_cols, static_cast<size_t>(row), static_cast<size_t>(col), elem_bytes);
   else
     CopyWindow(o.dst, o.src0, rows, cols, outer_cols, static_cast<size_t>(row), static_cast<size_t>(col), elem_bytes);

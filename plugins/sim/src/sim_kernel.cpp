@@ -1889,6 +1889,7 @@ class Decoder {
     if (insert) {
       if (Overlap(window->ref, out.ref)) return Fail("the source of tile.assemble overlaps its target");
       instr.src0 = window->ref;
+      if (auto ok = NarrowTo(args[1]->type(), instr); !ok) return ok;  // only the valid part is written
     } else {
       if (Overlap(out.ref, outer->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
       instr.src0 = outer->ref;
