@@ -165,3 +165,48 @@ def test_branches_must_leave_a_name_on_one_tensor(write_kernel):
         "kernels write a tensor, not which tensor later code uses" in message
     )
     assert f"--> {path}:23:9" in message
+
+
+PHASES = '''
+import pypto.language as pl
+
+
+@pl.program
+class Phases:
+    @pl.function(type=pl.FunctionType.InCore)
+    def stripe(self, data: pl.Tensor[[64, 32], pl.FP32], row: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        t: pl.Tile[[16, 32], pl.FP32] = pl.load(data, [row, 0], [16, 32])
+        ret: pl.Tensor[[64, 32], pl.FP32] = pl.store(pl.add(t, 1.0), [row, 0], out)
+        return ret
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.Tensor[[64, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        with pl.manual_scope():
+            tids = pl.array.create(2, pl.TASK_ID)
+            for branch in pl.parallel(2):
+                if branch >= 0:
+                    out, tid = pl.submit(self.stripe, data, branch * 16, out)
+                    tids[branch] = tid
+            out, joined = pl.submit(self.stripe, data, 32, out, deps=[tids])
+            for branch in pl.parallel(1):
+                out, _ = pl.submit(self.stripe, data, 48, out, deps=[joined])
+        return out
+'''
+
+
+def test_launches_in_an_if_record_their_task_ids_and_update_the_tensor_in_place(write_kernel):
+    # `tids[branch] = tid` in a branch updates the one TaskId array; `out = submit(..., out)` after
+    # earlier in-place updates still names the same tensor in the next loop.
+    from pypto.testing import TensorSpec, run
+
+    module, _ = write_kernel("phases", PHASES)
+    specs = [TensorSpec("data", [64, 32], torch.float32, init_value=torch.randn),
+             TensorSpec("out", [64, 32], torch.float32)]
+
+    def golden(t):
+        t["out"][:] = t["data"] + 1.0
+
+    result = run(module.Phases, specs, golden, platform="a2a3sim")
+    assert result.passed, result.error

@@ -1392,6 +1392,10 @@ class OrchestrationEmitter {
     for (const auto& var : branch.return_vars()) {
       results.emplace_back();
       if (var->type()->As<ir::TensorType>()) continue;
+      if (ir::IsTaskIdArray(*var->type())) {  // `tids[i] = t` in a branch: the one C++ array, updated in place
+        results.back() = kArrayResult;
+        continue;
+      }
       if (ir::IsTaskId(*var->type())) {  // `with pl.at(...) as t` in both branches: the launch that ran
         results.back() = names_.Take(var->name_hint());
         body_ += fmt::format("{}{} = PTO2TaskId::invalid();\n", indent_, TaskIdDecl(results.back()));
@@ -1428,6 +1432,10 @@ class OrchestrationEmitter {
     return BindIfTensors(branch, then_tensors, else_tensors);
   }
 
+  // The C++ "variable" of an if result that is a TaskId array: none of its own, as both branches
+  // update one array in place.
+  static constexpr const char* kArrayResult = "[]";
+
   // One branch of an orchestration if, its steps going to `steps`. The yield ending it assigns the
   // if's scalar results and records the buffers its tensor results name (`tensors`).
   ir::Result<bool> EmitBranch(const ir::StmtPtr& body, const ir::IfStmt& branch,
@@ -1452,6 +1460,19 @@ class OrchestrationEmitter {
           const auto* source = value->As<ir::Var>();
           auto it = source ? bindings_.find(source) : bindings_.end();
           tensors.push_back(it == bindings_.end() ? std::nullopt : std::optional<Binding>(it->second));
+          continue;
+        }
+        if (results[i] == kArrayResult) {
+          const std::string* array = TaskNameOf(value);
+          auto named = task_names_.find(var.get());
+          if (!array || (named != task_names_.end() && named->second != *array))
+            return MakeError(DiagnosticKind::Syntax,
+                             fmt::format("'{}' names a different TaskId array after each branch of this "
+                                         "orchestration if",
+                                         var->name_hint()),
+                             branch.span(), "update one array in both branches");
+          task_names_[var.get()] = *array;
+          steps_->push_back(Step{TaskIdStep{.var = var.get(), .from = value->As<ir::Var>()}});
           continue;
         }
         if (ir::IsTaskId(*var->type())) {

@@ -396,10 +396,15 @@ class FunctionParser {
   // Whether `value` is `tensor` updated in place: through stores (`aliases`) and through calls that
   // return the tensor passed to them.
   bool IsInPlaceUpdateOf(const ir::Var* value, const ir::Var* tensor, const ir::TensorAliases& aliases) const {
+    return InPlaceRoot(value, aliases) == InPlaceRoot(tensor, aliases);
+  }
+
+  // The tensor `value` names once in-place updates are seen through: stores and assembles
+  // (`aliases`), and calls of the program's functions that return the tensor passed for their output.
+  const ir::Var* InPlaceRoot(const ir::Var* value, const ir::TensorAliases& aliases) const {
     for (const ir::Var* var = aliases.Root(value);; var = aliases.Root(var)) {
-      if (var == tensor) return true;
       auto it = returned_args_.find(var);
-      if (it == returned_args_.end()) return false;
+      if (it == returned_args_.end()) return var;
       var = it->second;
     }
   }
@@ -2152,21 +2157,26 @@ class FunctionParser {
   // The tensor from before an if that `name` means after it, when each path that binds `name` binds it
   // to a store into that tensor (`out = pl.store(t, [0, 0], c)`) and any other path leaves it as
   // that tensor or unbound (a path that continues its loop). Null otherwise.
-  static ir::VarPtr TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,
-                                   const Env& before, const ir::TensorAliases& then_aliases,
-                                   const ir::TensorAliases& else_aliases) {
+  ir::VarPtr TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,
+                            const Env& before, const ir::TensorAliases& then_aliases,
+                            const ir::TensorAliases& else_aliases) const {
     auto old = before.find(name);
     const ir::Var* old_var = old != before.end() ? old->second.get() : nullptr;
     // The tensor a path leaves `name` as; nullopt on a path that leaves it unbound.
     constexpr const ir::Var* kNotATensor = nullptr;
     auto root = [&](const Env& env, const ir::TensorAliases& aliases) -> std::optional<const ir::Var*> {
       auto it = env.find(name);
-      if (it == env.end()) return old_var ? std::optional(old_var) : std::nullopt;
-      return it->second->type()->As<ir::TensorType>() ? aliases.Root(it->second.get()) : kNotATensor;
+      if (it == env.end() || it->second.get() == old_var)
+        return old_var ? std::optional(old_var->type()->As<ir::TensorType>() ? InPlaceRoot(old_var, aliases) : old_var)
+                       : std::nullopt;
+      return it->second->type()->As<ir::TensorType>() ? InPlaceRoot(it->second.get(), aliases) : kNotATensor;
     };
     const auto then_root = root(then_env, then_aliases), else_root = root(else_env, else_aliases);
     const ir::Var* tensor = then_root ? *then_root : *else_root;
     if (!tensor || (then_root && else_root && *then_root != *else_root)) return nullptr;
+    // The name before the if, when it named that buffer; else any name that did.
+    if (old_var && old_var->type()->As<ir::TensorType>() && InPlaceRoot(old_var, then_aliases) == tensor)
+      return old->second;
     for (const auto& [before_name, var] : before)
       if (var.get() == tensor) return var;
     return nullptr;
