@@ -2,6 +2,8 @@
 them): the branch chosen decides which kernels run and which scalar values later launches get,
 checked against torch on the simulator."""
 
+from pathlib import Path
+
 import pytest
 import torch
 from conftest import kernels_fixture
@@ -99,14 +101,17 @@ def test_scalars_clamped_by_ifs_reach_the_kernel(kernels, n, k):
     torch.testing.assert_close(y, expected)
 
 
-def test_a_condition_read_from_a_tensor_is_refused(kernels):
-    with pytest.raises(Exception) as info:
-        kernels.read_condition.compile(torch.randn(64, 32), torch.zeros(64, 32))
-    message = str(info.value)
-    assert (
-        "the condition of this orchestration if calls 'tensor.read', whose value is only known at run time" in message
-    )
-    assert f"--> {kernels.path}:56:5" in message
+@pytest.mark.parametrize("first", [1.5, -1.5])
+def test_a_condition_may_read_an_input_tensor(kernels, first):
+    # The read is made when the run builds its task plan; the C++ reads it before the if.
+    x = torch.randn(64, 32)
+    x[0, 0] = first
+    y = torch.zeros(64, 32)
+    kernels.read_condition(x, y)
+    torch.testing.assert_close(y, torch.exp(x) if first > 0 else torch.zeros(64, 32))
+    source = next(Path(kernels.read_condition.compile(x, y).output_dir).glob("orchestration/*.cpp")).read_text()
+    assert "float element = get_tensor_data<float>(ext_x, 2, element_index);" in source, source
+    assert "if (element > 0.0f) {" in source, source
 
 
 PROGRAM = '''

@@ -1373,6 +1373,7 @@ class OrchestrationEmitter {
                                    branch.condition()->type()->str()),
                        branch.span());
     const char* hint = "branch on literals, scalar parameters, loop variables and scalars computed from them";
+    if (auto ok = HoistElementReads(branch.condition()); !ok) return ok;
     if (const ir::Call* read = RunTimeCall(branch.condition()))
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("the condition of this orchestration if calls '{}', whose value is only known at "
@@ -1557,6 +1558,37 @@ class OrchestrationEmitter {
   // each run from the tensors passed, so that v may bound a loop, choose a branch or be a kernel's
   // scalar argument. A tensor a kernel computes cannot be read: the plan is built before any runs.
   ir::Result<bool> EmitTensorRead(const ir::AssignStmt& assign, const ir::Call& read) {
+    const auto& var = assign.var();
+    const auto dtype = var->type()->As<ir::ScalarType>()->dtype();
+    auto name = EmitElementRead(read, var->name_hint(), dtype, assign.span());
+    if (!name) return pypto::unexpected(name.error());
+    scalars_[var.get()] = *name;
+    steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
+    return true;
+  }
+
+  // A read written inside a condition (`if pl.read(flags, [0]) > 0:`): read into a C++ variable first,
+  // which the condition's C++ names (the plan evaluates the read where the condition is evaluated).
+  ir::Result<bool> HoistElementReads(const ir::ExprPtr& expr) {
+    struct Reads final : ir::IRVisitor {
+      std::vector<const ir::Call*> found;
+      void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+        if (call->is_op_call() && call->op()->name == "tensor.read") found.push_back(call.get());
+        ir::IRVisitor::VisitCall(call);
+      }
+    } reads;
+    reads.VisitExpr(expr);
+    for (const ir::Call* read : reads.found) {
+      auto name = EmitElementRead(*read, "element", read->type()->As<ir::ScalarType>()->dtype(), read->span());
+      if (!name) return pypto::unexpected(name.error());
+      read_names_[read] = *name;
+    }
+    return true;
+  }
+
+  // The C++ reading one element of an orchestration parameter into a new variable; its name.
+  ir::Result<std::string> EmitElementRead(const ir::Call& read, const std::string& hint, ir::DataType dtype,
+                                          const ir::Span& span) {
     const auto* tensor = read.args()[0]->As<ir::Var>();
     auto binding = tensor ? bindings_.find(tensor) : bindings_.end();
     if (binding == bindings_.end() || binding->second.ref.kind != rt::PlanTensorRef::Kind::Param)
@@ -1564,36 +1596,32 @@ class OrchestrationEmitter {
                        fmt::format("orchestration code reads an element of '{}', which is not a parameter of the "
                                    "orchestration; only tensors the caller passes can be read here",
                                    tensor ? tensor->name_hint() : ir::PrintExpr(read.args()[0])),
-                       assign.span(), "read the element inside the kernel that uses it");
-    const auto& var = assign.var();
-    const auto dtype = var->type()->As<ir::ScalarType>()->dtype();
+                       span, "read the element inside the kernel that uses it");
     auto type = CppScalarType(dtype);
     if (!type)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("orchestration scalar '{}' is {}; orchestration code holds integer, BOOL, FP32 and "
                                    "FP64 scalars only",
-                                   var->name_hint(), ir::DataTypeName(dtype)),
-                       assign.span());
+                                   hint, ir::DataTypeName(dtype)),
+                       span);
     std::vector<std::string> indices;
     for (const auto& index : read.args()[1]->As<ir::TupleLiteral>()->elements()) {
       if (const ir::Var* unknown = UnknownScalar(index))
         return MakeError(DiagnosticKind::Syntax,
                          fmt::format("the index of this read uses '{}', which has no value here", unknown->name_hint()),
-                         assign.span());
+                         span);
       auto text = CppExpr(index);
       if (!text) return pypto::unexpected(text.error());
       indices.push_back(fmt::format("static_cast<uint32_t>({})", *text));
     }
     Separate();
     after_scalar_ = true;
-    const std::string name = names_.Take(var->name_hint());
-    scalars_[var.get()] = name;
+    const std::string name = names_.Take(hint);
     body_ += fmt::format("{}uint32_t {}_index[{}] = {{{}}};\n", indent_, name, indices.size(), fmt::join(indices, ", "));
     body_ += fmt::format("{}{} = get_tensor_data<{}>({}, {}, {}_index);\n", indent_, Declared(*type, name), *type,
                          binding->second.cpp_name, indices.size(), name);
     reads_.params[tensor] = binding->second.ref.index;
-    steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = dtype}});
-    return true;
+    return name;
   }
 
   // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
@@ -1634,26 +1662,34 @@ class OrchestrationEmitter {
   const ir::Var* UnknownScalar(const ir::ExprPtr& expr) const {
     struct Finder final : ir::IRVisitor {
       const std::unordered_map<const ir::Var*, std::string>& known;
+      const std::unordered_map<const ir::Call*, std::string>& hoisted;  // element reads: values of their own
       const ir::Var* unknown = nullptr;
-      explicit Finder(const std::unordered_map<const ir::Var*, std::string>& k) : known(k) {}
+      Finder(const std::unordered_map<const ir::Var*, std::string>& k,
+             const std::unordered_map<const ir::Call*, std::string>& h)
+          : known(k), hoisted(h) {}
       void VisitVar(const std::shared_ptr<const ir::Var>& var) override {
         if (!unknown && !known.contains(var.get())) unknown = var.get();
       }
-    } finder(scalars_);
+      void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+        if (!hoisted.contains(call.get())) ir::IRVisitor::VisitCall(call);
+      }
+    } finder(scalars_, read_names_);
     finder.VisitExpr(expr);
     return finder.unknown;
   }
 
-  // A call in an orchestration scalar expression other than a cast (pl.read of a tensor, say): its
+  // A call in an orchestration scalar expression other than a cast and a hoisted element read: its
   // value exists only when the C++ runs, never while the plan is built.
-  static const ir::Call* RunTimeCall(const ir::ExprPtr& expr) {
+  const ir::Call* RunTimeCall(const ir::ExprPtr& expr) const {
     struct Finder final : ir::IRVisitor {
+      const std::unordered_map<const ir::Call*, std::string>& hoisted;
       const ir::Call* found = nullptr;
+      explicit Finder(const std::unordered_map<const ir::Call*, std::string>& h) : hoisted(h) {}
       void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
-        if (!found && !AsScalarCast(*call)) found = call.get();
+        if (!found && !AsScalarCast(*call) && !hoisted.contains(call.get())) found = call.get();
         if (!found) ir::IRVisitor::VisitCall(call);
       }
-    } finder;
+    } finder(read_names_);
     finder.VisitExpr(expr);
     return finder.found;
   }
@@ -1680,6 +1716,7 @@ class OrchestrationEmitter {
                          expr->span());
       return it->second;
     }
+    if (const auto* call = expr->As<ir::Call>(); call && read_names_.contains(call)) return read_names_.at(call);
     if (const ir::Call* cast = AsScalarCast(*expr)) {
       auto type = CppScalarType(cast->type()->As<ir::ScalarType>()->dtype());
       auto value = CppExpr(cast->args()[0]);
@@ -2081,6 +2118,7 @@ class OrchestrationEmitter {
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;
   TensorReads reads_;  // the parameters pl.tensor.read reads
+  std::unordered_map<const ir::Call*, std::string> read_names_;  // element reads in conditions -> C++ names
 };
 
 }  // namespace

@@ -201,19 +201,39 @@ TEST(OrchestrationIf, ALaterLaunchWaitsForTheBranchThatRan) {
   EXPECT_EQ(orchestration->plan.submits[1].deps, (std::vector<uint32_t>{0}));
 }
 
-// A value read from a tensor exists only when the orchestration runs, after the plan is built.
-TEST(OrchestrationIf, AConditionReadFromATensorIsRefused) {
-  auto request = ScalarRequest("    if pl.read(x, [0, 0]) > 0.0:\n"
-                               "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+// A condition that reads an input tensor: the C++ reads the element before the if, and the plan is
+// expanded for each run from the tensors passed (a deferred plan).
+TEST(OrchestrationIf, AConditionReadFromAnInputTensorIsDecidedPerRun) {
+  auto request = ScalarRequest("    if pl.read(x, [0, 1]) > 0.0:\n"
+                               "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"expo\"):\n"
                                "            y[:] = pl.exp(x)\n"
                                "    return y\n",
                                0);
-  auto orchestration = Generate(request);
-  ASSERT_FALSE(orchestration);
-  EXPECT_EQ(orchestration.error().str(),
-            "/src/kernels.py:3:5: error: the condition of this orchestration if calls 'tensor.read', whose value is "
-            "only known at run time; the task plan chooses the branch when it is built\n"
-            "  help: branch on literals, scalar parameters, loop variables and scalars computed from them");
+  EnsureInterpreter();
+  pybind11::gil_scoped_acquire gil;
+  auto program = ParseJitFunction(request);
+  ASSERT_TRUE(program) << program.error().str();
+  auto lowered = LowerForTest(*program);  // the deferred plan points into it
+  ASSERT_TRUE(lowered) << lowered.error().str();
+  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  ASSERT_NE(orchestration->deferred, nullptr);
+  EXPECT_TRUE(orchestration->plan.submits.empty());
+  EXPECT_NE(orchestration->cpp_source.find("    uint32_t element_index[2] = {static_cast<uint32_t>(0), "
+                                           "static_cast<uint32_t>(1)};\n"
+                                           "    float element = get_tensor_data<float>(ext_x, 2, element_index);\n"),
+            std::string::npos)
+      << orchestration->cpp_source;
+  std::vector<float> x(16 * 32, 0.0f), y(16 * 32, 0.0f);
+  const std::vector<uint32_t> shape = {16, 32};
+  for (float first : {2.0f, -2.0f}) {
+    x[1] = first;
+    const std::vector<rt::ChipTensor> tensors = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
+                                                 rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
+    auto submits = codegen_orch::ExpandDeferredPlan(*orchestration->deferred, orchestration->plan, tensors);
+    ASSERT_TRUE(submits) << submits.error().str();
+    EXPECT_EQ(submits->size(), first > 0 ? 1u : 0u);
+  }
 }
 
 }  // namespace
