@@ -295,31 +295,30 @@ def along_rows(x: pl.Tensor[[4, 64], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
 '''
 
 
-def test_gather_index_form_interleaves_a_row(write_kernel):
+def test_gather_along_the_last_axis_interleaves_a_row(write_kernel):
     module, _ = write_kernel("gathers", GATHERS)
     cos, out = torch.randn(8, 16), torch.zeros(8, 32)
     module.interleave(cos, out)
     torch.testing.assert_close(out, torch.repeat_interleave(cos, 2, dim=1))
 
 
-def test_gather_picks_by_an_index_table_and_checks_each_index(write_kernel):
+def test_the_tile_gather_picks_by_flat_indices_and_checks_each_index(write_kernel):
     module, path = write_kernel("gathers", GATHERS)
     x = torch.randn(4, 64, dtype=torch.float16)
-    idx = torch.randint(0, 64, (4, 8), dtype=torch.int32)
+    idx = torch.randint(0, 4 * 64, (4, 8), dtype=torch.int32)
     out = torch.zeros(4, 8, dtype=torch.float16)
     module.by_table(x, idx, out)
-    torch.testing.assert_close(out, torch.gather(x, 1, idx.long()))
-    idx[2, 5] = 64
-    with pytest.raises(RuntimeError, match=r"the index 64 at \[2, 5\] is outside the source row of 64 elements"):
+    torch.testing.assert_close(out, x.flatten()[idx.long()])
+    idx[2, 5] = 256
+    with pytest.raises(RuntimeError,
+                       match=r"the index 256 at position 21 of the indices is outside the 256 elements of the source"):
         module.by_table(x, idx, out)
 
 
-def test_gather_along_another_axis_is_refused_at_dim(write_kernel):
-    from pypto.language.parser.diagnostics import InvalidOperationError
-
+def test_gather_along_the_first_axis_is_torch_gather(write_kernel):
     module, path = write_kernel("gathers", GATHERS)
-    with pytest.raises(InvalidOperationError) as error:
-        module.along_rows(torch.randn(4, 64), torch.zeros(4, 8, dtype=torch.int32), torch.zeros(4, 8))
-    assert error.value.message == ("'pl.gather' gathers along the last axis of a 2-D tile only: dim must be -1 "
-                                   "(or 1)")
-    assert error.value.location == f"{path}:26:44"
+    x = torch.randn(4, 64)
+    idx = torch.randint(0, 4, (4, 8), dtype=torch.int32)
+    out = torch.zeros(4, 8)
+    module.along_rows(x, idx, out)
+    torch.testing.assert_close(out, torch.gather(x, 0, idx.long()), rtol=0, atol=0)

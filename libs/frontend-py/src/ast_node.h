@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 #include "pypto/ir/span.h"
 
@@ -35,6 +36,29 @@ inline std::string DottedName(py::handle node) {
     return base.empty() ? "" : base + "." + node.attr("attr").cast<std::string>();
   }
   return "";
+}
+
+// `dotted(args..., keywords...)` standing where `original` stands (`dotted` is "pl.store",
+// "pl.tile.gather"): the call a DSL spelling is rewritten into, keeping the user's argument nodes so
+// that its checks point at them.
+inline py::object RewrittenCall(py::handle original, const std::string& dotted, const std::vector<py::object>& args,
+                                const py::list& keywords) {
+  py::module_ ast = py::module_::import("ast");
+  const py::handle where = original.attr("func");
+  size_t dot = dotted.find('.');
+  py::object func = ast.attr("Name")(dotted.substr(0, dot), ast.attr("Load")());
+  ast.attr("copy_location")(func, where);
+  while (dot != std::string::npos) {
+    const size_t next = dotted.find('.', dot + 1);
+    func = ast.attr("Attribute")(func, dotted.substr(dot + 1, next - dot - 1), ast.attr("Load")());
+    ast.attr("copy_location")(func, where);
+    dot = next;
+  }
+  py::list call_args;
+  for (const auto& arg : args) call_args.append(arg);
+  py::object call = ast.attr("Call")(func, call_args, keywords);
+  ast.attr("copy_location")(call, original);
+  return call;
 }
 
 }  // namespace pypto::frontend

@@ -17,6 +17,7 @@
 #include "boolean_conditions.h"
 #include "constant_lists.h"
 #include "ast_node.h"
+#include "index_op_forms.h"
 #include "call_builder.h"
 #include "external_decl.h"
 #include "loop_control.h"
@@ -321,6 +322,8 @@ class FunctionParser {
       return ParseSubmit(stmt, stmt.attr("value"), std::move(targets));
     }
     if (!annotated && IsInlineCall(stmt.attr("value"))) return BindInlineResult(target, stmt.attr("value"));
+    if (!annotated && IsNode(target, "Tuple") && IsCompareGather(stmt.attr("value")))
+      return BindInlineResult(target, stmt.attr("value"));
     if (!annotated && IsNode(target, "Tuple") && IsNode(stmt.attr("value"), "Call"))
       return ParseMultiResultCall(stmt, target);
     if (!IsNode(target, "Name"))
@@ -681,31 +684,8 @@ class FunctionParser {
     return ParseCall(RewrittenCall(node, "pl.store", {args[1], args[2], args[0]}, store_keywords));
   }
 
-  // `dotted(args..., keywords...)` standing where `original` stands (`dotted` is "pl.store",
-  // "pl.tile.gather"): the call a DSL spelling is rewritten into, keeping the user's argument nodes so
-  // that its checks point at them.
-  static py::object RewrittenCall(py::handle original, const std::string& dotted, const std::vector<py::object>& args,
-                                  const py::list& keywords) {
-    py::module_ ast = py::module_::import("ast");
-    const py::handle where = original.attr("func");
-    size_t dot = dotted.find('.');
-    py::object func = ast.attr("Name")(dotted.substr(0, dot), ast.attr("Load")());
-    ast.attr("copy_location")(func, where);
-    while (dot != std::string::npos) {
-      const size_t next = dotted.find('.', dot + 1);
-      func = ast.attr("Attribute")(func, dotted.substr(dot + 1, next - dot - 1), ast.attr("Load")());
-      ast.attr("copy_location")(func, where);
-      dot = next;
-    }
-    py::list call_args;
-    for (const auto& arg : args) call_args.append(arg);
-    py::object call = ast.attr("Call")(func, call_args, keywords);
-    ast.attr("copy_location")(call, original);
-    return call;
-  }
-
   // `target = pl.assemble(target, source, offset)` with a tile target writes the tile `source` into a
-  // window of it, in place (tile.assemble).
+  // window of it, in place (tile.assemble); a whole tensor given as the source is loaded first.
   ir::Result<ir::ExprPtr> ParseTileAssemble(const std::string& name, const ir::ExprPtr& target,
                                             const std::vector<py::object>& args, const py::list& store_keywords,
                                             const ir::Span& span) {
@@ -714,6 +694,10 @@ class FunctionParser {
                        fmt::format("'{}' into a tile cannot be atomic; an atomic add writes a tensor", name), span);
     auto source = ParseExpr(args[1]);
     if (!source) return pypto::unexpected(source.error());
+    if ((*source)->type()->As<ir::TensorType>()) {  // a whole tensor written into the tile is loaded first
+      source = LoadWhole(*source, map_.SpanOf(args[1]));
+      if (!source) return pypto::unexpected(source.error());
+    }
     auto offset = ParseExpr(args[2]);
     if (!offset) return pypto::unexpected(offset.error());
     auto call = ir::OpRegistry::Get().CreateCall("tile.assemble", {target, *source, *offset}, {}, span);
@@ -725,39 +709,6 @@ class FunctionParser {
     for (auto keyword : call.attr("keywords"))
       if (!keyword.attr("arg").is_none() && keyword.attr("arg").cast<std::string>() == key) return true;
     return false;
-  }
-
-  // `pl.gather(x, dim=-1, index=i)` inside a kernel: the index form along the last axis of a 2-D tile,
-  // `pl.tile.gather(x, i)`, written with the user's argument nodes.
-  ir::Result<py::object> GatherIndexForm(py::handle node) {
-    const std::string name = DottedName(node.attr("func"));
-    const ir::Span span = map_.SpanOf(node.attr("func"));
-    py::list positional = node.attr("args");
-    std::vector<py::object> args(3);  // input, dim, index
-    const char* const kNames[] = {"input", "dim", "index"};
-    if (py::len(positional) > 3)
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("'{}' takes at most 3 positional arguments, got {}", name, py::len(positional)),
-                       span);
-    for (size_t i = 0; i < py::len(positional); ++i) args[i] = positional[i];
-    for (auto keyword : node.attr("keywords")) {
-      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
-      auto slot = std::find(std::begin(kNames), std::end(kNames), key);
-      if (slot == std::end(kNames))
-        return MakeError(DiagnosticKind::InvalidOperation,
-                         fmt::format("'{}' with index= takes input, dim and index, not '{}'", name, key),
-                         map_.SpanOf(keyword.attr("value")));
-      args[slot - std::begin(kNames)] = keyword.attr("value");
-    }
-    if (!args[0]) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' needs input", name), span);
-    auto dim = args[1] ? ParseExpr(args[1]) : ir::Result<ir::ExprPtr>(ir::ExprPtr());
-    if (!dim) return pypto::unexpected(dim.error());
-    const auto axis = *dim ? ir::AsConstInt(*dim) : std::optional<int64_t>();
-    if (!axis || (*axis != -1 && *axis != 1))
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("'{}' gathers along the last axis of a 2-D tile only: dim must be -1 (or 1)", name),
-                       args[1] ? map_.SpanOf(args[1]) : span);
-    return RewrittenCall(node, "pl.tile.gather", {args[0], args[2]}, py::list());
   }
 
   // `pl.slice(tensor, shape, offset, valid_shape=...)` inside a kernel reads that region into a tile:
@@ -2750,10 +2701,9 @@ class FunctionParser {
     if (program_.request && program_.request->functions.contains(name)) return ParseKernelCall(name, node);
     if (name == "pl.tensor.dim" || name == "pl.dim") return ParseTensorDim(node);
     if (name == "pl.assemble" || name == "pl.tile.assemble" || name == "pl.tensor.assemble") return ParseAssemble(node);
-    if ((name == "pl.gather" || name == "pl.tensor.gather") && kernel_depth_ > 0 && HasKeyword(node, "index")) {
-      auto gather = GatherIndexForm(node);
-      if (!gather) return pypto::unexpected(gather.error());
-      return ParseCall(*gather);
+    if (auto form = IndexOpForm(name, node)) {
+      if (!*form) return pypto::unexpected(form->error());
+      return ParseExpr(**form);
     }
     if (name == "pl.slice" || name == "pl.tensor.slice") {  // in orchestration code too (see ParseRegion)
       auto load = SliceOfTensorAsLoad(node);
@@ -2777,6 +2727,7 @@ class FunctionParser {
     if (name == "pl.create_l1" || name == "pl.tensor.create_l1") return ParseCreateL1(node);
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
     if (name == "pl.const") return ParseTypedConstant(node);
+    if (kernel_depth_ > 0) name = KernelSpelling(name);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,
@@ -2916,12 +2867,48 @@ class FunctionParser {
     }
   }
 
+  // The gathers and scatters by index written in one of upstream's argument forms, as the one call
+  // that form is (index_op_forms.h); nullopt for every other call. Inside a kernel, pl.gather and
+  // pl.tensor.gather with kvalue= are the compare form and without mask_pattern= the index form
+  // (torch.gather), pl.scatter / pl.tensor.scatter either form of Tensor.scatter_, and
+  // pl.paged_gather the tile op (its tensors are read where they are, not loaded); scatter_update
+  // takes its dim first or last in any spelling.
+  std::optional<ir::Result<py::object>> IndexOpForm(const std::string& name, py::handle node) {
+    const bool kernel = kernel_depth_ > 0;
+    if (kernel && IsCompareGather(node)) return GatherCompare(node, map_);
+    if (kernel && (name == "pl.gather" || name == "pl.tensor.gather") && !HasKeyword(node, "mask_pattern"))
+      return GatherAlongDim(node, map_);
+    if (kernel && (name == "pl.scatter" || name == "pl.tensor.scatter")) return ScatterForm(node, map_);
+    if (kernel && (name == "pl.paged_gather" || name == "pl.tensor.paged_gather")) {
+      std::vector<py::object> args;
+      for (auto arg : node.attr("args")) args.push_back(py::reinterpret_borrow<py::object>(arg));
+      return RewrittenCall(node, "pl.tile.paged_gather", args, py::list(node.attr("keywords")));
+    }
+    if (name == "pl.scatter_update" || name == "pl.tensor.scatter_update" || name == "pl.tile.scatter_update") {
+      auto form = ScatterUpdateForm(node, map_);
+      if (form && form->is_none()) return std::nullopt;
+      return form;
+    }
+    return std::nullopt;
+  }
+
+  // Inside a kernel, `pl.tensor.X` of an op that only tiles have (pl.tensor.sort32, pl.tensor.ci) is
+  // the unified `pl.X`: whole tensors given to it are loaded as tiles, as upstream's tensor-to-tile
+  // conversion turns tensor.X into tile.X.
+  static std::string KernelSpelling(const std::string& name) {
+    constexpr std::string_view kTensor = "pl.tensor.";
+    if (!name.starts_with(kTensor)) return name;
+    const std::string base = name.substr(kTensor.size());
+    if (ir::OpRegistry::Get().Find("tensor." + base)) return name;
+    return "pl." + base;
+  }
+
   // Inside a kernel, a unified op given a whole tensor works on it as a tile: `pl.add(x, x)` loads
   // x first, as upstream's tensor-to-tile conversion does (the tensor must fit the buffer).
   static bool IsUnifiedCompute(const std::string& name) {
     static const std::set<std::string, std::less<>> kNotCompute = {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
-        "pl.write"};
+        "pl.write", "pl.mscatter"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
            !kNotCompute.contains(name);
   }

@@ -84,6 +84,8 @@ OpRegistry::OpRegistry() {
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
+  RegisterTileIndexOps(*this);
+  RegisterTileRandomOps(*this);
   RegisterTileSpmdOps(*this);
   RegisterTileValidShapeOps(*this);
   RegisterTileWindowOps(*this);

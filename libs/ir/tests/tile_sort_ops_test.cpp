@@ -183,25 +183,6 @@ TEST(TileSortOps, GatherMaskErrors) {
   ASSERT_FALSE(missing);
 }
 
-TEST(TileSortOps, GatherIndexFormTakesTheIndicesShape) {
-  auto src = testing::Op("tile.load", {Tensor("x", {4, 64}), Ints({0, 0}), Ints({4, 64})});
-  auto indices = testing::Op("tile.load", {Tensor("i", {4, 8}, DataType::INT32), Ints({0, 0}), Ints({4, 8})});
-  auto call = Create("tile.gather", {src, indices});
-  ASSERT_TRUE(call) << call.error().str();
-  EXPECT_EQ((*call)->type()->str(), "pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec]");
-  auto narrow = testing::Op("tile.load", {Tensor("n", {4, 8}, DataType::INT16), Ints({0, 0}), Ints({4, 8})});
-  auto wrong_width = Create("tile.gather", {src, narrow});
-  ASSERT_FALSE(wrong_width);
-  EXPECT_EQ(wrong_width.error().message,
-            "the indices of tile.gather must be INT32 (or INT16 for a 16-bit source), got INT16");
-  auto rows = testing::Op("tile.load", {Tensor("r", {2, 8}, DataType::INT32), Ints({0, 0}), Ints({2, 8})});
-  auto mismatch = Create("tile.gather", {src, rows});
-  ASSERT_FALSE(mismatch);
-  EXPECT_EQ(mismatch.error().message,
-            "tile.gather picks from each row of pl.Tile[[4, 64], pl.FP32, pl.Mem.Vec] by the same row of "
-            "pl.Tile[[2, 8], pl.INT32, pl.Mem.Vec]: the row counts differ");
-}
-
 TEST(TileSortOps, MaskPatternNames) {
   EXPECT_EQ(MaskPatternFromName("P1010"), 2);
   EXPECT_EQ(MaskPatternFromName("P1111"), 7);

@@ -1,12 +1,16 @@
 #include "compute_exec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <vector>
 
 #include "kernels/arg_reduce.h"
+#include "kernels/index_moves.h"
+#include "kernels/random.h"
 #include "kernels/select.h"
 #include "kernels/sort.h"
 #include "kernels/valid_region.h"
@@ -181,32 +185,104 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
 }
 
-// out[r][k] = src[r][indices[r][k]], each index checked against the source's row.
-Result RunGatherIndex(const DecodedKernel& kernel, size_t index, const Operands& o) {
+// "[2, 5]": the position `at` (row-major) in the index tile as its coordinates.
+std::string Coordinates(size_t at, const AxisIndex& view) {
+  std::vector<int64_t> coords(view.rank);
+  for (size_t d = view.rank; d-- > 0;) {
+    coords[d] = static_cast<int64_t>(at % static_cast<size_t>(view.index_shape[d]));
+    at /= static_cast<size_t>(view.index_shape[d]);
+  }
+  return fmt::format("[{}]", fmt::join(coords, ", "));
+}
+
+// Gathers and scatters by index, each index checked against the extent it addresses.
+Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o) {
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
-  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
-  const auto src_cols = static_cast<size_t>(c.src_cols), elem = static_cast<size_t>(instr.elem_bytes);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t k = 0; k < cols; ++k) {
-      const size_t at = r * cols + k;
-      int64_t pick = 0;
-      if (c.index_bytes == 2) {
-        int16_t narrow;
-        std::memcpy(&narrow, o.src1 + at * 2, 2);
-        pick = narrow;
-      } else {
-        int32_t wide;
-        std::memcpy(&wide, o.src1 + at * 4, 4);
-        pick = wide;
-      }
-      if (pick < 0 || static_cast<size_t>(pick) >= src_cols)
+  const char* data = c.kind == ComputeKind::GatherAlong ? "source" : "destination";
+  std::optional<BadIndex> bad;
+  switch (c.kind) {
+    case ComputeKind::GatherAlong: bad = GatherAlong(o.dst, o.src0, o.src1, c.along); break;
+    case ComputeKind::ScatterAlong: bad = ScatterAlong(o.dst, o.src0, o.src1, c.along); break;
+    case ComputeKind::ScatterLanes: {
+      const ir::MaskLanes lanes = ir::LanesOf(c.op);
+      ScatterLanes(o.dst, o.src0, static_cast<size_t>(c.rows), static_cast<size_t>(c.src_cols), instr.elem_bytes,
+                   static_cast<size_t>(lanes.group), static_cast<size_t>(lanes.lane));
+      return {};
+    }
+    case ComputeKind::ScatterRows:
+      bad = ScatterRows(o.dst, o.src0, o.src1, static_cast<size_t>(c.inner), c.index_bytes,
+                        static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
+      if (bad)
         return Fail(kernel, index,
-                    fmt::format("the index {} at [{}, {}] is outside the source row of {} elements", pick, r, k,
-                                src_cols));
-      std::memcpy(o.dst + at * elem, o.src0 + (r * src_cols + static_cast<size_t>(pick)) * elem, elem);
+                    fmt::format("the row index {} at position {} of the indices is outside the {} rows of the "
+                                "destination",
+                                bad->value, bad->position, c.rows));
+      return {};
+    default: return {};
+  }
+  if (!bad) return {};
+  if (c.along.flat)
+    return Fail(kernel, index,
+                fmt::format("the index {} at position {} of the indices is outside the {} elements of the {}",
+                            bad->value, bad->position, c.along.data_shape[0], data));
+  return Fail(kernel, index,
+              fmt::format("the index {} at {} is outside [0, {}) along axis {} of the {}", bad->value,
+                          Coordinates(bad->position, c.along), c.along.data_shape[c.along.axis], c.along.axis, data));
+}
+
+// The compare-form gather: the source widened to doubles (which hold every FP16, FP32, INT16 and
+// INT32 value exactly), compared per row against the scalar.
+Result RunGatherCompare(const Instr& instr, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = instr.compute;
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.src_cols);
+  std::vector<double> values(rows * cols);
+  if (c.in_dtype == ir::DataType::FP16) {
+    const std::vector<float> wide = WidenHalf(o.src0, static_cast<int64_t>(values.size() * 2));
+    std::copy(wide.begin(), wide.end(), values.begin());
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      switch (c.in_dtype) {
+        case ir::DataType::FP32: values[i] = reinterpret_cast<const float*>(o.src0)[i]; break;
+        case ir::DataType::INT16: values[i] = reinterpret_cast<const int16_t*>(o.src0)[i]; break;
+        default: values[i] = reinterpret_cast<const int32_t*>(o.src0)[i]; break;
+      }
     }
   }
+  double kvalue = ScalarValue(c.scalar, regs);
+  if (c.in_dtype == ir::DataType::FP16) {  // the scalar rounded to the elements' precision
+    uint16_t bits = 0;
+    const auto narrow = static_cast<float>(kvalue);
+    Convert(ElemType::F32, ElemType::F16, &bits, &narrow, 1, RoundMode::Rint);
+    float back = 0;
+    Convert(ElemType::F16, ElemType::F32, &back, &bits, 1, RoundMode::Rint);
+    kvalue = back;
+  }
+  const auto mode = static_cast<CompareMode>(c.op);
+  if (c.compare_counts)
+    CompareGather(nullptr, reinterpret_cast<uint32_t*>(o.dst), values.data(), rows, cols, kvalue, mode,
+                  c.compare_offset, static_cast<size_t>(c.inner));
+  else
+    CompareGather(o.idst(), nullptr, values.data(), rows, cols, kvalue, mode, c.compare_offset,
+                  static_cast<size_t>(c.inner));
+  return {};
+}
+
+// pl.random: the generator's words over the valid region (the whole tile unless narrowed).
+Result RunRandom(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  std::pair<size_t, size_t> extents{static_cast<size_t>(c.rows), static_cast<size_t>(c.cols)};
+  if (instr.partial) {
+    auto valid = ValidExtents(kernel, index, regs);
+    if (!valid) return pypto::unexpected(std::move(valid.error()));
+    extents = *valid;
+  }
+  auto word = [&](size_t i) {
+    return static_cast<uint32_t>(static_cast<int64_t>(ScalarValue(c.seeds[i], regs)));
+  };
+  RandomTile(reinterpret_cast<uint32_t*>(o.dst), static_cast<size_t>(c.cols), extents.first, extents.second,
+             {word(0), word(1)}, {word(2), word(3), word(4), word(5)}, c.rounds);
   return {};
 }
 
@@ -363,7 +439,12 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::Arange: RunTopKFamily(instr, o, regs); return {};
     case ComputeKind::Slice:
     case ComputeKind::Insert: return RunWindow(kernel, index, o, regs);
-    case ComputeKind::GatherIndex: return RunGatherIndex(kernel, index, o);
+    case ComputeKind::GatherAlong:
+    case ComputeKind::ScatterAlong:
+    case ComputeKind::ScatterLanes:
+    case ComputeKind::ScatterRows: return RunIndexMove(kernel, index, o);
+    case ComputeKind::GatherCompare: return RunGatherCompare(instr, o, regs);
+    case ComputeKind::Random: return RunRandom(kernel, index, o, regs);
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {

@@ -168,6 +168,93 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   return reinterpret_cast<std::byte*>(tensor->buffer_addr) + static_cast<size_t>(begin_byte);
 }
 
+// pl.mscatter: element i of the tile src0 written at the flat index src1[i] of the tensor's view.
+Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory) {
+  const Instr& instr = kernel.code[index];
+  const std::byte* src = memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
+  const std::byte* idx = memory.Access(instr.src1.space, instr.src1.byte_offset, instr.src1.bytes);
+  if (!src || !idx) return KernelError(kernel, index, "an operand lies outside its buffer on this core");
+  const int64_t origin[kMaxDims] = {};
+  auto base = RegionBase(kernel, index, args, origin, true, instr.shape.data());
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  int64_t elements = 1;
+  for (int d = 0; d < instr.rank; ++d) elements *= instr.shape[d];
+  const size_t elem = instr.elem_bytes;
+  for (int64_t i = 0; i < instr.num_elements; ++i) {
+    int32_t at = 0;
+    std::memcpy(&at, idx + i * 4, 4);
+    if (at < 0 || at >= elements)
+      return KernelError(kernel, index,
+                         fmt::format("the index {} at position {} of the indices is outside the {} elements of {}", at,
+                                     i, elements, TensorName(kernel, instr.tensor_slot)));
+    int64_t offset = 0, rest = at;
+    for (int d = instr.rank - 1; d >= 0; --d) {
+      offset += (rest % instr.shape[d]) * static_cast<int64_t>(tensor->strides[d]);
+      rest /= instr.shape[d];
+    }
+    std::memcpy(*base + offset * static_cast<int64_t>(elem), src + i * static_cast<int64_t>(elem), elem);
+  }
+  return {};
+}
+
+// Element `at` (row-major) of an INT32 tensor view, checked against the view and its buffer.
+pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& kernel, size_t index, const int64_t* args,
+                                                       uint32_t slot, int64_t at) {
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[slot]);
+  if (!tensor || tensor->buffer_addr == 0)
+    return KernelError(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, slot)));
+  int64_t elements = 1;
+  for (uint32_t d = 0; d < tensor->ndims; ++d) elements *= static_cast<int64_t>(tensor->shapes[d]);
+  if (at < 0 || at >= elements)
+    return KernelError(kernel, index,
+                       fmt::format("entry {} is outside {} of {} elements", at, TensorName(kernel, slot), elements));
+  uint64_t offset = tensor->start_offset;
+  int64_t rest = at;
+  for (int d = static_cast<int>(tensor->ndims) - 1; d >= 0; --d) {
+    offset += static_cast<uint64_t>(rest % static_cast<int64_t>(tensor->shapes[d])) * tensor->strides[d];
+    rest /= static_cast<int64_t>(tensor->shapes[d]);
+  }
+  if ((offset + 1) * 4 > tensor->buffer_size)
+    return KernelError(kernel, index,
+                       fmt::format("entry {} of {} is outside its buffer", at, TensorName(kernel, slot)));
+  int32_t value = 0;
+  std::memcpy(&value, reinterpret_cast<const std::byte*>(tensor->buffer_addr) + offset * 4, 4);
+  return value;
+}
+
+// pl.paged_gather: each row of the tile read from the pool row its index and block table pick.
+Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory) {
+  const Instr& instr = kernel.code[index];
+  const Instr::PagedRows& paged = instr.paged;
+  std::byte* tile = memory.Access(instr.dst.space, instr.dst.byte_offset, instr.dst.bytes);
+  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  const int64_t origin[kMaxDims] = {};
+  auto base = RegionBase(kernel, index, args, origin, false, instr.shape.data());
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const auto* pool = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  const int64_t elem = instr.elem_bytes;
+  for (int64_t i = 0; i < paged.rows; ++i) {
+    auto logical = ReadTableEntry(kernel, index, args, paged.indices, i);
+    if (!logical) return pypto::unexpected(std::move(logical.error()));
+    if (*logical < 0)
+      return KernelError(kernel, index, fmt::format("the logical row {} at position {} is negative", *logical, i));
+    auto block = ReadTableEntry(kernel, index, args, paged.table, *logical / paged.block_size);
+    if (!block) return pypto::unexpected(std::move(block.error()));
+    const int64_t row = *block * paged.block_size + *logical % paged.block_size;
+    if (row < 0 || row >= instr.shape[0])
+      return KernelError(kernel, index,
+                         fmt::format("the logical row {} maps to pool row {}, outside the {} rows of {}", *logical, row,
+                                     instr.shape[0], TensorName(kernel, instr.tensor_slot)));
+    for (int64_t c = 0; c < paged.cols; ++c) {
+      const auto offset = static_cast<int64_t>(row * static_cast<int64_t>(pool->strides[0]) +
+                                               (paged.col_off + c) * static_cast<int64_t>(pool->strides[1]));
+      std::memcpy(tile + (i * paged.cols + c) * elem, *base + offset * elem, static_cast<size_t>(elem));
+    }
+  }
+  return {};
+}
+
 Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
                 const int64_t* offsets) {
   const Instr& instr = kernel.code[index];
@@ -495,7 +582,11 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
       }
       case Opcode::Load:
       case Opcode::Store:
-        if (instr.dynamic || instr.partial) {
+        if (instr.scatter) {
+          result = ScatterStore(kernel, pc, args, memory);
+        } else if (instr.paged.on) {
+          result = PagedGather(kernel, pc, args, memory);
+        } else if (instr.dynamic || instr.partial) {
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
           result = instr.partial ? TransferValid(kernel, pc, args, memory, offsets, regs)

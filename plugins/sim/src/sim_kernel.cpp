@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/op_registry.h"
 #include "kernels/arg_reduce.h"
 #include "pypto/ir/printer.h"
@@ -67,7 +68,12 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::MergeSort: return "mrgsort";
     case ComputeKind::MergeLists: return "mrgsort_lists";
     case ComputeKind::GatherMask: return "gather";
-    case ComputeKind::GatherIndex: return "gather_index";
+    case ComputeKind::GatherAlong: return "gather_index";
+    case ComputeKind::ScatterAlong: return "scatter_index";
+    case ComputeKind::ScatterLanes: return "scatter_mask";
+    case ComputeKind::ScatterRows: return "scatter_rows";
+    case ComputeKind::GatherCompare: return "gather_compare";
+    case ComputeKind::Random: return "random";
     case ComputeKind::Slice: return "slice";
     case ComputeKind::Insert: return "insert";
     case ComputeKind::Concat: return "concat";
@@ -783,11 +789,13 @@ class Decoder {
     }
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
+    if (op == "tile.paged_gather") return DecodePagedGather(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
     if (op == "tensor.write") return DecodeTensorWrite(target, *call);
     if (op == "tile.read" || op == "tile.write") return DecodeTileElement(op == "tile.write", target, *call);
     if (op == "scalar.cast") return DecodeScalarCast(target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
+    if (op == "tile.mscatter") return DecodeScatterStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);
     if (op == "tile.sub") return DecodeBinary(Opcode::Sub, target, *call);
     if (op == "tile.mul") return DecodeBinary(Opcode::Mul, target, *call);
@@ -1077,6 +1085,39 @@ class Decoder {
     return {};
   }
 
+  // `pl.paged_gather(pool, indices, block_table, ...)`: a load of rows the two tables pick, read when
+  // it runs (each checked against its table and the pool).
+  pypto::expected<void, std::string> DecodePagedGather(const ir::VarPtr& target, const ir::Call& call) {
+    auto pool = Tensor(call.args()[0], "pool of pl.paged_gather");
+    if (!pool) return Error(pool.error());
+    auto indices = Tensor(call.args()[1], "indices of pl.paged_gather");
+    if (!indices) return Error(indices.error());
+    auto table = Tensor(call.args()[2], "block table of pl.paged_gather");
+    if (!table) return Error(table.error());
+    auto tile = ResultTile(target, "pl.paged_gather");
+    if (!tile) return Error(tile.error());
+    Instr instr;
+    instr.op = Opcode::Load;
+    const std::vector<Operand> origin((*pool)->shape.size(), Operand::Imm(0));
+    std::vector<ir::ExprPtr> zeros(origin.size(), std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX));
+    if (auto ok = CheckRegion(**pool, origin, std::make_shared<ir::TupleLiteral>(zeros), (*pool)->shape, instr); !ok)
+      return ok;
+    instr.kind = KindOf(tile->dtype);
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
+    instr.dst = tile->ref;
+    instr.num_elements = tile->num_elements;
+    instr.paged = {.on = true,
+                   .indices = (*indices)->slot,
+                   .table = (*table)->slot,
+                   .block_size = *ir::FindAttr<int64_t>(call.kwargs(), "block_size"),
+                   .col_off = ir::FindAttr<int64_t>(call.kwargs(), "col_off").value_or(0),
+                   .rows = tile->rows(),
+                   .cols = tile->cols()};
+    values_[target.get()] = *tile;
+    Emit(instr);
+    return {};
+  }
+
   // `k = pl.cast(s, pl.INDEX)`: registers hold integers as int64 (narrower ones read sign- or
   // zero-extended), so a cast that keeps every value of its source (to a type at least as wide, and
   // signed unless the source is unsigned) names the same value. Any other integer cast wraps, as on a
@@ -1346,6 +1387,33 @@ class Decoder {
     return {};
   }
 
+  // `pl.mscatter(src, idx, out)`: a store whose region is the whole tensor, each element of src
+  // going to the flat index idx holds at its position (checked when it runs).
+  pypto::expected<void, std::string> DecodeScatterStore(const ir::VarPtr& target, const ir::Call& call) {
+    auto src = Tile(call.args()[0], "source of pl.mscatter");
+    if (!src) return Error(src.error());
+    auto idx = Tile(call.args()[1], "indices of pl.mscatter");
+    if (!idx) return Error(idx.error());
+    auto tensor = Tensor(call.args()[2], "output of pl.mscatter");
+    if (!tensor) return Error(tensor.error());
+    Instr instr;
+    instr.op = Opcode::Store;
+    instr.scatter = true;
+    const std::vector<Operand> origin((*tensor)->shape.size(), Operand::Imm(0));
+    std::vector<ir::ExprPtr> zeros(origin.size(), std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX));
+    if (auto ok = CheckRegion(**tensor, origin, std::make_shared<ir::TupleLiteral>(zeros), (*tensor)->shape, instr);
+        !ok)
+      return ok;
+    instr.kind = KindOf(src->dtype);
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(src->dtype));
+    instr.src0 = src->ref;
+    instr.src1 = idx->ref;
+    instr.num_elements = src->num_elements;
+    if (target) values_[target.get()] = values_.at(call.args()[2]->As<ir::Var>());
+    Emit(instr);
+    return {};
+  }
+
   // `pl.store(t, offsets, y, shapes=[r, c])` writes the tile's top-left [r, c] only: a valid region
   // of that size (within the tile's own, when it has one).
   pypto::expected<void, std::string> NarrowToStoredPart(const ir::Call& call, const ir::Shape& tile_shape,
@@ -1481,7 +1549,15 @@ class Decoder {
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
       put("tile.mrgsort_format2", ComputeKind::MergeLists, 0);
       put("tile.gather_mask", ComputeKind::GatherMask, 0);
-      put("tile.gather", ComputeKind::GatherIndex, 0);
+      put("tile.gather", ComputeKind::GatherAlong, 0);
+      put("tile.gather_dim", ComputeKind::GatherAlong, 0);
+      put("tile.scatter", ComputeKind::ScatterAlong, 0);
+      put("tile.scatter_dim", ComputeKind::ScatterAlong, 0);
+      put("tile.scatter_mask", ComputeKind::ScatterLanes, 0);
+      put("tile.scatter_update", ComputeKind::ScatterRows, 0);
+      put("tile.gather_compare", ComputeKind::GatherCompare, 0);
+      put("tile.gather_compare_count", ComputeKind::GatherCompare, 0);
+      put("tile.random", ComputeKind::Random, 0);
       put("tile.slice", ComputeKind::Slice, 0);
       put("tile.extract", ComputeKind::Slice, 0);
       put("tile.assemble", ComputeKind::Insert, 0);
@@ -1690,10 +1766,15 @@ class Decoder {
       case ComputeKind::Sort32:
       case ComputeKind::MergeSort:
       case ComputeKind::GatherMask:
-      case ComputeKind::GatherIndex:
       case ComputeKind::Concat:
       case ComputeKind::Transpose:
       case ComputeKind::Arange: return DecodeTopKFamily(op, out, call, instr);
+      case ComputeKind::GatherAlong:
+      case ComputeKind::ScatterAlong:
+      case ComputeKind::ScatterLanes:
+      case ComputeKind::ScatterRows: return DecodeIndexMove(op, out, call, instr);
+      case ComputeKind::GatherCompare: return DecodeGatherCompare(op, call, instr);
+      case ComputeKind::Random: return DecodeRandom(out, call, instr);
       case ComputeKind::MergeLists: return DecodeMergeLists(out, call, instr);
       case ComputeKind::Slice:
       case ComputeKind::Insert: return DecodeWindow(op, out, call, instr);
@@ -1947,15 +2028,6 @@ class Decoder {
       case ComputeKind::GatherMask:
         info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
         return {};
-      case ComputeKind::GatherIndex: {
-        auto indices = Tile(args[1], "indices");
-        if (!indices) return Error(indices.error());
-        if (Overlap(out.ref, src->ref) || Overlap(out.ref, indices->ref))
-          return Fail("the result of tile.gather overlaps an operand");
-        instr.src1 = indices->ref;
-        info.index_bytes = static_cast<uint8_t>(ir::DataTypeBytes(indices->dtype));
-        return {};
-      }
       case ComputeKind::Transpose:
         // Rows and columns are the source's; the result, written element by element, is another buffer.
         info.rows = src->rows();
@@ -1973,6 +2045,130 @@ class Decoder {
       }
       default: return {};
     }
+  }
+
+  // Gathers and scatters by index (the IR checked shapes and dtypes). A scatter's result starts as its
+  // input: a Copy runs first unless the result lies on the input's storage. The values and indices
+  // read must lie apart from the result, which the instruction writes element by element.
+  pypto::expected<void, std::string> DecodeIndexMove(const std::string& op, const TileValue& out,
+                                                     const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const auto& args = call.args();
+    const bool gather = info.kind == ComputeKind::GatherAlong;
+    const bool along_dim = op.ends_with("_dim");
+    // Operand positions: tile.scatter is (dst, src, indexes), the others (data, index[, src]).
+    const size_t index_at = op == "tile.scatter" ? 2 : 1;
+    const size_t src_at = gather ? 0 : op == "tile.scatter" ? 1 : 2;
+    auto src = Tile(args[info.kind == ComputeKind::ScatterLanes ? 1 : src_at], "source");
+    if (!src) return Error(src.error());
+    std::optional<TileValue> index;
+    if (info.kind != ComputeKind::ScatterLanes) {
+      auto tile = Tile(args[index_at], "indices");
+      if (!tile) return Error(tile.error());
+      index = *tile;
+      if (Overlap(out.ref, index->ref)) return Fail(fmt::format("the result of {} overlaps its indices", op));
+      instr.src1 = index->ref;
+      info.index_bytes = static_cast<uint8_t>(ir::DataTypeBytes(index->dtype));
+    }
+    if (Overlap(out.ref, src->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+    instr.src0 = src->ref;
+    if (!gather) {
+      auto input = Tile(args[0], "input");
+      if (!input) return Error(input.error());
+      if (auto ok = CopyInto(*input, out, instr); !ok) return ok;
+    }
+    switch (info.kind) {
+      case ComputeKind::ScatterLanes: {
+        const ir::MaskLanes lanes = ir::LanesOf(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+        info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+        info.rows = src->rows();
+        info.src_cols = src->cols();
+        info.cols = src->cols() * lanes.group;
+        return {};
+      }
+      case ComputeKind::ScatterRows:
+        info.rows = out.num_elements / out.cols();  // rows counted across the blocks of a paged cache
+        info.cols = out.cols();
+        info.inner = index->num_elements;
+        return {};
+      default: break;
+    }
+    const TileValue& data = gather ? *src : out;
+    AxisIndex& view = info.along;
+    view.index_bytes = info.index_bytes;
+    view.elem_bytes = instr.elem_bytes;
+    view.flat = !along_dim;
+    if (!along_dim) {
+      view.rank = 1;
+      view.index_shape[0] = index->num_elements;
+      view.data_shape[0] = data.num_elements;
+      return {};
+    }
+    if (data.shape.size() > kMaxIndexRank)
+      return Fail(fmt::format("{} of a rank-{} tile is not supported by the simulator (at most {})", op,
+                              data.shape.size(), kMaxIndexRank));
+    const auto rank = static_cast<int64_t>(data.shape.size());
+    const int64_t dim = ir::FindAttr<int64_t>(call.kwargs(), "dim").value_or(-1);
+    view.rank = data.shape.size();
+    view.axis = static_cast<size_t>(dim < 0 ? dim + rank : dim);
+    for (size_t d = 0; d < view.rank; ++d) {
+      view.index_shape[d] = index->shape[d];
+      view.data_shape[d] = data.shape[d];
+    }
+    return {};
+  }
+
+  // The compare-form gather: one instruction per result, the columns or their counts.
+  pypto::expected<void, std::string> DecodeGatherCompare(const std::string& op, const ir::Call& call, Instr& instr) {
+    static constexpr std::string_view kModes[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    ComputeInfo& info = instr.compute;
+    auto src = Tile(call.args()[0], "source");
+    if (!src) return Error(src.error());
+    auto kvalue = ScalarArg(call.args()[1]);
+    if (!kvalue) return Error(kvalue.error());
+    if (Overlap(instr.dst, src->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+    const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "cmp_mode").value_or("eq");
+    info.op = static_cast<uint8_t>(std::find(std::begin(kModes), std::end(kModes), mode) - std::begin(kModes));
+    info.scalar = *kvalue;
+    info.in_dtype = src->dtype;
+    info.rows = src->rows();
+    info.src_cols = src->cols();
+    info.inner = *ir::FindAttr<int64_t>(call.kwargs(), "out_cols");
+    info.compare_offset = ir::FindAttr<int64_t>(call.kwargs(), "offset").value_or(0);
+    info.compare_counts = op.ends_with("_count");
+    instr.src0 = src->ref;
+    return {};
+  }
+
+  // pl.random: the six seeds (constants or registers), rounds, and the valid region filled.
+  pypto::expected<void, std::string> DecodeRandom(const TileValue& out, const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    for (size_t i = 0; i < info.seeds.size(); ++i) {
+      auto seed = ScalarArg(call.args()[i]);
+      if (!seed) return Error(seed.error());
+      info.seeds[i] = *seed;
+    }
+    info.rounds = static_cast<uint8_t>(ir::FindAttr<int64_t>(call.kwargs(), "rounds").value_or(10));
+    info.rows = out.rows();
+    info.cols = out.cols();
+    return NarrowTo(call.type(), instr);
+  }
+
+  // Emits the copy of `input` into `out` a destination-passing op starts from, unless they share
+  // storage.
+  pypto::expected<void, std::string> CopyInto(const TileValue& input, const TileValue& out, const Instr& instr) {
+    if (auto ok = SameSize(input, out); !ok) return ok;
+    if (input.ref.space == out.ref.space && input.ref.byte_offset == out.ref.byte_offset) return {};
+    Instr copy;
+    copy.op = Opcode::Compute;
+    copy.kind = instr.kind;
+    copy.elem_bytes = instr.elem_bytes;
+    copy.dst = out.ref;
+    copy.src0 = input.ref;
+    copy.num_elements = out.num_elements;
+    copy.compute.kind = ComputeKind::Copy;
+    Emit(copy);
+    return {};
   }
 
   static std::optional<ElemType> ToElemType(ir::DataType dtype) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/index_moves.h"
 #include "pypto-c/runtime.h"
 #include "pypto/ir/function.h"
 #include "pypto/ir/soc.h"
@@ -66,7 +67,13 @@ enum class ComputeKind : uint8_t {
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
   MergeLists,    // dst = the 2-4 sorted lists lying back to back in the row src0 (list_lanes), merged
   GatherMask,    // dst[r][j] = src0[r][j * group + lane] (op: the mask pattern)
-  GatherIndex,   // dst[r][k] = src0[r][src1[r][k]] (src1: INT32 or INT16 indices, checked when it runs)
+  GatherAlong,   // dst = src0 picked along `along` by the indices src1 (checked when it runs)
+  ScatterAlong,  // dst (holding the input) written along `along` at the indices src1 with src0
+  ScatterLanes,  // dst[r][j * group + lane] = src0[r][j] (op: the mask pattern; src_cols: src0's row length)
+  GatherCompare, // per row of src0 (in_dtype), the columns comparing true (op: CompareMode) against scalar, or
+                 // with compare_counts their count (inner: out_cols)
+  Random,        // the valid region of dst = pto.trandom's words for the key and counter `seeds` (rounds)
+  ScatterRows,   // row src1.flat[i] of dst = row i of src0 (rows: dst's, cols: the row length, inner: the indices)
   Slice,         // dst = the window of src0 at (row_offset, col_offset) (tile.slice, tile.extract)
   Insert,        // the window of dst at (row_offset, col_offset) = src0 (tile.assemble, in place)
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
@@ -107,8 +114,13 @@ struct ComputeInfo {
   uint8_t round_mode = 0;      // Cast: RoundMode
   int64_t block_len = 0;       // MergeSort: lanes per sorted input run
   std::array<int64_t, 4> list_lanes{};  // MergeLists: lanes of each list in src0, in order (0: none)
-  int64_t src_cols = 0;        // GatherMask, GatherIndex, Concat: row length of src0 (cols is the result's)
-  uint8_t index_bytes = 4;     // GatherIndex: width of the indices in src1
+  int64_t src_cols = 0;        // GatherMask, ScatterLanes, Concat: row length of src0 (cols is the result's)
+  uint8_t index_bytes = 4;     // GatherAlong, ScatterAlong, ScatterRows: width of the indices in src1
+  std::array<ScalarOperand, 6> seeds{};  // Random: key0, key1, counter0..3 (their low 32 bits)
+  uint8_t rounds = 10;                    // Random: 7 or 10
+  int64_t compare_offset = 0;  // GatherCompare: added to each column written
+  bool compare_counts = false;  // GatherCompare: write the counts [1, rows] rather than the columns
+  AxisIndex along;             // GatherAlong, ScatterAlong: the index tile and the data tile it reaches into
   // Slice/Insert: the window's origin (a constant or a register: a loop variable) in the larger tile,
   // whose rows and cols are `outer_rows`/`outer_cols`; rows/cols are the window's.
   Operand row_offset, col_offset;
@@ -170,6 +182,17 @@ struct Instr {
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
   bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
+  // Store (pl.mscatter): element i of src0 goes to the flat (row-major) index src1[i] (INT32) of the
+  // tensor's view; the region is the whole view.
+  bool scatter = false;
+  // Load (pl.paged_gather): row i of the tile is row block_table[l / block_size] * block_size +
+  // l % block_size of the pool (tensor_slot), columns from col_off, for l = indices[i]; `indices` and
+  // `table` are the tensor slots of the INT32 index and block tables. The region is the whole pool.
+  struct PagedRows {
+    bool on = false;
+    uint32_t indices = 0, table = 0;
+    int64_t block_size = 0, col_off = 0, rows = 0, cols = 0;
+  } paged;
   // Element-wise ops on FP16 tiles (kind F32): the operands are widened to FP32, the op runs there,
   // and each result is rounded to FP16 (to nearest even).
   bool half = false;

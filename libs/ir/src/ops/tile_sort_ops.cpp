@@ -146,29 +146,6 @@ Result<TypePtr> DeduceGatherMask(const std::vector<ExprPtr>& args, const Call::K
                                     MemorySpace::Vec);
 }
 
-// `tile.gather(src, indices[, tmp])`, the index form: out[r, k] = src[r, indices[r, k]]. The indices
-// are INT32 (INT16 for a 16-bit source); the result has their shape and the source's dtype.
-Result<TypePtr> DeduceGatherIndex(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
-  auto src = ExpectMatrixTile(args[0], "the source of tile.gather", span);
-  if (!src) return pypto::unexpected(src.error());
-  auto indices = ExpectMatrixTile(args[1], "the indices of tile.gather", span);
-  if (!indices) return pypto::unexpected(indices.error());
-  const DataType dtype = (*src)->dtype(), index_dtype = (*indices)->dtype();
-  const bool wide_index = index_dtype == DataType::INT32;
-  const bool narrow_index = index_dtype == DataType::INT16 && DataTypeBits(dtype) == 16;
-  if (!wide_index && !narrow_index)
-    return TypeError(fmt::format("the indices of tile.gather must be INT32 (or INT16 for a 16-bit source), got {}",
-                                 DataTypeName(index_dtype)),
-                     span);
-  if (indices->rows() != src->rows())
-    return TypeError(fmt::format("tile.gather picks from each row of {} by the same row of {}: the row counts differ",
-                                 (*src)->str(), (*indices)->str()),
-                     span);
-  if ((*src)->memory_space() != MemorySpace::Vec || (*indices)->memory_space() != MemorySpace::Vec)
-    return TypeError("tile.gather reads Vec tiles", span);
-  return std::make_shared<TileType>((*indices)->shape(), dtype, MemorySpace::Vec);
-}
-
 }  // namespace
 
 void RegisterTileSortOps(OpRegistry& registry) {
@@ -188,11 +165,6 @@ void RegisterTileSortOps(OpRegistry& registry) {
                           .params = {Arg("src0"), Arg("src1"), Arg("src2_or_tmp"), OptionalArg("src3_or_tmp"),
                                      OptionalArg("tmp"), OptionalAttr("exhausted", OpAttrKind::Bool)},
                           .deduce_type = DeduceMergeLists,
-                          .affinity = CoreAffinity::Vector});
-  registry.Register(OpDef{.name = "tile.gather",
-                          .description = "pick elements of each row by the indices of the same row (index form)",
-                          .params = {Arg("src"), Arg("indices"), OptionalArg("tmp")},
-                          .deduce_type = DeduceGatherIndex,
                           .affinity = CoreAffinity::Vector});
   registry.Register(OpDef{.name = "tile.gather_mask",
                           .description = "keep the lanes of each row that a mask pattern selects",

@@ -94,6 +94,8 @@ void RegisterTileElementwiseOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
+void RegisterTileIndexOps(OpRegistry& registry);
+void RegisterTileRandomOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
 void RegisterTileWindowOps(OpRegistry& registry);
