@@ -111,6 +111,17 @@ def cast_round_trip(x: pl.Tensor, out: pl.Out[pl.Tensor]):
         h = pl.cast(t, target_type=pl.BF16, mode="round")
         pl.store(pl.cast(h, pl.FP32), [0, 0], out)
     return out
+
+
+@pl.jit
+def wrap_angles(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        r = pl.fmod(t, 6.0)
+        shifted = pl.add(r, 6.0)
+        tmp = pl.create_tile([1, 32], dtype=pl.UINT8, target_memory=pl.Mem.Vec)
+        pl.store(pl.tile.sel(pl.cmp(r, 0.0, cmp_type=2), shifted, r, tmp), [0, 0], out)
+    return out
 '''
 
 
@@ -177,6 +188,13 @@ def test_cast_rounds_to_bf16(kernels):
     out = torch.zeros_like(x)
     kernels.cast_round_trip(x, out)
     torch.testing.assert_close(out, x.to(torch.bfloat16).to(torch.float32), rtol=0, atol=0)
+
+
+def test_fmod_cmp_and_sel_make_a_floored_remainder(kernels):
+    x = torch.randn(16, 32) * 20
+    out = torch.zeros_like(x)
+    kernels.wrap_angles(x, out)
+    torch.testing.assert_close(out, torch.remainder(x, 6.0), rtol=1e-6, atol=1e-5)
 
 
 def test_calling_an_incore_kernel_directly_says_how_to_use_it(kernels):

@@ -266,6 +266,10 @@ class Planner {
         if (auto ok = CheckStaticInts(args[2], "shapes", op, span); !ok) return ok;
         return args.size() > 3 ? CheckValidExtents(args[3]->As<ir::TupleLiteral>()->elements(), op, span) : Status{};
       case OpForm::FillPad: return CheckTileOperand(args[0], op, span);
+      case OpForm::Compare:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        if (args[1]->type()->As<ir::TileType>()) return CheckTileOperand(args[1], op, span);
+        return CheckScalarOperand(args[1], args[0]->type(), op, span);
       case OpForm::ValidShape:
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
         return CheckValidExtents({args[1], args[2]}, op, span);
@@ -342,6 +346,8 @@ class Planner {
       case OpForm::FillPad: {
         const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "pad_value").value_or("zero");
         plan_.pad_codes[&result] = mode == "max" ? 2 : mode == "min" ? 3 : 1;
+        if (call.target_name() == "tile.fillpad_inplace")
+          return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "operand", span);
         return {};
       }
       case OpForm::MatmulAcc: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "accumulator", span);
@@ -353,7 +359,8 @@ class Planner {
       std::vector<const ir::Var*> tiles = {&result};
       if (lowering.form == OpForm::Tiles) {
         for (const auto& arg : args) tiles.push_back(arg->As<ir::Var>());
-      } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::Cast) {
+      } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::Cast ||
+                 lowering.form == OpForm::Compare) {
         tiles.push_back(args[0]->As<ir::Var>());
       }
       for (const ir::Var* tile : tiles) {
@@ -845,12 +852,17 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.div", "pto.tdiv", OpForm::Tiles, true},
       {"tile.maximum", "pto.tmax", OpForm::Tiles, true},
       {"tile.minimum", "pto.tmin", OpForm::Tiles, true},
+      {"tile.fmod", "pto.tfmod", OpForm::Tiles, true},
       {"tile.adds", "pto.tadds", OpForm::TileScalar, true},
       {"tile.subs", "pto.tsubs", OpForm::TileScalar, true},
       {"tile.muls", "pto.tmuls", OpForm::TileScalar, true},
       {"tile.divs", "pto.tdivs", OpForm::TileScalar, true},
       {"tile.maximums", "pto.tmaxs", OpForm::TileScalar, true},
       {"tile.minimums", "pto.tmins", OpForm::TileScalar, true},
+      {"tile.fmods", "pto.tfmods", OpForm::TileScalar, true},
+      {"tile.cmp", "pto.tcmp", OpForm::Compare, true},
+      {"tile.cmps", "pto.tcmps", OpForm::Compare, true},
+      {"tile.sel", "pto.tsel", OpForm::Tiles, true},
       {"tile.exp", "pto.texp", OpForm::Tiles, true},
       {"tile.log", "pto.tlog", OpForm::Tiles, true},
       {"tile.sqrt", "pto.tsqrt", OpForm::Tiles, true},
@@ -903,6 +915,8 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
       {"tile.fillpad", "pto.tfillpad", OpForm::FillPad},
+      {"tile.fillpad_inplace", "pto.tfillpad", OpForm::FillPad},
+      {"tile.fillpad_expand", "pto.tfillpad_expand", OpForm::FillPad},
       {"tile.set_validshape", "pto.alloc_tile", OpForm::ValidShape},
   };
   return table;

@@ -39,6 +39,7 @@ enum class OpForm {
   Extract,     // ins(tile, row, col : .., index, index): textract of tile.extract (row, col arguments)
   Insert,      // ins(source, row, col : .., index, index): tinsert into the result, the target's buffer
   FillPad,     // ins(tile) outs(result): tfillpad, the pad value in the result's tile_buf `pad`
+  Compare,     // ins(tile, tile or scalar {cmpMode = #pto<cmp eq>}) outs(mask): tcmp, tcmps
   ValidShape,  // tile.set_validshape: the result's alloc_tile (same address, new valid_row/valid_col)
 };
 

@@ -127,6 +127,17 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       attrs = {{"rmode", fmt::format("#pto<round_mode {}>", RoundMode(call))}};
       break;
     case OpForm::Broadcast: ins = {tile(args[1])}; break;
+    case OpForm::FillPad: ins = {tile(args[0])}; break;  // fillpad_expand's shape is the result's
+    case OpForm::Compare: {
+      static constexpr const char* kModes[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+      const int64_t mode = ir::FindAttr<int64_t>(call.kwargs(), "cmp_type").value_or(0);
+      ins = {tile(args[0]), args[1]->type()->As<ir::TileType>()
+                                ? tile(args[1])
+                                : ScalarOperand(args[1], args[0]->type()->As<ir::TileType>()->dtype(), span)};
+      placement = AttrPlacement::InIns;
+      attrs = {{"cmpMode", fmt::format("#pto<cmp {}>", kModes[mode])}};
+      break;
+    }
     case OpForm::Move: ins = {tile(args[0])}; break;
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.

@@ -581,6 +581,33 @@ TEST(EmitModuleOps, MovesBetweenBuffers) {
 }
 
 // The README's op table is the reference the unsupported-op error points to; it must stay complete.
+// Comparisons carry their mode in ins(); the mask they give is a UINT8 tile of 32-byte rows.
+// fmod/fmods are element-wise.
+TEST(EmitModuleOps, CompareAndRemainder) {
+  const std::string mask = Vec(16, 32, "ui8");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.cmp", {v.t, v.u}, {}, {{"cmp_type", int64_t{3}}}); },
+                   "pto.tcmp"),
+            "pto.tcmp ins(%t, %u {cmpMode = #pto<cmp le>} : " + kV + ", " + kV + ") outs(%r : " + mask + ")");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.cmps", {v.t, Float(0.5)}, {}, {{"cmp_type", int64_t{5}}}); },
+                   "pto.tcmps"),
+            "pto.tcmps ins(%t, %cst {cmpMode = #pto<cmp ge>} : " + kV + ", f32) outs(%r : " + mask + ")");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.fmod", {v.t, v.u}, {}); }, "pto.tfmod"),
+            "pto.tfmod ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.fmods", {v.t, Float(2.5)}, {}); }, "pto.tfmods"),
+            "pto.tfmods ins(%t, %cst : " + kV + ", f32) outs(%r : " + kV + ")");
+}
+
+TEST(EmitModuleOps, FillPadExpand) {
+  auto expand = Emit(*OneOpKernel([](const Tiles& v) {
+    return Op("tile.fillpad_expand", {v.t, Ints({32, 64})}, {}, {{"pad_value", std::string("max")}});
+  }));
+  // The larger result gives the shape; its tile_buf carries the pad value (2: max).
+  EXPECT_EQ(LineStartingWith(expand, "pto.tfillpad_expand "),
+            "pto.tfillpad_expand ins(%t : " + kV +
+                ") outs(%r : !pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=64, v_row=?, v_col=?, "
+                "blayout=row_major, slayout=none_box, fractal=512, pad=2>)");
+}
+
 TEST(EmitModuleOps, ReadmeListsEveryLoweredOp) {
   std::ifstream file(PYPTO_PTOAS_README);
   ASSERT_TRUE(file) << PYPTO_PTOAS_README;

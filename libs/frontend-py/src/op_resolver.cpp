@@ -18,7 +18,8 @@ std::string Canonical(const std::string& name) {
 }
 
 // Ops with a scalar-operand form `<op>s` chosen when the right operand is a scalar.
-const std::set<std::string, std::less<>> kScalarForms = {"add", "sub", "mul", "div", "maximum", "minimum"};
+const std::set<std::string, std::less<>> kScalarForms = {"add",     "sub",     "mul",  "div",
+                                                          "maximum", "minimum", "fmod", "cmp"};
 
 // Tile ops whose first operand is a global tensor rather than a tile.
 const std::set<std::string, std::less<>> kTensorSourced = {"load"};

@@ -2739,6 +2739,7 @@ class FunctionParser {
                                          "functions are available",
                                          name.empty() ? "<expression>" : name),
                        span);
+    if (kernel_depth_ > 0) name = TensorOpAsUnified(name);
     std::vector<std::pair<ArgValue, py::handle>> positional;
     for (auto arg : node.attr("args")) {
       auto value = ParseArgValue(arg);
@@ -2764,6 +2765,7 @@ class FunctionParser {
       if (!value) return pypto::unexpected(value.error());
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
     }
+    bool loaded_tensor = false;  // a whole tensor operand became a tile
     if (kernel_depth_ > 0 && IsUnifiedCompute(name)) {
       for (auto& [value, arg] : positional) {
         auto* expr = std::get_if<ir::ExprPtr>(&value);
@@ -2771,6 +2773,7 @@ class FunctionParser {
         auto loaded = LoadWhole(*expr, map_.SpanOf(arg));
         if (!loaded) return pypto::unexpected(loaded.error());
         *expr = *loaded;
+        loaded_tensor = true;
       }
     }
     std::vector<ir::ExprPtr> operands;
@@ -2817,7 +2820,45 @@ class FunctionParser {
       if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
     if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
-    return call.Build(map_.SpanOf(node));
+    auto built = call.Build(map_.SpanOf(node));
+    if (built && loaded_tensor && name == "pl.cmp") return MaskAsValues(*built, operands[0], map_.SpanOf(node));
+    return built;
+  }
+
+  // Inside a kernel, `pl.tensor.X` of whole tensors where no tensor.X op exists is the unified `pl.X`:
+  // the tensors are loaded and the tile op applies, as upstream's tensor-to-tile conversion lowers it.
+  static std::string TensorOpAsUnified(const std::string& name) {
+    if (!name.starts_with("pl.tensor.")) return name;
+    const std::string base = name.substr(std::string_view("pl.tensor.").size());
+    const auto& registry = ir::OpRegistry::Get();
+    if (registry.Find("tensor." + base) || !registry.Find("tile." + base)) return name;
+    return "pl." + base;
+  }
+
+  // `pl.cmp` of whole tensors is upstream's tensor.cmp: 1 where the comparison holds and 0 elsewhere,
+  // in the left operand's dtype (tile.sel of the packed mask between two filled tiles), not the mask.
+  ir::Result<ir::ExprPtr> MaskAsValues(const ir::ExprPtr& mask, const ir::ExprPtr& lhs, const ir::Span& span) {
+    const auto& tile = *lhs->type()->As<ir::TileType>();
+    const auto& registry = ir::OpRegistry::Get();
+    std::vector<ir::ExprPtr> dims;
+    for (int64_t dim : tile.shape()) dims.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    auto filled = [&](double value) -> ir::Result<ir::CallPtr> {
+      const ir::ExprPtr constant =
+          ir::IsFloat(tile.dtype()) ? ir::ExprPtr(std::make_shared<ir::ConstFloat>(value, tile.dtype(), span))
+                                    : ir::ExprPtr(std::make_shared<ir::ConstInt>(static_cast<int64_t>(value),
+                                                                                 tile.dtype(), span));
+      return registry.CreateCall("tile.full", {Tuple(dims, span), constant}, {{"dtype", ir::OpAttr(tile.dtype())}},
+                                 span);
+    };
+    auto ones = filled(1);
+    if (!ones) return pypto::unexpected(ones.error());
+    auto zeros = filled(0);
+    if (!zeros) return pypto::unexpected(zeros.error());
+    auto tmp = CreateTileLike(ir::TileType({1, 32}, ir::DataType::UINT8, ir::MemorySpace::Vec), span);
+    if (!tmp) return pypto::unexpected(tmp.error());
+    auto sel = registry.CreateCall("tile.sel", {mask, *ones, *zeros, *tmp}, {}, span);
+    if (!sel) return pypto::unexpected(sel.error());
+    return ir::ExprPtr(*sel);
   }
 
   // tile.mrgsort_format2 takes its scratch tile after the sorted lists, however many there are: a

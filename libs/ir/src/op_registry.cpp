@@ -81,6 +81,7 @@ const OpRegistry& OpRegistry::Get() {
 OpRegistry::OpRegistry() {
   RegisterTileMemoryOps(*this);
   RegisterTileElementwiseOps(*this);
+  RegisterTileCompareOps(*this);
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);

@@ -94,5 +94,18 @@ TEST(TileElementwiseOps, HighPrecisionIsAnAttributeOfDivAndLog) {
   EXPECT_FALSE(exp);
 }
 
+// Upstream narrows a scalar to the tile's dtype: a floating-point constant holding an integer is that
+// integer; any other floating-point scalar with an integer tile is refused.
+TEST(TileElementwiseOps, IntegerTilesTakeIntegralFloatConstants) {
+  auto exact = Create("tile.subs", {Loaded(DataType::INT16), Float(2.0)});
+  ASSERT_TRUE(exact) << exact.error().str();
+  EXPECT_EQ((*exact)->type()->str(), "pl.Tile[[16, 32], pl.INT16, pl.Mem.Vec]");
+  auto fraction = Create("tile.subs", {Loaded(DataType::INT16), Float(2.5)});
+  ASSERT_FALSE(fraction);
+  EXPECT_EQ(fraction.error().str(),
+            "k.py:7:5: error: tile.subs combines an integer INT16 tile with a floating-point scalar\n"
+            "  help: cast the tile to a floating-point dtype first");
+}
+
 }  // namespace
 }  // namespace pypto::ir

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/arg_reduce.h"
+#include "kernels/compare.h"
 #include "kernels/index_moves.h"
 #include "kernels/random.h"
 #include "kernels/select.h"
@@ -62,6 +64,16 @@ struct Operands {
   const int32_t* isrc1() const { return reinterpret_cast<const int32_t*>(src1); }
 };
 
+// row_expand_add's packed carrier as a full operand: each row's block of `lanes` values repeated
+// across the row's `cols` elements.
+template <typename T>
+std::vector<T> RepeatRowBlocks(const T* blocks, size_t rows, size_t cols, size_t lanes) {
+  std::vector<T> full(rows * cols);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) full[r * cols + c] = blocks[r * lanes + c % lanes];
+  return full;
+}
+
 Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
   const ComputeInfo& c = instr.compute;
   const auto n = static_cast<size_t>(instr.num_elements);
@@ -79,6 +91,11 @@ Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
     case ComputeKind::RowReduce: RowReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::ColReduce: ColReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::RowExpand:
+      if (c.vec_lanes > 1) {
+        const auto full = RepeatRowBlocks(o.fsrc1(), rows, cols, static_cast<size_t>(c.vec_lanes));
+        BinaryF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), full.data(), n);
+        break;
+      }
       RowExpandF32(static_cast<BinaryOp>(c.op), o.fdst(), o.fsrc0(), o.fsrc1(), rows, cols);
       break;
     case ComputeKind::ColExpand:
@@ -107,6 +124,16 @@ bool RunI32(const Instr& instr, const Operands& o, const int64_t* regs) {
     case ComputeKind::Unary: return UnaryI32(static_cast<UnaryOp>(c.op), o.idst(), o.isrc0(), n);
     case ComputeKind::RowReduce: return RowReduceI32(static_cast<ReduceOp>(c.op), o.idst(), o.isrc0(), rows, cols);
     case ComputeKind::ColReduce: return ColReduceI32(static_cast<ReduceOp>(c.op), o.idst(), o.isrc0(), rows, cols);
+    case ComputeKind::RowExpand:
+      if (c.vec_lanes > 1) {
+        const auto full = RepeatRowBlocks(o.isrc1(), rows, cols, static_cast<size_t>(c.vec_lanes));
+        return BinaryI32(static_cast<BinaryOp>(c.op), o.idst(), o.isrc0(), full.data(), n);
+      }
+      return RowExpandI32(static_cast<BinaryOp>(c.op), o.idst(), o.isrc0(), o.isrc1(), rows, cols);
+    case ComputeKind::ColExpand:
+      return ColExpandI32(static_cast<BinaryOp>(c.op), o.idst(), o.isrc0(), o.isrc1(), rows, cols);
+    case ComputeKind::RowBroadcast: RowBroadcastI32(o.idst(), o.isrc1(), rows, cols); return true;
+    case ComputeKind::ColBroadcast: ColBroadcastI32(o.idst(), o.isrc1(), rows, cols); return true;
     case ComputeKind::Fill: FillI32(o.idst(), static_cast<int32_t>(ScalarValue(c.scalar, regs)), n); return true;
     default: return false;
   }
@@ -379,17 +406,137 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   return {};
 }
 
-// An element-wise op on FP16 tiles: the FP32 kernel on widened copies, its results rounded to FP16.
-Result RunHalf(const Instr& instr, const Operands& o, const int64_t* regs) {
-  std::vector<float> src0 = o.src0 ? WidenHalf(o.src0, instr.src0.bytes) : std::vector<float>{};
-  std::vector<float> src1 = o.src1 ? WidenHalf(o.src1, instr.src1.bytes) : std::vector<float>{};
-  std::vector<float> dst(static_cast<size_t>(instr.dst.bytes) / 2);
+// An op on a tile type the kernels take directly (instr.kind), or on widened copies of the operands.
+Result RunArithmetic(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeKind kind = instr.compute.kind;
+  if (instr.partial && (kind == ComputeKind::RowReduce || kind == ComputeKind::ColReduce))
+    return RunValidReduce(kernel, index, o, regs);
+  if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
+  if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
+  if (instr.kind == ElemKind::I32) return Fail(kernel, index, "integer division by zero, or an op without an INT32 form");
+  return Fail(kernel, index, "element type without arithmetic (decoder bug)");
+}
+
+// Each element of v rounded to FP16 (to nearest even).
+void RoundToHalf(std::vector<float>& v) {
+  std::vector<std::byte> half(v.size() * 2);
+  NarrowToHalf(half.data(), v);
+  v = WidenHalf(half.data(), static_cast<int64_t>(half.size()));
+}
+
+// An FP16 column sum as the vector unit computes it (TCOLSUM), each addition of two rows rounded to
+// FP16: in row order, or pairwise (rows 2i and 2i + 1 into row i, an odd last row added into row 0,
+// until one row is left). `src` holds the widened [rows, cols] tile, `dst` the widened result.
+void ColumnSumHalf(float* dst, const float* src, size_t rows, size_t cols, bool pairwise) {
+  std::vector<std::vector<float>> buf(rows);
+  for (size_t r = 0; r < rows; ++r) buf[r].assign(src + r * cols, src + (r + 1) * cols);
+  auto add = [&](size_t to, const std::vector<float>& row) {
+    for (size_t c = 0; c < cols; ++c) buf[to][c] += row[c];
+    RoundToHalf(buf[to]);
+  };
+  if (!pairwise) {
+    for (size_t r = 1; r < rows; ++r) add(0, buf[r]);
+  } else {
+    for (size_t count = rows; count > 1; count /= 2) {
+      const size_t half = count / 2;
+      for (size_t i = 0; i < half; ++i) {
+        std::vector<float> pair = buf[2 * i];
+        for (size_t c = 0; c < cols; ++c) pair[c] += buf[2 * i + 1][c];
+        RoundToHalf(pair);
+        buf[i] = std::move(pair);
+      }
+      if (count % 2 == 1) add(0, buf[count - 1]);
+    }
+  }
+  if (rows > 0) std::copy(buf[0].begin(), buf[0].end(), dst);
+  else std::fill_n(dst, cols, 0.0f);
+}
+
+template <typename Wide>
+std::vector<Wide> WidenOperand(Widen widen, const std::byte* src, const TileRef& ref) {
+  if (!src) return {};
+  if constexpr (std::is_same_v<Wide, float>) return WidenFloats(widen, src, ref.bytes);
+  else return WidenInts(widen, src, ref.bytes);
+}
+
+// An op on FP16 or 8- or 16-bit integer tiles (see Widen): the FP32 or INT32 kernel runs on widened
+// copies of the operands and of the result's current contents (an op writing part of the result, a
+// reduction over a valid region, leaves the rest as it was), then the result is narrowed back.
+template <typename Wide>
+Result RunWidened(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  std::vector<Wide> dst = WidenOperand<Wide>(instr.widen, o.dst, instr.dst);
+  const std::vector<Wide> src0 = WidenOperand<Wide>(instr.widen, o.src0, instr.src0);
+  const std::vector<Wide> src1 = WidenOperand<Wide>(instr.widen, o.src1, instr.src1);
   Operands wide;
   wide.dst = reinterpret_cast<std::byte*>(dst.data());
   wide.src0 = o.src0 ? reinterpret_cast<const std::byte*>(src0.data()) : nullptr;
   wide.src1 = o.src1 ? reinterpret_cast<const std::byte*>(src1.data()) : nullptr;
-  if (auto ok = RunF32(instr, wide, regs); !ok) return ok;
-  NarrowToHalf(o.dst, dst);
+  const ComputeInfo& c = instr.compute;
+  if constexpr (std::is_same_v<Wide, float>) {
+    if (instr.widen == Widen::Half && c.kind == ComputeKind::ColReduce &&
+        static_cast<ReduceOp>(c.op) == ReduceOp::Sum && !instr.partial) {
+      ColumnSumHalf(dst.data(), src0.data(), static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), c.pairwise);
+      NarrowToHalf(o.dst, dst);
+      return {};
+    }
+  }
+  if (auto ok = RunArithmetic(kernel, index, wide, regs); !ok) return ok;
+  if constexpr (std::is_same_v<Wide, float>) NarrowFloats(instr.widen, o.dst, dst);
+  else NarrowInts(instr.widen, o.dst, dst);
+  return {};
+}
+
+// The packed predicate mask of comparing src0 with src1 or a scalar, in src0's compute type: FP16
+// (and BF16) values widen to FP32 exactly, and such a comparison's scalar is first rounded to the
+// tile's type, as the instruction compares values of that type; narrow integers widen to INT32.
+Result RunCompare(const Instr& instr, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = instr.compute;
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  const auto op = static_cast<CmpOp>(c.op);
+  auto* mask = reinterpret_cast<uint8_t*>(o.dst);
+  const auto row_bytes = static_cast<size_t>(c.mask_row_bytes);
+  const double scalar = ScalarValue(c.scalar, regs);
+  switch (c.in_dtype) {
+    case ir::DataType::FP32:
+      if (o.src1) CompareF32(op, mask, row_bytes, o.fsrc0(), o.fsrc1(), rows, cols);
+      else CompareScalarF32(op, mask, row_bytes, o.fsrc0(), static_cast<float>(scalar), rows, cols);
+      return {};
+    case ir::DataType::FP16:
+    case ir::DataType::BF16: {
+      const Widen widen = WidenOf(c.in_dtype);
+      const std::vector<float> a = WidenFloats(widen, o.src0, instr.src0.bytes);
+      if (o.src1) {
+        CompareF32(op, mask, row_bytes, a.data(), WidenFloats(widen, o.src1, instr.src1.bytes).data(), rows, cols);
+        return {};
+      }
+      std::byte narrow[2];
+      NarrowFloats(widen, narrow, {static_cast<float>(scalar)});
+      CompareScalarF32(op, mask, row_bytes, a.data(), WidenFloats(widen, narrow, 2)[0], rows, cols);
+      return {};
+    }
+    case ir::DataType::INT32:
+      if (o.src1) CompareI32(op, mask, row_bytes, o.isrc0(), o.isrc1(), rows, cols);
+      else CompareScalarI32(op, mask, row_bytes, o.isrc0(), static_cast<int32_t>(scalar), rows, cols);
+      return {};
+    default: {  // 8- and 16-bit integers (the decoder checked)
+      const Widen widen = WidenOf(c.in_dtype);
+      const std::vector<int32_t> a = WidenInts(widen, o.src0, instr.src0.bytes);
+      if (o.src1) CompareI32(op, mask, row_bytes, a.data(), WidenInts(widen, o.src1, instr.src1.bytes).data(), rows, cols);
+      else CompareScalarI32(op, mask, row_bytes, a.data(), static_cast<int32_t>(scalar), rows, cols);
+      return {};
+    }
+  }
+}
+
+Result RunFillPadExpand(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  auto valid = ValidExtents(kernel, index, regs);
+  if (!valid) return pypto::unexpected(std::move(valid.error()));
+  FillPadExpand(o.dst, o.src0, static_cast<size_t>(c.outer_rows), static_cast<size_t>(c.outer_cols),
+                static_cast<size_t>(c.cols), valid->first, valid->second, instr.elem_bytes, c.pad_bits);
   return {};
 }
 
@@ -405,6 +552,73 @@ void NarrowToHalf(std::byte* dst, const std::vector<float>& values) {
   Convert(ElemType::F32, ElemType::F16, dst, values.data(), values.size(), RoundMode::Rint);
 }
 
+std::vector<float> WidenFloats(Widen from, const std::byte* src, int64_t bytes) {
+  if (from == Widen::Half) return WidenHalf(src, bytes);
+  std::vector<float> values(static_cast<size_t>(bytes) / 2);
+  Convert(ElemType::BF16, ElemType::F32, values.data(), src, values.size(), RoundMode::Rint);
+  return values;
+}
+
+void NarrowFloats(Widen to, std::byte* dst, const std::vector<float>& values) {
+  if (to == Widen::Half) return NarrowToHalf(dst, values);
+  Convert(ElemType::F32, ElemType::BF16, dst, values.data(), values.size(), RoundMode::Rint);
+}
+
+namespace {
+
+template <typename Narrow>
+std::vector<int32_t> WidenAs(const std::byte* src, int64_t bytes) {
+  std::vector<int32_t> values(static_cast<size_t>(bytes) / sizeof(Narrow));
+  for (size_t i = 0; i < values.size(); ++i) {
+    Narrow value;
+    std::memcpy(&value, src + i * sizeof(Narrow), sizeof(Narrow));
+    values[i] = value;
+  }
+  return values;
+}
+
+template <typename Narrow>
+void NarrowAs(std::byte* dst, const std::vector<int32_t>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto value = static_cast<Narrow>(values[i]);  // the low bits (modular since C++20)
+    std::memcpy(dst + i * sizeof(Narrow), &value, sizeof(Narrow));
+  }
+}
+
+}  // namespace
+
+Widen WidenOf(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::FP16: return Widen::Half;
+    case ir::DataType::BF16: return Widen::BFloat;
+    case ir::DataType::INT8: return Widen::I8;
+    case ir::DataType::UINT8: return Widen::U8;
+    case ir::DataType::INT16: return Widen::I16;
+    case ir::DataType::UINT16: return Widen::U16;
+    default: return Widen::None;
+  }
+}
+
+std::vector<int32_t> WidenInts(Widen from, const std::byte* src, int64_t bytes) {
+  switch (from) {
+    case Widen::I8: return WidenAs<int8_t>(src, bytes);
+    case Widen::U8: return WidenAs<uint8_t>(src, bytes);
+    case Widen::I16: return WidenAs<int16_t>(src, bytes);
+    case Widen::U16: return WidenAs<uint16_t>(src, bytes);
+    default: return WidenAs<int32_t>(src, bytes);
+  }
+}
+
+void NarrowInts(Widen to, std::byte* dst, const std::vector<int32_t>& values) {
+  switch (to) {
+    case Widen::I8: return NarrowAs<int8_t>(dst, values);
+    case Widen::U8: return NarrowAs<uint8_t>(dst, values);
+    case Widen::I16: return NarrowAs<int16_t>(dst, values);
+    case Widen::U16: return NarrowAs<uint16_t>(dst, values);
+    default: return NarrowAs<int32_t>(dst, values);
+  }
+}
+
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   Operands o;
@@ -412,7 +626,8 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   o.dst = access(instr.dst);
   o.src0 = access(instr.src0);
   o.src1 = access(instr.src1);
-  if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1)) {
+  const std::byte* mask = access(instr.mask);
+  if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1) || (instr.mask.bytes && !mask)) {
     return Fail(kernel, index, "an operand lies outside its buffer on this core");
   }
   const ComputeInfo& c = instr.compute;
@@ -421,13 +636,15 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::BitNot: BitwiseNot(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::Matmul: RunMatmul(instr, o); return {};
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
+    case ComputeKind::FillPadExpand: return RunFillPadExpand(kernel, index, o, regs);
+    case ComputeKind::Compare: return RunCompare(instr, o, regs);
+    case ComputeKind::Select:
+      SelectByMask(o.dst, reinterpret_cast<const uint8_t*>(mask), static_cast<size_t>(c.mask_row_bytes), o.src0,
+                   o.src1, static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
+      return {};
     case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern
       FillPad(o.dst, o.dst, 1, static_cast<size_t>(instr.num_elements), 0, 0, instr.elem_bytes, c.pad_bits);
       return {};
-    case ComputeKind::RowReduce:
-    case ComputeKind::ColReduce:
-      if (instr.partial) return RunValidReduce(kernel, index, o, regs);
-      break;
     case ComputeKind::RowArgReduce:
     case ComputeKind::ColArgReduce: return RunArgReduce(kernel, index, o, regs);
     case ComputeKind::Sort32:
@@ -453,11 +670,9 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
       return {};
     default: break;
   }
-  if (instr.half) return RunHalf(instr, o, regs);
-  if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
-  if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
-  if (instr.kind == ElemKind::I32) return Fail(kernel, index, "integer division by zero, or an op without an INT32 form");
-  return Fail(kernel, index, "element type without arithmetic (decoder bug)");
+  if (instr.widen == Widen::Half || instr.widen == Widen::BFloat) return RunWidened<float>(kernel, index, o, regs);
+  if (instr.widen != Widen::None) return RunWidened<int32_t>(kernel, index, o, regs);
+  return RunArithmetic(kernel, index, o, regs);
 }
 
 }  // namespace pypto::sim

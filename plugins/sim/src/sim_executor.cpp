@@ -439,11 +439,21 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
                                                   ir::MemorySpaceName(instr.dst.space)));
   }
   const auto n = static_cast<size_t>(instr.num_elements);
-  if (instr.half) {  // FP16 tiles: computed in FP32, each result rounded to FP16
-    std::vector<float> wide_a = WidenHalf(a, instr.src0.bytes), wide_b = WidenHalf(b, instr.src1.bytes);
+  if (instr.widen == Widen::Half || instr.widen == Widen::BFloat) {  // computed in FP32, each result rounded back
+    std::vector<float> wide_a = WidenFloats(instr.widen, a, instr.src0.bytes);
+    std::vector<float> wide_b = WidenFloats(instr.widen, b, instr.src1.bytes);
     std::vector<float> out(n);
     BinaryF32(ToBinary(instr.op), out.data(), wide_a.data(), wide_b.data(), n);
-    NarrowToHalf(dst, out);
+    NarrowFloats(instr.widen, dst, out);
+    return {};
+  }
+  if (instr.widen != Widen::None) {  // 8- and 16-bit integers: computed in INT32, each result wrapped
+    std::vector<int32_t> wide_a = WidenInts(instr.widen, a, instr.src0.bytes);
+    std::vector<int32_t> wide_b = WidenInts(instr.widen, b, instr.src1.bytes);
+    std::vector<int32_t> out(n);
+    if (!BinaryI32(ToBinary(instr.op), out.data(), wide_a.data(), wide_b.data(), n))
+      return KernelError(kernel, index, "integer division by zero");
+    NarrowInts(instr.widen, dst, out);
     return {};
   }
   switch (instr.kind) {

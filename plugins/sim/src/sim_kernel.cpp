@@ -81,6 +81,9 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Arange: return "arange";
     case ComputeKind::FillPad: return "fillpad";
     case ComputeKind::FillBits: return "fillbits";
+    case ComputeKind::FillPadExpand: return "fillpad_expand";
+    case ComputeKind::Compare: return "cmp";
+    case ComputeKind::Select: return "sel";
   }
   return "?";
 }
@@ -898,7 +901,7 @@ class Decoder {
 
   // Appends `instr`, preceded by the scalar code waiting for it; returns its index.
   size_t Emit(Instr instr) {
-    for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1}) {
+    for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1, &instr.mask}) {
       if (ref->bytes == 0) continue;
       auto& mark = kernel_.high_water[static_cast<size_t>(ref->space) % kernel_.high_water.size()];
       mark = std::max(mark, ref->byte_offset + ref->bytes);
@@ -1442,6 +1445,41 @@ class Decoder {
     return ElemKind::Raw;
   }
 
+  // The element types arithmetic runs on: FP32 and INT32 as they are, FP16, BF16 and the 8- and
+  // 16-bit integers widened (see Widen). nullopt for the rest (UINT32, 64-bit types).
+  struct ComputeType {
+    ElemKind kind;
+    Widen widen;
+  };
+  static std::optional<ComputeType> ComputeTypeOf(ir::DataType dtype) {
+    switch (dtype) {
+      case ir::DataType::FP32: return ComputeType{ElemKind::F32, Widen::None};
+      case ir::DataType::FP16: return ComputeType{ElemKind::F32, Widen::Half};
+      case ir::DataType::BF16: return ComputeType{ElemKind::F32, Widen::BFloat};
+      case ir::DataType::INT32: return ComputeType{ElemKind::I32, Widen::None};
+      case ir::DataType::INT16: return ComputeType{ElemKind::I32, Widen::I16};
+      case ir::DataType::UINT16: return ComputeType{ElemKind::I32, Widen::U16};
+      case ir::DataType::INT8: return ComputeType{ElemKind::I32, Widen::I8};
+      case ir::DataType::UINT8: return ComputeType{ElemKind::I32, Widen::U8};
+      default: return std::nullopt;
+    }
+  }
+
+  // Sets how `instr` computes on `dtype` tiles, or refuses a type it cannot (float_only: an op that
+  // exists for floating-point tiles only).
+  pypto::expected<void, std::string> SetComputeType(const std::string& op, ir::DataType dtype, bool float_only,
+                                                    Instr& instr) const {
+    auto type = ComputeTypeOf(dtype);
+    if (!type || (float_only && type->kind != ElemKind::F32))
+      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on {})", op,
+                              ir::DataTypeName(dtype),
+                              float_only ? "FP32, FP16 and BF16"
+                                         : "FP32, FP16, BF16, INT32 and 8- and 16-bit integers"));
+    instr.kind = type->kind;
+    instr.widen = type->widen;
+    return {};
+  }
+
   static bool Overlap(const TileRef& a, const TileRef& b) {
     return a.space == b.space && a.byte_offset < b.byte_offset + b.bytes && b.byte_offset < a.byte_offset + a.bytes;
   }
@@ -1461,13 +1499,8 @@ class Decoder {
                               lhs->num_elements, ir::DataTypeName(lhs->dtype), rhs->num_elements,
                               ir::DataTypeName(rhs->dtype), out->num_elements, ir::DataTypeName(out->dtype)));
     }
-    const bool half = out->dtype == ir::DataType::FP16;
-    const ElemKind kind = half ? ElemKind::F32 : KindOf(out->dtype);
-    if (kind == ElemKind::Raw) {
-      return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on FP32, FP16 and "
-                              "INT32)",
-                              name, ir::DataTypeName(out->dtype)));
-    }
+    Instr instr;
+    if (auto ok = SetComputeType(name, out->dtype, false, instr); !ok) return ok;
     // In-place reuse means the same place; a partial overlap is an allocation bug.
     for (const TileValue* src : {&*lhs, &*rhs}) {
       if (Overlap(out->ref, src->ref) && out->ref.byte_offset != src->ref.byte_offset) {
@@ -1477,10 +1510,7 @@ class Decoder {
                                 ir::MemorySpaceName(src->ref.space)));
       }
     }
-    Instr instr;
     instr.op = op;
-    instr.kind = kind;
-    instr.half = half;
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(out->dtype));
     instr.dst = out->ref;
     instr.src0 = lhs->ref;
@@ -1513,6 +1543,11 @@ class Decoder {
       }
       put("tile.maximum", ComputeKind::Binary, BinaryOp::Max);
       put("tile.minimum", ComputeKind::Binary, BinaryOp::Min);
+      put("tile.fmod", ComputeKind::Binary, BinaryOp::Fmod);
+      put("tile.fmods", ComputeKind::BinaryScalar, BinaryOp::Fmod);
+      put("tile.cmp", ComputeKind::Compare, 0);
+      put("tile.cmps", ComputeKind::Compare, 0);
+      put("tile.sel", ComputeKind::Select, 0);
       const std::pair<const char*, BinaryOp> scalar[] = {{"adds", BinaryOp::Add},     {"subs", BinaryOp::Sub},
                                                          {"muls", BinaryOp::Mul},     {"divs", BinaryOp::Div},
                                                          {"maximums", BinaryOp::Max}, {"minimums", BinaryOp::Min}};
@@ -1566,6 +1601,8 @@ class Decoder {
       put("tile.transpose_view", ComputeKind::Transpose, 0);
       put("tile.ci", ComputeKind::Arange, 0);
       put("tile.fillpad", ComputeKind::FillPad, 0);
+      put("tile.fillpad_inplace", ComputeKind::FillPad, 0);
+      put("tile.fillpad_expand", ComputeKind::FillPadExpand, 0);
       return specs;
     }();
     auto it = kSpecs.find(name);
@@ -1628,6 +1665,59 @@ class Decoder {
     return {};
   }
 
+  // `pl.tile.fillpad_expand(t, shape, pad_value=...)`: t's valid region into the top-left corner of a
+  // larger tile, the pad value (a bit pattern of the element type) everywhere else.
+  pypto::expected<void, std::string> DecodeFillPadExpand(const TileValue& out, const ir::Call& call, Instr& instr) {
+    auto src = Tile(call.args()[0], "operand");
+    if (!src) return Error(src.error());
+    auto mode = ir::FindAttr<std::string>(call.kwargs(), "pad_value").value_or("zero");
+    auto bits = PadBits(src->dtype, mode);
+    if (!bits)
+      return Fail(fmt::format("fillpad_expand of a {} tile is not supported by the simulator yet",
+                              ir::DataTypeName(src->dtype)));
+    ComputeInfo& info = instr.compute;
+    instr.src0 = src->ref;
+    info.rows = src->rows();
+    info.cols = src->cols();
+    info.outer_rows = out.rows();
+    info.outer_cols = out.cols();
+    info.pad_bits = *bits;
+    if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
+    if (!instr.partial) {  // the whole source is copied
+      instr.partial = true;
+      instr.valid = ValidRegion{Operand::Imm(info.rows), Operand::Imm(info.cols)};
+    }
+    return {};
+  }
+
+  // `pl.tile.cmp(a, b, cmp_type=k)` / `pl.tile.cmps(a, s, cmp_type=k)`: the packed predicate mask of
+  // comparing a's elements (compared in a's compute type, see ComputeTypeOf) into the UINT8 result.
+  pypto::expected<void, std::string> DecodeCompare(const std::string& op, const TileValue& out, const ir::Call& call,
+                                                   Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    auto lhs = Tile(call.args()[0], "left operand");
+    if (!lhs) return Error(lhs.error());
+    Instr operand_type;
+    if (auto ok = SetComputeType(op, lhs->dtype, false, operand_type); !ok) return ok;
+    instr.src0 = lhs->ref;
+    info.in_dtype = lhs->dtype;
+    info.rows = lhs->rows();
+    info.cols = lhs->cols();
+    info.mask_row_bytes = out.cols();
+    info.op = static_cast<uint8_t>(ir::FindAttr<int64_t>(call.kwargs(), "cmp_type").value_or(0));
+    if (op == "tile.cmp") {
+      auto rhs = Tile(call.args()[1], "right operand");
+      if (!rhs) return Error(rhs.error());
+      if (auto ok = SameSize(*rhs, *lhs); !ok) return ok;
+      instr.src1 = rhs->ref;
+      return {};
+    }
+    auto scalar = ScalarArg(call.args()[1]);
+    if (!scalar) return Error(scalar.error());
+    info.scalar = *scalar;
+    return {};
+  }
+
   // `pl.full(shape, dtype=pl.BF16, value=0.0)`: a tile of a type without arithmetic is filled with
   // the constant's bit pattern.
   pypto::expected<void, std::string> DecodeFillBits(const std::string& op, const TileValue& out,
@@ -1653,15 +1743,6 @@ class Decoder {
                             ir::DataTypeName(tile.dtype), float_only ? " and FP16" : ", FP16 and INT32"));
   }
 
-  // As RequireArithmetic, and an FP16 result computes in FP32 with each result rounded to FP16.
-  pypto::expected<void, std::string> RequireArithmeticOrHalf(const std::string& op, const TileValue& tile,
-                                                             bool float_only, Instr& instr) const {
-    if (tile.dtype != ir::DataType::FP16) return RequireArithmetic(op, tile, float_only);
-    instr.kind = ElemKind::F32;
-    instr.half = true;
-    return {};
-  }
-
   pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
                                                            const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -1682,7 +1763,7 @@ class Decoder {
                                 (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
                                  static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
                                  static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
-        if (auto ok = RequireArithmeticOrHalf(op, out, float_only, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, float_only, instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
         if (info.kind == ComputeKind::Binary) {
@@ -1701,15 +1782,11 @@ class Decoder {
       case ComputeKind::ColReduce: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        if (auto ok = RequireArithmeticOrHalf(op, out, false, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, false, instr); !ok) return ok;
         instr.src0 = src->ref;
         matrix(*src);
-        if (auto ok = NarrowTo(args[0]->type(), instr); !ok) return ok;
-        if (instr.half && instr.partial)
-          return Fail(fmt::format("{} of an FP16 tile with a partial valid region is not supported yet by the "
-                                  "simulator",
-                                  op));
-        return {};
+        info.pairwise = args.size() > 1;
+        return NarrowTo(args[0]->type(), instr);
       }
       case ComputeKind::RowArgReduce:
       case ComputeKind::ColArgReduce: {  // FP16 or FP32 values (type deduction checked), INT32 indices
@@ -1721,6 +1798,24 @@ class Decoder {
         return NarrowTo(args[0]->type(), instr);
       }
       case ComputeKind::FillPad: return DecodeFillPad(call, instr);
+      case ComputeKind::FillPadExpand: return DecodeFillPadExpand(out, call, instr);
+      case ComputeKind::Compare: return DecodeCompare(op, out, call, instr);
+      case ComputeKind::Select: {
+        auto mask = tile_arg(0, "mask");
+        if (!mask) return Error(mask.error());
+        auto lhs = tile_arg(1, "left operand");
+        if (!lhs) return Error(lhs.error());
+        auto rhs = tile_arg(2, "right operand");
+        if (!rhs) return Error(rhs.error());
+        if (auto ok = SameSize(*lhs, out); !ok) return ok;
+        if (auto ok = SameSize(*rhs, out); !ok) return ok;
+        instr.mask = mask->ref;
+        instr.src0 = lhs->ref;
+        instr.src1 = rhs->ref;
+        matrix(out);
+        info.mask_row_bytes = mask->cols() * static_cast<int64_t>(ir::DataTypeBytes(mask->dtype));
+        return {};
+      }
       case ComputeKind::BitNot: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
@@ -1740,10 +1835,12 @@ class Decoder {
         if (!src) return Error(src.error());
         auto vec = tile_arg(1, "vector operand");
         if (!vec) return Error(vec.error());
-        if (auto ok = RequireArithmeticOrHalf(op, out, true, instr); !ok) return ok;
+        const bool exp = info.kind == ComputeKind::RowExpDif || info.kind == ComputeKind::ColExpDif;
+        if (auto ok = SetComputeType(op, out.dtype, /*float_only=*/exp, instr); !ok) return ok;
         instr.src0 = src->ref;
         instr.src1 = vec->ref;
         matrix(out);
+        if (info.kind == ComputeKind::RowExpand) info.vec_lanes = vec->cols();
         return {};
       }
       case ComputeKind::Fill: {
@@ -2369,10 +2466,11 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         break;
       case Opcode::Compute: {
         std::string operands;
-        for (const TileRef* ref : {&instr.src0, &instr.src1})
+        for (const TileRef* ref : {&instr.mask, &instr.src0, &instr.src1})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
         if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar ||
-            instr.compute.kind == ComputeKind::LeakyRelu) {
+            instr.compute.kind == ComputeKind::LeakyRelu ||
+            (instr.compute.kind == ComputeKind::Compare && instr.src1.bytes == 0)) {
           const ScalarOperand& scalar = instr.compute.scalar;
           operands += (operands.empty() ? "" : ", ") + ScalarOperandText(scalar);
         }

@@ -81,6 +81,9 @@ enum class ComputeKind : uint8_t {
   Arange,        // dst[i] = scalar + i, or scalar - i when op is 1 (descending)
   FillPad,       // dst = src0, then every element outside the valid region set to pad_bits
   FillBits,      // every element of dst set to pad_bits (pl.full of a type without arithmetic)
+  FillPadExpand,  // dst [outer_rows, outer_cols] = src0's valid region in its top-left corner, pad_bits elsewhere
+  Compare,       // dst = the packed predicate mask of src0 op src1 (or op scalar when src1 is empty); op: CmpOp
+  Select,        // dst = mask bit set ? src0 : src1, element by element (the mask operand: Instr::mask)
 };
 const char* ComputeKindName(ComputeKind kind);
 
@@ -121,8 +124,16 @@ struct ComputeInfo {
   int64_t compare_offset = 0;  // GatherCompare: added to each column written
   bool compare_counts = false;  // GatherCompare: write the counts [1, rows] rather than the columns
   AxisIndex along;             // GatherAlong, ScatterAlong: the index tile and the data tile it reaches into
+  // RowExpand: the lanes of each row of src1, repeated across the row when more than 1 (the packed
+  // 32-byte carrier of row_expand_add).
+  int64_t vec_lanes = 1;
+  int64_t mask_row_bytes = 0;  // Compare (dst), Select (the mask): bytes per row of the predicate mask
+  // ColReduce Sum of an FP16 tile given a scratch tile (TCOLSUM's binary form): rows added pairwise
+  // in a tree; without one, in row order. Each addition is rounded to FP16, as the vector unit's.
+  bool pairwise = false;
   // Slice/Insert: the window's origin (a constant or a register: a loop variable) in the larger tile,
-  // whose rows and cols are `outer_rows`/`outer_cols`; rows/cols are the window's.
+  // whose rows and cols are `outer_rows`/`outer_cols`; rows/cols are the window's. FillPadExpand:
+  // rows/cols are the source's, outer_rows/outer_cols the result's.
   Operand row_offset, col_offset;
   int64_t outer_rows = 0, outer_cols = 0;
   uint64_t pad_bits = 0;       // FillPad: the pad value's bit pattern (elem_bytes wide)
@@ -130,6 +141,12 @@ struct ComputeInfo {
 
 // How the executor treats elements: arithmetic types, or bytes to copy.
 enum class ElemKind : uint8_t { F32, I32, Raw };
+
+// How an op computes on tiles of a type its kernels do not take (ElemKind says which they take): the
+// operands are widened, the op runs there, and each result is narrowed back. FP16 and BF16 widen to
+// FP32 and round back to nearest even; 8- and 16-bit integers widen to INT32 (sign- or zero-extended)
+// and keep the low bits, which is exactly the narrow type's own wrap-around arithmetic.
+enum class Widen : uint8_t { None, Half, BFloat, I8, U8, I16, U16 };
 
 // A tile's place: a byte range of one of the core's on-chip buffers.
 struct TileRef {
@@ -193,9 +210,9 @@ struct Instr {
     uint32_t indices = 0, table = 0;
     int64_t block_size = 0, col_off = 0, rows = 0, cols = 0;
   } paged;
-  // Element-wise ops on FP16 tiles (kind F32): the operands are widened to FP32, the op runs there,
-  // and each result is rounded to FP16 (to nearest even).
-  bool half = false;
+  // Element-wise, broadcast and reduction ops on FP16/BF16 (kind F32) and 8- or 16-bit integer
+  // tiles (kind I32).
+  Widen widen = Widen::None;
   // Load/Store: only the tile's valid region moves (the last two region dimensions are `valid`);
   // RowReduce/ColReduce: only src0's valid region is reduced; FillPad: the region kept.
   bool partial = false;
@@ -206,6 +223,7 @@ struct Instr {
   TileRef dst;               // Load: the tile written; element-wise: the result
   TileRef src0;              // Store: the tile read; element-wise: the left operand
   TileRef src1;              // element-wise: the right operand
+  TileRef mask;              // Select: the packed predicate mask
   int64_t num_elements = 0;
   std::array<int64_t, kMaxDims> offsets{};  // Load/Store: region origin in the tensor view
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)

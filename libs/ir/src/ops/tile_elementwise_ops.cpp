@@ -1,6 +1,8 @@
 // tile.* element-wise ops: tile with tile, tile with scalar (the `*s` forms), unary math, cast.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "op_checks.h"
 
 namespace pypto::ir {
@@ -35,13 +37,20 @@ Result<TypePtr> CheckHighPrecision(const std::string& op, const Call::Kwargs& kw
   return type;
 }
 
+// A floating-point constant holding an integer, `pl.const(2.0, pl.FP32)`: exactly that integer once
+// narrowed to an integer tile's dtype, as upstream narrows the scalar.
+bool IsIntegralConstant(const ExprPtr& expr) {
+  const auto* constant = expr->As<ConstFloat>();
+  return constant && std::isfinite(constant->value()) && constant->value() == std::trunc(constant->value());
+}
+
 // A scalar operand adopts the tile's dtype (a literal 2.0 scales an FP16 tile as FP16).
 Result<TypePtr> DeduceWithScalar(const std::string& op, const std::vector<ExprPtr>& args, const Span& span) {
   auto lhs = ExpectTile(args[0], fmt::format("the tile operand of {}", op), span);
   if (!lhs) return pypto::unexpected(lhs.error());
   auto rhs = ExpectNumericScalar(args[1], fmt::format("the scalar operand of {}", op), span);
   if (!rhs) return pypto::unexpected(rhs.error());
-  if (IsFloat((*rhs)->dtype()) && !IsFloat((*lhs)->dtype())) {
+  if (IsFloat((*rhs)->dtype()) && !IsFloat((*lhs)->dtype()) && !IsIntegralConstant(args[1])) {
     return TypeError(fmt::format("{} combines an integer {} tile with a floating-point scalar", op,
                                  DataTypeName((*lhs)->dtype())),
                      span, "cast the tile to a floating-point dtype first");
@@ -107,7 +116,8 @@ Result<TypePtr> DeduceCast(const std::vector<ExprPtr>& args, const Call::Kwargs&
                                     (*tile)->valid_shape());
 }
 
-OpDef Binary(const std::string& name, const std::string& description, std::vector<OpParam> attrs = {}) {
+OpDef Binary(const std::string& name, const std::string& description, std::vector<OpParam> attrs = {},
+             bool inplace_safe = true) {
   const std::string full = "tile." + name;
   std::vector<OpParam> params = {Arg("lhs"), Arg("rhs")};
   params.insert(params.end(), attrs.begin(), attrs.end());
@@ -119,10 +129,10 @@ OpDef Binary(const std::string& name, const std::string& description, std::vecto
                  if (!type) return type;
                  return CheckHighPrecision(full, kwargs, *type, span);
                },
-               .inplace_safe = true};
+               .inplace_safe = inplace_safe};
 }
 
-OpDef WithScalar(const std::string& name, const std::string& description) {
+OpDef WithScalar(const std::string& name, const std::string& description, bool inplace_safe = true) {
   const std::string full = "tile." + name;
   return OpDef{.name = full,
                .description = description,
@@ -130,7 +140,7 @@ OpDef WithScalar(const std::string& name, const std::string& description) {
                .deduce_type = [full](const auto& args, const auto&, const Span& span) {
                  return DeduceWithScalar(full, args, span);
                },
-               .inplace_safe = true};
+               .inplace_safe = inplace_safe};
 }
 
 OpDef Unary(const std::string& name, const std::string& description, bool takes_tmp = false,
@@ -159,6 +169,10 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
                            {OptionalAttr("high_precision", OpAttrKind::Bool)}));
   registry.Register(Binary("maximum", "element-wise maximum of two tiles"));
   registry.Register(Binary("minimum", "element-wise minimum of two tiles"));
+  // The remainder's instructions (TFMOD, TFMODS) write the quotient into the result before they read
+  // the dividend a last time, so the result must not reuse an operand's buffer.
+  registry.Register(Binary("fmod", "element-wise remainder of two tiles, truncated as C's fmod and torch.fmod", {},
+                           /*inplace_safe=*/false));
 
   registry.Register(WithScalar("adds", "a tile plus a scalar"));
   registry.Register(WithScalar("subs", "a tile minus a scalar"));
@@ -166,6 +180,8 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
   registry.Register(WithScalar("divs", "a tile divided by a scalar"));
   registry.Register(WithScalar("maximums", "element-wise maximum of a tile and a scalar"));
   registry.Register(WithScalar("minimums", "element-wise minimum of a tile and a scalar"));
+  registry.Register(WithScalar("fmods", "element-wise remainder of a tile divided by a scalar (as fmod)",
+                               /*inplace_safe=*/false));
 
   registry.Register(Unary("exp", "e to the power of each element"));
   registry.Register(Unary("log", "natural logarithm of each element", /*takes_tmp=*/false,

@@ -73,16 +73,28 @@ Result<TypePtr> DeduceArgReduce(const std::string& op, Axis axis, const std::vec
                                     ReducedValidShape(*tile, axis, span));
 }
 
-// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype. Only the
-// matrices are compared: pypto-lib broadcasts an [M, 1] vector across a [1, 1, M, N] block.
+// The columns of a packed row vector: one 32-byte block of lanes per row, which row_expand_add
+// repeats across the row (PTO's row-major carrier of TROWEXPANDADD).
+int64_t PackedRowLanes(DataType dtype) { return 32 / static_cast<int64_t>(DataTypeBytes(dtype)); }
+
+// `vec` must be [M, 1] (row) or [1, N] (column) for an [M, N] tile, of the same dtype; row_expand_add
+// also takes a packed [M, 32 bytes] row vector and an optional scratch tile. Only the matrices are
+// compared: pypto-lib broadcasts an [M, 1] vector across a [1, 1, M, N] block.
 Result<TypePtr> DeduceExpand(const std::string& op, Axis axis, const std::vector<ExprPtr>& args, const Span& span) {
   auto tile = ExpectMatrixTile(args[0], fmt::format("the tile operand of {}", op), span);
   if (!tile) return pypto::unexpected(tile.error());
   auto vec = ExpectMatrixTile(args[1], fmt::format("the vector operand of {}", op), span);
   if (!vec) return pypto::unexpected(vec.error());
+  if (args.size() > 2) {
+    auto tmp = ExpectTile(args[2], fmt::format("the scratch tile of {}", op), span);
+    if (!tmp) return pypto::unexpected(tmp.error());
+  }
   const Shape& shape = (*tile)->shape();
   const Shape expected = axis == Axis::Row ? Shape{tile->rows(), 1} : Shape{1, tile->cols()};
-  if (Shape{vec->rows(), vec->cols()} != expected || (*vec)->dtype() != (*tile)->dtype()) {
+  const Shape got{vec->rows(), vec->cols()};
+  const bool packed = op == "tile.row_expand_add" && DataTypeBytes((*tile)->dtype()) > 0 &&
+                      got == Shape{tile->rows(), PackedRowLanes((*tile)->dtype())};
+  if ((got != expected && !packed) || (*vec)->dtype() != (*tile)->dtype()) {
     return TypeError(fmt::format("{} broadcasts a {} {} vector across {}, got {}", op, ShapeStr(expected),
                                  DataTypeName((*tile)->dtype()), (*tile)->str(), (*vec)->str()),
                      span,
@@ -124,11 +136,13 @@ OpDef ArgReduce(const std::string& name, Axis axis, const std::string& what) {
                }};
 }
 
-OpDef Expand(const std::string& name, Axis axis, const std::string& what) {
+OpDef Expand(const std::string& name, Axis axis, const std::string& what, bool takes_tmp = false) {
   const std::string full = "tile." + name;
+  std::vector<OpParam> params = {Arg("tile"), Arg(axis == Axis::Row ? "row_vec" : "col_vec")};
+  if (takes_tmp) params.push_back(OptionalArg("tmp"));
   return OpDef{.name = full,
                .description = what,
-               .params = {Arg("tile"), Arg(axis == Axis::Row ? "row_vec" : "col_vec")},
+               .params = std::move(params),
                .deduce_type = [full, axis](const auto& args, const auto&, const Span& span) {
                  return DeduceExpand(full, axis, args, span);
                },
@@ -159,8 +173,13 @@ void RegisterTileReductionOps(OpRegistry& registry) {
   registry.Register(Expand("col_expand", Axis::Col, "each column filled with its element of a [1, N] vector"));
   for (const char* op : {"add", "sub", "mul", "div", "max", "min", "expdif"}) {
     const std::string what = std::string(op) == "expdif" ? "exp(x - v)" : fmt::format("x {} v", op);
-    registry.Register(
-        Expand(fmt::format("row_expand_{}", op), Axis::Row, fmt::format("{} with v the row's element", what)));
+    // PTOAS's A2/A3 form of TROWEXPANDADD takes a scratch tile.
+    const bool add = std::string(op) == "add";
+    registry.Register(Expand(fmt::format("row_expand_{}", op), Axis::Row,
+                             add ? "x + v with v the row's element, or the row's packed 32-byte block of lanes "
+                                   "repeated across it"
+                                 : fmt::format("{} with v the row's element", what),
+                             /*takes_tmp=*/add));
     registry.Register(
         Expand(fmt::format("col_expand_{}", op), Axis::Col, fmt::format("{} with v the column's element", what)));
   }

@@ -48,8 +48,9 @@ namespace {
 
 // The broadcast vector, copied into `keep` when it lies inside dst (which is written row by row, so
 // an aliased vector would be overwritten before it is fully read).
-const float* Stable(const float* vec, size_t len, const float* dst, size_t dst_len, std::vector<float>& keep) {
-  const std::less<const float*> before;
+template <typename T>
+const T* Stable(const T* vec, size_t len, const T* dst, size_t dst_len, std::vector<T>& keep) {
+  const std::less<const T*> before;
   if (before(vec, dst) || !before(vec, dst + dst_len)) return vec;
   keep.assign(vec, vec + len);
   return keep.data();
@@ -67,6 +68,22 @@ void ColExpandF32(BinaryOp op, float* dst, const float* src, const float* col_ve
   std::vector<float> keep;
   col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
   for (size_t r = 0; r < rows; ++r) BinaryF32(op, dst + r * cols, src + r * cols, col_vec, cols);
+}
+
+bool RowExpandI32(BinaryOp op, int32_t* dst, const int32_t* src, const int32_t* row_vec, size_t rows, size_t cols) {
+  std::vector<int32_t> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r)
+    if (!BinaryScalarI32(op, dst + r * cols, src + r * cols, row_vec[r], cols)) return false;
+  return true;
+}
+
+bool ColExpandI32(BinaryOp op, int32_t* dst, const int32_t* src, const int32_t* col_vec, size_t rows, size_t cols) {
+  std::vector<int32_t> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r)
+    if (!BinaryI32(op, dst + r * cols, src + r * cols, col_vec, cols)) return false;
+  return true;
 }
 
 void RowExpandExpDifF32(float* dst, const float* src, const float* row_vec, size_t rows, size_t cols) {
@@ -91,6 +108,18 @@ void ColBroadcastF32(float* dst, const float* col_vec, size_t rows, size_t cols)
   std::vector<float> keep;
   col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
   for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(float));
+}
+
+void RowBroadcastI32(int32_t* dst, const int32_t* row_vec, size_t rows, size_t cols) {
+  std::vector<int32_t> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) FillI32(dst + r * cols, row_vec[r], cols);
+}
+
+void ColBroadcastI32(int32_t* dst, const int32_t* col_vec, size_t rows, size_t cols) {
+  std::vector<int32_t> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(int32_t));
 }
 
 // Plain loops: the compiler already turns std::fill_n into full-width vector stores.

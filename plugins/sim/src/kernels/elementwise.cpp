@@ -101,35 +101,48 @@ int32_t DivideI32(int32_t x, int32_t y) {
   return y == -1 ? static_cast<int32_t>(0u - static_cast<uint32_t>(x)) : x / y;
 }
 
+// The remainder of DivideI32, signed as the dividend; x % -1 is 0 (INT32_MIN % -1 would trap).
+int32_t FmodI32(int32_t x, int32_t y) { return y == -1 ? 0 : x % y; }
+
+// The ops without a vector form, one element at a time: integer Div and Fmod (y != 0).
+int32_t ScalarI32(BinaryOp op, int32_t x, int32_t y) { return op == BinaryOp::Div ? DivideI32(x, y) : FmodI32(x, y); }
+
+// std::fmod is exact, so a float remainder needs no care beyond calling it; no vector unit has it.
+void FmodF32(float* dst, const float* a, const float* b, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = std::fmod(a[i], b ? b[i] : s);
+}
+
 }  // namespace
 
 void BinaryF32(BinaryOp op, float* dst, const float* a, const float* b, size_t n) {
+  if (op == BinaryOp::Fmod) return FmodF32(dst, a, b, 0.0f, n);
   HWY_DYNAMIC_DISPATCH(BinaryF32Kernel)(op, dst, a, b, n);
 }
 
 bool BinaryI32(BinaryOp op, int32_t* dst, const int32_t* a, const int32_t* b, size_t n) {
-  if (op != BinaryOp::Div) {
+  if (op != BinaryOp::Div && op != BinaryOp::Fmod) {
     HWY_DYNAMIC_DISPATCH(BinaryI32Kernel)(op, dst, a, b, n);
     return true;
   }
   for (size_t i = 0; i < n; ++i) {
     if (b[i] == 0) return false;
-    dst[i] = DivideI32(a[i], b[i]);
+    dst[i] = ScalarI32(op, a[i], b[i]);
   }
   return true;
 }
 
 void BinaryScalarF32(BinaryOp op, float* dst, const float* a, float s, size_t n) {
+  if (op == BinaryOp::Fmod) return FmodF32(dst, a, nullptr, s, n);
   HWY_DYNAMIC_DISPATCH(BinaryScalarF32Kernel)(op, dst, a, s, n);
 }
 
 bool BinaryScalarI32(BinaryOp op, int32_t* dst, const int32_t* a, int32_t s, size_t n) {
-  if (op != BinaryOp::Div) {
+  if (op != BinaryOp::Div && op != BinaryOp::Fmod) {
     HWY_DYNAMIC_DISPATCH(BinaryScalarI32Kernel)(op, dst, a, s, n);
     return true;
   }
   if (s == 0) return false;
-  for (size_t i = 0; i < n; ++i) dst[i] = DivideI32(a[i], s);
+  for (size_t i = 0; i < n; ++i) dst[i] = ScalarI32(op, a[i], s);
   return true;
 }
 

@@ -8,7 +8,8 @@
 // AVX2); Sqrt and Recip are correctly rounded and Rsqrt is 1/sqrt(x) in float, as torch computes it
 // (not the approximate reciprocal instructions); Sin and Cos are evaluated in double and rounded once.
 // Max and Min return NaN when either operand is NaN,
-// and Relu/Abs/Neg pass NaN through, as torch does.
+// and Relu/Abs/Neg pass NaN through, as torch does. Fmod is the remainder truncated toward zero
+// (C's fmod, torch.fmod): exact for floats, a - trunc(a / b) * b for integers.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 
 namespace pypto::sim {
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min };
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Fmod };
 
 enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg, Sin, Cos };
 
@@ -24,7 +25,8 @@ enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg, Sin
 void BinaryF32(BinaryOp op, float* dst, const float* a, const float* b, size_t n);
 
 // Integer arithmetic wraps around (two's complement); division truncates toward zero and
-// INT32_MIN / -1 wraps. Returns false when a divisor is zero (dst is then only partly written).
+// INT32_MIN / -1 wraps (INT32_MIN fmod -1 is 0). Returns false when a divisor is zero (dst is then
+// only partly written).
 bool BinaryI32(BinaryOp op, int32_t* dst, const int32_t* a, const int32_t* b, size_t n);
 
 // dst[i] = a[i] op s.

@@ -110,7 +110,8 @@ struct MinV {
   template <class V> HWY_INLINE V operator()(V a, V b) const { return PropagateNaN(a, b, hn::Min(a, b)); }
 };
 
-// f(functor for op). Integer division has no vector form; its callers handle it before coming here.
+// f(functor for op). Integer division and Fmod have no vector form; their callers handle them before
+// coming here.
 template <typename T, class F>
 HWY_INLINE void WithBinaryOp(BinaryOp op, F f) {
   switch (op) {
@@ -122,6 +123,7 @@ HWY_INLINE void WithBinaryOp(BinaryOp op, F f) {
       return;
     case BinaryOp::Max: return f(MaxV{});
     case BinaryOp::Min: return f(MinV{});
+    case BinaryOp::Fmod: return;
   }
 }
 

@@ -33,6 +33,18 @@ void FillPad(void* dst, const void* src, size_t rows, size_t cols, size_t valid_
   FillPattern(out + valid_rows * row_bytes, (rows - valid_rows) * cols, elem_bytes, pad_bits);
 }
 
+void FillPadExpand(void* dst, const void* src, size_t rows, size_t cols, size_t src_cols, size_t valid_rows,
+                   size_t valid_cols, size_t elem_bytes, uint64_t pad_bits) {
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* in = static_cast<const std::byte*>(src);
+  const size_t row_bytes = cols * elem_bytes;
+  for (size_t r = 0; r < valid_rows; ++r) {
+    std::memcpy(out + r * row_bytes, in + r * src_cols * elem_bytes, valid_cols * elem_bytes);
+    FillPattern(out + r * row_bytes + valid_cols * elem_bytes, cols - valid_cols, elem_bytes, pad_bits);
+  }
+  FillPattern(out + valid_rows * row_bytes, (rows - valid_rows) * cols, elem_bytes, pad_bits);
+}
+
 // One row at a time: each row's result lands at or before data not yet read (see reduce.h).
 void RowReduceValidF32(ReduceOp op, float* dst, const float* src, size_t cols, size_t valid_rows, size_t valid_cols) {
   for (size_t r = 0; r < valid_rows; ++r) RowReduceF32(op, dst + r, src + r * cols, 1, valid_cols);

@@ -15,6 +15,12 @@ namespace pypto::sim {
 void FillPad(void* dst, const void* src, size_t rows, size_t cols, size_t valid_rows, size_t valid_cols,
              size_t elem_bytes, uint64_t pad_bits);
 
+// dst [rows, cols] = the valid region of src (rows of src_cols elements) in its top-left corner,
+// every other element set to the low elem_bytes of pad_bits (tile.fillpad_expand). dst and src are
+// distinct buffers.
+void FillPadExpand(void* dst, const void* src, size_t rows, size_t cols, size_t src_cols, size_t valid_rows,
+                   size_t valid_cols, size_t elem_bytes, uint64_t pad_bits);
+
 // dst[r] = reduce(src[r][0:valid_cols]) for r < valid_rows; rows past valid_rows are left as they are.
 void RowReduceValidF32(ReduceOp op, float* dst, const float* src, size_t cols, size_t valid_rows, size_t valid_cols);
 bool RowReduceValidI32(ReduceOp op, int32_t* dst, const int32_t* src, size_t cols, size_t valid_rows,

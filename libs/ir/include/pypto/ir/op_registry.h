@@ -91,6 +91,7 @@ class OpRegistry {
 // Registration entry points, one per op family (src/ops/*.cpp).
 void RegisterTileMemoryOps(OpRegistry& registry);
 void RegisterTileElementwiseOps(OpRegistry& registry);
+void RegisterTileCompareOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
