@@ -2739,7 +2739,6 @@ class FunctionParser {
                                          "functions are available",
                                          name.empty() ? "<expression>" : name),
                        span);
-    if (kernel_depth_ > 0) name = TensorOpAsUnified(name);
     std::vector<std::pair<ArgValue, py::handle>> positional;
     for (auto arg : node.attr("args")) {
       auto value = ParseArgValue(arg);
@@ -2823,16 +2822,6 @@ class FunctionParser {
     auto built = call.Build(map_.SpanOf(node));
     if (built && loaded_tensor && name == "pl.cmp") return MaskAsValues(*built, operands[0], map_.SpanOf(node));
     return built;
-  }
-
-  // Inside a kernel, `pl.tensor.X` of whole tensors where no tensor.X op exists is the unified `pl.X`:
-  // the tensors are loaded and the tile op applies, as upstream's tensor-to-tile conversion lowers it.
-  static std::string TensorOpAsUnified(const std::string& name) {
-    if (!name.starts_with("pl.tensor.")) return name;
-    const std::string base = name.substr(std::string_view("pl.tensor.").size());
-    const auto& registry = ir::OpRegistry::Get();
-    if (registry.Find("tensor." + base) || !registry.Find("tile." + base)) return name;
-    return "pl." + base;
   }
 
   // `pl.cmp` of whole tensors is upstream's tensor.cmp: 1 where the comparison holds and 0 elsewhere,
