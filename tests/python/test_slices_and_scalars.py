@@ -5,6 +5,8 @@ import pytest
 import torch
 from conftest import kernels_fixture
 
+import pypto.language as pl
+
 KERNELS = '''
 import pypto.language as pl
 
@@ -419,3 +421,20 @@ def test_a_store_shape_beyond_the_tile_is_an_error(write_kernel):
     assert error.value.message == ("pl.store: pl.store shapes=[8, 64] is not a corner of the pl.Tile[[16, 32], "
                                    "pl.FP32, pl.Mem.Vec] tile")
     assert error.value.location == f"{path}:34:13"
+
+
+@pl.jit
+def narrowed_store(x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 8], valid_shape=[16, 4])
+        y[0:16, 0:4] = pl.add(t, 1.0)
+    return y
+
+
+def test_a_tile_whose_valid_region_is_the_slice_stores_that_region():
+    # The tile is [16, 8] with valid [16, 4]; the slice [16, 4] takes its valid part.
+    x = torch.randn(16, 8)
+    y = torch.full((16, 8), -7.0)
+    narrowed_store(x, y)
+    torch.testing.assert_close(y[:, :4], x[:, :4] + 1.0)
+    assert (y[:, 4:] == -7.0).all()

@@ -605,7 +605,9 @@ class FunctionParser {
                                    (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
     if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
-    if (tile->shape() != region->shape)
+    // A tile whose valid region is the slice (`out[:, 0:4] = narrowed`, narrowed [16, 8] with valid
+    // [16, 4]) stores that region: the store writes a tile's valid part only.
+    if (tile->shape() != region->shape && StaticValidShape(*tile) != region->shape)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
                                    fmt::join(region->shape, ", "), tile->str()),
@@ -614,6 +616,18 @@ class FunctionParser {
                                                  {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*call, span));
+  }
+
+  // A tile's valid region when every extent of it is a constant; its shape when it has none.
+  static ir::Shape StaticValidShape(const ir::TileType& tile) {
+    if (!tile.has_partial_valid_shape()) return tile.shape();
+    ir::Shape valid;
+    for (const auto& extent : tile.valid_shape()) {
+      auto constant = ir::AsConstInt(extent);
+      if (!constant) return {};
+      valid.push_back(*constant);
+    }
+    return valid;
   }
 
   // `t[a:b, :] = u` with a tile `t`: `t = pl.tile.assemble(t, u, [a, 0])`, u written into that window
