@@ -83,6 +83,22 @@ def split_k(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+# K steps too large for L0A/L0B, which the compiler splits further: only the first of the pieces of
+# the k0 == 0 step overwrites. The accumulator is reused for the second column block, so a split
+# that lost init_cond would add the first block's sums into the second's.
+@pl.jit
+def split_k_large(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.tile.create([64, 128], pl.FP32, target_memory=pl.Mem.Acc)
+        for n0 in pl.range(0, 256, 128):
+            for k0 in pl.range(0, 1024, 512):
+                ta = pl.load(a, [0, k0], [64, 512], target_memory=pl.Mem.Mat)
+                tb = pl.load(b, [k0, n0], [512, 128], target_memory=pl.Mem.Mat)
+                acc = pl.matmul_acc(acc, ta, tb, init_cond=(k0 == 0))
+            pl.store(acc, [0, n0], c)
+    return c
+
+
 @pl.jit
 def batched(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -207,6 +223,15 @@ def test_init_cond_is_printed_as_the_keyword_it_was_given_as(kernels):
     text = str(kernels.split_k.lower(a, b, c))
     assert ("acc_2: pl.Tile[[32, 64], pl.FP32, pl.MemRef(0, 8192), pl.Mem.Acc] = "
             "pl.tile.matmul_acc(acc_1, a_l0, b_l0, init_cond=k0 == 0)") in text
+
+
+def test_init_cond_survives_the_split_of_a_k_step_too_large_for_l0(kernels):
+    a, b = torch.randn(64, 1024), torch.randn(1024, 256)
+    c = torch.zeros(64, 256)
+    kernels.split_k_large(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-3)
+    text = str(kernels.split_k_large.lower(a, b, c))
+    assert "init_cond=k0 == 0" in text and "pl.tile.extract(ta, 0, 0" in text
 
 
 def test_batch_matmul_multiplies_each_pair_of_matrices(kernels):
