@@ -176,3 +176,18 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
                              "08_after_DeriveCallDirections.py"), rows["D2"]
     assert "2 builds dumped the IR after each of 8 passes" not in done.stdout
     assert "1 builds dumped the IR after each of 8 passes" in done.stdout
+
+
+def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path):
+    # Upstream's harness passes the tensors in order, so a spec may name its parameter otherwise (`y`
+    # for `out`); the reference still reads and writes them by the spec's names.
+    import os
+
+    for want, verdict in (("2", "1 passed"), ("3", "1 failed")):
+        _write(tmp_path, f"test_renamed_{want}.py", SYSTEM_TEST.replace("WANT", want).replace('"out"', '"y"'))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(REPO / "tools" / "conformance" / "st_host"), os.environ.get("PYTHONPATH")])))
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "st_host_plugin",
+                               f"test_renamed_{want}.py"],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+        assert verdict in done.stdout, done.stdout + done.stderr

@@ -259,6 +259,12 @@ class Planner {
         return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {}=True in kernel '{}' yet", op, flag,
                                        kernel_.name()));
     }
+    // init_cond picks tmatmul or tmatmul.acc at run time: a branch over the two the emitter does not
+    // build yet.
+    if (lowering.form == OpForm::MatmulAcc && args.size() > 3)
+      return Error(span, fmt::format("backend-ptoas cannot lower '{}' with init_cond= in kernel '{}' yet; peel the "
+                                     "first K step into a tile.matmul instead",
+                                     op, kernel_.name()));
     switch (lowering.form) {
       case OpForm::Load:
         if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;
@@ -904,6 +910,10 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.col_expand_expdif", "pto.tcolexpandexpdif", OpForm::Tiles},
       {"tile.matmul", "pto.tmatmul", OpForm::Tiles},
       {"tile.matmul_acc", "pto.tmatmul.acc", OpForm::MatmulAcc},
+      {"tile.matmul_bias", "pto.tmatmul.bias", OpForm::Tiles},
+      {"tile.gemv", "pto.tgemv", OpForm::Tiles},
+      {"tile.gemv_acc", "pto.tgemv.acc", OpForm::MatmulAcc},
+      {"tile.gemv_bias", "pto.tgemv.bias", OpForm::Tiles},
       {"tile.ci", "pto.tci", OpForm::Arange},
       {"tile.slice", "pto.textract", OpForm::Window},
       {"tile.extract", "pto.textract", OpForm::Extract},

@@ -151,6 +151,9 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       if (lowering.form == OpForm::Tiles) attrs = PrecisionAttrs(lowering, call);
       break;
   }
+  // GEMV's accumulation phase, a hint to the cube pipeline; the default is spelled by leaving it out.
+  if (auto phase = ir::FindAttr<std::string>(call.kwargs(), "acc_phase"); phase && *phase != "unspecified")
+    attrs.push_back({"accPhase", fmt::format("#pto<acc_phase {}>", *phase)});
   PtoOp op = DpsOp(std::string(lowering.pto), std::move(ins), TileOperand(result, lowering.row_major));
   op.attrs = std::move(attrs);
   op.attr_placement = placement;

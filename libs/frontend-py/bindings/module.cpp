@@ -91,6 +91,7 @@ std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants)
       if (list.size() != py::len(value)) continue;  // only lists of integers stand for literals
       constant = std::move(list);
     }
+    else if (py::isinstance<py::str>(value)) constant = value.cast<std::string>();
     else if (py::isinstance<py::bool_>(value)) constant = value.cast<bool>();
     else if (py::isinstance<py::int_>(value)) constant = value.cast<int64_t>();
     else constant = value.cast<double>();

@@ -9,10 +9,12 @@
 namespace pypto::frontend {
 namespace {
 
-// Alternative spellings of the same op (`not_`: Python reserves `not`).
+// Alternative spellings of the same op (`not_`: Python reserves `not`; tile.matmul multiplies
+// batches of matrices, so `batch_matmul` is the same op).
 std::string Canonical(const std::string& name) {
   static const std::map<std::string, std::string, std::less<>> kAliases = {
-      {"create_tile", "create"}, {"create_tensor", "create"}, {"arange", "ci"}, {"not_", "not"}};
+      {"create_tile", "create"},  {"create_tensor", "create"},        {"arange", "ci"},
+      {"not_", "not"},            {"batch_matmul", "matmul"},         {"batch_matmul_acc", "matmul_acc"}};
   auto it = kAliases.find(name);
   return it == kAliases.end() ? name : it->second;
 }

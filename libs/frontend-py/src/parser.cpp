@@ -2183,6 +2183,9 @@ class FunctionParser {
           return MakeError(DiagnosticKind::Type,
                            fmt::format("'{}' is the dtype pl.{}, not a value", name, ir::DataTypeName(*dtype)), span,
                            "a dtype names the element type of an op's result, e.g. pl.cast(t, target_type=dt)");
+        if (const auto* text = std::get_if<std::string>(&constant->second))
+          return MakeError(DiagnosticKind::Type, fmt::format("'{}' is the string \"{}\", not a value", name, *text),
+                           span, "a string names an op's attribute, e.g. pl.tile.gemv(a, b, acc_phase=phase)");
         return ConstantExpr(constant->second, span);
       }
       if (auto why = unavailable_.find(name); why != unavailable_.end()) {
@@ -3069,8 +3072,12 @@ class FunctionParser {
 
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
     const std::string dotted = DottedName(node);
-    if (IsNode(node, "Name") && !env_.contains(dotted))
+    if (IsNode(node, "Name") && !env_.contains(dotted)) {
       if (auto dtype = DtypeOf(node, source_.constants)) return ArgValue(ir::OpAttr(*dtype));
+      // A string constant (`acc_phase=phase`) is the attribute its literal would be.
+      if (auto constant = source_.constants->find(dotted); constant != source_.constants->end())
+        if (const auto* text = std::get_if<std::string>(&constant->second)) return ArgValue(ir::OpAttr(*text));
+    }
     if (dotted.starts_with("pl.") && !env_.contains(dotted)) {
       if (auto dtype = ir::DataTypeFromName(std::string_view(dotted).substr(3))) return ArgValue(ir::OpAttr(*dtype));
       if (dotted.starts_with("pl.tile.MaskPattern.")) {

@@ -287,5 +287,58 @@ class _jit_k:
 )");
 }
 
+// The matmul family: a bias row, the single-row GEMV forms with their accumulation phase (a string
+// literal or a string constant), init_cond, pl.batch_matmul (tile.matmul of batches) and a load
+// clamped at the tensor's edge.
+TEST(OpCatalog, MatmulFamilyForms) {
+  auto request = Request(R"(@pl.jit
+def mm(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, x: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor],
+       u: pl.Out[pl.Tensor], v: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [32, 32], target_memory=pl.Mem.Mat, clamp=True)
+        tbias = pl.load(bias, [0, 0], [1, 32], target_memory=pl.Mem.Mat)
+        pl.store(pl.tile.matmul_bias(ta, tb, tbias), [0, 0], c)
+        row = pl.load(a, [0, 0], [1, 32], target_memory=pl.Mem.Mat)
+        g = pl.tile.gemv(row, tb, acc_phase="partial")
+        g = pl.tile.gemv_acc(g, row, tb, acc_phase=PHASE)
+        g = pl.matmul_acc(g, row, tb, init_cond=False)
+        pl.store(pl.tile.gemv_bias(row, tb, tbias), [0, 0], u)
+        pl.store(g, [0, 0], v)
+        pl.store(pl.batch_matmul(x, w), [0, 0, 0], y)
+    return c, u, v, y
+)",
+                         {{"a", {16, 32}},
+                          {"b", {32, 30}},
+                          {"bias", {1, 32}},
+                          {"x", {2, 16, 8}},
+                          {"w", {8, 16}},
+                          {"c", {16, 32}},
+                          {"u", {1, 32}},
+                          {"v", {1, 32}},
+                          {"y", {2, 16, 16}}});
+  request.constants["PHASE"] = std::string("final");
+  // The clamped load and the product keep the tensor's 30 columns; the string constant reads as its
+  // literal; pl.batch_matmul is tile.matmul of a batch.
+  EXPECT_EQ(ParseText(request), R"(@pl.program
+class _jit_mm:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def mm(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 30], pl.FP32], bias: pl.Tensor[[1, 32], pl.FP32], x: pl.Tensor[[2, 16, 8], pl.FP32], w: pl.Tensor[[8, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 32], pl.FP32]], u: pl.Out[pl.Tensor[[1, 32], pl.FP32]], v: pl.Out[pl.Tensor[[1, 32], pl.FP32]], y: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> tuple[pl.Tensor[[16, 32], pl.FP32], pl.Tensor[[1, 32], pl.FP32], pl.Tensor[[1, 32], pl.FP32], pl.Tensor[[2, 16, 16], pl.FP32]]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ta: pl.Tile[[16, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            tb: pl.Tile[[32, 32], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[32, 30])] = pl.tile.load(b, [0, 0], [32, 32], target_memory=pl.Mem.Mat, clamp=True)
+            tbias: pl.Tile[[1, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(bias, [0, 0], [1, 32], target_memory=pl.Mem.Mat)
+            pl.tile.store(pl.tile.matmul_bias(ta, tb, tbias), [0, 0], c)
+            row: pl.Tile[[1, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [1, 32], target_memory=pl.Mem.Mat)
+            g: pl.Tile[[1, 32], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[1, 30])] = pl.tile.gemv(row, tb, acc_phase="partial")
+            g_1: pl.Tile[[1, 32], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[1, 30])] = pl.tile.gemv_acc(g, row, tb, acc_phase="final")
+            g_2: pl.Tile[[1, 32], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[1, 30])] = pl.tile.matmul_acc(g_1, row, tb, init_cond=False)
+            pl.tile.store(pl.tile.gemv_bias(row, tb, tbias), [0, 0], u)
+            pl.tile.store(g_2, [0, 0], v)
+            pl.tile.store(pl.tile.matmul(pl.tile.load(x, [0, 0, 0], [2, 16, 8]), pl.tile.load(w, [0, 0], [8, 16])), [0, 0, 0], y)
+        return c, u, v, y
+)");
+}
+
 }  // namespace
 }  // namespace pypto::frontend::testing

@@ -134,6 +134,7 @@ struct TiledMatmul {
   std::optional<MatScratch> scratch;  // instead of stores
   VarPtr result;
   VarPtr acc;                         // tile.matmul_acc's accumulator
+  ExprPtr init_cond;                  // ... and its init_cond, which the first K step takes
   Call::Kwargs kwargs;                // the matmul's (out_dtype, a_trans, b_trans)
   bool a_trans, b_trans;
   BlockShape whole, block;
@@ -270,7 +271,7 @@ class BlockNestBuilder {
   // block's accumulator.
   Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body,
                        const VarPtr& result = nullptr) {
-    auto first = Step(mi, ni, IndexConst(0, span_), plan_.acc, body);
+    auto first = Step(mi, ni, IndexConst(0, span_), plan_.acc, body, plan_.init_cond);
     if (!first) return first;
     VarPtr acc = *first;
     if (K() > plan_.block.k) {
@@ -286,10 +287,11 @@ class BlockNestBuilder {
     return acc;
   }
 
-  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`), which
-  // reads them transposed as the whole matmul read its operands.
+  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`, which
+  // `init_cond` overwrites instead where it holds), reading them transposed as the whole matmul
+  // read its operands.
   Result<VarPtr> Step(const ExprPtr& mi, const ExprPtr& ni, const ExprPtr& ki, const VarPtr& acc,
-                      std::vector<StmtPtr>& out) {
+                      std::vector<StmtPtr>& out, const ExprPtr& init_cond = nullptr) {
     const BlockShape& b = plan_.block;
     auto lhs = plan_.a_trans ? Extract(plan_.lhs.mat, ki, mi, {b.k, b.m}, MemorySpace::Left, out)
                              : Extract(plan_.lhs.mat, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
@@ -297,7 +299,9 @@ class BlockNestBuilder {
     auto rhs = plan_.b_trans ? Extract(plan_.rhs.mat, ni, ki, {b.n, b.k}, MemorySpace::Right, out)
                              : Extract(plan_.rhs.mat, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
     if (!rhs) return rhs;
-    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", {acc, *lhs, *rhs}, TransposeFlags(), span_)
+    std::vector<ExprPtr> acc_args = {acc, *lhs, *rhs};
+    if (init_cond) acc_args.push_back(init_cond);
+    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", std::move(acc_args), TransposeFlags(), span_)
                     : OpRegistry::Get().CreateCall("tile.matmul", {*lhs, *rhs}, plan_.kwargs, span_);
     if (!call) return pypto::unexpected(call.error());
     auto var = std::make_shared<Var>(name_, (*call)->type(), span_);
@@ -457,6 +461,7 @@ class MatmulTiler final : public IRMutator {
                      .matmul = i,
                      .result = assign->var(),
                      .acc = acc,
+                     .init_cond = accumulates && call->args().size() > 3 ? call->args()[3] : nullptr,
                      .kwargs = call->kwargs(),
                      .a_trans = a_trans,
                      .b_trans = b_trans,

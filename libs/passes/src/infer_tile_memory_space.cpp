@@ -39,18 +39,16 @@ using VarSet = std::unordered_set<const Var*>;
 
 bool IsOp(const Call& call, std::string_view name) { return call.is_op_call() && call.target_name() == name; }
 
-// The L0 buffer a matmul reads argument `index` from; nullopt for other arguments and ops.
+// The cube operand buffer (Left, Right, Bias) argument `index` of `call` is read from; nullopt for
+// other arguments and ops.
 std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
-  if (IsOp(call, "tile.matmul")) {
-    if (index == 0) return MemorySpace::Left;
-    if (index == 1) return MemorySpace::Right;
-  }
-  if (IsOp(call, "tile.matmul_acc")) {
-    if (index == 1) return MemorySpace::Left;
-    if (index == 2) return MemorySpace::Right;
-  }
+  if (!call.is_op_call()) return std::nullopt;
+  for (const auto& [arg, buffer] : call.op()->cube_operands)
+    if (static_cast<size_t>(arg) == index) return buffer;
   return std::nullopt;
 }
+
+bool ReadsCubeOperands(const Call& call) { return call.is_op_call() && !call.op()->cube_operands.empty(); }
 
 // Whether `call` converts an accumulator: the cube's FIXPIPE narrows an Acc tile on its way out
 // (a product cast to BF16 before it feeds another matmul), so no vector core is involved.
@@ -63,19 +61,19 @@ bool ConvertsAnAccumulator(const Call& call) {
 // Ops that only copy tiles, make views of them or feed the cube: they run on the side that holds
 // their tiles. Every other tile op computes on the vector unit and reads Vec tiles.
 bool RunsOnAnySide(const Call& call) {
-  if (ConvertsAnAccumulator(call)) return true;
+  if (ConvertsAnAccumulator(call) || ReadsCubeOperands(call)) return true;
   static const std::unordered_set<std::string_view> kOps = {
-      "tile.load",   "tile.store",  "tile.move",       "tile.reshape",        "tile.create",
-      "tile.matmul", "tile.matmul_acc", "tile.transpose_view", "tile.set_validshape", "tile.slice",
-      "tile.extract", "tile.assemble"};
+      "tile.load",           "tile.store",          "tile.move",  "tile.reshape", "tile.create",
+      "tile.transpose_view", "tile.set_validshape", "tile.slice", "tile.extract", "tile.assemble"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 
-// "left", "right" or "mat": how operands and their moved copies are named by the buffer they go to.
+// "left", "right", "bias", "vec" or "mat": how operands and their moved copies are named by the buffer they go to.
 const char* OperandSide(MemorySpace buffer) {
   switch (buffer) {
     case MemorySpace::Left: return "left";
     case MemorySpace::Right: return "right";
+    case MemorySpace::Bias: return "bias";
     case MemorySpace::Vec: return "vec";
     default: return "mat";
   }
@@ -283,7 +281,7 @@ class PlacementRewriter final : public IRMutator {
     if (!stmt->Is<AssignStmt>() && !stmt->Is<EvalStmt>()) return out.push_back(MutateStmt(stmt));
     const StmtPtr renamed = WithRenamedOperands(stmt);
     const auto* call = ValueOf(*renamed)->As<Call>();
-    if (call && (IsOp(*call, "tile.matmul") || IsOp(*call, "tile.matmul_acc"))) {
+    if (call && ReadsCubeOperands(*call)) {
       out.push_back(PlaceOperands(renamed, *call, out));
       return;
     }

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
 
 namespace pypto::passes {
 
@@ -167,13 +168,14 @@ Result<bool> VerifyTileMemoryInferred(const Program& program) {
         what = "a tensor is created inside the kernel";
         return true;
       }
-      const bool acc = call.target_name() == "tile.matmul_acc";
-      if (!acc && call.target_name() != "tile.matmul") return false;
-      const auto* lhs = call.args()[acc ? 1 : 0]->type()->As<TileType>();
-      const auto* rhs = call.args()[acc ? 2 : 1]->type()->As<TileType>();
-      if (lhs->memory_space() == MemorySpace::Left && rhs->memory_space() == MemorySpace::Right) return false;
-      what = fmt::format("{} reads {} x {}", call.target_name(), lhs->str(), rhs->str());
-      return true;
+      for (const auto& [index, buffer] : call.op()->cube_operands) {
+        const auto* operand = call.args()[index]->type()->As<TileType>();
+        if (operand->memory_space() == buffer) continue;
+        what = fmt::format("{} reads {} where the cube reads {}", call.target_name(), operand->str(),
+                           MemorySpaceName(buffer));
+        return true;
+      }
+      return false;
     };
     finder.VisitStmt(function->body());
     if (finder.matched) return Violation(IRProperty::TileMemoryInferred, *function, finder.found, what);

@@ -332,8 +332,7 @@ TEST(InferTileMemorySpace, VerifierRejectsUnplacedOperands) {
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message,
             "pass ExpandMixedKernel requires TileMemoryInferred: property TileMemoryInferred does not hold in "
-            "function 'k': tile.matmul reads pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] x pl.Tile[[32, 64], pl.FP32, "
-            "pl.Mem.Vec]");
+            "function 'k': tile.matmul reads pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] where the cube reads Left");
   EXPECT_EQ(result.error().span.str(), "k.py:5:9");
 }
 

@@ -71,7 +71,7 @@ std::map<IRProperty, Lacking> ProgramsLackingEachProperty() {
                                          "scope is not outlined"}},
       {IRProperty::TileMemoryInferred,
        {UnplacedMatmulProgram(), "property TileMemoryInferred does not hold in function 'k': tile.matmul reads "
-                                 "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] x pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]"}},
+                                 "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] where the cube reads Left"}},
       {IRProperty::CoreTypesResolved,
        {RunPasses({"OutlineIncoreScopes"}, testing::TileAddProgram(16, 16)),
         "property CoreTypesResolved does not hold in function 'tile_add_incore_0': the kernel is still InCore"}},

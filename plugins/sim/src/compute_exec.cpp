@@ -139,25 +139,57 @@ bool RunI32(const Instr& instr, const Operands& o, const int64_t* regs) {
   }
 }
 
-void RunMatmul(const Instr& instr, const Operands& o) {
-  const ComputeInfo& c = instr.compute;
-  const auto m = static_cast<size_t>(c.rows), k = static_cast<size_t>(c.inner), n = static_cast<size_t>(c.cols);
-  const MatmulLayout layout{.a_trans = c.a_trans, .b_trans = c.b_trans};
-  switch (c.in_dtype) {
-    case ir::DataType::FP16:
-      MatmulF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
-                n, c.accumulate, layout);
-      break;
-    case ir::DataType::BF16:
-      MatmulBF16(o.fdst(), reinterpret_cast<const uint16_t*>(o.src0), reinterpret_cast<const uint16_t*>(o.src1), m, k,
-                 n, c.accumulate, layout);
-      break;
-    case ir::DataType::INT8:
-      MatmulI8(o.idst(), reinterpret_cast<const int8_t*>(o.src0), reinterpret_cast<const int8_t*>(o.src1), m, k, n,
-               c.accumulate, layout);
-      break;
-    default: MatmulF32(o.fdst(), o.fsrc0(), o.fsrc1(), m, k, n, c.accumulate, layout); break;
+int64_t OperandValue(const Operand& operand, const int64_t* regs) {
+  return operand.is_reg() ? regs[operand.reg] : operand.imm;
+}
+
+// One matrix product of a (batched) Matmul: dst (+)= src0 @ src1 over the first `k` of `inner`.
+void MatmulOne(const ComputeInfo& c, std::byte* dst, const std::byte* src0, const std::byte* src1, size_t k,
+               bool accumulate) {
+  const auto m = static_cast<size_t>(c.rows), n = static_cast<size_t>(c.cols), inner = static_cast<size_t>(c.inner);
+  MatmulLayout layout{.a_trans = c.a_trans, .b_trans = c.b_trans};
+  if (k != inner) {  // a narrowed contraction reads the first k elements of rows stored `inner` long
+    layout.lda = c.a_trans ? m : inner;
+    layout.ldb = c.b_trans ? inner : n;
   }
+  auto* fdst = reinterpret_cast<float*>(dst);
+  const auto* h0 = reinterpret_cast<const uint16_t*>(src0);
+  const auto* h1 = reinterpret_cast<const uint16_t*>(src1);
+  switch (c.in_dtype) {
+    case ir::DataType::FP16: MatmulF16(fdst, h0, h1, m, k, n, accumulate, layout); break;
+    case ir::DataType::BF16: MatmulBF16(fdst, h0, h1, m, k, n, accumulate, layout); break;
+    case ir::DataType::INT8:
+      MatmulI8(reinterpret_cast<int32_t*>(dst), reinterpret_cast<const int8_t*>(src0),
+               reinterpret_cast<const int8_t*>(src1), m, k, n, accumulate, layout);
+      break;
+    default:
+      MatmulF32(fdst, reinterpret_cast<const float*>(src0), reinterpret_cast<const float*>(src1), m, k, n, accumulate,
+                layout);
+      break;
+  }
+}
+
+// A Matmul: for each batch, dst = src0 @ src1, plus dst (an accumulator not overwritten this time by
+// init_cond) or the bias row src2. The valid contraction is read when the instruction runs.
+Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, const std::byte* bias,
+                 const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const int64_t k = OperandValue(c.valid_inner, regs);
+  if (k < 0 || k > c.inner)
+    return Fail(kernel, index, fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
+  const bool accumulate = (c.accumulate && OperandValue(c.init_cond, regs) == 0) || bias;
+  const size_t in_bytes = ir::DataTypeBytes(c.in_dtype);
+  const auto row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
+  const size_t dst_step = static_cast<size_t>(c.rows) * row_bytes;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    std::byte* dst = o.dst + static_cast<size_t>(b) * dst_step;
+    if (bias)
+      for (int64_t r = 0; r < c.rows; ++r) std::memcpy(dst + static_cast<size_t>(r) * row_bytes, bias, row_bytes);
+    MatmulOne(c, dst, o.src0 + static_cast<size_t>(b * c.src0_step) * in_bytes,
+              o.src1 + static_cast<size_t>(b * c.src1_step) * in_bytes, static_cast<size_t>(k), accumulate);
+  }
+  return {};
 }
 
 // The top-k family: sorting, lane selection, windows and index rows (the decoder checked dtypes).
@@ -185,7 +217,10 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
                   static_cast<size_t>(lanes.lane));
       break;
     }
-    case ComputeKind::Transpose: TransposeTile(o.dst, o.src0, rows, cols, elem_bytes); break;
+    case ComputeKind::Transpose:
+      for (size_t b = 0, step = rows * cols * elem_bytes; b < static_cast<size_t>(c.batch); ++b)
+        TransposeTile(o.dst + b * step, o.src0 + b * step, rows, cols, elem_bytes);
+      break;
     case ComputeKind::Concat:
       ConcatColumns(o.dst, o.src0, o.src1, rows, static_cast<size_t>(c.src_cols), cols - static_cast<size_t>(c.src_cols),
                     elem_bytes);
@@ -626,20 +661,20 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   o.dst = access(instr.dst);
   o.src0 = access(instr.src0);
   o.src1 = access(instr.src1);
-  const std::byte* mask = access(instr.mask);
-  if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1) || (instr.mask.bytes && !mask)) {
+  const std::byte* src2 = access(instr.src2);
+  if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1) || (instr.src2.bytes && !src2)) {
     return Fail(kernel, index, "an operand lies outside its buffer on this core");
   }
   const ComputeInfo& c = instr.compute;
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::BitNot: BitwiseNot(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
-    case ComputeKind::Matmul: RunMatmul(instr, o); return {};
+    case ComputeKind::Matmul: return RunMatmul(kernel, index, o, src2, regs);
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
     case ComputeKind::FillPadExpand: return RunFillPadExpand(kernel, index, o, regs);
     case ComputeKind::Compare: return RunCompare(instr, o, regs);
     case ComputeKind::Select:
-      SelectByMask(o.dst, reinterpret_cast<const uint8_t*>(mask), static_cast<size_t>(c.mask_row_bytes), o.src0,
+      SelectByMask(o.dst, reinterpret_cast<const uint8_t*>(src2), static_cast<size_t>(c.mask_row_bytes), o.src0,
                    o.src1, static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
       return {};
     case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern

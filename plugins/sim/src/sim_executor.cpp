@@ -9,6 +9,7 @@
 #include <exception>
 #include <new>
 #include <span>
+#include <vector>
 
 #include "pypto/runtime/chip_tensor.h"
 #include "compute_exec.h"
@@ -90,8 +91,8 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
 }
 
 // An atomic-add store of one row: global[i] += tile[i]. Tasks that add into one tensor are ordered
-// by their dependencies (each reads what it adds to), so a plain add is the atomic result. INT32
-// elements are added as uint32_t: the sum wraps modulo 2^32, as the hardware's does, where a signed
+// by their dependencies (each reads what it adds to), so a plain add is the atomic result. Integer
+// elements are added unsigned: the sum wraps modulo 2^bits, as the hardware's does, where a signed
 // overflow would be undefined.
 template <typename T>
 void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
@@ -99,9 +100,49 @@ void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64
     T sum, part;
     std::memcpy(&sum, global + i * global_step, sizeof(T));
     std::memcpy(&part, tile + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    sum += part;
+    sum = static_cast<T>(sum + part);
     std::memcpy(global + i * global_step, &sum, sizeof(T));
   }
+}
+
+// FP16 and BF16 elements: each sum is formed in FP32 and rounded to nearest even once, as the
+// store unit's half-precision adder does.
+void AddHalfRow(ElemType type, std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
+  thread_local std::vector<uint16_t> row;
+  thread_local std::vector<float> sum, part;
+  const auto n = static_cast<size_t>(count);
+  row.resize(n);
+  sum.resize(n);
+  part.resize(n);
+  for (size_t i = 0; i < n; ++i) std::memcpy(&row[i], global + static_cast<int64_t>(i) * global_step, 2);
+  Convert(type, ElemType::F32, sum.data(), row.data(), n, RoundMode::None);
+  Convert(type, ElemType::F32, part.data(), tile, n, RoundMode::None);
+  for (size_t i = 0; i < n; ++i) sum[i] += part[i];
+  Convert(ElemType::F32, type, row.data(), sum.data(), n, RoundMode::Rint);
+  for (size_t i = 0; i < n; ++i) std::memcpy(global + static_cast<int64_t>(i) * global_step, &row[i], 2);
+}
+
+void AtomicAddRow(ir::DataType dtype, std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
+  switch (dtype) {
+    case ir::DataType::FP32: return AddRow<float>(global, global_step, tile, count);
+    case ir::DataType::FP16: return AddHalfRow(ElemType::F16, global, global_step, tile, count);
+    case ir::DataType::BF16: return AddHalfRow(ElemType::BF16, global, global_step, tile, count);
+    case ir::DataType::INT16: return AddRow<uint16_t>(global, global_step, tile, count);
+    case ir::DataType::INT8: return AddRow<uint8_t>(global, global_step, tile, count);
+    default: return AddRow<uint32_t>(global, global_step, tile, count);
+  }
+}
+
+// The tile a store writes out: its own bytes, or, for an FP32 accumulator stored into an FP16/BF16
+// tensor, its elements rounded to that type (the fixpipe's conversion on the way out of L0C).
+const std::byte* StoredTile(const Instr& instr, const std::byte* tile) {
+  if (!instr.narrow_to_half) return tile;
+  thread_local std::vector<uint16_t> narrowed;
+  const auto n = static_cast<size_t>(instr.src0.bytes) / sizeof(float);
+  narrowed.resize(n);
+  Convert(ElemType::F32, instr.elem_dtype == ir::DataType::BF16 ? ElemType::BF16 : ElemType::F16, narrowed.data(),
+          tile, n, RoundMode::Rint);
+  return reinterpret_cast<const std::byte*>(narrowed.data());
 }
 
 // The address of the region's first element in global memory, after checking the descriptor
@@ -267,6 +308,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
                                    ref.byte_offset + ref.bytes, memory.capacity(ref.space),
                                    ir::MemorySpaceName(ref.space)));
   }
+  if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
   auto base = RegionBase(kernel, index, args, offsets, !load, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
@@ -282,8 +324,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   for (int64_t r = 0; r < rows; ++r) {
     std::byte* global = *base + offset * static_cast<int64_t>(elem);
     if (!instr.atomic_add) CopyRow(load, global, row_step, tile + r * row_bytes, row, elem);
-    else if (instr.kind == ElemKind::F32) AddRow<float>(global, row_step, tile + r * row_bytes, row);
-    else AddRow<uint32_t>(global, row_step, tile + r * row_bytes, row);
+    else AtomicAddRow(instr.elem_dtype, global, row_step, tile + r * row_bytes, row);
     for (int d = 1; d < walk.count; ++d) {
       if (++counter[d] < walk.shape[d]) {
         offset += walk.stride[d];
@@ -316,6 +357,7 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
   const TileRef& ref = load ? instr.dst : instr.src0;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
   if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
   std::array<int64_t, kMaxDims> extent = instr.shape;
   if (row_dim >= 0) extent[row_dim] = rows;
   extent[last] = cols;
@@ -330,8 +372,7 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
     std::byte* global = *base + r * row_stride;
     std::byte* local = tile + r * tile_row_bytes;
     if (!instr.atomic_add) CopyRow(load, global, col_step, local, cols, static_cast<size_t>(elem));
-    else if (instr.kind == ElemKind::F32) AddRow<float>(global, col_step, local, cols);
-    else AddRow<uint32_t>(global, col_step, local, cols);
+    else AtomicAddRow(instr.elem_dtype, global, col_step, local, cols);
   }
   return {};
 }

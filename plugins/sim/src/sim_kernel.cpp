@@ -901,7 +901,7 @@ class Decoder {
 
   // Appends `instr`, preceded by the scalar code waiting for it; returns its index.
   size_t Emit(Instr instr) {
-    for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1, &instr.mask}) {
+    for (const TileRef* ref : {&instr.dst, &instr.src0, &instr.src1, &instr.src2}) {
       if (ref->bytes == 0) continue;
       auto& mark = kernel_.high_water[static_cast<size_t>(ref->space) % kernel_.high_water.size()];
       mark = std::max(mark, ref->byte_offset + ref->bytes);
@@ -1358,7 +1358,10 @@ class Decoder {
     if (!offsets) return Error(offsets.error());
     auto tensor = Tensor(call.args()[2], "destination of tile.store");
     if (!tensor) return Error(tensor.error());
-    if (tile->dtype != (*tensor)->dtype) {
+    // An FP32 accumulator may go out to an FP16/BF16 tensor, rounded by the fixpipe.
+    const bool narrows = tile->ref.space == ir::MemorySpace::Acc && tile->dtype == ir::DataType::FP32 &&
+                         ((*tensor)->dtype == ir::DataType::FP16 || (*tensor)->dtype == ir::DataType::BF16);
+    if (tile->dtype != (*tensor)->dtype && !narrows) {
       return Fail(fmt::format("cannot store a {} tile into tensor '{}' of {}", ir::DataTypeName(tile->dtype),
                               (*tensor)->name, ir::DataTypeName((*tensor)->dtype)));
     }
@@ -1374,12 +1377,16 @@ class Decoder {
     const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape() ||
                          call.args().size() > 3;
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
-    instr.kind = KindOf(tile->dtype);
-    if (instr.atomic_add && instr.kind == ElemKind::Raw) {
-      return Fail(fmt::format("an atomic-add store of a {} tile is not supported by the simulator (FP32 and INT32)",
-                              ir::DataTypeName(tile->dtype)));
+    instr.kind = KindOf((*tensor)->dtype);
+    instr.narrow_to_half = narrows;
+    instr.elem_dtype = (*tensor)->dtype;
+    static constexpr ir::DataType kAtomic[] = {ir::DataType::FP32,  ir::DataType::FP16,  ir::DataType::BF16,
+                                               ir::DataType::INT32, ir::DataType::INT16, ir::DataType::INT8};
+    if (instr.atomic_add && std::find(std::begin(kAtomic), std::end(kAtomic), instr.elem_dtype) == std::end(kAtomic)) {
+      return Fail(fmt::format("an atomic-add store into a {} tensor is not supported by the simulator",
+                              ir::DataTypeName(instr.elem_dtype)));
     }
-    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes((*tensor)->dtype));
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
     if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
@@ -1528,6 +1535,10 @@ class Decoder {
     uint8_t op = 0;
   };
 
+  // The forms of a Matmul (ComputeSpec::op): C = A @ B; C += A @ B on an accumulator (its first
+  // argument); C = A @ B + bias (its third).
+  enum MatmulForm : uint8_t { kMatmulPlain, kMatmulAcc, kMatmulBias };
+
   static const ComputeSpec* FindComputeSpec(const std::string& name) {
     static const std::unordered_map<std::string, ComputeSpec> kSpecs = [] {
       std::unordered_map<std::string, ComputeSpec> specs;
@@ -1577,8 +1588,12 @@ class Decoder {
       put("tile.expands", ComputeKind::Fill, 0);
       put("tile.move", ComputeKind::Copy, 0);
       put("tile.reshape", ComputeKind::Copy, 0);
-      put("tile.matmul", ComputeKind::Matmul, 0);
-      put("tile.matmul_acc", ComputeKind::Matmul, 1);
+      put("tile.matmul", ComputeKind::Matmul, kMatmulPlain);
+      put("tile.matmul_acc", ComputeKind::Matmul, kMatmulAcc);
+      put("tile.matmul_bias", ComputeKind::Matmul, kMatmulBias);
+      put("tile.gemv", ComputeKind::Matmul, kMatmulPlain);
+      put("tile.gemv_acc", ComputeKind::Matmul, kMatmulAcc);
+      put("tile.gemv_bias", ComputeKind::Matmul, kMatmulBias);
       put("tile.cast", ComputeKind::Cast, 0);
       put("tile.sort32", ComputeKind::Sort32, 0);
       put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
@@ -1809,7 +1824,7 @@ class Decoder {
         if (!rhs) return Error(rhs.error());
         if (auto ok = SameSize(*lhs, out); !ok) return ok;
         if (auto ok = SameSize(*rhs, out); !ok) return ok;
-        instr.mask = mask->ref;
+        instr.src2 = mask->ref;
         instr.src0 = lhs->ref;
         instr.src1 = rhs->ref;
         matrix(out);
@@ -1970,10 +1985,40 @@ class Decoder {
            (lhs == ir::DataType::FP32 || lhs == ir::DataType::FP16 || lhs == ir::DataType::BF16);
   }
 
+  // A matmul of batches of matrices: the result holds info.batch of them; an operand holds as many
+  // (its step is one matrix) or one that serves every batch (step 0). Batches broadcast in any
+  // other way ([2, 1] against [1, 3]) are refused.
+  pypto::expected<void, std::string> DecodeMatmulBatch(const std::string& op, const TileValue& lhs,
+                                                       const TileValue& rhs, const TileValue& out, ComputeInfo& info) {
+    const auto matrices = [](const TileValue& tile) {
+      return tile.num_elements / (tile.shape[tile.shape.size() - 2] * tile.shape.back());
+    };
+    info.batch = matrices(out);
+    const int64_t lhs_batch = matrices(lhs), rhs_batch = matrices(rhs);
+    if ((lhs_batch != 1 && lhs_batch != info.batch) || (rhs_batch != 1 && rhs_batch != info.batch))
+      return Fail(fmt::format("{} broadcasts the batches of [{}] and [{}] in a way the simulator does not support yet "
+                              "(each operand must hold every batch of the result, or one matrix)",
+                              op, fmt::join(lhs.shape, ", "), fmt::join(rhs.shape, ", ")));
+    if (info.batch > 1) {
+      info.src0_step = lhs_batch == 1 ? 0 : info.rows * info.inner;
+      info.src1_step = rhs_batch == 1 ? 0 : info.inner * info.cols;
+    }
+    return {};
+  }
+
+  // The part of K the product sums: the lhs's valid extent along its contraction dimension.
+  pypto::expected<Operand, std::string> ValidInner(const ir::ExprPtr& lhs, bool a_trans, int64_t inner) {
+    const auto* tile = lhs->type()->As<ir::TileType>();
+    if (!tile->has_partial_valid_shape()) return Operand::Imm(inner);
+    const auto& valid = tile->valid_shape();
+    return Scalar(valid[valid.size() - (a_trans ? 2 : 1)]);
+  }
+
   pypto::expected<void, std::string> DecodeMatmul(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr) {
     ComputeInfo& info = instr.compute;
-    const bool acc = info.op == 1;
+    const bool acc = info.op == kMatmulAcc;
+    const bool bias = info.op == kMatmulBias;
     const size_t first = acc ? 1 : 0;
     auto lhs = Tile(call.args()[first], "left operand");
     if (!lhs) return Error(lhs.error());
@@ -1986,16 +2031,34 @@ class Decoder {
                               ir::DataTypeName(out.dtype)));
     }
     if (lhs->shape.size() < 2 || rhs->shape.size() < 2) return Fail(fmt::format("{} multiplies 2-D tiles", op));
-    // The IR checked that the operands' leading dimensions are 1: each is the matrix of its last two.
+    // Each operand is a batch of matrices of its last two dimensions (one matrix when the others are 1).
     info.a_trans = ir::FindAttr<bool>(call.kwargs(), "a_trans").value_or(false);
     info.b_trans = ir::FindAttr<bool>(call.kwargs(), "b_trans").value_or(false);
-    info.rows = info.a_trans ? lhs->cols() : lhs->rows();
-    info.inner = info.a_trans ? lhs->rows() : lhs->cols();
-    info.cols = info.b_trans ? rhs->rows() : rhs->cols();
+    const int64_t lhs_rows = lhs->shape[lhs->shape.size() - 2], rhs_rows = rhs->shape[rhs->shape.size() - 2];
+    info.rows = info.a_trans ? lhs->cols() : lhs_rows;
+    info.inner = info.a_trans ? lhs_rows : lhs->cols();
+    info.cols = info.b_trans ? rhs_rows : rhs->cols();
     info.in_dtype = lhs->dtype;
     info.accumulate = acc;
+    if (auto ok = DecodeMatmulBatch(op, *lhs, *rhs, out, info); !ok) return ok;
+    auto valid_inner = ValidInner(call.args()[first], info.a_trans, info.inner);
+    if (!valid_inner) return Error(valid_inner.error());
+    info.valid_inner = *valid_inner;
     instr.src0 = lhs->ref;
     instr.src1 = rhs->ref;
+    if (bias) {
+      auto row = Tile(call.args()[2], "bias");
+      if (!row) return Error(row.error());
+      if (row->dtype != out.dtype || row->num_elements != info.cols)
+        return Fail(fmt::format("the bias of {} must be one {} row of {} elements", op, ir::DataTypeName(out.dtype),
+                                info.cols));
+      instr.src2 = row->ref;
+    }
+    if (acc && call.args().size() > 3) {
+      auto cond = Scalar(call.args()[3]);
+      if (!cond) return Error(cond.error());
+      info.init_cond = *cond;
+    }
     if (acc) {
       auto accumulator = Tile(call.args()[0], "accumulator");
       if (!accumulator) return Error(accumulator.error());
@@ -2126,9 +2189,11 @@ class Decoder {
         info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
         return {};
       case ComputeKind::Transpose:
-        // Rows and columns are the source's; the result, written element by element, is another buffer.
-        info.rows = src->rows();
+        // Rows and columns are one source matrix's (of a batch of them: a tile's last two dimensions);
+        // the result, written element by element, is another buffer.
+        info.rows = src->shape.size() < 2 ? 1 : src->shape[src->shape.size() - 2];
         info.cols = src->cols();
+        info.batch = src->num_elements / (info.rows * info.cols);
         if (Overlap(out.ref, src->ref)) return Fail("the result of a transpose overlaps its operand");
         return {};
       case ComputeKind::Concat: {
@@ -2466,7 +2531,7 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         break;
       case Opcode::Compute: {
         std::string operands;
-        for (const TileRef* ref : {&instr.mask, &instr.src0, &instr.src1})
+        for (const TileRef* ref : {&instr.src0, &instr.src1, &instr.src2})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
         if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar ||
             instr.compute.kind == ComputeKind::LeakyRelu ||

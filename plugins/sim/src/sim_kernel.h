@@ -112,6 +112,15 @@ struct ComputeInfo {
   ScalarOperand scalar;
   bool accumulate = false;     // Matmul: add into dst
   bool a_trans = false, b_trans = false;  // Matmul: src0 is [inner, rows] / src1 is [cols, inner]
+  // Matmul: the part of `inner` summed (the lhs's valid K; rows of src0 and src1 keep their stored
+  // length), and, when its register is set, init_cond: dst is overwritten, not added to, where it
+  // is nonzero.
+  Operand valid_inner;
+  Operand init_cond = Operand::Imm(0);
+  // Matmul, Transpose: how many matrices lie one after another in dst; Matmul: elements from one
+  // batch's src0 (src1) matrix to the next's, 0 when one matrix serves every batch.
+  int64_t batch = 1;
+  int64_t src0_step = 0, src1_step = 0;
   ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast/*ArgReduce: element type of src0 (and src1)
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
@@ -198,7 +207,11 @@ struct Instr {
   uint8_t rank = 0;          // Load/Store: region rank (1..kMaxDims)
   uint8_t rt_dtype = 0;      // Load/Store: pypto_rt_dtype the tensor argument must have
   bool dynamic = false;      // Load/Store: some offset is computed (see offset_regs)
-  bool atomic_add = false;   // Store: add the tile to the region (FP32 or INT32) instead of copying
+  bool atomic_add = false;   // Store: add the tile to the region (in elem_dtype) instead of copying
+  // Store: the tile is an FP32 accumulator and the tensor FP16 or BF16 (elem_dtype): each element is
+  // rounded to it on the way out, as the fixpipe does.
+  bool narrow_to_half = false;
+  ir::DataType elem_dtype = ir::DataType::FP32;  // Load/Store: the tensor's element type
   // Store (pl.mscatter): element i of src0 goes to the flat (row-major) index src1[i] (INT32) of the
   // tensor's view; the region is the whole view.
   bool scatter = false;
@@ -223,7 +236,7 @@ struct Instr {
   TileRef dst;               // Load: the tile written; element-wise: the result
   TileRef src0;              // Store: the tile read; element-wise: the left operand
   TileRef src1;              // element-wise: the right operand
-  TileRef mask;              // Select: the packed predicate mask
+  TileRef src2;              // Select: the packed predicate mask; Matmul: the bias row added to every row
   int64_t num_elements = 0;
   std::array<int64_t, kMaxDims> offsets{};  // Load/Store: region origin in the tensor view
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)

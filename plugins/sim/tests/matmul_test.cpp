@@ -93,6 +93,46 @@ TEST(Matmul, EmptyInnerDimension) {
   EXPECT_EQ(c, std::vector<float>(6, 0.0f));
 }
 
+// A contraction narrowed to its first k of K elements (a tile's valid K): A's rows and B's rows (or,
+// transposed, A's and B's columns) are stored K long, and the product reads the first k of each.
+TEST(Matmul, StridedOperandsSumTheFirstKElements) {
+  constexpr size_t kM = 5, kBigK = 40, kK = 24, kN = 7;
+  const auto a = kerneltest::Uniform(kM * kBigK, -1.0f, 1.0f, 48);
+  const auto b = kerneltest::Uniform(kBigK * kN, -1.0f, 1.0f, 49);
+  std::vector<float> dense_a(kM * kK), dense_b(b.begin(), b.begin() + kK * kN);
+  for (size_t i = 0; i < kM; ++i)
+    for (size_t p = 0; p < kK; ++p) dense_a[i * kK + p] = a[i * kBigK + p];
+  std::vector<double> want(kM * kN, 0.0), scale(kM * kN, 0.0);
+  Ref(dense_a, dense_b, kM, kK, kN, want, scale);
+  std::vector<float> c(kM * kN, 99.0f);
+  MatmulF32(c.data(), a.data(), b.data(), kM, kK, kN, false, MatmulLayout{.lda = kBigK, .ldb = kN});
+  ExpectNear(c, want, scale);
+
+  // Transposed: A as [K, m], B as [n, K]; the first k rows of A and the first k columns of B.
+  std::vector<float> at(kBigK * kM), bt(kN * kBigK);
+  for (size_t i = 0; i < kM; ++i)
+    for (size_t p = 0; p < kBigK; ++p) at[p * kM + i] = a[i * kBigK + p];
+  for (size_t p = 0; p < kBigK; ++p)
+    for (size_t j = 0; j < kN; ++j) bt[j * kBigK + p] = b[p * kN + j];
+  MatmulF32(c.data(), at.data(), bt.data(), kM, kK, kN, false,
+            MatmulLayout{.a_trans = true, .b_trans = true, .lda = kM, .ldb = kBigK});
+  ExpectNear(c, want, scale);
+
+  // INT8: the same rows, exactly.
+  std::vector<int8_t> ia(kM * kBigK), ib(kBigK * kN);
+  for (size_t i = 0; i < ia.size(); ++i) ia[i] = static_cast<int8_t>(static_cast<int>(i * 7) % 11 - 5);
+  for (size_t i = 0; i < ib.size(); ++i) ib[i] = static_cast<int8_t>(static_cast<int>(i * 5) % 9 - 4);
+  std::vector<int32_t> ic(kM * kN, 0);
+  MatmulI8(ic.data(), ia.data(), ib.data(), kM, kK, kN, false, MatmulLayout{.lda = kBigK, .ldb = kN});
+  for (size_t i = 0; i < kM; ++i) {
+    for (size_t j = 0; j < kN; ++j) {
+      int32_t sum = 0;
+      for (size_t p = 0; p < kK; ++p) sum += ia[i * kBigK + p] * ib[p * kN + j];
+      ASSERT_EQ(ic[i * kN + j], sum) << i << ", " << j;
+    }
+  }
+}
+
 // Half-precision inputs: the reference multiplies the decoded (exactly widened) values.
 void CheckHalf(ElemType type) {
   constexpr size_t kM = 17, kK = 65, kN = 9;

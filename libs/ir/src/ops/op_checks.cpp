@@ -85,7 +85,7 @@ Result<MatrixTile> ExpectMatrixTile(const ExprPtr& expr, const std::string& what
       return TypeError(fmt::format("{} must be a matrix, but dimension {} of {} is {}: a tile of rank {} is read as "
                                    "the matrix of its last two dimensions, so the others must be 1",
                                    what, d, (*tile)->str(), shape[d], shape.size()),
-                       span, "batches of matrices (batch matmul) are not supported yet; loop over the leading dimension");
+                       span, "this op does not take batches of matrices yet; loop over the leading dimension");
     }
   }
   return MatrixTile(*tile);

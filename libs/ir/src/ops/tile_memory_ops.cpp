@@ -23,6 +23,32 @@ Result<ValidShape> LoadValidShape(const std::vector<ExprPtr>& args, const Shape&
   return CheckValidShape(extents->elements(), shape, "the valid_shape of pl.load", span);
 }
 
+// `clamp=True`: the valid region is cut back to the tensor's edge, min(valid, dim - offset) in each
+// dimension, instead of a read past the edge being an error. Offsets known only at run time make
+// the cut an expression of them.
+Result<ValidShape> ClampToTensor(const TensorType& tensor, const Offsets& offsets, const Shape& shape,
+                                 const ValidShape& valid, const Span& span) {
+  if (offsets.size() != shape.size() || tensor.shape().size() != shape.size()) return valid;  // CheckRegion says why
+  ValidShape clamped;
+  bool narrowed = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    ExprPtr extent = valid.empty() ? std::make_shared<ConstInt>(shape[d], DataType::INDEX, span) : valid[d];
+    const auto requested = AsConstInt(extent);
+    if (offsets[d] && requested) {
+      const int64_t room = std::max<int64_t>(tensor.shape()[d] - *offsets[d], 0);
+      if (*requested > room) {
+        extent = std::make_shared<ConstInt>(room, DataType::INDEX, span);
+        narrowed = true;
+      }
+    } else if (!offsets[d]) {
+      return TypeError("pl.load(..., clamp=True) with offsets computed at run time is not supported yet", span,
+                       "give the tail's extent as valid_shape=[...] instead");
+    }
+    clamped.push_back(std::move(extent));
+  }
+  return narrowed ? clamped : valid;
+}
+
 Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tensor = ExpectTensor(args[0], "the source of pl.load", span);
   if (!tensor) return pypto::unexpected(tensor.error());
@@ -36,6 +62,11 @@ Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs&
   if (space != MemorySpace::Vec && space != MemorySpace::Mat) {
     return TypeError(fmt::format("a load copies into Vec or Mat, not {}", MemorySpaceName(space)), span,
                      "load into Mat, then pl.move the tile into Left or Right");
+  }
+  if (FindAttr<bool>(kwargs, "clamp").value_or(false)) {
+    auto clamped = ClampToTensor(**tensor, *offsets, *shape, *valid, span);
+    if (!clamped) return pypto::unexpected(clamped.error());
+    *valid = std::move(*clamped);
   }
   auto tile = std::make_shared<TileType>(*shape, (*tensor)->dtype(), space, std::nullopt, *valid);
   // Only the valid region is read: a ragged tail's tile may reach past the end of the tensor.
@@ -94,8 +125,11 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
                                    *atomic),
                        span);
     const DataType dtype = (*tensor)->dtype();
-    if (dtype != DataType::FP32 && dtype != DataType::INT32)
-      return TypeError(fmt::format("an atomic-add store into a {} tensor is not supported yet (FP32 and INT32 are)",
+    static constexpr DataType kAtomicDtypes[] = {DataType::FP32, DataType::FP16, DataType::BF16,
+                                                 DataType::INT32, DataType::INT16, DataType::INT8};
+    if (std::find(std::begin(kAtomicDtypes), std::end(kAtomicDtypes), dtype) == std::end(kAtomicDtypes))
+      return TypeError(fmt::format("an atomic-add store into a {} tensor is not supported (FP32, FP16, BF16, INT32, "
+                                   "INT16 and INT8 are)",
                                    DataTypeName(dtype)),
                        span);
   }
@@ -205,15 +239,17 @@ Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwarg
 }
 
 // The rows of a matrix tile as its columns, in the same buffer kind: `pl.transpose(t, 0, 1)` (either
-// order, or -2/-1; for a tile with leading 1s, its last two axes) and `pl.tile.transpose_view(t)`,
+// order, or -2/-1; for a tile of higher rank, its last two axes) and `pl.tile.transpose_view(t)`,
 // which on a device reinterprets a Mat tile's fractal layout without moving it; either way the value
-// is the transposed matrix.
+// is the transposed matrix. The leading dimensions of a batch of matrices stay: each matrix is
+// transposed. The valid region is transposed with the matrix.
 Result<TypePtr> DeduceTranspose(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
-  auto tile = ExpectMatrixTile(args[0], "the operand of a transpose", span);
+  auto tile = ExpectTile(args[0], "the operand of a transpose", span);
   if (!tile) return pypto::unexpected(tile.error());
+  const auto rank = static_cast<int64_t>((*tile)->shape().size());
+  if (rank < 2) return TypeError(fmt::format("a transpose takes a matrix, got {}", (*tile)->str()), span);
   auto axis1 = FindAttr<int64_t>(kwargs, "axis1"), axis2 = FindAttr<int64_t>(kwargs, "axis2");
   if (axis1 && axis2) {
-    const auto rank = static_cast<int64_t>((*tile)->shape().size());
     const auto normal = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
     const auto is_matrix_axis = [&](int64_t axis) { return normal(axis) == rank - 2 || normal(axis) == rank - 1; };
     if (normal(*axis1) == normal(*axis2) || !is_matrix_axis(*axis1) || !is_matrix_axis(*axis2))
@@ -221,8 +257,12 @@ Result<TypePtr> DeduceTranspose(const std::vector<ExprPtr>& args, const Call::Kw
                                    rank - 2, rank - 1, *axis1, *axis2),
                        span);
   }
-  return std::make_shared<TileType>(tile->Reshaped(tile->cols(), tile->rows()), (*tile)->dtype(),
-                                    (*tile)->memory_space());
+  Shape shape = (*tile)->shape();
+  ValidShape valid = (*tile)->valid_shape();
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  if (!valid.empty()) std::swap(valid[rank - 2], valid[rank - 1]);
+  return std::make_shared<TileType>(std::move(shape), (*tile)->dtype(), (*tile)->memory_space(), std::nullopt,
+                                    std::move(valid));
 }
 
 }  // namespace
@@ -231,7 +271,8 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.load",
                           .description = "copy a region of a global tensor into a Vec or Mat tile",
                           .params = {Arg("tensor"), Arg("offsets"), Arg("shapes"), OptionalArg("valid_shape"),
-                                     OptionalAttr("target_memory", OpAttrKind::MemorySpace)},
+                                     OptionalAttr("target_memory", OpAttrKind::MemorySpace),
+                                     OptionalAttr("clamp", OpAttrKind::Bool)},
                           .deduce_type = DeduceLoad,
                           .reads_tensor_arg = 0});
   registry.Register(OpDef{.name = "tile.store",

@@ -40,18 +40,19 @@ void Sgemm(float* c, const float* a, const float* b, size_t m, size_t k, size_t 
   UseOneBlasThread();
   const int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
   cblas_sgemm(CblasRowMajor, layout.a_trans ? CblasTrans : CblasNoTrans, layout.b_trans ? CblasTrans : CblasNoTrans,
-              mi, ni, ki, 1.0f, a, layout.a_trans ? mi : ki, b, layout.b_trans ? ki : ni, accumulate ? 1.0f : 0.0f, c,
-              ni);
+              mi, ni, ki, 1.0f, a, static_cast<int>(layout.a_stride(m, k)), b, static_cast<int>(layout.b_stride(k, n)),
+              accumulate ? 1.0f : 0.0f, c, ni);
 }
 
-// Widens m*k and k*n half-precision values into per-thread scratch and multiplies in fp32.
+// Widens the half-precision operands as stored into per-thread scratch and multiplies in fp32.
 void MatmulWidened(ElemType type, float* c, const uint16_t* a, const uint16_t* b, size_t m, size_t k, size_t n,
                    bool accumulate, MatmulLayout layout) {
   thread_local std::vector<float> wide_a, wide_b;
-  wide_a.resize(m * k);
-  wide_b.resize(k * n);
-  Convert(type, ElemType::F32, wide_a.data(), a, m * k, RoundMode::None);
-  Convert(type, ElemType::F32, wide_b.data(), b, k * n, RoundMode::None);
+  const size_t a_elems = layout.a_extent(m, k), b_elems = layout.b_extent(k, n);
+  wide_a.resize(a_elems);
+  wide_b.resize(b_elems);
+  Convert(type, ElemType::F32, wide_a.data(), a, a_elems, RoundMode::None);
+  Convert(type, ElemType::F32, wide_b.data(), b, b_elems, RoundMode::None);
   MatmulF32(c, wide_a.data(), wide_b.data(), m, k, n, accumulate, layout);
 }
 
@@ -65,7 +66,8 @@ void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, siz
     return;
   }
   const size_t c_bytes = m * n * sizeof(float);
-  if (!Overlaps(c, c_bytes, a, m * k * sizeof(float)) && !Overlaps(c, c_bytes, b, k * n * sizeof(float))) {
+  if (!Overlaps(c, c_bytes, a, layout.a_extent(m, k) * sizeof(float)) &&
+      !Overlaps(c, c_bytes, b, layout.b_extent(k, n) * sizeof(float))) {
     Sgemm(c, a, b, m, k, n, accumulate, layout);
     return;
   }

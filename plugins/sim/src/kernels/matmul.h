@@ -14,10 +14,20 @@
 namespace pypto::sim {
 
 // Operands given transposed: A as [k, m] (a_trans) and B as [n, k] (b_trans), row-major, as
-// pl.matmul(..., a_trans=True, b_trans=True) passes them.
+// pl.matmul(..., a_trans=True, b_trans=True) passes them. `lda`/`ldb` are the row strides of A and
+// B as stored, in elements, when their rows are longer than the product reads (a contraction
+// narrowed to its valid part reads the first k elements of each row of a [m, K] A); 0: dense.
 struct MatmulLayout {
   bool a_trans = false;
   bool b_trans = false;
+  size_t lda = 0;
+  size_t ldb = 0;
+
+  size_t a_stride(size_t m, size_t k) const { return lda ? lda : a_trans ? m : k; }
+  size_t b_stride(size_t k, size_t n) const { return ldb ? ldb : b_trans ? k : n; }
+  // Elements A and B span as stored.
+  size_t a_extent(size_t m, size_t k) const { return (a_trans ? k : m) * a_stride(m, k); }
+  size_t b_extent(size_t k, size_t n) const { return (b_trans ? n : k) * b_stride(k, n); }
 };
 
 void MatmulF32(float* c, const float* a, const float* b, size_t m, size_t k, size_t n, bool accumulate,

@@ -51,10 +51,11 @@ HWY_EXPORT(MatmulI32Kernel);
 
 namespace {
 
-// dst[r, c] = src[r, c] widened, where src is [rows, cols] row-major or, when `transposed`, [cols, rows].
-void WidenRowMajor(int32_t* dst, const int8_t* src, size_t rows, size_t cols, bool transposed) {
+// dst[r, c] = src[r, c] widened, where src is [rows, cols] row-major or, when `transposed`, [cols, rows],
+// its stored rows `stride` elements apart.
+void WidenRowMajor(int32_t* dst, const int8_t* src, size_t rows, size_t cols, bool transposed, size_t stride) {
   for (size_t r = 0; r < rows; ++r)
-    for (size_t c = 0; c < cols; ++c) dst[r * cols + c] = transposed ? src[c * rows + r] : src[r * cols + c];
+    for (size_t c = 0; c < cols; ++c) dst[r * cols + c] = transposed ? src[c * stride + r] : src[r * stride + c];
 }
 
 }  // namespace
@@ -65,8 +66,8 @@ void MatmulI8(int32_t* c, const int8_t* a, const int8_t* b, size_t m, size_t k, 
   thread_local std::vector<int32_t> wide_a, wide_b;
   wide_a.resize(m * k);
   wide_b.resize(k * n);
-  WidenRowMajor(wide_a.data(), a, m, k, layout.a_trans);
-  WidenRowMajor(wide_b.data(), b, k, n, layout.b_trans);
+  WidenRowMajor(wide_a.data(), a, m, k, layout.a_trans, layout.a_stride(m, k));
+  WidenRowMajor(wide_b.data(), b, k, n, layout.b_trans, layout.b_stride(k, n));
   HWY_DYNAMIC_DISPATCH(MatmulI32Kernel)(c, wide_a.data(), wide_b.data(), m, k, n, accumulate);
 }
 

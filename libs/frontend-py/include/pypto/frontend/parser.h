@@ -30,7 +30,7 @@ struct DynamicDim {
 // substituted at each use, like a literal. A DynVar is a DynamicDim; a dtype (`dt = pl.FP16`, a
 // closure variable of a program built per dtype) stands for that dtype wherever one is written,
 // and a list or tuple of integers (`off = [0, 32]`) for that list literal.
-using Constant = std::variant<int64_t, double, bool, DynamicDim, ir::DataType, std::vector<int64_t>>;
+using Constant = std::variant<int64_t, double, bool, DynamicDim, ir::DataType, std::vector<int64_t>, std::string>;
 
 // A `@pl.jit.incore` (or `.inline`) function the entry may call by name. It is parsed at each call
 // site against the call's argument types, so a bare `pl.Tensor` parameter takes the caller's shape.

@@ -38,13 +38,16 @@ def _is_int_list(value) -> bool:
 
 def _scalars(names: dict) -> dict:
     """The values that act as literals: numbers, dtypes (``dt = pl.FP16``), lists of integers
-    (``off = [0, 32]``) and ``pl.dynamic`` dimensions (DynVar)."""
+    (``off = [0, 32]``), ``pl.dynamic`` dimensions (DynVar) and strings (``phase = "partial"``, an op's
+    string attribute; dunder names such as ``__doc__`` are not the program's)."""
     from pypto.language.typing import DynVar
 
     return {
         name: value
         for name, value in names.items()
-        if isinstance(value, (bool, int, float, DataType, DynVar)) or _is_int_list(value)
+        if isinstance(value, (bool, int, float, DataType, DynVar))
+        or _is_int_list(value)
+        or (isinstance(value, str) and not name.startswith("__"))
     }
 
 

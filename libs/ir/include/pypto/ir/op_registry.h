@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pypto/ir/diagnostic.h"
@@ -50,6 +51,10 @@ struct OpDef {
   bool inplace_safe = false;
   // The result IS the storage of this argument (a reshape view, an accumulator updated in place).
   std::optional<int> result_aliases_arg;
+  // The arguments the cube unit reads from one of its operand buffers, and which: a matmul's lhs
+  // from Left (L0A), its rhs from Right (L0B), a bias row from Bias (BT). InferTileMemorySpace
+  // moves each such operand there.
+  std::vector<std::pair<int, MemorySpace>> cube_operands;
 
   std::vector<std::string> arg_names() const;  // expression parameters, in order
   size_t min_args() const;
