@@ -8,6 +8,8 @@ import pytest
 import torch
 from conftest import kernels_fixture
 
+import pypto.language as pl
+
 KERNELS = '''
 import pypto.language as pl
 
@@ -327,3 +329,30 @@ def test_batches_that_do_not_broadcast_are_refused(write_dsl):
                                    "pl.Tile[[2, 16, 32], pl.FP32, pl.Mem.Vec] and pl.Tile[[3, 32, 16], pl.FP32, "
                                    "pl.Mem.Vec]: 2 against 3")
     assert error.value.location == f"{path}:26:28"
+
+
+@pl.jit
+def narrowed_k_loop(x: pl.Tensor[[16, 128], pl.FP32], w: pl.Tensor[[64, 128], pl.FP32],
+                    y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.spmd(1, name_hint="proj"):
+        acc = pl.create_tensor([16, 64], dtype=pl.FP32)
+        for kb in pl.pipeline(0, 2, stage=2):
+            k0 = kb * 64
+            rows = pl.min(16, 12 + kb * 0)
+            xt = pl.slice(x, [16, 64], [0, k0], valid_shape=[rows, 64])
+            wt = w[0:64, k0 : k0 + 64]
+            if k0 == 0:
+                acc = pl.matmul(xt, wt, out_dtype=pl.FP32, b_trans=True)
+            else:
+                acc = pl.matmul_acc(acc, xt, wt, b_trans=True)
+        y[0:16, 0:64] = acc
+    return y
+
+
+def test_a_k_loop_over_a_narrowed_operand_carries_the_accumulator():
+    # The first step's product keeps x's valid rows, the accumulation the accumulator's: the if's
+    # result is the whole tile, and the loop carries it (pypto-lib's decode compressors).
+    x, w = torch.randn(16, 128), torch.randn(64, 128)
+    y = torch.zeros(16, 64)
+    narrowed_k_loop(x, w, y)
+    torch.testing.assert_close(y[:12], (x @ w.T)[:12], rtol=1e-4, atol=1e-3)

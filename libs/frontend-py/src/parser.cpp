@@ -2097,7 +2097,9 @@ class FunctionParser {
                                           "assign it in both branches, or before the if"));
         continue;
       }
-      if (!t->second->type()->equals(*e->second->type())) {
+      ir::TypePtr merged = t->second->type();
+      if (!merged->equals(*e->second->type())) merged = WholeTileOfBoth(*merged, *e->second->type());
+      if (!merged) {
         MarkUnavailable(name, Unavailable(fmt::format("'{}' has type {} after the if branch but {} after the else "
                                                       "branch of the if at line {}",
                                                       name, t->second->type()->str(), e->second->type()->str(),
@@ -2107,7 +2109,7 @@ class FunctionParser {
       }
       then_values.push_back(t->second);
       else_values.push_back(e->second);
-      results.push_back(std::make_shared<ir::Var>(name, t->second->type(), span));
+      results.push_back(std::make_shared<ir::Var>(name, merged, span));
     }
     for (const auto& var : results) env_[var->name_hint()] = var;
     if (!results.empty()) {
@@ -2122,6 +2124,16 @@ class FunctionParser {
   // The tensor from before an if that `name` means after it, when each path that binds `name` binds it
   // to a store into that tensor (`out = pl.store(t, [0, 0], c)`) and any other path leaves it as
   // that tensor or unbound (a path that continues its loop). Null otherwise.
+  // Two tiles that differ only in their valid regions (a product of a narrowed operand in one branch,
+  // the accumulator in the other) merge as the whole tile: which part is valid depends on the branch.
+  static ir::TypePtr WholeTileOfBoth(const ir::Type& a, const ir::Type& b) {
+    const auto* x = a.As<ir::TileType>();
+    const auto* y = b.As<ir::TileType>();
+    if (!x || !y || x->shape() != y->shape() || x->dtype() != y->dtype() || x->memory_space() != y->memory_space())
+      return nullptr;
+    return std::make_shared<ir::TileType>(x->shape(), x->dtype(), x->memory_space(), x->memref());
+  }
+
   ir::VarPtr TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,
                             const Env& before, const ir::TensorAliases& then_aliases,
                             const ir::TensorAliases& else_aliases) const {
