@@ -56,6 +56,22 @@ const T* Stable(const T* vec, size_t len, const T* dst, size_t dst_len, std::vec
   return keep.data();
 }
 
+// dst[r][c] = row_vec[r] and dst[r][c] = col_vec[c], for any element type (row_vec / col_vec may
+// lie in dst: they are copied first then).
+template <typename T>
+void RowBroadcast(T* dst, const T* row_vec, size_t rows, size_t cols) {
+  std::vector<T> keep;
+  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) std::fill_n(dst + r * cols, cols, row_vec[r]);
+}
+
+template <typename T>
+void ColBroadcast(T* dst, const T* col_vec, size_t rows, size_t cols) {
+  std::vector<T> keep;
+  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
+  for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(T));
+}
+
 }  // namespace
 
 void RowExpandF32(BinaryOp op, float* dst, const float* src, const float* row_vec, size_t rows, size_t cols) {
@@ -99,27 +115,19 @@ void ColExpandExpDifF32(float* dst, const float* src, const float* col_vec, size
 }
 
 void RowBroadcastF32(float* dst, const float* row_vec, size_t rows, size_t cols) {
-  std::vector<float> keep;
-  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
-  for (size_t r = 0; r < rows; ++r) FillF32(dst + r * cols, row_vec[r], cols);
+  RowBroadcast(dst, row_vec, rows, cols);
 }
 
 void ColBroadcastF32(float* dst, const float* col_vec, size_t rows, size_t cols) {
-  std::vector<float> keep;
-  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
-  for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(float));
+  ColBroadcast(dst, col_vec, rows, cols);
 }
 
 void RowBroadcastI32(int32_t* dst, const int32_t* row_vec, size_t rows, size_t cols) {
-  std::vector<int32_t> keep;
-  row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
-  for (size_t r = 0; r < rows; ++r) FillI32(dst + r * cols, row_vec[r], cols);
+  RowBroadcast(dst, row_vec, rows, cols);
 }
 
 void ColBroadcastI32(int32_t* dst, const int32_t* col_vec, size_t rows, size_t cols) {
-  std::vector<int32_t> keep;
-  col_vec = Stable(col_vec, cols, dst, rows * cols, keep);
-  for (size_t r = 0; r < rows; ++r) std::memmove(dst + r * cols, col_vec, cols * sizeof(int32_t));
+  ColBroadcast(dst, col_vec, rows, cols);
 }
 
 // Plain loops: the compiler already turns std::fill_n into full-width vector stores.
