@@ -191,3 +191,14 @@ def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path
                                f"test_renamed_{want}.py"],
                               capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
         assert verdict in done.stdout, done.stdout + done.stderr
+
+
+def test_an_example_that_imports_its_siblings_relatively_runs_as_a_module(tmp_path):
+    # Upstream's qwen3_jit example is run with `python -m examples.models.qwen3_jit.qwen3_decode`.
+    programs = {
+        "M1": ("examples/pkg/__init__.py", ""),
+        "M2": ("examples/pkg/config.py", "SIZE = 16\n"),
+        "M3": ("examples/pkg/main.py", "from .config import SIZE\nassert __name__ == '__main__'\nprint(SIZE)\n"),
+    }
+    rows, done = _run_programs(tmp_path, programs)
+    assert rows["M3"][:2] == ["demo:examples/pkg/main.py", "PASS"], done.stdout + done.stderr

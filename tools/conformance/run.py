@@ -72,10 +72,23 @@ def read_list(path: Path) -> list:
     return entries
 
 
-def command_for(entry: Entry, program: Path, platform: str) -> list:
+_RELATIVE_IMPORT = re.compile(r"^\s*from \.", re.MULTILINE)
+
+
+def package_module(program: Path, root: Path):
+    """The dotted module name of an example that imports its siblings relatively (`from .config
+    import ...`): such a program runs as `python -m examples.models.x.main` from its repository root,
+    as its docstring says. None for a standalone script."""
+    if not _RELATIVE_IMPORT.search(program.read_text(errors="replace")):
+        return None
+    return ".".join(program.relative_to(root).with_suffix("").parts)
+
+
+def command_for(entry: Entry, program: Path, platform: str, root: Path = None) -> list:
     python = [sys.executable]
     if entry.convention == "example":
-        return python + [str(program)] + entry.args
+        module = package_module(program, root) if root is not None else None
+        return python + (["-m", module] if module else [str(program)]) + entry.args
     if entry.convention == "golden":
         return python + [str(program), "-p", platform] + entry.args
     # A system test runs re-hosted: its own directory's conftest files are not loaded (they need
@@ -97,6 +110,9 @@ def environment_for(entry: Entry, root: Path) -> dict:
         # The golden package and the model files' sibling imports live at the repository root.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
         env.update(_GOLDEN_ENV)
+    elif entry.convention == "example" and package_module(root / entry.path, root):
+        # Run as a module of the repository's packages (see package_module).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
     elif entry.convention == "pytest":
         # System tests import the repository's examples (`from examples.models.paged_attention import
         # ...`), as they do when pytest runs from the repository root.
@@ -194,7 +210,7 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
             env["PYPTO_DUMP_PASSES"] = "1"
         start = time.time()
         try:
-            done = subprocess.run(command_for(entry, program, platform), cwd=scratch, env=env,
+            done = subprocess.run(command_for(entry, program, platform, root), cwd=scratch, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as expired:
             output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else expired.stdout
