@@ -193,7 +193,7 @@ def test_a_value_that_changes_across_iterations_is_still_refused(write_kernel):
         module.swapped.lower(torch.randn(16, 32), torch.zeros(16, 32))
     message = str(info.value)
     assert message.startswith(
-        "error: 't' is reassigned inside the loop; loop-carried values are supported inside kernels (pl.at scopes) "
-        "only\n"
+        "error: 't' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and tensors that "
+        "kernels update in place; other loop-carried values are supported inside kernels (pl.at scopes) only\n"
     ), message
     assert f"--> {path}:10:13" in message, message

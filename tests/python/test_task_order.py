@@ -220,22 +220,20 @@ def test_a_task_id_from_none_rebound_by_as_chains_the_iterations():
     assert "    prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n" in str(chained_as.lower(x, y))
 
 
-def test_an_orchestration_loop_carries_task_ids_only(write_dsl):
+def test_an_orchestration_loop_carries_a_scalar_beside_its_task_ids(write_dsl):
     module, _ = write_dsl(
         "carry_scalar",
         "\n@pl.jit\n"
-        "def bad(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
+        "def chained(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
         "    prev = pl.system.task_invalid()\n"
-        "    n = 0\n"
-        "    for i in pl.range(2):\n"
+        "    n: pl.Scalar[pl.INT64] = 0\n"
+        "    for i in pl.range(3):\n"
+        "        n = n + 2\n"
         "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as t:\n"
-        "            y[:] = pl.add(x, 1.0)\n"
+        "            y[:] = pl.add(x, pl.cast(n, pl.FP32))\n"
         "        prev = t\n"
-        "        n = n + 1\n"
         "    return y\n",
     )
-    with pytest.raises(Exception) as info:
-        module.bad.lower(torch.randn(16, 32), torch.zeros(16, 32))
-    assert str(info.value).startswith(
-        "error: 'n' is reassigned inside the loop; loop-carried values are supported inside kernels (pl.at scopes) only"
-    ), str(info.value)
+    x, y = torch.randn(16, 32), torch.zeros(16, 32)
+    module.chained(x, y)
+    torch.testing.assert_close(y, x + 6.0)

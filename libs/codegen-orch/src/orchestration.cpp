@@ -327,10 +327,17 @@ struct ScalarStep {
   ir::DataType dtype = ir::DataType::INDEX;
 };
 
+// The end of a loop body carrying scalars: each takes its next value, all computed before any is
+// assigned (`a, b = b, a + b`).
+struct CarryStep {
+  std::vector<ScalarStep> updates;
+};
+
 struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
   bool submits = false;  // whether any submit is inside; a loop without one expands to nothing
+  bool carries_scalars = false;  // ... unless it computes scalars that code after it reads
   bool scoped = true;    // each iteration is a runtime scope (not inside a manual scope)
 };
 
@@ -349,7 +356,7 @@ struct IfStep {
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep> node;
 };
 
 // What `pl.tensor.read` in orchestration code reads while the plan is expanded: the caller's tensors
@@ -378,6 +385,7 @@ class LoopExpander {
       else if (const auto* task_id = std::get_if<TaskIdStep>(&step.node)) ok = DefineTaskId(*task_id);
       else if (const auto* scope = std::get_if<ScopeStep>(&step.node)) ok = Scope(scope->body, scope->manual);
       else if (const auto* branch = std::get_if<IfStep>(&step.node)) ok = If(*branch);
+      else if (const auto* carry = std::get_if<CarryStep>(&step.node)) ok = Carry(*carry);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -500,6 +508,17 @@ class LoopExpander {
     return true;
   }
 
+  ir::Result<bool> Carry(const CarryStep& step) {
+    std::vector<Value> next;
+    for (const auto& update : step.updates) {
+      auto value = Eval(update.value);
+      if (!value) return pypto::unexpected(value.error());
+      next.push_back(Narrow(*value, update.dtype));
+    }
+    for (size_t i = 0; i < next.size(); ++i) values_[step.updates[i].var] = next[i];
+    return true;
+  }
+
   ir::Result<bool> If(const IfStep& step) {
     auto condition = Eval(step.stmt->condition());
     if (!condition) return pypto::unexpected(condition.error());
@@ -508,7 +527,7 @@ class LoopExpander {
   }
 
   ir::Result<bool> Loop(const LoopStep& step) {
-    if (!step.submits) return true;
+    if (!step.submits && !step.carries_scalars) return true;
     const ir::ForStmt& loop = *step.loop;
     int64_t bounds[3];
     const ir::ExprPtr* exprs[3] = {&loop.start(), &loop.stop(), &loop.step()};
@@ -961,7 +980,7 @@ class OrchestrationEmitter {
                        "use pl.range(...) in orchestration code");
     if (const auto* branch = stmt->As<ir::IfStmt>()) return EmitIf(*branch);
     if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>()) return EmitRuntimeScope(*scope);
-    if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitTaskIdYield(*yield);
+    if (const auto* yield = stmt->As<ir::YieldStmt>()) return EmitLoopYield(*yield);
     const ir::Call* call = nullptr;
     const ir::Var* result = nullptr;
     if (const auto* assign = stmt->As<ir::AssignStmt>()) {
@@ -1250,7 +1269,7 @@ class OrchestrationEmitter {
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("the step of orchestration loop '{}' is zero", var->name_hint()), loop.span());
     Separate();
-    if (auto ok = EmitCarriedTaskIds(loop); !ok) return ok;
+    if (auto ok = EmitCarries(loop); !ok) return ok;
     const std::string name = names_.Take(var->name_hint());
     scalars_[var.get()] = name;
     std::string condition;
@@ -1265,7 +1284,7 @@ class OrchestrationEmitter {
     const bool scoped = !in_manual_scope_;
     if (scoped) body_ += indent_ + "  PTO2_SCOPE() {\n";
 
-    LoopStep expanded{.loop = &loop, .scoped = scoped};
+    LoopStep expanded{.loop = &loop, .carries_scalars = CarriesScalars(loop), .scoped = scoped};
     std::vector<Step>* outer_steps = steps_;
     steps_ = &expanded.body;
     const size_t body_indent = scoped ? 4 : 2;
@@ -1283,12 +1302,60 @@ class OrchestrationEmitter {
     block_start_ = after_scalar_ = false;
     expanded.submits = ContainsSubmit(expanded.body);
     steps_->push_back(Step{std::move(expanded)});
-    // After the loop its results name the carried TaskIds' last values: the same C++ variables.
+    // After the loop its results name the carried values' last values: the same C++ variables.
     for (size_t i = 0; i < loop.return_vars().size(); ++i) {
-      const ir::Var* carried = loop.iter_args()[i].var.get();
-      task_names_[loop.return_vars()[i].get()] = task_names_.at(carried);
-      steps_->push_back(Step{TaskIdStep{.var = loop.return_vars()[i].get(), .from = carried}});
+      const ir::IterArg& carried = loop.iter_args()[i];
+      const ir::Var* result = loop.return_vars()[i].get();
+      if (const auto* scalar = carried.var->type()->As<ir::ScalarType>(); scalar && !ir::IsTaskId(*carried.var->type())) {
+        scalars_[result] = scalars_.at(carried.var.get());
+        steps_->push_back(Step{ScalarStep{.var = result, .value = carried.var, .dtype = scalar->dtype()}});
+        continue;
+      }
+      task_names_[result] = task_names_.at(carried.var.get());
+      steps_->push_back(Step{TaskIdStep{.var = result, .from = carried.var.get()}});
     }
+    return true;
+  }
+
+  static bool IsCarriedScalar(const ir::Var& var) {
+    return var.type()->As<ir::ScalarType>() && !ir::IsTaskId(*var.type());
+  }
+
+  static bool CarriesScalars(const ir::ForStmt& loop) {
+    return std::ranges::any_of(loop.iter_args(), [](const ir::IterArg& arg) { return IsCarriedScalar(*arg.var); });
+  }
+
+  // An orchestration loop carries scalars (`max_bn = pl.max(max_bn, n)`), TaskIds and TaskId arrays.
+  ir::Result<bool> EmitCarries(const ir::ForStmt& loop) {
+    for (const auto& iter_arg : loop.iter_args())
+      if (IsCarriedScalar(*iter_arg.var))
+        if (auto ok = EmitCarriedScalar(loop, iter_arg); !ok) return ok;
+    return EmitCarriedTaskIds(loop);
+  }
+
+  // A carried scalar is a C++ variable declared before the loop and assigned where the body yields.
+  ir::Result<bool> EmitCarriedScalar(const ir::ForStmt& loop, const ir::IterArg& iter_arg) {
+    const ir::Var& var = *iter_arg.var;
+    const auto dtype = var.type()->As<ir::ScalarType>()->dtype();
+    auto type = CppScalarType(dtype);
+    if (!type)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration code holds integer, "
+                                   "BOOL, FP32 and FP64 scalars only",
+                                   loop.loop_var()->name_hint(), var.name_hint(), ir::DataTypeName(dtype)),
+                       loop.span());
+    if (const ir::Var* unknown = UnknownScalar(iter_arg.init))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' starts from '{}', which is only known at run time; orchestration scalars "
+                                   "must be known at compile time",
+                                   var.name_hint(), unknown->name_hint()),
+                       loop.span());
+    auto init = CppExpr(iter_arg.init);
+    if (!init) return pypto::unexpected(init.error());
+    const std::string name = names_.Take(var.name_hint());
+    body_ += fmt::format("{}{} = {};\n", indent_, Declared(*type, name), *init);
+    scalars_[&var] = name;
+    steps_->push_back(Step{ScalarStep{.var = &var, .value = iter_arg.init, .dtype = dtype}});
     return true;
   }
 
@@ -1297,11 +1364,12 @@ class OrchestrationEmitter {
   // (`tids[i] = t`), which are updated in place: the carried array is the C++ array itself.
   ir::Result<bool> EmitCarriedTaskIds(const ir::ForStmt& loop) {
     for (const auto& iter_arg : loop.iter_args()) {
+      if (IsCarriedScalar(*iter_arg.var)) continue;
       const bool array = ir::IsTaskIdArray(*iter_arg.var->type());
       if (!ir::IsTaskId(*iter_arg.var->type()) && !array)
         return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry TaskIds "
-                                     "and TaskId arrays only",
+                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry "
+                                     "scalars, TaskIds and TaskId arrays only",
                                      loop.loop_var()->name_hint(), iter_arg.var->name_hint(),
                                      iter_arg.var->type()->str()),
                          loop.span());
@@ -1322,12 +1390,14 @@ class OrchestrationEmitter {
     return true;
   }
 
-  // The yield ending a loop body that carries TaskIds: each carried variable takes its next value.
-  ir::Result<bool> EmitTaskIdYield(const ir::YieldStmt& yield) {
+  // The yield ending a loop body that carries values: each carried variable takes its next value.
+  ir::Result<bool> EmitLoopYield(const ir::YieldStmt& yield) {
     if (!current_loop_ || current_loop_->iter_args().size() != yield.values().size())
-      return MakeError(DiagnosticKind::Internal, "a yield outside a loop carrying TaskIds", yield.span());
+      return MakeError(DiagnosticKind::Internal, "a yield outside a loop carrying values", yield.span());
+    if (auto ok = EmitScalarYield(yield); !ok) return ok;
     for (size_t i = 0; i < yield.values().size(); ++i) {
       const ir::Var* carried = current_loop_->iter_args()[i].var.get();
+      if (IsCarriedScalar(*carried)) continue;
       const std::string* value = TaskNameOf(yield.values()[i]);
       if (!value)
         return MakeError(DiagnosticKind::Syntax,
@@ -1343,6 +1413,27 @@ class OrchestrationEmitter {
       }
       steps_->push_back(Step{TaskIdStep{.var = carried, .from = yield.values()[i]->As<ir::Var>()}});
     }
+    return true;
+  }
+
+  // The carried scalars' next values, each computed into a temporary first, since one may read
+  // another's value of this iteration (`a, b = b, a + b`).
+  ir::Result<bool> EmitScalarYield(const ir::YieldStmt& yield) {
+    CarryStep carry;
+    std::vector<std::pair<std::string, std::string>> assignments;  // C++ variable, temporary
+    for (size_t i = 0; i < yield.values().size(); ++i) {
+      const ir::Var* carried = current_loop_->iter_args()[i].var.get();
+      if (!IsCarriedScalar(*carried)) continue;
+      const auto dtype = carried->type()->As<ir::ScalarType>()->dtype();
+      auto value = CppExpr(yield.values()[i]);
+      if (!value) return pypto::unexpected(value.error());
+      const std::string next = names_.Take(carried->name_hint() + "_next");
+      body_ += fmt::format("{}const {} {} = {};\n", indent_, *CppScalarType(dtype), next, *value);
+      assignments.emplace_back(scalars_.at(carried), next);
+      carry.updates.push_back(ScalarStep{.var = carried, .value = yield.values()[i], .dtype = dtype});
+    }
+    for (const auto& [target, next] : assignments) body_ += fmt::format("{}{} = {};\n", indent_, target, next);
+    if (!carry.updates.empty()) steps_->push_back(Step{std::move(carry)});
     return true;
   }
 

@@ -444,6 +444,10 @@ PYBIND11_MODULE(_core, m) {
                              })
       .def_property_readonly("params", &ParamsOf)
       .def("__str__", [](const FunctionView& f) { return ir::PrintFunction(*f.function); })
+      // Upstream's spelling of the printer; our printer has one (full) form, so `concise` is accepted
+      // and changes nothing.
+      .def("as_python", [](const FunctionView& f, bool /*concise*/) { return ir::PrintFunction(*f.function); },
+           py::arg("concise") = false)
       .def("__repr__", [](const FunctionView& f) {
         return fmt::format("<pypto Function {} ({})>", f.function->name(), ir::FunctionTypeName(f.function->type()));
       });
@@ -460,6 +464,8 @@ PYBIND11_MODULE(_core, m) {
                                return functions;
                              })
       .def("__str__", [](const ProgramView& p) { return ir::PrintProgram(*p.program); })
+      .def("as_python", [](const ProgramView& p, bool /*concise*/) { return ir::PrintProgram(*p.program); },
+           py::arg("concise") = false)
       .def("__repr__", [](const ProgramView& p) {
         return fmt::format("<pypto Program {} with {} functions>", p.program->name(), p.program->functions().size());
       });

@@ -1519,22 +1519,23 @@ class FunctionParser {
     return finder.found;
   }
 
-  // Outside kernels, loops carry no values: a name reassigned in the body is an error, unless its
-  // new value is the same tensor updated in place by a kernel scope (`t = pl.assemble(t, ...)`):
-  // every iteration writes into that one buffer, and after the loop the name still means it.
+  // Outside kernels, loops carry scalars and TaskIds only: a tensor reassigned in the body is an
+  // error, unless its new value is the same tensor updated in place by a kernel scope
+  // (`t = pl.assemble(t, ...)`): every iteration writes into that one buffer, and after the loop the
+  // name still means it.
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
-    // A TaskId reassigned in the body (`prev = t` chaining launches) or a TaskId array it updates
-    // (`tids[i] = t`) is carried to the next iteration; no other orchestration value is.
-    // A tensor may be updated in place alongside (checked once the body is parsed).
-    bool carries_task_id = false, carries_other = false;
+    // A TaskId reassigned in the body (`prev = t` chaining launches), a TaskId array it updates
+    // (`tids[i] = t`) and a scalar it recomputes (`max_bn = pl.max(max_bn, n)`) are carried to the
+    // next iteration. A tensor may be updated in place alongside (checked once the body is parsed).
+    bool carries_value = false, carries_other = false;
     for (const auto& name : CarryCandidates(stmt.attr("body"))) {
       auto it = env_.find(name);
       if (name == header.loop_var->name_hint() || it == env_.end()) continue;
       const ir::Type& type = *it->second->type();
       if (type.As<ir::TensorType>()) continue;
-      (ir::IsTaskId(type) || ir::IsTaskIdArray(type) ? carries_task_id : carries_other) = true;
+      (IsOrchestrationCarry(type) ? carries_value : carries_other) = true;
     }
-    if (carries_task_id && !carries_other) return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
+    if (carries_value && !carries_other) return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     auto body = ParseBlock(stmt.attr("body"));
@@ -1554,14 +1555,15 @@ class FunctionParser {
         rebound.push_back(var_name);
         continue;
       }
-      const bool task_id = ir::IsTaskId(*var->type()) || ir::IsTaskIdArray(*var->type());
-      if (!carried || (!task_id && (ir::IsTaskId(*carried->type()) || ir::IsTaskIdArray(*carried->type()))))
+      // Report the value that cannot be carried (a tensor) over one that could.
+      if (!carried || (!IsOrchestrationCarry(*var->type()) && IsOrchestrationCarry(*carried->type())))
         carried = it->second.get();
     }
     if (carried)
       return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
-                                   "kernels (pl.at scopes) only",
+                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
+                                   "tensors that kernels update in place; other loop-carried values are supported "
+                                   "inside kernels (pl.at scopes) only",
                                    carried->name_hint()),
                        carried->span());
     env_ = std::move(outer);
@@ -1574,8 +1576,12 @@ class FunctionParser {
                                                      header.kind, header.span));
   }
 
-  // An orchestration loop carrying TaskIds carries nothing else: a tensor it kept carrying was not
-  // just updated in place.
+  static bool IsOrchestrationCarry(const ir::Type& type) {
+    return ir::IsTaskId(type) || ir::IsTaskIdArray(type) || type.As<ir::ScalarType>();
+  }
+
+  // An orchestration loop carrying TaskIds and scalars carries nothing else: a tensor it kept
+  // carrying was not just updated in place.
   static ir::Result<ir::StmtPtr> CheckOrchestrationCarries(ir::Result<ir::StmtPtr> loop) {
     if (!loop) return loop;
     const auto* parsed = (*loop)->As<ir::ForStmt>();
@@ -1583,10 +1589,11 @@ class FunctionParser {
     const auto* yield = ir::FlattenStmts(parsed->body()).back()->As<ir::YieldStmt>();
     for (size_t i = 0; i < parsed->iter_args().size(); ++i) {
       const auto& var = parsed->iter_args()[i].var;
-      if (ir::IsTaskId(*var->type()) || ir::IsTaskIdArray(*var->type())) continue;
+      if (IsOrchestrationCarry(*var->type())) continue;
       return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; loop-carried values are supported inside "
-                                   "kernels (pl.at scopes) only",
+                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
+                                   "tensors that kernels update in place; other loop-carried values are supported "
+                                   "inside kernels (pl.at scopes) only",
                                    var->name_hint()),
                        yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
     }

@@ -145,8 +145,9 @@ TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
                   "        with pl.at(level=pl.Level.CORE_GROUP):\n"
                   "            t = pl.assemble(u, pl.exp(t[0:8, :]), [i * 8, 0])\n"
                   "    return y\n"),
-            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; loop-carried values are supported "
-            "inside kernels (pl.at scopes) only");
+            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; orchestration loops carry scalars, "
+            "TaskIds and tensors that kernels update in place; other loop-carried values are supported inside "
+            "kernels (pl.at scopes) only");
   // Not read by the body, `t` is not carried; after the loop it has no single value.
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    u = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
@@ -164,8 +165,9 @@ TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
                   "            t = pl.assemble(y, pl.exp(x[0:8, :]), [i * 8, 0])\n"
                   "        prev = tid\n"
                   "    return y\n"),
-            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; loop-carried values are supported "
-            "inside kernels (pl.at scopes) only");
+            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; orchestration loops carry scalars, "
+            "TaskIds and tensors that kernels update in place; other loop-carried values are supported inside "
+            "kernels (pl.at scopes) only");
 }
 
 // `PAD > COLS` on module constants folds to False: the branch's zero-width pl.full is never built.

@@ -1,0 +1,76 @@
+"""Scalars carried by orchestration loops (`longest = pl.max(longest, n)` over a batch, as upstream's
+batched paged attention computes its block count): the loop runs when the plan is expanded, also
+when it submits nothing, and later loops and kernels read the result. Checked against torch, in the
+generated C++, and the error for carried scalars updated from each other."""
+
+import pytest
+import torch
+
+import pypto.language as pl
+
+
+@pl.jit
+def prefix_rows(lens: pl.Tensor[[4], pl.INT32], x: pl.Tensor[[8, 32], pl.FP32],
+                y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+    longest: pl.Scalar[pl.INT64] = 0
+    for b in pl.range(4):
+        longest = pl.max(longest, pl.read(lens, [b]))
+    total: pl.Scalar[pl.INT64] = 0
+    for i in pl.range(longest):
+        total = total + i
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[i : i + 1, :] = pl.add(x[i : i + 1, :], pl.cast(total, pl.FP32))
+    return y
+
+
+def _expected(lens, x):
+    y = torch.zeros_like(x)
+    total: pl.Scalar[pl.INT64] = 0
+    for i in range(int(lens.max())):
+        total += i
+        y[i] = x[i] + total
+    return y
+
+
+@pytest.mark.parametrize("lens", [[3, 5, 2, 1], [1, 2, 7, 1]])
+def test_a_scalar_carried_by_a_loop_without_kernels_bounds_a_later_loop(lens):
+    lens = torch.tensor(lens, dtype=torch.int32)
+    x, y = torch.randn(8, 32), torch.zeros(8, 32)
+    prefix_rows(lens, x, y)
+    torch.testing.assert_close(y, _expected(lens, x))
+
+
+def test_the_carried_scalar_is_a_cpp_variable_assigned_where_the_body_ends():
+    compiled = prefix_rows.compile(torch.ones(4, dtype=torch.int32), torch.zeros(8, 32), torch.zeros(8, 32))
+    source = compiled._artifacts.orchestration_source
+    # Declared before the loop from its starting value, assigned the body's value at its end.
+    assert "  int64_t longest_1 = longest;\n    for (int64_t b = 0; b < 4; b += 1) {\n" in source, source
+    assert "int64_t longest_2 = std::max<int64_t>(longest_1, t___tmp_v0);\n" in source, source
+    assert "const int64_t longest_next = longest_2;\n        longest_1 = longest_next;\n" in source, source
+
+
+def test_carried_scalars_take_their_next_values_together(write_dsl):
+    # Each new value is computed from the iteration's old ones: a Fibonacci step, then a swap.
+    module, _ = write_dsl(
+        "fibonacci",
+        "\n@pl.jit\n"
+        "def fib(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
+        "    a: pl.Scalar[pl.INT64] = 0\n"
+        "    b: pl.Scalar[pl.INT64] = 1\n"
+        "    for i in pl.range(6):\n"
+        "        c = a + b\n"
+        "        a = b\n"
+        "        b = c\n"
+        "    p: pl.Scalar[pl.INT64] = 2\n"
+        "    q: pl.Scalar[pl.INT64] = 100\n"
+        "    for i in pl.range(3):\n"
+        "        t = p\n"
+        "        p = q\n"
+        "        q = t\n"
+        "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+        "        y[:] = pl.add(pl.mul(x, pl.cast(b, pl.FP32)), pl.cast(p, pl.FP32))\n"
+        "    return y\n",
+    )
+    x, y = torch.randn(16, 32), torch.zeros(16, 32)
+    module.fib(x, y)
+    torch.testing.assert_close(y, x * 13.0 + 100.0)
