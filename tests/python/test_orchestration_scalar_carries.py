@@ -1,7 +1,8 @@
 """Scalars carried by orchestration loops (`longest = pl.max(longest, n)` over a batch, as upstream's
 batched paged attention computes its block count): the loop runs when the plan is expanded, also
 when it submits nothing, and later loops and kernels read the result. Checked against torch, in the
-generated C++, and the error for carried scalars updated from each other."""
+generated C++, and when carried scalars are updated from each other. Also: an integer scalar takes
+the dtype its annotation declares (an INT32 element and an INT64 one give an INT64 block count)."""
 
 import pytest
 import torch
@@ -74,3 +75,36 @@ def test_carried_scalars_take_their_next_values_together(write_dsl):
     x, y = torch.randn(16, 32), torch.zeros(16, 32)
     module.fib(x, y)
     torch.testing.assert_close(y, x * 13.0 + 100.0)
+
+
+@pl.program
+class BlockCount:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_row(self, x: pl.Tensor[[8, 32], pl.FP32], i: pl.Scalar[pl.INDEX],
+                y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        row = pl.load(x, [i, 0], [1, 32])
+        y = pl.store(pl.add(row, 1.0), [i, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, lens: pl.Tensor[[2], pl.INT32], config: pl.Tensor[[1], pl.INT64],
+             x: pl.Tensor[[8, 32], pl.FP32], y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        seq = pl.tensor.read(lens, [0])
+        block = pl.tensor.read(config, [0])
+        # An INT32 element with an INT64 one: the annotation's dtype is the variable's.
+        blocks: pl.Scalar[pl.INT64] = (seq + block - 1) // block
+        for i in pl.range(blocks):
+            y = self.add_row(x, i, y)
+        return y
+
+
+def test_an_integer_scalar_takes_the_dtype_its_annotation_declares():
+    text = str(BlockCount)
+    assert "blocks: pl.Scalar[pl.INT64] = pl.scalar.cast(((seq + block) - 1) // block, target_type=pl.INT64)" in text, text
+    x, y = torch.randn(8, 32), torch.zeros(8, 32)
+    import pypto.runtime
+
+    pypto.runtime.run(BlockCount, torch.tensor([10, 1], dtype=torch.int32), torch.tensor([4]), x, y)
+    expected = torch.zeros(8, 32)
+    expected[:3] = x[:3] + 1.0  # ceil(10 / 4) rows
+    torch.testing.assert_close(y, expected)

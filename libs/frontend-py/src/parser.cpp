@@ -437,12 +437,13 @@ class FunctionParser {
   // `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares
   // (an unannotated one is INDEX); anything else is returned as it is, for the type check.
   ir::Result<ir::ExprPtr> LiteralAsDeclared(const ir::ExprPtr& value, py::handle annotation) {
-    const auto* literal = value->As<ir::ConstInt>();
-    if (!literal || !IsNode(annotation, "Subscript") || DottedName(annotation.attr("value")) != "pl.Scalar")
-      return value;
+    if (!IsNode(annotation, "Subscript") || DottedName(annotation.attr("value")) != "pl.Scalar") return value;
     auto declared = ResolveType(annotation, map_, source_.constants);
     const auto* scalar = declared ? (*declared)->As<ir::ScalarType>() : nullptr;
-    if (!scalar || !ir::IsInteger(scalar->dtype()) || scalar->dtype() == ir::DataType::INDEX) return value;
+    if (!scalar || !ir::IsInteger(scalar->dtype())) return value;
+    const auto* literal = value->As<ir::ConstInt>();
+    if (!literal) return IntegerAsDeclared(value, scalar->dtype());
+    if (scalar->dtype() == ir::DataType::INDEX) return value;
     const int64_t v = literal->value();
     const auto [lowest, highest] = ir::IntegerRange(scalar->dtype());
     if (v < lowest || v > highest)
@@ -450,6 +451,19 @@ class FunctionParser {
                        fmt::format("{} does not fit in pl.{}", v, ir::DataTypeName(scalar->dtype())),
                        value->span());
     return ir::ExprPtr(std::make_shared<ir::ConstInt>(v, scalar->dtype(), value->span()));
+  }
+
+  // `n: pl.Scalar[pl.INT64] = (seq + block - 1) // block` with `seq` an INT32 element: an integer
+  // value of another integer dtype is converted to the declared one, as the annotation asks.
+  static ir::Result<ir::ExprPtr> IntegerAsDeclared(const ir::ExprPtr& value, ir::DataType dtype) {
+    const auto* actual = value->type()->As<ir::ScalarType>();
+    if (!actual || !ir::IsInteger(actual->dtype()) || actual->dtype() == dtype ||
+        actual->dtype() == ir::DataType::INDEX || dtype == ir::DataType::INDEX)
+      return value;
+    auto cast = ir::OpRegistry::Get().CreateCall("scalar.cast", {value}, {{"target_type", ir::OpAttr(dtype)}},
+                                                 value->span());
+    if (!cast) return pypto::unexpected(cast.error());
+    return ir::ExprPtr(*cast);
   }
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
