@@ -1,75 +1,132 @@
-"""pl.reshape of a tensor in orchestration code: a view of the same buffer under another shape,
-passed to kernels like any tensor, checked against torch."""
-
-from pathlib import Path
+"""Tensor slices that orchestration code passes to kernels (upstream's paged attention: a block of the
+KV cache at a row read from the block table, a window of the output): views of the tensor at offsets
+computed per iteration, which the kernels read and write in place. Also tensors whose shape is read
+from a config tensor, which take the shape of the kernel parameter they are passed to. Checked against
+torch, in the generated C++, and the errors for a view outside its tensor and for a run-time shape no
+kernel gives."""
 
 import pytest
 import torch
 
-from pypto.language.parser import ParserTypeError
+import pypto.ir
+import pypto.language as pl
+import pypto.runtime
 
-KERNELS = """
+
+@pl.function(type=pl.FunctionType.InCore)
+def scale_block(x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32],
+                out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+    t = pl.load(x, [0, 0], [16, 32])
+    out = pl.store(pl.mul(t, s), [0, 0], out)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def zero(acc: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+    acc = pl.store(pl.full([16, 32], dtype=pl.FP32, value=0.0), [0, 0], acc)
+    return acc
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def accumulate(a: pl.Tensor[[16, 32], pl.FP32],
+               acc: pl.InOut[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+    total = pl.add(pl.load(a, [0, 0], [16, 32]), pl.load(acc, [0, 0], [16, 32]))
+    acc = pl.store(total, [0, 0], acc)
+    return acc
+
+
+@pl.program
+class RowBlocks:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        for b in pl.range(4):
+            xi = pl.slice(x, [16, 32], [b * 16, 0])
+            yi = y[b * 16 : b * 16 + 16, :]
+            yi = scale_block(xi, 3.0, yi)
+        return y
+
+
+def test_slices_at_loop_offsets_are_views_the_kernels_read_and_write():
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    pypto.runtime.run(RowBlocks, x, y)
+    torch.testing.assert_close(y, x * 3.0)
+
+
+def test_a_slice_is_the_runtime_view_of_its_window():
+    compiled = pypto.ir.compile(RowBlocks, platform="a2a3sim")
+    source = compiled._artifacts.orchestration_source
+    assert ("        uint32_t xi_shapes[2] = {16, 32};\n"
+            "        uint32_t xi_offsets[2] = {static_cast<uint32_t>((b * 16)), 0};\n"
+            "        const ChipTensor xi = ext_x.view(xi_shapes, xi_offsets);\n") in source, source
+
+
+# The paged-attention pattern: blocks of a cache gathered through a table, into an accumulator and
+# a window of the output whose shapes are read from a config tensor.
+@pl.program
+class GatherBlocks:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, cache: pl.Tensor[[128, 32], pl.FP32], table: pl.Tensor[[4], pl.INT32],
+             config: pl.Tensor[[2], pl.INT64],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        rows = pl.tensor.read(config, [0])
+        width = pl.tensor.read(config, [1])
+        for b in pl.range(2):
+            acc = pl.create_tensor([rows, width], dtype=pl.FP32)
+            acc = zero(acc)
+            for j in pl.range(2):
+                block = pl.tensor.read(table, [b * 2 + j])
+                src = pl.slice(cache, [rows, width], [block * 16, 0])
+                tmp = pl.create_tensor([rows, width], dtype=pl.FP32)
+                tmp = scale_block(src, 2.0, tmp)
+                acc = accumulate(tmp, acc)
+            dst = pl.slice(out, [rows, width], [b * 16, 0])
+            dst = scale_block(acc, 1.0, dst)
+        return out
+
+
+@pytest.mark.parametrize("table", [[3, 0, 7, 5], [1, 1, 6, 2]])
+def test_views_at_offsets_read_from_a_table(table):
+    cache, out = torch.randn(128, 32), torch.zeros(32, 32)
+    table = torch.tensor(table, dtype=torch.int32)
+    pypto.runtime.run(GatherBlocks, cache, table, torch.tensor([16, 32]), out)
+    blocks = cache.view(8, 16, 32)
+    expected = torch.cat([2 * (blocks[table[0]] + blocks[table[1]]), 2 * (blocks[table[2]] + blocks[table[3]])])
+    torch.testing.assert_close(out, expected)
+
+
+def test_a_shape_read_at_run_time_takes_the_kernel_parameters():
+    text = str(GatherBlocks)
+    assert "acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)" in text, text
+    assert "src: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(cache, [16, 32], [block * 16, 0])" in text, text
+    rows = str(RowBlocks)  # the slices only kernels take are views, and no load is left
+    assert "xi: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(x, [16, 32], [b * 16, 0])" in rows, rows
+    assert "load" not in rows.split("def main")[1].split("@pl.function")[0], rows
+
+
+def test_a_view_outside_its_tensor_is_reported_with_the_iteration():
+    table = torch.tensor([3, 0, 8, 5], dtype=torch.int32)  # block 8 starts at row 128, past the cache
+    with pytest.raises(Exception) as info:
+        pypto.runtime.run(GatherBlocks, torch.zeros(128, 32), table, torch.tensor([16, 32]), torch.zeros(32, 32))
+    message = str(info.value)
+    assert "the slice 'src' at offset 128 of size 16 is outside its tensor's extent 128 in dimension 0 " \
+           "(when b = 1, j = 0)" in message, message
+
+
+def test_a_run_time_shape_no_kernel_takes_is_reported(write_kernel, tmp_path):
+    with pytest.raises(Exception) as info:
+        write_kernel("unused_shape", """
 import pypto.language as pl
 
-@pl.jit
-def flat_exp(x: pl.Tensor[[4, 8, 64], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 64], pl.FP32]]):
-    x2 = pl.reshape(x, [32, 64])
-    y2 = pl.reshape(y, [32, 64])
-    for r in pl.range(0, 32, 16):
-        with pl.at(level=pl.Level.CORE_GROUP):
-            t = pl.load(x2, [r, 0], [16, 64])
-            pl.store(pl.exp(t), [r, 0], y2)
-    return y
-
-
-@pl.jit
-def through_intermediate(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
-    tmp = pl.create_tensor([16, 64], dtype=pl.FP32)
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.mul(pl.load(x, [0, 0], [16, 64]), 3.0), [0, 0], tmp)
-    tmp_square = pl.reshape(tmp, [32, 32])
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.add(pl.load(tmp_square, [0, 0], [32, 32]), 1.0), [0, 0], y)
-    return y
-
-
-@pl.jit
-def wrong_count(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
-    x2 = pl.reshape(x, [32, 64])
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.load(x2, [0, 0], [16, 64]), [0, 0], y)
-    return y
-"""
-
-
-@pytest.fixture
-def kernels(write_kernel):
-    module, _ = write_kernel("views", KERNELS)
-    return module
-
-
-def test_kernels_read_and_write_through_views(kernels):
-    module = kernels
-    x = torch.randn(4, 8, 64)
-    y = torch.zeros(4, 8, 64)
-    module.flat_exp(x, y)
-    torch.testing.assert_close(y, torch.exp(x))
-    cpp = next(Path(module.flat_exp.compile(x, y).output_dir).glob("orchestration/*.cpp")).read_text()
-    assert "    uint32_t x2_shapes[2] = {32, 64};\n    const ChipTensor x2 = ext_x.reshape(x2_shapes, 2);\n" in cpp
-    assert "      params_t0.add_output(y2);\n" in cpp
-
-
-def test_a_view_of_an_intermediate_orders_its_reader_after_the_writer(kernels):
-    module = kernels
-    x = torch.randn(16, 64)
-    y = torch.zeros(32, 32)
-    module.through_intermediate(x, y)
-    torch.testing.assert_close(y, (x * 3.0).reshape(32, 32) + 1.0)
-
-
-def test_a_reshape_keeps_the_element_count(kernels):
-    module = kernels
-    with pytest.raises(ParserTypeError, match=r"cannot reshape pl.Tensor\[\[16, 64\], pl.FP32\] to \[32, 64\]: "
-                       "1024 elements against 2048") as error:
-        module.wrong_count(torch.zeros(16, 64), torch.zeros(16, 64))
-    assert "views.py:28:10" in str(error.value)
+@pl.program
+class Unused:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, config: pl.Tensor[[1], pl.INT64], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        n = pl.tensor.read(config, [0])
+        buf = pl.create_tensor([16, n], dtype=pl.FP32)
+        return y
+""")
+    message, path = str(info.value), tmp_path / "unused_shape.py"
+    assert "'buf' has a shape known only at run time; such a tensor takes the shape of the kernel parameter it " \
+           "is passed to, and no function call after it passes 'buf'" in message, message
+    assert f"{path}:9:15" in message, message

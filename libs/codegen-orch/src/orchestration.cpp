@@ -327,6 +327,15 @@ struct ScalarStep {
   ir::DataType dtype = ir::DataType::INDEX;
 };
 
+// `v = pl.slice(t, shape, offsets)` at offsets computed in orchestration code (or of such a view): the
+// plan holds a template view (`view`, at offset 0); each expansion of this step adds the view at this
+// iteration's offsets, which later submits naming the template take.
+struct ViewStep {
+  uint32_t view = 0;
+  std::vector<ir::ExprPtr> offsets;
+  ir::Span span;
+};
+
 // The end of a loop body carrying scalars: each takes its next value, all computed before any is
 // assigned (`a, b = b, a + b`).
 struct CarryStep {
@@ -356,7 +365,7 @@ struct IfStep {
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep> node;
 };
 
 // What `pl.tensor.read` in orchestration code reads while the plan is expanded: the caller's tensors
@@ -364,7 +373,6 @@ struct Step {
 struct TensorReads {
   std::unordered_map<const ir::Var*, uint32_t> params;
   std::span<const rt::ChipTensor> tensors;
-  const std::vector<rt::PlanView>* views = nullptr;
 };
 
 // Runs the steps with every loop unrolled, appending each submit, with its scalars' values for that
@@ -374,8 +382,10 @@ class LoopExpander {
   using TaskIds = std::vector<std::optional<uint32_t>>;
 
  public:
-  explicit LoopExpander(std::vector<rt::PlanSubmit>& submits, const TensorReads* reads = nullptr)
-      : submits_(submits), reads_(reads) {}
+  // `views` holds the plan's views; the expansion appends those its slices make.
+  LoopExpander(std::vector<rt::PlanSubmit>& submits, std::vector<rt::PlanView>& views,
+               const TensorReads* reads = nullptr)
+      : submits_(submits), views_(views), reads_(reads) {}
 
   ir::Result<bool> Run(const std::vector<Step>& steps) {
     for (const auto& step : steps) {
@@ -386,6 +396,7 @@ class LoopExpander {
       else if (const auto* scope = std::get_if<ScopeStep>(&step.node)) ok = Scope(scope->body, scope->manual);
       else if (const auto* branch = std::get_if<IfStep>(&step.node)) ok = If(*branch);
       else if (const auto* carry = std::get_if<CarryStep>(&step.node)) ok = Carry(*carry);
+      else if (const auto* view = std::get_if<ViewStep>(&step.node)) ok = View(*view);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -397,6 +408,8 @@ class LoopExpander {
     if (submits_.size() >= kMaxPlanSubmits)
       return TooLarge(fmt::format("submits more than {} tasks", kMaxPlanSubmits));
     rt::PlanSubmit submit = step.submit;
+    for (auto& arg : submit.args)
+      if (arg.direction != rt::ArgDirection::Scalar) arg.tensor = Current(arg.tensor);
     if (step.computed_blocks) {
       auto blocks = BlockCount(*step.computed_blocks);
       if (!blocks) return pypto::unexpected(blocks.error());
@@ -508,6 +521,47 @@ class LoopExpander {
     return true;
   }
 
+  // A template view's view in this iteration (the last expansion of its ViewStep); any other as is.
+  rt::PlanTensorRef Current(rt::PlanTensorRef ref) const {
+    if (ref.kind != rt::PlanTensorRef::Kind::View) return ref;
+    auto it = current_views_.find(ref.index);
+    return it == current_views_.end() ? ref : it->second;
+  }
+
+  ir::Result<bool> View(const ViewStep& step) {
+    rt::PlanView view = views_[step.view];
+    view.base = Current(view.base);
+    for (size_t d = 0; d < step.offsets.size(); ++d) {
+      auto value = Eval(step.offsets[d]);
+      if (!value) return pypto::unexpected(value.error());
+      const rt::PlanTensorRef base = view.base;
+      const uint32_t extent = ExtentOf(base, d);
+      if (value->i < 0 || value->i + int64_t{view.shape[d]} > extent)
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("the slice '{}' at offset {} of size {} is outside its tensor's extent {} in "
+                                     "dimension {}{}",
+                                     view.name, value->i, view.shape[d], extent, d, Where()),
+                         step.span);
+      view.offsets[d] = static_cast<uint32_t>(value->i);
+    }
+    current_views_[step.view] = {rt::PlanTensorRef::Kind::View, static_cast<uint32_t>(views_.size())};
+    views_.push_back(std::move(view));
+    return true;
+  }
+
+  // The extent of dimension `d` of a tensor operand; UINT32_MAX where the plan does not say (a
+  // parameter's shape is checked when the run starts).
+  uint32_t ExtentOf(rt::PlanTensorRef ref, size_t d) const {
+    if (ref.kind == rt::PlanTensorRef::Kind::View) return d < views_[ref.index].shape.size() ? views_[ref.index].shape[d] : 0;
+    if (!plan_) return std::numeric_limits<uint32_t>::max();
+    const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan_->params : plan_->intermediates;
+    return ref.index < list.size() && d < list[ref.index].shape.size() ? list[ref.index].shape[d] : 0;
+  }
+
+ public:
+  void set_plan(const rt::TaskPlan* plan) { plan_ = plan; }
+
+ private:
   ir::Result<bool> Carry(const CarryStep& step) {
     std::vector<Value> next;
     for (const auto& update : step.updates) {
@@ -617,7 +671,7 @@ class LoopExpander {
 
   // The orchestration parameter a task's tensor operand is (or is a view of); none for intermediates.
   std::optional<uint32_t> ParamOf(rt::PlanTensorRef ref) const {
-    while (ref.kind == rt::PlanTensorRef::Kind::View && reads_ && reads_->views) ref = (*reads_->views)[ref.index].base;
+    while (ref.kind == rt::PlanTensorRef::Kind::View) ref = views_[ref.index].base;
     if (ref.kind != rt::PlanTensorRef::Kind::Param) return std::nullopt;
     return ref.index;
   }
@@ -753,7 +807,10 @@ class LoopExpander {
   }
 
   std::vector<rt::PlanSubmit>& submits_;
+  std::vector<rt::PlanView>& views_;
   const TensorReads* reads_;
+  const rt::TaskPlan* plan_ = nullptr;  // for the extents of slices' tensors
+  std::unordered_map<uint32_t, rt::PlanTensorRef> current_views_;  // template view -> this iteration's
   std::set<uint32_t> written_params_;  // parameters a submit so far writes
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
   bool unopened_manual_ = false;  // the innermost of them is a manual scope
@@ -769,6 +826,7 @@ class LoopExpander {
 struct DeferredPlan {
   std::vector<Step> steps;
   TensorReads reads;
+  std::vector<rt::PlanView> views;  // the plan's views (slices' templates among them)
 };
 
 namespace {
@@ -803,10 +861,12 @@ class OrchestrationEmitter {
     body_ += "  }\n";
     result_.cpp_source = Source(*entry);
     if (!reads_.params.empty()) {  // the plan depends on what the tensors hold: each run expands it
-      result_.deferred = std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_)});
+      result_.deferred =
+          std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_), result_.plan.views});
       return std::move(result_);
     }
-    LoopExpander expander(result_.plan.submits);
+    LoopExpander expander(result_.plan.submits, result_.plan.views);
+    expander.set_plan(&result_.plan);
     if (auto ok = expander.Run(steps_root_); !ok) return pypto::unexpected(ok.error());
     return std::move(result_);
   }
@@ -992,6 +1052,7 @@ class OrchestrationEmitter {
         return EmitScalarDef(*assign);
       if (call && call->is_op_call() && call->op()->name == "tensor.read") return EmitTensorRead(*assign, *call);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
+      if (call && call->is_op_call() && call->op()->name == "tensor.slice") return EmitSlice(*assign, *call);
       // `x_flat = x`: another name for the same tensor.
       if (const auto* source = assign->value()->As<ir::Var>(); source && bindings_.contains(source)) {
         bindings_[result] = bindings_.at(source);
@@ -1749,6 +1810,57 @@ class OrchestrationEmitter {
     return true;
   }
 
+  // `v = pl.slice(t, shape, offsets)` passed to kernels: a view of the window of t (the runtime's
+  // view(), t's strides). At offsets computed in orchestration code, or of such a view, the plan holds
+  // a template and a ViewStep makes each iteration's view.
+  ir::Result<bool> EmitSlice(const ir::AssignStmt& assign, const ir::Call& call) {
+    const ir::Var* base = call.args()[0]->As<ir::Var>();
+    auto it = base ? bindings_.find(base) : bindings_.end();
+    if (it == bindings_.end())
+      return MakeError(DiagnosticKind::Syntax,
+                       "pl.slice in orchestration code slices a parameter, a pl.create_tensor tensor or a view of "
+                       "one",
+                       assign.span());
+    const auto& var = assign.var();
+    rt::PlanView view{.name = var->name_hint(), .base = it->second.ref};
+    std::vector<std::string> dims, offsets;
+    std::vector<ir::ExprPtr> offset_exprs;
+    bool computed = it->second.ref.kind == rt::PlanTensorRef::Kind::View && template_views_.contains(it->second.ref.index);
+    for (int64_t dim : var->type()->As<ir::TensorType>()->shape()) {
+      view.shape.push_back(static_cast<uint32_t>(dim));
+      dims.push_back(std::to_string(dim));
+    }
+    for (const auto& offset : call.args()[2]->As<ir::TupleLiteral>()->elements()) {
+      if (const ir::Var* unknown = UnknownScalar(offset))
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("the offset of slice '{}' is computed from '{}', which is only known when the "
+                                     "kernels run",
+                                     var->name_hint(), unknown->name_hint()),
+                         assign.span());
+      auto text = CppExpr(offset);
+      if (!text) return pypto::unexpected(text.error());
+      const auto constant = ir::AsConstInt(offset);
+      computed |= !constant;
+      view.offsets.push_back(constant ? static_cast<uint32_t>(*constant) : 0);
+      offsets.push_back(constant ? *text : fmt::format("static_cast<uint32_t>({})", *text));
+      offset_exprs.push_back(offset);
+    }
+    Separate();
+    const std::string name = names_.Take(var->name_hint());
+    body_ += fmt::format(
+        "{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}uint32_t {1}_offsets[{2}] = {{{4}}};\n"
+        "{0}const ChipTensor {1} = {5}.view({1}_shapes, {1}_offsets);\n",
+        indent_, name, dims.size(), fmt::join(dims, ", "), fmt::join(offsets, ", "), it->second.cpp_name);
+    const auto index = static_cast<uint32_t>(result_.plan.views.size());
+    result_.plan.views.push_back(std::move(view));
+    if (computed) {
+      template_views_.insert(index);
+      steps_->push_back(Step{ViewStep{.view = index, .offsets = std::move(offset_exprs), .span = assign.span()}});
+    }
+    bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View, index}, name};
+    return true;
+  }
+
   // The first variable of `expr` that is not an orchestration scalar defined so far.
   const ir::Var* UnknownScalar(const ir::ExprPtr& expr) const {
     struct Finder final : ir::IRVisitor {
@@ -2190,6 +2302,7 @@ class OrchestrationEmitter {
   Orchestration result_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
+  std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names
   std::set<const ir::Var*> dump_tagged_;                     // pl.dump_tag'ed so far
@@ -2215,16 +2328,16 @@ class OrchestrationEmitter {
 }  // namespace
 
 
-ir::Result<std::vector<rt::PlanSubmit>> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                                            std::span<const rt::ChipTensor> params) {
+ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                            std::span<const rt::ChipTensor> params) {
   if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
   TensorReads reads = deferred.reads;
   reads.tensors = params;
-  reads.views = &plan.views;
-  std::vector<rt::PlanSubmit> submits;
-  LoopExpander expander(submits, &reads);
+  ExpandedPlan expanded{.views = deferred.views};
+  LoopExpander expander(expanded.submits, expanded.views, &reads);
+  expander.set_plan(&plan);
   if (auto ok = expander.Run(deferred.steps); !ok) return pypto::unexpected(ok.error());
-  return submits;
+  return expanded;
 }
 
 ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype) {

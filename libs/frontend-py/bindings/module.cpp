@@ -367,7 +367,9 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
   }
   if (compiled.deferred) {
     // The tasks depend on what the tensors hold: this run's plan, and a session made for it.
-    compiled.plan.submits = bindings::Unwrap(codegen_orch::ExpandDeferredPlan(*compiled.deferred, compiled.plan, params));
+    auto expanded = bindings::Unwrap(codegen_orch::ExpandDeferredPlan(*compiled.deferred, compiled.plan, params));
+    compiled.plan.submits = std::move(expanded.submits);
+    compiled.plan.views = std::move(expanded.views);
     compiled.session.reset();
   }
   const auto& plugin = PluginFor(platform);

@@ -145,8 +145,10 @@ class FunctionParser {
       directions.push_back(resolved->direction);
     }
     if (IsExternal(source_.attrs)) return ExternalDeclaration(def, params, directions);
+    function_def_ = py::reinterpret_borrow<py::object>(def);
     auto body = ParseBlock(def.attr("body"));
     if (!body) return pypto::unexpected(body.error());
+    body = DropUnreadSliceLoads(*body);
     std::vector<ir::TypePtr> return_types;
     for (const auto& value : returns_) return_types.push_back(value->type());
     return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
@@ -184,8 +186,10 @@ class FunctionParser {
                                             signature.return_types, std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}),
                                             signature.type, signature.attrs, map_.SpanOf(signature.def));
     }
+    function_def_ = py::reinterpret_borrow<py::object>(signature.def);
     auto body = ParseBlock(signature.def.attr("body"));
     if (!body) return pypto::unexpected(body.error());
+    body = DropUnreadSliceLoads(*body);
     std::vector<ir::TypePtr> return_types = signature.return_types;
     if (signature.returns_from_body) {
       return_types.clear();
@@ -331,6 +335,10 @@ class FunctionParser {
                        map_.SpanOf(target));
     if (stmt.attr("value").is_none())
       return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
+    if (auto shaped = ParseRunTimeShapedTensor(target.attr("id").cast<std::string>(), stmt); !shaped)
+      return pypto::unexpected(shaped.error());
+    else if (*shaped)
+      return *shaped;
     // `t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(id=0)`: a pop takes the shape and
     // dtype of the tile it receives from the annotation when it does not spell them.
     declared_tile_ = nullptr;
@@ -374,8 +382,180 @@ class FunctionParser {
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
     RecordScalar(var, *value);
+    RecordOrchestrationSlice(*var, *value);
     if (IsCreation(**value)) placeholders_.insert(var->id());
     return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+  }
+
+  // `buf = pl.create_tensor([16, head_dim], ...)` / `qi = pl.slice(query, [16, head_dim], [row, 0])` in
+  // orchestration code with a dimension read from a tensor (upstream's paged attention reads them
+  // from a config tensor): the shape is known only when the program runs, and a tensor's type here is
+  // static. Such a tensor exists to be handed to kernels, so it takes the shape of the parameter the
+  // first call after it passes it to (a kernel reading fewer rows or columns than its parameter has is
+  // the kernel's business, as on the device). Null when `stmt` makes no such tensor.
+  ir::Result<ir::StmtPtr> ParseRunTimeShapedTensor(const std::string& name, py::handle stmt) {
+    py::handle value = stmt.attr("value");
+    if (kernel_depth_ > 0 || !IsNode(value, "Call")) return ir::StmtPtr{};
+    const std::string callee = DottedName(value.attr("func"));
+    const bool create = callee == "pl.create_tensor" || callee == "pl.tensor.create";
+    const bool slice = callee == "pl.slice" || callee == "pl.tensor.slice";
+    py::list args = value.attr("args");
+    const size_t shape_index = create ? 0 : 1;
+    if ((!create && !slice) || py::len(args) <= shape_index + (slice ? 1 : 0) || !IsNode(args[shape_index], "List"))
+      return ir::StmtPtr{};
+    bool run_time = false;
+    for (auto element : args[shape_index].attr("elts")) {
+      auto dim = ParseExpr(element);
+      if (!dim) return pypto::unexpected(dim.error());
+      run_time |= !ir::AsConstInt(*dim) && (*dim)->type()->As<ir::ScalarType>();
+    }
+    if (!run_time) return ir::StmtPtr{};
+    const ir::Span span = map_.SpanOf(value);
+    auto param = FirstParameterTaking(name, stmt);
+    if (!param)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' has a shape known only at run time; such a tensor takes the shape of the "
+                                   "kernel parameter it is passed to, and no function call after it passes '{}'",
+                                   name, name),
+                       span, "give it a shape of integer constants");
+    py::module_ ast = py::module_::import("ast");
+    py::list dims;
+    for (int64_t dim : param->type.shape()) {
+      dims.append(ast.attr("Constant")(dim));
+      ast.attr("copy_location")(dims[dims.size() - 1], value);
+    }
+    py::object shape = ast.attr("List")(dims, ast.attr("Load")());
+    ast.attr("copy_location")(shape, args[shape_index]);
+    ir::Result<ir::ExprPtr> made = pypto::unexpected(ir::Diagnostic{});
+    if (create) {
+      std::vector<py::object> rewritten = {shape};
+      for (size_t i = 1; i < py::len(args); ++i) rewritten.push_back(args[i]);
+      made = ParseExpr(RewrittenCall(value, "pl.create_tensor", rewritten, value.attr("keywords")));
+    } else {
+      auto base = ParseExpr(args[0]);
+      if (!base) return pypto::unexpected(base.error());
+      auto offsets = ParseExpr(args[2]);
+      if (!offsets) return pypto::unexpected(offsets.error());
+      auto dims_expr = ParseExpr(shape);
+      if (!dims_expr) return pypto::unexpected(dims_expr.error());
+      auto call = ir::OpRegistry::Get().CreateCall("tensor.slice", {*base, *dims_expr, *offsets}, {}, span);
+      if (call) made = ir::ExprPtr(*call);
+      else made = pypto::unexpected(call.error());
+    }
+    if (!made)
+      return MakeError(made.error().kind,
+                       fmt::format("'{}' has a shape known only at run time, and takes the shape {} of {}: {}", name,
+                                   fmt::format("[{}]", fmt::join(param->type.shape(), ", ")), param->where, made.error().message),
+                       span);
+    auto var = std::make_shared<ir::Var>(name, (*made)->type(), map_.SpanOf(stmt.attr(
+                                                                     IsNode(stmt, "AnnAssign") ? "target" : "value")));
+    env_[name] = var;
+    unavailable_.erase(name);
+    assigned_types_[name] = var->type();
+    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *made, map_.SpanOf(stmt)));
+  }
+
+  struct ParameterUse {
+    const ir::TensorType& type;
+    std::string where;  // "k() parameter 'x'"
+  };
+
+  // The tensor parameter of a function of the program that the first call after `stmt` (in source
+  // order) passes the variable `name` to, positionally or by keyword.
+  std::optional<ParameterUse> FirstParameterTaking(const std::string& name, py::handle stmt) {
+    if (!program_.methods || !function_def_) return std::nullopt;
+    const auto after = std::make_pair(stmt.attr("end_lineno").cast<int>(), stmt.attr("end_col_offset").cast<int>());
+    std::optional<std::pair<int, int>> best;
+    std::optional<ParameterUse> found;
+    for (auto node : py::module_::import("ast").attr("walk")(function_def_)) {
+      if (!IsNode(node, "Call")) continue;
+      const auto at = std::make_pair(node.attr("lineno").cast<int>(), node.attr("col_offset").cast<int>());
+      if (at < after || (best && *best < at)) continue;
+      std::string callee = DottedName(node.attr("func"));
+      if (callee.starts_with("self.")) callee = callee.substr(5);
+      auto method = program_.methods->find(callee);
+      if (method == program_.methods->end()) continue;
+      const auto& params = method->second.params;
+      auto take = [&](size_t i) {
+        const auto* tensor = i < params.size() ? params[i]->type()->As<ir::TensorType>() : nullptr;
+        if (!tensor) return;
+        best = at;
+        found.emplace(ParameterUse{*tensor, fmt::format("{}() parameter '{}'", callee, params[i]->name_hint())});
+      };
+      py::list positional = node.attr("args");
+      for (size_t i = 0; i < py::len(positional); ++i)
+        if (IsNode(positional[i], "Name") && positional[i].attr("id").cast<std::string>() == name) take(i);
+      for (auto keyword : node.attr("keywords")) {
+        if (keyword.attr("arg").is_none() || !IsNode(keyword.attr("value"), "Name") ||
+            keyword.attr("value").attr("id").cast<std::string>() != name)
+          continue;
+        const std::string key = keyword.attr("arg").cast<std::string>();
+        for (size_t i = 0; i < params.size(); ++i)
+          if (params[i]->name_hint() == key) take(i);
+      }
+    }
+    return found;
+  }
+
+  // A tensor slice in orchestration code (`qi = pl.slice(query, [16, 128], [row, 0])`) is a load, which
+  // OutlineIncoreScopes moves into the kernel scopes that read it; remembered here in case it is
+  // passed to a function taking a tensor instead (SliceAsView).
+  void RecordOrchestrationSlice(const ir::Var& var, const ir::ExprPtr& value) {
+    const auto* load = value->As<ir::Call>();
+    if (kernel_depth_ == 0 && load && load->is_op_call() && load->op()->name == "tile.load" &&
+        load->args()[0]->type()->As<ir::TensorType>())
+      orchestration_slices_[&var] = value;
+  }
+
+  // The loads of orchestration slices that were only passed to functions (as views, SliceAsView):
+  // nothing reads them, so they are dropped rather than left for the passes to sink nowhere.
+  ir::StmtPtr DropUnreadSliceLoads(const ir::StmtPtr& body) const {
+    if (viewed_slices_.empty()) return body;
+    struct Reads final : ir::IRVisitor {
+      std::unordered_set<const ir::Var*> vars;
+      void VisitVar(const std::shared_ptr<const ir::Var>& var) override { vars.insert(var.get()); }
+    } reads;
+    reads.VisitStmt(body);
+    struct Dropper final : ir::IRMutator {
+      std::unordered_set<const ir::Var*> unread;
+      ir::StmtPtr MutateAssign(const std::shared_ptr<const ir::AssignStmt>& stmt) override {
+        if (unread.contains(stmt->var().get()))
+          return std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{}, stmt->span());
+        return ir::IRMutator::MutateAssign(stmt);
+      }
+      ir::StmtPtr MutateSeq(const std::shared_ptr<const ir::SeqStmts>& seq) override {
+        std::vector<ir::StmtPtr> kept;
+        bool changed = false;
+        for (const auto& child : seq->stmts()) {
+          auto mutated = MutateStmt(child);
+          changed |= mutated != child;
+          const auto* dropped = mutated->As<ir::SeqStmts>();
+          if (mutated != child && dropped && dropped->stmts().empty()) continue;
+          kept.push_back(std::move(mutated));
+        }
+        return changed ? std::make_shared<ir::SeqStmts>(std::move(kept), seq->span()) : seq;
+      }
+    } dropper;
+    for (const ir::Var* slice : viewed_slices_)
+      if (!reads.vars.contains(slice)) dropper.unread.insert(slice);
+    return dropper.unread.empty() ? body : dropper.MutateStmt(body);
+  }
+
+  // An orchestration slice passed to a function's tensor parameter is a view of that window of the
+  // tensor (tensor.slice, the runtime's view()), defined just before the call: the kernel reads and
+  // writes the tensor's elements in place.
+  ir::Result<ir::ExprPtr> SliceAsView(const ir::ExprPtr& arg) {
+    const auto* var = arg->As<ir::Var>();
+    auto it = var ? orchestration_slices_.find(var) : orchestration_slices_.end();
+    if (it == orchestration_slices_.end()) return arg;
+    const auto& load = *it->second->As<ir::Call>();
+    auto view = ir::OpRegistry::Get().CreateCall("tensor.slice", {load.args()[0], load.args()[2], load.args()[1]},
+                                                 {}, load.span());
+    if (!view) return pypto::unexpected(view.error());
+    auto view_var = std::make_shared<ir::Var>(var->name_hint(), (*view)->type(), var->span());
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(view_var, *view, load.span()));
+    viewed_slices_.insert(var);
+    return ir::ExprPtr(view_var);
   }
 
   // `out = self.k(x, out)`: a function of the program returns its output parameter, so the result is
@@ -3314,10 +3494,15 @@ class FunctionParser {
       auto ok = ParseKeywordArg(name, keyword, static_cast<size_t>(it - callee.params.begin()), args);
       if (!ok) return pypto::unexpected(ok.error());
     }
-    for (size_t i = 0; i < args.size(); ++i)
+    for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i])
         return MakeError(DiagnosticKind::Type,
                          fmt::format("{}() is missing parameter '{}'", name, callee.params[i]->name_hint()), span);
+      if (!callee.params[i]->type()->As<ir::TensorType>()) continue;
+      auto arg = SliceAsView(args[i]);
+      if (!arg) return pypto::unexpected(arg.error());
+      args[i] = *arg;
+    }
     const Signature* target = &callee;
     std::vector<ir::TypePtr> returns = callee.return_types;
     if (callee.generic()) {
@@ -3497,6 +3682,9 @@ class FunctionParser {
   int break_flags_ = 0;                      // numbers the flags of loops that break
   // Call results that are the tensor passed for the callee's output (RecordReturnedArg).
   std::unordered_map<const ir::Var*, const ir::Var*> returned_args_;
+  std::unordered_map<const ir::Var*, ir::ExprPtr> orchestration_slices_;  // slice variable -> its load
+  py::object function_def_;  // the def being parsed (FirstParameterTaking searches its calls)
+  std::unordered_set<const ir::Var*> viewed_slices_;  // slice loads SliceAsView made views of
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a

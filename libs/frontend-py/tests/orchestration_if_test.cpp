@@ -230,9 +230,9 @@ TEST(OrchestrationIf, AConditionReadFromAnInputTensorIsDecidedPerRun) {
     x[1] = first;
     const std::vector<rt::ChipTensor> tensors = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
                                                  rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
-    auto submits = codegen_orch::ExpandDeferredPlan(*orchestration->deferred, orchestration->plan, tensors);
-    ASSERT_TRUE(submits) << submits.error().str();
-    EXPECT_EQ(submits->size(), first > 0 ? 1u : 0u);
+    auto expanded = codegen_orch::ExpandDeferredPlan(*orchestration->deferred, orchestration->plan, tensors);
+    ASSERT_TRUE(expanded) << expanded.error().str();
+    EXPECT_EQ(expanded->submits.size(), first > 0 ? 1u : 0u);
   }
 }
 

@@ -122,6 +122,27 @@ ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> sh
   return reshaped;
 }
 
+ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape,
+                        std::span<const uint32_t> offsets) {
+  if (shape.size() != tensor.ndims || offsets.size() != tensor.ndims)
+    throw std::invalid_argument("SlicedTensor: a slice of a rank-" + std::to_string(tensor.ndims) + " tensor needs " +
+                                std::to_string(tensor.ndims) + " sizes and offsets");
+  ChipTensor sliced = tensor;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < tensor.ndims; ++d) {
+    if (uint64_t{offsets[d]} + shape[d] > tensor.shapes[d])
+      throw std::invalid_argument("SlicedTensor: the window [" + std::to_string(offsets[d]) + ", " +
+                                  std::to_string(uint64_t{offsets[d]} + shape[d]) + ") of dimension " +
+                                  std::to_string(d) + " is outside its extent " + std::to_string(tensor.shapes[d]));
+    sliced.start_offset += uint64_t{offsets[d]} * tensor.strides[d];
+    sliced.shapes[d] = shape[d];
+    elements *= shape[d];
+  }
+  sliced.is_contiguous = IsRowMajor(sliced) ? 1 : 0;
+  sliced.extent_elem_cache = elements;
+  return sliced;
+}
+
 ByteRange ViewBytes(const ChipTensor& tensor) {
   const uint64_t element_size = ElementSize(tensor.dtype);
   const uint32_t ndims = tensor.ndims < PYPTO_MAX_TENSOR_DIMS ? tensor.ndims : PYPTO_MAX_TENSOR_DIMS;

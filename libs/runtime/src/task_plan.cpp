@@ -81,7 +81,8 @@ pypto::expected<std::vector<ChipTensor>, FatalError> BuildViews(const TaskPlan& 
       return InvalidArgs(fmt::format("view '{}' is of {} {}, which is not defined before it", view.name,
                                      KindName(view.base.kind), view.base.index));
     try {
-      views.push_back(ReshapedTensor(pool[view.base.index], view.shape));
+      views.push_back(view.offsets.empty() ? ReshapedTensor(pool[view.base.index], view.shape)
+                                           : SlicedTensor(pool[view.base.index], view.shape, view.offsets));
     } catch (const std::invalid_argument& error) {
       return InvalidArgs(fmt::format("view '{}': {}", view.name, error.what()));
     }

@@ -134,6 +134,33 @@ TEST(ChipTensor, ReshapedTensorRefusesWindowsAndOtherCounts) {
   }
 }
 
+TEST(ChipTensor, SlicedTensorIsTheWindowWithTheBasesStrides) {
+  float data[64];
+  for (int i = 0; i < 64; ++i) data[i] = static_cast<float>(i);
+  const std::array<uint32_t, 2> shape = {8, 8}, window = {2, 3}, at = {5, 4};
+  const ChipTensor sliced = SlicedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), window, at);
+  EXPECT_EQ(sliced.shapes[0], 2u);
+  EXPECT_EQ(sliced.shapes[1], 3u);
+  EXPECT_EQ(sliced.strides[0], 8u);
+  EXPECT_EQ(sliced.is_contiguous, 0u);
+  EXPECT_EQ(DataPointer<float>(sliced)[0], 44.0f);                  // row 5, column 4
+  EXPECT_EQ(DataPointer<float>(sliced)[sliced.strides[0] + 2], 54.0f);  // row 6, column 6
+  // A window of a window adds its offsets.
+  const std::array<uint32_t, 2> one = {1, 1}, last = {1, 2};
+  EXPECT_EQ(DataPointer<float>(SlicedTensor(sliced, one, last))[0], 54.0f);
+}
+
+TEST(ChipTensor, SlicedTensorRefusesAWindowOutsideTheTensor) {
+  float data[16] = {};
+  const std::array<uint32_t, 2> shape = {4, 4}, window = {2, 2}, at = {3, 0};
+  try {
+    SlicedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), window, at);
+    FAIL() << "sliced rows 3..5 of 4";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "SlicedTensor: the window [3, 5) of dimension 0 is outside its extent 4");
+  }
+}
+
 TEST(ChipTensor, ByteRangeOverlap) {
   EXPECT_TRUE((ByteRange{0, 10}.overlaps(ByteRange{9, 20})));
   EXPECT_FALSE((ByteRange{0, 10}.overlaps(ByteRange{10, 20})));

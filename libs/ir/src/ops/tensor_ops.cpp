@@ -1,4 +1,5 @@
-// tensor.* ops of orchestration code: tensors in global memory that the runtime allocates.
+// tensor.* ops of orchestration code: tensors in global memory that the runtime allocates, and views
+// of them.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -62,6 +63,31 @@ Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwar
   return std::make_shared<TensorType>(*shape, tensor->dtype());
 }
 
+// `v = pl.slice(t, shape, offsets)` passed to a kernel from orchestration code: a view of the window
+// [offsets, offsets + shape) of t, with t's strides, as the runtime's view(). Offsets may be computed
+// in orchestration code; those known here are checked here, the others when the plan is expanded.
+Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
+  auto tensor = ExpectTensor(args[0], "the source of a tensor slice", span);
+  if (!tensor) return pypto::unexpected(tensor.error());
+  auto shape = StaticInts(args[1], "the shape of a tensor slice", span);
+  if (!shape) return pypto::unexpected(shape.error());
+  auto offsets = ScalarOffsets(args[2], "the offsets of a tensor slice", span);
+  if (!offsets) return pypto::unexpected(offsets.error());
+  const Shape& dims = (*tensor)->shape();
+  if (shape->size() != dims.size() || offsets->size() != dims.size())
+    return TypeError(fmt::format("a slice of {} needs {} offsets and sizes, got {} and {}", (*tensor)->str(),
+                                 dims.size(), OffsetsStr(*offsets), ShapeStr(*shape)),
+                     span);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const auto& origin = (*offsets)[d];
+    if ((*shape)[d] <= 0 || (*shape)[d] > dims[d] || (origin && (*origin < 0 || *origin + (*shape)[d] > dims[d])))
+      return TypeError(fmt::format("the slice at {} of shape {} is outside {} (dimension {})", OffsetsStr(*offsets),
+                                   ShapeStr(*shape), (*tensor)->str(), d),
+                       span);
+  }
+  return std::make_shared<TensorType>(*shape, (*tensor)->dtype());
+}
+
 // pl.dump_tag(t): a statement marking an orchestration tensor for the args dump; it has no value.
 Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   if (!args[0]->type()->As<TensorType>())
@@ -85,6 +111,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .description = "a view of a whole tensor under another shape (no data moves)",
                           .params = {Arg("tensor"), Arg("shape")},
                           .deduce_type = DeduceReshape,
+                          .affinity = CoreAffinity::Shared,
+                          .result_aliases_arg = 0});
+  registry.Register(OpDef{.name = "tensor.slice",
+                          .description = "a view of a window of a tensor (no data moves), passed to kernels",
+                          .params = {Arg("tensor"), Arg("shape"), Arg("offset")},
+                          .deduce_type = DeduceSlice,
                           .affinity = CoreAffinity::Shared,
                           .result_aliases_arg = 0});
   // No effects: it reads nothing when the program runs; codegen-orch marks the tensor's later submits.

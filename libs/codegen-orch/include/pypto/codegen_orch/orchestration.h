@@ -40,11 +40,18 @@ struct Orchestration {
 
 ir::Result<Orchestration> GenerateOrchestration(const ir::Program& lowered);
 
-// The submits of a deferred plan for one run, reading the caller's tensors (`params`, checked against
+// One run's expansion of a deferred plan: its submits, and the plan's views followed by those the
+// run's slices make (a pl.slice at an offset computed in orchestration code is a view per iteration).
+struct ExpandedPlan {
+  std::vector<rt::PlanSubmit> submits;
+  std::vector<rt::PlanView> views;
+};
+
+// The expansion of a deferred plan for one run, reading the caller's tensors (`params`, checked against
 // `plan`'s parameters). A read outside a tensor, or of a tensor a kernel writes earlier, is an error at
 // the read.
-ir::Result<std::vector<rt::PlanSubmit>> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                                            std::span<const rt::ChipTensor> params);
+ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                            std::span<const rt::ChipTensor> params);
 
 // The manifest the runtime reads; `root` makes the source paths absolute.
 std::string KernelConfigPy(const Orchestration& orchestration, const std::filesystem::path& root,

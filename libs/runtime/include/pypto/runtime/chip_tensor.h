@@ -35,6 +35,10 @@ ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8
 // std::invalid_argument for a non-contiguous tensor, a rank outside 1..5 or another element count.
 ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape);
 
+// The window [offsets, offsets + shape) of `tensor`, with its strides (the runtime's view()). Throws
+// std::invalid_argument for another rank or a window outside the tensor.
+ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape, std::span<const uint32_t> offsets);
+
 // Byte range [first, last) the view can touch, as addresses (buffer_addr included), for overlap-based
 // dependency tracking and bounds checks. An empty view gives an empty range.
 struct ByteRange {

@@ -29,11 +29,13 @@ struct PlanTensorRef {
   uint32_t index = 0;
 };
 
-// A reshape of a whole contiguous tensor (pl.reshape in orchestration): the same buffer, another shape.
+// A view of a tensor: a reshape of the whole contiguous tensor (pl.reshape in orchestration, no
+// offsets), or the window at `offsets` of `shape` with the base's strides (pl.slice passed to a kernel).
 struct PlanView {
   std::string name;
   PlanTensorRef base;  // a parameter, an intermediate or an earlier view
   std::vector<uint32_t> shape;
+  std::vector<uint32_t> offsets;  // empty: a reshape
 };
 
 struct PlanTaskArg {
