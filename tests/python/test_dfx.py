@@ -180,7 +180,7 @@ def test_half_payloads_decode_to_torchs_values(kernels, capsys, dtype):
     manifest = _manifest(compiled)
     name = {torch.bfloat16: "BFLOAT16", torch.float16: "FLOAT16"}[dtype]
     assert [r["dtype"] for r in manifest["records"]] == [name, name]
-    assert dump_viewer.main([compiled.output_dir, "--index", "1"]) == 0
+    assert dump_viewer.main([str(compiled.output_dir), "--index", "1"]) == 0
     printed = capsys.readouterr().out
     rows = printed.split("  values:\n")[1].splitlines()
     expected = [" ".join(repr(v) for v in row) for row in b.float().tolist()]
@@ -193,7 +193,7 @@ def test_viewer_table_and_filters(kernels, capsys):
     compiled(x, out)
     dump_dir = Path(compiled.output_dir) / "dfx_outputs" / "args_dump"
     kernel0, kernel1 = (r["kernel"] for r in _manifest(compiled)["records"][1:3])
-    assert dump_viewer.main([compiled.output_dir]) == 0
+    assert dump_viewer.main([str(compiled.output_dir)]) == 0
     width = max(len("kernel"), len(kernel0), len(kernel1))
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
@@ -212,13 +212,13 @@ def test_viewer_table_and_filters(kernels, capsys):
     assert dump_viewer.main([str(dump_dir.parent), "--arg", "1"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["1", "3"]
 
-    assert dump_viewer.main([compiled.output_dir, "--index", "3", "--export"]) == 0
+    assert dump_viewer.main([str(compiled.output_dir), "--index", "3", "--export"]) == 0
     exported = sorted((dump_dir / "export").glob("*.npy"))
     assert [p.name for p in exported] == ["3_task0x1_after_completion_output_arg1.npy"]
     torch.testing.assert_close(torch.from_numpy(np.load(exported[0])), x * 3 + 1)
 
     with pytest.raises(SystemExit):
-        dump_viewer.main([compiled.output_dir, "--task", "zz"])
+        dump_viewer.main([str(compiled.output_dir), "--task", "zz"])
     assert "not a hexadecimal task id: 'zz'" in capsys.readouterr().err
     assert dump_viewer.main([str(Path(compiled.output_dir) / "nowhere")]) == 1
     assert "no args_dump.json under" in capsys.readouterr().err

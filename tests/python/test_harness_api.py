@@ -205,7 +205,7 @@ def test_a_fresh_process_runs_a_build_directory_with_execute_compiled(kernels, t
         "from pypto.runtime import execute_compiled\n"
         f"x, y = torch.load({str(tmp_path / 'inputs.pt')!r})\n"
         "out = torch.zeros(32, 64)\n"
-        f"execute_compiled({compiled.output_dir!r}, [x, y, out])\n"
+        f"execute_compiled({str(compiled.output_dir)!r}, [x, y, out])\n"
         f"torch.save(out, {str(tmp_path / 'out.pt')!r})\n"
     )
     # Nothing of this process goes along: no source module, no live compiled program, no session.

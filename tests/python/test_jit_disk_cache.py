@@ -33,7 +33,7 @@ start = time.perf_counter()
 compiled = kernel.compile(a, c)
 seconds = time.perf_counter() - start
 compiled(a, c)
-print(json.dumps({{"output_dir": compiled.output_dir, "seconds": seconds, "value": c[0, 0].item()}}))
+print(json.dumps({{"output_dir": str(compiled.output_dir), "seconds": seconds, "value": c[0, 0].item()}}))
 """
 
 _KERNEL = """

@@ -8,6 +8,7 @@ from pypto.backend import platform_for
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
+from pypto.runtime.debug.run_script import write_run_script
 
 _CONFIG_FIELDS = {field.name for field in dataclasses.fields(RunConfig)}
 
@@ -41,6 +42,7 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     artifacts = _core.compile(lowered, config.platform, str(out), config.task_window, **config.compile_dfx())
     parameters = entry_parameters(lowered)
     write_manifest(out, config.platform, program.name, parameters)
+    write_run_script(out, config.platform, program.name, parameters)
     return CompiledProgram(artifacts, parameters)
 
 

@@ -16,6 +16,7 @@ from pypto.language.typing import DynVar
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
+from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.torch_interop import TORCH_TO_DSL
 
 
@@ -105,6 +106,7 @@ class JITFunction:
             )
             parameters = self._parameters(lowered, args, kwargs)
             write_manifest(output_dir, config.platform, self.__name__, parameters)
+            write_run_script(output_dir, config.platform, self.__name__, parameters)
             compiled = CompiledProgram(artifacts, parameters)
             if disk_key is not None:
                 disk_cache.store(disk_key, output_dir)
@@ -113,8 +115,8 @@ class JITFunction:
 
     def warmup(self, *args, config=None, **kwargs) -> str:
         """Compiles for these arguments without running (filling the in-memory and disk caches, and
-        on a simulator building the hand-written kernels); returns the build directory."""
-        return self.compile(*args, config=config, **kwargs).output_dir
+        on a simulator building the hand-written kernels); returns the build directory's path."""
+        return str(self.compile(*args, config=config, **kwargs).output_dir)
 
     @staticmethod
     def _from_disk(disk_key, config):

@@ -1,11 +1,11 @@
 """The JIT's on-disk cache: what ``fn.compile`` built in one process, another process reuses.
 
 An entry is ``<cache>/<digest>/`` holding a copy of the build directory (``artifacts/``), where the
-digest is SHA-256 over the toolchain build (``build_identity``) and the JIT's in-memory key (the
-sources of the entry and of every function it calls, with each hand-written kernel's include closure
-read again at every call, the platform, the argument shapes and dtypes, the scalar values and the
-options that change what is built). So an edited kernel, an edited header it includes or a rebuilt
-toolchain misses; nothing else does.
+digest is SHA-256 over the files a build directory holds (``_LAYOUT``), the toolchain build
+(``build_identity``) and the JIT's in-memory key (the sources of the entry and of every function it
+calls, with each hand-written kernel's include closure read again at every call, the platform, the
+argument shapes and dtypes, the scalar values and the options that change what is built). So an
+edited kernel, an edited header it includes or a rebuilt toolchain misses; nothing else does.
 
 ``<cache>`` is ``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto/jit``; ``PYPTO_CACHE=0`` (or
 ``PYPTO_CACHE_DIR=off``) turns the cache off. An entry is written under a private name and renamed
@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Optional
 
 _ARTIFACTS = "artifacts"
+
+# What a stored build directory holds; raised when compiling starts writing a new file into it
+# (2: debug/run.py), so that entries stored before do not serve builds that lack it.
+_LAYOUT = 2
 
 
 # What this process's lookups and stores did (cache_info()).
@@ -71,7 +75,7 @@ def build_identity() -> str:
 
 
 def digest(key) -> str:
-    text = json.dumps([build_identity(), key], sort_keys=True, default=repr)
+    text = json.dumps([_LAYOUT, build_identity(), key], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -91,4 +91,4 @@ def execute_compiled(work_dir, args, *, platform: Optional[str] = None, device_i
     if dfx is not None:
         # The run writes them into <work_dir>/dfx_outputs/.
         _core.set_dfx(program._artifacts, dfx.enable_dump_args, dfx.enable_chip_swimlane)
-    program(*args)
+    program._run_in_place(args)

@@ -1,13 +1,15 @@
 """A compiled program: its build directory, its parameters, and the call that runs it."""
 
+import ast
 import dataclasses
 import os
 import weakref
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pypto import _core
 from pypto.runtime.scalars import scalar_value, same_scalar
-from pypto.runtime.torch_interop import TORCH_TO_DSL
+from pypto.runtime.torch_interop import TORCH_TO_DSL, torch_dtype
 from pypto.runtime.unwritten import UnwrittenCheck
 
 
@@ -69,7 +71,9 @@ class Parameter:
 
 class CompiledProgram:
     """What ``fn.compile(...)`` and ``pypto.ir.compile(...)`` return: call it with the program's
-    arguments, in parameter order, to run it (outputs are written into the tensors in place).
+    arguments, in parameter order, to run it (outputs are written into the tensors in place). A program
+    that returns its outputs may also be called with its inputs only: the ``pl.Out`` tensors are then
+    allocated (zeros, of the compiled shapes and dtypes) and returned, one tensor or a tuple.
 
     The first call opens a session of the platform's backend for the program (the simulator decodes
     the kernels and sets up its cores there); every later call reuses it, so a call costs little
@@ -80,6 +84,7 @@ class CompiledProgram:
     def __init__(self, artifacts, parameters: Sequence[Parameter]):
         self._artifacts = artifacts
         self.parameters = list(parameters)
+        self._has_return = None  # read off the entry's signature when first asked
         _LIVE[_key(artifacts.output_dir)] = self
         if os.environ.get("PYPTO_EXPLAIN_ABI"):  # pypto-run --explain-abi
             import sys
@@ -87,8 +92,9 @@ class CompiledProgram:
             print(explain_abi(self), file=sys.stderr, end="")
 
     @property
-    def output_dir(self) -> str:
-        return self._artifacts.output_dir
+    def output_dir(self) -> Path:
+        """The build directory."""
+        return Path(self._artifacts.output_dir)
 
     @property
     def platform(self) -> str:
@@ -108,12 +114,36 @@ class CompiledProgram:
         """The tensors the program writes (``pl.Out`` and ``pl.InOut`` parameters)."""
         return [p.name for p in self.parameters if p.kind == "tensor" and p.is_output]
 
+    @property
+    def output_indices(self) -> list:
+        """Positions of the ``pl.Out`` parameters: the tensors a call with the inputs only allocates.
+        A ``pl.InOut`` tensor is read as well as written, so a caller always passes it."""
+        return [i for i, p in enumerate(self.parameters) if p.kind == "tensor" and p.direction == "Out"]
+
+    @property
+    def has_return(self) -> bool:
+        """Whether the program's entry returns values; only then may a call leave out the outputs."""
+        if self._has_return is None:
+            self._has_return = _entry_returns(self.program)
+        return self._has_return
+
     def __call__(self, *args, config=None, **kwargs):
         if config is not None and config.platform != self.platform:
             raise ValueError(
                 f"this program was compiled for {self.platform!r}, not {config.platform!r}; compile it again"
             )
-        values = _bind(self.param_names, args, kwargs)
+        values, allocated = self._arguments(args, kwargs)
+        self._execute(values, config)
+        if not allocated:
+            return None
+        outputs = tuple(values[i] for i in self.output_indices)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _run_in_place(self, args) -> None:
+        """Runs the program on every argument, in parameter order (as ``execute_compiled`` passes them)."""
+        self._execute(_bind(self.param_names, list(args), {}), None)
+
+    def _execute(self, values, config) -> None:
         unwritten = UnwrittenCheck.from_config(config)
         tensors = []
         for param, value in zip(self.parameters, values):
@@ -122,7 +152,44 @@ class CompiledProgram:
             else:
                 tensors.append((param, value))
         _run(self._artifacts, tensors, unwritten)
-        return None
+
+    def _arguments(self, args, kwargs):
+        """Every argument in parameter order, and whether the ``pl.Out`` tensors were allocated here
+        (a call that passed the inputs only)."""
+        names = self.param_names
+        given = len(args) + len(kwargs)
+        if given == len(names):
+            return _bind(names, args, kwargs), False
+        outputs = set(self.output_indices)
+        inputs = [name for i, name in enumerate(names) if i not in outputs]
+        named_output = any(names[i] in kwargs for i in outputs)
+        if not outputs or given != len(inputs) or named_output or not self.has_return:
+            raise TypeError(self._arity_error(given, inputs))
+        bound = iter(_bind(inputs, args, kwargs))
+        values = [_allocate(self.parameters[i]) if i in outputs else next(bound) for i in range(len(names))]
+        return values, True
+
+    # Upstream hands its programs to a worker of its device runtime (simpler), and lets a caller do
+    # that by hand through these. This pypto runs programs itself: calling the program is the way.
+    def build_call_config(self, *args, **kwargs):
+        _refuse_manual_dispatch("build_call_config")
+
+    def build_orch_args(self, *args, **kwargs):
+        _refuse_manual_dispatch("build_orch_args")
+
+    chip_callable = property(lambda self: _refuse_manual_dispatch("chip_callable"))
+    runtime_name = property(lambda self: _refuse_manual_dispatch("runtime_name"))
+    runtime_config = property(lambda self: _refuse_manual_dispatch("runtime_config"))
+
+    def _arity_error(self, given: int, inputs: list) -> str:
+        names = self.param_names
+        expected = f"{len(names)} arguments ({', '.join(names)})"
+        if len(inputs) < len(names):
+            if self.has_return:
+                expected += f", or its {len(inputs)} inputs ({', '.join(inputs)}) to get its outputs returned"
+            else:
+                expected += "; its entry returns nothing, so it writes its outputs into tensors the caller passes"
+        return f"{self.program.entry_name} expects {expected}; got {given}"
 
 
 # Live compiled programs by build directory, so that running a directory this process compiled
@@ -152,6 +219,38 @@ def _bind(names, args, kwargs):
     if missing:
         raise TypeError(f"missing argument(s): {', '.join(missing)}")
     return [bound[n] for n in names]
+
+
+def _refuse_manual_dispatch(name: str):
+    raise NotImplementedError(
+        f"CompiledProgram.{name}: dispatching a compiled program by hand on a simpler Worker is not supported "
+        "by this pypto, which has no simpler runtime; call the compiled program to run it"
+    )
+
+
+def _entry_returns(program) -> bool:
+    """Whether ``program``'s entry function declares a result. The bindings do not expose a
+    function's result types; the ``def`` line of its printed form, which parses as Python, states them."""
+    entry = next(f for f in program.functions.values() if f.name == program.entry_name)
+    header = next(line for line in str(entry).splitlines() if line.startswith("def "))
+    definition = ast.parse(f"{header}\n    ...\n").body[0]
+    return definition.returns is not None
+
+
+def _allocate(param: Parameter):
+    """A zero tensor for a ``pl.Out`` parameter the caller left out, of its compiled shape and dtype."""
+    import torch
+
+    shape = param.shape or ()
+    if any(not isinstance(dim, int) or dim < 0 for dim in shape):
+        raise ValueError(
+            f"output {param.name!r} has the dynamic shape {list(shape)}, so it cannot be allocated for you: "
+            "pass it with the other arguments"
+        )
+    dtype = torch_dtype(param.dtype)
+    if dtype is None:
+        raise TypeError(f"output {param.name!r} has dtype {param.dtype}, which has no torch dtype to allocate it with")
+    return torch.zeros(shape, dtype=dtype)
 
 
 def _check_scalar(param: Parameter, value) -> None:

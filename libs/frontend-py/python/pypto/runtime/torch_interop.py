@@ -14,3 +14,19 @@ TORCH_TO_DSL = {
     "uint32": "UINT32",
     "bool": "BOOL",
 }
+
+# An index tensor holds 64-bit integers.
+_DSL_TO_TORCH = {**{dsl: name for name, dsl in TORCH_TO_DSL.items()}, "INDEX": "int64"}
+
+
+def torch_dtype_name(dsl_name: str):
+    """The name of the torch dtype of a DSL dtype (``"FP32"`` -> ``"float32"``); None when torch has none."""
+    return _DSL_TO_TORCH.get(dsl_name)
+
+
+def torch_dtype(dsl_name: str):
+    """The torch dtype of a DSL dtype name (``"FP32"`` -> ``torch.float32``); None when torch has none."""
+    import torch
+
+    name = torch_dtype_name(dsl_name)
+    return getattr(torch, name, None) if name else None
