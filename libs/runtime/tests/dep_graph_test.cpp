@@ -122,6 +122,36 @@ TEST(DepGraph, ALaunchIsOneNode) {
   EXPECT_EQ(Edges(graph), (std::vector<Edge>{{*producer, *launch, "tensormap", 0}, {*launch, *dummy, "tensormap", 0}}));
 }
 
+// A mixed task and a co-started launch wait through a gate and are waited for through a join: each is
+// still one node, with the edges of its arguments.
+TEST(DepGraph, MixedAndCoStartedLaunchesAreOneNodeEach) {
+  std::vector<int32_t> a(8), b(8), c(8);
+  DepGraph graph;
+  NoopExecutor executor;
+  Runtime runtime(Options(graph), executor);
+  auto producer = runtime.SubmitAiv(0, Reads(c, a));
+  TaskArgs mixed_args = Reads(a, b);
+  mixed_args.launch_spec.block_num = 2;
+  auto mixed = runtime.SubmitMixed({.aic = 1, .aiv0 = 2}, mixed_args);
+  TaskArgs co_started = Reads(b, c);
+  co_started.launch_spec.block_num = 2;
+  co_started.launch_spec.require_sync_start = true;
+  auto launch = runtime.SubmitAiv(3, co_started);
+  ASSERT_TRUE(launch);
+  ASSERT_TRUE(runtime.WaitAll());
+
+  ASSERT_EQ(graph.nodes().size(), 3u);
+  EXPECT_EQ(graph.nodes()[1].kernels.aic, 1);
+  EXPECT_EQ(graph.nodes()[1].kernels.aiv0, 2);
+  EXPECT_EQ(graph.nodes()[1].task_id, *mixed);
+  EXPECT_EQ(graph.nodes()[2].task_id, *launch);
+  EXPECT_EQ(Edges(graph), (std::vector<Edge>{
+                              {*producer, *mixed, "tensormap", 0},
+                              {*mixed, *launch, "tensormap", 0},     // reads b, which mixed wrote
+                              {*producer, *launch, "tensormap", 1},  // overwrites c, which producer read
+                          }));
+}
+
 TEST(DepGraph, ManualScopeTasksTakeOnlyTheirNamedEdges) {
   std::vector<int32_t> a(8), b(8);
   DepGraph graph;
