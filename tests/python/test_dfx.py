@@ -255,6 +255,11 @@ def test_execute_compiled_takes_dfx_options(kernels):
     manifest = dump_viewer.load(work_dir)
     assert [r["role"] for r in manifest["records"]] == ["input", "input", "output"]
     assert (Path(work_dir) / "dfx_outputs" / "merged_swimlane.json").is_file()
+    assert not (Path(work_dir) / "dfx_outputs" / "deps.json").exists()
+    execute_compiled(work_dir, [x, y, out], dfx=DfxOptions(enable_dep_gen=True))
+    deps = json.loads((Path(work_dir) / "dfx_outputs" / "deps.json").read_text())
+    assert [(t["task_id"], t["kernel_ids"]) for t in deps["tasks"]] == [("0", [-1, 0, -1])]
+    assert deps["edges"] == []
 
 
 @pytest.mark.parametrize("platform, aic_cores", [("a2a3sim", 24), ("a5sim", 36)])
