@@ -1,6 +1,6 @@
 """Debugging outputs on the simulator: pl.dump_tag and the args dump (RunConfig(enable_dump_args=1|2|3))
-with its viewer, the chip swimlane (enable_chip_swimlane), and the log file under
-$ASCEND_PROCESS_LOG_PATH."""
+with its viewer, the chip swimlane (enable_chip_swimlane), the dependency graph (enable_dep_gen), and the
+log file under $ASCEND_PROCESS_LOG_PATH."""
 
 import json
 import os
@@ -70,6 +70,18 @@ def mm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
         acc = pl.matmul(a[0:16, 0:16], b[0:16, 0:16])
         c[0:16, 0:16] = acc
     return c
+
+
+@pl.jit
+def graph(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+          z: pl.Out[pl.Tensor[[16, 32], pl.FP32]], w: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="produce") as produce:
+        y[:, :] = pl.exp(x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="consume"):
+        z[:, :] = pl.add(y, 1.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="ordered", deps=[produce]):
+        w[:, :] = pl.mul(x, 2.0)
+    return y, z, w
 
 
 @pl.jit
@@ -243,6 +255,11 @@ def test_execute_compiled_takes_dfx_options(kernels):
     manifest = dump_viewer.load(work_dir)
     assert [r["role"] for r in manifest["records"]] == ["input", "input", "output"]
     assert (Path(work_dir) / "dfx_outputs" / "merged_swimlane.json").is_file()
+    assert not (Path(work_dir) / "dfx_outputs" / "deps.json").exists()
+    execute_compiled(work_dir, [x, y, out], dfx=DfxOptions(enable_dep_gen=True))
+    deps = json.loads((Path(work_dir) / "dfx_outputs" / "deps.json").read_text())
+    assert [(t["task_id"], t["kernel_ids"]) for t in deps["tasks"]] == [("0", [-1, 0, -1])]
+    assert deps["edges"] == []
 
 
 @pytest.mark.parametrize("platform, aic_cores", [("a2a3sim", 24), ("a5sim", 36)])
@@ -280,9 +297,41 @@ def test_swimlane_puts_cube_tasks_on_aic_tracks(kernels):
     assert names[spans[0]["tid"]] == f"AIC {spans[0]['tid']}"  # AIC cores are numbered first
 
 
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_dep_gen_writes_the_edges_the_runtime_gives_each_submit(kernels, platform):
+    x = torch.randn(16, 32)
+    y, z, w = torch.zeros(16, 32), torch.zeros(16, 32), torch.zeros(16, 32)
+    compiled = kernels.graph.compile(x, y, z, w, config=RunConfig(platform=platform, enable_dep_gen=True))
+    compiled(x, y, z, w)
+    torch.testing.assert_close(z, torch.exp(x) + 1.0)
+    torch.testing.assert_close(w, x * 2.0)
+    deps = json.loads((Path(compiled.output_dir) / "dfx_outputs" / "deps.json").read_text())
+
+    # One task per submit, each an AIV kernel on lane aiv0; ids as decimal strings.
+    tasks = [(t["task_id"], t["scope"], t["kernel_ids"], t["block_num"], [(a["idx"], a["type"]) for a in t["args"]])
+             for t in deps["tasks"]]
+    assert tasks == [
+        ("0", "auto", [-1, 0, -1], 1, [(0, "INPUT"), (1, "OUTPUT_EXISTING")]),
+        ("1", "auto", [-1, 1, -1], 1, [(0, "INPUT"), (1, "OUTPUT_EXISTING")]),
+        ("2", "auto", [-1, 2, -1], 1, [(0, "INPUT"), (1, "OUTPUT_EXISTING")]),
+    ]
+    # consume reads what produce wrote (its argument 0, y); ordered shares nothing with produce (both
+    # only read x) and waits for it because deps= says so.
+    edges = [(e["pred"], e["succ"], e["source"], e["arg"], e["flags"]) for e in deps["edges"]]
+    assert edges == [("0", "1", "tensormap", 0, ["wait"]), ("0", "2", "explicit", -1, ["wait", "retain"])]
+    read = deps["edges"][0]
+    assert read["overlap"] == "covered"
+    assert (read["consumer_shape"], read["producer_shape"]) == ([16, 32], [16, 32])
+    y_id = deps["tasks"][0]["args"][1]["tensor_id"]
+    assert read["tensor_id"] == y_id == deps["tasks"][1]["args"][0]["tensor_id"]
+    # x, y, z, w: one entry each, with the buffer's element count.
+    assert [(t["dtype"], t["buffer_numel"]) for t in deps["tensors"]] == [("FLOAT32", "512")] * 4
+    assert y_id in {t["tensor_id"] for t in deps["tensors"]}
+
+
 def test_unimplemented_switches_name_themselves_and_devices_need_a_device(kernels):
     x, y, out = torch.randn(8, 16), torch.randn(8, 16), torch.zeros(8, 16)
-    for switch in ("enable_pmu", "enable_dep_gen", "enable_scope_stats"):
+    for switch in ("enable_pmu", "enable_scope_stats"):
         with pytest.raises(NotImplementedError, match=f"^{switch}: not supported on 'a2a3sim'"):
             kernels.tag_input(x, y, out, config=RunConfig(**{switch: 1}))
     DfxOptions(enable_dump_args=3, enable_chip_swimlane=4).check_supported("a5sim")

@@ -244,28 +244,30 @@ void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestr
 // build directory runs again without the source (and an edited copy runs as edited).
 constexpr const char* kLoweredProgramFile = "lowered_program.py";
 
-// The debugging outputs a run records (RunConfig.enable_dump_args / enable_chip_swimlane), into
-// <build dir>/dfx_outputs.
-rt::DfxOptions DfxFor(const std::string& output_dir, int dump_args, int chip_swimlane) {
+// The debugging outputs a run records (RunConfig.enable_dump_args / enable_chip_swimlane /
+// enable_dep_gen), into <build dir>/dfx_outputs.
+rt::DfxOptions DfxFor(const std::string& output_dir, int dump_args, int chip_swimlane, bool dep_gen) {
   return {.dump_args = dump_args,
           .chip_swimlane = chip_swimlane,
+          .dep_gen = dep_gen,
           .output_dir = (std::filesystem::path(output_dir) / "dfx_outputs").string()};
 }
 
 // Switches a compiled program's debugging outputs; an open session, made for the old ones, is closed.
-void SetDfx(Compiled& compiled, int dump_args, int chip_swimlane) {
-  const rt::DfxOptions dfx = DfxFor(compiled.output_dir, dump_args, chip_swimlane);
-  if (dfx.dump_args == compiled.plan.dfx.dump_args && dfx.chip_swimlane == compiled.plan.dfx.chip_swimlane) return;
+void SetDfx(Compiled& compiled, int dump_args, int chip_swimlane, bool dep_gen) {
+  const rt::DfxOptions dfx = DfxFor(compiled.output_dir, dump_args, chip_swimlane, dep_gen);
+  const rt::DfxOptions& now = compiled.plan.dfx;
+  if (dfx.dump_args == now.dump_args && dfx.chip_swimlane == now.chip_swimlane && dfx.dep_gen == now.dep_gen) return;
   compiled.plan.dfx = dfx;
   compiled.session.reset();
 }
 
 // `task_window` (RunConfig.ring_task_window; 0 for the default) is how the runtime runs the plan.
 Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
-                 int task_window, int dump_args, int chip_swimlane) {
+                 int task_window, int dump_args, int chip_swimlane, bool dep_gen) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
   orchestration.plan.task_window = task_window;
-  orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane);
+  orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane, dep_gen);
   std::filesystem::create_directories(output_dir);
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
   WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
@@ -493,8 +495,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("lower", &Lower, py::arg("program"), py::arg("platform"), py::arg("verify") = false,
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),
-        py::arg("task_window") = 0, py::arg("dump_args") = 0, py::arg("chip_swimlane") = 0);
-  m.def("set_dfx", &SetDfx, py::arg("compiled"), py::arg("dump_args"), py::arg("chip_swimlane"));
+        py::arg("task_window") = 0, py::arg("dump_args") = 0, py::arg("chip_swimlane") = 0,
+        py::arg("dep_gen") = false);
+  m.def("set_dfx", &SetDfx, py::arg("compiled"), py::arg("dump_args"), py::arg("chip_swimlane"),
+        py::arg("dep_gen") = false);
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   m.def("list_platforms", &ListPlatforms);

@@ -6,6 +6,8 @@
 //               it becomes ready when it has none left. In a manual scope only the explicit ones.
 //   dispatch -> a running thread takes the oldest ready task that has a free core of its type.
 //   retire   -> the core is freed, its writes are forgotten, its dependents lose one dependency.
+//               Recording the dependency graph (RuntimeOptions::dep_graph), its accesses are kept
+//               until Reset instead: later submits find it and record the edge, without waiting.
 // Task windows: every submit (all blocks of an SPMD launch together) takes a slot in the ring of its
 // scope's depth and gives it back once it has finished and its scope has ended. A submit that finds
 // task_window - 1 slots in use waits (dispatching, under CallerFirst) for one; if every used slot
@@ -35,6 +37,7 @@
 //               that are awake, which finish them sooner than a woken thread could start.
 #include "pypto/runtime/runtime.h"
 
+#include "pypto/runtime/dep_graph.h"
 #include "pypto/runtime/task_observer.h"
 
 #include <fmt/ranges.h>
@@ -137,6 +140,7 @@ struct Task {
     uint64_t buffer_addr;
     bool write;
     bool live;  // still in the index: false once a later write covering it has taken its place
+    uint16_t arg;  // the tensor argument it comes from (for the dependency graph)
     AccessIndex::Handle entry;
   };
   std::vector<Access> accesses;  // registered with the runtime until this task retires
@@ -156,6 +160,10 @@ struct Task {
   // A dependency-only node (the gate and join of a mixed submit): retired as soon as it is ready,
   // on no core.
   bool dummy = false;
+  // Recording the dependency graph: the node of the submit it belongs to, and whether it has finished
+  // (it is kept, accesses and all, so that later submits still find it; see RuntimeOptions::dep_graph).
+  uint32_t graph_node = 0;
+  bool retired = false;
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
   int core = -1;     // the core it runs on, while it does
   bool at_barrier = false;  // its kernel waits in LaunchBarrier::SyncAll
@@ -255,6 +263,9 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   ~Impl();
 
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitGraphed(CoreType core, int32_t func_id, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitMixedGraphed(const MixedKernels& kernels, const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitDummyGraphed(const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
                                                   const std::shared_ptr<Launch>& launch, int32_t block_idx);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
@@ -293,6 +304,12 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void Enqueue(Task& task);
   void AddDependencies(Task& task, const TaskArgs& args);
   void AddEdge(Task& producer, Task& consumer);
+  // The dependency graph (RuntimeOptions::dep_graph), with mu_ held. Graphed runs `submit` (one public
+  // submit) as one node. GraphEdge records an edge of the current submit from the task `pred` names.
+  template <typename F>
+  pypto::expected<TaskId, FatalError> Graphed(const MixedKernels& kernels, const TaskArgs& args, F submit);
+  void GraphEdge(TaskId pred, DepSource source, int32_t arg);
+  void ForgetRetired();
   void RegisterAccesses(Task& task, const TaskArgs& args);
 
   // sync_start launches (the section "Co-started launches" below).
@@ -390,11 +407,20 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   std::array<size_t, kRings> slots_used_{};
   int slot_waiters_ = 0;  // submits waiting for a slot
   bool stopping_ = false;
+  // Recording the dependency graph: the node of the submit in progress, the node of every task of the
+  // run by id (ids are dense from 0), and the finished tasks, kept until Reset.
+  DepGraph* const graph_;
+  uint32_t graph_node_ = 0;
+  std::vector<uint32_t> graph_node_of_;
+  std::vector<std::unique_ptr<Task>> retired_;
   std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
 Runtime::Impl::Impl(RuntimeOptions options, CoreExecutor& executor)
-    : options_(options), executor_(executor), caller_first_(options.dispatch == Dispatch::CallerFirst) {
+    : options_(options),
+      executor_(executor),
+      caller_first_(options.dispatch == Dispatch::CallerFirst),
+      graph_(options.dep_graph) {
   RestartOuterScope();
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     // Reversed so that the lowest-numbered core is handed out first.
@@ -700,6 +726,10 @@ void Runtime::Impl::Recycle(std::unique_ptr<Task> task) {
 
 Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
   task->id = next_id_++;
+  if (graph_) {
+    task->graph_node = graph_node_;
+    graph_node_of_.push_back(graph_node_);  // at index task->id
+  }
   Task& ref = *task;
   live_.emplace(ref.id, std::move(task));
   if (ref.pending == 0)
@@ -1223,22 +1253,35 @@ std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
 
 // Called with mu_ held, before the task's own writes are registered (a task never waits for itself).
 void Runtime::Impl::AddDependencies(Task& task, const TaskArgs& args) {
-  for (TaskId id : args.dependencies())
+  for (TaskId id : args.dependencies()) {
     if (auto producer = live_.find(id); producer != live_.end()) AddEdge(*producer->second, task);
+    if (graph_) GraphEdge(id, DepSource::Explicit, -1);
+  }
   if (InManualScope()) return;  // as upstream: no creator edges and no overlap lookups either
-  for (const TensorArg& arg : args.tensors()) {
+  for (size_t i = 0; i < args.tensors().size(); ++i) {
+    const TensorArg& arg = args.tensors()[i];
     if (arg.direction == ArgDirection::NoDep) continue;
     // Creator edge: a tensor produced by a task still in flight.
     if (arg.tensor.owner_task_id != kInvalidTaskId) {
       if (auto owner = live_.find(arg.tensor.owner_task_id); owner != live_.end())
         AddEdge(*owner->second, task);
+      if (graph_) GraphEdge(arg.tensor.owner_task_id, DepSource::Creator, static_cast<int32_t>(i));
     }
     auto accesses = accesses_.find(arg.tensor.buffer_addr);
     if (accesses == accesses_.end()) continue;
     // A read waits for earlier writes of its bytes (RAW); a write also for earlier reads (WAR)
     // and writes (WAW), so it never overwrites what a task still in flight reads or writes.
+    // Finished tasks are found only while the graph is recorded: an edge of the graph, no wait.
     const ByteRange bytes = ViewBytes(arg.tensor);
-    const auto wait_for = [&](const AccessRef& earlier) { AddEdge(*earlier.task, task); };
+    const auto wait_for = [&](const AccessRef& earlier) {
+      if (graph_)
+        graph_->AddEdge({.pred = earlier.task->graph_node,
+                         .succ = graph_node_,
+                         .source = DepSource::Overlap,
+                         .arg = static_cast<int32_t>(i),
+                         .producer_arg = earlier.task->accesses[earlier.slot].arg});
+      if (!earlier.task->retired) AddEdge(*earlier.task, task);
+    };
     accesses->second.writes.ForEachOverlapping(bytes, wait_for);
     if (!Writes(arg.direction)) continue;
     accesses->second.reads.ForEachOverlapping(bytes, wait_for);
@@ -1258,7 +1301,8 @@ void Runtime::Impl::AddEdge(Task& producer, Task& consumer) {
 // A task of a manual scope registers nothing: later tasks wait for it only when they name it.
 void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
   if (InManualScope()) return;
-  for (const TensorArg& arg : args.tensors()) {
+  for (size_t i = 0; i < args.tensors().size(); ++i) {
+    const TensorArg& arg = args.tensors()[i];
     if (arg.direction == ArgDirection::NoDep) continue;
     const ByteRange bytes = ViewBytes(arg.tensor);
     if (bytes.empty()) continue;  // no dependency either way
@@ -1274,7 +1318,11 @@ void Runtime::Impl::RegisterAccesses(Task& task, const TaskArgs& args) {
     }
     const AccessRef ref{&task, static_cast<uint32_t>(task.accesses.size())};
     const AccessIndex::Handle entry = (write ? accesses.writes : accesses.reads).Insert(bytes, ref);
-    task.accesses.push_back({.buffer_addr = arg.tensor.buffer_addr, .write = write, .live = true, .entry = entry});
+    task.accesses.push_back({.buffer_addr = arg.tensor.buffer_addr,
+                             .write = write,
+                             .live = true,
+                             .arg = static_cast<uint16_t>(i),
+                             .entry = entry});
   }
 }
 
@@ -1290,6 +1338,7 @@ void Runtime::Impl::Reset() {
   std::unique_lock lock(mu_);
   Drain(lock);
   RestartOuterScope();
+  ForgetRetired();
   next_id_ = 0;
   completed_ = 0;
   error_.reset();
@@ -1431,7 +1480,7 @@ pypto::expected<void, FatalError> Runtime::Impl::RunObserved(const Task& task, c
 void Runtime::Impl::Retire(Task& task, int core) {
   if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {
-    if (!access.live) continue;  // a later write covering it has taken its place
+    if (!access.live || graph_) continue;  // a later write covering it has taken its place, or it is kept
     auto buffer = accesses_.find(access.buffer_addr);  // there while it holds a live access
     (access.write ? buffer->second.writes : buffer->second.reads).Erase(access.entry);
     if (buffer->second.reads.empty() && buffer->second.writes.empty()) accesses_.erase(buffer);
@@ -1453,7 +1502,13 @@ void Runtime::Impl::Retire(Task& task, int core) {
       Stage(*dependent);
   }
   if (!task.dummy) StageWaiting(task.core_type);  // its core may be one a stageable task waits for
-  Recycle(std::move(live_.extract(task.id).mapped()));
+  std::unique_ptr<Task> finished = std::move(live_.extract(task.id).mapped());
+  if (graph_) {
+    finished->retired = true;
+    retired_.push_back(std::move(finished));
+  } else {
+    Recycle(std::move(finished));
+  }
   if (!caller_first_) {
     work_cv_->notify_all();
     if (live_.empty()) idle_cv_.notify_all();
@@ -1476,21 +1531,73 @@ Runtime::Runtime(RuntimeOptions options, CoreExecutor& executor)
     : impl_(std::make_unique<Impl>(options, executor)) {}
 Runtime::~Runtime() = default;
 
+// ---- The dependency graph (RuntimeOptions::dep_graph) -----------------------------------------------
+
+template <typename F>
+pypto::expected<TaskId, FatalError> Runtime::Impl::Graphed(const MixedKernels& kernels, const TaskArgs& args,
+                                                           F submit) {
+  {
+    std::lock_guard lock(mu_);
+    graph_node_ = graph_->BeginSubmit(kernels, args, InManualScope());
+  }
+  auto id = submit();
+  std::lock_guard lock(mu_);
+  graph_->EndSubmit(graph_node_, id ? *id : kInvalidTaskId);
+  return id;
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitGraphed(CoreType core, int32_t func_id,
+                                                                 const TaskArgs& args) {
+  if (!graph_) return Submit(core, func_id, args);
+  MixedKernels kernels;
+  (core == CoreType::AIC ? kernels.aic : kernels.aiv0) = func_id;
+  return Graphed(kernels, args, [&] { return Submit(core, func_id, args); });
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixedGraphed(const MixedKernels& kernels,
+                                                                      const TaskArgs& args) {
+  if (!graph_) return SubmitMixed(kernels, args);
+  return Graphed(kernels, args, [&] { return SubmitMixed(kernels, args); });
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummyGraphed(const TaskArgs& args) {
+  if (!graph_) return SubmitDummy(args);
+  return Graphed(MixedKernels{}, args, [&] { return SubmitDummy(args); });
+}
+
+// An id of this run names a task whether it is live or finished; any other (kInvalidTaskId, or an id
+// from before a Reset) names nothing, as it imposes nothing.
+void Runtime::Impl::GraphEdge(TaskId pred, DepSource source, int32_t arg) {
+  if (pred >= graph_node_of_.size()) return;
+  graph_->AddEdge({.pred = graph_node_of_[pred], .succ = graph_node_, .source = source, .arg = arg});
+}
+
+// With mu_ held and no task live: the finished tasks kept for the graph, and their accesses, go.
+void Runtime::Impl::ForgetRetired() {
+  if (!graph_) return;
+  accesses_.clear();
+  for (std::unique_ptr<Task>& task : retired_) Recycle(std::move(task));
+  retired_.clear();
+  graph_node_of_.clear();
+}
+
 pypto::expected<TaskId, FatalError> Runtime::SubmitAic(int32_t func_id, const TaskArgs& args) {
-  return impl_->Submit(CoreType::AIC, func_id, args);
+  return impl_->SubmitGraphed(CoreType::AIC, func_id, args);
 }
 pypto::expected<TaskId, FatalError> Runtime::SubmitAiv(int32_t func_id, const TaskArgs& args) {
-  return impl_->Submit(CoreType::AIV, func_id, args);
+  return impl_->SubmitGraphed(CoreType::AIV, func_id, args);
 }
 pypto::expected<TaskId, FatalError> Runtime::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
-  return impl_->Submit(core, func_id, args);
+  return impl_->SubmitGraphed(core, func_id, args);
 }
 pypto::expected<void, FatalError> Runtime::ScopeBegin(ScopeMode mode) { return impl_->ScopeBegin(mode); }
 void Runtime::ScopeEnd() { impl_->ScopeEnd(); }
 pypto::expected<TaskId, FatalError> Runtime::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
-  return impl_->SubmitMixed(kernels, args);
+  return impl_->SubmitMixedGraphed(kernels, args);
 }
-pypto::expected<TaskId, FatalError> Runtime::SubmitDummy(const TaskArgs& args) { return impl_->SubmitDummy(args); }
+pypto::expected<TaskId, FatalError> Runtime::SubmitDummy(const TaskArgs& args) {
+  return impl_->SubmitDummyGraphed(args);
+}
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
 void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }

@@ -225,7 +225,8 @@ class Session {
                   .aiv_cores = soc.aiv_cores,
                   .dispatch = dispatch,
                   .task_window = rt::TaskWindowFor(plan),
-                  .observer = dfx_.get()},
+                  .observer = dfx_.get(),
+                  .dep_graph = dfx_ ? dfx_->dep_graph() : nullptr},
                  executor_) {}
 
   pypto_status Run(std::span<const rt::ChipTensor> params) {

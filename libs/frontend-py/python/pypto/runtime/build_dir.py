@@ -80,8 +80,8 @@ def execute_compiled(work_dir, args, *, platform: Optional[str] = None, device_i
     numbers, 0-d tensors or ctypes values, in parameter order); outputs are written into the tensors.
 
     ``device_id`` selects a device on device platforms; the simulators have one. ``dfx`` carries the
-    profiling switches of ``pypto.runtime.runner.DfxOptions``: on a simulator the args dump and the
-    chip swimlane are written into ``<work_dir>/dfx_outputs/``.
+    profiling switches of ``pypto.runtime.runner.DfxOptions``: on a simulator the args dump, the chip
+    swimlane and the dependency graph are written into ``<work_dir>/dfx_outputs/``.
     """
     if not isinstance(device_id, int) or device_id < 0:
         raise ValueError(f"device_id must be a non-negative int, got {device_id!r}")
@@ -90,5 +90,5 @@ def execute_compiled(work_dir, args, *, platform: Optional[str] = None, device_i
     program = load_compiled(work_dir, platform)
     if dfx is not None:
         # The run writes them into <work_dir>/dfx_outputs/.
-        _core.set_dfx(program._artifacts, dfx.enable_dump_args, dfx.enable_chip_swimlane)
+        _core.set_dfx(program._artifacts, dfx.enable_dump_args, dfx.enable_chip_swimlane, bool(dfx.enable_dep_gen))
     program._run_in_place(args)

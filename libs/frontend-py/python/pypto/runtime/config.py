@@ -84,7 +84,11 @@ class RunConfig:
         dfx = self.dfx
         if self.platform.endswith("sim"):
             dfx.check_supported(self.platform)
-        return {"dump_args": dfx.enable_dump_args, "chip_swimlane": dfx.enable_chip_swimlane}
+        return {
+            "dump_args": dfx.enable_dump_args,
+            "chip_swimlane": dfx.enable_chip_swimlane,
+            "dep_gen": bool(dfx.enable_dep_gen),
+        }
 
     @property
     def task_window(self) -> int:

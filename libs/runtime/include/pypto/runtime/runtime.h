@@ -17,6 +17,7 @@ namespace pypto::rt {
 
 enum class CoreType : uint8_t { AIC = 0, AIV = 1 };
 class TaskObserver;  // task_observer.h
+class DepGraph;      // dep_graph.h
 const char* CoreTypeName(CoreType type);
 // "aic" or "aiv": how kernel_config.py, build directories and cache keys spell a core type.
 const char* CoreTypeKey(CoreType type);
@@ -123,6 +124,10 @@ struct RuntimeOptions {
   // Debugging outputs (args dump, swimlane): told about every kernel task before and after it runs.
   // Null (the default) costs nothing. Not owned; must outlive the Runtime.
   TaskObserver* observer = nullptr;
+  // The dependency graph (RunConfig(enable_dep_gen)): every submit and the edges the runtime gives it.
+  // While set, finished tasks keep their accesses until Reset, so that edges to them are recorded
+  // too. Null (the default) costs nothing. Not owned; must outlive the Runtime.
+  DepGraph* dep_graph = nullptr;
 };
 
 // One MixedKernels submit (upstream's {aic, aiv0, aiv1}): the members run together on one block's
