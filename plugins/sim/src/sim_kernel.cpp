@@ -1472,20 +1472,34 @@ class Decoder {
     }
   }
 
-  // Sets how `instr` computes on `dtype` tiles, or refuses a type it cannot (float_only: an op that
-  // exists for floating-point tiles only).
-  pypto::expected<void, std::string> SetComputeType(const std::string& op, ir::DataType dtype, bool float_only,
+  // The element types an op computes on: floating-point only; every type with arithmetic (see
+  // ComputeTypeOf); or those and UINT32, for the ops whose two's-complement result bits do not depend
+  // on signedness (add, sub, mul, neg, sums, broadcasts), which run on a UINT32 tile as on INT32.
+  enum class Domain : uint8_t { Float, Arith, Wrapping };
+
+  // Sets how `instr` computes on `dtype` tiles, or refuses a type it cannot in `domain`.
+  pypto::expected<void, std::string> SetComputeType(const std::string& op, ir::DataType dtype, Domain domain,
                                                     Instr& instr) const {
     auto type = ComputeTypeOf(dtype);
-    if (!type || (float_only && type->kind != ElemKind::F32))
+    if (!type && domain == Domain::Wrapping && dtype == ir::DataType::UINT32)
+      type = ComputeType{ElemKind::I32, Widen::None};
+    if (!type || (domain == Domain::Float && type->kind != ElemKind::F32)) {
+      const char* supported = domain == Domain::Float ? "FP32, FP16 and BF16"
+                              : dtype == ir::DataType::UINT32
+                                  ? "FP32, FP16, BF16, INT32 and 8- and 16-bit integers; UINT32 only for the ops "
+                                    "whose result does not depend on signedness: add, sub, mul, neg, sums and "
+                                    "broadcasts"
+                                  : "FP32, FP16, BF16, INT32 and 8- and 16-bit integers";
       return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on {})", op,
-                              ir::DataTypeName(dtype),
-                              float_only ? "FP32, FP16 and BF16"
-                                         : "FP32, FP16, BF16, INT32 and 8- and 16-bit integers"));
+                              ir::DataTypeName(dtype), supported));
+    }
     instr.kind = type->kind;
     instr.widen = type->widen;
     return {};
   }
+
+  // Whether an integer BinaryOp's two's-complement result is the same for signed and unsigned operands.
+  static bool Wraps(BinaryOp op) { return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul; }
 
   static bool Overlap(const TileRef& a, const TileRef& b) {
     return a.space == b.space && a.byte_offset < b.byte_offset + b.bytes && b.byte_offset < a.byte_offset + a.bytes;
@@ -1507,7 +1521,8 @@ class Decoder {
                               ir::DataTypeName(rhs->dtype), out->num_elements, ir::DataTypeName(out->dtype)));
     }
     Instr instr;
-    if (auto ok = SetComputeType(name, out->dtype, false, instr); !ok) return ok;
+    const Domain domain = op == Opcode::Div ? Domain::Arith : Domain::Wrapping;
+    if (auto ok = SetComputeType(name, out->dtype, domain, instr); !ok) return ok;
     // In-place reuse means the same place; a partial overlap is an allocation bug.
     for (const TileValue* src : {&*lhs, &*rhs}) {
       if (Overlap(out->ref, src->ref) && out->ref.byte_offset != src->ref.byte_offset) {
@@ -1713,7 +1728,7 @@ class Decoder {
     auto lhs = Tile(call.args()[0], "left operand");
     if (!lhs) return Error(lhs.error());
     Instr operand_type;
-    if (auto ok = SetComputeType(op, lhs->dtype, false, operand_type); !ok) return ok;
+    if (auto ok = SetComputeType(op, lhs->dtype, Domain::Arith, operand_type); !ok) return ok;
     instr.src0 = lhs->ref;
     info.in_dtype = lhs->dtype;
     info.rows = lhs->rows();
@@ -1758,6 +1773,32 @@ class Decoder {
                             ir::DataTypeName(tile.dtype), float_only ? " and FP16" : ", FP16 and INT32"));
   }
 
+  // The domain of an element-wise Binary, BinaryScalar, Unary or LeakyRelu op.
+  static Domain ElementwiseDomain(const ComputeInfo& info) {
+    switch (info.kind) {
+      case ComputeKind::LeakyRelu: return Domain::Float;
+      case ComputeKind::Unary:
+        switch (static_cast<UnaryOp>(info.op)) {
+          case UnaryOp::Neg: return Domain::Wrapping;
+          case UnaryOp::Relu:
+          case UnaryOp::Abs: return Domain::Arith;
+          default: return Domain::Float;
+        }
+      default: return Wraps(static_cast<BinaryOp>(info.op)) ? Domain::Wrapping : Domain::Arith;
+    }
+  }
+
+  // The domain of a row/column expand or broadcast (a broadcast only copies).
+  static Domain ExpandDomain(const ComputeInfo& info) {
+    switch (info.kind) {
+      case ComputeKind::RowExpDif:
+      case ComputeKind::ColExpDif: return Domain::Float;
+      case ComputeKind::RowBroadcast:
+      case ComputeKind::ColBroadcast: return Domain::Wrapping;
+      default: return Wraps(static_cast<BinaryOp>(info.op)) ? Domain::Wrapping : Domain::Arith;
+    }
+  }
+
   pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
                                                            const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -1774,11 +1815,7 @@ class Decoder {
       case ComputeKind::BinaryScalar: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        const bool float_only = info.kind == ComputeKind::LeakyRelu ||
-                                (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
-                                 static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
-                                 static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
-        if (auto ok = SetComputeType(op, out.dtype, float_only, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, ElementwiseDomain(info), instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
         if (info.kind == ComputeKind::Binary) {
@@ -1797,7 +1834,8 @@ class Decoder {
       case ComputeKind::ColReduce: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        if (auto ok = SetComputeType(op, out.dtype, false, instr); !ok) return ok;
+        const Domain domain = static_cast<ReduceOp>(info.op) == ReduceOp::Sum ? Domain::Wrapping : Domain::Arith;
+        if (auto ok = SetComputeType(op, out.dtype, domain, instr); !ok) return ok;
         instr.src0 = src->ref;
         matrix(*src);
         info.pairwise = args.size() > 1;
@@ -1850,8 +1888,7 @@ class Decoder {
         if (!src) return Error(src.error());
         auto vec = tile_arg(1, "vector operand");
         if (!vec) return Error(vec.error());
-        const bool exp = info.kind == ComputeKind::RowExpDif || info.kind == ComputeKind::ColExpDif;
-        if (auto ok = SetComputeType(op, out.dtype, /*float_only=*/exp, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, ExpandDomain(info), instr); !ok) return ok;
         instr.src0 = src->ref;
         instr.src1 = vec->ref;
         matrix(out);
