@@ -438,3 +438,46 @@ def test_a_tile_whose_valid_region_is_the_slice_stores_that_region():
     narrowed_store(x, y)
     torch.testing.assert_close(y[:, :4], x[:, :4] + 1.0)
     assert (y[:, 4:] == -7.0).all()
+
+
+SHIFTS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def shifted_windows(x: pl.Tensor[[8, 64], pl.FP32], y: pl.Out[pl.Tensor[[8, 32], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+    for i in pl.range(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[:, i * 8 : i * 8 + 8] = x[:, (1 << (i + 2)) : (1 << (i + 2)) + 8]
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for j in pl.range(4):
+            z[:, j * 8 : j * 8 + 8] = x[:, (48 >> j) : (48 >> j) + 8]
+    return y, z
+
+
+@pl.jit
+def negative_shift(x: pl.Tensor[[8, 64], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = x[:, (1 << -1) : (1 << -1) + 8]
+    return y
+'''
+
+
+def test_shifts_compute_offsets_in_orchestration_and_in_kernels(write_kernel):
+    module, _ = write_kernel("shifts", SHIFTS)
+    x = torch.randn(8, 64)
+    y, z = torch.empty(8, 32), torch.empty(8, 32)
+    module.shifted_windows(x, y, z)
+    assert torch.equal(y, torch.cat([x[:, (1 << (i + 2)) : (1 << (i + 2)) + 8] for i in range(4)], dim=1))
+    assert torch.equal(z, torch.cat([x[:, (48 >> j) : (48 >> j) + 8] for j in range(4)], dim=1))
+
+
+def test_a_negative_shift_count_is_refused_at_the_shift(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("shifts", SHIFTS)
+    with pytest.raises(InvalidOperationError) as error:
+        module.negative_shift(torch.randn(8, 64), torch.empty(8, 8))
+    assert error.value.message == "shift count -1 is out of range; it must be in [0, 64)"
+    assert error.value.location == f"{path}:20:25"

@@ -2599,7 +2599,8 @@ class FunctionParser {
   ir::Result<ir::ExprPtr> ParseBinOp(py::handle node) {
     static const std::map<std::string, ir::BinaryOp> kOps = {
         {"Add", ir::BinaryOp::Add},           {"Sub", ir::BinaryOp::Sub},      {"Mult", ir::BinaryOp::Mul},
-        {"FloorDiv", ir::BinaryOp::FloorDiv}, {"Mod", ir::BinaryOp::FloorMod}, {"Div", ir::BinaryOp::FloatDiv}};
+        {"FloorDiv", ir::BinaryOp::FloorDiv}, {"Mod", ir::BinaryOp::FloorMod}, {"Div", ir::BinaryOp::FloatDiv},
+        {"LShift", ir::BinaryOp::Shl},        {"RShift", ir::BinaryOp::Shr}};
     std::string op = NodeType(node.attr("op"));
     auto it = kOps.find(op);
     if (it == kOps.end())

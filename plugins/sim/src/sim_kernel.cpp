@@ -97,6 +97,8 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::FloorMod: return "%";
     case ScalarOp::Min: return "min";
     case ScalarOp::Max: return "max";
+    case ScalarOp::Shl: return "<<";
+    case ScalarOp::Shr: return ">>";
     case ScalarOp::Eq: return "==";
     case ScalarOp::Ne: return "!=";
     case ScalarOp::Lt: return "<";
@@ -184,6 +186,8 @@ std::optional<ScalarOp> ToScalarOp(ir::BinaryOp op) {
     case ir::BinaryOp::FloorMod: return ScalarOp::FloorMod;
     case ir::BinaryOp::Min: return ScalarOp::Min;
     case ir::BinaryOp::Max: return ScalarOp::Max;
+    case ir::BinaryOp::Shl: return ScalarOp::Shl;
+    case ir::BinaryOp::Shr: return ScalarOp::Shr;
     case ir::BinaryOp::Eq: return ScalarOp::Eq;
     case ir::BinaryOp::Ne: return ScalarOp::Ne;
     case ir::BinaryOp::Lt: return ScalarOp::Lt;
@@ -656,6 +660,9 @@ class Decoder {
     if (!rhs) return rhs;
     const bool divides = *op == ScalarOp::FloorDiv || *op == ScalarOp::FloorMod;
     if (divides && !rhs->is_reg() && rhs->imm == 0) return Fail(fmt::format("`{}` divides by zero", text));
+    const bool shifts = *op == ScalarOp::Shl || *op == ScalarOp::Shr;
+    if (shifts && !rhs->is_reg() && (rhs->imm < 0 || rhs->imm >= 64))
+      return Fail(fmt::format("`{}` shifts by {}, outside [0, 64)", text, rhs->imm));
     if (!lhs->is_reg() && !rhs->is_reg()) {
       int64_t value = 0;
       EvalScalar(*op, lhs->imm, rhs->imm, value);
