@@ -298,6 +298,9 @@ class Planner {
         return {};
       case OpForm::Arange: return CheckScalarOperand(args[0], call.type(), op, span);
       case OpForm::MergeSort:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        if (args[1]->Is<ir::ConstInt>()) return {};
+        return CheckIndexExpr(args[1], fmt::format("the block_len of '{}'", op), span);
       case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
       case OpForm::Window:
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;

@@ -2189,8 +2189,8 @@ class Decoder {
   }
 
   // sort32, mrgsort, gather (mask form), concat, transposes and arange: the IR checked
-  // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, a constant
-  // block_len, results apart from their operands).
+  // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, results apart
+  // from their operands). A block_len computed at run time is checked when it runs.
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
                                                       const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -2224,8 +2224,8 @@ class Decoder {
         if (src->dtype != ir::DataType::FP32)
           return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
                                   ir::DataTypeName(src->dtype)));
-        auto block_len = ir::AsConstInt(args[1]);
-        if (!block_len) return Fail("block_len must be a constant");
+        auto block_len = Scalar(args[1]);
+        if (!block_len) return Error(block_len.error());
         info.block_len = *block_len;
         return {};
       }
