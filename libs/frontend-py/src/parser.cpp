@@ -2756,6 +2756,7 @@ class FunctionParser {
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
     if (name == "pl.create_l1" || name == "pl.tensor.create_l1") return ParseCreateL1(node);
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
+    if (name == "pl.expand_clone" || name == "pl.tensor.expand_clone") return ParseExpandClone(node);
     if (name == "pl.const") return ParseTypedConstant(node);
     if (kernel_depth_ > 0) name = KernelSpelling(name);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
@@ -3077,6 +3078,92 @@ class FunctionParser {
     auto written = ir::OpRegistry::Get().CreateCall("tile.assemble", {parsed[0], *row, parsed[2]}, {}, span);
     if (!written) return pypto::unexpected(written.error());
     return ir::ExprPtr(*written);
+  }
+
+  // `out = pl.expand_clone(x, y)` in a kernel: y filled with copies of x along the one dimension
+  // where x has extent 1 (in every other dimension the two agree). x is loaded whole and stored once
+  // per index of that dimension: a loop over all but the last index, then the store at the last one,
+  // which is the value (the stores update y in place).
+  ir::Result<ir::ExprPtr> ParseExpandClone(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       "pl.expand_clone outside a kernel (a tensor-to-tensor copy in orchestration) is not supported "
+                       "yet",
+                       span, "call it inside the pl.at scope or InCore function that writes the target");
+    auto bound = BindArguments(node, {"input", "target"}, 2, "pl.expand_clone");
+    if (!bound) return pypto::unexpected(bound.error());
+    auto input = ParseExpr(bound->at("input"));
+    if (!input) return input;
+    auto target = ParseExpr(bound->at("target"));
+    if (!target) return target;
+    auto dim = ExpandedDim(**input, **target, span);
+    if (!dim) return pypto::unexpected(dim.error());
+    auto tile = LoadWhole(*input, span);
+    if (!tile) return tile;
+    const size_t rank = (*tile)->type()->As<ir::TileType>()->shape().size();
+    auto zero = [&] { return std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span); };
+    std::vector<ir::ExprPtr> offsets(rank);
+    for (auto& offset : offsets) offset = zero();
+    if (!*dim) {  // same shape: one copy
+      auto store = ir::OpRegistry::Get().CreateCall("tile.store", {*tile, Tuple(offsets, span), *target}, {}, span);
+      if (!store) return pypto::unexpected(store.error());
+      return ir::ExprPtr(*store);
+    }
+    auto source = std::make_shared<ir::Var>("expand_clone_src", (*tile)->type(), span);
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(source, *tile, span));
+    auto store_at = [&](const ir::ExprPtr& index) {
+      offsets[**dim] = index;
+      return ir::OpRegistry::Get().CreateCall("tile.store", {source, Tuple(offsets, span), *target}, {}, span);
+    };
+    const int64_t last = (*target)->type()->As<ir::TensorType>()->shape()[**dim] - 1;
+    auto index = std::make_shared<ir::Var>("expand_clone_i", std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                           span);
+    auto store = store_at(index);
+    if (!store) return pypto::unexpected(store.error());
+    auto stored = std::make_shared<ir::Var>("expand_clone_dst", (*store)->type(), span);
+    prelude_.push_back(std::make_shared<ir::ForStmt>(
+        index, zero(), std::make_shared<ir::ConstInt>(last, ir::DataType::INDEX, span),
+        std::make_shared<ir::ConstInt>(1, ir::DataType::INDEX, span),
+        Seq({std::make_shared<ir::AssignStmt>(stored, *store, span)}, span), ir::ForKind::Sequential, span));
+    auto final_store = store_at(std::make_shared<ir::ConstInt>(last, ir::DataType::INDEX, span));
+    if (!final_store) return pypto::unexpected(final_store.error());
+    return ir::ExprPtr(*final_store);
+  }
+
+  // The dimension pl.expand_clone copies along (nullopt: the shapes agree): the only one where the
+  // input has extent 1 and the target more.
+  static ir::Result<std::optional<size_t>> ExpandedDim(const ir::Expr& input, const ir::Expr& target,
+                                                       const ir::Span& span) {
+    const auto* from = input.type()->As<ir::TensorType>();
+    const auto* to = target.type()->As<ir::TensorType>();
+    if (!from || !to)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.expand_clone copies a tensor into a tensor, got {} and {}", input.type()->str(),
+                                   target.type()->str()),
+                       span);
+    if (from->dtype() != to->dtype() || from->shape().size() != to->shape().size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.expand_clone needs an input of the target's dtype and rank, got {} and {}",
+                                   from->str(), to->str()),
+                       span);
+    std::optional<size_t> dim;
+    for (size_t i = 0; i < from->shape().size(); ++i) {
+      if (from->shape()[i] == to->shape()[i]) continue;
+      if (from->shape()[i] != 1)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("pl.expand_clone: dimension {} of the input is {}, neither 1 nor the target's {}",
+                                     i, from->shape()[i], to->shape()[i]),
+                         span);
+      if (dim)
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("pl.expand_clone copies along one dimension, but the input {} has extent 1 in "
+                                     "dimensions {} and {} of the target {}",
+                                     from->str(), *dim, i, to->str()),
+                         span);
+      dim = i;
+    }
+    return dim;
   }
 
   static bool IsFalse(py::handle node) {
