@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -250,6 +251,7 @@ class FunctionParser {
       if (!expr) return pypto::unexpected(expr.error());
       return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*expr, span));
     }
+    if (auto copy = CopyKernelScope(stmt)) return ParseWith(*copy);
     if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
     if (type == "With") return ParseWith(stmt);
     if (type == "For") return ParseFor(stmt);
@@ -265,6 +267,23 @@ class FunctionParser {
                        span, "a jump cannot leave a pl.at scope or a function");
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' statements are not supported in kernels yet", type),
                      span);
+  }
+
+  // `out = pl.assemble(out, src, offset)` in orchestration copies the tensor src into a window of out:
+  // the statement becomes a kernel of its own, `with pl.at(level=pl.Level.CORE_GROUP):` around it,
+  // where the assemble loads src and stores it. The scope's nodes take the statement's location.
+  std::optional<py::object> CopyKernelScope(py::handle stmt) const {
+    if (kernel_depth_ > 0 || !py::hasattr(stmt, "value") || !IsNode(stmt.attr("value"), "Call")) return std::nullopt;
+    const std::string name = DottedName(stmt.attr("value").attr("func"));
+    if (name != "pl.assemble" && name != "pl.tensor.assemble") return std::nullopt;
+    py::module_ ast = py::module_::import("ast");
+    py::object scope =
+        ast.attr("parse")("with pl.at(level=pl.Level.CORE_GROUP, name_hint='assemble'):\n    pass").attr("body")[
+            py::int_(0)];
+    for (auto node : ast.attr("walk")(scope)) ast.attr("copy_location")(node, stmt);
+    scope.attr("body") = py::list();
+    scope.attr("body").attr("append")(stmt);
+    return scope;
   }
 
   // `var = value` for a scalar: an integer constant is read as that constant from then on, and any
@@ -2796,8 +2815,14 @@ class FunctionParser {
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
     }
     bool loaded_tensor = false;  // a whole tensor operand became a tile
-    if (kernel_depth_ > 0 && IsUnifiedCompute(name)) {
-      for (auto& [value, arg] : positional) {
+    // The operands a kernel loads when given whole tensors: all of a unified op's, and the value of
+    // pl.store (`pl.store(src, offset, dst)` copies the tensor src into a window of dst).
+    const size_t loadable = kernel_depth_ == 0      ? 0
+                            : IsUnifiedCompute(name) ? positional.size()
+                            : name == "pl.store"     ? std::min<size_t>(1, positional.size())
+                                                     : 0;
+    if (loadable > 0) {
+      for (auto& [value, arg] : std::span(positional).first(loadable)) {
         auto* expr = std::get_if<ir::ExprPtr>(&value);
         if (!expr || !(*expr)->type()->As<ir::TensorType>()) continue;
         auto loaded = LoadWhole(*expr, map_.SpanOf(arg));
