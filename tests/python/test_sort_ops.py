@@ -355,6 +355,19 @@ def test_a_block_len_computed_in_a_loop_merges_runs_of_that_length(kernels):
     assert torch.equal(indices, expected.indices)
 
 
+def test_a_block_len_computed_in_a_loop_lowers_to_pto(kernels):
+    from pathlib import Path
+
+    compiled = kernels.sort_by_growing_runs.compile(torch.randn(1, 512), torch.empty(1, 1024))
+    pto = (Path(compiled.output_dir) / "kernels" / "aiv" / "sort_by_growing_runs_incore_0.pto").read_text()
+    # The shifted count is cast to tmrgsort's i32; the merge writes a buffer of its own, which is
+    # moved into the carried tile's.
+    assert "= arith.shli %c1_index, " in pto
+    assert " : index to i32" in pto
+    assert "pto.tmrgsort ins(%s, " in pto
+    assert "pto.tmov ins(" in pto
+
+
 def test_a_block_len_computed_in_a_loop_is_checked_when_it_runs(kernels):
     with pytest.raises(RuntimeError, match=r"mrgsort block_len 32 must be a positive multiple of 64 whose 4 runs tile "
                        r"the row of 1024 lanes"):
