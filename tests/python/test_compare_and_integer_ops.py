@@ -3,7 +3,8 @@ on the simulator against torch: pl.tile.cmp / pl.tile.cmps write a packed UINT8 
 c % 8 of byte c / 8 for column c, rows padded to 32 bytes) that pl.tile.sel reads; pl.tile.fmod /
 pl.tile.fmods are torch.fmod; pl.tile.fillpad_inplace pads a tile in its own buffer and
 pl.tile.fillpad_expand into a larger one; INT8/UINT8/INT16/UINT16 tiles compute in INT32 and wrap
-back, as their own two's complement arithmetic does."""
+back, as their own two's complement arithmetic does, and UINT32 tiles add, subtract and multiply as
+INT32 (the same bits) but refuse what reads them as signed."""
 
 import pytest
 import torch
@@ -144,9 +145,23 @@ def bad_mode(a: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.U
 
 
 @pl.jit
-def uint32_subs(a: pl.Tensor[[16, 16], pl.UINT32], y: pl.Out[pl.Tensor[[16, 16], pl.UINT32]]):
+def uint32_wraps(a: pl.Tensor[[16, 16], pl.UINT32], b: pl.Tensor[[16, 16], pl.UINT32],
+                 diff: pl.Out[pl.Tensor[[16, 16], pl.UINT32]], prod: pl.Out[pl.Tensor[[16, 16], pl.UINT32]],
+                 shifted: pl.Out[pl.Tensor[[16, 16], pl.UINT32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        y[:, :] = pl.tile.subs(pl.load(a, [0, 0], [16, 16]), 1)
+        x = pl.load(a, [0, 0], [16, 16])
+        y = pl.load(b, [0, 0], [16, 16])
+        diff[:, :] = pl.tile.sub(x, y)
+        prod[:, :] = pl.tile.mul(x, y)
+        shifted[:, :] = pl.tile.adds(x, 7)
+    return diff, prod, shifted
+
+
+@pl.jit
+def uint32_maximum(a: pl.Tensor[[16, 16], pl.UINT32], y: pl.Out[pl.Tensor[[16, 16], pl.UINT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 16])
+        y[:, :] = pl.tile.maximum(x, x)
     return y
 '''
 
@@ -359,7 +374,32 @@ def test_the_printed_program_runs(tmp_path):
     assert torch.equal(out, expected)
 
 
-def test_uint32_arithmetic_is_refused_by_the_simulator(kernels):
+def as_uint32(values: torch.Tensor) -> torch.Tensor:
+    """INT64 values reduced modulo 2**32, as UINT32 arithmetic wraps."""
+    return (values % 2**32).to(torch.uint32)
+
+
+def test_uint32_add_sub_mul_wrap_like_unsigned_arithmetic(kernels):
+    torch.manual_seed(0)
+    a = torch.randint(0, 2**32, (16, 16), dtype=torch.int64)
+    b = torch.randint(0, 2**32, (16, 16), dtype=torch.int64)
+    a[0, 0], b[0, 0] = 0, 1  # 0 - 1 wraps to 4294967295
+    a[0, 1] = 2**32 - 3  # + 7 wraps to 4
+    diff, prod, shifted = (torch.empty(16, 16, dtype=torch.uint32) for _ in range(3))
+    kernels.uint32_wraps(as_uint32(a), as_uint32(b), diff, prod, shifted)
+    assert torch.equal(diff.to(torch.int64), as_uint32(a - b).to(torch.int64))
+    assert diff[0, 0].item() == 2**32 - 1
+    assert torch.equal(prod.to(torch.int64), as_uint32(a * b).to(torch.int64))
+    assert torch.equal(shifted.to(torch.int64), as_uint32(a + 7).to(torch.int64))
+    assert shifted[0, 1].item() == 4
+
+
+def test_uint32_maximum_is_refused_where_signedness_matters(kernels):
     with pytest.raises(Exception) as info:
-        kernels.uint32_subs(torch.zeros(16, 16, dtype=torch.uint32), torch.empty(16, 16, dtype=torch.uint32))
-    assert "tile.subs on UINT32 tiles is not supported yet by the simulator" in str(info.value)
+        kernels.uint32_maximum(torch.zeros(16, 16, dtype=torch.uint32), torch.empty(16, 16, dtype=torch.uint32))
+    message = str(info.value)
+    line = next(i for i, text in enumerate(KERNELS.splitlines(), 1) if "pl.tile.maximum(x, x)" in text)
+    column = KERNELS.splitlines()[line - 1].index("pl.tile.maximum") + 1
+    assert f"compare_kernels.py:{line}:{column}:" in message
+    assert "tile.maximum on UINT32 tiles is not supported yet by the simulator" in message
+    assert "UINT32 only for the ops whose result does not depend on signedness" in message

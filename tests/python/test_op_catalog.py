@@ -309,3 +309,51 @@ def test_full_fills_types_without_arithmetic_with_the_rounded_constant(write_ker
     assert torch.equal(half, torch.full((16, 32), -2.25, dtype=torch.float16))
     assert torch.equal(brain, torch.full((16, 32), 0.1, dtype=torch.bfloat16))  # 0.1 rounded to BF16
     assert torch.equal(small, torch.full((16, 32), -7, dtype=torch.int8))
+
+
+EXPAND_CLONES = '''
+import pypto.language as pl
+
+
+@pl.jit
+def clone_along(x0: pl.Tensor[[1, 8, 16], pl.FP32], x1: pl.Tensor[[4, 1, 16], pl.FP32],
+                x2: pl.Tensor[[4, 8, 1], pl.FP32], same: pl.Tensor[[4, 8, 16], pl.FP32],
+                y0: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]], y1: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]],
+                y2: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]], y3: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y0 = pl.expand_clone(x0, y0)
+        y1 = pl.expand_clone(x1, y1)
+        y2 = pl.tensor.expand_clone(x2, y2)
+        y3 = pl.expand_clone(same, y3)
+    return y0, y1, y2, y3
+
+
+@pl.jit
+def clone_two_dims(x: pl.Tensor[[1, 8, 1], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.expand_clone(x, y)
+    return y
+'''
+
+
+def test_expand_clone_copies_the_input_along_its_unit_dimension(write_kernel):
+    module, _ = write_kernel("expand_clones", EXPAND_CLONES)
+    x0, x1, x2, same = torch.randn(1, 8, 16), torch.randn(4, 1, 16), torch.randn(4, 8, 1), torch.randn(4, 8, 16)
+    outs = [torch.empty(4, 8, 16) for _ in range(4)]
+    module.clone_along(x0, x1, x2, same, *outs)
+    assert torch.equal(outs[0], x0.expand(4, 8, 16))
+    assert torch.equal(outs[1], x1.expand(4, 8, 16))
+    assert torch.equal(outs[2], x2.expand(4, 8, 16))
+    assert torch.equal(outs[3], same)
+
+
+def test_expand_clone_along_two_dimensions_is_refused_at_the_call(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("expand_clones", EXPAND_CLONES)
+    with pytest.raises(InvalidOperationError) as error:
+        module.clone_two_dims(torch.randn(1, 8, 1), torch.empty(4, 8, 16))
+    assert error.value.message == ("pl.expand_clone copies along one dimension, but the input "
+                                   "pl.Tensor[[1, 8, 1], pl.FP32] has extent 1 in dimensions 0 and 2 of the target "
+                                   "pl.Tensor[[4, 8, 16], pl.FP32]")
+    assert error.value.location == f"{path}:21:13"

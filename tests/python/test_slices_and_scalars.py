@@ -176,8 +176,8 @@ def halves(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.F
 
 
 @pl.jit
-def in_orchestration(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
-    out = pl.assemble(out, x, [0, 0])
+def in_orchestration(x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[2, 64, 32], pl.FP32]]):
+    out = pl.assemble(out, x, [1, 16, 0])
     return out
 
 
@@ -241,20 +241,56 @@ def test_an_atomic_store_adds_into_the_tensor(write_kernel):
     torch.testing.assert_close(out, 1 + x.reshape(4, 16, 32).sum(dim=0))
 
 
-def test_assemble_outside_a_kernel_and_an_unknown_atomic_say_so(write_kernel):
+def test_assemble_in_orchestration_is_a_copy_kernel_and_an_unknown_atomic_says_so(write_kernel):
     from pypto.language.parser.diagnostics import InvalidOperationError
 
     module, path = write_kernel("assembles", ASSEMBLES)
+    x, out = torch.randn(16, 32), torch.zeros(2, 64, 32)
+    module.in_orchestration(x, out)
+    expected = torch.zeros(2, 64, 32)
+    expected[1, 16:32] = x
+    assert torch.equal(out, expected)
     x, out = torch.randn(64, 32), torch.zeros(64, 32)
-    with pytest.raises(InvalidOperationError) as error:
-        module.in_orchestration(x, out)
-    assert error.value.message == ("'pl.assemble' outside a kernel (a tensor-to-tensor copy in orchestration) is not "
-                                   "supported yet")
-    assert error.value.location == f"{path}:17:11"
     with pytest.raises(InvalidOperationError) as error:
         module.badly_atomic(x, out)
     assert error.value.message == "'pl.assemble' atomic= takes pl.AtomicType.Add or pl.AtomicType.None_"
     assert error.value.location == f"{path}:43:77"
+
+
+ORCHESTRATION_COPIES = '''
+import pypto.language as pl
+
+
+@pl.program
+class Chunks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def doubled(self, x: pl.Tensor[[4, 16], pl.FP32],
+                out: pl.Out[pl.Tensor[[4, 16], pl.FP32]]) -> pl.Tensor[[4, 16], pl.FP32]:
+        t: pl.Tile[[4, 16], pl.FP32] = pl.load(x, [0, 0], [4, 16])
+        out = pl.store(pl.tile.muls(t, 2.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, x: pl.Tensor[[3, 4, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[3, 4, 16], pl.FP32]]) -> pl.Tensor[[3, 4, 16], pl.FP32]:
+        for b in pl.range(3):
+            chunk: pl.Tensor[[4, 16], pl.FP32] = pl.create_tensor([4, 16], dtype=pl.FP32)
+            row: pl.Tensor[[4, 16], pl.FP32] = pl.create_tensor([4, 16], dtype=pl.FP32)
+            row = pl.assemble(row, pl.slice(x, [1, 4, 16], [b, 0, 0]), [0, 0])
+            chunk = self.doubled(row, chunk)
+            out = pl.assemble(out, chunk, [b, 0, 0])
+        return out
+'''
+
+
+def test_assembles_in_orchestration_copy_each_chunk_into_its_window(write_kernel, tmp_path):
+    import pypto.ir
+
+    module, _ = write_kernel("orchestration_copies", ORCHESTRATION_COPIES)
+    compiled = pypto.ir.compile(module.Chunks, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    x, out = torch.randn(3, 4, 16), torch.zeros(3, 4, 16)
+    compiled(x, out)
+    assert torch.equal(out, x * 2)
 
 
 def test_assemble_into_a_tile_writes_its_window(write_kernel):
@@ -438,3 +474,46 @@ def test_a_tile_whose_valid_region_is_the_slice_stores_that_region():
     narrowed_store(x, y)
     torch.testing.assert_close(y[:, :4], x[:, :4] + 1.0)
     assert (y[:, 4:] == -7.0).all()
+
+
+SHIFTS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def shifted_windows(x: pl.Tensor[[8, 64], pl.FP32], y: pl.Out[pl.Tensor[[8, 32], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+    for i in pl.range(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[:, i * 8 : i * 8 + 8] = x[:, (1 << (i + 2)) : (1 << (i + 2)) + 8]
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for j in pl.range(4):
+            z[:, j * 8 : j * 8 + 8] = x[:, (48 >> j) : (48 >> j) + 8]
+    return y, z
+
+
+@pl.jit
+def negative_shift(x: pl.Tensor[[8, 64], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = x[:, (1 << -1) : (1 << -1) + 8]
+    return y
+'''
+
+
+def test_shifts_compute_offsets_in_orchestration_and_in_kernels(write_kernel):
+    module, _ = write_kernel("shifts", SHIFTS)
+    x = torch.randn(8, 64)
+    y, z = torch.empty(8, 32), torch.empty(8, 32)
+    module.shifted_windows(x, y, z)
+    assert torch.equal(y, torch.cat([x[:, (1 << (i + 2)) : (1 << (i + 2)) + 8] for i in range(4)], dim=1))
+    assert torch.equal(z, torch.cat([x[:, (48 >> j) : (48 >> j) + 8] for j in range(4)], dim=1))
+
+
+def test_a_negative_shift_count_is_refused_at_the_shift(write_kernel):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_kernel("shifts", SHIFTS)
+    with pytest.raises(InvalidOperationError) as error:
+        module.negative_shift(torch.randn(8, 64), torch.empty(8, 8))
+    assert error.value.message == "shift count -1 is out of range; it must be in [0, 64)"
+    assert error.value.location == f"{path}:20:25"

@@ -124,6 +124,26 @@ def merge_one(x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 128], pl
 
 
 @pl.jit
+def sort_by_growing_runs(x: pl.Tensor[[1, 512], pl.FP32], out: pl.Out[pl.Tensor[[1, 1024], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 512], dtype=pl.UINT32))
+        for i in pl.range(2):
+            s = pl.mrgsort(s, block_len=1 << (6 + 2 * i))   # 64, then 256 lanes
+        out[:, :] = s
+    return out
+
+
+@pl.jit
+def runs_too_short(x: pl.Tensor[[1, 512], pl.FP32], out: pl.Out[pl.Tensor[[1, 1024], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.sort32(x[:, :], pl.arange(0, [1, 512], dtype=pl.UINT32))
+        for i in pl.range(2):
+            s = pl.mrgsort(s, block_len=1 << (5 + i))   # 32 lanes: not a multiple of 64
+        out[:, :] = s
+    return out
+
+
+@pl.jit
 def signed_indices(x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 256], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:, :] = pl.sort32(x[:, :], pl.arange(0, [1, 128]))
@@ -322,3 +342,33 @@ def test_gather_along_the_first_axis_is_torch_gather(write_kernel):
     out = torch.zeros(4, 8)
     module.along_rows(x, idx, out)
     torch.testing.assert_close(out, torch.gather(x, 0, idx.long()), rtol=0, atol=0)
+
+
+def test_a_block_len_computed_in_a_loop_merges_runs_of_that_length(kernels):
+    torch.manual_seed(4)
+    x = torch.randint(-20, 20, (1, 512)).float()
+    out = torch.empty(1, 1024)
+    kernels.sort_by_growing_runs(x, out)
+    values, indices = split_pairs(out)
+    expected = torch.sort(x.flatten(), descending=True, stable=True)
+    assert torch.equal(values, expected.values)
+    assert torch.equal(indices, expected.indices)
+
+
+def test_a_block_len_computed_in_a_loop_lowers_to_pto(kernels):
+    from pathlib import Path
+
+    compiled = kernels.sort_by_growing_runs.compile(torch.randn(1, 512), torch.empty(1, 1024))
+    pto = (Path(compiled.output_dir) / "kernels" / "aiv" / "sort_by_growing_runs_incore_0.pto").read_text()
+    # The shifted count is cast to tmrgsort's i32; the merge writes a buffer of its own, which is
+    # moved into the carried tile's.
+    assert "= arith.shli %c1_index, " in pto
+    assert " : index to i32" in pto
+    assert "pto.tmrgsort ins(%s, " in pto
+    assert "pto.tmov ins(" in pto
+
+
+def test_a_block_len_computed_in_a_loop_is_checked_when_it_runs(kernels):
+    with pytest.raises(RuntimeError, match=r"mrgsort block_len 32 must be a positive multiple of 64 whose 4 runs tile "
+                       r"the row of 1024 lanes"):
+        kernels.runs_too_short(torch.randn(1, 512), torch.empty(1, 1024))

@@ -157,6 +157,8 @@ std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& s
     }
     case ir::BinaryOp::Min: return Arith("arith.minsi", lhs, rhs, span);
     case ir::BinaryOp::Max: return Arith("arith.maxsi", lhs, rhs, span);
+    case ir::BinaryOp::Shl: return Arith("arith.shli", lhs, rhs, span);
+    case ir::BinaryOp::Shr: return Arith("arith.shrsi", lhs, rhs, span);
     default: break;  // the plan refuses the rest
   }
   return "?";

@@ -298,6 +298,9 @@ class Planner {
         return {};
       case OpForm::Arange: return CheckScalarOperand(args[0], call.type(), op, span);
       case OpForm::MergeSort:
+        if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+        if (args[1]->Is<ir::ConstInt>()) return {};
+        return CheckIndexExpr(args[1], fmt::format("the block_len of '{}'", op), span);
       case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
       case OpForm::Window:
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
@@ -771,7 +774,7 @@ class Planner {
   }
 
   // An `index` value: integer constants, enclosing loop variables and signed integer scalar
-  // parameters, combined by + - * // % min max. Comparisons and float division give no index.
+  // parameters, combined by + - * // % min max << >>. Comparisons and float division give no index.
   Status CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span) {
     if (expr->Is<ir::ConstInt>()) return {};
     if (const auto* var = expr->As<ir::Var>()) return CheckIndexVar(*var, what, span);
@@ -779,7 +782,7 @@ class Planner {
       const char* symbol = ir::BinaryOpSymbol(binary->op());
       if (ir::IsComparison(binary->op())) {
         return Error(span, fmt::format("{} uses the comparison '{}', whose result is a boolean; backend-ptoas "
-                                       "lowers only + - * // % min max of integers there",
+                                       "lowers only + - * // % min max << >> of integers there",
                                        what, symbol));
       }
       const auto* scalar = binary->type()->As<ir::ScalarType>();

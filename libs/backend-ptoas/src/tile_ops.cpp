@@ -93,9 +93,18 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       ins = {ScalarOperand(args[0], result.type()->As<ir::TileType>()->dtype(), span)};
       if (ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false)) attrs = {{"descending", "true"}};
       break;
-    case OpForm::MergeSort:
-      ins = {tile(args[0]), {names_.Constant(*ir::AsConstInt(args[1]), "i32"), "i32"}};
+    case OpForm::MergeSort: {
+      // tmrgsort takes block_len as an i32; one computed in a loop is an index value, cast down.
+      std::string block_len;
+      if (auto constant = ir::AsConstInt(args[1])) {
+        block_len = names_.Constant(*constant, "i32");
+      } else {
+        block_len = names_.Temp();
+        Add(body_, fmt::format("{} = arith.index_cast {} : index to i32", block_len, IndexValue(args[1], span)), span);
+      }
+      ins = {tile(args[0]), {block_len, "i32"}};
       break;
+    }
     case OpForm::MergeLists: return LowerMergeLists(call, result, span);
     case OpForm::GatherMask: {
       ins = {tile(args[0])};

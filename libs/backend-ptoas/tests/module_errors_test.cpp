@@ -161,7 +161,7 @@ TEST(EmitModuleErrors, OffsetWithAComparison) {
   };
   EXPECT_EQ(ErrorOf(*LoopKernel(ir::ForKind::Sequential, Index(4), Index(1), row)),
             "k.py:3:13: an offset of 'tile.load' uses the comparison '<', whose result is a boolean; backend-ptoas "
-            "lowers only + - * // % min max of integers there");
+            "lowers only + - * // % min max << >> of integers there");
 }
 
 TEST(EmitModuleErrors, OffsetReadingAVariableOutsideItsLoop) {

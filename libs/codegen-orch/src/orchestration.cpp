@@ -771,6 +771,11 @@ class LoopExpander {
       }
       case ir::BinaryOp::Min: result = std::min(l, r); break;
       case ir::BinaryOp::Max: result = std::max(l, r); break;
+      case ir::BinaryOp::Shl:
+      case ir::BinaryOp::Shr:
+        if (r < 0 || r >= 64) return Failure(*binary, fmt::format("shifts by {}, outside [0, 64)", r));
+        result = op == ir::BinaryOp::Shl ? static_cast<int64_t>(static_cast<uint64_t>(l) << r) : l >> r;
+        break;
       default: return Failure(*binary, "is not supported on integers");
     }
     if (overflow) return Failure(*binary, fmt::format("overflows 64 bits ({} {} {})", l, ir::BinaryOpSymbol(op), r));

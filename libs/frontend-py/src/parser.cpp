@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -254,6 +255,7 @@ class FunctionParser {
       if (!expr) return pypto::unexpected(expr.error());
       return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*expr, span));
     }
+    if (auto copy = CopyKernelScope(stmt)) return ParseWith(*copy);
     if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
     if (type == "With") return ParseWith(stmt);
     if (type == "For") return ParseFor(stmt);
@@ -269,6 +271,23 @@ class FunctionParser {
                        span, "a jump cannot leave a pl.at scope or a function");
     return MakeError(DiagnosticKind::Syntax, fmt::format("'{}' statements are not supported in kernels yet", type),
                      span);
+  }
+
+  // `out = pl.assemble(out, src, offset)` in orchestration copies the tensor src into a window of out:
+  // the statement becomes a kernel of its own, `with pl.at(level=pl.Level.CORE_GROUP):` around it,
+  // where the assemble loads src and stores it. The scope's nodes take the statement's location.
+  std::optional<py::object> CopyKernelScope(py::handle stmt) const {
+    if (kernel_depth_ > 0 || !py::hasattr(stmt, "value") || !IsNode(stmt.attr("value"), "Call")) return std::nullopt;
+    const std::string name = DottedName(stmt.attr("value").attr("func"));
+    if (name != "pl.assemble" && name != "pl.tensor.assemble") return std::nullopt;
+    py::module_ ast = py::module_::import("ast");
+    py::object scope =
+        ast.attr("parse")("with pl.at(level=pl.Level.CORE_GROUP, name_hint='assemble'):\n    pass").attr("body")[
+            py::int_(0)];
+    for (auto node : ast.attr("walk")(scope)) ast.attr("copy_location")(node, stmt);
+    scope.attr("body") = py::list();
+    scope.attr("body").attr("append")(stmt);
+    return scope;
   }
 
   // `var = value` for a scalar: an integer constant is read as that constant from then on, and any
@@ -2800,7 +2819,8 @@ class FunctionParser {
   ir::Result<ir::ExprPtr> ParseBinOp(py::handle node) {
     static const std::map<std::string, ir::BinaryOp> kOps = {
         {"Add", ir::BinaryOp::Add},           {"Sub", ir::BinaryOp::Sub},      {"Mult", ir::BinaryOp::Mul},
-        {"FloorDiv", ir::BinaryOp::FloorDiv}, {"Mod", ir::BinaryOp::FloorMod}, {"Div", ir::BinaryOp::FloatDiv}};
+        {"FloorDiv", ir::BinaryOp::FloorDiv}, {"Mod", ir::BinaryOp::FloorMod}, {"Div", ir::BinaryOp::FloatDiv},
+        {"LShift", ir::BinaryOp::Shl},        {"RShift", ir::BinaryOp::Shr}};
     std::string op = NodeType(node.attr("op"));
     auto it = kOps.find(op);
     if (it == kOps.end())
@@ -2956,6 +2976,7 @@ class FunctionParser {
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
     if (name == "pl.create_l1" || name == "pl.tensor.create_l1") return ParseCreateL1(node);
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
+    if (name == "pl.expand_clone" || name == "pl.tensor.expand_clone") return ParseExpandClone(node);
     if (name == "pl.const") return ParseTypedConstant(node);
     if (kernel_depth_ > 0) name = KernelSpelling(name);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
@@ -2995,8 +3016,14 @@ class FunctionParser {
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
     }
     bool loaded_tensor = false;  // a whole tensor operand became a tile
-    if (kernel_depth_ > 0 && IsUnifiedCompute(name)) {
-      for (auto& [value, arg] : positional) {
+    // The operands a kernel loads when given whole tensors: all of a unified op's, and the value of
+    // pl.store (`pl.store(src, offset, dst)` copies the tensor src into a window of dst).
+    const size_t loadable = kernel_depth_ == 0      ? 0
+                            : IsUnifiedCompute(name) ? positional.size()
+                            : name == "pl.store"     ? std::min<size_t>(1, positional.size())
+                                                     : 0;
+    if (loadable > 0) {
+      for (auto& [value, arg] : std::span(positional).first(loadable)) {
         auto* expr = std::get_if<ir::ExprPtr>(&value);
         if (!expr || !(*expr)->type()->As<ir::TensorType>()) continue;
         auto loaded = LoadWhole(*expr, map_.SpanOf(arg));
@@ -3277,6 +3304,92 @@ class FunctionParser {
     auto written = ir::OpRegistry::Get().CreateCall("tile.assemble", {parsed[0], *row, parsed[2]}, {}, span);
     if (!written) return pypto::unexpected(written.error());
     return ir::ExprPtr(*written);
+  }
+
+  // `out = pl.expand_clone(x, y)` in a kernel: y filled with copies of x along the one dimension
+  // where x has extent 1 (in every other dimension the two agree). x is loaded whole and stored once
+  // per index of that dimension: a loop over all but the last index, then the store at the last one,
+  // which is the value (the stores update y in place).
+  ir::Result<ir::ExprPtr> ParseExpandClone(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    if (kernel_depth_ == 0)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       "pl.expand_clone outside a kernel (a tensor-to-tensor copy in orchestration) is not supported "
+                       "yet",
+                       span, "call it inside the pl.at scope or InCore function that writes the target");
+    auto bound = BindArguments(node, {"input", "target"}, 2, "pl.expand_clone");
+    if (!bound) return pypto::unexpected(bound.error());
+    auto input = ParseExpr(bound->at("input"));
+    if (!input) return input;
+    auto target = ParseExpr(bound->at("target"));
+    if (!target) return target;
+    auto dim = ExpandedDim(**input, **target, span);
+    if (!dim) return pypto::unexpected(dim.error());
+    auto tile = LoadWhole(*input, span);
+    if (!tile) return tile;
+    const size_t rank = (*tile)->type()->As<ir::TileType>()->shape().size();
+    auto zero = [&] { return std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span); };
+    std::vector<ir::ExprPtr> offsets(rank);
+    for (auto& offset : offsets) offset = zero();
+    if (!*dim) {  // same shape: one copy
+      auto store = ir::OpRegistry::Get().CreateCall("tile.store", {*tile, Tuple(offsets, span), *target}, {}, span);
+      if (!store) return pypto::unexpected(store.error());
+      return ir::ExprPtr(*store);
+    }
+    auto source = std::make_shared<ir::Var>("expand_clone_src", (*tile)->type(), span);
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(source, *tile, span));
+    auto store_at = [&](const ir::ExprPtr& index) {
+      offsets[**dim] = index;
+      return ir::OpRegistry::Get().CreateCall("tile.store", {source, Tuple(offsets, span), *target}, {}, span);
+    };
+    const int64_t last = (*target)->type()->As<ir::TensorType>()->shape()[**dim] - 1;
+    auto index = std::make_shared<ir::Var>("expand_clone_i", std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                           span);
+    auto store = store_at(index);
+    if (!store) return pypto::unexpected(store.error());
+    auto stored = std::make_shared<ir::Var>("expand_clone_dst", (*store)->type(), span);
+    prelude_.push_back(std::make_shared<ir::ForStmt>(
+        index, zero(), std::make_shared<ir::ConstInt>(last, ir::DataType::INDEX, span),
+        std::make_shared<ir::ConstInt>(1, ir::DataType::INDEX, span),
+        Seq({std::make_shared<ir::AssignStmt>(stored, *store, span)}, span), ir::ForKind::Sequential, span));
+    auto final_store = store_at(std::make_shared<ir::ConstInt>(last, ir::DataType::INDEX, span));
+    if (!final_store) return pypto::unexpected(final_store.error());
+    return ir::ExprPtr(*final_store);
+  }
+
+  // The dimension pl.expand_clone copies along (nullopt: the shapes agree): the only one where the
+  // input has extent 1 and the target more.
+  static ir::Result<std::optional<size_t>> ExpandedDim(const ir::Expr& input, const ir::Expr& target,
+                                                       const ir::Span& span) {
+    const auto* from = input.type()->As<ir::TensorType>();
+    const auto* to = target.type()->As<ir::TensorType>();
+    if (!from || !to)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.expand_clone copies a tensor into a tensor, got {} and {}", input.type()->str(),
+                                   target.type()->str()),
+                       span);
+    if (from->dtype() != to->dtype() || from->shape().size() != to->shape().size())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.expand_clone needs an input of the target's dtype and rank, got {} and {}",
+                                   from->str(), to->str()),
+                       span);
+    std::optional<size_t> dim;
+    for (size_t i = 0; i < from->shape().size(); ++i) {
+      if (from->shape()[i] == to->shape()[i]) continue;
+      if (from->shape()[i] != 1)
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("pl.expand_clone: dimension {} of the input is {}, neither 1 nor the target's {}",
+                                     i, from->shape()[i], to->shape()[i]),
+                         span);
+      if (dim)
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("pl.expand_clone copies along one dimension, but the input {} has extent 1 in "
+                                     "dimensions {} and {} of the target {}",
+                                     from->str(), *dim, i, to->str()),
+                         span);
+      dim = i;
+    }
+    return dim;
   }
 
   static bool IsFalse(py::handle node) {

@@ -85,6 +85,8 @@ const char* BinaryOpSymbol(BinaryOp op) {
     case BinaryOp::FloatDiv: return "/";
     case BinaryOp::Min: return "min";
     case BinaryOp::Max: return "max";
+    case BinaryOp::Shl: return "<<";
+    case BinaryOp::Shr: return ">>";
     case BinaryOp::Eq: return "==";
     case BinaryOp::Ne: return "!=";
     case BinaryOp::Lt: return "<";
@@ -115,9 +117,13 @@ std::optional<int64_t> FoldInts(BinaryOp op, int64_t a, int64_t b) {
     case BinaryOp::FloorMod: return FloorModulo(a, b);
     case BinaryOp::Min: return std::min(a, b);
     case BinaryOp::Max: return std::max(a, b);
+    case BinaryOp::Shl: return static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+    case BinaryOp::Shr: return a >> b;
     default: return std::nullopt;
   }
 }
+
+bool IsShift(BinaryOp op) { return op == BinaryOp::Shl || op == BinaryOp::Shr; }
 
 }  // namespace
 
@@ -156,6 +162,16 @@ Result<ExprPtr> MakeBinary(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs, 
   auto l = AsConstInt(lhs), r = AsConstInt(rhs);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::FloorMod) && r == 0)
     return MakeError(DiagnosticKind::InvalidOperation, "integer division by zero", span);
+  if (IsShift(op)) {
+    if (!IsInteger(left->dtype()) || !IsInteger(right->dtype()))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' shifts integers, got {} and {}", BinaryOpSymbol(op), lhs->type()->str(),
+                                   rhs->type()->str()),
+                       span);
+    if (r && (*r < 0 || *r >= 64))
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("shift count {} is out of range; it must be in [0, 64)", *r), span);
+  }
   if (l && r) {
     if (auto folded = FoldInts(op, *l, *r)) return ExprPtr(std::make_shared<ConstInt>(*folded, left->dtype(), span));
   }

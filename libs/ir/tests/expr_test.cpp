@@ -23,6 +23,24 @@ TEST(MakeBinary, FoldsIntegersWithPythonSemantics) {
   EXPECT_EQ(Folded(BinaryOp::FloorMod, -7, 2), 1);
   EXPECT_EQ(Folded(BinaryOp::FloorMod, 7, -2), -1);
   EXPECT_EQ(Folded(BinaryOp::Max, 3, 9), 9);
+  EXPECT_EQ(Folded(BinaryOp::Shl, 1, 10), 1024);
+  EXPECT_EQ(Folded(BinaryOp::Shr, -7, 1), -4);  // arithmetic, as Python's >>
+}
+
+TEST(MakeBinary, ShiftsTakeIntegersAndACountBelow64) {
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto shifted = MakeBinary(BinaryOp::Shl, Int(1), *MakeBinary(BinaryOp::Add, i, Int(6), Span{}), Span{});
+  ASSERT_TRUE(shifted);
+  EXPECT_EQ(PrintExpr(*shifted), "1 << (i + 6)");
+  auto negative = MakeBinary(BinaryOp::Shr, i, Int(-1), Span{"k.py", 3, 9});
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().str(), "k.py:3:9: error: shift count -1 is out of range; it must be in [0, 64)");
+  auto wide = MakeBinary(BinaryOp::Shl, Int(1), Int(64), Span{});
+  ASSERT_FALSE(wide);
+  auto half = std::make_shared<ConstFloat>(0.5, DataType::FP32);
+  auto fractional = MakeBinary(BinaryOp::Shl, i, half, Span{});
+  ASSERT_FALSE(fractional);
+  EXPECT_EQ(fractional.error().message, "'<<' shifts integers, got pl.Scalar[pl.INDEX] and pl.Scalar[pl.FP32]");
 }
 
 TEST(MakeBinary, KeepsVariablesSymbolic) {

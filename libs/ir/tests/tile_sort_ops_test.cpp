@@ -99,9 +99,17 @@ TEST(TileSortOps, MergeSortErrors) {
   ASSERT_FALSE(rows);
   EXPECT_EQ(rows.error().message,
             "pl.mrgsort merges the runs of a single row, got pl.Tile[[2, 256], pl.FP32, pl.Mem.Vec]");
-  auto dynamic = Create("tile.mrgsort_format1", {Row(256), Tensor("n", {1})});
-  ASSERT_FALSE(dynamic);
-  EXPECT_EQ(dynamic.error().message, "block_len of pl.mrgsort must be an integer known at compile time");
+  auto tensor = Create("tile.mrgsort_format1", {Row(256), Tensor("n", {1})});
+  ASSERT_FALSE(tensor);
+  EXPECT_EQ(tensor.error().message, "block_len of pl.mrgsort must be an integer, got pl.Tensor[[1], pl.FP32]");
+}
+
+// A block_len a loop computes (`1 << (6 + 2 * i)`) is checked when the merge runs.
+TEST(TileSortOps, MergeSortTakesABlockLenKnownAtRunTime) {
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto call = Create("tile.mrgsort_format1", {Row(4096), i});
+  ASSERT_TRUE(call) << call.error().str();
+  EXPECT_EQ((*call)->type()->str(), "pl.Tile[[1, 4096], pl.FP32, pl.Mem.Vec]");
 }
 
 ExprPtr Scratch(int64_t cols, DataType dtype = DataType::FP32) {

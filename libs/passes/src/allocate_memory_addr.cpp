@@ -188,6 +188,65 @@ class Liveness {
   }
 };
 
+// A loop-carried tile lives in one buffer, which its next value is computed into. An op that cannot
+// write over its own operand (mrgsort, a transpose: `acc = pl.mrgsort(acc, ...)`) computes the next
+// value into a buffer of its own instead: the loop yields a copy, `acc_next = merged`, which the
+// allocator turns into a tile.move into the carried buffer.
+class OutOfPlaceCarries : public IRMutator {
+ protected:
+  StmtPtr MutateFor(const std::shared_ptr<const ForStmt>& stmt) override {
+    auto mutated = IRMutator::MutateFor(stmt);
+    const auto* loop = mutated->As<ForStmt>();
+    auto body = CopyNextValues(loop->body(), loop->iter_args());
+    if (body == loop->body()) return mutated;
+    return std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(), loop->iter_args(),
+                                     body, loop->return_vars(), loop->kind(), loop->span());
+  }
+
+  StmtPtr MutateWhile(const std::shared_ptr<const WhileStmt>& stmt) override {
+    auto mutated = IRMutator::MutateWhile(stmt);
+    const auto* loop = mutated->As<WhileStmt>();
+    auto body = CopyNextValues(loop->body(), loop->iter_args());
+    if (body == loop->body()) return mutated;
+    return std::make_shared<WhileStmt>(loop->condition(), loop->iter_args(), body, loop->return_vars(), loop->span());
+  }
+
+ private:
+  static StmtPtr CopyNextValues(const StmtPtr& body, const std::vector<IterArg>& iter_args) {
+    std::vector<StmtPtr> stmts = FlattenStmts(body);
+    const auto* yield = stmts.empty() ? nullptr : stmts.back()->As<YieldStmt>();
+    if (!yield) return body;
+    std::vector<ExprPtr> values = yield->values();
+    std::vector<StmtPtr> copies;
+    for (size_t i = 0; i < iter_args.size() && i < values.size(); ++i) {
+      const auto* next = values[i]->As<Var>();
+      if (!next || !next->type()->As<TileType>() || !ComputedOutOfPlace(stmts, *next, *iter_args[i].var)) continue;
+      auto copy = std::make_shared<Var>(next->name_hint() + "_next", next->type(), next->span());
+      copies.push_back(std::make_shared<AssignStmt>(copy, values[i], yield->span()));
+      values[i] = copy;
+    }
+    if (copies.empty()) return body;
+    stmts.pop_back();
+    stmts.insert(stmts.end(), copies.begin(), copies.end());
+    stmts.push_back(std::make_shared<YieldStmt>(std::move(values), yield->span()));
+    return std::make_shared<SeqStmts>(std::move(stmts), body->span());
+  }
+
+  // Whether `next` is assigned, among `stmts`, the result of an op reading `carried` that cannot
+  // write over its operands (CheckOverwrite's test).
+  static bool ComputedOutOfPlace(const std::vector<StmtPtr>& stmts, const Var& next, const Var& carried) {
+    for (const auto& stmt : stmts) {
+      const auto* assign = stmt->As<AssignStmt>();
+      if (!assign || assign->var().get() != &next) continue;
+      const auto* call = assign->value()->As<Call>();
+      if (!call || !call->is_op_call() || call->op()->inplace_safe || call->op()->result_aliases_arg) return false;
+      return std::any_of(call->args().begin(), call->args().end(),
+                         [&](const ExprPtr& arg) { return arg.get() == &carried; });
+    }
+    return false;
+  }
+};
+
 // Tiles that must live in one buffer: a loop's init value, iter_arg, yielded value and return var
 // (so the body updates the carried tile in place), and an if's return var with the values its
 // branches yield. A union-find over variables.
@@ -501,7 +560,9 @@ Pass AllocateMemoryAddr() {
               [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   if (!IsKernel(function->type())) return function;
-                  return KernelAllocator(*function, *context.soc).Run();
+                  auto body = OutOfPlaceCarries().MutateStmt(function->body());
+                  if (body == function->body()) return KernelAllocator(*function, *context.soc).Run();
+                  return KernelAllocator(*function->WithBody(body), *context.soc).Run();
                 });
               });
 }

@@ -201,9 +201,6 @@ void RunTopKFamily(const Instr& instr, const Operands& o, const int64_t* regs) {
     case ComputeKind::Sort32:
       Sort32F32(o.fdst(), o.fsrc0(), reinterpret_cast<const uint32_t*>(o.src1), rows, cols);
       break;
-    case ComputeKind::MergeSort:
-      MergeSortF32(o.fdst(), o.fsrc0(), cols, static_cast<size_t>(c.block_len));
-      break;
     case ComputeKind::MergeLists: {
       std::vector<size_t> lanes;
       for (int64_t list : c.list_lanes)
@@ -331,6 +328,20 @@ Result RunGatherCompare(const Instr& instr, const Operands& o, const int64_t* re
 }
 
 // pl.random: the generator's words over the valid region (the whole tile unless narrowed).
+// mrgsort format 1: the IR checks a constant block_len; one a loop computes is checked here, as the
+// IR would have (a positive multiple of 64 lanes, four runs of it tiling the row).
+Result RunMergeSort(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const ComputeInfo& c = kernel.code[index].compute;
+  const int64_t block_len = OperandValue(c.block_len, regs);
+  if (block_len <= 0 || block_len % 64 != 0 || c.cols % (4 * block_len) != 0)
+    return Fail(kernel, index,
+                fmt::format("mrgsort block_len {} must be a positive multiple of 64 whose 4 runs tile the row of {} "
+                            "lanes",
+                            block_len, c.cols));
+  MergeSortF32(o.fdst(), o.fsrc0(), static_cast<size_t>(c.cols), static_cast<size_t>(block_len));
+  return {};
+}
+
 Result RunRandom(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
@@ -682,8 +693,8 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
       return {};
     case ComputeKind::RowArgReduce:
     case ComputeKind::ColArgReduce: return RunArgReduce(kernel, index, o, regs);
+    case ComputeKind::MergeSort: return RunMergeSort(kernel, index, o, regs);
     case ComputeKind::Sort32:
-    case ComputeKind::MergeSort:
     case ComputeKind::MergeLists:
     case ComputeKind::GatherMask:
     case ComputeKind::Concat:

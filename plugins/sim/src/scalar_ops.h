@@ -17,7 +17,7 @@ namespace pypto::sim {
 // FEq..FGe compare the FP32 values whose bit patterns `a` and `b` hold (a pl.read FP32 element, an FP32
 // parameter or constant), yielding 0 or 1. FpToSi converts the FP32 in `a` to a signed integer of `b`
 // bits, SiToFp the integer `a` to the bits of an FP32 (scalar casts between the two).
-enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
+enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Shl, Shr, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
                                 ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe, FpToSi, SiToFp };
 
 // The DSL spelling: "+", "//", "%", "min", ...
@@ -68,6 +68,14 @@ inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
       return true;
     case ScalarOp::Min: out = std::min(a, b); return true;
     case ScalarOp::Max: out = std::max(a, b); return true;
+    case ScalarOp::Shl:
+      if (b < 0 || b >= 64) return false;
+      out = static_cast<int64_t>(ua << b);
+      return true;
+    case ScalarOp::Shr:
+      if (b < 0 || b >= 64) return false;
+      out = a >> b;
+      return true;
     case ScalarOp::Eq: out = a == b; return true;
     case ScalarOp::Ne: out = a != b; return true;
     case ScalarOp::Lt: out = a < b; return true;

@@ -538,8 +538,10 @@ Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
   for (uint32_t s = 0; s < instr.scalar_count; ++s) {
     const ScalarInstr& op = code[s];
     if (!EvalScalar(op.op, Read(op.a, regs), Read(op.b, regs), regs[op.dst])) [[unlikely]] {
+      const bool shifts = op.op == ScalarOp::Shl || op.op == ScalarOp::Shr;
       return KernelError(kernel, index,
-                         fmt::format("integer division by zero in `{}`", kernel.scalar_text[instr.scalar_begin + s]));
+                         fmt::format("{} in `{}`", shifts ? "a shift count outside [0, 64)" : "integer division by zero",
+                                     kernel.scalar_text[instr.scalar_begin + s]));
     }
   }
   return {};

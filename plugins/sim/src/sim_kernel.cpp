@@ -97,6 +97,8 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::FloorMod: return "%";
     case ScalarOp::Min: return "min";
     case ScalarOp::Max: return "max";
+    case ScalarOp::Shl: return "<<";
+    case ScalarOp::Shr: return ">>";
     case ScalarOp::Eq: return "==";
     case ScalarOp::Ne: return "!=";
     case ScalarOp::Lt: return "<";
@@ -184,6 +186,8 @@ std::optional<ScalarOp> ToScalarOp(ir::BinaryOp op) {
     case ir::BinaryOp::FloorMod: return ScalarOp::FloorMod;
     case ir::BinaryOp::Min: return ScalarOp::Min;
     case ir::BinaryOp::Max: return ScalarOp::Max;
+    case ir::BinaryOp::Shl: return ScalarOp::Shl;
+    case ir::BinaryOp::Shr: return ScalarOp::Shr;
     case ir::BinaryOp::Eq: return ScalarOp::Eq;
     case ir::BinaryOp::Ne: return ScalarOp::Ne;
     case ir::BinaryOp::Lt: return ScalarOp::Lt;
@@ -656,6 +660,9 @@ class Decoder {
     if (!rhs) return rhs;
     const bool divides = *op == ScalarOp::FloorDiv || *op == ScalarOp::FloorMod;
     if (divides && !rhs->is_reg() && rhs->imm == 0) return Fail(fmt::format("`{}` divides by zero", text));
+    const bool shifts = *op == ScalarOp::Shl || *op == ScalarOp::Shr;
+    if (shifts && !rhs->is_reg() && (rhs->imm < 0 || rhs->imm >= 64))
+      return Fail(fmt::format("`{}` shifts by {}, outside [0, 64)", text, rhs->imm));
     if (!lhs->is_reg() && !rhs->is_reg()) {
       int64_t value = 0;
       EvalScalar(*op, lhs->imm, rhs->imm, value);
@@ -1472,20 +1479,34 @@ class Decoder {
     }
   }
 
-  // Sets how `instr` computes on `dtype` tiles, or refuses a type it cannot (float_only: an op that
-  // exists for floating-point tiles only).
-  pypto::expected<void, std::string> SetComputeType(const std::string& op, ir::DataType dtype, bool float_only,
+  // The element types an op computes on: floating-point only; every type with arithmetic (see
+  // ComputeTypeOf); or those and UINT32, for the ops whose two's-complement result bits do not depend
+  // on signedness (add, sub, mul, neg, sums, broadcasts), which run on a UINT32 tile as on INT32.
+  enum class Domain : uint8_t { Float, Arith, Wrapping };
+
+  // Sets how `instr` computes on `dtype` tiles, or refuses a type it cannot in `domain`.
+  pypto::expected<void, std::string> SetComputeType(const std::string& op, ir::DataType dtype, Domain domain,
                                                     Instr& instr) const {
     auto type = ComputeTypeOf(dtype);
-    if (!type || (float_only && type->kind != ElemKind::F32))
+    if (!type && domain == Domain::Wrapping && dtype == ir::DataType::UINT32)
+      type = ComputeType{ElemKind::I32, Widen::None};
+    if (!type || (domain == Domain::Float && type->kind != ElemKind::F32)) {
+      const char* supported = domain == Domain::Float ? "FP32, FP16 and BF16"
+                              : dtype == ir::DataType::UINT32
+                                  ? "FP32, FP16, BF16, INT32 and 8- and 16-bit integers; UINT32 only for the ops "
+                                    "whose result does not depend on signedness: add, sub, mul, neg, sums and "
+                                    "broadcasts"
+                                  : "FP32, FP16, BF16, INT32 and 8- and 16-bit integers";
       return Fail(fmt::format("{} on {} tiles is not supported yet by the simulator (it computes on {})", op,
-                              ir::DataTypeName(dtype),
-                              float_only ? "FP32, FP16 and BF16"
-                                         : "FP32, FP16, BF16, INT32 and 8- and 16-bit integers"));
+                              ir::DataTypeName(dtype), supported));
+    }
     instr.kind = type->kind;
     instr.widen = type->widen;
     return {};
   }
+
+  // Whether an integer BinaryOp's two's-complement result is the same for signed and unsigned operands.
+  static bool Wraps(BinaryOp op) { return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul; }
 
   static bool Overlap(const TileRef& a, const TileRef& b) {
     return a.space == b.space && a.byte_offset < b.byte_offset + b.bytes && b.byte_offset < a.byte_offset + a.bytes;
@@ -1507,7 +1528,8 @@ class Decoder {
                               ir::DataTypeName(rhs->dtype), out->num_elements, ir::DataTypeName(out->dtype)));
     }
     Instr instr;
-    if (auto ok = SetComputeType(name, out->dtype, false, instr); !ok) return ok;
+    const Domain domain = op == Opcode::Div ? Domain::Arith : Domain::Wrapping;
+    if (auto ok = SetComputeType(name, out->dtype, domain, instr); !ok) return ok;
     // In-place reuse means the same place; a partial overlap is an allocation bug.
     for (const TileValue* src : {&*lhs, &*rhs}) {
       if (Overlap(out->ref, src->ref) && out->ref.byte_offset != src->ref.byte_offset) {
@@ -1713,7 +1735,7 @@ class Decoder {
     auto lhs = Tile(call.args()[0], "left operand");
     if (!lhs) return Error(lhs.error());
     Instr operand_type;
-    if (auto ok = SetComputeType(op, lhs->dtype, false, operand_type); !ok) return ok;
+    if (auto ok = SetComputeType(op, lhs->dtype, Domain::Arith, operand_type); !ok) return ok;
     instr.src0 = lhs->ref;
     info.in_dtype = lhs->dtype;
     info.rows = lhs->rows();
@@ -1758,6 +1780,32 @@ class Decoder {
                             ir::DataTypeName(tile.dtype), float_only ? " and FP16" : ", FP16 and INT32"));
   }
 
+  // The domain of an element-wise Binary, BinaryScalar, Unary or LeakyRelu op.
+  static Domain ElementwiseDomain(const ComputeInfo& info) {
+    switch (info.kind) {
+      case ComputeKind::LeakyRelu: return Domain::Float;
+      case ComputeKind::Unary:
+        switch (static_cast<UnaryOp>(info.op)) {
+          case UnaryOp::Neg: return Domain::Wrapping;
+          case UnaryOp::Relu:
+          case UnaryOp::Abs: return Domain::Arith;
+          default: return Domain::Float;
+        }
+      default: return Wraps(static_cast<BinaryOp>(info.op)) ? Domain::Wrapping : Domain::Arith;
+    }
+  }
+
+  // The domain of a row/column expand or broadcast (a broadcast only copies).
+  static Domain ExpandDomain(const ComputeInfo& info) {
+    switch (info.kind) {
+      case ComputeKind::RowExpDif:
+      case ComputeKind::ColExpDif: return Domain::Float;
+      case ComputeKind::RowBroadcast:
+      case ComputeKind::ColBroadcast: return Domain::Wrapping;
+      default: return Wraps(static_cast<BinaryOp>(info.op)) ? Domain::Wrapping : Domain::Arith;
+    }
+  }
+
   pypto::expected<void, std::string> DecodeComputeOperands(const std::string& op, const TileValue& out,
                                                            const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -1774,11 +1822,7 @@ class Decoder {
       case ComputeKind::BinaryScalar: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        const bool float_only = info.kind == ComputeKind::LeakyRelu ||
-                                (info.kind == ComputeKind::Unary && static_cast<UnaryOp>(info.op) != UnaryOp::Relu &&
-                                 static_cast<UnaryOp>(info.op) != UnaryOp::Abs &&
-                                 static_cast<UnaryOp>(info.op) != UnaryOp::Neg);
-        if (auto ok = SetComputeType(op, out.dtype, float_only, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, ElementwiseDomain(info), instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
         if (info.kind == ComputeKind::Binary) {
@@ -1797,7 +1841,8 @@ class Decoder {
       case ComputeKind::ColReduce: {
         auto src = tile_arg(0, "operand");
         if (!src) return Error(src.error());
-        if (auto ok = SetComputeType(op, out.dtype, false, instr); !ok) return ok;
+        const Domain domain = static_cast<ReduceOp>(info.op) == ReduceOp::Sum ? Domain::Wrapping : Domain::Arith;
+        if (auto ok = SetComputeType(op, out.dtype, domain, instr); !ok) return ok;
         instr.src0 = src->ref;
         matrix(*src);
         info.pairwise = args.size() > 1;
@@ -1850,8 +1895,7 @@ class Decoder {
         if (!src) return Error(src.error());
         auto vec = tile_arg(1, "vector operand");
         if (!vec) return Error(vec.error());
-        const bool exp = info.kind == ComputeKind::RowExpDif || info.kind == ComputeKind::ColExpDif;
-        if (auto ok = SetComputeType(op, out.dtype, /*float_only=*/exp, instr); !ok) return ok;
+        if (auto ok = SetComputeType(op, out.dtype, ExpandDomain(info), instr); !ok) return ok;
         instr.src0 = src->ref;
         instr.src1 = vec->ref;
         matrix(out);
@@ -2145,8 +2189,8 @@ class Decoder {
   }
 
   // sort32, mrgsort, gather (mask form), concat, transposes and arange: the IR checked
-  // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, a constant
-  // block_len, results apart from their operands).
+  // shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, results apart
+  // from their operands). A block_len computed at run time is checked when it runs.
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
                                                       const ir::Call& call, Instr& instr) {
     ComputeInfo& info = instr.compute;
@@ -2180,8 +2224,8 @@ class Decoder {
         if (src->dtype != ir::DataType::FP32)
           return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
                                   ir::DataTypeName(src->dtype)));
-        auto block_len = ir::AsConstInt(args[1]);
-        if (!block_len) return Fail("block_len must be a constant");
+        auto block_len = Scalar(args[1]);
+        if (!block_len) return Error(block_len.error());
         info.block_len = *block_len;
         return {};
       }

@@ -124,7 +124,7 @@ struct ComputeInfo {
   ir::DataType in_dtype = ir::DataType::FP32;   // Matmul/Cast/*ArgReduce: element type of src0 (and src1)
   ir::DataType out_dtype = ir::DataType::FP32;  // Cast: element type of dst
   uint8_t round_mode = 0;      // Cast: RoundMode
-  int64_t block_len = 0;       // MergeSort: lanes per sorted input run
+  Operand block_len;           // MergeSort: lanes per sorted input run (a constant or a loop's register)
   std::array<int64_t, 4> list_lanes{};  // MergeLists: lanes of each list in src0, in order (0: none)
   int64_t src_cols = 0;        // GatherMask, ScatterLanes, Concat: row length of src0 (cols is the result's)
   uint8_t index_bytes = 4;     // GatherAlong, ScatterAlong, ScatterRows: width of the indices in src1

@@ -246,6 +246,20 @@ TEST(SimScalarOps, FloorDivAndModFollowPython) {
   EXPECT_EQ(out, -2);  // wraps, no undefined behaviour
 }
 
+TEST(SimScalarOps, ShiftsFollowPythonAndRefuseCountsOutsideTheWord) {
+  int64_t out = 0;
+  ASSERT_TRUE(sim::EvalScalar(sim::ScalarOp::Shl, 1, 10, out));
+  EXPECT_EQ(out, 1024);
+  ASSERT_TRUE(sim::EvalScalar(sim::ScalarOp::Shl, 3, 62, out));
+  EXPECT_EQ(out, std::numeric_limits<int64_t>::min() + (int64_t{1} << 62));  // wraps, no undefined behaviour
+  ASSERT_TRUE(sim::EvalScalar(sim::ScalarOp::Shr, -7, 1, out));
+  EXPECT_EQ(out, -4);  // arithmetic: -7 >> 1 == -4 in Python
+  out = 42;
+  EXPECT_FALSE(sim::EvalScalar(sim::ScalarOp::Shl, 1, 64, out));
+  EXPECT_FALSE(sim::EvalScalar(sim::ScalarOp::Shr, 1, -1, out));
+  EXPECT_EQ(out, 42);
+}
+
 TEST(SimScalarOps, TripCountFollowsPythonRange) {
   EXPECT_EQ(sim::TripCount(0, 4, 1), 4u);
   EXPECT_EQ(sim::TripCount(1, 4, 2), 2u);

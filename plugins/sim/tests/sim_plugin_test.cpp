@@ -271,15 +271,32 @@ TEST(SimPlugin, UnsupportedOpIsAClearError) {
 
 // UINT32 arithmetic has no widening to INT32 that keeps its order (max, min, division).
 TEST(SimPlugin, UnsupportedDtypeIsAClearError) {
-  auto program = MakeProgram({BinaryKernel("u32_add", "tile.add", ir::DataType::UINT32)});
-  auto plan = SingleTaskPlan("u32_add", ThreeParams(PYPTO_RT_UINT32), kInInOut);
-  std::vector<uint32_t> a(256), b(256), c(256);
+  auto program = MakeProgram({BinaryKernel("u32_div", "tile.div", ir::DataType::UINT32)});
+  auto plan = SingleTaskPlan("u32_div", ThreeParams(PYPTO_RT_UINT32), kInInOut);
+  std::vector<uint32_t> a(256), b(256, 1), c(256);
   auto result = Execute(*program, plan,
                         {Dense(a, {16, 16}, PYPTO_RT_UINT32), Dense(b, {16, 16}, PYPTO_RT_UINT32),
                          Dense(c, {16, 16}, PYPTO_RT_UINT32)});
   EXPECT_EQ(result.status, PYPTO_ERR_COMPILE);
-  EXPECT_THAT(result.message, AllOf(HasSubstr("u32_add"), HasSubstr("tile.add"), HasSubstr("UINT32"),
+  EXPECT_THAT(result.message, AllOf(HasSubstr("u32_div"), HasSubstr("tile.div"), HasSubstr("UINT32"),
                                     HasSubstr("not supported yet")));
+}
+
+// Where the bits do not depend on signedness a UINT32 tile computes as INT32: sums wrap modulo 2^32.
+TEST(SimPlugin, Uint32AddWrapsAround) {
+  auto program = MakeProgram({BinaryKernel("u32_add", "tile.add", ir::DataType::UINT32)});
+  auto plan = SingleTaskPlan("u32_add", ThreeParams(PYPTO_RT_UINT32), kInInOut);
+  std::vector<uint32_t> a(256), b(256), c(256, 0);
+  for (uint32_t i = 0; i < 256; ++i) {
+    a[i] = 0xFFFFFF00u + i;
+    b[i] = 3 * i;
+  }
+  auto result = Execute(*program, plan,
+                        {Dense(a, {16, 16}, PYPTO_RT_UINT32), Dense(b, {16, 16}, PYPTO_RT_UINT32),
+                         Dense(c, {16, 16}, PYPTO_RT_UINT32)});
+  ASSERT_EQ(result.status, PYPTO_OK) << result.message;
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "at " << i;
+  EXPECT_EQ(c[255], 764u);  // 0xFFFFFFFF + 765 wraps
 }
 
 // FP16 tiles add in FP32 and round the sum once, to nearest even: 1 + 2^-11 and 0x3C01 + 2^-11 are

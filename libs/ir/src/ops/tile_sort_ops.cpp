@@ -64,9 +64,12 @@ Result<TypePtr> DeduceMergeSort(const std::vector<ExprPtr>& args, const Call::Kw
     return TypeError(fmt::format("pl.mrgsort merges the runs of a single row, got {}", (*src)->str()), span,
                      "sort one row at a time, e.g. in a pl.range loop over the rows");
   }
+  const auto* block_len_type = args[1]->type()->As<ScalarType>();
+  if (!block_len_type || !IsInteger(block_len_type->dtype()))
+    return TypeError(fmt::format("block_len of pl.mrgsort must be an integer, got {}", args[1]->type()->str()), span);
+  // A block_len computed in a loop (`1 << (6 + 2 * i)`) is checked when the merge runs.
   auto block_len = AsConstInt(args[1]);
-  if (!block_len || !args[1]->type()->As<ScalarType>())
-    return TypeError("block_len of pl.mrgsort must be an integer known at compile time", span);
+  if (!block_len) return std::make_shared<TileType>(shape, (*src)->dtype(), MemorySpace::Vec);
   if (*block_len <= 0 || *block_len % kMergeLaneUnit != 0) {
     return TypeError(fmt::format("block_len of pl.mrgsort must be a positive multiple of {}, got {}", kMergeLaneUnit,
                                  *block_len),

@@ -81,7 +81,8 @@ class TupleLiteral final : public Expr {
 };
 
 // Scalar arithmetic and comparisons on integers (INDEX) and floats, as written in the DSL.
-enum class BinaryOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, FloatDiv, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+// Shl/Shr shift an integer by a count in [0, 64); Shr is arithmetic, as Python's `>>` is.
+enum class BinaryOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, FloatDiv, Min, Max, Shl, Shr, Eq, Ne, Lt, Le, Gt, Ge };
 const char* BinaryOpSymbol(BinaryOp op);  // "+", "//", ... ("min"/"max" print as calls)
 bool IsComparison(BinaryOp op);
 
