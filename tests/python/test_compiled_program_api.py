@@ -11,18 +11,9 @@ import torch
 import pypto.ir
 from pypto.ir.compiled_program import CompiledProgram
 from pypto.runtime import CompiledProgram as RuntimeCompiledProgram
-from sample_programs import TWICE_PROGRAM
+from sample_programs import ADD_KERNELS, TWICE_PROGRAM
 
-KERNELS = """
-import pypto.language as pl
-
-
-@pl.jit
-def add(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.add(pl.load(x, [0, 0], [32, 64]), pl.load(y, [0, 0], [32, 64])), [0, 0], out)
-    return out
-
+KERNELS = ADD_KERNELS + """
 
 @pl.jit
 def sum_and_product(x: pl.Tensor, y: pl.Tensor, total: pl.Out[pl.Tensor], product: pl.Out[pl.Tensor]):
@@ -32,13 +23,6 @@ def sum_and_product(x: pl.Tensor, y: pl.Tensor, total: pl.Out[pl.Tensor], produc
         pl.store(pl.add(a, b), [0, 0], total)
         pl.store(pl.mul(a, b), [0, 0], product)
     return total, product
-
-
-@pl.jit
-def shift(x: pl.Tensor[[32, 64], pl.FP32], a: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        y[0:32, :] = pl.add(x[0:32, :], a)
-    return y
 
 
 @pl.jit
@@ -103,7 +87,7 @@ def test_several_outputs_come_back_as_a_tuple_in_parameter_order(kernels):
 
 def test_a_scalar_is_an_input_of_a_return_style_call(kernels):
     (x, _) = _inputs()
-    compiled = kernels.shift.compile(x, 1.5, torch.zeros(32, 64))
+    compiled = kernels.add_scalar.compile(x, 1.5, torch.zeros(32, 64))
     assert compiled.param_names == ["x", "a", "y"]
     assert compiled.output_indices == [2]
     torch.testing.assert_close(compiled(x, 1.5), x + 1.5)
@@ -167,10 +151,10 @@ def test_the_jit_cache_reuses_a_specialisation_and_compiles_a_new_one(kernels):
     assert len(kernels.add._cache) == 2
     torch.testing.assert_close(half, x.half() + y.half())
     # A Python number is compiled in, so another value compiles again.
-    kernels.shift._cache.clear()
-    kernels.shift(x, 1.0, out)
-    kernels.shift(x, 2.0, out)
-    assert len(kernels.shift._cache) == 2
+    kernels.add_scalar._cache.clear()
+    kernels.add_scalar(x, 1.0, out)
+    kernels.add_scalar(x, 2.0, out)
+    assert len(kernels.add_scalar._cache) == 2
     torch.testing.assert_close(out, x + 2.0)
 
 
@@ -214,7 +198,7 @@ def test_a_jit_build_carries_a_run_script_that_runs_it_again(kernels, tmp_path):
 
 def test_a_run_script_passes_a_compiled_in_scalar_with_its_value(kernels):
     (x, _) = _inputs()
-    compiled = kernels.shift.compile(x, 1.5, torch.zeros(32, 64))
+    compiled = kernels.add_scalar.compile(x, 1.5, torch.zeros(32, 64))
     script = compiled.output_dir / "debug" / "run.py"
     assert "    a = 1.5  # compiled with this value" in script.read_text()
     result = _run_script(script)

@@ -14,25 +14,9 @@ import pypto.language as pl
 from pypto.backend import BackendType, platform_for
 from pypto.runtime import RunConfig, execute_compiled, load_compiled
 from pypto.runtime.runner import DfxOptions
-from sample_programs import TWICE_PROGRAM
+from sample_programs import ADD_KERNELS, TWICE_PROGRAM
 
-KERNELS = """
-import pypto.language as pl
-
-
-@pl.jit
-def add(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        pl.store(pl.add(pl.load(x, [0, 0], [32, 64]), pl.load(y, [0, 0], [32, 64])), [0, 0], out)
-    return out
-
-
-@pl.jit
-def add_scalar(x: pl.Tensor[[32, 64], pl.FP32], a: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        y[0:32, :] = pl.add(x[0:32, :], a)
-    return y
-"""
+KERNELS = ADD_KERNELS
 
 
 @pytest.fixture

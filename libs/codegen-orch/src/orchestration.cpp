@@ -1781,31 +1781,40 @@ class OrchestrationEmitter {
     return name;
   }
 
-  // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
-  // shape is static, so one view serves every iteration of a loop around it.
-  ir::Result<bool> EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
+  // The tensor a reshape or slice views: a parameter, a pl.create_tensor tensor or another view.
+  ir::Result<const Binding*> ViewedTensor(const ir::AssignStmt& assign, const ir::Call& call,
+                                          std::string_view what) const {
     const ir::Var* base = call.args()[0]->As<ir::Var>();
     auto it = base ? bindings_.find(base) : bindings_.end();
     if (it == bindings_.end())
       return MakeError(DiagnosticKind::Syntax,
-                       "pl.reshape in orchestration code reshapes a parameter, a pl.create_tensor tensor or another "
-                       "reshape",
+                       fmt::format("{} a parameter, a pl.create_tensor tensor or a view of one", what),
                        assign.span());
+    return &it->second;
+  }
+
+  // Sets the view's shape to the variable's; returns it as C++ initializer text ("16, 32").
+  static std::string ViewShape(const ir::Var& var, rt::PlanView& view) {
+    for (int64_t dim : var.type()->As<ir::TensorType>()->shape()) view.shape.push_back(static_cast<uint32_t>(dim));
+    return fmt::format("{}", fmt::join(view.shape, ", "));
+  }
+
+  // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
+  // shape is static, so one view serves every iteration of a loop around it.
+  ir::Result<bool> EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
+    auto viewed = ViewedTensor(assign, call, "pl.reshape in orchestration code reshapes");
+    if (!viewed) return pypto::unexpected(viewed.error());
     const auto& var = assign.var();
     if (auto existing = view_of_.find(&assign); existing != view_of_.end()) {  // again, in a later iteration
       bindings_[var.get()] = existing->second;
       return true;
     }
-    rt::PlanView view{.name = var->name_hint(), .base = it->second.ref};
-    std::vector<std::string> dims;
-    for (int64_t dim : var->type()->As<ir::TensorType>()->shape()) {
-      view.shape.push_back(static_cast<uint32_t>(dim));
-      dims.push_back(std::to_string(dim));
-    }
+    rt::PlanView view{.name = var->name_hint(), .base = (*viewed)->ref};
+    const std::string dims = ViewShape(*var, view);
     Separate();
     const std::string name = names_.Take(var->name_hint());
     body_ += fmt::format("{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}const ChipTensor {1} = {4}.reshape({1}_shapes, {2});\n",
-                         indent_, name, dims.size(), fmt::join(dims, ", "), it->second.cpp_name);
+                         indent_, name, view.shape.size(), dims, (*viewed)->cpp_name);
     const Binding binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View,
                                             static_cast<uint32_t>(result_.plan.views.size())},
                           name};
@@ -1819,22 +1828,15 @@ class OrchestrationEmitter {
   // view(), t's strides). At offsets computed in orchestration code, or of such a view, the plan holds
   // a template and a ViewStep makes each iteration's view.
   ir::Result<bool> EmitSlice(const ir::AssignStmt& assign, const ir::Call& call) {
-    const ir::Var* base = call.args()[0]->As<ir::Var>();
-    auto it = base ? bindings_.find(base) : bindings_.end();
-    if (it == bindings_.end())
-      return MakeError(DiagnosticKind::Syntax,
-                       "pl.slice in orchestration code slices a parameter, a pl.create_tensor tensor or a view of "
-                       "one",
-                       assign.span());
+    auto viewed = ViewedTensor(assign, call, "pl.slice in orchestration code slices");
+    if (!viewed) return pypto::unexpected(viewed.error());
     const auto& var = assign.var();
-    rt::PlanView view{.name = var->name_hint(), .base = it->second.ref};
-    std::vector<std::string> dims, offsets;
+    const rt::PlanTensorRef base = (*viewed)->ref;
+    rt::PlanView view{.name = var->name_hint(), .base = base};
+    const std::string dims = ViewShape(*var, view);
+    std::vector<std::string> offsets;
     std::vector<ir::ExprPtr> offset_exprs;
-    bool computed = it->second.ref.kind == rt::PlanTensorRef::Kind::View && template_views_.contains(it->second.ref.index);
-    for (int64_t dim : var->type()->As<ir::TensorType>()->shape()) {
-      view.shape.push_back(static_cast<uint32_t>(dim));
-      dims.push_back(std::to_string(dim));
-    }
+    bool computed = base.kind == rt::PlanTensorRef::Kind::View && template_views_.contains(base.index);
     for (const auto& offset : call.args()[2]->As<ir::TupleLiteral>()->elements()) {
       if (const ir::Var* unknown = UnknownScalar(offset))
         return MakeError(DiagnosticKind::Syntax,
@@ -1855,7 +1857,7 @@ class OrchestrationEmitter {
     body_ += fmt::format(
         "{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}uint32_t {1}_offsets[{2}] = {{{4}}};\n"
         "{0}const ChipTensor {1} = {5}.view({1}_shapes, {1}_offsets);\n",
-        indent_, name, dims.size(), fmt::join(dims, ", "), fmt::join(offsets, ", "), it->second.cpp_name);
+        indent_, name, view.shape.size(), dims, fmt::join(offsets, ", "), (*viewed)->cpp_name);
     const auto index = static_cast<uint32_t>(result_.plan.views.size());
     result_.plan.views.push_back(std::move(view));
     if (computed) {

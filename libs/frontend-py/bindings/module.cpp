@@ -447,6 +447,12 @@ PYBIND11_MODULE(_core, m) {
                                    .attr(py::str(std::string(ir::FunctionTypeName(f.function->type()))));
                              })
       .def_property_readonly("params", &ParamsOf)
+      .def_property_readonly("return_types",
+                             [](const FunctionView& f) {
+                               std::vector<std::string> types;
+                               for (const auto& type : f.function->return_types()) types.push_back(type->str());
+                               return types;
+                             })
       .def("__str__", [](const FunctionView& f) { return ir::PrintFunction(*f.function); })
       // Upstream's spelling of the printer; our printer has one (full) form, so `concise` is accepted
       // and changes nothing.

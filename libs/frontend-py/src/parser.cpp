@@ -349,6 +349,7 @@ class FunctionParser {
       return BindInlineResult(target, stmt.attr("value"));
     if (!annotated && IsNode(target, "Tuple") && IsNode(stmt.attr("value"), "Call"))
       return ParseMultiResultCall(stmt, target);
+    if (!annotated && IsNode(target, "Tuple") && ShapeOf(stmt.attr("value"))) return ParseShapeUnpack(stmt, target);
     if (!IsNode(target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
                        map_.SpanOf(target));
@@ -514,6 +515,60 @@ class FunctionParser {
       }
     }
     return found;
+  }
+
+  // The tensor or tile whose `.shape` `node` is; null for anything else.
+  const ir::ShapedType* ShapeOf(py::handle node) const {
+    if (!IsNode(node, "Attribute") || node.attr("attr").cast<std::string>() != "shape" ||
+        !IsNode(node.attr("value"), "Name"))
+      return nullptr;
+    auto it = env_.find(node.attr("value").attr("id").cast<std::string>());
+    if (it == env_.end()) return nullptr;
+    const ir::Type& type = *it->second->type();
+    if (const auto* tensor = type.As<ir::TensorType>()) return tensor;
+    return type.As<ir::TileType>();
+  }
+
+  // `x.shape[i]`: extent i (negative counts from the end, as in Python).
+  ir::Result<ir::ExprPtr> ParseShapeExtent(py::handle node) {
+    const ir::Shape& shape = ShapeOf(node.attr("value"))->shape();
+    const ir::Span span = map_.SpanOf(node);
+    auto index = ParseExpr(node.attr("slice"));
+    if (!index) return pypto::unexpected(index.error());
+    const auto i = ir::AsConstInt(*index);
+    const auto rank = static_cast<int64_t>(shape.size());
+    if (!i || *i < -rank || *i >= rank)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the index of a {}-d shape must be an integer constant in [{}, {})", rank, -rank,
+                                   rank),
+                       map_.SpanOf(node.attr("slice")));
+    return ir::ExprPtr(std::make_shared<ir::ConstInt>(shape[*i < 0 ? *i + rank : *i], ir::DataType::INDEX, span));
+  }
+
+  // `M, N = x.shape`: one assignment per name, `M = x.shape[0]`, ... (a constant each).
+  ir::Result<ir::StmtPtr> ParseShapeUnpack(py::handle stmt, py::handle target) {
+    py::module_ ast = py::module_::import("ast");
+    py::list names = target.attr("elts");
+    const size_t rank = ShapeOf(stmt.attr("value"))->shape().size();
+    if (py::len(names) != rank)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{} names unpack a {}-d shape", py::len(names), rank), map_.SpanOf(target));
+    std::vector<ir::StmtPtr> assigns;
+    for (size_t i = 0; i < rank; ++i) {
+      py::object index = ast.attr("Constant")(i);
+      ast.attr("copy_location")(index, stmt.attr("value"));
+      py::object extent = ast.attr("Subscript")(stmt.attr("value"), index, ast.attr("Load")());
+      ast.attr("copy_location")(extent, stmt.attr("value"));
+      py::list targets;
+      targets.append(names[i]);
+      py::object assign = ast.attr("Assign")(targets, extent);
+      ast.attr("copy_location")(assign, stmt);
+      synthetic_nodes_.push_back(assign);
+      auto parsed = ParseAssign(assign, /*annotated=*/false);
+      if (!parsed) return parsed;
+      Append(assigns, *parsed);
+    }
+    return Seq(std::move(assigns), map_.SpanOf(stmt));
   }
 
   // A tensor slice in orchestration code (`qi = pl.slice(query, [16, 128], [row, 0])`) is a load, which
@@ -2439,6 +2494,13 @@ class FunctionParser {
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(elements), span));
     }
     if (type == "Call") return ParseCall(node);
+    // `x.shape` of a tensor or tile: its extents, constants once the function is specialised.
+  if (const ir::ShapedType* shaped = ShapeOf(node)) {
+      std::vector<ir::ExprPtr> extents;
+      for (int64_t dim : shaped->shape()) extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+      return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(extents), span));
+    }
+    if (type == "Subscript" && ShapeOf(node.attr("value"))) return ParseShapeExtent(node);
     // pl.AUTO: "let the compiler choose" (reserve_buffer's base), upstream's -1.
     if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
       return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));

@@ -1,6 +1,5 @@
 """A compiled program: its build directory, its parameters, and the call that runs it."""
 
-import ast
 import dataclasses
 import os
 import weakref
@@ -95,6 +94,11 @@ class CompiledProgram:
     def output_dir(self) -> Path:
         """The build directory."""
         return Path(self._artifacts.output_dir)
+
+    def __fspath__(self) -> str:
+        # Upstream's examples treat what pypto.ir.compile returns as its build directory
+        # (`os.walk(ir.compile(program))`).
+        return self._artifacts.output_dir
 
     @property
     def platform(self) -> str:
@@ -229,12 +233,9 @@ def _refuse_manual_dispatch(name: str):
 
 
 def _entry_returns(program) -> bool:
-    """Whether ``program``'s entry function declares a result. The bindings do not expose a
-    function's result types; the ``def`` line of its printed form, which parses as Python, states them."""
+    """Whether ``program``'s entry function declares a result."""
     entry = next(f for f in program.functions.values() if f.name == program.entry_name)
-    header = next(line for line in str(entry).splitlines() if line.startswith("def "))
-    definition = ast.parse(f"{header}\n    ...\n").body[0]
-    return definition.returns is not None
+    return bool(entry.return_types)
 
 
 def _allocate(param: Parameter):
