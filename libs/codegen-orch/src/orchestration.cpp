@@ -382,10 +382,11 @@ class LoopExpander {
   using TaskIds = std::vector<std::optional<uint32_t>>;
 
  public:
-  // `views` holds the plan's views; the expansion appends those its slices make.
-  LoopExpander(std::vector<rt::PlanSubmit>& submits, std::vector<rt::PlanView>& views,
+  // `views` holds the plan's views; the expansion appends those its slices make. `plan` gives the
+  // extents of the tensors they slice.
+  LoopExpander(const rt::TaskPlan& plan, std::vector<rt::PlanSubmit>& submits, std::vector<rt::PlanView>& views,
                const TensorReads* reads = nullptr)
-      : submits_(submits), views_(views), reads_(reads) {}
+      : plan_(plan), submits_(submits), views_(views), reads_(reads) {}
 
   ir::Result<bool> Run(const std::vector<Step>& steps) {
     for (const auto& step : steps) {
@@ -534,8 +535,7 @@ class LoopExpander {
     for (size_t d = 0; d < step.offsets.size(); ++d) {
       auto value = Eval(step.offsets[d]);
       if (!value) return pypto::unexpected(value.error());
-      const rt::PlanTensorRef base = view.base;
-      const uint32_t extent = ExtentOf(base, d);
+      const uint32_t extent = ExtentOf(view.base, d);
       if (value->i < 0 || value->i + int64_t{view.shape[d]} > extent)
         return MakeError(DiagnosticKind::InvalidOperation,
                          fmt::format("the slice '{}' at offset {} of size {} is outside its tensor's extent {} in "
@@ -549,19 +549,13 @@ class LoopExpander {
     return true;
   }
 
-  // The extent of dimension `d` of a tensor operand; UINT32_MAX where the plan does not say (a
-  // parameter's shape is checked when the run starts).
+  // The extent of dimension `d` of a tensor operand.
   uint32_t ExtentOf(rt::PlanTensorRef ref, size_t d) const {
     if (ref.kind == rt::PlanTensorRef::Kind::View) return d < views_[ref.index].shape.size() ? views_[ref.index].shape[d] : 0;
-    if (!plan_) return std::numeric_limits<uint32_t>::max();
-    const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan_->params : plan_->intermediates;
+    const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan_.params : plan_.intermediates;
     return ref.index < list.size() && d < list[ref.index].shape.size() ? list[ref.index].shape[d] : 0;
   }
 
- public:
-  void set_plan(const rt::TaskPlan* plan) { plan_ = plan; }
-
- private:
   ir::Result<bool> Carry(const CarryStep& step) {
     std::vector<Value> next;
     for (const auto& update : step.updates) {
@@ -811,10 +805,10 @@ class LoopExpander {
     return static_cast<uint64_t>(v);
   }
 
+  const rt::TaskPlan& plan_;
   std::vector<rt::PlanSubmit>& submits_;
   std::vector<rt::PlanView>& views_;
   const TensorReads* reads_;
-  const rt::TaskPlan* plan_ = nullptr;  // for the extents of slices' tensors
   std::unordered_map<uint32_t, rt::PlanTensorRef> current_views_;  // template view -> this iteration's
   std::set<uint32_t> written_params_;  // parameters a submit so far writes
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
@@ -870,8 +864,7 @@ class OrchestrationEmitter {
           std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_), result_.plan.views});
       return std::move(result_);
     }
-    LoopExpander expander(result_.plan.submits, result_.plan.views);
-    expander.set_plan(&result_.plan);
+    LoopExpander expander(result_.plan, result_.plan.submits, result_.plan.views);
     if (auto ok = expander.Run(steps_root_); !ok) return pypto::unexpected(ok.error());
     return std::move(result_);
   }
@@ -1372,9 +1365,10 @@ class OrchestrationEmitter {
     for (size_t i = 0; i < loop.return_vars().size(); ++i) {
       const ir::IterArg& carried = loop.iter_args()[i];
       const ir::Var* result = loop.return_vars()[i].get();
-      if (const auto* scalar = carried.var->type()->As<ir::ScalarType>(); scalar && !ir::IsTaskId(*carried.var->type())) {
+      if (IsCarriedScalar(*carried.var)) {
         scalars_[result] = scalars_.at(carried.var.get());
-        steps_->push_back(Step{ScalarStep{.var = result, .value = carried.var, .dtype = scalar->dtype()}});
+        steps_->push_back(Step{ScalarStep{
+            .var = result, .value = carried.var, .dtype = carried.var->type()->As<ir::ScalarType>()->dtype()}});
         continue;
       }
       task_names_[result] = task_names_.at(carried.var.get());
@@ -2341,8 +2335,7 @@ ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const 
   TensorReads reads = deferred.reads;
   reads.tensors = params;
   ExpandedPlan expanded{.views = deferred.views};
-  LoopExpander expander(expanded.submits, expanded.views, &reads);
-  expander.set_plan(&plan);
+  LoopExpander expander(plan, expanded.submits, expanded.views, &reads);
   if (auto ok = expander.Run(deferred.steps); !ok) return pypto::unexpected(ok.error());
   return expanded;
 }

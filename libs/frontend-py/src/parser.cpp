@@ -355,7 +355,7 @@ class FunctionParser {
                        map_.SpanOf(target));
     if (stmt.attr("value").is_none())
       return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
-    if (auto shaped = ParseRunTimeShapedTensor(target.attr("id").cast<std::string>(), stmt); !shaped)
+    if (auto shaped = ParseRunTimeShapedTensor(target, stmt); !shaped)
       return pypto::unexpected(shaped.error());
     else if (*shaped)
       return *shaped;
@@ -396,15 +396,22 @@ class FunctionParser {
     } else if (annotated)
       if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
         return pypto::unexpected(ok.error());
-    auto var = std::make_shared<ir::Var>(name, declared_type ? declared_type : (*value)->type(), map_.SpanOf(target));
-    RecordReturnedArg(*var, **value);
+    return BindAssigned(target, stmt, declared_type ? declared_type : (*value)->type(), *value);
+  }
+
+  // `name = value` (`target` the name): a new variable of `type`, bound in the environment with what
+  // later statements look up about it, and its AssignStmt.
+  ir::StmtPtr BindAssigned(py::handle target, py::handle stmt, const ir::TypePtr& type, const ir::ExprPtr& value) {
+    const std::string name = target.attr("id").cast<std::string>();
+    auto var = std::make_shared<ir::Var>(name, type, map_.SpanOf(target));
+    RecordReturnedArg(*var, *value);
     env_[name] = var;
     unavailable_.erase(name);
     assigned_types_[name] = var->type();
-    RecordScalar(var, *value);
-    RecordOrchestrationSlice(*var, *value);
-    if (IsCreation(**value)) placeholders_.insert(var->id());
-    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, map_.SpanOf(stmt)));
+    RecordScalar(var, value);
+    RecordOrchestrationSlice(*var, value);
+    if (IsCreation(*value)) placeholders_.insert(var->id());
+    return std::make_shared<ir::AssignStmt>(var, value, map_.SpanOf(stmt));
   }
 
   // `buf = pl.create_tensor([16, head_dim], ...)` / `qi = pl.slice(query, [16, head_dim], [row, 0])` in
@@ -413,7 +420,8 @@ class FunctionParser {
   // static. Such a tensor exists to be handed to kernels, so it takes the shape of the parameter the
   // first call after it passes it to (a kernel reading fewer rows or columns than its parameter has is
   // the kernel's business, as on the device). Null when `stmt` makes no such tensor.
-  ir::Result<ir::StmtPtr> ParseRunTimeShapedTensor(const std::string& name, py::handle stmt) {
+  ir::Result<ir::StmtPtr> ParseRunTimeShapedTensor(py::handle target, py::handle stmt) {
+    const std::string name = target.attr("id").cast<std::string>();
     py::handle value = stmt.attr("value");
     if (kernel_depth_ > 0 || !IsNode(value, "Call")) return ir::StmtPtr{};
     const std::string callee = DottedName(value.attr("func"));
@@ -464,15 +472,10 @@ class FunctionParser {
     }
     if (!made)
       return MakeError(made.error().kind,
-                       fmt::format("'{}' has a shape known only at run time, and takes the shape {} of {}: {}", name,
-                                   fmt::format("[{}]", fmt::join(param->type.shape(), ", ")), param->where, made.error().message),
+                       fmt::format("'{}' has a shape known only at run time, and takes the shape [{}] of {}: {}", name,
+                                   fmt::join(param->type.shape(), ", "), param->where, made.error().message),
                        span);
-    auto var = std::make_shared<ir::Var>(name, (*made)->type(), map_.SpanOf(stmt.attr(
-                                                                     IsNode(stmt, "AnnAssign") ? "target" : "value")));
-    env_[name] = var;
-    unavailable_.erase(name);
-    assigned_types_[name] = var->type();
-    return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *made, map_.SpanOf(stmt)));
+    return BindAssigned(target, stmt, (*made)->type(), *made);
   }
 
   struct ParameterUse {
@@ -2495,9 +2498,10 @@ class FunctionParser {
     }
     if (type == "Call") return ParseCall(node);
     // `x.shape` of a tensor or tile: its extents, constants once the function is specialised.
-  if (const ir::ShapedType* shaped = ShapeOf(node)) {
+    if (const ir::ShapedType* shaped = ShapeOf(node)) {
       std::vector<ir::ExprPtr> extents;
-      for (int64_t dim : shaped->shape()) extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+      for (int64_t dim : shaped->shape())
+        extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
       return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(extents), span));
     }
     if (type == "Subscript" && ShapeOf(node.attr("value"))) return ParseShapeExtent(node);
