@@ -9,6 +9,18 @@ import pytest
 
 def pytest_addoption(parser):
     parser.addoption("--platform", default="a2a3sim", help="platform to run on (a2a3sim, a5sim, ...)")
+    parser.addoption("--onboard-on-sim", action="store_true",
+                     help="also run the cases written for the device (a2a3, a5) on its simulator")
+
+
+_SIMULATOR_OF = {"a2a3": "a2a3sim", "a5": "a5sim"}
+
+
+def _simulated(config, platform):
+    """The platform a case parametrized for `platform` runs on: its simulator under --onboard-on-sim."""
+    if platform and config.getoption("--onboard-on-sim"):
+        return _SIMULATOR_OF.get(platform, platform)
+    return platform
 
 
 def pytest_collection_modifyitems(config, items):
@@ -17,7 +29,7 @@ def pytest_collection_modifyitems(config, items):
     kept, deselected = [], []
     for item in items:
         params = getattr(item, "callspec", None)
-        chosen = params.params.get("platform", platform) if params else platform
+        chosen = _simulated(config, params.params.get("platform", platform) if params else platform)
         (kept if chosen == platform else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
@@ -33,10 +45,11 @@ class CaseResult:
 class TestRunner:
     __test__ = False
 
-    def __init__(self, platform: str):
+    def __init__(self, platform: str, onboard_on_sim: bool = False):
         from pypto.runtime import RunConfig
 
         self.platform = platform
+        self.onboard_on_sim = onboard_on_sim
         self.config = RunConfig(platform=platform)  # cases read its profiling switches
 
     def run(self, case) -> CaseResult:
@@ -68,7 +81,10 @@ class TestRunner:
             for name in list(values):  # an output the reference assigned rather than filled
                 values[name] = by_case_name[as_case.get(name, name)]
 
-        result = testing.run(program, specs, golden, platform=case.get_platform() or self.platform,
+        platform = case.get_platform() or self.platform
+        if self.onboard_on_sim:
+            platform = _SIMULATOR_OF.get(platform, platform)
+        result = testing.run(program, specs, golden, platform=platform,
                              rtol=case.config.rtol, atol=case.config.atol, unchecked=unchecked)
         return CaseResult(result.passed, result.error)
 
@@ -94,4 +110,4 @@ def test_config(request):
 
 @pytest.fixture(scope="session")
 def test_runner(request):
-    return TestRunner(request.config.getoption("--platform"))
+    return TestRunner(request.config.getoption("--platform"), request.config.getoption("--onboard-on-sim"))
