@@ -1051,6 +1051,7 @@ class OrchestrationEmitter {
       if (call && call->is_op_call() && call->op()->name == "tensor.read") return EmitTensorRead(*assign, *call);
       if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
       if (call && call->is_op_call() && call->op()->name == "tensor.slice") return EmitSlice(*assign, *call);
+      if (call && call->is_op_call() && call->op()->name == "tensor.transpose") return EmitTranspose(*assign, *call);
       // `x_flat = x`: another name for the same tensor.
       if (const auto* source = assign->value()->As<ir::Var>(); source && bindings_.contains(source)) {
         bindings_[result] = bindings_.at(source);
@@ -1809,13 +1810,45 @@ class OrchestrationEmitter {
     const std::string name = names_.Take(var->name_hint());
     body_ += fmt::format("{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}const ChipTensor {1} = {4}.reshape({1}_shapes, {2});\n",
                          indent_, name, view.shape.size(), dims, (*viewed)->cpp_name);
-    const Binding binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View,
-                                            static_cast<uint32_t>(result_.plan.views.size())},
-                          name};
-    result_.plan.views.push_back(std::move(view));
+    const Binding binding = AddView(std::move(view), name, assign.span());
     bindings_[var.get()] = binding;
     view_of_[&assign] = binding;
     return true;
+  }
+
+  // `xt = pl.transpose(x, axis1, axis2)`: x with the two axes and their strides swapped (the
+  // runtime's transpose()); a kernel given xt reads x through those strides.
+  ir::Result<bool> EmitTranspose(const ir::AssignStmt& assign, const ir::Call& call) {
+    auto viewed = ViewedTensor(assign, call, "pl.transpose in orchestration code transposes");
+    if (!viewed) return pypto::unexpected(viewed.error());
+    const auto& var = assign.var();
+    const auto rank = static_cast<int64_t>(var->type()->As<ir::TensorType>()->shape().size());
+    const auto axis = [&](const char* key) {
+      const int64_t value = *ir::FindAttr<int64_t>(call.kwargs(), key);
+      return static_cast<uint32_t>(value < 0 ? value + rank : value);
+    };
+    rt::PlanView view{.name = var->name_hint(), .base = (*viewed)->ref};
+    ViewShape(*var, view);
+    view.swapped_axes = std::pair{axis("axis1"), axis("axis2")};
+    Separate();
+    const std::string name = names_.Take(var->name_hint());
+    body_ += fmt::format("{}const ChipTensor {} = {}.transpose({}, {});\n", indent_, name, (*viewed)->cpp_name,
+                         view.swapped_axes->first, view.swapped_axes->second);
+    bindings_[var.get()] = AddView(std::move(view), name, assign.span());
+    return true;
+  }
+
+  // Appends a view defined as a whole of its base (a reshape or a transpose). Of a view that each
+  // iteration makes anew (a slice at computed offsets), it is made anew too, by a ViewStep.
+  Binding AddView(rt::PlanView view, const std::string& cpp_name, const ir::Span& span) {
+    const auto index = static_cast<uint32_t>(result_.plan.views.size());
+    const bool of_template = view.base.kind == rt::PlanTensorRef::Kind::View && template_views_.contains(view.base.index);
+    result_.plan.views.push_back(std::move(view));
+    if (of_template) {
+      template_views_.insert(index);
+      steps_->push_back(Step{ViewStep{.view = index, .offsets = {}, .span = span}});
+    }
+    return Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View, index}, cpp_name};
   }
 
   // `v = pl.slice(t, shape, offsets)` passed to kernels: a view of the window of t (the runtime's

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace pypto::rt {
 
@@ -141,6 +142,17 @@ ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shap
   sliced.is_contiguous = IsRowMajor(sliced) ? 1 : 0;
   sliced.extent_elem_cache = elements;
   return sliced;
+}
+
+ChipTensor TransposedTensor(const ChipTensor& tensor, uint32_t axis1, uint32_t axis2) {
+  if (axis1 >= tensor.ndims || axis2 >= tensor.ndims)
+    throw std::invalid_argument("TransposedTensor: axes " + std::to_string(axis1) + " and " + std::to_string(axis2) +
+                                " of a rank-" + std::to_string(tensor.ndims) + " tensor");
+  ChipTensor transposed = tensor;
+  std::swap(transposed.shapes[axis1], transposed.shapes[axis2]);
+  std::swap(transposed.strides[axis1], transposed.strides[axis2]);
+  transposed.is_contiguous = IsRowMajor(transposed) ? 1 : 0;
+  return transposed;
 }
 
 ByteRange ViewBytes(const ChipTensor& tensor) {

@@ -81,8 +81,10 @@ pypto::expected<std::vector<ChipTensor>, FatalError> BuildViews(const TaskPlan& 
       return InvalidArgs(fmt::format("view '{}' is of {} {}, which is not defined before it", view.name,
                                      KindName(view.base.kind), view.base.index));
     try {
-      views.push_back(view.offsets.empty() ? ReshapedTensor(pool[view.base.index], view.shape)
-                                           : SlicedTensor(pool[view.base.index], view.shape, view.offsets));
+      const ChipTensor& base = pool[view.base.index];
+      views.push_back(view.swapped_axes ? TransposedTensor(base, view.swapped_axes->first, view.swapped_axes->second)
+                      : view.offsets.empty() ? ReshapedTensor(base, view.shape)
+                                             : SlicedTensor(base, view.shape, view.offsets));
     } catch (const std::invalid_argument& error) {
       return InvalidArgs(fmt::format("view '{}': {}", view.name, error.what()));
     }

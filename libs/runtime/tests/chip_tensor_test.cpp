@@ -161,6 +161,35 @@ TEST(ChipTensor, SlicedTensorRefusesAWindowOutsideTheTensor) {
   }
 }
 
+TEST(ChipTensor, TransposedTensorSwapsTwoAxesAndTheirStrides) {
+  float data[24];
+  for (int i = 0; i < 24; ++i) data[i] = static_cast<float>(i);
+  const std::array<uint32_t, 2> shape = {4, 6};
+  const ChipTensor transposed = TransposedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), 0, 1);
+  EXPECT_EQ(transposed.shapes[0], 6u);
+  EXPECT_EQ(transposed.shapes[1], 4u);
+  EXPECT_EQ(transposed.strides[0], 1u);
+  EXPECT_EQ(transposed.strides[1], 6u);
+  EXPECT_EQ(transposed.is_contiguous, 0u);
+  // Element [r, c] of the transpose is element [c, r] of the tensor; a window of it follows suit.
+  EXPECT_EQ(DataPointer<float>(transposed)[5 * transposed.strides[0] + 3 * transposed.strides[1]], 23.0f);
+  const std::array<uint32_t, 2> row = {1, 4}, at = {2, 0};
+  const ChipTensor column = SlicedTensor(transposed, row, at);
+  EXPECT_EQ(DataPointer<float>(column)[3 * column.strides[1]], 20.0f);  // tensor [3, 2]
+  EXPECT_EQ(ViewBytes(column).last - ViewBytes(column).first, (3 * 6 + 1) * sizeof(float));
+}
+
+TEST(ChipTensor, TransposedTensorRefusesAnAxisOutsideTheRank) {
+  float data[4] = {};
+  const std::array<uint32_t, 2> shape = {2, 2};
+  try {
+    TransposedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), 0, 2);
+    FAIL() << "swapped axis 2 of a matrix";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "TransposedTensor: axes 0 and 2 of a rank-2 tensor");
+  }
+}
+
 TEST(ChipTensor, ByteRangeOverlap) {
   EXPECT_TRUE((ByteRange{0, 10}.overlaps(ByteRange{9, 20})));
   EXPECT_FALSE((ByteRange{0, 10}.overlaps(ByteRange{10, 20})));

@@ -88,6 +88,24 @@ Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs
   return std::make_shared<TensorType>(*shape, (*tensor)->dtype());
 }
 
+// `xt = pl.transpose(x, axis1, axis2)` in orchestration code: a view of x with the two axes (and their
+// strides) swapped, as the runtime's transpose(); no data moves, so a kernel reading xt reads x.
+Result<TypePtr> DeduceTransposeView(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto tensor = ExpectTensor(args[0], "the operand of a tensor transpose", span);
+  if (!tensor) return pypto::unexpected(tensor.error());
+  Shape shape = (*tensor)->shape();
+  const auto rank = static_cast<int64_t>(shape.size());
+  const auto axis1 = *FindAttr<int64_t>(kwargs, "axis1"), axis2 = *FindAttr<int64_t>(kwargs, "axis2");
+  const auto normal = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+  const int64_t first = normal(axis1), second = normal(axis2);
+  if (rank < 2 || first < 0 || first >= rank || second < 0 || second >= rank || first == second)
+    return TypeError(fmt::format("a transpose of {} swaps two different axes in [-{}, {}), got {} and {}",
+                                 (*tensor)->str(), rank, rank, axis1, axis2),
+                     span);
+  std::swap(shape[first], shape[second]);
+  return std::make_shared<TensorType>(std::move(shape), (*tensor)->dtype());
+}
+
 // pl.dump_tag(t): a statement marking an orchestration tensor for the args dump; it has no value.
 Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   if (!args[0]->type()->As<TensorType>())
@@ -117,6 +135,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .description = "a view of a window of a tensor (no data moves), passed to kernels",
                           .params = {Arg("tensor"), Arg("shape"), Arg("offset")},
                           .deduce_type = DeduceSlice,
+                          .affinity = CoreAffinity::Shared,
+                          .result_aliases_arg = 0});
+  registry.Register(OpDef{.name = "tensor.transpose",
+                          .description = "a view of a tensor with two axes swapped (no data moves), passed to kernels",
+                          .params = {Arg("tensor"), Attr("axis1", OpAttrKind::Int), Attr("axis2", OpAttrKind::Int)},
+                          .deduce_type = DeduceTransposeView,
                           .affinity = CoreAffinity::Shared,
                           .result_aliases_arg = 0});
   // No effects: it reads nothing when the program runs; codegen-orch marks the tensor's later submits.

@@ -39,6 +39,10 @@ ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> sh
 // std::invalid_argument for another rank or a window outside the tensor.
 ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape, std::span<const uint32_t> offsets);
 
+// The same elements with axes `axis1` and `axis2` swapped, shapes and strides both (the runtime's
+// transpose(); no data moves). Throws std::invalid_argument for an axis outside the tensor's rank.
+ChipTensor TransposedTensor(const ChipTensor& tensor, uint32_t axis1, uint32_t axis2);
+
 // Byte range [first, last) the view can touch, as addresses (buffer_addr included), for overlap-based
 // dependency tracking and bounds checks. An empty view gives an empty range.
 struct ByteRange {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pypto/runtime/dfx_options.h"
@@ -30,12 +31,15 @@ struct PlanTensorRef {
 };
 
 // A view of a tensor: a reshape of the whole contiguous tensor (pl.reshape in orchestration, no
-// offsets), or the window at `offsets` of `shape` with the base's strides (pl.slice passed to a kernel).
+// offsets), the window at `offsets` of `shape` with the base's strides (pl.slice passed to a kernel),
+// or the base with two axes and their strides swapped (pl.transpose, `swapped_axes`; `shape` is the
+// swapped one).
 struct PlanView {
   std::string name;
   PlanTensorRef base;  // a parameter, an intermediate or an earlier view
   std::vector<uint32_t> shape;
-  std::vector<uint32_t> offsets;  // empty: a reshape
+  std::vector<uint32_t> offsets;  // empty: a reshape or a transpose
+  std::optional<std::pair<uint32_t, uint32_t>> swapped_axes;  // a transpose
 };
 
 struct PlanTaskArg {
