@@ -228,3 +228,39 @@ class Rows:
         module.Rows.specialise(torch.zeros(4, 16), torch.zeros(4, 16))
     assert info.value.message == "dimension 'i' is not known at compile time"
     assert info.value.location == f"{path}:12:25"
+
+
+# A dimension written as a multiple of a dynamic one (upstream's test_composite_shape_dim): M is the
+# passed extent divided by two, and the body reads that M.
+COMPOSITE = DYN + '''@pl.program
+class Doubled:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: pl.Tensor[[M * 2, N], pl.FP32], b: pl.Tensor[[2 * M, N], pl.FP32],
+            c: pl.Out[pl.Tensor[[M * 2, N], pl.FP32]]) -> pl.Tensor[[M * 2, N], pl.FP32]:
+        top = pl.add(pl.load(a, [0, 0], [M, N]), pl.load(b, [0, 0], [M, N]))
+        c = pl.store(top, [0, 0], c)
+        bottom = pl.sub(pl.load(a, [M, 0], [M, N]), pl.load(b, [M, 0], [M, N]))
+        c = pl.store(bottom, [M, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M * 2, N], pl.FP32], b: pl.Tensor[[M * 2, N], pl.FP32],
+             c: pl.Out[pl.Tensor[[M * 2, N], pl.FP32]]) -> pl.Tensor[[M * 2, N], pl.FP32]:
+        c = self.add(a, b, c)
+        return c
+'''
+
+
+def test_a_dimension_may_be_a_multiple_of_a_dynamic_one(write_dsl):
+    module, _ = write_dsl("composite", COMPOSITE)
+    a, b, c = torch.randn(16, 32), torch.randn(16, 32), torch.zeros(16, 32)
+    pypto.runtime.run(module.Doubled, a, b, c)
+    torch.testing.assert_close(c, torch.cat([a[:8] + b[:8], a[8:] - b[8:]]))
+
+
+def test_an_extent_no_value_of_the_dynamic_dimension_gives_is_an_error(write_dsl):
+    module, path = write_dsl("composite_odd", COMPOSITE)
+    with pytest.raises(ParserTypeError) as info:
+        module.Doubled.specialise(torch.zeros(15, 32), torch.zeros(15, 32), torch.zeros(15, 32))
+    assert info.value.message == "parameter 'a' has the dimension M * 2, which no extent of 'M' makes 15"
+    assert info.value.location == f"{path}:19:34"

@@ -192,7 +192,7 @@ class FunctionParser {
     if (!body) return pypto::unexpected(body.error());
     body = DropUnreadSliceLoads(*body);
     std::vector<ir::TypePtr> return_types = signature.return_types;
-    if (signature.returns_from_body) {
+    if (signature.returns_from_body || ReturnsUndeclared(signature)) {
       return_types.clear();
       for (const auto& value : returns_) return_types.push_back(value->type());
     }
@@ -616,6 +616,12 @@ class FunctionParser {
     for (const ir::Var* slice : viewed_slices_)
       if (!reads.vars.contains(slice)) dropper.unread.insert(slice);
     return dropper.unread.empty() ? body : dropper.MutateStmt(body);
+  }
+
+  // The ops that view a whole tensor in orchestration code (the same buffer, another shape or axis order).
+  static bool IsViewOfWhole(const std::string& name) {
+    return name == "pl.reshape" || name == "pl.tensor.reshape" || name == "pl.transpose" ||
+           name == "pl.tensor.transpose";
   }
 
   // An orchestration slice passed to a function's tensor parameter is a view of that window of the
@@ -1171,6 +1177,8 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "one context manager per 'with' statement", span);
     py::handle context = items[0].attr("context_expr");
     if (IsNode(context, "Call") && DottedName(context.attr("func")) == "pl.spmd") return ParseSpmd(stmt, context);
+    if (IsNode(context, "Call") && DottedName(context.attr("func")) == "pl.cluster")
+      return ParseCluster(stmt, context, items[0].attr("optional_vars"));
     if (IsRuntimeScope(context)) return ParseRuntimeScope(stmt, context, items[0].attr("optional_vars"));
     if (!IsNode(context, "Call") || DottedName(context.attr("func")) != "pl.at")
       return MakeError(DiagnosticKind::Syntax,
@@ -1496,7 +1504,37 @@ class FunctionParser {
     return it != program_.request->functions.end() && (it->second.form == "incore" || it->second.form == "extern");
   }
 
+  // `with pl.cluster():` asks the device to co-schedule the AIC and AIV kernels launched in its body
+  // on one cluster. What they compute does not depend on it, and the runtime already runs a mixed
+  // kernel's parts as one group, so its body is orchestration code like any other.
+  ir::Result<ir::StmtPtr> ParseCluster(py::handle stmt, py::handle context, py::handle target) {
+    const ir::Span span = map_.SpanOf(context);
+    if (kernel_depth_ > 0)
+      return MakeError(DiagnosticKind::Syntax, "'with pl.cluster()' groups kernel launches in orchestration code", span,
+                       "open the cluster around the pl.spmd or pl.at scope, not inside it");
+    if (!target.is_none())
+      return MakeError(DiagnosticKind::Syntax, "'with pl.cluster()' has no value to bind with 'as'", span);
+    if (py::len(context.attr("args")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.cluster() takes only name_hint=...", span);
+    for (auto keyword : context.attr("keywords")) {
+      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      if (key != "name_hint" || !IsNode(keyword.attr("value"), "Constant") ||
+          !py::isinstance<py::str>(keyword.attr("value").attr("value")))
+        return MakeError(DiagnosticKind::Syntax, "pl.cluster() takes only name_hint=\"...\"", map_.SpanOf(keyword));
+    }
+    ++cluster_depth_;
+    auto body = ParseBlock(stmt.attr("body"));
+    --cluster_depth_;
+    return body;
+  }
+
   ir::Result<ir::StmtPtr> ParseSpmd(py::handle stmt, py::handle context) {
+    if (cluster_depth_ > 0)
+      for (const char* key : {"predicate", "allow_early_resolve"})
+        if (HasKeyword(context, key))
+          return MakeError(DiagnosticKind::Syntax,
+                           fmt::format("pl.spmd({}=...) is not accepted on a pl.spmd inside 'with pl.cluster()'", key),
+                           map_.SpanOf(context), "launch it outside the cluster");
     if (HasPredicate(context)) {  // `predicate=(t[i] > 0)`: the launch under an if (spmd_submit.cpp)
       auto statements = RewritePredicatedSpmd(stmt, fmt::format("_dispatch_predicate_{}", next_predicate_++), map_);
       if (!statements) return pypto::unexpected(statements.error());
@@ -2441,7 +2479,7 @@ class FunctionParser {
     auto parsed = ReturnValues(stmt);
     if (!parsed) return pypto::unexpected(parsed.error());
     std::vector<ir::ExprPtr> values = std::move(*parsed);
-    if (source_.signature) {
+    if (source_.signature && !ReturnsUndeclared(*source_.signature)) {
       const Signature& signature = *source_.signature;
       auto ok = signature.returns_from_body ? CheckReturnAnnotation(signature, values, map_.SpanOf(stmt))
                                             : CheckReturn(signature, values, map_.SpanOf(stmt));
@@ -2814,6 +2852,13 @@ class FunctionParser {
     return Seq(std::move(stmts), map_.SpanOf(target));
   }
 
+  // An entry without a `->` annotation (upstream's Opaque `main(self, x, out: pl.Out[...])` that ends
+  // `return out`) returns what its body returns: nothing calls it, so nothing needs the types first.
+  static bool ReturnsUndeclared(const Signature& signature) {
+    return signature.def.attr("returns").is_none() &&
+           (signature.type == ir::FunctionType::Opaque || signature.type == ir::FunctionType::Orchestration);
+  }
+
   // A method returns what its `->` annotation declares.
   static ir::Result<bool> CheckReturn(const Signature& signature, const std::vector<ir::ExprPtr>& values,
                                       const ir::Span& span) {
@@ -3098,6 +3143,13 @@ class FunctionParser {
         loaded_tensor = true;
       }
     }
+    // A reshape or transpose of an orchestration slice views the slice's view.
+    if (kernel_depth_ == 0 && IsViewOfWhole(name) && !positional.empty())
+      if (auto* expr = std::get_if<ir::ExprPtr>(&positional[0].first)) {
+        auto view = SliceAsView(*expr);
+        if (!view) return pypto::unexpected(view.error());
+        *expr = *view;
+      }
     std::vector<ir::ExprPtr> operands;
     for (const auto& [value, arg] : positional)
       if (const auto* expr = std::get_if<ir::ExprPtr>(&value)) operands.push_back(*expr);
@@ -3848,6 +3900,7 @@ class FunctionParser {
   SourceMap map_;
   int kernel_depth_ = 0;  // > 0 inside a pl.at scope or an InCore function
   int manual_scopes_ = 0;  // > 0 inside a manual runtime scope
+  int cluster_depth_ = 0;  // > 0 inside 'with pl.cluster()'
   DynamicBindings dynamic_;              // pl.dynamic names -> the extents the parameters gave them
   std::vector<ir::StmtPtr> prelude_;     // inlined bodies the statement being parsed depends on
   std::unordered_map<std::string, ir::VarPtr> env_;

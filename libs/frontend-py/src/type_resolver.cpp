@@ -26,16 +26,24 @@ ir::Result<ir::DataType> ResolveDtype(py::handle node, const SourceMap& map, con
 
 namespace {
 
-// A shape as annotated: each dimension a number, or a `pl.dynamic` name (its extent left 0).
+// A dimension `scale * D + offset` of a `pl.dynamic` dimension D: `M`, `M * 2`, `2 * M`, `M + 1`.
+struct DynamicExtent {
+  std::string name;  // D; empty for a number
+  int64_t scale = 1;
+  int64_t offset = 0;
+  std::string written;  // as the annotation writes it
+};
+
+// A shape as annotated: each dimension a number, or of a `pl.dynamic` dimension (its extent left 0).
 struct AnnotatedShape {
   ir::Shape dims;
-  std::vector<std::string> dynamic;  // parallel to dims: the DynVar's name, or "" for a number
-  std::vector<py::handle> nodes;     // parallel to dims: where each is written
-  // The dimensions as the annotation writes them: numbers, and names for the dynamic ones.
+  std::vector<DynamicExtent> dynamic;  // parallel to dims
+  std::vector<py::handle> nodes;       // parallel to dims: where each is written
+  // The dimensions as the annotation writes them: numbers, and the dynamic ones as written.
   std::vector<std::string> Written() const {
     std::vector<std::string> written;
     for (size_t d = 0; d < dims.size(); ++d)
-      written.push_back(dynamic[d].empty() ? std::to_string(dims[d]) : dynamic[d]);
+      written.push_back(dynamic[d].name.empty() ? std::to_string(dims[d]) : dynamic[d].written);
     return written;
   }
 };
@@ -72,6 +80,36 @@ std::optional<int64_t> StaticDim(py::handle node, const Constants* constants) {
   return std::nullopt;
 }
 
+// The `pl.dynamic` dimension a name stands for, if it is one.
+const DynamicDim* DynamicDimNamed(py::handle node, const Constants* constants) {
+  if (!IsNode(node, "Name") || !constants) return nullptr;
+  auto it = constants->find(node.attr("id").cast<std::string>());
+  return it == constants->end() ? nullptr : std::get_if<DynamicDim>(&it->second);
+}
+
+// `M`, `M * 2`, `2 * M`, `M + 1`, `M - 1` over a `pl.dynamic` dimension M: what a passed extent
+// determines M from. nullopt for anything else.
+std::optional<DynamicExtent> LinearDynamicDim(py::handle node, const Constants* constants) {
+  if (const auto* dim = DynamicDimNamed(node, constants)) return DynamicExtent{.name = dim->name, .written = dim->name};
+  if (!IsNode(node, "BinOp")) return std::nullopt;
+  const std::string op = NodeType(node.attr("op"));
+  py::handle left = node.attr("left"), right = node.attr("right");
+  const DynamicDim* dim = DynamicDimNamed(left, constants);
+  std::optional<int64_t> constant = StaticDim(right, constants);
+  if (!dim && op != "Sub") {  // `2 * M`, `1 + M`
+    dim = DynamicDimNamed(right, constants);
+    constant = StaticDim(left, constants);
+  }
+  if (!dim || !constant) return std::nullopt;
+  DynamicExtent extent{.name = dim->name};
+  if (op == "Mult" && *constant > 0) extent.scale = *constant;
+  else if (op == "Add") extent.offset = *constant;
+  else if (op == "Sub") extent.offset = -*constant;
+  else return std::nullopt;
+  extent.written = py::module_::import("ast").attr("unparse")(node).cast<std::string>();
+  return extent;
+}
+
 // Dimensions are integer literals, the names of integer constants (module globals, closure
 // variables) and arithmetic of those: `pl.Tensor[[ROWS, H * HEAD_DIM], pl.FP32]`, or the names of
 // `pl.dynamic` dimensions.
@@ -101,11 +139,11 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
         shape.dynamic.emplace_back();
         continue;
       }
-      if (it != constants->end() && std::holds_alternative<DynamicDim>(it->second)) {
-        shape.dims.push_back(0);
-        shape.dynamic.push_back(std::get<DynamicDim>(it->second).name);
-        continue;
-      }
+    }
+    if (auto dynamic = LinearDynamicDim(element, constants)) {
+      shape.dims.push_back(0);
+      shape.dynamic.push_back(std::move(*dynamic));
+      continue;
     }
     auto dim = StaticDim(element, constants);
     if (!dim && IsNode(element, "Name"))
@@ -116,8 +154,8 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
                        "variable of the body assigned one) or arithmetic of them, or a pl.dynamic dimension");
     if (!dim)
       return MakeError(DiagnosticKind::Type,
-                       "tensor dimensions must be integer literals, integer constants (or arithmetic of them) or "
-                       "pl.dynamic dimensions",
+                       "tensor dimensions must be integer literals, integer constants (or arithmetic of them), "
+                       "pl.dynamic dimensions or one of those times, plus or minus a constant",
                        map.SpanOf(element));
     shape.dims.push_back(*dim);
     shape.dynamic.emplace_back();
@@ -130,12 +168,12 @@ ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const 
   auto shape = ReadShape(node, map, constants);
   if (!shape) return pypto::unexpected(shape.error());
   for (size_t d = 0; d < shape->dims.size(); ++d)
-    if (!shape->dynamic[d].empty())
+    if (!shape->dynamic[d].name.empty())
       return MakeError(DiagnosticKind::Type,
                        fmt::format("the dynamic dimension '{}' has no extent here: only the tensor parameters "
                                    "of a function (a @pl.jit entry, a @pl.program function called with tensors, or "
                                    "a @pl.program's entry when it runs) give it one",
-                                   shape->dynamic[d]),
+                                   shape->dynamic[d].name),
                        map.SpanOf(shape->nodes[d]),
                        "a dimension shared by parameters that disagree on it has no single extent either");
   return shape->dims;
@@ -146,7 +184,8 @@ ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const 
 ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param, const TensorSpec* spec,
                                  const SourceMap& map, DynamicBindings* bindings, DynamicPolicy policy) {
   for (size_t d = 0; d < shape.dims.size(); ++d) {
-    const std::string& name = shape.dynamic[d];
+    const DynamicExtent& dynamic = shape.dynamic[d];
+    const std::string& name = dynamic.name;
     if (name.empty()) continue;
     const ir::Span span = map.SpanOf(shape.nodes[d]);
     if (!spec)
@@ -156,17 +195,22 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
                        span);
     if (spec->shape.size() != shape.dims.size()) return true;  // the rank mismatch is reported by the caller
     shape.dims[d] = spec->shape[d];
+    const int64_t value = (spec->shape[d] - dynamic.offset) / dynamic.scale;
+    if (value <= 0 || value * dynamic.scale + dynamic.offset != spec->shape[d])
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("parameter '{}' has the dimension {}, which no extent of '{}' makes {}", param,
+                                   dynamic.written, name, spec->shape[d]),
+                       span);
     if (!bindings) continue;
-    auto [it, fresh] = bindings->emplace(name, DynamicBinding{spec->shape[d], param});
-    if (fresh || it->second.extent == spec->shape[d]) continue;
+    auto [it, fresh] = bindings->emplace(name, DynamicBinding{value, param});
+    if (fresh || it->second.extent == value) continue;
     if (policy == DynamicPolicy::PerParameter) {
-      if (it->second.conflict.empty())
-        it->second.conflict = fmt::format("{} for parameter '{}'", spec->shape[d], param);
+      if (it->second.conflict.empty()) it->second.conflict = fmt::format("{} for parameter '{}'", value, param);
       continue;
     }
     return MakeError(DiagnosticKind::Type,
                        fmt::format("the dynamic dimension '{}' is {} for parameter '{}' but {} for parameter '{}'",
-                                   name, it->second.extent, it->second.param, spec->shape[d], param),
+                                   name, it->second.extent, it->second.param, value, param),
                        span, "tensors that share a pl.dynamic dimension must agree on its extent");
   }
   return true;

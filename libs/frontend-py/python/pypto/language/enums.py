@@ -84,3 +84,12 @@ class PadValue(enum.IntEnum):
     zero = 1
     max = 2
     min = 3
+
+
+class TensorLayout(enum.IntEnum):
+    """A global tensor's element order in a ``pl.TensorView`` annotation: row-major (``ND``),
+    column-major (``DN``) or the cube's fractal blocks (``NZ``)."""
+
+    ND = 0
+    DN = 1
+    NZ = 2

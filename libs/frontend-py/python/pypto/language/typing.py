@@ -37,9 +37,60 @@ class DynVar:
     def __repr__(self) -> str:
         return f"pl.dynamic({self.name!r})"
 
+    # `pl.Tensor[[M * 2, N], ...]`: an annotation may scale or shift a dynamic dimension; the compiler
+    # reads the expression from the source, so here it only has to evaluate.
+    def _composite(self, op: str, other) -> "_DimExpr":
+        if not isinstance(other, int) or isinstance(other, bool):
+            return NotImplemented
+        return _DimExpr(f"{self.name} {op} {other}")
+
+    def __mul__(self, other):
+        return self._composite("*", other)
+
+    def __rmul__(self, other):
+        return self._composite("*", other)
+
+    def __add__(self, other):
+        return self._composite("+", other)
+
+    def __radd__(self, other):
+        return self._composite("+", other)
+
+    def __sub__(self, other):
+        return self._composite("-", other)
+
+
+class _DimExpr:
+    """A dynamic dimension scaled or shifted by a constant, as an annotation writes it."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
 
 def dynamic(name: str) -> DynVar:
     return DynVar(name)
+
+
+class TensorView:
+    """``pl.TensorView(valid_shape=[...], layout=pl.TensorLayout.ND)`` in a tensor annotation: the
+    region of a global tensor that holds data, as documentation of the kernel's loads."""
+
+    def __init__(self, *args, **kwargs):
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        return f"pl.TensorView({', '.join(f'{k}={v!r}' for k, v in self.kwargs.items())})"
+
+
+class TileView(TensorView):
+    """``pl.TileView(valid_shape=[...])`` in a tile annotation: the tile's valid region."""
+
+    def __repr__(self) -> str:
+        return f"pl.TileView({', '.join(f'{k}={v!r}' for k, v in self.kwargs.items())})"
 
 
 class MemRef:

@@ -44,6 +44,8 @@ class TensorSpec:
         raise TypeError(f"TensorSpec {self.name!r}: init_value must be None, a number, a tensor or a callable, "
                         f"got {type(init).__name__}")
 
+    create_tensor = create  # upstream's name for it
+
 
 def _checked(spec: TensorSpec, tensor):
     if tuple(tensor.shape) != tuple(spec.shape):
