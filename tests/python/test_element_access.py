@@ -87,9 +87,14 @@ def argmax(x: pl.Tensor[[1, N], pl.FP32], out: pl.Out[pl.Tensor[[1, 8], pl.INT32
                 found = pl.cast(i, pl.INT32)
             if v > 0.0:
                 positive = positive + 1
+        last = pl.cast(-1, pl.INT32)
+        for i in pl.range(N):
+            if pl.read(t, [0, i]) == best:  # the read inside the condition (upstream's topk_select)
+                last = pl.cast(i, pl.INT32)
         marks = pl.full([1, 8], dtype=pl.INT32, value=0)
         pl.write(marks, [0, 0], found)
         pl.write(marks, [0, 1], positive)
+        pl.write(marks, [0, 3], last)
         if found >= pl.cast(0, pl.INT32):  # a cast inside a condition
             pl.write(marks, [0, 2], pl.cast(1, pl.INT32))
         out[0:1, 0:8] = marks
@@ -106,6 +111,7 @@ def test_fp32_elements_compare_in_conditions(write_kernel):
     expected[0, 0] = int(torch.argmax(x[0]))
     expected[0, 1] = int((x[0] > 0).sum())
     expected[0, 2] = 1
+    expected[0, 3] = int(torch.argmax(x[0]))
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
 
 

@@ -628,9 +628,11 @@ class Decoder {
     if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "scalar.cast" &&
                                                  IsIntScalar(call->type()) && IsIntScalar(call->args()[0]->type()))
       return CastOperand(*call, text);
-    if (const auto* call = expr->As<ir::Call>();
-        call && call->is_op_call() && call->op()->name == "tensor.read" && IsIntScalar(call->type()))
-      return ReadOperand(*call, text);
+    if (IsIntScalar(expr->type()))
+      if (auto read = NestedRead(expr)) {
+        if (!*read) return pypto::unexpected((*read).error());
+        return Operand::Reg((*read)->reg);
+      }
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary) {
       if (expr->Is<ir::ConstFloat>()) {
@@ -684,9 +686,13 @@ class Decoder {
 
   // An FP32 operand of a comparison: the bits register of a pl.read element or an FP32 parameter, or
   // the bits of a constant.
-  pypto::expected<Operand, std::string> Fp32Operand(const ir::ExprPtr& expr) const {
+  pypto::expected<Operand, std::string> Fp32Operand(const ir::ExprPtr& expr) {
     if (const auto* constant = expr->As<ir::ConstFloat>())
       return Operand::Imm(std::bit_cast<uint32_t>(static_cast<float>(constant->value())));
+    if (auto read = NestedRead(expr)) {  // `pl.read(t, [0, c]) == best`: read where it is compared
+      if (!*read) return pypto::unexpected((*read).error());
+      return Operand::Reg((*read)->reg);
+    }
     const auto* var = expr->As<ir::Var>();
     if (auto it = var ? float_regs_.find(var) : float_regs_.end(); it != float_regs_.end())
       return Operand::Reg(it->second);
@@ -1241,12 +1247,15 @@ class Decoder {
     return ElementRead{reg, is_float};
   }
 
-  // An integer element read inside a scalar expression (`if i < n and pl.read(flags, [i]) > 0`): read
-  // where the expression is evaluated, so a read guarded by an enclosing if happens only when it runs.
-  pypto::expected<Operand, std::string> ReadOperand(const ir::Call& call, const std::string& text) {
-    auto read = EmitRead(call, text);
-    if (!read) return pypto::unexpected(read.error());
-    return Operand::Reg(read->reg);
+  // An element read inside a scalar expression (`if i < n and pl.read(flags, [i]) > 0`), of a tensor
+  // or a tile: read where the expression is evaluated, so a read guarded by an enclosing if happens
+  // only when it runs. nullopt for any other expression.
+  std::optional<pypto::expected<ElementRead, std::string>> NestedRead(const ir::ExprPtr& expr) {
+    const auto* call = expr->As<ir::Call>();
+    if (!call || !call->is_op_call()) return std::nullopt;
+    if (call->op()->name == "tensor.read") return EmitRead(*call, ir::PrintExpr(expr));
+    if (call->op()->name == "tile.read") return EmitTileRead(*call, ir::PrintExpr(expr));
+    return std::nullopt;
   }
 
   // Binds `target` to the register an element read landed in: an FP32-bits register for an FP32
@@ -1261,12 +1270,6 @@ class Decoder {
   }
 
   // A new register for an element read, bound to `target`.
-  uint32_t ReadRegister(const ir::VarPtr& target, bool is_float) {
-    const uint32_t reg = NewReadRegister(target->name_hint(), is_float);
-    BindRead(target, reg, is_float);
-    return reg;
-  }
-
   uint32_t NewReadRegister(std::string name, bool is_float) {
     return NewRegister(std::move(name), is_float ? "read (FP32 bits)" : "read");
   }
@@ -1320,16 +1323,52 @@ class Decoder {
   // written tile is updated in place, so the result names the same buffer.
   pypto::expected<void, std::string> DecodeTileElement(bool write, const ir::VarPtr& target, const ir::Call& call) {
     if (!write && !target) return {};  // a read nobody uses
-    const char* op = write ? "pl.write" : "pl.read";
-    auto tile = Tile(call.args()[0], write ? "destination of pl.write" : "source of pl.read");
+    if (!write) {
+      auto read = EmitTileRead(call, target->name_hint());
+      if (!read) return Error(read.error());
+      BindRead(target, read->reg, read->is_float);
+      return {};
+    }
+    auto tile = Tile(call.args()[0], "destination of pl.write");
     if (!tile) return Error(tile.error());
-    auto indices = Offsets(call.args()[1], write ? "pl.write indices" : "pl.read indices");
+    Instr instr;
+    instr.op = Opcode::WriteTile;
+    if (auto ok = TileElement(*tile, call.args()[1], "pl.write", instr); !ok) return ok;
+    auto value = WrittenValue(call.args()[2], tile->dtype);
+    if (!value) return Error(value.error());
+    instr.value = *value;
+    instr.dst = tile->ref;
+    if (target) values_[target.get()] = *tile;
+    Emit(instr);
+    return {};
+  }
+
+  // `pl.read(tile, [i, j])` into a new register named `name` (an FP32's bits, or an integer).
+  pypto::expected<ElementRead, std::string> EmitTileRead(const ir::Call& call, const std::string& name) {
+    auto tile = Tile(call.args()[0], "source of pl.read");
+    if (!tile) return pypto::unexpected(tile.error());
+    Instr instr;
+    instr.op = Opcode::ReadTile;
+    if (auto ok = TileElement(*tile, call.args()[1], "pl.read", instr); !ok)
+      return pypto::unexpected(ok.error());
+    instr.src0 = tile->ref;
+    const bool is_float = tile->dtype == ir::DataType::FP32;
+    const uint32_t reg = NewReadRegister(name, is_float);
+    instr.scalar_dst = static_cast<int32_t>(reg);
+    Emit(instr);
+    return ElementRead{reg, is_float};
+  }
+
+  // The element of `tile` at `indices_expr` that `instr` (a ReadTile or WriteTile) addresses.
+  pypto::expected<void, std::string> TileElement(const TileValue& tile_value, const ir::ExprPtr& indices_expr,
+                                                 const char* op, Instr& instr) {
+    const TileValue* tile = &tile_value;
+    const bool write = instr.op == Opcode::WriteTile;
+    auto indices = Offsets(indices_expr, write ? "pl.write indices" : "pl.read indices");
     if (!indices) return Error(indices.error());
     if (auto ok = CheckElementDtype(tile->dtype, op, "tile"); !ok) return ok;
     if (tile->shape.size() != indices->size() || tile->shape.size() > kMaxDims)
       return Fail(fmt::format("{} of a rank-{} tile with {} indices", op, tile->shape.size(), indices->size()));
-    Instr instr;
-    instr.op = write ? Opcode::WriteTile : Opcode::ReadTile;
     for (size_t d = 0; d < indices->size(); ++d) {
       const Operand& index = (*indices)[d];
       if (!index.is_reg() && (index.imm < 0 || index.imm >= tile->shape[d]))
@@ -1343,17 +1382,6 @@ class Decoder {
     instr.rank = static_cast<uint8_t>(indices->size());
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
     instr.kind = ElementKind(tile->dtype);
-    if (write) {
-      auto value = WrittenValue(call.args()[2], tile->dtype);
-      if (!value) return Error(value.error());
-      instr.value = *value;
-      instr.dst = tile->ref;
-      if (target) values_[target.get()] = *tile;
-    } else {
-      instr.src0 = tile->ref;
-      instr.scalar_dst = static_cast<int32_t>(ReadRegister(target, tile->dtype == ir::DataType::FP32));
-    }
-    Emit(instr);
     return {};
   }
 
