@@ -79,6 +79,10 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
     op_name = "tile." + Canonical(dsl_name.substr(8));
   } else if (dsl_name.starts_with("pl.tensor.")) {
     op_name = "tensor." + Canonical(dsl_name.substr(10));
+    // In a kernel, upstream's tensor-level values are tiles here: pl.tensor.read(inv_rms, [b, 0]) of a
+    // computed tile is the tile's element read.
+    const bool on_tile = !operands.empty() && operands[0] && operands[0]->type()->As<ir::TileType>();
+    if (on_tile && (op_name == "tensor.read" || op_name == "tensor.write")) op_name = "tile." + op_name.substr(7);
   } else if (dsl_name.starts_with("pl.scalar.")) {
     op_name = "scalar." + dsl_name.substr(10);
   } else if (dsl_name.starts_with("pl.system.")) {

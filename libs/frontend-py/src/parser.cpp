@@ -1204,6 +1204,8 @@ class FunctionParser {
         auto flag = BoolOption(value, "pl.at allow_early_resolve");
         if (!flag) return pypto::unexpected(flag.error());
         order.allow_early_resolve = *flag;
+      } else if (key == "no_dep_args") {
+        if (auto ok = CheckNoDepArgs(value); !ok) return pypto::unexpected(ok.error());
       } else {
         return MakeError(DiagnosticKind::Syntax, fmt::format("pl.at argument '{}' is not supported yet", key),
                          map_.SpanOf(value));
@@ -1228,6 +1230,23 @@ class FunctionParser {
     if (!task_id) return pypto::unexpected(task_id.error());
     order.task_id = *task_id;
     return ir::StmtPtr(std::make_shared<ir::InCoreScopeStmt>(name_hint, *body, span, nullptr, false, std::move(order)));
+  }
+
+  // `no_dep_args=[t, ...]` names tensors whose dependency tracking upstream turns off for the scope's
+  // task, an opt-out the author takes when deps= already orders it. Tracking them anyway orders the
+  // task after every earlier writer or reader of t, which computes the same results, so the names
+  // are only checked.
+  ir::Result<bool> CheckNoDepArgs(py::handle value) const {
+    if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
+      return MakeError(DiagnosticKind::Syntax, "pl.at(no_dep_args=...) takes a list of tensor names",
+                       map_.SpanOf(value));
+    for (auto item : value.attr("elts")) {
+      auto it = IsNode(item, "Name") ? env_.find(item.attr("id").cast<std::string>()) : env_.end();
+      if (it == env_.end() || !it->second->type()->As<ir::TensorType>())
+        return MakeError(DiagnosticKind::Syntax, "pl.at(no_dep_args=...) names tensors defined before the scope",
+                         map_.SpanOf(item));
+    }
+    return true;
   }
 
   // The body of a `with pl.at(...)` or `with pl.spmd(...)` kernel scope. Its names stay bound after
@@ -3161,6 +3180,16 @@ class FunctionParser {
     for (const auto& keyword : keywords) keyword_names.push_back(std::get<0>(keyword));
     auto form = SelectForm(name, keyword_names, span);
     if (!form) return pypto::unexpected(form.error());
+    if (kernel_depth_ > 0 && IsUnifiedCompute(name)) {
+      auto broadcast = RowBroadcastForm(*form, operands, positional, span);
+      if (!broadcast) return pypto::unexpected(broadcast.error());
+      if (*broadcast) {
+        form = **broadcast;
+        operands.clear();
+        for (const auto& [value, arg] : positional)
+          if (const auto* expr = std::get_if<ir::ExprPtr>(&value)) operands.push_back(*expr);
+      }
+    }
     auto op = ResolveOp(*form, operands, kernel_depth_ > 0 ? CallContext::Kernel : CallContext::Orchestration, span);
     if (!op) return pypto::unexpected(op.error());
     if ((*op)->name == "tile.mrgsort_format2")
@@ -3306,6 +3335,33 @@ class FunctionParser {
     const std::string base = name.substr(kTensor.size());
     if (ir::OpRegistry::Get().Find("tensor." + base)) return name;
     return "pl." + base;
+  }
+
+  // `pl.mul(t, col)` of a [M, N] tile and a [M, 1] column: upstream's tensor-to-tile conversion makes
+  // it the row broadcast `pl.row_expand_mul(t, col)` (add, sub, mul and div). A column on the left
+  // of add or mul is swapped to the right; of sub or div it would change the result, so it is refused.
+  ir::Result<std::optional<std::string>> RowBroadcastForm(const std::string& form,
+                                                          const std::vector<ir::ExprPtr>& operands,
+                                                          std::vector<std::pair<ArgValue, py::handle>>& positional,
+                                                          const ir::Span& span) const {
+    static const std::set<std::string, std::less<>> kBroadcasting = {"pl.add", "pl.sub", "pl.mul", "pl.div"};
+    if (!kBroadcasting.contains(form) || operands.size() != 2 || positional.size() != 2) return std::nullopt;
+    const auto* lhs = operands[0]->type()->As<ir::TileType>();
+    const auto* rhs = operands[1]->type()->As<ir::TileType>();
+    if (!lhs || !rhs || lhs->shape().size() != 2 || rhs->shape().size() != 2) return std::nullopt;
+    const auto is_column_of = [](const ir::TileType& column, const ir::TileType& matrix) {
+      return column.shape()[1] == 1 && matrix.shape()[1] != 1 && column.shape()[0] == matrix.shape()[0];
+    };
+    const std::string expanded = "pl.row_expand_" + form.substr(3);
+    if (is_column_of(*rhs, *lhs)) return expanded;
+    if (!is_column_of(*lhs, *rhs)) return std::nullopt;
+    if (form == "pl.sub" || form == "pl.div")
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}: a [{}, 1] column on the left of a [{}, {}] tile has no row-broadcast form",
+                                   form, lhs->shape()[0], rhs->shape()[0], rhs->shape()[1]),
+                       span, "broadcast the column to the tile's shape first, with pl.row_expand(tile, column)");
+    std::swap(positional[0], positional[1]);
+    return expanded;
   }
 
   // Inside a kernel, a unified op given a whole tensor works on it as a tile: `pl.add(x, x)` loads
