@@ -40,6 +40,18 @@ def misuse(dt):
             return out
 
     return Misuse
+
+
+def none_as_value(vshape):
+    @pl.program
+    class NoneValue:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t: pl.Tile[[16, 16], pl.FP32] = pl.load(a, [0, 0], [16, 16])
+            out = pl.store(pl.mul(t, vshape), [0, 0], out)
+            return out
+
+    return NoneValue
 '''
 
 
@@ -74,3 +86,24 @@ def test_a_dtype_used_as_a_value_is_an_error(builder):
         builder.misuse(pl.FP32)
     assert info.value.message == "'pl.mul' argument 'rhs' must be a value, got pl.FP32"
     assert info.value.location.endswith("closure_builder.py:28:38")
+
+
+def test_a_name_bound_to_none_leaves_the_keyword_argument_out(builder, tmp_path):
+    """`valid_shape=vshape` with vshape = None is `valid_shape=None`: the whole tile is loaded."""
+    import pypto.language as pl
+
+    program = builder.build(pl.FP32, 16, 32, [0, 0], None)
+    assert "pl.tile.load(a, [0, 0], [16, 32])" in str(program)
+    compiled = pypto.ir.compile(program, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    a, out = torch.randn(16, 32), torch.zeros(32, 32)
+    compiled(a, out)
+    expected = torch.zeros(32, 32)
+    expected[:16] = a * 2
+    torch.testing.assert_close(out, expected)
+
+
+def test_a_name_bound_to_none_used_as_a_value_is_an_error(builder):
+    with pytest.raises(ParserTypeError) as info:
+        builder.none_as_value(None)
+    assert info.value.message == "'vshape' is None, not a value"
+    assert info.value.location.endswith("closure_builder.py:40:38")

@@ -64,6 +64,8 @@ class KernelEmitter {
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
                     const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
   // A tile; for a row-major op, a column vector's [1, N] row view instead.
   TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
   std::string RowViewType(const ir::Var& tile) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -297,6 +298,18 @@ class Planner {
         }
         return {};
       case OpForm::Arange: return CheckScalarOperand(args[0], call.type(), op, span);
+      case OpForm::SelectScalar:
+        for (size_t i = 0; i < 3; ++i) {
+          if (auto ok = CheckTileOperand(args[i], op, span); !ok) return ok;
+        }
+        if (auto ok = CheckTargetDtype(call, span); !ok) return ok;
+        if (const auto* constant = args[3]->As<ir::ConstFloat>();
+            constant && constant->value() == std::trunc(constant->value()))
+          return {};  // an integer written as a float (-3.0): the emitter passes it as that integer
+        return CheckScalarOperand(args[3], args[1]->type(), op, span);
+      case OpForm::Triangle:
+        if (auto ok = CheckTargetDtype(call, span); !ok) return ok;
+        return CheckDiagonal(args[0], op, span);
       case OpForm::MergeSort:
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
         if (args[1]->Is<ir::ConstInt>()) return {};
@@ -314,6 +327,31 @@ class Planner {
       case OpForm::Store: break;
     }
     return {};
+  }
+
+  // Element types a2a3's TSELS and TTRI lack (ptoas has them on a5 only).
+  Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const {
+    if (arch_ != "a2a3") return {};
+    const bool sels = call.target_name() == "tile.sels";
+    const ir::DataType dtype = (sels ? call.args()[1]->type() : call.type())->As<ir::TileType>()->dtype();
+    const bool narrow = dtype == ir::DataType::INT8 || dtype == ir::DataType::UINT8;
+    if (!narrow && (sels || dtype != ir::DataType::BF16)) return {};
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' in kernel '{}' on a2a3: {} there takes 16- "
+                                   "and 32-bit integers, FP16 and FP32, not {}; a5 takes {}",
+                                   call.target_name(), kernel_.name(), sels ? "pto.tsels" : "pto.ttri",
+                                   ir::DataTypeName(dtype), ir::DataTypeName(dtype)));
+  }
+
+  // pto.ttri's diagonal is an i32 operand: a literal or an integer scalar parameter.
+  Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const {
+    if (diagonal->Is<ir::ConstInt>()) return {};
+    const auto* var = diagonal->As<ir::Var>();
+    const bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                                             [&](const ir::VarPtr& param) { return param.get() == var; });
+    if (is_param && IsSignedInteger(var->type()->As<ir::ScalarType>()->dtype())) return {};
+    return Error(span, fmt::format("the diagonal of '{}' must be a literal or a signed integer scalar parameter of "
+                                   "kernel '{}'",
+                                   op, kernel_.name()));
   }
 
   // A valid extent becomes an alloc_tile's valid_row / valid_col operand: an index expression.
@@ -371,6 +409,8 @@ class Planner {
       } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::Cast ||
                  lowering.form == OpForm::Compare) {
         tiles.push_back(args[0]->As<ir::Var>());
+      } else if (lowering.form == OpForm::SelectScalar) {
+        for (size_t i = 0; i < 3; ++i) tiles.push_back(args[i]->As<ir::Var>());
       }
       for (const ir::Var* tile : tiles) {
         if (IsColumnVector(*tile->type()->As<ir::TileType>())) plan_.row_views.insert(RootTile(*tile));
@@ -872,6 +912,12 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.cmp", "pto.tcmp", OpForm::Compare, true},
       {"tile.cmps", "pto.tcmps", OpForm::Compare, true},
       {"tile.sel", "pto.tsel", OpForm::Tiles, true},
+      {"tile.sels", "pto.tsels", OpForm::SelectScalar, true},
+      {"tile.prelu", "pto.tprelu", OpForm::Tiles, true},
+      {"tile.part_add", "pto.tpartadd", OpForm::Tiles, true},
+      {"tile.part_mul", "pto.tpartmul", OpForm::Tiles, true},
+      {"tile.part_max", "pto.tpartmax", OpForm::Tiles, true},
+      {"tile.part_min", "pto.tpartmin", OpForm::Tiles, true},
       {"tile.exp", "pto.texp", OpForm::Tiles, true},
       {"tile.log", "pto.tlog", OpForm::Tiles, true},
       {"tile.sqrt", "pto.tsqrt", OpForm::Tiles, true},
@@ -918,6 +964,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.gemv_acc", "pto.tgemv.acc", OpForm::MatmulAcc},
       {"tile.gemv_bias", "pto.tgemv.bias", OpForm::Tiles},
       {"tile.ci", "pto.tci", OpForm::Arange},
+      {"tile.tri", "pto.ttri", OpForm::Triangle},
       {"tile.slice", "pto.textract", OpForm::Window},
       {"tile.extract", "pto.textract", OpForm::Extract},
       {"tile.assemble", "pto.tinsert", OpForm::Insert},

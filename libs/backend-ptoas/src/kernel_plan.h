@@ -41,6 +41,8 @@ enum class OpForm {
   FillPad,     // ins(tile) outs(result): tfillpad, the pad value in the result's tile_buf `pad`
   Compare,     // ins(tile, tile or scalar {cmpMode = #pto<cmp eq>}) outs(mask): tcmp, tcmps
   ValidShape,  // tile.set_validshape: the result's alloc_tile (same address, new valid_row/valid_col)
+  SelectScalar,  // ins(mask, src, tmp, scalar): tsels, the scalar at src's element type (signed for unsigned src)
+  Triangle,    // "pto.ttri"(diagonal : i32, result) {upperOrLower = 0|1 : i32}: generic form only
 };
 
 struct OpLowering {

@@ -59,6 +59,7 @@ bool HasSegments(const PtoOp& op) {
 }  // namespace
 
 std::string CustomForm(const PtoOp& op) {
+  if (op.generic_only) return GenericForm(op);
   std::string text = op.result ? fmt::format("{} = {}", op.result->value, op.name) : op.name;
   for (const auto& group : op.groups) text += CustomGroup(op, group);
   if (!op.attrs.empty() && op.attr_placement == AttrPlacement::AfterOperands) text += " " + AttrDict(op.attrs);

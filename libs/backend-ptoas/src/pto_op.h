@@ -51,6 +51,8 @@ struct PtoOp {
   std::vector<OperandGroup> groups;
   std::vector<PtoAttr> attrs;
   AttrPlacement attr_placement = AttrPlacement::AfterOperands;
+  // ptoas parses this op's attributes only in the generic form (pto.ttri), so the custom spelling is it.
+  bool generic_only = false;
 };
 
 // `%a_pview = pto.partition_view %a_view, offsets = [..], sizes = [..] : T -> P`,

@@ -148,6 +148,10 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     }
     case OpForm::Move: ins = {tile(args[0])}; break;
+    case OpForm::SelectScalar:
+      ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
+      break;
+    case OpForm::Triangle: return LowerTriangle(call, result, span);
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
@@ -166,6 +170,39 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   PtoOp op = DpsOp(std::string(lowering.pto), std::move(ins), TileOperand(result, lowering.row_major));
   op.attrs = std::move(attrs);
   op.attr_placement = placement;
+  Add(body_, op, span);
+}
+
+// pto.tsels takes its scalar at the source's element type, in the signed type of that width for an
+// unsigned source (upstream's convention): a constant keeps its bit pattern, 0x8007 becoming -32761.
+// An integer source's floating-point constant holds an integer (type deduction checked): it is that.
+TypedValue KernelEmitter::SelectScalarOperand(const ir::Call& call, const ir::Span& span) {
+  const ir::DataType dtype = call.args()[1]->type()->As<ir::TileType>()->dtype();
+  ir::DataType scalar_dtype = dtype;
+  if (dtype == ir::DataType::UINT8) scalar_dtype = ir::DataType::INT8;
+  if (dtype == ir::DataType::UINT16) scalar_dtype = ir::DataType::INT16;
+  if (dtype == ir::DataType::UINT32) scalar_dtype = ir::DataType::INT32;
+  ir::ExprPtr scalar = call.args()[3];
+  if (const auto* constant = scalar->As<ir::ConstFloat>(); constant && !ir::IsFloat(dtype))
+    scalar = std::make_shared<ir::ConstInt>(static_cast<int64_t>(constant->value()), dtype, constant->span());
+  if (const auto* constant = scalar->As<ir::ConstInt>(); constant && scalar_dtype != dtype) {
+    const int bits = static_cast<int>(ir::DataTypeBits(dtype));
+    const int64_t modulus = int64_t{1} << bits;
+    int64_t value = constant->value() % modulus;
+    if (value >= modulus / 2) value -= modulus;
+    if (value < -modulus / 2) value += modulus;
+    scalar = std::make_shared<ir::ConstInt>(value, scalar_dtype, constant->span());
+  }
+  return ScalarOperand(scalar, scalar_dtype, span);
+}
+
+// TTRI's side is an attribute ptoas reads only in the generic form:
+// `"pto.ttri"(%diagonal, %r) {upperOrLower = 1 : i32} : (i32, T) -> ()`.
+void KernelEmitter::LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
+  PtoOp op = DpsOp("pto.ttri", {ScalarOperand(call.args()[0], ir::DataType::INT32, span)}, TileOperand(result, false));
+  const bool upper = ir::FindAttr<bool>(call.kwargs(), "upper").value_or(false);
+  op.attrs = {{"upperOrLower", fmt::format("{} : i32", upper ? 1 : 0)}};
+  op.generic_only = true;
   Add(body_, op, span);
 }
 

@@ -597,6 +597,63 @@ TEST(EmitModuleOps, CompareAndRemainder) {
             "pto.tfmods ins(%t, %cst : " + kV + ", f32) outs(%r : " + kV + ")");
 }
 
+// tsels takes mask, source, scratch and the scalar; an unsigned source's scalar is passed in the
+// signed type of its width, its bits kept (0x8007 is -32761 as an i16, %cn32761_i16).
+TEST(EmitModuleOps, SelectScalar) {
+  const std::string h = Vec(16, 64, "i16"), tmp = Vec(1, 64, "i16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.sels", {v.u, v.t, v.col, Int(-7, DataType::INT16)}, {}); },
+                   "pto.tsels", DataType::INT16),
+            "pto.tsels ins(%u, %t, %col, %cn7_i16 : " + h + ", " + h + ", " + tmp + ", i16) outs(%r : " + h + ")");
+  // An integer source's floating-point scalar holds an integer: it is passed as that integer.
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.sels", {v.u, v.t, v.col, Float(-3.0)}, {}); }, "pto.tsels",
+                   DataType::INT16),
+            "pto.tsels ins(%u, %t, %col, %cn3_i16 : " + h + ", " + h + ", " + tmp + ", i16) outs(%r : " + h + ")");
+  const std::string u = Vec(16, 64, "ui16"), utmp = Vec(1, 64, "ui16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.sels", {v.u, v.t, v.col, Index(0x8007)}, {}); },
+                   "pto.tsels", DataType::UINT16),
+            "pto.tsels ins(%u, %t, %col, %cn32761_i16 : " + u + ", " + u + ", " + utmp + ", i16) outs(%r : " + u +
+                ")");
+  // a2a3's tsels has no 8-bit source.
+  auto int8 = EmitModule(*OneOpKernel([](const Tiles& v) { return Op("tile.sels", {v.u, v.t, v.col, Int(1)}, {}); },
+                                      DataType::INT8),
+                         "a2a3", {.source_locations = false});
+  ASSERT_FALSE(int8);
+  EXPECT_EQ(int8.error(),
+            "<unknown>: backend-ptoas cannot lower 'tile.sels' in kernel 'k' on a2a3: pto.tsels there takes 16- and "
+            "32-bit integers, FP16 and FP32, not INT8; a5 takes INT8");
+}
+
+TEST(EmitModuleOps, PreluAndPartialCombines) {
+  const std::string tmp = Vec(1, 64);
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.prelu", {v.t, v.u, v.col}, {}); }, "pto.tprelu"),
+            "pto.tprelu ins(%t, %u, %col : " + kV + ", " + kV + ", " + tmp + ") outs(%r : " + kV + ")");
+  const std::pair<const char*, const char*> ops[] = {{"tile.part_add", "pto.tpartadd"},
+                                                     {"tile.part_mul", "pto.tpartmul"},
+                                                     {"tile.part_max", "pto.tpartmax"},
+                                                     {"tile.part_min", "pto.tpartmin"}};
+  for (auto [op, pto] : ops) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u}, {}); };
+    EXPECT_EQ(OpLine(make, pto), std::string(pto) + " ins(%t, %u : " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  }
+}
+
+// ptoas reads ttri's side only from the generic form, so that is how the op is written.
+TEST(EmitModuleOps, TriangleIsWrittenInTheGenericForm) {
+  auto text = Emit(*OneOpKernel([](const Tiles&) {
+    return Op("tile.tri", {Int(2), Ints({16, 64})}, {}, {{"dtype", DataType::FP32}, {"upper", true}});
+  }));
+  EXPECT_EQ(LineStartingWith(text, "\"pto.ttri\""),
+            "\"pto.ttri\"(%c2_i32, %r) {upperOrLower = 1 : i32} : (i32, " + kV + ") -> ()");
+  auto bf16 = EmitModule(*OneOpKernel([](const Tiles&) {
+    return Op("tile.tri", {Int(0), Ints({16, 64})}, {}, {{"dtype", DataType::BF16}});
+  }),
+                         "a2a3", {.source_locations = false});
+  ASSERT_FALSE(bf16);
+  EXPECT_EQ(bf16.error(),
+            "<unknown>: backend-ptoas cannot lower 'tile.tri' in kernel 'k' on a2a3: pto.ttri there takes 16- and "
+            "32-bit integers, FP16 and FP32, not BF16; a5 takes BF16");
+}
+
 TEST(EmitModuleOps, FillPadExpand) {
   auto expand = Emit(*OneOpKernel([](const Tiles& v) {
     return Op("tile.fillpad_expand", {v.t, Ints({32, 64})}, {}, {{"pad_value", std::string("max")}});

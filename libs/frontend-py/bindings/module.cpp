@@ -76,7 +76,9 @@ std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants)
     // bool before int: Python's bool is an int.
     frontend::Constant constant;
     const std::string type_name = py::type::of(value).attr("__name__").cast<std::string>();
-    if (type_name == "DynVar") {
+    if (value.is_none()) {
+      constant = frontend::NoneValue{};
+    } else if (type_name == "DynVar") {
       constant = frontend::DynamicDim{value.attr("name").cast<std::string>()};
     } else if (type_name == "DataType") {
       auto dtype = ir::DataTypeFromName(value.attr("name").cast<std::string>());

@@ -2533,6 +2533,10 @@ class FunctionParser {
         if (const auto* text = std::get_if<std::string>(&constant->second))
           return MakeError(DiagnosticKind::Type, fmt::format("'{}' is the string \"{}\", not a value", name, *text),
                            span, "a string names an op's attribute, e.g. pl.tile.gemv(a, b, acc_phase=phase)");
+        if (std::holds_alternative<NoneValue>(constant->second))
+          return MakeError(DiagnosticKind::Type, fmt::format("'{}' is None, not a value", name), span,
+                           "None leaves out an optional keyword argument, e.g. pl.tile.tri(0, [16, 16], "
+                           "valid_shape=vs) with vs = None");
         return ConstantExpr(constant->second, span);
       }
       if (auto why = unavailable_.find(name); why != unavailable_.end()) {
@@ -3130,8 +3134,10 @@ class FunctionParser {
     for (auto keyword : node.attr("keywords")) {
       if (keyword.attr("arg").is_none())
         return MakeError(DiagnosticKind::Syntax, "**kwargs are not supported in op calls", map_.SpanOf(keyword));
-      // `name=None` leaves an optional argument out, as Python's default does (gm_workspace=None).
+      // `name=None` leaves an optional argument out, as Python's default does (gm_workspace=None), and
+      // so does a name bound to None where the program is built (valid_shape=valid_shape).
       if (IsNode(keyword.attr("value"), "Constant") && keyword.attr("value").attr("value").is_none()) continue;
+      if (NamesNone(keyword.attr("value"))) continue;
       // `atomic=pl.AtomicType.Add` (pl.store): the op's "add" attribute; AtomicType.None_ leaves it out.
       if (keyword.attr("arg").cast<std::string>() == "atomic" &&
           DottedName(keyword.attr("value")).starts_with("pl.AtomicType.")) {
@@ -3564,6 +3570,15 @@ class FunctionParser {
       dim = i;
     }
     return dim;
+  }
+
+  // A bare name that is not a variable of the kernel and stands for None.
+  bool NamesNone(py::handle node) const {
+    if (!IsNode(node, "Name")) return false;
+    const std::string name = node.attr("id").cast<std::string>();
+    if (env_.contains(name)) return false;
+    auto constant = source_.constants->find(name);
+    return constant != source_.constants->end() && std::holds_alternative<NoneValue>(constant->second);
   }
 
   static bool IsFalse(py::handle node) {

@@ -82,11 +82,13 @@ OpRegistry::OpRegistry() {
   RegisterTileMemoryOps(*this);
   RegisterTileElementwiseOps(*this);
   RegisterTileCompareOps(*this);
+  RegisterTilePartialOps(*this);
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileIndexOps(*this);
   RegisterTileRandomOps(*this);
+  RegisterTileTriangleOps(*this);
   RegisterTileSpmdOps(*this);
   RegisterTileValidShapeOps(*this);
   RegisterTileWindowOps(*this);

@@ -78,6 +78,48 @@ TEST(TileCompareOps, SelKeepsTheOperandType) {
             "  help: a mask comes from pl.tile.cmp or pl.tile.cmps of a tile of this shape");
 }
 
+TEST(TileCompareOps, SelsKeepsTheSourceTypeAndValidRegion) {
+  auto ragged = Ragged(16, 64, 9, 37);
+  auto mask = Create("tile.cmps", {ragged, Float(0.0)}, {{"cmp_type", int64_t{4}}});
+  ASSERT_TRUE(mask) << mask.error().str();
+  auto sels = Create("tile.sels", {*mask, ragged, Loaded(DataType::UINT8, 1, 32), Float(-3.0)});
+  ASSERT_TRUE(sels) << sels.error().str();
+  EXPECT_EQ((*sels)->type()->str(), "pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[9, 37])]");
+  // A mask of 16-bit carriers: [2, 1] INT16 holds the 2 bytes 16 columns need.
+  auto carrier = Create("tile.sels", {Loaded(DataType::INT16, 2, 1), Loaded(DataType::UINT16, 2, 16),
+                                      Loaded(DataType::UINT8, 1, 32), Index(0x8007)});
+  ASSERT_TRUE(carrier) << carrier.error().str();
+  EXPECT_EQ((*carrier)->type()->str(), "pl.Tile[[2, 16], pl.UINT16, pl.Mem.Vec]");
+  // An integer tile takes a floating-point constant that holds an integer, as that integer.
+  auto whole_float = Create("tile.sels", {Loaded(DataType::UINT8, 16, 32), Loaded(DataType::INT16),
+                                          Loaded(DataType::UINT8, 1, 32), Float(-3.0)});
+  ASSERT_TRUE(whole_float) << whole_float.error().str();
+  EXPECT_FALSE(OpRegistry::Get().Find("tile.sels")->inplace_safe);
+}
+
+TEST(TileCompareOps, SelsErrors) {
+  auto tmp = Loaded(DataType::UINT8, 1, 32);
+  auto float_scalar = Create("tile.sels", {Loaded(DataType::UINT8, 16, 32), Loaded(DataType::INT32), tmp, Float(0.5)});
+  ASSERT_FALSE(float_scalar);
+  EXPECT_EQ(float_scalar.error().str(),
+            "k.py:7:5: error: tile.sels selects between an integer INT32 tile and a floating-point scalar\n"
+            "  help: give an integer scalar");
+  auto bf16 = Create("tile.sels", {Loaded(DataType::UINT8, 16, 32), Loaded(DataType::BF16), tmp, Float(0.5)});
+  ASSERT_FALSE(bf16);
+  EXPECT_EQ(bf16.error().message,
+            "tile.sels selects from 8-, 16- or 32-bit integer, FP16 or FP32 tiles, got BF16");
+  auto short_mask = Create("tile.sels", {Loaded(DataType::UINT8, 16, 2), Loaded(DataType::FP32, 16, 32), tmp,
+                                         Float(1.0)});
+  ASSERT_FALSE(short_mask);
+  EXPECT_EQ(short_mask.error().message,
+            "the mask of tile.sels must hold a predicate bit for each of the 16 x 32 elements (an integer tile of "
+            "at least 16 rows of 4 bytes), got pl.Tile[[16, 2], pl.UINT8, pl.Mem.Vec]");
+  auto tile_scalar = Create("tile.sels", {Loaded(DataType::UINT8, 16, 32), Loaded(DataType::FP32), tmp, tmp});
+  ASSERT_FALSE(tile_scalar);
+  EXPECT_EQ(tile_scalar.error().message,
+            "the scalar of tile.sels must be a number, got pl.Tile[[1, 32], pl.UINT8, pl.Mem.Vec]");
+}
+
 TEST(TileCompareOps, FmodIsElementwiseAndNotInPlace) {
   auto fmod = Create("tile.fmod", {Loaded(DataType::FP32), Loaded(DataType::FP32)});
   ASSERT_TRUE(fmod) << fmod.error().str();

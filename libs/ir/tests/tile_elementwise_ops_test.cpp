@@ -34,6 +34,30 @@ TEST(TileElementwiseOps, LeakyReluKeepsTheTileType) {
   EXPECT_EQ(CallAffinity(**fp32), CoreAffinity::Vector);
 }
 
+TEST(TileElementwiseOps, PreluKeepsTheTileTypeAndIsNotInPlace) {
+  auto fp16 = Create("tile.prelu", {Loaded(DataType::FP16), Loaded(DataType::FP16), Loaded(DataType::UINT8, 17, 32)});
+  ASSERT_TRUE(fp16) << fp16.error().str();
+  EXPECT_EQ((*fp16)->type()->str(), "pl.Tile[[16, 32], pl.FP16, pl.Mem.Vec]");
+  EXPECT_FALSE(OpRegistry::Get().Find("tile.prelu")->inplace_safe);
+}
+
+TEST(TileElementwiseOps, PreluErrors) {
+  auto tmp = Loaded(DataType::UINT8, 17, 32);
+  auto ints = Create("tile.prelu", {Loaded(DataType::INT32), Loaded(DataType::INT32), tmp});
+  ASSERT_FALSE(ints);
+  EXPECT_EQ(ints.error().str(), "k.py:7:5: error: tile.prelu needs an FP16 or FP32 tile, got INT32");
+  auto mixed = Create("tile.prelu", {Loaded(DataType::FP32), Loaded(DataType::FP16), tmp});
+  ASSERT_FALSE(mixed);
+  EXPECT_EQ(mixed.error().message,
+            "the slope of tile.prelu must match its operand in shape, dtype and valid region, got "
+            "pl.Tile[[16, 32], pl.FP16, pl.Mem.Vec] and pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec]");
+  auto narrowed = testing::Op("tile.load", {Tensor("s", {16, 32}), Ints({0, 0}), Ints({16, 32}), Ints({9, 32})});
+  auto ragged_slope = Create("tile.prelu", {Loaded(DataType::FP32), narrowed, tmp});
+  ASSERT_FALSE(ragged_slope);
+  EXPECT_NE(ragged_slope.error().message.find("valid_shape=[9, 32]"), std::string::npos)
+      << ragged_slope.error().message;
+}
+
 TEST(TileElementwiseOps, LeakyReluErrors) {
   auto ints = Create("tile.lrelu", {Loaded(DataType::INT32), Float(0.1)});
   ASSERT_FALSE(ints);

@@ -16,6 +16,7 @@
 #include "kernels/select.h"
 #include "kernels/sort.h"
 #include "kernels/valid_region.h"
+#include "pad_value.h"
 #include "pypto/ir/mask_pattern.h"
 #include "tile_ops.h"
 
@@ -88,6 +89,7 @@ Result RunF32(const Instr& instr, const Operands& o, const int64_t* regs) {
     case ComputeKind::LeakyRelu:
       LeakyReluF32(o.fdst(), o.fsrc0(), static_cast<float>(ScalarValue(c.scalar, regs)), n);
       break;
+    case ComputeKind::Prelu: PreluF32(o.fdst(), o.fsrc0(), o.fsrc1(), n); break;
     case ComputeKind::RowReduce: RowReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::ColReduce: ColReduceF32(static_cast<ReduceOp>(c.op), o.fdst(), o.fsrc0(), rows, cols); break;
     case ComputeKind::RowExpand:
@@ -391,6 +393,33 @@ Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, c
   return {};
 }
 
+// tile.sels: the scalar, read now, as an element of the result's type.
+Result RunSelectScalar(const DecodedKernel& kernel, size_t index, const Operands& o, const std::byte* mask,
+                       const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  auto bits = ValueBits(c.out_dtype, ScalarValue(c.scalar, regs));
+  if (!bits) return Fail(kernel, index, "the scalar of tile.sels is not a number");
+  SelectScalarByMask(o.dst, reinterpret_cast<const uint8_t*>(mask), static_cast<size_t>(c.mask_row_bytes), o.src0,
+                     *bits, static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
+  return {};
+}
+
+// tile.tri over the valid region (the whole tile unless narrowed), the diagonal read now.
+Result RunTriangle(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  std::pair<size_t, size_t> extents{static_cast<size_t>(c.rows), static_cast<size_t>(c.cols)};
+  if (instr.partial) {
+    auto valid = ValidExtents(kernel, index, regs);
+    if (!valid) return pypto::unexpected(std::move(valid.error()));
+    extents = *valid;
+  }
+  Triangle(o.dst, static_cast<size_t>(c.cols), extents.first, extents.second,
+           static_cast<int64_t>(ScalarValue(c.scalar, regs)), c.op == 1, instr.elem_bytes, c.pad_bits);
+  return {};
+}
+
 Result RunFillPad(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   auto valid = ValidExtents(kernel, index, regs);
@@ -452,10 +481,42 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   return {};
 }
 
+// tile.part_*: the op over the whole tile into a scratch copy, kept where src1 is valid; src0's
+// element elsewhere. The scratch copy lets dst be either source's buffer.
+Result RunPartialBinary(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
+  std::pair<size_t, size_t> valid{rows, cols};
+  if (instr.partial) {
+    auto extents = ValidExtents(kernel, index, regs);
+    if (!extents) return pypto::unexpected(std::move(extents.error()));
+    valid = *extents;
+  }
+  const auto op = static_cast<BinaryOp>(c.op);
+  const size_t n = rows * cols;
+  const size_t elem_bytes = 4;  // FP32 or INT32 here (narrower types arrive widened)
+  std::vector<std::byte> combined(n * elem_bytes);
+  if (instr.kind == ElemKind::F32) {
+    BinaryF32(op, reinterpret_cast<float*>(combined.data()), o.fsrc0(), o.fsrc1(), n);
+  } else if (!BinaryI32(op, reinterpret_cast<int32_t*>(combined.data()), o.isrc0(), o.isrc1(), n)) {
+    return Fail(kernel, index, "an op without an INT32 form");
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t col = 0; col < cols; ++col) {
+      const size_t at = (r * cols + col) * elem_bytes;
+      const bool both = r < valid.first && col < valid.second;
+      std::memcpy(o.dst + at, both ? combined.data() + at : o.src0 + at, elem_bytes);
+    }
+  }
+  return {};
+}
+
 // An op on a tile type the kernels take directly (instr.kind), or on widened copies of the operands.
 Result RunArithmetic(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeKind kind = instr.compute.kind;
+  if (kind == ComputeKind::PartialBinary) return RunPartialBinary(kernel, index, o, regs);
   if (instr.partial && (kind == ComputeKind::RowReduce || kind == ComputeKind::ColReduce))
     return RunValidReduce(kernel, index, o, regs);
   if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
@@ -685,9 +746,11 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::FillPadExpand: return RunFillPadExpand(kernel, index, o, regs);
     case ComputeKind::Compare: return RunCompare(instr, o, regs);
     case ComputeKind::Select:
+      if (!o.src1) return RunSelectScalar(kernel, index, o, src2, regs);
       SelectByMask(o.dst, reinterpret_cast<const uint8_t*>(src2), static_cast<size_t>(c.mask_row_bytes), o.src0,
                    o.src1, static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
       return {};
+    case ComputeKind::Triangle: return RunTriangle(kernel, index, o, regs);
     case ComputeKind::FillBits:  // no valid region to keep: the whole tile is the pattern
       FillPad(o.dst, o.dst, 1, static_cast<size_t>(instr.num_elements), 0, 0, instr.elem_bytes, c.pad_bits);
       return {};

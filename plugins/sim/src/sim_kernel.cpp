@@ -84,6 +84,9 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::FillPadExpand: return "fillpad_expand";
     case ComputeKind::Compare: return "cmp";
     case ComputeKind::Select: return "sel";
+    case ComputeKind::Prelu: return "prelu";
+    case ComputeKind::PartialBinary: return "partial";
+    case ComputeKind::Triangle: return "tri";
   }
   return "?";
 }
@@ -1609,6 +1612,14 @@ class Decoder {
       put("tile.cmp", ComputeKind::Compare, 0);
       put("tile.cmps", ComputeKind::Compare, 0);
       put("tile.sel", ComputeKind::Select, 0);
+      put("tile.sels", ComputeKind::Select, 0);
+      put("tile.prelu", ComputeKind::Prelu, 0);
+      const std::pair<const char*, BinaryOp> partial[] = {{"part_add", BinaryOp::Add},
+                                                          {"part_mul", BinaryOp::Mul},
+                                                          {"part_max", BinaryOp::Max},
+                                                          {"part_min", BinaryOp::Min}};
+      for (const auto& [name, op] : partial) put(fmt::format("tile.{}", name), ComputeKind::PartialBinary, op);
+      put("tile.tri", ComputeKind::Triangle, 0);
       const std::pair<const char*, BinaryOp> scalar[] = {{"adds", BinaryOp::Add},     {"subs", BinaryOp::Sub},
                                                          {"muls", BinaryOp::Mul},     {"divs", BinaryOp::Div},
                                                          {"maximums", BinaryOp::Max}, {"minimums", BinaryOp::Min}};
@@ -1811,7 +1822,8 @@ class Decoder {
   // The domain of an element-wise Binary, BinaryScalar, Unary or LeakyRelu op.
   static Domain ElementwiseDomain(const ComputeInfo& info) {
     switch (info.kind) {
-      case ComputeKind::LeakyRelu: return Domain::Float;
+      case ComputeKind::LeakyRelu:
+      case ComputeKind::Prelu: return Domain::Float;
       case ComputeKind::Unary:
         switch (static_cast<UnaryOp>(info.op)) {
           case UnaryOp::Neg: return Domain::Wrapping;
@@ -1845,6 +1857,7 @@ class Decoder {
     };
     switch (info.kind) {
       case ComputeKind::Binary:
+      case ComputeKind::Prelu:
       case ComputeKind::Unary:
       case ComputeKind::LeakyRelu:
       case ComputeKind::BinaryScalar: {
@@ -1853,8 +1866,8 @@ class Decoder {
         if (auto ok = SetComputeType(op, out.dtype, ElementwiseDomain(info), instr); !ok) return ok;
         if (auto ok = SameSize(*src, out); !ok) return ok;
         instr.src0 = src->ref;
-        if (info.kind == ComputeKind::Binary) {
-          auto rhs = tile_arg(1, "right operand");
+        if (info.kind == ComputeKind::Binary || info.kind == ComputeKind::Prelu) {
+          auto rhs = tile_arg(1, info.kind == ComputeKind::Prelu ? "slope" : "right operand");
           if (!rhs) return Error(rhs.error());
           if (auto ok = SameSize(*rhs, out); !ok) return ok;
           instr.src1 = rhs->ref;
@@ -1889,6 +1902,7 @@ class Decoder {
       case ComputeKind::FillPadExpand: return DecodeFillPadExpand(out, call, instr);
       case ComputeKind::Compare: return DecodeCompare(op, out, call, instr);
       case ComputeKind::Select: {
+        if (op == "tile.sels") return DecodeSelectScalar(out, call, instr);
         auto mask = tile_arg(0, "mask");
         if (!mask) return Error(mask.error());
         auto lhs = tile_arg(1, "left operand");
@@ -1962,8 +1976,71 @@ class Decoder {
       case ComputeKind::MergeLists: return DecodeMergeLists(out, call, instr);
       case ComputeKind::Slice:
       case ComputeKind::Insert: return DecodeWindow(op, out, call, instr);
+      case ComputeKind::PartialBinary: return DecodePartialBinary(op, out, call, instr);
+      case ComputeKind::Triangle: return DecodeTriangle(out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
+  }
+
+  // `pl.tile.sels(mask, src, tmp, scalar)`: src where the mask's bit is set, the scalar elsewhere. The
+  // scalar becomes an element of src's type when the instruction runs (it may be computed); the
+  // scratch tile is the device instruction's and plays no part here.
+  pypto::expected<void, std::string> DecodeSelectScalar(const TileValue& out, const ir::Call& call, Instr& instr) {
+    auto mask = Tile(call.args()[0], "mask");
+    if (!mask) return Error(mask.error());
+    auto src = Tile(call.args()[1], "source");
+    if (!src) return Error(src.error());
+    if (auto ok = SameSize(*src, out); !ok) return ok;
+    if (!ValueBits(out.dtype, 0))
+      return Fail(fmt::format("tile.sels of a {} tile is not supported by the simulator", ir::DataTypeName(out.dtype)));
+    auto scalar = ScalarArg(call.args()[3]);
+    if (!scalar) return Error(scalar.error());
+    ComputeInfo& info = instr.compute;
+    instr.src2 = mask->ref;
+    instr.src0 = src->ref;
+    info.scalar = *scalar;
+    info.out_dtype = out.dtype;
+    info.rows = out.rows();
+    info.cols = out.cols();
+    info.mask_row_bytes = mask->cols() * static_cast<int64_t>(ir::DataTypeBytes(mask->dtype));
+    return {};
+  }
+
+  // `pl.tile.part_add(src0, src1)` and its kin: the op where src1 is valid, src0 elsewhere; src1's
+  // valid region is read when the instruction runs.
+  pypto::expected<void, std::string> DecodePartialBinary(const std::string& op, const TileValue& out,
+                                                         const ir::Call& call, Instr& instr) {
+    auto src0 = Tile(call.args()[0], "first operand");
+    if (!src0) return Error(src0.error());
+    auto src1 = Tile(call.args()[1], "second operand");
+    if (!src1) return Error(src1.error());
+    const Domain domain = Wraps(static_cast<BinaryOp>(instr.compute.op)) ? Domain::Wrapping : Domain::Arith;
+    if (auto ok = SetComputeType(op, out.dtype, domain, instr); !ok) return ok;
+    if (auto ok = SameSize(*src0, out); !ok) return ok;
+    if (auto ok = SameSize(*src1, out); !ok) return ok;
+    instr.src0 = src0->ref;
+    instr.src1 = src1->ref;
+    instr.compute.rows = out.rows();
+    instr.compute.cols = out.cols();
+    return NarrowTo(call.args()[1]->type(), instr);
+  }
+
+  // `pl.tile.tri(diagonal, shape, valid_shape=..., dtype=..., upper=...)`: ones on one side of the
+  // diagonal over the valid region, as the element type's bit pattern; the diagonal may be computed.
+  pypto::expected<void, std::string> DecodeTriangle(const TileValue& out, const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    auto one = ValueBits(out.dtype, 1.0);
+    if (!one)
+      return Fail(fmt::format("pl.tile.tri of a {} tile is not supported by the simulator",
+                              ir::DataTypeName(out.dtype)));
+    auto diagonal = ScalarArg(call.args()[0]);
+    if (!diagonal) return Error(diagonal.error());
+    info.scalar = *diagonal;
+    info.op = ir::FindAttr<bool>(call.kwargs(), "upper").value_or(false) ? 1 : 0;
+    info.pad_bits = *one;
+    info.rows = out.rows();
+    info.cols = out.cols();
+    return NarrowTo(call.type(), instr);
   }
 
   // tile.mrgsort_format2(lists..., tmp): an instruction reads at most two tiles, so each list is
@@ -2606,8 +2683,9 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         for (const TileRef* ref : {&instr.src0, &instr.src1, &instr.src2})
           if (ref->bytes > 0) operands += (operands.empty() ? "" : ", ") + Place(*ref);
         if (instr.compute.kind == ComputeKind::Fill || instr.compute.kind == ComputeKind::BinaryScalar ||
-            instr.compute.kind == ComputeKind::LeakyRelu ||
-            (instr.compute.kind == ComputeKind::Compare && instr.src1.bytes == 0)) {
+            instr.compute.kind == ComputeKind::LeakyRelu || instr.compute.kind == ComputeKind::Triangle ||
+            ((instr.compute.kind == ComputeKind::Compare || instr.compute.kind == ComputeKind::Select) &&
+             instr.src1.bytes == 0)) {
           const ScalarOperand& scalar = instr.compute.scalar;
           operands += (operands.empty() ? "" : ", ") + ScalarOperandText(scalar);
         }

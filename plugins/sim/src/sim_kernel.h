@@ -83,7 +83,12 @@ enum class ComputeKind : uint8_t {
   FillBits,      // every element of dst set to pad_bits (pl.full of a type without arithmetic)
   FillPadExpand,  // dst [outer_rows, outer_cols] = src0's valid region in its top-left corner, pad_bits elsewhere
   Compare,       // dst = the packed predicate mask of src0 op src1 (or op scalar when src1 is empty); op: CmpOp
-  Select,        // dst = mask bit set ? src0 : src1, element by element (the mask operand: Instr::mask)
+  Select,        // dst = mask bit set ? src0 : src1 (or scalar when src1 is empty), element by element (the mask
+                 // operand: src2; out_dtype: dst's element type, which the scalar takes)
+  Prelu,         // dst = src0 > 0 ? src0 : src0 * src1
+  PartialBinary, // dst = src0 op src1 inside `valid` (src1's valid region), src0 outside it (op: BinaryOp)
+  Triangle,      // the valid region of dst: pad_bits (a 1) where col <= row + scalar (op 1: col >= row + scalar),
+                 // 0 elsewhere
 };
 const char* ComputeKindName(ComputeKind kind);
 

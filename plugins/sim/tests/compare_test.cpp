@@ -112,5 +112,22 @@ TEST(FillPadExpand, CopiesTheValidCornerIntoALargerTile) {
       EXPECT_EQ(dst[r * kCols + c], r < 2 && c < 4 ? src[r * kSrcCols + c] : -1) << r << ", " << c;
 }
 
+TEST(SelectScalarByMask, KeepsTheSourceWhereTheBitIsSetAndWritesTheScalarsLowBytesElsewhere) {
+  // Two rows of 10 UINT16 elements; the mask's rows are 4 bytes apart (a wider carrier counts bytes).
+  constexpr size_t kRows = 2, kCols = 10, kRowBytes = 4;
+  std::vector<uint16_t> src(kRows * kCols);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(100 + i);
+  const std::vector<uint8_t> mask = {0xAA, 0x02, 0, 0, 0x01, 0x00, 0, 0};
+  std::vector<uint16_t> dst(src.size());
+  sim::SelectScalarByMask(dst.data(), mask.data(), kRowBytes, src.data(), 0xFFFF8007u, kRows, kCols,
+                          sizeof(uint16_t));
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t c = 0; c < kCols; ++c) {
+      const bool set = (mask[r * kRowBytes + c / 8] >> (c % 8)) & 1u;
+      EXPECT_EQ(dst[r * kCols + c], set ? src[r * kCols + c] : 0x8007u) << r << ", " << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simtest

@@ -162,6 +162,19 @@ TEST(Elementwise, SignsOfZeroAndNaNPassThrough) {
   EXPECT_EQ(out[1], kInf);
 }
 
+TEST(Elementwise, PreluScalesNegativesByTheirOwnSlope) {
+  const std::vector<float> in = {2.0f, -2.0f, -3.0f, 0.0f, -0.0f, kNaN};
+  const std::vector<float> slope = {-1.0f, 0.25f, 1.5f, 4.0f, 4.0f, 2.0f};
+  std::vector<float> out(in.size());
+  PreluF32(out.data(), in.data(), slope.data(), in.size());
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[1], -0.5f);
+  EXPECT_EQ(out[2], -4.5f);
+  EXPECT_EQ(Bits(out[3]), Bits(0.0f));
+  EXPECT_EQ(Bits(out[4]), Bits(-0.0f));  // -0 * 4 keeps its sign, as torch.where(x > 0, x, x * s)
+  EXPECT_TRUE(std::isnan(out[5]));
+}
+
 // Maximum error over every `stride`-th float bit pattern in [first, last], against the double-precision
 // std:: function. Works in chunks so that an exhaustive sweep needs little memory.
 template <class Ref>

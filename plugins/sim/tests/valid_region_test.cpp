@@ -52,6 +52,23 @@ TEST(FillPad, KeepsTheValidCornerAndPadsTheRest) {
   }
 }
 
+TEST(Triangle, OnesOnOneSideOfTheDiagonalOverTheValidCorner) {
+  constexpr size_t kRows = 4, kCols = 6;
+  for (const bool upper : {false, true}) {
+    for (const int64_t diagonal : {-1, 0, 2}) {
+      std::vector<int16_t> dst(kRows * kCols, -5);
+      sim::Triangle(dst.data(), kCols, 3, 5, diagonal, upper, sizeof(int16_t), 1);
+      for (size_t r = 0; r < kRows; ++r) {
+        for (size_t c = 0; c < kCols; ++c) {
+          const auto boundary = static_cast<int64_t>(r) + diagonal, col = static_cast<int64_t>(c);
+          const int16_t expected = r >= 3 || c >= 5 ? -5 : (upper ? col >= boundary : col <= boundary) ? 1 : 0;
+          EXPECT_EQ(dst[r * kCols + c], expected) << upper << " " << diagonal << " " << r << ", " << c;
+        }
+      }
+    }
+  }
+}
+
 TEST(ValidReduce, RowsAndColumnsOfTheValidCorner) {
   const size_t rows = 9, cols = 37, vr = 5, vc = 20;
   auto src = kerneltest::Uniform(rows * cols, -3, 3, 11);

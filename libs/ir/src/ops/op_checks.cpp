@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 namespace pypto::ir::ops {
 
 std::string ShapeStr(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -142,6 +144,11 @@ Shape StaticValidExtents(const TileType& tile) {
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span) {
   if (IsFloat(dtype)) return true;
   return TypeError(fmt::format("{} needs a floating-point tile, got {}", op, DataTypeName(dtype)), span);
+}
+
+bool IsIntegralConstant(const ExprPtr& expr) {
+  const auto* constant = expr->As<ConstFloat>();
+  return constant && std::isfinite(constant->value()) && constant->value() == std::trunc(constant->value());
 }
 
 }  // namespace pypto::ir::ops

@@ -66,6 +66,10 @@ Shape StaticValidExtents(const TileType& tile);
 
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span);
 
+// A floating-point constant holding an integer, `pl.const(2.0, pl.FP32)`: exactly that integer once
+// narrowed to an integer tile's dtype, as upstream narrows the scalar.
+bool IsIntegralConstant(const ExprPtr& expr);
+
 std::string ShapeStr(const Shape& shape);
 
 // The error a Result<TypePtr> deduction returns.

@@ -2,7 +2,8 @@
 // but a packed predicate mask, as the PTO compare instructions (TCMP, TCMPS) write it: a UINT8 tile
 // with one bit per compared element, element c of a row in bit c % 8 of the row's byte c / 8. Each
 // mask row is padded to a multiple of 32 bytes, so an [M, N] comparison gives an
-// [M, roundup(ceil(N / 8), 32)] mask; tile.sel (TSEL) reads such a mask to pick between two tiles.
+// [M, roundup(ceil(N / 8), 32)] mask; tile.sel (TSEL) reads such a mask to pick between two tiles,
+// tile.sels (TSELS) to pick between a tile and a scalar.
 #include <fmt/format.h>
 
 #include "op_checks.h"
@@ -76,8 +77,19 @@ Result<TypePtr> DeduceCmps(const std::vector<ExprPtr>& args, const Call::Kwargs&
   return MaskOf(*lhs, span);
 }
 
-// dst = mask ? lhs : rhs. The mask must hold a predicate bit for every element of lhs: as many rows,
-// and rows of at least ceil(cols / 8) bytes (a mask of wider integers counts its bytes).
+// The mask must hold a predicate bit for every element of `tile`: as many rows, and rows of at least
+// ceil(cols / 8) bytes (a mask of wider integers counts its bytes).
+Result<bool> CheckMaskCovers(const MatrixTile& mask, const MatrixTile& tile, const std::string& op, const Span& span) {
+  const DataType mask_dtype = mask->dtype();
+  const int64_t row_bytes = mask.cols() * static_cast<int64_t>(DataTypeBytes(mask_dtype));
+  if (IsInteger(mask_dtype) && mask.rows() >= tile.rows() && row_bytes >= MaskBytes(tile.cols())) return true;
+  return TypeError(fmt::format("the mask of {} must hold a predicate bit for each of the {} x {} elements "
+                               "(an integer tile of at least {} rows of {} bytes), got {}",
+                               op, tile.rows(), tile.cols(), tile.rows(), MaskBytes(tile.cols()), mask->str()),
+                   span, "a mask comes from pl.tile.cmp or pl.tile.cmps of a tile of this shape");
+}
+
+// dst = mask ? lhs : rhs.
 Result<TypePtr> DeduceSel(const std::vector<ExprPtr>& args, const Span& span) {
   auto mask = ExpectMatrixTile(args[0], "the mask of tile.sel", span);
   if (!mask) return pypto::unexpected(mask.error());
@@ -91,15 +103,44 @@ Result<TypePtr> DeduceSel(const std::vector<ExprPtr>& args, const Span& span) {
     return TypeError(fmt::format("tile.sel picks between tiles of one shape and dtype, got {} and {}", (*lhs)->str(),
                                  (*rhs)->str()),
                      span);
-  const DataType mask_dtype = (*mask)->dtype();
-  const int64_t row_bytes = mask->cols() * static_cast<int64_t>(DataTypeBytes(mask_dtype));
-  if (!IsInteger(mask_dtype) || mask->rows() < lhs->rows() || row_bytes < MaskBytes(lhs->cols()))
-    return TypeError(fmt::format("the mask of tile.sel must hold a predicate bit for each of the {} x {} elements "
-                                 "(an integer tile of at least {} rows of {} bytes), got {}",
-                                 lhs->rows(), lhs->cols(), lhs->rows(), MaskBytes(lhs->cols()), (*mask)->str()),
-                     span, "a mask comes from pl.tile.cmp or pl.tile.cmps of a tile of this shape");
+  if (auto ok = CheckMaskCovers(*mask, *lhs, "tile.sel", span); !ok) return pypto::unexpected(ok.error());
   return std::make_shared<TileType>((*lhs)->shape(), (*lhs)->dtype(), (*lhs)->memory_space(), std::nullopt,
                                     (*lhs)->valid_shape());
+}
+
+// The element types TSELS selects: 8-, 16- and 32-bit integers, FP16 and FP32.
+bool SelectsScalarOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::INT8: case DataType::UINT8: case DataType::INT16: case DataType::UINT16:
+    case DataType::INT32: case DataType::UINT32: case DataType::FP16: case DataType::FP32: return true;
+    default: return false;
+  }
+}
+
+// dst = mask ? src : scalar (TSELS). The scalar takes src's dtype, an unsigned src's constant keeping
+// its bit pattern (0x8007 selects the UINT16 element 0x8007); an integer tile takes a floating-point
+// constant only when it holds an integer (-3.0).
+Result<TypePtr> DeduceSels(const std::vector<ExprPtr>& args, const Span& span) {
+  auto mask = ExpectMatrixTile(args[0], "the mask of tile.sels", span);
+  if (!mask) return pypto::unexpected(mask.error());
+  auto src = ExpectMatrixTile(args[1], "the source of tile.sels", span);
+  if (!src) return pypto::unexpected(src.error());
+  auto tmp = ExpectTile(args[2], "the scratch tile of tile.sels", span);
+  if (!tmp) return pypto::unexpected(tmp.error());
+  auto scalar = ExpectNumericScalar(args[3], "the scalar of tile.sels", span);
+  if (!scalar) return pypto::unexpected(scalar.error());
+  const DataType dtype = (*src)->dtype();
+  if (!SelectsScalarOf(dtype))
+    return TypeError(fmt::format("tile.sels selects from 8-, 16- or 32-bit integer, FP16 or FP32 tiles, got {}",
+                                 DataTypeName(dtype)),
+                     span);
+  if (IsFloat((*scalar)->dtype()) && !IsFloat(dtype) && !IsIntegralConstant(args[3]))
+    return TypeError(fmt::format("tile.sels selects between an integer {} tile and a floating-point scalar",
+                                 DataTypeName(dtype)),
+                     span, "give an integer scalar");
+  if (auto ok = CheckMaskCovers(*mask, *src, "tile.sels", span); !ok) return pypto::unexpected(ok.error());
+  return std::make_shared<TileType>((*src)->shape(), dtype, (*src)->memory_space(), std::nullopt,
+                                    (*src)->valid_shape());
 }
 
 }  // namespace
@@ -121,6 +162,12 @@ void RegisterTileCompareOps(OpRegistry& registry) {
                           .params = {Arg("mask"), Arg("lhs"), Arg("rhs"), Arg("tmp")},
                           .deduce_type = [](const auto& args, const auto&, const Span& span) {
                             return DeduceSel(args, span);
+                          }});
+  registry.Register(OpDef{.name = "tile.sels",
+                          .description = "src where the packed predicate mask has its bit set, a scalar elsewhere",
+                          .params = {Arg("mask"), Arg("src"), Arg("tmp"), Arg("scalar")},
+                          .deduce_type = [](const auto& args, const auto&, const Span& span) {
+                            return DeduceSels(args, span);
                           }});
 }
 

@@ -1,8 +1,6 @@
 // tile.* element-wise ops: tile with tile, tile with scalar (the `*s` forms), unary math, cast.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "op_checks.h"
 
 namespace pypto::ir {
@@ -35,13 +33,6 @@ Result<TypePtr> CheckHighPrecision(const std::string& op, const Call::Kwargs& kw
                                  DataTypeName(tile->dtype())),
                      span);
   return type;
-}
-
-// A floating-point constant holding an integer, `pl.const(2.0, pl.FP32)`: exactly that integer once
-// narrowed to an integer tile's dtype, as upstream narrows the scalar.
-bool IsIntegralConstant(const ExprPtr& expr) {
-  const auto* constant = expr->As<ConstFloat>();
-  return constant && std::isfinite(constant->value()) && constant->value() == std::trunc(constant->value());
 }
 
 // A scalar operand adopts the tile's dtype (a literal 2.0 scales an FP16 tile as FP16).
@@ -86,6 +77,28 @@ Result<TypePtr> DeduceLeakyRelu(const std::vector<ExprPtr>& args, const Span& sp
   if (auto ok = CheckFloatDtype((*tile)->dtype(), "tile.lrelu", span); !ok) return pypto::unexpected(ok.error());
   auto slope = ExpectNumericScalar(args[1], "the slope of tile.lrelu", span);
   if (!slope) return pypto::unexpected(slope.error());
+  return SameAs(**tile);
+}
+
+// Parametric ReLU, x > 0 ? x : slope * x with a slope per element (TPRELU), for FP16 and FP32 tiles.
+// The slope tile matches the source in shape, dtype and valid region; the scratch tile is the
+// instruction's (its size rules differ by target and are the backend's to check).
+Result<TypePtr> DeducePrelu(const std::vector<ExprPtr>& args, const Span& span) {
+  auto tile = ExpectTile(args[0], "the operand of tile.prelu", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  auto slope = ExpectTile(args[1], "the slope of tile.prelu", span);
+  if (!slope) return pypto::unexpected(slope.error());
+  auto tmp = ExpectTile(args[2], "the scratch tile of tile.prelu", span);
+  if (!tmp) return pypto::unexpected(tmp.error());
+  const DataType dtype = (*tile)->dtype();
+  if (dtype != DataType::FP16 && dtype != DataType::FP32)
+    return TypeError(fmt::format("tile.prelu needs an FP16 or FP32 tile, got {}", DataTypeName(dtype)), span);
+  if ((*slope)->shape() != (*tile)->shape() || (*slope)->dtype() != dtype ||
+      StaticValidExtents(**slope) != StaticValidExtents(**tile))
+    return TypeError(fmt::format("the slope of tile.prelu must match its operand in shape, dtype and valid region, "
+                                 "got {} and {}",
+                                 (*slope)->str(), (*tile)->str()),
+                     span);
   return SameAs(**tile);
 }
 
@@ -201,6 +214,12 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
                           .deduce_type = [](const auto& args, const auto&,
                                             const Span& span) { return DeduceLeakyRelu(args, span); },
                           .inplace_safe = true});
+  // Not in-place: TPRELU reads the source and the slope while it writes the result (A5 forbids it).
+  registry.Register(OpDef{.name = "tile.prelu",
+                          .description = "parametric ReLU of each element: x > 0 ? x : slope * x, a slope per element",
+                          .params = {Arg("tile"), Arg("slope"), Arg("tmp")},
+                          .deduce_type = [](const auto& args, const auto&,
+                                            const Span& span) { return DeducePrelu(args, span); }});
   registry.Register(OpDef{.name = "tile.not",
                           .description = "bitwise NOT of each element of an integer tile",
                           .params = {Arg("tile")},

@@ -68,4 +68,18 @@ void SelectByMask(void* dst, const uint8_t* mask, size_t mask_row_bytes, const v
   }
 }
 
+void SelectScalarByMask(void* dst, const uint8_t* mask, size_t mask_row_bytes, const void* src, uint64_t scalar_bits,
+                        size_t rows, size_t cols, size_t elem_bytes) {
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* in = static_cast<const std::byte*>(src);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint8_t* bits = mask + r * mask_row_bytes;
+    for (size_t c = 0; c < cols; ++c) {
+      const size_t at = (r * cols + c) * elem_bytes;
+      if ((bits[c / 8] >> (c % 8)) & 1u) std::memmove(out + at, in + at, elem_bytes);
+      else std::memcpy(out + at, &scalar_bits, elem_bytes);  // little-endian: the low bytes first
+    }
+  }
+}
+
 }  // namespace pypto::sim

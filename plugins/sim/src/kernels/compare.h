@@ -29,4 +29,8 @@ void CompareScalarI32(CmpOp op, uint8_t* mask, size_t mask_row_bytes, const int3
 void SelectByMask(void* dst, const uint8_t* mask, size_t mask_row_bytes, const void* lhs, const void* rhs,
                   size_t rows, size_t cols, size_t elem_bytes);
 
+// dst[r][c] = mask bit (r, c) ? src[r][c] : the low elem_bytes of scalar_bits. dst may be src.
+void SelectScalarByMask(void* dst, const uint8_t* mask, size_t mask_row_bytes, const void* src, uint64_t scalar_bits,
+                        size_t rows, size_t cols, size_t elem_bytes);
+
 }  // namespace pypto::sim

@@ -163,6 +163,10 @@ void LeakyReluF32(float* dst, const float* src, float slope, size_t n) {
   HWY_DYNAMIC_DISPATCH(LeakyReluF32Kernel)(dst, src, slope, n);
 }
 
+void PreluF32(float* dst, const float* a, const float* slope, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = a[i] > 0.0f || std::isnan(a[i]) ? a[i] : a[i] * slope[i];
+}
+
 void BitwiseNot(void* dst, const void* src, size_t bytes) {
   auto* out = static_cast<unsigned char*>(dst);
   const auto* in = static_cast<const unsigned char*>(src);

@@ -41,6 +41,9 @@ void UnaryF32(UnaryOp op, float* dst, const float* src, size_t n);
 // dst[i] = src[i] > 0 ? src[i] : slope * src[i] (leaky ReLU; NaN passes through).
 void LeakyReluF32(float* dst, const float* src, float slope, size_t n);
 
+// dst[i] = a[i] > 0 ? a[i] : a[i] * slope[i] (parametric ReLU, a slope per element; NaN passes through).
+void PreluF32(float* dst, const float* a, const float* slope, size_t n);
+
 // Every bit of `bytes` bytes inverted: bitwise NOT of integer elements of any width.
 void BitwiseNot(void* dst, const void* src, size_t bytes);
 

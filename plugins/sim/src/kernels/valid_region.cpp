@@ -68,4 +68,17 @@ bool ColReduceValidI32(ReduceOp op, int32_t* dst, const int32_t* src, size_t col
   return ColReduceI32(op, dst, dense.data(), valid_rows, valid_cols);
 }
 
+void Triangle(void* dst, size_t cols, size_t valid_rows, size_t valid_cols, int64_t diagonal, bool upper,
+              size_t elem_bytes, uint64_t one_bits) {
+  auto* out = static_cast<std::byte*>(dst);
+  const uint64_t zero = 0;
+  for (size_t r = 0; r < valid_rows; ++r) {
+    for (size_t c = 0; c < valid_cols; ++c) {
+      const int64_t boundary = static_cast<int64_t>(r) + diagonal;
+      const bool one = upper ? static_cast<int64_t>(c) >= boundary : static_cast<int64_t>(c) <= boundary;
+      std::memcpy(out + (r * cols + c) * elem_bytes, one ? &one_bits : &zero, elem_bytes);
+    }
+  }
+}
+
 }  // namespace pypto::sim

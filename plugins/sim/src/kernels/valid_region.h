@@ -21,6 +21,11 @@ void FillPad(void* dst, const void* src, size_t rows, size_t cols, size_t valid_
 void FillPadExpand(void* dst, const void* src, size_t rows, size_t cols, size_t src_cols, size_t valid_rows,
                    size_t valid_cols, size_t elem_bytes, uint64_t pad_bits);
 
+// The valid region of dst [rows, cols]: the low elem_bytes of one_bits where col <= row + diagonal
+// (upper: col >= row + diagonal), zero elsewhere (pto.ttri). Elements outside it are left as they are.
+void Triangle(void* dst, size_t cols, size_t valid_rows, size_t valid_cols, int64_t diagonal, bool upper,
+              size_t elem_bytes, uint64_t one_bits);
+
 // dst[r] = reduce(src[r][0:valid_cols]) for r < valid_rows; rows past valid_rows are left as they are.
 void RowReduceValidF32(ReduceOp op, float* dst, const float* src, size_t cols, size_t valid_rows, size_t valid_cols);
 bool RowReduceValidI32(ReduceOp op, int32_t* dst, const int32_t* src, size_t cols, size_t valid_rows,

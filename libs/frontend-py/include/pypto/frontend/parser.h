@@ -26,11 +26,18 @@ struct DynamicDim {
   bool operator==(const DynamicDim&) const = default;
 };
 
+// A name bound to None where the program is built (`valid_shape = None` in the function that makes
+// it): passed as an optional keyword argument (`valid_shape=valid_shape`), it leaves the argument out.
+struct NoneValue {
+  bool operator==(const NoneValue&) const = default;
+};
+
 // A Python int/float/bool the kernel refers to by a global or closure name; its value is
 // substituted at each use, like a literal. A DynVar is a DynamicDim; a dtype (`dt = pl.FP16`, a
 // closure variable of a program built per dtype) stands for that dtype wherever one is written,
-// and a list or tuple of integers (`off = [0, 32]`) for that list literal.
-using Constant = std::variant<int64_t, double, bool, DynamicDim, ir::DataType, std::vector<int64_t>, std::string>;
+// a list or tuple of integers (`off = [0, 32]`) for that list literal, and None for `None`.
+using Constant =
+    std::variant<int64_t, double, bool, DynamicDim, ir::DataType, std::vector<int64_t>, std::string, NoneValue>;
 
 // A `@pl.jit.incore` (or `.inline`) function the entry may call by name. It is parsed at each call
 // site against the call's argument types, so a bare `pl.Tensor` parameter takes the caller's shape.

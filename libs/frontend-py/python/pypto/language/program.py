@@ -38,8 +38,9 @@ def _is_int_list(value) -> bool:
 
 def _scalars(names: dict) -> dict:
     """The values that act as literals: numbers, dtypes (``dt = pl.FP16``), lists of integers
-    (``off = [0, 32]``), ``pl.dynamic`` dimensions (DynVar) and strings (``phase = "partial"``, an op's
-    string attribute; dunder names such as ``__doc__`` are not the program's)."""
+    (``off = [0, 32]``), ``pl.dynamic`` dimensions (DynVar), strings (``phase = "partial"``, an op's
+    string attribute) and None (``valid_shape=vs`` with ``vs = None`` leaves the argument out); dunder
+    names such as ``__doc__`` are not the program's."""
     from pypto.language.typing import DynVar
 
     return {
@@ -47,7 +48,7 @@ def _scalars(names: dict) -> dict:
         for name, value in names.items()
         if isinstance(value, (bool, int, float, DataType, DynVar))
         or _is_int_list(value)
-        or (isinstance(value, str) and not name.startswith("__"))
+        or ((isinstance(value, str) or value is None) and not name.startswith("__"))
     }
 
 

@@ -97,11 +97,13 @@ class OpRegistry {
 void RegisterTileMemoryOps(OpRegistry& registry);
 void RegisterTileElementwiseOps(OpRegistry& registry);
 void RegisterTileCompareOps(OpRegistry& registry);
+void RegisterTilePartialOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileIndexOps(OpRegistry& registry);
 void RegisterTileRandomOps(OpRegistry& registry);
+void RegisterTileTriangleOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
 void RegisterTileWindowOps(OpRegistry& registry);
