@@ -86,6 +86,7 @@ OpRegistry::OpRegistry() {
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileIndexOps(*this);
+  RegisterTileGatherOps(*this);
   RegisterTileRandomOps(*this);
   RegisterTileSpmdOps(*this);
   RegisterTileValidShapeOps(*this);

@@ -101,6 +101,7 @@ void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileIndexOps(OpRegistry& registry);
+void RegisterTileGatherOps(OpRegistry& registry);
 void RegisterTileRandomOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
