@@ -548,6 +548,24 @@ class FunctionParser {
     return ir::ExprPtr(std::make_shared<ir::ConstInt>(shape[*i < 0 ? *i + rank : *i], ir::DataType::INDEX, span));
   }
 
+  // `[32, 16][i]` for a constant i: element i (negative counts from the end). A list the kernel names
+  // from its enclosing scope is such a literal (`valid_shape[0]` with valid_shape = [32, 16]).
+  ir::Result<ir::ExprPtr> ParseListElement(py::handle node) {
+    auto list = ParseExpr(node.attr("value"));
+    if (!list) return list;
+    const auto& elements = (*list)->As<ir::TupleLiteral>()->elements();
+    auto index = ParseExpr(node.attr("slice"));
+    if (!index) return index;
+    const auto i = ir::AsConstInt(*index);
+    const auto size = static_cast<int64_t>(elements.size());
+    if (!i || *i < -size || *i >= size)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the index of a list of {} must be an integer constant in [{}, {})", size, -size,
+                                   size),
+                       map_.SpanOf(node.attr("slice")));
+    return elements[*i < 0 ? *i + size : *i];
+  }
+
   // `M, N = x.shape`: one assignment per name, `M = x.shape[0]`, ... (a constant each).
   ir::Result<ir::StmtPtr> ParseShapeUnpack(py::handle stmt, py::handle target) {
     py::module_ ast = py::module_::import("ast");
@@ -2509,6 +2527,8 @@ class FunctionParser {
     if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
       return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));
     if (type == "Subscript" && IsArray(node.attr("value"))) return ParseArrayLoad(node);
+    if (type == "Subscript" && (IsNode(node.attr("value"), "List") || IsNode(node.attr("value"), "Tuple")))
+      return ParseListElement(node);
     if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
