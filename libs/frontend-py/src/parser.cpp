@@ -3133,6 +3133,7 @@ class FunctionParser {
     if (!op) return pypto::unexpected(op.error());
     if ((*op)->name == "tile.mrgsort_format2")
       if (auto ok = PlaceMergeScratch(positional, keywords, span); !ok) return pypto::unexpected(ok.error());
+    if ((*op)->name == "tile.mgather") PlaceMgatherOperands(positional, keywords);
     CallBuilder call(name, **op, span);
     const auto& params = (*op)->params;
     for (size_t i = 0; i < positional.size(); ++i) {
@@ -3224,6 +3225,26 @@ class FunctionParser {
     return true;
   }
 
+  // tile.mgather's optional operands close up, as upstream lays them out: `scratch=` (Mat element
+  // mode) and then `valid_shape=` (Mat) follow idx, so that in Mat row mode the valid shape is the
+  // third argument. A third positional argument that is not a value is upstream's positional
+  // `coalesce` ("row" or "elem").
+  static void PlaceMgatherOperands(std::vector<std::pair<ArgValue, py::handle>>& positional,
+                                   std::vector<std::tuple<std::string, ArgValue, py::handle>>& keywords) {
+    if (positional.size() == 3 && std::holds_alternative<ir::OpAttr>(positional[2].first)) {
+      keywords.emplace_back("coalesce", std::move(positional[2].first), positional[2].second);
+      positional.pop_back();
+    }
+    if (positional.size() != 2) return;
+    for (const char* name : {"scratch", "valid_shape"}) {
+      auto keyword = std::find_if(keywords.begin(), keywords.end(),
+                                  [&](const auto& keyword) { return std::get<0>(keyword) == name; });
+      if (keyword == keywords.end()) continue;
+      positional.emplace_back(std::move(std::get<1>(*keyword)), std::get<2>(*keyword));
+      keywords.erase(keyword);
+    }
+  }
+
   // A tpop without shape= and dtype= receives the tile its assignment's annotation declares.
   void BindDeclaredPopType(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
     if (op.name != "tile.tpop_from_aic" && op.name != "tile.tpop_from_aiv") return;
@@ -3281,7 +3302,7 @@ class FunctionParser {
   static bool IsUnifiedCompute(const std::string& name) {
     static const std::set<std::string, std::less<>> kNotCompute = {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
-        "pl.write", "pl.mscatter"};
+        "pl.write", "pl.mscatter", "pl.mgather"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
            !kNotCompute.contains(name);
   }
