@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/block_gather.h"
 #include "kernels/index_moves.h"
 #include "pypto-c/runtime.h"
 #include "pypto/ir/function.h"
@@ -84,6 +85,7 @@ enum class ComputeKind : uint8_t {
   FillPadExpand,  // dst [outer_rows, outer_cols] = src0's valid region in its top-left corner, pad_bits elsewhere
   Compare,       // dst = the packed predicate mask of src0 op src1 (or op scalar when src1 is empty); op: CmpOp
   Select,        // dst = mask bit set ? src0 : src1, element by element (the mask operand: Instr::mask)
+  GatherBlocks,  // dst's 32-byte blocks = those of src0 at the UINT32 byte offsets src1 [rows, cols]
 };
 const char* ComputeKindName(ComputeKind kind);
 
@@ -223,6 +225,17 @@ struct Instr {
     uint32_t indices = 0, table = 0;
     int64_t block_size = 0, col_off = 0, rows = 0, cols = 0;
   } paged;
+  // Load (pl.mgather): whole rows (`rows`) or single elements of the tensor's view, picked by INT32
+  // indices read from the tile src0 or, with `indices_in_tensor`, the tensor slot `indices`;
+  // `oob` decides what an index past the end reads. The region is the whole view; what the tile's
+  // valid region (`partial`) covers of its [out_rows, out_cols] is written.
+  struct MemGather {
+    bool on = false, rows = false, indices_in_tensor = false;
+    GatherOob oob = GatherOob::Undefined;
+    uint32_t indices = 0;
+    int64_t index_cols = 0;  // element mode: the indices' row length
+    int64_t out_rows = 0, out_cols = 0;
+  } mgather;
   // Element-wise, broadcast and reduction ops on FP16/BF16 (kind F32) and 8- or 16-bit integer
   // tiles (kind I32).
   Widen widen = Widen::None;
