@@ -52,6 +52,18 @@ def none_as_value(vshape):
             return out
 
     return NoneValue
+
+
+def corner(vshape, which):
+    @pl.program
+    class Corner:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t: pl.Tile[[16, 16], pl.FP32] = pl.load(a, [0, 0], [16, 16], valid_shape=[vshape[which], vshape[-1]])
+            out = pl.store(t, [0, 0], out)
+            return out
+
+    return Corner
 '''
 
 
@@ -107,3 +119,15 @@ def test_a_name_bound_to_none_used_as_a_value_is_an_error(builder):
         builder.none_as_value(None)
     assert info.value.message == "'vshape' is None, not a value"
     assert info.value.location.endswith("closure_builder.py:40:38")
+
+
+def test_an_element_of_a_list_from_the_enclosing_function_is_a_constant(builder):
+    text = str(builder.corner([4, 9, 12], 1))
+    assert "pl.tile.load(a, [0, 0], [16, 16], [9, 12])" in text
+
+
+def test_an_index_past_the_end_of_a_list_is_an_error(builder):
+    with pytest.raises(ParserTypeError) as info:
+        builder.corner([4, 9, 12], 3)
+    assert info.value.message == "the index of a list of 3 must be an integer constant in [-3, 3)"
+    assert info.value.location.endswith("closure_builder.py:39:94")

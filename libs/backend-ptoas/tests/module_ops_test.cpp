@@ -665,6 +665,15 @@ TEST(EmitModuleOps, FillPadExpand) {
                 "blayout=row_major, slayout=none_box, fractal=512, pad=2>)");
 }
 
+TEST(EmitModuleOps, GatherbReadsItsBlocksAsTheOutputDtype) {
+  // 64 byte offsets into t pick 64 blocks of 32 bytes: one row of 1024 FP16 elements.
+  auto line = OpLine(
+      [](const Tiles& v) { return Op("tile.gatherb", {v.t, v.col}, {}, {{"output_dtype", DataType::FP16}}); },
+      "pto.tgatherb", DataType::UINT32);
+  EXPECT_EQ(line, "pto.tgatherb ins(%t, %col : " + Vec(16, 64, "ui32") + ", " + Vec(1, 64, "ui32") + ") outs(%r : " +
+                      Vec(1, 1024, "f16") + ")");
+}
+
 TEST(EmitModuleOps, ReadmeListsEveryLoweredOp) {
   std::ifstream file(PYPTO_PTOAS_README);
   ASSERT_TRUE(file) << PYPTO_PTOAS_README;

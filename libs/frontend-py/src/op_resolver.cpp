@@ -24,7 +24,7 @@ const std::set<std::string, std::less<>> kScalarForms = {"add",     "sub",     "
                                                           "maximum", "minimum", "fmod", "cmp"};
 
 // Tile ops whose first operand is a global tensor rather than a tile.
-const std::set<std::string, std::less<>> kTensorSourced = {"load"};
+const std::set<std::string, std::less<>> kTensorSourced = {"load", "mgather"};
 
 // Cross-core ops upstream reaches through more than one module: the pipe setup and tfree ops are
 // system ops also spelled `pl.X`; the tile-valued push/pop ops are tile ops also spelled `pl.system.X`.

@@ -548,6 +548,24 @@ class FunctionParser {
     return ir::ExprPtr(std::make_shared<ir::ConstInt>(shape[*i < 0 ? *i + rank : *i], ir::DataType::INDEX, span));
   }
 
+  // `[32, 16][i]` for a constant i: element i (negative counts from the end). A list the kernel names
+  // from its enclosing scope is such a literal (`valid_shape[0]` with valid_shape = [32, 16]).
+  ir::Result<ir::ExprPtr> ParseListElement(py::handle node) {
+    auto list = ParseExpr(node.attr("value"));
+    if (!list) return list;
+    const auto& elements = (*list)->As<ir::TupleLiteral>()->elements();
+    auto index = ParseExpr(node.attr("slice"));
+    if (!index) return index;
+    const auto i = ir::AsConstInt(*index);
+    const auto size = static_cast<int64_t>(elements.size());
+    if (!i || *i < -size || *i >= size)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the index of a list of {} must be an integer constant in [{}, {})", size, -size,
+                                   size),
+                       map_.SpanOf(node.attr("slice")));
+    return elements[*i < 0 ? *i + size : *i];
+  }
+
   // `M, N = x.shape`: one assignment per name, `M = x.shape[0]`, ... (a constant each).
   ir::Result<ir::StmtPtr> ParseShapeUnpack(py::handle stmt, py::handle target) {
     py::module_ ast = py::module_::import("ast");
@@ -2570,6 +2588,8 @@ class FunctionParser {
     if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
       return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));
     if (type == "Subscript" && IsArray(node.attr("value"))) return ParseArrayLoad(node);
+    if (type == "Subscript" && (IsNode(node.attr("value"), "List") || IsNode(node.attr("value"), "Tuple")))
+      return ParseListElement(node);
     if (type == "Subscript") return ParseSliceLoad(node);
     if (type == "BinOp") return ParseBinOp(node);
     if (type == "Compare") return ParseCompare(node);
@@ -3200,6 +3220,7 @@ class FunctionParser {
     if (!op) return pypto::unexpected(op.error());
     if ((*op)->name == "tile.mrgsort_format2")
       if (auto ok = PlaceMergeScratch(positional, keywords, span); !ok) return pypto::unexpected(ok.error());
+    if ((*op)->name == "tile.mgather") PlaceMgatherOperands(positional, keywords);
     CallBuilder call(name, **op, span);
     const auto& params = (*op)->params;
     for (size_t i = 0; i < positional.size(); ++i) {
@@ -3291,6 +3312,26 @@ class FunctionParser {
     return true;
   }
 
+  // tile.mgather's optional operands close up, as upstream lays them out: `scratch=` (Mat element
+  // mode) and then `valid_shape=` (Mat) follow idx, so that in Mat row mode the valid shape is the
+  // third argument. A third positional argument that is not a value is upstream's positional
+  // `coalesce` ("row" or "elem").
+  static void PlaceMgatherOperands(std::vector<std::pair<ArgValue, py::handle>>& positional,
+                                   std::vector<std::tuple<std::string, ArgValue, py::handle>>& keywords) {
+    if (positional.size() == 3 && std::holds_alternative<ir::OpAttr>(positional[2].first)) {
+      keywords.emplace_back("coalesce", std::move(positional[2].first), positional[2].second);
+      positional.pop_back();
+    }
+    if (positional.size() != 2) return;
+    for (const char* name : {"scratch", "valid_shape"}) {
+      auto keyword = std::find_if(keywords.begin(), keywords.end(),
+                                  [&](const auto& keyword) { return std::get<0>(keyword) == name; });
+      if (keyword == keywords.end()) continue;
+      positional.emplace_back(std::move(std::get<1>(*keyword)), std::get<2>(*keyword));
+      keywords.erase(keyword);
+    }
+  }
+
   // A tpop without shape= and dtype= receives the tile its assignment's annotation declares.
   void BindDeclaredPopType(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
     if (op.name != "tile.tpop_from_aic" && op.name != "tile.tpop_from_aiv") return;
@@ -3375,7 +3416,7 @@ class FunctionParser {
   static bool IsUnifiedCompute(const std::string& name) {
     static const std::set<std::string, std::less<>> kNotCompute = {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
-        "pl.write", "pl.mscatter"};
+        "pl.write", "pl.mscatter", "pl.mgather"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
            !kNotCompute.contains(name);
   }

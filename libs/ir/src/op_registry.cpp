@@ -87,6 +87,7 @@ OpRegistry::OpRegistry() {
   RegisterTileMatmulOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileIndexOps(*this);
+  RegisterTileGatherOps(*this);
   RegisterTileRandomOps(*this);
   RegisterTileTriangleOps(*this);
   RegisterTileSpmdOps(*this);

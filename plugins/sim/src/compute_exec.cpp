@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/arg_reduce.h"
+#include "kernels/block_gather.h"
 #include "kernels/compare.h"
 #include "kernels/index_moves.h"
 #include "kernels/random.h"
@@ -290,6 +291,25 @@ Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o
   return Fail(kernel, index,
               fmt::format("the index {} at {} is outside [0, {}) along axis {} of the {}", bad->value,
                           Coordinates(bad->position, c.along), c.along.data_shape[c.along.axis], c.along.axis, data));
+}
+
+// tgatherb: the blocks the offsets' valid region picks, each offset checked against the source.
+Result RunGatherBlocks(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const auto cols = static_cast<size_t>(instr.compute.cols);
+  std::pair<size_t, size_t> valid(static_cast<size_t>(instr.compute.rows), cols);
+  if (instr.partial) {
+    auto extents = ValidExtents(kernel, index, regs);
+    if (!extents) return pypto::unexpected(std::move(extents.error()));
+    valid = *extents;
+  }
+  const auto src_bytes = static_cast<size_t>(instr.src0.bytes);
+  auto bad = GatherBlocks(o.dst, o.src0, src_bytes, o.src1, cols, valid.first, valid.second);
+  if (!bad) return {};
+  return Fail(kernel, index,
+              fmt::format("the byte offset {} at [{}, {}] of the offsets is not the start of a 32-byte block of the "
+                          "{}-byte source",
+                          bad->value, bad->position / cols, bad->position % cols, src_bytes));
 }
 
 // The compare-form gather: the source widened to doubles (which hold every FP16, FP32, INT16 and
@@ -770,6 +790,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::ScatterLanes:
     case ComputeKind::ScatterRows: return RunIndexMove(kernel, index, o);
     case ComputeKind::GatherCompare: return RunGatherCompare(instr, o, regs);
+    case ComputeKind::GatherBlocks: return RunGatherBlocks(kernel, index, o, regs);
     case ComputeKind::Random: return RunRandom(kernel, index, o, regs);
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,

@@ -296,6 +296,76 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
   return {};
 }
 
+// pl.mgather: each element of the tile's valid region read from the row or element of the tensor's
+// view its index picks (PickIndex: unsigned indices, gather_oob past the end), or zero.
+Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
+                 const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const Instr::MemGather& gather = instr.mgather;
+  std::byte* tile = memory.Access(instr.dst.space, instr.dst.byte_offset, instr.dst.bytes);
+  const std::byte* indices =
+      gather.indices_in_tensor ? nullptr : memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
+  if (!tile || (!gather.indices_in_tensor && !indices))
+    return KernelError(kernel, index, "an operand lies outside its buffer on this core");
+  int64_t rows = gather.out_rows, cols = gather.out_cols;
+  if (instr.partial) {
+    auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
+    rows = read(instr.valid.rows);
+    cols = read(instr.valid.cols);
+    if (rows < 0 || cols < 0 || rows > gather.out_rows || cols > gather.out_cols)
+      return KernelError(kernel, index,
+                         fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
+                                     gather.out_rows, gather.out_cols));
+  }
+  const int64_t origin[kMaxDims] = {};
+  auto base = RegionBase(kernel, index, args, origin, false, instr.shape.data());
+  if (!base) return pypto::unexpected(std::move(base.error()));
+  const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
+  int64_t elements = 1;
+  for (int d = 0; d < instr.rank; ++d) elements *= instr.shape[d];
+  const int64_t row_len = instr.shape[instr.rank - 1];
+  const auto count = static_cast<uint64_t>(gather.rows ? elements / row_len : elements);
+  auto element_offset = [&](uint64_t flat) {  // of element `flat` (row-major) of the view, in elements
+    int64_t offset = 0;
+    auto rest = static_cast<int64_t>(flat);
+    for (int d = instr.rank - 1; d >= 0; --d) {
+      offset += (rest % instr.shape[d]) * static_cast<int64_t>(tensor->strides[d]);
+      rest /= instr.shape[d];
+    }
+    return offset;
+  };
+  const size_t elem = instr.elem_bytes;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t position = gather.rows ? r : r * gather.index_cols + c;
+      int32_t value = 0;
+      if (gather.indices_in_tensor) {
+        auto entry = ReadTableEntry(kernel, index, args, gather.indices, position);
+        if (!entry) return pypto::unexpected(std::move(entry.error()));
+        value = static_cast<int32_t>(*entry);
+      } else {
+        std::memcpy(&value, indices + position * 4, 4);
+      }
+      auto picked = PickIndex(value, count, gather.oob);
+      if (!picked)
+        return KernelError(kernel, index,
+                           fmt::format("the index {} at position {} of the indices is past the {} {} of {} (with "
+                                       "gather_oob=\"undefined\" nothing defines what it reads)",
+                                       static_cast<uint32_t>(value), position, count,
+                                       gather.rows ? "rows" : "elements", TensorName(kernel, instr.tensor_slot)));
+      std::byte* to = tile + (r * gather.out_cols + c) * static_cast<int64_t>(elem);
+      if (picked->zero) {
+        std::memset(to, 0, elem);
+        continue;
+      }
+      const uint64_t flat = gather.rows ? picked->at * static_cast<uint64_t>(row_len) + static_cast<uint64_t>(c)
+                                        : picked->at;
+      std::memcpy(to, *base + element_offset(flat) * static_cast<int64_t>(elem), elem);
+    }
+  }
+  return {};
+}
+
 Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
                 const int64_t* offsets) {
   const Instr& instr = kernel.code[index];
@@ -639,6 +709,8 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
           result = ScatterStore(kernel, pc, args, memory);
         } else if (instr.paged.on) {
           result = PagedGather(kernel, pc, args, memory);
+        } else if (instr.mgather.on) {
+          result = MemGather(kernel, pc, args, memory, regs);
         } else if (instr.dynamic || instr.partial) {
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];

@@ -87,6 +87,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Prelu: return "prelu";
     case ComputeKind::PartialBinary: return "partial";
     case ComputeKind::Triangle: return "tri";
+    case ComputeKind::GatherBlocks: return "gatherb";
   }
   return "?";
 }
@@ -809,6 +810,7 @@ class Decoder {
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tile.paged_gather") return DecodePagedGather(target, *call);
+    if (op == "tile.mgather") return DecodeMemGather(target, *call);
     if (op == "tensor.read") return DecodeRead(target, *call);
     if (op == "tensor.write") return DecodeTensorWrite(target, *call);
     if (op == "tile.read" || op == "tile.write") return DecodeTileElement(op == "tile.write", target, *call);
@@ -1132,6 +1134,56 @@ class Decoder {
                    .col_off = ir::FindAttr<int64_t>(call.kwargs(), "col_off").value_or(0),
                    .rows = tile->rows(),
                    .cols = tile->cols()};
+    values_[target.get()] = *tile;
+    Emit(instr);
+    return {};
+  }
+
+  // `pl.mgather(mem, idx, ...)`: a load of the rows or elements the indices pick, each index read
+  // when it runs. The indices are a tile, or (a Mat result) a tensor; element mode's Mat scratch
+  // tensor is the device's staging area, which the simulator does not need.
+  pypto::expected<void, std::string> DecodeMemGather(const ir::VarPtr& target, const ir::Call& call) {
+    auto mem = Tensor(call.args()[0], "source of pl.mgather");
+    if (!mem) return Error(mem.error());
+    auto tile = ResultTile(target, "pl.mgather");
+    if (!tile) return Error(tile.error());
+    Instr instr;
+    instr.op = Opcode::Load;
+    const std::vector<Operand> origin((*mem)->shape.size(), Operand::Imm(0));
+    std::vector<ir::ExprPtr> zeros(origin.size(), std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX));
+    if (auto ok = CheckRegion(**mem, origin, std::make_shared<ir::TupleLiteral>(zeros), (*mem)->shape, instr); !ok)
+      return ok;
+    instr.kind = KindOf(tile->dtype);
+    instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
+    instr.dst = tile->ref;
+    instr.num_elements = tile->num_elements;
+    Instr::MemGather& gather = instr.mgather;
+    gather.on = true;
+    gather.rows = ir::FindAttr<std::string>(call.kwargs(), "coalesce").value_or("row") == "row";
+    static constexpr std::string_view kOob[] = {"undefined", "clamp", "wrap", "zero"};
+    const std::string oob = ir::FindAttr<std::string>(call.kwargs(), "gather_oob").value_or("undefined");
+    gather.oob = static_cast<GatherOob>(std::find(std::begin(kOob), std::end(kOob), oob) - std::begin(kOob));
+    const ir::ExprPtr& idx = call.args()[1];
+    if (idx->type()->As<ir::TensorType>()) {
+      auto table = Tensor(idx, "indices of pl.mgather");
+      if (!table) return Error(table.error());
+      gather.indices_in_tensor = true;
+      gather.indices = (*table)->slot;
+      gather.index_cols = (*table)->shape.back();
+    } else {
+      auto indices = Tile(idx, "indices of pl.mgather");
+      if (!indices) return Error(indices.error());
+      // The a2a3 vector unit takes row indices as a row only; a5 also as a column.
+      if (gather.rows && indices->rows() > 1 && soc_.arch == "a2a3")
+        return Fail(fmt::format("pl.mgather of rows picked by a column of indices [{}, 1] runs on a5 only; on {} the "
+                                "indices must be a row [1, {}]",
+                                indices->rows(), soc_.arch, indices->rows()));
+      instr.src0 = indices->ref;
+      gather.index_cols = indices->cols();
+    }
+    gather.out_rows = tile->rows();
+    gather.out_cols = tile->cols();
+    if (auto ok = NarrowTo(target->type(), instr); !ok) return ok;
     values_[target.get()] = *tile;
     Emit(instr);
     return {};
@@ -1667,6 +1719,7 @@ class Decoder {
       put("tile.scatter_mask", ComputeKind::ScatterLanes, 0);
       put("tile.scatter_update", ComputeKind::ScatterRows, 0);
       put("tile.gather_compare", ComputeKind::GatherCompare, 0);
+      put("tile.gatherb", ComputeKind::GatherBlocks, 0);
       put("tile.gather_compare_count", ComputeKind::GatherCompare, 0);
       put("tile.random", ComputeKind::Random, 0);
       put("tile.slice", ComputeKind::Slice, 0);
@@ -1972,6 +2025,7 @@ class Decoder {
       case ComputeKind::ScatterLanes:
       case ComputeKind::ScatterRows: return DecodeIndexMove(op, out, call, instr);
       case ComputeKind::GatherCompare: return DecodeGatherCompare(op, call, instr);
+      case ComputeKind::GatherBlocks: return DecodeGatherBlocks(out, call, instr);
       case ComputeKind::Random: return DecodeRandom(out, call, instr);
       case ComputeKind::MergeLists: return DecodeMergeLists(out, call, instr);
       case ComputeKind::Slice:
@@ -2427,6 +2481,22 @@ class Decoder {
       view.data_shape[d] = data.shape[d];
     }
     return {};
+  }
+
+  // `tile.gatherb(src, offset)`: the offsets' valid region picks the blocks written (the IR checked
+  // dtypes and shapes); each offset is checked against the source when it runs.
+  pypto::expected<void, std::string> DecodeGatherBlocks(const TileValue& out, const ir::Call& call, Instr& instr) {
+    auto src = Tile(call.args()[0], "source");
+    if (!src) return Error(src.error());
+    auto offsets = Tile(call.args()[1], "offsets");
+    if (!offsets) return Error(offsets.error());
+    if (Overlap(out.ref, src->ref) || Overlap(out.ref, offsets->ref))
+      return Fail("the result of tile.gatherb overlaps an operand");
+    instr.src0 = src->ref;
+    instr.src1 = offsets->ref;
+    instr.compute.rows = offsets->rows();
+    instr.compute.cols = offsets->cols();
+    return NarrowTo(call.args()[1]->type(), instr);
   }
 
   // The compare-form gather: one instruction per result, the columns or their counts.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/block_gather.h"
 #include "kernels/index_moves.h"
 #include "pypto-c/runtime.h"
 #include "pypto/ir/function.h"
@@ -89,6 +90,7 @@ enum class ComputeKind : uint8_t {
   PartialBinary, // dst = src0 op src1 inside `valid` (src1's valid region), src0 outside it (op: BinaryOp)
   Triangle,      // the valid region of dst: pad_bits (a 1) where col <= row + scalar (op 1: col >= row + scalar),
                  // 0 elsewhere
+  GatherBlocks,  // dst's 32-byte blocks = those of src0 at the UINT32 byte offsets src1 [rows, cols]
 };
 const char* ComputeKindName(ComputeKind kind);
 
@@ -228,6 +230,17 @@ struct Instr {
     uint32_t indices = 0, table = 0;
     int64_t block_size = 0, col_off = 0, rows = 0, cols = 0;
   } paged;
+  // Load (pl.mgather): whole rows (`rows`) or single elements of the tensor's view, picked by INT32
+  // indices read from the tile src0 or, with `indices_in_tensor`, the tensor slot `indices`;
+  // `oob` decides what an index past the end reads. The region is the whole view; what the tile's
+  // valid region (`partial`) covers of its [out_rows, out_cols] is written.
+  struct MemGather {
+    bool on = false, rows = false, indices_in_tensor = false;
+    GatherOob oob = GatherOob::Undefined;
+    uint32_t indices = 0;
+    int64_t index_cols = 0;  // element mode: the indices' row length
+    int64_t out_rows = 0, out_cols = 0;
+  } mgather;
   // Element-wise, broadcast and reduction ops on FP16/BF16 (kind F32) and 8- or 16-bit integer
   // tiles (kind I32).
   Widen widen = Widen::None;

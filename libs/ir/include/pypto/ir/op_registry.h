@@ -102,6 +102,7 @@ void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileIndexOps(OpRegistry& registry);
+void RegisterTileGatherOps(OpRegistry& registry);
 void RegisterTileRandomOps(OpRegistry& registry);
 void RegisterTileTriangleOps(OpRegistry& registry);
 void RegisterTileSpmdOps(OpRegistry& registry);
