@@ -1635,6 +1635,71 @@ class FunctionParser {
     return var;
   }
 
+  // `for lane in pl.split_aiv(2, mode=pl.SplitMode.X):` in a kernel: the region of vector work the two
+  // AIV lanes share, `lane` being pl.tile.get_subblock_idx(). Its statements run in place (it is no
+  // loop); a cube tile crosses into it by pl.aiv_shard(t), each lane receiving its half under the
+  // region's mode (both the whole tile under NONE).
+  ir::Result<ir::StmtPtr> ParseSplitAivRegion(py::handle stmt, py::handle target, py::handle call) {
+    const ir::Span span = map_.SpanOf(stmt);
+    if (!IsNode(target, "Name"))
+      return MakeError(DiagnosticKind::Syntax, "the lane of `for ... in pl.split_aiv(...)` is a plain name",
+                       map_.SpanOf(target));
+    if (py::len(stmt.attr("orelse")) > 0)
+      return MakeError(DiagnosticKind::Syntax, "'for ... else' is not supported", span);
+    py::list args = call.attr("args");
+    std::optional<int64_t> lanes;
+    if (py::len(args) == 1)
+      if (auto count = ParseExpr(args[0])) lanes = ir::AsConstInt(*count);
+    if (lanes != std::optional<int64_t>(2))
+      return MakeError(DiagnosticKind::Syntax, "pl.split_aiv takes the lane count 2 (the AIV lanes of a core group)",
+                       map_.SpanOf(call));
+    std::optional<int64_t> split;
+    for (auto keyword : call.attr("keywords")) {
+      const std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
+      static const std::map<std::string, int64_t> kModes = {
+          {"pl.SplitMode.NONE", 0}, {"pl.SplitMode.UP_DOWN", 1}, {"pl.SplitMode.LEFT_RIGHT", 2}};
+      auto mode = kModes.find(DottedName(keyword.attr("value")));
+      if (key != "mode" || mode == kModes.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         "pl.split_aiv takes mode=pl.SplitMode.UP_DOWN, LEFT_RIGHT or NONE only", map_.SpanOf(keyword));
+      split = mode->second;
+    }
+    if (!split)
+      return MakeError(DiagnosticKind::Syntax, "pl.split_aiv needs mode=pl.SplitMode.UP_DOWN, LEFT_RIGHT or NONE",
+                       map_.SpanOf(call));
+    auto lane_call = ir::OpRegistry::Get().CreateCall("tile.get_subblock_idx", {}, {}, map_.SpanOf(call));
+    if (!lane_call) return pypto::unexpected(lane_call.error());
+    auto lane = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(), (*lane_call)->type(),
+                                          map_.SpanOf(target));
+    env_[lane->name_hint()] = lane;
+    unavailable_.erase(lane->name_hint());
+    split_aiv_modes_.push_back(*split);
+    auto body = ParseBlock(stmt.attr("body"));
+    split_aiv_modes_.pop_back();
+    if (!body) return pypto::unexpected(body.error());
+    std::vector<ir::StmtPtr> stmts = {std::make_shared<ir::AssignStmt>(lane, *lane_call, map_.SpanOf(target))};
+    Append(stmts, *body);
+    return Seq(std::move(stmts), span);
+  }
+
+  // pl.aiv_shard(t) splits t between the lanes as the pl.split_aiv region around it does.
+  ir::Result<bool> BindRegionSplit(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
+    if (op.name != "tile.aiv_shard") return true;
+    if (split_aiv_modes_.empty())
+      return MakeError(DiagnosticKind::Syntax,
+                       "pl.aiv_shard hands a cube tile to the vector lanes of a `for lane in pl.split_aiv(2, "
+                       "mode=...)` region, and is used outside one",
+                       span);
+    if (split_aiv_modes_.back() == 0)
+      return MakeError(DiagnosticKind::Syntax,
+                       "pl.aiv_shard in a pl.split_aiv region of mode NONE (each lane receiving the whole cube tile) "
+                       "is not supported yet",
+                       span, "split the region UP_DOWN or LEFT_RIGHT, or hand the tile over in its own region");
+    const ir::OpParam* split = op.FindAttrParam("split");
+    if (!call.Has(*split)) return call.Bind(*split, ArgValue(ir::OpAttr(split_aiv_modes_.back())), span);
+    return true;
+  }
+
   // `for i in pl.range([start,] stop[, step]):` and the pl.parallel / pl.unroll / pl.pipeline forms.
   ir::Result<ir::StmtPtr> ParseFor(py::handle stmt) {
     ir::Span span = map_.SpanOf(stmt);
@@ -1656,6 +1721,7 @@ class FunctionParser {
                                                               {"pl.pipeline", ir::ForKind::Pipeline}};
     std::string callee = IsNode(iter, "Call") ? DottedName(iter.attr("func")) : "";
     if (callee == "pl.spmd") return ParseSpmdLoop(stmt, target, iter);
+    if (callee == "pl.split_aiv") return ParseSplitAivRegion(stmt, target, iter);
     auto kind = kLoops.find(callee);
     if (kind == kLoops.end())
       return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
@@ -3250,6 +3316,7 @@ class FunctionParser {
       if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
     if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
+    if (auto ok = BindRegionSplit(**op, call, map_.SpanOf(node)); !ok) return pypto::unexpected(ok.error());
     auto built = call.Build(map_.SpanOf(node));
     if (built && loaded_tensor && name == "pl.cmp") return MaskAsValues(*built, operands[0], map_.SpanOf(node));
     return built;
@@ -4036,6 +4103,7 @@ class FunctionParser {
   std::set<uint64_t> placeholders_;  // by Var::id(), as known_ints
   // While an annotated assignment parses its value: the tile type it declares (for a tpop without a shape).
   ir::TypePtr declared_tile_;
+  std::vector<int64_t> split_aiv_modes_;  // the split codes of the pl.split_aiv regions being parsed, innermost last
   int next_predicate_ = 0;  // numbers the values dispatch predicates read (pl.spmd_submit)
 };
 

@@ -399,7 +399,9 @@ ir::Result<ir::TileMemRef> ResolveMemRef(py::handle node, const SourceMap& map) 
 }
 
 // `pl.TileView(valid_shape=[r, c])`: the tile's valid region (the only view field a tile has here).
+// `pl.TileView()` states no region: the tile is valid as a whole (empty).
 ir::Result<ir::ValidShape> ResolveTileView(py::handle node, const SourceMap& map, const ExprResolver* exprs) {
+  if (py::len(node.attr("args")) == 0 && py::len(node.attr("keywords")) == 0) return ir::ValidShape{};
   if (py::len(node.attr("args")) != 0 || py::len(node.attr("keywords")) != 1 ||
       node.attr("keywords")[py::int_(0)].attr("arg").is_none() ||
       node.attr("keywords")[py::int_(0)].attr("arg").cast<std::string>() != "valid_shape")
@@ -436,6 +438,7 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
   std::optional<ir::MemorySpace> space;
   std::optional<ir::TileMemRef> memref;
   ir::ValidShape valid;
+  bool viewed = false;
   for (size_t i = 2; i < py::len(elts); ++i) {
     py::handle extra = elts[i];
     const std::string dotted = DottedName(extra);
@@ -452,10 +455,11 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
       if (!resolved) return pypto::unexpected(resolved.error());
       memref = *resolved;
     } else if (IsNode(extra, "Call") && DottedName(extra.attr("func")) == "pl.TileView") {
-      if (!valid.empty()) return MakeError(DiagnosticKind::Type, "a tile has one pl.TileView", map.SpanOf(extra));
+      if (viewed) return MakeError(DiagnosticKind::Type, "a tile has one pl.TileView", map.SpanOf(extra));
+      viewed = true;
       auto resolved = ResolveTileView(extra, map, exprs);
       if (!resolved) return pypto::unexpected(resolved.error());
-      if (resolved->size() != shape->size())
+      if (!resolved->empty() && resolved->size() != shape->size())
         return MakeError(DiagnosticKind::Type,
                          fmt::format("valid_shape has {} extents for a tile of rank {}", resolved->size(),
                                      shape->size()),

@@ -76,6 +76,22 @@ TEST(CrossCoreOps, APopNeedsItsShapeAndDtype) {
             "variants)");
 }
 
+TEST(CrossCoreOps, AShardIsTheLanesHalfOfACubeTile) {
+  auto rows = Create("tile.aiv_shard", {TileIn(MemorySpace::Acc)}, {{"split", int64_t{1}}});
+  ASSERT_TRUE(rows) << rows.error().str();
+  EXPECT_EQ((*rows)->type()->str(), "pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec]");
+  EXPECT_EQ(PrintExpr(*rows), "pl.tile.aiv_shard(t, split=1)");
+  auto cols = Create("tile.aiv_shard", {TileIn(MemorySpace::Acc)}, {{"split", int64_t{2}}});
+  ASSERT_TRUE(cols) << cols.error().str();
+  EXPECT_EQ((*cols)->type()->str(), "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]");
+  auto whole = Create("tile.aiv_shard", {TileIn(MemorySpace::Acc)}, {{"split", int64_t{0}}});
+  ASSERT_TRUE(whole) << whole.error().str();
+  EXPECT_EQ((*whole)->type()->str(), "pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec]");
+  auto vec = Create("tile.aiv_shard", {TileIn(MemorySpace::Vec)}, {{"split", int64_t{1}}});
+  ASSERT_FALSE(vec);
+  EXPECT_EQ(vec.error().message, "tile.aiv_shard hands a tile of the cube core to the vector lanes, got one in Vec");
+}
+
 TEST(CrossCoreOps, PipeSetupChecksItsGeometry) {
   auto init = Create("system.aic_initialize_pipe", {},
                      {{"dir_mask", int64_t{1}}, {"slot_size", int64_t{1024}}, {"slot_num", int64_t{4}}});

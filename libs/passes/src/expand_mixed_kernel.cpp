@@ -1,12 +1,14 @@
 // ExpandMixedKernel: decides the core type of each InCore kernel from the ops it runs.
 // Vector-only kernels become AIV and cube-only kernels AIC. A kernel that needs both becomes a Group
 // of the same name, run as one mixed task, whose AIC and AIV members (`<name>_aic`, `<name>_aiv`)
-// hand tiles to each other over cross-core pipes (SplitMixedKernel).
+// hand tiles to each other over cross-core pipes (SplitMixedKernel). An AIV kernel that shares the
+// cube's tiles with its peer lane over split pipes is then halved for the two lanes (SplitVectorKernel).
 #include <fmt/format.h>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "mixed_kernel_split.h"
+#include "split_vector_kernel.h"
 #include "pypto/passes/passes.h"
 
 namespace pypto::passes {
@@ -52,7 +54,11 @@ Pass ExpandMixedKernel() {
                 for (const auto& function : program->functions()) {
                   auto resolved = ResolveCoreType(function);
                   if (!resolved) return pypto::unexpected(resolved.error());
-                  functions.insert(functions.end(), resolved->begin(), resolved->end());
+                  for (const auto& kernel : *resolved) {
+                    auto split = SplitVectorKernel(kernel);
+                    if (!split) return pypto::unexpected(split.error());
+                    functions.push_back(*split);
+                  }
                 }
                 return std::make_shared<Program>(program->name(), std::move(functions), program->entry_name());
               });

@@ -64,7 +64,8 @@ bool RunsOnAnySide(const Call& call) {
   if (ConvertsAnAccumulator(call) || ReadsCubeOperands(call)) return true;
   static const std::unordered_set<std::string_view> kOps = {
       "tile.load",           "tile.store",          "tile.move",  "tile.reshape", "tile.create",
-      "tile.transpose_view", "tile.set_validshape", "tile.slice", "tile.extract", "tile.assemble"};
+      "tile.transpose_view", "tile.set_validshape", "tile.slice", "tile.extract", "tile.assemble",
+      "tile.aiv_shard"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "index_exprs.h"
+#include "split_vector_kernel.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 
@@ -35,9 +36,11 @@ std::optional<Core> CoreOfOperands(const ExprPtr& expr) {
   return finder.core;
 }
 
-// `y = tile.move(x, target_memory=...)` from one core's buffer to the other's.
+// `y = tile.move(x, target_memory=...)` from one core's buffer to the other's, or `y =
+// tile.aiv_shard(x, split=...)`: the cube tile x split between the vector lanes.
 const Call* CrossCoreMove(const AssignStmt& assign) {
   const auto* call = assign.value()->As<Call>();
+  if (call && call->is_op_call() && call->target_name() == "tile.aiv_shard") return call;
   if (!call || !call->is_op_call() || call->target_name() != "tile.move") return nullptr;
   const auto* from = call->args()[0]->type()->As<TileType>();
   const auto* to = assign.var()->type()->As<TileType>();
@@ -52,7 +55,8 @@ ExprPtr Op(std::string_view name, std::vector<ExprPtr> args, Call::Kwargs kwargs
 // Builds one member's body from the kernel's.
 class CoreSlicer {
  public:
-  explicit CoreSlicer(Core core) : core_(core) {}
+  // `split`: the code the pipes of a kernel declared split between the vector lanes take.
+  CoreSlicer(Core core, int64_t split) : core_(core), split_(split) {}
 
   Result<StmtPtr> Slice(const StmtPtr& body) {
     auto sliced = SliceBody(body);
@@ -98,24 +102,26 @@ class CoreSlicer {
     }
   }
 
-  // The producer pushes the tile; the consumer pops it into its own buffer and frees the slot.
+  // The producer pushes the tile; the consumer pops it into its own buffer and frees the slot. A
+  // sharded tile, and every tile of a kernel declared split, crosses split between the vector lanes.
   void Cross(const AssignStmt& assign, const Call& move, std::vector<StmtPtr>& out) {
     const auto& source = move.args()[0];
     const Core from = CoreOf(*source->type()->As<TileType>());
     const Span& span = assign.span();
+    const int64_t split = FindAttr<int64_t>(move.kwargs(), "split").value_or(split_);
     if (from == core_) {
-      auto push = Op(from == Core::Cube ? "tile.tpush_to_aiv" : "tile.tpush_to_aic", {source}, {{"split", int64_t{0}}},
+      auto push = Op(from == Core::Cube ? "tile.tpush_to_aiv" : "tile.tpush_to_aic", {source}, {{"split", split}},
                      span);
       return Emit(push ? StmtPtr(std::make_shared<EvalStmt>(push, span)) : nullptr, assign, out);
     }
     const auto& tile = *assign.var()->type()->As<TileType>();
     auto pop = Op(from == Core::Cube ? "tile.tpop_from_aic" : "tile.tpop_from_aiv", {IndexTuple(tile.shape(), span)},
-                  {{"dtype", tile.dtype()}, {"split", int64_t{0}}}, span);
+                  {{"dtype", tile.dtype()}, {"split", split}}, span);
     if (!pop) return Emit(nullptr, assign, out);
     auto popped = std::make_shared<Var>(assign.var()->name_hint(), pop->type(), span);
     out.push_back(std::make_shared<AssignStmt>(popped, pop, span));
     auto free = Op(from == Core::Cube ? "system.tfree_to_aic" : "system.tfree_to_aiv", {popped},
-                   {{"split", int64_t{0}}}, span);
+                   {{"split", split}}, span);
     Emit(free ? StmtPtr(std::make_shared<EvalStmt>(free, span)) : nullptr, assign, out);
     // A tile with a valid region narrower than its shape keeps it across the pipe.
     if (!tile.valid_shape().empty()) {
@@ -191,6 +197,7 @@ class CoreSlicer {
   }
 
   Core core_;
+  int64_t split_;
   std::unordered_map<const Var*, VarPtr> aliases_;  // values this member has under another name
   std::vector<std::vector<bool>> kept_yields_;     // per enclosing loop/if: which yielded values stay
   std::optional<Diagnostic> error_;
@@ -263,8 +270,21 @@ class UndefinedUse final : public IRVisitor {
   const Stmt* current_ = nullptr;
 };
 
+// Whether the kernel shards cube tiles between its vector lanes (a pl.split_aiv region).
+bool Shards(const Function& kernel) {
+  struct Finder final : IRVisitor {
+    bool found = false;
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      found |= call->is_op_call() && call->target_name() == "tile.aiv_shard";
+      IRVisitor::VisitCall(call);
+    }
+  } finder;
+  finder.VisitStmt(kernel.body());
+  return finder.found;
+}
+
 Result<FunctionPtr> Member(const Function& kernel, Core core) {
-  auto body = CoreSlicer(core).Slice(kernel.body());
+  auto body = CoreSlicer(core, DeclaredSplitCode(kernel)).Slice(kernel.body());
   if (!body) return pypto::unexpected(body.error());
   UndefinedUse check(kernel.params());
   check.VisitStmt(*body);
@@ -278,9 +298,16 @@ Result<FunctionPtr> Member(const Function& kernel, Core core) {
                      "compute the value from tensors both parts read, or split the work into two pl.at scopes");
   }
   const char* suffix = core == Core::Cube ? "_aic" : "_aiv";
+  auto attrs = kernel.attrs();
+  // The vector work of pl.split_aiv regions is written for one lane's halves: both lanes run it as
+  // it is, nothing to halve (SplitVectorKernel).
+  if (Shards(kernel)) {
+    attrs[kSplitAivAttr] = true;
+    if (core == Core::Vector) attrs[kDualAivDispatchAttr] = true;
+  }
   return std::make_shared<Function>(kernel.name() + suffix, kernel.params(), kernel.param_directions(),
                                     kernel.return_types(), *body,
-                                    core == Core::Cube ? FunctionType::AIC : FunctionType::AIV, kernel.attrs(),
+                                    core == Core::Cube ? FunctionType::AIC : FunctionType::AIV, std::move(attrs),
                                     kernel.span());
 }
 

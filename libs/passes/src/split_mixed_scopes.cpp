@@ -13,8 +13,9 @@
 // statement of the slice, defining its results: a K-reduction loop accumulating a matmul belongs
 // to the cube part whole. A scope is split only when that is plainly safe: no loop or if of its body
 // mixes cube and vector work, and no vector statement that writes a tensor comes before a cube
-// statement (running the cube part first must not reorder memory effects). Any other mixed scope is
-// left whole, and ExpandMixedKernel reports it.
+// statement (running the cube part first must not reorder memory effects), and no tile is sharded
+// between the vector lanes (pl.aiv_shard, which needs a pipe). Any other mixed scope is left whole,
+// and ExpandMixedKernel splits it into the members of a mixed task.
 #include <algorithm>
 #include <unordered_set>
 
@@ -51,6 +52,7 @@ bool WritesTensor(const Call& call) { return call.is_op_call() && call.op()->wri
 // The work a statement of the scope's body does, over every call in it (a loop's or an if's too).
 struct Work {
   bool cube = false, vector = false, writes_tensor = false;
+  bool shards = false;  // hands a cube tile to the vector lanes (tile.aiv_shard), over a pipe
 };
 
 Work WorkOf(const StmtPtr& stmt) {
@@ -60,6 +62,7 @@ Work WorkOf(const StmtPtr& stmt) {
       work.cube |= IsCubeOp(*call);
       work.vector |= IsVectorOp(*call);
       work.writes_tensor |= WritesTensor(*call);
+      work.shards |= call->is_op_call() && call->target_name() == "tile.aiv_shard";
       IRVisitor::VisitCall(call);
     }
   } finder;
@@ -117,6 +120,8 @@ std::vector<StmtPtr> SplitScope(const InCoreScopeStmt& scope, const StmtPtr& ori
   const auto stmts = FlattenStmts(scope.body());
   std::vector<Work> works;
   for (const auto& stmt : stmts) works.push_back(WorkOf(stmt));
+  // A cube tile sharded between the vector lanes crosses over a pipe, which only a mixed kernel has.
+  if (std::ranges::any_of(works, &Work::shards)) return {original};
   const auto cube = CubeSlice(stmts, works);
   if (cube.empty()) return {original};
   std::vector<StmtPtr> cube_part, vector_part;

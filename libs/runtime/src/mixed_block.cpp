@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "pipe_split.h"
+
 namespace pypto::rt {
 
 const char* PipeDirectionName(PipeDirection direction) {
@@ -27,10 +29,117 @@ size_t MixedBlock::AddMember(MixedMember member) {
   return members_.size() - 1;
 }
 
+// ---- PipeRing ----
+
+int64_t PipeRing::Pushed() const { return std::min(pushes[0], pushes[producers - 1]); }
+int64_t PipeRing::Popped() const { return std::min(pops[0], pops[consumers - 1]); }
+int64_t PipeRing::Freed() const { return std::min(frees[0], frees[consumers - 1]); }
+
+void PipeRing::Push(int lane, PipeSplit cut, std::span<const std::byte> tile, int64_t rows, int64_t cols) {
+  const auto index = static_cast<size_t>(pushes[lane] - first_held);
+  if (index == held.size()) held.emplace_back().split = cut;
+  held[index].parts[lane] = Part{{tile.begin(), tile.end()}, rows, cols};
+  ++pushes[lane];
+}
+
+namespace {
+
+std::string Shape(int64_t rows, int64_t cols) { return fmt::format("[{}, {}]", rows, cols); }
+
+// Whether `bytes` hold rows x cols elements of the size `whole` (rows x cols too) has.
+bool SameElements(size_t bytes, int64_t rows, int64_t cols, const PipeRing::Part& whole) {
+  const int64_t cells = whole.rows * whole.cols;
+  return cells > 0 && static_cast<int64_t>(whole.bytes.size()) % cells == 0 &&
+         static_cast<int64_t>(bytes) == rows * cols * (static_cast<int64_t>(whole.bytes.size()) / cells);
+}
+
+}  // namespace
+
+std::optional<std::string> PipeRing::Pop(int lane, PipeSplit cut, std::span<std::byte> tile, int64_t rows,
+                                         int64_t cols) {
+  Slot& slot = held[static_cast<size_t>(pops[lane] - first_held)];
+  if (cut != slot.split)
+    return fmt::format("cuts its tile {}, but the tile pushed is cut {}", PipeSplitName(cut), PipeSplitName(slot.split));
+  const PipeSplit split = cut;
+  if (split == PipeSplit::Whole) {
+    const auto& whole = slot.parts[0].bytes;
+    if (whole.size() != tile.size())
+      return fmt::format("receives a tile of {} bytes, but the tile pushed has {} bytes", tile.size(), whole.size());
+    std::copy(whole.begin(), whole.end(), tile.begin());
+  } else if (consumers == 2) {  // AIC to AIV: this lane's half of the cube's tile
+    const Part& whole = slot.parts[0];
+    const auto [box_rows, box_cols] = LaneBox(split, whole.rows, whole.cols);
+    if (rows != box_rows || cols != box_cols || !SameElements(tile.size(), rows, cols, whole))
+      return fmt::format("receives a {} tile of {} bytes on lane {}, but the tile pushed is {} of {} bytes, whose "
+                         "{} halves are {}",
+                         Shape(rows, cols), tile.size(), lane, Shape(whole.rows, whole.cols), whole.bytes.size(),
+                         PipeSplitName(split), Shape(box_rows, box_cols));
+    CopyLaneHalfOut(split, lane, whole.bytes, whole.rows, whole.cols, tile);
+  } else {  // AIV to AIC: both lanes' halves, put together
+    std::fill(tile.begin(), tile.end(), std::byte{0});
+    const auto [box_rows, box_cols] = LaneBox(split, rows, cols);
+    for (int half = 0; half < 2; ++half) {
+      const Part& part = slot.parts[half];
+      const bool same_elements = static_cast<int64_t>(part.bytes.size()) * rows * cols ==
+                                 static_cast<int64_t>(tile.size()) * box_rows * box_cols;
+      if (part.rows != box_rows || part.cols != box_cols || !same_elements)
+        return fmt::format("receives a {} tile of {} bytes, but lane {} pushed a {} half of {} bytes, where its {} "
+                           "half is {}",
+                           Shape(rows, cols), tile.size(), half, Shape(part.rows, part.cols), part.bytes.size(),
+                           PipeSplitName(split), Shape(box_rows, box_cols));
+      CopyLaneHalfIn(split, half, part.bytes, tile, rows, cols);
+    }
+  }
+  ++pops[lane];
+  return std::nullopt;
+}
+
+bool PipeRing::Free(int lane) {
+  if (frees[lane] >= pops[lane]) return false;
+  ++frees[lane];
+  while (Freed() > first_held) {
+    held.pop_front();
+    ++first_held;
+  }
+  return true;
+}
+
+// ---- MixedBlock ----
+
 PipeRing& MixedBlock::Ring(const PipeRef& pipe) {
   auto [it, fresh] = rings_.try_emplace({pipe.id, pipe.direction});
-  if (fresh) it->second.slots = std::max(pipe.slots, 1);
+  if (fresh) {
+    PipeRing& ring = it->second;
+    ring.slots = std::max(pipe.slots, 1);
+    ring.split = pipe.split != PipeSplit::Whole;
+    ring.producers = ring.split && pipe.direction == PipeDirection::AivToAic ? 2 : 1;
+    ring.consumers = ring.split && pipe.direction == PipeDirection::AicToAiv ? 2 : 1;
+  }
   return it->second;
+}
+
+std::optional<std::string> MixedBlock::PipeConflict(const PipeRef& pipe, const char* op) const {
+  const std::string name = fmt::format("pipe {} ({})", pipe.id, PipeDirectionName(pipe.direction));
+  const bool split = pipe.split != PipeSplit::Whole;
+  if (auto it = rings_.find({pipe.id, pipe.direction}); it != rings_.end() && it->second.split != split)
+    return fmt::format("{} uses {} {}, but it was first used {}: a pipe is split between the AIV lanes or whole "
+                       "throughout",
+                       op, name, split ? fmt::format("split {}", PipeSplitName(pipe.split)) : "whole",
+                       it->second.split ? "split" : "whole");
+  if (split && AivLanes() != 2)
+    return fmt::format("{} uses {} split {}, which needs the AIV kernel on both lanes (dual AIV dispatch), but this "
+                       "block runs it on one",
+                       op, name, PipeSplitName(pipe.split));
+  return std::nullopt;
+}
+
+int MixedBlock::LaneOn(const PipeRef& pipe, size_t index) const {
+  const MixedMember& member = members_[index];
+  return pipe.split != PipeSplit::Whole && member.core_type == CoreType::AIV && member.lane > 0 ? 1 : 0;
+}
+
+int MixedBlock::AivLanes() const {
+  return static_cast<int>(std::ranges::count(members_, CoreType::AIV, &MixedMember::core_type));
 }
 
 bool MixedBlock::Release(const PipeRef& pipe, bool push) {
@@ -74,9 +183,9 @@ std::string MixedBlock::Describe(const MixedMember& member) const {
   if (wait.push)
     return fmt::format("{} waits in {} for a free slot of {}, whose {} slots are all taken ({} pushed, {} popped, {} "
                        "freed so far)",
-                       Name(member), WaitingOp(wait), pipe, held.slots, held.pushes, held.pops, held.frees);
+                       Name(member), WaitingOp(wait), pipe, held.slots, held.Pushed(), held.Popped(), held.Freed());
   return fmt::format("{} waits in {} for a tile of {}, which holds none ({} pushed, {} popped so far)", Name(member),
-                     WaitingOp(wait), pipe, held.pushes, held.pops);
+                     WaitingOp(wait), pipe, held.Pushed(), held.Popped());
 }
 
 std::string MixedBlock::StallMessage() const {

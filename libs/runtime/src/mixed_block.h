@@ -5,11 +5,13 @@
 // Not thread-safe: the runtime guards it with its scheduling mutex.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,15 +20,45 @@
 
 namespace pypto::rt {
 
-// A bounded ring of slots. A slot is taken from push until the consumer frees it: tiles pushed and
-// not yet popped wait in `pushed`, popped ones count in `popped` until freed.
+// A bounded ring of slots. Tile number k takes a slot from its first push until every consumer lane
+// has freed it. A pipe split between the two AIV lanes (PipeSplit) has two lanes on its AIV side,
+// each counting its own pushes, pops and frees: each lane pops its half of every tile the cube
+// pushes, and the cube pops a tile once both lanes pushed their halves (each tile may be cut its own
+// way). Every other side, and both sides of a whole pipe, is one lane (index 0): the AIV lanes of a
+// block share a whole pipe's tiles in order.
 struct PipeRing {
-  int32_t slots = 2;
-  std::deque<std::vector<std::byte>> pushed;
-  int32_t popped = 0;
-  int64_t pushes = 0, pops = 0, frees = 0;  // totals, for a diagnosis
+  // What one lane pushed of a tile: the whole tile, or (AIV to AIC, split) that lane's half.
+  struct Part {
+    std::vector<std::byte> bytes;
+    int64_t rows = 0, cols = 0;
+  };
+  struct Slot {
+    std::array<Part, 2> parts;  // by producer lane
+    PipeSplit split = PipeSplit::Whole;  // how the tile is cut (a split pipe may cut each tile its own way)
+  };
 
-  bool full() const { return static_cast<int64_t>(pushed.size()) + popped >= slots; }
+  int32_t slots = 2;
+  bool split = false;  // split between the AIV lanes (set by the first use)
+  int producers = 1, consumers = 1;
+  std::deque<Slot> held;   // the tiles whose slot is taken, oldest first: held[i] is tile first_held + i
+  int64_t first_held = 0;
+  std::array<int64_t, 2> pushes{}, pops{}, frees{};  // by lane
+
+  // Tiles every producer lane has pushed, every consumer lane has popped, and freed.
+  int64_t Pushed() const;
+  int64_t Popped() const;
+  int64_t Freed() const;
+  // Whether producer `lane` must wait for a free slot, and whether consumer `lane` has a tile to pop.
+  bool Full(int lane) const { return pushes[lane] - first_held >= slots; }
+  bool HasTile(int lane) const { return pops[lane] < Pushed(); }
+
+  void Push(int lane, PipeSplit cut, std::span<const std::byte> tile, int64_t rows, int64_t cols);
+  // Copies consumer `lane`'s next tile (its half, on the AIV side of a split pipe) into `tile`, of
+  // rows x cols, cut as `cut` says; on a cut, size or shape that does not fit what was pushed, says
+  // why and pops nothing.
+  std::optional<std::string> Pop(int lane, PipeSplit cut, std::span<std::byte> tile, int64_t rows, int64_t cols);
+  // Frees consumer `lane`'s oldest popped tile; false when it holds none.
+  bool Free(int lane);
 };
 
 // What a member waits for: a free slot (push) or a tile (pop) of one pipe.
@@ -56,6 +88,14 @@ class MixedBlock {
 
   // The ring of `pipe`, made with pipe.slots slots by its first use.
   PipeRing& Ring(const PipeRef& pipe);
+  // Why `op` (the DSL's name) cannot use `pipe` as it does: split when it was first used whole or
+  // the other way round, or split while the block runs its AIV kernel on one lane only; nullopt
+  // when it can.
+  std::optional<std::string> PipeConflict(const PipeRef& pipe, const char* op) const;
+  // The lane by which member `index` counts on `pipe`'s ring: its AIV lane on a split pipe, else 0.
+  int LaneOn(const PipeRef& pipe, size_t index) const;
+  // How many AIV lanes the block runs its AIV kernel on.
+  int AivLanes() const;
 
   // The members waiting at `pipe` for a push (push == false) or a free slot (push == true) stop
   // waiting: they look again. Returns whether any did.

@@ -1061,6 +1061,7 @@ pypto::expected<Task*, FatalError> Runtime::Impl::PipeTask(const KernelLaunch& r
     return refuse(fmt::format("{} runs on the {} side of pipe {} ({}), but this kernel runs on an {} core", op,
                               CoreTypeName(side), pipe.id, PipeDirectionName(pipe.direction),
                               CoreTypeName(task->core_type)));
+  if (auto conflict = task->mixed_block->PipeConflict(pipe, op)) return refuse(*conflict);
   MixedMember& member = task->mixed_block->member(task->member);
   if (member.kernel.empty()) member.kernel = std::string(kernel);
   return task;
@@ -1088,11 +1089,10 @@ pypto::expected<void, FatalError> Runtime::Impl::PipePush(const KernelLaunch& ru
   auto task = PipeTask(running, kernel, op, true, pipe);
   if (!task) return pypto::unexpected(task.error());
   MixedBlock& block = *(*task)->mixed_block;
-  while (block.Ring(pipe).full())
+  const int lane = block.LaneOn(pipe, (*task)->member);
+  while (block.Ring(pipe).Full(lane))
     if (auto ok = WaitAtPipe(lock, **task, PipeWait{.push = true, .pipe = pipe}); !ok) return ok;
-  PipeRing& ring = block.Ring(pipe);
-  ring.pushed.emplace_back(tile.begin(), tile.end());
-  ++ring.pushes;
+  block.Ring(pipe).Push(lane, pipe.split, tile, pipe.rows, pipe.cols);
   if (block.Release(pipe, false)) barrier_cv_.notify_all();
   return {};
 }
@@ -1104,22 +1104,16 @@ pypto::expected<void, FatalError> Runtime::Impl::PipePop(const KernelLaunch& run
   auto task = PipeTask(running, kernel, op, false, pipe);
   if (!task) return pypto::unexpected(task.error());
   MixedBlock& block = *(*task)->mixed_block;
-  while (block.Ring(pipe).pushed.empty())
+  const int lane = block.LaneOn(pipe, (*task)->member);
+  while (!block.Ring(pipe).HasTile(lane))
     if (auto ok = WaitAtPipe(lock, **task, PipeWait{.push = false, .pipe = pipe}); !ok) return ok;
-  PipeRing& ring = block.Ring(pipe);
-  std::vector<std::byte>& front = ring.pushed.front();
-  if (front.size() != tile.size()) {
+  if (auto mismatch = block.Ring(pipe).Pop(lane, pipe.split, tile, pipe.rows, pipe.cols)) {
     RecordError({FatalCode::KernelFailed,
-                 fmt::format("task {} (kernel '{}'): {} receives a tile of {} bytes from pipe {} ({}), but the tile "
-                             "pushed has {} bytes: both sides must agree on the tile's shape and dtype",
-                             running.task_id, kernel, op, tile.size(), pipe.id, PipeDirectionName(pipe.direction),
-                             front.size())});
+                 fmt::format("task {} (kernel '{}'): {} on pipe {} ({}) {}: both sides must agree on the tile's "
+                             "shape and dtype",
+                             running.task_id, kernel, op, pipe.id, PipeDirectionName(pipe.direction), *mismatch)});
     return pypto::unexpected(*error_);
   }
-  std::copy(front.begin(), front.end(), tile.begin());
-  ring.pushed.pop_front();
-  ++ring.popped;
-  ++ring.pops;
   return {};
 }
 
@@ -1130,16 +1124,13 @@ pypto::expected<void, FatalError> Runtime::Impl::PipeFree(const KernelLaunch& ru
   auto task = PipeTask(running, kernel, op, false, pipe);
   if (!task) return pypto::unexpected(task.error());
   MixedBlock& block = *(*task)->mixed_block;
-  PipeRing& ring = block.Ring(pipe);
-  if (ring.popped == 0) {
+  if (!block.Ring(pipe).Free(block.LaneOn(pipe, (*task)->member))) {
     RecordError({FatalCode::KernelFailed,
                  fmt::format("task {} (kernel '{}'): {} frees a slot of pipe {} ({}), but no tile popped from it is "
                              "still held: every tfree must follow a tpop",
                              running.task_id, kernel, op, pipe.id, PipeDirectionName(pipe.direction))});
     return pypto::unexpected(*error_);
   }
-  --ring.popped;
-  ++ring.frees;
   if (block.Release(pipe, true)) barrier_cv_.notify_all();
   return {};
 }

@@ -203,6 +203,14 @@ std::optional<ScalarOp> ToScalarOp(ir::BinaryOp op) {
   return std::nullopt;
 }
 
+// The runtime's split of a pipe op's `split` code: 1 and 3 cut tiles into upper and lower halves,
+// 2 and 4 into left and right ones (3 and 4 name an odd extent; the cut is the same).
+rt::PipeSplit PipeSplitOf(int64_t code) {
+  if (code == 1 || code == 3) return rt::PipeSplit::UpDown;
+  if (code == 2 || code == 4) return rt::PipeSplit::LeftRight;
+  return rt::PipeSplit::Whole;
+}
+
 // `for i in pl.range(...)` as the DSL spells it, omitting a start of 0 and a step of 1.
 std::string ForText(const ir::ForStmt& loop) {
   const bool from_zero = ir::AsConstInt(loop.start()) == 0, unit_step = ir::AsConstInt(loop.step()) == 1;
@@ -845,11 +853,10 @@ class Decoder {
     return {};
   }
 
-  // tpush/tpop/tfree: which pipe (id, direction), and the tile pushed or popped.
+  // tpush/tpop/tfree: which pipe (id, direction, how the AIV lanes split its tiles), and the tile
+  // pushed or popped with its shape, by which a split pipe cuts it.
   pypto::expected<void, std::string> DecodePipeOp(const std::string& op, const ir::VarPtr& target,
                                                   const ir::Call& call) {
-    if (ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0) != 0)
-      return Fail("a split pipe (the two AIV lanes sharing one tile) is not simulated yet; use split=0");
     Instr instr;
     const int64_t id = ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0);
     const auto slots = pipe_slots_.find(id);
@@ -858,18 +865,23 @@ class Decoder {
     instr.pipe = rt::PipeRef{
         .id = static_cast<int32_t>(id),
         .direction = to_aiv ? rt::PipeDirection::AicToAiv : rt::PipeDirection::AivToAic,
-        .slots = static_cast<int32_t>(slots == pipe_slots_.end() ? kDefaultPipeSlots : slots->second)};
+        .slots = static_cast<int32_t>(slots == pipe_slots_.end() ? kDefaultPipeSlots : slots->second),
+        .split = PipeSplitOf(ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0))};
     if (op.starts_with("tile.tpush")) {
       auto tile = Tile(call.args()[0], "tile pushed");
       if (!tile) return Error(tile.error());
       instr.op = Opcode::TPush;
       instr.src0 = tile->ref;
+      instr.pipe.rows = tile->rows();
+      instr.pipe.cols = tile->cols();
     } else if (op.starts_with("tile.tpop")) {
       auto tile = ResultTile(target, op.c_str());
       if (!tile) return Error(tile.error());
       values_[target.get()] = *tile;
       instr.op = Opcode::TPop;
       instr.dst = tile->ref;
+      instr.pipe.rows = tile->rows();
+      instr.pipe.cols = tile->cols();
     } else {
       instr.op = Opcode::TFree;
     }
@@ -2725,8 +2737,11 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
       case Opcode::TPop:
       case Opcode::TFree: {
         const TileRef& tile = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
-        line = fmt::format("{:<5} pipe {} ({}, {} slots){}", OpcodeName(instr.op), instr.pipe.id,
-                           rt::PipeDirectionName(instr.pipe.direction), instr.pipe.slots,
+        const std::string split = instr.pipe.split == rt::PipeSplit::Whole
+                                      ? ""
+                                      : fmt::format(", split {}", rt::PipeSplitName(instr.pipe.split));
+        line = fmt::format("{:<5} pipe {} ({}, {} slots{}){}", OpcodeName(instr.op), instr.pipe.id,
+                           rt::PipeDirectionName(instr.pipe.direction), instr.pipe.slots, split,
                            tile.bytes > 0 ? (instr.op == Opcode::TPush ? " <- " : " -> ") + Place(tile) : "");
         break;
       }

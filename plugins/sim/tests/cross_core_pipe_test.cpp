@@ -113,17 +113,19 @@ TEST(SimCrossCorePipe, ListingShowsThePipes) {
   EXPECT_NE(listing.find("tfree pipe 0 (AIV to AIC, 4 slots)\n"), std::string::npos) << listing;
 }
 
-TEST(SimCrossCorePipe, SplitPipesAreRefusedByName) {
+TEST(SimCrossCorePipe, SplitPipesCarryTheirSplitAndTileShape) {
   KernelBuilder k("split", ir::FunctionType::AIV);
   auto x = k.Tensor("x", {kRows, kCols});
   auto tile = k.Load("t", x, {0, 0}, {kRows, kCols}, 0);
-  k.Eval("tile.tpush_to_aic", {tile}, {{"split", int64_t{1}}});
+  k.Eval("tile.tpush_to_aic", {tile}, {{"split", int64_t{4}}});
   auto kernel = pypto::sim::DecodeKernel(*k.Build(), 0, rt::CoreType::AIV, ir::Ascend910B());
-  ASSERT_FALSE(kernel);
-  EXPECT_NE(kernel.error().find("kernel 'split': a split pipe (the two AIV lanes sharing one tile) is not simulated "
-                                "yet; use split=0"),
-            std::string::npos)
-      << kernel.error();
+  ASSERT_TRUE(kernel) << kernel.error();
+  const auto& push = kernel->code.back();
+  EXPECT_EQ(push.pipe.split, rt::PipeSplit::LeftRight);  // 4: left-right of an odd extent
+  EXPECT_EQ(push.pipe.rows, kRows);
+  EXPECT_EQ(push.pipe.cols, kCols);
+  const std::string listing = pypto::sim::FormatListing(*kernel, ir::Ascend910B());
+  EXPECT_NE(listing.find("tpush pipe 0 (AIV to AIC, 2 slots, split left-right) <- Vec"), std::string::npos) << listing;
 }
 
 }  // namespace

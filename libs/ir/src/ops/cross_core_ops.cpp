@@ -81,6 +81,33 @@ OpDef::DeduceFn DeduceFree(const char* op, bool on_cube) {
   };
 }
 
+// aiv_shard(tile, split=) names, inside a pl.split_aiv region, a cube tile crossing to the vector
+// lanes: each lane receives its half along the region's split axis (the rows for up-down, split 1,
+// the columns for left-right, split 2; rounded up), in Vec; with split 0 each lane receives it whole.
+Result<TypePtr> DeduceAivShard(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  auto tile = ops::ExpectTile(args[0], "the tile of tile.aiv_shard", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  if (!OnCubeSide((*tile)->memory_space()))
+    return TypeError(fmt::format("tile.aiv_shard hands a tile of the cube core to the vector lanes, got one in {}",
+                                 std::string(MemorySpaceName((*tile)->memory_space()))),
+                     span, "shard a matmul result (Acc) or a Mat tile");
+  if (auto ok = CheckPipeAttrs(kwargs, "tile.aiv_shard", span); !ok) return pypto::unexpected(ok.error());
+  if ((*tile)->has_partial_valid_shape())
+    return TypeError(fmt::format("tile.aiv_shard of {}, whose valid region is narrower than the tile, is not "
+                                 "supported yet",
+                                 (*tile)->str()),
+                     span, "shard the whole tile and narrow each lane's half with pl.tile.set_validshape");
+  Shape shape = (*tile)->shape();
+  const int64_t split = FindAttr<int64_t>(kwargs, "split").value_or(0);
+  if (split != 0 && shape.size() < 2)
+    return TypeError(fmt::format("tile.aiv_shard splits a matrix between the lanes, got {}", (*tile)->str()), span);
+  if (split != 0) {
+    int64_t& extent = shape[shape.size() - (split % 2 == 1 ? 2 : 1)];
+    extent = (extent + 1) / 2;
+  }
+  return TypePtr(std::make_shared<TileType>(std::move(shape), (*tile)->dtype(), MemorySpace::Vec));
+}
+
 // aic/aiv_initialize_pipe: the slot buffers (addresses on a device) and the ring's geometry.
 Result<TypePtr> DeduceInitPipe(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   for (const ExprPtr& arg : args)
@@ -139,6 +166,11 @@ void RegisterCrossCoreOps(OpRegistry& registry) {
                           .params = PipeAttrs({OptionalArg("shape"), OptionalAttr("dtype", OpAttrKind::DType)}),
                           .deduce_type = DeducePop("tile.tpop_from_aiv", MemorySpace::Mat),
                           .affinity = CoreAffinity::Cube});
+  registry.Register(OpDef{.name = "tile.aiv_shard",
+                          .description = "a cube tile as a vector lane of a pl.split_aiv region receives it (its half)",
+                          .params = {Arg("tile"), OptionalAttr("split", OpAttrKind::Int)},
+                          .deduce_type = DeduceAivShard,
+                          .affinity = CoreAffinity::Vector});
   registry.Register(OpDef{.name = "system.tfree_to_aic",
                           .description = "give the slot of a tile popped from the cube core back to it",
                           .params = PipeAttrs({Arg("tile")}),

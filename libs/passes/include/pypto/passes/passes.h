@@ -32,8 +32,10 @@ Pass InferTileMemorySpace();
 // over [m, n] blocks of the result and over k-steps of the reduction, extracting L0 windows
 // (tile.extract) of the operands kept in Mat; a chained product's blocks are assembled into Mat.
 Pass AutoTileMatmulL0();
-// Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only). Kernels that mix
-// both are rejected until mixed-kernel splitting lands.
+// Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only); a kernel that mixes
+// both becomes a Group of an AIC and an AIV member joined by cross-core pipes. An AIV kernel split
+// between the two AIV lanes (pl.SplitMode / split= on its pipe ops) runs on both, each lane on its
+// half of every tile (src/split_vector_kernel.h).
 Pass ExpandMixedKernel();
 
 // Gives every tile an address in its on-chip buffer. A tile's buffer is released after its last

@@ -41,10 +41,25 @@ struct KernelLaunch;
 // (set by the first member that uses it).
 enum class PipeDirection : uint8_t { AicToAiv = 0, AivToAic = 1 };
 const char* PipeDirectionName(PipeDirection direction);  // "AIC to AIV"
+
+// How the AIV lanes of a block share the tiles of a pipe (upstream's split codes). Whole: each tile
+// goes whole to the AIV kernel (the lanes of one running on both share the pipe's tiles in order).
+// UpDown / LeftRight, for a block that runs its AIV kernel on both lanes: the cube side's tile is cut
+// in two along its rows / columns, lane 0 taking the first half and lane 1 the second; each lane's
+// tile is the half box (the cut extent halved, rounded up, so lane 1 of an odd extent gets one row
+// or column less and the rest of its box reads zero). AIC to AIV, both lanes pop each tile pushed
+// and the slot is free once both have freed it; AIV to AIC, both lanes push their half and the cube
+// pops the tile once both are in. A pipe is used split or whole throughout.
+enum class PipeSplit : uint8_t { Whole = 0, UpDown = 1, LeftRight = 2 };
+const char* PipeSplitName(PipeSplit split);  // "up-down"
+
 struct PipeRef {
   int32_t id = 0;
   PipeDirection direction = PipeDirection::AicToAiv;
   int32_t slots = 2;
+  PipeSplit split = PipeSplit::Whole;
+  // The tile this op pushes or pops, as a row-major matrix: a split pipe cuts tiles by it.
+  int64_t rows = 1, cols = 1;
 };
 
 // What a running kernel can wait for: every block of its SPMD launch reaching the same barrier (an
