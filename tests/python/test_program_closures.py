@@ -130,4 +130,4 @@ def test_an_index_past_the_end_of_a_list_is_an_error(builder):
     with pytest.raises(ParserTypeError) as info:
         builder.corner([4, 9, 12], 3)
     assert info.value.message == "the index of a list of 3 must be an integer constant in [-3, 3)"
-    assert info.value.location.endswith("closure_builder.py:39:94")
+    assert info.value.location.endswith("closure_builder.py:51:94")

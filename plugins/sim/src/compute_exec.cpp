@@ -247,6 +247,14 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
 }
 
+// The region an instruction covers: its valid region when it has one (read now), else the whole tile.
+pypto::expected<std::pair<size_t, size_t>, rt::FatalError> CoveredExtents(const DecodedKernel& kernel, size_t index,
+                                                                          const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  if (instr.partial) return ValidExtents(kernel, index, regs);
+  return std::pair<size_t, size_t>(static_cast<size_t>(instr.compute.rows), static_cast<size_t>(instr.compute.cols));
+}
+
 // "[2, 5]": the position `at` (row-major) in the index tile as its coordinates.
 std::string Coordinates(size_t at, const AxisIndex& view) {
   std::vector<int64_t> coords(view.rank);
@@ -297,12 +305,9 @@ Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o
 Result RunGatherBlocks(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const auto cols = static_cast<size_t>(instr.compute.cols);
-  std::pair<size_t, size_t> valid(static_cast<size_t>(instr.compute.rows), cols);
-  if (instr.partial) {
-    auto extents = ValidExtents(kernel, index, regs);
-    if (!extents) return pypto::unexpected(std::move(extents.error()));
-    valid = *extents;
-  }
+  auto covered = CoveredExtents(kernel, index, regs);
+  if (!covered) return pypto::unexpected(std::move(covered.error()));
+  const std::pair<size_t, size_t> valid = *covered;
   const auto src_bytes = static_cast<size_t>(instr.src0.bytes);
   auto bad = GatherBlocks(o.dst, o.src0, src_bytes, o.src1, cols, valid.first, valid.second);
   if (!bad) return {};
@@ -367,12 +372,9 @@ Result RunMergeSort(const DecodedKernel& kernel, size_t index, const Operands& o
 Result RunRandom(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
-  std::pair<size_t, size_t> extents{static_cast<size_t>(c.rows), static_cast<size_t>(c.cols)};
-  if (instr.partial) {
-    auto valid = ValidExtents(kernel, index, regs);
-    if (!valid) return pypto::unexpected(std::move(valid.error()));
-    extents = *valid;
-  }
+  auto covered = CoveredExtents(kernel, index, regs);
+  if (!covered) return pypto::unexpected(std::move(covered.error()));
+  const std::pair<size_t, size_t> extents = *covered;
   auto word = [&](size_t i) {
     return static_cast<uint32_t>(static_cast<int64_t>(ScalarValue(c.seeds[i], regs)));
   };
@@ -429,12 +431,9 @@ Result RunSelectScalar(const DecodedKernel& kernel, size_t index, const Operands
 Result RunTriangle(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
-  std::pair<size_t, size_t> extents{static_cast<size_t>(c.rows), static_cast<size_t>(c.cols)};
-  if (instr.partial) {
-    auto valid = ValidExtents(kernel, index, regs);
-    if (!valid) return pypto::unexpected(std::move(valid.error()));
-    extents = *valid;
-  }
+  auto covered = CoveredExtents(kernel, index, regs);
+  if (!covered) return pypto::unexpected(std::move(covered.error()));
+  const std::pair<size_t, size_t> extents = *covered;
   Triangle(o.dst, static_cast<size_t>(c.cols), extents.first, extents.second,
            static_cast<int64_t>(ScalarValue(c.scalar, regs)), c.op == 1, instr.elem_bytes, c.pad_bits);
   return {};
@@ -476,12 +475,9 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
   const auto tile_rows = static_cast<size_t>(c.rows), tile_cols = static_cast<size_t>(c.cols);
-  std::pair<size_t, size_t> extents{tile_rows, tile_cols};
-  if (instr.partial) {
-    auto valid = ValidExtents(kernel, index, regs);
-    if (!valid) return pypto::unexpected(std::move(valid.error()));
-    extents = *valid;
-  }
+  auto covered = CoveredExtents(kernel, index, regs);
+  if (!covered) return pypto::unexpected(std::move(covered.error()));
+  const std::pair<size_t, size_t> extents = *covered;
   const auto [rows, cols] = extents;
   const bool by_row = c.kind == ComputeKind::RowArgReduce;
   if ((by_row ? cols : rows) == 0)
@@ -507,12 +503,9 @@ Result RunPartialBinary(const DecodedKernel& kernel, size_t index, const Operand
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
   const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
-  std::pair<size_t, size_t> valid{rows, cols};
-  if (instr.partial) {
-    auto extents = ValidExtents(kernel, index, regs);
-    if (!extents) return pypto::unexpected(std::move(extents.error()));
-    valid = *extents;
-  }
+  auto covered = CoveredExtents(kernel, index, regs);
+  if (!covered) return pypto::unexpected(std::move(covered.error()));
+  const std::pair<size_t, size_t> valid = *covered;
   const auto op = static_cast<BinaryOp>(c.op);
   const size_t n = rows * cols;
   const size_t elem_bytes = 4;  // FP32 or INT32 here (narrower types arrive widened)

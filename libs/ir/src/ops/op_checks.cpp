@@ -141,6 +141,21 @@ Shape StaticValidExtents(const TileType& tile) {
   return extents;
 }
 
+bool IsVectorWordDtype(DataType dtype) {
+  switch (dtype) {
+    case DataType::INT8:
+    case DataType::UINT8:
+    case DataType::INT16:
+    case DataType::UINT16:
+    case DataType::INT32:
+    case DataType::UINT32:
+    case DataType::FP16:
+    case DataType::BF16:
+    case DataType::FP32: return true;
+    default: return false;
+  }
+}
+
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span) {
   if (IsFloat(dtype)) return true;
   return TypeError(fmt::format("{} needs a floating-point tile, got {}", op, DataTypeName(dtype)), span);

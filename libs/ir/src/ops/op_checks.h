@@ -66,6 +66,10 @@ Shape StaticValidExtents(const TileType& tile);
 
 Result<bool> CheckFloatDtype(DataType dtype, const std::string& op, const Span& span);
 
+// 8-, 16- and 32-bit integers, FP16, BF16 and FP32: what the vector unit's data-movement instructions
+// (gathers by block, triangular masks) hold.
+bool IsVectorWordDtype(DataType dtype);
+
 // A floating-point constant holding an integer, `pl.const(2.0, pl.FP32)`: exactly that integer once
 // narrowed to an integer tile's dtype, as upstream narrows the scalar.
 bool IsIntegralConstant(const ExprPtr& expr);

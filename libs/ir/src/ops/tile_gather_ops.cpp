@@ -18,25 +18,9 @@ using namespace ops;
 
 constexpr int64_t kBlockBytes = 32;
 
-// The element types both gathers move: 8-, 16- and 32-bit integers and FP16/BF16/FP32.
-bool IsGatherDtype(DataType dtype) {
-  switch (dtype) {
-    case DataType::INT8:
-    case DataType::UINT8:
-    case DataType::INT16:
-    case DataType::UINT16:
-    case DataType::INT32:
-    case DataType::UINT32:
-    case DataType::FP16:
-    case DataType::BF16:
-    case DataType::FP32: return true;
-    default: return false;
-  }
-}
-
 // mgather also moves the 8-bit floats (a5).
 bool IsMgatherDtype(DataType dtype) {
-  return IsGatherDtype(dtype) || dtype == DataType::FP8E4M3FN || dtype == DataType::FP8E5M2 || dtype == DataType::HF8;
+  return IsVectorWordDtype(dtype) || dtype == DataType::FP8E4M3FN || dtype == DataType::FP8E5M2 || dtype == DataType::HF8;
 }
 
 constexpr std::string_view kGatherDtypes = "INT8, UINT8, INT16, UINT16, INT32, UINT32, FP16, BF16 or FP32";
@@ -64,7 +48,7 @@ Result<TypePtr> DeduceGatherb(const std::vector<ExprPtr>& args, const Call::Kwar
   if (!offset) return pypto::unexpected(offset.error());
   const DataType out_dtype = FindAttr<DataType>(kwargs, "output_dtype").value_or((*src)->dtype());
   for (auto [dtype, role] : {std::pair{(*src)->dtype(), "source"}, std::pair{out_dtype, "output_dtype"}}) {
-    if (!IsGatherDtype(dtype))
+    if (!IsVectorWordDtype(dtype))
       return TypeError(fmt::format("the {} of tile.gatherb must be {}, got {}", role, kGatherDtypes,
                                    DataTypeName(dtype)),
                        span);

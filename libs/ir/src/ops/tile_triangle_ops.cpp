@@ -10,22 +10,6 @@ namespace {
 
 using namespace ops;
 
-// The element types TTRI writes.
-bool TriangleDtype(DataType dtype) {
-  switch (dtype) {
-    case DataType::INT8:
-    case DataType::UINT8:
-    case DataType::INT16:
-    case DataType::UINT16:
-    case DataType::INT32:
-    case DataType::UINT32:
-    case DataType::FP16:
-    case DataType::BF16:
-    case DataType::FP32: return true;
-    default: return false;
-  }
-}
-
 // `tile.tri(diagonal, shape[, valid_shape], dtype=..., upper=...)`: a 2-D Vec tile of INT32 unless
 // dtype says otherwise; the diagonal is an integer scalar, known only at run time if need be.
 Result<TypePtr> DeduceTri(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
@@ -39,7 +23,7 @@ Result<TypePtr> DeduceTri(const std::vector<ExprPtr>& args, const Call::Kwargs& 
   if (shape->size() != 2 || (*shape)[0] <= 0 || (*shape)[1] <= 0)
     return TypeError(fmt::format("pl.tile.tri makes a 2-D tile [rows, cols], got {}", ShapeStr(*shape)), span);
   const DataType dtype = FindAttr<DataType>(kwargs, "dtype").value_or(DataType::INT32);
-  if (!TriangleDtype(dtype))
+  if (!IsVectorWordDtype(dtype))
     return TypeError(fmt::format("pl.tile.tri makes 8-, 16- or 32-bit integer, FP16, BF16 or FP32 tiles, not {}",
                                  DataTypeName(dtype)),
                      span);
