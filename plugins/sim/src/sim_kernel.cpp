@@ -641,10 +641,7 @@ class Decoder {
                                                  IsIntScalar(call->type()) && IsIntScalar(call->args()[0]->type()))
       return CastOperand(*call, text);
     if (IsIntScalar(expr->type()))
-      if (auto read = NestedRead(expr)) {
-        if (!*read) return pypto::unexpected((*read).error());
-        return Operand::Reg((*read)->reg);
-      }
+      if (auto read = NestedReadOperand(expr)) return *read;
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary) {
       if (expr->Is<ir::ConstFloat>()) {
@@ -701,10 +698,7 @@ class Decoder {
   pypto::expected<Operand, std::string> Fp32Operand(const ir::ExprPtr& expr) {
     if (const auto* constant = expr->As<ir::ConstFloat>())
       return Operand::Imm(std::bit_cast<uint32_t>(static_cast<float>(constant->value())));
-    if (auto read = NestedRead(expr)) {  // `pl.read(t, [0, c]) == best`: read where it is compared
-      if (!*read) return pypto::unexpected((*read).error());
-      return Operand::Reg((*read)->reg);
-    }
+    if (auto read = NestedReadOperand(expr)) return *read;  // `pl.read(t, [0, c]) == best`: read where compared
     const auto* var = expr->As<ir::Var>();
     if (auto it = var ? float_regs_.find(var) : float_regs_.end(); it != float_regs_.end())
       return Operand::Reg(it->second);
@@ -1316,13 +1310,16 @@ class Decoder {
 
   // An element read inside a scalar expression (`if i < n and pl.read(flags, [i]) > 0`), of a tensor
   // or a tile: read where the expression is evaluated, so a read guarded by an enclosing if happens
-  // only when it runs. nullopt for any other expression.
-  std::optional<pypto::expected<ElementRead, std::string>> NestedRead(const ir::ExprPtr& expr) {
+  // only when it runs; the operand is the register the element lands in. nullopt for any other
+  // expression.
+  std::optional<pypto::expected<Operand, std::string>> NestedReadOperand(const ir::ExprPtr& expr) {
     const auto* call = expr->As<ir::Call>();
     if (!call || !call->is_op_call()) return std::nullopt;
-    if (call->op()->name == "tensor.read") return EmitRead(*call, ir::PrintExpr(expr));
-    if (call->op()->name == "tile.read") return EmitTileRead(*call, ir::PrintExpr(expr));
-    return std::nullopt;
+    const std::string& op = call->op()->name;
+    if (op != "tensor.read" && op != "tile.read") return std::nullopt;
+    auto read = op == "tensor.read" ? EmitRead(*call, ir::PrintExpr(expr)) : EmitTileRead(*call, ir::PrintExpr(expr));
+    if (!read) return pypto::unexpected(read.error());
+    return Operand::Reg(read->reg);
   }
 
   // Binds `target` to the register an element read landed in: an FP32-bits register for an FP32
