@@ -71,14 +71,16 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
     dumps = sorted(os.listdir(f"{compiled.output_dir}/passes_dump"))
     assert dumps == [
         "00_frontend.py",
-        "01_after_FlattenCallExpr.py",
-        "02_after_SplitMixedScopes.py",
-        "03_after_OutlineIncoreScopes.py",
-        "04_after_InferTileMemorySpace.py",
-        "05_after_AutoTileMatmulL0.py",
-        "06_after_ExpandMixedKernel.py",
-        "07_after_AllocateMemoryAddr.py",
-        "08_after_DeriveCallDirections.py",
+        "01_after_UnrollLoops.py",
+        "02_after_FlattenCallExpr.py",
+        "03_after_SplitMixedScopes.py",
+        "04_after_OutlineIncoreScopes.py",
+        "05_after_LegalizeTileCast.py",
+        "06_after_InferTileMemorySpace.py",
+        "07_after_AutoTileMatmulL0.py",
+        "08_after_ExpandMixedKernel.py",
+        "09_after_AllocateMemoryAddr.py",
+        "10_after_DeriveCallDirections.py",
     ]
 
 

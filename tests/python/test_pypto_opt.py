@@ -22,9 +22,11 @@ def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 """
 
 PASSES = [
+    "UnrollLoops",
     "FlattenCallExpr",
     "SplitMixedScopes",
     "OutlineIncoreScopes",
+    "LegalizeTileCast",
     "InferTileMemorySpace",
     "AutoTileMatmulL0",
     "ExpandMixedKernel",
@@ -80,7 +82,11 @@ def test_list_passes_prints_each_contract():
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [line for line in lines if not line.startswith(" ")] == PASSES
-    assert lines[:8] == [
+    assert lines[:12] == [
+        "UnrollLoops",
+        "  requires {}",
+        "  produces {NoUnrollLoops}",
+        "  invalidates {}",
         "FlattenCallExpr",
         "  requires {}",
         "  produces {NoNestedCalls}",
@@ -143,4 +149,4 @@ def test_standard_input(dumps):
     result = subprocess.run([pypto_opt_path(), "-", "--passes", "FlattenCallExpr"], input=source,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (dumps / "01_after_FlattenCallExpr.py").read_text()
+    assert result.stdout == (dumps / "02_after_FlattenCallExpr.py").read_text()

@@ -578,8 +578,8 @@ class Planner {
   }
 
   // `for i in pl.range(start, stop, step)` becomes scf.for, which takes index bounds and a positive
-  // step. pl.unroll and pl.pipeline are refused rather than run as plain loops: nothing before
-  // backend-ptoas unrolls or pipelines them yet, and dropping the request silently would hide that.
+  // step. A pl.unroll loop is refused rather than run as a plain loop: the pipeline's UnrollLoops
+  // copies its body, so one here comes from IR lowered without that pass.
   Status CheckFor(const ir::ForStmt& loop) {
     const auto& var = *loop.loop_var();
     for (const auto& iter_arg : loop.iter_args()) {

@@ -21,6 +21,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::TileMemoryAllocated: return "TileMemoryAllocated";
     case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
     case IRProperty::TileMemoryInferred: return "TileMemoryInferred";
+    case IRProperty::NoUnrollLoops: return "NoUnrollLoops";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -183,6 +184,20 @@ Result<bool> VerifyTileMemoryInferred(const Program& program) {
   return true;
 }
 
+Result<bool> VerifyNoUnrollLoops(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    finder.stmt_pred = [](const StmtPtr& s) {
+      const auto* loop = s->As<ForStmt>();
+      return loop && loop->kind() == ForKind::Unroll;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched)
+      return Violation(IRProperty::NoUnrollLoops, *function, finder.found, "a pl.unroll loop is not unrolled");
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<bool> VerifyProperty(IRProperty property, const Program& program) {
@@ -193,6 +208,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::TileMemoryAllocated: return VerifyTileMemoryAllocated(program);
     case IRProperty::CallDirectionsDerived: return VerifyCallDirectionsDerived(program);
     case IRProperty::TileMemoryInferred: return VerifyTileMemoryInferred(program);
+    case IRProperty::NoUnrollLoops: return VerifyNoUnrollLoops(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

@@ -15,9 +15,11 @@ namespace pypto::passes {
 
 PassManager DefaultPipeline(PassManagerOptions options) {
   PassManager pipeline(std::move(options));
-  pipeline.Add(FlattenCallExpr())       // nested calls -> temporaries (three-address form)
+  pipeline.Add(UnrollLoops())           // pl.unroll loops -> one copy of the body per iteration
+      .Add(FlattenCallExpr())           // nested calls -> temporaries (three-address form)
       .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration
+      .Add(LegalizeTileCast())          // casts the vector core lacks -> chains of native casts
       .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
       .Add(AutoTileMatmulL0())          // matmuls beyond L0 -> loops over L0-sized blocks
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC

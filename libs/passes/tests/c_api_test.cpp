@@ -32,16 +32,16 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 8u);
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "SplitMixedScopes");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "OutlineIncoreScopes");
+  ASSERT_EQ(pypto_passes_pipeline_size(), 10u);
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "FlattenCallExpr");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "OutlineIncoreScopes");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
 
 TEST(PassesCApi, PassContracts) {
-  EXPECT_STREQ(pypto_passes_pipeline_pass_required(0), "{}");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(0), "{NoNestedCalls}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(1), "{}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(1), "{NoNestedCalls}");
   EXPECT_STREQ(pypto_passes_pipeline_pass_invalidated(0), "{}");
   EXPECT_EQ(pypto_passes_pipeline_pass_required(99), nullptr);
 }
@@ -77,8 +77,9 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   pypto_ir_program* result = nullptr;
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
-               "unknown pass 'Inline'; the passes are FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, "
-               "InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, AllocateMemoryAddr, DeriveCallDirections");
+               "unknown pass 'Inline'; the passes are UnrollLoops, FlattenCallExpr, SplitMixedScopes, "
+               "OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, "
+               "AllocateMemoryAddr, DeriveCallDirections");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

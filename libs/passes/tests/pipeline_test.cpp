@@ -86,9 +86,10 @@ TEST(DefaultPipeline, PassOrder) {
   std::vector<std::string> names;
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
-                                             "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
-                                             "AllocateMemoryAddr", "DeriveCallDirections"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "FlattenCallExpr", "SplitMixedScopes",
+                                             "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
+                                             "AutoTileMatmulL0", "ExpandMixedKernel", "AllocateMemoryAddr",
+                                             "DeriveCallDirections"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -97,9 +98,10 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
     seen.push_back(std::to_string(slot) + ":" + name);
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:FlattenCallExpr", "2:SplitMixedScopes", "3:OutlineIncoreScopes",
-                                            "4:InferTileMemorySpace", "5:AutoTileMatmulL0", "6:ExpandMixedKernel",
-                                            "7:AllocateMemoryAddr", "8:DeriveCallDirections"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:FlattenCallExpr", "3:SplitMixedScopes",
+                                            "4:OutlineIncoreScopes", "5:LegalizeTileCast", "6:InferTileMemorySpace",
+                                            "7:AutoTileMatmulL0", "8:ExpandMixedKernel", "9:AllocateMemoryAddr",
+                                            "10:DeriveCallDirections"}));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ enum class IRProperty : uint8_t {
   TileMemoryAllocated,    // every tile has an address inside its on-chip buffer
   CallDirectionsDerived,  // every call to a kernel carries one direction per argument
   TileMemoryInferred,     // kernel tiles live where their ops need them (matmul operands in Left/Right)
+  NoUnrollLoops,          // every pl.unroll loop is replaced by its copies
   kCount,
 };
 

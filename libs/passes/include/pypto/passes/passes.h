@@ -5,6 +5,11 @@
 
 namespace pypto::passes {
 
+// `for i in pl.unroll(...)` (constant bounds) becomes one copy of its body per iteration, `i` replaced
+// by the iteration's constant and the arithmetic on it folded; carried values pass from copy to copy.
+// A pl.unroll loop whose bounds are not constants is an error at the loop.
+Pass UnrollLoops();
+
 // Three-address form: calls nested in arguments are hoisted into temporaries `__tmp_vN`.
 Pass FlattenCallExpr();
 
@@ -19,6 +24,11 @@ Pass SplitMixedScopes();
 // Orchestration. A tile computed in one region and read by a later one is handed over through a
 // tensor the orchestration creates (stored whole by the first kernel, loaded whole by the next).
 Pass OutlineIncoreScopes();
+
+// A kernel's tile.cast that the SoC's vector core cannot do in one instruction becomes the shortest
+// chain of casts it can do, each with the cast's rounding mode; one no chain reaches without losing
+// values is an error at the cast. Casts of matmul results (FIXPIPE, out of Acc) are left alone.
+Pass LegalizeTileCast();
 
 // Places each InCore kernel's tiles where their uses need them: a tile loaded without an explicit
 // target_memory and read by a matmul is loaded into Mat and moved into Left/Right before it (loaded
