@@ -78,6 +78,9 @@ def test_the_ir_after_the_pass_has_one_copy_per_iteration_with_literal_offsets(k
     loads = [line.strip() for line in text.splitlines() if "pl.tile.load(" in line]
     assert [load.split("= ", 1)[1] for load in loads] == [
         f"pl.tile.load(a, [{row}, 0], [16, 32])" for row in (0, 16, 32, 48)]
+    # backend-ptoas, which lowers no pl.unroll loop, writes the kernel: four loads, no loop.
+    pto = (Path(compiled.output_dir) / "kernels" / "aiv" / "scaled_rows_incore_0.pto").read_text()
+    assert pto.count("pto.tload ") == 4 and "scf.for" not in pto, pto
 
 
 def test_bounds_known_only_at_run_time_are_an_error_at_the_loop(write_kernel):
