@@ -173,7 +173,12 @@ struct TileValue {
 struct ScalarValue {
   Operand operand;
 };
-using Value = std::variant<TensorValue, TileValue, ScalarValue>;
+// A kernel's pl.array: one operand per element. Updates make a new array value (the IR's arrays are
+// functional), so an array costs registers only where control flow merges or carries it.
+struct ArrayValue {
+  std::vector<Operand> elements;
+};
+using Value = std::variant<TensorValue, TileValue, ScalarValue, ArrayValue>;
 
 // Scalars the simulator computes with: integers of any width, and booleans (comparisons).
 bool IsIntScalar(const ir::TypePtr& type) {
@@ -470,8 +475,16 @@ class Decoder {
         values_[result.get()] = *tile;
         continue;
       }
+      if (iter_arg.var->type()->As<ir::ArrayType>()) {
+        auto registers = ArrayRegisters(*iter_arg.var, "loop-carried");
+        if (auto ok = CopyArray(iter_arg.init, registers); !ok) return ok;
+        values_[iter_arg.var.get()] = registers;
+        values_[result.get()] = registers;
+        continue;
+      }
       if (!IsIntScalar(iter_arg.var->type()))
-        return Fail(fmt::format("the loop carries '{}' of type {}; the simulator carries tiles and integer scalars",
+        return Fail(fmt::format("the loop carries '{}' of type {}; the simulator carries tiles, integer scalars "
+                                "and arrays",
                                 iter_arg.var->name_hint(), iter_arg.var->type()->str()));
       auto init = Scalar(iter_arg.init);
       if (!init) return Error(init.error());
@@ -530,6 +543,17 @@ class Decoder {
         continue;
       }
       auto target = values_.find(targets[i].get());
+      if (const auto* array = target == values_.end() ? nullptr : std::get_if<ArrayValue>(&target->second)) {
+        auto elements = ArrayOf(value);
+        if (!elements) return Error(elements.error());
+        for (size_t e = 0; e < array->elements.size(); ++e) {
+          const uint32_t temp = NewRegister(targets[i]->name_hint(), "next value");
+          pending_.push_back(ScalarInstr{ScalarOp::Add, temp, elements->elements[e], Operand::Imm(0)});
+          pending_text_.push_back(fmt::format("{}[{}]", ir::PrintExpr(value), e));
+          copies.emplace_back(static_cast<uint32_t>(array->elements[e].reg), temp);
+        }
+        continue;
+      }
       const auto* scalar = target == values_.end() ? nullptr : std::get_if<ScalarValue>(&target->second);
       if (!scalar || !scalar->operand.is_reg())
         return Fail(fmt::format("'{}' is a {} produced by an if; the simulator supports tiles and integer scalars "
@@ -565,9 +589,14 @@ class Decoder {
         if (loop_depth_ > 0) loop_scalars_.push_back(result.get());
         continue;
       }
+      if (result->type()->As<ir::ArrayType>()) {  // each branch's yield sets its registers
+        values_[result.get()] = ArrayRegisters(*result, "if result");
+        if (loop_depth_ > 0) loop_scalars_.push_back(result.get());
+        continue;
+      }
       if (!result->type()->As<ir::TileType>())
-        return Fail(fmt::format("'{}' is a {} produced by an if; the simulator supports tiles and integer scalars "
-                                "there so far",
+        return Fail(fmt::format("'{}' is a {} produced by an if; the simulator supports tiles, integer scalars "
+                                "and arrays there so far",
                                 result->name_hint(), result->type()->str()));
       auto tile = TileOf(*result);
       if (!tile) return Error(tile.error());
@@ -607,6 +636,67 @@ class Decoder {
       source_ = InstrSource{"end of branch", branch.span().str()};
       const size_t index = Emit(hold);
       kernel_.code[index].branch.target = static_cast<uint32_t>(index + 1);
+    }
+    return {};
+  }
+
+  // `a = pl.array.create(n, dtype)` (n zeros), `x = a[i]` and `a[i] = x` (a new array value) in a
+  // kernel. The index must be known when the kernel is decoded (a constant, or a pl.unroll loop's
+  // variable once UnrollLoops has copied the body), since each element is an operand of its own.
+  pypto::expected<void, std::string> DecodeArrayOp(const std::string& op, const ir::VarPtr& target,
+                                                   const ir::Call& call) {
+    if (op == "array.create") {
+      const auto* type = call.type()->As<ir::ArrayType>();
+      if (target) values_[target.get()] = ArrayValue{std::vector<Operand>(type->extent(), Operand::Imm(0))};
+      return {};
+    }
+    auto array = ArrayOf(call.args()[0]);
+    if (!array) return Error(array.error());
+    auto index = Scalar(call.args()[1]);
+    if (!index) return Error(index.error());
+    if (index->is_reg())
+      return Fail(fmt::format("the index `{}` of '{}' is computed at run time; the simulator indexes kernel arrays "
+                              "with constants so far (a pl.unroll loop's variable is one)",
+                              ir::PrintExpr(call.args()[1]), ir::PrintExpr(call.args()[0])));
+    if (index->imm < 0 || index->imm >= static_cast<int64_t>(array->elements.size()))
+      return Fail(fmt::format("index {} is out of range for the {} elements of '{}'", index->imm,
+                              array->elements.size(), ir::PrintExpr(call.args()[0])));
+    if (!target) return {};
+    if (op == "array.get_element") {
+      values_[target.get()] = ScalarValue{array->elements[static_cast<size_t>(index->imm)]};
+    } else {
+      auto element = Scalar(call.args()[2]);
+      if (!element) return Error(element.error());
+      array->elements[static_cast<size_t>(index->imm)] = *element;
+      values_[target.get()] = *array;
+    }
+    if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+    return {};
+  }
+
+  pypto::expected<ArrayValue, std::string> ArrayOf(const ir::ExprPtr& expr) {
+    const auto* var = expr->As<ir::Var>();
+    auto it = var ? values_.find(var) : values_.end();
+    const auto* array = it == values_.end() ? nullptr : std::get_if<ArrayValue>(&it->second);
+    if (!array) return Fail(fmt::format("`{}` is not an array the kernel defines", ir::PrintExpr(expr)));
+    return *array;
+  }
+
+  // One register per element of an array that control flow merges or carries.
+  ArrayValue ArrayRegisters(const ir::Var& var, const char* role) {
+    ArrayValue registers;
+    for (int64_t e = 0; e < var.type()->As<ir::ArrayType>()->extent(); ++e)
+      registers.elements.push_back(Operand::Reg(NewRegister(fmt::format("{}[{}]", var.name_hint(), e), role)));
+    return registers;
+  }
+
+  pypto::expected<void, std::string> CopyArray(const ir::ExprPtr& from, const ArrayValue& to) {
+    auto source = ArrayOf(from);
+    if (!source) return Error(source.error());
+    for (size_t e = 0; e < to.elements.size(); ++e) {
+      pending_.push_back(ScalarInstr{ScalarOp::Add, static_cast<uint32_t>(to.elements[e].reg), source->elements[e],
+                                     Operand::Imm(0)});
+      pending_text_.push_back(fmt::format("{}[{}]", ir::PrintExpr(from), e));
     }
     return {};
   }
@@ -817,6 +907,8 @@ class Decoder {
     if (op == "tensor.write") return DecodeTensorWrite(target, *call);
     if (op == "tile.read" || op == "tile.write") return DecodeTileElement(op == "tile.write", target, *call);
     if (op == "scalar.cast") return DecodeScalarCast(target, *call);
+    if (op == "array.create" || op == "array.get_element" || op == "array.update_element")
+      return DecodeArrayOp(op, target, *call);
     if (op == "tile.store") return DecodeStore(target, *call);
     if (op == "tile.mscatter") return DecodeScatterStore(target, *call);
     if (op == "tile.add") return DecodeBinary(Opcode::Add, target, *call);
