@@ -1,4 +1,5 @@
 #include "pypto/ir/functor.h"
+#include "pypto/ir/valid_shape_rewrite.h"
 
 namespace pypto::ir {
 
@@ -269,15 +270,7 @@ class VarSubstituter final : public IRMutator {
  private:
   // The tile type with its valid shape's variables substituted; null when nothing changes.
   TypePtr RetypedTile(const TypePtr& type) {
-    const auto* tile = type->As<TileType>();
-    if (!tile || !tile->has_partial_valid_shape()) return nullptr;
-    ValidShape valid;
-    bool changed = false;
-    for (const auto& extent : tile->valid_shape()) {
-      valid.push_back(MutateExpr(extent));
-      changed |= valid.back() != extent;
-    }
-    return changed ? WithValidShape(*tile, std::move(valid)) : nullptr;
+    return RewriteValidShape(type, [this](const ExprPtr& extent) { return MutateExpr(extent); });
   }
 
   // A tile whose valid shape names a substituted variable becomes a new variable whose type names
@@ -294,6 +287,18 @@ class VarSubstituter final : public IRMutator {
   std::unordered_map<const Var*, VarPtr> retyped_;
 };
 }  // namespace
+
+TypePtr RewriteValidShape(const TypePtr& type, const std::function<ExprPtr(const ExprPtr&)>& rewrite) {
+  const auto* tile = type->As<TileType>();
+  if (!tile || !tile->has_partial_valid_shape()) return nullptr;
+  ValidShape valid;
+  bool changed = false;
+  for (const auto& extent : tile->valid_shape()) {
+    valid.push_back(rewrite(extent));
+    changed |= valid.back() != extent;
+  }
+  return changed ? WithValidShape(*tile, std::move(valid)) : nullptr;
+}
 
 StmtPtr SubstituteVars(const StmtPtr& stmt, const std::unordered_map<const Var*, VarPtr>& map) {
   return VarSubstituter(map).MutateStmt(stmt);

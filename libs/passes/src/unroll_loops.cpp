@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "pypto/ir/valid_shape_rewrite.h"
 #include "pypto/passes/passes.h"
 #include "splicing_mutator.h"
 
@@ -118,15 +119,7 @@ class Substituter : public SplicingMutator {
 
   // The tile type with the replacements made in its valid shape; null when nothing changes.
   TypePtr Retyped(const TypePtr& type) {
-    const auto* tile = type->As<TileType>();
-    if (!tile || !tile->has_partial_valid_shape()) return nullptr;
-    ValidShape valid;
-    bool changed = false;
-    for (const auto& extent : tile->valid_shape()) {
-      valid.push_back(MutateExpr(extent));
-      changed |= valid.back() != extent;
-    }
-    return changed ? WithValidShape(*tile, std::move(valid)) : nullptr;
+    return RewriteValidShape(type, [this](const ExprPtr& extent) { return MutateExpr(extent); });
   }
 
   ExprMap map_;
