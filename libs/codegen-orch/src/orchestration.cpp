@@ -27,6 +27,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/submit_dumps.h"
 #include "tensor_element.h"
 
 namespace pypto::codegen_orch {
@@ -2183,6 +2184,7 @@ class OrchestrationEmitter {
     // The task takes its tensors first and its scalars after them, each group in parameter order.
     std::string tensor_lines, scalar_lines, dump_lines;
     std::vector<std::optional<Binding>> written(call.args().size());
+    const std::vector<size_t> dumped = ir::DumpedArgs(call);  // pl.submit(..., dumps=[...])
     for (size_t i = 0; i < call.args().size(); ++i) {
       const auto& arg = call.args()[i];
       const auto direction = call.arg_directions()[i];
@@ -2211,7 +2213,7 @@ class OrchestrationEmitter {
       if (it == bindings_.end())
         return MakeError(DiagnosticKind::Internal, "kernel argument is not a bound tensor", arg->span());
       tensor_lines += fmt::format("{}{}.{}({});\n", indent_, params, AddMethod(direction), it->second.cpp_name);
-      const bool dump = dump_tagged_.contains(var);
+      const bool dump = dump_tagged_.contains(var) || std::ranges::find(dumped, i) != dumped.end();
       if (dump) dump_lines += fmt::format("{}{}.dump({});\n", indent_, params, it->second.cpp_name);
       step.submit.args.push_back(
           rt::PlanTaskArg{.direction = ToRuntime(direction), .tensor = it->second.ref, .dump = dump});

@@ -1404,6 +1404,7 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "pl.submit needs the kernel to launch", span,
                        "write `out, tid = pl.submit(self.kernel, x, out)`");
     ir::LaunchOrder order;
+    std::vector<size_t> dumped;
     py::list keywords;
     for (auto keyword : value.attr("keywords")) {
       const std::string key = keyword.attr("arg").is_none() ? "" : keyword.attr("arg").cast<std::string>();
@@ -1415,6 +1416,10 @@ class FunctionParser {
         auto flag = BoolOption(keyword.attr("value"), "pl.submit allow_early_resolve");
         if (!flag) return pypto::unexpected(flag.error());
         order.allow_early_resolve = *flag;
+      } else if (key == "dumps") {
+        auto positions = DumpedPositions(keyword.attr("value"), positional);
+        if (!positions) return pypto::unexpected(positions.error());
+        dumped = std::move(*positions);
       } else {
         keywords.append(keyword);
       }
@@ -1438,7 +1443,31 @@ class FunctionParser {
     else if (task_target && !IsNode(task_target, "Name"))
       return MakeError(DiagnosticKind::Syntax, "the TaskId of pl.submit is bound to a plain name",
                        map_.SpanOf(task_target));
-    return LaunchInOrder(*parsed, std::move(order), span);
+    return LaunchInOrder(*parsed, std::move(order), span, dumped);
+  }
+
+  // `dumps=[x, s]` of `pl.submit(self.k, x, s, ...)`: the positions among the kernel's arguments of the
+  // names listed, each of which must be one of them.
+  ir::Result<std::vector<size_t>> DumpedPositions(py::handle list, const py::list& positional) {
+    if (!IsNode(list, "List") && !IsNode(list, "Tuple"))
+      return MakeError(DiagnosticKind::Syntax, "pl.submit dumps= takes a list of the launch's arguments",
+                       map_.SpanOf(list), "write `dumps=[x, out]`");
+    std::vector<size_t> positions;
+    for (auto element : list.attr("elts")) {
+      std::optional<size_t> found;
+      for (size_t i = 1; IsNode(element, "Name") && i < py::len(positional) && !found; ++i) {
+        py::handle arg = positional[i];
+        if (IsNode(arg, "Name") && arg.attr("id").cast<std::string>() == element.attr("id").cast<std::string>())
+          found = i - 1;
+      }
+      if (!found)
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("pl.submit dumps= names arguments of this launch; `{}` is not one of them",
+                                     py::module_::import("ast").attr("unparse")(element).cast<std::string>()),
+                         map_.SpanOf(element));
+      positions.push_back(*found);
+    }
+    return positions;
   }
 
   // `pl.system.task_dummy(deps=[a, b])` (the printer writes the list positionally).

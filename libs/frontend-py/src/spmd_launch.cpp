@@ -7,6 +7,7 @@
 #include "pypto/ir/expr.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/submit_dumps.h"
 
 namespace pypto::frontend {
 namespace {
@@ -86,10 +87,12 @@ ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunch
       });
 }
 
-ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span) {
+ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span,
+                                      const std::vector<size_t>& dumped) {
   return RewriteKernelCall(stmt, span, "pl.submit", "write `out, tid = pl.submit(self.kernel, x, out, deps=[...])`",
                            [&](const ir::Call& call) {
-                             return WithLaunch(call, call.kwargs(), std::move(order), call.core_num());
+                             return WithLaunch(call, ir::WithDumpedArgs(call.kwargs(), dumped), std::move(order),
+                                               call.core_num());
                            });
 }
 

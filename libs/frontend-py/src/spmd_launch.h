@@ -28,6 +28,8 @@ ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunch
                                        const ir::Span& span);
 
 // `stmt` (one kernel call, assigned or not) with the call launched in `order` (pl.submit).
-ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span);
+// `dumped`: the positions of the arguments `dumps=` marks for the args dump (ir/submit_dumps.h).
+ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span,
+                                      const std::vector<size_t>& dumped = {});
 
 }  // namespace pypto::frontend

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/submit_dumps.h"
 
 namespace pypto::ir {
 namespace {
@@ -81,6 +82,11 @@ class Printer {
     args.insert(args.begin(), "self." + call.callee());
     if (!call.order().deps.empty()) args.push_back(DepsText(call.order()));
     if (call.order().allow_early_resolve) args.push_back("allow_early_resolve=True");
+    if (auto dumped = DumpedArgs(call); !dumped.empty()) {
+      std::vector<std::string> names;
+      for (size_t position : dumped) names.push_back(Expr(call.args().at(position)));
+      args.push_back(fmt::format("dumps=[{}]", fmt::join(names, ", ")));
+    }
     return fmt::format("pl.submit({})", fmt::join(args, ", "));
   }
 
@@ -115,7 +121,10 @@ class Printer {
 
   static const Call* SubmitCall(const ir::Expr& value) {
     const auto* call = value.As<Call>();
-    return call && !call->is_op_call() && !call->order().empty() && !IsSpmdLaunch(*call) ? call : nullptr;
+    return call && !call->is_op_call() && (!call->order().empty() || !DumpedArgs(*call).empty()) &&
+                   !IsSpmdLaunch(*call)
+               ? call
+               : nullptr;
   }
 
   // The DSL spells an op whose name is a Python keyword with a trailing underscore (pl.tile.not_).
