@@ -42,6 +42,15 @@ def nested(a: pl.Tensor[[64, 32], pl.FP32], c: pl.Out[pl.Tensor[[64, 32], pl.FP3
                 t = pl.load(a, [row, 0], [16, 32])
                 pl.store(pl.add(t, 1.0), [row, 0], c)
     return c
+
+
+@pl.jit
+def launches(a: pl.Tensor[[64, 32], pl.FP32], c: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    for i in pl.unroll(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [i * 16, 0], [16, 32])
+            pl.store(pl.mul(t, 3.0), [i * 16, 0], c)
+    return c
 """
 
 
@@ -68,6 +77,15 @@ def test_an_unroll_loop_inside_a_range_loop(kernels):
     a, c = torch.randn(64, 32), torch.zeros(64, 32)
     kernels.nested(a, c)
     torch.testing.assert_close(c, a + 1.0)
+
+
+def test_an_unroll_loop_in_orchestration_code_makes_one_kernel_per_iteration(kernels):
+    a, c = torch.randn(64, 32), torch.zeros(64, 32)
+    kernels.launches(a, c)
+    torch.testing.assert_close(c, a * 3.0)
+    lowered = str(kernels.launches.lower(a, c))
+    assert [f"def launches_incore_{n}(" in lowered for n in range(4)] == [True] * 4
+    assert "launches_incore_4" not in lowered and "pl.unroll" not in lowered
 
 
 def test_the_ir_after_the_pass_has_one_copy_per_iteration_with_literal_offsets(kernels):
