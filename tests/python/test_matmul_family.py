@@ -267,6 +267,26 @@ def test_matmul_of_3d_tensors_with_b_trans(kernels):
     torch.testing.assert_close(c, torch.matmul(a, b.transpose(-2, -1)), rtol=1e-4, atol=1e-4)
 
 
+# 4 batches of [64, 128] x [512, 128]^T: 1 MB of right operands is twice L1, so each batch is loaded,
+# multiplied (in blocks of L0's size) and stored on its own.
+def test_a_batched_matmul_larger_than_l1_runs_a_batch_at_a_time(kernels):
+    a, b = torch.randn(4, 64, 128), torch.randn(4, 512, 128)
+    c = torch.zeros(4, 64, 512)
+    kernels.tensor_batch_b_trans(a, b, c)
+    torch.testing.assert_close(c, torch.matmul(a, b.transpose(-2, -1)), rtol=1e-4, atol=1e-4)
+    text = str(kernels.tensor_batch_b_trans.lower(a, b, c))
+    assert "pl.Tile[[1, 512, 128], pl.FP32, pl.MemRef(32768, 262144), pl.Mem.Mat] = pl.tile.load(b, [__tmp_v2_bi, 0, " \
+           "0], [1, 512, 128], target_memory=pl.Mem.Mat)" in text
+
+
+# The weight is one matrix for every batch: loaded once, before the loop over the batches.
+def test_a_large_batch_times_one_weight_loads_the_weight_once(kernels):
+    a, w = torch.randn(4, 64, 128), torch.randn(128, 512)
+    c = torch.zeros(4, 64, 512)
+    kernels.broadcast_batch(a, w, c)
+    torch.testing.assert_close(c, torch.matmul(a, w), rtol=1e-4, atol=1e-4)
+
+
 ERRORS = '''
 @pl.jit
 def two_rows(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
