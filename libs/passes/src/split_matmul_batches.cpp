@@ -58,9 +58,9 @@ Result<ExprPtr> Plus(const ExprPtr& origin, const ExprPtr& delta, const Span& sp
 // One operand of the batched matmul: the Mat tile moved into L0, and its load when the operand has a
 // matrix per batch (the load is then made per batch).
 struct BatchOperand {
-  size_t move;                // statement index of the tile.move into L0
-  VarPtr moved;               // what the matmul reads
-  VarPtr mat;                 // the Mat tile moved
+  size_t move;                 // statement index of the tile.move into L0
+  VarPtr moved;                // what the matmul reads
+  VarPtr mat;                  // the Mat tile moved
   std::optional<size_t> load;  // statement index of the Mat tile's load, when per batch
 };
 
@@ -229,8 +229,8 @@ class BatchSplitter final : public IRMutator {
       if (!offsets) return pypto::unexpected(offsets.error());
       Shape shape = operand.mat->type()->As<TileType>()->shape();
       shape[0] = 1;
-      auto loaded = Bind(operand.mat->name_hint(), "tile.load", {load.args()[0], *offsets, IndexTuple(shape, load.span())},
-                         load.kwargs(), load.span(), body);
+      auto loaded = Bind(operand.mat->name_hint(), "tile.load",
+                         {load.args()[0], *offsets, IndexTuple(shape, load.span())}, load.kwargs(), load.span(), body);
       if (!loaded) return loaded;
       source = *loaded;
     }
