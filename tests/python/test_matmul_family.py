@@ -267,6 +267,26 @@ def test_matmul_of_3d_tensors_with_b_trans(kernels):
     torch.testing.assert_close(c, torch.matmul(a, b.transpose(-2, -1)), rtol=1e-4, atol=1e-4)
 
 
+# 4 batches of [64, 128] x [512, 128]^T: 1 MB of right operands is twice L1, so each batch is loaded,
+# multiplied (in blocks of L0's size) and stored on its own.
+def test_a_batched_matmul_larger_than_l1_runs_a_batch_at_a_time(kernels):
+    a, b = torch.randn(4, 64, 128), torch.randn(4, 512, 128)
+    c = torch.zeros(4, 64, 512)
+    kernels.tensor_batch_b_trans(a, b, c)
+    torch.testing.assert_close(c, torch.matmul(a, b.transpose(-2, -1)), rtol=1e-4, atol=1e-4)
+    text = str(kernels.tensor_batch_b_trans.lower(a, b, c))
+    assert "pl.Tile[[1, 512, 128], pl.FP32, pl.MemRef(32768, 262144), pl.Mem.Mat] = pl.tile.load(b, [__tmp_v2_bi, 0, " \
+           "0], [1, 512, 128], target_memory=pl.Mem.Mat)" in text
+
+
+# The weight is one matrix for every batch: loaded once, before the loop over the batches.
+def test_a_large_batch_times_one_weight_loads_the_weight_once(kernels):
+    a, w = torch.randn(4, 64, 128), torch.randn(128, 512)
+    c = torch.zeros(4, 64, 512)
+    kernels.broadcast_batch(a, w, c)
+    torch.testing.assert_close(c, torch.matmul(a, w), rtol=1e-4, atol=1e-4)
+
+
 ERRORS = '''
 @pl.jit
 def two_rows(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
@@ -291,6 +311,21 @@ def bias_dtype(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tenso
 def batches_disagree(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         c = pl.assemble(c, pl.batch_matmul(a, b), [0, 0, 0])
+    return c
+
+
+# Written as if pl.tile.slice were a view of acc: each window's K sums are meant to land in acc.
+@pl.jit
+def window_accumulate(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+        for t in pl.range(2):
+            for k0 in pl.range(0, 128, 64):
+                a_l1 = pl.load(a, [0, k0], [16, 64], target_memory=pl.Mem.Mat)
+                b_l1 = pl.load(b, [k0, t * 64], [64, 64], target_memory=pl.Mem.Mat)
+                win = pl.tile.slice(acc, [16, 64], [0, t * 64])
+                win = pl.matmul_acc(win, a_l1, b_l1, init_cond=(k0 == 0))
+        pl.store(acc, [0, 0], c)
     return c
 '''
 
@@ -329,6 +364,17 @@ def test_batches_that_do_not_broadcast_are_refused(write_dsl):
                                    "pl.Tile[[2, 16, 32], pl.FP32, pl.Mem.Vec] and pl.Tile[[3, 32, 16], pl.FP32, "
                                    "pl.Mem.Vec]: 2 against 3")
     assert error.value.location == f"{path}:26:28"
+
+
+def test_an_accumulation_into_a_slice_that_is_never_read_is_refused(write_dsl):
+    from pypto.language.parser.diagnostics import InvalidOperationError
+
+    module, path = write_dsl("window_errors", ERRORS)
+    with pytest.raises(InvalidOperationError) as error:
+        module.window_accumulate(torch.randn(16, 128), torch.randn(128, 128), torch.zeros(16, 128))
+    assert error.value.message == ("tile.matmul_acc writes into 'win', a copy of a window of 'acc' made by "
+                                   "tile.slice, and its result is never read: the write would not reach 'acc'")
+    assert error.value.location == f"{path}:40:23"
 
 
 @pl.jit

@@ -312,6 +312,10 @@ class KernelAllocator {
     if (auto ok = CheckCarriedHazards(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     const auto& stmts = liveness.order();
     last_use_ = liveness.last_use();
+    // Statement index -> the tiles whose life ends there. A tile read inside a loop it was defined
+    // outside of ends with the loop's last statement, which need not read it.
+    std::unordered_map<size_t, std::vector<const Var*>> dying;
+    for (const auto& [var, last] : last_use_) dying[last].push_back(var);
 
     for (size_t i = 0; i < stmts.size(); ++i) {
       auto operands = Liveness::Operands(stmts[i]);
@@ -337,15 +341,11 @@ class KernelAllocator {
         if (!memref) return pypto::unexpected(memref.error());
         Place(*assign->var(), *tile, *memref);
       }
-      for (const auto* operand : operands)
-        if (last_use_[operand] == i) Release(operand);
+      if (auto it = dying.find(i); it != dying.end())
+        for (const auto* var : it->second) Release(var);
       if (tile && !last_use_.contains(assign->var().get())) Release(assign->var().get());
       for (const auto* var : defined)
         if (!last_use_.contains(var)) Release(var);
-      // Control-flow results are released at their last use even where they are not an operand
-      // (a return var kept to its loop's end).
-      for (const auto* var : flow_vars_)
-        if (auto it = last_use_.find(var); it != last_use_.end() && it->second == i) Release(var);
     }
     auto body = InsertCopies(kernel_.body());
     if (!body) return pypto::unexpected(body.error());
@@ -375,15 +375,12 @@ class KernelAllocator {
     ++holders_[Key(tile.memory_space(), memref.byte_offset)];
     space_of_[&var] = {tile.memory_space(), memref.byte_offset, memref.size};
     if (shared_->Shared(&var)) group_block_.try_emplace(shared_->Root(&var), space_of_[&var]);
-    if (!placed_by_assign_.contains(&var)) flow_vars_.push_back(&var);
   }
 
   // A carried tile is updated in place, so its previous value must not be read once the next one is
   // computed in the same iteration: `new = f(acc); g(acc); acc = new` would read the new value.
   Result<bool> CheckCarriedHazards(const Liveness& liveness, const SharedBuffers& shared) {
     const auto& order = liveness.order();
-    for (size_t i = 0; i < order.size(); ++i)
-      if (const auto* assign = order[i]->As<AssignStmt>()) placed_by_assign_.insert(assign->var().get());
     for (const auto& [loop, index] : shared.carries()) {
       const Var* carried = AsLoop(*loop)->iter_args[index].var.get();
       auto uses = liveness.uses().find(carried);
@@ -548,8 +545,6 @@ class KernelAllocator {
   const SharedBuffers* shared_ = nullptr;
   std::unordered_map<const Var*, Placement> group_block_;  // group root -> its block
   std::unordered_map<const Var*, VarPtr> placed_;
-  std::unordered_set<const Var*> placed_by_assign_;        // tiles an assignment defines
-  std::vector<const Var*> flow_vars_;                       // iter_args and return vars placed
   std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
 };
 

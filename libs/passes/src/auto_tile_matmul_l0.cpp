@@ -30,6 +30,10 @@
 // is [N, K], its windows [n, k] at (ni, ki). Each block's matmul reads its windows with the same
 // flags.
 //
+// A matrix may carry leading extents of 1 ([1, M, K]); they stay 1 in every window and block. A
+// batched matmul too large for L0 is first split into one matmul per batch
+// (SplitOversizedBatchMatmuls), each of which is then tiled as above.
+//
 // Blocks take at most half of each L0 buffer, leaving the other half to the next block (the
 // hardware's ping-pong). A product that keeps its shape and does not fit L0C is left alone, and
 // AllocateMemoryAddr reports it.
@@ -45,6 +49,7 @@
 #include "pypto/passes/passes.h"
 
 #include "index_exprs.h"
+#include "split_matmul_batches.h"
 
 namespace pypto::passes {
 namespace {
@@ -102,6 +107,16 @@ std::optional<BlockShape> ChooseBlock(const Product& product, bool whole_result,
   if (!k) return std::nullopt;
   return BlockShape{m, n, *k};
 }
+
+// Whether `tile` is one matrix: 2-D, or of higher rank with every leading extent 1 (a [1, M, K]
+// batch of one, as a batched matmul split per batch leaves it).
+bool IsMatrix(const TileType& tile) {
+  const auto& shape = tile.shape();
+  return shape.size() >= 2 && std::all_of(shape.begin(), shape.end() - 2, [](int64_t extent) { return extent == 1; });
+}
+
+// Extent `dim` (0: rows, 1: columns) of a matrix tile.
+int64_t MatrixDim(const TileType& tile, size_t dim) { return tile.shape()[tile.shape().size() - 2 + dim]; }
 
 // `origin + delta`, written `delta` when the origin is 0.
 Result<ExprPtr> Plus(const ExprPtr& origin, const ExprPtr& delta, const Span& span) {
@@ -232,7 +247,11 @@ class BlockNestBuilder {
     if (!cast) return pypto::unexpected(cast.error());
     auto narrowed = std::make_shared<Var>(fmt::format("{}_cast", name_), (*cast)->type(), span_);
     body.push_back(std::make_shared<AssignStmt>(narrowed, *cast, span_));
-    auto origin = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{mi, ni}, span_);
+    // Leading extents of 1 are at 0.
+    std::vector<ExprPtr> offsets(into->type()->As<TileType>()->shape().size() - 2, IndexConst(0, span_));
+    offsets.push_back(mi);
+    offsets.push_back(ni);
+    auto origin = std::make_shared<TupleLiteral>(std::move(offsets), span_);
     auto assemble = OpRegistry::Get().CreateCall("tile.assemble", {into, narrowed, origin}, {}, span_);
     if (!assemble) return pypto::unexpected(assemble.error());
     auto next = std::make_shared<Var>(into->name_hint(), (*assemble)->type(), span_);
@@ -414,8 +433,9 @@ class MatmulTiler final : public IRMutator {
       const Call* move = OpCall(stmts[j], "tile.move");
       const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
       const auto* tile = source ? source->type()->As<TileType>() : nullptr;
-      if (!tile || tile->memory_space() != MemorySpace::Mat || tile->shape().size() != 2) return std::nullopt;
-      if (tile->has_partial_valid_shape() && AsConstInt(tile->valid_shape()[k_dim]) != tile->shape()[k_dim])
+      if (!tile || tile->memory_space() != MemorySpace::Mat || !IsMatrix(*tile)) return std::nullopt;
+      const size_t k_axis = tile->shape().size() - 2 + k_dim;
+      if (tile->has_partial_valid_shape() && AsConstInt(tile->valid_shape()[k_axis]) != tile->shape()[k_axis])
         return std::nullopt;
       return FeedingMove{j, source, &var, ReadsOf(var) == 1};
     }
@@ -450,9 +470,9 @@ class MatmulTiler final : public IRMutator {
     const auto& rhs_type = *rhs_move->mat->type()->As<TileType>();
     const auto& result_type = *assign->var()->type()->As<TileType>();
     const Product product{
-        .whole = {.m = lhs_type.shape()[a_trans ? 1 : 0],
-                  .n = rhs_type.shape()[b_trans ? 0 : 1],
-                  .k = lhs_type.shape()[a_trans ? 0 : 1]},
+        .whole = {.m = MatrixDim(lhs_type, a_trans ? 1 : 0),
+                  .n = MatrixDim(rhs_type, b_trans ? 0 : 1),
+                  .k = MatrixDim(lhs_type, a_trans ? 0 : 1)},
         .a_bytes = DataTypeBytes(lhs_type.dtype()),
         .b_bytes = DataTypeBytes(rhs_type.dtype()),
         .c_bytes = DataTypeBytes(result_type.dtype())};
@@ -522,10 +542,12 @@ class MatmulTiler final : public IRMutator {
 
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
   if (!IsKernel(function->type()) || !function->body()) return function;
+  auto split = SplitOversizedBatchMatmuls(function->body(), soc);
+  if (!split) return pypto::unexpected(split.error());
   UseCounter uses;
-  uses.VisitStmt(function->body());
+  uses.VisitStmt(*split);
   MatmulTiler tiler(soc, uses);
-  StmtPtr body = tiler.MutateStmt(function->body());
+  StmtPtr body = tiler.MutateStmt(*split);
   if (tiler.error) return pypto::unexpected(*tiler.error);
   return body == function->body() ? function : function->WithBody(body);
 }

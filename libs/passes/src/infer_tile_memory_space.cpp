@@ -19,7 +19,9 @@
 //   * drops a `pl.create_tensor` whose value is never read (a placeholder rebound before use);
 //   * refuses, naming the op and its location, what it cannot place: a vector op reading a Mat,
 //     Left or Right tile, a matmul operand in a buffer it cannot be moved from, and a tensor
-//     created and used inside a kernel.
+//     created and used inside a kernel;
+//   * refuses an in-place write into a tile.slice window whose result nobody reads: the window is
+//     a copy, so the write would vanish instead of landing in the sliced tile.
 #include <fmt/format.h>
 
 #include <optional>
@@ -166,6 +168,7 @@ class PlacementPlanner {
 
  private:
   Result<bool> PlanDefinition(const Var& var, const AssignStmt& assign) {
+    if (auto ok = CheckWindowWrite(var, assign); !ok) return ok;
     if (const Call* create = AsOpCall(assign.value(), "tensor.create")) return PlanCreatedTensor(var, *create);
     if (AsOpCall(assign.value(), "tile.create") && !uses_.uses.contains(&var)) {
       placement_.dropped.insert(&var);  // a placeholder nobody reads (pl.create_tensor in a kernel, retyped)
@@ -184,6 +187,32 @@ class PlacementPlanner {
                               load.span());
     if (twin) placement_.twinned.insert(&var);
     return true;
+  }
+
+  // `win = tile.slice(t, ...)` copies a window of t. An op that writes into its operand in place
+  // (matmul_acc's accumulator, assemble's target) writes into that copy, and only its result shows
+  // the write: a result never read means the program expected the write to land in t, as it would
+  // if the slice were a view of t. Computing it would silently leave t unchanged.
+  Result<bool> CheckWindowWrite(const Var& var, const AssignStmt& assign) const {
+    static const std::unordered_set<std::string_view> kInPlaceWriters = {"tile.matmul_acc", "tile.gemv_acc",
+                                                                          "tile.assemble", "tile.write"};
+    const auto* call = assign.value()->As<Call>();
+    if (!call || !call->is_op_call() || !kInPlaceWriters.contains(call->target_name()) ||
+        !call->op()->result_aliases_arg || uses_.uses.contains(&var))
+      return true;
+    const auto* target = call->args()[static_cast<size_t>(*call->op()->result_aliases_arg)]->As<Var>();
+    const auto def = target ? uses_.definitions.find(target) : uses_.definitions.end();
+    const Call* slice = def == uses_.definitions.end() ? nullptr : AsOpCall(def->second->value(), "tile.slice");
+    if (!slice) return true;
+    const auto* parent = slice->args()[0]->As<Var>();
+    const std::string parent_name = parent ? fmt::format("'{}'", parent->name_hint()) : "the sliced tile";
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("{} writes into '{}', a copy of a window of {} made by tile.slice, and its result "
+                                 "is never read: the write would not reach {}",
+                                 call->target_name(), target->name_hint(), parent_name, parent_name),
+                     call->span(),
+                     "tile.slice copies the window; compute into a tile of its own and pl.store it at the window's "
+                     "offsets (or pl.tile.assemble it back into a Vec or Mat tile)");
   }
 
   // A tensor made inside a kernel lives in global memory, which the kernel's tiles cannot be

@@ -77,6 +77,52 @@ TEST(AllocateMemoryAddr, TileUsedInsideALoopLivesThroughTheLoop) {
   EXPECT_EQ(memrefs, (std::vector<TileMemRef>{{0, 4096}, {4096, 4096}, {4096, 4096}}));
 }
 
+// ... and gives it back when the loop ends, though the loop's last statement does not read it: a
+// tile loaded after the loop takes the buffer (a K loop's pre-loop weight windows in pypto-lib's
+// qwen3 decode kernels were otherwise held to the kernel's end).
+TEST(AllocateMemoryAddr, TileUsedInsideALoopIsFreedWhenTheLoopEnds) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {64, 64}), c = testing::Tensor("c", {64, 64});
+  auto i = std::make_shared<Var>("i", std::make_shared<ScalarType>(DataType::INDEX));
+  auto index = [](int64_t v) { return std::make_shared<ConstInt>(v, DataType::INDEX); };
+  auto load_bias = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto bias = testing::Local("bias", load_bias);
+  auto row = *MakeBinary(BinaryOp::Mul, i, index(16), Span{});
+  auto offsets = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{row, index(0)});
+  auto load_x = testing::Op("tile.load", {a, offsets, testing::Ints({16, 64})});
+  auto x = testing::Local("x", load_x);
+  auto sum = testing::Op("tile.add", {x, bias});
+  auto y = testing::Local("y", sum);
+  auto loop_body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      testing::Assign(x, load_x), testing::Assign(y, sum),
+      std::make_shared<EvalStmt>(testing::Op("tile.store", {y, offsets, c}))});
+  auto loop = std::make_shared<ForStmt>(i, index(0), index(4), index(1), loop_body, ForKind::Sequential);
+  auto load_z = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 64})});
+  auto z = testing::Local("z", load_z);
+  auto body = std::make_shared<SeqStmts>(std::vector<StmtPtr>{
+      testing::Assign(bias, load_bias), loop, testing::Assign(z, load_z),
+      std::make_shared<EvalStmt>(testing::Op("tile.store", {z, testing::Ints({0, 0}), c}))});
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, c},
+                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
+                                           std::vector<TypePtr>{}, body, FunctionType::AIV);
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  // bias, x, y (in x's buffer) inside the loop; z after it, in bias's buffer.
+  EXPECT_EQ(PrintFunction(*(*result)->Find("k")),
+            "@pl.function(type=pl.FunctionType.AIV)\n"
+            "def k(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):\n"
+            "    bias: pl.Tile[[16, 64], pl.FP32, pl.MemRef(0, 4096), pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 64])\n"
+            "    for i in pl.range(4):\n"
+            "        x: pl.Tile[[16, 64], pl.FP32, pl.MemRef(4096, 4096), pl.Mem.Vec] = pl.tile.load(a, [i * 16, 0], "
+            "[16, 64])\n"
+            "        y: pl.Tile[[16, 64], pl.FP32, pl.MemRef(4096, 4096), pl.Mem.Vec] = pl.tile.add(x, bias)\n"
+            "        pl.tile.store(y, [i * 16, 0], c)\n"
+            "    z: pl.Tile[[16, 64], pl.FP32, pl.MemRef(0, 4096), pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 64])\n"
+            "    pl.tile.store(z, [0, 0], c)\n");
+}
+
 TEST(AllocateMemoryAddr, LargerUbOfAscend950Fits) {
   auto lowered = Lower(testing::TileAddProgram(256, 96), PassContext{.soc = &ir::Ascend950()});
   ASSERT_TRUE(lowered) << lowered.error().str();
