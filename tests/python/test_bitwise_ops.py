@@ -94,6 +94,28 @@ def narrow_rem(a: pl.Tensor[[16, 32], pl.INT32], b: pl.Tensor[[16, 32], pl.INT32
 
 
 @pl.jit
+def tensor_spellings(a: pl.Tensor[[16, 32], pl.INT32], b: pl.Tensor[[16, 32], pl.INT32],
+                     xor: pl.Out[pl.Tensor[[16, 32], pl.INT32]], xors: pl.Out[pl.Tensor[[16, 32], pl.INT32]],
+                     shl: pl.Out[pl.Tensor[[16, 32], pl.INT32]], ands: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 32])
+        y = pl.load(b, [0, 0], [16, 32])
+        xor[:, :] = pl.tensor.xor(x, y)
+        xors[:, :] = pl.tensor.xors(x, 9)
+        shl[:, :] = pl.tensor.shl(x, 4)
+        ands[:, :] = pl.tensor.and_(x, y)
+    return xor, xors, shl, ands
+
+
+@pl.jit
+def tile_xor_without_scratch(a: pl.Tensor[[16, 32], pl.INT32], y: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 32])
+        y[:, :] = pl.xor(x, x)
+    return y
+
+
+@pl.jit
 def float_and(a: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         x = pl.load(a, [0, 0], [16, 32])
@@ -241,6 +263,25 @@ def test_remainder_by_zero_is_an_error(kernels):
     with pytest.raises(Exception) as info:
         kernels.ops_INT32(a, b, torch.zeros(16, 32, dtype=torch.int32), *outs)
     assert "integer remainder by zero" in str(info.value)
+
+
+def test_tensor_spellings_in_a_kernel_are_the_tile_ops(kernels):
+    # pl.tensor.xor takes no scratch tile (upstream's tensor op); the kernel's tile.xor gets one.
+    generator = torch.Generator().manual_seed(3)
+    a = torch.randint(-(2**31), 2**31 - 1, (16, 32), dtype=torch.int32, generator=generator)
+    b = torch.randint(-(2**31), 2**31 - 1, (16, 32), dtype=torch.int32, generator=generator)
+    xor, xors, shl, ands = (torch.empty(16, 32, dtype=torch.int32) for _ in range(4))
+    kernels.tensor_spellings(a, b, xor, xors, shl, ands)
+    assert torch.equal(xor, a ^ b)
+    assert torch.equal(xors, a ^ 9)
+    assert torch.equal(shl, a << 4)
+    assert torch.equal(ands, a & b)
+
+
+def test_tile_xor_needs_its_scratch_tile(kernels):
+    with pytest.raises(Exception) as info:
+        kernels.tile_xor_without_scratch(torch.zeros(16, 32, dtype=torch.int32), torch.empty(16, 32, dtype=torch.int32))
+    assert "'pl.xor' is missing argument 'tmp'" in str(info.value)
 
 
 def test_bitwise_op_of_float_tiles_is_refused(kernels):
