@@ -606,7 +606,8 @@ TEST(EmitModuleOps, BitwiseShiftAndRemainder) {
       {"tile.and", "pto.tand"}, {"tile.or", "pto.tor"}, {"tile.shl", "pto.tshl"}, {"tile.shr", "pto.tshr"}};
   for (auto [op, pto] : binary) {
     auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u}, {}); };
-    EXPECT_EQ(OpLine(make, pto, DataType::INT16), std::string(pto) + " ins(%t, %u : " + h + ", " + h + ") outs(%r : " + h + ")");
+    EXPECT_EQ(OpLine(make, pto, DataType::INT16),
+              std::string(pto) + " ins(%t, %u : " + h + ", " + h + ") outs(%r : " + h + ")");
   }
   for (auto [op, pto] : {std::pair{"tile.xor", "pto.txor"}, std::pair{"tile.rem", "pto.trem"}}) {
     auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u, v.u}, {}); };

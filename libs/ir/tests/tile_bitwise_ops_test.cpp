@@ -19,7 +19,9 @@ ExprPtr Loaded(DataType dtype, int64_t rows = 16, int64_t cols = 32) {
   return testing::Op("tile.load", {Tensor("x", {rows, cols}, dtype), Ints({0, 0}), Ints({rows, cols})});
 }
 
-ExprPtr Int(int64_t value, DataType dtype = DataType::INT32) { return std::make_shared<ConstInt>(value, dtype, Span{}); }
+ExprPtr Int(int64_t value, DataType dtype = DataType::INT32) {
+  return std::make_shared<ConstInt>(value, dtype, Span{});
+}
 ExprPtr Float(double value) { return std::make_shared<ConstFloat>(value, DataType::FP32, Span{}); }
 
 Result<CallPtr> Create(std::string_view op, std::vector<ExprPtr> args) {

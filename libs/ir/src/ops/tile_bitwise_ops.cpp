@@ -85,8 +85,9 @@ Result<TypePtr> DeduceWithScalar(const std::string& op, bool takes_tmp, const st
   // an i32; rem's may be a float constant holding an integer, as fmods's.
   const bool integral = !IsFloat((*scalar)->dtype()) || (IsRemainder(op) && IsIntegralConstant(args[1]));
   if (!IsFloat(dtype) && !integral)
-    return TypeError(fmt::format("{} combines an integer {} tile with a floating-point scalar", op, DataTypeName(dtype)),
-                     span, "pass an integer scalar");
+    return TypeError(
+        fmt::format("{} combines an integer {} tile with a floating-point scalar", op, DataTypeName(dtype)), span,
+        "pass an integer scalar");
   if (IsShift(op))
     if (auto ok = CheckShiftCount(op, dtype, args[1], span); !ok) return pypto::unexpected(ok.error());
   if (takes_tmp)
@@ -105,9 +106,11 @@ OpDef WithTile(const std::string& name, const std::string& description) {
   return OpDef{.name = full,
                .description = description,
                .params = std::move(params),
-               .deduce_type = [full, takes_tmp](const auto& args, const auto&,
-                                                const Span& span) { return DeduceTiles(full, takes_tmp, args, span); },
-               // The scratch-tile instructions write the result before they read their operands a last time.
+               .deduce_type =
+                   [full, takes_tmp](const auto& args, const auto&, const Span& span) {
+                     return DeduceTiles(full, takes_tmp, args, span);
+                   },
+               // Upstream does not let the scratch-tile instructions write over an operand.
                .inplace_safe = !takes_tmp};
 }
 
@@ -119,8 +122,10 @@ OpDef WithScalar(const std::string& name, const std::string& description) {
   return OpDef{.name = full,
                .description = description,
                .params = std::move(params),
-               .deduce_type = [full, takes_tmp](const auto& args, const auto&,
-                                                const Span& span) { return DeduceWithScalar(full, takes_tmp, args, span); },
+               .deduce_type =
+                   [full, takes_tmp](const auto& args, const auto&, const Span& span) {
+                     return DeduceWithScalar(full, takes_tmp, args, span);
+                   },
                // Upstream keeps the scalar bitwise ops out of place (their A2/A3 forms stage the scalar
                // in the result), and the shifts in place.
                .inplace_safe = IsShift(full)};
