@@ -122,6 +122,17 @@ def wrap_angles(x: pl.Tensor, out: pl.Out[pl.Tensor]):
         tmp = pl.create_tile([1, 32], dtype=pl.UINT8, target_memory=pl.Mem.Vec)
         pl.store(pl.tile.sel(pl.cmp(r, 0.0, cmp_type=2), shifted, r, tmp), [0, 0], out)
     return out
+
+
+@pl.jit
+def bucket_hash(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 32])
+        tmp = pl.create_tile([16, 32], dtype=pl.INT32, target_memory=pl.Mem.Vec)
+        h = pl.xor(pl.shl(t, 5), pl.shr(t, 3), tmp)
+        h = pl.or_(pl.and_(h, 0xFFFF), pl.shl(pl.and_(t, 1), 16))
+        pl.store(pl.rem(h, 97, tmp), [0, 0], out)
+    return out
 '''
 
 
@@ -195,6 +206,15 @@ def test_fmod_cmp_and_sel_make_a_floored_remainder(kernels):
     out = torch.zeros_like(x)
     kernels.wrap_angles(x, out)
     torch.testing.assert_close(out, torch.remainder(x, 6.0), rtol=1e-6, atol=1e-5)
+
+
+def test_shifts_bitwise_ops_and_rem_make_a_bucket_hash(kernels):
+    x = torch.randint(-(2**31), 2**31 - 1, (16, 32), dtype=torch.int32)
+    out = torch.zeros_like(x)
+    kernels.bucket_hash(x, out)
+    h = torch.bitwise_xor(x << 5, x >> 3)
+    h = (h & 0xFFFF) | ((x & 1) << 16)
+    assert torch.equal(out, torch.remainder(h, 97))
 
 
 def test_calling_an_incore_kernel_directly_says_how_to_use_it(kernels):

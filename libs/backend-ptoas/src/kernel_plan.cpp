@@ -283,8 +283,14 @@ class Planner {
       case OpForm::Alloc: return {};
       case OpForm::Fill: return CheckScalarOperand(args[1], call.type(), op, span);
       case OpForm::TileScalar:
+      case OpForm::TileI32: {
         if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
-        return CheckScalarOperand(args[1], args[0]->type(), op, span);
+        if (args.size() > 2)
+          if (auto ok = CheckTileOperand(args[2], op, span); !ok) return ok;
+        const ir::DataType dtype = lowering.form == OpForm::TileI32 ? ir::DataType::INT32
+                                                                    : args[0]->type()->As<ir::TileType>()->dtype();
+        return CheckScalarOperand(args[1], dtype, op, span);
+      }
       case OpForm::Broadcast: return CheckTileOperand(args[1], op, span);
       case OpForm::Reshape:
       case OpForm::Cast:
@@ -406,8 +412,8 @@ class Planner {
       std::vector<const ir::Var*> tiles = {&result};
       if (lowering.form == OpForm::Tiles) {
         for (const auto& arg : args) tiles.push_back(arg->As<ir::Var>());
-      } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::Cast ||
-                 lowering.form == OpForm::Compare) {
+      } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::TileI32 ||
+                 lowering.form == OpForm::Cast || lowering.form == OpForm::Compare) {
         tiles.push_back(args[0]->As<ir::Var>());
       } else if (lowering.form == OpForm::SelectScalar) {
         for (size_t i = 0; i < 3; ++i) tiles.push_back(args[i]->As<ir::Var>());
@@ -526,8 +532,12 @@ class Planner {
   // type is converted where that is a plain arith cast.
   Status CheckScalarOperand(const ir::ExprPtr& arg, const ir::TypePtr& tile_type, std::string_view op,
                             const ir::Span& span) const {
-    const auto* tile = tile_type->As<ir::TileType>();
-    const ir::DataType dtype = tile->dtype();
+    return CheckScalarOperand(arg, tile_type->As<ir::TileType>()->dtype(), op, span);
+  }
+
+  // A scalar operand passed as a `dtype` value: a literal, or a parameter converted to it.
+  Status CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, std::string_view op,
+                            const ir::Span& span) const {
     if (auto element = MlirElementType(dtype); !element) return Error(span, element.error());
     if (const auto* constant = arg->As<ir::ConstFloat>()) {
       if (!ir::IsFloat(dtype)) {
@@ -928,6 +938,18 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.neg", "pto.tneg", OpForm::Tiles, true},
       {"tile.lrelu", "pto.tlrelu", OpForm::TileScalar, true},
       {"tile.not", "pto.tnot", OpForm::Tiles, true},
+      {"tile.and", "pto.tand", OpForm::Tiles, true},
+      {"tile.or", "pto.tor", OpForm::Tiles, true},
+      {"tile.xor", "pto.txor", OpForm::Tiles, true},
+      {"tile.shl", "pto.tshl", OpForm::Tiles, true},
+      {"tile.shr", "pto.tshr", OpForm::Tiles, true},
+      {"tile.rem", "pto.trem", OpForm::Tiles, true},
+      {"tile.ands", "pto.tands", OpForm::TileI32},
+      {"tile.ors", "pto.tors", OpForm::TileI32},
+      {"tile.xors", "pto.txors", OpForm::TileI32},
+      {"tile.shls", "pto.tshls", OpForm::TileI32},
+      {"tile.shrs", "pto.tshrs", OpForm::TileI32},
+      {"tile.rems", "pto.trems", OpForm::TileScalar},
       {"tile.cast", "pto.tcvt", OpForm::Cast, true},
       {"tile.row_sum", "pto.trowsum", OpForm::Tiles},
       {"tile.row_max", "pto.trowmax", OpForm::Tiles},

@@ -128,8 +128,13 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
     case OpForm::TileScalar:
-      ins = {tile(args[0]), ScalarOperand(args[1], args[0]->type()->As<ir::TileType>()->dtype(), span)};
+    case OpForm::TileI32: {
+      const ir::DataType dtype = lowering.form == OpForm::TileI32 ? ir::DataType::INT32
+                                                                  : args[0]->type()->As<ir::TileType>()->dtype();
+      ins = {tile(args[0]), ScalarOperand(args[1], dtype, span)};
+      if (args.size() > 2) ins.push_back(tile(args[2]));  // the scratch tile of trems / txors
       break;
+    }
     case OpForm::Cast:
       ins = {tile(args[0])};
       placement = AttrPlacement::InIns;

@@ -597,6 +597,40 @@ TEST(EmitModuleOps, CompareAndRemainder) {
             "pto.tfmods ins(%t, %cst : " + kV + ", f32) outs(%r : " + kV + ")");
 }
 
+// The bitwise, shift and remainder ops: tile operands as they are, the scratch tile of txor, trem,
+// txors and trems last; the bitwise and shift instructions take their scalar as an i32 whatever the
+// tile's dtype, trems at the tile's.
+TEST(EmitModuleOps, BitwiseShiftAndRemainder) {
+  const std::string h = Vec(16, 64, "i16");
+  const std::pair<const char*, const char*> binary[] = {
+      {"tile.and", "pto.tand"}, {"tile.or", "pto.tor"}, {"tile.shl", "pto.tshl"}, {"tile.shr", "pto.tshr"}};
+  for (auto [op, pto] : binary) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u}, {}); };
+    EXPECT_EQ(OpLine(make, pto, DataType::INT16),
+              std::string(pto) + " ins(%t, %u : " + h + ", " + h + ") outs(%r : " + h + ")");
+  }
+  for (auto [op, pto] : {std::pair{"tile.xor", "pto.txor"}, std::pair{"tile.rem", "pto.trem"}}) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u, v.u}, {}); };
+    EXPECT_EQ(OpLine(make, pto, DataType::INT16),
+              std::string(pto) + " ins(%t, %u, %u : " + h + ", " + h + ", " + h + ") outs(%r : " + h + ")");
+  }
+  const std::pair<const char*, const char*> with_scalar[] = {
+      {"tile.ands", "pto.tands"}, {"tile.ors", "pto.tors"}, {"tile.shls", "pto.tshls"}, {"tile.shrs", "pto.tshrs"}};
+  for (auto [op, pto] : with_scalar) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, Int(3, DataType::INT16)}, {}); };
+    EXPECT_EQ(OpLine(make, pto, DataType::INT16),
+              std::string(pto) + " ins(%t, %c3_i32 : " + h + ", i32) outs(%r : " + h + ")");
+  }
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.xors", {v.t, Int(-2), v.u}, {}); }, "pto.txors",
+                   DataType::INT16),
+            "pto.txors ins(%t, %cn2_i32, %u : " + h + ", i32, " + h + ") outs(%r : " + h + ")");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.rems", {v.t, Int(5), v.u}, {}); }, "pto.trems",
+                   DataType::INT16),
+            "pto.trems ins(%t, %c5_i16, %u : " + h + ", i16, " + h + ") outs(%r : " + h + ")");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.rems", {v.t, Float(1.5), v.u}, {}); }, "pto.trems"),
+            "pto.trems ins(%t, %cst, %u : " + kV + ", f32, " + kV + ") outs(%r : " + kV + ")");
+}
+
 // tsels takes mask, source, scratch and the scalar; an unsigned source's scalar is passed in the
 // signed type of its width, its bits kept (0x8007 is -32761 as an i16, %cn32761_i16).
 TEST(EmitModuleOps, SelectScalar) {

@@ -9,19 +9,20 @@
 namespace pypto::frontend {
 namespace {
 
-// Alternative spellings of the same op (`not_`: Python reserves `not`; tile.matmul multiplies
-// batches of matrices, so `batch_matmul` is the same op).
+// Alternative spellings of the same op (`not_`, `and_`, `or_`: Python reserves the bare words;
+// tile.matmul multiplies batches of matrices, so `batch_matmul` is the same op).
 std::string Canonical(const std::string& name) {
   static const std::map<std::string, std::string, std::less<>> kAliases = {
       {"create_tile", "create"},  {"create_tensor", "create"},        {"arange", "ci"},
-      {"not_", "not"},            {"batch_matmul", "matmul"},         {"batch_matmul_acc", "matmul_acc"}};
+      {"not_", "not"},            {"and_", "and"},                    {"or_", "or"},
+      {"batch_matmul", "matmul"}, {"batch_matmul_acc", "matmul_acc"}};
   auto it = kAliases.find(name);
   return it == kAliases.end() ? name : it->second;
 }
 
 // Ops with a scalar-operand form `<op>s` chosen when the right operand is a scalar.
-const std::set<std::string, std::less<>> kScalarForms = {"add",     "sub",     "mul",  "div",
-                                                          "maximum", "minimum", "fmod", "cmp"};
+const std::set<std::string, std::less<>> kScalarForms = {"add", "sub", "mul", "div", "maximum", "minimum", "fmod",
+                                                          "cmp", "and", "or",  "xor", "shl", "shr",     "rem"};
 
 // Tile ops whose first operand is a global tensor rather than a tile.
 const std::set<std::string, std::less<>> kTensorSourced = {"load", "mgather"};

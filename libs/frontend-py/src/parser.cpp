@@ -3227,6 +3227,8 @@ class FunctionParser {
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
     if (name == "pl.expand_clone" || name == "pl.tensor.expand_clone") return ParseExpandClone(node);
     if (name == "pl.const") return ParseTypedConstant(node);
+    // Upstream's tensor-level xor and xors take no scratch tile; in a kernel their tile op gets a fresh one.
+    const bool scratch_for_tensor_xor = kernel_depth_ > 0 && (name == "pl.tensor.xor" || name == "pl.tensor.xors");
     if (kernel_depth_ > 0) name = KernelSpelling(name);
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
@@ -3341,7 +3343,7 @@ class FunctionParser {
     if (kernel_depth_ > 0 && !operands.empty())
       if (auto ok = BindDefaultScratch(name, **op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
-    if (*high_precision && kernel_depth_ > 0 && !operands.empty())
+    if ((*high_precision || scratch_for_tensor_xor) && kernel_depth_ > 0 && !operands.empty())
       if (auto ok = BindPrecisionScratch(**op, operands[0], call, map_.SpanOf(node)); !ok)
         return pypto::unexpected(ok.error());
     if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
@@ -3792,6 +3794,7 @@ class FunctionParser {
     return value;
   }
 
+  // (Also the scratch tile of pl.tensor.xor / xors in a kernel.)
   static ir::Result<bool> BindPrecisionScratch(const ir::OpDef& op, const ir::ExprPtr& operand, CallBuilder& call,
                                                const ir::Span& span) {
     auto param = std::find_if(op.params.begin(), op.params.end(), [](const ir::OpParam& p) { return p.name == "tmp"; });

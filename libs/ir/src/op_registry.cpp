@@ -81,6 +81,7 @@ const OpRegistry& OpRegistry::Get() {
 OpRegistry::OpRegistry() {
   RegisterTileMemoryOps(*this);
   RegisterTileElementwiseOps(*this);
+  RegisterTileBitwiseOps(*this);
   RegisterTileCompareOps(*this);
   RegisterTilePartialOps(*this);
   RegisterTileReductionOps(*this);

@@ -13,6 +13,7 @@
 #include "kernels/block_gather.h"
 #include "kernels/compare.h"
 #include "kernels/index_moves.h"
+#include "kernels/integer_ops.h"
 #include "kernels/random.h"
 #include "kernels/select.h"
 #include "kernels/sort.h"
@@ -526,6 +527,27 @@ Result RunPartialBinary(const DecodedKernel& kernel, size_t index, const Operand
 }
 
 // An op on a tile type the kernels take directly (instr.kind), or on widened copies of the operands.
+// An integer bitwise, shift or remainder op over the result's valid region, one row at a time.
+Result RunIntegerBinary(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const IntegerType type{instr.elem_bytes, !ir::IsUnsignedInteger(c.out_dtype)};
+  auto rows = static_cast<size_t>(c.rows), width = static_cast<size_t>(c.cols);
+  if (instr.partial) {
+    rows = std::min(rows, static_cast<size_t>(std::max<int64_t>(0, OperandValue(instr.valid.rows, regs))));
+    width = std::min(width, static_cast<size_t>(std::max<int64_t>(0, OperandValue(instr.valid.cols, regs))));
+  }
+  const auto scalar = static_cast<int64_t>(ScalarValue(c.scalar, regs));
+  const size_t row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t at = r * row_bytes;
+    if (!IntegerBinary(static_cast<IntegerOp>(c.op), type, o.dst + at, o.src0 + at, o.src1 ? o.src1 + at : nullptr,
+                       scalar, width))
+      return Fail(kernel, index, "integer remainder by zero");
+  }
+  return {};
+}
+
 Result RunArithmetic(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeKind kind = instr.compute.kind;
@@ -754,6 +776,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   switch (c.kind) {
     case ComputeKind::Copy: std::memmove(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
     case ComputeKind::BitNot: BitwiseNot(o.dst, o.src0, static_cast<size_t>(instr.dst.bytes)); return {};
+    case ComputeKind::IntegerBinary: return RunIntegerBinary(kernel, index, o, regs);
     case ComputeKind::Matmul: return RunMatmul(kernel, index, o, src2, regs);
     case ComputeKind::FillPad: return RunFillPad(kernel, index, o, regs);
     case ComputeKind::FillPadExpand: return RunFillPadExpand(kernel, index, o, regs);

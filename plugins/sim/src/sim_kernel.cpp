@@ -12,6 +12,7 @@
 #include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/op_registry.h"
 #include "kernels/arg_reduce.h"
+#include "kernels/integer_ops.h"
 #include "pypto/ir/printer.h"
 #include "pad_value.h"
 #include "tile_ops.h"
@@ -50,6 +51,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Unary: return "unary";
     case ComputeKind::LeakyRelu: return "lrelu";
     case ComputeKind::BitNot: return "not";
+    case ComputeKind::IntegerBinary: return "integer";
     case ComputeKind::RowReduce: return "rowreduce";
     case ComputeKind::ColReduce: return "colreduce";
     case ComputeKind::RowArgReduce: return "rowargreduce";
@@ -1784,6 +1786,13 @@ class Decoder {
       for (const auto& [name, op] : unary) put(fmt::format("tile.{}", name), ComputeKind::Unary, op);
       put("tile.lrelu", ComputeKind::LeakyRelu, 0);
       put("tile.not", ComputeKind::BitNot, 0);
+      const std::pair<const char*, IntegerOp> integer[] = {{"and", IntegerOp::And}, {"or", IntegerOp::Or},
+                                                           {"xor", IntegerOp::Xor}, {"shl", IntegerOp::Shl},
+                                                           {"shr", IntegerOp::Shr}, {"rem", IntegerOp::Rem}};
+      for (const auto& [name, op] : integer) {
+        put(fmt::format("tile.{}", name), ComputeKind::IntegerBinary, op);
+        put(fmt::format("tile.{}s", name), ComputeKind::IntegerBinary, op);
+      }
       const std::pair<const char*, ReduceOp> reduce[] = {
           {"sum", ReduceOp::Sum}, {"max", ReduceOp::Max}, {"min", ReduceOp::Min}, {"prod", ReduceOp::Prod}};
       for (const auto& [name, op] : reduce) {
@@ -2081,6 +2090,7 @@ class Decoder {
         instr.src0 = src->ref;
         return {};
       }
+      case ComputeKind::IntegerBinary: return DecodeIntegerBinary(op, out, call, instr);
       case ComputeKind::RowExpand:
       case ComputeKind::ColExpand:
       case ComputeKind::RowExpDif:
@@ -2135,6 +2145,44 @@ class Decoder {
       case ComputeKind::Triangle: return DecodeTriangle(out, call, instr);
     }
     return Fail("unknown compute op (decoder bug)");
+  }
+
+  // `pl.tile.and(a, b)`, `pl.tile.shls(a, 3)`, `pl.tile.rem(a, b, tmp)` and their kin. An integer
+  // tile's op runs at its own width and signedness over the result's valid region; a floating-point
+  // tile's rem is the element-wise kernels' Rem. The scratch tile is the device instruction's and
+  // plays no part here.
+  pypto::expected<void, std::string> DecodeIntegerBinary(const std::string& op, const TileValue& out,
+                                                         const ir::Call& call, Instr& instr) {
+    ComputeInfo& info = instr.compute;
+    const bool scalar_rhs = call.args()[1]->type()->As<ir::ScalarType>() != nullptr;
+    if (ir::IsFloat(out.dtype) && static_cast<IntegerOp>(info.op) == IntegerOp::Rem) {
+      info.kind = scalar_rhs ? ComputeKind::BinaryScalar : ComputeKind::Binary;
+      info.op = static_cast<uint8_t>(BinaryOp::Rem);
+      return DecodeComputeOperands(op, out, call, instr);
+    }
+    const int bits = ir::IsInteger(out.dtype) ? ir::DataTypeBits(out.dtype) : 0;
+    if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+      return Fail(fmt::format("{} on {} tiles is not supported by the simulator (it computes on 8- to 64-bit "
+                              "integers)",
+                              op, ir::DataTypeName(out.dtype)));
+    auto src = Tile(call.args()[0], "left operand");
+    if (!src) return Error(src.error());
+    if (auto ok = SameSize(*src, out); !ok) return ok;
+    instr.src0 = src->ref;
+    if (scalar_rhs) {
+      auto scalar = ScalarArg(call.args()[1]);
+      if (!scalar) return Error(scalar.error());
+      info.scalar = *scalar;
+    } else {
+      auto rhs = Tile(call.args()[1], "right operand");
+      if (!rhs) return Error(rhs.error());
+      if (auto ok = SameSize(*rhs, out); !ok) return ok;
+      instr.src1 = rhs->ref;
+    }
+    info.out_dtype = out.dtype;
+    info.rows = out.rows();
+    info.cols = out.cols();
+    return NarrowTo(call.type(), instr);
   }
 
   // `pl.tile.sels(mask, src, tmp, scalar)`: src where the mask's bit is set, the scalar elsewhere. The

@@ -50,6 +50,8 @@ enum class ComputeKind : uint8_t {
   Unary,         // dst = op(src0) (op: UnaryOp)
   LeakyRelu,     // dst = src0 > 0 ? src0 : scalar * src0
   BitNot,        // dst = ~src0, bit by bit (integer tiles of any width)
+  IntegerBinary, // dst = src0 op src1 (or op scalar when src1 is empty) over dst's valid region, at the
+                 // integer tile's own width and signedness (op: IntegerOp; out_dtype: the element type)
   RowReduce,     // dst[r] = reduce(src0[r][:]) (op: ReduceOp)
   ColReduce,     // dst[c] = reduce(src0[:][c])
   RowArgReduce,  // dst[r] = the column of src0[r][:]'s extremum, INT32 (op: ArgReduceOp; src0: in_dtype)

@@ -104,23 +104,39 @@ int32_t DivideI32(int32_t x, int32_t y) {
 // The remainder of DivideI32, signed as the dividend; x % -1 is 0 (INT32_MIN % -1 would trap).
 int32_t FmodI32(int32_t x, int32_t y) { return y == -1 ? 0 : x % y; }
 
-// The ops without a vector form, one element at a time: integer Div and Fmod (y != 0).
-int32_t ScalarI32(BinaryOp op, int32_t x, int32_t y) { return op == BinaryOp::Div ? DivideI32(x, y) : FmodI32(x, y); }
+// FmodI32 moved into the divisor's sign.
+int32_t RemI32(int32_t x, int32_t y) {
+  const int32_t r = FmodI32(x, y);
+  return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+
+// The ops without a vector form, one element at a time: integer Div, Fmod and Rem (y != 0).
+int32_t ScalarI32(BinaryOp op, int32_t x, int32_t y) {
+  if (op == BinaryOp::Div) return DivideI32(x, y);
+  return op == BinaryOp::Rem ? RemI32(x, y) : FmodI32(x, y);
+}
+
+bool HasVectorForm(BinaryOp op) { return op != BinaryOp::Div && op != BinaryOp::Fmod && op != BinaryOp::Rem; }
 
 // std::fmod is exact, so a float remainder needs no care beyond calling it; no vector unit has it.
-void FmodF32(float* dst, const float* a, const float* b, float s, size_t n) {
-  for (size_t i = 0; i < n; ++i) dst[i] = std::fmod(a[i], b ? b[i] : s);
+// Rem adds the divisor to a remainder of the other sign (torch.remainder's own formula).
+void RemainderF32(BinaryOp op, float* dst, const float* a, const float* b, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float y = b ? b[i] : s;
+    const float r = std::fmod(a[i], y);
+    dst[i] = op == BinaryOp::Rem && r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+  }
 }
 
 }  // namespace
 
 void BinaryF32(BinaryOp op, float* dst, const float* a, const float* b, size_t n) {
-  if (op == BinaryOp::Fmod) return FmodF32(dst, a, b, 0.0f, n);
+  if (op == BinaryOp::Fmod || op == BinaryOp::Rem) return RemainderF32(op, dst, a, b, 0.0f, n);
   HWY_DYNAMIC_DISPATCH(BinaryF32Kernel)(op, dst, a, b, n);
 }
 
 bool BinaryI32(BinaryOp op, int32_t* dst, const int32_t* a, const int32_t* b, size_t n) {
-  if (op != BinaryOp::Div && op != BinaryOp::Fmod) {
+  if (HasVectorForm(op)) {
     HWY_DYNAMIC_DISPATCH(BinaryI32Kernel)(op, dst, a, b, n);
     return true;
   }
@@ -132,12 +148,12 @@ bool BinaryI32(BinaryOp op, int32_t* dst, const int32_t* a, const int32_t* b, si
 }
 
 void BinaryScalarF32(BinaryOp op, float* dst, const float* a, float s, size_t n) {
-  if (op == BinaryOp::Fmod) return FmodF32(dst, a, nullptr, s, n);
+  if (op == BinaryOp::Fmod || op == BinaryOp::Rem) return RemainderF32(op, dst, a, nullptr, s, n);
   HWY_DYNAMIC_DISPATCH(BinaryScalarF32Kernel)(op, dst, a, s, n);
 }
 
 bool BinaryScalarI32(BinaryOp op, int32_t* dst, const int32_t* a, int32_t s, size_t n) {
-  if (op != BinaryOp::Div && op != BinaryOp::Fmod) {
+  if (HasVectorForm(op)) {
     HWY_DYNAMIC_DISPATCH(BinaryScalarI32Kernel)(op, dst, a, s, n);
     return true;
   }

@@ -9,7 +9,9 @@
 // (not the approximate reciprocal instructions); Sin and Cos are evaluated in double and rounded once.
 // Max and Min return NaN when either operand is NaN,
 // and Relu/Abs/Neg pass NaN through, as torch does. Fmod is the remainder truncated toward zero
-// (C's fmod, torch.fmod): exact for floats, a - trunc(a / b) * b for integers.
+// (C's fmod, torch.fmod): exact for floats, a - trunc(a / b) * b for integers. Rem is the remainder
+// of the quotient rounded down (torch.remainder), signed as the divisor: fmod moved by one divisor
+// when the two signs differ, as torch computes it.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +19,7 @@
 
 namespace pypto::sim {
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Fmod };
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Fmod, Rem };
 
 enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg, Sin, Cos };
 
@@ -25,7 +27,7 @@ enum class UnaryOp : uint8_t { Exp, Log, Sqrt, Rsqrt, Recip, Relu, Abs, Neg, Sin
 void BinaryF32(BinaryOp op, float* dst, const float* a, const float* b, size_t n);
 
 // Integer arithmetic wraps around (two's complement); division truncates toward zero and
-// INT32_MIN / -1 wraps (INT32_MIN fmod -1 is 0). Returns false when a divisor is zero (dst is then
+// INT32_MIN / -1 wraps (INT32_MIN fmod -1 and rem -1 are 0). Returns false when a divisor is zero (dst is then
 // only partly written).
 bool BinaryI32(BinaryOp op, int32_t* dst, const int32_t* a, const int32_t* b, size_t n);
 

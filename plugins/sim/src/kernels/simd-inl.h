@@ -123,7 +123,8 @@ HWY_INLINE void WithBinaryOp(BinaryOp op, F f) {
       return;
     case BinaryOp::Max: return f(MaxV{});
     case BinaryOp::Min: return f(MinV{});
-    case BinaryOp::Fmod: return;
+    case BinaryOp::Fmod:
+    case BinaryOp::Rem: return;
   }
 }
 

@@ -96,6 +96,7 @@ class OpRegistry {
 // Registration entry points, one per op family (src/ops/*.cpp).
 void RegisterTileMemoryOps(OpRegistry& registry);
 void RegisterTileElementwiseOps(OpRegistry& registry);
+void RegisterTileBitwiseOps(OpRegistry& registry);
 void RegisterTileCompareOps(OpRegistry& registry);
 void RegisterTilePartialOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
