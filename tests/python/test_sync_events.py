@@ -321,3 +321,25 @@ def test_misused_sync_ops_are_compile_errors_at_the_call(write_kernel, call, at,
     assert expected in message, message
     column = 9 + call.index(at)  # the call is indented by 8
     assert f"bad_event.py:9:{column}\n" in message, message
+
+
+DEVICE_SIZED = '''
+import pypto.language as pl
+
+
+@pl.jit
+def device_sized(x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.spmd(pl.system.available_cluster_count()):
+        pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
+    return out
+'''
+
+
+def test_a_launch_sized_by_the_device_is_refused_at_its_core_num(write_kernel):
+    module, _ = write_kernel("device_sized", DEVICE_SIZED)
+    with pytest.raises(Exception) as info:
+        module.device_sized(torch.zeros(16, 16), torch.zeros(16, 16))
+    message = str(info.value)
+    assert ("pl.spmd core_num `pl.system.available_cluster_count()` is not supported yet: the run's device counts "
+            "are not passed to orchestration code") in message, message
+    assert "device_sized.py:7:18\n" in message, message

@@ -55,7 +55,7 @@ TEST(SystemSyncOps, MisusedEventOpsAreRefused) {
   const Call::Kwargs pipe = {{"pipe", std::string("MTE3")}};
   auto reserved = Create("system.sync_set", {Id(14)}, pipe);
   EXPECT_EQ(ErrorOf(reserved), "event id 14 is out of range [0, 13]");
-  EXPECT_EQ(reserved.error().help, "ids 14 and 15 are reserved for the device");
+  EXPECT_EQ(reserved.error().hint, "ids 14 and 15 are reserved for the device");
   EXPECT_EQ(ErrorOf(Create("system.sync_wait", {Id(-1)}, pipe)),
             "event id -1 is out of range [0, 13]");
   EXPECT_EQ(ErrorOf(Create("system.sync_set", {Id(1)}, {{"pipe", std::string("MTE4")}})),
@@ -69,7 +69,7 @@ TEST(SystemSyncOps, MisusedEventOpsAreRefused) {
   EXPECT_EQ(ErrorOf(Create("system.sync_wait", {Id(1)})), "'system.sync_wait' is missing attribute 'pipe'");
   EXPECT_EQ(ErrorOf(Create("system.sync_set", {}, pipe)), "'system.sync_set' takes 1 arguments (event_id), got 0");
   EXPECT_EQ(ErrorOf(Create("system.sync_set", {Id(1)}, {{"pipe", int64_t{2}}})),
-            "'system.sync_set' attribute 'pipe' must be a string, got 2");
+            "'system.sync_set' attribute 'pipe' must be a str, got 2");
 }
 
 TEST(SystemSyncOps, TheFftsWorkspaceIsAtLeast256Int64) {

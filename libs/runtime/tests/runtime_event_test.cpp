@@ -110,9 +110,9 @@ TEST(EventTest, AWaitNoRaiseCanSatisfyFailsTheRun) {
   EXPECT_EQ(done.error().str(),
             "fatal error 100 (SchedulerTimeout): task 0 (block 0 of a mixed task): its cross-core pipes and events "
             "can never move: kernel 'cube' (task 0) on AIC core 0 waits in sync_wait for event 3 (the AIV lanes "
-            "raised it 1 and 0 times); kernel 'vec' (task 1) on AIV core 0 (lane 0) has finished; kernel 'vec' (task "
-            "2) on AIV core 1 (lane 1) has finished; every tpop needs a tpush of the peer, a tpush into a full pipe a "
-            "tfree of the peer, and a sync_wait a sync_set of the peer");
+            "raised it 1 and 0 times); kernel 'vec' (task 1) on AIV core 0 (lane 0) has finished; the kernel of func_id "
+            "1 (task 2) on AIV core 1 (lane 1) has finished; every tpop needs a tpush of the peer, a tpush into a full "
+            "pipe a tfree of the peer, and a sync_wait a sync_set of the peer");
 }
 
 TEST(EventTest, ModeZeroAndASixteenthPendingRaiseAreRefused) {
