@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "mlir_types.h"
@@ -127,6 +129,7 @@ class Planner {
                                               "kernel '{}'",
                                               kernel_.name()));
       if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
+      if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
       if (call && IsElementOp(call->target_name())) return ElementError(*call, stmt);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
@@ -161,6 +164,33 @@ class Planner {
     return Error(call.span().known() ? call.span() : stmt.span(),
                  fmt::format("backend-ptoas does not lower the cross-core pipe op '{}' yet in kernel '{}'", op,
                              kernel_.name()));
+  }
+
+  // The synchronisation ops (pl.system.sync_set, bar_v, fence, ...) and the PTO instruction each
+  // becomes upstream; none is emitted here yet (sync_set/sync_wait/set_ffts also need the FFTS
+  // workspace passed as a !pto.ptr<i64> kernel parameter).
+  static const char* SyncOpSpelling(std::string_view op) {
+    static constexpr std::array<std::pair<std::string_view, const char*>, 9> kSpellings = {{
+        {"system.sync_set", "pto.sync.set"},
+        {"system.sync_wait", "pto.sync.wait"},
+        {"system.set_ffts", "pto.set_ffts"},
+        {"system.sync_src", "a pipe flag set"},
+        {"system.sync_dst", "a pipe flag wait"},
+        {"system.bar_v", "pto.barrier <PIPE_V>"},
+        {"system.bar_m", "pto.barrier <PIPE_M>"},
+        {"system.bar_all", "pto.barrier <PIPE_ALL>"},
+        {"system.fence", "pto.fence.barrier_all"},
+    }};
+    if (op == "system.cacheinvalid") return "pto.cmo.cacheinvalid";
+    for (const auto& [name, spelling] : kSpellings)
+      if (name == op) return spelling;
+    return nullptr;
+  }
+  Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const {
+    const std::string& op = call.target_name();
+    return Error(call.span().known() ? call.span() : stmt.span(),
+                 fmt::format("backend-ptoas does not lower the synchronisation op 'pl.{}' ({}) yet in kernel '{}'", op,
+                             SyncOpSpelling(op), kernel_.name()));
   }
 
   // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles, which

@@ -1965,6 +1965,14 @@ class OrchestrationEmitter {
                          expr->span());
       return fmt::format("static_cast<{}>({})", *type, *value);
     }
+    if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name.starts_with("system."))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("pl.{}() is not supported in orchestration code yet", call->op()->name),
+                       expr->span(),
+                       call->op()->name.starts_with("system.available_")
+                           ? "give the launch width as a number (the simulated SoC has 24 clusters of 1 AIC and 2 AIV "
+                             "on a2a3, 36 on a5)"
+                           : "");
     const auto* binary = expr->As<ir::BinaryExpr>();
     if (!binary)
       return MakeError(DiagnosticKind::Syntax, "this expression is not supported in orchestration scalar code yet",

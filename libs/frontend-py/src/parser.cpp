@@ -3516,7 +3516,7 @@ class FunctionParser {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
         "pl.write", "pl.mscatter", "pl.mgather"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
-           !kNotCompute.contains(name);
+           !name.starts_with("pl.system.") && !kNotCompute.contains(name);
   }
 
   ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span) {
@@ -3749,6 +3749,7 @@ class FunctionParser {
       }
     }
     if (dotted.starts_with("pl.PadValue.") && !env_.contains(dotted)) return PadValueAttr(dotted, node);
+    if (dotted.starts_with("pl.PipeType.") && !env_.contains(dotted)) return PipeTypeAttr(dotted, node);
     if (IsNode(node, "Constant") && py::isinstance<py::str>(node.attr("value")))
       return ArgValue(ir::OpAttr(node.attr("value").cast<std::string>()));
     auto expr = ParseExpr(node);
@@ -3763,6 +3764,15 @@ class FunctionParser {
     if (mode == "zero" || mode == "min" || mode == "max") return ArgValue(ir::OpAttr(mode));
     return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a padding mode", dotted), map_.SpanOf(node),
                      "pad values: pl.PadValue.zero, pl.PadValue.min, pl.PadValue.max");
+  }
+
+  // pl.PipeType.MTE3: a pipe of the core (the sync ops' pipe=), a string attribute ("MTE3").
+  ir::Result<ArgValue> PipeTypeAttr(const std::string& dotted, py::handle node) {
+    static const std::set<std::string, std::less<>> kPipes = {"MTE1", "MTE2", "MTE3", "M", "V", "S", "FIX", "ALL"};
+    const std::string pipe = dotted.substr(std::string_view("pl.PipeType.").size());
+    if (kPipes.contains(pipe)) return ArgValue(ir::OpAttr(pipe));
+    return MakeError(DiagnosticKind::Type, fmt::format("'{}' is not a pipe", dotted), map_.SpanOf(node),
+                     "pipes: pl.PipeType.MTE1, MTE2, MTE3, M, V, S, FIX, ALL");
   }
 
   // `pl.row_sum(x)` without a scratch tile gets a fresh one (hoisted before the call by FlattenCallExpr).

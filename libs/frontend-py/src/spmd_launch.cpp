@@ -63,7 +63,16 @@ ir::Result<ir::ExprPtr> CheckBlockCount(const ir::ExprPtr& count, const ir::Span
                          fmt::format("pl.spmd core_num must be an integer, got `{}` of type {}", ir::PrintExpr(count),
                                      count->type()->str()),
                          span);
-  if (const ir::Call* call = FirstNonCast(count))
+  const ir::Call* call = FirstNonCast(count);
+  if (call && call->target_name().starts_with("system.available_"))
+    return ir::MakeError(ir::DiagnosticKind::Type,
+                         fmt::format("pl.spmd core_num `{}` is not supported yet: the run's device counts are not "
+                                     "passed to orchestration code",
+                                     ir::PrintExpr(count)),
+                         span,
+                         "give the launch width as a number (the simulated SoCs have 24 clusters of one AIC and two "
+                         "AIV on a2a3, 36 on a5)");
+  if (call)
     return ir::MakeError(ir::DiagnosticKind::Type,
                          fmt::format("pl.spmd core_num must be computed from orchestration scalars; `{}` calls '{}'",
                                      ir::PrintExpr(count), call->target_name()),

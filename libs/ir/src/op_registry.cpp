@@ -11,6 +11,9 @@ OpParam Arg(std::string name) { return OpParam{std::move(name), false, OpAttrKin
 OpParam OptionalArg(std::string name) { return OpParam{std::move(name), false, OpAttrKind::Int, false}; }
 OpParam Attr(std::string name, OpAttrKind kind) { return OpParam{std::move(name), true, kind, true}; }
 OpParam OptionalAttr(std::string name, OpAttrKind kind) { return OpParam{std::move(name), true, kind, false}; }
+OpParam EnumAttr(std::string name, const char* enum_type, bool required) {
+  return OpParam{std::move(name), true, OpAttrKind::String, required, enum_type};
+}
 
 std::vector<std::string> OpDef::arg_names() const {
   std::vector<std::string> names;
@@ -59,6 +62,8 @@ bool AccumulatesIntoWrittenArg(const Call& call) {
 
 CoreAffinity CallAffinity(const Call& call) {
   if (!call.is_op_call()) return CoreAffinity::Shared;
+  if (call.op()->affinity_from_attrs)
+    if (auto pinned = call.op()->affinity_from_attrs(call.kwargs())) return *pinned;
   if (call.op()->affinity != CoreAffinity::FromMemorySpaces) return call.op()->affinity;
   bool vector = false;
   auto note = [&](const TypePtr& type) {
@@ -95,6 +100,7 @@ OpRegistry::OpRegistry() {
   RegisterTileValidShapeOps(*this);
   RegisterTileWindowOps(*this);
   RegisterSystemOps(*this);
+  RegisterSystemSyncOps(*this);
   RegisterTensorOps(*this);
   RegisterElementOps(*this);
   RegisterScalarOps(*this);

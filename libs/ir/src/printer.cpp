@@ -142,7 +142,7 @@ class Printer {
       if (param.is_attr) {
         by_keyword = true;
         for (const auto& [key, value] : call.kwargs())
-          if (key == param.name) args.push_back(fmt::format("{}={}", key, OpAttrText(value)));
+          if (key == param.name) args.push_back(fmt::format("{}={}", key, AttrText(param, value)));
         continue;
       }
       if (next_arg >= call.args().size()) continue;
@@ -150,6 +150,13 @@ class Printer {
       args.push_back(by_keyword ? fmt::format("{}={}", param.name, text) : text);
     }
     return args;
+  }
+
+  // An enum attribute as the DSL spells it (pipe=pl.PipeType.MTE3), any other as its literal.
+  static std::string AttrText(const OpParam& param, const OpAttr& value) {
+    const auto* member = std::get_if<std::string>(&value);
+    if (param.enum_type && member) return fmt::format("{}.{}", param.enum_type, *member);
+    return OpAttrText(value);
   }
 
   // Nested operations are parenthesised: exact, if not minimal.

@@ -47,6 +47,16 @@ const Call* CrossCoreMove(const AssignStmt& assign) {
   return from && to && CoreOf(*from) != CoreOf(*to) ? call : nullptr;
 }
 
+// The member an op names for itself (`pl.system.sync_set(..., core_type="aiv")`), if it does: such an
+// op has no tile operand to place it by, and kept in both members it would run on both.
+std::optional<Core> NamedCore(const ExprPtr& expr) {
+  const auto* call = expr->As<Call>();
+  if (!call || !call->is_op_call() || !call->op()->affinity_from_attrs) return std::nullopt;
+  const auto affinity = call->op()->affinity_from_attrs(call->kwargs());
+  if (!affinity) return std::nullopt;
+  return *affinity == CoreAffinity::Cube ? Core::Cube : Core::Vector;
+}
+
 ExprPtr Op(std::string_view name, std::vector<ExprPtr> args, Call::Kwargs kwargs, const Span& span) {
   auto call = OpRegistry::Get().CreateCall(name, std::move(args), std::move(kwargs), span);
   return call ? *call : nullptr;
@@ -74,7 +84,8 @@ class CoreSlicer {
   void SliceStmt(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
     if (const auto* assign = stmt->As<AssignStmt>()) return SliceAssign(stmt, *assign, out);
     if (const auto* eval = stmt->As<EvalStmt>()) {
-      const auto core = CoreOfOperands(eval->expr());
+      auto core = NamedCore(eval->expr());
+      if (!core) core = CoreOfOperands(eval->expr());
       if (!core || *core == core_) out.push_back(stmt);
       return;
     }
@@ -270,12 +281,15 @@ class UndefinedUse final : public IRVisitor {
   const Stmt* current_ = nullptr;
 };
 
-// Whether the kernel shards cube tiles between its vector lanes (a pl.split_aiv region).
-bool Shards(const Function& kernel) {
+// Whether the kernel's vector work is written per lane (a pl.split_aiv region): it shards cube tiles
+// between its vector lanes, or tells the lanes apart by pl.tile.get_subblock_idx() (the lane of a
+// region of mode NONE, whose lanes each do their own part).
+bool WrittenPerLane(const Function& kernel) {
   struct Finder final : IRVisitor {
     bool found = false;
     void VisitCall(const std::shared_ptr<const Call>& call) override {
-      found |= call->is_op_call() && call->target_name() == "tile.aiv_shard";
+      found |= call->is_op_call() &&
+               (call->target_name() == "tile.aiv_shard" || call->target_name() == "tile.get_subblock_idx");
       IRVisitor::VisitCall(call);
     }
   } finder;
@@ -301,7 +315,7 @@ Result<FunctionPtr> Member(const Function& kernel, Core core) {
   auto attrs = kernel.attrs();
   // The vector work of pl.split_aiv regions is written for one lane's halves: both lanes run it as
   // it is, nothing to halve (SplitVectorKernel).
-  if (Shards(kernel)) {
+  if (WrittenPerLane(kernel)) {
     attrs[kSplitAivAttr] = true;
     if (core == Core::Vector) attrs[kDualAivDispatchAttr] = true;
   }

@@ -153,11 +153,75 @@ bool MixedBlock::Release(const PipeRef& pipe, bool push) {
   return any;
 }
 
+// ---- Cross-core events ----
+// The device's FFTS counts, per core and flag id, the raises delivered and not yet waited for. Which
+// cores a raise reaches is its mode's: mode 2 joins the AIC and AIV of a group (the AIC's raise
+// reaches both lanes, the lanes' raises reach the AIC once both raised), mode 1 the AIV lanes (once
+// both raised, both receive one). Mode 0 joins every core of a type across the launch, which spans
+// blocks; the simulator does not model it.
+
+std::optional<std::string> MixedBlock::Raise(size_t index, const EventRef& event) {
+  const MixedMember& member = members_[index];
+  if (event.mode == 0)
+    return "sync_set with ffts_mode=0 joins every core of a type in the launch, which the simulator does not "
+           "support yet; use ffts_mode=2 (the AIC and AIV of a group) or 1 (the AIV lanes of a group)";
+  if (member.core_type == CoreType::AIC) {
+    if (event.mode == 1)
+      return "sync_set with ffts_mode=1 joins the AIV lanes of a group, and this kernel runs on the AIC; raise it "
+             "with ffts_mode=2 to reach the AIV lanes";
+    return Deliver(CoreType::AIV, event.id);
+  }
+  LaneRaises& raises = lane_raises_[{event.mode, event.id}];
+  ++raises.raised[static_cast<size_t>(std::max(member.lane, 0))];
+  const int lanes = std::max(AivLanes(), 1);
+  while (std::min(raises.raised[0], raises.raised[static_cast<size_t>(lanes - 1)]) > raises.delivered) {
+    ++raises.delivered;
+    if (auto overflow = Deliver(event.mode == 2 ? CoreType::AIC : CoreType::AIV, event.id)) return overflow;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> MixedBlock::Deliver(CoreType to, int32_t id) {
+  for (MixedMember& member : members_) {
+    if (member.core_type != to) continue;
+    if (++member.events[static_cast<size_t>(id)] > kMaxPendingEvents)
+      return fmt::format("event {} is raised for {} {} times without a sync_wait; the device's counter holds at most "
+                         "{}",
+                         id, Name(member), member.events[static_cast<size_t>(id)], kMaxPendingEvents);
+  }
+  return std::nullopt;
+}
+
+bool MixedBlock::ReleaseEvents() {
+  bool any = false;
+  for (MixedMember& member : members_) {
+    if (!member.waiting_event || member.events[static_cast<size_t>(*member.waiting_event)] == 0) continue;
+    member.waiting_event.reset();
+    any = true;
+  }
+  return any;
+}
+
+std::string MixedBlock::DescribeEventWait(const MixedMember& member) const {
+  const int32_t id = *member.waiting_event;
+  std::string raised;
+  if (member.core_type == CoreType::AIC) {
+    const auto it = lane_raises_.find({2, id});
+    const LaneRaises none{};
+    const LaneRaises& raises = it == lane_raises_.end() ? none : it->second;
+    raised = AivLanes() > 1 ? fmt::format("the AIV lanes raised it {} and {} times", raises.raised[0], raises.raised[1])
+                            : fmt::format("the AIV kernel raised it {} times", raises.raised[0]);
+  } else {
+    raised = "no raise of it by the AIC (or, with ffts_mode=1, by both AIV lanes) is pending";
+  }
+  return fmt::format("{} waits in sync_wait for event {} ({})", Name(member), id, raised);
+}
+
 bool MixedBlock::Stalled() const {
   bool waiting = false;
   for (const MixedMember& member : members_) {
     if (member.finished) continue;
-    if (!member.waiting) return false;  // it may yet push, pop, free or finish
+    if (!member.waiting && !member.waiting_event) return false;  // it may yet push, pop, free, raise or finish
     waiting = true;
   }
   return waiting;
@@ -174,6 +238,7 @@ std::string MixedBlock::Name(const MixedMember& member) const {
 
 std::string MixedBlock::Describe(const MixedMember& member) const {
   if (member.finished) return Name(member) + " has finished";
+  if (member.waiting_event) return DescribeEventWait(member);
   if (!member.waiting) return Name(member) + " is running";
   const PipeWait& wait = *member.waiting;
   const auto ring = rings_.find({wait.pipe.id, wait.pipe.direction});
@@ -191,6 +256,12 @@ std::string MixedBlock::Describe(const MixedMember& member) const {
 std::string MixedBlock::StallMessage() const {
   std::vector<std::string> states;
   for (const MixedMember& member : members_) states.push_back(Describe(member));
+  const bool events = std::ranges::any_of(members_, [](const MixedMember& m) { return m.waiting_event.has_value(); });
+  if (events)
+    return fmt::format("task {} (block {} of a mixed task): its cross-core pipes and events can never move: {}; every "
+                       "tpop needs a tpush of the peer, a tpush into a full pipe a tfree of the peer, and a sync_wait "
+                       "a sync_set of the peer",
+                       members_.front().task, block_, fmt::join(states, "; "));
   return fmt::format("task {} (block {} of a mixed task): its cross-core pipes can never move: {}; every tpop needs "
                      "a tpush of the peer, and a tpush into a full pipe a tfree of the peer",
                      members_.front().task, block_, fmt::join(states, "; "));

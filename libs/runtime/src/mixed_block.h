@@ -76,6 +76,10 @@ struct MixedMember {
   std::string kernel;  // the name it gave at its first pipe op; empty until then
   bool finished = false;
   std::optional<PipeWait> waiting;
+  // Cross-core events: the raises of each id delivered to it and not yet waited for, and the id it
+  // waits for in sync_wait.
+  std::array<int64_t, kEventIds> events{};
+  std::optional<int32_t> waiting_event;
 };
 
 class MixedBlock {
@@ -101,8 +105,18 @@ class MixedBlock {
   // waiting: they look again. Returns whether any did.
   bool Release(const PipeRef& pipe, bool push);
 
-  // Whether no member can ever move again: some member waits at a pipe and every member still
-  // running does.
+  // Member `index` raises `event` (EventRef): what it reaches is delivered once every raiser it
+  // needs has raised it. Says why when it cannot be (a mode the simulator does not model, a raise
+  // from the wrong side, a counter past what the device holds); nullopt when it was.
+  std::optional<std::string> Raise(size_t index, const EventRef& event);
+  // Whether a raise of event `id` is pending for member `index`; Consume takes one.
+  bool EventPending(size_t index, int32_t id) const { return members_[index].events[id] > 0; }
+  void ConsumeEvent(size_t index, int32_t id) { --members_[index].events[id]; }
+  // The members waiting for an event that now have one pending stop waiting. Returns whether any did.
+  bool ReleaseEvents();
+
+  // Whether no member can ever move again: some member waits at a pipe or for an event and every
+  // member still running does.
   bool Stalled() const;
   // Why: each member's state and what its pipe holds.
   std::string StallMessage() const;
@@ -114,6 +128,14 @@ class MixedBlock {
   int32_t block_;
   std::vector<MixedMember> members_;
   std::map<std::pair<int32_t, PipeDirection>, PipeRing> rings_;
+  // The raises of the AIV lanes for modes 1 and 2, by (mode, id): delivered once every lane raised.
+  struct LaneRaises {
+    std::array<int64_t, 2> raised{};  // by lane
+    int64_t delivered = 0;
+  };
+  std::map<std::pair<int32_t, int32_t>, LaneRaises> lane_raises_;
+  std::optional<std::string> Deliver(CoreType to, int32_t id);
+  std::string DescribeEventWait(const MixedMember& member) const;
 };
 
 }  // namespace pypto::rt

@@ -277,6 +277,10 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
                                             std::span<std::byte> tile) override;
   pypto::expected<void, FatalError> PipeFree(const KernelLaunch& launch, std::string_view kernel,
                                              const PipeRef& pipe) override;
+  pypto::expected<void, FatalError> EventSet(const KernelLaunch& launch, std::string_view kernel,
+                                             const EventRef& event) override;
+  pypto::expected<void, FatalError> EventWait(const KernelLaunch& launch, std::string_view kernel,
+                                              const EventRef& event) override;
   TaskId JoinOf(const std::vector<TaskId>& ids);
   pypto::expected<void, FatalError> ScopeBegin(ScopeMode mode);
   void ScopeEnd();
@@ -328,6 +332,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
                                               bool producer, const PipeRef& pipe);
   pypto::expected<void, FatalError> WaitAtPipe(std::unique_lock<std::mutex>& lock, Task& task, PipeWait wait);
   void CheckPipeStall(const MixedBlock& block);
+  pypto::expected<Task*, FatalError> EventTask(const KernelLaunch& running, std::string_view kernel, const char* op);
 
   // Early resolve (the section "Early resolve" below), with mu_ held.
   void Started(Task& task);
@@ -1132,6 +1137,64 @@ pypto::expected<void, FatalError> Runtime::Impl::PipeFree(const KernelLaunch& ru
     return pypto::unexpected(*error_);
   }
   if (block.Release(pipe, true)) barrier_cv_.notify_all();
+  return {};
+}
+
+// ---- Cross-core events ------------------------------------------------------------------------------
+// sync_set / sync_wait between the members of a mixed block (MixedBlock::Raise). A member waiting for
+// an event keeps its core and its thread like one waiting at a pipe, and the same check fails the run
+// once every member still running waits: a raise can only come from a member that runs.
+
+// The running member of a mixed block that calls an event op; a refusal is KernelFailed.
+pypto::expected<Task*, FatalError> Runtime::Impl::EventTask(const KernelLaunch& running, std::string_view kernel,
+                                                            const char* op) {
+  if (error_) return pypto::unexpected(*error_);
+  auto it = live_.find(running.task_id);
+  Task* task = it == live_.end() ? nullptr : it->second.get();
+  if (!task || !task->mixed_block)
+    return pypto::unexpected(FatalError{
+        FatalCode::KernelFailed,
+        fmt::format("task {} (kernel '{}'): {} is a cross-core event between the AIC and AIV kernels of one core "
+                    "group, which only the members of a mixed task (called from one pl.FunctionType.Group, or a "
+                    "kernel mixing cube and vector work) may use",
+                    running.task_id, kernel, op)});
+  MixedMember& member = task->mixed_block->member(task->member);
+  if (member.kernel.empty()) member.kernel = std::string(kernel);
+  return task;
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::EventSet(const KernelLaunch& running, std::string_view kernel,
+                                                          const EventRef& event) {
+  std::unique_lock lock(mu_);
+  auto task = EventTask(running, kernel, "sync_set");
+  if (!task) return pypto::unexpected(task.error());
+  MixedBlock& block = *(*task)->mixed_block;
+  if (auto refused = block.Raise((*task)->member, event)) {
+    RecordError({FatalCode::KernelFailed, fmt::format("task {} (kernel '{}'): {}", running.task_id, kernel, *refused)});
+    return pypto::unexpected(*error_);
+  }
+  if (block.ReleaseEvents()) barrier_cv_.notify_all();
+  return {};
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::EventWait(const KernelLaunch& running, std::string_view kernel,
+                                                           const EventRef& event) {
+  std::unique_lock lock(mu_);
+  auto task = EventTask(running, kernel, "sync_wait");
+  if (!task) return pypto::unexpected(task.error());
+  MixedBlock& block = *(*task)->mixed_block;
+  const size_t index = (*task)->member;
+  MixedMember& member = block.member(index);
+  while (!block.EventPending(index, event.id)) {
+    member.waiting_event = event.id;
+    CheckPipeStall(block);
+    barrier_cv_.wait(lock, [&] { return !member.waiting_event || error_.has_value(); });
+    if (member.waiting_event) {
+      member.waiting_event.reset();
+      return pypto::unexpected(*error_);
+    }
+  }
+  block.ConsumeEvent(index, event.id);
   return {};
 }
 

@@ -660,6 +660,21 @@ Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const
   return launch->barrier->PipePop(*launch, kernel.name, instr.pipe, {tile, bytes});
 }
 
+// sync_set/sync_wait: the event counters live in the runtime, which knows whether the raise waited
+// for can still come.
+Result Event(const DecodedKernel& kernel, size_t index, const int64_t* regs, const rt::KernelLaunch* launch) {
+  const Instr& instr = kernel.code[index];
+  if (!launch || !launch->barrier)
+    return KernelError(kernel, index, "a cross-core event needs the runtime that runs the mixed task");
+  const int64_t id = Read(instr.event_id, regs);
+  if (id < 0 || id >= rt::kEventIds)
+    return KernelError(kernel, index, fmt::format("event id {} is out of range [0, {}]", id, rt::kEventIds - 1));
+  rt::EventRef event = instr.event;
+  event.id = static_cast<int32_t>(id);
+  if (instr.op == Opcode::EventSet) return launch->barrier->EventSet(*launch, kernel.name, event);
+  return launch->barrier->EventWait(*launch, kernel.name, event);
+}
+
 }  // namespace
 
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
@@ -766,6 +781,10 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
       case Opcode::TPop:
       case Opcode::TFree:
         result = Pipe(kernel, pc, memory, launch);
+        break;
+      case Opcode::EventSet:
+      case Opcode::EventWait:
+        result = Event(kernel, pc, regs, launch);
         break;
       default:
         result = Elementwise(kernel, pc, memory);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -40,6 +41,8 @@ const char* OpcodeName(Opcode op) {
     case Opcode::TPush: return "tpush";
     case Opcode::TPop: return "tpop";
     case Opcode::TFree: return "tfree";
+    case Opcode::EventSet: return "evset";
+    case Opcode::EventWait: return "evwait";
   }
   return "?";
 }
@@ -895,6 +898,8 @@ class Decoder {
     const std::string& op = call->op()->name;
     if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
     if (op == "system.syncall") return DecodeSyncAll();
+    if (op == "system.sync_set" || op == "system.sync_wait") return DecodeEvent(op == "system.sync_set", *call);
+    if (RunsInProgramOrderHere(op)) return {};
     if (op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe") return DecodeInitPipe(*call);
     if (op == "system.reserve_buffer" || op == "system.import_peer_buffer") {
       // A device address the simulator's pipes have no use for: the pipe setup that reads it is sizing only.
@@ -929,6 +934,32 @@ class Decoder {
     instr.op = Opcode::SyncAll;
     Emit(instr);
     return {};
+  }
+
+  // `pl.system.sync_set(id, pipe=..., ffts_mode=...)` / `sync_wait(id, pipe=...)`: a cross-core
+  // event of the mixed task (the runtime's). The pipe only says which of the core's pipes raises or
+  // waits, and the simulator runs them in program order. A set without ffts_mode joins the AIC and AIV
+  // of the group (mode 2), what a mixed kernel's events are for.
+  pypto::expected<void, std::string> DecodeEvent(bool set, const ir::Call& call) {
+    auto id = Scalar(call.args()[0]);
+    if (!id) return Error(id.error());
+    Instr instr;
+    instr.op = set ? Opcode::EventSet : Opcode::EventWait;
+    instr.event_id = *id;
+    instr.event.mode = static_cast<int32_t>(ir::FindAttr<int64_t>(call.kwargs(), "ffts_mode").value_or(2));
+    Emit(instr);
+    return {};
+  }
+
+  // Ops that order a core's own pipes or its view of global memory (pl.system.sync_src/sync_dst,
+  // bar_v/bar_m/bar_all, fence, cacheinvalid), or hand the FFTS unit its scratch (set_ffts): the
+  // simulator runs every instruction of a core in program order, its stores reach global memory
+  // before the next instruction and it caches nothing, so each of them already holds.
+  static bool RunsInProgramOrderHere(std::string_view op) {
+    static constexpr std::array<std::string_view, 8> kOps = {"system.set_ffts", "system.sync_src", "system.sync_dst",
+                                                            "system.bar_v",    "system.bar_m",    "system.bar_all",
+                                                            "system.fence",    "system.cacheinvalid"};
+    return std::ranges::find(kOps, op) != kOps.end();
   }
 
   // `pl.aic_initialize_pipe(...)`: the slot buffers are the device's; what the simulator keeps is the
@@ -2869,6 +2900,11 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
         break;
       case Opcode::SyncAll:
         line = OpcodeName(instr.op);
+        break;
+      case Opcode::EventSet:
+      case Opcode::EventWait:
+        line = fmt::format("{:<5} event {}{}", OpcodeName(instr.op), OperandText(instr.event_id),
+                           instr.op == Opcode::EventSet ? fmt::format(", ffts_mode {}", instr.event.mode) : "");
         break;
       case Opcode::TPush:
       case Opcode::TPop:

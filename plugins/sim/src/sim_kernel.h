@@ -40,6 +40,9 @@ enum class Opcode : uint8_t {
   // Cross-core pipes of a mixed task (rt::LaunchBarrier::PipePush/Pop/Free): TPush sends src0,
   // TPop receives into dst, TFree gives a popped tile's slot back; `pipe` names the pipe.
   TPush, TPop, TFree,
+  // Cross-core events of a mixed task (rt::LaunchBarrier::EventSet/EventWait): the event id is
+  // `value` (a constant or a register), the FFTS mode `event.mode`.
+  EventSet, EventWait,
 };
 const char* OpcodeName(Opcode op);
 
@@ -267,6 +270,8 @@ struct Instr {
   LoopInfo loop;  // LoopBegin/LoopEnd
   BranchInfo branch;  // BranchIfZero/Jump
   rt::PipeRef pipe;   // TPush/TPop/TFree
+  rt::EventRef event;  // EventSet/EventWait (the id: `event_id`)
+  Operand event_id;
   ComputeInfo compute;  // Compute
 
   static constexpr std::array<int32_t, kMaxDims> NoRegisters() {

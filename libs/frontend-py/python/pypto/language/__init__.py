@@ -28,7 +28,8 @@ from pypto.language.dtypes import (
     UINT64,
     DataType,
 )
-from pypto.language.enums import FunctionType, Level, Mem, MemorySpace, PadValue, SplitMode, TensorLayout
+from pypto.language.enums import (FunctionType, Level, Mem, MemorySpace, PadValue, PipeType, SplitMode,
+                                  TensorLayout)
 from pypto.language.ops import add, arange, at, div, gather, load, mrgsort, mul, sort32, store, sub
 from pypto.language.typing import (Array, DynVar, InOut, MemRef, Out, Scalar, Tensor, TensorView, Tile, TileView,
                                     Tuple, dynamic)
@@ -39,7 +40,7 @@ __all__ = [
     "jit", "DataType", "FunctionType", "Level", "Tensor", "Tile", "Scalar", "Out", "InOut",
     "at", "load", "store", "add", "sub", "mul", "div", "tile", "tensor", "system", "sort32", "mrgsort", "gather", "arange",
     "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
-    "program", "function", "Mem", "MemorySpace", "MemRef", "PadValue", "SplitMode", "Tuple",
+    "program", "function", "Mem", "MemorySpace", "MemRef", "PadValue", "PipeType", "SplitMode", "Tuple",
     "INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP64", "HF4", "HF8", "TASK_ID",
     "Array", "DynVar", "dynamic", "TensorLayout", "TensorView", "TileView",
 ]

@@ -86,6 +86,22 @@ class PadValue(enum.IntEnum):
     min = 3
 
 
+class PipeType(enum.IntEnum):
+    """A pipe of a core, as the sync ops name it (``pl.system.sync_set(4, pipe=pl.PipeType.MTE3)``):
+    the transfer engines MTE1 (L1 to L0), MTE2 (GM to UB/L1) and MTE3 (UB to GM), the matrix (M),
+    vector (V) and scalar (S) units, the fixpipe (FIX, L0C write-back), or all of them (ALL). The
+    compiler reads the name, not this value."""
+
+    MTE1 = 0
+    MTE2 = 1
+    MTE3 = 2
+    M = 3
+    V = 4
+    S = 5
+    FIX = 6
+    ALL = 7
+
+
 class TensorLayout(enum.IntEnum):
     """A global tensor's element order in a ``pl.TensorView`` annotation: row-major (``ND``),
     column-major (``DN``) or the cube's fractal blocks (``NZ``)."""

@@ -27,11 +27,15 @@ struct OpParam {
   bool is_attr = false;
   OpAttrKind attr_kind = OpAttrKind::Int;
   bool required = true;
+  // A string attribute naming a member of a DSL enum (`pl.PipeType`): the DSL spells its value
+  // `pl.PipeType.MTE3`, the IR keeps the member's name ("MTE3").
+  const char* enum_type = nullptr;
 };
 OpParam Arg(std::string name);
 OpParam OptionalArg(std::string name);
 OpParam Attr(std::string name, OpAttrKind kind);
 OpParam OptionalAttr(std::string name, OpAttrKind kind);
+OpParam EnumAttr(std::string name, const char* enum_type, bool required = true);
 
 struct OpDef {
   using DeduceFn = std::function<Result<TypePtr>(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs,
@@ -41,6 +45,9 @@ struct OpDef {
   std::vector<OpParam> params;
   DeduceFn deduce_type;
   CoreAffinity affinity = CoreAffinity::FromMemorySpaces;
+  // When set, decides the core from the call's attributes (an explicit `core_type=`), overriding
+  // `affinity` where it returns one.
+  std::optional<CoreAffinity> (*affinity_from_attrs)(const OpAttrs& attrs) = nullptr;
   // Index of the global tensor argument the op writes (tile.store's destination), if any.
   std::optional<int> writes_arg;
   // Index of a global tensor argument the op reads (tile.load's source), if any.
@@ -110,6 +117,7 @@ void RegisterTileSpmdOps(OpRegistry& registry);
 void RegisterTileValidShapeOps(OpRegistry& registry);
 void RegisterTileWindowOps(OpRegistry& registry);
 void RegisterSystemOps(OpRegistry& registry);
+void RegisterSystemSyncOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterElementOps(OpRegistry& registry);
 void RegisterScalarOps(OpRegistry& registry);

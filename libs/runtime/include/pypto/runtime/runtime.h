@@ -62,6 +62,18 @@ struct PipeRef {
   int64_t rows = 1, cols = 1;
 };
 
+// A cross-core event of one block of a mixed task (pl.system.sync_set / sync_wait): its flag id and
+// the FFTS mode a set is raised with. Each member counts the raises delivered to it per id, and a
+// wait consumes one. Mode 2 (AIC and AIV of a block): a raise by the AIC reaches every AIV lane; the
+// AIC receives one once every AIV lane has raised. Mode 1 (the AIV lanes of a block): every lane
+// receives one once every lane has raised. Mode 0 spans every core of a type in the launch.
+inline constexpr int32_t kEventIds = 16;
+inline constexpr int64_t kMaxPendingEvents = 15;  // what a flag's counter holds on the device
+struct EventRef {
+  int32_t id = 0;
+  int32_t mode = 2;
+};
+
 // What a running kernel can wait for: every block of its SPMD launch reaching the same barrier (an
 // in-kernel syncall), or the peer member of its mixed task at a cross-core pipe. The runtime
 // implements both, because only the scheduler knows whether the blocks or members waited for can
@@ -82,6 +94,14 @@ class LaunchBarrier {
                                                     const PipeRef& pipe, std::span<std::byte> tile) = 0;
   virtual pypto::expected<void, FatalError> PipeFree(const KernelLaunch& launch, std::string_view kernel,
                                                      const PipeRef& pipe) = 0;
+
+  // The cross-core events between the members of one block of a mixed task (EventRef). EventSet
+  // raises `event`; EventWait waits until a raise of `event.id` is pending for this member and
+  // consumes it.
+  virtual pypto::expected<void, FatalError> EventSet(const KernelLaunch& launch, std::string_view kernel,
+                                                     const EventRef& event) = 0;
+  virtual pypto::expected<void, FatalError> EventWait(const KernelLaunch& launch, std::string_view kernel,
+                                                      const EventRef& event) = 0;
 
  protected:
   ~LaunchBarrier() = default;
