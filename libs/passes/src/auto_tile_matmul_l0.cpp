@@ -50,20 +50,12 @@
 
 #include "index_exprs.h"
 #include "split_matmul_batches.h"
+#include "stmt_patterns.h"
 
 namespace pypto::passes {
 namespace {
 
 using namespace pypto::ir;
-
-// How many times each variable is read in a function.
-class UseCounter final : public IRVisitor {
- public:
-  std::unordered_map<const Var*, int> counts;
-
- protected:
-  void VisitVar(const std::shared_ptr<const Var>& var) override { ++counts[var.get()]; }
-};
 
 // The block a matmul [M, K] x [K, N] is computed in, or the whole of it.
 struct BlockShape {
@@ -373,17 +365,9 @@ class BlockNestBuilder {
   std::string name_;
 };
 
-const Call* OpCall(const StmtPtr& stmt, std::string_view op) {
-  const ExprPtr* value = nullptr;
-  if (const auto* assign = stmt->As<AssignStmt>()) value = &assign->value();
-  if (const auto* eval = stmt->As<EvalStmt>()) value = &eval->expr();
-  const auto* call = value ? (*value)->As<Call>() : nullptr;
-  return call && call->is_op_call() && call->target_name() == op ? call : nullptr;
-}
-
 class MatmulTiler final : public IRMutator {
  public:
-  MatmulTiler(const SocSpec& soc, const UseCounter& uses) : soc_(soc), reads_(uses.counts) {}
+  MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads) : soc_(soc), reads_(std::move(reads)) {}
 
   std::optional<Diagnostic> error;
 
@@ -430,7 +414,7 @@ class MatmulTiler final : public IRMutator {
     for (size_t j = 0; j < before; ++j) {
       const auto* assign = stmts[j]->As<AssignStmt>();
       if (!assign || assign->var().get() != &var) continue;
-      const Call* move = OpCall(stmts[j], "tile.move");
+      const Call* move = OpCallOf(stmts[j], "tile.move");
       const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
       const auto* tile = source ? source->type()->As<TileType>() : nullptr;
       if (!tile || tile->memory_space() != MemorySpace::Mat || !IsMatrix(*tile)) return std::nullopt;
@@ -451,9 +435,9 @@ class MatmulTiler final : public IRMutator {
   // Statement `i` as a matmul (or matmul_acc) to tile: fed by moves of whole Mat tiles.
   std::optional<TiledMatmul> Plan(const std::vector<StmtPtr>& stmts, size_t i) const {
     const auto* assign = stmts[i]->As<AssignStmt>();
-    const Call* call = OpCall(stmts[i], "tile.matmul");
+    const Call* call = OpCallOf(stmts[i], "tile.matmul");
     const bool accumulates = !call;
-    if (accumulates) call = OpCall(stmts[i], "tile.matmul_acc");
+    if (accumulates) call = OpCallOf(stmts[i], "tile.matmul_acc");
     if (!call || !assign) return std::nullopt;
     const size_t first = accumulates ? 1 : 0;
     const auto* lhs = call->args()[first]->As<Var>();
@@ -501,7 +485,7 @@ class MatmulTiler final : public IRMutator {
   void FindBlockReaders(const std::vector<StmtPtr>& stmts, TiledMatmul& plan) const {
     const Var& product = *plan.result;
     for (size_t j = plan.matmul + 1; j < stmts.size(); ++j) {
-      const Call* store = OpCall(stmts[j], "tile.store");
+      const Call* store = OpCallOf(stmts[j], "tile.store");
       if (store && stmts[j]->Is<EvalStmt>() && store->args()[0].get() == &product && store->args().size() == 3)
         plan.stores.push_back(j);
     }
@@ -519,12 +503,12 @@ class MatmulTiler final : public IRMutator {
   // statement `i`: the product goes on chip to another matmul (InferTileMemorySpace's Acc -> Mat path).
   std::optional<MatScratch> CastIntoMat(const std::vector<StmtPtr>& stmts, size_t i, const Var& product) const {
     for (size_t j = i + 1; j < stmts.size(); ++j) {
-      const Call* cast = OpCall(stmts[j], "tile.cast");
+      const Call* cast = OpCallOf(stmts[j], "tile.cast");
       if (!cast || cast->args()[0].get() != &product) continue;
       const VarPtr& narrow = stmts[j]->As<AssignStmt>()->var();
       if (ReadsOf(*narrow) != 1) return std::nullopt;
       for (size_t k = j + 1; k < stmts.size(); ++k) {
-        const Call* move = OpCall(stmts[k], "tile.move");
+        const Call* move = OpCallOf(stmts[k], "tile.move");
         if (!move || move->args()[0].get() != narrow.get()) continue;
         const VarPtr& mat = stmts[k]->As<AssignStmt>()->var();
         if (mat->type()->As<TileType>()->memory_space() != MemorySpace::Mat) return std::nullopt;
@@ -544,9 +528,7 @@ Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec
   if (!IsKernel(function->type()) || !function->body()) return function;
   auto split = SplitOversizedBatchMatmuls(function->body(), soc);
   if (!split) return pypto::unexpected(split.error());
-  UseCounter uses;
-  uses.VisitStmt(*split);
-  MatmulTiler tiler(soc, uses);
+  MatmulTiler tiler(soc, ReadCounts(*split));
   StmtPtr body = tiler.MutateStmt(*split);
   if (tiler.error) return pypto::unexpected(*tiler.error);
   return body == function->body() ? function : function->WithBody(body);

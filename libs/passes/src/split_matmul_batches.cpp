@@ -27,27 +27,12 @@
 #include "pypto/ir/op_registry.h"
 
 #include "index_exprs.h"
+#include "stmt_patterns.h"
 
 namespace pypto::passes {
 namespace {
 
 using namespace pypto::ir;
-
-class ReadCounter final : public IRVisitor {
- public:
-  std::unordered_map<const Var*, int> reads;
-
- protected:
-  void VisitVar(const std::shared_ptr<const Var>& var) override { ++reads[var.get()]; }
-};
-
-const Call* OpCall(const StmtPtr& stmt, std::string_view op) {
-  const ExprPtr* value = nullptr;
-  if (const auto* assign = stmt->As<AssignStmt>()) value = &assign->value();
-  if (const auto* eval = stmt->As<EvalStmt>()) value = &eval->expr();
-  const auto* call = value ? (*value)->As<Call>() : nullptr;
-  return call && call->is_op_call() && call->target_name() == op ? call : nullptr;
-}
 
 // `origin + delta`, written `delta` when the origin is 0.
 Result<ExprPtr> Plus(const ExprPtr& origin, const ExprPtr& delta, const Span& span) {
@@ -79,7 +64,8 @@ struct BatchSplit {
 
 class BatchSplitter final : public IRMutator {
  public:
-  BatchSplitter(const SocSpec& soc, const ReadCounter& counter) : soc_(soc), reads_(counter.reads) {}
+  BatchSplitter(const SocSpec& soc, std::unordered_map<const Var*, int> reads)
+      : soc_(soc), reads_(std::move(reads)) {}
 
   std::optional<Diagnostic> error;
 
@@ -127,7 +113,7 @@ class BatchSplitter final : public IRMutator {
     const auto* moved = arg->As<Var>();
     size_t move_at = 0, load_at = 0;
     const AssignStmt* move = moved ? Definition(stmts, *moved, i, &move_at) : nullptr;
-    if (!move || !OpCall(stmts[move_at], "tile.move") || Reads(*moved) != 1) return std::nullopt;
+    if (!move || !OpCallOf(stmts[move_at], "tile.move") || Reads(*moved) != 1) return std::nullopt;
     auto mat = std::dynamic_pointer_cast<const Var>(move->value()->As<Call>()->args()[0]);
     const auto* tile = mat ? mat->type()->As<TileType>() : nullptr;
     if (!tile || tile->memory_space() != MemorySpace::Mat || tile->shape().size() > 3) return std::nullopt;
@@ -135,7 +121,7 @@ class BatchSplitter final : public IRMutator {
     if (tile->shape().size() == 2 || tile->shape()[0] == 1) return operand;  // one matrix for every batch
     if (tile->shape()[0] != batches || tile->has_partial_valid_shape() || Reads(*mat) != 1) return std::nullopt;
     const AssignStmt* load = Definition(stmts, *mat, move_at, &load_at);
-    const Call* call = load ? OpCall(stmts[load_at], "tile.load") : nullptr;
+    const Call* call = load ? OpCallOf(stmts[load_at], "tile.load") : nullptr;
     if (!call || call->args().size() != 3 || !call->args()[1]->As<TupleLiteral>()) return std::nullopt;
     operand.load = load_at;
     return operand;
@@ -149,7 +135,7 @@ class BatchSplitter final : public IRMutator {
 
   // Statement `i` as a batched matmul to split: too large for L0, its product read only by stores.
   std::optional<BatchSplit> Plan(const std::vector<StmtPtr>& stmts, size_t i) const {
-    const Call* matmul = OpCall(stmts[i], "tile.matmul");
+    const Call* matmul = OpCallOf(stmts[i], "tile.matmul");
     const auto* assign = stmts[i]->As<AssignStmt>();
     if (!matmul || !assign || matmul->args().size() != 2) return std::nullopt;
     const auto& product = *assign->var()->type()->As<TileType>();
@@ -166,7 +152,7 @@ class BatchSplitter final : public IRMutator {
       return std::nullopt;
     BatchSplit split{*lhs, *rhs, i, assign->var(), {}, batches};
     for (size_t j = i + 1; j < stmts.size(); ++j) {
-      const Call* store = OpCall(stmts[j], "tile.store");
+      const Call* store = OpCallOf(stmts[j], "tile.store");
       if (!store || store->args()[0].get() != split.product.get()) continue;
       const auto* offsets = store->args()[1]->As<TupleLiteral>();
       if (store->args().size() != 3 || !offsets || offsets->elements().size() != 3) return std::nullopt;
@@ -202,7 +188,7 @@ class BatchSplitter final : public IRMutator {
     auto product = Bind(split.product->name_hint(), "tile.matmul", {*lhs, *rhs}, matmul.kwargs(), span, body);
     if (!product) return pypto::unexpected(product.error());
     for (size_t index : split.stores) {
-      const auto& store = *OpCall(stmts[index], "tile.store");
+      const auto& store = *OpCallOf(stmts[index], "tile.store");
       std::vector<ExprPtr> args = store.args();
       args[0] = *product;
       auto offsets = AtBatch(*args[1]->As<TupleLiteral>(), bi, store.span());
@@ -224,7 +210,7 @@ class BatchSplitter final : public IRMutator {
                           std::vector<StmtPtr>& body) {
     VarPtr source = operand.mat;
     if (operand.load) {
-      const auto& load = *OpCall(stmts[*operand.load], "tile.load");
+      const auto& load = *OpCallOf(stmts[*operand.load], "tile.load");
       auto offsets = AtBatch(*load.args()[1]->As<TupleLiteral>(), bi, load.span());
       if (!offsets) return pypto::unexpected(offsets.error());
       Shape shape = operand.mat->type()->As<TileType>()->shape();
@@ -234,7 +220,7 @@ class BatchSplitter final : public IRMutator {
       if (!loaded) return loaded;
       source = *loaded;
     }
-    const auto& move = *OpCall(stmts[operand.move], "tile.move");
+    const auto& move = *OpCallOf(stmts[operand.move], "tile.move");
     return Bind(operand.moved->name_hint(), "tile.move", {source}, move.kwargs(), move.span(), body);
   }
 
@@ -265,9 +251,7 @@ class BatchSplitter final : public IRMutator {
 }  // namespace
 
 Result<StmtPtr> SplitOversizedBatchMatmuls(const StmtPtr& kernel_body, const SocSpec& soc) {
-  ReadCounter counter;
-  counter.VisitStmt(kernel_body);
-  BatchSplitter splitter(soc, counter);
+  BatchSplitter splitter(soc, ReadCounts(kernel_body));
   StmtPtr body = splitter.MutateStmt(kernel_body);
   if (splitter.error) return pypto::unexpected(*splitter.error);
   return body;
