@@ -98,7 +98,9 @@ Result<TypePtr> DeduceWithScalar(const std::string& op, bool takes_tmp, const st
 // The ops whose instruction works through a scratch tile (A2/A3's TXOR, TXORS, TREM, TREMS).
 bool TakesScratch(const std::string& name) { return name.starts_with("xor") || name.starts_with("rem"); }
 
-OpDef WithTile(const std::string& name, const std::string& description) {
+// `tile.<name>`: of two tiles, or (`scalar_rhs`) of a tile and a scalar, with the scratch tile its
+// instruction needs.
+OpDef BitwiseOp(const std::string& name, const std::string& description, bool scalar_rhs) {
   const std::string full = "tile." + name;
   const bool takes_tmp = TakesScratch(name);
   std::vector<OpParam> params = {Arg("lhs"), Arg("rhs")};
@@ -107,28 +109,22 @@ OpDef WithTile(const std::string& name, const std::string& description) {
                .description = description,
                .params = std::move(params),
                .deduce_type =
-                   [full, takes_tmp](const auto& args, const auto&, const Span& span) {
-                     return DeduceTiles(full, takes_tmp, args, span);
+                   [full, takes_tmp, scalar_rhs](const auto& args, const auto&, const Span& span) {
+                     return scalar_rhs ? DeduceWithScalar(full, takes_tmp, args, span)
+                                       : DeduceTiles(full, takes_tmp, args, span);
                    },
-               // Upstream does not let the scratch-tile instructions write over an operand.
-               .inplace_safe = !takes_tmp};
+               // Upstream does not let the scratch-tile instructions write over an operand, and keeps
+               // the scalar bitwise ops out of place (their A2/A3 forms stage the scalar in the
+               // result) but the scalar shifts in place.
+               .inplace_safe = scalar_rhs ? IsShift(full) : !takes_tmp};
+}
+
+OpDef WithTile(const std::string& name, const std::string& description) {
+  return BitwiseOp(name, description, /*scalar_rhs=*/false);
 }
 
 OpDef WithScalar(const std::string& name, const std::string& description) {
-  const std::string full = "tile." + name;
-  const bool takes_tmp = TakesScratch(name);
-  std::vector<OpParam> params = {Arg("lhs"), Arg("rhs")};
-  if (takes_tmp) params.push_back(Arg("tmp"));
-  return OpDef{.name = full,
-               .description = description,
-               .params = std::move(params),
-               .deduce_type =
-                   [full, takes_tmp](const auto& args, const auto&, const Span& span) {
-                     return DeduceWithScalar(full, takes_tmp, args, span);
-                   },
-               // Upstream keeps the scalar bitwise ops out of place (their A2/A3 forms stage the scalar
-               // in the result), and the shifts in place.
-               .inplace_safe = IsShift(full)};
+  return BitwiseOp(name, description, /*scalar_rhs=*/true);
 }
 
 }  // namespace
