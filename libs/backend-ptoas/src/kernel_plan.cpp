@@ -445,6 +445,7 @@ class Planner {
       } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::TileI32 ||
                  lowering.form == OpForm::Cast || lowering.form == OpForm::Compare) {
         tiles.push_back(args[0]->As<ir::Var>());
+        if (lowering.form == OpForm::TileScalar && args.size() > 2) tiles.push_back(args[2]->As<ir::Var>());
       } else if (lowering.form == OpForm::SelectScalar) {
         for (size_t i = 0; i < 3; ++i) tiles.push_back(args[i]->As<ir::Var>());
       }
@@ -950,6 +951,10 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.minimums", "pto.tmins", OpForm::TileScalar, true},
       {"tile.fmods", "pto.tfmods", OpForm::TileScalar, true},
       {"tile.cmp", "pto.tcmp", OpForm::Compare, true},
+      {"tile.addc", "pto.taddc", OpForm::Tiles, true},
+      {"tile.subc", "pto.tsubc", OpForm::Tiles, true},
+      {"tile.addsc", "pto.taddsc", OpForm::TileScalar, true},
+      {"tile.subsc", "pto.tsubsc", OpForm::TileScalar, true},
       {"tile.cmps", "pto.tcmps", OpForm::Compare, true},
       {"tile.sel", "pto.tsel", OpForm::Tiles, true},
       {"tile.sels", "pto.tsels", OpForm::SelectScalar, true},

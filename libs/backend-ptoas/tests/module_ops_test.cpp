@@ -671,6 +671,24 @@ TEST(EmitModuleOps, PreluAndPartialCombines) {
   }
 }
 
+TEST(EmitModuleOps, ThreeOperandSums) {
+  const std::pair<const char*, const char*> tiles[] = {{"tile.addc", "pto.taddc"}, {"tile.subc", "pto.tsubc"}};
+  for (auto [op, pto] : tiles) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u, v.t}, {}); };
+    EXPECT_EQ(OpLine(make, pto),
+              std::string(pto) + " ins(%t, %u, %t : " + kV + ", " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  }
+  // The scalar sits between the two tiles, at their element type.
+  auto m = ScalarParam("m", DataType::FP32, {});
+  EXPECT_EQ(OpLine([&](const Tiles& v) { return Op("tile.subsc", {v.t, m, v.u}, {}); }, "pto.tsubsc", DataType::FP32,
+                   {m}),
+            "pto.tsubsc ins(%t, %arg3, %u : " + kV + ", f32, " + kV + ") outs(%r : " + kV + ")");
+  const std::string h = Vec(16, 64, "f16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.addsc", {v.t, Int(2), v.u}, {}); }, "pto.taddsc",
+                   DataType::FP16),
+            "pto.taddsc ins(%t, %cst, %u : " + h + ", f16, " + h + ") outs(%r : " + h + ")");
+}
+
 // ptoas reads ttri's side only from the generic form, so that is how the op is written.
 TEST(EmitModuleOps, TriangleIsWrittenInTheGenericForm) {
   auto text = Emit(*OneOpKernel([](const Tiles&) {
