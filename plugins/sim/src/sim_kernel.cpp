@@ -1896,6 +1896,7 @@ class Decoder {
       put("tile.expands", ComputeKind::Fill, 0);
       put("tile.move", ComputeKind::Copy, 0);
       put("tile.reshape", ComputeKind::Copy, 0);
+      put("tile.reinterpret_view", ComputeKind::Copy, 0);
       put("tile.matmul", ComputeKind::Matmul, kMatmulPlain);
       put("tile.matmul_acc", ComputeKind::Matmul, kMatmulAcc);
       put("tile.matmul_bias", ComputeKind::Matmul, kMatmulBias);
@@ -2204,7 +2205,16 @@ class Decoder {
       case ComputeKind::Copy: {
         auto src = tile_arg(0, "source");
         if (!src) return Error(src.error());
-        if (auto ok = SameSize(*src, out); !ok) return ok;
+        // A reinterpreted view is the same bytes as elements of another size: only the byte counts agree.
+        const auto bytes = [](const TileValue& tile) {
+          return tile.num_elements * static_cast<int64_t>(ir::DataTypeBytes(tile.dtype));
+        };
+        if (op == "tile.reinterpret_view") {
+          if (bytes(*src) != bytes(out))
+            return Fail(fmt::format("{} views {} bytes as {}", op, bytes(*src), bytes(out)));
+        } else if (auto ok = SameSize(*src, out); !ok) {
+          return ok;
+        }
         instr.src0 = src->ref;
         return {};
       }
