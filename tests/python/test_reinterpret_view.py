@@ -49,6 +49,20 @@ def bits_differ(a: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.
 
 
 @pl.jit
+def odd_columns(a: pl.Tensor[[8, 15], pl.INT16], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.reinterpret_view(pl.load(a, [0, 0], [8, 15]), pl.INT32)
+    return y
+
+
+@pl.jit
+def partly_valid(a: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.reinterpret_view(pl.load(a, [0, 0], [8, 16], valid_shape=[4, 16]), pl.INT32)
+    return y
+
+
+@pl.jit
 def own_dtype(a: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         y[:, :] = pl.reinterpret_view(pl.load(a, [0, 0], [8, 16]), pl.FP32)
@@ -116,6 +130,29 @@ def test_view_as_own_dtype_is_refused(kernels):
     assert location("pl.FP32)") in message
     assert "tile.reinterpret_view of pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec] to its own dtype FP32" in message
 
+
+
+def test_columns_that_do_not_make_whole_elements_are_refused(kernels):
+    with pytest.raises(ParserTypeError) as info:
+        kernels.odd_columns(torch.zeros(8, 15, dtype=torch.int16), torch.empty(8, 8, dtype=torch.int32))
+    message = str(info.value)
+    assert location("[8, 15]), pl.INT32)") in message
+    assert (
+        "the last dimension of pl.Tile[[8, 15], pl.INT16, pl.Mem.Vec] (240 bits) is not a whole number of INT32 "
+        "elements" in message
+    ), message
+
+
+def test_a_tile_valid_only_in_part_is_refused(kernels):
+    with pytest.raises(ParserTypeError) as info:
+        kernels.partly_valid(source(), torch.empty(8, 16, dtype=torch.int32))
+    message = str(info.value)
+    assert location("valid_shape=[4, 16]), pl.INT32)") in message
+    assert (
+        "tile.reinterpret_view of pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[4, 16])], which is "
+        "valid only in part" in message
+    ), message
+    assert "help: reinterpret a tile that is valid as a whole (pl.fillpad it first)" in message
 
 PROGRAM = '''import pypto.language as pl
 
