@@ -445,6 +445,7 @@ class Planner {
       } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::TileI32 ||
                  lowering.form == OpForm::Cast || lowering.form == OpForm::Compare) {
         tiles.push_back(args[0]->As<ir::Var>());
+        if (lowering.form == OpForm::TileScalar && args.size() > 2) tiles.push_back(args[2]->As<ir::Var>());
       } else if (lowering.form == OpForm::SelectScalar) {
         for (size_t i = 0; i < 3; ++i) tiles.push_back(args[i]->As<ir::Var>());
       }
@@ -935,6 +936,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.expands", "pto.texpands", OpForm::Fill, true},
       {"tile.move", "pto.tmov", OpForm::Move},
       {"tile.reshape", "pto.alloc_tile", OpForm::Reshape},
+      {"tile.reinterpret_view", "pto.alloc_tile", OpForm::Reshape},
       {"tile.add", "pto.tadd", OpForm::Tiles, true},
       {"tile.sub", "pto.tsub", OpForm::Tiles, true},
       {"tile.mul", "pto.tmul", OpForm::Tiles, true},
@@ -949,6 +951,10 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.maximums", "pto.tmaxs", OpForm::TileScalar, true},
       {"tile.minimums", "pto.tmins", OpForm::TileScalar, true},
       {"tile.fmods", "pto.tfmods", OpForm::TileScalar, true},
+      {"tile.addc", "pto.taddc", OpForm::Tiles, true},
+      {"tile.subc", "pto.tsubc", OpForm::Tiles, true},
+      {"tile.addsc", "pto.taddsc", OpForm::TileScalar, true},
+      {"tile.subsc", "pto.tsubsc", OpForm::TileScalar, true},
       {"tile.cmp", "pto.tcmp", OpForm::Compare, true},
       {"tile.cmps", "pto.tcmps", OpForm::Compare, true},
       {"tile.sel", "pto.tsel", OpForm::Tiles, true},

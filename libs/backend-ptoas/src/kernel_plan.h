@@ -25,7 +25,8 @@ enum class OpForm {
   Reshape,     // the result's alloc_tile re-types the source's bytes; nothing in the body
   Fill,        // ins(the scalar argument 1): tile.full, tile.expands
   Tiles,       // ins(every argument, all tiles): element-wise, reductions, broadcasts, tmatmul
-  TileScalar,  // ins(tile, scalar [, tmp]): the scalar at the tile's element type
+  TileScalar,  // ins(tile, scalar [, tile]): the scalar at the tile's element type; the last tile is trems's
+               // scratch, or taddsc / tsubsc's third operand
   TileI32,     // ins(tile, scalar [, tmp]): the scalar as an i32 (the bitwise and shift instructions)
   Cast,        // ins(tile {rmode = #pto<round_mode MODE>})
   Broadcast,   // ins(argument 1 only): argument 0 gives only the shape (row_expand, col_expand)

@@ -132,7 +132,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       const ir::DataType dtype = lowering.form == OpForm::TileI32 ? ir::DataType::INT32
                                                                   : args[0]->type()->As<ir::TileType>()->dtype();
       ins = {tile(args[0]), ScalarOperand(args[1], dtype, span)};
-      if (args.size() > 2) ins.push_back(tile(args[2]));  // the scratch tile of trems / txors
+      if (args.size() > 2) ins.push_back(tile(args[2]));  // trems / txors's scratch, taddsc's third operand
       break;
     }
     case OpForm::Cast:

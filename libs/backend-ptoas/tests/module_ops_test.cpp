@@ -671,6 +671,41 @@ TEST(EmitModuleOps, PreluAndPartialCombines) {
   }
 }
 
+TEST(EmitModuleOps, ThreeOperandSums) {
+  const std::pair<const char*, const char*> tiles[] = {{"tile.addc", "pto.taddc"}, {"tile.subc", "pto.tsubc"}};
+  for (auto [op, pto] : tiles) {
+    auto make = [op](const Tiles& v) { return Op(op, {v.t, v.u, v.t}, {}); };
+    EXPECT_EQ(OpLine(make, pto),
+              std::string(pto) + " ins(%t, %u, %t : " + kV + ", " + kV + ", " + kV + ") outs(%r : " + kV + ")");
+  }
+  // The scalar sits between the two tiles, at their element type.
+  auto m = ScalarParam("m", DataType::FP32, {});
+  EXPECT_EQ(OpLine([&](const Tiles& v) { return Op("tile.subsc", {v.t, m, v.u}, {}); }, "pto.tsubsc", DataType::FP32,
+                   {m}),
+            "pto.tsubsc ins(%t, %arg3, %u : " + kV + ", f32, " + kV + ") outs(%r : " + kV + ")");
+  const std::string h = Vec(16, 64, "f16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.addsc", {v.t, Int(2), v.u}, {}); }, "pto.taddsc",
+                   DataType::FP16),
+            "pto.taddsc ins(%t, %cst, %u : " + h + ", f16, " + h + ") outs(%r : " + h + ")");
+}
+
+// A reinterpreted view prints no op: its alloc_tile holds the source's bytes as the view's elements.
+TEST(EmitModuleOps, ReinterpretViewIsAnAllocAtTheSourcesAddress) {
+  auto x = TensorParam("x", {16, 64}, {});
+  auto y = TensorParam("y", {16, 128}, {}, DataType::INT16);
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({16, 64})}, {});
+  auto t = TileAt("t", load, 4096);
+  auto view = Op("tile.reinterpret_view", {t}, {}, {{"dtype", DataType::INT16}});
+  auto v = TileAt("v", view, 4096);
+  auto text = Emit(*Kernel("k", {x, y}, {ParamDirection::In, ParamDirection::Out},
+                           {Assign(t, load, {}), Assign(v, view, {}),
+                            Eval(Op("tile.store", {v, Ints({0, 0}), y}, {}), {})}));
+  const std::string i16 = Vec(16, 128, "i16");
+  EXPECT_EQ(LineStartingWith(text, "%v "),
+            "%v = pto.alloc_tile addr = %c4096_i64 valid_row = %c16_index valid_col = %c128_index : " + i16);
+  EXPECT_EQ(LineStartingWith(text, "pto.tstore ").substr(0, 27 + i16.size()), "pto.tstore ins(%v : " + i16 + ") outs(");
+}
+
 // ptoas reads ttri's side only from the generic form, so that is how the op is written.
 TEST(EmitModuleOps, TriangleIsWrittenInTheGenericForm) {
   auto text = Emit(*OneOpKernel([](const Tiles&) {

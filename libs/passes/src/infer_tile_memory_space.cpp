@@ -67,7 +67,7 @@ bool RunsOnAnySide(const Call& call) {
   static const std::unordered_set<std::string_view> kOps = {
       "tile.load",           "tile.store",          "tile.move",  "tile.reshape", "tile.create",
       "tile.transpose_view", "tile.set_validshape", "tile.slice", "tile.extract", "tile.assemble",
-      "tile.aiv_shard"};
+      "tile.aiv_shard",      "tile.reinterpret_view"};
   return !call.is_op_call() || kOps.contains(call.target_name());
 }
 

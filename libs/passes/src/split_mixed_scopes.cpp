@@ -39,7 +39,7 @@ const Call* CallOf(const StmtPtr& stmt) {
 bool IsDataMovement(const Call& call) {
   static const std::unordered_set<std::string_view> kOps = {"tile.load",   "tile.store",  "tile.move",
                                                             "tile.reshape", "tile.create", "tensor.create",
-                                                            "tile.set_validshape"};
+                                                            "tile.set_validshape", "tile.reinterpret_view"};
   return kOps.contains(call.target_name());
 }
 

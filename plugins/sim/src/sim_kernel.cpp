@@ -922,6 +922,8 @@ class Decoder {
     if (op == "tile.sub") return DecodeBinary(Opcode::Sub, target, *call);
     if (op == "tile.mul") return DecodeBinary(Opcode::Mul, target, *call);
     if (op == "tile.div") return DecodeBinary(Opcode::Div, target, *call);
+    if (op == "tile.addc" || op == "tile.subc" || op == "tile.addsc" || op == "tile.subsc")
+      return DecodeThreeOperand(op, target, *call);
     if (auto ok = DecodeCompute(op, target, *call)) return *ok;
     return Error(fmt::format("{}: kernel '{}' uses op '{}', which the simulator does not support yet (in `{}`)",
                              span.str(), Name(), op, text));
@@ -1767,6 +1769,58 @@ class Decoder {
     return {};
   }
 
+  // `tile.addc` / `subc` / `addsc` / `subsc`: lhs plus or minus rhs (a tile, or a scalar for the sc
+  // forms), then plus rhs2; two element-wise steps, as the PTO instructions are made of (TADDC is two
+  // TADDs, TSUBC a TSUB and a TADD), so an FP16 result is rounded after each as on the device.
+  pypto::expected<void, std::string> DecodeThreeOperand(const std::string& op, const ir::VarPtr& target,
+                                                        const ir::Call& call) {
+    const auto& args = call.args();
+    const bool scalar_middle = op.ends_with("sc");
+    auto out = ResultTile(target, op.c_str());
+    if (!out) return Error(out.error());
+    auto lhs = Tile(args[0], "left operand");
+    if (!lhs) return Error(lhs.error());
+    auto third = Tile(args[2], "third operand");
+    if (!third) return Error(third.error());
+    for (const TileValue* src : {&*lhs, &*third}) {
+      if (auto ok = SameSize(*src, *out); !ok) return ok;
+    }
+    // The second step reads the third operand after the first has written the result.
+    if (Overlap(out->ref, third->ref))
+      return Fail(fmt::format("the result tile '{}' of {} shares the buffer of its third operand, which the "
+                              "instruction reads after writing the result",
+                              target->name_hint(), op));
+    Instr first;
+    first.op = Opcode::Compute;
+    first.dst = out->ref;
+    first.num_elements = out->num_elements;
+    first.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(out->dtype));
+    if (auto ok = SetComputeType(op, out->dtype, Domain::Wrapping, first); !ok) return ok;
+    first.compute.op = static_cast<uint8_t>(op.starts_with("tile.sub") ? BinaryOp::Sub : BinaryOp::Add);
+    first.src0 = lhs->ref;
+    if (scalar_middle) {
+      auto scalar = ScalarArg(args[1]);
+      if (!scalar) return Error(scalar.error());
+      first.compute.kind = ComputeKind::BinaryScalar;
+      first.compute.scalar = *scalar;
+    } else {
+      auto rhs = Tile(args[1], "right operand");
+      if (!rhs) return Error(rhs.error());
+      if (auto ok = SameSize(*rhs, *out); !ok) return ok;
+      first.compute.kind = ComputeKind::Binary;
+      first.src1 = rhs->ref;
+    }
+    Instr second = first;
+    second.compute.kind = ComputeKind::Binary;
+    second.compute.op = static_cast<uint8_t>(BinaryOp::Add);
+    second.src0 = out->ref;
+    second.src1 = third->ref;
+    Emit(first);
+    Emit(second);
+    values_[target.get()] = *out;
+    return {};
+  }
+
   // -- Compute ops ---------------------------------------------------------------------------
 
   struct ComputeSpec {
@@ -1842,6 +1896,7 @@ class Decoder {
       put("tile.expands", ComputeKind::Fill, 0);
       put("tile.move", ComputeKind::Copy, 0);
       put("tile.reshape", ComputeKind::Copy, 0);
+      put("tile.reinterpret_view", ComputeKind::Copy, 0);
       put("tile.matmul", ComputeKind::Matmul, kMatmulPlain);
       put("tile.matmul_acc", ComputeKind::Matmul, kMatmulAcc);
       put("tile.matmul_bias", ComputeKind::Matmul, kMatmulBias);
@@ -2150,7 +2205,16 @@ class Decoder {
       case ComputeKind::Copy: {
         auto src = tile_arg(0, "source");
         if (!src) return Error(src.error());
-        if (auto ok = SameSize(*src, out); !ok) return ok;
+        // A reinterpreted view is the same bytes as elements of another size: only the byte counts agree.
+        const auto bytes = [](const TileValue& tile) {
+          return tile.num_elements * static_cast<int64_t>(ir::DataTypeBytes(tile.dtype));
+        };
+        if (op == "tile.reinterpret_view") {
+          if (bytes(*src) != bytes(out))
+            return Fail(fmt::format("{} views {} bytes as {}", op, bytes(*src), bytes(out)));
+        } else if (auto ok = SameSize(*src, out); !ok) {
+          return ok;
+        }
         instr.src0 = src->ref;
         return {};
       }

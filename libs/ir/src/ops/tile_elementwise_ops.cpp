@@ -1,4 +1,5 @@
-// tile.* element-wise ops: tile with tile, tile with scalar (the `*s` forms), unary math, cast.
+// tile.* element-wise ops: tile with tile, tile with scalar (the `*s` forms), three-operand sums, unary
+// math, cast.
 #include <fmt/format.h>
 
 #include "op_checks.h"
@@ -47,6 +48,23 @@ Result<TypePtr> DeduceWithScalar(const std::string& op, const std::vector<ExprPt
                      span, "cast the tile to a floating-point dtype first");
   }
   return SameAs(**lhs);
+}
+
+// The fused three-operand sums (TADDC, TSUBC, TADDSC, TSUBSC): a first operand combined with a tile
+// (or, for the `sc` forms, a scalar), plus a third tile. Every tile has the first one's shape and dtype,
+// as tile.add's two do.
+Result<TypePtr> DeduceThreeOperand(const std::string& op, bool scalar_middle, const std::vector<ExprPtr>& args,
+                                   const Span& span) {
+  auto type = scalar_middle ? DeduceWithScalar(op, args, span) : DeduceBinary(op, args, span);
+  if (!type) return type;
+  const auto* lhs = args[0]->type()->As<TileType>();
+  auto third = ExpectTile(args[2], fmt::format("the third operand of {}", op), span);
+  if (!third) return pypto::unexpected(third.error());
+  if ((*third)->shape() != lhs->shape() || (*third)->dtype() != lhs->dtype())
+    return TypeError(fmt::format("the third operand of {} differs from the first: {} and {}", op, (*third)->str(),
+                                 lhs->str()),
+                     span);
+  return type;
 }
 
 // Transcendental and root functions exist only for floating-point tiles.
@@ -156,6 +174,18 @@ OpDef WithScalar(const std::string& name, const std::string& description, bool i
                .inplace_safe = inplace_safe};
 }
 
+// Not in-place: the instructions run as two steps (the first two operands into the result, then the
+// third added to it), so a result sharing the third operand's buffer would lose it before it is read.
+OpDef ThreeOperand(const std::string& name, const std::string& description, bool scalar_middle) {
+  const std::string full = "tile." + name;
+  return OpDef{.name = full,
+               .description = description,
+               .params = {Arg("lhs"), Arg("rhs"), Arg("rhs2")},
+               .deduce_type = [full, scalar_middle](const auto& args, const auto&, const Span& span) {
+                 return DeduceThreeOperand(full, scalar_middle, args, span);
+               }};
+}
+
 OpDef Unary(const std::string& name, const std::string& description, bool takes_tmp = false,
             std::vector<OpParam> attrs = {}) {
   std::vector<OpParam> params = {Arg("tile")};
@@ -195,6 +225,12 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
   registry.Register(WithScalar("minimums", "element-wise minimum of a tile and a scalar"));
   registry.Register(WithScalar("fmods", "element-wise remainder of a tile divided by a scalar (as fmod)",
                                /*inplace_safe=*/false));
+
+  // The subtracting forms add their third operand, as the PTO instructions do (TSUBC: a - b + c).
+  registry.Register(ThreeOperand("addc", "element-wise lhs + rhs + rhs2 of three tiles", false));
+  registry.Register(ThreeOperand("subc", "element-wise lhs - rhs + rhs2 of three tiles", false));
+  registry.Register(ThreeOperand("addsc", "element-wise lhs + scalar + rhs2 of two tiles and a scalar", true));
+  registry.Register(ThreeOperand("subsc", "element-wise lhs - scalar + rhs2 of two tiles and a scalar", true));
 
   registry.Register(Unary("exp", "e to the power of each element"));
   registry.Register(Unary("log", "natural logarithm of each element", /*takes_tmp=*/false,

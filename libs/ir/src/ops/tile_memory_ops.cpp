@@ -1,5 +1,5 @@
 // tile.* creation and movement: global tensor <-> tile transfers, fresh tiles, moves between
-// on-chip buffers, and reshapes.
+// on-chip buffers, reshapes and reinterpreted views.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -185,6 +185,45 @@ Result<TypePtr> DeduceMove(const std::vector<ExprPtr>& args, const Call::Kwargs&
   return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), to, std::nullopt, (*tile)->valid_shape());
 }
 
+// pl.reinterpret_view(t, dtype, shape=...): t's bytes read as elements of another type. Without a
+// shape the last (contiguous) dimension scales by the ratio of the element sizes, as torch's
+// Tensor.view(dtype) does.
+Result<TypePtr> DeduceReinterpretView(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs,
+                                      const Span& span) {
+  auto tile = ExpectTile(args[0], "the source of tile.reinterpret_view", span);
+  if (!tile) return pypto::unexpected(tile.error());
+  const TileType& source = **tile;
+  const DataType target = *FindAttr<DataType>(kwargs, "dtype");
+  if (target == source.dtype())
+    return TypeError(fmt::format("tile.reinterpret_view of {} to its own dtype {}", source.str(),
+                                 DataTypeName(target)),
+                     span, "use the tile itself, or pl.reshape to change only its shape");
+  // A partial valid region would have to be split or merged across element boundaries.
+  if (source.has_partial_valid_shape())
+    return TypeError(fmt::format("tile.reinterpret_view of {}, which is valid only in part", source.str()), span,
+                     "reinterpret a tile that is valid as a whole (pl.fillpad it first)");
+  const int64_t source_bits = source.num_elements() * DataTypeBits(source.dtype());
+  Shape shape = source.shape();
+  if (args.size() > 1) {
+    auto given = StaticInts(args[1], "the shape of tile.reinterpret_view", span);
+    if (!given) return pypto::unexpected(given.error());
+    shape = *given;
+  } else {
+    const int64_t row_bits = shape.back() * DataTypeBits(source.dtype());
+    if (row_bits % DataTypeBits(target) != 0)
+      return TypeError(fmt::format("the last dimension of {} ({} bits) is not a whole number of {} elements",
+                                   source.str(), row_bits, DataTypeName(target)),
+                       span, "give the view's shape with shape=[...]");
+    shape.back() = row_bits / DataTypeBits(target);
+  }
+  auto view = std::make_shared<TileType>(shape, target, source.memory_space());
+  if (view->num_elements() * DataTypeBits(target) != source_bits)
+    return TypeError(fmt::format("tile.reinterpret_view of {} as {}: {} bits against {}", source.str(), view->str(),
+                                 source_bits, view->num_elements() * DataTypeBits(target)),
+                     span);
+  return TypePtr(view);
+}
+
 Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectTile(args[0], "the source of pl.reshape", span);
   if (!tile) return pypto::unexpected(tile.error());
@@ -300,6 +339,11 @@ void RegisterTileMemoryOps(OpRegistry& registry) {
                           .description = "the same elements under another shape (no data moves)",
                           .params = {Arg("tile"), Arg("shape")},
                           .deduce_type = DeduceReshape,
+                          .result_aliases_arg = 0});
+  registry.Register(OpDef{.name = "tile.reinterpret_view",
+                          .description = "the same bytes read as elements of another dtype (no data moves)",
+                          .params = {Arg("tile"), Attr("dtype", OpAttrKind::DType), OptionalArg("shape")},
+                          .deduce_type = DeduceReinterpretView,
                           .result_aliases_arg = 0});
   registry.Register(OpDef{.name = "tile.ci",
                           .description = "a row of consecutive integers start, start + 1, ... (pl.arange)",
