@@ -202,11 +202,18 @@ class FunctionParser {
 
   ir::Result<ir::StmtPtr> ParseBlock(py::handle statements) {
     std::vector<ir::StmtPtr> stmts;
-    for (auto stmt : statements) {
-      auto parsed = ParseStatement(stmt);
-      if (!parsed) return pypto::unexpected(parsed.error());
-      Append(stmts, *parsed);
-    }
+    blocks_.push_back({py::reinterpret_borrow<py::list>(statements), 0});
+    auto parsed_all = [&]() -> ir::Result<bool> {
+      for (auto stmt : statements) {
+        auto parsed = ParseStatement(stmt);
+        if (!parsed) return pypto::unexpected(parsed.error());
+        Append(stmts, *parsed);
+        ++blocks_.back().next;
+      }
+      return true;
+    }();
+    blocks_.pop_back();
+    if (!parsed_all) return pypto::unexpected(parsed_all.error());
     return std::make_shared<ir::SeqStmts>(std::move(stmts));
   }
 
@@ -1007,11 +1014,30 @@ class FunctionParser {
       source = LoadWhole(*source, map_.SpanOf(args[1]));
       if (!source) return pypto::unexpected(source.error());
     }
+    if (auto moved = MovedToVecForAssemble(*source, target, span); !moved) return moved;
+    else source = *moved;
     auto offset = ParseExpr(args[2]);
     if (!offset) return pypto::unexpected(offset.error());
     auto call = ir::OpRegistry::Get().CreateCall("tile.assemble", {target, *source, *offset}, {}, span);
     if (!call) return pypto::unexpected(call.error());
     return ir::ExprPtr(*call);
+  }
+
+  // A matmul result (Acc) written into a vector tile: upstream's tensor-level assemble takes any
+  // tile, so the result is moved into the vector buffer first (on a2a3 the mixed-kernel expansion
+  // turns that move into the cube-to-vector handoff).
+  ir::Result<ir::ExprPtr> MovedToVecForAssemble(const ir::ExprPtr& source, const ir::ExprPtr& target,
+                                                const ir::Span& span) {
+    const auto* from = source->type()->As<ir::TileType>();
+    const auto* into = target->type()->As<ir::TileType>();
+    if (!from || !into || from->memory_space() != ir::MemorySpace::Acc || into->memory_space() != ir::MemorySpace::Vec)
+      return source;
+    auto move = ir::OpRegistry::Get().CreateCall("tile.move", {source},
+                                                 {{"target_memory", ir::OpAttr(ir::MemorySpace::Vec)}}, span);
+    if (!move) return pypto::unexpected(move.error());
+    auto moved = std::make_shared<ir::Var>("assembled_acc", (*move)->type(), span);
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(moved, *move, span));
+    return ir::ExprPtr(moved);
   }
 
   static bool HasKeyword(py::handle call, const std::string& key) {
@@ -1275,12 +1301,106 @@ class FunctionParser {
     ++kernel_depth_;
     auto parsed = ParseBlock(body);
     --kernel_depth_;
-    for (const auto& [name, var] : env_) {
+    if (!parsed) return parsed;
+    std::vector<ir::StmtPtr> stores;
+    for (auto& [name, var] : env_) {
       auto old = before.find(name);
-      if ((old == before.end() || old->second != var) && !var->type()->As<ir::TensorType>())
-        kernel_values_.insert(var);
+      if ((old != before.end() && old->second == var) || var->type()->As<ir::TensorType>()) continue;
+      if (kernel_depth_ == 0 && var->type()->As<ir::TileType>() && ReadAfterCurrentStatement(name)) {
+        auto stored = StoreIntoNewTensor(var, stores);
+        if (!stored) return pypto::unexpected(stored.error());
+        var = *stored;
+        continue;
+      }
+      kernel_values_.insert(var);
     }
-    return parsed;
+    if (stores.empty()) return parsed;
+    auto stmts = ir::FlattenStmts(*parsed);
+    stmts.insert(stmts.end(), stores.begin(), stores.end());
+    return ir::StmtPtr(std::make_shared<ir::SeqStmts>(std::move(stmts), (*parsed)->span()));
+  }
+
+  // A tile computed in a kernel scope and read after it, by orchestration code or a later scope
+  // (`y = pl.cast(t, ...)` in one pl.at, `y[b : b + 1, :]` in the next): upstream's scope is made of
+  // tensor ops, so such a value is a tensor the kernel writes. It becomes one here too: a tensor
+  // created before the scope (a statement of the scope's prelude) that the tile is stored into at
+  // the scope's end; the name then stands for the stored tensor.
+  ir::Result<ir::VarPtr> StoreIntoNewTensor(const ir::VarPtr& tile_var, std::vector<ir::StmtPtr>& stores) {
+    const auto& tile = *tile_var->type()->As<ir::TileType>();
+    const ir::Span& span = tile_var->span();
+    std::vector<ir::ExprPtr> shape, offsets;
+    for (int64_t extent : tile.shape()) {
+      shape.push_back(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
+      offsets.push_back(std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span));
+    }
+    auto create = ir::OpRegistry::Get().CreateCall("tensor.create", {Tuple(shape, span)},
+                                                   {{"dtype", ir::OpAttr(tile.dtype())}}, span);
+    if (!create) return pypto::unexpected(create.error());
+    auto tensor = std::make_shared<ir::Var>(tile_var->name_hint(), (*create)->type(), span);
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(tensor, *create, span));
+    auto store = ir::OpRegistry::Get().CreateCall("tile.store", {tile_var, Tuple(offsets, span), tensor}, {}, span);
+    if (!store) return pypto::unexpected(store.error());
+    auto stored = std::make_shared<ir::Var>(tile_var->name_hint(), (*store)->type(), span);
+    stores.push_back(std::make_shared<ir::AssignStmt>(stored, *store, span));
+    return ir::VarPtr(stored);
+  }
+
+  // Whether `name` is read after the statement being parsed before anything rebinds it: in the
+  // statements that follow it in its block, then in those following each enclosing block's statement.
+  // A statement that reads the name (`k = pl.assemble(k, ...)`) reads the earlier value; one that only
+  // assigns it (`k = pl.cast(...)`) ends the search.
+  bool ReadAfterCurrentStatement(const std::string& name) const {
+    for (auto frame = blocks_.rbegin(); frame != blocks_.rend(); ++frame) {
+      py::list rest;
+      for (size_t i = frame->next + 1; i < py::len(frame->statements); ++i) rest.append(frame->statements[i]);
+      if (auto use = FirstUse(rest, name); use != NameUse::kNone) return use == NameUse::kRead;
+    }
+    return false;
+  }
+
+  enum class NameUse { kNone, kRead, kRebound };
+
+  // The first use of `name` in `statements`, in the order they run. A `with` body always runs, so a
+  // rebinding there counts; one in a branch or loop body may not run, so only reads count there.
+  static NameUse FirstUse(py::handle statements, const std::string& name) {
+    for (auto stmt : statements) {
+      const bool with = IsNode(stmt, "With");
+      const bool conditional = IsNode(stmt, "If") || IsNode(stmt, "For") || IsNode(stmt, "While");
+      if (!with && !conditional) {
+        if (ReadsName(stmt, name)) return NameUse::kRead;
+        if (AssignsName(stmt, name)) return NameUse::kRebound;
+        continue;
+      }
+      for (auto item : with ? py::list(stmt.attr("items")) : py::list())
+        if (ReadsName(item, name)) return NameUse::kRead;
+      for (const char* header : {"test", "iter"})
+        if (py::hasattr(stmt, header) && ReadsName(stmt.attr(header), name)) return NameUse::kRead;
+      const NameUse body = FirstUse(stmt.attr("body"), name);
+      if (with && body != NameUse::kNone) return body;
+      if (body == NameUse::kRead) return body;
+      if (py::hasattr(stmt, "orelse") && FirstUse(stmt.attr("orelse"), name) == NameUse::kRead) return NameUse::kRead;
+    }
+    return NameUse::kNone;
+  }
+
+  static bool ReadsName(py::handle node, const std::string& name) {
+    for (auto inner : py::module_::import("ast").attr("walk")(node)) {
+      const bool augmented = IsNode(inner, "AugAssign");  // `y += 1` reads y, though its target is a store
+      py::handle named = augmented ? inner.attr("target") : inner;
+      if (IsNode(named, "Name") && named.attr("id").cast<std::string>() == name &&
+          (augmented || IsNode(named.attr("ctx"), "Load")))
+        return true;
+    }
+    return false;
+  }
+
+  static bool AssignsName(py::handle stmt, const std::string& name) {
+    if (!IsNode(stmt, "Assign") && !IsNode(stmt, "AnnAssign")) return false;
+    py::list targets = IsNode(stmt, "Assign") ? py::list(stmt.attr("targets")) : py::list();
+    if (IsNode(stmt, "AnnAssign")) targets.append(stmt.attr("target"));
+    for (auto target : targets)
+      if (IsNode(target, "Name") && target.attr("id").cast<std::string>() == name) return true;
+    return false;
   }
 
   // `with pl.manual_scope():` / `with pl.scope(mode=...)`: a runtime scope around orchestration code.
@@ -4124,6 +4244,12 @@ class FunctionParser {
   int cluster_depth_ = 0;  // > 0 inside 'with pl.cluster()'
   DynamicBindings dynamic_;              // pl.dynamic names -> the extents the parameters gave them
   std::vector<ir::StmtPtr> prelude_;     // inlined bodies the statement being parsed depends on
+  // The blocks being parsed, innermost last, each with the index of its statement being parsed.
+  struct BlockPosition {
+    py::list statements;
+    size_t next = 0;
+  };
+  std::vector<BlockPosition> blocks_;
   std::unordered_map<std::string, ir::VarPtr> env_;
   // Parses a tile annotation's valid-shape extents (`pl.TileView(valid_shape=[64, vlen])`) in the
   // current scope.

@@ -33,7 +33,8 @@ Result<bool> CheckWindow(const Offsets& origin, const Shape& shape, const TileTy
   return true;
 }
 
-// A copy of the window [offset, offset + shape) of a tile, in the same buffer kind.
+// A copy of the window [offset, offset + shape) of a tile, in the same buffer kind; `valid_shape=`
+// (the fourth argument) narrows the part of it that is valid.
 Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto tile = ExpectTile(args[0], "the source of a tile slice", span);
   if (!tile) return pypto::unexpected(tile.error());
@@ -42,7 +43,16 @@ Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs
   auto offsets = ScalarOffsets(args[2], "the offsets of a tile slice", span);
   if (!offsets) return pypto::unexpected(offsets.error());
   if (auto ok = CheckWindow(*offsets, *shape, **tile, span); !ok) return pypto::unexpected(ok.error());
-  return std::make_shared<TileType>(*shape, (*tile)->dtype(), (*tile)->memory_space());
+  ValidShape valid;
+  if (args.size() > 3) {
+    const auto* extents = args[3]->As<TupleLiteral>();
+    if (!extents) return TypeError("the valid_shape of a tile slice must be a list of integers", span);
+    auto checked = CheckValidShape(extents->elements(), *shape, "the valid_shape of a tile slice", span);
+    if (!checked) return pypto::unexpected(checked.error());
+    valid = std::move(*checked);
+  }
+  return std::make_shared<TileType>(*shape, (*tile)->dtype(), (*tile)->memory_space(), std::nullopt,
+                                    std::move(valid));
 }
 
 // Which buffer-to-buffer window copies the hardware has (TEXTRACT).
@@ -117,7 +127,7 @@ Result<TypePtr> DeduceAssemble(const std::vector<ExprPtr>& args, const Call::Kwa
 void RegisterTileWindowOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "tile.slice",
                           .description = "a copy of a window of a tile (`t[:, a:b]` inside a kernel)",
-                          .params = {Arg("tile"), Arg("shape"), Arg("offset")},
+                          .params = {Arg("tile"), Arg("shape"), Arg("offset"), OptionalArg("valid_shape")},
                           .deduce_type = DeduceSlice});
   registry.Register(OpDef{.name = "tile.extract",
                           .description = "a copy of a window of a tile into another buffer (Mat -> Left/Right)",
