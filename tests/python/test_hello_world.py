@@ -79,8 +79,10 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "06_after_InferTileMemorySpace.py",
         "07_after_AutoTileMatmulL0.py",
         "08_after_ExpandMixedKernel.py",
-        "09_after_AllocateMemoryAddr.py",
-        "10_after_DeriveCallDirections.py",
+        "09_after_NormalizeReturnOrder.py",
+        "10_after_AllocateMemoryAddr.py",
+        "11_after_DeriveCallDirections.py",
+        "12_after_MaterializeRuntimeScopes.py",
     ]
 
 

@@ -28,6 +28,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/submit_dumps.h"
+#include "pypto/passes/ir_property.h"
 #include "tensor_element.h"
 
 namespace pypto::codegen_orch {
@@ -148,39 +149,46 @@ ir::DataType ScalarDtype(const ir::Var& param, const ir::Expr& arg) {
   return ir::DataType::INT64;
 }
 
-// The parameter a kernel returns as its single result: `return output`, possibly through values that
-// alias the tensor an op wrote (`out = pl.store(tile, [0, 0], output); return out`) or, in a Group,
-// the parameter a member call returns (`out = self.k_aiv(a, out); return out`).
-std::optional<size_t> ReturnedParam(const ir::Function& kernel, const ir::Program& program) {
-  std::unordered_map<const ir::Var*, const ir::Var*> alias_of;
-  auto root = [&](const ir::Var* var) {
-    for (auto it = alias_of.find(var); it != alias_of.end(); it = alias_of.find(var)) var = it->second;
-    return var;
-  };
+// The parameter a kernel returns as its single result. NormalizeReturnOrder made the returned value
+// the parameter itself (ReturnParamsExplicit); a declaration with no body returns its first output.
+std::optional<size_t> ReturnedParam(const ir::Function& kernel) {
   const ir::ReturnStmt* ret = nullptr;
-  for (const auto& stmt : ir::FlattenStmts(kernel.body())) {
-    if (const auto* assign = stmt->As<ir::AssignStmt>()) {
-      const auto* call = assign->value()->As<ir::Call>();
-      if (call && call->is_op_call() && call->op()->writes_arg)
-        if (const auto* dest = call->args()[*call->op()->writes_arg]->As<ir::Var>())
-          alias_of[assign->var().get()] = dest;
-      const auto callee = call && !call->is_op_call() ? program.Find(call->callee()) : nullptr;
-      if (callee && callee.get() != &kernel)
-        if (auto returned = ReturnedParam(*callee, program); returned && *returned < call->args().size())
-          if (const auto* dest = call->args()[*returned]->As<ir::Var>()) alias_of[assign->var().get()] = dest;
-    }
+  for (const auto& stmt : ir::FlattenStmts(kernel.body()))
     if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
+  if (!ret) {
+    if (kernel.return_types().size() == 1) return ir::FirstOutputParam(kernel.param_directions());
+    return std::nullopt;
   }
-  if (!ret && kernel.return_types().size() == 1) {
-    return ir::FirstOutputParam(kernel.param_directions());  // a declaration with no body
-  }
-  if (!ret || ret->values().size() != 1) return std::nullopt;
-  const auto* value = ret->values()[0]->As<ir::Var>();
-  if (!value) return std::nullopt;
-  const ir::Var* returned = root(value);
+  if (ret->values().size() != 1) return std::nullopt;
   for (size_t i = 0; i < kernel.params().size(); ++i)
-    if (kernel.params()[i].get() == returned) return i;
+    if (kernel.params()[i] == ret->values()[0]) return i;
   return std::nullopt;
+}
+
+// The statements of a body that is an automatic runtime scope (RuntimeScopesMaterialized): the
+// scope's, then the body's terminator after it (a loop's yield, whose carry updates belong to the
+// iteration, or the function's return).
+std::vector<ir::StmtPtr> StmtsInScope(const ir::RuntimeScopeStmt& scope, const ir::StmtPtr& body) {
+  std::vector<ir::StmtPtr> stmts = ir::FlattenStmts(scope.body());
+  const auto outer = ir::FlattenStmts(body);
+  if (outer.back().get() != &scope) stmts.push_back(outer.back());
+  return stmts;
+}
+
+// What the emitter reads from the IR instead of deciding it, each established by a pass of the
+// default pipeline; a program lacking one is refused, naming it.
+ir::Result<bool> CheckPreconditions(const ir::Program& program) {
+  using passes::IRProperty;
+  for (IRProperty property : {IRProperty::NoInCoreScopes, IRProperty::CallDirectionsDerived,
+                              IRProperty::ReturnParamsExplicit, IRProperty::RuntimeScopesMaterialized}) {
+    auto holds = passes::VerifyProperty(property, program);
+    if (!holds)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("codegen-orch requires {}: {}", passes::IRPropertyName(property),
+                                   holds.error().message),
+                       holds.error().span, "lower the program with the default pipeline (passes::Lower) first");
+  }
+  return true;
 }
 
 // C++ names for intermediates: identifiers, unique, and clear of the names the emitter generates.
@@ -852,8 +860,11 @@ class OrchestrationEmitter {
                        fmt::format("program '{}' has no orchestration entry (was it lowered?)", program_.name()));
     result_.function_name = entry->name();
     result_.plan.orchestration_name = entry->name();
+    if (auto ok = CheckPreconditions(program_); !ok) return pypto::unexpected(ok.error());
     if (auto ok = BindParams(*entry); !ok) return pypto::unexpected(ok.error());
-    const auto stmts = ir::FlattenStmts(entry->body());
+    // The body is one automatic runtime scope (RuntimeScopesMaterialized), which also holds the
+    // intermediates' allocation; the return after it emits nothing.
+    const auto stmts = StmtsInScope(*passes::AsAutoRuntimeScope(entry->body()), entry->body());
     body_ += "  PTO2_SCOPE() {\n";
     if (auto ok = AllocateIntermediates(stmts); !ok) return pypto::unexpected(ok.error());
     for (const auto& stmt : stmts)
@@ -1235,14 +1246,12 @@ class OrchestrationEmitter {
     body_ += indent_ + (scope.manual() ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL) {\n" : "PTO2_SCOPE() {\n");
     ScopeStep expanded{.manual = scope.manual()};
     std::vector<Step>* outer_steps = std::exchange(steps_, &expanded.body);
-    const bool outer_manual = std::exchange(in_manual_scope_, in_manual_scope_ || scope.manual());
     indent_ += "  ";
     block_start_ = true;
     ir::Result<bool> ok = true;
     for (const auto& stmt : ir::FlattenStmts(scope.body()))
       if (ok = EmitStmt(stmt); !ok) break;
     indent_.resize(indent_.size() - 2);
-    in_manual_scope_ = outer_manual;
     steps_ = outer_steps;
     body_ += indent_ + "}\n";
     block_start_ = after_scalar_ = false;
@@ -1340,9 +1349,10 @@ class OrchestrationEmitter {
       condition = fmt::format("((({0}) > 0 && {1} < {2}) || (({0}) < 0 && {1} > {2}))", step, name, stop);
     }
     body_ += fmt::format("{0}for (int64_t {1} = {2}; {3}; {1} += {4}) {{\n", indent_, name, start, condition, step);
-    // Each iteration is a runtime scope, so its tasks' ring slots come back when it ends; not inside a
-    // manual scope, where nothing nests (its tasks keep their slots until it ends, as upstream).
-    const bool scoped = !in_manual_scope_;
+    // Each iteration is a runtime scope where the IR's loop body is one (MaterializeRuntimeScopes puts
+    // it there outside manual scopes), so its tasks' ring slots come back when it ends.
+    const ir::RuntimeScopeStmt* iteration_scope = passes::AsAutoRuntimeScope(loop.body());
+    const bool scoped = iteration_scope != nullptr;
     if (scoped) body_ += indent_ + "  PTO2_SCOPE() {\n";
 
     LoopStep expanded{.loop = &loop, .carries_scalars = CarriesScalars(loop), .scoped = scoped};
@@ -1353,7 +1363,7 @@ class OrchestrationEmitter {
     block_start_ = true;
     ++loop_depth_;
     const ir::ForStmt* outer_loop = std::exchange(current_loop_, &loop);
-    for (const auto& stmt : ir::FlattenStmts(loop.body()))
+    for (const auto& stmt : scoped ? StmtsInScope(*iteration_scope, loop.body()) : ir::FlattenStmts(loop.body()))
       if (auto ok = EmitStmt(stmt); !ok) return ok;
     current_loop_ = outer_loop;
     --loop_depth_;
@@ -2275,7 +2285,7 @@ class OrchestrationEmitter {
                                   const std::vector<std::optional<Binding>>& written) {
     if (!result) return true;
     std::optional<size_t> bound;
-    if (auto returned = ReturnedParam(callee, program_); returned && written[*returned]) bound = *returned;
+    if (auto returned = ReturnedParam(callee); returned && written[*returned]) bound = *returned;
     if (!bound) {
       size_t outputs = 0;
       for (size_t i = 0; i < written.size(); ++i)
@@ -2360,7 +2370,6 @@ class OrchestrationEmitter {
   int loop_depth_ = 0;
   int if_depth_ = 0;
   const ir::ForStmt* current_loop_ = nullptr;  // the innermost loop being emitted
-  bool in_manual_scope_ = false;               // inside a pl.manual_scope
   std::string* hoisted_ = nullptr;  // inside a runtime scope: the declarations made before the outermost one
   std::string hoist_indent_;        // the indentation of that scope
   std::vector<Step> steps_root_;

@@ -129,6 +129,59 @@ TEST(Orchestration, UnloweredProgramIsRejected) {
   EXPECT_EQ(result.error().message, "program '_jit_tile_add' has no orchestration entry (was it lowered?)");
 }
 
+// The default pipeline without the pass named `skipped`.
+ir::ProgramPtr LoweredWithout(const std::string& skipped, const ir::ProgramPtr& program) {
+  std::vector<std::string> names;
+  const passes::PassManager all = passes::DefaultPipeline();
+  for (const auto& pass : all.passes())
+    if (pass.name() != skipped) names.push_back(pass.name());
+  auto pipeline = passes::PipelineOf(names);
+  EXPECT_TRUE(pipeline);
+  auto lowered = pipeline->Run(program, passes::PassContext{});
+  EXPECT_TRUE(lowered) << lowered.error().str();
+  return *lowered;
+}
+
+TEST(Orchestration, ProgramWithoutRuntimeScopesIsRefused) {
+  auto result = GenerateOrchestration(*LoweredWithout("MaterializeRuntimeScopes", testing::TileAddProgram()));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ir::DiagnosticKind::InvalidOperation);
+  EXPECT_EQ(result.error().message,
+            "codegen-orch requires RuntimeScopesMaterialized: property RuntimeScopesMaterialized does not hold in "
+            "function 'tile_add': the body is not one automatic runtime scope");
+}
+
+// A kernel that returns the result of its store (`r = pl.store(t, [0, 0], out); return r`) is refused
+// unless NormalizeReturnOrder made it return `out`.
+TEST(Orchestration, ProgramWithoutExplicitReturnsIsRefused) {
+  auto a = testing::Tensor("a", {16, 16}), out = testing::Tensor("out", {16, 16});
+  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 16})});
+  auto t = testing::Local("t", load);
+  auto store = testing::Op("tile.store", {t, testing::Ints({0, 0}), out});
+  auto r = testing::Local("r", store);
+  auto kernel = testing::KernelFunction("k", {a, out}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        {testing::Assign(t, load), testing::Assign(r, store)}, r);
+  auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
+  std::vector<ir::StmtPtr> body;
+  auto y1 = testing::CallKernel(kernel, {x, y}, "y_1", body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{y1}));
+  auto entry = std::make_shared<ir::Function>(
+      "orch", std::vector<ir::VarPtr>{x, y},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{y->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  auto program = std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel, entry}, "orch");
+
+  auto result = GenerateOrchestration(*LoweredWithout("NormalizeReturnOrder", program));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ir::DiagnosticKind::InvalidOperation);
+  EXPECT_EQ(result.error().message,
+            "codegen-orch requires ReturnParamsExplicit: property ReturnParamsExplicit does not hold in function 'k': "
+            "it returns r, which is none of its pl.Out / pl.InOut parameters");
+  auto lowered = passes::Lower(program, passes::PassContext{});
+  ASSERT_TRUE(lowered) << lowered.error().str();
+  EXPECT_TRUE(GenerateOrchestration(**lowered));
+}
+
 TEST(CodegenOrchCApi, GeneratesAndWritesArtifacts) {
   auto dir = std::filesystem::temp_directory_path() / "pypto_codegen_orch_c_api";
   std::filesystem::remove_all(dir);

@@ -49,11 +49,13 @@ TEST(InPlaceLoop, AssembleIntoATensorInAScopeInARange) {
             "@pl.function(type=pl.FunctionType.Orchestration)\n"
             "def f(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> "
             "pl.Tensor[[16, 32], pl.FP32]:\n"
-            "    t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
-            "    for i in pl.range(2):\n"
-            "        t_1: pl.Tensor[[16, 32], pl.FP32] = self.fill(x, i, t, attrs={\"arg_directions\": [\"Input\", "
-            "\"Scalar\", \"OutputExisting\"]})\n"
-            "    y_1: pl.Tensor[[16, 32], pl.FP32] = self.use(t, y, attrs={\"arg_directions\": [\"Input\", "
+            "    with pl.scope():\n"
+            "        t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
+            "        for i in pl.range(2):\n"
+            "            with pl.scope():\n"
+            "                t_1: pl.Tensor[[16, 32], pl.FP32] = self.fill(x, i, t, attrs={\"arg_directions\": "
+            "[\"Input\", \"Scalar\", \"OutputExisting\"]})\n"
+            "        y_1: pl.Tensor[[16, 32], pl.FP32] = self.use(t, y, attrs={\"arg_directions\": [\"Input\", "
             "\"OutputExisting\"]})\n"
             "    return y_1\n");
 }
@@ -77,8 +79,10 @@ TEST(InPlaceLoop, AssembleIntoATensorInAScopeInAParallelLoop) {
             "@pl.function(type=pl.FunctionType.Orchestration)\n"
             "def f(self, x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> "
             "pl.Tensor[[16, 32], pl.FP32]:\n"
-            "    for i in pl.parallel(2):\n"
-            "        y_1: pl.Tensor[[16, 32], pl.FP32] = self.f_incore_0(x, i, y, attrs={\"arg_directions\": "
+            "    with pl.scope():\n"
+            "        for i in pl.parallel(2):\n"
+            "            with pl.scope():\n"
+            "                y_1: pl.Tensor[[16, 32], pl.FP32] = self.f_incore_0(x, i, y, attrs={\"arg_directions\": "
             "[\"Input\", \"Scalar\", \"OutputExisting\"]})\n"
             "    return y\n");
 }

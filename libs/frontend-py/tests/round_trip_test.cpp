@@ -62,7 +62,8 @@ class _jit_tile_add:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def tile_add(self, a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[64, 128], pl.FP32], c: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) -> pl.Tensor[[64, 128], pl.FP32]:
-        c_1: pl.Tensor[[64, 128], pl.FP32] = self.tile_add_incore_0(a, b, c, attrs={"arg_directions": ["Input", "Input", "OutputExisting"]})
+        with pl.scope():
+            c_1: pl.Tensor[[64, 128], pl.FP32] = self.tile_add_incore_0(a, b, c, attrs={"arg_directions": ["Input", "Input", "OutputExisting"]})
         return c_1
 )");
 }

@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::passes {
 
@@ -22,6 +25,8 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
     case IRProperty::TileMemoryInferred: return "TileMemoryInferred";
     case IRProperty::NoUnrollLoops: return "NoUnrollLoops";
+    case IRProperty::ReturnParamsExplicit: return "ReturnParamsExplicit";
+    case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -198,7 +203,91 @@ Result<bool> VerifyNoUnrollLoops(const Program& program) {
   return true;
 }
 
+// Each returned value of a submitted function is one of its pl.Out / pl.InOut parameters itself,
+// and they come in the order of the signature.
+Result<bool> VerifyReturnParamsExplicit(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (!ReturnsOutputs(*function)) continue;
+    std::string what;
+    FirstMatch finder;
+    finder.stmt_pred = [&](const StmtPtr& stmt) {
+      const auto* ret = stmt->As<ReturnStmt>();
+      if (!ret) return false;
+      std::optional<size_t> previous;
+      for (const auto& value : ret->values()) {
+        const auto& params = function->params();
+        auto it = std::ranges::find_if(params, [&](const VarPtr& param) { return param.get() == value->As<Var>(); });
+        const size_t index = static_cast<size_t>(it - params.begin());
+        if (it == params.end() || function->param_directions()[index] == ParamDirection::In) {
+          what = fmt::format("it returns {}, which is none of its pl.Out / pl.InOut parameters", PrintExpr(value));
+          return true;
+        }
+        if (previous && index <= *previous) {
+          what = fmt::format("it returns '{}' out of the parameters' order", (*it)->name_hint());
+          return true;
+        }
+        previous = index;
+      }
+      return false;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched) return Violation(IRProperty::ReturnParamsExplicit, *function, finder.found, what);
+  }
+  return true;
+}
+
+// The orchestration body is an automatic runtime scope (followed by its return), and so is the body
+// of each loop outside a manual scope (followed by its yield).
+class RuntimeScopeChecker final : public IRVisitor {
+ public:
+  Span missing;
+  bool found = false;
+
+ protected:
+  void VisitFor(const std::shared_ptr<const ForStmt>& loop) override {
+    if (!found && manual_depth_ == 0 && !AsAutoRuntimeScope(loop->body())) {
+      found = true;
+      missing = loop->span();
+    }
+    IRVisitor::VisitFor(loop);
+  }
+  void VisitRuntimeScope(const std::shared_ptr<const RuntimeScopeStmt>& scope) override {
+    manual_depth_ += scope->manual() ? 1 : 0;
+    IRVisitor::VisitRuntimeScope(scope);
+    manual_depth_ -= scope->manual() ? 1 : 0;
+  }
+
+ private:
+  int manual_depth_ = 0;
+};
+
+Result<bool> VerifyRuntimeScopesMaterialized(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (function->type() != FunctionType::Orchestration) continue;
+    if (!AsAutoRuntimeScope(function->body()))
+      return Violation(IRProperty::RuntimeScopesMaterialized, *function, function->span(),
+                       "the body is not one automatic runtime scope");
+    RuntimeScopeChecker checker;
+    checker.VisitStmt(function->body());
+    if (checker.found)
+      return Violation(IRProperty::RuntimeScopesMaterialized, *function, checker.missing,
+                       "the loop body is not an automatic runtime scope");
+  }
+  return true;
+}
+
 }  // namespace
+
+bool ReturnsOutputs(const Function& function) {
+  return IsKernel(function.type()) || function.type() == FunctionType::Group || function.type() == FunctionType::Spmd;
+}
+
+const RuntimeScopeStmt* AsAutoRuntimeScope(const StmtPtr& body) {
+  auto stmts = FlattenStmts(body);
+  if (stmts.size() == 2 && (stmts[1]->Is<YieldStmt>() || stmts[1]->Is<ReturnStmt>())) stmts.pop_back();
+  const auto* scope = stmts.size() == 1 ? stmts[0]->As<RuntimeScopeStmt>() : nullptr;
+  return scope && !scope->manual() ? scope : nullptr;
+}
 
 Result<bool> VerifyProperty(IRProperty property, const Program& program) {
   switch (property) {
@@ -209,6 +298,8 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::CallDirectionsDerived: return VerifyCallDirectionsDerived(program);
     case IRProperty::TileMemoryInferred: return VerifyTileMemoryInferred(program);
     case IRProperty::NoUnrollLoops: return VerifyNoUnrollLoops(program);
+    case IRProperty::ReturnParamsExplicit: return VerifyReturnParamsExplicit(program);
+    case IRProperty::RuntimeScopesMaterialized: return VerifyRuntimeScopesMaterialized(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

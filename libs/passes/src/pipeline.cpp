@@ -23,8 +23,10 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
       .Add(AutoTileMatmulL0())          // matmuls beyond L0 -> loops over L0-sized blocks
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC
+      .Add(NormalizeReturnOrder())      // kernel returns -> the output parameters themselves
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
-      .Add(DeriveCallDirections());     // kernel call sites -> per-argument directions
+      .Add(DeriveCallDirections())      // kernel call sites -> per-argument directions
+      .Add(MaterializeRuntimeScopes()); // orchestration body and loop bodies -> runtime scopes
   return pipeline;
 }
 

@@ -32,7 +32,7 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 10u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 12u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "FlattenCallExpr");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "OutlineIncoreScopes");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
@@ -58,7 +58,9 @@ TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
       << pypto_last_error_message();
   pypto_ir_program* rest = nullptr;
   ASSERT_EQ(pypto_passes_run(first, "a2a3sim",
-                             "InferTileMemorySpace,ExpandMixedKernel,AllocateMemoryAddr,DeriveCallDirections", 1,
+                             "InferTileMemorySpace,ExpandMixedKernel,NormalizeReturnOrder,AllocateMemoryAddr,"
+                             "DeriveCallDirections,MaterializeRuntimeScopes",
+                             1,
                              nullptr, &rest),
             PYPTO_OK)
       << pypto_last_error_message();
@@ -79,7 +81,7 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   EXPECT_STREQ(pypto_last_error_message(),
                "unknown pass 'Inline'; the passes are UnrollLoops, FlattenCallExpr, SplitMixedScopes, "
                "OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, "
-               "AllocateMemoryAddr, DeriveCallDirections");
+               "NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, MaterializeRuntimeScopes");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

@@ -75,6 +75,10 @@ std::map<IRProperty, Lacking> ProgramsLackingEachProperty() {
       {IRProperty::CoreTypesResolved,
        {RunPasses({"OutlineIncoreScopes"}, testing::TileAddProgram(16, 16)),
         "property CoreTypesResolved does not hold in function 'tile_add_incore_0': the kernel is still InCore"}},
+      {IRProperty::CallDirectionsDerived,
+       {RunPasses({"OutlineIncoreScopes"}, testing::TileAddProgram(16, 16)),
+        "property CallDirectionsDerived does not hold in function 'tile_add': a call has no direction for each "
+        "argument"}},
   };
 }
 
@@ -96,7 +100,7 @@ TEST(PassContracts, EachPassIsRefusedAnInputLackingAPropertyItRequires) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 11u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
+  EXPECT_EQ(checked, 14u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
 }
 
 // The pipeline stepped one pass at a time over a 16x16 add: what each pass changes, in full.
@@ -118,7 +122,7 @@ class PipelineStep : public ::testing::Test {
 // The printed 16x16 add program with the kernel's type, its three tile types (memory annotations
 // included) and what the orchestration's call carries after its arguments.
 std::string AddProgram(const std::string& kernel_type, const std::string& tile_a, const std::string& tile_b,
-                       const std::string& tile_c, const std::string& call_attrs = "") {
+                       const std::string& tile_c, const std::string& call_attrs = "", bool scoped = false) {
   const std::string signature =
       "(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32], "
       "c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n";
@@ -133,6 +137,7 @@ std::string AddProgram(const std::string& kernel_type, const std::string& tile_a
          "\n"
          "    @pl.function(type=pl.FunctionType.Orchestration)\n"
          "    def tile_add" + signature +
+         + (scoped ? "        with pl.scope():\n    " : "") +
          "        c_1: pl.Tensor[[16, 16], pl.FP32] = self.tile_add_incore_0(a, b, c" + call_attrs + ")\n"
          "        return c_1\n";
 }
@@ -153,6 +158,19 @@ TEST_F(PipelineStep, AllocateMemoryAddrGivesEveryTileAnAddressInUb) {
             AddProgram("AIV", "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
                        "pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec]",
                        "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]"));
+}
+
+// Outlining already returns the output parameter itself: nothing to change.
+TEST_F(PipelineStep, NormalizeReturnOrderKeepsTheReturnedParameter) {
+  EXPECT_EQ(After("NormalizeReturnOrder"), AddProgram("AIV", kVecTile, kVecTile, kVecTile));
+}
+
+TEST_F(PipelineStep, MaterializeRuntimeScopesWrapsTheOrchestrationBody) {
+  EXPECT_EQ(After("MaterializeRuntimeScopes"),
+            AddProgram("AIV", "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(1024, 1024), pl.Mem.Vec]",
+                       "pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 1024), pl.Mem.Vec]",
+                       ", attrs={\"arg_directions\": [\"Input\", \"Input\", \"OutputExisting\"]}", /*scoped=*/true));
 }
 
 TEST_F(PipelineStep, DeriveCallDirectionsAnnotatesTheKernelCall) {

@@ -88,8 +88,9 @@ TEST(DefaultPipeline, PassOrder) {
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
   EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "FlattenCallExpr", "SplitMixedScopes",
                                              "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
-                                             "AutoTileMatmulL0", "ExpandMixedKernel", "AllocateMemoryAddr",
-                                             "DeriveCallDirections"}));
+                                             "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
+                                             "AllocateMemoryAddr", "DeriveCallDirections",
+                                             "MaterializeRuntimeScopes"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -100,8 +101,9 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
   EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:FlattenCallExpr", "3:SplitMixedScopes",
                                             "4:OutlineIncoreScopes", "5:LegalizeTileCast", "6:InferTileMemorySpace",
-                                            "7:AutoTileMatmulL0", "8:ExpandMixedKernel", "9:AllocateMemoryAddr",
-                                            "10:DeriveCallDirections"}));
+                                            "7:AutoTileMatmulL0", "8:ExpandMixedKernel", "9:NormalizeReturnOrder",
+                                            "10:AllocateMemoryAddr", "11:DeriveCallDirections",
+                                            "12:MaterializeRuntimeScopes"}));
 }
 
 }  // namespace

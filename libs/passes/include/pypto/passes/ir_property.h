@@ -20,6 +20,9 @@ enum class IRProperty : uint8_t {
   CallDirectionsDerived,  // every call to a kernel carries one direction per argument
   TileMemoryInferred,     // kernel tiles live where their ops need them (matmul operands in Left/Right)
   NoUnrollLoops,          // every pl.unroll loop is replaced by its copies
+  ReturnParamsExplicit,   // a kernel returns its Out/InOut parameters themselves, in parameter order
+  RuntimeScopesMaterialized,  // the orchestration body and each loop body outside a manual scope are
+                              // automatic runtime scopes (RuntimeScopeStmt)
   kCount,
 };
 
@@ -42,6 +45,16 @@ class PropertySet {
  private:
   std::bitset<static_cast<size_t>(IRProperty::kCount)> bits_;
 };
+
+// The functions ReturnParamsExplicit constrains: those the orchestration submits as tasks (kernels,
+// Groups, SPMD wrappers).
+bool ReturnsOutputs(const ir::Function& function);
+
+// The automatic runtime scope (`with pl.scope():`) a body consists of, possibly followed by the
+// body's terminator (a loop's pl.yield_, a function's return: no runtime work); null for any other
+// body. RuntimeScopesMaterialized puts one around the orchestration body and each of its loop bodies
+// outside manual scopes.
+const ir::RuntimeScopeStmt* AsAutoRuntimeScope(const ir::StmtPtr& body);
 
 // Checks one property; the error names the offending function and source location.
 ir::Result<bool> VerifyProperty(IRProperty property, const ir::Program& program);

@@ -59,4 +59,14 @@ Pass AllocateMemoryAddr();
 // A call whose arguments do not match the callee's parameters (count, tensor or scalar) is an error.
 Pass DeriveCallDirections();
 
+// Each value a kernel, Group or SPMD wrapper returns becomes the pl.Out / pl.InOut parameter it stands
+// for (the result of a store into it, or of a member call returning it), so codegen-orch reads which
+// tensor a call's result names from the return. A return that is no output parameter, or returns
+// them out of their order in the signature, is an error at the return.
+Pass NormalizeReturnOrder();
+
+// The orchestration body, and each orchestration loop body outside a manual scope, become automatic
+// runtime scopes (`with pl.scope():`); codegen-orch opens a PTO2_SCOPE exactly there.
+Pass MaterializeRuntimeScopes();
+
 }  // namespace pypto::passes
