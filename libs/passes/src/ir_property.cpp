@@ -22,6 +22,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
     case IRProperty::TileMemoryInferred: return "TileMemoryInferred";
     case IRProperty::NoUnrollLoops: return "NoUnrollLoops";
+    case IRProperty::StructuredCtrlFlow: return "StructuredCtrlFlow";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -198,6 +199,21 @@ Result<bool> VerifyNoUnrollLoops(const Program& program) {
   return true;
 }
 
+Result<bool> VerifyStructuredCtrlFlow(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    const char* what = "";
+    finder.stmt_pred = [&](const StmtPtr& s) {
+      if (!AsJump(*s)) return false;
+      what = s->Is<BreakStmt>() ? "a 'break' is left" : "a 'continue' is left";
+      return true;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched) return Violation(IRProperty::StructuredCtrlFlow, *function, finder.found, what);
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<bool> VerifyProperty(IRProperty property, const Program& program) {
@@ -209,6 +225,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::CallDirectionsDerived: return VerifyCallDirectionsDerived(program);
     case IRProperty::TileMemoryInferred: return VerifyTileMemoryInferred(program);
     case IRProperty::NoUnrollLoops: return VerifyNoUnrollLoops(program);
+    case IRProperty::StructuredCtrlFlow: return VerifyStructuredCtrlFlow(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

@@ -20,6 +20,7 @@ enum class IRProperty : uint8_t {
   CallDirectionsDerived,  // every call to a kernel carries one direction per argument
   TileMemoryInferred,     // kernel tiles live where their ops need them (matmul operands in Left/Right)
   NoUnrollLoops,          // every pl.unroll loop is replaced by its copies
+  StructuredCtrlFlow,     // no break or continue is left: every loop body runs to its end
   kCount,
 };
 
