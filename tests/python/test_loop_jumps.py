@@ -1,5 +1,6 @@
-"""``break`` and ``continue`` in kernel loops (rewritten into structured ifs and a carried flag), and
-tensor names bound in a loop body read after it, checked against torch and as printed IR."""
+"""``break`` and ``continue`` in kernel loops (parsed into jumps, which CtrlFlowTransform turns into
+structured ifs and a carried flag), and tensor names bound in a loop body read after it, checked
+against torch and as printed IR."""
 
 import pytest
 import torch
@@ -106,24 +107,14 @@ BREAK_CONTINUE_PRINTED = '''@pl.program
 class BreakContinue:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, a: pl.Tensor[[256, 64], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
-        _break_flag_0: pl.Scalar[pl.INDEX] = 0
-        for i, (_break_flag_0_1,) in pl.range(4, init_values=(_break_flag_0,)):
-            if _break_flag_0_1 == 0:
-                if i >= 3:
-                    _break_flag_0_2: pl.Scalar[pl.INDEX] = 1
-                    _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_2)
-                else:
-                    if (i % 2) != 0:
-                        pass
-                    else:
-                        tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
-                        tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
-                        out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
-                    _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
-                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_3)
-            else:
-                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
-            _break_flag_0_5: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_4)
+        for i in pl.range(4):
+            if i >= 3:
+                break
+            if (i % 2) != 0:
+                continue
+            tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
+            tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
+            out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -132,14 +123,44 @@ class BreakContinue:
         return c_1
 '''
 
+# The kernel after CtrlFlowTransform: the continue's rest of the iteration is its if's else branch,
+# and the break is a carried flag under which the whole body runs.
+STRUCTURED_KERNEL = '''    def kernel(self, a: pl.Tensor[[256, 64], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        _break_flag_0: pl.Scalar[pl.INDEX] = 0
+        for i, (_break_flag_0_1,) in pl.range(4, init_values=(_break_flag_0,)):
+            if _break_flag_0_1 == 0:
+                if i >= 3:
+                    _break_flag_0_2: pl.Scalar[pl.INDEX] = pl.yield_(1)
+                else:
+                    if (i % 2) != 0:
+                        _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+                    else:
+                        tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
+                        tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
+                        out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
+                        _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+                    _break_flag_0_2: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_3)
+                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_2)
+            else:
+                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+            _break_flag_0_5: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_4)
+        return c
+'''
+
 HEADER = "import pypto.language as pl\n\n"
 
 
-def test_the_rewrite_prints_as_ifs_and_a_carried_flag_and_parses_back(tmp_path):
+def test_the_jumps_print_as_written_parse_back_and_become_structured_in_the_pipeline(tmp_path):
+    from pypto.ir.pass_manager import PassManager
+
     program = import_source(tmp_path / "break_continue.py", HEADER + BREAK_CONTINUE).BreakContinue
     assert str(program) == BREAK_CONTINUE_PRINTED
     again = import_source(tmp_path / "printed.py", HEADER + BREAK_CONTINUE_PRINTED).BreakContinue
     assert str(again) == BREAK_CONTINUE_PRINTED
+    PassManager().run_passes(program, dump_ir=True, output_dir=tmp_path / "dump")
+    structured = (tmp_path / "dump" / "02_after_CtrlFlowTransform.py").read_text()
+    assert STRUCTURED_KERNEL in structured, structured
+    assert "break\n" not in structured and "continue\n" not in structured
 
 
 def test_a_program_that_breaks_and_continues_runs(tmp_path):
