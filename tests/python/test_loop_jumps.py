@@ -50,6 +50,22 @@ def jumps_in_nested_ifs(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[1
                     break
             y[i * 32 : i * 32 + 32, :] = t
     return y
+
+
+@pl.jit
+def jumps_hand_on_carried_values(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([32, 32], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            acc = pl.add(acc, x[i * 32 : i * 32 + 32, :])
+            if i == 1:
+                continue
+            if i == 2:
+                acc = pl.mul(acc, 2.0)
+                break
+            acc = pl.add(acc, 1.0)
+        y[:, :] = acc
+    return y
 """
 
 kernels = kernels_fixture("loop_jumps.py", KERNELS)
@@ -78,6 +94,14 @@ def test_jumps_inside_nested_ifs(kernels):
     expected = y.clone()
     expected[0:32] = x[0:32]
     expected[32:64] = x[32:64] + 1.0
+    torch.testing.assert_close(y, expected)
+
+
+def test_a_jump_hands_on_the_values_the_carried_names_have_where_it_jumps(kernels):
+    x, y = torch.randn(128, 32), torch.zeros(32, 32)
+    kernels.jumps_hand_on_carried_values(x, y)
+    blocks = x.reshape(4, 32, 32)
+    expected = (blocks[0] + 1.0 + blocks[1] + blocks[2]) * 2.0  # i = 1 continues, i = 2 breaks
     torch.testing.assert_close(y, expected)
 
 
