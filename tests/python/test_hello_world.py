@@ -72,15 +72,16 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
     assert dumps == [
         "00_frontend.py",
         "01_after_UnrollLoops.py",
-        "02_after_FlattenCallExpr.py",
-        "03_after_SplitMixedScopes.py",
-        "04_after_OutlineIncoreScopes.py",
-        "05_after_LegalizeTileCast.py",
-        "06_after_InferTileMemorySpace.py",
-        "07_after_AutoTileMatmulL0.py",
-        "08_after_ExpandMixedKernel.py",
-        "09_after_AllocateMemoryAddr.py",
-        "10_after_DeriveCallDirections.py",
+        "02_after_CtrlFlowTransform.py",
+        "03_after_FlattenCallExpr.py",
+        "04_after_SplitMixedScopes.py",
+        "05_after_OutlineIncoreScopes.py",
+        "06_after_LegalizeTileCast.py",
+        "07_after_InferTileMemorySpace.py",
+        "08_after_AutoTileMatmulL0.py",
+        "09_after_ExpandMixedKernel.py",
+        "10_after_AllocateMemoryAddr.py",
+        "11_after_DeriveCallDirections.py",
     ]
 
 
