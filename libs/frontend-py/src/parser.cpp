@@ -4266,7 +4266,8 @@ class FunctionParser {
   std::vector<ir::ExprPtr> returns_;
   std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
-  std::vector<py::object> synthetic_nodes_;  // statements the parser made (boolean conditions, shape unpacks), kept alive while parsed
+  // Statements the parser made (boolean conditions, shape unpacks), kept alive while parsed.
+  std::vector<py::object> synthetic_nodes_;
   // The loops whose jumps are being parsed, innermost last: the jumps each owns, and each parsed
   // jump with the environment at it.
   struct JumpScope {

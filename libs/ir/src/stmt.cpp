@@ -32,7 +32,8 @@ const JumpStmt* AsJump(const Stmt& stmt) {
 bool EndsInJump(const StmtPtr& body) {
   if (!body) return false;
   if (const auto* seq = body->As<SeqStmts>()) return !seq->stmts().empty() && EndsInJump(seq->stmts().back());
-  if (const auto* branch = body->As<IfStmt>()) return EndsInJump(branch->then_body()) && EndsInJump(branch->else_body());
+  if (const auto* branch = body->As<IfStmt>())
+    return EndsInJump(branch->then_body()) && EndsInJump(branch->else_body());
   return AsJump(*body) != nullptr;
 }
 

@@ -108,7 +108,8 @@ class BodyRewriter {
     std::vector<StmtPtr> out;
     for (size_t i = 0; i < stmts.size(); ++i) {
       const StmtPtr& stmt = stmts[i];
-      if (const auto* jump = AsJump(*stmt)) return Exit(std::move(out), jump->values(), jump->Is<BreakStmt>(), stmt->span());
+      if (const auto* jump = AsJump(*stmt))
+        return Exit(std::move(out), jump->values(), jump->Is<BreakStmt>(), stmt->span());
       // Branch yields are taken apart in Branch(), so a yield met here is the loop's.
       if (const auto* yield = stmt->As<YieldStmt>()) return Exit(std::move(out), yield->values(), false, stmt->span());
       const auto* branch = stmt->As<IfStmt>();
@@ -122,7 +123,7 @@ class BodyRewriter {
       auto else_body = Branch(branch->else_body(), branch->return_vars(),
                               both_fall_through ? CopyWithFreshDefinitions(rest) : rest);
       std::vector<VarPtr> results;
-      for (const auto& type : ExitTypes()) results.push_back(std::make_shared<Var>(type.first, type.second, stmt->span()));
+      for (const auto& [name, type] : ExitTypes()) results.push_back(std::make_shared<Var>(name, type, stmt->span()));
       out.push_back(std::make_shared<IfStmt>(branch->condition(), Seq(std::move(then_body), *stmt),
                                              Seq(std::move(else_body), *stmt), results, stmt->span()));
       if (!results.empty()) out.push_back(std::make_shared<YieldStmt>(AsExprs(results), stmt->span()));

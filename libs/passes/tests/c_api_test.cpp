@@ -79,9 +79,9 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   pypto_ir_program* result = nullptr;
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
-               "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FlattenCallExpr, SplitMixedScopes, "
-               "OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, "
-               "AllocateMemoryAddr, DeriveCallDirections");
+               "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FlattenCallExpr, "
+               "SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
+               "ExpandMixedKernel, AllocateMemoryAddr, DeriveCallDirections");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

@@ -87,9 +87,9 @@ TEST(DefaultPipeline, PassOrder) {
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
   EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FlattenCallExpr",
-                                             "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
-                                             "AutoTileMatmulL0", "ExpandMixedKernel", "AllocateMemoryAddr",
-                                             "DeriveCallDirections"}));
+                                             "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
+                                             "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
+                                             "AllocateMemoryAddr", "DeriveCallDirections"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
