@@ -1,5 +1,6 @@
-"""``break`` and ``continue`` in kernel loops (rewritten into structured ifs and a carried flag), and
-tensor names bound in a loop body read after it, checked against torch and as printed IR."""
+"""``break`` and ``continue`` in kernel loops (parsed into jumps, which CtrlFlowTransform turns into
+structured ifs and a carried flag), and tensor names bound in a loop body read after it, checked
+against torch and as printed IR."""
 
 import pytest
 import torch
@@ -49,6 +50,22 @@ def jumps_in_nested_ifs(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[1
                     break
             y[i * 32 : i * 32 + 32, :] = t
     return y
+
+
+@pl.jit
+def jumps_hand_on_carried_values(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([32, 32], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            acc = pl.add(acc, x[i * 32 : i * 32 + 32, :])
+            if i == 1:
+                continue
+            if i == 2:
+                acc = pl.mul(acc, 2.0)
+                break
+            acc = pl.add(acc, 1.0)
+        y[:, :] = acc
+    return y
 """
 
 kernels = kernels_fixture("loop_jumps.py", KERNELS)
@@ -80,6 +97,14 @@ def test_jumps_inside_nested_ifs(kernels):
     torch.testing.assert_close(y, expected)
 
 
+def test_a_jump_hands_on_the_values_the_carried_names_have_where_it_jumps(kernels):
+    x, y = torch.randn(128, 32), torch.zeros(32, 32)
+    kernels.jumps_hand_on_carried_values(x, y)
+    blocks = x.reshape(4, 32, 32)
+    expected = (blocks[0] + 1.0 + blocks[1] + blocks[2]) * 2.0  # i = 1 continues, i = 2 breaks
+    torch.testing.assert_close(y, expected)
+
+
 # The upstream system tests' shape: an InCore function whose loop breaks and continues, storing into
 # its Out parameter under a name first bound in the loop and returned after it.
 BREAK_CONTINUE = '''@pl.program
@@ -106,24 +131,14 @@ BREAK_CONTINUE_PRINTED = '''@pl.program
 class BreakContinue:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, a: pl.Tensor[[256, 64], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
-        _break_flag_0: pl.Scalar[pl.INDEX] = 0
-        for i, (_break_flag_0_1,) in pl.range(4, init_values=(_break_flag_0,)):
-            if _break_flag_0_1 == 0:
-                if i >= 3:
-                    _break_flag_0_2: pl.Scalar[pl.INDEX] = 1
-                    _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_2)
-                else:
-                    if (i % 2) != 0:
-                        pass
-                    else:
-                        tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
-                        tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
-                        out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
-                    _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
-                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_3)
-            else:
-                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
-            _break_flag_0_5: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_4)
+        for i in pl.range(4):
+            if i >= 3:
+                break
+            if (i % 2) != 0:
+                continue
+            tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
+            tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
+            out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -132,14 +147,44 @@ class BreakContinue:
         return c_1
 '''
 
+# The kernel after CtrlFlowTransform: the continue's rest of the iteration is its if's else branch,
+# and the break is a carried flag under which the whole body runs.
+STRUCTURED_KERNEL = '''    def kernel(self, a: pl.Tensor[[256, 64], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        _break_flag_0: pl.Scalar[pl.INDEX] = 0
+        for i, (_break_flag_0_1,) in pl.range(4, init_values=(_break_flag_0,)):
+            if _break_flag_0_1 == 0:
+                if i >= 3:
+                    _break_flag_0_2: pl.Scalar[pl.INDEX] = pl.yield_(1)
+                else:
+                    if (i % 2) != 0:
+                        _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+                    else:
+                        tile_a: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 64, 0], [64, 64])
+                        tile_b: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i * 64, 0], [64, 64])
+                        out: pl.Tensor[[256, 64], pl.FP32] = pl.tile.store(pl.tile.add(tile_a, tile_b), [i * 64, 0], c)
+                        _break_flag_0_3: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+                    _break_flag_0_2: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_3)
+                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_2)
+            else:
+                _break_flag_0_4: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_1)
+            _break_flag_0_5: pl.Scalar[pl.INDEX] = pl.yield_(_break_flag_0_4)
+        return c
+'''
+
 HEADER = "import pypto.language as pl\n\n"
 
 
-def test_the_rewrite_prints_as_ifs_and_a_carried_flag_and_parses_back(tmp_path):
+def test_the_jumps_print_as_written_parse_back_and_become_structured_in_the_pipeline(tmp_path):
+    from pypto.ir.pass_manager import PassManager
+
     program = import_source(tmp_path / "break_continue.py", HEADER + BREAK_CONTINUE).BreakContinue
     assert str(program) == BREAK_CONTINUE_PRINTED
     again = import_source(tmp_path / "printed.py", HEADER + BREAK_CONTINUE_PRINTED).BreakContinue
     assert str(again) == BREAK_CONTINUE_PRINTED
+    PassManager().run_passes(program, dump_ir=True, output_dir=tmp_path / "dump")
+    structured = (tmp_path / "dump" / "02_after_CtrlFlowTransform.py").read_text()
+    assert STRUCTURED_KERNEL in structured, structured
+    assert "break\n" not in structured and "continue\n" not in structured
 
 
 def test_a_program_that_breaks_and_continues_runs(tmp_path):

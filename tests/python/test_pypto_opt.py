@@ -23,6 +23,7 @@ def kernel(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 PASSES = [
     "UnrollLoops",
+    "CtrlFlowTransform",
     "FlattenCallExpr",
     "SplitMixedScopes",
     "OutlineIncoreScopes",
@@ -89,13 +90,13 @@ def test_list_passes_prints_each_contract():
         "  requires {}",
         "  produces {NoUnrollLoops}",
         "  invalidates {}",
+        "CtrlFlowTransform",
+        "  requires {}",
+        "  produces {StructuredCtrlFlow}",
+        "  invalidates {}",
         "FlattenCallExpr",
         "  requires {}",
         "  produces {NoNestedCalls}",
-        "  invalidates {}",
-        "SplitMixedScopes",
-        "  requires {NoNestedCalls}",
-        "  produces {}",
         "  invalidates {}",
     ]
 
@@ -151,4 +152,4 @@ def test_standard_input(dumps):
     result = subprocess.run([pypto_opt_path(), "-", "--passes", "FlattenCallExpr"], input=source,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (dumps / "02_after_FlattenCallExpr.py").read_text()
+    assert result.stdout == (dumps / "03_after_FlattenCallExpr.py").read_text()

@@ -250,6 +250,7 @@ class FunctionParser {
       if (IsDumpTag(value)) return ParseDumpTag(value);
       if (IsSubmit(value)) return ParseSubmit(stmt, value, {});
       if (IsElementWrite(value)) return ParseElementWrite(stmt, value);
+      if (IsExplicitJump(value)) return ParseExplicitJump(value, span);
       if (IsInlineCall(value)) {  // its body is the statement; a value it returns is dropped
         auto result = ParseExpr(value);
         if (!result) return pypto::unexpected(result.error());
@@ -271,6 +272,8 @@ class FunctionParser {
     if (py::hasattr(stmt, "value") && IsYieldCall(stmt.attr("value")))
       return MakeError(DiagnosticKind::Syntax, "pl.yield_ must be the last statement of a loop or if body", span);
     if (type == "Return") return ParseReturn(stmt);
+    if ((type == "Break" || type == "Continue") && !jump_scopes_.empty() && jump_scopes_.back().control.owns(stmt))
+      return ParseJump(stmt, type == "Break");
     if (type == "Break" || type == "Continue")
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("'{}' must be inside a pl.range loop of the same scope", type == "Break" ? "break"
@@ -1930,8 +1933,8 @@ class FunctionParser {
     py::handle condition;  // a while loop's test, read with the carried values bound; null for a for loop
   };
 
-  // A `pl.range` loop whose body breaks or continues: parsed as its structured rewrite
-  // (loop_control.h), preceded by the break flag's initialisation when it breaks.
+  // A `pl.range` loop whose body breaks or continues: each jump becomes a BreakStmt / ContinueStmt
+  // handing on what the loop carries there (CtrlFlowTransform makes the loop structured).
   ir::Result<ir::StmtPtr> ParseLoopWithJumps(py::handle stmt, const LoopHeader& header, const LoopControl& control,
                                              bool explicit_carries) {
     py::handle jump = control.first_break ? control.first_break : control.first_continue;
@@ -1951,23 +1954,90 @@ class FunctionParser {
                        "'break' is supported in kernel loops only: an orchestration loop submits its tasks before "
                        "any of them runs",
                        map_.SpanOf(jump), "move the loop into a pl.at scope, or compute the trip count up front");
-    const py::module_ ast = py::module_::import("ast");
-    auto rewrite = RewriteLoopControl(stmt.attr("body"), fmt::format("_break_flag_{}", break_flags_++));
-    py::object loop = ast.attr("For")(py::arg("target") = stmt.attr("target"), py::arg("iter") = stmt.attr("iter"),
-                                      py::arg("body") = rewrite.body, py::arg("orelse") = py::list());
-    ast.attr("copy_location")(loop, stmt);
-    synthetic_nodes_.push_back(loop);
-    std::vector<ir::StmtPtr> stmts;
-    if (rewrite.flag_init) {
-      synthetic_nodes_.push_back(*rewrite.flag_init);
-      auto init = ParseStatement(*rewrite.flag_init);
-      if (!init) return init;
-      Append(stmts, *init);
+    jump_scopes_.push_back(JumpScope{.loop = stmt, .control = control, .parsed = {}});
+    auto parsed = kernel_depth_ == 0 ? ParseOrchestrationLoop(stmt, header) : ParseKernelLoop(stmt, header);
+    jump_scopes_.pop_back();
+    return parsed;
+  }
+
+  // `break` / `continue` of the loop whose jumps are being parsed. What it hands on is filled in
+  // once the loop knows what it carries (FillJumps), from the names' values here.
+  ir::Result<ir::StmtPtr> ParseJump(py::handle stmt, bool is_break) {
+    const ir::Span span = map_.SpanOf(stmt);
+    ir::StmtPtr jump = is_break ? ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::vector<ir::ExprPtr>{}, span))
+                                : ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::vector<ir::ExprPtr>{}, span));
+    jump_scopes_.back().parsed.emplace_back(jump, env_);
+    return jump;
+  }
+
+  static bool IsExplicitJump(py::handle value) {
+    if (!IsNode(value, "Call")) return false;
+    const std::string callee = DottedName(value.attr("func"));
+    return callee == "pl.break_" || callee == "pl.continue_";
+  }
+
+  // `pl.break_(v, ...)` / `pl.continue_(v, ...)`, as the printer writes a jump in a loop with
+  // init_values: one value per carried value.
+  ir::Result<ir::StmtPtr> ParseExplicitJump(py::handle call, const ir::Span& span) {
+    const bool is_break = DottedName(call.attr("func")) == "pl.break_";
+    const char* what = is_break ? "pl.break_" : "pl.continue_";
+    if (explicit_carries_.empty())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("{}(...) hands on the carried values of a loop with init_values, and is used "
+                                   "outside one",
+                                   what),
+                       span, is_break ? "write `break`" : "write `continue`");
+    std::vector<ir::ExprPtr> values;
+    for (auto arg : call.attr("args")) {
+      if (IsNode(arg, "Name"))  // a variable even when its value is a known constant, as in pl.yield_
+        if (auto it = env_.find(arg.attr("id").cast<std::string>()); it != env_.end()) {
+          values.push_back(it->second);
+          continue;
+        }
+      auto value = ParseExpr(arg);
+      if (!value) return pypto::unexpected(value.error());
+      values.push_back(*value);
     }
-    auto parsed = kernel_depth_ == 0 ? ParseOrchestrationLoop(loop, header) : ParseKernelLoop(loop, header);
-    if (!parsed) return parsed;
-    Append(stmts, *parsed);
-    return Seq(std::move(stmts), header.span);
+    if (values.size() != explicit_carries_.back() || py::len(call.attr("keywords")) > 0)
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("{} takes one positional value per carried value of its loop ({}), got {}", what,
+                                   explicit_carries_.back(), values.size()),
+                       span);
+    if (is_break) return ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::move(values), span));
+    return ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::move(values), span));
+  }
+
+  // Gives each jump of the loop being parsed what the loop carries on at it: the values that the
+  // names of its carried values (`kept`) had at the jump. `stmts`: the parsed body.
+  ir::Result<std::vector<ir::StmtPtr>> FillJumps(const std::vector<ir::IterArg>& kept,
+                                                 const std::unordered_map<const ir::Var*, ir::VarPtr>& uncarried,
+                                                 const std::vector<ir::StmtPtr>& stmts) {
+    std::unordered_map<const ir::Stmt*, ir::StmtPtr> filled;
+    for (const auto& [jump, env] : jump_scopes_.back().parsed) {
+      const bool is_break = jump->Is<ir::BreakStmt>();
+      std::vector<ir::ExprPtr> values;
+      for (const auto& iter_arg : kept) {
+        const std::string& name = iter_arg.var->name_hint();
+        auto it = env.find(name);
+        if (it == env.end())
+          return MakeError(DiagnosticKind::UndefinedName,
+                           fmt::format("'{}' is carried by the loop but has no value at this '{}'", name,
+                                       is_break ? "break" : "continue"),
+                           jump->span(), "give it a value on every path that reaches the jump");
+        if (auto checked = CheckCarriedType(name, iter_arg.var->type(), it->second, jump->span()); !checked)
+          return pypto::unexpected(checked.error());
+        values.push_back(it->second);
+      }
+      ir::StmtPtr with_values =
+          is_break ? ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::move(values), jump->span()))
+                   : ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::move(values), jump->span()));
+      filled[jump.get()] = uncarried.empty() ? with_values : ir::SubstituteVars(with_values, uncarried);
+    }
+    auto body = RewriteOwnJumps(Seq(stmts), [&](const ir::JumpStmt& jump) -> ir::StmtPtr {
+      auto it = filled.find(&jump);
+      return it == filled.end() ? nullptr : it->second;
+    });
+    return ir::FlattenStmts(body);
   }
 
   // The trailing `targets = pl.yield_(values)` of a body, as written.
@@ -2174,7 +2244,9 @@ class FunctionParser {
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     for (const auto& iter_arg : *iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
+    explicit_carries_.push_back(iter_args->size());
     auto body = ParseBody(stmt.attr("body"));
+    explicit_carries_.pop_back();
     if (!body) return pypto::unexpected(body.error());
     env_ = std::move(outer);
     auto results = ExplicitResults(*iter_args, *body, header.span);
@@ -2211,9 +2283,21 @@ class FunctionParser {
     }
     if (!kept_values.empty()) stmts.push_back(std::make_shared<ir::YieldStmt>(kept_values, yield->span()));
     ir::StmtPtr body = Seq(std::move(stmts));
-    if (!uncarried.empty()) body = ir::SubstituteVars(body, uncarried);
+    if (!uncarried.empty()) body = ir::SubstituteVars(DropUncarriedJumpValues(body, iter_args, uncarried), uncarried);
     return std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step, std::move(kept_args),
                                          std::move(body), std::move(kept_results), header.kind, header.span);
+  }
+
+  // The jumps of a loop that stopped carrying the tensors in `uncarried` hand on the others only.
+  static ir::StmtPtr DropUncarriedJumpValues(const ir::StmtPtr& body, const std::vector<ir::IterArg>& iter_args,
+                                             const std::unordered_map<const ir::Var*, ir::VarPtr>& uncarried) {
+    return RewriteOwnJumps(body, [&](const ir::JumpStmt& jump) -> ir::StmtPtr {
+      std::vector<ir::ExprPtr> values;
+      for (size_t i = 0; i < iter_args.size() && i < jump.values().size(); ++i)
+        if (!uncarried.contains(iter_args[i].var.get())) values.push_back(jump.values()[i]);
+      if (jump.Is<ir::BreakStmt>()) return std::make_shared<ir::BreakStmt>(std::move(values), jump.span());
+      return std::make_shared<ir::ContinueStmt>(std::move(values), jump.span());
+    });
   }
 
   static ir::Result<bool> CheckCarriedType(const std::string& name, const ir::TypePtr& carried,
@@ -2442,6 +2526,8 @@ class FunctionParser {
   ir::Result<ir::StmtPtr> ParseCarryingLoop(py::handle stmt, const LoopHeader& header,
                                             const std::vector<ir::StmtPtr>& /*prologue*/) {
     const std::string loop_name = header.loop_var ? header.loop_var->name_hint() : "";
+    const bool owns_jumps = !jump_scopes_.empty() && jump_scopes_.back().loop.ptr() == stmt.ptr();
+    if (owns_jumps) jump_scopes_.back().parsed.clear();  // a retried parse records its jumps again
     auto outer = env_;
     std::vector<std::string> carried;
     std::vector<ir::IterArg> iter_args;
@@ -2517,6 +2603,11 @@ class FunctionParser {
       kept.push_back(iter_arg);
       yielded.push_back(value->second);
       results.push_back(std::make_shared<ir::Var>(carried[i], iter_arg.var->type(), header.span));
+    }
+    if (owns_jumps) {
+      auto filled = FillJumps(kept, uncarried, stmts);
+      if (!filled) return pypto::unexpected(filled.error());
+      stmts = std::move(*filled);
     }
     auto stored_into = TensorsStoredInto(stmt.attr("body"), outer, *body, uncarried);
     env_ = std::move(outer);
@@ -2603,6 +2694,10 @@ class FunctionParser {
     }
     auto else_env = env_;
     env_ = before;
+    const bool then_jumps = ir::EndsInJump(Seq(then_body->stmts)), else_jumps = ir::EndsInJump(Seq(else_body.stmts));
+    if (then_jumps || else_jumps)
+      return FinishIfWithJump(*condition, std::move(*then_body), std::move(else_body), has_else,
+                              then_jumps ? else_env : then_env, then_jumps, before, span);
     if (then_body->yield || else_body.yield)
       return FinishExplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, span);
     return FinishImplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, then_env, else_env,
@@ -2633,6 +2728,46 @@ class FunctionParser {
     else_body.stmts.push_back(std::make_shared<ir::YieldStmt>(else_body.yield->values, else_body.yield->span));
     return ir::StmtPtr(std::make_shared<ir::IfStmt>(condition, Seq(std::move(then_body.stmts)),
                                                     Seq(std::move(else_body.stmts)), std::move(*results), span));
+  }
+
+  // An if one or both of whose branches end in a break or continue: after it, names have the values
+  // the other branch gives them (`fall_env`), yielded by that branch alone; after an if both of whose
+  // branches jump, nothing runs.
+  ir::Result<ir::StmtPtr> FinishIfWithJump(const ir::ExprPtr& condition, ParsedBody then_body, ParsedBody else_body,
+                                           bool has_else, const Env& fall_env, bool then_jumps, const Env& before,
+                                           const ir::Span& span) {
+    auto finish = [&](std::vector<ir::VarPtr> results) {
+      ir::StmtPtr else_stmt = has_else || !results.empty() ? Seq(std::move(else_body.stmts)) : nullptr;
+      return ir::StmtPtr(std::make_shared<ir::IfStmt>(condition, Seq(std::move(then_body.stmts)), else_stmt,
+                                                      std::move(results), span));
+    };
+    if (then_jumps && ir::EndsInJump(Seq(else_body.stmts))) return finish({});
+    ParsedBody& falls = then_jumps ? else_body : then_body;
+    if (falls.yield) {  // as the printer writes it: `r = pl.yield_(v)` in the branch that falls through
+      auto results = YieldResults(*falls.yield);
+      if (!results) return pypto::unexpected(results.error());
+      for (const auto& var : *results) env_[var->name_hint()] = var;
+      falls.stmts.push_back(std::make_shared<ir::YieldStmt>(falls.yield->values, falls.yield->span));
+      return finish(std::move(*results));
+    }
+    std::vector<ir::ExprPtr> values;
+    std::vector<ir::VarPtr> results;
+    const ir::TensorAliases aliases(Seq(falls.stmts));
+    for (const auto& [name, var] : before)
+      if (!fall_env.contains(name)) env_.erase(name);
+    for (const auto& [name, var] : fall_env) {
+      if (auto it = before.find(name); it != before.end() && it->second == var) continue;
+      // A tensor updated in place is still the tensor it was before the if.
+      if (auto tensor = TensorBeforeIf(name, fall_env, fall_env, before, aliases, aliases)) {
+        env_[name] = tensor;
+        continue;
+      }
+      values.push_back(var);
+      results.push_back(std::make_shared<ir::Var>(name, var->type(), span));
+      env_[name] = results.back();
+    }
+    if (!results.empty()) falls.stmts.push_back(std::make_shared<ir::YieldStmt>(values, span));
+    return finish(std::move(results));
   }
 
   // Names assigned in a branch are merged after the if when both paths give them a value of one type.
@@ -4257,8 +4392,17 @@ class FunctionParser {
   std::vector<ir::ExprPtr> returns_;
   std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
-  std::vector<py::object> synthetic_nodes_;  // rewritten ifs and loops (boolean conditions, jumps), kept alive while parsed
-  int break_flags_ = 0;                      // numbers the flags of loops that break
+  // Statements the parser made (boolean conditions, shape unpacks), kept alive while parsed.
+  std::vector<py::object> synthetic_nodes_;
+  // The loops whose jumps are being parsed, innermost last: the jumps each owns, and each parsed
+  // jump with the environment at it.
+  struct JumpScope {
+    py::handle loop;
+    LoopControl control;
+    std::vector<std::pair<ir::StmtPtr, Env>> parsed;
+  };
+  std::vector<JumpScope> jump_scopes_;
+  std::vector<size_t> explicit_carries_;  // the number of carried values of each enclosing loop with init_values
   // Call results that are the tensor passed for the callee's output (RecordReturnedArg).
   std::unordered_map<const ir::Var*, const ir::Var*> returned_args_;
   std::unordered_map<const ir::Var*, ir::ExprPtr> orchestration_slices_;  // slice variable -> its load

@@ -97,6 +97,43 @@ def loops(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
   EXPECT_NE(lowered.find("__tmp_v"), std::string::npos) << lowered;  // FlattenCallExpr's temporaries
 }
 
+// A loop that breaks and continues while carrying a tile: the jumps print as `pl.break_(v)` /
+// `pl.continue_(v)` with what they hand on, parse back to the same program, and are gone after lowering.
+TEST(RoundTrip, BreakAndContinueWithCarriedValues) {
+  auto request = Request(R"(@pl.jit
+def jumps(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([32, 32], dtype=pl.FP32, value=0.0)
+        for i in pl.range(4):
+            if i >= 3:
+                break
+            if i == 1:
+                continue
+            acc = pl.add(acc, x[i * 32 : i * 32 + 32, :])
+        y[:, :] = acc
+    return y
+)",
+                         {{"x", {128, 32}}, {"y", {32, 32}}});
+  EnsureInterpreter();
+  {
+    pybind11::gil_scoped_acquire gil;
+    auto program = ParseJitFunction(request);
+    ASSERT_TRUE(program) << program.error().str();
+    EXPECT_EQ(RoundTripFailure(**program), "");
+    const std::string text = ir::PrintProgram(**program);
+    EXPECT_NE(text.find("                if i >= 3:\n"
+                        "                    pl.break_(acc_1)\n"
+                        "                if i == 1:\n"
+                        "                    pl.continue_(acc_1)\n"),
+              std::string::npos)
+        << text;
+  }
+  const std::string lowered = LoweredRoundTrip(request);
+  EXPECT_NE(lowered.find("if _break_flag_0_1 == 0:"), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.find("pl.break_"), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.find("continue"), std::string::npos) << lowered;
+}
+
 // An entry creating an intermediate and calling one @pl.jit.incore kernel twice (the kernel's
 // source starting at line 20).
 ParseRequest AddScalarDagRequest() {

@@ -21,6 +21,7 @@ void IRVisitor::VisitStmt(const StmtPtr& stmt) {
   if (auto s = As<WhileStmt>(stmt)) return VisitWhile(s);
   if (auto s = As<IfStmt>(stmt)) return VisitIf(s);
   if (auto s = As<YieldStmt>(stmt)) return VisitYield(s);
+  if (AsJump(*stmt)) return VisitJump(std::static_pointer_cast<const JumpStmt>(stmt));
 }
 
 void IRVisitor::VisitCall(const std::shared_ptr<const Call>& call) {
@@ -62,6 +63,10 @@ void IRVisitor::VisitYield(const std::shared_ptr<const YieldStmt>& stmt) {
   for (const auto& value : stmt->values()) VisitExpr(value);
 }
 
+void IRVisitor::VisitJump(const std::shared_ptr<const JumpStmt>& stmt) {
+  for (const auto& value : stmt->values()) VisitExpr(value);
+}
+
 void IRVisitor::VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) { VisitExpr(stmt->value()); }
 void IRVisitor::VisitEval(const std::shared_ptr<const EvalStmt>& stmt) { VisitExpr(stmt->expr()); }
 void IRVisitor::VisitSeq(const std::shared_ptr<const SeqStmts>& stmt) {
@@ -96,6 +101,7 @@ StmtPtr IRMutator::MutateStmt(const StmtPtr& stmt) {
   if (auto s = As<WhileStmt>(stmt)) return MutateWhile(s);
   if (auto s = As<IfStmt>(stmt)) return MutateIf(s);
   if (auto s = As<YieldStmt>(stmt)) return MutateYield(s);
+  if (AsJump(*stmt)) return MutateJump(std::static_pointer_cast<const JumpStmt>(stmt));
   return stmt;
 }
 
@@ -187,6 +193,13 @@ StmtPtr IRMutator::MutateYield(const std::shared_ptr<const YieldStmt>& stmt) {
   std::vector<ExprPtr> values;
   if (!MutateAll(stmt->values(), values, [&](const ExprPtr& e) { return MutateExpr(e); })) return stmt;
   return std::make_shared<YieldStmt>(std::move(values), stmt->span());
+}
+
+StmtPtr IRMutator::MutateJump(const std::shared_ptr<const JumpStmt>& stmt) {
+  std::vector<ExprPtr> values;
+  if (!MutateAll(stmt->values(), values, [&](const ExprPtr& e) { return MutateExpr(e); })) return stmt;
+  if (stmt->Is<BreakStmt>()) return std::make_shared<BreakStmt>(std::move(values), stmt->span());
+  return std::make_shared<ContinueStmt>(std::move(values), stmt->span());
 }
 
 StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& stmt) {

@@ -208,6 +208,8 @@ class Printer {
       }
     } else if (const auto* yield = stmt->As<YieldStmt>()) {
       Line(YieldText(*yield));
+    } else if (const auto* jump = AsJump(*stmt)) {
+      Line(JumpText(*jump));
     } else if (const auto* scope = stmt->As<InCoreScopeStmt>()) {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       const std::string order = OrderArgs(scope->order()), target = OrderTarget(scope->order());
@@ -289,6 +291,16 @@ class Printer {
 
   // `r: T = pl.yield_(v)` for one result (annotated, as any single assignment), `a, b = pl.yield_(x, y)`
   // for several (Python cannot annotate a tuple target), a bare `pl.yield_(...)` for none.
+  // `break` / `continue`; in a loop with carried values `pl.break_(v, ...)` / `pl.continue_(v, ...)`,
+  // naming the values the jump hands on (Python's keywords take none).
+  std::string JumpText(const JumpStmt& jump) {
+    const bool is_break = jump.Is<BreakStmt>();
+    if (jump.values().empty()) return is_break ? "break" : "continue";
+    std::vector<std::string> values;
+    for (const auto& value : jump.values()) values.push_back(Expr(value));
+    return fmt::format("pl.{}_({})", is_break ? "break" : "continue", fmt::join(values, ", "));
+  }
+
   std::string YieldText(const YieldStmt& yield) {
     std::vector<std::string> values;
     for (const auto& value : yield.values()) values.push_back(Expr(value));

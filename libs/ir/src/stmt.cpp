@@ -24,4 +24,17 @@ const YieldStmt* TrailingYield(const StmtPtr& body) {
   return body->As<YieldStmt>();
 }
 
+const JumpStmt* AsJump(const Stmt& stmt) {
+  if (const auto* jump = stmt.As<BreakStmt>()) return jump;
+  return stmt.As<ContinueStmt>();
+}
+
+bool EndsInJump(const StmtPtr& body) {
+  if (!body) return false;
+  if (const auto* seq = body->As<SeqStmts>()) return !seq->stmts().empty() && EndsInJump(seq->stmts().back());
+  if (const auto* branch = body->As<IfStmt>())
+    return EndsInJump(branch->then_body()) && EndsInJump(branch->else_body());
+  return AsJump(*body) != nullptr;
+}
+
 }  // namespace pypto::ir

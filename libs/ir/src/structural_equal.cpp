@@ -211,6 +211,15 @@ class Comparer {
         if (auto diff = Expr(x->values()[i], y->values()[i])) return diff;
       return std::nullopt;
     }
+    if (const auto* x = AsJump(*a)) {
+      const auto* y = AsJump(*b);
+      if (x->values().size() != y->values().size())
+        return fmt::format("{} of {} vs {} values", x->Is<BreakStmt>() ? "break" : "continue", x->values().size(),
+                           y->values().size());
+      for (size_t i = 0; i < x->values().size(); ++i)
+        if (auto diff = Expr(x->values()[i], y->values()[i])) return diff;
+      return std::nullopt;
+    }
     if (const auto* x = a->As<InCoreScopeStmt>()) {
       const auto* y = b->As<InCoreScopeStmt>();
       if (x->name_hint() != y->name_hint())

@@ -551,7 +551,9 @@ class KernelAllocator {
 }  // namespace
 
 Pass AllocateMemoryAddr() {
-  return Pass("AllocateMemoryAddr", {IRProperty::NoNestedCalls, IRProperty::CoreTypesResolved}, {IRProperty::TileMemoryAllocated}, {},
+  return Pass("AllocateMemoryAddr",
+              {IRProperty::NoNestedCalls, IRProperty::CoreTypesResolved, IRProperty::StructuredCtrlFlow},
+              {IRProperty::TileMemoryAllocated}, {},
               [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   if (!IsKernel(function->type())) return function;

@@ -47,7 +47,8 @@ Result<std::vector<FunctionPtr>> ResolveCoreType(const FunctionPtr& function) {
 
 Pass ExpandMixedKernel() {
   // A kernel's core type follows from where its tiles live, so placement must be settled first.
-  return Pass("ExpandMixedKernel", {IRProperty::NoInCoreScopes, IRProperty::TileMemoryInferred},
+  return Pass("ExpandMixedKernel",
+              {IRProperty::NoInCoreScopes, IRProperty::TileMemoryInferred, IRProperty::StructuredCtrlFlow},
               {IRProperty::CoreTypesResolved}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;

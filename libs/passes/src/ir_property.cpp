@@ -27,6 +27,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::NoUnrollLoops: return "NoUnrollLoops";
     case IRProperty::ReturnParamsExplicit: return "ReturnParamsExplicit";
     case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
+    case IRProperty::StructuredCtrlFlow: return "StructuredCtrlFlow";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -272,6 +273,17 @@ Result<bool> VerifyRuntimeScopesMaterialized(const Program& program) {
     if (checker.found)
       return Violation(IRProperty::RuntimeScopesMaterialized, *function, checker.missing,
                        "the loop body is not an automatic runtime scope");
+Result<bool> VerifyStructuredCtrlFlow(const Program& program) {
+  for (const auto& function : program.functions()) {
+    FirstMatch finder;
+    const char* what = "";
+    finder.stmt_pred = [&](const StmtPtr& s) {
+      if (!AsJump(*s)) return false;
+      what = s->Is<BreakStmt>() ? "a 'break' is left" : "a 'continue' is left";
+      return true;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched) return Violation(IRProperty::StructuredCtrlFlow, *function, finder.found, what);
   }
   return true;
 }
@@ -300,6 +312,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::NoUnrollLoops: return VerifyNoUnrollLoops(program);
     case IRProperty::ReturnParamsExplicit: return VerifyReturnParamsExplicit(program);
     case IRProperty::RuntimeScopesMaterialized: return VerifyRuntimeScopesMaterialized(program);
+    case IRProperty::StructuredCtrlFlow: return VerifyStructuredCtrlFlow(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

@@ -407,7 +407,7 @@ Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, co
 }  // namespace
 
 Pass OutlineIncoreScopes() {
-  return Pass("OutlineIncoreScopes", {}, {IRProperty::NoInCoreScopes}, {},
+  return Pass("OutlineIncoreScopes", {IRProperty::StructuredCtrlFlow}, {IRProperty::NoInCoreScopes}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;
                 std::set<std::string> taken;

@@ -16,6 +16,9 @@ namespace pypto::passes {
 PassManager DefaultPipeline(PassManagerOptions options) {
   PassManager pipeline(std::move(options));
   pipeline.Add(UnrollLoops())           // pl.unroll loops -> one copy of the body per iteration
+      // After UnrollLoops: no jump leaves a pl.unroll body (the frontend refuses one), so the copies
+      // hold whole pl.range loops, each made structured here like any other.
+      .Add(CtrlFlowTransform())         // break / continue -> ifs and a carried break flag
       .Add(FlattenCallExpr())           // nested calls -> temporaries (three-address form)
       .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration

@@ -32,16 +32,18 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 12u);
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "FlattenCallExpr");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "OutlineIncoreScopes");
+  ASSERT_EQ(pypto_passes_pipeline_size(), 13u);
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "CtrlFlowTransform");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FlattenCallExpr");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(4), "OutlineIncoreScopes");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
 
 TEST(PassesCApi, PassContracts) {
-  EXPECT_STREQ(pypto_passes_pipeline_pass_required(1), "{}");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(1), "{NoNestedCalls}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(2), "{}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(2), "{NoNestedCalls}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(4), "{StructuredCtrlFlow}");
   EXPECT_STREQ(pypto_passes_pipeline_pass_invalidated(0), "{}");
   EXPECT_EQ(pypto_passes_pipeline_pass_required(99), nullptr);
 }
@@ -79,9 +81,10 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   pypto_ir_program* result = nullptr;
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
-               "unknown pass 'Inline'; the passes are UnrollLoops, FlattenCallExpr, SplitMixedScopes, "
-               "OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, ExpandMixedKernel, "
-               "NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, MaterializeRuntimeScopes");
+               "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FlattenCallExpr, "
+               "SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
+               "ExpandMixedKernel, NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, "
+               "MaterializeRuntimeScopes");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

@@ -46,6 +46,21 @@ ir::ProgramPtr UnplacedMatmulProgram() {
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "k");
 }
 
+// f(a): for i in pl.range(4): if i == 1: break (nothing else: no calls, scopes or kernels).
+ir::ProgramPtr BreakingLoopProgram() {
+  auto a = testing::Tensor("a", {16, 16});
+  auto i = testing::LoopVar("i", 2);
+  auto jump = std::make_shared<ir::BreakStmt>(std::vector<ir::ExprPtr>{}, ir::Span{"k.py", 4, 13});
+  auto branch = std::make_shared<ir::IfStmt>(testing::Binary(ir::BinaryOp::Eq, i, testing::Index(1)),
+                                             std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{jump}), nullptr,
+                                             std::vector<ir::VarPtr>{});
+  auto body = std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{
+      testing::Loop(i, testing::Index(0), testing::Index(4), testing::Index(1), {branch})});
+  auto f = std::make_shared<ir::Function>("f", std::vector<ir::VarPtr>{a}, std::vector<ir::ParamDirection>{},
+                                          std::vector<ir::TypePtr>{}, body, ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{f}, "f");
+}
+
 ir::ProgramPtr RunPasses(const std::vector<std::string>& names, ir::ProgramPtr program) {
   auto manager = PipelineOf(names, {.verify = true});
   EXPECT_TRUE(manager) << manager.error().str();
@@ -72,6 +87,8 @@ std::map<IRProperty, Lacking> ProgramsLackingEachProperty() {
       {IRProperty::TileMemoryInferred,
        {UnplacedMatmulProgram(), "property TileMemoryInferred does not hold in function 'k': tile.matmul reads "
                                  "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] where the cube reads Left"}},
+      {IRProperty::StructuredCtrlFlow,
+       {BreakingLoopProgram(), "property StructuredCtrlFlow does not hold in function 'f': a 'break' is left"}},
       {IRProperty::CoreTypesResolved,
        {RunPasses({"OutlineIncoreScopes"}, testing::TileAddProgram(16, 16)),
         "property CoreTypesResolved does not hold in function 'tile_add_incore_0': the kernel is still InCore"}},

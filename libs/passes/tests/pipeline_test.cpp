@@ -86,10 +86,10 @@ TEST(DefaultPipeline, PassOrder) {
   std::vector<std::string> names;
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "FlattenCallExpr", "SplitMixedScopes",
-                                             "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
-                                             "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
-                                             "AllocateMemoryAddr", "DeriveCallDirections",
+  EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FlattenCallExpr",
+                                             "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
+                                             "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
+                                             "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections",
                                              "MaterializeRuntimeScopes"}));
 }
 
@@ -99,11 +99,11 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
     seen.push_back(std::to_string(slot) + ":" + name);
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:FlattenCallExpr", "3:SplitMixedScopes",
-                                            "4:OutlineIncoreScopes", "5:LegalizeTileCast", "6:InferTileMemorySpace",
-                                            "7:AutoTileMatmulL0", "8:ExpandMixedKernel", "9:NormalizeReturnOrder",
-                                            "10:AllocateMemoryAddr", "11:DeriveCallDirections",
-                                            "12:MaterializeRuntimeScopes"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:CtrlFlowTransform", "3:FlattenCallExpr",
+                                            "4:SplitMixedScopes", "5:OutlineIncoreScopes", "6:LegalizeTileCast",
+                                            "7:InferTileMemorySpace", "8:AutoTileMatmulL0", "9:ExpandMixedKernel",
+                                            "10:NormalizeReturnOrder", "11:AllocateMemoryAddr",
+                                            "12:DeriveCallDirections", "13:MaterializeRuntimeScopes"}));
 }
 
 }  // namespace

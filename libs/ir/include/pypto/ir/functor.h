@@ -22,6 +22,7 @@ class IRVisitor {
   virtual void VisitWhile(const std::shared_ptr<const WhileStmt>& stmt);
   virtual void VisitIf(const std::shared_ptr<const IfStmt>& stmt);
   virtual void VisitYield(const std::shared_ptr<const YieldStmt>& stmt);
+  virtual void VisitJump(const std::shared_ptr<const JumpStmt>& stmt);  // a break or a continue
   virtual void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual void VisitEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual void VisitSeq(const std::shared_ptr<const SeqStmts>& stmt);
@@ -46,6 +47,7 @@ class IRMutator {
   virtual StmtPtr MutateWhile(const std::shared_ptr<const WhileStmt>& stmt);
   virtual StmtPtr MutateIf(const std::shared_ptr<const IfStmt>& stmt);
   virtual StmtPtr MutateYield(const std::shared_ptr<const YieldStmt>& stmt);
+  virtual StmtPtr MutateJump(const std::shared_ptr<const JumpStmt>& stmt);  // a break or a continue
   virtual StmtPtr MutateAssign(const std::shared_ptr<const AssignStmt>& stmt);
   virtual StmtPtr MutateEval(const std::shared_ptr<const EvalStmt>& stmt);
   virtual StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& stmt);

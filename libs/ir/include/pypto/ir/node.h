@@ -26,6 +26,8 @@ enum class NodeKind {
   WhileStmt,
   IfStmt,
   YieldStmt,
+  BreakStmt,
+  ContinueStmt,
   InCoreScopeStmt,
   RuntimeScopeStmt,
 };

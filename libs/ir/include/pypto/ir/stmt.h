@@ -190,6 +190,41 @@ class YieldStmt final : public Stmt {
 // The yield that ends a body, or null when the body does not end with one.
 const YieldStmt* TrailingYield(const StmtPtr& body);
 
+// `break` and `continue` in a pl.range loop, as the frontend parses them. `values` are what the
+// innermost enclosing loop carries at the jump, one per iter_arg (none when it carries nothing): a
+// break makes them the loop's results, a continue the next iteration's iter_args. A branch of an if
+// that ends in a jump does not yield to the if. CtrlFlowTransform removes both
+// (IRProperty::StructuredCtrlFlow), so the passes after it and the code generators never see them.
+class JumpStmt : public Stmt {
+ public:
+  JumpStmt(NodeKind kind, std::vector<ExprPtr> values, Span span)
+      : Stmt(kind, std::move(span)), values_(std::move(values)) {}
+  const std::vector<ExprPtr>& values() const { return values_; }
+
+ private:
+  std::vector<ExprPtr> values_;
+};
+
+class BreakStmt final : public JumpStmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::BreakStmt;
+  explicit BreakStmt(std::vector<ExprPtr> values = {}, Span span = {}) : JumpStmt(kKind, std::move(values), std::move(span)) {}
+};
+
+class ContinueStmt final : public JumpStmt {
+ public:
+  static constexpr NodeKind kKind = NodeKind::ContinueStmt;
+  explicit ContinueStmt(std::vector<ExprPtr> values = {}, Span span = {})
+      : JumpStmt(kKind, std::move(values), std::move(span)) {}
+};
+
+// The break or continue `stmt` is; null for any other statement.
+const JumpStmt* AsJump(const Stmt& stmt);
+
+// True when control never reaches the end of `body`: its last statement is a break or a continue,
+// or an if with an else both of whose branches end so.
+bool EndsInJump(const StmtPtr& body);
+
 // `with pl.at(level=pl.Level.CORE_GROUP):` — a region that becomes one InCore kernel. With a
 // block_num, `with pl.spmd(N):` around kernel code: the kernel is launched on N blocks, each reading
 // its index with pl.tile.get_block_idx(); with sync_start, `with pl.spmd(N, sync_start=True):`, the

@@ -23,6 +23,7 @@ enum class IRProperty : uint8_t {
   ReturnParamsExplicit,   // a kernel returns its Out/InOut parameters themselves, in parameter order
   RuntimeScopesMaterialized,  // the orchestration body and each loop body outside a manual scope are
                               // automatic runtime scopes (RuntimeScopeStmt)
+  StructuredCtrlFlow,     // no break or continue is left: every loop body runs to its end
   kCount,
 };
 

@@ -10,6 +10,11 @@ namespace pypto::passes {
 // A pl.unroll loop whose bounds are not constants is an error at the loop.
 Pass UnrollLoops();
 
+// `break` and `continue` become structured control flow: the rest of an iteration after a jump moves
+// into the branches that fall through, and a loop that breaks carries a flag, set where it breaks,
+// and runs its body only while the flag is 0. A break in a while loop is an error at the loop.
+Pass CtrlFlowTransform();
+
 // Three-address form: calls nested in arguments are hoisted into temporaries `__tmp_vN`.
 Pass FlattenCallExpr();
 
