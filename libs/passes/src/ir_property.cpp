@@ -273,6 +273,11 @@ Result<bool> VerifyRuntimeScopesMaterialized(const Program& program) {
     if (checker.found)
       return Violation(IRProperty::RuntimeScopesMaterialized, *function, checker.missing,
                        "the loop body is not an automatic runtime scope");
+  }
+  return true;
+}
+
+// No break or continue is left in any function.
 Result<bool> VerifyStructuredCtrlFlow(const Program& program) {
   for (const auto& function : program.functions()) {
     FirstMatch finder;
