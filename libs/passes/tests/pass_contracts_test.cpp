@@ -117,7 +117,7 @@ TEST(PassContracts, EachPassIsRefusedAnInputLackingAPropertyItRequires) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 14u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
+  EXPECT_EQ(checked, 17u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
 }
 
 // The pipeline stepped one pass at a time over a 16x16 add: what each pass changes, in full.
