@@ -109,7 +109,8 @@ class JsonWriter {
     json["shape"] = tile.shape();
     json["dtype"] = DataTypeName(tile.dtype());
     json["memory_space"] = MemorySpaceName(tile.memory_space());
-    if (const auto& memref = tile.memref()) json["memref"] = {{"byte_offset", memref->byte_offset}, {"size", memref->size}};
+    if (const auto& memref = tile.memref())
+      json["memref"] = {{"byte_offset", memref->byte_offset}, {"size", memref->size}};
     if (tile.has_partial_valid_shape()) json["valid_shape"] = Exprs(tile.valid_shape());
   }
 
@@ -402,10 +403,12 @@ class JsonReader {
  public:
   ProgramPtr ReadProgram(const At& at) {
     const std::string format = String(Field(at, "format", "program"));
-    if (format != kFormat) Fault(fmt::format("not a PyPTO IR document: format is '{}', expected '{}'", format, kFormat));
+    if (format != kFormat)
+      Fault(fmt::format("not a PyPTO IR document: format is '{}', expected '{}'", format, kFormat));
     const int64_t version = Int(Field(at, "version", "program"));
     if (version != kVersion)
-      Fault(fmt::format("unsupported version {} of the PyPTO IR JSON format (this reader knows {})", version, kVersion));
+      Fault(fmt::format("unsupported version {} of the PyPTO IR JSON format (this reader knows {})", version,
+                        kVersion));
     std::vector<FunctionPtr> functions;
     for (const At& function : Items(Field(at, "functions", "program"))) functions.push_back(ReadFunction(function));
     return std::make_shared<Program>(String(Field(at, "name", "program")), std::move(functions),
@@ -530,7 +533,8 @@ class JsonReader {
       return std::make_shared<ConstFloat>(Float(Field(at, "value", kind)), DTypeAt(Field(at, "dtype", kind)),
                                           ReadSpan(at));
     if (kind == "ConstBool") return std::make_shared<ConstBool>(Bool(Field(at, "value", kind)), ReadSpan(at));
-    if (kind == "TupleLiteral") return std::make_shared<TupleLiteral>(ReadExprs(Field(at, "elements", kind)), ReadSpan(at));
+    if (kind == "TupleLiteral")
+      return std::make_shared<TupleLiteral>(ReadExprs(Field(at, "elements", kind)), ReadSpan(at));
     if (kind == "BinaryExpr") return ReadBinary(at);
     if (kind == "Call") return ReadCall(at);
     Fault(fmt::format("unknown expression kind '{}' at {}", kind, at.where()));
@@ -691,7 +695,9 @@ std::string ParseErrorText(const nlohmann::json::parse_error& error) {
 
 }  // namespace
 
-std::string ProgramToJson(const Program& program, int indent) { return JsonWriter().WriteProgram(program).dump(indent); }
+std::string ProgramToJson(const Program& program, int indent) {
+  return JsonWriter().WriteProgram(program).dump(indent);
+}
 
 Result<ProgramPtr> ProgramFromJson(std::string_view text) {
   Json document;

@@ -32,11 +32,16 @@ FunctionPtr EveryNodeKernel() {
   auto rows = Scalar("rows", DataType::INDEX);
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({64, 64})});
   auto tile_type = std::make_shared<TileType>(Shape{64, 64}, DataType::FP32, MemorySpace::Vec,
-                                              TileMemRef{.byte_offset = 256, .size = 16384}, ValidShape{rows, Index(64)});
+                                              TileMemRef{.byte_offset = 256, .size = 16384},
+                                              ValidShape{rows, Index(64)});
   auto tile = std::make_shared<Var>("tile", tile_type, Span{"k.py", 7, 5});
   // Unchecked on purpose: one kwarg of each kind, which no registered op takes all at once.
-  Call::Kwargs kwargs = {{"flag", true},          {"count", int64_t{3}},   {"scale", 0.5},
-                         {"mode", std::string("round")}, {"dtype", DataType::BF16}, {"target_memory", MemorySpace::Mat}};
+  Call::Kwargs kwargs = {{"flag", true},
+                         {"count", int64_t{3}},
+                         {"scale", 0.5},
+                         {"mode", std::string("round")},
+                         {"dtype", DataType::BF16},
+                         {"target_memory", MemorySpace::Mat}};
   auto loaded = std::make_shared<Call>(load->op(), load->args(), kwargs, tile_type, Span{"k.py", 7, 12});
 
   auto i = std::make_shared<Var>("i", IndexType());
@@ -45,8 +50,10 @@ FunctionPtr EveryNodeKernel() {
   auto limit = std::make_shared<BinaryExpr>(BinaryOp::Min, rows, Index(8), IndexType());
   auto too_far = std::make_shared<BinaryExpr>(BinaryOp::Ge, i, limit, std::make_shared<ScalarType>(DataType::BOOL));
   auto sum = std::make_shared<BinaryExpr>(BinaryOp::Add, acc, i, IndexType());
-  auto pick = std::make_shared<IfStmt>(std::make_shared<ConstBool>(true), std::make_shared<YieldStmt>(std::vector<ExprPtr>{sum}),
-                                       std::make_shared<YieldStmt>(std::vector<ExprPtr>{acc}), std::vector<VarPtr>{picked});
+  auto pick = std::make_shared<IfStmt>(std::make_shared<ConstBool>(true),
+                                       std::make_shared<YieldStmt>(std::vector<ExprPtr>{sum}),
+                                       std::make_shared<YieldStmt>(std::vector<ExprPtr>{acc}),
+                                       std::vector<VarPtr>{picked});
   auto jump = std::make_shared<IfStmt>(too_far, std::make_shared<BreakStmt>(std::vector<ExprPtr>{acc}), nullptr,
                                        std::vector<VarPtr>{});
   auto loop = std::make_shared<ForStmt>(i, Index(0), Index(16), Index(1), std::vector<IterArg>{{acc, Index(0)}},
@@ -75,7 +82,8 @@ FunctionPtr EveryNodeKernel() {
       "kernel", std::vector<VarPtr>{a, rows, out},
       std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out},
       std::vector<TypePtr>{out->type()}, Seq(std::move(body)), FunctionType::AIV,
-      std::map<std::string, AttrValue>{{"dual_aiv_dispatch", true}, {"priority", int64_t{2}}, {"note", std::string("x")}},
+      std::map<std::string, AttrValue>{
+          {"dual_aiv_dispatch", true}, {"priority", int64_t{2}}, {"note", std::string("x")}},
       Span{"k.py", 3, 1});
 }
 
@@ -91,7 +99,8 @@ FunctionPtr EveryLaunchOrchestration(const FunctionPtr& kernel) {
   auto launched = std::make_shared<Call>(
       kernel->name(), std::vector<ExprPtr>{a, rows, out}, out->type(), Span{},
       std::vector<ArgDirection>{ArgDirection::Input, ArgDirection::Scalar, ArgDirection::OutputExisting},
-      Call::Kwargs{{kSyncStartKwarg, true}}, LaunchOrder{.deps = {first}, .task_id = second, .allow_early_resolve = true},
+      Call::Kwargs{{kSyncStartKwarg, true}},
+      LaunchOrder{.deps = {first}, .task_id = second, .allow_early_resolve = true},
       Index(4));
   auto result = Local("result", launched);
   auto scope = std::make_shared<InCoreScopeStmt>(
@@ -113,9 +122,10 @@ ProgramPtr EveryNodeProgram() {
   auto external = std::make_shared<Function>("external", std::vector<VarPtr>{Tensor("x", {8})},
                                              std::vector<ParamDirection>{ParamDirection::InOut},
                                              std::vector<TypePtr>{}, nullptr, FunctionType::AIC,
-                                             std::map<std::string, AttrValue>{{kExternalSourceAttr, std::string("/k.cpp")}});
-  return std::make_shared<Program>("every_node", std::vector<FunctionPtr>{kernel, external, EveryLaunchOrchestration(kernel)},
-                                   "main");
+                                             std::map<std::string, AttrValue>{
+                                                 {kExternalSourceAttr, std::string("/k.cpp")}});
+  std::vector<FunctionPtr> functions = {kernel, external, EveryLaunchOrchestration(kernel)};
+  return std::make_shared<Program>("every_node", std::move(functions), "main");
 }
 
 TEST(Json, RoundTripKeepsEveryNodeKind) {
