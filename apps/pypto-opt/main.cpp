@@ -1,8 +1,10 @@
 // pypto-opt: reads a program in its printed form (what the compiler writes as lowered_program.py or
-// into passes_dump/), runs the default pipeline or named passes on it, and prints the result.
+// into passes_dump/) or as JSON (pypto/ir/json.h), runs the default pipeline or named passes on it
+// (none with --no-passes), and writes the result printed or as JSON.
 // Everything goes through the libraries' C ABI, as any tool embedding them would.
 //
-//   pypto-opt FILE.py [-p PLATFORM] [--passes A,B] [--verify] [--dump-dir DIR] [-o OUT]
+//   pypto-opt FILE.py|FILE.json [-p PLATFORM] [--passes A,B | --no-passes] [--verify] [--dump-dir DIR]
+//             [--input-format auto|text|json] [--emit text|json] [-o OUT]
 //   pypto-opt --list-passes
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -60,45 +62,81 @@ bool WriteOutput(const std::string& path, const std::string& text) {
 
 struct Options {
   std::string input, output = "-", platform = "a2a3sim", passes, dump_dir;
-  bool verify = false;
+  std::string input_format = "auto", emit = "text";
+  bool verify = false, no_passes = false;
 };
+
+// Whether the input is JSON: as asked, or by a .json extension when left to "auto".
+bool InputIsJson(const Options& options) {
+  if (options.input_format != "auto") return options.input_format == "json";
+  return std::filesystem::path(options.input).extension() == ".json";
+}
+
+// Parses the DSL text or reads the JSON; null (with the message recorded) when rejected.
+pypto_ir_program* ReadProgram(const Options& options, const std::string& source) {
+  pypto_ir_program* program = nullptr;
+  const std::string filename = options.input == "-" ? "<stdin>" : options.input;
+  const pypto_status status = InputIsJson(options)
+                                  ? pypto_ir_program_from_json(source.c_str(), &program)
+                                  : pypto_frontend_parse_program(source.c_str(), filename.c_str(), 0, &program);
+  return status == PYPTO_OK ? program : nullptr;
+}
+
+// The program printed, or as indented JSON; false (with the message recorded) on failure.
+bool Emit(const Options& options, const pypto_ir_program* program, std::string& out) {
+  char* text = nullptr;
+  const pypto_status status =
+      options.emit == "json" ? pypto_ir_program_to_json(program, 2, &text) : pypto_ir_program_print(program, &text);
+  if (status != PYPTO_OK) return false;
+  out = text;
+  pypto_string_free(text);
+  if (options.emit == "json") out += "\n";
+  return true;
+}
 
 int Run(const Options& options) {
   std::string source;
   if (options.input != "-" && !std::filesystem::exists(options.input)) return Fail(options.input + ": no such file");
   if (!ReadInput(options.input, source)) return Fail(options.input + ": cannot read the file");
-  const std::string filename = options.input == "-" ? "<stdin>" : options.input;
-  pypto_ir_program* parsed = nullptr;
-  if (pypto_frontend_parse_program(source.c_str(), filename.c_str(), 0, &parsed) != PYPTO_OK)
-    return Fail(pypto_last_error_message());
-  ProgramHandle input(parsed, pypto_ir_program_destroy);
-  pypto_ir_program* transformed = nullptr;
-  if (pypto_passes_run(input.get(), options.platform.c_str(), options.passes.c_str(), options.verify ? 1 : 0,
-                       options.dump_dir.empty() ? nullptr : options.dump_dir.c_str(), &transformed) != PYPTO_OK)
-    return Fail(pypto_last_error_message());
-  ProgramHandle result(transformed, pypto_ir_program_destroy);
-  char* text = nullptr;
-  if (pypto_ir_program_print(result.get(), &text) != PYPTO_OK) return Fail(pypto_last_error_message());
-  const std::string printed = text;
-  pypto_string_free(text);
-  if (!WriteOutput(options.output, printed)) return Fail(options.output + ": cannot write the result");
+  ProgramHandle result(ReadProgram(options, source), pypto_ir_program_destroy);
+  if (!result) return Fail(pypto_last_error_message());
+  if (!options.no_passes) {
+    pypto_ir_program* transformed = nullptr;
+    if (pypto_passes_run(result.get(), options.platform.c_str(), options.passes.c_str(), options.verify ? 1 : 0,
+                         options.dump_dir.empty() ? nullptr : options.dump_dir.c_str(), &transformed) != PYPTO_OK)
+      return Fail(pypto_last_error_message());
+    result.reset(transformed);
+  }
+  std::string out;
+  if (!Emit(options, result.get(), out)) return Fail(pypto_last_error_message());
+  if (!WriteOutput(options.output, out)) return Fail(options.output + ": cannot write the result");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Run PyPTO compiler passes on a program in its printed (@pl.program) form."};
+  CLI::App app{"Run PyPTO compiler passes on a program in its printed (@pl.program) or JSON form."};
   Options options;
   bool list_passes = false;
-  app.add_option("input", options.input, "The program: a .py file as lowered_program.py or passes_dump/ hold, or -");
+  app.add_option("input", options.input,
+                 "The program: a .py file as lowered_program.py or passes_dump/ hold, a .json file, or -");
+  app.add_option("--input-format", options.input_format, "How the input is written (auto: JSON for a .json file)")
+      ->check(CLI::IsMember({"auto", "text", "json"}))
+      ->capture_default_str();
+  app.add_option("--emit", options.emit, "How to write the result: printed (text) or as JSON")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   app.add_option("-o,--output", options.output, "Where to write the result (default: standard output)");
   app.add_option("-p,--platform", options.platform, "The platform whose SoC the passes target")
       ->capture_default_str();
-  app.add_option("--passes", options.passes, "Comma-separated pass names to run in order (default: the pipeline)");
+  auto* passes =
+      app.add_option("--passes", options.passes, "Comma-separated pass names to run in order (default: the pipeline)");
+  auto* no_passes = app.add_flag("--no-passes", options.no_passes, "Run no pass: only convert between forms");
   app.add_flag("--verify", options.verify, "Verify every produced property after each pass");
   app.add_option("--dump-dir", options.dump_dir, "Write the input and the program after each pass into DIR");
   app.add_flag("--list-passes", list_passes, "List the pipeline's passes with their property contracts");
+  no_passes->excludes(passes);
   CLI11_PARSE(app, argc, argv);
   if (list_passes) return ListPasses();
   if (options.input.empty()) return Fail("missing the input file (or - for standard input)\n" + app.help());

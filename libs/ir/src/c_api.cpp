@@ -3,6 +3,7 @@
 
 #include "pypto-c/ir.h"
 #include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/json.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 
@@ -40,6 +41,24 @@ pypto_status pypto_ir_program_print(const pypto_ir_program* program, char** text
   return c_api::Guard([&] {
     if (!program || !text) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_ir_program_print: null argument");
     *text = c_api::CopyString(ir::PrintProgram(*program->program));
+    return PYPTO_OK;
+  });
+}
+
+pypto_status pypto_ir_program_to_json(const pypto_ir_program* program, int indent, char** json) {
+  return c_api::Guard([&] {
+    if (!program || !json) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_ir_program_to_json: null argument");
+    *json = c_api::CopyString(ir::ProgramToJson(*program->program, indent));
+    return PYPTO_OK;
+  });
+}
+
+pypto_status pypto_ir_program_from_json(const char* json, pypto_ir_program** program) {
+  return c_api::Guard([&] {
+    if (!json || !program) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_ir_program_from_json: null argument");
+    auto read = ir::ProgramFromJson(json);
+    if (!read) return c_api::Fail(PYPTO_ERR_PARSE, read.error().message);
+    *program = c_api::Wrap(*read);
     return PYPTO_OK;
   });
 }

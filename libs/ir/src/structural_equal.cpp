@@ -15,8 +15,10 @@ namespace {
 
 using Diff = std::optional<std::string>;
 
-// Nested sequences are not observable in the DSL text: compare the statements they hold.
+// Nested sequences are not observable in the DSL text: compare the statements they hold. A
+// body-less declaration (a hand-written kernel) holds none.
 void Flatten(const StmtPtr& stmt, std::vector<StmtPtr>& out) {
+  if (!stmt) return;
   if (const auto* seq = stmt->As<SeqStmts>()) {
     for (const auto& child : seq->stmts()) Flatten(child, out);
     return;

@@ -1,0 +1,263 @@
+#include "pypto/ir/json.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "pypto-c/ir.h"
+#include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/functor.h"
+#include "pypto/ir/printer.h"
+#include "pypto/ir/structural_equal.h"
+#include "sample_programs.h"
+
+namespace pypto::ir {
+namespace {
+
+using testing::Ints;
+using testing::Local;
+using testing::Op;
+using testing::Scalar;
+using testing::Tensor;
+
+ExprPtr Index(int64_t value) { return std::make_shared<ConstInt>(value, DataType::INDEX); }
+TypePtr IndexType() { return std::make_shared<ScalarType>(DataType::INDEX); }
+StmtPtr Seq(std::vector<StmtPtr> stmts) { return std::make_shared<SeqStmts>(std::move(stmts)); }
+StmtPtr Assign(const VarPtr& var, const ExprPtr& value) { return std::make_shared<AssignStmt>(var, value); }
+
+// A kernel touching every expression and statement kind a kernel holds, every type a kernel value
+// has (a tile with a memref and a valid shape naming a parameter), and kwargs of every OpAttr kind.
+FunctionPtr EveryNodeKernel() {
+  auto a = Tensor("a", {64, 64}), out = Tensor("out", {64, 64});
+  auto rows = Scalar("rows", DataType::INDEX);
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({64, 64})});
+  auto tile_type = std::make_shared<TileType>(Shape{64, 64}, DataType::FP32, MemorySpace::Vec,
+                                              TileMemRef{.byte_offset = 256, .size = 16384},
+                                              ValidShape{rows, Index(64)});
+  auto tile = std::make_shared<Var>("tile", tile_type, Span{"k.py", 7, 5});
+  // Unchecked on purpose: one kwarg of each kind, which no registered op takes all at once.
+  Call::Kwargs kwargs = {{"flag", true},
+                         {"count", int64_t{3}},
+                         {"scale", 0.5},
+                         {"mode", std::string("round")},
+                         {"dtype", DataType::BF16},
+                         {"target_memory", MemorySpace::Mat}};
+  auto loaded = std::make_shared<Call>(load->op(), load->args(), kwargs, tile_type, Span{"k.py", 7, 12});
+
+  auto i = std::make_shared<Var>("i", IndexType());
+  auto acc = std::make_shared<Var>("acc", IndexType()), acc_out = std::make_shared<Var>("acc_out", IndexType());
+  auto next = std::make_shared<Var>("next", IndexType()), picked = std::make_shared<Var>("picked", IndexType());
+  auto limit = std::make_shared<BinaryExpr>(BinaryOp::Min, rows, Index(8), IndexType());
+  auto too_far = std::make_shared<BinaryExpr>(BinaryOp::Ge, i, limit, std::make_shared<ScalarType>(DataType::BOOL));
+  auto sum = std::make_shared<BinaryExpr>(BinaryOp::Add, acc, i, IndexType());
+  auto pick = std::make_shared<IfStmt>(std::make_shared<ConstBool>(true),
+                                       std::make_shared<YieldStmt>(std::vector<ExprPtr>{sum}),
+                                       std::make_shared<YieldStmt>(std::vector<ExprPtr>{acc}),
+                                       std::vector<VarPtr>{picked});
+  auto jump = std::make_shared<IfStmt>(too_far, std::make_shared<BreakStmt>(std::vector<ExprPtr>{acc}), nullptr,
+                                       std::vector<VarPtr>{});
+  auto loop = std::make_shared<ForStmt>(i, Index(0), Index(16), Index(1), std::vector<IterArg>{{acc, Index(0)}},
+                                        Seq({jump, pick, Assign(next, picked),
+                                             std::make_shared<YieldStmt>(std::vector<ExprPtr>{next})}),
+                                        std::vector<VarPtr>{acc_out}, ForKind::Parallel);
+
+  auto w = std::make_shared<Var>("w", IndexType()), w_out = std::make_shared<Var>("w_out", IndexType());
+  auto skip = std::make_shared<IfStmt>(std::make_shared<ConstBool>(false),
+                                       std::make_shared<ContinueStmt>(std::vector<ExprPtr>{w}), nullptr,
+                                       std::vector<VarPtr>{});
+  auto spin = std::make_shared<WhileStmt>(
+      std::make_shared<BinaryExpr>(BinaryOp::Lt, w, acc_out, std::make_shared<ScalarType>(DataType::BOOL)),
+      std::vector<IterArg>{{w, Index(0)}},
+      Seq({skip, std::make_shared<YieldStmt>(std::vector<ExprPtr>{
+                     std::make_shared<BinaryExpr>(BinaryOp::Shl, w, Index(1), IndexType())})}),
+      std::vector<VarPtr>{w_out});
+
+  auto inf = std::make_shared<Var>("inf", std::make_shared<ScalarType>(DataType::FP32));
+  auto store = Op("tile.store", {tile, Ints({0, 0}), out});
+  std::vector<StmtPtr> body = {
+      Assign(tile, loaded), loop, spin,
+      Assign(inf, std::make_shared<ConstFloat>(std::numeric_limits<double>::infinity(), DataType::FP32)),
+      std::make_shared<EvalStmt>(store), std::make_shared<ReturnStmt>(std::vector<ExprPtr>{out})};
+  return std::make_shared<Function>(
+      "kernel", std::vector<VarPtr>{a, rows, out},
+      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out},
+      std::vector<TypePtr>{out->type()}, Seq(std::move(body)), FunctionType::AIV,
+      std::map<std::string, AttrValue>{
+          {"dual_aiv_dispatch", true}, {"priority", int64_t{2}}, {"note", std::string("x")}},
+      Span{"k.py", 3, 1});
+}
+
+// An orchestration that launches `kernel` in every way: from a manual runtime scope, through an
+// SPMD pl.at scope with deps and a TaskId, and as a direct call with directions, kwargs and a core_num.
+FunctionPtr EveryLaunchOrchestration(const FunctionPtr& kernel) {
+  auto a = Tensor("a", {64, 64}), out = Tensor("out", {64, 64});
+  auto rows = Scalar("rows", DataType::INDEX);
+  auto first = std::make_shared<Var>("first", std::make_shared<ScalarType>(DataType::TASK_ID));
+  auto second = std::make_shared<Var>("second", std::make_shared<ScalarType>(DataType::TASK_ID));
+  auto tids = std::make_shared<Var>("tids", std::make_shared<ArrayType>(DataType::TASK_ID, 4));
+  auto nothing = std::make_shared<Var>("nothing", std::make_shared<UnknownType>());
+  auto launched = std::make_shared<Call>(
+      kernel->name(), std::vector<ExprPtr>{a, rows, out}, out->type(), Span{},
+      std::vector<ArgDirection>{ArgDirection::Input, ArgDirection::Scalar, ArgDirection::OutputExisting},
+      Call::Kwargs{{kSyncStartKwarg, true}},
+      LaunchOrder{.deps = {first}, .task_id = second, .allow_early_resolve = true},
+      Index(4));
+  auto result = Local("result", launched);
+  auto scope = std::make_shared<InCoreScopeStmt>(
+      "spmd_part", Seq({Assign(result, launched)}), Span{"o.py", 12, 5}, Index(2), true,
+      LaunchOrder{.deps = {first}, .task_id = nullptr, .allow_early_resolve = false});
+  auto pair = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{result, rows});
+  auto body = Seq({std::make_shared<RuntimeScopeStmt>(true, scope), Assign(nothing, Index(0)),
+                   std::make_shared<EvalStmt>(tids), std::make_shared<ReturnStmt>(std::vector<ExprPtr>{pair})});
+  return std::make_shared<Function>("main", std::vector<VarPtr>{a, rows, out, first, tids},
+                                    std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In,
+                                                                ParamDirection::InOut, ParamDirection::In,
+                                                                ParamDirection::In},
+                                    std::vector<TypePtr>{pair->type()}, body, FunctionType::Orchestration);
+}
+
+ProgramPtr EveryNodeProgram() {
+  auto kernel = EveryNodeKernel();
+  // A body-less declaration, as a hand-written kernel is.
+  auto external = std::make_shared<Function>("external", std::vector<VarPtr>{Tensor("x", {8})},
+                                             std::vector<ParamDirection>{ParamDirection::InOut},
+                                             std::vector<TypePtr>{}, nullptr, FunctionType::AIC,
+                                             std::map<std::string, AttrValue>{
+                                                 {kExternalSourceAttr, std::string("/k.cpp")}});
+  std::vector<FunctionPtr> functions = {kernel, external, EveryLaunchOrchestration(kernel)};
+  return std::make_shared<Program>("every_node", std::move(functions), "main");
+}
+
+TEST(Json, RoundTripKeepsEveryNodeKind) {
+  auto program = EveryNodeProgram();
+  const std::string json = ProgramToJson(*program);
+  auto read = ProgramFromJson(json);
+  ASSERT_TRUE(read) << read.error().str();
+  EXPECT_EQ(StructuralDiff(*program, **read), std::nullopt);
+  EXPECT_EQ(ProgramToJson(**read), json);
+  EXPECT_EQ(PrintProgram(**read), PrintProgram(*program));
+  EXPECT_EQ(ProgramToJson(**read, 2), ProgramToJson(*program, 2));
+}
+
+TEST(Json, RoundTripOfSamplePrograms) {
+  for (const auto& program : {testing::TileAddProgram(), testing::VectorDagProgram(), testing::HelloWorldProgram(),
+                              testing::TwoStageLoopProgram(), testing::SpmdComputedBlocksProgram()}) {
+    auto read = ProgramFromJson(ProgramToJson(*program, 1));
+    ASSERT_TRUE(read) << read.error().str();
+    EXPECT_EQ(StructuralDiff(*program, **read), std::nullopt);
+    EXPECT_EQ(PrintProgram(**read), PrintProgram(*program));
+  }
+}
+
+TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
+  auto read = ProgramFromJson(ProgramToJson(*EveryNodeProgram()));
+  ASSERT_TRUE(read);
+  const auto& kernel_body = FlattenStmts((*read)->functions()[0]->body());
+  const auto* load = kernel_body[0]->As<AssignStmt>()->value()->As<Call>();
+  ASSERT_EQ(load->kwargs().size(), 6u);
+  EXPECT_EQ(FindAttr<double>(load->kwargs(), "scale"), 0.5);
+  EXPECT_EQ(FindAttr<DataType>(load->kwargs(), "dtype"), DataType::BF16);
+  EXPECT_EQ(FindAttr<MemorySpace>(load->kwargs(), "target_memory"), MemorySpace::Mat);
+  EXPECT_EQ(FindAttr<std::string>(load->kwargs(), "mode"), "round");
+  const auto* tile = load->type()->As<TileType>();
+  ASSERT_TRUE(tile && tile->memref());
+  EXPECT_EQ(*tile->memref(), (TileMemRef{256, 16384}));
+  const auto& orchestration = *(*read)->functions()[2];
+  const auto* scope = FlattenStmts(orchestration.body())[0]->As<RuntimeScopeStmt>()->body()->As<InCoreScopeStmt>();
+  ASSERT_TRUE(scope);
+  EXPECT_TRUE(scope->sync_start());
+  const auto* call = FlattenStmts(scope->body())[0]->As<AssignStmt>()->value()->As<Call>();
+  EXPECT_EQ(call->arg_directions().back(), ArgDirection::OutputExisting);
+  EXPECT_TRUE(call->order().allow_early_resolve);
+  EXPECT_EQ(AsConstInt(call->core_num()), 4);
+  EXPECT_EQ((*read)->functions()[1]->body(), nullptr);
+}
+
+TEST(Json, AVarUsedInSeveralPlacesComesBackAsOneObject) {
+  auto read = ProgramFromJson(ProgramToJson(*EveryNodeProgram()));
+  ASSERT_TRUE(read);
+  const auto& kernel = *(*read)->functions()[0];
+  const auto& rows = kernel.params()[1];
+  const auto* load = FlattenStmts(kernel.body())[0]->As<AssignStmt>();
+  // The tile's valid shape names the `rows` parameter itself, as does the loop's bound.
+  EXPECT_EQ(load->var()->type()->As<TileType>()->valid_shape()[0], rows);
+  const auto* loop = FlattenStmts(kernel.body())[1]->As<ForStmt>();
+  const auto& loop_body = FlattenStmts(loop->body());
+  const auto* too_far = loop_body[0]->As<IfStmt>()->condition()->As<BinaryExpr>();
+  EXPECT_EQ(too_far->lhs(), loop->loop_var());
+  EXPECT_EQ(too_far->rhs()->As<BinaryExpr>()->lhs(), rows);
+  // The store writes the `out` parameter that the function returns.
+  const auto& out = kernel.params()[2];
+  const auto* store = FlattenStmts(kernel.body())[4]->As<EvalStmt>()->expr()->As<Call>();
+  EXPECT_EQ(store->args()[2], out);
+  // Two reads of the same text give unrelated vars.
+  auto again = ProgramFromJson(ProgramToJson(*EveryNodeProgram()));
+  EXPECT_NE((*again)->functions()[0]->params()[1], rows);
+}
+
+// The error ProgramFromJson gives for `json`, or "" when it reads it.
+std::string ReadError(const std::string& json) {
+  auto read = ProgramFromJson(json);
+  return read ? "" : read.error().message;
+}
+
+// The JSON of TileAddProgram with the first `from` replaced by `to`.
+std::string EditedTileAdd(const std::string& from, const std::string& to) {
+  std::string json = ProgramToJson(*testing::TileAddProgram());
+  auto at = json.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? json : json.replace(at, from.size(), to);
+}
+
+TEST(Json, MalformedInputNamesTheFault) {
+  EXPECT_EQ(ReadError("{\"format\": "),
+            "invalid JSON: parse error at line 1, column 12: syntax error while parsing value - unexpected end of "
+            "input; expected '[', '{', or a literal");
+  EXPECT_EQ(ReadError("[]"), "invalid PyPTO IR JSON: expected a program object at /");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"format\":\"pypto-ir\"", "\"format\":\"other\"")),
+            "invalid PyPTO IR JSON: not a PyPTO IR document: format is 'other', expected 'pypto-ir'");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"name\":\"tile_a\"", "\"nom\":\"tile_a\"")),
+            "invalid PyPTO IR JSON: missing field 'name' in a Var at /functions/0/body/stmts/0/body/stmts/0/var");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"op\":\"tile.add\"", "\"op\":\"tile.nope\"")),
+            "invalid PyPTO IR JSON: unknown op 'tile.nope' at /functions/0/body/stmts/0/body/stmts/2/value/op");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"kind\":\"EvalStmt\"", "\"kind\":\"PrintStmt\"")),
+            "invalid PyPTO IR JSON: unknown statement kind 'PrintStmt' at /functions/0/body/stmts/0/body/stmts/3");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"kind\":\"Tensor\"", "\"kind\":\"Matrix\"")),
+            "invalid PyPTO IR JSON: unknown type kind 'Matrix' at /functions/0/params/0/type");
+  EXPECT_EQ(ReadError(EditedTileAdd("\"dtype\":\"FP32\"", "\"dtype\":\"FP33\"")),
+            "invalid PyPTO IR JSON: unknown dtype 'FP33' at /functions/0/params/0/type/dtype");
+}
+
+TEST(Json, ALoopMissingAFieldIsNamedWithItsPath) {
+  auto program = testing::TwoStageLoopProgram();
+  std::string json = ProgramToJson(*program);
+  auto at = json.find("\"step\":");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 7, "\"stride\":");
+  EXPECT_EQ(ReadError(json), "invalid PyPTO IR JSON: missing field 'step' in a ForStmt at /functions/0/body/stmts/0");
+}
+
+TEST(Json, AVarReferencedBeforeItsDefinitionIsRefused) {
+  // Give tile_a's definition another id: the add's first operand then names an id nothing defined.
+  EXPECT_EQ(ReadError(EditedTileAdd("\"id\":3,\"name\":\"tile_a\"", "\"id\":99,\"name\":\"tile_a\"")),
+            "invalid PyPTO IR JSON: var 3 at /functions/0/body/stmts/0/body/stmts/2/value/args/0 is used before its "
+            "definition");
+}
+
+TEST(Json, CApiRoundTripsAndReportsParseErrors) {
+  pypto_ir_program* program = c_api::Wrap(testing::VectorDagProgram());
+  char* json = nullptr;
+  ASSERT_EQ(pypto_ir_program_to_json(program, -1, &json), PYPTO_OK);
+  pypto_ir_program* read = nullptr;
+  ASSERT_EQ(pypto_ir_program_from_json(json, &read), PYPTO_OK);
+  EXPECT_EQ(StructuralDiff(*program->program, *read->program), std::nullopt);
+  pypto_string_free(json);
+  pypto_ir_program_destroy(read);
+  pypto_ir_program_destroy(program);
+  EXPECT_EQ(pypto_ir_program_from_json("{}", &read), PYPTO_ERR_PARSE);
+  EXPECT_STREQ(pypto_last_error_message(), "invalid PyPTO IR JSON: missing field 'format' in a program at /");
+  EXPECT_EQ(pypto_ir_program_from_json(nullptr, &read), PYPTO_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace pypto::ir
