@@ -1,6 +1,6 @@
 """Values that cross kernel scopes, as upstream's tensor-level scopes let them: a tile computed in one
-pl.at and read after it (by a later scope, or in an orchestration loop that updates it in place) is a
-tensor the first kernel writes; a matmul result assembled into a vector tile is moved there first; a
+pl.at and read by a later orchestration loop (which updates it in place) is a tensor the first kernel
+writes; a matmul result assembled into a vector tile is moved there first; a
 tile slice may narrow its valid part with valid_shape=. Each runs on the simulator against torch."""
 
 import torch
