@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "pypto/passes/passes.h"
+#include "mutate_body.h"
 #include "splicing_mutator.h"
 
 namespace pypto::passes {
@@ -274,9 +275,7 @@ Pass CtrlFlowTransform() {
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
                   JumpRemover remover;
-                  auto body = remover.MutateStmt(function->body());
-                  if (remover.error()) return pypto::unexpected(*remover.error());
-                  return body == function->body() ? function : function->WithBody(body);
+                  return MutateBody(function, remover);
                 });
               });
 }

@@ -21,6 +21,7 @@
 #include "pypto/ir/native_casts.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+#include "mutate_body.h"
 #include "splicing_mutator.h"
 
 namespace pypto::passes {
@@ -171,9 +172,7 @@ Pass LegalizeTileCast() {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   if (!IsKernel(function->type())) return function;
                   CastLegalizer legalizer(*context.soc);
-                  auto body = legalizer.MutateStmt(function->body());
-                  if (legalizer.error()) return pypto::unexpected(*legalizer.error());
-                  return body == function->body() ? function : function->WithBody(body);
+                  return MutateBody(function, legalizer);
                 });
               });
 }

@@ -14,6 +14,7 @@
 
 #include "pypto/ir/valid_shape_rewrite.h"
 #include "pypto/passes/passes.h"
+#include "mutate_body.h"
 #include "splicing_mutator.h"
 
 namespace pypto::passes {
@@ -187,9 +188,7 @@ Pass UnrollLoops() {
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
                   LoopUnroller unroller;
-                  auto body = unroller.MutateStmt(function->body());
-                  if (unroller.error()) return pypto::unexpected(*unroller.error());
-                  return body == function->body() ? function : function->WithBody(body);
+                  return MutateBody(function, unroller);
                 });
               });
 }
