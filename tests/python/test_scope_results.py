@@ -1,6 +1,6 @@
 """Values that cross kernel scopes, as upstream's tensor-level scopes let them: a tile computed in one
-pl.at and read by a later orchestration loop (which updates it in place) is a tensor the first kernel
-writes; a matmul result assembled into a vector tile is moved there first; a
+pl.at and read by orchestration code or a later orchestration loop (which may update it in place) is a
+tensor the first kernel writes; a matmul result assembled into a vector tile is moved there first; a
 tile slice may narrow its valid part with valid_shape=. Each runs on the simulator against torch."""
 
 import torch
@@ -24,6 +24,16 @@ def read_by_later_scopes(x: pl.Tensor[[8, 64], pl.FP32], out: pl.Out[pl.Tensor[[
             y = pl.assemble(y, row, [b, 0])
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.assemble(out, pl.add(pl.load(y, [0, 0], [8, 64]), 1.0), [0, 0])
+    return out
+
+
+@pl.jit
+def reshaped_by_orchestration(x: pl.Tensor[[8, 64], pl.FP32], out: pl.Out[pl.Tensor[[4, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.mul(pl.load(x, [0, 0], [8, 64]), 2.0)
+    flat = pl.reshape(y, [4, 128])
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.assemble(out, pl.add(pl.load(flat, [0, 0], [4, 128]), 1.0), [0, 0])
     return out
 
 
@@ -78,6 +88,13 @@ def test_a_tile_read_after_its_scope_is_a_tensor_the_kernel_writes(kernels):
     torch.testing.assert_close(out, torch.exp(x) * 2 + 1)
 
 
+def test_a_tile_orchestration_code_reshapes_is_a_tensor(kernels):
+    x = torch.randn(8, 64)
+    out = torch.zeros(4, 128)
+    kernels.reshaped_by_orchestration(x, out)
+    torch.testing.assert_close(out, (x * 2 + 1).reshape(4, 128))
+
+
 def test_a_name_rebound_in_the_next_scope_is_not_stored(kernels):
     x = torch.randn(8, 64)
     out = torch.zeros(8, 64)
@@ -113,4 +130,4 @@ def test_a_slice_valid_shape_wider_than_the_slice_is_refused(kernels):
     else:
         raise AssertionError("a valid_shape wider than the slice was accepted")
     assert "the valid_shape of a tile slice" in message
-    assert "scope_results.py:57:" in message
+    assert "scope_results.py:67:" in message

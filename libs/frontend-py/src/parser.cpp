@@ -1309,7 +1309,7 @@ class FunctionParser {
     for (auto& [name, var] : env_) {
       auto old = before.find(name);
       if ((old != before.end() && old->second == var) || var->type()->As<ir::TensorType>()) continue;
-      if (kernel_depth_ == 0 && var->type()->As<ir::TileType>() && ReadInLoopAfterCurrentStatement(name)) {
+      if (kernel_depth_ == 0 && var->type()->As<ir::TileType>() && ReadAsTensorAfterCurrentStatement(name)) {
         auto stored = StoreIntoNewTensor(var, stores);
         if (!stored) return pypto::unexpected(stored.error());
         var = *stored;
@@ -1323,10 +1323,10 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::SeqStmts>(std::move(stmts), (*parsed)->span()));
   }
 
-  // A tile computed in a kernel scope and read by a later loop (`y = pl.cast(t, ...)` in one pl.at,
-  // then `for b ...: y = pl.assemble(y, row, [b, 0])` in another): upstream's scope is made of tensor
-  // ops, so such a value is a tensor the kernel writes, which the loop updates in place. It becomes
-  // one here too: a tensor
+  // A tile computed in a kernel scope and read by orchestration code (`w = pl.reshape(y, ...)`) or a
+  // later loop (`for b ...: y = pl.assemble(y, row, [b, 0])` in another scope): upstream's scope is
+  // made of tensor ops, so such a value is a tensor the kernel writes, which the loop may update in
+  // place. It becomes one here too: a tensor
   // created before the scope (a statement of the scope's prelude) that the tile is stored into at
   // the scope's end; the name then stands for the stored tensor.
   ir::Result<ir::VarPtr> StoreIntoNewTensor(const ir::VarPtr& tile_var, std::vector<ir::StmtPtr>& stores) {
@@ -1349,21 +1349,27 @@ class FunctionParser {
     return ir::VarPtr(stored);
   }
 
-  // Whether `name` is read inside a loop after the statement being parsed, before anything rebinds
-  // it: in the statements that follow it in its block, then in those following each enclosing
-  // block's statement. A statement that reads the name (`k = pl.assemble(k, ...)`) reads the earlier
-  // value; one that only assigns it (`k = pl.cast(...)`) ends the search. A read by a later scope
-  // outside a loop needs no tensor: OutlineIncoreScopes hands a tile to a later kernel itself.
-  bool ReadInLoopAfterCurrentStatement(const std::string& name) const {
+  // Whether `name` is read after the statement being parsed, before anything rebinds it, other than
+  // by a later pl.at scope outside any loop: in the statements that follow it in its block, then in
+  // those following each enclosing block's statement. A statement that reads the name
+  // (`k = pl.assemble(k, ...)`) reads the earlier value; one that only assigns it
+  // (`k = pl.cast(...)`) ends the search. A later scope reading the tile needs no tensor:
+  // OutlineIncoreScopes hands a tile to a later kernel itself.
+  bool ReadAsTensorAfterCurrentStatement(const std::string& name) const {
     for (auto frame = blocks_.rbegin(); frame != blocks_.rend(); ++frame) {
       py::list rest;
       for (size_t i = frame->next + 1; i < py::len(frame->statements); ++i) rest.append(frame->statements[i]);
-      if (auto use = FirstUse(rest, name); use != NameUse::kNone) return use == NameUse::kReadInLoop;
+      if (auto use = FirstUse(rest, name); use != NameUse::kNone)
+        return use == NameUse::kRead || use == NameUse::kReadInLoop;
     }
     return false;
   }
 
-  enum class NameUse { kNone, kRead, kReadInLoop, kRebound };
+  // kRead: by orchestration code; kReadInKernelScope: by a later pl.at scope; kReadInLoop: inside a
+  // later loop, in a scope or not.
+  enum class NameUse { kNone, kRead, kReadInKernelScope, kReadInLoop, kRebound };
+
+  static bool IsRead(NameUse use) { return use != NameUse::kNone && use != NameUse::kRebound; }
 
   // The first use of `name` in `statements`, in the order they run. A `with` body always runs, so a
   // rebinding there counts; one in a branch or loop body may not run, so only reads count there.
@@ -1381,15 +1387,21 @@ class FunctionParser {
       for (const char* header : {"test", "iter"})
         if (py::hasattr(stmt, header) && ReadsName(stmt.attr(header), name)) return NameUse::kRead;
       NameUse body = FirstUse(stmt.attr("body"), name);
-      if (py::hasattr(stmt, "orelse") && (body == NameUse::kNone || body == NameUse::kRebound))
-        if (NameUse orelse = FirstUse(stmt.attr("orelse"), name);
-            orelse == NameUse::kRead || orelse == NameUse::kReadInLoop)
-          body = orelse;
-      const bool read = body == NameUse::kRead || body == NameUse::kReadInLoop;
-      if (read) return loop ? NameUse::kReadInLoop : body;
+      if (py::hasattr(stmt, "orelse") && !IsRead(body))
+        if (NameUse orelse = FirstUse(stmt.attr("orelse"), name); IsRead(orelse)) body = orelse;
+      if (IsRead(body)) {
+        if (loop) return NameUse::kReadInLoop;
+        if (with && IsKernelScope(stmt) && body == NameUse::kRead) return NameUse::kReadInKernelScope;
+        return body;
+      }
       if (with && body == NameUse::kRebound) return body;
     }
     return NameUse::kNone;
+  }
+
+  static bool IsKernelScope(py::handle with) {
+    py::handle context = py::list(with.attr("items"))[0].attr("context_expr");
+    return IsNode(context, "Call") && DottedName(context.attr("func")) == "pl.at";
   }
 
   static bool ReadsName(py::handle node, const std::string& name) {
