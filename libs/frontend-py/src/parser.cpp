@@ -1981,9 +1981,7 @@ class FunctionParser {
   // `break` / `continue` of the loop whose jumps are being parsed. What it hands on is filled in
   // once the loop knows what it carries (FillJumps), from the names' values here.
   ir::Result<ir::StmtPtr> ParseJump(py::handle stmt, bool is_break) {
-    const ir::Span span = map_.SpanOf(stmt);
-    ir::StmtPtr jump = is_break ? ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::vector<ir::ExprPtr>{}, span))
-                                : ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::vector<ir::ExprPtr>{}, span));
+    ir::StmtPtr jump = MakeJump(is_break, {}, map_.SpanOf(stmt));
     jump_scopes_.back().parsed.emplace_back(jump, env_);
     return jump;
   }
@@ -2021,8 +2019,13 @@ class FunctionParser {
                        fmt::format("{} takes one positional value per carried value of its loop ({}), got {}", what,
                                    explicit_carries_.back(), values.size()),
                        span);
-    if (is_break) return ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::move(values), span));
-    return ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::move(values), span));
+    return MakeJump(is_break, std::move(values), span);
+  }
+
+  // A break (`is_break`) or a continue handing on `values`.
+  static ir::StmtPtr MakeJump(bool is_break, std::vector<ir::ExprPtr> values, const ir::Span& span) {
+    if (is_break) return std::make_shared<ir::BreakStmt>(std::move(values), span);
+    return std::make_shared<ir::ContinueStmt>(std::move(values), span);
   }
 
   // Gives each jump of the loop being parsed what the loop carries on at it: the values that the
@@ -2046,9 +2049,7 @@ class FunctionParser {
           return pypto::unexpected(checked.error());
         values.push_back(it->second);
       }
-      ir::StmtPtr with_values =
-          is_break ? ir::StmtPtr(std::make_shared<ir::BreakStmt>(std::move(values), jump->span()))
-                   : ir::StmtPtr(std::make_shared<ir::ContinueStmt>(std::move(values), jump->span()));
+      ir::StmtPtr with_values = MakeJump(is_break, std::move(values), jump->span());
       filled[jump.get()] = uncarried.empty() ? with_values : ir::SubstituteVars(with_values, uncarried);
     }
     auto body = RewriteOwnJumps(Seq(stmts), [&](const ir::JumpStmt& jump) -> ir::StmtPtr {
@@ -2313,8 +2314,7 @@ class FunctionParser {
       std::vector<ir::ExprPtr> values;
       for (size_t i = 0; i < iter_args.size() && i < jump.values().size(); ++i)
         if (!uncarried.contains(iter_args[i].var.get())) values.push_back(jump.values()[i]);
-      if (jump.Is<ir::BreakStmt>()) return std::make_shared<ir::BreakStmt>(std::move(values), jump.span());
-      return std::make_shared<ir::ContinueStmt>(std::move(values), jump.span());
+      return MakeJump(jump.Is<ir::BreakStmt>(), std::move(values), jump.span());
     });
   }
 
