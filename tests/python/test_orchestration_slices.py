@@ -74,3 +74,33 @@ def test_a_tensor_renamed_in_orchestration_is_the_same_tensor():
     x, y = torch.randn(16, 64), torch.zeros(16, 64)
     through_an_alias(x, y)
     torch.testing.assert_close(y, x + 2.0)
+
+
+# A slice the entry forwards to an inline function whose parameter is a bare pl.Tensor: the inline
+# body loads from the window (upstream's test_jit, issue 1836 there), for a closed and an open range.
+@pl.jit.inline
+def add_one_inline(x: pl.Tensor, c: pl.Tensor):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.add(pl.load(x, [0, 0], [32, 64]), 1.0), [0, 0], c)
+    return c
+
+
+@pl.jit
+def add_one_to_first_rows(src: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    c = add_one_inline(src[0:32], c)
+    return c
+
+
+@pl.jit
+def add_one_to_last_rows(src: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    rows = src[32:]
+    c = add_one_inline(rows, c)
+    return c
+
+
+@pytest.mark.parametrize("entry, window", [(add_one_to_first_rows, slice(0, 32)),
+                                           (add_one_to_last_rows, slice(32, 64))])
+def test_a_slice_forwarded_to_an_inline_function_is_a_view(entry, window):
+    src, c = torch.randn(64, 64), torch.zeros(32, 64)
+    entry(src, c)
+    torch.testing.assert_close(c, src[window] + 1.0)

@@ -50,6 +50,36 @@ def test_a_kernel_takes_its_dimensions_from_each_call(write_dsl):
     torch.testing.assert_close(b_out, b * 2)
 
 
+# Upstream's dynamic paged attention: a kernel with dynamic dimensions takes windows the
+# orchestration slices; each window's shape binds them, and the kernel reads the tensor in place.
+KERNEL_BOUND_BY_SLICES = DYN + '''@pl.program
+class Rows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, x: pl.Tensor[[M, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        out = pl.store(pl.mul(pl.load(x, [0, 0], [16, N]), 2.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        for i in pl.range(4):
+            xi = pl.slice(x, [16, 32], [i * 16, 0])
+            yi = pl.slice(y, [16, 32], [i * 16, 0])
+            yi = self.double(xi, yi)
+        return y
+'''
+
+
+def test_a_kernel_takes_its_dimensions_from_the_slices_passed_to_it(write_dsl):
+    module, _ = write_dsl("slice_bound", KERNEL_BOUND_BY_SLICES)
+    program = module.Rows
+    text = str(program)
+    assert "def double(self, x: pl.Tensor[[16, 32], pl.FP32]" in text, text
+    assert "xi: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(x, [16, 32], [i * 16, 0])" in text, text
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    pypto.runtime.run(program, x, y)
+    torch.testing.assert_close(y, x * 2)
+
+
 # The entry's own parameters are dynamic: compiled for the shapes of each run.
 DYNAMIC_ENTRY = DYN + '''@pl.program
 class Add:

@@ -655,17 +655,26 @@ class FunctionParser {
   // An orchestration slice passed to a function's tensor parameter is a view of that window of the
   // tensor (tensor.slice, the runtime's view()), defined just before the call: the kernel reads and
   // writes the tensor's elements in place.
+  // A slice written in the call itself (`f(src[0:32], c)`) is a view named after its tensor.
   ir::Result<ir::ExprPtr> SliceAsView(const ir::ExprPtr& arg) {
     const auto* var = arg->As<ir::Var>();
     auto it = var ? orchestration_slices_.find(var) : orchestration_slices_.end();
-    if (it == orchestration_slices_.end()) return arg;
-    const auto& load = *it->second->As<ir::Call>();
-    auto view = ir::OpRegistry::Get().CreateCall("tensor.slice", {load.args()[0], load.args()[2], load.args()[1]},
-                                                 {}, load.span());
+    const ir::Call* load = it != orchestration_slices_.end() ? it->second->As<ir::Call>() : nullptr;
+    if (!load && !var && kernel_depth_ == 0) {
+      load = arg->As<ir::Call>();
+      if (!load || !load->is_op_call() || load->op()->name != "tile.load" ||
+          !load->args()[0]->type()->As<ir::TensorType>())
+        load = nullptr;
+    }
+    if (!load) return arg;
+    auto view = ir::OpRegistry::Get().CreateCall("tensor.slice", {load->args()[0], load->args()[2], load->args()[1]},
+                                                 {}, load->span());
     if (!view) return pypto::unexpected(view.error());
-    auto view_var = std::make_shared<ir::Var>(var->name_hint(), (*view)->type(), var->span());
-    prelude_.push_back(std::make_shared<ir::AssignStmt>(view_var, *view, load.span()));
-    viewed_slices_.insert(var);
+    const auto* source = load->args()[0]->As<ir::Var>();
+    const std::string name = var ? var->name_hint() : (source ? source->name_hint() : "tensor") + "_view";
+    auto view_var = std::make_shared<ir::Var>(name, (*view)->type(), var ? var->span() : load->span());
+    prelude_.push_back(std::make_shared<ir::AssignStmt>(view_var, *view, load->span()));
+    if (var) viewed_slices_.insert(var);
     return ir::ExprPtr(view_var);
   }
 
@@ -3084,6 +3093,7 @@ class FunctionParser {
     auto call = ParseSubFunctionCall(name, node);
     if (!call) return pypto::unexpected(call.error());
     call->source.type = source_.type;
+    if (auto ok = PassSlicesAsViews(call->source.def, call->args); !ok) return pypto::unexpected(ok.error());
     FunctionParser inliner(program_, call->source);
     inliner.kernel_depth_ = kernel_depth_;
     inliner.manual_scopes_ = manual_scopes_;
@@ -3095,6 +3105,30 @@ class FunctionParser {
     prelude_.insert(prelude_.end(), body->stmts.begin(), body->stmts.end());
     if (body->values.size() == 1) return body->values[0];
     return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(body->values, span));
+  }
+
+  // An orchestration slice passed for an inline parameter annotated as a tensor (`x: pl.Tensor`) is a
+  // view of its window, as for a kernel's parameter: the body loads from it inside its pl.at scopes.
+  ir::Result<bool> PassSlicesAsViews(py::handle def, std::vector<ir::ExprPtr>& args) {
+    py::list params = def.attr("args").attr("args");
+    for (size_t i = 0; i < args.size() && i < py::len(params); ++i) {
+      if (!IsTensorAnnotation(params[i].attr("annotation"))) continue;
+      auto view = SliceAsView(args[i]);
+      if (!view) return pypto::unexpected(view.error());
+      args[i] = *view;
+    }
+    return true;
+  }
+
+  // pl.Tensor, pl.Tensor[...], or either under pl.Out / pl.InOut.
+  static bool IsTensorAnnotation(py::handle annotation) {
+    if (annotation.is_none()) return false;
+    if (IsNode(annotation, "Subscript")) {
+      const std::string wrapper = DottedName(annotation.attr("value"));
+      if (wrapper == "pl.Out" || wrapper == "pl.InOut") return IsTensorAnnotation(annotation.attr("slice"));
+      return wrapper == "pl.Tensor";
+    }
+    return DottedName(annotation) == "pl.Tensor";
   }
 
   // This parser's function, inlined with `args` for its parameters.
@@ -4223,7 +4257,8 @@ class FunctionParser {
       if (!args[i])
         return MakeError(DiagnosticKind::Type,
                          fmt::format("{}() is missing parameter '{}'", name, callee.params[i]->name_hint()), span);
-      if (!callee.params[i]->type()->As<ir::TensorType>()) continue;
+      // A generic function's parameters are untyped until the call specialises it, on the views.
+      if (!callee.generic() && !callee.params[i]->type()->As<ir::TensorType>()) continue;
       auto arg = SliceAsView(args[i]);
       if (!arg) return pypto::unexpected(arg.error());
       args[i] = *arg;
