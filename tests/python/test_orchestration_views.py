@@ -130,3 +130,49 @@ class Unused:
     assert "'buf' has a shape known only at run time; such a tensor takes the shape of the kernel parameter it " \
            "is passed to, and no function call after it passes 'buf'" in message, message
     assert f"{path}:9:15" in message, message
+
+
+# Upstream's multi-config paged attention slices n_unroll block-table entries at each group's start,
+# the last group's window running past the table's end; its kernels read only the entries that exist.
+@pl.function(type=pl.FunctionType.InCore)
+def sum_blocks(cache: pl.Tensor[[128, 32], pl.FP32], entries: pl.Tensor[[4], pl.INT32], n: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+    acc = pl.full([16, 32], dtype=pl.FP32, value=0.0)
+    for i in pl.range(n):
+        block = pl.read(entries, i)
+        acc = pl.add(acc, pl.load(cache, [block * 16, 0], [16, 32]))
+    out = pl.store(acc, [0, 0], out)
+    return out
+
+
+@pl.program
+class BlockGroups:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, cache: pl.Tensor[[128, 32], pl.FP32], table: pl.Tensor[[6], pl.INT32],
+             config: pl.Tensor[[1], pl.INT64],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        last = pl.tensor.read(config, [0])  # entries the last group reads
+        for g in pl.range(2):
+            entries = pl.slice(table, [4], [g * 4])
+            n = pl.min(4, 6 - g * 4 + last - 2)
+            dst = pl.slice(out, [16, 32], [g * 16, 0])
+            dst = sum_blocks(cache, entries, n, dst)
+        return out
+
+
+def test_a_view_may_run_past_the_end_of_its_table():
+    cache, out = torch.randn(128, 32), torch.zeros(32, 32)
+    table = torch.tensor([3, 0, 7, 5, 1, 6], dtype=torch.int32)
+    pypto.runtime.run(BlockGroups, cache, table, torch.tensor([2]), out)
+    blocks = cache.view(8, 16, 32)
+    torch.testing.assert_close(out, torch.cat([blocks[table[:4]].sum(0), blocks[table[4:]].sum(0)]))
+
+
+def test_a_kernel_reading_past_the_end_of_a_table_is_reported():
+    table = torch.tensor([3, 0, 7, 5, 1, 6], dtype=torch.int32)
+    with pytest.raises(Exception) as info:  # the last group reads 3 entries where 2 exist
+        pypto.runtime.run(BlockGroups, torch.zeros(128, 32), table, torch.tensor([3]), torch.zeros(32, 32))
+    message = str(info.value)
+    assert "kernel 'sum_blocks' instruction #2 (read) `block = pl.tensor.read(entries, [i])`" in message, message
+    assert "out-of-bounds global read of tensor 'entries' (args[1]): bytes [24, 28)" in message, message
+    assert "but the buffer holds 24 bytes" in message, message

@@ -545,7 +545,11 @@ class LoopExpander {
       auto value = Eval(step.offsets[d]);
       if (!value) return pypto::unexpected(value.error());
       const uint32_t extent = ExtentOf(view.base, d);
-      if (value->i < 0 || value->i + int64_t{view.shape[d]} > extent)
+      // A window may run past the end of the outermost dimension, as on the device (a block table's
+      // last n_unroll entries, of which a kernel reads only those that exist): what lies beyond is
+      // outside the tensor's buffer, where the simulator reports any element a kernel touches.
+      const int64_t end = d == 0 ? value->i + 1 : value->i + int64_t{view.shape[d]};
+      if (value->i < 0 || end > extent)
         return MakeError(DiagnosticKind::InvalidOperation,
                          fmt::format("the slice '{}' at offset {} of size {} is outside its tensor's extent {} in "
                                      "dimension {}{}",

@@ -152,13 +152,31 @@ TEST(ChipTensor, SlicedTensorIsTheWindowWithTheBasesStrides) {
 
 TEST(ChipTensor, SlicedTensorRefusesAWindowOutsideTheTensor) {
   float data[16] = {};
-  const std::array<uint32_t, 2> shape = {4, 4}, window = {2, 2}, at = {3, 0};
+  const std::array<uint32_t, 2> shape = {4, 4}, window = {2, 2}, rows = {4, 0}, columns = {0, 3};
+  const ChipTensor tensor = MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32);
   try {
-    SlicedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), window, at);
-    FAIL() << "sliced rows 3..5 of 4";
+    SlicedTensor(tensor, window, rows);
+    FAIL() << "sliced rows 4..6 of 4";
   } catch (const std::invalid_argument& error) {
-    EXPECT_STREQ(error.what(), "SlicedTensor: the window [3, 5) of dimension 0 is outside its extent 4");
+    EXPECT_STREQ(error.what(), "SlicedTensor: the window [4, 6) of dimension 0 is outside its extent 4");
   }
+  try {
+    SlicedTensor(tensor, window, columns);  // columns 3..5 would alias the next row's first column
+    FAIL() << "sliced columns 3..5 of 4";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "SlicedTensor: the window [3, 5) of dimension 1 is outside its extent 4");
+  }
+}
+
+// Past the end of the outermost dimension lies the end of the buffer, which the simulator checks
+// each access against; a block table's last window of n entries is such a slice.
+TEST(ChipTensor, SlicedTensorMayRunPastTheEndOfTheOutermostDimension) {
+  float data[16] = {};
+  const std::array<uint32_t, 2> shape = {4, 4}, window = {2, 4}, at = {3, 0};
+  const ChipTensor sliced = SlicedTensor(MakeExternalTensor(data, shape, PYPTO_RT_FLOAT32), window, at);
+  EXPECT_EQ(sliced.shapes[0], 2u);
+  EXPECT_EQ(sliced.start_offset, 12u);
+  EXPECT_EQ(sliced.buffer_size, 64u);
 }
 
 TEST(ChipTensor, TransposedTensorSwapsTwoAxesAndTheirStrides) {

@@ -36,7 +36,8 @@ ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8
 ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape);
 
 // The window [offsets, offsets + shape) of `tensor`, with its strides (the runtime's view()). Throws
-// std::invalid_argument for another rank or a window outside the tensor.
+// std::invalid_argument for another rank or a window outside the tensor. The window may run past the
+// end of dimension 0 (as on the device): kernels' accesses are checked against the buffer instead.
 ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape, std::span<const uint32_t> offsets);
 
 // The same elements with axes `axis1` and `axis2` swapped, shapes and strides both (the runtime's
