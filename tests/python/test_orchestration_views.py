@@ -176,3 +176,13 @@ def test_a_kernel_reading_past_the_end_of_a_table_is_reported():
     assert "kernel 'sum_blocks' instruction #2 (read) `block = pl.tensor.read(entries, [i])`" in message, message
     assert "out-of-bounds global read of tensor 'entries' (args[1]): bytes [24, 28)" in message, message
     assert "but the buffer holds 24 bytes" in message, message
+
+
+def test_a_kernel_reading_its_table_gets_a_pto_module(tmp_path):
+    pypto.ir.compile(BlockGroups, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    pto = (tmp_path / "out" / "kernels" / "aiv" / "sum_blocks.pto").read_text()
+    lines = [line.split(" loc(")[0].strip() for line in pto.splitlines()]
+    start = lines.index("%1 = pto.load_scalar %arg1[%i] : !pto.ptr<i32> -> i32")
+    assert lines[start:start + 3] == ["%1 = pto.load_scalar %arg1[%i] : !pto.ptr<i32> -> i32",
+                                      "%block = arith.index_cast %1 : i32 to index",
+                                      "%2 = arith.muli %block, %c16_index : index"], pto

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "kernel_emitter.h"
+#include "mlir_types.h"
 
 namespace pypto::backend_ptoas {
 
@@ -221,12 +222,41 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
     return;
   }
   const std::string& op = call->target_name();
+  if (op == "tensor.read") {
+    indices_[var] = LoadScalar(*call, var->name_hint(), assign.span());
+    return;
+  }
   const std::string& arg = op == "tile.get_block_idx"   ? block_idx_arg_
                            : op == "tile.get_block_num" ? block_num_arg_
                                                         : subblock_idx_arg_;
   std::string value = names_.Named(var->name_hint());
   Add(body_, fmt::format("{} = arith.index_cast {} : i32 to index", value, arg), assign.span());
   indices_[var] = value;
+}
+
+// %off = sum(index[d] * stride[d]) over the parameter's dense row-major strides, then
+// %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32, widened to index.
+std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& name, const ir::Span& span) {
+  const ir::Var* param = plan_.tensor_param_of.at(read.args()[0]->As<ir::Var>());
+  const auto& shape = param->type()->As<ir::TensorType>()->shape();
+  const auto& index = read.args()[1]->As<ir::TupleLiteral>()->elements();
+  std::string offset;
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    std::string term = IndexValue(index[d], span);
+    if (stride != 1) term = Arith("arith.muli", term, names_.Constant(stride, "index"), span);
+    offset = offset.empty() ? term : Arith("arith.addi", offset, term, span);
+    stride *= shape[d];
+  }
+  const std::string element = ElementOf(param->type()->As<ir::TensorType>()->dtype());
+  std::string raw = names_.Temp();
+  Add(body_, fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw, values_.at(param), offset,
+                         PtrType(element), element),
+      span);
+  if (element == "index") return raw;
+  std::string value = names_.Named(name);
+  Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw, element), span);
+  return value;
 }
 
 std::string KernelEmitter::Arith(std::string_view op, const std::string& lhs, const std::string& rhs,

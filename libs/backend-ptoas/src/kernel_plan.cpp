@@ -193,10 +193,11 @@ class Planner {
                              SyncOpSpelling(op), kernel_.name()));
   }
 
-  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles, which
-  // this backend does not emit yet (nor the scalar loads and stores of global memory).
+  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles and
+  // pto.store_scalar for global memory, which this backend does not emit yet. pl.read of an integer
+  // tensor element (a block table's entry) is lowered: see CheckTensorRead.
   static bool IsElementOp(const std::string& op) {
-    return op == "tile.read" || op == "tile.write" || op == "tensor.read" || op == "tensor.write";
+    return op == "tile.read" || op == "tile.write" || op == "tensor.write";
   }
   Status ElementError(const ir::Call& call, const ir::Stmt& stmt) const {
     return Error(call.span().known() ? call.span() : stmt.span(),
@@ -226,7 +227,9 @@ class Planner {
     if (call) {
       const std::string& op = call->target_name();
       if (IsPipeOp(op)) return PipeError(*call, assign);
-      if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
+      if (op == "tensor.read") {
+        if (auto ok = CheckTensorRead(*call, assign.span()); !ok) return ok;
+      } else if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
         return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                                 "'{}'",
                                                 var.name_hint(), op, kernel_.name()));
@@ -594,6 +597,17 @@ class Planner {
                                      op, ir::DataTypeName(from), var->name_hint(), ir::DataTypeName(dtype)));
     }
     return {};
+  }
+
+  // `b = pl.read(table, [i])`: pto.load_scalar of the element from the parameter's pointer, at the
+  // flat offset its indices give in the dense row-major tensor. The value is an index like any
+  // other integer scalar; only a parameter's elements are read (no view is needed for them).
+  Status CheckTensorRead(const ir::Call& call, const ir::Span& span) {
+    const auto* tensor = call.args()[0]->As<ir::Var>();
+    if (!tensor || !plan_.tensor_param_of.contains(tensor))
+      return Error(span, fmt::format("the tensor operand of 'tensor.read' is not a parameter of kernel '{}'",
+                                     kernel_.name()));
+    return CheckOffsets(call.args()[1], "tensor.read", span);
   }
 
   Status CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {

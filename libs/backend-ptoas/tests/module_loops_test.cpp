@@ -101,6 +101,32 @@ TEST(EmitModuleLoops, BlockIndexIsATrailingArgument) {
       << *wrapper;
 }
 
+// def gather(table, cache):                             # line 1 (table: [2, 4] INT32, cache: [64, 16])
+//     b = pl.read(table, [1, 2])                        # line 2
+//     t = pl.load(cache, [b * 16, 0], [16, 16])         # line 3
+// An element of an integer tensor parameter is a pto.load_scalar from its pointer at the flat
+// offset of its indices, widened to index like a scalar parameter.
+TEST(EmitModuleLoops, TensorReadIsAScalarLoadOfTheParameter) {
+  auto table = TensorParam("table", {2, 4}, {}, ir::DataType::INT32);
+  auto cache = TensorParam("cache", {64, 16}, {});
+  auto read = Op("tensor.read", {table, Tuple({Index(1), Index(2)})}, At(2, 9));
+  auto b = std::make_shared<ir::Var>("b", read->type());
+  auto load = Op("tile.load", {cache, Tuple({Bin(BinaryOp::Mul, b, Index(16)), Index(0)}), Ints({16, 16})}, At(3, 9));
+  auto kernel = Kernel("gather", {table, cache}, {ir::ParamDirection::In, ir::ParamDirection::In},
+                       {Assign(b, read, At(2, 5)), Assign(TileAt("t", load, 0), load, At(3, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("func.func @gather(%arg0: !pto.ptr<i32>, %arg1: !pto.ptr<f32>)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("%table_view"), std::string::npos) << text;  // read through the pointer, not a view
+  EXPECT_NE(text.find("    %0 = arith.muli %c1_index, %c4_index : index\n"  // 1 * 4 + 2
+                      "    %1 = arith.addi %c2_index, %0 : index\n"
+                      "    %2 = pto.load_scalar %arg0[%1] : !pto.ptr<i32> -> i32\n"
+                      "    %b = arith.index_cast %2 : i32 to index\n"
+                      "    %3 = arith.muli %b, %c16_index : index\n"
+                      "    %cache_pview = pto.partition_view %cache_view, offsets = [%3, %c0_index]"),
+            std::string::npos)
+      << text;
+}
+
 // def acc_rows(a, out):                                 # line 1
 //     acc = pl.full([16, 16], dtype=pl.FP32, value=0.0) # line 2 (at 0)
 //     for i in pl.range(4):                             # line 3, carrying acc
