@@ -234,12 +234,10 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
   indices_[var] = value;
 }
 
-// %off = sum(index[d] * stride[d]) over the parameter's dense row-major strides, then
-// %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32, widened to index.
-std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& name, const ir::Span& span) {
-  const ir::Var* param = plan_.tensor_param_of.at(read.args()[0]->As<ir::Var>());
-  const auto& shape = param->type()->As<ir::TensorType>()->shape();
-  const auto& index = read.args()[1]->As<ir::TupleLiteral>()->elements();
+// sum(index[d] * stride[d]) over the parameter's dense row-major strides.
+std::string KernelEmitter::FlatOffset(const ir::Var& param, const ir::ExprPtr& indices, const ir::Span& span) {
+  const auto& shape = param.type()->As<ir::TensorType>()->shape();
+  const auto& index = indices->As<ir::TupleLiteral>()->elements();
   std::string offset;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
@@ -248,6 +246,13 @@ std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& n
     offset = offset.empty() ? term : Arith("arith.addi", offset, term, span);
     stride *= shape[d];
   }
+  return offset;
+}
+
+// %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32, widened to index.
+std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& name, const ir::Span& span) {
+  const ir::Var* param = plan_.tensor_param_of.at(read.args()[0]->As<ir::Var>());
+  const std::string offset = FlatOffset(*param, read.args()[1], span);
   const std::string element = ElementOf(param->type()->As<ir::TensorType>()->dtype());
   std::string raw = names_.Temp();
   Add(body_, fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw, values_.at(param), offset,
@@ -257,6 +262,23 @@ std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& n
   std::string value = names_.Named(name);
   Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw, element), span);
   return value;
+}
+
+// The index value narrowed to the element type, then
+// pto.store_scalar %value, %argN[%off] : !pto.ptr<i32>, i32.
+void KernelEmitter::StoreScalar(const ir::Call& write, const ir::Span& span) {
+  const ir::Var* param = plan_.tensor_param_of.at(write.args()[0]->As<ir::Var>());
+  const std::string offset = FlatOffset(*param, write.args()[1], span);
+  const std::string element = ElementOf(param->type()->As<ir::TensorType>()->dtype());
+  std::string value = IndexValue(write.args()[2], span);
+  if (element != "index") {
+    std::string narrowed = names_.Temp();
+    Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", narrowed, value, element), span);
+    value = narrowed;
+  }
+  Add(body_, fmt::format("pto.store_scalar {}, {}[{}] : {}, {}", value, values_.at(param), offset, PtrType(element),
+                         element),
+      span);
 }
 
 std::string KernelEmitter::Arith(std::string_view op, const std::string& lhs, const std::string& rhs,

@@ -131,6 +131,7 @@ class Planner {
       if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
       if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
       if (call && IsElementOp(call->target_name())) return ElementError(*call, stmt);
+      if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",
@@ -193,12 +194,10 @@ class Planner {
                              SyncOpSpelling(op), kernel_.name()));
   }
 
-  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles and
-  // pto.store_scalar for global memory, which this backend does not emit yet. pl.read of an integer
-  // tensor element (a block table's entry) is lowered: see CheckTensorRead.
-  static bool IsElementOp(const std::string& op) {
-    return op == "tile.read" || op == "tile.write" || op == "tensor.write";
-  }
+  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles, which
+  // this backend does not emit yet. Integer elements of tensor parameters are lowered (a block
+  // table's entry, a count written back): see CheckTensorRead and CheckTensorWrite.
+  static bool IsElementOp(const std::string& op) { return op == "tile.read" || op == "tile.write"; }
   Status ElementError(const ir::Call& call, const ir::Stmt& stmt) const {
     return Error(call.span().known() ? call.span() : stmt.span(),
                  fmt::format("backend-ptoas does not lower the single-element access '{}' yet in kernel '{}'",
@@ -208,6 +207,7 @@ class Planner {
   Status CheckAssign(const ir::AssignStmt& assign) {
     const auto* call = assign.value()->As<ir::Call>();
     if (call && IsElementOp(call->target_name())) return ElementError(*call, assign);
+    if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
     if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);
     if (!call) {
       return Error(assign.span(), fmt::format("backend-ptoas cannot lower the plain assignment to '{}' in kernel '{}'",
@@ -608,6 +608,25 @@ class Planner {
       return Error(span, fmt::format("the tensor operand of 'tensor.read' is not a parameter of kernel '{}'",
                                      kernel_.name()));
     return CheckOffsets(call.args()[1], "tensor.read", span);
+  }
+
+  // `pl.write(counts, [i], n)`: pto.store_scalar of an integer value (an index, narrowed to the
+  // element type) at the flat offset of its indices. The result names the parameter, as a store's does.
+  Status CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
+    const auto* tensor = call.args()[0]->As<ir::Var>();
+    auto param = tensor ? plan_.tensor_param_of.find(tensor) : plan_.tensor_param_of.end();
+    if (param == plan_.tensor_param_of.end())
+      return Error(span, fmt::format("the tensor operand of 'tensor.write' is not a parameter of kernel '{}'",
+                                     kernel_.name()));
+    const ir::DataType dtype = tensor->type()->As<ir::TensorType>()->dtype();
+    if (!IsSignedInteger(dtype))
+      return Error(span, fmt::format("backend-ptoas does not lower the single-element access 'tensor.write' of a {} "
+                                     "tensor yet in kernel '{}'; it writes integer elements only",
+                                     ir::DataTypeName(dtype), kernel_.name()));
+    if (auto ok = CheckOffsets(call.args()[1], "tensor.write", span); !ok) return ok;
+    if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tensor.write'", span); !ok) return ok;
+    if (assign) plan_.tensor_param_of[assign->var().get()] = param->second;
+    return {};
   }
 
   Status CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {

@@ -362,8 +362,8 @@ TEST(EmitModuleErrors, SingleElementAccessIsNotLoweredYet) {
   auto write = Op("tensor.write", {a, Ints({0, 1}), s}, At(4, 9));
   auto writes = Kernel("k", {a}, {ir::ParamDirection::InOut},
                        {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(write, At(4, 9))});
-  EXPECT_EQ(ErrorOf(*writes), "k.py:4:9: backend-ptoas does not lower the single-element access 'tensor.write' yet "
-                              "in kernel 'k'");
+  EXPECT_EQ(ErrorOf(*writes), "k.py:4:9: backend-ptoas does not lower the single-element access 'tensor.write' of "
+                              "a FP32 tensor yet in kernel 'k'; it writes integer elements only");
 }
 
 }  // namespace

@@ -104,16 +104,20 @@ TEST(EmitModuleLoops, BlockIndexIsATrailingArgument) {
 // def gather(table, cache):                             # line 1 (table: [2, 4] INT32, cache: [64, 16])
 //     b = pl.read(table, [1, 2])                        # line 2
 //     t = pl.load(cache, [b * 16, 0], [16, 16])         # line 3
+//     pl.write(table, [0, 3], b + 1)                    # line 4
 // An element of an integer tensor parameter is a pto.load_scalar from its pointer at the flat
-// offset of its indices, widened to index like a scalar parameter.
-TEST(EmitModuleLoops, TensorReadIsAScalarLoadOfTheParameter) {
+// offset of its indices, widened to index like a scalar parameter; a write narrows the index value
+// and is a pto.store_scalar.
+TEST(EmitModuleLoops, TensorElementsAreScalarLoadsAndStoresOfTheParameter) {
   auto table = TensorParam("table", {2, 4}, {}, ir::DataType::INT32);
   auto cache = TensorParam("cache", {64, 16}, {});
   auto read = Op("tensor.read", {table, Tuple({Index(1), Index(2)})}, At(2, 9));
   auto b = std::make_shared<ir::Var>("b", read->type());
   auto load = Op("tile.load", {cache, Tuple({Bin(BinaryOp::Mul, b, Index(16)), Index(0)}), Ints({16, 16})}, At(3, 9));
-  auto kernel = Kernel("gather", {table, cache}, {ir::ParamDirection::In, ir::ParamDirection::In},
-                       {Assign(b, read, At(2, 5)), Assign(TileAt("t", load, 0), load, At(3, 5))});
+  auto write = Op("tensor.write", {table, Tuple({Index(0), Index(3)}), Bin(BinaryOp::Add, b, Index(1))}, At(4, 5));
+  auto kernel = Kernel("gather", {table, cache}, {ir::ParamDirection::InOut, ir::ParamDirection::In},
+                       {Assign(b, read, At(2, 5)), Assign(TileAt("t", load, 0), load, At(3, 5)),
+                        std::make_shared<ir::EvalStmt>(write, At(4, 5))});
   const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
   EXPECT_NE(text.find("func.func @gather(%arg0: !pto.ptr<i32>, %arg1: !pto.ptr<f32>)"), std::string::npos) << text;
   EXPECT_EQ(text.find("%table_view"), std::string::npos) << text;  // read through the pointer, not a view
@@ -123,6 +127,13 @@ TEST(EmitModuleLoops, TensorReadIsAScalarLoadOfTheParameter) {
                       "    %b = arith.index_cast %2 : i32 to index\n"
                       "    %3 = arith.muli %b, %c16_index : index\n"
                       "    %cache_pview = pto.partition_view %cache_view, offsets = [%3, %c0_index]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    %4 = arith.muli %c0_index, %c4_index : index\n"  // 0 * 4 + 3
+                      "    %5 = arith.addi %c3_index, %4 : index\n"
+                      "    %6 = arith.addi %b, %c1_index : index\n"
+                      "    %7 = arith.index_cast %6 : index to i32\n"
+                      "    pto.store_scalar %7, %arg0[%5] : !pto.ptr<i32>, i32\n"),
             std::string::npos)
       << text;
 }
