@@ -222,8 +222,8 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
     return;
   }
   const std::string& op = call->target_name();
-  if (op == "tensor.read") {
-    indices_[var] = LoadScalar(*call, var->name_hint(), assign.span());
+  if (op == "tensor.read" || op == "tile.read") {
+    indices_[var] = ReadElement(*call, var->name_hint(), assign.span());
     return;
   }
   const std::string& arg = op == "tile.get_block_idx"   ? block_idx_arg_
@@ -234,9 +234,8 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
   indices_[var] = value;
 }
 
-// sum(index[d] * stride[d]) over the parameter's dense row-major strides.
-std::string KernelEmitter::FlatOffset(const ir::Var& param, const ir::ExprPtr& indices, const ir::Span& span) {
-  const auto& shape = param.type()->As<ir::TensorType>()->shape();
+// sum(index[d] * stride[d]) over the dense row-major strides of `shape`.
+std::string KernelEmitter::FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span) {
   const auto& index = indices->As<ir::TupleLiteral>()->elements();
   std::string offset;
   int64_t stride = 1;
@@ -249,15 +248,25 @@ std::string KernelEmitter::FlatOffset(const ir::Var& param, const ir::ExprPtr& i
   return offset;
 }
 
-// %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32, widened to index.
-std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& name, const ir::Span& span) {
-  const ir::Var* param = plan_.tensor_param_of.at(read.args()[0]->As<ir::Var>());
-  const std::string offset = FlatOffset(*param, read.args()[1], span);
-  const std::string element = ElementOf(param->type()->As<ir::TensorType>()->dtype());
+// %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32 (a tensor parameter's element) or
+// %raw = pto.tgetval ins(%t, %off : <tile>, index) outs : i32 (a tile's), widened to index.
+std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& name, const ir::Span& span) {
+  const auto& operand = *read.args()[0]->As<ir::Var>();
+  const auto* tile = operand.type()->As<ir::TileType>();
+  const ir::Var* param = tile ? nullptr : plan_.tensor_param_of.at(&operand);
+  const auto* tensor = tile ? nullptr : param->type()->As<ir::TensorType>();
+  const std::string element = ElementOf(tile ? tile->dtype() : tensor->dtype());
+  const std::string offset = FlatOffset(tile ? tile->shape() : tensor->shape(), read.args()[1], span);
   std::string raw = names_.Temp();
-  Add(body_, fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw, values_.at(param), offset,
-                         PtrType(element), element),
-      span);
+  if (tile) {
+    Add(body_, fmt::format("{} = pto.tgetval ins({}, {} : {}, index) outs : {}", raw, values_.at(&operand), offset,
+                           TileOperandType(operand), element),
+        span);
+  } else {
+    Add(body_, fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw, values_.at(param), offset,
+                           PtrType(element), element),
+        span);
+  }
   if (element == "index") return raw;
   std::string value = names_.Named(name);
   Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw, element), span);
@@ -265,16 +274,26 @@ std::string KernelEmitter::LoadScalar(const ir::Call& read, const std::string& n
 }
 
 // The index value narrowed to the element type, then
-// pto.store_scalar %value, %argN[%off] : !pto.ptr<i32>, i32.
-void KernelEmitter::StoreScalar(const ir::Call& write, const ir::Span& span) {
-  const ir::Var* param = plan_.tensor_param_of.at(write.args()[0]->As<ir::Var>());
-  const std::string offset = FlatOffset(*param, write.args()[1], span);
-  const std::string element = ElementOf(param->type()->As<ir::TensorType>()->dtype());
+// pto.store_scalar %v, %argN[%off] : !pto.ptr<i32>, i32 (a tensor parameter's element) or
+// pto.tsetval ins(%off, %v : index, i32) outs(%t : <tile>) (a tile's, in place).
+void KernelEmitter::WriteElement(const ir::Call& write, const ir::Span& span) {
+  const auto& operand = *write.args()[0]->As<ir::Var>();
+  const auto* tile = operand.type()->As<ir::TileType>();
+  const ir::Var* param = tile ? nullptr : plan_.tensor_param_of.at(&operand);
+  const auto& shape = tile ? tile->shape() : param->type()->As<ir::TensorType>()->shape();
+  const std::string element = ElementOf(tile ? tile->dtype() : param->type()->As<ir::TensorType>()->dtype());
+  const std::string offset = FlatOffset(shape, write.args()[1], span);
   std::string value = IndexValue(write.args()[2], span);
   if (element != "index") {
     std::string narrowed = names_.Temp();
     Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", narrowed, value, element), span);
     value = narrowed;
+  }
+  if (tile) {
+    Add(body_, fmt::format("pto.tsetval ins({}, {} : index, {}) outs({} : {})", offset, value, element,
+                           values_.at(&operand), TileOperandType(operand)),
+        span);
+    return;
   }
   Add(body_, fmt::format("pto.store_scalar {}, {}[{}] : {}, {}", value, values_.at(param), offset, PtrType(element),
                          element),

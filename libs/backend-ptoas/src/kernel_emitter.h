@@ -53,11 +53,11 @@ class KernelEmitter {
   std::string Arith(std::string_view op, const std::string& lhs, const std::string& rhs, const ir::Span& span);
   // `i = <integer expression>` or `b = pl.tile.get_block_idx()`: an index value for later offsets.
   void LowerScalarAssign(const ir::AssignStmt& assign);
-  // pl.read of an integer tensor parameter's element, as an index value named after `name`, and
-  // pl.write of an index value into one.
-  std::string LoadScalar(const ir::Call& read, const std::string& name, const ir::Span& span);
-  void StoreScalar(const ir::Call& write, const ir::Span& span);
-  std::string FlatOffset(const ir::Var& param, const ir::ExprPtr& indices, const ir::Span& span);
+  // pl.read of an integer element of a tensor parameter or a tile, as an index value named after
+  // `name`, and pl.write of an index value into one.
+  std::string ReadElement(const ir::Call& read, const std::string& name, const ir::Span& span);
+  void WriteElement(const ir::Call& write, const ir::Span& span);
+  std::string FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span);
   // `if a < b:` ... `else:` ... as scf.if on an arith.cmpi.
   void LowerIf(const ir::IfStmt& branch);
   std::string ConditionValue(const ir::ExprPtr& condition, const ir::Span& span);

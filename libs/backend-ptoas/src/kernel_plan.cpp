@@ -130,8 +130,8 @@ class Planner {
                                               kernel_.name()));
       if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
       if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
-      if (call && IsElementOp(call->target_name())) return ElementError(*call, stmt);
       if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
+      if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
       if (!call || call->target_name() != "tile.store") {
         return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
                                               "tile.store in kernel '{}'",
@@ -194,20 +194,10 @@ class Planner {
                              SyncOpSpelling(op), kernel_.name()));
   }
 
-  // pl.read / pl.write of one element: the PTO dialect has pto.tgetval / pto.tsetval for tiles, which
-  // this backend does not emit yet. Integer elements of tensor parameters are lowered (a block
-  // table's entry, a count written back): see CheckTensorRead and CheckTensorWrite.
-  static bool IsElementOp(const std::string& op) { return op == "tile.read" || op == "tile.write"; }
-  Status ElementError(const ir::Call& call, const ir::Stmt& stmt) const {
-    return Error(call.span().known() ? call.span() : stmt.span(),
-                 fmt::format("backend-ptoas does not lower the single-element access '{}' yet in kernel '{}'",
-                             call.target_name(), kernel_.name()));
-  }
-
   Status CheckAssign(const ir::AssignStmt& assign) {
     const auto* call = assign.value()->As<ir::Call>();
-    if (call && IsElementOp(call->target_name())) return ElementError(*call, assign);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
+    if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);
     if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);
     if (!call) {
       return Error(assign.span(), fmt::format("backend-ptoas cannot lower the plain assignment to '{}' in kernel '{}'",
@@ -227,8 +217,8 @@ class Planner {
     if (call) {
       const std::string& op = call->target_name();
       if (IsPipeOp(op)) return PipeError(*call, assign);
-      if (op == "tensor.read") {
-        if (auto ok = CheckTensorRead(*call, assign.span()); !ok) return ok;
+      if (op == "tensor.read" || op == "tile.read") {
+        if (auto ok = CheckElementRead(*call, assign.span()); !ok) return ok;
       } else if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
         return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                                 "'{}'",
@@ -599,30 +589,52 @@ class Planner {
     return {};
   }
 
-  // `b = pl.read(table, [i])`: pto.load_scalar of the element from the parameter's pointer, at the
-  // flat offset its indices give in the dense row-major tensor. The value is an index like any
-  // other integer scalar; only a parameter's elements are read (no view is needed for them).
-  Status CheckTensorRead(const ir::Call& call, const ir::Span& span) {
-    const auto* tensor = call.args()[0]->As<ir::Var>();
-    if (!tensor || !plan_.tensor_param_of.contains(tensor))
-      return Error(span, fmt::format("the tensor operand of 'tensor.read' is not a parameter of kernel '{}'",
+  // pl.read / pl.write of one integer element (a block table's entry, an index kept in a tile).
+  // Elements live at the flat row-major offset of their indices: a tensor parameter's are read with
+  // pto.load_scalar from its pointer (no view is needed) and written with pto.store_scalar, a tile's
+  // with pto.tgetval / pto.tsetval. The value is an index like any other integer scalar (the
+  // caller checked a read's result is an integer).
+  Status CheckElementRead(const ir::Call& call, const ir::Span& span) {
+    const std::string& op = call.target_name();
+    if (op == "tile.read") {
+      if (auto ok = CheckTileOperand(call.args()[0], op, span); !ok) return ok;
+    } else if (const auto* tensor = call.args()[0]->As<ir::Var>(); !tensor || !plan_.tensor_param_of.contains(tensor)) {
+      return Error(span, fmt::format("the tensor operand of '{}' is not a parameter of kernel '{}'", op,
                                      kernel_.name()));
-    return CheckOffsets(call.args()[1], "tensor.read", span);
+    }
+    return CheckOffsets(call.args()[1], op, span);
   }
 
-  // `pl.write(counts, [i], n)`: pto.store_scalar of an integer value (an index, narrowed to the
-  // element type) at the flat offset of its indices. The result names the parameter, as a store's does.
+  // `t = pl.write(t, [i, j], v)`: the element replaced in place, so the result names t's buffer.
+  Status CheckTileWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
+    if (auto ok = CheckTileOperand(call.args()[0], "tile.write", span); !ok) return ok;
+    const auto& tile = *call.args()[0]->As<ir::Var>();
+    if (auto ok = CheckIntegerElements(tile.type()->As<ir::TileType>()->dtype(), "tile.write", "tile", span); !ok)
+      return ok;
+    if (auto ok = CheckOffsets(call.args()[1], "tile.write", span); !ok) return ok;
+    if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tile.write'", span); !ok) return ok;
+    return assign ? AliasTile(*assign->var(), tile, span) : Status{};
+  }
+
+  Status CheckIntegerElements(ir::DataType dtype, std::string_view op, std::string_view what,
+                              const ir::Span& span) const {
+    if (IsSignedInteger(dtype)) return {};
+    return Error(span, fmt::format("backend-ptoas does not lower the single-element access '{}' of a {} {} yet in "
+                                   "kernel '{}'; it writes integer elements only",
+                                   op, ir::DataTypeName(dtype), what, kernel_.name()));
+  }
+
+  // `pl.write(counts, [i], n)`: the index value narrowed to the element type. The result names the
+  // parameter, as a store's does.
   Status CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
     const auto* tensor = call.args()[0]->As<ir::Var>();
     auto param = tensor ? plan_.tensor_param_of.find(tensor) : plan_.tensor_param_of.end();
     if (param == plan_.tensor_param_of.end())
       return Error(span, fmt::format("the tensor operand of 'tensor.write' is not a parameter of kernel '{}'",
                                      kernel_.name()));
-    const ir::DataType dtype = tensor->type()->As<ir::TensorType>()->dtype();
-    if (!IsSignedInteger(dtype))
-      return Error(span, fmt::format("backend-ptoas does not lower the single-element access 'tensor.write' of a {} "
-                                     "tensor yet in kernel '{}'; it writes integer elements only",
-                                     ir::DataTypeName(dtype), kernel_.name()));
+    if (auto ok = CheckIntegerElements(tensor->type()->As<ir::TensorType>()->dtype(), "tensor.write", "tensor", span);
+        !ok)
+      return ok;
     if (auto ok = CheckOffsets(call.args()[1], "tensor.write", span); !ok) return ok;
     if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tensor.write'", span); !ok) return ok;
     if (assign) plan_.tensor_param_of[assign->var().get()] = param->second;

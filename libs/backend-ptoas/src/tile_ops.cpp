@@ -44,7 +44,8 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
     call = eval->expr()->As<ir::Call>();
   }
   if (!call) return;  // the return: results leave through output tensors
-  if (call->target_name() == "tensor.write") return StoreScalar(*call, OpSpan(stmt.span(), call->span()));
+  if (call->target_name() == "tensor.write" || call->target_name() == "tile.write")
+    return WriteElement(*call, OpSpan(stmt.span(), call->span()));
   if (assign && deferred_allocs_.contains(assign->var().get())) EmitDeferredAlloc(*assign);
   const ir::Span& span = OpSpan(stmt.span(), call->span());
   const OpLowering& lowering = *FindLowering(call->target_name());

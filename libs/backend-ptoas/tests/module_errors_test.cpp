@@ -350,20 +350,26 @@ TEST(EmitModuleErrors, CarriedFloatScalarsAndMovedTilesAreRefused) {
             "(merged tiles and integer scalars are emitted)");
 }
 
-TEST(EmitModuleErrors, SingleElementAccessIsNotLoweredYet) {
+// Only integer elements are lowered (backend-ptoas computes integer index values only).
+TEST(EmitModuleErrors, FloatElementAccessIsNotLoweredYet) {
   auto a = TensorParam("a", {16, 16}, At(1, 10));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0);
   auto read = Op("tile.read", {t, Ints({0, 1})}, At(3, 9));
   auto s = std::make_shared<ir::Var>("s", read->type(), At(3, 5));
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(s, read, At(3, 5))});
-  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: backend-ptoas does not lower the single-element access 'tile.read' yet in "
-                              "kernel 'k'");
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:5: backend-ptoas cannot lower the FP32 scalar 's' in kernel 'k'; it computes "
+                              "only integer index values");
   auto write = Op("tensor.write", {a, Ints({0, 1}), s}, At(4, 9));
   auto writes = Kernel("k", {a}, {ir::ParamDirection::InOut},
                        {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(write, At(4, 9))});
   EXPECT_EQ(ErrorOf(*writes), "k.py:4:9: backend-ptoas does not lower the single-element access 'tensor.write' of "
                               "a FP32 tensor yet in kernel 'k'; it writes integer elements only");
+  auto set = Op("tile.write", {t, Ints({0, 1}), s}, At(4, 9));
+  auto sets = Kernel("k", {a}, {ir::ParamDirection::InOut},
+                     {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(set, At(4, 9))});
+  EXPECT_EQ(ErrorOf(*sets), "k.py:4:9: backend-ptoas does not lower the single-element access 'tile.write' of a FP32 "
+                            "tile yet in kernel 'k'; it writes integer elements only");
 }
 
 }  // namespace

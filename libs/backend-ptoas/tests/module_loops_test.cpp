@@ -138,6 +138,43 @@ TEST(EmitModuleLoops, TensorElementsAreScalarLoadsAndStoresOfTheParameter) {
       << text;
 }
 
+// def bump(ids, out):                                   # line 1 (INT32 [8, 8] each)
+//     t = pl.load(ids, [0, 0], [8, 8])                  # line 2
+//     v = pl.read(t, [2, 3])                            # line 3
+//     t = pl.write(t, [0, 0], v * 2)                    # line 4 (in place)
+//     pl.store(t, [0, 0], out)                          # line 5
+// A tile's integer element is a pto.tgetval / pto.tsetval at the flat offset of its indices.
+TEST(EmitModuleLoops, TileElementsAreGetValAndSetVal) {
+  auto ids = TensorParam("ids", {8, 8}, {}, ir::DataType::INT32);
+  auto out = TensorParam("out", {8, 8}, {}, ir::DataType::INT32);
+  auto load = Op("tile.load", {ids, Ints({0, 0}), Ints({8, 8})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto read = Op("tile.read", {t, Ints({2, 3})}, At(3, 9));
+  auto v = std::make_shared<ir::Var>("v", read->type());
+  auto write = Op("tile.write", {t, Ints({0, 0}), Bin(BinaryOp::Mul, v, Index(2))}, At(4, 9));
+  auto t2 = std::make_shared<ir::Var>("t", t->type());
+  auto store = Op("tile.store", {t2, Ints({0, 0}), out}, At(5, 5));
+  auto kernel = Kernel("bump", {ids, out}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(t, load, At(2, 5)), Assign(v, read, At(3, 5)), Assign(t2, write, At(4, 5)),
+                        std::make_shared<ir::EvalStmt>(store, At(5, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  const std::string tb = "!pto.tile_buf<loc=vec, dtype=i32, rows=8, cols=8, v_row=?, v_col=?, blayout=row_major, "
+                         "slayout=none_box, fractal=512, pad=0>";
+  EXPECT_NE(text.find("    %0 = arith.muli %c2_index, %c8_index : index\n"  // 2 * 8 + 3
+                      "    %1 = arith.addi %c3_index, %0 : index\n"
+                      "    %2 = pto.tgetval ins(%t, %1 : " + tb + ", index) outs : i32\n"
+                      "    %v = arith.index_cast %2 : i32 to index\n"
+                      "    %3 = arith.muli %c0_index, %c8_index : index\n"
+                      "    %4 = arith.addi %c0_index, %3 : index\n"
+                      "    %5 = arith.muli %v, %c2_index : index\n"
+                      "    %6 = arith.index_cast %5 : index to i32\n"
+                      "    pto.tsetval ins(%4, %6 : index, i32) outs(%t : " + tb + ")\n"
+                      "    %out_pview = "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pto.tstore ins(%t : " + tb + ")"), std::string::npos) << text;
+}
+
 // def acc_rows(a, out):                                 # line 1
 //     acc = pl.full([16, 16], dtype=pl.FP32, value=0.0) # line 2 (at 0)
 //     for i in pl.range(4):                             # line 3, carrying acc
