@@ -226,6 +226,10 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
     indices_[var] = ReadElement(*call, var->name_hint(), assign.span());
     return;
   }
+  if (op == "scalar.cast") {
+    indices_[var] = CastIndex(*call, var->name_hint(), assign.span());
+    return;
+  }
   const std::string& arg = op == "tile.get_block_idx"   ? block_idx_arg_
                            : op == "tile.get_block_num" ? block_num_arg_
                                                         : subblock_idx_arg_;
@@ -271,6 +275,22 @@ std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& 
   std::string value = names_.Named(name);
   Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw, element), span);
   return value;
+}
+
+// An integer cast: index values are 64-bit, so a cast to a narrower integer wraps the value through
+// that width (arith.index_cast truncates, and sign-extends on the way back); any other is the value.
+std::string KernelEmitter::CastIndex(const ir::Call& cast, const std::string& name, const ir::Span& span) {
+  std::string value = IndexValue(cast.args()[0], span);
+  const ir::DataType to = cast.type()->As<ir::ScalarType>()->dtype();
+  const ir::DataType from = cast.args()[0]->type()->As<ir::ScalarType>()->dtype();
+  const auto bits = [](ir::DataType dtype) { return dtype == ir::DataType::INDEX ? 64 : ir::DataTypeBits(dtype); };
+  if (bits(to) >= bits(from)) return value;
+  const std::string narrow = ElementOf(to);
+  std::string truncated = names_.Temp();
+  Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", truncated, value, narrow), span);
+  std::string wrapped = names_.Named(name);
+  Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", wrapped, truncated, narrow), span);
+  return wrapped;
 }
 
 // The index value narrowed to the element type, then

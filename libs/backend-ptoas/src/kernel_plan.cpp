@@ -219,6 +219,12 @@ class Planner {
       if (IsPipeOp(op)) return PipeError(*call, assign);
       if (op == "tensor.read" || op == "tile.read") {
         if (auto ok = CheckElementRead(*call, assign.span()); !ok) return ok;
+      } else if (op == "scalar.cast" && IsIndexScalarExpr(*call->args()[0])) {
+        // An integer as another integer dtype: the same index value, wrapped when it narrows.
+        if (auto ok = CheckIndexExpr(call->args()[0], fmt::format("the value cast to '{}'", var.name_hint()),
+                                     assign.span());
+            !ok)
+          return ok;
       } else if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
         return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                                 "'{}'",
@@ -844,6 +850,11 @@ class Planner {
   }
 
   // An integer scalar carried by a loop or merged by an if: an scf result of type index.
+  static bool IsIndexScalarExpr(const ir::Expr& expr) {
+    const auto* scalar = expr.type()->As<ir::ScalarType>();
+    return scalar && (scalar->dtype() == ir::DataType::INDEX || IsSignedInteger(scalar->dtype()));
+  }
+
   static bool IsIndexScalar(const ir::Var& var) {
     const auto* scalar = var.type()->As<ir::ScalarType>();
     return scalar && ir::IsInteger(scalar->dtype());

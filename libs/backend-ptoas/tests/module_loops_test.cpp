@@ -175,6 +175,31 @@ TEST(EmitModuleLoops, TileElementsAreGetValAndSetVal) {
   EXPECT_NE(text.find("pto.tstore ins(%t : " + tb + ")"), std::string::npos) << text;
 }
 
+// def rows(x, n):                                      # line 1 (n: pl.Scalar[pl.INT64])
+//     m = pl.cast(n, pl.INT8)                           # line 2 (wraps to 8 bits)
+//     w = pl.cast(m, pl.INT64)                          # line 3 (the same value)
+//     t = pl.load(x, [w, 0], [16, 16])                  # line 4
+// An integer cast of an index value is the value, wrapped through the narrower width when it narrows.
+TEST(EmitModuleLoops, IntegerCastsOfIndexValues) {
+  auto x = TensorParam("x", {256, 16}, {});
+  auto n = ScalarParam("n", ir::DataType::INT64, {});
+  auto narrow = Op("scalar.cast", {n}, At(2, 9), {{"target_type", ir::DataType::INT8}});
+  auto m = std::make_shared<ir::Var>("m", narrow->type());
+  auto widen = Op("scalar.cast", {m}, At(3, 9), {{"target_type", ir::DataType::INT64}});
+  auto w = std::make_shared<ir::Var>("w", widen->type());
+  auto load = Op("tile.load", {x, Tuple({w, Index(0)}), Ints({16, 16})}, At(4, 9));
+  auto kernel = Kernel("rows", {x, n}, {ir::ParamDirection::In, ir::ParamDirection::In},
+                       {Assign(m, narrow, At(2, 5)), Assign(w, widen, At(3, 5)),
+                        Assign(TileAt("t", load, 0), load, At(4, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %n_idx = arith.index_cast %arg1 : i64 to index\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    %0 = arith.index_cast %n_idx : index to i8\n"
+                      "    %m = arith.index_cast %0 : i8 to index\n"
+                      "    %x_pview = pto.partition_view %x_view, offsets = [%m, %c0_index]"),
+            std::string::npos)
+      << text;
+}
+
 // def acc_rows(a, out):                                 # line 1
 //     acc = pl.full([16, 16], dtype=pl.FP32, value=0.0) # line 2 (at 0)
 //     for i in pl.range(4):                             # line 3, carrying acc
