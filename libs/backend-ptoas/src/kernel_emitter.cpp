@@ -84,13 +84,38 @@ std::string KernelEmitter::Signature() const {
                      fmt::join(args, ", "), kind);
 }
 
+namespace {
+
+// Dense row-major: the last stride is 1 and each outer one spans everything inside it.
+std::vector<int64_t> RowMajorStrides(const ir::Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+// A [.., M, 1] tensor as ptoas reads it, column-major (DN), with the strides upstream declares for
+// it: the trailing pair is (1, M) for rank 2, (1, 1) above it, where the dimension before the pair
+// steps over M elements and the outer ones walk row-major.
+std::vector<int64_t> ColumnVectorStrides(const ir::Shape& shape) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1);
+  if (rank == 2) {
+    strides[1] = shape[0];
+    return strides;
+  }
+  strides[rank - 3] = shape[rank - 2];
+  for (size_t d = rank - 3; d-- > 0;) strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+}  // namespace
+
 void KernelEmitter::EmitTensorViews() {
   for (const auto& param : plan_.viewed_tensors) {
     const auto* tensor = param->type()->As<ir::TensorType>();
     const auto& shape = tensor->shape();
-    // Dense row-major: the last stride is 1 and each outer one spans everything inside it.
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
+    const bool column = IsColumnVectorTensor(*tensor);
+    const std::vector<int64_t> strides = column ? ColumnVectorStrides(shape) : RowMajorStrides(shape);
     std::vector<TypedValue> dims, steps;
     for (int64_t extent : shape) dims.push_back(IndexConstant(extent));
     for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
@@ -100,7 +125,7 @@ void KernelEmitter::EmitTensorViews() {
                .groups = {{OperandSyntax::Leading, "", {{values_.at(param.get()), PtrType(element)}}},
                           {OperandSyntax::List, "shape", dims},
                           {OperandSyntax::List, "strides", steps}},
-               .attrs = {{"layout", "#pto.layout<nd>"}}};
+               .attrs = {{"layout", column ? "#pto.layout<dn>" : "#pto.layout<nd>"}}};
     Add(prologue_, view, param->span());
   }
 }

@@ -107,15 +107,7 @@ class Planner {
 
   static Status CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor) {
     if (auto element = MlirElementType(tensor.dtype()); !element) return Error(param.span(), element.error());
-    const auto& shape = tensor.shape();
-    if (shape.empty()) return Error(param.span(), fmt::format("tensor '{}' has rank 0", param.name_hint()));
-    // ptoas infers a column-major (DN) layout for a [.., M, 1] view, which needs column-major
-    // tiles; that path is not implemented, so such tensors are refused rather than mis-laid-out.
-    if (shape.size() >= 2 && shape.back() == 1) {
-      return Error(param.span(), fmt::format("tensor '{}' {} ends in a dimension of 1, whose column-major layout "
-                                             "backend-ptoas does not emit yet",
-                                             param.name_hint(), tensor.str()));
-    }
+    if (tensor.shape().empty()) return Error(param.span(), fmt::format("tensor '{}' has rank 0", param.name_hint()));
     return {};
   }
 
@@ -298,6 +290,8 @@ class Planner {
     switch (lowering.form) {
       case OpForm::Load:
         if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;
+        if (auto ok = CheckTensorLayout(*args[0]->As<ir::Var>(), *call.type()->As<ir::TileType>(), "load", span); !ok)
+          return ok;
         if (auto ok = CheckOffsets(args[1], op, span); !ok) return ok;
         if (auto ok = CheckStaticInts(args[2], "shapes", op, span); !ok) return ok;
         return args.size() > 3 ? CheckValidExtents(args[3]->As<ir::TupleLiteral>()->elements(), op, span) : Status{};
@@ -508,6 +502,10 @@ class Planner {
     }
     if (auto ok = CheckOffsets(call.args()[1], "tile.store", span); !ok) return ok;
     if (auto ok = CheckTensorOperand(call.args()[2], "tile.store", span); !ok) return ok;
+    if (auto ok = CheckTensorLayout(*call.args()[2]->As<ir::Var>(), *call.args()[0]->type()->As<ir::TileType>(),
+                                    "store", span);
+        !ok)
+      return ok;
     // `out2 = tile.store(t, offsets, out)` names the same memory as `out`.
     if (assign) {
       const auto* dest = call.args()[2]->As<ir::Var>();
@@ -656,6 +654,20 @@ class Planner {
     }
     used_.insert(it->second);
     return {};
+  }
+
+  // pto.tload / pto.tstore need the tile's layout to be the tensor view's: a column-vector tensor
+  // (DN in ptoas) pairs with column-vector tiles only.
+  Status CheckTensorLayout(const ir::Var& tensor, const ir::TileType& tile, std::string_view what,
+                           const ir::Span& span) const {
+    const ir::Var& param = *plan_.tensor_param_of.at(&tensor);
+    const auto& type = *param.type()->As<ir::TensorType>();
+    if (!IsColumnVectorTensor(type) || IsColumnVector(tile)) return {};
+    return Error(span, fmt::format("backend-ptoas cannot {} the tile {} {} tensor '{}' {} in kernel '{}': ptoas lays "
+                                   "a tensor whose last dimension is 1 out column-major (DN), which only a [N, 1] "
+                                   "Vec tile (N > 1) matches",
+                                   what, tile.str(), what == "load" ? "from" : "into", param.name_hint(), type.str(),
+                                   kernel_.name()));
   }
 
   static Status CheckStaticInts(const ir::ExprPtr& arg, std::string_view what, std::string_view op,

@@ -85,6 +85,10 @@ bool IsColumnVector(const ir::TileType& tile) {
          ImplicitTileLayout(tile.memory_space(), TileRowsCols(tile)).blayout == "col_major";
 }
 
+bool IsColumnVectorTensor(const ir::TensorType& tensor) {
+  return tensor.shape().size() >= 2 && tensor.shape().back() == 1;
+}
+
 std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad) {
   TileLayout layout = ImplicitTileLayout(space, extent);
   return fmt::format(

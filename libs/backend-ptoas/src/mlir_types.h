@@ -50,6 +50,11 @@ TileLayout ImplicitTileLayout(ir::MemorySpace space, TileExtent extent);
 // A Vec tile whose implicit layout is column-major: [N, 1] with N > 1.
 bool IsColumnVector(const ir::TileType& tile);
 
+// A tensor whose innermost dimension is 1 ([M, 1], [B, M, 1]): ptoas infers a column-major (DN)
+// view for it, whatever its declaration says, so its view is declared DN (with upstream's strides)
+// and only column-vector tiles are loaded from or stored into it.
+bool IsColumnVectorTensor(const ir::TensorType& tensor);
+
 // `!pto.tile_buf<loc=vec, dtype=f32, rows=R, cols=C, v_row=?, v_col=?, blayout=row_major,
 // slayout=none_box, fractal=512, pad=0>`. The valid extent is dynamic in the type and given by
 // alloc_tile's operands; the layout fields are ImplicitTileLayout's.

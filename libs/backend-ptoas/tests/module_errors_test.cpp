@@ -98,12 +98,16 @@ TEST(EmitModuleErrors, ThreeDimensionalTile) {
             "backend-ptoas prints 1-D and 2-D PTO tiles only (pl.reshape it to its last two dimensions)");
 }
 
-TEST(EmitModuleErrors, ColumnVectorTensor) {
+// A [64, 1] tensor is column-major (DN) in ptoas: a [1, 1] tile, which is row-major, cannot be
+// loaded from it.
+TEST(EmitModuleErrors, RowMajorTileOfAColumnVectorTensor) {
   auto x = TensorParam("x", {64, 1}, At(1, 12));
-  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {});
+  auto load = Op("tile.load", {x, Ints({3, 0}), Ints({1, 1})}, At(2, 9));
+  auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {Assign(TileAt("t", load, 0), load, At(2, 5))});
   EXPECT_EQ(ErrorOf(*kernel),
-            "k.py:1:12: tensor 'x' pl.Tensor[[64, 1], pl.FP32] ends in a dimension of 1, whose column-major layout "
-            "backend-ptoas does not emit yet");
+            "k.py:2:9: backend-ptoas cannot load the tile pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] "
+            "from tensor 'x' pl.Tensor[[64, 1], pl.FP32] in kernel 'k': ptoas lays a tensor whose last dimension is "
+            "1 out column-major (DN), which only a [N, 1] Vec tile (N > 1) matches");
 }
 
 TEST(EmitModuleErrors, NestedScopeIsNotLowered) {

@@ -200,6 +200,32 @@ TEST(EmitModuleLoops, IntegerCastsOfIndexValues) {
       << text;
 }
 
+// def column(x, out):                                  # line 1 (x: [64, 1], out: [4, 16, 1])
+//     t = pl.load(x, [16, 0], [16, 1])                  # line 2
+//     pl.store(t, [2, 0, 0], out)                       # line 3
+// ptoas reads a tensor whose last dimension is 1 as column-major (DN): its view says so, with
+// upstream's strides, and the [16, 1] tile (column-major too) moves through it.
+TEST(EmitModuleLoops, ColumnVectorTensorsAreDnViews) {
+  auto x = TensorParam("x", {64, 1}, {});
+  auto out = TensorParam("out", {4, 16, 1}, {});
+  auto load = Op("tile.load", {x, Ints({16, 0}), Ints({16, 1})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Ints({2, 0, 0}), out}, At(3, 5));
+  auto kernel = Kernel("column", {x, out}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(store, At(3, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %x_view = pto.make_tensor_view %arg0, shape = [%c64_index, %c1_index], strides = "
+                      "[%c1_index, %c64_index] {layout = #pto.layout<dn>} : !pto.tensor_view<?x?xf32>\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    %out_view = pto.make_tensor_view %arg1, shape = [%c4_index, %c16_index, %c1_index], "
+                      "strides = [%c16_index, %c1_index, %c1_index] {layout = #pto.layout<dn>} : "
+                      "!pto.tensor_view<?x?x?xf32>\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("blayout=col_major"), std::string::npos) << text;
+}
+
 // def acc_rows(a, out):                                 # line 1
 //     acc = pl.full([16, 16], dtype=pl.FP32, value=0.0) # line 2 (at 0)
 //     for i in pl.range(4):                             # line 3, carrying acc
