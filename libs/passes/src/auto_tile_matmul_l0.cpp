@@ -50,6 +50,7 @@
 
 #include "index_exprs.h"
 #include "matmul_blocks.h"
+#include "split_accumulator_chains.h"
 #include "split_matmul_batches.h"
 #include "stmt_patterns.h"
 
@@ -67,6 +68,8 @@ struct BlockShape {
 struct Product {
   BlockShape whole;  // {M, N, K}
   int64_t a_bytes, b_bytes, c_bytes;
+  // A product narrowed for another matmul has its narrowed copy in L0C too (the cast's result).
+  int64_t cast_bytes = 0;
 };
 
 // The block for `product`, or nullopt when the whole matmul fits (or no block of 16-multiples
@@ -77,19 +80,27 @@ std::optional<BlockShape> ChooseBlock(const Product& product, bool whole_result,
   const int64_t a_bytes = product.a_bytes, b_bytes = product.b_bytes, c_bytes = product.c_bytes;
   const int64_t l0a = soc.capacity(MemorySpace::Left), l0b = soc.capacity(MemorySpace::Right);
   const int64_t l0c = soc.capacity(MemorySpace::Acc);
-  if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * c_bytes <= l0c && N <= max_n) return std::nullopt;
+  if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * (c_bytes + product.cast_bytes) <= l0c &&
+      N <= max_n)
+    return std::nullopt;
+  // The longest K step an [m, n] block's windows leave room for.
+  auto k_step = [&](const ResultBlock& block) -> std::optional<int64_t> {
+    for (int64_t k : BlockExtents(K))
+      if (block.m * k * a_bytes <= l0a / 2 && k * block.n * b_bytes <= l0b / 2) return k;
+    return std::nullopt;
+  };
   ResultBlock result{M, N};
   if (whole_result) {
     if (M * N * c_bytes > l0c || N > max_n) return std::nullopt;
   } else {
-    auto block = ChooseResultBlock(M, N, c_bytes, l0c / 2, max_n);
+    auto block = ChooseResultBlock(M, N, c_bytes, l0c / 2, max_n,
+                                   [&](const ResultBlock& block) { return k_step(block).has_value(); });
     if (!block) return std::nullopt;
     result = *block;
   }
-  const auto [m, n] = result;
-  for (int64_t k : BlockExtents(K))
-    if (m * k * a_bytes <= l0a / 2 && k * n * b_bytes <= l0b / 2) return BlockShape{m, n, k};
-  return std::nullopt;
+  const auto k = k_step(result);
+  if (!k) return std::nullopt;
+  return BlockShape{result.m, result.n, *k};
 }
 
 // Whether `tile` is one matrix: 2-D, or of higher rank with every leading extent 1 (a [1, M, K]
@@ -484,7 +495,7 @@ class MatmulTiler final : public IRMutator {
     const auto& rhs_type = *rhs->type()->As<TileType>();
     if (!IsMatrix(lhs_type) || !IsMatrix(rhs_type)) return std::nullopt;
     const auto& result_type = *assign->var()->type()->As<TileType>();
-    const Product product{
+    Product product{
         .whole = {.m = MatrixDim(lhs_type, a_trans ? 1 : 0),
                   .n = MatrixDim(rhs_type, b_trans ? 0 : 1),
                   .k = MatrixDim(lhs_type, a_trans ? 0 : 1)},
@@ -505,6 +516,8 @@ class MatmulTiler final : public IRMutator {
     // A fresh product read only by stores, or only by a cast into Mat, is built block by block;
     // tile.matmul_acc's accumulator, and a product read any other way, stay whole.
     if (!accumulates) FindBlockReaders(stmts, plan);
+    if (plan.scratch)
+      product.cast_bytes = DataTypeBytes(stmts[plan.scratch->cast]->As<AssignStmt>()->var()->type()->As<TileType>()->dtype());
     int64_t max_n = product.whole.n;
     if (biased) {
       const auto bias = std::dynamic_pointer_cast<const Var>(call->args()[2]);
@@ -591,7 +604,9 @@ class MatmulTiler final : public IRMutator {
 
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
   if (!IsKernel(function->type()) || !function->body()) return function;
-  auto split = SplitOversizedBatchMatmuls(function->body(), soc);
+  auto batches = SplitOversizedBatchMatmuls(function->body(), soc);
+  if (!batches) return pypto::unexpected(batches.error());
+  auto split = SplitOversizedAccumulatorChains(*batches, soc);
   if (!split) return pypto::unexpected(split.error());
   MatmulTiler tiler(soc, ReadCounts(*split));
   StmtPtr body = tiler.MutateStmt(*split);

@@ -17,7 +17,8 @@ std::vector<int64_t> BlockExtents(int64_t full) {
   return extents;
 }
 
-std::optional<ResultBlock> ChooseResultBlock(int64_t M, int64_t N, int64_t elem_bytes, int64_t budget, int64_t max_n) {
+std::optional<ResultBlock> ChooseResultBlock(int64_t M, int64_t N, int64_t elem_bytes, int64_t budget, int64_t max_n,
+                                             const std::function<bool(const ResultBlock&)>& usable) {
   std::optional<ResultBlock> best;
   // Most elements first, then the larger short edge, then more rows.
   auto rank = [](const ResultBlock& b) { return std::make_tuple(b.m * b.n, std::min(b.m, b.n), b.m); };
@@ -25,6 +26,7 @@ std::optional<ResultBlock> ChooseResultBlock(int64_t M, int64_t N, int64_t elem_
     for (int64_t n : BlockExtents(N)) {
       if (n > max_n || m * n * elem_bytes > budget) continue;
       const ResultBlock block{m, n};
+      if (usable && !usable(block)) continue;
       if (!best || rank(block) > rank(*best)) best = block;
     }
   }

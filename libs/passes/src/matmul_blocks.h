@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,9 +26,11 @@ struct ResultBlock {
 };
 
 // The [m, n] block of an [M, N] product with the most elements such that m * n * elem_bytes fits
-// `budget` and n is at most `max_n` (the columns a bias window may have); of two as large, the
-// squarer one (fewer L0 reloads of each operand). nullopt when not even a 16 x 16 block fits.
-std::optional<ResultBlock> ChooseResultBlock(int64_t M, int64_t N, int64_t elem_bytes, int64_t budget, int64_t max_n);
+// `budget`, n is at most `max_n` (the columns a bias window may have) and `usable` accepts it (its
+// operand windows fit L0A and L0B); of two as large, the squarer one (fewer L0 reloads of each
+// operand). nullopt when none is.
+std::optional<ResultBlock> ChooseResultBlock(int64_t M, int64_t N, int64_t elem_bytes, int64_t budget, int64_t max_n,
+                                             const std::function<bool(const ResultBlock&)>& usable = nullptr);
 
 // `origin + delta`, written `delta` when the origin is 0.
 ir::Result<ir::ExprPtr> Plus(const ir::ExprPtr& origin, const ir::ExprPtr& delta, const ir::Span& span);

@@ -1,0 +1,19 @@
+// An accumulator carried through a K loop written in the kernel, too large for L0C, is computed a
+// block at a time, each block running the whole loop.
+#pragma once
+
+#include "pypto/ir/diagnostic.h"
+#include "pypto/ir/soc.h"
+#include "pypto/ir/stmt.h"
+
+namespace pypto::passes {
+
+// `acc = tile.create([M, N], target_memory=Acc)`, carried through a loop whose iterations multiply
+// (tile.matmul) or accumulate (tile.matmul_acc) into it from operands moved out of Mat tiles, and
+// read after the loop only by stores: when [M, N] exceeds half of L0C, the create, the loop and the
+// stores are repeated for each [m, n] block of the result inside a grid of block loops, each
+// iteration's operands becoming [m, K] / [K, n] tile.extract windows of the same Mat tiles.
+// AutoTileMatmulL0 then splits a window along K where it still exceeds L0A or L0B.
+ir::Result<ir::StmtPtr> SplitOversizedAccumulatorChains(const ir::StmtPtr& kernel_body, const ir::SocSpec& soc);
+
+}  // namespace pypto::passes
