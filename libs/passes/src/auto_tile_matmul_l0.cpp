@@ -20,10 +20,17 @@
 // is built the same way block by block, each block cast and assembled (TINSERT) into a Mat tile
 // carried through the M and N loops, which the second matmul then reads (and is tiled in turn).
 //
+// A tile.matmul_bias is tiled the same way: the first K step of each block is a matmul_bias adding
+// the block's columns of the bias row, the others matmul_acc, so the bias is added once. A block
+// narrower than the product loads its [1, n] window of the row from global memory into Mat and
+// moves it into Bias (only 1 KB on Ascend910B); a bias row that cannot be re-loaded keeps n = N.
+//
 // A product read any other way (yielded out of a branch, added to by a later matmul_acc), and every
 // tile.matmul_acc, whose accumulator is whole, keeps its [M, N] shape: only K is split, the loop's
 // result taking the product's place. That is how a K loop written in the kernel, whose first step
-// is a matmul and whose others are matmul_acc, has each of its steps split further.
+// is a matmul and whose others are matmul_acc, has each of its steps split further. Such a loop
+// whose accumulator exceeds L0C is first run once per block of it (SplitOversizedAccumulatorChains),
+// its matmuls reading tile.extract windows of their Mat operands, which are split along K here.
 //
 // An operand given transposed keeps its layout: a left operand read with a_trans=True is a [K, M]
 // tile, so its K windows are row windows [k, m] at (ki, mi); a right operand read with b_trans=True
@@ -35,14 +42,16 @@
 // (SplitOversizedBatchMatmuls), each of which is then tiled as above.
 //
 // Blocks take at most half of each L0 buffer, leaving the other half to the next block (the
-// hardware's ping-pong). A product that keeps its shape and does not fit L0C is left alone, and
-// AllocateMemoryAddr reports it.
+// hardware's ping-pong). Their edges are whole extents or multiples of 16 dividing them, so no block
+// is partial. A product that keeps its shape and does not fit L0C, or that no such block fits, is
+// left alone, and AllocateMemoryAddr reports it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
@@ -121,7 +130,8 @@ struct MatScratch {
 };
 
 // The move of a whole Mat tile into L0A or L0B that feeds a matmul, or the extract of a window of
-// one (as a block grid written around a K loop leaves its operands): the window is then at (row, col).
+// one that SplitOversizedAccumulatorChains made (a window the kernel extracted itself stays as it
+// is): the window is then at (row, col).
 struct FeedingMove {
   size_t index;       // statement index
   VarPtr mat;         // the Mat tile moved
@@ -402,7 +412,8 @@ class BlockNestBuilder {
 
 class MatmulTiler final : public IRMutator {
  public:
-  MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads) : soc_(soc), reads_(std::move(reads)) {}
+  MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads, std::unordered_set<const Var*> windows)
+      : soc_(soc), reads_(std::move(reads)), windows_(std::move(windows)) {}
 
   std::optional<Diagnostic> error;
 
@@ -449,7 +460,7 @@ class MatmulTiler final : public IRMutator {
     for (size_t j = 0; j < before; ++j) {
       const auto* assign = stmts[j]->As<AssignStmt>();
       if (!assign || assign->var().get() != &var) continue;
-      const Call* extract = OpCallOf(stmts[j], "tile.extract");
+      const Call* extract = windows_.contains(&var) ? OpCallOf(stmts[j], "tile.extract") : nullptr;
       const Call* move = extract ? extract : OpCallOf(stmts[j], "tile.move");
       const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
       const auto* tile = source ? source->type()->As<TileType>() : nullptr;
@@ -516,8 +527,10 @@ class MatmulTiler final : public IRMutator {
     // A fresh product read only by stores, or only by a cast into Mat, is built block by block;
     // tile.matmul_acc's accumulator, and a product read any other way, stay whole.
     if (!accumulates) FindBlockReaders(stmts, plan);
-    if (plan.scratch)
-      product.cast_bytes = DataTypeBytes(stmts[plan.scratch->cast]->As<AssignStmt>()->var()->type()->As<TileType>()->dtype());
+    if (plan.scratch) {
+      const auto& narrowed = *stmts[plan.scratch->cast]->As<AssignStmt>()->var()->type()->As<TileType>();
+      product.cast_bytes = DataTypeBytes(narrowed.dtype());
+    }
     int64_t max_n = product.whole.n;
     if (biased) {
       const auto bias = std::dynamic_pointer_cast<const Var>(call->args()[2]);
@@ -600,6 +613,8 @@ class MatmulTiler final : public IRMutator {
   const SocSpec& soc_;
   // How many times each variable is still read: a tiled matmul no longer reads its moved operands.
   std::unordered_map<const Var*, int> reads_;
+  // Operand windows SplitOversizedAccumulatorChains extracted, which may be cut further.
+  std::unordered_set<const Var*> windows_;
 };
 
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
@@ -608,8 +623,8 @@ Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec
   if (!batches) return pypto::unexpected(batches.error());
   auto split = SplitOversizedAccumulatorChains(*batches, soc);
   if (!split) return pypto::unexpected(split.error());
-  MatmulTiler tiler(soc, ReadCounts(*split));
-  StmtPtr body = tiler.MutateStmt(*split);
+  MatmulTiler tiler(soc, ReadCounts(split->body), std::move(split->windows));
+  StmtPtr body = tiler.MutateStmt(split->body);
   if (tiler.error) return pypto::unexpected(*tiler.error);
   return body == function->body() ? function : function->WithBody(body);
 }

@@ -139,6 +139,7 @@ class BlockRetyper final : public IRMutator {
       : acc_type_(std::move(acc_type)), feeds_(feeds), block_(block), mi_(std::move(mi)), ni_(std::move(ni)) {}
 
   std::optional<Diagnostic> error;
+  std::unordered_set<const Var*> windows;
 
   ExprPtr MutateVar(const std::shared_ptr<const Var>& var) override {
     if (auto it = renamed_.find(var.get()); it != renamed_.end()) return it->second;
@@ -178,6 +179,7 @@ class BlockRetyper final : public IRMutator {
                          std::move(kwargs), stmt->value());
     auto var = std::make_shared<Var>(stmt->var()->name_hint(), window->type(), span);
     renamed_[stmt->var().get()] = var;
+    windows.insert(var.get());
     return std::make_shared<AssignStmt>(var, window, span);
   }
 
@@ -216,6 +218,7 @@ class ChainSplitter final : public IRMutator {
   ChainSplitter(const SocSpec& soc, std::unordered_map<const Var*, int> reads) : soc_(soc), reads_(std::move(reads)) {}
 
   std::optional<Diagnostic> error;
+  std::unordered_set<const Var*> windows;
 
  protected:
   StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
@@ -295,6 +298,7 @@ class ChainSplitter final : public IRMutator {
     BlockRetyper retyper(chain.acc->type()->str(), chain.feeds, chain.block, mi, ni);
     std::vector<StmtPtr> body{retyper.MutateStmt(stmts[chain.create]), retyper.MutateStmt(stmts[chain.loop])};
     if (retyper.error) return pypto::unexpected(*retyper.error);
+    windows.insert(retyper.windows.begin(), retyper.windows.end());
     const VarPtr block_result =
         std::dynamic_pointer_cast<const Var>(retyper.MutateVar(stmts[chain.loop]->As<ForStmt>()->return_vars()[0]));
     for (size_t index : chain.stores) {
@@ -320,11 +324,11 @@ class ChainSplitter final : public IRMutator {
 
 }  // namespace
 
-Result<StmtPtr> SplitOversizedAccumulatorChains(const StmtPtr& kernel_body, const SocSpec& soc) {
+Result<SplitChains> SplitOversizedAccumulatorChains(const StmtPtr& kernel_body, const SocSpec& soc) {
   ChainSplitter splitter(soc, ReadCounts(kernel_body));
   StmtPtr body = splitter.MutateStmt(kernel_body);
   if (splitter.error) return pypto::unexpected(*splitter.error);
-  return body;
+  return SplitChains{body, std::move(splitter.windows)};
 }
 
 }  // namespace pypto::passes

@@ -2,6 +2,8 @@
 // block at a time, each block running the whole loop.
 #pragma once
 
+#include <unordered_set>
+
 #include "pypto/ir/diagnostic.h"
 #include "pypto/ir/soc.h"
 #include "pypto/ir/stmt.h"
@@ -14,6 +16,12 @@ namespace pypto::passes {
 // stores are repeated for each [m, n] block of the result inside a grid of block loops, each
 // iteration's operands becoming [m, K] / [K, n] tile.extract windows of the same Mat tiles.
 // AutoTileMatmulL0 then splits a window along K where it still exceeds L0A or L0B.
-ir::Result<ir::StmtPtr> SplitOversizedAccumulatorChains(const ir::StmtPtr& kernel_body, const ir::SocSpec& soc);
+struct SplitChains {
+  ir::StmtPtr body;
+  // The operand windows made: AutoTileMatmulL0 may cut these along K, never a window the kernel
+  // extracted itself (the kernel placed that one).
+  std::unordered_set<const ir::Var*> windows;
+};
+ir::Result<SplitChains> SplitOversizedAccumulatorChains(const ir::StmtPtr& kernel_body, const ir::SocSpec& soc);
 
 }  // namespace pypto::passes
