@@ -369,6 +369,32 @@ TEST(AutoTileMatmulL0, ABiasedMatmulAddsEachBlocksWindowOfTheBiasRowOnItsFirstKS
             "        return out\n");
 }
 
+TEST(AutoTileMatmulL0, ABiasRowThatFitsBiasIsAddedWholeToEachRowBlock) {
+  // [1040, 64] @ [64, 64] in BF16 plus a [1, 64] FP32 row: the 260 KB result exceeds L0C and the
+  // 130 KB left operand L0A. 1040 = 65 x 16: blocks of [208, 64] (52 KB) keep every column, so the
+  // 256-byte row stays whole in Bias, moved there once before the loop.
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, BiasedKernel(1040, 64, 64));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[1040, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [1040, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[64, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        bias_mat: pl.Tile[[1, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(bias, [0, 0], [1, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        bias_bt: pl.Tile[[1, 64], pl.FP32, pl.Mem.Bias] = pl.tile.move(bias_mat, "
+            "target_memory=pl.Mem.Bias)\n"
+            "        for c_mi in pl.range(0, 1040, 208):\n"
+            "            a_mat_l0a: pl.Tile[[208, 64], pl.BF16, pl.Mem.Left] = pl.tile.extract(a_mat, c_mi, 0, [208, "
+            "64], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b: pl.Tile[[64, 64], pl.BF16, pl.Mem.Right] = pl.tile.extract(b_mat, 0, 0, [64, "
+            "64], target_memory=pl.Mem.Right)\n"
+            "            c: pl.Tile[[208, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_bias(a_mat_l0a, b_mat_l0b, "
+            "bias_bt)\n"
+            "            pl.tile.store(c, [c_mi, 0], out)\n"
+            "        return out\n");
+}
+
 TEST(AutoTileMatmulL0, AnAccumulatorLoopBeyondL0cRunsOncePerBlockOfIt) {
   // [272, 144] INT32 is 153 KB, beyond L0C: 272 = 17 x 16 and 144 = 3 x 48 leave [272, 48] blocks
   // (51 KB), each running the whole K loop on [272, 384] / [384, 48] windows of the panels, which
