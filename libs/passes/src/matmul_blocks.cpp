@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "pypto/ir/op_registry.h"
-#include "pypto/ir/stmt.h"
 
 namespace pypto::passes {
 
