@@ -157,6 +157,38 @@ def test_a_left_operand_too_large_for_l0a(write_kernel):
     assert "needs 131072 bytes while 0 bytes are in use, and Ascend950 has 65536 bytes" in error.message
 
 
+# A bias row the kernel moved into Bias itself and adds to two products is read whole by both:
+# AutoTileMatmulL0 cannot load it in windows, so a row wider than the Bias buffer stays an error.
+SHARED_BIAS_KERNEL = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a1 = pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        b1 = pl.load(b, [0, 0], [32, 512], target_memory=pl.Mem.Mat)
+        row = pl.tile.move(pl.load(bias, [0, 0], [1, 512], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Bias)
+        first = pl.tile.matmul_bias(a1, b1, row)
+        second = pl.tile.matmul_bias(a1, b1, row)
+        pl.store(first, [0, 0], c)
+        pl.store(second, [16, 0], c)
+    return c
+"""
+
+
+def test_a_bias_row_read_whole_and_too_wide_for_bias_names_the_row(write_kernel):
+    module, path = write_kernel("bias_bt", SHARED_BIAS_KERNEL)
+    with pytest.raises(ResourceError) as info:
+        module.kernel(torch.ones(16, 32), torch.ones(32, 512), torch.ones(1, 512), torch.empty(32, 512))
+    assert info.value.message == (
+        f"kernel 'kernel_incore_0' (from {path}:7:5) does not fit in BT (Bias): tile 'row' "
+        "(pl.Tile[[1, 512], pl.FP32, pl.Mem.Bias]) needs 2048 bytes while 0 bytes are in use, "
+        "and Ascend910B has 1024 bytes"
+    )
+    assert info.value.location == f"{path}:10:9"
+
+
 def test_unknown_run_config_fields_are_rejected():
     with pytest.raises(TypeError, match="unexpected keyword argument 'platfrom'"):
         RunConfig(platfrom="a2a3sim")

@@ -87,6 +87,68 @@ def test_the_tiled_kernel_loops_over_blocks(write_kernel):
     assert "pl.tile.extract(__tmp_v0, c_mi, c_ki, [128, 64], target_memory=pl.Mem.Left)" in text
 
 
+BEYOND_L0C = '''
+import pypto.language as pl
+
+
+@pl.jit
+def biased(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a_mat = pl.load(a, [0, 0], [128, 256], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [256, 512], target_memory=pl.Mem.Mat)
+        bias_mat = pl.load(bias, [0, 0], [1, 512], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul_bias(a_mat, b_mat, bias_mat)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+# A K loop written in the kernel whose [272, 144] INT32 accumulator (153 KB) exceeds L0C.
+@pl.jit
+def k_loop(a: pl.Tensor[[272, 512], pl.INT8], b: pl.Tensor[[512, 144], pl.INT8],
+           c: pl.Out[pl.Tensor[[272, 144], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([272, 144], dtype=pl.INT32)
+        for kb in pl.range(2):
+            k0 = kb * 256
+            at = a[0:272, k0 : k0 + 256]
+            bt = b[k0 : k0 + 256, 0:144]
+            if k0 == 0:
+                acc = pl.matmul(at, bt, out_dtype=pl.INT32)
+            else:
+                acc = pl.matmul_acc(acc, at, bt)
+        c[0:272, 0:144] = acc
+    return c
+'''
+
+
+def test_a_matmul_bias_beyond_l0c_adds_the_bias_once_per_block(write_kernel):
+    # The 256 KB FP32 result exceeds L0C and the 2 KB bias row the 1 KB Bias buffer of Ascend910B:
+    # each [128, 128] block adds its window of the row on its first K step only.
+    module, _ = write_kernel("beyond_l0c", BEYOND_L0C)
+    torch.manual_seed(3)
+    a, b = torch.randn(128, 256, dtype=torch.bfloat16), torch.randn(256, 512, dtype=torch.bfloat16)
+    bias = torch.randn(1, 512)
+    out = torch.zeros(128, 512)
+    module.biased(a, b, bias, out)
+    torch.testing.assert_close(out, a.float() @ b.float() + bias, rtol=1e-4, atol=1e-3)
+    text = str(module.biased.lower(a, b, bias, out))
+    assert "pl.tile.load(bias, [0, c_ni], [1, 128], target_memory=pl.Mem.Mat)" in text
+
+
+def test_a_k_loop_whose_accumulator_exceeds_l0c_runs_once_per_block(write_kernel):
+    module, _ = write_kernel("beyond_l0c", BEYOND_L0C)
+    torch.manual_seed(4)
+    a = torch.randint(-3, 4, (272, 512), dtype=torch.int8)
+    b = torch.randint(-3, 4, (512, 144), dtype=torch.int8)
+    c = torch.zeros(272, 144, dtype=torch.int32)
+    module.k_loop(a, b, c)
+    assert torch.equal(c, a.int() @ b.int())
+    # 144 = 3 x 48 columns: three blocks of [272, 48], each running both K steps; a [272, 256] panel
+    # (68 KB) exceeds L0A and is split again.
+    text = str(module.k_loop.lower(a, b, c))
+    assert "for acc_ni in pl.range(0, 144, 48):" in text
+
+
 def test_extract_copies_the_window_into_l0(write_kernel):
     module, _ = write_kernel("matmuls", MATMULS)
     a, b, out = torch.randn(64, 64), torch.randn(64, 32), torch.zeros(32, 32)

@@ -20,10 +20,17 @@
 // is built the same way block by block, each block cast and assembled (TINSERT) into a Mat tile
 // carried through the M and N loops, which the second matmul then reads (and is tiled in turn).
 //
+// A tile.matmul_bias is tiled the same way: the first K step of each block is a matmul_bias adding
+// the block's columns of the bias row, the others matmul_acc, so the bias is added once. A block
+// narrower than the product loads its [1, n] window of the row from global memory into Mat and
+// moves it into Bias (only 1 KB on Ascend910B); a bias row that cannot be re-loaded keeps n = N.
+//
 // A product read any other way (yielded out of a branch, added to by a later matmul_acc), and every
 // tile.matmul_acc, whose accumulator is whole, keeps its [M, N] shape: only K is split, the loop's
 // result taking the product's place. That is how a K loop written in the kernel, whose first step
-// is a matmul and whose others are matmul_acc, has each of its steps split further.
+// is a matmul and whose others are matmul_acc, has each of its steps split further. Such a loop
+// whose accumulator exceeds L0C is first run once per block of it (SplitOversizedAccumulatorChains),
+// its matmuls reading tile.extract windows of their Mat operands, which are split along K here.
 //
 // An operand given transposed keeps its layout: a left operand read with a_trans=True is a [K, M]
 // tile, so its K windows are row windows [k, m] at (ki, mi); a right operand read with b_trans=True
@@ -35,20 +42,24 @@
 // (SplitOversizedBatchMatmuls), each of which is then tiled as above.
 //
 // Blocks take at most half of each L0 buffer, leaving the other half to the next block (the
-// hardware's ping-pong). A product that keeps its shape and does not fit L0C is left alone, and
-// AllocateMemoryAddr reports it.
+// hardware's ping-pong). Their edges are whole extents or multiples of 16 dividing them, so no block
+// is partial. A product that keeps its shape and does not fit L0C, or that no such block fits, is
+// left alone, and AllocateMemoryAddr reports it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 
 #include "index_exprs.h"
+#include "matmul_blocks.h"
+#include "split_accumulator_chains.h"
 #include "split_matmul_batches.h"
 #include "stmt_patterns.h"
 
@@ -66,38 +77,39 @@ struct BlockShape {
 struct Product {
   BlockShape whole;  // {M, N, K}
   int64_t a_bytes, b_bytes, c_bytes;
+  // A product narrowed for another matmul has its narrowed copy in L0C too (the cast's result).
+  int64_t cast_bytes = 0;
 };
 
-// Halves `extent` while `too_big(extent)`, keeping it a divisor of `full` and at least `floor`.
-std::optional<int64_t> Shrink(int64_t full, int64_t floor, const std::function<bool(int64_t)>& too_big) {
-  int64_t extent = full;
-  while (too_big(extent)) {
-    if (extent % 2 != 0 || extent / 2 < floor) return std::nullopt;
-    extent /= 2;
-  }
-  return extent;
-}
-
-// The block for `product`, or nullopt when the whole matmul fits (or no block of power-of-two
-// fractions does). A `whole_result` keeps its [M, N] (only K is split), so it must fit L0C itself.
-std::optional<BlockShape> ChooseBlock(const Product& product, bool whole_result, const SocSpec& soc) {
+// The block for `product`, or nullopt when the whole matmul fits (or no block of 16-multiples
+// does). A `whole_result` keeps its [M, N] (only K is split), so it must fit L0C itself. A block
+// has at most `max_n` columns: the bias row a biased matmul adds lives in the small Bias buffer.
+std::optional<BlockShape> ChooseBlock(const Product& product, bool whole_result, int64_t max_n, const SocSpec& soc) {
   const auto [M, N, K] = product.whole;
   const int64_t a_bytes = product.a_bytes, b_bytes = product.b_bytes, c_bytes = product.c_bytes;
   const int64_t l0a = soc.capacity(MemorySpace::Left), l0b = soc.capacity(MemorySpace::Right);
   const int64_t l0c = soc.capacity(MemorySpace::Acc);
-  if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * c_bytes <= l0c) return std::nullopt;
-  // The cube works on 16 x 16 fractals: no block edge below 16.
-  constexpr int64_t kFractal = 16;
-  int64_t m = M, n = N;
-  if (whole_result && m * n * c_bytes > l0c) return std::nullopt;
-  while (!whole_result && m * n * c_bytes > l0c / 2) {
-    int64_t& larger = m >= n ? m : n;
-    if (larger % 2 != 0 || larger / 2 < kFractal) return std::nullopt;
-    larger /= 2;
+  if (M * K * a_bytes <= l0a && K * N * b_bytes <= l0b && M * N * (c_bytes + product.cast_bytes) <= l0c &&
+      N <= max_n)
+    return std::nullopt;
+  // The longest K step an [m, n] block's windows leave room for.
+  auto k_step = [&](const ResultBlock& block) -> std::optional<int64_t> {
+    for (int64_t k : BlockExtents(K))
+      if (block.m * k * a_bytes <= l0a / 2 && k * block.n * b_bytes <= l0b / 2) return k;
+    return std::nullopt;
+  };
+  ResultBlock result{M, N};
+  if (whole_result) {
+    if (M * N * c_bytes > l0c || N > max_n) return std::nullopt;
+  } else {
+    auto block = ChooseResultBlock(M, N, c_bytes, l0c / 2, max_n,
+                                   [&](const ResultBlock& block) { return k_step(block).has_value(); });
+    if (!block) return std::nullopt;
+    result = *block;
   }
-  auto k = Shrink(K, kFractal, [&](int64_t k) { return m * k * a_bytes > l0a / 2 || k * n * b_bytes > l0b / 2; });
+  const auto k = k_step(result);
   if (!k) return std::nullopt;
-  return BlockShape{m, n, *k};
+  return BlockShape{result.m, result.n, *k};
 }
 
 // Whether `tile` is one matrix: 2-D, or of higher rank with every leading extent 1 (a [1, M, K]
@@ -110,12 +122,6 @@ bool IsMatrix(const TileType& tile) {
 // Extent `dim` (0: rows, 1: columns) of a matrix tile.
 int64_t MatrixDim(const TileType& tile, size_t dim) { return tile.shape()[tile.shape().size() - 2 + dim]; }
 
-// `origin + delta`, written `delta` when the origin is 0.
-Result<ExprPtr> Plus(const ExprPtr& origin, const ExprPtr& delta, const Span& span) {
-  if (AsConstInt(origin) == 0) return delta;
-  return MakeBinary(BinaryOp::Add, origin, delta, span);
-}
-
 // A product that stays on chip for another matmul: cast (FIXPIPE) and moved whole into Mat.
 struct MatScratch {
   size_t cast, move;    // statement indices
@@ -123,12 +129,25 @@ struct MatScratch {
   VarPtr mat;           // the product in Mat: the scratch the blocks are assembled into
 };
 
-// The move of a whole Mat tile into L0A or L0B that feeds a matmul.
+// The move of a whole Mat tile into L0A or L0B that feeds a matmul, or the extract of a window of
+// one that SplitOversizedAccumulatorChains made (a window the kernel extracted itself stays as it
+// is): the window is then at (row, col).
 struct FeedingMove {
-  size_t index;    // statement index
-  VarPtr mat;      // the Mat tile moved
-  const Var* l0;   // the moved tile the matmul reads
-  bool last_read;  // the matmul is the moved tile's only remaining reader: the move goes with it
+  size_t index;       // statement index
+  VarPtr mat;         // the Mat tile moved
+  const Var* l0;      // the moved tile the matmul reads
+  bool last_read;     // the matmul is the moved tile's only remaining reader: the move goes with it
+  ExprPtr row, col;   // where in `mat` the operand starts
+};
+
+// The [1, N] row a tile.matmul_bias adds, in Bias. When it was moved there from a Mat tile loaded
+// from global memory, read by nothing else, a block of fewer columns loads its own window of it
+// instead (the Bias buffer is small: 1 KB on Ascend910B, 256 FP32 columns).
+struct BiasRow {
+  VarPtr row;                  // what the matmul reads
+  std::optional<size_t> move;  // `row = tile.move(mat, Bias)`, when windows of the row can be loaded
+  std::optional<size_t> load;  // `mat = tile.load(tensor, offsets, [1, N], target_memory=Mat)`
+  const Call* load_call = nullptr;
 };
 
 // A matmul found in a statement sequence, with the moves that fed it and what reads its result:
@@ -142,6 +161,7 @@ struct TiledMatmul {
   VarPtr result;
   VarPtr acc;                         // tile.matmul_acc's accumulator
   ExprPtr init_cond;                  // ... and its init_cond, which the first K step takes
+  std::optional<BiasRow> bias;        // tile.matmul_bias's, which the first K step of each block adds
   Call::Kwargs kwargs;                // the matmul's (out_dtype, a_trans, b_trans)
   bool a_trans, b_trans;
   BlockShape whole, block;
@@ -150,10 +170,13 @@ struct TiledMatmul {
   bool in_place() const { return stores.empty() && !scratch; }
   // Where the loop nest goes: after every statement it replaces reads its inputs.
   size_t anchor() const { return scratch ? scratch->move : in_place() ? matmul : stores.front(); }
+  // A block narrower than the product adds a window of the bias row, loaded for it.
+  bool windows_bias() const { return bias && bias->move && block.n < whole.n; }
   bool Replaces(size_t index) const {
     const bool stored = std::ranges::find(stores, index) != stores.end();
     return (index == lhs.index && lhs.last_read) || (index == rhs.index && rhs.last_read) || index == matmul ||
-           stored || (scratch && (index == scratch->cast || index == scratch->move));
+           stored || (scratch && (index == scratch->cast || index == scratch->move)) ||
+           (windows_bias() && (index == bias->move || index == bias->load));
   }
 };
 
@@ -270,7 +293,7 @@ class BlockNestBuilder {
     auto acc = Block(mi, ni, body);
     if (!acc) return pypto::unexpected(acc.error());
     for (size_t index : plan_.stores) {
-      auto store = BlockStore(*stmts_[index]->As<EvalStmt>()->expr()->As<Call>(), *acc, mi, ni);
+      auto store = passes::BlockStore(*stmts_[index]->As<EvalStmt>()->expr()->As<Call>(), *acc, mi, ni);
       if (!store) return store;
       body.push_back(*store);
     }
@@ -282,7 +305,13 @@ class BlockNestBuilder {
   // block's accumulator.
   Result<VarPtr> Block(const ExprPtr& mi, const ExprPtr& ni, std::vector<StmtPtr>& body,
                        const VarPtr& result = nullptr) {
-    auto first = Step(mi, ni, IndexConst(0, span_), plan_.acc, body, plan_.init_cond);
+    VarPtr bias = plan_.bias ? plan_.bias->row : nullptr;
+    if (plan_.windows_bias()) {
+      auto window = BiasWindow(ni, body);
+      if (!window) return window;
+      bias = *window;
+    }
+    auto first = Step(mi, ni, IndexConst(0, span_), plan_.acc, body, plan_.init_cond, bias);
     if (!first) return first;
     VarPtr acc = *first;
     if (K() > plan_.block.k) {
@@ -298,22 +327,51 @@ class BlockNestBuilder {
     return acc;
   }
 
-  // One K step: the two L0 windows and the matmul (into a fresh block, or added to `acc`, which
-  // `init_cond` overwrites instead where it holds), reading them transposed as the whole matmul
-  // read its operands.
+  // The bias row's columns [ni, ni + n) for one block: loaded from where the whole row was, into
+  // Mat, and moved into Bias.
+  Result<VarPtr> BiasWindow(const ExprPtr& ni, std::vector<StmtPtr>& out) {
+    const Call& load = *plan_.bias->load_call;
+    const auto& origin = load.args()[1]->As<TupleLiteral>()->elements();
+    std::vector<ExprPtr> offsets(origin.begin(), origin.end());
+    auto col = Plus(offsets.back(), ni, span_);
+    if (!col) return pypto::unexpected(col.error());
+    offsets.back() = *col;
+    const auto& extents = load.args()[2]->As<TupleLiteral>()->elements();
+    std::vector<ExprPtr> shape(extents.begin(), extents.end());
+    shape.back() = IndexConst(plan_.block.n, span_);
+    auto window = OpRegistry::Get().CreateCall(
+        "tile.load",
+        {load.args()[0], std::make_shared<TupleLiteral>(std::move(offsets), span_),
+         std::make_shared<TupleLiteral>(std::move(shape), span_)},
+        load.kwargs(), span_);
+    if (!window) return pypto::unexpected(window.error());
+    const auto& mat = stmts_[*plan_.bias->load]->As<AssignStmt>()->var();
+    auto window_var = std::make_shared<Var>(mat->name_hint(), (*window)->type(), span_);
+    out.push_back(std::make_shared<AssignStmt>(window_var, *window, span_));
+    auto move = OpRegistry::Get().CreateCall("tile.move", {window_var}, {{"target_memory", MemorySpace::Bias}}, span_);
+    if (!move) return pypto::unexpected(move.error());
+    auto row = std::make_shared<Var>(plan_.bias->row->name_hint(), (*move)->type(), span_);
+    out.push_back(std::make_shared<AssignStmt>(row, *move, span_));
+    return VarPtr(row);
+  }
+
+  // One K step: the two L0 windows and the matmul (into a fresh block, plus `bias` when given, or
+  // added to `acc`, which `init_cond` overwrites instead where it holds), reading them transposed as
+  // the whole matmul read its operands.
   Result<VarPtr> Step(const ExprPtr& mi, const ExprPtr& ni, const ExprPtr& ki, const VarPtr& acc,
-                      std::vector<StmtPtr>& out, const ExprPtr& init_cond = nullptr) {
+                      std::vector<StmtPtr>& out, const ExprPtr& init_cond = nullptr, const VarPtr& bias = nullptr) {
     const BlockShape& b = plan_.block;
-    auto lhs = plan_.a_trans ? Extract(plan_.lhs.mat, ki, mi, {b.k, b.m}, MemorySpace::Left, out)
-                             : Extract(plan_.lhs.mat, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
+    auto lhs = plan_.a_trans ? Extract(plan_.lhs, ki, mi, {b.k, b.m}, MemorySpace::Left, out)
+                             : Extract(plan_.lhs, mi, ki, {b.m, b.k}, MemorySpace::Left, out);
     if (!lhs) return lhs;
-    auto rhs = plan_.b_trans ? Extract(plan_.rhs.mat, ni, ki, {b.n, b.k}, MemorySpace::Right, out)
-                             : Extract(plan_.rhs.mat, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
+    auto rhs = plan_.b_trans ? Extract(plan_.rhs, ni, ki, {b.n, b.k}, MemorySpace::Right, out)
+                             : Extract(plan_.rhs, ki, ni, {b.k, b.n}, MemorySpace::Right, out);
     if (!rhs) return rhs;
     std::vector<ExprPtr> acc_args = {acc, *lhs, *rhs};
     if (init_cond) acc_args.push_back(init_cond);
-    auto call = acc ? OpRegistry::Get().CreateCall("tile.matmul_acc", std::move(acc_args), TransposeFlags(), span_)
-                    : OpRegistry::Get().CreateCall("tile.matmul", {*lhs, *rhs}, plan_.kwargs, span_);
+    auto call = acc    ? OpRegistry::Get().CreateCall("tile.matmul_acc", std::move(acc_args), TransposeFlags(), span_)
+                : bias ? OpRegistry::Get().CreateCall("tile.matmul_bias", {*lhs, *rhs, bias}, plan_.kwargs, span_)
+                       : OpRegistry::Get().CreateCall("tile.matmul", {*lhs, *rhs}, plan_.kwargs, span_);
     if (!call) return pypto::unexpected(call.error());
     auto var = std::make_shared<Var>(name_, (*call)->type(), span_);
     out.push_back(std::make_shared<AssignStmt>(var, *call, span_));
@@ -328,35 +386,22 @@ class BlockNestBuilder {
     return flags;
   }
 
-  Result<VarPtr> Extract(const VarPtr& source, const ExprPtr& row, const ExprPtr& col,
+  // The window at (row, col) of the operand `feed` reads, from the Mat tile it lies in.
+  Result<VarPtr> Extract(const FeedingMove& feed, const ExprPtr& row, const ExprPtr& col,
                          const std::vector<int64_t>& shape, MemorySpace space, std::vector<StmtPtr>& out) {
+    const VarPtr& source = feed.mat;
+    auto at_row = Plus(feed.row, row, span_);
+    if (!at_row) return pypto::unexpected(at_row.error());
+    auto at_col = Plus(feed.col, col, span_);
+    if (!at_col) return pypto::unexpected(at_col.error());
     Call::Kwargs kwargs{{"target_memory", space}};
-    auto call = OpRegistry::Get().CreateCall("tile.extract", {source, row, col, IndexTuple(shape, span_)},
+    auto call = OpRegistry::Get().CreateCall("tile.extract", {source, *at_row, *at_col, IndexTuple(shape, span_)},
                                              std::move(kwargs), span_);
     if (!call) return pypto::unexpected(call.error());
     const char* buffer = space == MemorySpace::Left ? "l0a" : "l0b";
     auto var = std::make_shared<Var>(fmt::format("{}_{}", source->name_hint(), buffer), (*call)->type(), span_);
     out.push_back(std::make_shared<AssignStmt>(var, *call, span_));
     return VarPtr(var);
-  }
-
-  // The original store of the whole result, for the block at (mi, ni) of it.
-  Result<StmtPtr> BlockStore(const Call& store, const VarPtr& block, const ExprPtr& mi, const ExprPtr& ni) {
-    const auto& origin = store.args()[1]->As<TupleLiteral>()->elements();
-    std::vector<ExprPtr> offsets(origin.begin(), origin.end());
-    const size_t rows = offsets.size() - 2, cols = offsets.size() - 1;
-    auto row = Plus(offsets[rows], mi, store.span());
-    if (!row) return pypto::unexpected(row.error());
-    auto col = Plus(offsets[cols], ni, store.span());
-    if (!col) return pypto::unexpected(col.error());
-    offsets[rows] = *row;
-    offsets[cols] = *col;
-    std::vector<ExprPtr> args = store.args();
-    args[0] = block;
-    args[1] = std::make_shared<TupleLiteral>(std::move(offsets), store.span());
-    auto call = OpRegistry::Get().CreateCall("tile.store", std::move(args), store.kwargs(), store.span());
-    if (!call) return pypto::unexpected(call.error());
-    return StmtPtr(std::make_shared<EvalStmt>(*call, store.span()));
   }
 
   const TiledMatmul& plan_;
@@ -367,7 +412,8 @@ class BlockNestBuilder {
 
 class MatmulTiler final : public IRMutator {
  public:
-  MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads) : soc_(soc), reads_(std::move(reads)) {}
+  MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads, std::unordered_set<const Var*> windows)
+      : soc_(soc), reads_(std::move(reads)), windows_(std::move(windows)) {}
 
   std::optional<Diagnostic> error;
 
@@ -414,14 +460,17 @@ class MatmulTiler final : public IRMutator {
     for (size_t j = 0; j < before; ++j) {
       const auto* assign = stmts[j]->As<AssignStmt>();
       if (!assign || assign->var().get() != &var) continue;
-      const Call* move = OpCallOf(stmts[j], "tile.move");
+      const Call* extract = windows_.contains(&var) ? OpCallOf(stmts[j], "tile.extract") : nullptr;
+      const Call* move = extract ? extract : OpCallOf(stmts[j], "tile.move");
       const auto source = move ? std::dynamic_pointer_cast<const Var>(move->args()[0]) : nullptr;
       const auto* tile = source ? source->type()->As<TileType>() : nullptr;
       if (!tile || tile->memory_space() != MemorySpace::Mat || !IsMatrix(*tile)) return std::nullopt;
       const size_t k_axis = tile->shape().size() - 2 + k_dim;
       if (tile->has_partial_valid_shape() && AsConstInt(tile->valid_shape()[k_axis]) != tile->shape()[k_axis])
         return std::nullopt;
-      return FeedingMove{j, source, &var, ReadsOf(var) == 1};
+      const ExprPtr zero = IndexConst(0, stmts[j]->span());
+      return FeedingMove{j, source, &var, ReadsOf(var) == 1, extract ? extract->args()[1] : zero,
+                         extract ? extract->args()[2] : zero};
     }
     return std::nullopt;
   }
@@ -436,6 +485,8 @@ class MatmulTiler final : public IRMutator {
   std::optional<TiledMatmul> Plan(const std::vector<StmtPtr>& stmts, size_t i) const {
     const auto* assign = stmts[i]->As<AssignStmt>();
     const Call* call = OpCallOf(stmts[i], "tile.matmul");
+    const Call* biased = call ? nullptr : OpCallOf(stmts[i], "tile.matmul_bias");
+    if (biased) call = biased;
     const bool accumulates = !call;
     if (accumulates) call = OpCallOf(stmts[i], "tile.matmul_acc");
     if (!call || !assign) return std::nullopt;
@@ -450,10 +501,12 @@ class MatmulTiler final : public IRMutator {
     auto lhs_move = FindFeedingMove(stmts, *lhs, i, a_trans ? 0 : 1);
     auto rhs_move = FindFeedingMove(stmts, *rhs, i, b_trans ? 1 : 0);
     if (!lhs_move || !rhs_move) return std::nullopt;
-    const auto& lhs_type = *lhs_move->mat->type()->As<TileType>();
-    const auto& rhs_type = *rhs_move->mat->type()->As<TileType>();
+    // The operands as the matmul reads them: a whole Mat tile, or a window of one.
+    const auto& lhs_type = *lhs->type()->As<TileType>();
+    const auto& rhs_type = *rhs->type()->As<TileType>();
+    if (!IsMatrix(lhs_type) || !IsMatrix(rhs_type)) return std::nullopt;
     const auto& result_type = *assign->var()->type()->As<TileType>();
-    const Product product{
+    Product product{
         .whole = {.m = MatrixDim(lhs_type, a_trans ? 1 : 0),
                   .n = MatrixDim(rhs_type, b_trans ? 0 : 1),
                   .k = MatrixDim(lhs_type, a_trans ? 0 : 1)},
@@ -474,10 +527,48 @@ class MatmulTiler final : public IRMutator {
     // A fresh product read only by stores, or only by a cast into Mat, is built block by block;
     // tile.matmul_acc's accumulator, and a product read any other way, stay whole.
     if (!accumulates) FindBlockReaders(stmts, plan);
-    auto block = ChooseBlock(product, plan.in_place(), soc_);
+    if (plan.scratch) {
+      const auto& narrowed = *stmts[plan.scratch->cast]->As<AssignStmt>()->var()->type()->As<TileType>();
+      product.cast_bytes = DataTypeBytes(narrowed.dtype());
+    }
+    int64_t max_n = product.whole.n;
+    if (biased) {
+      const auto bias = std::dynamic_pointer_cast<const Var>(call->args()[2]);
+      if (!bias) return std::nullopt;
+      plan.bias = FindBiasRow(stmts, bias, i);
+      if (plan.bias->move) max_n = soc_.capacity(MemorySpace::Bias) / product.c_bytes;
+    }
+    auto block = ChooseBlock(product, plan.in_place(), max_n, soc_);
     if (!block) return std::nullopt;
     plan.block = *block;
     return plan;
+  }
+
+  // The bias row `row` read by the matmul at statement `i`, with the move and load that brought it
+  // from global memory when windows of it can be loaded instead (nothing else reads them).
+  BiasRow FindBiasRow(const std::vector<StmtPtr>& stmts, const VarPtr& row, size_t i) const {
+    BiasRow bias{.row = row};
+    if (ReadsOf(*row) != 1) return bias;
+    for (size_t j = 0; j < i; ++j) {
+      const auto* assign = stmts[j]->As<AssignStmt>();
+      const Call* move = OpCallOf(stmts[j], "tile.move");
+      if (!assign || assign->var() != row || !move) continue;
+      const auto* mat = move->args()[0]->As<Var>();
+      if (!mat || ReadsOf(*mat) != 1) return bias;
+      for (size_t l = 0; l < j; ++l) {
+        const auto* def = stmts[l]->As<AssignStmt>();
+        const Call* load = OpCallOf(stmts[l], "tile.load");
+        if (!def || def->var().get() != mat || !load) continue;
+        // A load with a valid shape of its own keeps its row whole.
+        if (load->args().size() != 3 || !load->args()[1]->Is<TupleLiteral>() || !load->args()[2]->Is<TupleLiteral>())
+          return bias;
+        bias.move = j;
+        bias.load = l;
+        bias.load_call = load;
+      }
+      return bias;
+    }
+    return bias;
   }
 
   // The stores of the product at statement `plan.matmul` (every read of it), or else its cast into a
@@ -522,14 +613,18 @@ class MatmulTiler final : public IRMutator {
   const SocSpec& soc_;
   // How many times each variable is still read: a tiled matmul no longer reads its moved operands.
   std::unordered_map<const Var*, int> reads_;
+  // Operand windows SplitOversizedAccumulatorChains extracted, which may be cut further.
+  std::unordered_set<const Var*> windows_;
 };
 
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
   if (!IsKernel(function->type()) || !function->body()) return function;
-  auto split = SplitOversizedBatchMatmuls(function->body(), soc);
+  auto batches = SplitOversizedBatchMatmuls(function->body(), soc);
+  if (!batches) return pypto::unexpected(batches.error());
+  auto split = SplitOversizedAccumulatorChains(*batches, soc);
   if (!split) return pypto::unexpected(split.error());
-  MatmulTiler tiler(soc, ReadCounts(*split));
-  StmtPtr body = tiler.MutateStmt(*split);
+  MatmulTiler tiler(soc, ReadCounts(split->body), std::move(split->windows));
+  StmtPtr body = tiler.MutateStmt(split->body);
   if (tiler.error) return pypto::unexpected(*tiler.error);
   return body == function->body() ? function : function->WithBody(body);
 }

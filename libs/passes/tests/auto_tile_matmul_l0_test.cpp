@@ -118,6 +118,62 @@ ir::ProgramPtr TransposedLeftAccumulatingKernel(int64_t M, int64_t K, int64_t N)
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
 }
 
+// `out = a @ b + bias` with BF16 a [M, K], b [K, N] and an FP32 bias row [1, N], each loaded whole
+// into Mat and moved into Left/Right/Bias, as InferTileMemorySpace places a matmul_bias.
+ir::ProgramPtr BiasedKernel(int64_t M, int64_t K, int64_t N) {
+  const auto bf16 = ir::DataType::BF16;
+  auto a = testing::Tensor("a", {M, K}, bf16), b = testing::Tensor("b", {K, N}, bf16);
+  auto bias = testing::Tensor("bias", {1, N}), out = testing::Tensor("out", {M, N});
+  BodyBuilder body;
+  auto a_mat = body.Load("a_mat", a, M, K), b_mat = body.Load("b_mat", b, K, N);
+  auto bias_mat = body.Load("bias_mat", bias, 1, N);
+  auto a_l = body.Move("a_l", a_mat, ir::MemorySpace::Left), b_r = body.Move("b_r", b_mat, ir::MemorySpace::Right);
+  auto bias_bt = body.Move("bias_bt", bias_mat, ir::MemorySpace::Bias);
+  body.Store(body.Def("c", Op("tile.matmul_bias", {a_l, b_r, bias_bt})), out);
+  auto kernel = testing::KernelFunction(
+      "mm", {a, b, bias, out},
+      {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::move(body.stmts), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
+// A K loop written in the kernel: `acc` [M, N] INT32 in L0C, carried through K / k_step iterations
+// that each load [M, k_step] and [k_step, N] INT8 panels into Mat and accumulate their product
+// (overwriting on the first step), then stored.
+ir::ProgramPtr AccumulatingLoopKernel(int64_t M, int64_t K, int64_t N, int64_t k_step) {
+  const auto i8 = ir::DataType::INT8, i32 = ir::DataType::INT32;
+  auto a = testing::Tensor("a", {M, K}, i8), b = testing::Tensor("b", {K, N}, i8);
+  auto out = testing::Tensor("out", {M, N}, i32);
+  auto index = [](int64_t value) { return std::make_shared<ir::ConstInt>(value, ir::DataType::INDEX); };
+  auto offsets = [](ir::ExprPtr row, ir::ExprPtr col) {
+    return std::make_shared<ir::TupleLiteral>(std::vector<ir::ExprPtr>{std::move(row), std::move(col)});
+  };
+  BodyBuilder outer;
+  auto acc = outer.Def("acc", OpWithKwargs("tile.create", {Ints({M, N})},
+                                           {{"dtype", i32}, {"target_memory", ir::MemorySpace::Acc}}));
+  auto kb = std::make_shared<ir::Var>("kb", std::make_shared<ir::ScalarType>(ir::DataType::INDEX));
+  auto carried = std::make_shared<ir::Var>("acc_k", acc->type());
+  BodyBuilder step;
+  auto at = step.Def("at", OpWithKwargs("tile.load", {a, offsets(index(0), kb), Ints({M, k_step})},
+                                        In(ir::MemorySpace::Mat)));
+  auto bt = step.Def("bt", OpWithKwargs("tile.load", {b, offsets(kb, index(0)), Ints({k_step, N})},
+                                        In(ir::MemorySpace::Mat)));
+  auto first = ir::MakeBinary(ir::BinaryOp::Eq, kb, index(0), {});
+  auto sum = step.Def("acc_next", Op("tile.matmul_acc", {carried, step.Move("at_l", at, ir::MemorySpace::Left),
+                                                         step.Move("bt_r", bt, ir::MemorySpace::Right), *first}));
+  step.stmts.push_back(std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{sum}));
+  auto summed = std::make_shared<ir::Var>("acc_sum", acc->type());
+  outer.stmts.push_back(std::make_shared<ir::ForStmt>(
+      kb, index(0), index(K), index(k_step), std::vector<ir::IterArg>{{carried, acc}},
+      std::make_shared<ir::SeqStmts>(std::move(step.stmts)), std::vector<ir::VarPtr>{summed},
+      ir::ForKind::Sequential));
+  outer.Store(summed, out);
+  auto kernel = testing::KernelFunction("mm", {a, b, out},
+                                        {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                                        std::move(outer.stmts), out);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel}, "mm");
+}
+
 std::string KernelBody(const ir::Program& program) {
   const std::string text = ir::PrintProgram(program);
   return text.substr(text.find(":\n", text.find("def mm")) + 2);
@@ -276,6 +332,100 @@ TEST(AutoTileMatmulL0, AProductReadWholeKeepsItsShapeAndATransposedLeftOperandIs
             "b_mat_l0b_3, a_trans=True)\n"
             "            c2_3: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(c2_2)\n"
             "        pl.tile.store(c2_3, [0, 0], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, ABiasedMatmulAddsEachBlocksWindowOfTheBiasRowOnItsFirstKStep) {
+  // [128, 256] @ [256, 512] in BF16 plus a [1, 512] FP32 row: the 256 KB result exceeds L0C, the
+  // 2 KB row the 1 KB Bias buffer. Blocks of [128, 128] (64 KB) each load their 512-byte window of
+  // the row; k = 128 (32 KB of L0A).
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, BiasedKernel(128, 256, 512));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[128, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [128, 256], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[256, 512], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [256, 512], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        for c_ni in pl.range(0, 512, 128):\n"
+            "            bias_mat: pl.Tile[[1, 128], pl.FP32, pl.Mem.Mat] = pl.tile.load(bias, [0, c_ni], [1, 128], "
+            "target_memory=pl.Mem.Mat)\n"
+            "            bias_bt: pl.Tile[[1, 128], pl.FP32, pl.Mem.Bias] = pl.tile.move(bias_mat, "
+            "target_memory=pl.Mem.Bias)\n"
+            "            a_mat_l0a: pl.Tile[[128, 128], pl.BF16, pl.Mem.Left] = pl.tile.extract(a_mat, 0, 0, [128, "
+            "128], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b: pl.Tile[[128, 128], pl.BF16, pl.Mem.Right] = pl.tile.extract(b_mat, 0, c_ni, "
+            "[128, 128], target_memory=pl.Mem.Right)\n"
+            "            c: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_bias(a_mat_l0a, b_mat_l0b, "
+            "bias_bt)\n"
+            "            for c_ki, (c_1,) in pl.range(128, 256, 128, init_values=(c,)):\n"
+            "                a_mat_l0a_1: pl.Tile[[128, 128], pl.BF16, pl.Mem.Left] = pl.tile.extract(a_mat, 0, "
+            "c_ki, [128, 128], target_memory=pl.Mem.Left)\n"
+            "                b_mat_l0b_1: pl.Tile[[128, 128], pl.BF16, pl.Mem.Right] = pl.tile.extract(b_mat, c_ki, "
+            "c_ni, [128, 128], target_memory=pl.Mem.Right)\n"
+            "                c_2: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(c_1, a_mat_l0a_1, "
+            "b_mat_l0b_1)\n"
+            "                c_3: pl.Tile[[128, 128], pl.FP32, pl.Mem.Acc] = pl.yield_(c_2)\n"
+            "            pl.tile.store(c_3, [0, c_ni], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, ABiasRowThatFitsBiasIsAddedWholeToEachRowBlock) {
+  // [1040, 64] @ [64, 64] in BF16 plus a [1, 64] FP32 row: the 260 KB result exceeds L0C and the
+  // 130 KB left operand L0A. 1040 = 65 x 16: blocks of [208, 64] (52 KB) keep every column, so the
+  // 256-byte row stays whole in Bias, moved there once before the loop.
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, BiasedKernel(1040, 64, 64));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        a_mat: pl.Tile[[1040, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [1040, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        b_mat: pl.Tile[[64, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        bias_mat: pl.Tile[[1, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(bias, [0, 0], [1, 64], "
+            "target_memory=pl.Mem.Mat)\n"
+            "        bias_bt: pl.Tile[[1, 64], pl.FP32, pl.Mem.Bias] = pl.tile.move(bias_mat, "
+            "target_memory=pl.Mem.Bias)\n"
+            "        for c_mi in pl.range(0, 1040, 208):\n"
+            "            a_mat_l0a: pl.Tile[[208, 64], pl.BF16, pl.Mem.Left] = pl.tile.extract(a_mat, c_mi, 0, [208, "
+            "64], target_memory=pl.Mem.Left)\n"
+            "            b_mat_l0b: pl.Tile[[64, 64], pl.BF16, pl.Mem.Right] = pl.tile.extract(b_mat, 0, 0, [64, "
+            "64], target_memory=pl.Mem.Right)\n"
+            "            c: pl.Tile[[208, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_bias(a_mat_l0a, b_mat_l0b, "
+            "bias_bt)\n"
+            "            pl.tile.store(c, [c_mi, 0], out)\n"
+            "        return out\n");
+}
+
+TEST(AutoTileMatmulL0, AnAccumulatorLoopBeyondL0cRunsOncePerBlockOfIt) {
+  // [272, 144] INT32 is 153 KB, beyond L0C: 272 = 17 x 16 and 144 = 3 x 48 leave [272, 48] blocks
+  // (51 KB), each running the whole K loop on [272, 384] / [384, 48] windows of the panels, which
+  // exceed L0A and L0B's halves and are split again into k = 96 steps.
+  auto tiled = testing::RunOk({AutoTileMatmulL0()}, AccumulatingLoopKernel(272, 768, 144, 384));
+  ASSERT_TRUE(tiled);
+  EXPECT_EQ(KernelBody(*tiled),
+            "        for acc_ni in pl.range(0, 144, 48):\n"
+            "            acc: pl.Tile[[272, 48], pl.INT32, pl.Mem.Acc] = pl.tile.create([272, 48], dtype=pl.INT32, "
+            "target_memory=pl.Mem.Acc)\n"
+            "            for kb, (acc_k,) in pl.range(0, 768, 384, init_values=(acc,)):\n"
+            "                at: pl.Tile[[272, 384], pl.INT8, pl.Mem.Mat] = pl.tile.load(a, [0, kb], [272, 384], "
+            "target_memory=pl.Mem.Mat)\n"
+            "                bt: pl.Tile[[384, 144], pl.INT8, pl.Mem.Mat] = pl.tile.load(b, [kb, 0], [384, 144], "
+            "target_memory=pl.Mem.Mat)\n"
+            "                at_l0a: pl.Tile[[272, 96], pl.INT8, pl.Mem.Left] = pl.tile.extract(at, 0, 0, [272, 96], "
+            "target_memory=pl.Mem.Left)\n"
+            "                bt_l0b: pl.Tile[[96, 48], pl.INT8, pl.Mem.Right] = pl.tile.extract(bt, 0, acc_ni, [96, "
+            "48], target_memory=pl.Mem.Right)\n"
+            "                acc_next: pl.Tile[[272, 48], pl.INT32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_k, at_l0a, "
+            "bt_l0b, init_cond=kb == 0)\n"
+            "                for acc_next_ki, (acc_next_1,) in pl.range(96, 384, 96, init_values=(acc_next,)):\n"
+            "                    at_l0a_1: pl.Tile[[272, 96], pl.INT8, pl.Mem.Left] = pl.tile.extract(at, 0, "
+            "acc_next_ki, [272, 96], target_memory=pl.Mem.Left)\n"
+            "                    bt_l0b_1: pl.Tile[[96, 48], pl.INT8, pl.Mem.Right] = pl.tile.extract(bt, "
+            "acc_next_ki, acc_ni, [96, 48], target_memory=pl.Mem.Right)\n"
+            "                    acc_next_2: pl.Tile[[272, 48], pl.INT32, pl.Mem.Acc] = "
+            "pl.tile.matmul_acc(acc_next_1, at_l0a_1, bt_l0b_1)\n"
+            "                    acc_next_3: pl.Tile[[272, 48], pl.INT32, pl.Mem.Acc] = pl.yield_(acc_next_2)\n"
+            "                acc_sum: pl.Tile[[272, 48], pl.INT32, pl.Mem.Acc] = pl.yield_(acc_next_3)\n"
+            "            pl.tile.store(acc_sum, [0, acc_ni], out)\n"
             "        return out\n");
 }
 

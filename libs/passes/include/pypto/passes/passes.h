@@ -46,6 +46,8 @@ Pass InferTileMemorySpace();
 // is stored to global memory or cast into Mat for another matmul, is computed block by block: loops
 // over [m, n] blocks of the result and over k-steps of the reduction, extracting L0 windows
 // (tile.extract) of the operands kept in Mat; a chained product's blocks are assembled into Mat.
+// A matmul_bias adds each block's window of its bias row on the block's first k-step; a K loop
+// written in the kernel whose accumulator exceeds L0C runs once per block of the accumulator.
 Pass AutoTileMatmulL0();
 // Retypes each InCore kernel to AIV (vector ops only) or AIC (cube ops only); a kernel that mixes
 // both becomes a Group of an AIC and an AIV member joined by cross-core pipes. An AIV kernel split
