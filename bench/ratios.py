@@ -12,6 +12,8 @@ ratio, and the issue's target with PASS/MISS where it sets one.
 
 References (all single-threaded, as each simulated core's kernel is):
   add, exp, row_sum    np.add(a, b, out=c), np.exp(a, out=c), np.sum(a, axis=1, out=r)
+  fill                 c.fill(v); a second row puts the plain std::fill_n loop FillF32 was
+                       before it used Highway (BM_Tile/fill_plain) next to the same numpy fill
   f32 <-> f16 casts    np.copyto(dst, src, casting="unsafe") into a preallocated array (astype
                        without the allocation)
   f32 <-> bf16 casts   numpy has no bfloat16: torch's dst.copy_(src) into a preallocated tensor,
@@ -120,6 +122,7 @@ def references():
         f"BM_Tile/add/{size}": ("numpy add", lambda: np.add(a, b, out=c)),
         f"BM_Tile/exp/{size}": ("numpy exp", lambda: np.exp(e, out=c)),
         f"BM_Tile/row_sum/{size}": ("numpy sum", lambda: np.sum(a, axis=1, out=rows)),
+        f"BM_Tile/fill/{size}": ("numpy fill", lambda: c.fill(2.5)),
         f"BM_Tile/cast_f32_f16/{size}": ("numpy copyto", lambda: np.copyto(half, a, casting="unsafe")),
         f"BM_Tile/cast_f16_f32/{size}": ("numpy copyto", lambda: np.copyto(c, half, casting="unsafe")),
     }
@@ -170,6 +173,8 @@ def rows():
         Row(f"add f32 {size}, one sim task", f"BM_SimTileAddSession/{size}", f"BM_Tile/add/{size}", "time"),
         Row(f"exp f32 {size}", f"BM_Tile/exp/{size}", f"BM_Tile/exp/{size}", "time"),
         Row(f"row_sum f32 {size}", f"BM_Tile/row_sum/{size}", f"BM_Tile/row_sum/{size}", "time"),
+        Row(f"fill f32 {size}", f"BM_Tile/fill/{size}", f"BM_Tile/fill/{size}", "time"),
+        Row(f"fill f32 {size}, plain loop", f"BM_Tile/fill_plain/{size}", f"BM_Tile/fill/{size}", "time"),
     ]
     for cast in ("f32_bf16", "f32_f16", "bf16_f32", "f16_f32"):
         name = f"BM_Tile/cast_{cast}/{size}"

@@ -6,6 +6,9 @@
 //   BM_Tile/add/<rows>x<cols>        BinaryF32(Add): c = a + b (a distinct result tile, as numpy's out=)
 //   BM_Tile/exp/<rows>x<cols>        UnaryF32(Exp): c = exp(a)
 //   BM_Tile/row_sum/<rows>x<cols>    RowReduceF32(Sum): [rows, cols] -> [rows] (pairwise)
+//   BM_Tile/fill/<rows>x<cols>       FillF32: every element set to one value (tile.full, tile.expands)
+//   BM_Tile/fill_plain/<rows>x<cols> the same fill as a plain std::fill_n loop built with this
+//                                    binary's flags, which is what FillF32 was before it used Highway
 //   BM_Tile/cast_<from>_<to>/<r>x<c> Convert between F32 and F16/BF16, tile.cast's default rounding
 //                                    (to nearest even)
 //   BM_Matmul/<in>/<n>               MatmulF32/F16/BF16: n x n x n, fp32 result; F16 and BF16 inputs
@@ -20,6 +23,7 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -136,6 +140,24 @@ void BM_RowSum(benchmark::State& state, Size size) {
   SetThroughput(state, size.count(), sizeof(float));
 }
 
+// dst[i] = value through fill(dst, value, n): the kernel, or the plain loop it replaced.
+template <void (*fill)(float*, float, size_t)>
+void BM_Fill(benchmark::State& state, Size size) {
+  const size_t n = size.count();
+  const Tile dst(n * sizeof(float));
+  fill(dst.as<float>(), 2.5f, n);
+  for (size_t i = 0; i < n; ++i)
+    if (dst.as<float>()[i] != 2.5f) return Skip(state, "wrong fill at " + std::to_string(i));
+  for (auto _ : state) {
+    fill(dst.as<float>(), 2.5f, n);
+    benchmark::ClobberMemory();
+  }
+  SetThroughput(state, n, sizeof(float));
+}
+
+// Out of line, as the kernel is: the loop cannot be folded into the benchmark's.
+[[gnu::noinline]] void PlainFill(float* dst, float value, size_t n) { std::fill_n(dst, n, value); }
+
 // One conversion, from -> to. The source holds Values() in `from` (converted once, exactly); the
 // check converts the result back and expects the values unchanged.
 void BM_Cast(benchmark::State& state, sim::ElemType from, sim::ElemType to, Size size) {
@@ -246,6 +268,8 @@ void RegisterTileOps() {
   Register("BM_Tile/add/" + SizeName(kTile), BM_Add, kTile);
   Register("BM_Tile/exp/" + SizeName(kTile), BM_Exp, kTile);
   for (Size size : {kTile, Size{64, 4096}}) Register("BM_Tile/row_sum/" + SizeName(size), BM_RowSum, size);
+  Register("BM_Tile/fill/" + SizeName(kTile), BM_Fill<sim::FillF32>, kTile);
+  Register("BM_Tile/fill_plain/" + SizeName(kTile), BM_Fill<PlainFill>, kTile);
   using T = sim::ElemType;
   const struct {
     const char* name;

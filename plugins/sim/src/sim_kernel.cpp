@@ -15,6 +15,7 @@
 #include "kernels/arg_reduce.h"
 #include "kernels/integer_ops.h"
 #include "pypto/ir/printer.h"
+#include "overwritten_fills.h"
 #include "pad_value.h"
 #include "tile_ops.h"
 
@@ -244,6 +245,7 @@ class Decoder {
     if (auto ok = DecodeParams(); !ok) return Error(ok.error());
     if (!function_.body()) return Error(fmt::format("{}: kernel '{}' has no body", function_.span().str(), Name()));
     if (auto ok = DecodeStmt(function_.body()); !ok) return Error(ok.error());
+    DropOverwrittenFills(kernel_);
     return std::move(kernel_);
   }
 

@@ -127,6 +127,56 @@ TEST(SimDecoder, FunctionCallsAreRefused) {
   EXPECT_THAT(kernel.error(), AllOf(HasSubstr("kernels.py:9:3"), HasSubstr("'helper'")));
 }
 
+// `t = pl.full(...); u = pl.col_expand(t, v)` in place: the broadcast overwrites every byte the fill
+// wrote without reading them, so the fill is dropped (the loop around it renumbered); a fill whose
+// tile the next op reads (row_expand_mul) stays. The kernel computes what the IR says either way.
+TEST(SimDecoder, FillThatABroadcastOverwritesIsDropped) {
+  const auto zero = std::make_shared<ir::ConstFloat>(0.0, ir::DataType::FP32, ir::Span{});
+  const ir::Call::Kwargs fp32{{"dtype", ir::DataType::FP32}};
+  const auto tile16 = KernelBuilder::TileAt({16, 16}, ir::DataType::FP32, 1024);
+  KernelBuilder k("bcast");
+  auto v = k.Tensor("v", {1, 16});
+  auto s = k.Tensor("s", {16, 1});
+  auto y = k.Tensor("y", {16, 16}, ir::DataType::FP32, ir::ParamDirection::Out);
+  auto z = k.Tensor("z", {16, 16}, ir::DataType::FP32, ir::ParamDirection::Out);
+  auto tv = k.Load("tv", v, {0, 0}, {1, 16}, 0);
+  auto ts = k.Load("ts", s, {0, 0}, {16, 1}, 64);
+  k.For("i", 2);
+  auto full = k.Call("tile.full", "full", {Ints({16, 16}), zero}, fp32, tile16);
+  auto rows = k.Call("tile.col_expand", "rows", {full, tv}, {}, tile16);
+  k.Store(rows, {0, 0}, y);
+  k.EndFor();
+  auto kept = k.Call("tile.full", "kept", {Ints({16, 16}), zero}, fp32, tile16);
+  auto scaled = k.Call("tile.row_expand_mul", "scaled", {kept, ts}, {}, tile16);
+  k.Store(scaled, {0, 0}, z);
+  auto kernel = Decode(k.Build());
+  ASSERT_TRUE(kernel) << kernel.error();
+  const std::string listing = sim::FormatListing(*kernel, Soc());
+  ASSERT_EQ(kernel->code.size(), 9u) << listing;
+  EXPECT_EQ(kernel->code[2].op, sim::Opcode::LoopBegin) << listing;
+  EXPECT_EQ(kernel->code[3].compute.kind, sim::ComputeKind::ColBroadcast) << listing;
+  EXPECT_EQ(kernel->code[2].loop.partner, 5u) << listing;
+  EXPECT_EQ(kernel->code[5].loop.partner, 2u) << listing;
+  EXPECT_EQ(kernel->code[6].compute.kind, sim::ComputeKind::Fill) << listing;
+  EXPECT_EQ(kernel->sources.size(), kernel->code.size());
+  EXPECT_THAT(kernel->sources[3].text, HasSubstr("pl.tile.col_expand(full, tv)"));
+
+  std::vector<float> vv(16), sv(16, 3.0f), yv(256, -1.0f), zv(256, -1.0f);
+  for (size_t i = 0; i < vv.size(); ++i) vv[i] = static_cast<float>(i) + 0.5f;
+  auto vd = View(vv.data(), 64, {1, 16}, {16, 1}, 0);
+  auto sd = View(sv.data(), 64, {16, 1}, {1, 1}, 0);
+  auto yd = View(yv.data(), 1024, {16, 16}, {16, 1}, 0);
+  auto zd = View(zv.data(), 1024, {16, 16}, {16, 1}, 0);
+  sim::CoreMemory memory(Soc());
+  auto result = RunDirect(*kernel, {&vd, &sd, &yd, &zd}, memory);
+  ASSERT_TRUE(result) << result.error().message;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) {
+      ASSERT_EQ(yv[r * 16 + c], vv[c]) << r << "," << c;
+      ASSERT_EQ(zv[r * 16 + c], 0.0f) << r << "," << c;
+    }
+}
+
 // A 3-d region whose two inner dimensions are contiguous, and a 1-d one, straight on an arena.
 TEST(SimExecutor, RunsNdRegionsOnAnArena) {
   KernelBuilder k("nd");

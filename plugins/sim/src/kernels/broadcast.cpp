@@ -1,10 +1,14 @@
-// Broadcasts of a per-row or per-column vector over a tile. The expand ops are row-at-a-time calls
-// of the element-wise kernels; only exp(src - vec) has its own vector loop (compiled once per Highway
-// target), since no element-wise kernel fuses the subtraction into the exponential.
+// Broadcasts of a per-row or per-column vector over a tile, and fills. The expand ops are
+// row-at-a-time calls of the element-wise kernels; exp(src - vec) has its own vector loop (compiled
+// once per Highway target), since no element-wise kernel fuses the subtraction into the exponential,
+// and so do fills: GCC at -O2 leaves std::fill_n of a float a scalar store loop, which made
+// tile.full the hottest kernel of attention loops that refill a tile every iteration.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/broadcast.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+
+#include <hwy/contrib/algo/copy-inl.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +38,15 @@ void ColExpDifKernel(float* dst, const float* src, const float* col_vec, size_t 
     Map2(d, dst + r * cols, src + r * cols, col_vec, cols, [&](auto v, auto c) { return ExpF32(d, hn::Sub(v, c)); });
 }
 
+// Any 32-bit lane type: float and int32_t fills share it, and the row broadcasts fill one row each.
+template <typename T>
+void FillKernel(T* dst, T value, size_t n) {
+  hn::Fill(hn::ScalableTag<T>(), value, n, dst);
+}
+
+void FillF32Kernel(float* dst, float value, size_t n) { FillKernel(dst, value, n); }
+void FillI32Kernel(int32_t* dst, int32_t value, size_t n) { FillKernel(dst, value, n); }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace pypto::sim
 HWY_AFTER_NAMESPACE();
@@ -43,6 +56,8 @@ namespace pypto::sim {
 
 HWY_EXPORT(RowExpDifKernel);
 HWY_EXPORT(ColExpDifKernel);
+HWY_EXPORT(FillF32Kernel);
+HWY_EXPORT(FillI32Kernel);
 
 namespace {
 
@@ -56,13 +71,16 @@ const T* Stable(const T* vec, size_t len, const T* dst, size_t dst_len, std::vec
   return keep.data();
 }
 
-// dst[r][c] = row_vec[r] and dst[r][c] = col_vec[c], for any element type (row_vec / col_vec may
+void Fill(float* dst, float value, size_t n) { HWY_DYNAMIC_DISPATCH(FillF32Kernel)(dst, value, n); }
+void Fill(int32_t* dst, int32_t value, size_t n) { HWY_DYNAMIC_DISPATCH(FillI32Kernel)(dst, value, n); }
+
+// dst[r][c] = row_vec[r] and dst[r][c] = col_vec[c], for float and int32_t (row_vec / col_vec may
 // lie in dst: they are copied first then).
 template <typename T>
 void RowBroadcast(T* dst, const T* row_vec, size_t rows, size_t cols) {
   std::vector<T> keep;
   row_vec = Stable(row_vec, rows, dst, rows * cols, keep);
-  for (size_t r = 0; r < rows; ++r) std::fill_n(dst + r * cols, cols, row_vec[r]);
+  for (size_t r = 0; r < rows; ++r) Fill(dst + r * cols, row_vec[r], cols);
 }
 
 template <typename T>
@@ -130,9 +148,8 @@ void ColBroadcastI32(int32_t* dst, const int32_t* col_vec, size_t rows, size_t c
   ColBroadcast(dst, col_vec, rows, cols);
 }
 
-// Plain loops: the compiler already turns std::fill_n into full-width vector stores.
-void FillF32(float* dst, float value, size_t n) { std::fill_n(dst, n, value); }
-void FillI32(int32_t* dst, int32_t value, size_t n) { std::fill_n(dst, n, value); }
+void FillF32(float* dst, float value, size_t n) { Fill(dst, value, n); }
+void FillI32(int32_t* dst, int32_t value, size_t n) { Fill(dst, value, n); }
 
 }  // namespace pypto::sim
 #endif  // HWY_ONCE
