@@ -1896,11 +1896,15 @@ class FunctionParser {
     if (kind == kLoops.end())
       return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
                        "pl.unroll(...) or pl.pipeline(...)", map_.SpanOf(iter));
-    py::handle init_values;
+    py::handle init_values, carry_kinds;
     for (auto keyword : iter.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
       if (key == "init_values") {
         init_values = keyword.attr("value");
+        continue;
+      }
+      if (key == "carry") {  // how each value is carried, as ClassifyIterArgCarry printed it
+        carry_kinds = keyword.attr("value");
         continue;
       }
       if (!(kind->second == ir::ForKind::Pipeline && key == "stage"))
@@ -1928,9 +1932,13 @@ class FunctionParser {
     header.loop_var = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(),
                                                 std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
                                                 map_.SpanOf(target));
+    if (carry_kinds && !init_values)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("{}(..., carry=...) needs init_values", callee),
+                       map_.SpanOf(carry_kinds));
     if (const LoopControl control = FindLoopControl(stmt.attr("body")); control.any())
       return ParseLoopWithJumps(stmt, header, control, carried_target || init_values);
-    if (carried_target || init_values) return ParseExplicitLoop(stmt, header, carried_target, init_values);
+    if (carried_target || init_values)
+      return ParseExplicitLoop(stmt, header, carried_target, init_values, carry_kinds);
     if (kernel_depth_ == 0) return ParseOrchestrationLoop(stmt, header);
     return ParseKernelLoop(stmt, header);
   }
@@ -2260,6 +2268,8 @@ class FunctionParser {
                        header.span);
     auto iter_args = ExplicitIterArgs(carried_target, init_values);
     if (!iter_args) return pypto::unexpected(iter_args.error());
+    if (carry_kinds)
+      if (auto ok = ReadCarryKinds(carry_kinds, *iter_args); !ok) return pypto::unexpected(ok.error());
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     for (const auto& iter_arg : *iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
@@ -2271,6 +2281,29 @@ class FunctionParser {
     auto results = ExplicitResults(*iter_args, *body, header.span);
     if (!results) return pypto::unexpected(results.error());
     return DropInPlaceTensorCarries(header, std::move(*iter_args), std::move(body->stmts), std::move(*results));
+  }
+
+  // `carry=("scalar", "rebind")`: one carry kind per carried value, in the order of init_values.
+  ir::Result<bool> ReadCarryKinds(py::handle kinds, std::vector<ir::IterArg>& iter_args) {
+    const bool sequence = IsNode(kinds, "Tuple") || IsNode(kinds, "List");
+    if (!sequence || py::len(kinds.attr("elts")) != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("carry= takes a tuple of {} carry kinds, one per value in init_values",
+                                   iter_args.size()),
+                       map_.SpanOf(kinds));
+    size_t i = 0;
+    for (auto element : kinds.attr("elts")) {
+      std::optional<ir::CarryKind> kind;
+      if (IsNode(element, "Constant") && py::isinstance<py::str>(element.attr("value")))
+        kind = ir::CarryKindNamed(element.attr("value").cast<std::string>());
+      if (!kind)
+        return MakeError(DiagnosticKind::Syntax,
+                         "a carry kind is one of \"scalar\", \"task_id\", \"task_id_array\", \"alias\", "
+                         "\"rebind\" or \"unclassified\"",
+                         map_.SpanOf(element));
+      iter_args[i++].carry = *kind;
+    }
+    return true;
   }
 
   // `for i, (acc,) in pl.range(n, init_values=(c,))` whose body yields a store into `acc`: the loop
