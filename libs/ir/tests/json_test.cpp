@@ -177,7 +177,7 @@ TEST(Json, KeepsHowALoopCarriesEachValue) {
             std::string::npos)
       << printed;
   EXPECT_EQ(StructuralDiff(*program, *StampedRebindingLoop(CarryKind::Alias, CarryKind::Alias)),
-            "in function 'rebind': loop-carried value 0 is carried as rebind vs alias");
+            "function 'rebind': statement 2: loop-carried value 0 is carried as rebind vs alias");
 }
 
 TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
