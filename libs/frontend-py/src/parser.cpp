@@ -2177,10 +2177,11 @@ class FunctionParser {
     return finder.found;
   }
 
-  // Outside kernels, loops carry scalars and TaskIds only: a tensor reassigned in the body is an
-  // error, unless its new value is the same tensor updated in place by a kernel scope
-  // (`t = pl.assemble(t, ...)`): every iteration writes into that one buffer, and after the loop the
-  // name still means it.
+  // Outside kernels, loops carry scalars, TaskIds and tensors. A tensor whose new value is the same
+  // tensor updated in place by a kernel scope (`t = pl.assemble(t, ...)`) is not carried: every
+  // iteration writes into that one buffer, and after the loop the name still means it. A tensor the
+  // body reads and then rebinds to another buffer (`current = next`) is carried (ClassifyIterArgCarry
+  // makes it a Rebind carry).
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
     // A TaskId reassigned in the body (`prev = t` chaining launches), a TaskId array it updates
     // (`tids[i] = t`) and a scalar it recomputes (`max_bn = pl.max(max_bn, n)`) are carried to the
@@ -2217,13 +2218,11 @@ class FunctionParser {
       if (!carried || (!IsOrchestrationCarry(*var->type()) && IsOrchestrationCarry(*carried->type())))
         carried = it->second.get();
     }
-    if (carried)
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
-                                   "tensors that kernels update in place; other loop-carried values are supported "
-                                   "inside kernels (pl.at scopes) only",
-                                   carried->name_hint()),
-                       carried->span());
+    if (carried && carried->type()->As<ir::TensorType>()) {  // parsed again, carrying it
+      env_ = std::move(outer);
+      return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
+    }
+    if (carried) return RefuseOrchestrationCarry(*carried, carried->span());
     env_ = std::move(outer);
     for (const auto& name : rebound)
       MarkUnavailable(name, Unavailable(fmt::format("'{}' is reassigned in each iteration of the orchestration loop "
@@ -2238,8 +2237,16 @@ class FunctionParser {
     return ir::IsTaskId(type) || ir::IsTaskIdArray(type) || type.As<ir::ScalarType>();
   }
 
-  // An orchestration loop carrying TaskIds and scalars carries nothing else: a tensor it kept
-  // carrying was not just updated in place.
+  static ir::Result<ir::StmtPtr> RefuseOrchestrationCarry(const ir::Var& var, const ir::Span& span) {
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("'{}' ({}) is reassigned inside the loop; orchestration loops carry scalars, TaskIds, "
+                                 "TaskId arrays and tensors; other loop-carried values are supported inside kernels "
+                                 "(pl.at scopes) only",
+                                 var.name_hint(), var.type()->str()),
+                     span);
+  }
+
+  // An orchestration loop carries scalars, TaskIds, TaskId arrays and tensors, nothing else.
   static ir::Result<ir::StmtPtr> CheckOrchestrationCarries(ir::Result<ir::StmtPtr> loop) {
     if (!loop) return loop;
     const auto* parsed = (*loop)->As<ir::ForStmt>();
@@ -2247,20 +2254,16 @@ class FunctionParser {
     const auto* yield = ir::FlattenStmts(parsed->body()).back()->As<ir::YieldStmt>();
     for (size_t i = 0; i < parsed->iter_args().size(); ++i) {
       const auto& var = parsed->iter_args()[i].var;
-      if (IsOrchestrationCarry(*var->type())) continue;
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
-                                   "tensors that kernels update in place; other loop-carried values are supported "
-                                   "inside kernels (pl.at scopes) only",
-                                   var->name_hint()),
-                       yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
+      if (IsOrchestrationCarry(*var->type()) || var->type()->As<ir::TensorType>()) continue;
+      return RefuseOrchestrationCarry(*var,
+                                      yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
     }
     return loop;
   }
 
   // `for i, (a, b) in pl.range(n, init_values=(x, y)):` ending with `ra, rb = pl.yield_(...)`.
   ir::Result<ir::StmtPtr> ParseExplicitLoop(py::handle stmt, const LoopHeader& header, py::handle carried_target,
-                                            py::handle init_values) {
+                                            py::handle init_values, py::handle carry_kinds) {
     if (!carried_target || !init_values || !IsNode(carried_target, "Tuple") ||
         !(IsNode(init_values, "Tuple") || IsNode(init_values, "List")))
       return MakeError(DiagnosticKind::Syntax,
