@@ -351,7 +351,7 @@ struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
   bool submits = false;  // whether any submit is inside; a loop without one expands to nothing
-  bool carries_scalars = false;  // ... unless it computes scalars or rebinds tensors that code after it reads
+  bool carries_values_out = false;  // ... unless code after it reads scalars it computes or tensors it rebinds
   bool scoped = true;    // each iteration is a runtime scope (not inside a manual scope)
 };
 
@@ -589,7 +589,7 @@ class LoopExpander {
   }
 
   ir::Result<bool> Loop(const LoopStep& step) {
-    if (!step.submits && !step.carries_scalars) return true;
+    if (!step.submits && !step.carries_values_out) return true;
     const ir::ForStmt& loop = *step.loop;
     int64_t bounds[3];
     const ir::ExprPtr* exprs[3] = {&loop.start(), &loop.stop(), &loop.step()};
@@ -1360,7 +1360,7 @@ class OrchestrationEmitter {
     const bool scoped = iteration_scope != nullptr;
     if (scoped) body_ += indent_ + "  PTO2_SCOPE() {\n";
 
-    LoopStep expanded{.loop = &loop, .carries_scalars = CarriesValuesOut(loop), .scoped = scoped};
+    LoopStep expanded{.loop = &loop, .carries_values_out = CarriesValuesOut(loop), .scoped = scoped};
     std::vector<Step>* outer_steps = steps_;
     steps_ = &expanded.body;
     const size_t body_indent = scoped ? 4 : 2;
