@@ -175,9 +175,10 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
                              "06_after_LegalizeTileCast.py, 07_after_InferTileMemorySpace.py, "
                              "08_after_AutoTileMatmulL0.py, 09_after_ExpandMixedKernel.py, "
                              "10_after_NormalizeReturnOrder.py, 11_after_AllocateMemoryAddr.py, "
-                             "12_after_DeriveCallDirections.py, 13_after_MaterializeRuntimeScopes.py"), rows["D2"]
-    assert "2 builds dumped the IR after each of 13 passes" not in done.stdout
-    assert "1 builds dumped the IR after each of 13 passes" in done.stdout
+                             "12_after_DeriveCallDirections.py, 13_after_MaterializeRuntimeScopes.py, "
+                             "14_after_ClassifyIterArgCarry.py"), rows["D2"]
+    assert "2 builds dumped the IR after each of 14 passes" not in done.stdout
+    assert "1 builds dumped the IR after each of 14 passes" in done.stdout
 
 
 def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path):

@@ -207,7 +207,8 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     assert manager.get_pass_names() == ["UnrollLoops", "CtrlFlowTransform", "FlattenCallExpr", "SplitMixedScopes",
                                         "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
                                         "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
-                                        "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes"]
+                                        "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes",
+                                        "ClassifyIterArgCarry"]
     module, _ = write_kernel("twice_program_pm", PROGRAM)
     lowered = manager.run_passes(module.Twice, dump_ir=True, output_dir=tmp_path / "dump")
     assert {f.name: f.function_type for f in lowered.functions.values()}["main"] == "Orchestration"
@@ -218,7 +219,7 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     main = lowered.functions[GlobalVar("main")]
     assert main.name == "main" and main.func_type is pl.FunctionType.Orchestration
     assert [gv.name for gv in lowered.functions] == [f.name for f in lowered.functions.values()]
-    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "13_after_MaterializeRuntimeScopes.py"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "14_after_ClassifyIterArgCarry.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")

@@ -84,6 +84,7 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "11_after_AllocateMemoryAddr.py",
         "12_after_DeriveCallDirections.py",
         "13_after_MaterializeRuntimeScopes.py",
+        "14_after_ClassifyIterArgCarry.py",
     ]
 
 

@@ -178,22 +178,24 @@ import pypto.language as pl
 
 
 @pl.jit
-def swapped(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+def reshaped(x: pl.Tensor[[16, 32], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
     t = pl.create_tensor([16, 32], dtype=pl.FP32)
     for i in pl.range(2):
         with pl.at(level=pl.Level.CORE_GROUP):
-            t = pl.assemble(y, pl.exp(t[i * 8 : (i + 1) * 8, :]), [i * 8, 0])
+            y = pl.assemble(y, pl.exp(t[i * 8 : (i + 1) * 8, :]), [i * 8, 0])
+        t = pl.reshape(t, [32, 16])
     return y
 '''
 
 
-def test_a_value_that_changes_across_iterations_is_still_refused(write_kernel):
+def test_a_tensor_whose_type_changes_across_iterations_is_refused(write_kernel):
     module, path = write_kernel("bad_carry", BAD)
     with pytest.raises(Exception) as info:
-        module.swapped.lower(torch.randn(16, 32), torch.zeros(16, 32))
+        module.reshaped.lower(torch.randn(16, 32), torch.zeros(16, 32))
     message = str(info.value)
     assert message.startswith(
-        "error: 't' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and tensors that "
-        "kernels update in place; other loop-carried values are supported inside kernels (pl.at scopes) only\n"
+        "error: 't' is carried from one loop iteration to the next, but its type changes from "
+        "pl.Tensor[[16, 32], pl.FP32] to pl.Tensor[[32, 16], pl.FP32]\n"
     ), message
-    assert f"--> {path}:10:13" in message, message
+    assert f"--> {path}:11:9" in message, message
+    assert "help: a loop-carried value keeps its shape, dtype and memory space in every iteration" in message

@@ -317,15 +317,16 @@ class RowsByCarry:
 
 
 def test_lowering_makes_returns_and_runtime_scopes_explicit(tmp_path):
-    # The kernel returns the result of its store; lowering returns the parameter itself, and puts the
-    # orchestration body and the loop body (its yield after it) in runtime scopes, which parse back.
+    # The kernel returns the result of its store; lowering returns the parameter itself, puts the
+    # orchestration body and the loop body (its yield after it) in runtime scopes, and stamps how the
+    # loop carries `row`; all of which parse back.
     module, _ = _import(tmp_path, "rows_by_carry", HEADER + ROWS_BY_CARRY)
     text = str(_core.lower(module.RowsByCarry, "a2a3sim"))
     assert "        stored: pl.Tensor[[64, 16], pl.FP32] = pl.tile.store(u, [row, 0], out)\n        return out\n" in text
     main = text[text.index("    def main"):]
     assert main.splitlines()[1:8] == [
         "        with pl.scope():",
-        "            for i, (row,) in pl.range(4, init_values=(0,)):",
+        '            for i, (row,) in pl.range(4, init_values=(0,), carry=("scalar",)):',
         "                with pl.scope():",
         '                    out_1: pl.Tensor[[64, 16], pl.FP32] = self.add_one(x, row, out, '
         'attrs={"arg_directions": ["Input", "Scalar", "OutputExisting"]})',

@@ -35,6 +35,7 @@ PASSES = [
     "AllocateMemoryAddr",
     "DeriveCallDirections",
     "MaterializeRuntimeScopes",
+    "ClassifyIterArgCarry",
 ]
 
 
@@ -57,7 +58,7 @@ def dumps(write_kernel, tmp_path):
 def test_the_whole_pipeline_reproduces_the_compilers_result(dumps):
     result = _opt(dumps / "00_frontend.py")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (dumps / f"{len(PASSES):02}_after_MaterializeRuntimeScopes.py").read_text()
+    assert result.stdout == (dumps / f"{len(PASSES):02}_after_ClassifyIterArgCarry.py").read_text()
 
 
 @pytest.mark.parametrize("slot", range(1, len(PASSES) + 1))
@@ -73,7 +74,7 @@ def test_dump_dir_and_output_file(dumps, tmp_path):
     result = _opt(dumps / "00_frontend.py", "--dump-dir", tmp_path / "mine", "-o", out)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
-    assert out.read_text() == (dumps / f"{len(PASSES):02}_after_MaterializeRuntimeScopes.py").read_text()
+    assert out.read_text() == (dumps / f"{len(PASSES):02}_after_ClassifyIterArgCarry.py").read_text()
     written = sorted(p.name for p in (tmp_path / "mine").iterdir())
     assert written == ["00_input.py"] + [f"{i:02}_after_{name}.py" for i, name in enumerate(PASSES, 1)]
     for i, name in enumerate(PASSES, 1):

@@ -199,7 +199,7 @@ def test_a_task_id_carried_across_iterations_chains_them(write_dsl):
     assert "PTO2TaskId params_t0_deps[1] = {prev_1};" in cpp
     assert "        prev_1 = prev_2;\n" in cpp
     lowered = chained_rows.lower(x, y)
-    assert "        for i, (prev_1,) in pl.range(4, init_values=(prev,)):\n" in str(lowered)
+    assert "        for i, (prev_1,) in pl.range(4, init_values=(prev,), carry=(\"task_id\",)):\n" in str(lowered)
     assert str(_reparsed(write_dsl, str(lowered), lowered.name)) == str(lowered)
 
 

@@ -149,22 +149,6 @@ ir::DataType ScalarDtype(const ir::Var& param, const ir::Expr& arg) {
   return ir::DataType::INT64;
 }
 
-// The parameter a kernel returns as its single result. NormalizeReturnOrder made the returned value
-// the parameter itself (ReturnParamsExplicit); a declaration with no body returns its first output.
-std::optional<size_t> ReturnedParam(const ir::Function& kernel) {
-  const ir::ReturnStmt* ret = nullptr;
-  for (const auto& stmt : ir::FlattenStmts(kernel.body()))
-    if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
-  if (!ret) {
-    if (kernel.return_types().size() == 1) return ir::FirstOutputParam(kernel.param_directions());
-    return std::nullopt;
-  }
-  if (ret->values().size() != 1) return std::nullopt;
-  for (size_t i = 0; i < kernel.params().size(); ++i)
-    if (kernel.params()[i] == ret->values()[0]) return i;
-  return std::nullopt;
-}
-
 // The statements of a body that is an automatic runtime scope (RuntimeScopesMaterialized): the
 // scope's, then the body's terminator after it (a loop's yield, whose carry updates belong to the
 // iteration, or the function's return).
@@ -180,7 +164,8 @@ std::vector<ir::StmtPtr> StmtsInScope(const ir::RuntimeScopeStmt& scope, const i
 ir::Result<bool> CheckPreconditions(const ir::Program& program) {
   using passes::IRProperty;
   for (IRProperty property : {IRProperty::NoInCoreScopes, IRProperty::CallDirectionsDerived,
-                              IRProperty::ReturnParamsExplicit, IRProperty::RuntimeScopesMaterialized}) {
+                              IRProperty::ReturnParamsExplicit, IRProperty::RuntimeScopesMaterialized,
+                              IRProperty::IterArgCarryClassified}) {
     auto holds = passes::VerifyProperty(property, program);
     if (!holds)
       return MakeError(DiagnosticKind::InvalidOperation,
@@ -351,11 +336,22 @@ struct CarryStep {
   std::vector<ScalarStep> updates;
 };
 
+// Tensors a loop carries by rebinding them (CarryKind::Rebind) name other buffers: each `slot` (the
+// template view a carried variable is bound to) takes the buffer its `value` names in this iteration,
+// all read before any is rebound (`a, b = b, a`).
+struct RebindStep {
+  struct Rebinding {
+    uint32_t slot = 0;
+    rt::PlanTensorRef value;
+  };
+  std::vector<Rebinding> rebindings;
+};
+
 struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
   bool submits = false;  // whether any submit is inside; a loop without one expands to nothing
-  bool carries_scalars = false;  // ... unless it computes scalars that code after it reads
+  bool carries_values_out = false;  // ... unless code after it reads scalars it computes or tensors it rebinds
   bool scoped = true;    // each iteration is a runtime scope (not inside a manual scope)
 };
 
@@ -374,7 +370,8 @@ struct IfStep {
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep> node;
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep, RebindStep>
+      node;
 };
 
 // What `pl.tensor.read` in orchestration code reads while the plan is expanded: the caller's tensors
@@ -407,6 +404,7 @@ class LoopExpander {
       else if (const auto* branch = std::get_if<IfStep>(&step.node)) ok = If(*branch);
       else if (const auto* carry = std::get_if<CarryStep>(&step.node)) ok = Carry(*carry);
       else if (const auto* view = std::get_if<ViewStep>(&step.node)) ok = View(*view);
+      else if (const auto* rebind = std::get_if<RebindStep>(&step.node)) ok = Rebind(*rebind);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -538,6 +536,13 @@ class LoopExpander {
     return it == current_views_.end() ? ref : it->second;
   }
 
+  ir::Result<bool> Rebind(const RebindStep& step) {
+    std::vector<rt::PlanTensorRef> next;
+    for (const auto& rebinding : step.rebindings) next.push_back(Current(rebinding.value));
+    for (size_t i = 0; i < next.size(); ++i) current_views_[step.rebindings[i].slot] = next[i];
+    return true;
+  }
+
   ir::Result<bool> View(const ViewStep& step) {
     rt::PlanView view = views_[step.view];
     view.base = Current(view.base);
@@ -588,7 +593,7 @@ class LoopExpander {
   }
 
   ir::Result<bool> Loop(const LoopStep& step) {
-    if (!step.submits && !step.carries_scalars) return true;
+    if (!step.submits && !step.carries_values_out) return true;
     const ir::ForStmt& loop = *step.loop;
     int64_t bounds[3];
     const ir::ExprPtr* exprs[3] = {&loop.start(), &loop.stop(), &loop.step()};
@@ -1359,7 +1364,7 @@ class OrchestrationEmitter {
     const bool scoped = iteration_scope != nullptr;
     if (scoped) body_ += indent_ + "  PTO2_SCOPE() {\n";
 
-    LoopStep expanded{.loop = &loop, .carries_scalars = CarriesScalars(loop), .scoped = scoped};
+    LoopStep expanded{.loop = &loop, .carries_values_out = CarriesValuesOut(loop), .scoped = scoped};
     std::vector<Step>* outer_steps = steps_;
     steps_ = &expanded.body;
     const size_t body_indent = scoped ? 4 : 2;
@@ -1381,32 +1386,51 @@ class OrchestrationEmitter {
     for (size_t i = 0; i < loop.return_vars().size(); ++i) {
       const ir::IterArg& carried = loop.iter_args()[i];
       const ir::Var* result = loop.return_vars()[i].get();
-      if (IsCarriedScalar(*carried.var)) {
-        scalars_[result] = scalars_.at(carried.var.get());
-        steps_->push_back(Step{ScalarStep{
-            .var = result, .value = carried.var, .dtype = carried.var->type()->As<ir::ScalarType>()->dtype()}});
-        continue;
+      switch (carried.carry) {
+        case ir::CarryKind::Scalar:
+          scalars_[result] = scalars_.at(carried.var.get());
+          steps_->push_back(Step{ScalarStep{
+              .var = result, .value = carried.var, .dtype = carried.var->type()->As<ir::ScalarType>()->dtype()}});
+          break;
+        case ir::CarryKind::Alias:
+        case ir::CarryKind::Rebind: bindings_[result] = bindings_.at(carried.var.get()); break;
+        default:
+          task_names_[result] = task_names_.at(carried.var.get());
+          steps_->push_back(Step{TaskIdStep{.var = result, .from = carried.var.get()}});
       }
-      task_names_[result] = task_names_.at(carried.var.get());
-      steps_->push_back(Step{TaskIdStep{.var = result, .from = carried.var.get()}});
     }
     return true;
   }
 
-  static bool IsCarriedScalar(const ir::Var& var) {
-    return var.type()->As<ir::ScalarType>() && !ir::IsTaskId(*var.type());
+  // Whether the plan must expand the loop even when it submits nothing: code after it reads a scalar it
+  // computes or a tensor it rebinds.
+  static bool CarriesValuesOut(const ir::ForStmt& loop) {
+    return std::ranges::any_of(loop.iter_args(), [](const ir::IterArg& arg) {
+      return arg.carry == ir::CarryKind::Scalar || arg.carry == ir::CarryKind::Rebind;
+    });
   }
 
-  static bool CarriesScalars(const ir::ForStmt& loop) {
-    return std::ranges::any_of(loop.iter_args(), [](const ir::IterArg& arg) { return IsCarriedScalar(*arg.var); });
-  }
-
-  // An orchestration loop carries scalars (`max_bn = pl.max(max_bn, n)`), TaskIds and TaskId arrays.
+  // How the loop carries each value was decided by ClassifyIterArgCarry (IterArgCarryClassified):
+  // scalars (`max_bn = pl.max(max_bn, n)`), TaskIds, TaskId arrays, and tensors updated in place
+  // (Alias) or rebound to another buffer (Rebind).
   ir::Result<bool> EmitCarries(const ir::ForStmt& loop) {
-    for (const auto& iter_arg : loop.iter_args())
-      if (IsCarriedScalar(*iter_arg.var))
-        if (auto ok = EmitCarriedScalar(loop, iter_arg); !ok) return ok;
-    return EmitCarriedTaskIds(loop);
+    for (const auto& iter_arg : loop.iter_args()) {
+      ir::Result<bool> ok = true;
+      switch (iter_arg.carry) {
+        case ir::CarryKind::Scalar: ok = EmitCarriedScalar(loop, iter_arg); break;
+        case ir::CarryKind::TaskId:
+        case ir::CarryKind::TaskIdArray: ok = EmitCarriedTaskId(iter_arg); break;
+        case ir::CarryKind::Alias:
+        case ir::CarryKind::Rebind: ok = EmitCarriedTensor(loop, iter_arg); break;
+        case ir::CarryKind::Unclassified:
+          ok = MakeError(DiagnosticKind::Internal,
+                         fmt::format("'{}' carried by loop '{}' is not classified", iter_arg.var->name_hint(),
+                                     loop.loop_var()->name_hint()),
+                         loop.span());
+      }
+      if (!ok) return ok;
+    }
+    return true;
   }
 
   // A carried scalar is a C++ variable declared before the loop and assigned where the body yields.
@@ -1435,34 +1459,53 @@ class OrchestrationEmitter {
     return true;
   }
 
-  // An orchestration loop carries TaskIds (`prev = t` chains launches across iterations), each a C++
-  // variable declared before the loop and assigned where the body yields it, and TaskId arrays
-  // (`tids[i] = t`), which are updated in place: the carried array is the C++ array itself.
-  ir::Result<bool> EmitCarriedTaskIds(const ir::ForStmt& loop) {
-    for (const auto& iter_arg : loop.iter_args()) {
-      if (IsCarriedScalar(*iter_arg.var)) continue;
-      const bool array = ir::IsTaskIdArray(*iter_arg.var->type());
-      if (!ir::IsTaskId(*iter_arg.var->type()) && !array)
-        return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("orchestration loop '{}' carries '{}' ({}); orchestration loops carry "
-                                     "scalars, TaskIds and TaskId arrays only",
-                                     loop.loop_var()->name_hint(), iter_arg.var->name_hint(),
-                                     iter_arg.var->type()->str()),
-                         loop.span());
-      const std::string* init = TaskNameOf(iter_arg.init);
-      if (!init)
-        return MakeError(DiagnosticKind::Syntax,
-                         fmt::format("'{}' must be a TaskId before the loop", iter_arg.var->name_hint()),
-                         loop.span());
-      if (array) {
-        task_names_[iter_arg.var.get()] = *init;
-      } else {
-        const std::string name = names_.Take(iter_arg.var->name_hint());
-        body_ += fmt::format("{}{} = {};\n", indent_, TaskIdDecl(name), *init);
-        task_names_[iter_arg.var.get()] = name;
-      }
-      steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = iter_arg.init->As<ir::Var>()}});
+  // A carried TaskId (`prev = t` chains launches across iterations) is a C++ variable declared before
+  // the loop and assigned where the body yields it; a carried TaskId array (`tids[i] = t`) is updated in
+  // place: the carried array is the C++ array itself.
+  ir::Result<bool> EmitCarriedTaskId(const ir::IterArg& iter_arg) {
+    const std::string* init = TaskNameOf(iter_arg.init);
+    if (!init)
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("'{}' must be a TaskId before the loop", iter_arg.var->name_hint()),
+                       iter_arg.init->span());
+    if (iter_arg.carry == ir::CarryKind::TaskIdArray) {
+      task_names_[iter_arg.var.get()] = *init;
+    } else {
+      const std::string name = names_.Take(iter_arg.var->name_hint());
+      body_ += fmt::format("{}{} = {};\n", indent_, TaskIdDecl(name), *init);
+      task_names_[iter_arg.var.get()] = name;
     }
+    steps_->push_back(Step{TaskIdStep{.var = iter_arg.var.get(), .from = iter_arg.init->As<ir::Var>()}});
+    return true;
+  }
+
+  // A tensor updated in place (Alias) is its initial tensor in every iteration: the same C++ tensor,
+  // never copied, since the runtime orders tasks by the tensors they are handed. A tensor rebound to
+  // another buffer (Rebind) is a C++ tensor variable declared before the loop and reassigned at the
+  // yield; in the plan it is a template view that each rebinding points at the buffer it names then.
+  ir::Result<bool> EmitCarriedTensor(const ir::ForStmt& loop, const ir::IterArg& iter_arg) {
+    const auto* init_var = iter_arg.init->As<ir::Var>();
+    auto init = init_var ? bindings_.find(init_var) : bindings_.end();
+    if (init == bindings_.end())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("orchestration loop '{}' carries '{}', which must start from a tensor of the "
+                                   "orchestration (a parameter, a pl.create_tensor or a view)",
+                                   loop.loop_var()->name_hint(), iter_arg.var->name_hint()),
+                       iter_arg.init->span());
+    if (iter_arg.carry == ir::CarryKind::Alias) {
+      bindings_[iter_arg.var.get()] = init->second;
+      return true;
+    }
+    rt::PlanView slot{.name = iter_arg.var->name_hint(), .base = init->second.ref};
+    ViewShape(*iter_arg.var, slot);
+    const auto index = static_cast<uint32_t>(result_.plan.views.size());
+    result_.plan.views.push_back(std::move(slot));
+    template_views_.insert(index);
+    const std::string name = names_.Take(iter_arg.var->name_hint());
+    body_ += fmt::format("{}{} = {};\n", indent_, Declared("ChipTensor", name), init->second.cpp_name);
+    const rt::PlanTensorRef ref{rt::PlanTensorRef::Kind::View, index};
+    bindings_[iter_arg.var.get()] = Binding{ref, name};
+    steps_->push_back(Step{RebindStep{.rebindings = {{.slot = index, .value = init->second.ref}}}});
     return true;
   }
 
@@ -1471,9 +1514,11 @@ class OrchestrationEmitter {
     if (!current_loop_ || current_loop_->iter_args().size() != yield.values().size())
       return MakeError(DiagnosticKind::Internal, "a yield outside a loop carrying values", yield.span());
     if (auto ok = EmitScalarYield(yield); !ok) return ok;
+    if (auto ok = EmitTensorYield(yield); !ok) return ok;
     for (size_t i = 0; i < yield.values().size(); ++i) {
-      const ir::Var* carried = current_loop_->iter_args()[i].var.get();
-      if (IsCarriedScalar(*carried)) continue;
+      const ir::IterArg& iter_arg = current_loop_->iter_args()[i];
+      if (iter_arg.carry != ir::CarryKind::TaskId && iter_arg.carry != ir::CarryKind::TaskIdArray) continue;
+      const ir::Var* carried = iter_arg.var.get();
       const std::string* value = TaskNameOf(yield.values()[i]);
       if (!value)
         return MakeError(DiagnosticKind::Syntax,
@@ -1492,14 +1537,47 @@ class OrchestrationEmitter {
     return true;
   }
 
+  // The rebound tensors' next buffers. Each is read before any is assigned, since one may be another's
+  // value of this iteration (`a, b = b, a`).
+  ir::Result<bool> EmitTensorYield(const ir::YieldStmt& yield) {
+    std::vector<std::pair<const Binding*, const Binding*>> rebinds;  // carried variable, next buffer
+    for (size_t i = 0; i < yield.values().size(); ++i) {
+      const ir::IterArg& iter_arg = current_loop_->iter_args()[i];
+      if (iter_arg.carry != ir::CarryKind::Rebind) continue;
+      const auto* value = yield.values()[i]->As<ir::Var>();
+      auto next = value ? bindings_.find(value) : bindings_.end();
+      if (next == bindings_.end())
+        return MakeError(DiagnosticKind::Syntax,
+                         fmt::format("'{}' must name a tensor of the orchestration at the end of the loop body",
+                                     iter_arg.var->name_hint()),
+                         yield.values()[i]->span());
+      rebinds.emplace_back(&bindings_.at(iter_arg.var.get()), &next->second);
+    }
+    const bool several = rebinds.size() > 1;
+    std::vector<std::string> temporaries;
+    if (several)
+      for (const auto& [carried, next] : rebinds) {
+        temporaries.push_back(names_.Take(carried->cpp_name + "_next"));
+        body_ += fmt::format("{}const ChipTensor {} = {};\n", indent_, temporaries.back(), next->cpp_name);
+      }
+    for (size_t i = 0; i < rebinds.size(); ++i) {
+      const auto& [carried, next] = rebinds[i];
+      body_ += fmt::format("{}{} = {};\n", indent_, carried->cpp_name, several ? temporaries[i] : next->cpp_name);
+    }
+    RebindStep step;
+    for (const auto& [carried, next] : rebinds) step.rebindings.push_back({.slot = carried->ref.index, .value = next->ref});
+    if (!step.rebindings.empty()) steps_->push_back(Step{std::move(step)});
+    return true;
+  }
+
   // The carried scalars' next values, each computed into a temporary first, since one may read
   // another's value of this iteration (`a, b = b, a + b`).
   ir::Result<bool> EmitScalarYield(const ir::YieldStmt& yield) {
     CarryStep carry;
     std::vector<std::pair<std::string, std::string>> assignments;  // C++ variable, temporary
     for (size_t i = 0; i < yield.values().size(); ++i) {
+      if (current_loop_->iter_args()[i].carry != ir::CarryKind::Scalar) continue;
       const ir::Var* carried = current_loop_->iter_args()[i].var.get();
-      if (!IsCarriedScalar(*carried)) continue;
       const auto dtype = carried->type()->As<ir::ScalarType>()->dtype();
       auto value = CppExpr(yield.values()[i]);
       if (!value) return pypto::unexpected(value.error());
@@ -2289,7 +2367,7 @@ class OrchestrationEmitter {
                                   const std::vector<std::optional<Binding>>& written) {
     if (!result) return true;
     std::optional<size_t> bound;
-    if (auto returned = ReturnedParam(callee); returned && written[*returned]) bound = *returned;
+    if (auto returned = passes::ReturnedParam(callee); returned && written[*returned]) bound = *returned;
     if (!bound) {
       size_t outputs = 0;
       for (size_t i = 0; i < written.size(); ++i)

@@ -470,5 +470,79 @@ TEST(OrchestrationLoops, InitValueInALoopThatIteratesAgainIsRefused) {
             "per run and would not start again at 0.0 in later iterations");
 }
 
+// The loop's rebound tensor is a C++ tensor variable reassigned at the yield; the tensor it updates in
+// place is the parameter itself, never copied.
+TEST(OrchestrationLoops, ARebindingLoopCarriesATensorVariable) {
+  auto orchestration = Generate(testing::RebindingLoopProgram());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_EQ(orchestration->cpp_source, Header("rebind", "_jit_rebind", 2) +
+                                           "  const ChipTensor& ext_x = orch_args.tensor(0).ref();\n"
+                                           "  const ChipTensor& ext_y = orch_args.tensor(1).ref();\n"
+                                           "\n"
+                                           "  PTO2_SCOPE() {\n"
+                                           "    uint32_t c_ci_shapes[2] = {16, 16};\n"
+                                           "    TensorCreateInfo c_ci(c_ci_shapes, 2, DataType::FLOAT32);\n"
+                                           "    uint32_t nxt_ci_shapes[2] = {16, 16};\n"
+                                           "    TensorCreateInfo nxt_ci(nxt_ci_shapes, 2, DataType::FLOAT32);\n"
+                                           "    TaskOutputTensors alloc_0 = alloc_tensors(c_ci, nxt_ci);\n"
+                                           "    const ChipTensor& c = alloc_0.get_ref(0);\n"
+                                           "    const ChipTensor& nxt = alloc_0.get_ref(1);\n"
+                                           "\n"
+                                           "    CoreTaskArgs params_t0;\n"
+                                           "    params_t0.add_input(ext_x);\n"
+                                           "    params_t0.add_input(ext_x);\n"
+                                           "    params_t0.add_output(c);\n"
+                                           "    rt_submit_aiv_task(0, params_t0);\n"
+                                           "\n"
+                                           "    ChipTensor cur = c;\n"
+                                           "    for (int64_t i = 0; i < 3; i += 1) {\n"
+                                           "      PTO2_SCOPE() {\n"
+                                           "        CoreTaskArgs params_t1;\n"
+                                           "        params_t1.add_input(cur);\n"
+                                           "        params_t1.add_input(cur);\n"
+                                           "        params_t1.add_output(nxt);\n"
+                                           "        rt_submit_aiv_task(0, params_t1);\n"
+                                           "\n"
+                                           "        CoreTaskArgs params_t2;\n"
+                                           "        params_t2.add_input(nxt);\n"
+                                           "        params_t2.add_input(nxt);\n"
+                                           "        params_t2.add_output(ext_y);\n"
+                                           "        rt_submit_aiv_task(0, params_t2);\n"
+                                           "        cur = nxt;\n"
+                                           "      }\n"
+                                           "    }\n"
+                                           "  }\n" +
+                                           kFooter);
+}
+
+// Plays `add` (func 0): args[2] = args[0] + args[1], over whole 16x16 FP32 tensors.
+class AddExecutor : public rt::CoreExecutor {
+ public:
+  pypto::expected<void, rt::FatalError> Execute(const rt::KernelLaunch& launch) override {
+    const float* a = rt::DataPointer<float>(*reinterpret_cast<const rt::ChipTensor*>(launch.args[0]));
+    const float* b = rt::DataPointer<float>(*reinterpret_cast<const rt::ChipTensor*>(launch.args[1]));
+    float* out = rt::DataPointer<float>(*reinterpret_cast<const rt::ChipTensor*>(launch.args[2]));
+    for (int i = 0; i < 16 * 16; ++i) out[i] = a[i] + b[i];
+    return {};
+  }
+};
+
+// c = 2x; three iterations each double the current buffer (4x, 8x, 16x) and write twice it into y.
+TEST(OrchestrationLoops, ARebindingLoopRunsOnTheRuntime) {
+  auto orchestration = Generate(testing::RebindingLoopProgram());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  std::vector<float> x(16 * 16), y(16 * 16, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6.0f;
+  const std::array<uint32_t, 2> shape = {16, 16};
+  const std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
+  AddExecutor executor;
+  rt::Runtime runtime({.aic_cores = 1, .aiv_cores = 2, .worker_threads = 2}, executor);
+  auto ran = rt::RunPlan(orchestration->plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  EXPECT_EQ(runtime.tasks_completed(), 7u);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 32.0f * x[i]) << i;
+}
+
 }  // namespace
 }  // namespace pypto::codegen_orch

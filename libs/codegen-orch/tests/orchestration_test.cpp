@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "pypto-c/codegen_orch.h"
@@ -129,12 +130,12 @@ TEST(Orchestration, UnloweredProgramIsRejected) {
   EXPECT_EQ(result.error().message, "program '_jit_tile_add' has no orchestration entry (was it lowered?)");
 }
 
-// The default pipeline without the pass named `skipped`.
-ir::ProgramPtr LoweredWithout(const std::string& skipped, const ir::ProgramPtr& program) {
+// The default pipeline without the passes named in `skipped`.
+ir::ProgramPtr LoweredWithout(const std::set<std::string>& skipped, const ir::ProgramPtr& program) {
   std::vector<std::string> names;
   const passes::PassManager all = passes::DefaultPipeline();
   for (const auto& pass : all.passes())
-    if (pass.name() != skipped) names.push_back(pass.name());
+    if (!skipped.contains(pass.name())) names.push_back(pass.name());
   auto pipeline = passes::PipelineOf(names);
   EXPECT_TRUE(pipeline);
   auto lowered = pipeline->Run(program, passes::PassContext{});
@@ -143,12 +144,22 @@ ir::ProgramPtr LoweredWithout(const std::string& skipped, const ir::ProgramPtr& 
 }
 
 TEST(Orchestration, ProgramWithoutRuntimeScopesIsRefused) {
-  auto result = GenerateOrchestration(*LoweredWithout("MaterializeRuntimeScopes", testing::TileAddProgram()));
+  auto result = GenerateOrchestration(*LoweredWithout({"MaterializeRuntimeScopes"}, testing::TileAddProgram()));
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, ir::DiagnosticKind::InvalidOperation);
   EXPECT_EQ(result.error().message,
             "codegen-orch requires RuntimeScopesMaterialized: property RuntimeScopesMaterialized does not hold in "
             "function 'tile_add': the body is not one automatic runtime scope");
+}
+
+TEST(Orchestration, ProgramWithoutClassifiedCarriesIsRefused) {
+  auto result = GenerateOrchestration(*LoweredWithout({"ClassifyIterArgCarry"}, testing::RebindingLoopProgram()));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ir::DiagnosticKind::InvalidOperation);
+  EXPECT_EQ(result.error().message,
+            "codegen-orch requires IterArgCarryClassified: property IterArgCarryClassified does not hold in "
+            "function 'rebind': loop 'i' carries 'cur' (pl.Tensor[[16, 16], pl.FP32]) as unclassified");
+  EXPECT_EQ(result.error().span.line, 3);
 }
 
 // A kernel that returns the result of its store (`r = pl.store(t, [0, 0], out); return r`) is refused
@@ -171,7 +182,8 @@ TEST(Orchestration, ProgramWithoutExplicitReturnsIsRefused) {
       std::vector<ir::TypePtr>{y->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
   auto program = std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel, entry}, "orch");
 
-  auto result = GenerateOrchestration(*LoweredWithout("NormalizeReturnOrder", program));
+  // ClassifyIterArgCarry requires ReturnParamsExplicit too, so it is left out with the pass.
+  auto result = GenerateOrchestration(*LoweredWithout({"NormalizeReturnOrder", "ClassifyIterArgCarry"}, program));
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, ir::DiagnosticKind::InvalidOperation);
   EXPECT_EQ(result.error().message,

@@ -1905,11 +1905,15 @@ class FunctionParser {
     if (kind == kLoops.end())
       return MakeError(DiagnosticKind::Syntax, "kernel loops iterate over pl.range(...), pl.parallel(...), "
                        "pl.unroll(...) or pl.pipeline(...)", map_.SpanOf(iter));
-    py::handle init_values;
+    py::handle init_values, carry_kinds;
     for (auto keyword : iter.attr("keywords")) {
       std::string key = keyword.attr("arg").is_none() ? "**" : keyword.attr("arg").cast<std::string>();
       if (key == "init_values") {
         init_values = keyword.attr("value");
+        continue;
+      }
+      if (key == "carry") {  // how each value is carried, as ClassifyIterArgCarry printed it
+        carry_kinds = keyword.attr("value");
         continue;
       }
       if (!(kind->second == ir::ForKind::Pipeline && key == "stage"))
@@ -1937,9 +1941,13 @@ class FunctionParser {
     header.loop_var = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(),
                                                 std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
                                                 map_.SpanOf(target));
+    if (carry_kinds && !init_values)
+      return MakeError(DiagnosticKind::Syntax, fmt::format("{}(..., carry=...) needs init_values", callee),
+                       map_.SpanOf(carry_kinds));
     if (const LoopControl control = FindLoopControl(stmt.attr("body")); control.any())
       return ParseLoopWithJumps(stmt, header, control, carried_target || init_values);
-    if (carried_target || init_values) return ParseExplicitLoop(stmt, header, carried_target, init_values);
+    if (carried_target || init_values)
+      return ParseExplicitLoop(stmt, header, carried_target, init_values, carry_kinds);
     if (kernel_depth_ == 0) return ParseOrchestrationLoop(stmt, header);
     return ParseKernelLoop(stmt, header);
   }
@@ -2178,10 +2186,11 @@ class FunctionParser {
     return finder.found;
   }
 
-  // Outside kernels, loops carry scalars and TaskIds only: a tensor reassigned in the body is an
-  // error, unless its new value is the same tensor updated in place by a kernel scope
-  // (`t = pl.assemble(t, ...)`): every iteration writes into that one buffer, and after the loop the
-  // name still means it.
+  // Outside kernels, loops carry scalars, TaskIds and tensors. A tensor whose new value is the same
+  // tensor updated in place by a kernel scope (`t = pl.assemble(t, ...)`) is not carried: every
+  // iteration writes into that one buffer, and after the loop the name still means it. A tensor the
+  // body reads and then rebinds to another buffer (`current = next`) is carried (ClassifyIterArgCarry
+  // makes it a Rebind carry).
   ir::Result<ir::StmtPtr> ParseOrchestrationLoop(py::handle stmt, const LoopHeader& header) {
     // A TaskId reassigned in the body (`prev = t` chaining launches), a TaskId array it updates
     // (`tids[i] = t`) and a scalar it recomputes (`max_bn = pl.max(max_bn, n)`) are carried to the
@@ -2218,13 +2227,11 @@ class FunctionParser {
       if (!carried || (!IsOrchestrationCarry(*var->type()) && IsOrchestrationCarry(*carried->type())))
         carried = it->second.get();
     }
-    if (carried)
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
-                                   "tensors that kernels update in place; other loop-carried values are supported "
-                                   "inside kernels (pl.at scopes) only",
-                                   carried->name_hint()),
-                       carried->span());
+    if (carried && carried->type()->As<ir::TensorType>()) {  // parsed again, carrying it
+      env_ = std::move(outer);
+      return CheckOrchestrationCarries(ParseCarryingLoop(stmt, header, {}));
+    }
+    if (carried) return RefuseOrchestrationCarry(*carried, carried->span());
     env_ = std::move(outer);
     for (const auto& name : rebound)
       MarkUnavailable(name, Unavailable(fmt::format("'{}' is reassigned in each iteration of the orchestration loop "
@@ -2239,8 +2246,16 @@ class FunctionParser {
     return ir::IsTaskId(type) || ir::IsTaskIdArray(type) || type.As<ir::ScalarType>();
   }
 
-  // An orchestration loop carrying TaskIds and scalars carries nothing else: a tensor it kept
-  // carrying was not just updated in place.
+  static ir::Result<ir::StmtPtr> RefuseOrchestrationCarry(const ir::Var& var, const ir::Span& span) {
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("'{}' ({}) is reassigned inside the loop; orchestration loops carry scalars, TaskIds, "
+                                 "TaskId arrays and tensors; other loop-carried values are supported inside kernels "
+                                 "(pl.at scopes) only",
+                                 var.name_hint(), var.type()->str()),
+                     span);
+  }
+
+  // An orchestration loop carries scalars, TaskIds, TaskId arrays and tensors, nothing else.
   static ir::Result<ir::StmtPtr> CheckOrchestrationCarries(ir::Result<ir::StmtPtr> loop) {
     if (!loop) return loop;
     const auto* parsed = (*loop)->As<ir::ForStmt>();
@@ -2248,20 +2263,16 @@ class FunctionParser {
     const auto* yield = ir::FlattenStmts(parsed->body()).back()->As<ir::YieldStmt>();
     for (size_t i = 0; i < parsed->iter_args().size(); ++i) {
       const auto& var = parsed->iter_args()[i].var;
-      if (IsOrchestrationCarry(*var->type())) continue;
-      return MakeError(DiagnosticKind::Syntax,
-                       fmt::format("'{}' is reassigned inside the loop; orchestration loops carry scalars, TaskIds and "
-                                   "tensors that kernels update in place; other loop-carried values are supported "
-                                   "inside kernels (pl.at scopes) only",
-                                   var->name_hint()),
-                       yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
+      if (IsOrchestrationCarry(*var->type()) || var->type()->As<ir::TensorType>()) continue;
+      return RefuseOrchestrationCarry(*var,
+                                      yield && i < yield->values().size() ? yield->values()[i]->span() : parsed->span());
     }
     return loop;
   }
 
   // `for i, (a, b) in pl.range(n, init_values=(x, y)):` ending with `ra, rb = pl.yield_(...)`.
   ir::Result<ir::StmtPtr> ParseExplicitLoop(py::handle stmt, const LoopHeader& header, py::handle carried_target,
-                                            py::handle init_values) {
+                                            py::handle init_values, py::handle carry_kinds) {
     if (!carried_target || !init_values || !IsNode(carried_target, "Tuple") ||
         !(IsNode(init_values, "Tuple") || IsNode(init_values, "List")))
       return MakeError(DiagnosticKind::Syntax,
@@ -2269,6 +2280,8 @@ class FunctionParser {
                        header.span);
     auto iter_args = ExplicitIterArgs(carried_target, init_values);
     if (!iter_args) return pypto::unexpected(iter_args.error());
+    if (carry_kinds)
+      if (auto ok = ReadCarryKinds(carry_kinds, *iter_args); !ok) return pypto::unexpected(ok.error());
     auto outer = env_;
     env_[header.loop_var->name_hint()] = header.loop_var;
     for (const auto& iter_arg : *iter_args) env_[iter_arg.var->name_hint()] = iter_arg.var;
@@ -2280,6 +2293,29 @@ class FunctionParser {
     auto results = ExplicitResults(*iter_args, *body, header.span);
     if (!results) return pypto::unexpected(results.error());
     return DropInPlaceTensorCarries(header, std::move(*iter_args), std::move(body->stmts), std::move(*results));
+  }
+
+  // `carry=("scalar", "rebind")`: one carry kind per carried value, in the order of init_values.
+  ir::Result<bool> ReadCarryKinds(py::handle kinds, std::vector<ir::IterArg>& iter_args) {
+    const bool sequence = IsNode(kinds, "Tuple") || IsNode(kinds, "List");
+    if (!sequence || py::len(kinds.attr("elts")) != iter_args.size())
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("carry= takes a tuple of {} carry kinds, one per value in init_values",
+                                   iter_args.size()),
+                       map_.SpanOf(kinds));
+    size_t i = 0;
+    for (auto element : kinds.attr("elts")) {
+      std::optional<ir::CarryKind> kind;
+      if (IsNode(element, "Constant") && py::isinstance<py::str>(element.attr("value")))
+        kind = ir::CarryKindNamed(element.attr("value").cast<std::string>());
+      if (!kind)
+        return MakeError(DiagnosticKind::Syntax,
+                         "a carry kind is one of \"scalar\", \"task_id\", \"task_id_array\", \"alias\", "
+                         "\"rebind\" or \"unclassified\"",
+                         map_.SpanOf(element));
+      iter_args[i++].carry = *kind;
+    }
+    return true;
   }
 
   // `for i, (acc,) in pl.range(n, init_values=(c,))` whose body yields a store into `acc`: the loop

@@ -1,7 +1,7 @@
 // Orchestration loops whose kernel scopes update a tensor in place (`t = pl.assemble(t, ...)`,
 // `t[a:b, :] = u`): the loop carries nothing, since every iteration writes into the one tensor, and
-// after the loop the tensor's name still means that buffer. A value that really changes from one
-// iteration to the next is still refused. And comparisons of compile-time constants, which fold so
+// after the loop the tensor's name still means that buffer. A tensor rebound to another buffer that the
+// next iteration reads is carried. And comparisons of compile-time constants, which fold so
 // that an `if` on them keeps only the branch it takes.
 #include "frontend_test_util.h"
 
@@ -141,17 +141,24 @@ TEST(InPlaceLoop, AssembleInALoopThatCarriesATaskId) {
                 "        return y\n");
 }
 
-// `t` takes the buffer of `u` in the first iteration: the next one would read another tensor.
-TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
+// `t` takes the buffer of `u` in the first iteration, which the next one reads: the loop carries `t`
+// (ClassifyIterArgCarry later makes it a rebind carry).
+TEST(InPlaceLoop, ATensorReboundToAnotherBufferIsCarried) {
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    u = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    for i in pl.range(2):\n"
                   "        with pl.at(level=pl.Level.CORE_GROUP):\n"
                   "            t = pl.assemble(u, pl.exp(t[0:8, :]), [i * 8, 0])\n"
                   "    return y\n"),
-            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; orchestration loops carry scalars, "
-            "TaskIds and tensors that kernels update in place; other loop-carried values are supported inside "
-            "kernels (pl.at scopes) only");
+            std::string(kPrintedHeader) +
+                "        t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
+                "        u: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
+                "        for i, (t_1,) in pl.range(2, init_values=(t,)):\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP):\n"
+                "                t_2: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.load(t_1, [0, 0], "
+                "[8, 32])), [i * 8, 0], u)\n"
+                "            t_3: pl.Tensor[[16, 32], pl.FP32] = pl.yield_(t_2)\n"
+                "        return y\n");
   // Not read by the body, `t` is not carried; after the loop it has no single value.
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    u = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
@@ -161,7 +168,7 @@ TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
                   "    return t\n"),
             "/src/kernels.py:8:12: error: 't' is reassigned in each iteration of the orchestration loop at line 5, "
             "so it has no single value after the loop\n  help: give the loop's value a name of its own");
-  // The same in a loop that also carries a TaskId.
+  // In a loop that carries a TaskId, carried alongside it: after the loop `t` names `y`.
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    prev = pl.system.task_invalid()\n"
                   "    for i in pl.range(2):\n"
@@ -169,9 +176,30 @@ TEST(InPlaceLoop, AValueCarriedByAnOrchestrationLoopIsRefused) {
                   "            t = pl.assemble(y, pl.exp(x[0:8, :]), [i * 8, 0])\n"
                   "        prev = tid\n"
                   "    return y\n"),
-            "/src/kernels.py:7:13: error: 't' is reassigned inside the loop; orchestration loops carry scalars, "
-            "TaskIds and tensors that kernels update in place; other loop-carried values are supported inside "
-            "kernels (pl.at scopes) only");
+            std::string(kPrintedHeader) +
+                "        t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
+                "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
+                "        for i, (t_1, prev_1) in pl.range(2, init_values=(t, prev)):\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP, deps=[prev_1]) as tid:\n"
+                "                t_2: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.load(x, [0, 0], "
+                "[8, 32])), [i * 8, 0], y)\n"
+                "            prev_2: pl.Scalar[pl.TASK_ID] = tid\n"
+                "            t_3, prev_3 = pl.yield_(t_2, prev_2)\n"
+                "        return y\n");
+}
+
+// A carried tensor keeps its type: one that changes shape from one iteration to the next is refused at
+// its new value.
+TEST(InPlaceLoop, ACarriedTensorChangingTypeIsRefused) {
+  EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+                  "            y = pl.assemble(y, pl.exp(t[0:8, :]), [i * 8, 0])\n"
+                  "        t = pl.reshape(t, [32, 16])\n"
+                  "    return y\n"),
+            "/src/kernels.py:7:9: error: 't' is carried from one loop iteration to the next, but its type changes "
+            "from pl.Tensor[[16, 32], pl.FP32] to pl.Tensor[[32, 16], pl.FP32]\n"
+            "  help: a loop-carried value keeps its shape, dtype and memory space in every iteration");
 }
 
 // `PAD > COLS` on module constants folds to False: the branch's zero-width pl.full is never built.

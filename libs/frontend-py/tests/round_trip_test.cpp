@@ -409,6 +409,23 @@ TEST(RoundTripDiagnostics, UnknownFunctionType) {
             "/src/kernels.py:3:18: error: @pl.function argument 'level' is not supported yet");
 }
 
+// `carry=(...)`, as ClassifyIterArgCarry prints it: one known kind per carried value, with init_values.
+TEST(RoundTripDiagnostics, CarryKindsOfALoop) {
+  const std::string orchestration = "@pl.function(type=pl.FunctionType.Orchestration)";
+  EXPECT_EQ(KernelWith("        for i, (n,) in pl.range(2, init_values=(0,), carry=(\"scalar\", \"alias\")):\n"
+                       "            m = pl.yield_(n)\n        return\n",
+                       orchestration),
+            "/src/kernels.py:5:60: error: carry= takes a tuple of 1 carry kinds, one per value in init_values");
+  EXPECT_EQ(KernelWith("        for i, (n,) in pl.range(2, init_values=(0,), carry=(\"copied\",)):\n"
+                       "            m = pl.yield_(n)\n        return\n",
+                       orchestration),
+            "/src/kernels.py:5:61: error: a carry kind is one of \"scalar\", \"task_id\", \"task_id_array\", "
+            "\"alias\", \"rebind\" or \"unclassified\"");
+  EXPECT_EQ(KernelWith("        for i in pl.range(2, carry=(\"scalar\",)):\n            pass\n        return\n",
+                       orchestration),
+            "/src/kernels.py:5:36: error: pl.range(..., carry=...) needs init_values");
+}
+
 TEST(RoundTripDiagnostics, CallToAMissingFunction) {
   EXPECT_EQ(KernelWith("        self.missing(x)\n        return\n", "@pl.function(type=pl.FunctionType.Opaque)"),
             "/src/kernels.py:5:9: error: program 'p' has no function 'missing'\n  help: its functions: k");

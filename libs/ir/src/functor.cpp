@@ -152,7 +152,7 @@ StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& stmt) {
                  step != stmt->step();
   std::vector<IterArg> iter_args;
   for (const auto& iter_arg : stmt->iter_args()) {
-    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init)});
+    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init), iter_arg.carry});
     changed |= iter_args.back().var != iter_arg.var || iter_args.back().init != iter_arg.init;
   }
   auto body = MutateStmt(stmt->body());
@@ -167,7 +167,7 @@ StmtPtr IRMutator::MutateWhile(const std::shared_ptr<const WhileStmt>& stmt) {
   bool changed = false;
   std::vector<IterArg> iter_args;
   for (const auto& iter_arg : stmt->iter_args()) {
-    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init)});
+    iter_args.push_back(IterArg{As<Var>(MutateVar(iter_arg.var)), MutateExpr(iter_arg.init), iter_arg.carry});
     changed |= iter_args.back().var != iter_arg.var || iter_args.back().init != iter_arg.init;
   }
   auto condition = MutateExpr(stmt->condition());

@@ -238,6 +238,7 @@ class JsonWriter {
       Json item;
       item["init"] = WriteExpr(iter_arg.init);
       item["var"] = WriteVar(*iter_arg.var);
+      if (iter_arg.carry != CarryKind::Unclassified) item["carry"] = CarryKindName(iter_arg.carry);
       json.push_back(std::move(item));
     }
     return json;
@@ -606,6 +607,9 @@ class JsonReader {
     for (const At& item : Items(at)) {
       ExprPtr init = ReadExpr(Field(item, "init", "iter arg"));
       iter_args.push_back(IterArg{ReadVar(Field(item, "var", "iter arg")), std::move(init)});
+      if (Has(item, "carry"))
+        iter_args.back().carry =
+            EnumFromName(Field(item, "carry", "iter arg"), "carry kind", CarryKind::Rebind, CarryKindName);
     }
     return iter_args;
   }

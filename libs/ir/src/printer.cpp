@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -255,8 +256,17 @@ class Printer {
     std::vector<std::string> inits, carried;
     for (const auto& iter_arg : loop.iter_args()) inits.push_back(Expr(iter_arg.init));
     for (const auto& iter_arg : loop.iter_args()) carried.push_back(Name(iter_arg.var.get()));
-    Line(fmt::format("for {}, {} in pl.{}({}, init_values={}):", var, TupleText(carried), kind, RangeArgs(loop),
-                     TupleText(inits)));
+    Line(fmt::format("for {}, {} in pl.{}({}, init_values={}{}):", var, TupleText(carried), kind, RangeArgs(loop),
+                     TupleText(inits), CarryKwarg(loop.iter_args())));
+  }
+
+  // `, carry=("alias", "scalar")` once ClassifyIterArgCarry has stamped how each value is carried.
+  static std::string CarryKwarg(const std::vector<IterArg>& iter_args) {
+    if (std::ranges::all_of(iter_args, [](const IterArg& arg) { return arg.carry == CarryKind::Unclassified; }))
+      return "";
+    std::vector<std::string> kinds;
+    for (const auto& iter_arg : iter_args) kinds.push_back(fmt::format("\"{}\"", CarryKindName(iter_arg.carry)));
+    return ", carry=" + TupleText(kinds);
   }
 
   // `while cond:`, or with carried values the explicit form the frontend reads back:

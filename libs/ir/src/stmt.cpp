@@ -1,5 +1,7 @@
 #include "pypto/ir/stmt.h"
 
+#include <utility>
+
 namespace pypto::ir {
 
 const char* ForKindName(ForKind kind) {
@@ -10,6 +12,24 @@ const char* ForKindName(ForKind kind) {
     case ForKind::Pipeline: return "pipeline";
   }
   return "range";
+}
+
+namespace {
+constexpr std::pair<CarryKind, const char*> kCarryNames[] = {
+    {CarryKind::Unclassified, "unclassified"}, {CarryKind::Scalar, "scalar"}, {CarryKind::TaskId, "task_id"},
+    {CarryKind::TaskIdArray, "task_id_array"}, {CarryKind::Alias, "alias"},   {CarryKind::Rebind, "rebind"}};
+}  // namespace
+
+const char* CarryKindName(CarryKind kind) {
+  for (const auto& [k, name] : kCarryNames)
+    if (k == kind) return name;
+  return "unclassified";
+}
+
+std::optional<CarryKind> CarryKindNamed(std::string_view name) {
+  for (const auto& [kind, k_name] : kCarryNames)
+    if (name == k_name) return kind;
+  return std::nullopt;
 }
 
 std::optional<LoopView> AsLoop(const Stmt& stmt) {

@@ -179,6 +179,10 @@ class Comparer {
       for (size_t i = 0; i < x->iter_args().size(); ++i)
         if (auto diff = Define(x->iter_args()[i].var, y->iter_args()[i].var))
           return fmt::format("loop-carried value {}: {}", i, *diff);
+      for (size_t i = 0; i < x->iter_args().size(); ++i)
+        if (x->iter_args()[i].carry != y->iter_args()[i].carry)
+          return fmt::format("loop-carried value {} is carried as {} vs {}", i, CarryKindName(x->iter_args()[i].carry),
+                             CarryKindName(y->iter_args()[i].carry));
       if (auto diff = Body(x->body(), y->body())) return fmt::format("in loop: {}", *diff);
       return Defines(x->return_vars(), y->return_vars(), "loop");
     }

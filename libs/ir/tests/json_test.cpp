@@ -149,6 +149,37 @@ TEST(Json, RoundTripOfSamplePrograms) {
   }
 }
 
+// RebindingLoopProgram with its loop's values stamped as carried `carry` (what ClassifyIterArgCarry does).
+ProgramPtr StampedRebindingLoop(CarryKind cur, CarryKind acc) {
+  auto program = testing::RebindingLoopProgram();
+  auto entry = program->entry();
+  auto stmts = FlattenStmts(entry->body());
+  const auto* loop = stmts[2]->As<ForStmt>();
+  std::vector<IterArg> iter_args = loop->iter_args();
+  iter_args[0].carry = cur;
+  iter_args[1].carry = acc;
+  stmts[2] = std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(), iter_args,
+                                       loop->body(), loop->return_vars(), loop->kind(), loop->span());
+  return std::make_shared<Program>(program->name(),
+                                   std::vector<FunctionPtr>{program->functions()[0], entry->WithBody(Seq(stmts))},
+                                   program->entry_name());
+}
+
+TEST(Json, KeepsHowALoopCarriesEachValue) {
+  auto program = StampedRebindingLoop(CarryKind::Rebind, CarryKind::Alias);
+  const std::string json = ProgramToJson(*program);
+  EXPECT_NE(json.find(R"("carry":"rebind")"), std::string::npos) << json;
+  auto read = ProgramFromJson(json);
+  ASSERT_TRUE(read) << read.error().str();
+  EXPECT_EQ(StructuralDiff(*program, **read), std::nullopt);
+  const std::string printed = PrintProgram(**read);
+  EXPECT_NE(printed.find("for i, (cur, acc) in pl.range(3, init_values=(c_1, y), carry=(\"rebind\", \"alias\")):\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(StructuralDiff(*program, *StampedRebindingLoop(CarryKind::Alias, CarryKind::Alias)),
+            "function 'rebind': statement 2: loop-carried value 0 is carried as rebind vs alias");
+}
+
 TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
   auto read = ProgramFromJson(ProgramToJson(*EveryNodeProgram()));
   ASSERT_TRUE(read);

@@ -28,6 +28,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::ReturnParamsExplicit: return "ReturnParamsExplicit";
     case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
     case IRProperty::StructuredCtrlFlow: return "StructuredCtrlFlow";
+    case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -293,7 +294,53 @@ Result<bool> VerifyStructuredCtrlFlow(const Program& program) {
   return true;
 }
 
+// Whether `kind` is how a value of `type` can be carried by an orchestration loop.
+bool CarryFitsType(CarryKind kind, const Type& type) {
+  if (IsTaskIdArray(type)) return kind == CarryKind::TaskIdArray;
+  if (IsTaskId(type)) return kind == CarryKind::TaskId;
+  if (type.As<ScalarType>()) return kind == CarryKind::Scalar;
+  if (type.As<TensorType>()) return kind == CarryKind::Alias || kind == CarryKind::Rebind;
+  return false;
+}
+
+// Every value an orchestration loop carries is stamped with a carry kind its type allows.
+Result<bool> VerifyIterArgCarryClassified(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (function->type() != FunctionType::Orchestration) continue;
+    FirstMatch finder;
+    std::string what;
+    finder.stmt_pred = [&](const StmtPtr& s) {
+      const auto* loop = s->As<ForStmt>();
+      if (!loop) return false;
+      for (const auto& iter_arg : loop->iter_args()) {
+        if (CarryFitsType(iter_arg.carry, *iter_arg.var->type())) continue;
+        what = fmt::format("loop '{}' carries '{}' ({}) as {}", loop->loop_var()->name_hint(),
+                           iter_arg.var->name_hint(), iter_arg.var->type()->str(), CarryKindName(iter_arg.carry));
+        return true;
+      }
+      return false;
+    };
+    finder.VisitStmt(function->body());
+    if (finder.matched) return Violation(IRProperty::IterArgCarryClassified, *function, finder.found, what);
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<size_t> ReturnedParam(const Function& function) {
+  const ReturnStmt* ret = nullptr;
+  for (const auto& stmt : FlattenStmts(function.body()))
+    if (const auto* r = stmt->As<ReturnStmt>()) ret = r;
+  if (!ret) {
+    if (function.return_types().size() == 1) return FirstOutputParam(function.param_directions());
+    return std::nullopt;
+  }
+  if (ret->values().size() != 1) return std::nullopt;
+  for (size_t i = 0; i < function.params().size(); ++i)
+    if (function.params()[i] == ret->values()[0]) return i;
+  return std::nullopt;
+}
 
 bool ReturnsOutputs(const Function& function) {
   return IsKernel(function.type()) || function.type() == FunctionType::Group || function.type() == FunctionType::Spmd;
@@ -318,6 +365,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::ReturnParamsExplicit: return VerifyReturnParamsExplicit(program);
     case IRProperty::RuntimeScopesMaterialized: return VerifyRuntimeScopesMaterialized(program);
     case IRProperty::StructuredCtrlFlow: return VerifyStructuredCtrlFlow(program);
+    case IRProperty::IterArgCarryClassified: return VerifyIterArgCarryClassified(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

@@ -29,7 +29,8 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(NormalizeReturnOrder())      // kernel returns -> the output parameters themselves
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
       .Add(DeriveCallDirections())      // kernel call sites -> per-argument directions
-      .Add(MaterializeRuntimeScopes()); // orchestration body and loop bodies -> runtime scopes
+      .Add(MaterializeRuntimeScopes())  // orchestration body and loop bodies -> runtime scopes
+      .Add(ClassifyIterArgCarry());     // orchestration loop carries -> alias, rebind, scalar, TaskId
   return pipeline;
 }
 

@@ -228,7 +228,9 @@ class LaneHalver {
   // A loop's carried values: each takes its (possibly halved) initial value's type.
   std::vector<IterArg> Carried(const std::vector<IterArg>& iter_args) {
     std::vector<IterArg> out;
-    for (const auto& [var, init] : iter_args) {
+    for (const auto& iter_arg : iter_args) {
+      const VarPtr& var = iter_arg.var;
+      const ExprPtr& init = iter_arg.init;
       auto renamed_init = Renamed(init);
       VarPtr carried = var;
       if (renamed_init != init && var->type()->As<TileType>()) {
@@ -236,7 +238,7 @@ class LaneHalver {
         renamed_[var.get()] = carried;
         if (IsHalved(renamed_init)) halved_vars_.insert(carried.get());
       }
-      out.push_back({carried, renamed_init});
+      out.push_back({carried, renamed_init, iter_arg.carry});
     }
     return out;
   }

@@ -32,10 +32,11 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 13u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 14u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "CtrlFlowTransform");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FlattenCallExpr");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(4), "OutlineIncoreScopes");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(13), "ClassifyIterArgCarry");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
@@ -61,7 +62,7 @@ TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
   pypto_ir_program* rest = nullptr;
   ASSERT_EQ(pypto_passes_run(first, "a2a3sim",
                              "InferTileMemorySpace,ExpandMixedKernel,NormalizeReturnOrder,AllocateMemoryAddr,"
-                             "DeriveCallDirections,MaterializeRuntimeScopes",
+                             "DeriveCallDirections,MaterializeRuntimeScopes,ClassifyIterArgCarry",
                              1,
                              nullptr, &rest),
             PYPTO_OK)
@@ -84,7 +85,7 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
                "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FlattenCallExpr, "
                "SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
                "ExpandMixedKernel, NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, "
-               "MaterializeRuntimeScopes");
+               "MaterializeRuntimeScopes, ClassifyIterArgCarry");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),

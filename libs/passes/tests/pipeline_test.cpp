@@ -90,7 +90,7 @@ TEST(DefaultPipeline, PassOrder) {
                                              "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
                                              "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
                                              "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections",
-                                             "MaterializeRuntimeScopes"}));
+                                             "MaterializeRuntimeScopes", "ClassifyIterArgCarry"}));
 }
 
 TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
@@ -103,7 +103,8 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
                                             "4:SplitMixedScopes", "5:OutlineIncoreScopes", "6:LegalizeTileCast",
                                             "7:InferTileMemorySpace", "8:AutoTileMatmulL0", "9:ExpandMixedKernel",
                                             "10:NormalizeReturnOrder", "11:AllocateMemoryAddr",
-                                            "12:DeriveCallDirections", "13:MaterializeRuntimeScopes"}));
+                                            "12:DeriveCallDirections", "13:MaterializeRuntimeScopes",
+                                            "14:ClassifyIterArgCarry"}));
 }
 
 }  // namespace

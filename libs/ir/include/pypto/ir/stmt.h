@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/ir/expr.h"
@@ -67,11 +68,21 @@ class ReturnStmt final : public Stmt {
 enum class ForKind : uint8_t { Sequential, Parallel, Unroll, Pipeline };
 const char* ForKindName(ForKind kind);  // the DSL spelling: "range", "parallel", ...
 
+// How an orchestration loop carries a value, as ClassifyIterArgCarry decides it for codegen-orch:
+// a scalar, a TaskId or a TaskId array (a C++ variable assigned at the yield); a tensor whose yielded
+// value is the same buffer updated in place by kernels (Alias: no C++ variable of its own, since the
+// runtime tracks dependencies by the tensor it was given); or a tensor rebound to another buffer
+// (Rebind: a C++ tensor variable reassigned at the yield). Kernel loops stay Unclassified.
+enum class CarryKind : uint8_t { Unclassified, Scalar, TaskId, TaskIdArray, Alias, Rebind };
+const char* CarryKindName(CarryKind kind);  // the printed spelling: "scalar", "task_id", ...
+std::optional<CarryKind> CarryKindNamed(std::string_view name);
+
 // A value carried from one loop iteration to the next: `var` holds `init` in the first iteration
 // and what the body yielded in each later one.
 struct IterArg {
   VarPtr var;
   ExprPtr init;
+  CarryKind carry = CarryKind::Unclassified;
 };
 
 // `for loop_var in pl.range(start, stop, step):` with an INDEX loop variable. A loop with carried

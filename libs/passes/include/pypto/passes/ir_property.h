@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bitset>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,7 @@ enum class IRProperty : uint8_t {
   RuntimeScopesMaterialized,  // the orchestration body and each loop body outside a manual scope are
                               // automatic runtime scopes (RuntimeScopeStmt)
   StructuredCtrlFlow,     // no break or continue is left: every loop body runs to its end
+  IterArgCarryClassified, // each value an orchestration loop carries has the ir::CarryKind its type allows
   kCount,
 };
 
@@ -50,6 +52,10 @@ class PropertySet {
 // The functions ReturnParamsExplicit constrains: those the orchestration submits as tasks (kernels,
 // Groups, SPMD wrappers).
 bool ReturnsOutputs(const ir::Function& function);
+
+// The parameter such a function returns as its single result (ReturnParamsExplicit made the returned
+// value the parameter itself; a declaration with no body returns its first output); nullopt for none.
+std::optional<size_t> ReturnedParam(const ir::Function& function);
 
 // The automatic runtime scope (`with pl.scope():`) a body consists of, possibly followed by the
 // body's terminator (a loop's pl.yield_, a function's return: no runtime work); null for any other

@@ -76,4 +76,9 @@ Pass NormalizeReturnOrder();
 // runtime scopes (`with pl.scope():`); codegen-orch opens a PTO2_SCOPE exactly there.
 Pass MaterializeRuntimeScopes();
 
+// Stamps on each value an orchestration loop carries how the C++ carries it (ir::CarryKind): a scalar,
+// a TaskId, a TaskId array, a tensor the body updates in place (Alias) or one it rebinds to another
+// buffer (Rebind); codegen-orch reads the stamp (IterArgCarryClassified).
+Pass ClassifyIterArgCarry();
+
 }  // namespace pypto::passes
