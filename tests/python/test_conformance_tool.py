@@ -170,15 +170,15 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
     assert "(pass dumps: 1 builds)" in done.stderr.splitlines()[0], done.stderr
     assert rows["D2"][1] == "FAIL"
     assert rows["D2"][3] == ("build_output/by_hand/passes_dump lacks 00_frontend.py, 01_after_UnrollLoops.py, "
-                             "02_after_CtrlFlowTransform.py, 03_after_FlattenCallExpr.py, "
-                             "04_after_SplitMixedScopes.py, 05_after_OutlineIncoreScopes.py, "
-                             "06_after_LegalizeTileCast.py, 07_after_InferTileMemorySpace.py, "
-                             "08_after_AutoTileMatmulL0.py, 09_after_ExpandMixedKernel.py, "
-                             "10_after_NormalizeReturnOrder.py, 11_after_AllocateMemoryAddr.py, "
-                             "12_after_DeriveCallDirections.py, 13_after_MaterializeRuntimeScopes.py, "
-                             "14_after_ClassifyIterArgCarry.py"), rows["D2"]
-    assert "2 builds dumped the IR after each of 14 passes" not in done.stdout
-    assert "1 builds dumped the IR after each of 14 passes" in done.stdout
+                             "02_after_CtrlFlowTransform.py, 03_after_FuseCreateAssembleToSlice.py, "
+                             "04_after_FlattenCallExpr.py, 05_after_SplitMixedScopes.py, "
+                             "06_after_OutlineIncoreScopes.py, 07_after_LegalizeTileCast.py, "
+                             "08_after_InferTileMemorySpace.py, 09_after_AutoTileMatmulL0.py, "
+                             "10_after_ExpandMixedKernel.py, 11_after_NormalizeReturnOrder.py, "
+                             "12_after_AllocateMemoryAddr.py, 13_after_DeriveCallDirections.py, "
+                             "14_after_MaterializeRuntimeScopes.py, 15_after_ClassifyIterArgCarry.py"), rows["D2"]
+    assert "2 builds dumped the IR after each of 15 passes" not in done.stdout
+    assert "1 builds dumped the IR after each of 15 passes" in done.stdout
 
 
 def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path):

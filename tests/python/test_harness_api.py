@@ -204,8 +204,8 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
 
     assert RunConfig(strategy=OptimizationStrategy.Default).strategy is OptimizationStrategy.Default
     manager = PassManager.get_strategy(OptimizationStrategy.Default)
-    assert manager.get_pass_names() == ["UnrollLoops", "CtrlFlowTransform", "FlattenCallExpr", "SplitMixedScopes",
-                                        "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
+    assert manager.get_pass_names() == ["UnrollLoops", "CtrlFlowTransform", "FuseCreateAssembleToSlice",
+                                        "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
                                         "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
                                         "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes",
                                         "ClassifyIterArgCarry"]

@@ -19,6 +19,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       // After UnrollLoops: no jump leaves a pl.unroll body (the frontend refuses one), so the copies
       // hold whole pl.range loops, each made structured here like any other.
       .Add(CtrlFlowTransform())         // break / continue -> ifs and a carried break flag
+      .Add(FuseCreateAssembleToSlice()) // a fresh tensor copied whole into a window -> that window
       .Add(FlattenCallExpr())           // nested calls -> temporaries (three-address form)
       .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration

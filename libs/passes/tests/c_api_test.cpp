@@ -32,19 +32,20 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 14u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 15u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "CtrlFlowTransform");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FlattenCallExpr");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(4), "OutlineIncoreScopes");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(13), "ClassifyIterArgCarry");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FuseCreateAssembleToSlice");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "FlattenCallExpr");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(5), "OutlineIncoreScopes");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(14), "ClassifyIterArgCarry");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
 
 TEST(PassesCApi, PassContracts) {
-  EXPECT_STREQ(pypto_passes_pipeline_pass_required(2), "{}");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(2), "{NoNestedCalls}");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_required(4), "{StructuredCtrlFlow}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(3), "{}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_produced(3), "{NoNestedCalls}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(5), "{StructuredCtrlFlow}");
   EXPECT_STREQ(pypto_passes_pipeline_pass_invalidated(0), "{}");
   EXPECT_EQ(pypto_passes_pipeline_pass_required(99), nullptr);
 }
@@ -82,8 +83,8 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   pypto_ir_program* result = nullptr;
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
-               "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FlattenCallExpr, "
-               "SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
+               "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FuseCreateAssembleToSlice, "
+               "FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
                "ExpandMixedKernel, NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, "
                "MaterializeRuntimeScopes, ClassifyIterArgCarry");
   // The kernel is still a pl.at scope: nothing has outlined it.

@@ -31,14 +31,15 @@ TEST(ClassifyIterArgCarry, ATensorYieldedUpdatedInPlaceIsAnAliasAndAFreshBufferA
             "        c: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.create([16, 16], dtype=pl.FP32)\n"
             "        c_1: pl.Tensor[[16, 16], pl.FP32] = self.add(x, x, c, attrs={\"arg_directions\": "
             "[\"Input\", \"Input\", \"OutputExisting\"]})\n"
-            "        for i, (cur, acc) in pl.range(3, init_values=(c_1, y), carry=(\"rebind\", \"alias\")):\n"
+            "        spare: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.create([16, 16], dtype=pl.FP32)\n"
+            "        for i, (cur, other, acc) in pl.range(3, init_values=(c_1, spare, y), "
+            "carry=(\"rebind\", \"rebind\", \"alias\")):\n"
             "            with pl.scope():\n"
-            "                nxt: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.create([16, 16], dtype=pl.FP32)\n"
-            "                nxt_1: pl.Tensor[[16, 16], pl.FP32] = self.add(cur, cur, nxt, attrs={\"arg_directions\": "
+            "                nxt: pl.Tensor[[16, 16], pl.FP32] = self.add(cur, cur, other, attrs={\"arg_directions\": "
             "[\"Input\", \"Input\", \"OutputExisting\"]})\n"
-            "                acc_1: pl.Tensor[[16, 16], pl.FP32] = self.add(nxt_1, nxt_1, acc, "
+            "                acc_1: pl.Tensor[[16, 16], pl.FP32] = self.add(nxt, nxt, acc, "
             "attrs={\"arg_directions\": [\"Input\", \"Input\", \"OutputExisting\"]})\n"
-            "            cur_r, acc_r = pl.yield_(nxt_1, acc_1)\n"
+            "            cur_r, other_r, acc_r = pl.yield_(nxt, cur, acc_1)\n"
             "    return acc_r\n");
 }
 

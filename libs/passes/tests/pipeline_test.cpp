@@ -86,8 +86,8 @@ TEST(DefaultPipeline, PassOrder) {
   std::vector<std::string> names;
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FlattenCallExpr",
-                                             "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
+  EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FuseCreateAssembleToSlice",
+                                             "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
                                              "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
                                              "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections",
                                              "MaterializeRuntimeScopes", "ClassifyIterArgCarry"}));
@@ -99,12 +99,12 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
     seen.push_back(std::to_string(slot) + ":" + name);
   }};
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:CtrlFlowTransform", "3:FlattenCallExpr",
-                                            "4:SplitMixedScopes", "5:OutlineIncoreScopes", "6:LegalizeTileCast",
-                                            "7:InferTileMemorySpace", "8:AutoTileMatmulL0", "9:ExpandMixedKernel",
-                                            "10:NormalizeReturnOrder", "11:AllocateMemoryAddr",
-                                            "12:DeriveCallDirections", "13:MaterializeRuntimeScopes",
-                                            "14:ClassifyIterArgCarry"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:CtrlFlowTransform", "3:FuseCreateAssembleToSlice",
+                                            "4:FlattenCallExpr", "5:SplitMixedScopes", "6:OutlineIncoreScopes",
+                                            "7:LegalizeTileCast", "8:InferTileMemorySpace", "9:AutoTileMatmulL0",
+                                            "10:ExpandMixedKernel", "11:NormalizeReturnOrder",
+                                            "12:AllocateMemoryAddr", "13:DeriveCallDirections",
+                                            "14:MaterializeRuntimeScopes", "15:ClassifyIterArgCarry"}));
 }
 
 }  // namespace

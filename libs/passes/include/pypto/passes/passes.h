@@ -15,6 +15,12 @@ Pass UnrollLoops();
 // and runs its body only while the flag is 0. A break in a while loop is an error at the loop.
 Pass CtrlFlowTransform();
 
+// `tmp = pl.create_tensor(shape)`, written by kernels, then assembled whole into a window of `dst`
+// by the copy scope the frontend makes of an orchestration pl.assemble: when nothing touches dst
+// (or a view of it) in between and tmp is not read after, tmp becomes the view
+// `pl.tensor.slice(dst, shape, offsets)` and the copy is dropped.
+Pass FuseCreateAssembleToSlice();
+
 // Three-address form: calls nested in arguments are hoisted into temporaries `__tmp_vN`.
 Pass FlattenCallExpr();
 

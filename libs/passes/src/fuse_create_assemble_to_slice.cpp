@@ -1,0 +1,213 @@
+// FuseCreateAssembleToSlice: orchestration code often fills a fresh tensor with kernels and then
+// assembles it whole into a window of a bigger one:
+//
+//     tmp = pl.create_tensor([16, 128], dtype=pl.FP32)
+//     ... kernels write tmp ...
+//     out = pl.assemble(out, tmp, [i * 16, 0])
+//
+// The frontend makes the assemble a copy kernel (`with pl.at(name_hint="assemble"):
+// pl.tile.store(pl.tile.load(tmp, [0, 0], [16, 128]), [i * 16, 0], out)`), which costs a task and a
+// round trip through UB, and does not even fit when tmp is bigger than UB. When nothing else touches
+// that window in between, tmp can be the window itself: the create becomes the view
+// `tmp = pl.tensor.slice(out, [16, 128], [i * 16, 0])`, the kernels write out in place, and the copy
+// goes. Upstream runs a pass of this name after outlining; here it runs before, on the copy scope
+// the frontend wrote, while the pattern is one statement.
+#include <unordered_set>
+
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/passes/passes.h"
+#include "vars_read.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace pypto::ir;
+
+const Call* OpCall(const ExprPtr& expr, std::string_view name) {
+  const auto* call = expr ? expr->As<Call>() : nullptr;
+  return call && call->is_op_call() && call->op()->name == name ? call : nullptr;
+}
+
+bool AllZero(const ExprPtr& tuple) {
+  const auto* offsets = tuple->As<TupleLiteral>();
+  if (!offsets) return false;
+  for (const auto& offset : offsets->elements())
+    if (AsConstInt(offset).value_or(-1) != 0) return false;
+  return true;
+}
+
+// A copy scope: `with pl.at(...): pl.tile.store(pl.tile.load(src, [0, ..], src's shape), offsets,
+// dst)` with nothing else in it.
+struct WholeCopy {
+  const Var* src = nullptr;
+  VarPtr dst;
+  ExprPtr offsets;
+};
+
+std::optional<WholeCopy> AsWholeCopy(const Stmt& stmt) {
+  const auto* scope = stmt.As<InCoreScopeStmt>();
+  if (!scope || scope->block_num() || !scope->order().empty()) return std::nullopt;
+  const auto stmts = FlattenStmts(scope->body());
+  const auto* eval = stmts.size() == 1 ? stmts[0]->As<EvalStmt>() : nullptr;
+  const Call* store = eval ? OpCall(eval->expr(), "tile.store") : nullptr;
+  if (!store || store->args().size() != 3 || !store->kwargs().empty()) return std::nullopt;
+  const Call* load = OpCall(store->args()[0], "tile.load");
+  if (!load || load->args().size() != 3 || !load->kwargs().empty() || !AllZero(load->args()[1])) return std::nullopt;
+  const auto* src = load->args()[0]->As<Var>();
+  const auto* src_type = src ? src->type()->As<TensorType>() : nullptr;
+  const auto dst = std::dynamic_pointer_cast<const Var>(store->args()[2]);
+  const auto* dst_type = dst ? dst->type()->As<TensorType>() : nullptr;
+  const auto* shape = load->args()[2]->As<TupleLiteral>();
+  if (!src_type || !dst_type || !shape || src_type->dtype() != dst_type->dtype() ||
+      src_type->shape().size() != dst_type->shape().size() || shape->elements().size() != src_type->shape().size())
+    return std::nullopt;
+  for (size_t d = 0; d < shape->elements().size(); ++d)
+    if (AsConstInt(shape->elements()[d]) != src_type->shape()[d]) return std::nullopt;
+  return WholeCopy{.src = src, .dst = dst, .offsets = store->args()[1]};
+}
+
+// The variables a statement mentions: those it reads and those it defines, or only the latter.
+std::unordered_set<const Var*> VarsOf(const StmtPtr& stmt, bool defined_only) {
+  struct Collector final : IRVisitor {
+    bool defined_only = false;
+    std::unordered_set<const Var*> vars;
+    void VisitVar(const std::shared_ptr<const Var>& var) override {
+      if (!defined_only) vars.insert(var.get());
+    }
+    void VisitAssign(const std::shared_ptr<const AssignStmt>& assign) override {
+      vars.insert(assign->var().get());
+      IRVisitor::VisitAssign(assign);
+    }
+    void VisitFor(const std::shared_ptr<const ForStmt>& loop) override {
+      vars.insert(loop->loop_var().get());
+      for (const auto& iter_arg : loop->iter_args()) vars.insert(iter_arg.var.get());
+      for (const auto& result : loop->return_vars()) vars.insert(result.get());
+      IRVisitor::VisitFor(loop);
+    }
+    void VisitWhile(const std::shared_ptr<const WhileStmt>& loop) override {
+      for (const auto& iter_arg : loop->iter_args()) vars.insert(iter_arg.var.get());
+      for (const auto& result : loop->return_vars()) vars.insert(result.get());
+      IRVisitor::VisitWhile(loop);
+    }
+    void VisitIf(const std::shared_ptr<const IfStmt>& branch) override {
+      for (const auto& result : branch->return_vars()) vars.insert(result.get());
+      IRVisitor::VisitIf(branch);
+    }
+  } collector;
+  collector.defined_only = defined_only;
+  collector.VisitStmt(stmt);
+  return std::move(collector.vars);
+}
+
+// `tmp = pl.tensor.create(shape, dtype=...)` without a starting value (a view would not have it).
+const Var* CreatedTensor(const Stmt& stmt) {
+  const auto* assign = stmt.As<AssignStmt>();
+  const Call* create = assign ? OpCall(assign->value(), "tensor.create") : nullptr;
+  if (!create || FindAttr<double>(create->kwargs(), "init_value")) return nullptr;
+  return assign->var().get();
+}
+
+// The tensors that are views of `tensor` or updates of it in place (a reshape, a slice, a store's
+// result), transitively, over a whole body: what a statement may touch `tensor` through.
+std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
+  std::unordered_set<const Var*> views{tensor};
+  for (bool grew = true; grew;) {
+    grew = false;
+    struct Visitor final : IRVisitor {
+      std::unordered_set<const Var*>* views;
+      bool* grew;
+      void VisitAssign(const std::shared_ptr<const AssignStmt>& assign) override {
+        const auto* call = assign->value()->As<Call>();
+        if (call && call->is_op_call()) {
+          for (auto index : {call->op()->result_aliases_arg, call->op()->writes_arg}) {
+            const auto* arg = index && *index < static_cast<int>(call->args().size())
+                                  ? call->args()[*index]->As<Var>()
+                                  : nullptr;
+            if (arg && views->contains(arg) && views->insert(assign->var().get()).second) *grew = true;
+          }
+        }
+        IRVisitor::VisitAssign(assign);
+      }
+    } visitor;
+    visitor.views = &views;
+    visitor.grew = &grew;
+    visitor.VisitStmt(body);
+  }
+  return views;
+}
+
+class CreateAssembleFuser final : public IRMutator {
+ public:
+  explicit CreateAssembleFuser(StmtPtr body) : body_(std::move(body)) {}
+
+ protected:
+  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
+    auto mutated = IRMutator::MutateSeq(seq);
+    const auto* mutated_seq = mutated->As<SeqStmts>();
+    if (!mutated_seq) return mutated;
+    std::vector<StmtPtr> stmts = mutated_seq->stmts();
+    bool changed = false;
+    for (size_t c = 0; c < stmts.size(); ++c) {
+      const Var* created = stmts[c] ? CreatedTensor(*stmts[c]) : nullptr;
+      if (!created) continue;
+      for (size_t a = c + 1; a < stmts.size(); ++a) {
+        if (!stmts[a]) continue;
+        auto copy = AsWholeCopy(*stmts[a]);
+        if (!copy || copy->src != created) continue;
+        if (Fuse(stmts, c, a, *copy)) changed = true;
+        break;
+      }
+    }
+    if (!changed) return mutated;
+    std::vector<StmtPtr> kept;
+    for (auto& stmt : stmts)
+      if (stmt) kept.push_back(std::move(stmt));
+    return std::make_shared<SeqStmts>(std::move(kept), seq->span());
+  }
+
+ private:
+  // Makes stmts[c] the view and drops the copy stmts[a], when that keeps every value: the window of
+  // dst is touched by nothing between them (so writing it early changes nothing anyone reads), the
+  // offsets are known at the create, and tmp is not read after the copy.
+  bool Fuse(std::vector<StmtPtr>& stmts, size_t c, size_t a, const WholeCopy& copy) {
+    std::unordered_set<const Var*> mentioned, defined;
+    for (size_t k = c + 1; k < a; ++k) {
+      if (!stmts[k]) continue;
+      mentioned.merge(VarsOf(stmts[k], /*defined_only=*/false));
+      defined.merge(VarsOf(stmts[k], /*defined_only=*/true));
+    }
+    for (const Var* view : ViewsOf(copy.dst.get(), body_))
+      if (mentioned.contains(view)) return false;
+    for (const auto& var : VarsRead(copy.offsets))
+      if (defined.contains(var.get())) return false;
+    for (size_t k = a + 1; k < stmts.size(); ++k)
+      if (stmts[k] && VarsOf(stmts[k], /*defined_only=*/false).contains(copy.src)) return false;
+    const auto& assign = *stmts[c]->As<AssignStmt>();
+    const auto& shape = assign.value()->As<Call>()->args()[0];
+    auto view = OpRegistry::Get().CreateCall("tensor.slice", {copy.dst, shape, copy.offsets}, {}, assign.span());
+    if (!view) return false;  // a window outside dst at constant offsets: the copy reports it
+    stmts[c] = std::make_shared<AssignStmt>(assign.var(), *view, assign.span());
+    stmts[a] = nullptr;
+    return true;
+  }
+
+  StmtPtr body_;  // the function's, where views of a destination are looked for
+};
+
+}  // namespace
+
+Pass FuseCreateAssembleToSlice() {
+  return Pass("FuseCreateAssembleToSlice", {}, {}, {},
+              [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
+                return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
+                  if (function->type() != FunctionType::Opaque && function->type() != FunctionType::Orchestration)
+                    return function;
+                  CreateAssembleFuser fuser(function->body());
+                  auto body = fuser.MutateStmt(function->body());
+                  return body == function->body() ? function : function->WithBody(body);
+                });
+              });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,80 @@
+// FuseCreateAssembleToSlice: a fresh tensor that kernels fill and an orchestration pl.assemble copies
+// whole into a window of another becomes that window, when nothing else touches it in between.
+#include <gtest/gtest.h>
+
+#include "pypto/ir/printer.h"
+#include "pypto/passes/passes.h"
+#include "pass_test_util.h"
+#include "sample_programs.h"
+
+namespace pypto::passes {
+namespace {
+
+using testing::Index;
+using testing::RunOk;
+
+// The copy scope the frontend makes of `out = pl.assemble(out, tmp, [row, 0])` (line `line`).
+ir::StmtPtr CopyScope(const ir::VarPtr& tmp, const ir::VarPtr& out, ir::ExprPtr row, int line) {
+  auto load = testing::Op("tile.load", {tmp, testing::Ints({0, 0}), testing::Ints({16, 32})}, line);
+  auto offsets = std::make_shared<ir::TupleLiteral>(std::vector<ir::ExprPtr>{row, Index(0)});
+  auto store = testing::Op("tile.store", {load, offsets, out}, line);
+  return testing::Scope("assemble", {std::make_shared<ir::EvalStmt>(store, store->span())}, line);
+}
+
+//   for i in pl.range(4):                                   # line 3
+//       tmp = pl.create_tensor([16, 32])
+//       with pl.at(name_hint="scale"): tmp = 2 * x[i * 16 : i * 16 + 16]   (line 5)
+//       [with pl.at(name_hint="peek"): y[...] = out[0:16] + 1]             (line 7, when `read_out`)
+//       out = pl.assemble(out, tmp, [i * 16, 0])             # line 9
+ir::ProgramPtr FillThenAssembleProgram(bool read_out) {
+  auto x = testing::Tensor("x", {64, 32}), out = testing::Tensor("out", {64, 32}), y = testing::Tensor("y", {16, 32});
+  auto i = testing::LoopVar("i", 3);
+  std::vector<ir::StmtPtr> body;
+  auto tmp = testing::CreateTensor("tmp", 16, 32, body);
+  auto row = testing::Binary(ir::BinaryOp::Mul, i, Index(16));
+  body.push_back(testing::Scope("scale", testing::ScalarTileRegion(x, tmp, row, Index(0), 16, 32, "tile.muls", 2.0, 6),
+                                5));
+  if (read_out)
+    body.push_back(
+        testing::Scope("peek", testing::ScalarTileRegion(out, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 8), 7));
+  body.push_back(CopyScope(tmp, out, row, 9));
+  auto loop = testing::Loop(i, Index(0), Index(4), Index(1), std::move(body));
+  auto fn = std::make_shared<ir::Function>(
+      "f", std::vector<ir::VarPtr>{x, out, y},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{},
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{loop, std::make_shared<ir::ReturnStmt>(
+                                                                        std::vector<ir::ExprPtr>{})}),
+      ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{fn}, "f");
+}
+
+TEST(FuseCreateAssembleToSlice, TheCreatedTensorBecomesTheWindowAndTheCopyGoes) {
+  auto program = RunOk({FuseCreateAssembleToSlice()}, FillThenAssembleProgram(/*read_out=*/false));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(ir::PrintFunction(*program->Find("f")),
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(self, x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]], "
+            "y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
+            "    for i in pl.range(4):\n"
+            "        tmp: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(out, [16, 32], [i * 16, 0])\n"
+            "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"scale\"):\n"
+            "            t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [i * 16, 0], [16, 32])\n"
+            "            pl.tile.store(pl.tile.muls(t, 2.0), [i * 16, 0], tmp)\n"
+            "    return\n");
+  // Nothing is left to fuse on a second run.
+  auto again = RunOk({FuseCreateAssembleToSlice()}, program);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->Find("f"), program->Find("f"));
+}
+
+// A kernel between them reads `out`: writing the window early would change what it reads.
+TEST(FuseCreateAssembleToSlice, ATensorTouchedInBetweenKeepsTheCopy) {
+  auto input = FillThenAssembleProgram(/*read_out=*/true);
+  auto program = RunOk({FuseCreateAssembleToSlice()}, input);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->Find("f"), input->Find("f"));
+}
+
+}  // namespace
+}  // namespace pypto::passes
