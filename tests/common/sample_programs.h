@@ -239,32 +239,32 @@ inline ir::ProgramPtr HelloWorldProgram(int64_t rows = 1024, int64_t cols = 512,
   return std::make_shared<ir::Program>("_jit_hello_world", std::vector<ir::FunctionPtr>{fn}, "hello_world");
 }
 
-// An orchestration loop that rebinds one tensor to a fresh buffer in each iteration and updates another
-// in place (`add(a, b, output)` writes a + b into output and returns it):
+// An orchestration loop that rebinds two tensors, alternating between their buffers, and updates a
+// third in place (`add(a, b, output)` writes a + b into output and returns it):
 //
-//   c = pl.create_tensor([16, 16]); c = self.add(x, x, c)
-//   for i, (cur, acc) in pl.range(3, init_values=(c, y)):           # line 3
-//       nxt = pl.create_tensor([16, 16]); nxt = self.add(cur, cur, nxt)
+//   c = pl.create_tensor([16, 16]); c = self.add(x, x, c); spare = pl.create_tensor([16, 16])
+//   for i, (cur, other, acc) in pl.range(3, init_values=(c, spare, y)):   # line 3
+//       nxt = self.add(cur, cur, other)
 //       acc = self.add(nxt, nxt, acc)
-//       cur, acc = pl.yield_(nxt, acc)                              # cur: Rebind, acc: Alias
-//   return acc                                                      # y = 2 * 2^3 * 2x = 32x
+//       cur, other, acc = pl.yield_(nxt, cur, acc)     # cur, other: Rebind; acc: Alias
+//   return acc                                         # y = 2 * 2^3 * 2x = 32x
 inline ir::ProgramPtr RebindingLoopProgram() {
   auto add = BinaryKernel("add", "tile.add", 16, 16);
   auto x = Tensor("x", {16, 16}), y = Tensor("y", {16, 16});
-  auto cur = Tensor("cur", {16, 16}), acc = Tensor("acc", {16, 16});
-  auto cur_r = Tensor("cur_r", {16, 16}), acc_r = Tensor("acc_r", {16, 16});
+  auto cur = Tensor("cur", {16, 16}), other = Tensor("other", {16, 16}), acc = Tensor("acc", {16, 16});
+  auto cur_r = Tensor("cur_r", {16, 16}), other_r = Tensor("other_r", {16, 16}), acc_r = Tensor("acc_r", {16, 16});
   auto i = LoopVar("i", 3);
   std::vector<ir::StmtPtr> body;
   auto c0 = CreateTensor("c", 16, 16, body);
   auto c = CallKernel(add, {x, x, c0}, "c_1", body);
+  auto spare = CreateTensor("spare", 16, 16, body);
   std::vector<ir::StmtPtr> loop_body;
-  auto nxt0 = CreateTensor("nxt", 16, 16, loop_body);
-  auto nxt = CallKernel(add, {cur, cur, nxt0}, "nxt_1", loop_body);
+  auto nxt = CallKernel(add, {cur, cur, other}, "nxt", loop_body);
   auto acc_1 = CallKernel(add, {nxt, nxt, acc}, "acc_1", loop_body);
-  loop_body.push_back(std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{nxt, acc_1}));
+  loop_body.push_back(std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{nxt, cur, acc_1}));
   body.push_back(std::make_shared<ir::ForStmt>(
-      i, Index(0), Index(3), Index(1), std::vector<ir::IterArg>{{cur, c}, {acc, y}},
-      std::make_shared<ir::SeqStmts>(std::move(loop_body)), std::vector<ir::VarPtr>{cur_r, acc_r},
+      i, Index(0), Index(3), Index(1), std::vector<ir::IterArg>{{cur, c}, {other, spare}, {acc, y}},
+      std::make_shared<ir::SeqStmts>(std::move(loop_body)), std::vector<ir::VarPtr>{cur_r, other_r, acc_r},
       ir::ForKind::Sequential, ir::Span{"k.py", 3, 5}));
   body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{acc_r}));
   auto entry = std::make_shared<ir::Function>(

@@ -301,6 +301,7 @@ struct SubmitStep {
   const ir::Call* computed_blocks = nullptr;
   std::vector<const ir::Var*> deps;  // the TaskIds it waits for (deps=[...])
   const ir::Var* task_id = nullptr;  // the TaskId variable it defines (as tid), if any
+  const ir::Call* call = nullptr;    // the kernel call, for diagnostics
 };
 
 // A TaskId or TaskId-array variable takes a value. Copy: `t = u`, or `t = pl.system.task_invalid()`
@@ -418,6 +419,7 @@ class LoopExpander {
     rt::PlanSubmit submit = step.submit;
     for (auto& arg : submit.args)
       if (arg.direction != rt::ArgDirection::Scalar) arg.tensor = Current(arg.tensor);
+    if (auto ok = CheckRebindHazard(step, submit); !ok) return ok;
     if (step.computed_blocks) {
       auto blocks = BlockCount(*step.computed_blocks);
       if (!blocks) return pypto::unexpected(blocks.error());
@@ -456,6 +458,43 @@ class LoopExpander {
     if (step.task_id) task_ids_[step.task_id] = {static_cast<uint32_t>(submits_.size())};
     submits_.push_back(std::move(submit));
     return true;
+  }
+
+  // A tensor a loop carries by rebinding names, in later iterations, the buffer of the tensor it was
+  // rebound to. When that one is created in the loop body, it is one buffer for every iteration (see
+  // AllocateIntermediates), so a task reading the carried tensor and writing the created one would
+  // read and write one buffer through two parameters: refused, as its results would depend on the
+  // order the kernel touches the elements in.
+  ir::Result<bool> CheckRebindHazard(const SubmitStep& step, const rt::PlanSubmit& submit) const {
+    const auto& args = submit.args;
+    for (size_t r = 0; r < args.size(); ++r) {
+      if (args[r].direction != rt::ArgDirection::Input) continue;
+      for (size_t w = 0; w < args.size(); ++w) {
+        const auto direction = args[w].direction;
+        if (direction == rt::ArgDirection::Input || direction == rt::ArgDirection::Scalar) continue;
+        const auto& read = step.submit.args[r].tensor;
+        const auto& written = step.submit.args[w].tensor;
+        if (SameRef(read, written) || !SameRef(args[r].tensor, args[w].tensor)) continue;
+        const std::string kernel = step.call ? step.call->callee() : "the kernel";
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("'{}' would read '{}' and write '{}', which are one buffer here{}: a loop that "
+                                     "rebinds a tensor to one created in its body reuses that buffer in every "
+                                     "iteration, so the task would overwrite what it reads",
+                                     kernel, NameOf(read), NameOf(written), Where()),
+                         step.call ? step.call->span() : ir::Span{},
+                         "create the two tensors the loop alternates between before it, or let the kernel update "
+                         "the carried tensor in place (pl.InOut)");
+      }
+    }
+    return true;
+  }
+
+  static bool SameRef(rt::PlanTensorRef a, rt::PlanTensorRef b) { return a.kind == b.kind && a.index == b.index; }
+
+  std::string NameOf(rt::PlanTensorRef ref) const {
+    if (ref.kind == rt::PlanTensorRef::Kind::View) return ref.index < views_.size() ? views_[ref.index].name : "?";
+    const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan_.params : plan_.intermediates;
+    return ref.index < list.size() ? list[ref.index].name : "?";
   }
 
   // The blocks of a pl.spmd launch in this iteration: 0 (nothing to launch) up to what LaunchSpec holds.
@@ -2259,7 +2298,8 @@ class OrchestrationEmitter {
     Separate();
     std::string params = fmt::format("params_t{}", task_count_++);
     SubmitStep step{.submit = rt::PlanSubmit{
-                        .func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV, .mixed = mixed}};
+                        .func_id = func_id, .core_type = aic ? rt::CoreType::AIC : rt::CoreType::AIV, .mixed = mixed},
+                    .call = &call};
     // `as tid`: the submit's TaskId, read off what the submit returns.
     std::string task_name;
     if (const auto& task_id = call.order().task_id) {

@@ -470,8 +470,8 @@ TEST(OrchestrationLoops, InitValueInALoopThatIteratesAgainIsRefused) {
             "per run and would not start again at 0.0 in later iterations");
 }
 
-// The loop's rebound tensor is a C++ tensor variable reassigned at the yield; the tensor it updates in
-// place is the parameter itself, never copied.
+// The loop's rebound tensors are C++ tensor variables reassigned at the yield, both read before either
+// is reassigned; the tensor it updates in place is the parameter itself, never copied.
 TEST(OrchestrationLoops, ARebindingLoopCarriesATensorVariable) {
   auto orchestration = Generate(testing::RebindingLoopProgram());
   ASSERT_TRUE(orchestration) << orchestration.error().str();
@@ -482,11 +482,11 @@ TEST(OrchestrationLoops, ARebindingLoopCarriesATensorVariable) {
                                            "  PTO2_SCOPE() {\n"
                                            "    uint32_t c_ci_shapes[2] = {16, 16};\n"
                                            "    TensorCreateInfo c_ci(c_ci_shapes, 2, DataType::FLOAT32);\n"
-                                           "    uint32_t nxt_ci_shapes[2] = {16, 16};\n"
-                                           "    TensorCreateInfo nxt_ci(nxt_ci_shapes, 2, DataType::FLOAT32);\n"
-                                           "    TaskOutputTensors alloc_0 = alloc_tensors(c_ci, nxt_ci);\n"
+                                           "    uint32_t spare_ci_shapes[2] = {16, 16};\n"
+                                           "    TensorCreateInfo spare_ci(spare_ci_shapes, 2, DataType::FLOAT32);\n"
+                                           "    TaskOutputTensors alloc_0 = alloc_tensors(c_ci, spare_ci);\n"
                                            "    const ChipTensor& c = alloc_0.get_ref(0);\n"
-                                           "    const ChipTensor& nxt = alloc_0.get_ref(1);\n"
+                                           "    const ChipTensor& spare = alloc_0.get_ref(1);\n"
                                            "\n"
                                            "    CoreTaskArgs params_t0;\n"
                                            "    params_t0.add_input(ext_x);\n"
@@ -495,20 +495,24 @@ TEST(OrchestrationLoops, ARebindingLoopCarriesATensorVariable) {
                                            "    rt_submit_aiv_task(0, params_t0);\n"
                                            "\n"
                                            "    ChipTensor cur = c;\n"
+                                           "    ChipTensor other = spare;\n"
                                            "    for (int64_t i = 0; i < 3; i += 1) {\n"
                                            "      PTO2_SCOPE() {\n"
                                            "        CoreTaskArgs params_t1;\n"
                                            "        params_t1.add_input(cur);\n"
                                            "        params_t1.add_input(cur);\n"
-                                           "        params_t1.add_output(nxt);\n"
+                                           "        params_t1.add_output(other);\n"
                                            "        rt_submit_aiv_task(0, params_t1);\n"
                                            "\n"
                                            "        CoreTaskArgs params_t2;\n"
-                                           "        params_t2.add_input(nxt);\n"
-                                           "        params_t2.add_input(nxt);\n"
+                                           "        params_t2.add_input(other);\n"
+                                           "        params_t2.add_input(other);\n"
                                            "        params_t2.add_output(ext_y);\n"
                                            "        rt_submit_aiv_task(0, params_t2);\n"
-                                           "        cur = nxt;\n"
+                                           "        const ChipTensor cur_next = other;\n"
+                                           "        const ChipTensor other_next = cur;\n"
+                                           "        cur = cur_next;\n"
+                                           "        other = other_next;\n"
                                            "      }\n"
                                            "    }\n"
                                            "  }\n" +

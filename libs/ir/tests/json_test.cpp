@@ -154,11 +154,12 @@ ProgramPtr StampedRebindingLoop(CarryKind cur, CarryKind acc) {
   auto program = testing::RebindingLoopProgram();
   auto entry = program->entry();
   auto stmts = FlattenStmts(entry->body());
-  const auto* loop = stmts[2]->As<ForStmt>();
+  const auto* loop = stmts[3]->As<ForStmt>();
   std::vector<IterArg> iter_args = loop->iter_args();
   iter_args[0].carry = cur;
-  iter_args[1].carry = acc;
-  stmts[2] = std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(), iter_args,
+  iter_args[1].carry = CarryKind::Rebind;
+  iter_args[2].carry = acc;
+  stmts[3] = std::make_shared<ForStmt>(loop->loop_var(), loop->start(), loop->stop(), loop->step(), iter_args,
                                        loop->body(), loop->return_vars(), loop->kind(), loop->span());
   return std::make_shared<Program>(program->name(),
                                    std::vector<FunctionPtr>{program->functions()[0], entry->WithBody(Seq(stmts))},
@@ -173,11 +174,12 @@ TEST(Json, KeepsHowALoopCarriesEachValue) {
   ASSERT_TRUE(read) << read.error().str();
   EXPECT_EQ(StructuralDiff(*program, **read), std::nullopt);
   const std::string printed = PrintProgram(**read);
-  EXPECT_NE(printed.find("for i, (cur, acc) in pl.range(3, init_values=(c_1, y), carry=(\"rebind\", \"alias\")):\n"),
+  EXPECT_NE(printed.find("for i, (cur, other, acc) in pl.range(3, init_values=(c_1, spare, y), "
+                         "carry=(\"rebind\", \"rebind\", \"alias\")):\n"),
             std::string::npos)
       << printed;
   EXPECT_EQ(StructuralDiff(*program, *StampedRebindingLoop(CarryKind::Alias, CarryKind::Alias)),
-            "function 'rebind': statement 2: loop-carried value 0 is carried as rebind vs alias");
+            "function 'rebind': statement 3: loop-carried value 0 is carried as rebind vs alias");
 }
 
 TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
