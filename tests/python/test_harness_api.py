@@ -219,7 +219,7 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     main = lowered.functions[GlobalVar("main")]
     assert main.name == "main" and main.func_type is pl.FunctionType.Orchestration
     assert [gv.name for gv in lowered.functions] == [f.name for f in lowered.functions.values()]
-    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "14_after_ClassifyIterArgCarry.py"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "15_after_ClassifyIterArgCarry.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")

@@ -154,4 +154,4 @@ def test_standard_input(dumps):
     result = subprocess.run([pypto_opt_path(), "-", "--passes", "FlattenCallExpr"], input=source,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (dumps / "03_after_FlattenCallExpr.py").read_text()
+    assert result.stdout == (dumps / "04_after_FlattenCallExpr.py").read_text()
