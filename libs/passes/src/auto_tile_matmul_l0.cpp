@@ -59,6 +59,7 @@
 
 #include "index_exprs.h"
 #include "matmul_blocks.h"
+#include "sequence_rewriter.h"
 #include "split_accumulator_chains.h"
 #include "split_matmul_batches.h"
 #include "stmt_patterns.h"
@@ -410,25 +411,19 @@ class BlockNestBuilder {
   std::string name_;
 };
 
-class MatmulTiler final : public IRMutator {
+class MatmulTiler final : public SequenceRewriter {
  public:
   MatmulTiler(const SocSpec& soc, std::unordered_map<const Var*, int> reads, std::unordered_set<const Var*> windows)
       : soc_(soc), reads_(std::move(reads)), windows_(std::move(windows)) {}
 
-  std::optional<Diagnostic> error;
-
  protected:
-  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
-    StmtPtr mutated = IRMutator::MutateSeq(seq);
-    const auto* current = mutated->As<SeqStmts>();
-    if (!current || error) return mutated;
-    std::vector<StmtPtr> stmts = current->stmts();
+  bool RewriteSequence(std::vector<StmtPtr>& stmts) override {
     bool changed = false;
     while (auto plan = FirstPlan(stmts)) {
       auto nest = BlockNestBuilder(*plan, stmts).Build();
       if (!nest) {
         error = nest.error();
-        return mutated;
+        return false;
       }
       // The nest takes the anchor's place; the statements it replaces go.
       std::vector<StmtPtr> rewritten;
@@ -448,7 +443,7 @@ class MatmulTiler final : public IRMutator {
       stmts = std::move(rewritten);
       changed = true;
     }
-    return changed ? std::make_shared<SeqStmts>(std::move(stmts), seq->span()) : mutated;
+    return changed;
   }
 
  private:

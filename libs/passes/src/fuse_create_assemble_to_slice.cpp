@@ -17,6 +17,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+#include "sequence_rewriter.h"
 #include "vars_read.h"
 
 namespace pypto::passes {
@@ -137,16 +138,12 @@ std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
   return views;
 }
 
-class CreateAssembleFuser final : public IRMutator {
+class CreateAssembleFuser final : public SequenceRewriter {
  public:
   explicit CreateAssembleFuser(StmtPtr body) : body_(std::move(body)) {}
 
  protected:
-  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
-    auto mutated = IRMutator::MutateSeq(seq);
-    const auto* mutated_seq = mutated->As<SeqStmts>();
-    if (!mutated_seq) return mutated;
-    std::vector<StmtPtr> stmts = mutated_seq->stmts();
+  bool RewriteSequence(std::vector<StmtPtr>& stmts) override {
     bool changed = false;
     for (size_t c = 0; c < stmts.size(); ++c) {
       const Var* created = stmts[c] ? CreatedTensor(*stmts[c]) : nullptr;
@@ -159,11 +156,7 @@ class CreateAssembleFuser final : public IRMutator {
         break;
       }
     }
-    if (!changed) return mutated;
-    std::vector<StmtPtr> kept;
-    for (auto& stmt : stmts)
-      if (stmt) kept.push_back(std::move(stmt));
-    return std::make_shared<SeqStmts>(std::move(kept), seq->span());
+    return changed;
   }
 
  private:

@@ -34,6 +34,7 @@
 
 #include "index_exprs.h"
 #include "matmul_blocks.h"
+#include "sequence_rewriter.h"
 #include "stmt_patterns.h"
 
 namespace pypto::passes {
@@ -213,19 +214,14 @@ struct Chain {
   }
 };
 
-class ChainSplitter final : public IRMutator {
+class ChainSplitter final : public SequenceRewriter {
  public:
   ChainSplitter(const SocSpec& soc, std::unordered_map<const Var*, int> reads) : soc_(soc), reads_(std::move(reads)) {}
 
-  std::optional<Diagnostic> error;
   std::unordered_set<const Var*> windows;
 
  protected:
-  StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
-    StmtPtr mutated = IRMutator::MutateSeq(seq);
-    const auto* current = mutated->As<SeqStmts>();
-    if (!current || error) return mutated;
-    std::vector<StmtPtr> stmts = current->stmts();
+  bool RewriteSequence(std::vector<StmtPtr>& stmts) override {
     bool changed = false;
     for (size_t i = 0; i < stmts.size(); ++i) {
       auto chain = Find(stmts, i);
@@ -233,7 +229,7 @@ class ChainSplitter final : public IRMutator {
       auto nest = Build(*chain, stmts);
       if (!nest) {
         error = nest.error();
-        return mutated;
+        return false;
       }
       // The nest takes the first store's place: whatever the loop or the stores read is defined by then.
       std::vector<StmtPtr> rewritten;
@@ -244,7 +240,7 @@ class ChainSplitter final : public IRMutator {
       stmts = std::move(rewritten);
       changed = true;
     }
-    return changed ? std::make_shared<SeqStmts>(std::move(stmts), seq->span()) : mutated;
+    return changed;
   }
 
  private:
