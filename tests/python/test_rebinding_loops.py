@@ -15,21 +15,21 @@ PROGRAMS = '''
 import pypto.language as pl
 
 
+# Shared by both programs, which call it by its bare name.
+@pl.function(type=pl.FunctionType.InCore)
+def blend(
+    state: pl.Tensor[[32, 64], pl.FP32],
+    x: pl.Tensor[[32, 64], pl.FP32],
+    dst: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+) -> pl.Tensor[[32, 64], pl.FP32]:
+    s: pl.Tile[[32, 64], pl.FP32] = pl.load(state, [0, 0], [32, 64])
+    v: pl.Tile[[32, 64], pl.FP32] = pl.load(x, [0, 0], [32, 64])
+    out: pl.Tensor[[32, 64], pl.FP32] = pl.store(pl.add(pl.mul(s, 0.5), v), [0, 0], dst)
+    return out
+
+
 @pl.program
 class Smoothing:
-    @pl.function(type=pl.FunctionType.InCore)
-    def blend(
-        self,
-        state: pl.Tensor[[32, 64], pl.FP32],
-        x: pl.Tensor[[32, 64], pl.FP32],
-        dst: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
-    ) -> pl.Tensor[[32, 64], pl.FP32]:
-        s: pl.Tile[[32, 64], pl.FP32] = pl.load(state, [0, 0], [32, 64])
-        v: pl.Tile[[32, 64], pl.FP32] = pl.load(x, [0, 0], [32, 64])
-        mixed: pl.Tile[[32, 64], pl.FP32] = pl.add(pl.mul(s, 0.5), v)
-        out: pl.Tensor[[32, 64], pl.FP32] = pl.store(mixed, [0, 0], dst)
-        return out
-
     @pl.function(type=pl.FunctionType.InCore)
     def accumulate(
         self,
@@ -60,7 +60,7 @@ class Smoothing:
         state = self.copy(x, state)
         spare: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
         for _ in pl.range(5):
-            nxt = self.blend(state, x, spare)
+            nxt = blend(state, x, spare)
             total = self.accumulate(nxt, total)
             spare = state
             state = nxt
@@ -70,18 +70,6 @@ class Smoothing:
 
 @pl.program
 class FreshEachIteration:
-    @pl.function(type=pl.FunctionType.InCore)
-    def blend(
-        self,
-        state: pl.Tensor[[32, 64], pl.FP32],
-        x: pl.Tensor[[32, 64], pl.FP32],
-        dst: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
-    ) -> pl.Tensor[[32, 64], pl.FP32]:
-        s: pl.Tile[[32, 64], pl.FP32] = pl.load(state, [0, 0], [32, 64])
-        v: pl.Tile[[32, 64], pl.FP32] = pl.load(x, [0, 0], [32, 64])
-        out: pl.Tensor[[32, 64], pl.FP32] = pl.store(pl.add(pl.mul(s, 0.5), v), [0, 0], dst)
-        return out
-
     @pl.function(type=pl.FunctionType.Orchestration)
     def smooth(
         self, x: pl.Tensor[[32, 64], pl.FP32], last: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]
@@ -89,7 +77,7 @@ class FreshEachIteration:
         state = last
         for i in pl.range(3):
             nxt: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
-            nxt = self.blend(state, x, nxt)
+            nxt = blend(state, x, nxt)
             state = nxt
         return last
 '''
