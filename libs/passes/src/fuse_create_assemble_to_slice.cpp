@@ -8,7 +8,8 @@
 // The frontend makes the assemble a copy kernel (`with pl.at(name_hint="assemble"):
 // pl.tile.store(pl.tile.load(tmp, [0, 0], [16, 128]), [i * 16, 0], out)`), which costs a task and a
 // round trip through UB, and does not even fit when tmp is bigger than UB. When nothing else touches
-// that window in between, tmp can be the window itself: the create becomes the view
+// that window in between and the statements in between only write tmp (a read, or an atomic add into
+// it, would see the window's old contents), tmp can be the window itself: the create becomes the view
 // `tmp = pl.tensor.slice(out, [16, 128], [i * 16, 0])`, the kernels write out in place, and the copy
 // goes. Upstream runs a pass of this name after outlining; here it runs before, on the copy scope
 // the frontend wrote, while the pattern is one statement.
@@ -110,7 +111,8 @@ const Var* CreatedTensor(const Stmt& stmt) {
 }
 
 // The tensors that are views of `tensor` or updates of it in place (a reshape, a slice, a store's
-// result), transitively, over a whole body: what a statement may touch `tensor` through.
+// result, what a function of the program handed it returns), transitively, over a whole body: what
+// a statement may touch `tensor` through.
 std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
   std::unordered_set<const Var*> views{tensor};
   for (bool grew = true; grew;) {
@@ -120,7 +122,12 @@ std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
       bool* grew;
       void VisitAssign(const std::shared_ptr<const AssignStmt>& assign) override {
         const auto* call = assign->value()->As<Call>();
-        if (call && call->is_op_call()) {
+        if (call && !call->is_op_call()) {  // a function of the program may return what it was handed
+          for (const auto& arg : call->args())
+            if (const auto* var = arg->As<Var>(); var && views->contains(var) &&
+                                                  views->insert(assign->var().get()).second)
+              *grew = true;
+        } else if (call) {
           for (auto index : {call->op()->result_aliases_arg, call->op()->writes_arg}) {
             const auto* arg = index && *index < static_cast<int>(call->args().size())
                                   ? call->args()[*index]->As<Var>()
@@ -138,9 +145,40 @@ std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
   return views;
 }
 
+// Whether `stmts` only write `tmp`, by plain stores or as a function's output: a read of it, or an
+// accumulating (atomic-add) store into it, would see the window's old contents instead of a fresh
+// tensor's once tmp is that window.
+bool OnlyWrites(const Var* tmp, const std::vector<StmtPtr>& stmts, const Program& program) {
+  struct Visitor final : IRVisitor {
+    const Var* tmp = nullptr;
+    const Program* program = nullptr;
+    bool reads = false;
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      const auto& args = call->args();
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i]->As<Var>() != tmp) continue;
+        if (call->is_op_call()) {
+          const bool written = call->op()->writes_arg == static_cast<int>(i);
+          reads |= !written || AccumulatesIntoWrittenArg(*call);
+        } else {
+          const FunctionPtr callee = program->Find(call->callee());
+          reads |= !callee || i >= callee->param_directions().size() ||
+                   callee->param_directions()[i] != ParamDirection::Out;
+        }
+      }
+      IRVisitor::VisitCall(call);
+    }
+  } visitor;
+  visitor.tmp = tmp;
+  visitor.program = &program;
+  for (const auto& stmt : stmts)
+    if (stmt) visitor.VisitStmt(stmt);
+  return !visitor.reads;
+}
+
 class CreateAssembleFuser final : public SequenceRewriter {
  public:
-  explicit CreateAssembleFuser(StmtPtr body) : body_(std::move(body)) {}
+  CreateAssembleFuser(const Program& program, StmtPtr body) : program_(program), body_(std::move(body)) {}
 
  protected:
   bool RewriteSequence(std::vector<StmtPtr>& stmts) override {
@@ -172,6 +210,7 @@ class CreateAssembleFuser final : public SequenceRewriter {
     }
     for (const Var* view : ViewsOf(copy.dst.get(), body_))
       if (mentioned.contains(view)) return false;
+    if (!OnlyWrites(copy.src, std::vector<StmtPtr>(stmts.begin() + c + 1, stmts.begin() + a), program_)) return false;
     for (const auto& var : VarsRead(copy.offsets))
       if (defined.contains(var.get())) return false;
     for (size_t k = a + 1; k < stmts.size(); ++k)
@@ -185,6 +224,7 @@ class CreateAssembleFuser final : public SequenceRewriter {
     return true;
   }
 
+  const Program& program_;
   StmtPtr body_;  // the function's, where views of a destination are looked for
 };
 
@@ -193,10 +233,10 @@ class CreateAssembleFuser final : public SequenceRewriter {
 Pass FuseCreateAssembleToSlice() {
   return Pass("FuseCreateAssembleToSlice", {}, {}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
-                return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
+                return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   if (function->type() != FunctionType::Opaque && function->type() != FunctionType::Orchestration)
                     return function;
-                  CreateAssembleFuser fuser(function->body());
+                  CreateAssembleFuser fuser(*program, function->body());
                   auto body = fuser.MutateStmt(function->body());
                   return body == function->body() ? function : function->WithBody(body);
                 });

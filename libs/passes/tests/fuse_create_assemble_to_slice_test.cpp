@@ -24,9 +24,11 @@ ir::StmtPtr CopyScope(const ir::VarPtr& tmp, const ir::VarPtr& out, ir::ExprPtr 
 //   for i in pl.range(4):                                   # line 3
 //       tmp = pl.create_tensor([16, 32])
 //       with pl.at(name_hint="scale"): tmp = 2 * x[i * 16 : i * 16 + 16]   (line 5)
-//       [with pl.at(name_hint="peek"): y[...] = out[0:16] + 1]             (line 7, when `read_out`)
+//       [with pl.at(name_hint="peek"): y = <peeked>[0:16] + 1]              (line 7, when `peeked`: out or tmp)
 //       out = pl.assemble(out, tmp, [i * 16, 0])             # line 9
-ir::ProgramPtr FillThenAssembleProgram(bool read_out) {
+enum class Peek { Nothing, Out, Tmp };
+
+ir::ProgramPtr FillThenAssembleProgram(Peek peek) {
   auto x = testing::Tensor("x", {64, 32}), out = testing::Tensor("out", {64, 32}), y = testing::Tensor("y", {16, 32});
   auto i = testing::LoopVar("i", 3);
   std::vector<ir::StmtPtr> body;
@@ -34,9 +36,11 @@ ir::ProgramPtr FillThenAssembleProgram(bool read_out) {
   auto row = testing::Binary(ir::BinaryOp::Mul, i, Index(16));
   body.push_back(testing::Scope("scale", testing::ScalarTileRegion(x, tmp, row, Index(0), 16, 32, "tile.muls", 2.0, 6),
                                 5));
-  if (read_out)
-    body.push_back(
-        testing::Scope("peek", testing::ScalarTileRegion(out, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 8), 7));
+  if (peek != Peek::Nothing) {
+    const ir::VarPtr& peeked = peek == Peek::Out ? out : tmp;
+    body.push_back(testing::Scope(
+        "peek", testing::ScalarTileRegion(peeked, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 8), 7));
+  }
   body.push_back(CopyScope(tmp, out, row, 9));
   auto loop = testing::Loop(i, Index(0), Index(4), Index(1), std::move(body));
   auto fn = std::make_shared<ir::Function>(
@@ -50,7 +54,7 @@ ir::ProgramPtr FillThenAssembleProgram(bool read_out) {
 }
 
 TEST(FuseCreateAssembleToSlice, TheCreatedTensorBecomesTheWindowAndTheCopyGoes) {
-  auto program = RunOk({FuseCreateAssembleToSlice()}, FillThenAssembleProgram(/*read_out=*/false));
+  auto program = RunOk({FuseCreateAssembleToSlice()}, FillThenAssembleProgram(Peek::Nothing));
   ASSERT_TRUE(program);
   EXPECT_EQ(ir::PrintFunction(*program->Find("f")),
             "@pl.function(type=pl.FunctionType.Opaque)\n"
@@ -68,12 +72,15 @@ TEST(FuseCreateAssembleToSlice, TheCreatedTensorBecomesTheWindowAndTheCopyGoes) 
   EXPECT_EQ(again->Find("f"), program->Find("f"));
 }
 
-// A kernel between them reads `out`: writing the window early would change what it reads.
-TEST(FuseCreateAssembleToSlice, ATensorTouchedInBetweenKeepsTheCopy) {
-  auto input = FillThenAssembleProgram(/*read_out=*/true);
-  auto program = RunOk({FuseCreateAssembleToSlice()}, input);
-  ASSERT_TRUE(program);
-  EXPECT_EQ(program->Find("f"), input->Find("f"));
+// A kernel between them reads `out`: writing the window early would change what it reads. Or it
+// reads `tmp`, which would then hold the window's old contents instead of a fresh tensor's.
+TEST(FuseCreateAssembleToSlice, ATensorReadInBetweenKeepsTheCopy) {
+  for (Peek peek : {Peek::Out, Peek::Tmp}) {
+    auto input = FillThenAssembleProgram(peek);
+    auto program = RunOk({FuseCreateAssembleToSlice()}, input);
+    ASSERT_TRUE(program);
+    EXPECT_EQ(program->Find("f"), input->Find("f")) << (peek == Peek::Out ? "out" : "tmp");
+  }
 }
 
 }  // namespace
