@@ -17,7 +17,7 @@ Pass CtrlFlowTransform();
 
 // `tmp = pl.create_tensor(shape)`, written by kernels, then assembled whole into a window of `dst`
 // by the copy scope the frontend makes of an orchestration pl.assemble: when nothing touches dst
-// (or a view of it) in between and tmp is not read after, tmp becomes the view
+// (or a view of it) in between, tmp is only written there and not read after, tmp becomes the view
 // `pl.tensor.slice(dst, shape, offsets)` and the copy is dropped.
 Pass FuseCreateAssembleToSlice();
 
