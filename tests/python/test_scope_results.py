@@ -76,6 +76,19 @@ def slice_valid_shape_too_wide(x: pl.Tensor[[8, 64], pl.FP32], out: pl.Out[pl.Te
         t = pl.load(x, [0, 0], [8, 64])
         out = pl.assemble(out, pl.slice(t, [8, 32], [0, 0], valid_shape=[8, 40]), [0, 0])
     return out
+
+
+# deepseek_v3_2's prefill: a row statistic computed once, reshaped into a column inside each scope of a
+# later loop (the tile was handed over as a tensor; the reshape is the tile's).
+@pl.jit
+def reshaped_in_later_scopes(x: pl.Tensor[[8, 64], pl.FP32], out: pl.Out[pl.Tensor[[8, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        scale = pl.reshape(pl.row_sum(pl.load(x, [0, 0], [8, 64])), [1, 8])
+    for c in pl.parallel(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            part = pl.row_expand_mul(pl.load(x, [0, c], [8, 32]), pl.reshape(scale, [8, 1]))
+            out = pl.assemble(out, part, [0, c])
+    return out
 '''
 
 kernels = kernels_fixture("scope_results.py", KERNELS)
@@ -93,6 +106,13 @@ def test_a_tile_orchestration_code_reshapes_is_a_tensor(kernels):
     out = torch.zeros(4, 128)
     kernels.reshaped_by_orchestration(x, out)
     torch.testing.assert_close(out, (x * 2 + 1).reshape(4, 128))
+
+
+def test_a_tile_reshaped_inside_later_scopes_is_loaded_whole(kernels):
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    kernels.reshaped_in_later_scopes(x, out)
+    torch.testing.assert_close(out, x * x.sum(dim=1, keepdim=True), rtol=1e-4, atol=1e-4)
 
 
 def test_a_name_rebound_in_the_next_scope_is_not_stored(kernels):

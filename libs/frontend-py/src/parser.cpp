@@ -3612,12 +3612,14 @@ class FunctionParser {
       keywords.emplace_back(keyword.attr("arg").cast<std::string>(), std::move(*value), keyword.attr("value"));
     }
     bool loaded_tensor = false;  // a whole tensor operand became a tile
-    // The operands a kernel loads when given whole tensors: all of a unified op's, and the value of
-    // pl.store (`pl.store(src, offset, dst)` copies the tensor src into a window of dst).
-    const size_t loadable = kernel_depth_ == 0      ? 0
-                            : IsUnifiedCompute(name) ? positional.size()
-                            : name == "pl.store"     ? std::min<size_t>(1, positional.size())
-                                                     : 0;
+    // The operands a kernel loads when given whole tensors: all of a unified op's, the value of
+    // pl.store (`pl.store(src, offset, dst)` copies the tensor src into a window of dst), and the
+    // operand of pl.reshape (`pl.reshape(inv_rms, [64, 1])` of a tile an earlier scope computed,
+    // handed over as a tensor: the reshape is the tile's, as upstream's tensor-to-tile lowering has it).
+    const size_t loadable = kernel_depth_ == 0                             ? 0
+                            : IsUnifiedCompute(name)                       ? positional.size()
+                            : name == "pl.store" || name == "pl.reshape"   ? std::min<size_t>(1, positional.size())
+                                                                           : 0;
     if (loadable > 0) {
       for (auto& [value, arg] : std::span(positional).first(loadable)) {
         auto* expr = std::get_if<ir::ExprPtr>(&value);
