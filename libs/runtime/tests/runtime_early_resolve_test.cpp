@@ -170,7 +170,9 @@ TEST_P(EarlyResolve, AnSpmdProducerReleasesItsConsumerOnlyOnceEveryBlockStarted)
   const SwimlaneRecord& consumer = s.Of(1);
   ASSERT_GE(consumer.staged_ns, 0);
   EXPECT_GE(consumer.staged_ns, std::ranges::max(starts));  // the second wave had started
-  EXPECT_LT(consumer.staged_ns, std::ranges::max(ends));
+  // Every core runs a block of the second wave, so the consumer is staged on the first core one of
+  // them frees: whether that is before the last block ends depends on how far apart they end, which
+  // is the machine's timing, not the rule, so it is not asserted.
   EXPECT_GE(consumer.start_ns, std::ranges::max(ends));
 }
 
