@@ -3156,17 +3156,6 @@ class FunctionParser {
     return true;
   }
 
-  // pl.Tensor, pl.Tensor[...], or either under pl.Out / pl.InOut.
-  static bool IsTensorAnnotation(py::handle annotation) {
-    if (annotation.is_none()) return false;
-    if (IsNode(annotation, "Subscript")) {
-      const std::string wrapper = DottedName(annotation.attr("value"));
-      if (wrapper == "pl.Out" || wrapper == "pl.InOut") return IsTensorAnnotation(annotation.attr("slice"));
-      return wrapper == "pl.Tensor";
-    }
-    return DottedName(annotation) == "pl.Tensor";
-  }
-
   // This parser's function, inlined with `args` for its parameters.
   ir::Result<InlinedBody> InlineBody(const std::vector<ir::ExprPtr>& args, const ir::Span& call_span) {
     InlinedBody inlined;

@@ -92,13 +92,8 @@ ir::Result<bool> ReadReturnTypes(py::handle returns, const SourceMap& map, const
 ir::Result<bool> ReadGenericParams(py::list args, const SourceMap& map, Signature& signature) {
   for (size_t i = 1; i < py::len(args); ++i) {
     py::handle arg = args[i];
-    py::handle annotation = arg.attr("annotation");
     ir::ParamDirection direction = ir::ParamDirection::In;
-    if (IsNode(annotation, "Subscript")) {
-      const std::string wrapper = DottedName(annotation.attr("value"));
-      if (wrapper == "pl.Out") direction = ir::ParamDirection::Out;
-      if (wrapper == "pl.InOut") direction = ir::ParamDirection::InOut;
-    }
+    WithoutDirection(arg.attr("annotation"), &direction);
     signature.params.push_back(std::make_shared<ir::Var>(arg.attr("arg").cast<std::string>(),
                                                          std::make_shared<ir::UnknownType>(), map.SpanOf(arg)));
     signature.directions.push_back(direction);

@@ -257,20 +257,27 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
 
 }  // namespace
 
+py::handle WithoutDirection(py::handle annotation, ir::ParamDirection* direction) {
+  if (!IsNode(annotation, "Subscript")) return annotation;
+  const std::string wrapper = DottedName(annotation.attr("value"));
+  if (wrapper != "pl.Out" && wrapper != "pl.InOut") return annotation;
+  if (direction) *direction = wrapper == "pl.Out" ? ir::ParamDirection::Out : ir::ParamDirection::InOut;
+  return annotation.attr("slice");
+}
+
+bool IsTensorAnnotation(py::handle annotation) {
+  if (annotation.is_none()) return false;
+  py::handle inner = WithoutDirection(annotation);
+  return DottedName(IsNode(inner, "Subscript") ? inner.attr("value") : inner) == "pl.Tensor";
+}
+
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
                                        const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
                                        DynamicPolicy policy) {
   if (annotation.is_none())
     return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name));
   ResolvedParam param;
-  py::handle inner = annotation;
-  if (IsNode(annotation, "Subscript")) {
-    std::string wrapper = DottedName(annotation.attr("value"));
-    if (wrapper == "pl.Out" || wrapper == "pl.InOut") {
-      param.direction = wrapper == "pl.Out" ? ir::ParamDirection::Out : ir::ParamDirection::InOut;
-      inner = annotation.attr("slice");
-    }
-  }
+  py::handle inner = WithoutDirection(annotation, &param.direction);
   // `pl.Scalar[pl.FP32]`, or the dtype alone (`scale: pl.FP32`), as upstream also accepts.
   const bool bare_dtype = !IsNode(inner, "Subscript") && DtypeOf(inner, constants).has_value();
   if (bare_dtype || (IsNode(inner, "Subscript") && DottedName(inner.attr("value")) == "pl.Scalar")) {
@@ -534,14 +541,7 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
 ir::Result<ResolvedParam> ResolveDeclaredParam(py::handle annotation, const std::string& name, const SourceMap& map,
                                                const Constants* constants) {
   ResolvedParam param;
-  py::handle inner = annotation;
-  if (IsNode(annotation, "Subscript")) {
-    std::string wrapper = DottedName(annotation.attr("value"));
-    if (wrapper == "pl.Out" || wrapper == "pl.InOut") {
-      param.direction = wrapper == "pl.Out" ? ir::ParamDirection::Out : ir::ParamDirection::InOut;
-      inner = annotation.attr("slice");
-    }
-  }
+  py::handle inner = WithoutDirection(annotation, &param.direction);
   auto type = ResolveType(inner, map, constants);
   if (!type) return pypto::unexpected(type.error());
   if ((*type)->As<ir::ScalarType>() && param.direction != ir::ParamDirection::In)

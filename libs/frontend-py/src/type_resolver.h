@@ -33,6 +33,13 @@ using DynamicBindings = std::map<std::string, DynamicBinding>;
 // runtime reads each tensor's shape), and the name has a value only where they agree.
 enum class DynamicPolicy { Agree, PerParameter };
 
+// `pl.Out[T]` / `pl.InOut[T]`: T, with the direction it declares in `direction` when given; any other
+// annotation is itself, an In.
+py::handle WithoutDirection(py::handle annotation, ir::ParamDirection* direction = nullptr);
+
+// `pl.Tensor` or `pl.Tensor[...]`, under pl.Out / pl.InOut or not.
+bool IsTensorAnnotation(py::handle annotation);
+
 // The names of the `pl.dynamic` dimensions an annotation mentions (the constants that are DynamicDims).
 std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants);
 
