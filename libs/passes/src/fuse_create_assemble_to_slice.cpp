@@ -13,23 +13,21 @@
 // `tmp = pl.tensor.slice(out, [16, 128], [i * 16, 0])`, the kernels write out in place, and the copy
 // goes. Upstream runs a pass of this name after outlining; here it runs before, on the copy scope
 // the frontend wrote, while the pattern is one statement.
+#include <algorithm>
+#include <iterator>
 #include <unordered_set>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 #include "sequence_rewriter.h"
+#include "stmt_patterns.h"
 #include "vars_read.h"
 
 namespace pypto::passes {
 namespace {
 
 using namespace pypto::ir;
-
-const Call* OpCall(const ExprPtr& expr, std::string_view name) {
-  const auto* call = expr ? expr->As<Call>() : nullptr;
-  return call && call->is_op_call() && call->op()->name == name ? call : nullptr;
-}
 
 bool AllZero(const ExprPtr& tuple) {
   const auto* offsets = tuple->As<TupleLiteral>();
@@ -51,10 +49,9 @@ std::optional<WholeCopy> AsWholeCopy(const Stmt& stmt) {
   const auto* scope = stmt.As<InCoreScopeStmt>();
   if (!scope || scope->block_num() || !scope->order().empty()) return std::nullopt;
   const auto stmts = FlattenStmts(scope->body());
-  const auto* eval = stmts.size() == 1 ? stmts[0]->As<EvalStmt>() : nullptr;
-  const Call* store = eval ? OpCall(eval->expr(), "tile.store") : nullptr;
+  const Call* store = stmts.size() == 1 && stmts[0]->Is<EvalStmt>() ? OpCallOf(stmts[0], "tile.store") : nullptr;
   if (!store || store->args().size() != 3 || !store->kwargs().empty()) return std::nullopt;
-  const Call* load = OpCall(store->args()[0], "tile.load");
+  const Call* load = AsOpCall(store->args()[0], "tile.load");
   if (!load || load->args().size() != 3 || !load->kwargs().empty() || !AllZero(load->args()[1])) return std::nullopt;
   const auto* src = load->args()[0]->As<Var>();
   const auto* src_type = src ? src->type()->As<TensorType>() : nullptr;
@@ -69,43 +66,17 @@ std::optional<WholeCopy> AsWholeCopy(const Stmt& stmt) {
   return WholeCopy{.src = src, .dst = dst, .offsets = store->args()[1]};
 }
 
-// The variables a statement mentions: those it reads and those it defines, or only the latter.
-std::unordered_set<const Var*> VarsOf(const StmtPtr& stmt, bool defined_only) {
-  struct Collector final : IRVisitor {
-    bool defined_only = false;
-    std::unordered_set<const Var*> vars;
-    void VisitVar(const std::shared_ptr<const Var>& var) override {
-      if (!defined_only) vars.insert(var.get());
-    }
-    void VisitAssign(const std::shared_ptr<const AssignStmt>& assign) override {
-      vars.insert(assign->var().get());
-      IRVisitor::VisitAssign(assign);
-    }
-    void VisitFor(const std::shared_ptr<const ForStmt>& loop) override {
-      vars.insert(loop->loop_var().get());
-      for (const auto& iter_arg : loop->iter_args()) vars.insert(iter_arg.var.get());
-      for (const auto& result : loop->return_vars()) vars.insert(result.get());
-      IRVisitor::VisitFor(loop);
-    }
-    void VisitWhile(const std::shared_ptr<const WhileStmt>& loop) override {
-      for (const auto& iter_arg : loop->iter_args()) vars.insert(iter_arg.var.get());
-      for (const auto& result : loop->return_vars()) vars.insert(result.get());
-      IRVisitor::VisitWhile(loop);
-    }
-    void VisitIf(const std::shared_ptr<const IfStmt>& branch) override {
-      for (const auto& result : branch->return_vars()) vars.insert(result.get());
-      IRVisitor::VisitIf(branch);
-    }
-  } collector;
-  collector.defined_only = defined_only;
-  collector.VisitStmt(stmt);
-  return std::move(collector.vars);
+// The variables `stmt` reads or defines.
+std::unordered_set<const Var*> VarsMentioned(const StmtPtr& stmt) {
+  std::unordered_set<const Var*> vars = VarsDefined({stmt});
+  for (const auto& var : VarsRead(stmt)) vars.insert(var.get());
+  return vars;
 }
 
 // `tmp = pl.tensor.create(shape, dtype=...)` without a starting value (a view would not have it).
 const Var* CreatedTensor(const Stmt& stmt) {
   const auto* assign = stmt.As<AssignStmt>();
-  const Call* create = assign ? OpCall(assign->value(), "tensor.create") : nullptr;
+  const Call* create = assign ? AsOpCall(assign->value(), "tensor.create") : nullptr;
   if (!create || FindAttr<double>(create->kwargs(), "init_value")) return nullptr;
   return assign->var().get();
 }
@@ -171,8 +142,7 @@ bool OnlyWrites(const Var* tmp, const std::vector<StmtPtr>& stmts, const Program
   } visitor;
   visitor.tmp = tmp;
   visitor.program = &program;
-  for (const auto& stmt : stmts)
-    if (stmt) visitor.VisitStmt(stmt);
+  for (const auto& stmt : stmts) visitor.VisitStmt(stmt);
   return !visitor.reads;
 }
 
@@ -202,19 +172,19 @@ class CreateAssembleFuser final : public SequenceRewriter {
   // dst is touched by nothing between them (so writing it early changes nothing anyone reads), the
   // offsets are known at the create, and tmp is not read after the copy.
   bool Fuse(std::vector<StmtPtr>& stmts, size_t c, size_t a, const WholeCopy& copy) {
-    std::unordered_set<const Var*> mentioned, defined;
-    for (size_t k = c + 1; k < a; ++k) {
-      if (!stmts[k]) continue;
-      mentioned.merge(VarsOf(stmts[k], /*defined_only=*/false));
-      defined.merge(VarsOf(stmts[k], /*defined_only=*/true));
-    }
+    std::vector<StmtPtr> between;  // without the copies fused away already
+    std::copy_if(stmts.begin() + c + 1, stmts.begin() + a, std::back_inserter(between),
+                 [](const StmtPtr& stmt) { return stmt != nullptr; });
+    std::unordered_set<const Var*> mentioned;
+    for (const auto& stmt : between) mentioned.merge(VarsMentioned(stmt));
+    const std::unordered_set<const Var*> defined = VarsDefined(between);
     for (const Var* view : ViewsOf(copy.dst.get(), body_))
       if (mentioned.contains(view)) return false;
-    if (!OnlyWrites(copy.src, std::vector<StmtPtr>(stmts.begin() + c + 1, stmts.begin() + a), program_)) return false;
+    if (!OnlyWrites(copy.src, between, program_)) return false;
     for (const auto& var : VarsRead(copy.offsets))
       if (defined.contains(var.get())) return false;
     for (size_t k = a + 1; k < stmts.size(); ++k)
-      if (stmts[k] && VarsOf(stmts[k], /*defined_only=*/false).contains(copy.src)) return false;
+      if (stmts[k] && VarsMentioned(stmts[k]).contains(copy.src)) return false;
     const auto& assign = *stmts[c]->As<AssignStmt>();
     const auto& shape = assign.value()->As<Call>()->args()[0];
     auto view = OpRegistry::Get().CreateCall("tensor.slice", {copy.dst, shape, copy.offsets}, {}, assign.span());

@@ -77,25 +77,6 @@ ParamDirection DirectionOf(const RegionAccess& access, const Var* var) {
   return written ? ParamDirection::Out : ParamDirection::In;
 }
 
-std::unordered_set<const Var*> DefinedIn(const std::vector<StmtPtr>& stmts) {
-  struct Collector final : IRVisitor {
-    std::unordered_set<const Var*> defs;
-    void VisitStmt(const StmtPtr& stmt) override {
-      if (const auto* assign = stmt->As<AssignStmt>()) defs.insert(assign->var().get());
-      if (const auto* loop = stmt->As<ForStmt>()) defs.insert(loop->loop_var().get());
-      if (auto loop = AsLoop(*stmt)) {
-        for (const auto& iter_arg : loop->iter_args) defs.insert(iter_arg.var.get());
-        for (const auto& var : loop->return_vars) defs.insert(var.get());
-      }
-      if (const auto* branch = stmt->As<IfStmt>())
-        for (const auto& var : branch->return_vars()) defs.insert(var.get());
-      IRVisitor::VisitStmt(stmt);
-    }
-  } collector;
-  for (const auto& stmt : stmts) collector.VisitStmt(stmt);
-  return collector.defs;
-}
-
 struct Outlined {
   FunctionPtr kernel;
   std::vector<StmtPtr> call_site;                       // what replaces the scope
@@ -116,7 +97,7 @@ Result<Outlined> OutlineScope(const InCoreScopeStmt& scope, const std::string& n
   for (const auto& stmt : body)
     if (stmt->Is<InCoreScopeStmt>())
       return MakeError(DiagnosticKind::Syntax, "pl.at(level=CORE_GROUP) scopes cannot be nested", stmt->span());
-  auto defs = DefinedIn(body);
+  auto defs = VarsDefined(body);
   AccessAnalyzer analyzer(body);
   for (const auto& stmt : body) analyzer.VisitStmt(stmt);
   const RegionAccess& access = analyzer.access;
@@ -344,7 +325,7 @@ class FunctionOutliner {
                                                                              : scope->name_hint());
       // A value the scope computes cannot outlive the loop around it: the loop runs the kernel many times.
       if (loop) {
-        auto defs = DefinedIn(FlattenStmts(scope->body()));
+        auto defs = VarsDefined(FlattenStmts(scope->body()));
         for (const auto& var : UsesOf(after))
           if (defs.contains(var.get()))
             return MakeError(DiagnosticKind::Type,

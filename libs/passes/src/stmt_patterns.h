@@ -1,4 +1,4 @@
-// Small queries the matmul passes make of a kernel body when they match statement patterns.
+// Small queries the passes make of a body when they match statement patterns.
 #pragma once
 
 #include <string_view>
@@ -8,13 +8,17 @@
 
 namespace pypto::passes {
 
+// `expr` when it is a call to the op `op`; null otherwise.
+inline const ir::Call* AsOpCall(const ir::ExprPtr& expr, std::string_view op) {
+  const auto* call = expr ? expr->As<ir::Call>() : nullptr;
+  return call && call->is_op_call() && call->target_name() == op ? call : nullptr;
+}
+
 // The op call `stmt` assigns or evaluates when it is a call to `op`; null otherwise.
 inline const ir::Call* OpCallOf(const ir::StmtPtr& stmt, std::string_view op) {
-  const ir::ExprPtr* value = nullptr;
-  if (const auto* assign = stmt->As<ir::AssignStmt>()) value = &assign->value();
-  if (const auto* eval = stmt->As<ir::EvalStmt>()) value = &eval->expr();
-  const auto* call = value ? (*value)->As<ir::Call>() : nullptr;
-  return call && call->is_op_call() && call->target_name() == op ? call : nullptr;
+  if (const auto* assign = stmt->As<ir::AssignStmt>()) return AsOpCall(assign->value(), op);
+  if (const auto* eval = stmt->As<ir::EvalStmt>()) return AsOpCall(eval->expr(), op);
+  return nullptr;
 }
 
 // How many times `body` reads each variable.

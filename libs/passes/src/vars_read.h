@@ -1,4 +1,5 @@
-// The variables a piece of IR reads, as the passes ask when they move or outline statements.
+// The variables a piece of IR reads and those it defines, as the passes ask when they move, outline
+// or fuse statements.
 #pragma once
 
 #include <type_traits>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "pypto/ir/functor.h"
+#include "pypto/ir/stmt.h"
 
 namespace pypto::passes {
 
@@ -25,6 +27,27 @@ std::vector<ir::VarPtr> VarsRead(const Node& node) {
   else
     collector.VisitStmt(node);
   return std::move(collector.vars);
+}
+
+// The variables `stmts` define, at any depth: assignment targets, the loop variables, carried values
+// and results of their loops, and the results of their ifs.
+inline std::unordered_set<const ir::Var*> VarsDefined(const std::vector<ir::StmtPtr>& stmts) {
+  struct Collector final : ir::IRVisitor {
+    std::unordered_set<const ir::Var*> defs;
+    void VisitStmt(const ir::StmtPtr& stmt) override {
+      if (const auto* assign = stmt->As<ir::AssignStmt>()) defs.insert(assign->var().get());
+      if (const auto* loop = stmt->As<ir::ForStmt>()) defs.insert(loop->loop_var().get());
+      if (auto loop = ir::AsLoop(*stmt)) {
+        for (const auto& iter_arg : loop->iter_args) defs.insert(iter_arg.var.get());
+        for (const auto& var : loop->return_vars) defs.insert(var.get());
+      }
+      if (const auto* branch = stmt->As<ir::IfStmt>())
+        for (const auto& var : branch->return_vars()) defs.insert(var.get());
+      ir::IRVisitor::VisitStmt(stmt);
+    }
+  } collector;
+  for (const auto& stmt : stmts) collector.VisitStmt(stmt);
+  return std::move(collector.defs);
 }
 
 }  // namespace pypto::passes
