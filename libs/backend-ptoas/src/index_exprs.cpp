@@ -241,13 +241,12 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
 // sum(index[d] * stride[d]) over the dense row-major strides of `shape`.
 std::string KernelEmitter::FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span) {
   const auto& index = indices->As<ir::TupleLiteral>()->elements();
+  const std::vector<int64_t> strides = RowMajorStrides(shape);
   std::string offset;
-  int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     std::string term = IndexValue(index[d], span);
-    if (stride != 1) term = Arith("arith.muli", term, names_.Constant(stride, "index"), span);
+    if (strides[d] != 1) term = Arith("arith.muli", term, names_.Constant(strides[d], "index"), span);
     offset = offset.empty() ? term : Arith("arith.addi", offset, term, span);
-    stride *= shape[d];
   }
   return offset;
 }

@@ -86,13 +86,6 @@ std::string KernelEmitter::Signature() const {
 
 namespace {
 
-// Dense row-major: the last stride is 1 and each outer one spans everything inside it.
-std::vector<int64_t> RowMajorStrides(const ir::Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 // A [.., M, 1] tensor as ptoas reads it, column-major (DN), with the strides upstream declares for
 // it: the trailing pair is (1, M) for rank 2, (1, 1) above it, where the dimension before the pair
 // steps over M elements and the outer ones walk row-major.

@@ -89,6 +89,12 @@ bool IsColumnVectorTensor(const ir::TensorType& tensor) {
   return tensor.shape().size() >= 2 && tensor.shape().back() == 1;
 }
 
+std::vector<int64_t> RowMajorStrides(const ir::Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
 std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad) {
   TileLayout layout = ImplicitTileLayout(space, extent);
   return fmt::format(

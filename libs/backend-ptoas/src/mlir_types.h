@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pypto/ir/type.h"
 #include "pypto/support/expected.h"
@@ -54,6 +55,10 @@ bool IsColumnVector(const ir::TileType& tile);
 // view for it, whatever its declaration says, so its view is declared DN (with upstream's strides)
 // and only column-vector tiles are loaded from or stored into it.
 bool IsColumnVectorTensor(const ir::TensorType& tensor);
+
+// The element strides of a dense row-major `shape`: the last is 1 and each outer one spans
+// everything inside it.
+std::vector<int64_t> RowMajorStrides(const ir::Shape& shape);
 
 // `!pto.tile_buf<loc=vec, dtype=f32, rows=R, cols=C, v_row=?, v_col=?, blayout=row_major,
 // slayout=none_box, fractal=512, pad=0>`. The valid extent is dynamic in the type and given by
