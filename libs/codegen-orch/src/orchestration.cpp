@@ -474,7 +474,7 @@ class LoopExpander {
         if (direction == rt::ArgDirection::Input || direction == rt::ArgDirection::Scalar) continue;
         const auto& read = step.submit.args[r].tensor;
         const auto& written = step.submit.args[w].tensor;
-        if (SameRef(read, written) || !SameRef(args[r].tensor, args[w].tensor)) continue;
+        if (read == written || args[r].tensor != args[w].tensor) continue;
         const std::string kernel = step.call ? step.call->callee() : "the kernel";
         return MakeError(DiagnosticKind::InvalidOperation,
                          fmt::format("'{}' would read '{}' and write '{}', which are one buffer here{}: a loop that "
@@ -488,8 +488,6 @@ class LoopExpander {
     }
     return true;
   }
-
-  static bool SameRef(rt::PlanTensorRef a, rt::PlanTensorRef b) { return a.kind == b.kind && a.index == b.index; }
 
   std::string NameOf(rt::PlanTensorRef ref) const {
     if (ref.kind == rt::PlanTensorRef::Kind::View) return ref.index < views_.size() ? views_[ref.index].name : "?";

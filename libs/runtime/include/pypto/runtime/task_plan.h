@@ -28,6 +28,7 @@ struct PlanTensor {
 struct PlanTensorRef {
   enum class Kind : uint8_t { Param, Intermediate, View } kind = Kind::Param;
   uint32_t index = 0;
+  bool operator==(const PlanTensorRef&) const = default;
 };
 
 // A view of a tensor: a reshape of the whole contiguous tensor (pl.reshape in orchestration, no
