@@ -602,9 +602,8 @@ class Planner {
     const std::string& op = call.target_name();
     if (op == "tile.read") {
       if (auto ok = CheckTileOperand(call.args()[0], op, span); !ok) return ok;
-    } else if (const auto* tensor = call.args()[0]->As<ir::Var>(); !tensor || !plan_.tensor_param_of.contains(tensor)) {
-      return Error(span, fmt::format("the tensor operand of '{}' is not a parameter of kernel '{}'", op,
-                                     kernel_.name()));
+    } else if (auto param = ParamOf(call.args()[0], op, span); !param) {
+      return pypto::unexpected(param.error());
     }
     return CheckOffsets(call.args()[1], op, span);
   }
@@ -631,28 +630,34 @@ class Planner {
   // `pl.write(counts, [i], n)`: the index value narrowed to the element type. The result names the
   // parameter, as a store's does.
   Status CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
-    const auto* tensor = call.args()[0]->As<ir::Var>();
-    auto param = tensor ? plan_.tensor_param_of.find(tensor) : plan_.tensor_param_of.end();
-    if (param == plan_.tensor_param_of.end())
-      return Error(span, fmt::format("the tensor operand of 'tensor.write' is not a parameter of kernel '{}'",
-                                     kernel_.name()));
-    if (auto ok = CheckIntegerElements(tensor->type()->As<ir::TensorType>()->dtype(), "tensor.write", "tensor", span);
+    auto param = ParamOf(call.args()[0], "tensor.write", span);
+    if (!param) return pypto::unexpected(param.error());
+    if (auto ok = CheckIntegerElements(call.args()[0]->type()->As<ir::TensorType>()->dtype(), "tensor.write",
+                                       "tensor", span);
         !ok)
       return ok;
     if (auto ok = CheckOffsets(call.args()[1], "tensor.write", span); !ok) return ok;
     if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tensor.write'", span); !ok) return ok;
-    if (assign) plan_.tensor_param_of[assign->var().get()] = param->second;
+    if (assign) plan_.tensor_param_of[assign->var().get()] = *param;
     return {};
   }
 
-  Status CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {
+  // The parameter whose memory a tensor operand is.
+  pypto::expected<const ir::Var*, std::string> ParamOf(const ir::ExprPtr& arg, std::string_view op,
+                                                      const ir::Span& span) const {
     const auto* var = arg->As<ir::Var>();
     auto it = var ? plan_.tensor_param_of.find(var) : plan_.tensor_param_of.end();
-    if (it == plan_.tensor_param_of.end()) {
+    if (it == plan_.tensor_param_of.end())
       return Error(span, fmt::format("the tensor operand of '{}' is not a parameter of kernel '{}'", op,
                                      kernel_.name()));
-    }
-    used_.insert(it->second);
+    return it->second;
+  }
+
+  // A tensor operand read or written through a view (loads and stores): its parameter gets one.
+  Status CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {
+    auto param = ParamOf(arg, op, span);
+    if (!param) return pypto::unexpected(param.error());
+    used_.insert(*param);
     return {};
   }
 
