@@ -29,6 +29,7 @@
 #include "pypto/ir/printer.h"
 #include "pypto/ir/submit_dumps.h"
 #include "pypto/passes/ir_property.h"
+#include "pypto/runtime/chip_tensor.h"
 #include "tensor_element.h"
 
 namespace pypto::codegen_orch {
@@ -587,11 +588,8 @@ class LoopExpander {
       auto value = Eval(step.offsets[d]);
       if (!value) return pypto::unexpected(value.error());
       const uint32_t extent = ExtentOf(view.base, d);
-      // A window may run past the end of the outermost dimension, as on the device (a block table's
-      // last n_unroll entries, of which a kernel reads only those that exist): what lies beyond is
-      // outside the tensor's buffer, where the simulator reports any element a kernel touches.
-      const int64_t end = d == 0 ? value->i + 1 : value->i + int64_t{view.shape[d]};
-      if (value->i < 0 || end > extent)
+      if (value->i < 0 || !rt::WindowFits(static_cast<uint32_t>(d), static_cast<uint64_t>(value->i), view.shape[d],
+                                          extent))
         return MakeError(DiagnosticKind::InvalidOperation,
                          fmt::format("the slice '{}' at offset {} of size {} is outside its tensor's extent {} in "
                                      "dimension {}{}",

@@ -131,8 +131,7 @@ ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shap
   ChipTensor sliced = tensor;
   uint64_t elements = 1;
   for (uint32_t d = 0; d < tensor.ndims; ++d) {
-    const uint64_t end = d == 0 ? uint64_t{offsets[d]} + 1 : uint64_t{offsets[d]} + shape[d];
-    if (end > tensor.shapes[d])
+    if (!WindowFits(d, offsets[d], shape[d], tensor.shapes[d]))
       throw std::invalid_argument("SlicedTensor: the window [" + std::to_string(offsets[d]) + ", " +
                                   std::to_string(uint64_t{offsets[d]} + shape[d]) + ") of dimension " +
                                   std::to_string(d) + " is outside its extent " + std::to_string(tensor.shapes[d]));

@@ -35,9 +35,16 @@ ChipTensor MakeExternalTensor(void* data, std::span<const uint32_t> shape, uint8
 // std::invalid_argument for a non-contiguous tensor, a rank outside 1..5 or another element count.
 ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape);
 
+// Whether the window [offset, offset + size) of dimension `d` lies in a dimension of `extent`. As on
+// the device, a window may run past the end of dimension 0 (a block table's last n_unroll entries, of
+// which kernels read only those that exist): what lies beyond is past the tensor's buffer, which
+// kernels' accesses are checked against instead.
+constexpr bool WindowFits(uint32_t d, uint64_t offset, uint64_t size, uint64_t extent) {
+  return (d == 0 ? offset + 1 : offset + size) <= extent;
+}
+
 // The window [offsets, offsets + shape) of `tensor`, with its strides (the runtime's view()). Throws
-// std::invalid_argument for another rank or a window outside the tensor. The window may run past the
-// end of dimension 0 (as on the device): kernels' accesses are checked against the buffer instead.
+// std::invalid_argument for another rank or a window outside the tensor (WindowFits).
 ChipTensor SlicedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape, std::span<const uint32_t> offsets);
 
 // The same elements with axes `axis1` and `axis2` swapped, shapes and strides both (the runtime's
