@@ -168,6 +168,42 @@ def test_a_view_may_run_past_the_end_of_its_table():
     torch.testing.assert_close(out, torch.cat([blocks[table[:4]].sum(0), blocks[table[4:]].sum(0)]))
 
 
+@pl.program
+class ShortTable:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, cache: pl.Tensor[[128, 32], pl.FP32], table: pl.Tensor[[3], pl.INT32],
+             out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        entries = pl.slice(table, [4], [0])  # wider than the whole table: a view, never a load
+        out = sum_blocks(cache, entries, 3, out)
+        return out
+
+
+def test_a_view_may_be_wider_than_its_whole_table():
+    assert "entries: pl.Tensor[[4], pl.INT32] = pl.tensor.slice(table, [4], [0])" in str(ShortTable), str(ShortTable)
+    cache, out = torch.randn(128, 32), torch.zeros(16, 32)
+    table = torch.tensor([6, 2, 5], dtype=torch.int32)
+    pypto.runtime.run(ShortTable, cache, table, out)
+    torch.testing.assert_close(out, cache.view(8, 16, 32)[table].sum(0))
+
+
+def test_a_view_starting_past_the_end_of_its_table_is_an_error(write_kernel, tmp_path):
+    with pytest.raises(Exception) as info:
+        write_kernel("past_table", """
+import pypto.language as pl
+
+@pl.program
+class PastTable:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, table: pl.Tensor[[3], pl.INT32], out: pl.Out[pl.Tensor[[4], pl.INT32]]) -> pl.Tensor[[4], pl.INT32]:
+        entries = pl.slice(table, [4], [3])
+        return out
+""")
+    message, path = str(info.value), tmp_path / "past_table.py"
+    assert "region at offsets [3] with shape [4] is outside tensor pl.Tensor[[3], pl.INT32] (dimension 0)" \
+        in message, message
+    assert f"{path}:8:19" in message, message
+
+
 def test_a_kernel_reading_past_the_end_of_a_table_is_reported():
     table = torch.tensor([3, 0, 7, 5, 1, 6], dtype=torch.int32)
     with pytest.raises(Exception) as info:  # the last group reads 3 entries where 2 exist

@@ -652,6 +652,27 @@ class FunctionParser {
            name == "pl.tensor.transpose";
   }
 
+  // An orchestration slice whose window runs past the end of the tensor's outermost dimension
+  // (`pl.slice(block_table, [64], [row])` of a 32-entry table, of which the kernel reads only the
+  // entries it counts) cannot be a load, but it is a valid view, as the runtime's view() allows:
+  // the kernel is checked when it touches an element past the buffer. `load` is the load the slice
+  // was rewritten to; nothing when a view does not type-check either (the load's error stands).
+  std::optional<ir::ExprPtr> OverhangingSliceView(py::handle load) {
+    if (py::len(load.attr("keywords")) != 0 || py::len(load.attr("args")) != 3) return std::nullopt;
+    py::list args = load.attr("args");
+    auto tensor = ParseExpr(args[0]);
+    auto offsets = ParseArgValue(args[1]);
+    auto shape = ParseArgValue(args[2]);
+    if (!tensor || !offsets || !shape) return std::nullopt;
+    const auto* offsets_expr = std::get_if<ir::ExprPtr>(&*offsets);
+    const auto* shape_expr = std::get_if<ir::ExprPtr>(&*shape);
+    if (!offsets_expr || !shape_expr) return std::nullopt;
+    auto view = ir::OpRegistry::Get().CreateCall("tensor.slice", {*tensor, *shape_expr, *offsets_expr}, {},
+                                                 map_.SpanOf(load));
+    if (!view) return std::nullopt;
+    return *view;
+  }
+
   // An orchestration slice passed to a function's tensor parameter is a view of that window of the
   // tensor (tensor.slice, the runtime's view()), defined just before the call: the kernel reads and
   // writes the tensor's elements in place.
@@ -3539,7 +3560,12 @@ class FunctionParser {
     if (name == "pl.slice" || name == "pl.tensor.slice") {  // in orchestration code too (see ParseRegion)
       auto load = SliceOfTensorAsLoad(node);
       if (!load) return pypto::unexpected(load.error());
-      if (*load) return ParseCall(**load);
+      if (*load) {
+        auto parsed = ParseCall(**load);
+        if (parsed || kernel_depth_ > 0) return parsed;
+        if (auto view = OverhangingSliceView(**load)) return *view;
+        return parsed;
+      }
     }
     if ((name == "pl.create_tensor" || name == "pl.tensor.create") && kernel_depth_ > 0)
       return ParseCall(CreatedTensorAsTile(node));

@@ -25,6 +25,21 @@ TEST(OpRegistry, LoadOutsideTheTensorIsRejected) {
             "pl.FP32] (dimension 1)");
 }
 
+TEST(OpRegistry, ASliceViewMayOverhangOnlyTheOutermostDimension) {
+  auto table = Tensor("table", {32, 8}, DataType::INT32);
+  auto wide = OpRegistry::Get().CreateCall("tensor.slice", {table, Ints({64, 8}), Ints({16, 0})}, {}, Span{});
+  ASSERT_TRUE(wide) << wide.error().str();
+  EXPECT_EQ((*wide)->type()->str(), "pl.Tensor[[64, 8], pl.INT32]");
+  auto past = OpRegistry::Get().CreateCall("tensor.slice", {table, Ints({4, 8}), Ints({32, 0})}, {}, Span{});
+  ASSERT_FALSE(past);
+  EXPECT_EQ(past.error().message, "the slice at [32, 0] of shape [4, 8] is outside pl.Tensor[[32, 8], pl.INT32] "
+                                  "(dimension 0)");
+  auto inner = OpRegistry::Get().CreateCall("tensor.slice", {table, Ints({4, 16}), Ints({0, 0})}, {}, Span{});
+  ASSERT_FALSE(inner);
+  EXPECT_EQ(inner.error().message, "the slice at [0, 0] of shape [4, 16] is outside pl.Tensor[[32, 8], pl.INT32] "
+                                   "(dimension 1)");
+}
+
 TEST(OpRegistry, ElementwiseOperandsMustAgree) {
   auto a = Tensor("a", {128, 128});
   auto b = Tensor("b", {128, 128}, DataType::FP16);

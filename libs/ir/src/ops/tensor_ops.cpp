@@ -78,9 +78,13 @@ Result<TypePtr> DeduceSlice(const std::vector<ExprPtr>& args, const Call::Kwargs
     return TypeError(fmt::format("a slice of {} needs {} offsets and sizes, got {} and {}", (*tensor)->str(),
                                  dims.size(), OffsetsStr(*offsets), ShapeStr(*shape)),
                      span);
+  // The outermost dimension may overhang (a window at its last rows reaching past them), as the
+  // runtime's view() allows (WindowFits): a kernel touching an element past the buffer is the error.
   for (size_t d = 0; d < dims.size(); ++d) {
     const auto& origin = (*offsets)[d];
-    if ((*shape)[d] <= 0 || (*shape)[d] > dims[d] || (origin && (*origin < 0 || *origin + (*shape)[d] > dims[d])))
+    const bool outside = d == 0 ? origin && (*origin < 0 || *origin >= dims[d])
+                                : (*shape)[d] > dims[d] || (origin && (*origin < 0 || *origin + (*shape)[d] > dims[d]));
+    if ((*shape)[d] <= 0 || outside)
       return TypeError(fmt::format("the slice at {} of shape {} is outside {} (dimension {})", OffsetsStr(*offsets),
                                    ShapeStr(*shape), (*tensor)->str(), d),
                        span);
