@@ -939,6 +939,7 @@ class FunctionParser {
                        fmt::format("a {} slice is assigned a tile, got {}", into_tile ? "tile" : "tensor",
                                    (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
+    if (auto through = WriteThroughOrchestrationSlice(*region, *value, span)) return *through;
     if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     // A tile whose valid region is the slice (`out[:, 0:4] = narrowed`, narrowed [16, 8] with valid
     // [16, 4]) stores that region: the store writes a tile's valid part only.
@@ -963,6 +964,43 @@ class FunctionParser {
       valid.push_back(*constant);
     }
     return valid;
+  }
+
+  // `h_tile[:, k : k + 512] = q` inside a kernel, where `h_tile = h[r : r + 16]` is a slice taken in
+  // orchestration code: the slice is a view of h there (as upstream has it), so the assignment writes
+  // h itself, at the slice's offsets plus the window's. (The slice is a load only where it is read.)
+  // Nothing when the target is not such a slice. A later read of the slice in the same kernel would
+  // see the values loaded before this write, so it is refused (ParseName).
+  std::optional<ir::Result<ir::StmtPtr>> WriteThroughOrchestrationSlice(const Region& window,
+                                                                        const ir::ExprPtr& value,
+                                                                        const ir::Span& span) {
+    const auto* var = window.source->As<ir::Var>();
+    auto it = var && kernel_depth_ > 0 ? orchestration_slices_.find(var) : orchestration_slices_.end();
+    if (it == orchestration_slices_.end()) return std::nullopt;
+    const auto* load = it->second->As<ir::Call>();
+    const auto* slice_offsets = load->args()[1]->As<ir::TupleLiteral>();
+    if (!slice_offsets || slice_offsets->elements().size() != window.offsets.size()) return std::nullopt;
+    const auto* tile = value->type()->As<ir::TileType>();
+    if (tile->shape() != window.shape && StaticValidShape(*tile) != window.shape)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("the window of '{}' has shape [{}] but the tile assigned to it is {}",
+                                   var->name_hint(), fmt::join(window.shape, ", "), tile->str()),
+                       span);
+    std::vector<ir::ExprPtr> offsets;
+    for (size_t d = 0; d < window.offsets.size(); ++d) {
+      const ir::ExprPtr& base = slice_offsets->elements()[d];
+      auto sum = ir::AsConstInt(window.offsets[d]) == 0 ? ir::Result<ir::ExprPtr>(base)
+                 : ir::AsConstInt(base) == 0           ? ir::Result<ir::ExprPtr>(window.offsets[d])
+                                                       : ir::MakeBinary(ir::BinaryOp::Add, base, window.offsets[d], span);
+      if (!sum) return pypto::unexpected(sum.error());
+      offsets.push_back(*sum);
+    }
+    auto store = ir::OpRegistry::Get().CreateCall("tile.store", {value, Tuple(offsets, span), load->args()[0]}, {},
+                                                  span);
+    if (!store) return pypto::unexpected(store.error());
+    viewed_slices_.insert(var);  // its load is dropped if nothing reads it
+    written_through_.insert(var);
+    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*store, span));
   }
 
   // `t[a:b, :] = u` with a tile `t`: `t = pl.tile.assemble(t, u, [a, 0])`, u written into that window
@@ -1333,7 +1371,7 @@ class FunctionParser {
     const auto before = env_;
     ++kernel_depth_;
     auto parsed = ParseBlock(body);
-    --kernel_depth_;
+    if (--kernel_depth_ == 0) written_through_.clear();
     if (!parsed) return parsed;
     std::vector<ir::StmtPtr> stores;
     for (auto& [name, var] : env_) {
@@ -1816,7 +1854,7 @@ class FunctionParser {
     env_[index->name_hint()] = index;
     ++kernel_depth_;
     auto body = ParseBlock(stmt.attr("body"));
-    --kernel_depth_;
+    if (--kernel_depth_ == 0) written_through_.clear();
     env_ = std::move(outer);
     if (!body) return pypto::unexpected(body.error());
     std::vector<ir::StmtPtr> stmts = {std::make_shared<ir::AssignStmt>(index, *block_idx, map_.SpanOf(target))};
@@ -2588,8 +2626,8 @@ class FunctionParser {
   }
 
   // The names a loop body may carry: those it assigns, the arrays whose elements it assigns
-  // (`tids[i] = t`), the tiles it writes a window of (`t[i : i + 1, :] = u`; a tensor `y[...] = tile`
-  // is stored into in place) and the tiles it writes an element of (`pl.write(tile, [i], v)`; a
+  // (`tids[i] = t`), the tiles it writes a window of (`t[i : i + 1, :] = u`; a tensor `y[...] = tile`,
+  // or in a kernel a slice orchestration code took, is stored into in place) and the tiles it writes an element of (`pl.write(tile, [i], v)`; a
   // tensor written so keeps its name).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
@@ -2600,8 +2638,10 @@ class FunctionParser {
     }
     for (auto& name : SubscriptAssignedNames(body)) {
       auto it = env_.find(name);
-      const bool rebound = it != env_.end() && (it->second->type()->As<ir::ArrayType>() ||
-                                                it->second->type()->As<ir::TileType>());
+      // An orchestration slice written in a kernel is written through to its tensor, not rebound.
+      const bool through = it != env_.end() && kernel_depth_ > 0 && orchestration_slices_.contains(it->second.get());
+      const bool rebound = it != env_.end() && !through &&
+                           (it->second->type()->As<ir::ArrayType>() || it->second->type()->As<ir::TileType>());
       if (rebound && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
     return names;
@@ -2960,12 +3000,26 @@ class FunctionParser {
     return ir::StmtPtr(std::make_shared<ir::ReturnStmt>(std::move(values), map_.SpanOf(stmt)));
   }
 
+  ir::Result<ir::ExprPtr> StaleSliceRead(const ir::Var& slice, const ir::Span& span) const {
+    const auto* load = orchestration_slices_.at(&slice)->As<ir::Call>();
+    const auto* tensor = load->args()[0]->As<ir::Var>();
+    const std::string source = tensor ? tensor->name_hint() : "its tensor";
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' is read after this kernel wrote into it; the slice is loaded once when the "
+                                 "kernel starts, so this read would not see the write, which went to '{}'",
+                                 slice.name_hint(), source),
+                     span, fmt::format("keep the tile you assigned in a variable and read that, or slice '{}' again",
+                                       source));
+  }
+
   ir::Result<ir::ExprPtr> ParseExpr(py::handle node) {
     std::string type = NodeType(node);
     ir::Span span = map_.SpanOf(node);
     if (type == "Name") {
       std::string name = node.attr("id").cast<std::string>();
       auto it = env_.find(name);
+      if (it != env_.end() && written_through_.contains(it->second.get()))
+        return StaleSliceRead(*it->second, span);
       if (it != env_.end()) {
         if (auto known = program_.known_ints.find(it->second->id()); known != program_.known_ints.end())
           return ir::ExprPtr(std::make_shared<ir::ConstInt>(
@@ -4514,6 +4568,9 @@ class FunctionParser {
   std::unordered_map<const ir::Var*, ir::ExprPtr> orchestration_slices_;  // slice variable -> its load
   py::object function_def_;  // the def being parsed (FirstParameterTaking searches its calls)
   std::unordered_set<const ir::Var*> viewed_slices_;  // slice loads SliceAsView made views of
+  // Orchestration slices the current kernel scope wrote through to their tensor (their loaded tiles
+  // are stale from there on).
+  std::unordered_set<const ir::Var*> written_through_;
   std::map<std::string, ir::TypePtr> assigned_types_;    // the last type each name was assigned
   std::string undefined_name_;                           // the name of the last "not defined" error
   // Values made by pl.create_tensor / pl.create_tile: storage whose contents nobody has written, so a
