@@ -66,3 +66,23 @@ def stale(x: pl.Tensor[[16, 128], pl.FP32], y: pl.Out[pl.Tensor[[16, 128], pl.FP
            "so this read would not see the write, which went to 'h'" in message, message
     assert "stale_slice.py:10:26" in message, message
     assert "= help: keep the tile you assigned in a variable and read that, or slice 'h' again" in message, message
+
+
+def test_assembling_into_an_orchestration_slice_in_a_kernel_is_refused(write_kernel):
+    with pytest.raises(Exception) as info:
+        module, path = write_kernel("assembled_slice", """
+import pypto.language as pl
+
+@pl.jit
+def assembled(x: pl.Tensor[[16, 128], pl.FP32], y: pl.Out[pl.Tensor[[32, 128], pl.FP32]]):
+    y_tile = y[0:16]
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y_tile = pl.assemble(y_tile, pl.mul(x[:, 0:64], 2.0), [0, 0])
+    return y
+""")
+        module.assembled(torch.zeros(16, 128), torch.zeros(32, 128))
+    message = str(info.value)
+    assert "'pl.assemble' into 'y_tile', a slice orchestration code took, would write only this kernel's copy of " \
+           "it, never 'y'" in message, message
+    assert "assembled_slice.py:8:18" in message, message
+    assert "= help: assign the window instead (y_tile[...] = tile), which writes the tensor" in message, message

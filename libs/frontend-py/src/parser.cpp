@@ -1079,6 +1079,16 @@ class FunctionParser {
     if (py::len(store_keywords) > 0)
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("'{}' into a tile cannot be atomic; an atomic add writes a tensor", name), span);
+    if (const auto* slice = target->As<ir::Var>(); slice && orchestration_slices_.contains(slice)) {
+      const auto* tensor = orchestration_slices_.at(slice)->As<ir::Call>()->args()[0]->As<ir::Var>();
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' into '{}', a slice orchestration code took, would write only this kernel's "
+                                   "copy of it, never '{}'",
+                                   name, slice->name_hint(), tensor ? tensor->name_hint() : "its tensor"),
+                       span,
+                       fmt::format("assign the window instead ({}[...] = tile), which writes the tensor",
+                                   slice->name_hint()));
+    }
     auto source = ParseExpr(args[1]);
     if (!source) return pypto::unexpected(source.error());
     if ((*source)->type()->As<ir::TensorType>()) {  // a whole tensor written into the tile is loaded first
