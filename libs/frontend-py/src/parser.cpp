@@ -3940,7 +3940,7 @@ class FunctionParser {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
         "pl.write", "pl.mscatter", "pl.mgather"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
-           !name.starts_with("pl.system.") && !kNotCompute.contains(name);
+           !name.starts_with("pl.system.") && !name.starts_with("pl.prefetch.") && !kNotCompute.contains(name);
   }
 
   ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span) {

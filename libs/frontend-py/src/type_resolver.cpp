@@ -492,6 +492,9 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
   const std::string head = IsNode(node, "Subscript") ? DottedName(node.attr("value")) : DottedName(node);
   if (!IsNode(node, "Subscript")) {
     if (auto dtype = DtypeOf(node, constants)) return ir::TypePtr(std::make_shared<ir::ScalarType>(*dtype));
+    if (head.starts_with("pl."))
+      if (auto handle = ir::HandleKindFromName(std::string_view(head).substr(3)))
+        return ir::TypePtr(std::make_shared<ir::HandleType>(*handle));
     if (head == "pl.Tensor" || head == "pl.Tile" || head == "pl.Scalar")
       return MakeError(DiagnosticKind::Type, fmt::format("'{}' needs its shape and dtype here", head),
                        map.SpanOf(node), fmt::format("write {}", head == "pl.Scalar" ? "pl.Scalar[pl.FP32]"

@@ -92,6 +92,8 @@ class JsonWriter {
     } else if (const auto* array = type->As<ArrayType>()) {
       json["dtype"] = DataTypeName(array->dtype());
       json["extent"] = array->extent();
+    } else if (const auto* handle = type->As<HandleType>()) {
+      json["handle"] = handle->str().substr(3);  // without "pl."
     } else if (const auto* tensor = type->As<TensorType>()) {
       json["shape"] = tensor->shape();
       json["dtype"] = DataTypeName(tensor->dtype());
@@ -122,6 +124,7 @@ class JsonWriter {
       case TypeKind::Tile: return "Tile";
       case TypeKind::Tuple: return "Tuple";
       case TypeKind::Array: return "Array";
+      case TypeKind::Handle: return "Handle";
     }
     return "?";
   }
@@ -467,6 +470,12 @@ class JsonReader {
     if (kind == "Scalar") return std::make_shared<ScalarType>(DTypeAt(Field(at, "dtype", kind)));
     if (kind == "Array")
       return std::make_shared<ArrayType>(DTypeAt(Field(at, "dtype", kind)), Int(Field(at, "extent", kind)));
+    if (kind == "Handle") {
+      const At field = Field(at, "handle", kind);
+      auto handle = HandleKindFromName(String(field));
+      if (!handle) Fault(fmt::format("unknown handle type '{}' at {}", String(field), field.where()));
+      return std::make_shared<HandleType>(*handle);
+    }
     if (kind == "Tensor")
       return std::make_shared<TensorType>(ReadShape(Field(at, "shape", kind)), DTypeAt(Field(at, "dtype", kind)));
     if (kind == "Tile") return ReadTile(at);

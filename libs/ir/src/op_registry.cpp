@@ -107,6 +107,7 @@ OpRegistry::OpRegistry() {
   RegisterTaskOps(*this);
   RegisterCrossCoreOps(*this);
   RegisterArrayOps(*this);
+  RegisterPrefetchOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

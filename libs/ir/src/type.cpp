@@ -46,6 +46,23 @@ bool ArrayType::equals(const Type& other) const {
   return array && array->dtype_ == dtype_ && array->extent_ == extent_;
 }
 
+namespace {
+constexpr std::string_view kHandleNames[] = {"PrefetchAsyncContext", "AsyncEvent", "AsyncSession"};
+}  // namespace
+
+std::string HandleType::str() const { return fmt::format("pl.{}", kHandleNames[static_cast<size_t>(handle_)]); }
+
+bool HandleType::equals(const Type& other) const {
+  const auto* handle = other.As<HandleType>();
+  return handle && handle->handle_ == handle_;
+}
+
+std::optional<HandleKind> HandleKindFromName(std::string_view name) {
+  for (size_t i = 0; i < std::size(kHandleNames); ++i)
+    if (kHandleNames[i] == name) return static_cast<HandleKind>(i);
+  return std::nullopt;
+}
+
 int64_t ShapedType::num_elements() const {
   return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
 }

@@ -74,10 +74,19 @@ FunctionPtr EveryNodeKernel() {
 
   auto inf = std::make_shared<Var>("inf", std::make_shared<ScalarType>(DataType::FP32));
   auto store = Op("tile.store", {tile, Ints({0, 0}), out});
+  auto make_context = Op("prefetch.make_context", {});
+  auto ctx = std::make_shared<Var>("ctx", make_context->type());
+  auto prefetch = Op("prefetch.async_prefetch", {a, ctx});
+  auto event = std::make_shared<Var>("event", prefetch->type());
+  auto open_session = Op("prefetch.session", {ctx});
+  auto session = std::make_shared<Var>("session", open_session->type());
   std::vector<StmtPtr> body = {
       Assign(tile, loaded), loop, spin,
       Assign(inf, std::make_shared<ConstFloat>(std::numeric_limits<double>::infinity(), DataType::FP32)),
-      std::make_shared<EvalStmt>(store), std::make_shared<ReturnStmt>(std::vector<ExprPtr>{out})};
+      std::make_shared<EvalStmt>(store),
+      Assign(ctx, make_context), Assign(event, prefetch), Assign(session, open_session),
+      std::make_shared<EvalStmt>(Op("prefetch.wait", {event, session})),
+      std::make_shared<ReturnStmt>(std::vector<ExprPtr>{out})};
   return std::make_shared<Function>(
       "kernel", std::vector<VarPtr>{a, rows, out},
       std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out},

@@ -40,6 +40,34 @@ TEST(OpRegistry, ASliceViewMayOverhangOnlyTheOutermostDimension) {
                                    "(dimension 1)");
 }
 
+TEST(OpRegistry, PrefetchOpsPassTheirHandlesAlong) {
+  auto a = Tensor("a", {1, 128});
+  auto& registry = OpRegistry::Get();
+  auto ctx = registry.CreateCall("prefetch.make_context", {}, {}, Span{});
+  ASSERT_TRUE(ctx) << ctx.error().str();
+  EXPECT_EQ((*ctx)->type()->str(), "pl.PrefetchAsyncContext");
+  auto event = registry.CreateCall("prefetch.async_prefetch", {a, *ctx}, {}, Span{});
+  ASSERT_TRUE(event) << event.error().str();
+  EXPECT_EQ((*event)->type()->str(), "pl.AsyncEvent");
+  auto session = registry.CreateCall("prefetch.session", {*ctx}, {}, Span{});
+  ASSERT_TRUE(session) << session.error().str();
+  EXPECT_EQ((*session)->type()->str(), "pl.AsyncSession");
+  auto done = registry.CreateCall("prefetch.wait", {*event, *session}, {}, Span{});
+  ASSERT_TRUE(done) << done.error().str();
+  EXPECT_EQ((*done)->type()->str(), "pl.Scalar[pl.BOOL]");
+
+  auto swapped = registry.CreateCall("prefetch.wait", {*session, *event}, {}, Span{"k.py", 9, 5});
+  ASSERT_FALSE(swapped);
+  EXPECT_EQ(swapped.error().str(),
+            "k.py:9:5: error: the event of pl.prefetch.wait must be the result of pl.prefetch.async_prefetch, got "
+            "pl.AsyncSession");
+  auto tile_source = registry.CreateCall(
+      "prefetch.async_prefetch", {testing::Op("tile.load", {a, Ints({0, 0}), Ints({1, 128})}), *ctx}, {}, Span{});
+  ASSERT_FALSE(tile_source);
+  EXPECT_EQ(tile_source.error().message,
+            "the source of pl.prefetch.async_prefetch must be a tensor, got pl.Tile[[1, 128], pl.FP32, pl.Mem.Vec]");
+}
+
 TEST(OpRegistry, ElementwiseOperandsMustAgree) {
   auto a = Tensor("a", {128, 128});
   auto b = Tensor("b", {128, 128}, DataType::FP16);

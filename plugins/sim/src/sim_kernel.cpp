@@ -909,6 +909,7 @@ class Decoder {
       return {};
     }
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
+    if (op.starts_with("prefetch.")) return DecodePrefetch(op, target);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tile.paged_gather") return DecodePagedGather(target, *call);
     if (op == "tile.mgather") return DecodeMemGather(target, *call);
@@ -929,6 +930,13 @@ class Decoder {
     if (auto ok = DecodeCompute(op, target, *call)) return *ok;
     return Error(fmt::format("{}: kernel '{}' uses op '{}', which the simulator does not support yet (in `{}`)",
                              span.str(), Name(), op, text));
+  }
+
+  // pl.prefetch.*: the simulator has no L2 cache to warm, so a prefetch is complete as soon as it
+  // starts; the context, event and session carry nothing, and a wait reports completion (true).
+  pypto::expected<void, std::string> DecodePrefetch(std::string_view op, const ir::VarPtr& target) {
+    if (op == "prefetch.wait" && target) values_[target.get()] = ScalarValue{Operand::Imm(1)};
+    return {};
   }
 
   // `pl.system.syncall(...)`: hard and soft barriers are one here (the gm_workspace of a soft one is

@@ -31,10 +31,10 @@ from pypto.language.dtypes import (
 from pypto.language.enums import (FunctionType, Level, Mem, MemorySpace, PadValue, PipeType, SplitMode,
                                   TensorLayout)
 from pypto.language.ops import add, arange, at, div, gather, load, mrgsort, mul, sort32, store, sub
-from pypto.language.typing import (Array, DynVar, InOut, MemRef, Out, Scalar, Tensor, TensorView, Tile, TileView,
-                                    Tuple, dynamic)
+from pypto.language.typing import (Array, AsyncEvent, AsyncSession, DynVar, InOut, MemRef, Out,
+                                    PrefetchAsyncContext, Scalar, Tensor, TensorView, Tile, TileView, Tuple, dynamic)
 from pypto.language.program import function, program
-from pypto.language import system, tile, tensor
+from pypto.language import prefetch, system, tile, tensor
 
 __all__ = [
     "jit", "DataType", "FunctionType", "Level", "Tensor", "Tile", "Scalar", "Out", "InOut",
@@ -43,6 +43,7 @@ __all__ = [
     "program", "function", "Mem", "MemorySpace", "MemRef", "PadValue", "PipeType", "SplitMode", "Tuple",
     "INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP64", "HF4", "HF8", "TASK_ID",
     "Array", "DynVar", "dynamic", "TensorLayout", "TensorView", "TileView",
+    "prefetch", "PrefetchAsyncContext", "AsyncEvent", "AsyncSession",
 ]
 
 

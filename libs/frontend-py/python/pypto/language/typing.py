@@ -24,6 +24,10 @@ Out = _Annotation("Out")
 InOut = _Annotation("InOut")
 Tuple = _Annotation("Tuple")
 Array = _Annotation("Array")
+# The handles of pl.prefetch.* (a context, the event of one prefetch, the session it is waited in).
+PrefetchAsyncContext = _Annotation("PrefetchAsyncContext")
+AsyncEvent = _Annotation("AsyncEvent")
+AsyncSession = _Annotation("AsyncSession")
 
 
 class DynVar:

@@ -28,7 +28,7 @@ enum class MemorySpace : uint8_t {
 std::string_view MemorySpaceName(MemorySpace space);
 std::optional<MemorySpace> MemorySpaceFromName(std::string_view name);  // "Vec" -> Vec
 
-enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple, Array };
+enum class TypeKind { Unknown, Scalar, Tensor, Tile, Tuple, Array, Handle };
 
 class Type;
 class Expr;
@@ -99,6 +99,25 @@ inline bool IsTaskIdArray(const Type& type) {
   const auto* array = type.As<ArrayType>();
   return array && array->dtype() == DataType::TASK_ID;
 }
+
+// The opaque handles of the asynchronous GM-to-L2 prefetch (pl.prefetch.*): a kernel passes them
+// between the prefetch ops and computes nothing with them.
+enum class HandleKind : uint8_t { PrefetchAsyncContext, AsyncEvent, AsyncSession };
+
+class HandleType final : public Type {
+ public:
+  static constexpr TypeKind kKind = TypeKind::Handle;
+  explicit HandleType(HandleKind handle) : Type(kKind), handle_(handle) {}
+  HandleKind handle() const { return handle_; }
+  std::string str() const override;  // pl.PrefetchAsyncContext, pl.AsyncEvent, pl.AsyncSession
+  bool equals(const Type& other) const override;
+
+ private:
+  HandleKind handle_;
+};
+
+// The handle kind a DSL name spells (`PrefetchAsyncContext`, without `pl.`).
+std::optional<HandleKind> HandleKindFromName(std::string_view name);
 
 // Shared by tensors and tiles: a static shape and an element type.
 class ShapedType : public Type {
