@@ -74,9 +74,10 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   const auto& tile = *call.args()[0]->As<ir::Var>();
   const auto& tensor = *call.args()[2]->As<ir::Var>();
   const auto* tensor_type = tensor.type()->As<ir::TensorType>();
-  // The window has the tile's shape, in the tensor's rank (the IR checked the two agree). An Acc
-  // tile may be stored into a narrower tensor: the window has the tensor's element type.
-  const ir::Shape& sizes = tile.type()->As<ir::TileType>()->shape();
+  // The window has the tile's shape, in the tensor's rank (the IR checked the two agree), or the N-d
+  // window a merged tile's shapes= names (the plan checked it is the tile's rows). An Acc tile may be
+  // stored into a narrower tensor: the window has the tensor's element type.
+  const ir::Shape sizes = call.args().size() > 3 ? StaticInts(call.args()[3]) : tile.type()->As<ir::TileType>()->shape();
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
   Add(body_, DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window), span);
