@@ -192,5 +192,26 @@ TEST(EmitModule, AMergedTileMovesThroughA3DPartition) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\nnot in\n" << text;
 }
 
+// A merged tile of one batch ([1, 16, 64] -> [16, 64]) is stored without shapes=: its window takes
+// the tensor's rank with a leading 1, as the IR pads the tile's shape.
+//     t = pl.tile.load(x, [1, 0, 0], [1, 16, 64])        # line 3, t: [16, 64]
+//     pl.tile.store(t, [1, 0, 0], y)                     # line 4
+TEST(EmitModule, AStoreWindowHasTheRankOfItsOffsets) {
+  auto x = TensorParam("x", {4, 16, 64}, {});
+  auto y = TensorParam("y", {4, 16, 64}, {});
+  auto merged = std::make_shared<ir::TileType>(ir::Shape{16, 64}, ir::DataType::FP32, ir::MemorySpace::Vec);
+  auto load = PlacedOp("tile.load", {x, Ints({1, 0, 0}), Ints({1, 16, 64})}, merged, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Ints({1, 0, 0}), y}, At(4, 5));
+  auto kernel = Kernel("k", {x, y}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(t, load, At(3, 5)), Eval(store, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  const std::string line =
+      "    %y_pview = pto.partition_view %y_view, offsets = [%c1_index, %c0_index, %c0_index], sizes = "
+      "[%c1_index, %c16_index, %c64_index] : !pto.tensor_view<?x?x?xf32> -> !pto.partition_tensor_view<1x16x64xf32> "
+      "loc(\"k.py\":4:5)\n";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas
