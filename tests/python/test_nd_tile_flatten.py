@@ -45,6 +45,17 @@ def batch_row_sums(x: pl.Tensor[[3, 16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16
 
 
 @pl.jit
+def ragged_chunks(x: pl.Tensor[[2, 40, 64], pl.FP32], y: pl.Out[pl.Tensor[[2, 40, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for b in pl.range(2):
+            for c in pl.range(0, 40, 16):
+                valid = pl.min(16, 40 - c)
+                t = pl.load(x, [b, c, 0], [1, 16, 64], valid_shape=[1, valid, 64])
+                pl.store(pl.mul(t, 2.0), [b, c, 0], y)
+    return y
+
+
+@pl.jit
 def batch_matmul(a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32],
                  c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -102,6 +113,20 @@ def test_row_sums_of_3d_windows_stored_as_columns_of_a_2d_tensor(kernels):
     kernels.batch_row_sums(x, out, config=CONFIG)
     torch.testing.assert_close(out, (x * x).sum(dim=-1).T, rtol=1e-5, atol=1e-5)
     assert _pto(compiled, "batch_row_sums_incore_0").exists()
+
+
+def test_a_chunk_with_a_ragged_tail_keeps_its_valid_rows_when_merged(kernels):
+    torch.manual_seed(5)
+    x = torch.randn(2, 40, 64)
+    y = torch.full((2, 40, 64), float("nan"))
+    compiled = kernels.ragged_chunks.compile(x, y, config=CONFIG)
+    kernels.ragged_chunks(x, y, config=CONFIG)
+    torch.testing.assert_close(y, 2 * x)
+    assert ("t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[valid, 64])] = "
+            "pl.tile.load(x, [b, c, 0], [1, 16, 64], [1, valid, 64])") in _dump(compiled, "07_after_FlattenTileNdTo2D.py")
+    pto = _pto(compiled, "ragged_chunks_incore_0").read_text()
+    assert ("%y_pview = pto.partition_view %y_view, offsets = [%b, %c, %c0_index], "
+            "sizes = [%c1_index, %c16_index, %c64_index]") in pto, pto
 
 
 def test_a_matmul_over_a_batch_keeps_its_3d_tiles_and_still_runs(kernels):
