@@ -156,6 +156,22 @@ TEST(FlattenTileNdTo2D, AKernelWithAnOpThatHasNo2DFormIsLeftAsItIs) {
   EXPECT_TRUE(verified) << verified.error().str();
 }
 
+// torch.gather along axis 1 of [2, 8, 8] picks rows within each batch; on the merged [16, 8] tile,
+// axis 1 would be the columns.
+TEST(FlattenTileNdTo2D, AGatherAlongALeadingAxisKeepsItsKernel) {
+  auto x = testing::Tensor("x", {2, 8, 8}), i = testing::Tensor("i", {2, 3, 8}, DataType::INT32);
+  auto y = testing::Tensor("y", {2, 3, 8});
+  KernelBuilder k;
+  auto tx = k.Let("tx", Op("tile.load", {x, Ints({0, 0, 0}), Ints({2, 8, 8})}, 3));
+  auto ti = k.Let("ti", Op("tile.load", {i, Ints({0, 0, 0}), Ints({2, 3, 8})}, 4));
+  auto g = k.Let("g", OpWithKwargs("tile.gather_dim", {tx, ti}, {{"dim", int64_t{1}}}, 5));
+  k.Eval(Op("tile.store", {g, Ints({0, 0, 0}), y}, 6));
+  auto program = k.Program({x, i, y});
+  auto flat = Flatten(program);
+  ASSERT_TRUE(flat) << flat.error().str();
+  EXPECT_EQ(flat->get()->Find("k"), program->Find("k"));
+}
+
 TEST(FlattenTileNdTo2D, AStoreOfABatchWithAPartialValidRegionKeepsItsKernel) {
   // [2, v, 64] valid of [2, 16, 64]: the valid rows of the two batches are not one run of merged rows.
   auto x = testing::Tensor("x", {2, 16, 64}), y = testing::Tensor("y", {2, 16, 64});
