@@ -107,10 +107,6 @@ class TileFlattener final : public IRMutator {
   // Why the kernel keeps its N-d tiles; empty while nothing stands in the way.
   const std::string& refusal() const { return refusal_; }
 
-  void Refuse(std::string why) {
-    if (refusal_.empty()) refusal_ = std::move(why);
-  }
-
  protected:
   // Every variable holding an N-d tile becomes one holding its 2-D form, wherever it is defined
   // (an assignment, a loop's carried value, an if's value) and read.
@@ -191,6 +187,11 @@ class TileFlattener final : public IRMutator {
   }
 
  private:
+  // The first reason found is the one kept: the kernel is left as it was either way.
+  void Refuse(std::string why) {
+    if (refusal_.empty()) refusal_ = std::move(why);
+  }
+
   // A store of a merged tile writes the tile's N-d window: its own shape, with the leading 1s the
   // tensor's rank adds or drops (as tile.store reads a tile of another rank). Unless the merged tile
   // padded with leading 1s is that window, the window is passed as the store's `shapes`.
