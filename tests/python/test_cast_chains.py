@@ -47,7 +47,7 @@ def test_fp32_to_int8_on_ascend910b_rounds_to_fp16_first(kernels):
     expected = x.to(torch.float16).to(torch.float32).round().to(torch.int8)
     assert torch.equal(y, expected)
     assert y[0, 0].item() == 2
-    text = (Path(compiled.output_dir) / "passes_dump" / "07_after_LegalizeTileCast.py").read_text()
+    text = (Path(compiled.output_dir) / "passes_dump" / "08_after_LegalizeTileCast.py").read_text()
     assert 'pl.tile.cast(t, target_type=pl.FP16, mode="rint")' in text, text
 
 

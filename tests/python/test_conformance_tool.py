@@ -172,13 +172,14 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
     assert rows["D2"][3] == ("build_output/by_hand/passes_dump lacks 00_frontend.py, 01_after_UnrollLoops.py, "
                              "02_after_CtrlFlowTransform.py, 03_after_FuseCreateAssembleToSlice.py, "
                              "04_after_FlattenCallExpr.py, 05_after_SplitMixedScopes.py, "
-                             "06_after_OutlineIncoreScopes.py, 07_after_LegalizeTileCast.py, "
-                             "08_after_InferTileMemorySpace.py, 09_after_AutoTileMatmulL0.py, "
-                             "10_after_ExpandMixedKernel.py, 11_after_NormalizeReturnOrder.py, "
-                             "12_after_AllocateMemoryAddr.py, 13_after_DeriveCallDirections.py, "
-                             "14_after_MaterializeRuntimeScopes.py, 15_after_ClassifyIterArgCarry.py"), rows["D2"]
-    assert "2 builds dumped the IR after each of 15 passes" not in done.stdout
-    assert "1 builds dumped the IR after each of 15 passes" in done.stdout
+                             "06_after_OutlineIncoreScopes.py, 07_after_FlattenTileNdTo2D.py, "
+                             "08_after_LegalizeTileCast.py, "
+                             "09_after_InferTileMemorySpace.py, 10_after_AutoTileMatmulL0.py, "
+                             "11_after_ExpandMixedKernel.py, 12_after_NormalizeReturnOrder.py, "
+                             "13_after_AllocateMemoryAddr.py, 14_after_DeriveCallDirections.py, "
+                             "15_after_MaterializeRuntimeScopes.py, 16_after_ClassifyIterArgCarry.py"), rows["D2"]
+    assert "2 builds dumped the IR after each of 16 passes" not in done.stdout
+    assert "1 builds dumped the IR after each of 16 passes" in done.stdout
 
 
 def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path):

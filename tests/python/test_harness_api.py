@@ -205,7 +205,8 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     assert RunConfig(strategy=OptimizationStrategy.Default).strategy is OptimizationStrategy.Default
     manager = PassManager.get_strategy(OptimizationStrategy.Default)
     assert manager.get_pass_names() == ["UnrollLoops", "CtrlFlowTransform", "FuseCreateAssembleToSlice",
-                                        "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast", "InferTileMemorySpace",
+                                        "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "FlattenTileNdTo2D",
+                                        "LegalizeTileCast", "InferTileMemorySpace",
                                         "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
                                         "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes",
                                         "ClassifyIterArgCarry"]
@@ -219,7 +220,7 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     main = lowered.functions[GlobalVar("main")]
     assert main.name == "main" and main.func_type is pl.FunctionType.Orchestration
     assert [gv.name for gv in lowered.functions] == [f.name for f in lowered.functions.values()]
-    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "15_after_ClassifyIterArgCarry.py"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "16_after_ClassifyIterArgCarry.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")

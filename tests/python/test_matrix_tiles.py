@@ -2,9 +2,13 @@
 pypto-lib's models use): reductions, row broadcasts, fillpad and a transposed matmul see the matrix of
 their last two dimensions, on the simulator against torch."""
 
+from pathlib import Path
+
 import pytest
 import torch
 from conftest import kernels_fixture
+
+from pypto.runtime import RunConfig
 
 KERNELS = '''
 import pypto.language as pl
@@ -106,10 +110,13 @@ def test_a_softmax_over_the_rows_of_4d_blocks(kernels):
     torch.testing.assert_close(y, torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6)
 
 
-def test_the_reduction_keeps_the_leading_ones_in_its_type(kernels):
+def test_the_reduction_keeps_the_leading_ones_in_its_type_until_tiles_are_flattened(kernels):
     x, y = torch.randn(2, 1, 32, 64), torch.zeros(2, 1, 32, 64)
-    text = str(kernels.row_softmax.lower(x, y))
-    assert "m: pl.Tile[[1, 1, 16, 1], pl.FP32" in text
+    compiled = kernels.row_softmax.compile(x, y, config=RunConfig(platform="a2a3sim", dump_passes=True))
+    dumps = Path(compiled.output_dir) / "passes_dump"
+    assert "m: pl.Tile[[1, 1, 16, 1], pl.FP32" in (dumps / "00_frontend.py").read_text()
+    # FlattenTileNdTo2D merges the leading dimensions into rows for the 2-D PTO tiles.
+    assert "m: pl.Tile[[16, 1], pl.FP32" in str(kernels.row_softmax.lower(x, y))
 
 
 def test_a_2d_row_vector_scales_a_4d_block(kernels):

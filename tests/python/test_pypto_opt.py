@@ -28,6 +28,7 @@ PASSES = [
     "FlattenCallExpr",
     "SplitMixedScopes",
     "OutlineIncoreScopes",
+    "FlattenTileNdTo2D",
     "LegalizeTileCast",
     "InferTileMemorySpace",
     "AutoTileMatmulL0",

@@ -506,7 +506,8 @@ class Planner {
     if (const auto* part = call.args().size() > 3 ? call.args()[3]->As<ir::TupleLiteral>() : nullptr) {
       ir::Shape extents;
       for (const auto& extent : part->elements()) extents.push_back(ir::AsConstInt(extent).value_or(-1));
-      if (extents != call.args()[0]->type()->As<ir::TileType>()->shape())
+      const ir::Shape& tile = call.args()[0]->type()->As<ir::TileType>()->shape();
+      if (extents != tile && !IsRowMergedWindow(extents, tile))
         return Error(span, fmt::format("backend-ptoas cannot lower a store of part of a tile (shapes=) in kernel "
                                        "'{}' yet",
                                        kernel_.name()));
@@ -674,6 +675,15 @@ class Planner {
 
   // pto.tload / pto.tstore need the tile's layout to be the tensor view's: a column-vector tensor
   // (DN in ptoas) pairs with column-vector tiles only.
+  // shapes= of a store that names the N-d window whose leading dimensions a 2-D tile's rows merge
+  // (FlattenTileNdTo2D): tstore writes a [rows, cols] tile into an N-d partition row by row.
+  static bool IsRowMergedWindow(const ir::Shape& window, const ir::Shape& tile) {
+    if (tile.size() != 2 || window.size() <= 2) return false;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < window.size(); ++d) rows *= window[d];
+    return rows == tile[0] && window.back() == tile[1];
+  }
+
   Status CheckTensorLayout(const ir::Var& tensor, const ir::TileType& tile, std::string_view what,
                            const ir::Span& span) const {
     const ir::Var& param = *plan_.tensor_param_of.at(&tensor);

@@ -74,9 +74,15 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   const auto& tile = *call.args()[0]->As<ir::Var>();
   const auto& tensor = *call.args()[2]->As<ir::Var>();
   const auto* tensor_type = tensor.type()->As<ir::TensorType>();
-  // The window has the tile's shape, in the tensor's rank (the IR checked the two agree). An Acc
-  // tile may be stored into a narrower tensor: the window has the tensor's element type.
-  const ir::Shape& sizes = tile.type()->As<ir::TileType>()->shape();
+  // The window has the tile's shape in the rank of the offsets: a [16, 64] tile stored into a 3-D
+  // tensor writes its [1, 16, 64] window, a [1, 16, 64] one into a 2-D tensor its [16, 64] window
+  // (the IR checked the two agree). A merged tile's shapes= names its N-d window (the plan checked
+  // it is the tile's rows). An Acc tile may be stored into a narrower tensor: the window has the
+  // tensor's element type.
+  ir::Shape sizes = call.args().size() > 3 ? StaticInts(call.args()[3]) : tile.type()->As<ir::TileType>()->shape();
+  const size_t rank = call.args()[1]->As<ir::TupleLiteral>()->elements().size();
+  while (sizes.size() < rank) sizes.insert(sizes.begin(), 1);
+  while (sizes.size() > rank && sizes.front() == 1) sizes.erase(sizes.begin());
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
   Add(body_, DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window), span);

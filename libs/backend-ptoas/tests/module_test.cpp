@@ -162,5 +162,56 @@ TEST(EmitModule, UnusedTensorGetsNoViewAndNamesDoNotCollide) {
   EXPECT_EQ(Emit(*kernel, "a2a3"), expected);
 }
 
+// FlattenTileNdTo2D's form of a kernel over a [2, 16, 64] window: the load fills the merged [32, 64]
+// tile from the 3-D partition, and the store names the 3-D window as its shapes.
+//     t = pl.tile.load(x, [0, 0, 0], [2, 16, 64])        # line 3, t: [32, 64]
+//     e = pl.tile.exp(t)                                 # line 4, in t's buffer
+//     pl.tile.store(e, [0, 0, 0], y, [2, 16, 64])        # line 5
+TEST(EmitModule, AMergedTileMovesThroughA3DPartition) {
+  auto x = TensorParam("x", {2, 16, 64}, {});
+  auto y = TensorParam("y", {2, 16, 64}, {});
+  auto merged = std::make_shared<ir::TileType>(ir::Shape{32, 64}, ir::DataType::FP32, ir::MemorySpace::Vec);
+  auto load = PlacedOp("tile.load", {x, Ints({0, 0, 0}), Ints({2, 16, 64})}, merged, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto exp = Op("tile.exp", {t}, At(4, 9));
+  auto e = TileAt("e", exp, 0);
+  auto store = Op("tile.store", {e, Ints({0, 0, 0}), y, Ints({2, 16, 64})}, At(5, 5));
+  auto kernel = Kernel("k", {x, y}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(t, load, At(3, 5)), Assign(e, exp, At(4, 5)), Eval(store, At(5, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  const std::string tv = "!pto.tensor_view<?x?x?xf32>", pv = "!pto.partition_tensor_view<2x16x64xf32>";
+  for (const std::string& line : std::vector<std::string>{
+           "    %x_pview = pto.partition_view %x_view, offsets = [%c0_index, %c0_index, %c0_index], sizes = "
+           "[%c2_index, %c16_index, %c64_index] : " + tv + " -> " + pv + " loc(\"k.py\":3:9)\n",
+           "    pto.tload ins(%x_pview : " + pv + ") outs(%t : " + Tb() + ") loc(\"k.py\":3:9)\n",
+           "    pto.texp ins(%t : " + Tb() + ") outs(%e : " + Tb() + ") loc(\"k.py\":4:9)\n",
+           "    %y_pview = pto.partition_view %y_view, offsets = [%c0_index, %c0_index, %c0_index], sizes = "
+           "[%c2_index, %c16_index, %c64_index] : " + tv + " -> " + pv + " loc(\"k.py\":5:5)\n",
+           "    pto.tstore ins(%e : " + Tb() + ") outs(%y_pview : " + pv + ") loc(\"k.py\":5:5)\n",
+       })
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\nnot in\n" << text;
+}
+
+// A merged tile of one batch ([1, 16, 64] -> [16, 64]) is stored without shapes=: its window takes
+// the tensor's rank with a leading 1, as the IR pads the tile's shape.
+//     t = pl.tile.load(x, [1, 0, 0], [1, 16, 64])        # line 3, t: [16, 64]
+//     pl.tile.store(t, [1, 0, 0], y)                     # line 4
+TEST(EmitModule, AStoreWindowHasTheRankOfItsOffsets) {
+  auto x = TensorParam("x", {4, 16, 64}, {});
+  auto y = TensorParam("y", {4, 16, 64}, {});
+  auto merged = std::make_shared<ir::TileType>(ir::Shape{16, 64}, ir::DataType::FP32, ir::MemorySpace::Vec);
+  auto load = PlacedOp("tile.load", {x, Ints({1, 0, 0}), Ints({1, 16, 64})}, merged, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Ints({1, 0, 0}), y}, At(4, 5));
+  auto kernel = Kernel("k", {x, y}, {ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(t, load, At(3, 5)), Eval(store, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  const std::string line =
+      "    %y_pview = pto.partition_view %y_view, offsets = [%c1_index, %c0_index, %c0_index], sizes = "
+      "[%c1_index, %c16_index, %c64_index] : !pto.tensor_view<?x?x?xf32> -> !pto.partition_tensor_view<1x16x64xf32> "
+      "loc(\"k.py\":4:5)\n";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas

@@ -395,6 +395,12 @@ class FunctionParser {
       // the tile's memref once memory is allocated); the value must agree with it.
       auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
       if (!declared) return pypto::unexpected(declared.error());
+      // A load of an N-d window into its row-merged 2-D tile (FlattenTileNdTo2D's output) is typed
+      // by its annotation: the op deduces the window's own shape.
+      if (const auto* load = (*value)->As<ir::Call>();
+          load && load->target_name() == "tile.load" && TileRowMergedFrom(*declared, (*value)->type()))
+        *value = ir::ExprPtr(std::make_shared<ir::Call>(load->op(), load->args(), load->kwargs(), *declared,
+                                                        load->span()));
       const bool computed_tile = TileStandsForTensor(*declared, (*value)->type()) ||
                                  TileTakesValueSpace(stmt.attr("annotation"), *declared, (*value)->type());
       if (!computed_tile && !Assignable(*declared, (*value)->type()))

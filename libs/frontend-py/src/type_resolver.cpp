@@ -577,6 +577,16 @@ bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual)
   return tensor && tile && tensor->shape() == tile->shape() && tensor->dtype() == tile->dtype();
 }
 
+bool TileRowMergedFrom(const ir::TypePtr& declared, const ir::TypePtr& actual) {
+  const auto* merged = declared->As<ir::TileType>();
+  const auto* tile = actual->As<ir::TileType>();
+  if (!merged || !tile || merged->shape().size() != 2 || tile->shape().size() <= 2) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < tile->shape().size(); ++d) rows *= tile->shape()[d];
+  return merged->shape() == ir::Shape{rows, tile->shape().back()} && merged->dtype() == tile->dtype() &&
+         merged->memory_space() == tile->memory_space();
+}
+
 bool TileTakesValueSpace(py::handle annotation, const ir::TypePtr& declared, const ir::TypePtr& actual) {
   const auto* want = declared->As<ir::TileType>();
   const auto* have = actual->As<ir::TileType>();

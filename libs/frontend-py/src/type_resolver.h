@@ -91,4 +91,9 @@ bool TileTakesValueSpace(py::handle annotation, const ir::TypePtr& declared, con
 // pl.row_argmax(a)`) loads them and yields a tile, as upstream's tensor-to-tile conversion does.
 bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual);
 
+// Whether the declared tile is the 2-D form of the N-d tile `actual` whose leading dimensions merge
+// into its rows, as FlattenTileNdTo2D types a load of an N-d window (`t: pl.Tile[[32, 64], ...] =
+// pl.tile.load(x, [0, 0, 0], [2, 16, 64])`); same dtype and buffer.
+bool TileRowMergedFrom(const ir::TypePtr& declared, const ir::TypePtr& actual);
+
 }  // namespace pypto::frontend

@@ -88,6 +88,26 @@ TEST(OpRegistry, StoreDtypeMismatch) {
   EXPECT_EQ(call.error().message, "cannot store a FP32 tile into a INT32 tensor");
 }
 
+// A [32, 64] tile whose rows merge the leading dimensions of a [2, 16, 64] window (FlattenTileNdTo2D's
+// form) is stored into that window when shapes= names it; the window must still fit the tensor.
+TEST(OpRegistry, AStoreOfAMergedTileNamesItsNdWindow) {
+  auto y = Tensor("y", {3, 16, 64});
+  auto x = Tensor("x", {32, 64});
+  auto tile = testing::Op("tile.load", {x, Ints({0, 0}), Ints({32, 64})});
+  auto stored = OpRegistry::Get().CreateCall("tile.store", {tile, Ints({1, 0, 0}), y, Ints({2, 16, 64})}, {}, Span{});
+  ASSERT_TRUE(stored) << stored.error().str();
+  auto outside = OpRegistry::Get().CreateCall("tile.store", {tile, Ints({2, 0, 0}), y, Ints({2, 16, 64})}, {}, Span{});
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().message,
+            "region at offsets [2, 0, 0] with shape [2, 16, 64] is outside tensor pl.Tensor[[3, 16, 64], pl.FP32] "
+            "(dimension 0)");
+  // A window whose rows are not the tile's is no such store.
+  auto other = OpRegistry::Get().CreateCall("tile.store", {tile, Ints({0, 0, 0}), y, Ints({3, 16, 64})}, {}, Span{});
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message,
+            "pl.store shapes=[3, 16, 64] is not a corner of the pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] tile");
+}
+
 TEST(OpRegistry, UnknownOpAndArity) {
   auto unknown = OpRegistry::Get().CreateCall("tile.frobnicate", {}, {}, Span{"k.py", 1, 1});
   ASSERT_FALSE(unknown);

@@ -11,6 +11,7 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "flatten_tile_nd_to_2d.h"
 
 namespace pypto::passes {
 
@@ -29,6 +30,7 @@ std::string_view IRPropertyName(IRProperty property) {
     case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
     case IRProperty::StructuredCtrlFlow: return "StructuredCtrlFlow";
     case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
+    case IRProperty::TileOps2D: return "TileOps2D";
     case IRProperty::kCount: break;
   }
   return "?";
@@ -326,6 +328,20 @@ Result<bool> VerifyIterArgCarryClassified(const Program& program) {
   return true;
 }
 
+// No kernel holds a tile of rank 3 or more that FlattenTileNdTo2D could merge into a 2-D one; a
+// kernel with an op that has no 2-D form (a matmul over a batch) keeps its N-d tiles.
+Result<bool> VerifyTileOps2D(const Program& program) {
+  for (const auto& function : program.functions()) {
+    if (!IsKernel(function->type())) continue;
+    const Var* tile = FirstNdTile(*function);
+    if (!tile || !FlattenKernelTiles(function)) continue;
+    return Violation(IRProperty::TileOps2D, *function, tile->span(),
+                     fmt::format("tile '{}' {} has rank {}, and the kernel has a 2-D form", tile->name_hint(),
+                                 tile->type()->str(), tile->type()->As<TileType>()->shape().size()));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<size_t> ReturnedParam(const Function& function) {
@@ -366,6 +382,7 @@ Result<bool> VerifyProperty(IRProperty property, const Program& program) {
     case IRProperty::RuntimeScopesMaterialized: return VerifyRuntimeScopesMaterialized(program);
     case IRProperty::StructuredCtrlFlow: return VerifyStructuredCtrlFlow(program);
     case IRProperty::IterArgCarryClassified: return VerifyIterArgCarryClassified(program);
+    case IRProperty::TileOps2D: return VerifyTileOps2D(program);
     case IRProperty::kCount: break;
   }
   return MakeError(DiagnosticKind::Internal, "unknown property");

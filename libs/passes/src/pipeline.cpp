@@ -23,6 +23,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(FlattenCallExpr())           // nested calls -> temporaries (three-address form)
       .Add(SplitMixedScopes())          // mixed cube+vector pl.at regions -> cube part + vector part
       .Add(OutlineIncoreScopes())       // pl.at regions -> InCore kernels + orchestration
+      .Add(FlattenTileNdTo2D())         // kernel tiles of rank 3+ -> [rows, cols] (PTO tiles are 2-D)
       .Add(LegalizeTileCast())          // casts the vector core lacks -> chains of native casts
       .Add(InferTileMemorySpace())      // matmul operands -> Mat + moves into Left/Right
       .Add(AutoTileMatmulL0())          // matmuls beyond L0 -> loops over L0-sized blocks

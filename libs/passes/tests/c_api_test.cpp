@@ -32,12 +32,13 @@ TEST(PassesCApi, UnknownPlatformIsNotFound) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 15u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 16u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "CtrlFlowTransform");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FuseCreateAssembleToSlice");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "FlattenCallExpr");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(5), "OutlineIncoreScopes");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(14), "ClassifyIterArgCarry");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(6), "FlattenTileNdTo2D");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(15), "ClassifyIterArgCarry");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
@@ -84,7 +85,8 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
                "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FuseCreateAssembleToSlice, "
-               "FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, LegalizeTileCast, InferTileMemorySpace, AutoTileMatmulL0, "
+               "FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, FlattenTileNdTo2D, LegalizeTileCast, "
+               "InferTileMemorySpace, AutoTileMatmulL0, "
                "ExpandMixedKernel, NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, "
                "MaterializeRuntimeScopes, ClassifyIterArgCarry");
   // The kernel is still a pl.at scope: nothing has outlined it.

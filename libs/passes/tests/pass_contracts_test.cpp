@@ -140,7 +140,7 @@ TEST(PassContracts, EachPassIsRefusedAnInputLackingAPropertyItRequires) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 19u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
+  EXPECT_EQ(checked, 21u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
 }
 
 // The pipeline stepped one pass at a time over a 16x16 add: what each pass changes, in full.
@@ -183,6 +183,11 @@ std::string AddProgram(const std::string& kernel_type, const std::string& tile_a
 }
 
 const std::string kVecTile = "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]";
+
+// The add's tiles are 2-D already: nothing to merge.
+TEST_F(PipelineStep, FlattenTileNdTo2DLeavesA2DKernelAsItIs) {
+  EXPECT_EQ(After("FlattenTileNdTo2D"), After("OutlineIncoreScopes"));
+}
 
 TEST_F(PipelineStep, InferTileMemorySpaceLeavesAVectorKernelInVec) {
   EXPECT_EQ(After("InferTileMemorySpace"), AddProgram("InCore", kVecTile, kVecTile, kVecTile));

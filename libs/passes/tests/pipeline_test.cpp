@@ -87,8 +87,8 @@ TEST(DefaultPipeline, PassOrder) {
   auto pipeline = DefaultPipeline();
   for (const auto& pass : pipeline.passes()) names.push_back(pass.name());
   EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FuseCreateAssembleToSlice",
-                                             "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "LegalizeTileCast",
-                                             "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
+                                             "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
+                                             "FlattenTileNdTo2D", "LegalizeTileCast", "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
                                              "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections",
                                              "MaterializeRuntimeScopes", "ClassifyIterArgCarry"}));
 }
@@ -101,10 +101,10 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
   ASSERT_TRUE(Lower(testing::TileAddProgram(), PassContext{}, options));
   EXPECT_EQ(seen, (std::vector<std::string>{"1:UnrollLoops", "2:CtrlFlowTransform", "3:FuseCreateAssembleToSlice",
                                             "4:FlattenCallExpr", "5:SplitMixedScopes", "6:OutlineIncoreScopes",
-                                            "7:LegalizeTileCast", "8:InferTileMemorySpace", "9:AutoTileMatmulL0",
-                                            "10:ExpandMixedKernel", "11:NormalizeReturnOrder",
-                                            "12:AllocateMemoryAddr", "13:DeriveCallDirections",
-                                            "14:MaterializeRuntimeScopes", "15:ClassifyIterArgCarry"}));
+                                            "7:FlattenTileNdTo2D", "8:LegalizeTileCast", "9:InferTileMemorySpace",
+                                            "10:AutoTileMatmulL0", "11:ExpandMixedKernel", "12:NormalizeReturnOrder",
+                                            "13:AllocateMemoryAddr", "14:DeriveCallDirections",
+                                            "15:MaterializeRuntimeScopes", "16:ClassifyIterArgCarry"}));
 }
 
 }  // namespace

@@ -1606,12 +1606,17 @@ class Decoder {
     ir::Shape shape = tile->shape;
     while (shape.size() < offsets->size()) shape.insert(shape.begin(), 1);
     while (shape.size() > offsets->size() && shape.front() == 1) shape.erase(shape.begin());
+    // A 2-D tile merging an N-d window's rows (FlattenTileNdTo2D) names the window with shapes=; its
+    // elements land in it in row-major order, as those of the N-d tile would.
+    auto window = StoredWindow(call, tile->shape, offsets->size());
+    if (!window) return Error(window.error());
+    if (!window->empty()) shape = *window;
     Instr instr;
     instr.op = Opcode::Store;
     instr.atomic_add = ir::AccumulatesIntoWrittenArg(call);
     // A tile narrower than its shape, or stored in part, is checked where its elements land, at run time.
     const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape() ||
-                         call.args().size() > 3;
+                         (call.args().size() > 3 && window->empty());
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
     instr.kind = KindOf((*tensor)->dtype);
     instr.narrow_to_half = narrows;
@@ -1626,7 +1631,8 @@ class Decoder {
     instr.src0 = tile->ref;
     instr.num_elements = tile->num_elements;
     if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
-    if (auto ok = NarrowToStoredPart(call, tile->shape, instr); !ok) return ok;
+    if (window->empty())
+      if (auto ok = NarrowToStoredPart(call, tile->shape, instr); !ok) return ok;
     // The result names the tensor that was written.
     if (target) values_[target.get()] = values_.at(call.args()[2]->As<ir::Var>());
     Emit(instr);
@@ -1658,6 +1664,20 @@ class Decoder {
     if (target) values_[target.get()] = values_.at(call.args()[2]->As<ir::Var>());
     Emit(instr);
     return {};
+  }
+
+  // The N-d window a 2-D tile's store names with shapes= of more dimensions than the tile, whose
+  // leading ones merge into the tile's rows; empty when shapes= is absent or names a corner instead.
+  pypto::expected<ir::Shape, std::string> StoredWindow(const ir::Call& call, const ir::Shape& tile_shape,
+                                                       size_t rank) {
+    if (call.args().size() < 4) return ir::Shape{};
+    auto shapes = Ints(call.args()[3], "store shapes");
+    if (!shapes) return pypto::unexpected(shapes.error());
+    if (tile_shape.size() != 2 || shapes->size() <= 2 || shapes->size() != rank) return ir::Shape{};
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shapes->size(); ++d) rows *= (*shapes)[d];
+    if (rows != tile_shape[0] || shapes->back() != tile_shape[1]) return ir::Shape{};
+    return *shapes;
   }
 
   // `pl.store(t, offsets, y, shapes=[r, c])` writes the tile's top-left [r, c] only: a valid region

@@ -86,6 +86,15 @@ bool StorableAs(const TileType& tile, DataType tensor_dtype) {
 // `atomic="add"`: the tile is added to what the region holds (pl.assemble(..., atomic=pl.AtomicType.Add)).
 bool IsAtomicStore(const OpAttrs& attrs) { return FindAttr<std::string>(attrs, "atomic").has_value(); }
 
+// Whether `shapes` is an N-d window (rank > 2, the offsets' rank) whose leading dimensions merge
+// into the rows of the 2-D tile `tile`.
+bool IsRowMergedWindow(const Shape& shapes, const Shape& tile, size_t offsets_rank) {
+  if (tile.size() != 2 || shapes.size() <= 2 || shapes.size() != offsets_rank) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shapes.size(); ++d) rows *= shapes[d];
+  return rows == tile[0] && shapes.back() == tile[1];
+}
+
 Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tile = ExpectTile(args[0], "the value of pl.store", span);
   if (!tile) return pypto::unexpected(tile.error());
@@ -106,8 +115,22 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
   }
   // `shapes=` names the region to store: the tile's top-left corner of that size (gate.py stores one
   // element of a [16, 1] tile with shapes=[1, 1]), the tile's own extents by default.
-  std::optional<Shape> part;
+  // A 2-D tile whose rows merge a window's leading dimensions (FlattenTileNdTo2D's [32, 64] of a
+  // [2, 16, 64] window) names that N-d window with shapes=, in the tensor's rank.
+  std::optional<Shape> part, window;
   if (args.size() > 3) {
+    auto shapes = StaticInts(args[3], "the store shapes", span);
+    if (!shapes) return pypto::unexpected(shapes.error());
+    const Shape& whole = (*tile)->shape();
+    if (IsRowMergedWindow(*shapes, whole, offsets->size())) {
+      if ((*tile)->has_partial_valid_shape())
+        return TypeError(fmt::format("pl.store of {} into the window {} needs a tile valid as a whole",
+                                     (*tile)->str(), ShapeStr(*shapes)),
+                         span);
+      window = *shapes;
+    }
+  }
+  if (args.size() > 3 && !window) {
     auto shapes = StaticInts(args[3], "the store shapes", span);
     if (!shapes) return pypto::unexpected(shapes.error());
     const Shape& whole = (*tile)->shape();
@@ -134,7 +157,7 @@ Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs
                        span);
   }
   // Only the valid region is written; a ragged tail's tile may reach past the end of the tensor.
-  Shape shape = StaticValidExtents(**tile);
+  Shape shape = window ? *window : StaticValidExtents(**tile);
   for (size_t d = 0; d < shape.size(); ++d) {
     if (part) shape[d] = std::min(shape[d], (*part)[d]);
     shape[d] = std::max<int64_t>(shape[d], 1);

@@ -26,6 +26,7 @@ enum class IRProperty : uint8_t {
                               // automatic runtime scopes (RuntimeScopeStmt)
   StructuredCtrlFlow,     // no break or continue is left: every loop body runs to its end
   IterArgCarryClassified, // each value an orchestration loop carries has the ir::CarryKind its type allows
+  TileOps2D,              // a kernel's tiles are 1-D or 2-D, unless one of its ops has no 2-D form
   kCount,
 };
 

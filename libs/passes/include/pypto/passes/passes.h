@@ -36,6 +36,11 @@ Pass SplitMixedScopes();
 // tensor the orchestration creates (stored whole by the first kernel, loaded whole by the next).
 Pass OutlineIncoreScopes();
 
+// Every tile of rank 3 or more in a kernel becomes the 2-D matrix of its rows ([a, b, c] -> [a*b, c]);
+// loads and stores keep their N-d tensor windows. A kernel with an op that has no 2-D form (a matmul
+// or transpose over a batch, an element access by N-d indices) is left as it is.
+Pass FlattenTileNdTo2D();
+
 // A kernel's tile.cast that the SoC's vector core cannot do in one instruction becomes the shortest
 // chain of casts it can do, each with the cast's rounding mode; one no chain reaches without losing
 // values is an error at the cast. Casts of matmul results (FIXPIPE, out of Acc) are left alone.
