@@ -107,6 +107,7 @@ OpRegistry::OpRegistry() {
   RegisterTaskOps(*this);
   RegisterCrossCoreOps(*this);
   RegisterArrayOps(*this);
+  RegisterCommOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

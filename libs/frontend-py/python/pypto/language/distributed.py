@@ -32,10 +32,11 @@ class WaitCmp(enum.Enum):
 
 
 class AtomicType(enum.Enum):
-    """How ``pld.tensor.put`` combines the data with what the destination holds."""
+    """How ``pld.tensor.put`` / ``pld.tile.remote_store`` combine the data with what the destination
+    holds: overwrite it (``None_``) or add to it (``Add``)."""
 
-    AtomicNone = 0
-    AtomicAdd = 1
+    None_ = 0
+    Add = 1
 
 
 class ReduceOp(enum.Enum):

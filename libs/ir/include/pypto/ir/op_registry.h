@@ -124,5 +124,6 @@ void RegisterScalarOps(OpRegistry& registry);
 void RegisterTaskOps(OpRegistry& registry);
 void RegisterCrossCoreOps(OpRegistry& registry);
 void RegisterArrayOps(OpRegistry& registry);
+void RegisterCommOps(OpRegistry& registry);
 
 }  // namespace pypto::ir
