@@ -92,7 +92,7 @@ def handoff(
     t = pl.load(x, [0, 0], [1, C])
     doubled = pl.add(t, t)
     pld.tile.remote_store(doubled, box, peer=nxt, offsets=[0, 0])
-    pld.system.notify(flag, peer=nxt, offsets=[0, 0], value=me + 5, op=pld.NotifyOp.Set)
+    pld.system.notify(target=flag, peer=nxt, offsets=[0, 0], value=me + 5, op=pld.NotifyOp.Set)
     prv = (me + n - 1) % n
     pld.system.wait(flag, offsets=[0, 0], expected=prv + 5, cmp=pld.WaitCmp.Eq)
     got = pl.load(box, [0, 0], [1, C])
@@ -394,7 +394,7 @@ def test_a_float_signal_is_a_type_error_at_the_wait(kernels):
     y = torch.zeros(N, 1, 2, dtype=torch.int32)
     with pytest.raises(ParserError) as error:
         kernels.host_float_signal(y, config=world())
-    assert "the signal is a window of INT32 cells, got pl.Tensor[[1, 1], pl.FP32]" in error.value.message
+    assert error.value.message == "pld.system.wait: the signal is a window of INT32 cells, got pl.Tensor[[1, 1], pl.FP32]"
     assert error.value.location.endswith(
         f"distributed_comm_kernels.py:{line_of('pld.system.wait(flag, offsets=[0, 0], expected=1')}:5")
 

@@ -3574,6 +3574,7 @@ class FunctionParser {
     if (kernel_depth_ > 0) name = KernelSpelling(name);
     if (IsGetCommCtx(name)) return ParseCommCtx(node);
     if (auto put = IsPutOrGet(name)) return ParsePutGet(node, *put);
+    const std::string spelled = name;  // what errors call the op: the user's spelling
     if (auto comm = CommOpSpelling(name)) name = *comm;
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
@@ -3666,7 +3667,7 @@ class FunctionParser {
     if ((*op)->name == "tile.mrgsort_format2")
       if (auto ok = PlaceMergeScratch(positional, keywords, span); !ok) return pypto::unexpected(ok.error());
     if ((*op)->name == "tile.mgather") PlaceMgatherOperands(positional, keywords);
-    CallBuilder call(name, **op, span);
+    CallBuilder call(spelled, **op, span);
     const auto& params = (*op)->params;
     for (size_t i = 0; i < positional.size(); ++i) {
       if (i >= params.size())
@@ -3683,7 +3684,7 @@ class FunctionParser {
         std::vector<std::string> names;
         for (const auto& p : params) names.push_back(p.name);
         return MakeError(DiagnosticKind::InvalidOperation,
-                         fmt::format("'{}' has no argument '{}' (arguments: {})", name, key, fmt::join(names, ", ")),
+                         fmt::format("'{}' has no argument '{}' (arguments: {})", spelled, key, fmt::join(names, ", ")),
                          map_.SpanOf(arg));
       }
       if (auto ok = call.Bind(*param, std::move(value), map_.SpanOf(arg)); !ok) return pypto::unexpected(ok.error());

@@ -4,8 +4,8 @@
 // is the window tensor itself here, which carries its communication domain.
 //
 // - comm.rank(t) / comm.nranks(t): this rank's index in the domain of window `t`, and the domain's size.
-// - comm.notify(signal, peer, offsets, value, op=Set|AtomicAdd): set (or atomically add to) one INT32
-//   cell of the peer's signal window.
+// - comm.notify(target, peer, offsets, value, op=Set|AtomicAdd): set (or atomically add to) one INT32
+//   cell of the peer's signal window `target`.
 // - comm.wait(signal, offsets, expected, cmp=Eq|Ne|Gt|Ge|Lt|Le): block until this rank's cell compares
 //   true with `expected`.
 // - comm.barrier(signal): every rank of the domain arrives before any leaves; `signal` holds one INT32
@@ -153,7 +153,7 @@ void RegisterCommOps(OpRegistry& registry) {
   // The peer's window changes, not this rank's: nothing the local task graph orders is written.
   registry.Register(OpDef{.name = "comm.notify",
                           .description = "set or atomically add to one INT32 cell of a peer's signal window",
-                          .params = {Arg("signal"), Arg("peer"), Arg("offsets"), Arg("value"),
+                          .params = {Arg("target"), Arg("peer"), Arg("offsets"), Arg("value"),
                                      EnumAttr("op", "pld.NotifyOp")},
                           .deduce_type = DeduceNotify,
                           .affinity = CoreAffinity::Shared});
