@@ -311,6 +311,23 @@ def host_pull_next(x: pl.Tensor[[N, 1, C], pl.FP32], y: pl.Out[pl.Tensor[[N, 1, 
         data = pld.window(data_buf, [1, C], dtype=pl.FP32)
         signal = pld.window(signal_buf, [N], dtype=pl.INT32)
         chip_pull_next(x[r], y[r], data, signal, device=r)
+
+@pl.jit.incore
+def half_region(x: pl.Tensor[[1, C], pl.FP32], acc: pl.InOut[pld.DistributedTensor[[2, C], pl.FP32]]):
+    pld.tensor.put(acc, 0, x, [1, 0])
+    return acc
+
+
+@pl.jit
+def chip_half_region(x: pl.Tensor[[1, C], pl.FP32], acc: pl.InOut[pld.DistributedTensor[[2, C], pl.FP32]]):
+    return half_region(x, acc)
+
+
+@pl.jit.host
+def host_half_region(x: pl.Tensor[[N, 1, C], pl.FP32]):
+    buf = pld.alloc_window_buffer([2, C], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        chip_half_region(x[r], pld.window(buf, [2, C], dtype=pl.FP32), device=r)
 '''
 
 kernels = kernels_fixture("distributed_comm_kernels.py", SOURCE)
@@ -432,3 +449,10 @@ def test_the_lowered_chip_program_prints_the_comm_ops_and_parses_back(kernels, w
         assert line in text, text
     module, _ = write_dsl("printed_comm", text)
     assert str(getattr(module, lowered.name)) == text
+
+
+def test_put_with_part_of_a_region_is_refused_at_the_call(kernels):
+    with pytest.raises(ParserError) as error:
+        kernels.host_half_region(torch.zeros(N, 1, C), config=world())
+    assert error.value.message == "'pld.tensor.put' takes dst_offsets, src_offsets and shape together, or none of them"
+    assert error.value.location.endswith(f"distributed_comm_kernels.py:{line_of('pld.tensor.put(acc, 0, x, [1, 0])')}:5")
