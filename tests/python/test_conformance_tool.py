@@ -100,6 +100,18 @@ def test_a_relative_pythonpath_is_taken_from_where_the_tool_starts(tmp_path):
     assert "| B1 | demo:uses_marker.py | PASS |" in done.stdout, done.stdout + done.stderr
 
 
+def test_platform_placeholder_in_arguments_is_the_chosen_platform(tmp_path):
+    # Examples that take `-p PLATFORM` (the distributed ones) name it `{platform}` in their list.
+    _write(tmp_path / "demo", "wants_a5.py", "import sys\nassert sys.argv[1:] == ['-p', 'a5sim'], sys.argv\n")
+    listing = tmp_path / "list.txt"
+    listing.write_text("P1 demo wants_a5.py example -p {platform}\n")
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--repo", f"demo={tmp_path / 'demo'}", "--list", str(listing), "-p", "a5sim"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert "| P1 | demo:wants_a5.py -p {platform} | PASS |" in done.stdout, done.stdout + done.stderr
+
+
 COMPILES_TWICE = "import pypto.ir\nimport pypto.language as pl\n" + TWICE_PROGRAM + "\npypto.ir.compile(Twice)\n"
 
 # A program whose build directory holds a module MLIR cannot parse: %x is used but never defined.

@@ -142,12 +142,11 @@ def test_modules_model_files_import_load_and_refuse_at_use():
 
     config = DistributedConfig(device_ids=[0, 1], num_sub_workers=0)
     assert config.device_ids == [0, 1]
-    with pytest.raises(NotImplementedError, match="distributed"):
-        pld.tensor_all_reduce(None)
+    # pld ops are read from source; called as Python they say so.
+    with pytest.raises(RuntimeError, match=r"pld\.tensor\.allreduce can only be used inside a @pl.jit"):
+        pld.tensor.allreduce(None)
     # Model files spell distributed parameters in annotations, evaluated when a def runs.
-    annotation = pld.DistributedTensor[[4, 16], pl.BF16]
-    with pytest.raises(NotImplementedError, match=r"pld\.DistributedTensor: distributed"):
-        annotation()
+    assert repr(pld.DistributedTensor[[4, 16], pl.BF16]) == "pld.DistributedTensor[[4, 16], pl.BF16]"
     with pytest.raises(NotImplementedError, match="distributed"):
         DistributedCompiledProgram.from_dir("somewhere")
     with pytest.raises(NotImplementedError, match="benchmarking"):
@@ -162,16 +161,16 @@ def test_modules_model_files_import_load_and_refuse_at_use():
 
 
 def test_unsupported_jit_forms_decorate_and_refuse_when_used():
-    @pl.jit.host
-    def host_entry(x: pl.Tensor):
+    @pl.jit.opaque
+    def opaque_entry(x: pl.Tensor):
         ...
 
     @pl.jit.inline(auto_scope=False)
     def helper(x: pl.Tensor):
         return x
 
-    with pytest.raises(NotImplementedError, match=r"host_entry: @pl.jit.host functions are not supported"):
-        host_entry(torch.zeros(4))
+    with pytest.raises(NotImplementedError, match=r"opaque_entry: @pl.jit.opaque functions are not supported"):
+        opaque_entry(torch.zeros(4))
     with pytest.raises(TypeError, match="unexpected option"):
         pl.jit.inline(fast=True)
 

@@ -88,7 +88,9 @@ def command_for(entry: Entry, program: Path, platform: str, root: Path = None) -
     python = [sys.executable]
     if entry.convention == "example":
         module = package_module(program, root) if root is not None else None
-        return python + (["-m", module] if module else [str(program)]) + entry.args
+        # An example that takes the platform on its command line names it `{platform}` in the list.
+        args = [arg.replace("{platform}", platform) for arg in entry.args]
+        return python + (["-m", module] if module else [str(program)]) + args
     if entry.convention == "golden":
         return python + [str(program), "-p", platform] + entry.args
     # A system test runs re-hosted: its own directory's conftest files are not loaded (they need

@@ -122,6 +122,7 @@ class Planner {
                                               kernel_.name()));
       if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
       if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, stmt);
+      if (call && call->target_name().starts_with("comm.")) return CommError(*call, stmt);
       if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
       if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
       if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
@@ -196,9 +197,19 @@ class Planner {
                              call.target_name(), kernel_.name()));
   }
 
+  // The communication ops of distributed kernels (pld.*) become pto.comm.* instructions upstream
+  // (tnotify, twait, tget, tput), addressing peers through the HCCL window; none is emitted here yet,
+  // so a distributed kernel runs on the simulators only.
+  Status CommError(const ir::Call& call, const ir::Stmt& stmt) const {
+    return Error(call.span().known() ? call.span() : stmt.span(),
+                 fmt::format("backend-ptoas does not lower the communication op '{}' (pto.comm.*) yet in kernel '{}'",
+                             call.target_name(), kernel_.name()));
+  }
+
   Status CheckAssign(const ir::AssignStmt& assign) {
     const auto* call = assign.value()->As<ir::Call>();
     if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, assign);
+    if (call && call->target_name().starts_with("comm.")) return CommError(*call, assign);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
     if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);
     if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);

@@ -25,6 +25,7 @@
 #include "pypto/runtime/backend_registry.h"
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
+#include "pypto/runtime/comm_domain.h"
 
 namespace py = pybind11;
 using namespace pypto;
@@ -509,6 +510,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("dep_gen") = false);
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
+  // The ranks' windows of a distributed run (pypto/ir/distributed_compiled_program.py), registered for
+  // its length so that the simulator's comm ops find a peer's window.
+  m.def(
+      "register_comm_domain",
+      [](const std::vector<uintptr_t>& windows, uint64_t window_bytes) {
+        return rt::RegisterCommDomain(rt::CommDomain{windows, window_bytes});
+      },
+      py::arg("windows"), py::arg("window_bytes"));
+  m.def("unregister_comm_domain", &rt::UnregisterCommDomain, py::arg("handle"));
   m.def("list_platforms", &ListPlatforms);
   m.def("pipeline_passes", [] {
     const passes::PassManager pipeline = passes::DefaultPipeline();  // outlives the loop over its passes

@@ -95,6 +95,8 @@ ir::Result<const ir::OpDef*> ResolveOp(const std::string& dsl_name, const std::v
     op_name = "array." + dsl_name.substr(9);
   } else if (dsl_name.starts_with("pl.prefetch.")) {
     op_name = "prefetch." + dsl_name.substr(12);
+  } else if (dsl_name.starts_with("pl.comm.")) {
+    op_name = "comm." + dsl_name.substr(8);
   } else if (dsl_name == "pl.cast" && !operands.empty() && IsScalar(operands[0])) {
     op_name = "scalar.cast";  // the unified pl.cast given a scalar
   } else if (dsl_name == "pl.create_tile") {

@@ -23,6 +23,7 @@
 #include "external_decl.h"
 #include "loop_control.h"
 #include "module_functions.h"
+#include "comm_spelling.h"
 #include "op_resolver.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/mask_pattern.h"
@@ -379,6 +380,14 @@ class FunctionParser {
     declared_tile_ = nullptr;
     if (!value) return pypto::unexpected(value.error());
     std::string name = target.attr("id").cast<std::string>();
+    // `ctx = pld.get_comm_ctx(window)`: the name stands for the window (ParseCommCtx); no statement.
+    if (IsNode(stmt.attr("value"), "Call") && IsGetCommCtx(DottedName(stmt.attr("value").attr("func"))))
+      if (auto window = std::dynamic_pointer_cast<const ir::Var>(*value)) {
+        env_[name] = window;
+        unavailable_.erase(name);
+        assigned_types_[name] = window->type();
+        return ir::StmtPtr{};
+      }
     // `out = pl.store(t, offs, out)` / `out = pl.assemble(out, t, offs)`: the store writes `out` in
     // place, so `out` keeps naming the same tensor; no new value (and no loop carry) is made.
     if (StoresInto(**value, name)) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, map_.SpanOf(stmt)));
@@ -1239,7 +1248,8 @@ class FunctionParser {
   // The store keyword value for `atomic=`: "add" for pl.AtomicType.Add, none for pl.AtomicType.None_
   // or None (a plain store).
   ir::Result<std::optional<py::object>> AtomicKeyword(const std::string& name, py::handle value) {
-    const std::string kind = DottedName(value);
+    std::string kind = DottedName(value);
+    if (kind.starts_with("pld.AtomicType.")) kind = "pl." + kind.substr(4);  // the distributed DSL's spelling
     if (kind == "pl.AtomicType.Add") {
       py::object text = py::module_::import("ast").attr("Constant")("add");
       py::module_::import("ast").attr("copy_location")(text, value);
@@ -3658,6 +3668,10 @@ class FunctionParser {
     // Upstream's tensor-level xor and xors take no scratch tile; in a kernel their tile op gets a fresh one.
     const bool scratch_for_tensor_xor = kernel_depth_ > 0 && (name == "pl.tensor.xor" || name == "pl.tensor.xors");
     if (kernel_depth_ > 0) name = KernelSpelling(name);
+    if (IsGetCommCtx(name)) return ParseCommCtx(node);
+    if (auto put = IsPutOrGet(name)) return ParsePutGet(node, *put);
+    const std::string spelled = name;  // what errors call the op: the user's spelling
+    if (auto comm = CommOpSpelling(name)) name = *comm;
     if (auto builtin = ParseBuiltinCall(name, node)) return *builtin;
     if (!name.starts_with("pl."))
       return MakeError(DiagnosticKind::UnknownOperation,
@@ -3685,7 +3699,8 @@ class FunctionParser {
       if (NamesNone(keyword.attr("value"))) continue;
       // `atomic=pl.AtomicType.Add` (pl.store): the op's "add" attribute; AtomicType.None_ leaves it out.
       if (keyword.attr("arg").cast<std::string>() == "atomic" &&
-          DottedName(keyword.attr("value")).starts_with("pl.AtomicType.")) {
+          (DottedName(keyword.attr("value")).starts_with("pl.AtomicType.") ||
+           DottedName(keyword.attr("value")).starts_with("pld.AtomicType."))) {
         auto atomic = AtomicKeyword(name, keyword.attr("value"));
         if (!atomic) return pypto::unexpected(atomic.error());
         if (!*atomic) continue;
@@ -3748,7 +3763,7 @@ class FunctionParser {
     if ((*op)->name == "tile.mrgsort_format2")
       if (auto ok = PlaceMergeScratch(positional, keywords, span); !ok) return pypto::unexpected(ok.error());
     if ((*op)->name == "tile.mgather") PlaceMgatherOperands(positional, keywords);
-    CallBuilder call(name, **op, span);
+    CallBuilder call(spelled, **op, span);
     const auto& params = (*op)->params;
     for (size_t i = 0; i < positional.size(); ++i) {
       if (i >= params.size())
@@ -3765,7 +3780,7 @@ class FunctionParser {
         std::vector<std::string> names;
         for (const auto& p : params) names.push_back(p.name);
         return MakeError(DiagnosticKind::InvalidOperation,
-                         fmt::format("'{}' has no argument '{}' (arguments: {})", name, key, fmt::join(names, ", ")),
+                         fmt::format("'{}' has no argument '{}' (arguments: {})", spelled, key, fmt::join(names, ", ")),
                          map_.SpanOf(arg));
       }
       if (auto ok = call.Bind(*param, std::move(value), map_.SpanOf(arg)); !ok) return pypto::unexpected(ok.error());
@@ -3946,7 +3961,8 @@ class FunctionParser {
         "pl.load", "pl.store", "pl.create_tile", "pl.create_tensor", "pl.full", "pl.move", "pl.reshape", "pl.read",
         "pl.write", "pl.mscatter", "pl.mgather"};
     return name.starts_with("pl.") && !name.starts_with("pl.tile.") && !name.starts_with("pl.tensor.") &&
-           !name.starts_with("pl.system.") && !name.starts_with("pl.prefetch.") && !kNotCompute.contains(name);
+           !name.starts_with("pl.system.") && !name.starts_with("pl.prefetch.") && !name.starts_with("pl.comm.") &&
+           !kNotCompute.contains(name);
   }
 
   ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span) {
@@ -4154,8 +4170,120 @@ class FunctionParser {
     return IsNode(node, "Constant") && py::isinstance<py::bool_>(node.attr("value")) && !node.attr("value").cast<bool>();
   }
 
+  // `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], atomic=...)` and
+  // `pld.tensor.get(dst, peer, src, ...)`: a copy between windows through a Vec staging tile. put
+  // loads the local src region and stores it into the peer's dst region (comm.remote_store, adding
+  // into it with atomic=pld.AtomicType.Add); get reads the peer's src region (comm.remote_load) and
+  // stores it into the local dst region. Without offsets and shape the whole tensors are copied.
+  // chunk_rows / chunk_cols / pipeline only shape the device's staging, so they are not kept.
+  ir::Result<ir::ExprPtr> ParsePutGet(py::handle node, bool put) {
+    const ir::Span span = map_.SpanOf(node);
+    const std::string op = put ? "pld.tensor.put" : "pld.tensor.get";
+    static const std::vector<std::string> kNames = {"dst", "peer", "src", "dst_offsets", "src_offsets", "shape"};
+    std::map<std::string, py::handle> given;
+    py::list args = node.attr("args");
+    if (py::len(args) > kNames.size())
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' takes at most {} arguments, got {}", op, kNames.size(), py::len(args)), span);
+    for (size_t i = 0; i < py::len(args); ++i) given[kNames[i]] = args[i];
+    std::optional<py::handle> atomic;
+    for (auto keyword : node.attr("keywords")) {
+      if (keyword.attr("arg").is_none())
+        return MakeError(DiagnosticKind::Syntax, "**kwargs are not supported in op calls", map_.SpanOf(keyword));
+      const auto key = keyword.attr("arg").cast<std::string>();
+      if (key == "atomic") {
+        atomic = keyword.attr("value");
+      } else if (key == "chunk_rows" || key == "chunk_cols" || key == "pipeline") {
+        continue;
+      } else if (std::find(kNames.begin(), kNames.end(), key) == kNames.end()) {
+        return MakeError(DiagnosticKind::InvalidOperation,
+                         fmt::format("'{}' has no argument '{}' (arguments: {}, atomic)", op, key, fmt::join(kNames, ", ")),
+                         map_.SpanOf(keyword));
+      } else if (!given.emplace(key, keyword.attr("value")).second) {
+        return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' got argument '{}' twice", op, key),
+                         map_.SpanOf(keyword));
+      }
+    }
+    std::map<std::string, ir::ExprPtr> values;
+    for (const auto& [key, arg] : given) {
+      auto value = ParseExpr(arg);
+      if (!value) return pypto::unexpected(value.error());
+      values[key] = *value;
+    }
+    for (const char* key : {"dst", "peer", "src"})
+      if (!values.contains(key))
+        return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' is missing argument '{}'", op, key), span);
+    const auto* dst = values["dst"]->type()->As<ir::TensorType>();
+    const auto* src = values["src"]->type()->As<ir::TensorType>();
+    if (!dst || !src)
+      return MakeError(DiagnosticKind::Type, fmt::format("'{}' copies between tensors: dst and src must be tensors", op),
+                       span);
+    const size_t region_args = values.count("dst_offsets") + values.count("src_offsets") + values.count("shape");
+    if (region_args != 0 && region_args != 3)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("'{}' takes dst_offsets, src_offsets and shape together, or none of them", op), span);
+    if (region_args == 0) {
+      if (dst->shape() != src->shape())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("'{}' of the whole tensors needs one shape, but dst is {} and src {}", op,
+                                     dst->str(), src->str()),
+                         span, "give dst_offsets, src_offsets and shape to copy a region");
+      std::vector<ir::ExprPtr> zeros, extents;
+      for (int64_t dim : src->shape()) {
+        zeros.push_back(std::make_shared<ir::ConstInt>(0, ir::DataType::INDEX, span));
+        extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+      }
+      values["dst_offsets"] = values["src_offsets"] = Tuple(zeros, span);
+      values["shape"] = Tuple(extents, span);
+    }
+    ir::Call::Kwargs store_kwargs;
+    if (atomic) {
+      auto mode = AtomicKeyword(op, *atomic);
+      if (!mode) return pypto::unexpected(mode.error());
+      if (*mode && !put)
+        return MakeError(DiagnosticKind::InvalidOperation, "pld.tensor.get has no atomic form; get then add locally",
+                         map_.SpanOf(*atomic));
+      if (*mode) store_kwargs.emplace_back("atomic", ir::OpAttr(std::string("add")));
+    }
+    const auto& registry = ir::OpRegistry::Get();
+    auto staged = put ? registry.CreateCall("tile.load", {values["src"], values["src_offsets"], values["shape"]}, {}, span)
+                      : registry.CreateCall("comm.remote_load",
+                                            {values["src"], values["peer"], values["src_offsets"], values["shape"]}, {},
+                                            span);
+    if (!staged) return WithOpName(op, staged.error());
+    auto stored = put ? registry.CreateCall("comm.remote_store",
+                                            {*staged, values["dst"], values["peer"], values["dst_offsets"]},
+                                            std::move(store_kwargs), span)
+                      : registry.CreateCall("tile.store", {*staged, values["dst_offsets"], values["dst"]}, {}, span);
+    if (!stored) return WithOpName(op, stored.error());
+    return ir::ExprPtr(*stored);
+  }
+
+  static pypto::unexpected<ir::Diagnostic> WithOpName(const std::string& op, ir::Diagnostic error) {
+    error.message = fmt::format("{}: {}", op, error.message);
+    return pypto::unexpected(std::move(error));
+  }
+
+  // `ctx = pld.get_comm_ctx(window)`: the window tensor itself stands for its communication context
+  // (the comm ops read the domain off the window they are given).
+  ir::Result<ir::ExprPtr> ParseCommCtx(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    py::list args = node.attr("args");
+    if (py::len(args) != 1 || py::len(node.attr("keywords")) != 0)
+      return MakeError(DiagnosticKind::Syntax, "pld.get_comm_ctx takes one window tensor", span);
+    auto window = ParseExpr(args[0]);
+    if (!window) return pypto::unexpected(window.error());
+    if (!(*window)->type()->As<ir::TensorType>())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pld.get_comm_ctx takes a window tensor (a pld.DistributedTensor parameter), got {}",
+                                   (*window)->type()->str()),
+                       map_.SpanOf(args[0]));
+    return *window;
+  }
+
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
     const std::string dotted = DottedName(node);
+    if (auto member = CommEnumMember(dotted); member && !env_.contains(dotted)) return ArgValue(ir::OpAttr(*member));
     if (IsNode(node, "Name") && !env_.contains(dotted)) {
       if (auto dtype = DtypeOf(node, source_.constants)) return ArgValue(ir::OpAttr(*dtype));
       // A string constant (`acc_phase=phase`) is the attribute its literal would be.

@@ -216,20 +216,26 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
   return true;
 }
 
+// `pld.DistributedTensor[[shape], dtype]` names a tensor in a rank's window memory. The window is
+// ordinary global memory of that rank, so the IR types it as a tensor; what makes it a window is
+// where the host program's buffer lies, which the simulator checks where a comm op needs it.
+bool IsTensorName(const std::string& name) { return name == "pl.Tensor" || name == "pld.DistributedTensor"; }
+
 ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param, const TensorSpec* spec,
                                       const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
                                       DynamicPolicy policy) {
-  if (DottedName(node) == "pl.Tensor") {
+  if (IsTensorName(DottedName(node))) {
     if (!spec)
       return MakeError(DiagnosticKind::Type,
                        fmt::format("parameter '{}' is a bare pl.Tensor but no tensor was passed for it", param),
                        map.SpanOf(node), "pass a torch.Tensor, or annotate pl.Tensor[[shape], dtype]");
     return std::make_shared<ir::TensorType>(spec->shape, spec->dtype);
   }
-  if (IsNode(node, "Subscript") && DottedName(node.attr("value")) == "pl.Tensor") {
+  if (IsNode(node, "Subscript") && IsTensorName(DottedName(node.attr("value")))) {
     py::handle slice = node.attr("slice");
     if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2)
-      return MakeError(DiagnosticKind::Type, "expected pl.Tensor[[shape], dtype]", map.SpanOf(node));
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("expected {}[[shape], dtype]", DottedName(node.attr("value"))), map.SpanOf(node));
     py::list elts = slice.attr("elts");
     auto annotated = ReadShape(elts[0], map, constants);
     if (!annotated) return pypto::unexpected(annotated.error());
@@ -268,7 +274,7 @@ py::handle WithoutDirection(py::handle annotation, ir::ParamDirection* direction
 bool IsTensorAnnotation(py::handle annotation) {
   if (annotation.is_none()) return false;
   py::handle inner = WithoutDirection(annotation);
-  return DottedName(IsNode(inner, "Subscript") ? inner.attr("value") : inner) == "pl.Tensor";
+  return IsTensorName(DottedName(IsNode(inner, "Subscript") ? inner.attr("value") : inner));
 }
 
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,

@@ -108,6 +108,7 @@ OpRegistry::OpRegistry() {
   RegisterCrossCoreOps(*this);
   RegisterArrayOps(*this);
   RegisterPrefetchOps(*this);
+  RegisterCommOps(*this);
 }
 
 void OpRegistry::Register(OpDef def) {

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "pypto/runtime/chip_tensor.h"
+#include "pypto/runtime/runtime.h"
+#include "comm_exec.h"
 #include "compute_exec.h"
 #include "extern_guard.h"
 #include "tile_ops.h"
@@ -719,22 +721,45 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         break;
       }
       case Opcode::Load:
-      case Opcode::Store:
+      case Opcode::Store: {
+        // A remote load or store moves data through the peer's copy of the window region.
+        const int64_t* transfer_args = args;
+        std::array<int64_t, rt::kArgSlots> peer_args;
+        rt::ChipTensor peer_tensor;
+        if (instr.remote) {
+          auto peer = PeerTensor(kernel, pc, args, regs);
+          if (!peer) return pypto::unexpected(std::move(peer.error()));
+          peer_tensor = *peer;
+          std::copy_n(args, rt::kArgSlots, peer_args.begin());
+          peer_args[instr.tensor_slot] = reinterpret_cast<int64_t>(&peer_tensor);
+          transfer_args = peer_args.data();
+        }
         if (instr.scatter) {
-          result = ScatterStore(kernel, pc, args, memory);
+          result = ScatterStore(kernel, pc, transfer_args, memory);
         } else if (instr.paged.on) {
-          result = PagedGather(kernel, pc, args, memory);
+          result = PagedGather(kernel, pc, transfer_args, memory);
         } else if (instr.mgather.on) {
-          result = MemGather(kernel, pc, args, memory, regs);
+          result = MemGather(kernel, pc, transfer_args, memory, regs);
         } else if (instr.dynamic || instr.partial) {
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
-          result = instr.partial ? TransferValid(kernel, pc, args, memory, offsets, regs)
-                                 : Transfer(kernel, pc, args, memory, offsets);
+          result = instr.partial ? TransferValid(kernel, pc, transfer_args, memory, offsets, regs)
+                                 : Transfer(kernel, pc, transfer_args, memory, offsets);
         } else {
-          result = Transfer(kernel, pc, args, memory, instr.offsets.data());
+          result = Transfer(kernel, pc, transfer_args, memory, instr.offsets.data());
         }
         break;
+      }
+      case Opcode::Comm: {
+        const int64_t* at = instr.offsets.data();
+        if (instr.dynamic) {
+          for (int d = 0; d < instr.rank; ++d)
+            offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
+          at = offsets;
+        }
+        result = RunComm(kernel, pc, args, at, regs);
+        break;
+      }
       case Opcode::LoopBegin: {
         const LoopInfo& loop = instr.loop;
         const int64_t start = Read(loop.start, regs), stop = Read(loop.stop, regs), step = Read(loop.step, regs);

@@ -43,6 +43,7 @@ const char* OpcodeName(Opcode op) {
     case Opcode::TPop: return "tpop";
     case Opcode::TFree: return "tfree";
     case Opcode::EventSet: return "evset";
+    case Opcode::Comm: return "comm";
     case Opcode::EventWait: return "evwait";
   }
   return "?";
@@ -910,6 +911,7 @@ class Decoder {
     }
     if (ir::IsCrossCorePipeOp(op)) return DecodePipeOp(op, target, *call);
     if (op.starts_with("prefetch.")) return DecodePrefetch(op, target);
+    if (op.starts_with("comm.")) return DecodeComm(op, target, *call);
     if (op == "tile.load") return DecodeLoad(target, *call);
     if (op == "tile.paged_gather") return DecodePagedGather(target, *call);
     if (op == "tile.mgather") return DecodeMemGather(target, *call);
@@ -936,6 +938,80 @@ class Decoder {
   // starts; the context, event and session carry nothing, and a wait reports completion (true).
   pypto::expected<void, std::string> DecodePrefetch(std::string_view op, const ir::VarPtr& target) {
     if (op == "prefetch.wait" && target) values_[target.get()] = ScalarValue{Operand::Imm(1)};
+    return {};
+  }
+
+  // Communication between ranks (comm.*: the pld ops of a distributed chip kernel). The window's
+  // communication domain, and so this rank and its peers, is found when the instruction runs, from
+  // the address of the tensor it is handed (comm_exec.cpp).
+  pypto::expected<void, std::string> DecodeComm(const std::string& op, const ir::VarPtr& target, const ir::Call& call) {
+    if (op == "comm.remote_load" || op == "comm.remote_store")
+      return DecodeRemoteTransfer(op == "comm.remote_load", target, call);
+    auto tensor = Tensor(call.args()[0], "window of a comm op");
+    if (!tensor) return Error(tensor.error());
+    Instr instr;
+    instr.op = Opcode::Comm;
+    instr.tensor_slot = (*tensor)->slot;
+    instr.rt_dtype = (*tensor)->rt_dtype;
+    instr.rank = static_cast<uint8_t>((*tensor)->shape.size());
+    if (op == "comm.rank" || op == "comm.nranks") {
+      if (!target) return {};
+      instr.comm.kind = op == "comm.rank" ? CommKind::Rank : CommKind::Nranks;
+      const uint32_t reg = NewRegister(target->name_hint(), op == "comm.rank" ? "rank" : "rank count");
+      instr.scalar_dst = static_cast<int32_t>(reg);
+      values_[target.get()] = ScalarValue{Operand::Reg(reg)};
+      if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+      Emit(instr);
+      return {};
+    }
+    instr.elem_bytes = sizeof(int32_t);
+    if (op == "comm.barrier") {
+      instr.comm.kind = CommKind::Barrier;
+      if (target) values_[target.get()] = values_.at(call.args()[0]->As<ir::Var>());
+      Emit(instr);
+      return {};
+    }
+    const bool notify = op == "comm.notify";
+    if (!notify && op != "comm.wait") return Fail(fmt::format("the simulator does not run '{}' yet", op));
+    const ir::ExprPtr& cell = call.args()[notify ? 2 : 1];
+    auto offsets = Offsets(cell, "signal cell");
+    if (!offsets) return Error(offsets.error());
+    if (auto ok = CheckRegion(**tensor, *offsets, cell, ir::Shape(offsets->size(), 1), instr); !ok) return ok;
+    auto value = Scalar(call.args()[notify ? 3 : 2]);
+    if (!value) return Error(value.error());
+    instr.comm.value = *value;
+    if (notify) {
+      auto peer = Scalar(call.args()[1]);
+      if (!peer) return Error(peer.error());
+      instr.comm.kind = CommKind::Notify;
+      instr.comm.peer = *peer;
+      instr.comm.atomic_add = ir::FindAttr<std::string>(call.kwargs(), "op") == std::optional<std::string>("AtomicAdd");
+    } else {
+      static constexpr std::array<std::string_view, 6> kCmps = {"Eq", "Ne", "Gt", "Ge", "Lt", "Le"};
+      const auto cmp = ir::FindAttr<std::string>(call.kwargs(), "cmp").value_or("Eq");
+      instr.comm.kind = CommKind::Wait;
+      instr.comm.cmp = static_cast<WaitCmp>(std::ranges::find(kCmps, cmp) - kCmps.begin());
+    }
+    Emit(instr);
+    return {};
+  }
+
+  // remote_load / remote_store: the local load / store of the same region, run on the peer's copy
+  // of the window.
+  pypto::expected<void, std::string> DecodeRemoteTransfer(bool load, const ir::VarPtr& target, const ir::Call& call) {
+    if (load && !target) return {};  // a read nobody uses
+    const auto& args = call.args();
+    auto peer = Scalar(args[load ? 1 : 2]);
+    if (!peer) return Error(peer.error());
+    auto local = load ? ir::OpRegistry::Get().CreateCall("tile.load", {args[0], args[2], args[3]}, {}, call.span())
+                      : ir::OpRegistry::Get().CreateCall("tile.store", {args[0], args[3], args[1]}, call.kwargs(),
+                                                         call.span());
+    if (!local) return Fail(local.error().message);
+    const size_t before = kernel_.code.size();
+    if (auto ok = load ? DecodeLoad(target, **local) : DecodeStore(nullptr, **local); !ok) return ok;
+    if (kernel_.code.size() != before + 1) return Fail("a remote transfer decoded into more than one instruction");
+    kernel_.code.back().remote = true;
+    kernel_.code.back().comm.peer = *peer;
     return {};
   }
 
@@ -2970,12 +3046,12 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
       case Opcode::Load:
         line = fmt::format("{:<5} {:<3} {} <- args[{}]{}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
                            Place(instr.dst), instr.tensor_slot, Region(instr), instr.num_elements) +
-               ValidText(instr);
+               ValidText(instr) + (instr.remote ? fmt::format(", of peer {}", OperandText(instr.comm.peer)) : "");
         break;
       case Opcode::Store:
         line = fmt::format("{:<5} {:<3} args[{}]{} <- {}  ({} elements)", OpcodeName(instr.op), KindName(instr.kind),
                            instr.tensor_slot, Region(instr), Place(instr.src0), instr.num_elements) +
-               ValidText(instr);
+               ValidText(instr) + (instr.remote ? fmt::format(", of peer {}", OperandText(instr.comm.peer)) : "");
         break;
       case Opcode::LoopBegin:
         line = fmt::format("{:<5} r{} in {}({}, {}, {}), exits to #{}", OpcodeName(instr.op), instr.loop.var,
@@ -3020,6 +3096,24 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
                                  element)
                    : fmt::format("{:<5} {:<3} {} <- {}", OpcodeName(instr.op), KindName(instr.kind), element,
                                  ScalarOperandText(instr.value));
+        break;
+      }
+      case Opcode::Comm: {
+        static constexpr const char* kKinds[] = {"rank", "nranks", "notify", "wait", "barrier"};
+        static constexpr const char* kCmps[] = {"==", "!=", ">", ">=", "<", "<="};
+        const auto kind = static_cast<size_t>(instr.comm.kind);
+        const std::string window = fmt::format("args[{}]", instr.tensor_slot);
+        if (instr.comm.kind == CommKind::Rank || instr.comm.kind == CommKind::Nranks)
+          line = fmt::format("{:<5} {} r{} <- {}", OpcodeName(instr.op), kKinds[kind], instr.scalar_dst, window);
+        else if (instr.comm.kind == CommKind::Notify)
+          line = fmt::format("{:<5} {} peer {}: {}{} {} {}", OpcodeName(instr.op), kKinds[kind],
+                             OperandText(instr.comm.peer), window, ElementIndex(instr),
+                             instr.comm.atomic_add ? "+=" : "=", OperandText(instr.comm.value));
+        else if (instr.comm.kind == CommKind::Wait)
+          line = fmt::format("{:<5} {} {}{} {} {}", OpcodeName(instr.op), kKinds[kind], window, ElementIndex(instr),
+                             kCmps[static_cast<size_t>(instr.comm.cmp)], OperandText(instr.comm.value));
+        else
+          line = fmt::format("{:<5} {} {}", OpcodeName(instr.op), kKinds[kind], window);
         break;
       }
       case Opcode::ReadTile:

@@ -43,7 +43,16 @@ enum class Opcode : uint8_t {
   // Cross-core events of a mixed task (rt::LaunchBarrier::EventSet/EventWait): the event id is
   // `value` (a constant or a register), the FFTS mode `event.mode`.
   EventSet, EventWait,
+  // Communication between the ranks of a distributed program (`comm` says which op): on the window
+  // tensor `tensor_slot`, whose communication domain (rt::FindCommPlace) gives this rank and its peers.
+  Comm,
 };
+
+// What a Comm instruction does. Rank/Nranks write `scalar_dst`; Notify sets or adds `value` to the
+// INT32 cell at `offsets` of the peer's signal window; Wait blocks until this rank's cell compares
+// true with `value`; Barrier runs the domain-wide barrier on the one-cell-per-rank signal window.
+enum class CommKind : uint8_t { Rank, Nranks, Notify, Wait, Barrier };
+enum class WaitCmp : uint8_t { Eq, Ne, Gt, Ge, Lt, Le };
 const char* OpcodeName(Opcode op);
 
 // The tile ops a Compute instruction runs (kernels/*.h does the arithmetic).
@@ -115,6 +124,14 @@ struct Operand {
   static Operand Imm(int64_t value) { return Operand{value, -1}; }
   static Operand Reg(uint32_t reg) { return Operand{0, static_cast<int32_t>(reg)}; }
   bool operator==(const Operand&) const = default;
+};
+
+struct CommInfo {
+  CommKind kind = CommKind::Rank;
+  bool atomic_add = false;  // Notify: add rather than set
+  WaitCmp cmp = WaitCmp::Eq;
+  Operand peer;
+  Operand value;  // Notify: the value set or added; Wait: the value compared with
 };
 
 struct ComputeInfo {
@@ -272,6 +289,8 @@ struct Instr {
   rt::PipeRef pipe;   // TPush/TPop/TFree
   rt::EventRef event;  // EventSet/EventWait (the id: `event_id`)
   Operand event_id;
+  CommInfo comm;  // Comm; Load/Store with `remote`: the peer is comm.peer
+  bool remote = false;  // Load/Store (pld.tile.remote_load/remote_store): the peer's copy of the window region
   ComputeInfo compute;  // Compute
 
   static constexpr std::array<int32_t, kMaxDims> NoRegisters() {

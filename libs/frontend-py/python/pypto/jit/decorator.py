@@ -202,7 +202,7 @@ class JITFunction:
             for name, value in fn._names().items():
                 if isinstance(value, _UnsupportedForm):
                     value._refuse()
-                if isinstance(value, JITFunction) and value.form != "entry" and name not in found:
+                if isinstance(value, JITFunction) and value.form not in ("entry", "host") and name not in found:
                     found[name] = value
                     pending.append(value)
         return found
@@ -308,9 +308,9 @@ _OPTIONS = {"auto_scope"}  # accepted by @pl.jit and its incore/inline forms
 
 class _JITDecorator:
     """``pl.jit``: ``@pl.jit`` / ``@pl.jit(auto_scope=...)`` make a kernel entry; ``@pl.jit.incore``
-    makes a kernel that entries call (``.inline`` parses, but calling one is not supported yet). The
-    other forms (``.opaque``, ``.host``, ``.extern``) decorate, and say that they are not supported
-    yet when the function is used."""
+    makes a kernel that entries call (``.inline`` parses, but calling one is not supported yet);
+    ``@pl.jit.host`` makes the host orchestrator of a distributed program (``pypto/jit/host.py``).
+    ``.opaque`` decorates, and says that it is not supported yet when the function is used."""
 
     def __call__(self, fn=None, **options):
         _check_options("pl.jit", options)
@@ -335,13 +335,17 @@ class _JITDecorator:
     def __getattr__(self, form: str):
         if form in ("incore", "inline"):
             make = lambda f: JITFunction(f, form)  # noqa: E731
-        elif form in ("opaque", "host"):
+        elif form == "host":
+            from pypto.jit.host import HostFunction
+
+            make = HostFunction
+        elif form == "opaque":
             make = lambda f: _UnsupportedForm(f, form)  # noqa: E731
         else:
             raise AttributeError(f"pl.jit has no attribute {form!r}")
 
         def decorate(fn=None, **options):
-            if form in ("incore", "inline"):
+            if form in ("incore", "inline", "host"):
                 _check_options(f"pl.jit.{form}", options)
             if fn is None:
                 return make

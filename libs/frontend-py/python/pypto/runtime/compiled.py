@@ -80,15 +80,23 @@ class CompiledProgram:
     Calls from several threads are safe: they take turns on the session.
     """
 
-    def __init__(self, artifacts, parameters: Sequence[Parameter]):
+    def __init__(self, artifacts, parameters: Sequence[Parameter], *, register: bool = True):
         self._artifacts = artifacts
         self.parameters = list(parameters)
         self._has_return = None  # read off the entry's signature when first asked
-        _LIVE[_key(artifacts.output_dir)] = self
+        if register:
+            _LIVE[_key(artifacts.output_dir)] = self
         if os.environ.get("PYPTO_EXPLAIN_ABI"):  # pypto-run --explain-abi
             import sys
 
             print(explain_abi(self), file=sys.stderr, end="")
+
+    def replica(self) -> "CompiledProgram":
+        """Another handle on this build with a session of its own (the build directory loaded again).
+        A session runs one call at a time; the ranks of a distributed program that run this program
+        at the same time each need one."""
+        artifacts = _core.load_compiled(self._artifacts.output_dir, self.platform)
+        return CompiledProgram(artifacts, self.parameters, register=False)
 
     @property
     def output_dir(self) -> Path:

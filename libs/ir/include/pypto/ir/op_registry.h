@@ -125,5 +125,6 @@ void RegisterTaskOps(OpRegistry& registry);
 void RegisterCrossCoreOps(OpRegistry& registry);
 void RegisterArrayOps(OpRegistry& registry);
 void RegisterPrefetchOps(OpRegistry& registry);
+void RegisterCommOps(OpRegistry& registry);
 
 }  // namespace pypto::ir
