@@ -400,6 +400,8 @@ TEST(OrchestrationLoops, NegativeFloorDivisionIsRefused) {
             "orchestration code yet (when i = 0)");
 }
 
+// With no tensor the loop carries by rebinding, a tensor created in it is one buffer every iteration
+// reuses (a pool of one), allocated at entry.
 TEST(OrchestrationLoops, ATensorCreatedInALoopIsOneBufferAllocatedAtEntry) {
   auto program = testing::HelloWorldProgram(64, 32, 16, 16);
   auto entry = program->entry();
