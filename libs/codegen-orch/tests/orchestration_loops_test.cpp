@@ -608,7 +608,7 @@ TEST(OrchestrationLoops, ATensorCreatedInARebindingLoopTakesAFreeBufferOfItsPool
 // The plan's submits of successive iterations write buffers 1, 2, 3, 1, ... of the pool (h is 0), and
 // each reads the two written before it: the carried tensors name distinct buffers.
 TEST(OrchestrationLoops, ALongLoopCyclesThroughThePoolOfItsCreatedTensor) {
-  constexpr int kIterations = 1000;
+  constexpr int kIterations = 10000;
   auto orchestration = Generate(testing::FreshTensorLoopProgram(kIterations));
   ASSERT_TRUE(orchestration) << orchestration.error().str();
   const auto& plan = orchestration->plan;
