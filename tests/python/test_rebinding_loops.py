@@ -208,6 +208,9 @@ def test_a_kernel_writing_the_tensor_it_reads_through_a_rebinding_is_refused(pro
     with pytest.raises(Exception) as info:
         pypto.ir.compile(programs.WritesWhatItReads, platform="a2a3sim", output_dir=str(tmp_path / "out"))
     message = str(info.value)
-    assert ("'rotate_add' would read 'state' and write 'second', which name one buffer here (when i = 1): the loop "
-            "rebinds 'state' to the tensor the task writes, so the task would overwrite what it reads") in message, message
-    assert "rebinding_loops.py:" in message, message
+    expected = ("'rotate_add' would read 'state' and write 'second', which name one buffer here (when i = 1): the "
+                "loop rebinds 'state' to the tensor the task writes, so the task would overwrite what it reads")
+    assert expected in message, message
+    call = "            nxt = rotate_add(state, x, second)"
+    line = PROGRAMS.splitlines().index(call) + 1
+    assert f"rebinding_loops.py:{line}:{call.index('rotate_add') + 1}" in message, message

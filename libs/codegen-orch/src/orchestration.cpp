@@ -1154,7 +1154,8 @@ class OrchestrationEmitter {
       }
       Pool pool{.cpp_name = names_.Take(name + "_pool"), .carried = create.carried};
       for (size_t b = 0; b < buffers; ++b) pool.buffers.push_back(first + static_cast<uint32_t>(b));
-      refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers, fmt::join(pool_refs, ", "));
+      refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers,
+                          fmt::join(pool_refs, ", "));
       // The variable is a template view each run points at the buffer it takes.
       rt::PlanView slot{.name = var->name_hint(), .base = {rt::PlanTensorRef::Kind::Intermediate, first}};
       ViewShape(*var, slot);
