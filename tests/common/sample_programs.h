@@ -274,6 +274,42 @@ inline ir::ProgramPtr RebindingLoopProgram() {
   return std::make_shared<ir::Program>("_jit_rebind", std::vector<ir::FunctionPtr>{add, entry}, "rebind");
 }
 
+// An orchestration loop that rebinds two carried tensors to the tensor it creates in its body, which is
+// a new tensor in each iteration (`add(a, b, output)` writes a + b into output):
+//
+//   h = pl.create_tensor([16, 16]); h = self.add(x, x, h)
+//   for i, (cur, prev) in pl.range(iterations, init_values=(h, x)):   # line 3
+//       nxt = pl.create_tensor([16, 16])
+//       nxt = self.add(cur, prev, nxt)
+//       cur, prev = pl.yield_(nxt, cur)                # both Rebind
+//   y = self.add(cur, cur, y)                          # y = 2 * F(iterations + 3) x (Fibonacci)
+//   return y
+inline ir::ProgramPtr FreshTensorLoopProgram(int64_t iterations = 3) {
+  auto add = BinaryKernel("add", "tile.add", 16, 16);
+  auto x = Tensor("x", {16, 16}), y = Tensor("y", {16, 16});
+  auto cur = Tensor("cur", {16, 16}), prev = Tensor("prev", {16, 16});
+  auto cur_r = Tensor("cur_r", {16, 16}), prev_r = Tensor("prev_r", {16, 16});
+  auto i = LoopVar("i", 3);
+  std::vector<ir::StmtPtr> body;
+  auto h0 = CreateTensor("h", 16, 16, body);
+  auto h = CallKernel(add, {x, x, h0}, "h_1", body);
+  std::vector<ir::StmtPtr> loop_body;
+  auto nxt0 = CreateTensor("nxt", 16, 16, loop_body);
+  auto nxt = CallKernel(add, {cur, prev, nxt0}, "nxt_1", loop_body);
+  loop_body.push_back(std::make_shared<ir::YieldStmt>(std::vector<ir::ExprPtr>{nxt, cur}));
+  body.push_back(std::make_shared<ir::ForStmt>(
+      i, Index(0), Index(iterations), Index(1), std::vector<ir::IterArg>{{cur, h}, {prev, x}},
+      std::make_shared<ir::SeqStmts>(std::move(loop_body)), std::vector<ir::VarPtr>{cur_r, prev_r},
+      ir::ForKind::Sequential, ir::Span{"k.py", 3, 5}));
+  auto result = CallKernel(add, {cur_r, cur_r, y}, "y_1", body);
+  body.push_back(std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{result}));
+  auto entry = std::make_shared<ir::Function>(
+      "fresh", std::vector<ir::VarPtr>{x, y},
+      std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out},
+      std::vector<ir::TypePtr>{y->type()}, std::make_shared<ir::SeqStmts>(std::move(body)), ir::FunctionType::Opaque);
+  return std::make_shared<ir::Program>("_jit_fresh", std::vector<ir::FunctionPtr>{add, entry}, "fresh");
+}
+
 // Two regions per iteration, with orchestration scalar code before and between them:
 //
 //   for kb in pl.range(0, blocks):                                    # line 3

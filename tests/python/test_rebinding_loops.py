@@ -1,9 +1,11 @@
 """Orchestration loops that rebind a tensor to another buffer in each iteration (`state = nxt`): the
 loop carries the tensor (ClassifyIterArgCarry: a rebind carry), so each iteration reads what the last
 one produced and code after the loop reads the last one, checked on the simulator against torch.
-Tensors a loop only updates in place stay one buffer alongside. A tensor created in the loop body is
-one buffer for every iteration, so rebinding to it would make a later task read and write one
-buffer: that is refused at the kernel call, naming the iteration."""
+Tensors a loop only updates in place stay one buffer alongside. A tensor created in the loop body is a
+new tensor in each iteration (a buffer no carried tensor names), so a kernel reading the carried
+tensor and writing the new one never reads what it writes; rotating rows makes sharing one buffer
+show. A kernel writing a tensor the loop has rebound the tensor it reads to is refused at the call,
+naming the iteration."""
 
 import pypto.ir
 import pytest
@@ -68,17 +70,83 @@ class Smoothing:
         return last
 
 
+# dst[r] = state[(r + 16) % 32] + x[r]: the second half is read after the first half of dst is written,
+# so a state that were dst's buffer would give other numbers.
+@pl.function(type=pl.FunctionType.InCore)
+def rotate_add(
+    state: pl.Tensor[[32, 64], pl.FP32],
+    x: pl.Tensor[[32, 64], pl.FP32],
+    dst: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+) -> pl.Tensor[[32, 64], pl.FP32]:
+    low: pl.Tile[[16, 64], pl.FP32] = pl.load(state, [16, 0], [16, 64])
+    pl.store(pl.add(low, pl.load(x, [0, 0], [16, 64])), [0, 0], dst)
+    high: pl.Tile[[16, 64], pl.FP32] = pl.load(state, [0, 0], [16, 64])
+    out: pl.Tensor[[32, 64], pl.FP32] = pl.store(pl.add(high, pl.load(x, [16, 0], [16, 64])), [16, 0], dst)
+    return out
+
+
 @pl.program
 class FreshEachIteration:
     @pl.function(type=pl.FunctionType.Orchestration)
     def smooth(
-        self, x: pl.Tensor[[32, 64], pl.FP32], last: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]
+        self, x: pl.Tensor[[32, 64], pl.FP32], last: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
     ) -> pl.Tensor[[32, 64], pl.FP32]:
-        state = last
-        for i in pl.range(3):
+        state = x
+        for i in pl.range(6):
             nxt: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
-            nxt = blend(state, x, nxt)
+            nxt = rotate_add(state, x, nxt)
             state = nxt
+        last = rotate_add(state, x, last)
+        return last
+
+
+@pl.program
+class TwoGenerationsLive:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mix(
+        self,
+        cur: pl.Tensor[[32, 64], pl.FP32],
+        prev: pl.Tensor[[32, 64], pl.FP32],
+        dst: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+    ) -> pl.Tensor[[32, 64], pl.FP32]:
+        low: pl.Tile[[16, 64], pl.FP32] = pl.load(cur, [16, 0], [16, 64])
+        pl.store(pl.add(low, pl.load(prev, [0, 0], [16, 64])), [0, 0], dst)
+        high: pl.Tile[[16, 64], pl.FP32] = pl.load(cur, [0, 0], [16, 64])
+        out: pl.Tensor[[32, 64], pl.FP32] = pl.store(pl.add(high, pl.load(prev, [16, 0], [16, 64])), [16, 0], dst)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fib(
+        self,
+        a: pl.Tensor[[32, 64], pl.FP32],
+        b: pl.Tensor[[32, 64], pl.FP32],
+        last: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+    ) -> pl.Tensor[[32, 64], pl.FP32]:
+        prev = a
+        cur = b
+        for i in pl.range(7):
+            nxt: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
+            nxt = self.mix(cur, prev, nxt)
+            prev = cur
+            cur = nxt
+        last = self.mix(cur, prev, last)
+        return last
+
+
+@pl.program
+class WritesWhatItReads:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def smooth(
+        self, x: pl.Tensor[[32, 64], pl.FP32], last: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
+    ) -> pl.Tensor[[32, 64], pl.FP32]:
+        first: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
+        first = rotate_add(x, x, first)
+        second: pl.Tensor[[32, 64], pl.FP32] = pl.create_tensor([32, 64], dtype=pl.FP32)
+        state = first
+        for i in pl.range(2):
+            nxt = rotate_add(state, x, second)
+            state = nxt
+        last = rotate_add(state, x, last)
         return last
 '''
 
@@ -106,10 +174,43 @@ def test_the_lowered_loop_carries_the_rebound_tensors(programs):
     assert 'carry=("rebind", "rebind")):' in text, text
 
 
-def test_rebinding_to_a_tensor_created_in_the_loop_body_is_refused(programs, tmp_path):
+def rotated_sum(state, x):
+    return torch.roll(state, shifts=-16, dims=0) + x
+
+
+def test_a_tensor_created_in_the_loop_body_is_a_new_one_in_each_iteration(programs, tmp_path):
+    x = torch.randn(32, 64)
+    last = torch.zeros(32, 64)
+    state = x.clone()
+    for _ in range(7):  # six iterations, then the copy into last
+        state = rotated_sum(state, x)
+    compiled = pypto.ir.compile(programs.FreshEachIteration, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    compiled(x, last)
+    torch.testing.assert_close(last, state, rtol=1e-5, atol=1e-5)
+
+
+def test_two_generations_of_a_tensor_created_in_the_loop_stay_live_together(programs, tmp_path):
+    a, b = torch.randn(32, 64), torch.randn(32, 64)
+    last = torch.zeros(32, 64)
+    prev, cur = a.clone(), b.clone()
+    for _ in range(7):
+        prev, cur = cur, rotated_sum(cur, prev)
+    expected = rotated_sum(cur, prev)
+    compiled = pypto.ir.compile(programs.TwoGenerationsLive, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+    compiled(a, b, last)
+    torch.testing.assert_close(last, expected, rtol=1e-5, atol=1e-5)
+    # The loop keeps three buffers for `nxt` (the new one and the two the carried names hold), not seven.
+    source = next((tmp_path / "out" / "orchestration").glob("*.cpp")).read_text()
+    assert "alloc_tensors(nxt_ci, nxt_ci, nxt_ci)" in source, source
+
+
+def test_a_kernel_writing_the_tensor_it_reads_through_a_rebinding_is_refused(programs, tmp_path):
     with pytest.raises(Exception) as info:
-        pypto.ir.compile(programs.FreshEachIteration, platform="a2a3sim", output_dir=str(tmp_path / "out"))
+        pypto.ir.compile(programs.WritesWhatItReads, platform="a2a3sim", output_dir=str(tmp_path / "out"))
     message = str(info.value)
-    assert ("'blend' would read 'state' and write 'nxt', which are one buffer here (when i = 1): a loop that "
-            "rebinds a tensor to one created in its body reuses that buffer in every iteration") in message, message
-    assert "rebinding_loops.py:" in message, message
+    expected = ("'rotate_add' would read 'state' and write 'second', which name one buffer here (when i = 1): the "
+                "loop rebinds 'state' to the tensor the task writes, so the task would overwrite what it reads")
+    assert expected in message, message
+    call = "            nxt = rotate_add(state, x, second)"
+    line = PROGRAMS.splitlines().index(call) + 1
+    assert f"rebinding_loops.py:{line}:{call.index('rotate_add') + 1}" in message, message

@@ -349,6 +349,16 @@ struct RebindStep {
   std::vector<Rebinding> rebindings;
 };
 
+// `t = pl.create_tensor(...)` in a loop body that runs again while a loop-carried tensor may still
+// name one of t's earlier buffers: t is a template view (`slot`) that each expansion points at the
+// first buffer of its pool (plan intermediates) that none of `carried` (the Rebind slots in scope
+// there) names. The pool has one buffer more than `carried` has slots, so one is always free.
+struct CreateStep {
+  uint32_t slot = 0;
+  std::vector<uint32_t> pool;
+  std::vector<uint32_t> carried;
+};
+
 struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
@@ -372,7 +382,8 @@ struct IfStep {
 };
 
 struct Step {
-  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep, RebindStep>
+  std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep, RebindStep,
+               CreateStep>
       node;
 };
 
@@ -407,6 +418,7 @@ class LoopExpander {
       else if (const auto* carry = std::get_if<CarryStep>(&step.node)) ok = Carry(*carry);
       else if (const auto* view = std::get_if<ViewStep>(&step.node)) ok = View(*view);
       else if (const auto* rebind = std::get_if<RebindStep>(&step.node)) ok = Rebind(*rebind);
+      else if (const auto* create = std::get_if<CreateStep>(&step.node)) ok = Create(*create);
       else ok = Loop(std::get<LoopStep>(step.node));
       if (!ok) return ok;
     }
@@ -461,11 +473,12 @@ class LoopExpander {
     return true;
   }
 
-  // A tensor a loop carries by rebinding names, in later iterations, the buffer of the tensor it was
-  // rebound to. When that one is created in the loop body, it is one buffer for every iteration (see
-  // AllocateIntermediates), so a task reading the carried tensor and writing the created one would
-  // read and write one buffer through two parameters: refused, as its results would depend on the
-  // order the kernel touches the elements in.
+  // A tensor a loop carries by rebinding names, in each iteration, the buffer of the tensor it was
+  // rebound to. A task reading it and writing another tensor that is the same buffer in this iteration
+  // (`cur` alternating between two tensors created before the loop while a kernel always writes one
+  // of them) would read and write one buffer through two parameters: refused, as its results would
+  // depend on the order the kernel touches the elements in. (A tensor created in the loop body is a
+  // buffer no carried tensor names: see AllocateIntermediates.)
   ir::Result<bool> CheckRebindHazard(const SubmitStep& step, const rt::PlanSubmit& submit) const {
     const auto& args = submit.args;
     for (size_t r = 0; r < args.size(); ++r) {
@@ -478,13 +491,13 @@ class LoopExpander {
         if (read == written || args[r].tensor != args[w].tensor) continue;
         const std::string kernel = step.call ? step.call->callee() : "the kernel";
         return MakeError(DiagnosticKind::InvalidOperation,
-                         fmt::format("'{}' would read '{}' and write '{}', which are one buffer here{}: a loop that "
-                                     "rebinds a tensor to one created in its body reuses that buffer in every "
-                                     "iteration, so the task would overwrite what it reads",
-                                     kernel, NameOf(read), NameOf(written), Where()),
+                         fmt::format("'{}' would read '{}' and write '{}', which name one buffer here{}: the loop "
+                                     "rebinds '{}' to the tensor the task writes, so the task would overwrite what "
+                                     "it reads",
+                                     kernel, NameOf(read), NameOf(written), Where(), NameOf(read)),
                          step.call ? step.call->span() : ir::Span{},
-                         "create the two tensors the loop alternates between before it, or let the kernel update "
-                         "the carried tensor in place (pl.InOut)");
+                         "write into a tensor created in the loop body (a new one in each iteration), or let the "
+                         "kernel update the carried tensor in place (pl.InOut)");
       }
     }
     return true;
@@ -579,6 +592,29 @@ class LoopExpander {
     for (const auto& rebinding : step.rebindings) next.push_back(Current(rebinding.value));
     for (size_t i = 0; i < next.size(); ++i) current_views_[step.rebindings[i].slot] = next[i];
     return true;
+  }
+
+  // The tensor a template view names in this iteration, followed through views to the parameter or
+  // intermediate it is part of.
+  rt::PlanTensorRef BufferOf(rt::PlanTensorRef ref) const {
+    for (ref = Current(ref); ref.kind == rt::PlanTensorRef::Kind::View; ref = Current(views_[ref.index].base)) {
+    }
+    return ref;
+  }
+
+  ir::Result<bool> Create(const CreateStep& step) {
+    for (uint32_t buffer : step.pool) {
+      const rt::PlanTensorRef candidate{rt::PlanTensorRef::Kind::Intermediate, buffer};
+      const bool named = std::ranges::any_of(step.carried, [&](uint32_t slot) {
+        return BufferOf({rt::PlanTensorRef::Kind::View, slot}) == candidate;
+      });
+      if (named) continue;
+      current_views_[step.slot] = candidate;
+      return true;
+    }
+    return MakeError(DiagnosticKind::Internal,
+                     fmt::format("every buffer of '{}' is named by a loop-carried tensor{}", views_[step.slot].name,
+                                 Where()));
   }
 
   ir::Result<bool> View(const ViewStep& step) {
@@ -894,6 +930,16 @@ class OrchestrationEmitter {
     std::string cpp_name;
   };
 
+  // The buffers a pl.create_tensor in a loop takes one of in each run (AllocateIntermediates): plan
+  // intermediates, the C++ array of pointers to them, the template view the variable is, and the
+  // loop-carried tensors that may name one of them.
+  struct Pool {
+    uint32_t slot = 0;
+    std::vector<uint32_t> buffers;
+    std::string cpp_name;
+    std::vector<const ir::Var*> carried;
+  };
+
  public:
   explicit OrchestrationEmitter(const ir::Program& program) : program_(program) {}
 
@@ -961,23 +1007,49 @@ class OrchestrationEmitter {
     return call && call->is_op_call() && call->op()->name == "tensor.create";
   }
 
+  // A pl.create_tensor of the orchestration. One that a loop runs again makes a new tensor each time;
+  // `carried` are the tensors loops carry by rebinding (CarryKind::Rebind) that are in scope where it
+  // runs and have its dtype: the only names under which one of its earlier tensors can still be read
+  // there (anything else naming one was defined in an iteration that has ended).
+  struct TensorCreate {
+    ir::StmtPtr stmt;
+    bool repeated = false;
+    std::vector<const ir::Var*> carried;
+  };
+
   // The pl.create_tensor statements of a body, in loops and runtime scopes too, in program order.
-  // Those a loop may run more than once go to `repeated` as well.
+  // `carried` holds the Rebind carries in scope: a loop's are in scope in its body and after it, those
+  // of a loop body or an if branch end with it, and a runtime scope's stay (the C++ declares its
+  // variables before the scope).
   static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, bool repeats,
-                                   std::vector<ir::StmtPtr>& creates, std::set<const ir::Stmt*>& repeated) {
+                                   std::vector<const ir::Var*>& carried, std::vector<TensorCreate>& creates) {
     for (const auto& stmt : stmts) {
       if (IsTensorCreate(stmt)) {
-        creates.push_back(stmt);
-        if (repeats) repeated.insert(stmt.get());
+        const auto& var = stmt->As<ir::AssignStmt>()->var();
+        TensorCreate create{.stmt = stmt, .repeated = repeats};
+        const auto* tensor = var->type()->As<ir::TensorType>();
+        if (repeats && tensor)
+          for (const ir::Var* slot : carried)
+            if (slot->type()->As<ir::TensorType>()->dtype() == tensor->dtype()) create.carried.push_back(slot);
+        creates.push_back(std::move(create));
       }
-      if (const auto* loop = stmt->As<ir::ForStmt>())
-        CollectTensorCreates(ir::FlattenStmts(loop->body()), repeats || !RunsOnce(*loop), creates, repeated);
+      if (const auto* loop = stmt->As<ir::ForStmt>()) {
+        std::vector<const ir::Var*> slots;
+        for (const auto& iter_arg : loop->iter_args())
+          if (iter_arg.carry == ir::CarryKind::Rebind) slots.push_back(iter_arg.var.get());
+        std::vector<const ir::Var*> in_body = carried;
+        in_body.insert(in_body.end(), slots.begin(), slots.end());
+        CollectTensorCreates(ir::FlattenStmts(loop->body()), repeats || !RunsOnce(*loop), in_body, creates);
+        carried.insert(carried.end(), slots.begin(), slots.end());
+      }
       if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>())
-        CollectTensorCreates(ir::FlattenStmts(scope->body()), repeats, creates, repeated);
+        CollectTensorCreates(ir::FlattenStmts(scope->body()), repeats, carried, creates);
       if (const auto* branch = stmt->As<ir::IfStmt>()) {
-        CollectTensorCreates(ir::FlattenStmts(branch->then_body()), repeats, creates, repeated);
-        if (branch->else_body())
-          CollectTensorCreates(ir::FlattenStmts(branch->else_body()), repeats, creates, repeated);
+        for (const auto& body : {branch->then_body(), branch->else_body()}) {
+          if (!body) continue;
+          std::vector<const ir::Var*> in_branch = carried;
+          CollectTensorCreates(ir::FlattenStmts(body), repeats, in_branch, creates);
+        }
       }
     }
   }
@@ -1016,17 +1088,22 @@ class OrchestrationEmitter {
     return true;
   }
 
-  // Every pl.create_tensor of the body becomes a plan intermediate. As upstream does, the C++ allocates
-  // them all with one alloc_tensors at scope entry, before the first task. One created in a loop is
-  // one buffer that every iteration reuses: the tasks of successive iterations touching it are
-  // ordered by the runtime's dependency tracking (write-after-read, write-after-write), so each
-  // iteration sees only what it wrote, as with a buffer of its own.
+  // Every pl.create_tensor of the body becomes plan intermediates, which the C++ allocates all with one
+  // alloc_tensors at scope entry, before the first task. A create a loop runs again makes a new tensor
+  // each time, as upstream's allocation per iteration does, but from a pool that a long loop does not
+  // grow: one buffer per loop-carried tensor that may still name an earlier one (TensorCreate::carried)
+  // and one more, from which each run takes the first no carried tensor names (EmitPooledCreate). The
+  // runtime orders a task writing a reused buffer after the tasks still reading it (write-after-read),
+  // and tasks of different buffers never wait for each other. With nothing carried the pool is one
+  // buffer, reused the same way by every iteration.
   ir::Result<bool> AllocateIntermediates(const std::vector<ir::StmtPtr>& body) {
-    std::vector<ir::StmtPtr> stmts;
-    std::set<const ir::Stmt*> repeated;
-    CollectTensorCreates(body, /*repeats=*/false, stmts, repeated);
-    std::vector<std::string> names;
-    for (const auto& stmt : stmts) {
+    std::vector<TensorCreate> creates;
+    std::vector<const ir::Var*> carried;
+    CollectTensorCreates(body, /*repeats=*/false, carried, creates);
+    std::vector<std::string> infos;
+    std::string refs;
+    for (const auto& create : creates) {
+      const auto& stmt = create.stmt;
       const auto& var = stmt->As<ir::AssignStmt>()->var();
       const auto* tensor = var->type()->As<ir::TensorType>();
       if (!tensor)
@@ -1061,23 +1138,66 @@ class OrchestrationEmitter {
       body_ += fmt::format("    uint32_t {0}_ci_shapes[{1}] = {{{2}}};\n", name, dims.size(), fmt::join(dims, ", "));
       body_ += fmt::format("    TensorCreateInfo {0}_ci({0}_ci_shapes, {1}, DataType::{2});\n", name, dims.size(),
                            rt::DtypeName(*dtype));
-      if (auto ok = SetInitialValue(*stmt->As<ir::AssignStmt>(), repeated.contains(stmt.get()), name, plan_tensor); !ok)
-        return ok;
-      uint32_t index = static_cast<uint32_t>(result_.plan.intermediates.size());
-      result_.plan.intermediates.push_back(std::move(plan_tensor));
-      bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, index}, name};
-      names.push_back(name);
+      if (auto ok = SetInitialValue(*stmt->As<ir::AssignStmt>(), create.repeated, name, plan_tensor); !ok) return ok;
+      const auto first = static_cast<uint32_t>(result_.plan.intermediates.size());
+      const size_t buffers = create.carried.size() + 1;
+      std::vector<std::string> pool_refs;
+      for (size_t b = 0; b < buffers; ++b) {
+        result_.plan.intermediates.push_back(plan_tensor);
+        pool_refs.push_back(fmt::format("&alloc_0.get_ref({})", infos.size()));
+        infos.push_back(name + "_ci");
+      }
+      if (buffers == 1) {
+        refs += fmt::format("    const ChipTensor& {} = alloc_0.get_ref({});\n", name, infos.size() - 1);
+        bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, first}, name};
+        continue;
+      }
+      Pool pool{.cpp_name = names_.Take(name + "_pool"), .carried = create.carried};
+      for (size_t b = 0; b < buffers; ++b) pool.buffers.push_back(first + static_cast<uint32_t>(b));
+      refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers,
+                          fmt::join(pool_refs, ", "));
+      // The variable is a template view each run points at the buffer it takes.
+      rt::PlanView slot{.name = var->name_hint(), .base = {rt::PlanTensorRef::Kind::Intermediate, first}};
+      ViewShape(*var, slot);
+      pool.slot = static_cast<uint32_t>(result_.plan.views.size());
+      result_.plan.views.push_back(std::move(slot));
+      template_views_.insert(pool.slot);
+      bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View, pool.slot}, name};
+      pools_[stmt.get()] = std::move(pool);
     }
-    if (names.empty()) return true;
-    std::vector<std::string> infos;
-    for (const auto& name : names) infos.push_back(name + "_ci");
-    body_ += fmt::format("    TaskOutputTensors alloc_0 = alloc_tensors({});\n", fmt::join(infos, ", "));
-    for (size_t i = 0; i < names.size(); ++i)
-      body_ += fmt::format("    const ChipTensor& {} = alloc_0.get_ref({});\n", names[i], i);
-    body_ += "\n";
+    if (infos.empty()) return true;
+    body_ += fmt::format("    TaskOutputTensors alloc_0 = alloc_tensors({});\n", fmt::join(infos, ", ")) + refs + "\n";
     return true;
   }
 
+  // A run of a pl.create_tensor with a pool of buffers: the C++ takes the first buffer of the pool that
+  // no loop-carried tensor in scope names (comparing allocations: a view shares its tensor's), and the
+  // plan expansion does the same (CreateStep).
+  ir::Result<bool> EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool) {
+    const auto& var = create.var();
+    const Binding& binding = bindings_.at(var.get());
+    CreateStep step{.slot = pool.slot, .pool = pool.buffers};
+    const std::string index = names_.Take(binding.cpp_name + "_k");
+    std::vector<std::string> named;
+    for (const ir::Var* carried : pool.carried) {
+      auto it = bindings_.find(carried);
+      if (it == bindings_.end() || it->second.ref.kind != rt::PlanTensorRef::Kind::View)
+        return MakeError(DiagnosticKind::Internal,
+                         fmt::format("the loop-carried tensor '{}' is not in scope at '{}'", carried->name_hint(),
+                                     var->name_hint()),
+                         create.span());
+      step.carried.push_back(it->second.ref.index);
+      named.push_back(fmt::format("{}[{}]->buffer_addr == {}.buffer_addr", pool.cpp_name, index, it->second.cpp_name));
+    }
+    Separate();
+    body_ += fmt::format("{}// '{}' is a new tensor in each iteration: a buffer of its pool no carried tensor names\n",
+                         indent_, var->name_hint());
+    body_ += fmt::format("{}size_t {} = 0;\n", indent_, index);
+    body_ += fmt::format("{}while ({}) ++{};\n", indent_, fmt::join(named, " || "), index);
+    body_ += fmt::format("{}{} = *{}[{}];\n", indent_, Declared("ChipTensor", binding.cpp_name), pool.cpp_name, index);
+    steps_->push_back(Step{std::move(step)});
+    return true;
+  }
 
   ir::Result<bool> EmitStmt(const ir::StmtPtr& stmt) {
     if (stmt->Is<ir::ReturnStmt>()) {
@@ -1087,7 +1207,10 @@ class OrchestrationEmitter {
                          stmt->span());
       return true;
     }
-    if (IsTensorCreate(stmt)) return true;  // allocated at scope entry (AllocateIntermediates)
+    if (IsTensorCreate(stmt)) {  // allocated at scope entry (AllocateIntermediates)
+      auto pool = pools_.find(stmt.get());
+      return pool == pools_.end() ? true : EmitPooledCreate(*stmt->As<ir::AssignStmt>(), pool->second);
+    }
     if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
     if (stmt->Is<ir::WhileStmt>())  // the task plan needs each loop's trip count
       return MakeError(DiagnosticKind::Syntax, "while loops are supported inside kernels only", stmt->span(),
@@ -2474,6 +2597,7 @@ class OrchestrationEmitter {
   Orchestration result_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
+  std::unordered_map<const ir::Stmt*, Pool> pools_;  // the creates that take a buffer of a pool in each run
   std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names

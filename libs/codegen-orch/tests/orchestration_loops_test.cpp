@@ -400,6 +400,8 @@ TEST(OrchestrationLoops, NegativeFloorDivisionIsRefused) {
             "orchestration code yet (when i = 0)");
 }
 
+// With no tensor the loop carries by rebinding, a tensor created in it is one buffer every iteration
+// reuses (a pool of one), allocated at entry.
 TEST(OrchestrationLoops, ATensorCreatedInALoopIsOneBufferAllocatedAtEntry) {
   auto program = testing::HelloWorldProgram(64, 32, 16, 16);
   auto entry = program->entry();
@@ -546,6 +548,104 @@ TEST(OrchestrationLoops, ARebindingLoopRunsOnTheRuntime) {
   ASSERT_TRUE(ran) << ran.error().str();
   EXPECT_EQ(runtime.tasks_completed(), 7u);
   for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 32.0f * x[i]) << i;
+}
+
+// A tensor created in a loop body that two carried tensors may still name takes, in each iteration, a
+// buffer of a pool of three that neither names; the C++ allocates the pool with the other
+// intermediates and picks the buffer by comparing allocations.
+TEST(OrchestrationLoops, ATensorCreatedInARebindingLoopTakesAFreeBufferOfItsPool) {
+  auto orchestration = Generate(testing::FreshTensorLoopProgram());
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_EQ(orchestration->cpp_source, Header("fresh", "_jit_fresh", 2) +
+                                           "  const ChipTensor& ext_x = orch_args.tensor(0).ref();\n"
+                                           "  const ChipTensor& ext_y = orch_args.tensor(1).ref();\n"
+                                           "\n"
+                                           "  PTO2_SCOPE() {\n"
+                                           "    uint32_t h_ci_shapes[2] = {16, 16};\n"
+                                           "    TensorCreateInfo h_ci(h_ci_shapes, 2, DataType::FLOAT32);\n"
+                                           "    uint32_t nxt_ci_shapes[2] = {16, 16};\n"
+                                           "    TensorCreateInfo nxt_ci(nxt_ci_shapes, 2, DataType::FLOAT32);\n"
+                                           "    TaskOutputTensors alloc_0 = alloc_tensors(h_ci, nxt_ci, nxt_ci, nxt_ci);\n"
+                                           "    const ChipTensor& h = alloc_0.get_ref(0);\n"
+                                           "    const ChipTensor* nxt_pool[3] = {&alloc_0.get_ref(1), &alloc_0.get_ref(2), &alloc_0.get_ref(3)};\n"
+                                           "\n"
+                                           "    CoreTaskArgs params_t0;\n"
+                                           "    params_t0.add_input(ext_x);\n"
+                                           "    params_t0.add_input(ext_x);\n"
+                                           "    params_t0.add_output(h);\n"
+                                           "    rt_submit_aiv_task(0, params_t0);\n"
+                                           "\n"
+                                           "    ChipTensor cur = h;\n"
+                                           "    ChipTensor prev = ext_x;\n"
+                                           "    for (int64_t i = 0; i < 3; i += 1) {\n"
+                                           "      PTO2_SCOPE() {\n"
+                                           "        // 'nxt' is a new tensor in each iteration: a buffer of its pool no carried tensor names\n"
+                                           "        size_t nxt_k = 0;\n"
+                                           "        while (nxt_pool[nxt_k]->buffer_addr == cur.buffer_addr || nxt_pool[nxt_k]->buffer_addr == prev.buffer_addr) ++nxt_k;\n"
+                                           "        ChipTensor nxt = *nxt_pool[nxt_k];\n"
+                                           "\n"
+                                           "        CoreTaskArgs params_t1;\n"
+                                           "        params_t1.add_input(cur);\n"
+                                           "        params_t1.add_input(prev);\n"
+                                           "        params_t1.add_output(nxt);\n"
+                                           "        rt_submit_aiv_task(0, params_t1);\n"
+                                           "        const ChipTensor cur_next = nxt;\n"
+                                           "        const ChipTensor prev_next = cur;\n"
+                                           "        cur = cur_next;\n"
+                                           "        prev = prev_next;\n"
+                                           "      }\n"
+                                           "    }\n"
+                                           "\n"
+                                           "    CoreTaskArgs params_t2;\n"
+                                           "    params_t2.add_input(cur);\n"
+                                           "    params_t2.add_input(cur);\n"
+                                           "    params_t2.add_output(ext_y);\n"
+                                           "    rt_submit_aiv_task(0, params_t2);\n"
+                                           "  }\n" +
+                                           kFooter);
+}
+
+// The plan's submits of successive iterations write buffers 1, 2, 3, 1, ... of the pool (h is 0), and
+// each reads the two written before it: the carried tensors name distinct buffers.
+TEST(OrchestrationLoops, ALongLoopCyclesThroughThePoolOfItsCreatedTensor) {
+  constexpr int kIterations = 10000;
+  auto orchestration = Generate(testing::FreshTensorLoopProgram(kIterations));
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  const auto& plan = orchestration->plan;
+  ASSERT_EQ(plan.intermediates.size(), 4u);  // h, and nxt's three buffers, however long the loop
+  for (size_t b = 1; b < 4; ++b) EXPECT_EQ(plan.intermediates[b].name, "nxt");
+  ASSERT_EQ(plan.submits.size(), kIterations + 2u);
+  using Kind = rt::PlanTensorRef::Kind;
+  auto buffer = [&](rt::PlanTensorRef ref) {
+    while (ref.kind == Kind::View) ref = plan.views[ref.index].base;
+    return ref;
+  };
+  const rt::PlanTensorRef x{Kind::Param, 0}, h{Kind::Intermediate, 0};
+  auto written = [&](int i) { return rt::PlanTensorRef{Kind::Intermediate, static_cast<uint32_t>(1 + i % 3)}; };
+  for (int i = 0; i < kIterations; ++i) {
+    const auto& args = plan.submits[1 + i].args;
+    ASSERT_EQ(buffer(args[2].tensor), written(i)) << "iteration " << i;
+    EXPECT_EQ(buffer(args[0].tensor), i == 0 ? h : written(i - 1)) << "iteration " << i;
+    EXPECT_EQ(buffer(args[1].tensor), i == 0 ? x : i == 1 ? h : written(i - 2)) << "iteration " << i;
+  }
+  EXPECT_EQ(buffer(plan.submits.back().args[0].tensor), written(kIterations - 1));
+}
+
+// x, 2x, 3x, 5x, 8x, 13x: y = 2 * 13x after four iterations.
+TEST(OrchestrationLoops, ATensorCreatedInARebindingLoopRunsOnTheRuntime) {
+  auto orchestration = Generate(testing::FreshTensorLoopProgram(4));
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  std::vector<float> x(16 * 16), y(16 * 16, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6.0f;
+  const std::array<uint32_t, 2> shape = {16, 16};
+  const std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
+                                              rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
+  AddExecutor executor;
+  rt::Runtime runtime({.aic_cores = 1, .aiv_cores = 2, .worker_threads = 2}, executor);
+  auto ran = rt::RunPlan(orchestration->plan, params, runtime);
+  ASSERT_TRUE(ran) << ran.error().str();
+  EXPECT_EQ(runtime.tasks_completed(), 6u);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 26.0f * x[i]) << i;
 }
 
 }  // namespace

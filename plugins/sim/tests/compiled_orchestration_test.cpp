@@ -116,6 +116,11 @@ TEST(CompiledOrchestration, NestedLoopsWithScalarArguments) {
   ExpectSameResults(testing::HelloWorldProgram(256, 128, 64, 64), "hello_world");
 }
 
+// The C++ picks, in each iteration, the buffer of the created tensor's pool that the plan picks.
+TEST(CompiledOrchestration, ATensorCreatedInARebindingLoopIsANewOneInEachIteration) {
+  ExpectSameResults(testing::FreshTensorLoopProgram(5), "fresh_tensor_loop");
+}
+
 TEST(CompiledOrchestration, TwoKernelsPerIterationWithComputedScalars) {
   ExpectSameResults(testing::TwoStageLoopProgram(4, 16), "two_stage");
 }
