@@ -533,9 +533,10 @@ class AddExecutor : public rt::CoreExecutor {
   }
 };
 
-// c = 2x; three iterations each double the current buffer (4x, 8x, 16x) and write twice it into y.
-TEST(OrchestrationLoops, ARebindingLoopRunsOnTheRuntime) {
-  auto orchestration = Generate(testing::RebindingLoopProgram());
+// Runs the task plan of `program(x, y)` (16x16 FP32, every kernel an element-wise add) on the runtime:
+// `tasks` tasks complete and y is `factor` times x.
+void ExpectAddPlanScalesX(const ir::ProgramPtr& program, size_t tasks, float factor) {
+  auto orchestration = Generate(program);
   ASSERT_TRUE(orchestration) << orchestration.error().str();
   std::vector<float> x(16 * 16), y(16 * 16, -1.0f);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6.0f;
@@ -546,8 +547,13 @@ TEST(OrchestrationLoops, ARebindingLoopRunsOnTheRuntime) {
   rt::Runtime runtime({.aic_cores = 1, .aiv_cores = 2, .worker_threads = 2}, executor);
   auto ran = rt::RunPlan(orchestration->plan, params, runtime);
   ASSERT_TRUE(ran) << ran.error().str();
-  EXPECT_EQ(runtime.tasks_completed(), 7u);
-  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 32.0f * x[i]) << i;
+  EXPECT_EQ(runtime.tasks_completed(), tasks);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], factor * x[i]) << i;
+}
+
+// c = 2x; three iterations each double the current buffer (4x, 8x, 16x) and write twice it into y.
+TEST(OrchestrationLoops, ARebindingLoopRunsOnTheRuntime) {
+  ExpectAddPlanScalesX(testing::RebindingLoopProgram(), 7, 32.0f);
 }
 
 // A tensor created in a loop body that two carried tensors may still name takes, in each iteration, a
@@ -633,19 +639,7 @@ TEST(OrchestrationLoops, ALongLoopCyclesThroughThePoolOfItsCreatedTensor) {
 
 // x, 2x, 3x, 5x, 8x, 13x: y = 2 * 13x after four iterations.
 TEST(OrchestrationLoops, ATensorCreatedInARebindingLoopRunsOnTheRuntime) {
-  auto orchestration = Generate(testing::FreshTensorLoopProgram(4));
-  ASSERT_TRUE(orchestration) << orchestration.error().str();
-  std::vector<float> x(16 * 16), y(16 * 16, -1.0f);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6.0f;
-  const std::array<uint32_t, 2> shape = {16, 16};
-  const std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
-                                              rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
-  AddExecutor executor;
-  rt::Runtime runtime({.aic_cores = 1, .aiv_cores = 2, .worker_threads = 2}, executor);
-  auto ran = rt::RunPlan(orchestration->plan, params, runtime);
-  ASSERT_TRUE(ran) << ran.error().str();
-  EXPECT_EQ(runtime.tasks_completed(), 6u);
-  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 26.0f * x[i]) << i;
+  ExpectAddPlanScalesX(testing::FreshTensorLoopProgram(4), 6, 26.0f);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // kernels it leaves as they are, and the TileOps2D verifier.
 #include <gtest/gtest.h>
 
+#include "kernel_builder.h"
 #include "pass_test_util.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
@@ -19,27 +20,7 @@ using testing::Local;
 using testing::Op;
 using testing::OpWithKwargs;
 
-// Builds a kernel body statement by statement.
-class KernelBuilder {
- public:
-  VarPtr Let(const std::string& name, const ExprPtr& value) {
-    auto var = Local(name, value);
-    body.push_back(testing::Assign(var, value));
-    return var;
-  }
-  void Eval(const ExprPtr& call) { body.push_back(std::make_shared<EvalStmt>(call, call->span())); }
-
-  // The program holding one InCore kernel `k(params...)`, its last parameter the output.
-  ProgramPtr Program(std::vector<VarPtr> params) {
-    std::vector<ParamDirection> directions(params.size(), ParamDirection::In);
-    directions.back() = ParamDirection::Out;
-    VarPtr output = params.back();
-    auto kernel = testing::KernelFunction("k", std::move(params), std::move(directions), body, output);
-    return std::make_shared<ir::Program>("p", std::vector<FunctionPtr>{kernel}, "k");
-  }
-
-  std::vector<StmtPtr> body;
-};
+using testing::KernelBuilder;
 
 std::string Kernel(const ProgramPtr& program) { return PrintFunction(*program->Find("k")); }
 
@@ -57,7 +38,7 @@ ProgramPtr LoadExpReduceStore() {
   auto tmp = k.Let("tmp", OpWithKwargs("tile.create", {Ints({1, 16, 64})}, {{"dtype", DataType::FP32}}, 7));
   auto r = k.Let("r", Op("tile.row_sum", {u, tmp}, 8));
   k.Eval(Op("tile.store", {r, Ints({1, 0, 0}), s}, 9));
-  return k.Program({x, y, s});
+  return k.Program({x, y, s}, s);
 }
 
 TEST(FlattenTileNdTo2D, MergesLeadingDimensionsIntoRowsAndKeepsTheTensorWindows) {
@@ -93,7 +74,7 @@ TEST(FlattenTileNdTo2D, AReshapeToTheMergedShapeGoesAndItsResultIsTheSource) {
   auto m = k.Let("m", Op("tile.reshape", {t, Ints({16, 64})}, 4));
   auto n = k.Let("n", Op("tile.neg", {m}, 5));
   k.Eval(Op("tile.store", {n, Ints({0, 0}), y}, 6));
-  auto flat = Flatten(k.Program({x, y}));
+  auto flat = Flatten(k.Program({x, y}, y));
   ASSERT_TRUE(flat) << flat.error().str();
   EXPECT_EQ(Kernel(*flat),
             "@pl.function(type=pl.FunctionType.InCore)\n"
@@ -120,7 +101,7 @@ TEST(FlattenTileNdTo2D, ATileCarriedByALoopIsCarriedInItsMergedForm) {
                                              std::vector<IterArg>{{acc, init}}, body, std::vector<VarPtr>{result},
                                              ForKind::Sequential));
   k.Eval(Op("tile.store", {result, Ints({0, 0, 0}), y}, 7));
-  auto flat = Flatten(k.Program({x, y}));
+  auto flat = Flatten(k.Program({x, y}, y));
   ASSERT_TRUE(flat) << flat.error().str();
   const std::string text = Kernel(*flat);
   EXPECT_NE(text.find("for i, (acc,) in pl.range(3, init_values=(init,)):"), std::string::npos) << text;
@@ -140,7 +121,7 @@ ProgramPtr BatchMatmul() {
   auto tb = k.Let("tb", Op("tile.load", {b, Ints({0, 0, 0}), Ints({2, 32, 16})}, 4));
   auto tc = k.Let("tc", Op("tile.matmul", {ta, tb}, 5));
   k.Eval(Op("tile.store", {tc, Ints({0, 0, 0}), c}, 6));
-  return k.Program({a, b, c});
+  return k.Program({a, b, c}, c);
 }
 
 TEST(FlattenTileNdTo2D, AKernelWithAnOpThatHasNo2DFormIsLeftAsItIs) {
@@ -166,7 +147,7 @@ TEST(FlattenTileNdTo2D, AGatherAlongALeadingAxisKeepsItsKernel) {
   auto ti = k.Let("ti", Op("tile.load", {i, Ints({0, 0, 0}), Ints({2, 3, 8})}, 4));
   auto g = k.Let("g", OpWithKwargs("tile.gather_dim", {tx, ti}, {{"dim", int64_t{1}}}, 5));
   k.Eval(Op("tile.store", {g, Ints({0, 0, 0}), y}, 6));
-  auto program = k.Program({x, i, y});
+  auto program = k.Program({x, i, y}, y);
   auto flat = Flatten(program);
   ASSERT_TRUE(flat) << flat.error().str();
   EXPECT_EQ(flat->get()->Find("k"), program->Find("k"));
@@ -180,7 +161,7 @@ TEST(FlattenTileNdTo2D, AStoreOfABatchWithAPartialValidRegionKeepsItsKernel) {
   auto valid = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{testing::Index(2), v, testing::Index(64)});
   auto t = k.Let("t", Op("tile.load", {x, Ints({0, 0, 0}), Ints({2, 16, 64}), valid}, 3));
   k.Eval(Op("tile.store", {t, Ints({0, 0, 0}), y}, 4));
-  auto program = k.Program({x, v, y});
+  auto program = k.Program({x, v, y}, y);
   auto flat = Flatten(program);
   ASSERT_TRUE(flat) << flat.error().str();
   EXPECT_EQ(flat->get()->Find("k"), program->Find("k"));

@@ -2,6 +2,7 @@
 // place their tiles explicitly (left as they are), and the errors with their locations.
 #include <gtest/gtest.h>
 
+#include "kernel_builder.h"
 #include "pass_test_util.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
@@ -19,34 +20,7 @@ using testing::Local;
 using testing::Op;
 using testing::OpWithKwargs;
 
-// Builds a kernel body statement by statement: `t = b.Let("t", call)`, `b.Eval(call)`.
-class KernelBuilder {
- public:
-  VarPtr Let(const std::string& name, const ExprPtr& value) {
-    auto var = Local(name, value);
-    body.push_back(Assign(var, value));
-    return var;
-  }
-  void Eval(const ExprPtr& call) { body.push_back(std::make_shared<EvalStmt>(call, call->span())); }
-
-  // `name = pl.load(tensor, [row, col], [rows, cols])` on line `line`, into `space` when given.
-  VarPtr Load(const std::string& name, const VarPtr& tensor, int64_t row, int64_t col, int64_t rows, int64_t cols,
-              int line, std::optional<MemorySpace> space = std::nullopt) {
-    Call::Kwargs kwargs;
-    if (space) kwargs.emplace_back("target_memory", *space);
-    return Let(name, OpWithKwargs("tile.load", {tensor, Ints({row, col}), Ints({rows, cols})}, kwargs, line));
-  }
-
-  // The program holding one InCore kernel `k(params...) -> output`.
-  ProgramPtr Program(std::vector<VarPtr> params, const VarPtr& output) {
-    std::vector<ParamDirection> directions(params.size(), ParamDirection::In);
-    directions.back() = ParamDirection::Out;
-    auto kernel = testing::KernelFunction("k", std::move(params), std::move(directions), body, output);
-    return std::make_shared<ir::Program>("p", std::vector<FunctionPtr>{kernel}, "k");
-  }
-
-  std::vector<StmtPtr> body;
-};
+using testing::KernelBuilder;
 
 std::string Kernel(const ProgramPtr& program) { return PrintFunction(*program->Find("k")); }
 
