@@ -1,5 +1,4 @@
 #include "comm_exec.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,17 +9,13 @@
 #include <string>
 #include <thread>
 
+#include "kernel_failure.h"
 #include "pypto/runtime/comm_domain.h"
 
 namespace pypto::sim {
 namespace {
 
 using Result = pypto::expected<void, rt::FatalError>;
-
-pypto::unexpected<rt::FatalError> CommError(const DecodedKernel& kernel, size_t index, const std::string& what) {
-  return pypto::unexpected(
-      rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", kernel.Describe(index), what)});
-}
 
 std::string WindowName(const DecodedKernel& kernel, uint32_t slot) {
   for (const auto& param : kernel.params)
@@ -49,10 +44,10 @@ struct Window {
 pypto::expected<Window, rt::FatalError> WindowOf(const DecodedKernel& kernel, size_t index, const int64_t* args) {
   const Instr& instr = kernel.code[index];
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
-  if (!tensor) return CommError(kernel, index, fmt::format("{} is a null descriptor", WindowName(kernel, instr.tensor_slot)));
+  if (!tensor) return KernelFailure(kernel, index, fmt::format("{} is a null descriptor", WindowName(kernel, instr.tensor_slot)));
   auto place = rt::FindCommPlace(static_cast<uintptr_t>(tensor->buffer_addr));
   if (!place)
-    return CommError(kernel, index,
+    return KernelFailure(kernel, index,
                      fmt::format("{} is not in a window of a distributed program: comm ops take the "
                                  "pld.window(...) views a @pl.jit.host function passes (pld.DistributedTensor "
                                  "parameters)",
@@ -64,7 +59,7 @@ pypto::expected<int32_t, rt::FatalError> PeerOf(const DecodedKernel& kernel, siz
                                                 const int64_t* regs) {
   const int64_t peer = Read(kernel.code[index].comm.peer, regs);
   if (peer < 0 || peer >= window.place.nranks())
-    return CommError(kernel, index,
+    return KernelFailure(kernel, index,
                      fmt::format("peer {} is not a rank of the communication domain (ranks 0 to {})", peer,
                                  window.place.nranks() - 1));
   return static_cast<int32_t>(peer);
@@ -77,7 +72,7 @@ pypto::expected<uint64_t, rt::FatalError> CellOffset(const DecodedKernel& kernel
   uint64_t element = tensor.start_offset;
   for (int d = 0; d < instr.rank; ++d) {
     if (offsets[d] < 0 || offsets[d] >= static_cast<int64_t>(tensor.shapes[d]))
-      return CommError(kernel, index,
+      return KernelFailure(kernel, index,
                        fmt::format("signal cell [{}] is outside {} of shape [{}]",
                                    fmt::join(std::span(offsets, instr.rank), ", "),
                                    WindowName(kernel, instr.tensor_slot),
@@ -141,7 +136,7 @@ Result Wait(const DecodedKernel& kernel, size_t index, const Window& window, con
   const int64_t expected = Read(instr.comm.value, regs);
   const auto limit = WaitLimit();
   if (BlockUntil([&] { return Compare(instr.comm.cmp, local.load(), expected); }, limit)) return {};
-  return CommError(kernel, index,
+  return KernelFailure(kernel, index,
                    fmt::format("rank {} waited {} s for signal {}[{}] {} {}, but it holds {}: no peer notified it "
                                "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
                                window.place.rank, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot),
@@ -158,7 +153,7 @@ Result Barrier(const DecodedKernel& kernel, size_t index, const Window& window) 
   const int32_t me = window.place.rank;
   const int32_t nranks = window.place.nranks();
   if (static_cast<int64_t>(tensor.shapes[0]) < nranks)
-    return CommError(kernel, index,
+    return KernelFailure(kernel, index,
                      fmt::format("the barrier's signal {} has {} cells but the domain has {} ranks",
                                  WindowName(kernel, instr.tensor_slot), tensor.shapes[0], nranks));
   auto cell_offset = [&](int32_t rank) {
@@ -173,7 +168,7 @@ Result Barrier(const DecodedKernel& kernel, size_t index, const Window& window) 
     if (peer == me) continue;
     auto credit = CellAt(base + cell_offset(peer));
     if (!BlockUntil([&] { return credit.load() >= 1; }, limit))
-      return CommError(kernel, index,
+      return KernelFailure(kernel, index,
                        fmt::format("rank {} waited {} s at the barrier on {} for rank {}, which never arrived "
                                    "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
                                    me, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot), peer));

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernel_failure.h"
 #include "kernels/arg_reduce.h"
 #include "kernels/block_gather.h"
 #include "kernels/compare.h"
@@ -26,11 +27,6 @@ namespace pypto::sim {
 namespace {
 
 using Result = pypto::expected<void, rt::FatalError>;
-
-pypto::unexpected<rt::FatalError> Fail(const DecodedKernel& kernel, size_t index, const std::string& what) {
-  return pypto::unexpected(
-      rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", kernel.Describe(index), what)});
-}
 
 double ScalarValue(const ScalarOperand& scalar, const int64_t* regs) {
   switch (scalar.source) {
@@ -181,7 +177,7 @@ Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, c
   const ComputeInfo& c = instr.compute;
   const int64_t k = OperandValue(c.valid_inner, regs);
   if (k < 0 || k > c.inner)
-    return Fail(kernel, index, fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
+    return KernelFailure(kernel, index, fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
   const bool accumulate = (c.accumulate && OperandValue(c.init_cond, regs) == 0) || bias;
   const size_t in_bytes = ir::DataTypeBytes(c.in_dtype);
   const auto row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
@@ -242,7 +238,7 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
   auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
   const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
   if (rows < 0 || cols < 0 || rows > instr.compute.rows || cols > instr.compute.cols)
-    return Fail(kernel, index,
+    return KernelFailure(kernel, index,
                 fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, instr.compute.rows,
                             instr.compute.cols));
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
@@ -285,7 +281,7 @@ Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o
       bad = ScatterRows(o.dst, o.src0, o.src1, static_cast<size_t>(c.inner), c.index_bytes,
                         static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
       if (bad)
-        return Fail(kernel, index,
+        return KernelFailure(kernel, index,
                     fmt::format("the row index {} at position {} of the indices is outside the {} rows of the "
                                 "destination",
                                 bad->value, bad->position, c.rows));
@@ -294,10 +290,10 @@ Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o
   }
   if (!bad) return {};
   if (c.along.flat)
-    return Fail(kernel, index,
+    return KernelFailure(kernel, index,
                 fmt::format("the index {} at position {} of the indices is outside the {} elements of the {}",
                             bad->value, bad->position, c.along.data_shape[0], data));
-  return Fail(kernel, index,
+  return KernelFailure(kernel, index,
               fmt::format("the index {} at {} is outside [0, {}) along axis {} of the {}", bad->value,
                           Coordinates(bad->position, c.along), c.along.data_shape[c.along.axis], c.along.axis, data));
 }
@@ -312,7 +308,7 @@ Result RunGatherBlocks(const DecodedKernel& kernel, size_t index, const Operands
   const auto src_bytes = static_cast<size_t>(instr.src0.bytes);
   auto bad = GatherBlocks(o.dst, o.src0, src_bytes, o.src1, cols, valid.first, valid.second);
   if (!bad) return {};
-  return Fail(kernel, index,
+  return KernelFailure(kernel, index,
               fmt::format("the byte offset {} at [{}, {}] of the offsets is not the start of a 32-byte block of the "
                           "{}-byte source",
                           bad->value, bad->position / cols, bad->position % cols, src_bytes));
@@ -362,7 +358,7 @@ Result RunMergeSort(const DecodedKernel& kernel, size_t index, const Operands& o
   const ComputeInfo& c = kernel.code[index].compute;
   const int64_t block_len = OperandValue(c.block_len, regs);
   if (block_len <= 0 || block_len % 64 != 0 || c.cols % (4 * block_len) != 0)
-    return Fail(kernel, index,
+    return KernelFailure(kernel, index,
                 fmt::format("mrgsort block_len {} must be a positive multiple of 64 whose 4 runs tile the row of {} "
                             "lanes",
                             block_len, c.cols));
@@ -400,7 +396,7 @@ Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, c
     extent_cols = static_cast<int64_t>(valid->second);
   }
   if (row < 0 || col < 0 || row + extent_rows > c.outer_rows || col + extent_cols > c.outer_cols)
-    return Fail(kernel, index,
+    return KernelFailure(kernel, index,
                 fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", extent_rows, extent_cols,
                             row, col, c.outer_rows, c.outer_cols));
   const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
@@ -422,7 +418,7 @@ Result RunSelectScalar(const DecodedKernel& kernel, size_t index, const Operands
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
   auto bits = ValueBits(c.out_dtype, ScalarValue(c.scalar, regs));
-  if (!bits) return Fail(kernel, index, "the scalar of tile.sels is not a number");
+  if (!bits) return KernelFailure(kernel, index, "the scalar of tile.sels is not a number");
   SelectScalarByMask(o.dst, reinterpret_cast<const uint8_t*>(mask), static_cast<size_t>(c.mask_row_bytes), o.src0,
                      *bits, static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
   return {};
@@ -466,7 +462,7 @@ Result RunValidReduce(const DecodedKernel& kernel, size_t index, const Operands&
   }
   const bool ok = row ? RowReduceValidI32(op, o.idst(), o.isrc0(), stride, rows, cols)
                       : ColReduceValidI32(op, o.idst(), o.isrc0(), stride, rows, cols);
-  if (!ok) return Fail(kernel, index, "an op without an INT32 form");
+  if (!ok) return KernelFailure(kernel, index, "an op without an INT32 form");
   return {};
 }
 
@@ -482,7 +478,7 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   const auto [rows, cols] = extents;
   const bool by_row = c.kind == ComputeKind::RowArgReduce;
   if ((by_row ? cols : rows) == 0)
-    return Fail(kernel, index,
+    return KernelFailure(kernel, index,
                 fmt::format("the valid region [{}, {}] has no element to take the index of", rows, cols));
   if (rows == 0 || cols == 0) return {};  // no index to write
   const float* values = o.fsrc0();
@@ -514,7 +510,7 @@ Result RunPartialBinary(const DecodedKernel& kernel, size_t index, const Operand
   if (instr.kind == ElemKind::F32) {
     BinaryF32(op, reinterpret_cast<float*>(combined.data()), o.fsrc0(), o.fsrc1(), n);
   } else if (!BinaryI32(op, reinterpret_cast<int32_t*>(combined.data()), o.isrc0(), o.isrc1(), n)) {
-    return Fail(kernel, index, "an op without an INT32 form");
+    return KernelFailure(kernel, index, "an op without an INT32 form");
   }
   for (size_t r = 0; r < rows; ++r) {
     for (size_t col = 0; col < cols; ++col) {
@@ -543,7 +539,7 @@ Result RunIntegerBinary(const DecodedKernel& kernel, size_t index, const Operand
     const size_t at = r * row_bytes;
     if (!IntegerBinary(static_cast<IntegerOp>(c.op), type, o.dst + at, o.src0 + at, o.src1 ? o.src1 + at : nullptr,
                        scalar, width))
-      return Fail(kernel, index, "integer remainder by zero");
+      return KernelFailure(kernel, index, "integer remainder by zero");
   }
   return {};
 }
@@ -556,8 +552,8 @@ Result RunArithmetic(const DecodedKernel& kernel, size_t index, const Operands& 
     return RunValidReduce(kernel, index, o, regs);
   if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
   if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
-  if (instr.kind == ElemKind::I32) return Fail(kernel, index, "integer division by zero, or an op without an INT32 form");
-  return Fail(kernel, index, "element type without arithmetic (decoder bug)");
+  if (instr.kind == ElemKind::I32) return KernelFailure(kernel, index, "integer division by zero, or an op without an INT32 form");
+  return KernelFailure(kernel, index, "element type without arithmetic (decoder bug)");
 }
 
 // Each element of v rounded to FP16 (to nearest even).
@@ -770,7 +766,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
   o.src1 = access(instr.src1);
   const std::byte* src2 = access(instr.src2);
   if (!o.dst || (instr.src0.bytes && !o.src0) || (instr.src1.bytes && !o.src1) || (instr.src2.bytes && !src2)) {
-    return Fail(kernel, index, "an operand lies outside its buffer on this core");
+    return KernelFailure(kernel, index, "an operand lies outside its buffer on this core");
   }
   const ComputeInfo& c = instr.compute;
   switch (c.kind) {
@@ -811,7 +807,7 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::Cast:
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {
-        return Fail(kernel, index, "this conversion is not supported by the simulator");
+        return KernelFailure(kernel, index, "this conversion is not supported by the simulator");
       }
       return {};
     default: break;

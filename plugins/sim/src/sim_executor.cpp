@@ -16,6 +16,7 @@
 #include "comm_exec.h"
 #include "compute_exec.h"
 #include "extern_guard.h"
+#include "kernel_failure.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -23,11 +24,6 @@ namespace pypto::sim {
 namespace {
 
 using Result = pypto::expected<void, rt::FatalError>;
-
-pypto::unexpected<rt::FatalError> KernelError(const DecodedKernel& kernel, size_t index, const std::string& what) {
-  return pypto::unexpected(
-      rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", kernel.Describe(index), what)});
-}
 
 std::string TensorName(const DecodedKernel& kernel, uint32_t slot) {
   for (const auto& param : kernel.params)
@@ -157,15 +153,15 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   const bool load = !write;
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   if (!tensor) {
-    return KernelError(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, instr.tensor_slot)));
+    return KernelFailure(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, instr.tensor_slot)));
   }
   if (tensor->ndims != instr.rank) {
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("{} has {} dimensions but the kernel indexes it with {}",
                                    TensorName(kernel, instr.tensor_slot), tensor->ndims, instr.rank));
   }
   if (tensor->dtype != instr.rt_dtype) {
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("{} has runtime dtype {} but the kernel expects {}",
                                    TensorName(kernel, instr.tensor_slot), tensor->dtype, instr.rt_dtype));
   }
@@ -180,7 +176,7 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
                              ? fmt::format("{}:{}+{}", offsets[k], offsets[k], extent[k])
                              : fmt::format("{}:{}", offsets[k], end));
       }
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("out-of-bounds global {}: region [{}] is outside the view of {} with shape [{}]",
                                      load ? "read" : "write", fmt::join(region, ", "),
                                      TensorName(kernel, instr.tensor_slot),
@@ -199,7 +195,7 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   const unsigned __int128 begin_byte = first * elem;
   const unsigned __int128 end_byte = (last + 1) * elem;
   if (tensor->buffer_addr == 0 || end_byte > tensor->buffer_size) {
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("out-of-bounds global {} of {}: bytes [{}, {}) from its buffer start 0x{:x} "
                                    "(start_offset {}, strides [{}]), but the buffer holds {} bytes",
                                    load ? "read" : "write", TensorName(kernel, instr.tensor_slot),
@@ -216,7 +212,7 @@ Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* ar
   const Instr& instr = kernel.code[index];
   const std::byte* src = memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
   const std::byte* idx = memory.Access(instr.src1.space, instr.src1.byte_offset, instr.src1.bytes);
-  if (!src || !idx) return KernelError(kernel, index, "an operand lies outside its buffer on this core");
+  if (!src || !idx) return KernelFailure(kernel, index, "an operand lies outside its buffer on this core");
   const int64_t origin[kMaxDims] = {};
   auto base = RegionBase(kernel, index, args, origin, true, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
@@ -228,7 +224,7 @@ Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* ar
     int32_t at = 0;
     std::memcpy(&at, idx + i * 4, 4);
     if (at < 0 || at >= elements)
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("the index {} at position {} of the indices is outside the {} elements of {}", at,
                                      i, elements, TensorName(kernel, instr.tensor_slot)));
     int64_t offset = 0, rest = at;
@@ -246,11 +242,11 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
                                                        uint32_t slot, int64_t at) {
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[slot]);
   if (!tensor || tensor->buffer_addr == 0)
-    return KernelError(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, slot)));
+    return KernelFailure(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, slot)));
   int64_t elements = 1;
   for (uint32_t d = 0; d < tensor->ndims; ++d) elements *= static_cast<int64_t>(tensor->shapes[d]);
   if (at < 0 || at >= elements)
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("entry {} is outside {} of {} elements", at, TensorName(kernel, slot), elements));
   uint64_t offset = tensor->start_offset;
   int64_t rest = at;
@@ -259,7 +255,7 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
     rest /= static_cast<int64_t>(tensor->shapes[d]);
   }
   if ((offset + 1) * 4 > tensor->buffer_size)
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("entry {} of {} is outside its buffer", at, TensorName(kernel, slot)));
   int32_t value = 0;
   std::memcpy(&value, reinterpret_cast<const std::byte*>(tensor->buffer_addr) + offset * 4, 4);
@@ -271,7 +267,7 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
   const Instr& instr = kernel.code[index];
   const Instr::PagedRows& paged = instr.paged;
   std::byte* tile = memory.Access(instr.dst.space, instr.dst.byte_offset, instr.dst.bytes);
-  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  if (!tile) return KernelFailure(kernel, index, "the tile lies outside its buffer on this core");
   const int64_t origin[kMaxDims] = {};
   auto base = RegionBase(kernel, index, args, origin, false, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
@@ -281,12 +277,12 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
     auto logical = ReadTableEntry(kernel, index, args, paged.indices, i);
     if (!logical) return pypto::unexpected(std::move(logical.error()));
     if (*logical < 0)
-      return KernelError(kernel, index, fmt::format("the logical row {} at position {} is negative", *logical, i));
+      return KernelFailure(kernel, index, fmt::format("the logical row {} at position {} is negative", *logical, i));
     auto block = ReadTableEntry(kernel, index, args, paged.table, *logical / paged.block_size);
     if (!block) return pypto::unexpected(std::move(block.error()));
     const int64_t row = *block * paged.block_size + *logical % paged.block_size;
     if (row < 0 || row >= instr.shape[0])
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("the logical row {} maps to pool row {}, outside the {} rows of {}", *logical, row,
                                      instr.shape[0], TensorName(kernel, instr.tensor_slot)));
     for (int64_t c = 0; c < paged.cols; ++c) {
@@ -308,14 +304,14 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
   const std::byte* indices =
       gather.indices_in_tensor ? nullptr : memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
   if (!tile || (!gather.indices_in_tensor && !indices))
-    return KernelError(kernel, index, "an operand lies outside its buffer on this core");
+    return KernelFailure(kernel, index, "an operand lies outside its buffer on this core");
   int64_t rows = gather.out_rows, cols = gather.out_cols;
   if (instr.partial) {
     auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
     rows = read(instr.valid.rows);
     cols = read(instr.valid.cols);
     if (rows < 0 || cols < 0 || rows > gather.out_rows || cols > gather.out_cols)
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
                                      gather.out_rows, gather.out_cols));
   }
@@ -350,7 +346,7 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
       }
       auto picked = PickIndex(value, count, gather.oob);
       if (!picked)
-        return KernelError(kernel, index,
+        return KernelFailure(kernel, index,
                            fmt::format("the index {} at position {} of the indices is past the {} {} of {} (with "
                                        "gather_oob=\"undefined\" nothing defines what it reads)",
                                        static_cast<uint32_t>(value), position, count,
@@ -375,7 +371,7 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   const TileRef& ref = load ? instr.dst : instr.src0;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
   if (!tile) {
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
                                    ref.byte_offset + ref.bytes, memory.capacity(ref.space),
                                    ir::MemorySpaceName(ref.space)));
@@ -422,13 +418,13 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
   auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
   const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
   if (rows < 0 || cols < 0 || rows > tile_rows || cols > instr.shape[last])
-    return KernelError(kernel, index,
+    return KernelFailure(kernel, index,
                        fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, tile_rows,
                                    instr.shape[last]));
   if (rows == 0 || cols == 0) return {};
   const TileRef& ref = load ? instr.dst : instr.src0;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
-  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  if (!tile) return KernelFailure(kernel, index, "the tile lies outside its buffer on this core");
   if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
   std::array<int64_t, kMaxDims> extent = instr.shape;
   if (row_dim >= 0) extent[row_dim] = rows;
@@ -499,14 +495,14 @@ pypto::expected<std::byte*, rt::FatalError> TileElement(const DecodedKernel& ker
   int64_t flat = 0;
   for (int d = 0; d < instr.rank; ++d) {
     if (indices[d] < 0 || indices[d] >= instr.shape[d])
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("element [{}] is outside the tile of shape [{}]",
                                      fmt::join(std::span(indices, instr.rank), ", "),
                                      fmt::join(std::span(instr.shape.data(), instr.rank), ", ")));
     flat = flat * instr.shape[d] + indices[d];
   }
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
-  if (!tile) return KernelError(kernel, index, "the tile lies outside its buffer on this core");
+  if (!tile) return KernelFailure(kernel, index, "the tile lies outside its buffer on this core");
   return tile + flat * instr.elem_bytes;
 }
 
@@ -547,7 +543,7 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
   const std::byte* a = memory.Access(instr.src0.space, instr.src0.byte_offset, instr.src0.bytes);
   const std::byte* b = memory.Access(instr.src1.space, instr.src1.byte_offset, instr.src1.bytes);
   if (!dst || !a || !b) {
-    return KernelError(kernel, index, fmt::format("an operand lies outside the core's {}-byte {} buffer",
+    return KernelFailure(kernel, index, fmt::format("an operand lies outside the core's {}-byte {} buffer",
                                                   memory.capacity(instr.dst.space),
                                                   ir::MemorySpaceName(instr.dst.space)));
   }
@@ -565,7 +561,7 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
     std::vector<int32_t> wide_b = WidenInts(instr.widen, b, instr.src1.bytes);
     std::vector<int32_t> out(n);
     if (!BinaryI32(ToBinary(instr.op), out.data(), wide_a.data(), wide_b.data(), n))
-      return KernelError(kernel, index, "integer division by zero");
+      return KernelFailure(kernel, index, "integer division by zero");
     NarrowInts(instr.widen, dst, out);
     return {};
   }
@@ -577,12 +573,12 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
     case ElemKind::I32:
       if (!BinaryI32(ToBinary(instr.op), reinterpret_cast<int32_t*>(dst), reinterpret_cast<const int32_t*>(a),
                      reinterpret_cast<const int32_t*>(b), n)) {
-        return KernelError(kernel, index, "integer division by zero");
+        return KernelFailure(kernel, index, "integer division by zero");
       }
       return {};
     case ElemKind::Raw: break;
   }
-  return KernelError(kernel, index, "element type without arithmetic (decoder bug)");
+  return KernelFailure(kernel, index, "element type without arithmetic (decoder bug)");
 }
 
 }  // namespace
@@ -611,7 +607,7 @@ Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
     const ScalarInstr& op = code[s];
     if (!EvalScalar(op.op, Read(op.a, regs), Read(op.b, regs), regs[op.dst])) [[unlikely]] {
       const bool shifts = op.op == ScalarOp::Shl || op.op == ScalarOp::Shr;
-      return KernelError(kernel, index,
+      return KernelFailure(kernel, index,
                          fmt::format("{} in `{}`", shifts ? "a shift count outside [0, 64)" : "integer division by zero",
                                      kernel.scalar_text[instr.scalar_begin + s]));
     }
@@ -644,7 +640,7 @@ int64_t LaunchContextValue(LaunchValue value, const int64_t* args) {
 Result SyncAll(const DecodedKernel& kernel, size_t index, const int64_t* args, const rt::KernelLaunch* launch) {
   if (launch && launch->barrier) return launch->barrier->SyncAll(*launch, kernel.name);
   if (LaunchContextValue(LaunchValue::BlockNum, args) == 1) return {};
-  return KernelError(kernel, index, "a syncall among several blocks needs the runtime's barrier");
+  return KernelFailure(kernel, index, "a syncall among several blocks needs the runtime's barrier");
 }
 
 // tpush/tpop/tfree: the pipe's ring lives in the runtime, which knows whether the peer member
@@ -652,11 +648,11 @@ Result SyncAll(const DecodedKernel& kernel, size_t index, const int64_t* args, c
 Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const rt::KernelLaunch* launch) {
   const Instr& instr = kernel.code[index];
   if (!launch || !launch->barrier)
-    return KernelError(kernel, index, "a cross-core pipe needs the runtime that runs the mixed task");
+    return KernelFailure(kernel, index, "a cross-core pipe needs the runtime that runs the mixed task");
   if (instr.op == Opcode::TFree) return launch->barrier->PipeFree(*launch, kernel.name, instr.pipe);
   const TileRef& ref = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
-  if (!tile) return KernelError(kernel, index, "the tile leaves its buffer");
+  if (!tile) return KernelFailure(kernel, index, "the tile leaves its buffer");
   const auto bytes = static_cast<size_t>(ref.bytes);
   if (instr.op == Opcode::TPush) return launch->barrier->PipePush(*launch, kernel.name, instr.pipe, {tile, bytes});
   return launch->barrier->PipePop(*launch, kernel.name, instr.pipe, {tile, bytes});
@@ -667,10 +663,10 @@ Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const
 Result Event(const DecodedKernel& kernel, size_t index, const int64_t* regs, const rt::KernelLaunch* launch) {
   const Instr& instr = kernel.code[index];
   if (!launch || !launch->barrier)
-    return KernelError(kernel, index, "a cross-core event needs the runtime that runs the mixed task");
+    return KernelFailure(kernel, index, "a cross-core event needs the runtime that runs the mixed task");
   const int64_t id = Read(instr.event_id, regs);
   if (id < 0 || id >= rt::kEventIds)
-    return KernelError(kernel, index, fmt::format("event id {} is out of range [0, {}]", id, rt::kEventIds - 1));
+    return KernelFailure(kernel, index, fmt::format("event id {} is out of range [0, {}]", id, rt::kEventIds - 1));
   rt::EventRef event = instr.event;
   event.id = static_cast<int32_t>(id);
   if (instr.op == Opcode::EventSet) return launch->barrier->EventSet(*launch, kernel.name, event);
@@ -764,7 +760,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         const LoopInfo& loop = instr.loop;
         const int64_t start = Read(loop.start, regs), stop = Read(loop.stop, regs), step = Read(loop.step, regs);
         if (step == 0) [[unlikely]] {
-          return KernelError(kernel, pc, fmt::format("the loop step is 0 (range({}, {}, 0))", start, stop));
+          return KernelFailure(kernel, pc, fmt::format("the loop step is 0 (range({}, {}, 0))", start, stop));
         }
         const uint64_t trips = TripCount(start, stop, step);
         if (trips == 0) {
