@@ -44,14 +44,15 @@ struct Window {
 pypto::expected<Window, rt::FatalError> WindowOf(const DecodedKernel& kernel, size_t index, const int64_t* args) {
   const Instr& instr = kernel.code[index];
   const auto* tensor = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
-  if (!tensor) return KernelFailure(kernel, index, fmt::format("{} is a null descriptor", WindowName(kernel, instr.tensor_slot)));
+  if (!tensor) return KernelFailure(kernel, index,
+                                    fmt::format("{} is a null descriptor", WindowName(kernel, instr.tensor_slot)));
   auto place = rt::FindCommPlace(static_cast<uintptr_t>(tensor->buffer_addr));
   if (!place)
     return KernelFailure(kernel, index,
-                     fmt::format("{} is not in a window of a distributed program: comm ops take the "
-                                 "pld.window(...) views a @pl.jit.host function passes (pld.DistributedTensor "
-                                 "parameters)",
-                                 WindowName(kernel, instr.tensor_slot)));
+                         fmt::format("{} is not in a window of a distributed program: comm ops take the "
+                                     "pld.window(...) views a @pl.jit.host function passes (pld.DistributedTensor "
+                                     "parameters)",
+                                     WindowName(kernel, instr.tensor_slot)));
   return Window{tensor, *place};
 }
 
@@ -60,8 +61,8 @@ pypto::expected<int32_t, rt::FatalError> PeerOf(const DecodedKernel& kernel, siz
   const int64_t peer = Read(kernel.code[index].comm.peer, regs);
   if (peer < 0 || peer >= window.place.nranks())
     return KernelFailure(kernel, index,
-                     fmt::format("peer {} is not a rank of the communication domain (ranks 0 to {})", peer,
-                                 window.place.nranks() - 1));
+                         fmt::format("peer {} is not a rank of the communication domain (ranks 0 to {})", peer,
+                                     window.place.nranks() - 1));
   return static_cast<int32_t>(peer);
 }
 
@@ -73,16 +74,18 @@ pypto::expected<uint64_t, rt::FatalError> CellOffset(const DecodedKernel& kernel
   for (int d = 0; d < instr.rank; ++d) {
     if (offsets[d] < 0 || offsets[d] >= static_cast<int64_t>(tensor.shapes[d]))
       return KernelFailure(kernel, index,
-                       fmt::format("signal cell [{}] is outside {} of shape [{}]",
-                                   fmt::join(std::span(offsets, instr.rank), ", "),
-                                   WindowName(kernel, instr.tensor_slot),
-                                   fmt::join(std::span(tensor.shapes, tensor.ndims), ", ")));
+                           fmt::format("signal cell [{}] is outside {} of shape [{}]",
+                                       fmt::join(std::span(offsets, instr.rank), ", "),
+                                       WindowName(kernel, instr.tensor_slot),
+                                       fmt::join(std::span(tensor.shapes, tensor.ndims), ", ")));
     element += static_cast<uint64_t>(offsets[d]) * tensor.strides[d];
   }
   return element * sizeof(int32_t);
 }
 
-std::atomic_ref<int32_t> CellAt(uintptr_t address) { return std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(address)); }
+std::atomic_ref<int32_t> CellAt(uintptr_t address) {
+  return std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(address));
+}
 
 bool Compare(WaitCmp cmp, int32_t value, int64_t expected) {
   switch (cmp) {
@@ -137,11 +140,11 @@ Result Wait(const DecodedKernel& kernel, size_t index, const Window& window, con
   const auto limit = WaitLimit();
   if (BlockUntil([&] { return Compare(instr.comm.cmp, local.load(), expected); }, limit)) return {};
   return KernelFailure(kernel, index,
-                   fmt::format("rank {} waited {} s for signal {}[{}] {} {}, but it holds {}: no peer notified it "
-                               "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
-                               window.place.rank, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot),
-                               fmt::join(std::span(offsets, instr.rank), ", "), CmpText(instr.comm.cmp), expected,
-                               local.load()));
+                       fmt::format("rank {} waited {} s for signal {}[{}] {} {}, but it holds {}: no peer notified it "
+                                   "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
+                                   window.place.rank, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot),
+                                   fmt::join(std::span(offsets, instr.rank), ", "), CmpText(instr.comm.cmp), expected,
+                                   local.load()));
 }
 
 // Each rank adds a credit to its own cell of every peer's signal window, then waits for a credit
@@ -154,8 +157,8 @@ Result Barrier(const DecodedKernel& kernel, size_t index, const Window& window) 
   const int32_t nranks = window.place.nranks();
   if (static_cast<int64_t>(tensor.shapes[0]) < nranks)
     return KernelFailure(kernel, index,
-                     fmt::format("the barrier's signal {} has {} cells but the domain has {} ranks",
-                                 WindowName(kernel, instr.tensor_slot), tensor.shapes[0], nranks));
+                         fmt::format("the barrier's signal {} has {} cells but the domain has {} ranks",
+                                     WindowName(kernel, instr.tensor_slot), tensor.shapes[0], nranks));
   auto cell_offset = [&](int32_t rank) {
     return (tensor.start_offset + static_cast<uint64_t>(rank) * tensor.strides[0]) * sizeof(int32_t);
   };
@@ -169,9 +172,9 @@ Result Barrier(const DecodedKernel& kernel, size_t index, const Window& window) 
     auto credit = CellAt(base + cell_offset(peer));
     if (!BlockUntil([&] { return credit.load() >= 1; }, limit))
       return KernelFailure(kernel, index,
-                       fmt::format("rank {} waited {} s at the barrier on {} for rank {}, which never arrived "
-                                   "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
-                                   me, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot), peer));
+                           fmt::format("rank {} waited {} s at the barrier on {} for rank {}, which never arrived "
+                                       "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
+                                       me, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot), peer));
     credit.fetch_sub(1);
   }
   return {};

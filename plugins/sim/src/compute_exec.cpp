@@ -177,7 +177,8 @@ Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, c
   const ComputeInfo& c = instr.compute;
   const int64_t k = OperandValue(c.valid_inner, regs);
   if (k < 0 || k > c.inner)
-    return KernelFailure(kernel, index, fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
+    return KernelFailure(kernel, index,
+                         fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
   const bool accumulate = (c.accumulate && OperandValue(c.init_cond, regs) == 0) || bias;
   const size_t in_bytes = ir::DataTypeBytes(c.in_dtype);
   const auto row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
@@ -239,8 +240,8 @@ pypto::expected<std::pair<size_t, size_t>, rt::FatalError> ValidExtents(const De
   const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
   if (rows < 0 || cols < 0 || rows > instr.compute.rows || cols > instr.compute.cols)
     return KernelFailure(kernel, index,
-                fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, instr.compute.rows,
-                            instr.compute.cols));
+                         fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
+                                     instr.compute.rows, instr.compute.cols));
   return std::pair<size_t, size_t>(static_cast<size_t>(rows), static_cast<size_t>(cols));
 }
 
@@ -282,20 +283,21 @@ Result RunIndexMove(const DecodedKernel& kernel, size_t index, const Operands& o
                         static_cast<size_t>(c.rows), static_cast<size_t>(c.cols), instr.elem_bytes);
       if (bad)
         return KernelFailure(kernel, index,
-                    fmt::format("the row index {} at position {} of the indices is outside the {} rows of the "
-                                "destination",
-                                bad->value, bad->position, c.rows));
+                             fmt::format("the row index {} at position {} of the indices is outside the {} rows of the "
+                                         "destination",
+                                         bad->value, bad->position, c.rows));
       return {};
     default: return {};
   }
   if (!bad) return {};
   if (c.along.flat)
     return KernelFailure(kernel, index,
-                fmt::format("the index {} at position {} of the indices is outside the {} elements of the {}",
-                            bad->value, bad->position, c.along.data_shape[0], data));
+                         fmt::format("the index {} at position {} of the indices is outside the {} elements of the {}",
+                                     bad->value, bad->position, c.along.data_shape[0], data));
   return KernelFailure(kernel, index,
-              fmt::format("the index {} at {} is outside [0, {}) along axis {} of the {}", bad->value,
-                          Coordinates(bad->position, c.along), c.along.data_shape[c.along.axis], c.along.axis, data));
+                       fmt::format("the index {} at {} is outside [0, {}) along axis {} of the {}", bad->value,
+                                   Coordinates(bad->position, c.along), c.along.data_shape[c.along.axis], c.along.axis,
+                                   data));
 }
 
 // tgatherb: the blocks the offsets' valid region picks, each offset checked against the source.
@@ -309,9 +311,9 @@ Result RunGatherBlocks(const DecodedKernel& kernel, size_t index, const Operands
   auto bad = GatherBlocks(o.dst, o.src0, src_bytes, o.src1, cols, valid.first, valid.second);
   if (!bad) return {};
   return KernelFailure(kernel, index,
-              fmt::format("the byte offset {} at [{}, {}] of the offsets is not the start of a 32-byte block of the "
-                          "{}-byte source",
-                          bad->value, bad->position / cols, bad->position % cols, src_bytes));
+                       fmt::format("the byte offset {} at [{}, {}] of the offsets is not the start of a 32-byte "
+                                   "block of the {}-byte source",
+                                   bad->value, bad->position / cols, bad->position % cols, src_bytes));
 }
 
 // The compare-form gather: the source widened to doubles (which hold every FP16, FP32, INT16 and
@@ -359,9 +361,9 @@ Result RunMergeSort(const DecodedKernel& kernel, size_t index, const Operands& o
   const int64_t block_len = OperandValue(c.block_len, regs);
   if (block_len <= 0 || block_len % 64 != 0 || c.cols % (4 * block_len) != 0)
     return KernelFailure(kernel, index,
-                fmt::format("mrgsort block_len {} must be a positive multiple of 64 whose 4 runs tile the row of {} "
-                            "lanes",
-                            block_len, c.cols));
+                         fmt::format("mrgsort block_len {} must be a positive multiple of 64 whose 4 runs tile the "
+                                     "row of {} lanes",
+                                     block_len, c.cols));
   MergeSortF32(o.fdst(), o.fsrc0(), static_cast<size_t>(c.cols), static_cast<size_t>(block_len));
   return {};
 }
@@ -397,8 +399,8 @@ Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, c
   }
   if (row < 0 || col < 0 || row + extent_rows > c.outer_rows || col + extent_cols > c.outer_cols)
     return KernelFailure(kernel, index,
-                fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", extent_rows, extent_cols,
-                            row, col, c.outer_rows, c.outer_cols));
+                         fmt::format("the [{}, {}] window at [{}, {}] is outside the [{}, {}] tile", extent_rows,
+                                     extent_cols, row, col, c.outer_rows, c.outer_cols));
   const auto rows = static_cast<size_t>(c.rows), cols = static_cast<size_t>(c.cols);
   const auto outer_cols = static_cast<size_t>(c.outer_cols), elem_bytes = static_cast<size_t>(instr.elem_bytes);
   if (c.kind == ComputeKind::Insert && instr.partial) {
@@ -479,7 +481,7 @@ Result RunArgReduce(const DecodedKernel& kernel, size_t index, const Operands& o
   const bool by_row = c.kind == ComputeKind::RowArgReduce;
   if ((by_row ? cols : rows) == 0)
     return KernelFailure(kernel, index,
-                fmt::format("the valid region [{}, {}] has no element to take the index of", rows, cols));
+                         fmt::format("the valid region [{}, {}] has no element to take the index of", rows, cols));
   if (rows == 0 || cols == 0) return {};  // no index to write
   const float* values = o.fsrc0();
   std::vector<float> widened;
@@ -552,7 +554,8 @@ Result RunArithmetic(const DecodedKernel& kernel, size_t index, const Operands& 
     return RunValidReduce(kernel, index, o, regs);
   if (instr.kind == ElemKind::F32) return RunF32(instr, o, regs);
   if (instr.kind == ElemKind::I32 && RunI32(instr, o, regs)) return {};
-  if (instr.kind == ElemKind::I32) return KernelFailure(kernel, index, "integer division by zero, or an op without an INT32 form");
+  if (instr.kind == ElemKind::I32) return KernelFailure(kernel, index,
+                                                        "integer division by zero, or an op without an INT32 form");
   return KernelFailure(kernel, index, "element type without arithmetic (decoder bug)");
 }
 

@@ -157,13 +157,13 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   }
   if (tensor->ndims != instr.rank) {
     return KernelFailure(kernel, index,
-                       fmt::format("{} has {} dimensions but the kernel indexes it with {}",
-                                   TensorName(kernel, instr.tensor_slot), tensor->ndims, instr.rank));
+                         fmt::format("{} has {} dimensions but the kernel indexes it with {}",
+                                     TensorName(kernel, instr.tensor_slot), tensor->ndims, instr.rank));
   }
   if (tensor->dtype != instr.rt_dtype) {
     return KernelFailure(kernel, index,
-                       fmt::format("{} has runtime dtype {} but the kernel expects {}",
-                                   TensorName(kernel, instr.tensor_slot), tensor->dtype, instr.rt_dtype));
+                         fmt::format("{} has runtime dtype {} but the kernel expects {}",
+                                     TensorName(kernel, instr.tensor_slot), tensor->dtype, instr.rt_dtype));
   }
   // The region must stay inside the view the task was given (its dependencies cover only that).
   // Constant offsets are never negative (the decoder checked); computed ones may be anything.
@@ -177,10 +177,10 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
                              : fmt::format("{}:{}", offsets[k], end));
       }
       return KernelFailure(kernel, index,
-                         fmt::format("out-of-bounds global {}: region [{}] is outside the view of {} with shape [{}]",
-                                     load ? "read" : "write", fmt::join(region, ", "),
-                                     TensorName(kernel, instr.tensor_slot),
-                                     fmt::join(std::span(tensor->shapes, tensor->ndims), ", ")));
+                           fmt::format("out-of-bounds global {}: region [{}] is outside the view of {} with shape [{}]",
+                                       load ? "read" : "write", fmt::join(region, ", "),
+                                       TensorName(kernel, instr.tensor_slot),
+                                       fmt::join(std::span(tensor->shapes, tensor->ndims), ", ")));
     }
   }
   // Exact byte range touched (strides are non-negative): first and one past the last element.
@@ -196,12 +196,12 @@ pypto::expected<std::byte*, rt::FatalError> RegionBase(const DecodedKernel& kern
   const unsigned __int128 end_byte = (last + 1) * elem;
   if (tensor->buffer_addr == 0 || end_byte > tensor->buffer_size) {
     return KernelFailure(kernel, index,
-                       fmt::format("out-of-bounds global {} of {}: bytes [{}, {}) from its buffer start 0x{:x} "
-                                   "(start_offset {}, strides [{}]), but the buffer holds {} bytes",
-                                   load ? "read" : "write", TensorName(kernel, instr.tensor_slot),
-                                   static_cast<uint64_t>(begin_byte), static_cast<uint64_t>(end_byte),
-                                   tensor->buffer_addr, tensor->start_offset,
-                                   fmt::join(std::span(tensor->strides, tensor->ndims), ", "), tensor->buffer_size));
+                         fmt::format("out-of-bounds global {} of {}: bytes [{}, {}) from its buffer start 0x{:x} "
+                                     "(start_offset {}, strides [{}]), but the buffer holds {} bytes",
+                                     load ? "read" : "write", TensorName(kernel, instr.tensor_slot),
+                                     static_cast<uint64_t>(begin_byte), static_cast<uint64_t>(end_byte),
+                                     tensor->buffer_addr, tensor->start_offset,
+                                     fmt::join(std::span(tensor->strides, tensor->ndims), ", "), tensor->buffer_size));
   }
 
   return reinterpret_cast<std::byte*>(tensor->buffer_addr) + static_cast<size_t>(begin_byte);
@@ -225,8 +225,8 @@ Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* ar
     std::memcpy(&at, idx + i * 4, 4);
     if (at < 0 || at >= elements)
       return KernelFailure(kernel, index,
-                         fmt::format("the index {} at position {} of the indices is outside the {} elements of {}", at,
-                                     i, elements, TensorName(kernel, instr.tensor_slot)));
+                           fmt::format("the index {} at position {} of the indices is outside the {} elements of {}",
+                                       at, i, elements, TensorName(kernel, instr.tensor_slot)));
     int64_t offset = 0, rest = at;
     for (int d = instr.rank - 1; d >= 0; --d) {
       offset += (rest % instr.shape[d]) * static_cast<int64_t>(tensor->strides[d]);
@@ -247,7 +247,7 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
   for (uint32_t d = 0; d < tensor->ndims; ++d) elements *= static_cast<int64_t>(tensor->shapes[d]);
   if (at < 0 || at >= elements)
     return KernelFailure(kernel, index,
-                       fmt::format("entry {} is outside {} of {} elements", at, TensorName(kernel, slot), elements));
+                         fmt::format("entry {} is outside {} of {} elements", at, TensorName(kernel, slot), elements));
   uint64_t offset = tensor->start_offset;
   int64_t rest = at;
   for (int d = static_cast<int>(tensor->ndims) - 1; d >= 0; --d) {
@@ -256,7 +256,7 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
   }
   if ((offset + 1) * 4 > tensor->buffer_size)
     return KernelFailure(kernel, index,
-                       fmt::format("entry {} of {} is outside its buffer", at, TensorName(kernel, slot)));
+                         fmt::format("entry {} of {} is outside its buffer", at, TensorName(kernel, slot)));
   int32_t value = 0;
   std::memcpy(&value, reinterpret_cast<const std::byte*>(tensor->buffer_addr) + offset * 4, 4);
   return value;
@@ -283,8 +283,8 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
     const int64_t row = *block * paged.block_size + *logical % paged.block_size;
     if (row < 0 || row >= instr.shape[0])
       return KernelFailure(kernel, index,
-                         fmt::format("the logical row {} maps to pool row {}, outside the {} rows of {}", *logical, row,
-                                     instr.shape[0], TensorName(kernel, instr.tensor_slot)));
+                           fmt::format("the logical row {} maps to pool row {}, outside the {} rows of {}", *logical,
+                                       row, instr.shape[0], TensorName(kernel, instr.tensor_slot)));
     for (int64_t c = 0; c < paged.cols; ++c) {
       const auto offset = static_cast<int64_t>(row * static_cast<int64_t>(pool->strides[0]) +
                                                (paged.col_off + c) * static_cast<int64_t>(pool->strides[1]));
@@ -312,8 +312,8 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
     cols = read(instr.valid.cols);
     if (rows < 0 || cols < 0 || rows > gather.out_rows || cols > gather.out_cols)
       return KernelFailure(kernel, index,
-                         fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
-                                     gather.out_rows, gather.out_cols));
+                           fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols,
+                                       gather.out_rows, gather.out_cols));
   }
   const int64_t origin[kMaxDims] = {};
   auto base = RegionBase(kernel, index, args, origin, false, instr.shape.data());
@@ -347,10 +347,10 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
       auto picked = PickIndex(value, count, gather.oob);
       if (!picked)
         return KernelFailure(kernel, index,
-                           fmt::format("the index {} at position {} of the indices is past the {} {} of {} (with "
-                                       "gather_oob=\"undefined\" nothing defines what it reads)",
-                                       static_cast<uint32_t>(value), position, count,
-                                       gather.rows ? "rows" : "elements", TensorName(kernel, instr.tensor_slot)));
+                             fmt::format("the index {} at position {} of the indices is past the {} {} of {} (with "
+                                         "gather_oob=\"undefined\" nothing defines what it reads)",
+                                         static_cast<uint32_t>(value), position, count,
+                                         gather.rows ? "rows" : "elements", TensorName(kernel, instr.tensor_slot)));
       std::byte* to = tile + (r * gather.out_cols + c) * static_cast<int64_t>(elem);
       if (picked->zero) {
         std::memset(to, 0, elem);
@@ -372,9 +372,9 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
   if (!tile) {
     return KernelFailure(kernel, index,
-                       fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
-                                   ref.byte_offset + ref.bytes, memory.capacity(ref.space),
-                                   ir::MemorySpaceName(ref.space)));
+                         fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
+                                     ref.byte_offset + ref.bytes, memory.capacity(ref.space),
+                                     ir::MemorySpaceName(ref.space)));
   }
   if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
   auto base = RegionBase(kernel, index, args, offsets, !load, instr.shape.data());
@@ -419,8 +419,8 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
   const int64_t rows = read(instr.valid.rows), cols = read(instr.valid.cols);
   if (rows < 0 || cols < 0 || rows > tile_rows || cols > instr.shape[last])
     return KernelFailure(kernel, index,
-                       fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, tile_rows,
-                                   instr.shape[last]));
+                         fmt::format("the valid region [{}, {}] is outside the [{}, {}] tile", rows, cols, tile_rows,
+                                     instr.shape[last]));
   if (rows == 0 || cols == 0) return {};
   const TileRef& ref = load ? instr.dst : instr.src0;
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
@@ -496,9 +496,9 @@ pypto::expected<std::byte*, rt::FatalError> TileElement(const DecodedKernel& ker
   for (int d = 0; d < instr.rank; ++d) {
     if (indices[d] < 0 || indices[d] >= instr.shape[d])
       return KernelFailure(kernel, index,
-                         fmt::format("element [{}] is outside the tile of shape [{}]",
-                                     fmt::join(std::span(indices, instr.rank), ", "),
-                                     fmt::join(std::span(instr.shape.data(), instr.rank), ", ")));
+                           fmt::format("element [{}] is outside the tile of shape [{}]",
+                                       fmt::join(std::span(indices, instr.rank), ", "),
+                                       fmt::join(std::span(instr.shape.data(), instr.rank), ", ")));
     flat = flat * instr.shape[d] + indices[d];
   }
   std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
@@ -544,8 +544,8 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
   const std::byte* b = memory.Access(instr.src1.space, instr.src1.byte_offset, instr.src1.bytes);
   if (!dst || !a || !b) {
     return KernelFailure(kernel, index, fmt::format("an operand lies outside the core's {}-byte {} buffer",
-                                                  memory.capacity(instr.dst.space),
-                                                  ir::MemorySpaceName(instr.dst.space)));
+                                                    memory.capacity(instr.dst.space),
+                                                    ir::MemorySpaceName(instr.dst.space)));
   }
   const auto n = static_cast<size_t>(instr.num_elements);
   if (instr.widen == Widen::Half || instr.widen == Widen::BFloat) {  // computed in FP32, each result rounded back
@@ -608,8 +608,9 @@ Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
     if (!EvalScalar(op.op, Read(op.a, regs), Read(op.b, regs), regs[op.dst])) [[unlikely]] {
       const bool shifts = op.op == ScalarOp::Shl || op.op == ScalarOp::Shr;
       return KernelFailure(kernel, index,
-                         fmt::format("{} in `{}`", shifts ? "a shift count outside [0, 64)" : "integer division by zero",
-                                     kernel.scalar_text[instr.scalar_begin + s]));
+                           fmt::format("{} in `{}`",
+                                       shifts ? "a shift count outside [0, 64)" : "integer division by zero",
+                                       kernel.scalar_text[instr.scalar_begin + s]));
     }
   }
   return {};
