@@ -254,3 +254,28 @@ def test_init_value_misuse_is_reported(created):
                                   "buffer is allocated once per run and would not start again at 0.0 in later "
                                   "iterations")
     assert info.value.location == f"{created.path}:31:9"
+
+
+HALF_READS = """
+import pypto.language as pl
+
+
+@pl.jit
+def scale_rows(x: pl.Tensor[[4, 64], pl.FP32], w: pl.Tensor[[4], pl.BF16], b: pl.Tensor[[4], pl.FP16],
+               y: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(4):
+            row = pl.mul(x[r : r + 1, 0:64], pl.read(w, [r]))
+            y[r : r + 1, 0:64] = pl.add(row, pl.read(b, [r]))
+    return y
+"""
+
+
+def test_bf16_and_fp16_elements_are_read_as_fp32(write_kernel):
+    module, _ = write_kernel("half_reads", HALF_READS)
+    x = torch.randn(4, 64)
+    w = torch.randn(4).to(torch.bfloat16)
+    b = torch.randn(4).to(torch.float16)
+    y = torch.zeros(4, 64)
+    module.scale_rows(x, w, b, y)
+    torch.testing.assert_close(y, x * w.float()[:, None] + b.float()[:, None], rtol=0, atol=0)

@@ -147,9 +147,14 @@ def test_read_errors_name_the_problem(write_kernel):
     with pytest.raises(ParserTypeError,
                        match=r"pl.read: an element of pl.Tensor\[\[16, 64\], pl.FP32\] has 2 indices, got 1"):
         module.short_index(torch.zeros(16, 64), torch.zeros(16, 64))
-    with pytest.raises(RuntimeError, match=r"reads.py:21:13: kernel 'half_read_incore_0': pl.read of a FP16 tensor: "
-                       "the simulator reads integer and FP32 elements only"):
-        module.half_read(torch.zeros(16, 64, dtype=torch.float16), torch.zeros(16, 64, dtype=torch.float16))
+
+
+def test_an_fp16_element_read_scales_its_tile(write_kernel):
+    module, _ = write_kernel("reads", READS)
+    x = torch.randn(16, 64).to(torch.float16)
+    y = torch.zeros(16, 64, dtype=torch.float16)
+    module.half_read(x, y)
+    torch.testing.assert_close(y, x * x[0, 0])
 
 
 def test_an_index_read_at_run_time_is_bounds_checked(write_kernel):

@@ -17,6 +17,7 @@
 #include "compute_exec.h"
 #include "extern_guard.h"
 #include "kernel_failure.h"
+#include "kernels/convert.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -446,12 +447,21 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
 }
 
 // `s = pl.read(t, [i, j])`: one element into a register, an integer sign- or zero-extended to 64
-// bits, an FP32 as its bit pattern (what tile-scalar ops read).
+// bits, an FP32 as its bit pattern (what tile-scalar ops read), an FP16 or BF16 widened to FP32 first.
 Result ReadScalar(const DecodedKernel& kernel, size_t index, const int64_t* args, const int64_t* offsets,
                   int64_t* regs) {
   const Instr& instr = kernel.code[index];
   auto base = RegionBase(kernel, index, args, offsets, /*write=*/false, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
+  if (instr.widen == Widen::Half || instr.widen == Widen::BFloat) {
+    float value = 0.0f;
+    Convert(instr.widen == Widen::Half ? ElemType::F16 : ElemType::BF16, ElemType::F32, &value, *base, 1,
+            RoundMode::None);
+    uint32_t fp32_bits = 0;
+    std::memcpy(&fp32_bits, &value, sizeof fp32_bits);
+    regs[instr.scalar_dst] = static_cast<int64_t>(fp32_bits);
+    return {};
+  }
   uint64_t bits = 0;
   std::memcpy(&bits, *base, instr.elem_bytes);  // little-endian: the low bytes
   const int shift = 64 - 8 * instr.elem_bytes;

@@ -1503,13 +1503,16 @@ class Decoder {
     auto offsets = Offsets(call.args()[1], "pl.read indices");
     if (!offsets) return pypto::unexpected(offsets.error());
     const ir::DataType dtype = (*tensor)->dtype;
-    const bool is_float = dtype == ir::DataType::FP32;
+    const bool half = dtype == ir::DataType::FP16 || dtype == ir::DataType::BF16;
+    const bool is_float = dtype == ir::DataType::FP32 || half;
     const bool is_int = ir::IsInteger(dtype) && ir::DataTypeBytes(dtype) <= 8;
     if (!is_float && !is_int)
-      return Fail(fmt::format("pl.read of a {} tensor: the simulator reads integer and FP32 elements only",
+      return Fail(fmt::format("pl.read of a {} tensor: the simulator reads integer, FP32, FP16 and BF16 elements only",
                               ir::DataTypeName(dtype)));
     Instr instr;
     instr.op = Opcode::ReadScalar;
+    // An FP16 or BF16 element lands in the register widened to FP32, as the scalar unit computes.
+    if (half) instr.widen = dtype == ir::DataType::FP16 ? Widen::Half : Widen::BFloat;
     if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], ir::Shape(offsets->size(), 1), instr); !ok)
       return pypto::unexpected(ok.error());
     instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(dtype));
