@@ -456,3 +456,30 @@ def test_put_with_part_of_a_region_is_refused_at_the_call(kernels):
         kernels.host_half_region(torch.zeros(N, 1, C), config=world())
     assert error.value.message == "'pld.tensor.put' takes dst_offsets, src_offsets and shape together, or none of them"
     assert error.value.location.endswith(f"distributed_comm_kernels.py:{line_of('pld.tensor.put(acc, 0, x, [1, 0])')}:5")
+
+
+
+SELF_PUT = """
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+@pl.jit
+def chip_self_put(x: pl.Tensor[[1, 64], pl.FP32], box: pld.DistributedTensor[[1, 64], pl.FP32],
+                  y: pl.Out[pl.Tensor[[1, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="publish"):
+        me = pld.rank(box)
+        pld.tensor.put(box, me, x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="consume"):
+        y = pl.store(pl.add(pl.load(box, [0, 0], [1, 64]), 1.0), [0, 0], y)
+    return y
+"""
+
+
+def test_a_put_writes_its_destination_window_so_later_readers_wait_for_it(write_kernel):
+    """A put to this rank itself (lm_head puts to every member of its group) is a local write the
+    runtime must order later readers of the window after: the scope's window parameter is written."""
+    module, _ = write_kernel("self_put", SELF_PUT)
+    lowered = str(module.chip_self_put.lower(torch.zeros(1, 64), torch.zeros(1, 64), torch.zeros(1, 64)))
+    publish = lowered.split("def publish")[1].split("\n")[0]
+    assert "box: pl.InOut[pl.Tensor[[1, 64], pl.FP32]]" in publish, publish

@@ -227,3 +227,27 @@ def test_distributed_config_checks_its_devices():
     with pytest.raises(ValueError, match="must not be empty"):
         DistributedConfig(device_ids=[])
     assert DistributedConfig().device_ids == [0]
+
+
+def test_a_prepared_worker_runs_with_resident_tensors(kernels):
+    """pypto-lib's golden harness keeps weights on the devices: `with compiled.prepare() as rt`, a
+    stacked resident tensor (shard r on rank r) passed in place of a host tensor."""
+    from pypto.ir import ParamDirection
+    from pypto.runtime import StackedDeviceTensor
+
+    torch.manual_seed(5)
+    x = torch.randn(3, 8, 16)
+    y = torch.zeros(3, 8, 16)
+    compiled = kernels.host_affine.compile(x, y, config=world(3))
+    params, _, _ = compiled._get_metadata()
+    assert [(p.name, p.direction) for p in params] == [("x", ParamDirection.In), ("y", ParamDirection.Out)]
+    with compiled.prepare() as rt:
+        resident_x = rt.alloc_stacked_tensor(x)
+        resident_y = StackedDeviceTensor([rt.alloc_tensor((8, 16), torch.float32, worker_id=r) for r in range(3)],
+                                         (3, 8, 16), (0, 1, 2))
+        rt(resident_x, resident_y)
+        rt.copy_stacked_from(resident_y, y)
+        rt.free_stacked_tensor(resident_x)
+        with pytest.raises(ValueError, match="a resident tensor was used after free_tensor"):
+            rt(resident_x, resident_y)
+    torch.testing.assert_close(y, x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1), rtol=1e-6, atol=1e-6)

@@ -177,12 +177,15 @@ void RegisterCommOps(OpRegistry& registry) {
                           .deduce_type = DeduceRemoteLoad,
                           .affinity = CoreAffinity::Vector,
                           .reads_tensor_arg = 0});
+  // The window is written: a peer's, or this rank's own when the peer is itself (a put to every
+  // member of a group, self included), which the local task graph must order later readers after.
   registry.Register(OpDef{.name = "comm.remote_store",
                           .description = "a Vec tile written into a region of a peer's window",
                           .params = {Arg("tile"), Arg("target"), Arg("peer"), Arg("offsets"),
                                      OptionalAttr("atomic", OpAttrKind::String)},
                           .deduce_type = DeduceRemoteStore,
-                          .affinity = CoreAffinity::Vector});
+                          .affinity = CoreAffinity::Vector,
+                          .writes_arg = 1});
 }
 
 }  // namespace pypto::ir

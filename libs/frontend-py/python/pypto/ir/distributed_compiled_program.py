@@ -53,6 +53,12 @@ class DistributedRunError(RuntimeError):
         self.rank = rank
 
 
+@dataclasses.dataclass(frozen=True)
+class _ParamInfo:
+    name: str
+    direction: "ParamDirection"  # noqa: F821 - pypto.ir.ParamDirection
+
+
 class DistributedCompiledProgram:
     """What ``host_fn.compile(...)`` returns: call it with the host function's arguments (outputs are
     written into the caller's tensors in place)."""
@@ -88,6 +94,35 @@ class DistributedCompiledProgram:
     def chip_programs(self) -> list:
         """The compiled chip program of each dispatch, in the order the host function made them."""
         return list(self._programs)
+
+    def prepare(self, config=None, *, persistent=False, reset_persistent_windows=True):
+        """A worker holding tensors on the devices across calls (``with compiled.prepare() as rt:``,
+        ``rt.alloc_tensor(...)``, ``rt(*args)``). Each call still starts from zeroed windows, so
+        ``persistent`` and ``reset_persistent_windows`` change nothing here."""
+        from pypto.runtime.resident import PreparedWorker
+
+        return PreparedWorker(self, config)
+
+    def _get_metadata(self):
+        """Upstream's (parameters, _, _): each host parameter with its name and direction, the
+        direction read off the chip programs the plan passes it (or a part of it) to."""
+        from pypto.ir import ParamDirection
+
+        reads, writes = set(), set()
+        for dispatch, program in zip(self.plan.dispatches, self._programs):
+            for arg, param in zip(dispatch.args, program.parameters):
+                name = getattr(arg, "param", None)
+                if name is None or param.kind != "tensor":
+                    continue
+                (writes if param.direction == "Out" else reads).add(name)
+                if param.direction == "InOut":
+                    writes.add(name)
+        infos = []
+        for name in self._params:
+            direction = (ParamDirection.InOut if name in reads and name in writes
+                         else ParamDirection.Out if name in writes else ParamDirection.In)
+            infos.append(_ParamInfo(name, direction))
+        return infos, None, None
 
     @classmethod
     def from_dir(cls, work_dir, **kwargs):

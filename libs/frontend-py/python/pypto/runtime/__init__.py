@@ -7,6 +7,7 @@ from pypto.runtime.bench import benchmark
 from pypto.runtime.program_run import run
 from pypto.runtime.runner import DfxOptions
 from pypto.runtime.device import EXIT_DEVICE_TOOLCHAIN_MISSING, EXIT_NO_DEVICE, DeviceUnavailableError
+from pypto.runtime.resident import DeviceTensor, StackedDeviceTensor
 from pypto.testing.spec import ScalarSpec, TensorSpec
 
 
@@ -29,5 +30,6 @@ def pto_isa_include_dir() -> str:
 __all__ = [
     "RunConfig", "run", "CompiledProgram", "Parameter", "PLATFORMS", "list_platforms", "execute_compiled",
     "load_compiled", "benchmark", "DfxOptions", "pto_isa_include_dir", "explain_abi", "DeviceUnavailableError",
-    "EXIT_DEVICE_TOOLCHAIN_MISSING", "EXIT_NO_DEVICE", "TensorSpec", "ScalarSpec",
+    "EXIT_DEVICE_TOOLCHAIN_MISSING", "EXIT_NO_DEVICE", "TensorSpec", "ScalarSpec", "DeviceTensor",
+    "StackedDeviceTensor",
 ]
