@@ -99,6 +99,18 @@ def host_computes(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C
 def host_no_device(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
     for r in pl.range(pld.world_size()):
         chip_affine(x[r], y[r], r)
+
+
+@pl.jit.host
+def host_typed_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], pl.const(r * 2, pl.FP32), device=r)
+
+
+@pl.jit.host
+def host_bad_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], pl.const(1.5, pl.INT32), device=r)
 '''
 
 kernels = kernels_fixture("distributed_host_kernels.py", SOURCE)
@@ -251,3 +263,13 @@ def test_a_prepared_worker_runs_with_resident_tensors(kernels):
         with pytest.raises(ValueError, match="a resident tensor was used after free_tensor"):
             rt(resident_x, resident_y)
     torch.testing.assert_close(y, x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1), rtol=1e-6, atol=1e-6)
+
+
+def test_a_typed_constant_is_a_number_passed_to_the_chip_entry(kernels):
+    x, y = torch.ones(3, 8, 16), torch.zeros(3, 8, 16)
+    kernels.host_typed_constant(x, y, config=world(3))
+    assert torch.equal(y[:, 0, 0], torch.tensor([2.0, 4.0, 6.0]))
+    with pytest.raises(ParserError) as error:
+        kernels.host_bad_constant.compile(x, y, config=world(3))
+    assert error.value.message == "pl.const(1.5, pl.INT32) is not an integer"
+    assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('pl.const(1.5, pl.INT32)')}:42")

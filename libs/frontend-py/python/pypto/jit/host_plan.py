@@ -336,6 +336,8 @@ class _Evaluator:
             return self.window(node)
         if name in ("pl.range", "range"):
             raise self.error(node, "pl.range is the iterable of a for loop", kind=ParserSyntaxError)
+        if name == "pl.const":
+            return self.const(node)
         if name is not None and name.split(".")[0] in ("pl", "pld"):
             raise self.error(node, f"'{name}' cannot be used in a @pl.jit.host function",
                              "a host function allocates window buffers (pld.alloc_window_buffer, pld.window) and "
@@ -352,6 +354,21 @@ class _Evaluator:
             return callee(*[self.expr(a) for a in node.args])
         raise self.error(node, f"a @pl.jit.host function cannot call {ast.unparse(node.func)}",
                          "it dispatches @pl.jit chip entries with device=r")
+
+    def const(self, node: ast.Call):
+        """`pl.const(1, pl.INT32)`: a number of that dtype, passed to a chip entry's scalar parameter."""
+        values = self.keywords(node, {"value", "dtype"})
+        args = list(node.args) + [values[k] for k in ("value", "dtype") if k in values]
+        if len(args) != 2:
+            raise self.error(node, "pl.const takes a value and a dtype: pl.const(1, pl.INT32)", kind=ParserSyntaxError)
+        value, dtype = self.expr(args[0]), self.dtype_of(args[1], "the dtype of pl.const")
+        if not isinstance(value, (bool, int, float)):
+            raise self.error(args[0], f"pl.const takes a number, got {ast.unparse(args[0])}", kind=ParserTypeError)
+        if dtype.startswith(("INT", "UINT")) or dtype == "INDEX":
+            if float(value) != int(value):
+                raise self.error(args[0], f"pl.const({value}, pl.{dtype}) is not an integer", kind=ParserTypeError)
+            return int(value)
+        return bool(value) if dtype == "BOOL" else float(value)
 
     def keywords(self, node: ast.Call, allowed: set) -> dict:
         values = {}
