@@ -954,7 +954,10 @@ class FunctionParser {
                        fmt::format("a {} slice is assigned a tile, got {}", into_tile ? "tile" : "tensor",
                                    (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("value")));
-    if (auto through = WriteThroughOrchestrationSlice(*region, *value, span)) return *through;
+    if (auto through = WrittenThroughRegion(*region, span)) {
+      if (!*through) return pypto::unexpected(through->error());
+      *region = std::move(**through);
+    }
     if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
     // A tile whose valid region is the slice (`out[:, 0:4] = narrowed`, narrowed [16, 8] with valid
     // [16, 4]) stores that region: the store writes a tile's valid part only.
@@ -983,39 +986,29 @@ class FunctionParser {
 
   // `h_tile[:, k : k + 512] = q` inside a kernel, where `h_tile = h[r : r + 16]` is a slice taken in
   // orchestration code: the slice is a view of h there (as upstream has it), so the assignment writes
-  // h itself, at the slice's offsets plus the window's. (The slice is a load only where it is read.)
-  // Nothing when the target is not such a slice. A later read of the slice in the same kernel would
-  // see the values loaded before this write, so it is refused (ParseName).
-  std::optional<ir::Result<ir::StmtPtr>> WriteThroughOrchestrationSlice(const Region& window,
-                                                                        const ir::ExprPtr& value,
-                                                                        const ir::Span& span) {
+  // h itself, at the slice's offsets plus the window's: the region of h this returns, which the
+  // assignment stores into like any tensor's. (The slice is a load only where it is read.) Nothing
+  // when the target is not such a slice. A later read of the slice in the same kernel would see the
+  // values loaded before this write, so it is refused (StaleSliceRead).
+  std::optional<ir::Result<Region>> WrittenThroughRegion(const Region& window, const ir::Span& span) {
     const auto* var = window.source->As<ir::Var>();
     auto it = var && kernel_depth_ > 0 ? orchestration_slices_.find(var) : orchestration_slices_.end();
     if (it == orchestration_slices_.end()) return std::nullopt;
     const auto* load = it->second->As<ir::Call>();
     const auto* slice_offsets = load->args()[1]->As<ir::TupleLiteral>();
     if (!slice_offsets || slice_offsets->elements().size() != window.offsets.size()) return std::nullopt;
-    const auto* tile = value->type()->As<ir::TileType>();
-    if (tile->shape() != window.shape && StaticValidShape(*tile) != window.shape)
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("the window of '{}' has shape [{}] but the tile assigned to it is {}",
-                                   var->name_hint(), fmt::join(window.shape, ", "), tile->str()),
-                       span);
-    std::vector<ir::ExprPtr> offsets;
+    Region region{.source = load->args()[0], .shape = window.shape};
     for (size_t d = 0; d < window.offsets.size(); ++d) {
       const ir::ExprPtr& base = slice_offsets->elements()[d];
       auto sum = ir::AsConstInt(window.offsets[d]) == 0 ? ir::Result<ir::ExprPtr>(base)
                  : ir::AsConstInt(base) == 0           ? ir::Result<ir::ExprPtr>(window.offsets[d])
                                                        : ir::MakeBinary(ir::BinaryOp::Add, base, window.offsets[d], span);
       if (!sum) return pypto::unexpected(sum.error());
-      offsets.push_back(*sum);
+      region.offsets.push_back(*sum);
     }
-    auto store = ir::OpRegistry::Get().CreateCall("tile.store", {value, Tuple(offsets, span), load->args()[0]}, {},
-                                                  span);
-    if (!store) return pypto::unexpected(store.error());
     viewed_slices_.insert(var);  // its load is dropped if nothing reads it
     written_through_.insert(var);
-    return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*store, span));
+    return region;
   }
 
   // `t[a:b, :] = u` with a tile `t`: `t = pl.tile.assemble(t, u, [a, 0])`, u written into that window
@@ -2653,8 +2646,8 @@ class FunctionParser {
 
   // The names a loop body may carry: those it assigns, the arrays whose elements it assigns
   // (`tids[i] = t`), the tiles it writes a window of (`t[i : i + 1, :] = u`; a tensor `y[...] = tile`,
-  // or in a kernel a slice orchestration code took, is stored into in place) and the tiles it writes an element of (`pl.write(tile, [i], v)`; a
-  // tensor written so keeps its name).
+  // or in a kernel a slice orchestration code took, is stored into in place) and the tiles it writes
+  // an element of (`pl.write(tile, [i], v)`; a tensor written so keeps its name).
   std::vector<std::string> CarryCandidates(py::handle body) const {
     auto names = AssignedNames(body);
     for (auto& name : ElementWrittenNames(body)) {  // `pl.write(tile, ...)` rebinds the tile's name
