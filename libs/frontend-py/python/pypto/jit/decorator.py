@@ -12,7 +12,7 @@ from pypto.ir.compiler import entry_parameters
 from pypto.jit import disk_cache
 from pypto.jit.extern_decl import ExternDecl
 from pypto.language.dtypes import DataType
-from pypto.language.typing import DynVar
+from pypto.language.typing import DynVar, _DimExpr
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
@@ -58,7 +58,8 @@ class JITFunction:
         self.extern = extern  # an ExternDecl for form "extern"
         self._signature = inspect.signature(fn)
         self._source = None
-        self._cache = {}
+        self._cache = _SpecialisationCache()
+        self._dynamic = None  # parameter name -> its dynamic axes, read from the source once
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -79,23 +80,24 @@ class JITFunction:
         config = config or RunConfig()
         specs = self._specs(args, kwargs)
         constants = {**self._constants(), **self._scalars(args, kwargs)}
+        keyed_specs, extents = self._split_dynamic(specs)
         # Unlike upstream, dump and output options are part of the key: asking for a dump gets one.
         key = (
             self._source_info().hash,
             tuple(sorted((name, sub._content_hash()) for name, sub in self._subfunctions().items())),
             config.platform,
-            tuple(sorted(specs.items())),
+            tuple(sorted(keyed_specs.items())),
             tuple(sorted(constants.items())),
             bool(config.dump_passes),
             config.save_kernels_dir,
             config.task_window,
             config.dfx,
         )
-        compiled = self._cache.get(key)
+        compiled = self._cache.lookup(key, extents)
         if compiled is not None:
             return compiled
         # The disk cache serves builds whose directory nobody asked for by name or content.
-        disk_key = (key, self._source_info().filename) if _disk_cacheable(config) else None
+        disk_key = (key, extents, self._source_info().filename) if _disk_cacheable(config) else None
         compiled = self._from_disk(disk_key, config)
         if compiled is None:
             output_dir = new_build_dir(config, f"_jit_{self.__name__}")
@@ -110,7 +112,7 @@ class JITFunction:
             compiled = CompiledProgram(artifacts, parameters)
             if disk_key is not None:
                 disk_cache.store(disk_key, output_dir)
-        self._cache[key] = compiled
+        self._cache.insert(key, extents, compiled)
         return compiled
 
     def warmup(self, *args, config=None, **kwargs) -> str:
@@ -250,6 +252,34 @@ class JITFunction:
                 )
         return specs
 
+    def _split_dynamic(self, specs) -> tuple:
+        """``specs`` as upstream's cache key has them (a ``pl.dynamic`` axis is None), and the
+        extents of those axes, which select the specialisation within that entry."""
+        dynamic = self._dynamic_axes()
+        keyed, extents = {}, []
+        for name, (shape, dtype) in specs.items():
+            axes = {axis % len(shape) for axis in dynamic.get(name, ()) if -len(shape) <= axis < len(shape)}
+            keyed[name] = (tuple(None if i in axes else dim for i, dim in enumerate(shape)), dtype)
+            extents.extend((name, i, shape[i]) for i in sorted(axes))
+        return keyed, tuple(extents)
+
+    def _dynamic_axes(self) -> dict:
+        """The axes of each tensor parameter that are dynamic: those its annotation gives a
+        ``pl.dynamic`` dimension (or one scaled or shifted), and those a ``x.bind_dynamic(axis, M)``
+        statement in the body names."""
+        if self._dynamic is None:
+            self._dynamic = {}
+            for name, param in self._signature.parameters.items():
+                shape = _annotated_shape(param.annotation)
+                axes = {i for i, dim in enumerate(shape) if isinstance(dim, (DynVar, _DimExpr))}
+                if axes:
+                    self._dynamic[name] = axes
+            for node in ast.walk(ast.parse(self._source_info().text)):
+                bound = _bind_dynamic_target(node)
+                if bound is not None and bound[0] in self._signature.parameters:
+                    self._dynamic.setdefault(bound[0], set()).add(bound[1])
+        return self._dynamic
+
     def _lower(self, specs, constants, config, dump_dir=None):
         source = self._source_info()
         program = _core.parse_jit(
@@ -263,6 +293,52 @@ class JITFunction:
             self._subfunction_sources(),
         )
         return _core.lower(program, config.platform, verify_requested(), str(dump_dir) if dump_dir else None)
+
+
+class _SpecialisationCache(dict):
+    """The in-memory cache, keyed as upstream keys it: a ``pl.dynamic`` axis counts as None, so one
+    entry serves every extent of it. Our IR has static shapes, so under an entry each extent of its
+    dynamic axes is compiled once, on first use (``by_extent``); the entry's value is the program
+    the last call under it ran. Clearing the cache forgets both."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_extent = {}
+
+    def lookup(self, key, extents):
+        return self.by_extent.get((key, extents)) if key in self else None
+
+    def insert(self, key, extents, compiled) -> None:
+        self[key] = compiled
+        self.by_extent[(key, extents)] = compiled
+
+    def clear(self) -> None:
+        super().clear()
+        self.by_extent.clear()
+
+
+def _annotated_shape(annotation) -> list:
+    """The shape list of ``pl.Tensor[[...], dtype]``, also inside ``pl.Out`` / ``pl.InOut``."""
+    args = getattr(annotation, "_args", ())
+    if args and getattr(annotation, "_name", None) in ("Out", "InOut"):
+        return _annotated_shape(args[0])
+    if args and isinstance(args[0], (list, tuple)):
+        return list(args[0])
+    return []
+
+
+def _bind_dynamic_target(node):
+    """``(parameter, axis)`` for a ``x.bind_dynamic(axis, M)`` call with a literal axis, else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr != "bind_dynamic" or not isinstance(node.func.value, ast.Name) or not node.args:
+        return None
+    axis = node.args[0]
+    if isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and isinstance(axis.operand, ast.Constant):
+        axis = ast.Constant(-axis.operand.value)
+    if not isinstance(axis, ast.Constant) or not isinstance(axis.value, int):
+        return None
+    return node.func.value.id, axis.value
 
 
 def _disk_cacheable(config) -> bool:
