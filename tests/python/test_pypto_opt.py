@@ -156,3 +156,28 @@ def test_standard_input(dumps):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (dumps / "04_after_FlattenCallExpr.py").read_text()
+
+
+def test_a_program_file_with_a_docstring_and_imports_is_read(tmp_path):
+    source = tmp_path / "program.py"
+    source.write_text('''"""A program as a user keeps it."""
+import pypto.language as pl
+from pypto import language
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.exp(pl.load(x, [0, 0], [16, 16])), [0, 0], y)
+        return y
+''')
+    result = _opt(source, "--no-passes")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("@pl.program\nclass P:\n")
+    # Anything else beside the class is still refused, at the top of the file.
+    source.write_text(source.read_text() + "\nX = 1\n")
+    result = _opt(source, "--no-passes")
+    assert (result.returncode, result.stderr) == (
+        1, f"pypto-opt: {source}:1:1: error: expected exactly one class definition (a @pl.program)\n")

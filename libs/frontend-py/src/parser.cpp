@@ -4824,7 +4824,14 @@ ir::Result<std::vector<ModuleFunctionSignature>> ReadModuleFunctions(const Progr
 ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   SourceMap map{request.filename, request.line_offset, request.column_offset};
   py::object module = py::module_::import("ast").attr("parse")(request.source, map.filename);
-  py::list body = module.attr("body");
+  // A program file starts as any Python file does: a docstring and the imports that make `pl`
+  // a name; the program is the one class after them.
+  py::list body;
+  for (auto stmt : module.attr("body")) {
+    const bool docstring = IsNode(stmt, "Expr") && IsNode(stmt.attr("value"), "Constant") &&
+                           py::isinstance<py::str>(stmt.attr("value").attr("value"));
+    if (!docstring && !IsNode(stmt, "Import") && !IsNode(stmt, "ImportFrom")) body.append(stmt);
+  }
   if (py::len(body) != 1 || !IsNode(body[0], "ClassDef"))
     return MakeError(DiagnosticKind::Syntax, "expected exactly one class definition (a @pl.program)",
                      ir::Span{map.filename, map.line_offset + 1, 1 + map.column_offset});
