@@ -108,3 +108,40 @@ def test_no_passes_excludes_passes(tmp_path):
     result = _opt(tmp_path / "x.py", "--no-passes", "--passes", "UnrollLoops")
     assert result.returncode != 0
     assert "excludes" in result.stderr
+
+
+SSA_PROGRAM = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [16, 16])
+            u = pl.exp(t)
+            pl.store(u, [0, 0], y)
+        return y
+"""
+
+
+def test_a_program_defining_a_variable_twice_is_refused_at_the_definition(tmp_path):
+    # The DSL cannot say it (each assignment is a new variable); JSON can, by naming the id of `t`
+    # where `u` is defined and read.
+    source = tmp_path / "p.py"
+    source.write_text(SSA_PROGRAM)
+    as_json = tmp_path / "p.json"
+    assert _opt(source, "--no-passes", "--emit", "json", "-o", as_json).returncode == 0
+    document = json.loads(as_json.read_text())
+    scope = document["functions"][0]["body"]["stmts"][0]["body"]["stmts"]
+    t_id = scope[0]["var"]["id"]
+    scope[1]["var"] = {"kind": "Var", "id": t_id}
+    scope[2]["expr"]["args"][0] = {"kind": "Var", "id": t_id}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    result = _opt(bad)
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"pypto-opt: {source}:9:13: error: pass OutlineIncoreScopes requires SSAForm: property SSAForm does not "
+        "hold in function 'main': variable 't' is defined twice\n",
+    )

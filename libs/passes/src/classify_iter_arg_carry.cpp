@@ -149,7 +149,9 @@ class CarryClassifier final : public IRMutator {
 
 Pass ClassifyIterArgCarry() {
   // NoInCoreScopes: the orchestration's loops are the ones left in it once kernels are outlined.
-  return Pass("ClassifyIterArgCarry", {IRProperty::NoInCoreScopes, IRProperty::ReturnParamsExplicit},
+  // SSAForm: whether a yielded tensor is the carried buffer is read off its one definition.
+  return Pass("ClassifyIterArgCarry",
+              {IRProperty::SSAForm, IRProperty::NoInCoreScopes, IRProperty::ReturnParamsExplicit},
               {IRProperty::IterArgCarryClassified}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {

@@ -109,7 +109,9 @@ FunctionPtr PromoteWrittenParams(const FunctionPtr& function, const Program& pro
 }  // namespace
 
 Pass DeriveCallDirections() {
-  return Pass("DeriveCallDirections", {IRProperty::NoInCoreScopes}, {IRProperty::CallDirectionsDerived}, {},
+  // SSAForm: a buffer's lineage follows each variable back to its one definition.
+  return Pass("DeriveCallDirections", {IRProperty::SSAForm, IRProperty::NoInCoreScopes},
+              {IRProperty::CallDirectionsDerived}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   DirectionWriter writer(*program);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <unordered_set>
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
@@ -19,6 +20,7 @@ using namespace pypto::ir;
 
 std::string_view IRPropertyName(IRProperty property) {
   switch (property) {
+    case IRProperty::SSAForm: return "SSAForm";
     case IRProperty::NoNestedCalls: return "NoNestedCalls";
     case IRProperty::NoInCoreScopes: return "NoInCoreScopes";
     case IRProperty::CoreTypesResolved: return "CoreTypesResolved";
@@ -84,6 +86,73 @@ Result<bool> Violation(IRProperty property, const Function& function, const Span
                    fmt::format("property {} does not hold in function '{}': {}", IRPropertyName(property),
                                function.name(), what),
                    span);
+}
+
+// Walks a function in program order, recording each definition; the first variable defined twice,
+// or read before any definition, is the violation.
+class SingleDefinitionChecker final : public IRVisitor {
+ public:
+  std::optional<std::pair<const Var*, std::string>> violation;
+
+  void Define(const VarPtr& var) {
+    if (!var || violation) return;
+    if (!defined_.insert(var.get()).second) violation = {var.get(), "is defined twice"};
+  }
+
+ protected:
+  void VisitVar(const std::shared_ptr<const Var>& var) override {
+    if (!violation && !defined_.contains(var.get())) violation = {var.get(), "is read before it is defined"};
+  }
+  void VisitCall(const std::shared_ptr<const Call>& call) override {
+    IRVisitor::VisitCall(call);
+    Define(call->order().task_id);
+  }
+  void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override {
+    IRVisitor::VisitAssign(stmt);
+    Define(stmt->var());
+  }
+  void VisitFor(const std::shared_ptr<const ForStmt>& stmt) override {
+    VisitExpr(stmt->start());
+    VisitExpr(stmt->stop());
+    VisitExpr(stmt->step());
+    for (const auto& iter_arg : stmt->iter_args()) VisitExpr(iter_arg.init);
+    Define(stmt->loop_var());
+    for (const auto& iter_arg : stmt->iter_args()) Define(iter_arg.var);
+    VisitStmt(stmt->body());
+    for (const auto& var : stmt->return_vars()) Define(var);
+  }
+  void VisitWhile(const std::shared_ptr<const WhileStmt>& stmt) override {
+    for (const auto& iter_arg : stmt->iter_args()) VisitExpr(iter_arg.init);
+    for (const auto& iter_arg : stmt->iter_args()) Define(iter_arg.var);
+    VisitExpr(stmt->condition());
+    VisitStmt(stmt->body());
+    for (const auto& var : stmt->return_vars()) Define(var);
+  }
+  void VisitIf(const std::shared_ptr<const IfStmt>& stmt) override {
+    IRVisitor::VisitIf(stmt);
+    for (const auto& var : stmt->return_vars()) Define(var);
+  }
+  void VisitInCoreScope(const std::shared_ptr<const InCoreScopeStmt>& stmt) override {
+    IRVisitor::VisitInCoreScope(stmt);
+    Define(stmt->order().task_id);
+  }
+
+ private:
+  std::unordered_set<const Var*> defined_;
+};
+
+Result<bool> VerifySSAForm(const Program& program) {
+  for (const auto& function : program.functions()) {
+    SingleDefinitionChecker checker;
+    for (const auto& param : function->params()) checker.Define(param);
+    checker.VisitStmt(function->body());
+    if (checker.violation) {
+      const auto& [var, what] = *checker.violation;
+      return Violation(IRProperty::SSAForm, *function, var->span(),
+                       fmt::format("variable '{}' {}", var->name_hint(), what));
+    }
+  }
+  return true;
 }
 
 Result<bool> VerifyNoNestedCalls(const Program& program) {
@@ -371,6 +440,7 @@ const RuntimeScopeStmt* AsAutoRuntimeScope(const StmtPtr& body) {
 
 Result<bool> VerifyProperty(IRProperty property, const Program& program) {
   switch (property) {
+    case IRProperty::SSAForm: return VerifySSAForm(program);
     case IRProperty::NoNestedCalls: return VerifyNoNestedCalls(program);
     case IRProperty::NoInCoreScopes: return VerifyNoInCoreScopes(program);
     case IRProperty::CoreTypesResolved: return VerifyCoreTypesResolved(program);

@@ -388,7 +388,10 @@ Result<std::vector<FunctionPtr>> OutlineFunction(const FunctionPtr& function, co
 }  // namespace
 
 Pass OutlineIncoreScopes() {
-  return Pass("OutlineIncoreScopes", {IRProperty::StructuredCtrlFlow}, {IRProperty::NoInCoreScopes}, {},
+  // SSAForm: a scope's inputs are the variables it reads that are defined outside it, and its
+  // outputs those it defines that are read after it; a variable defined twice would be both.
+  return Pass("OutlineIncoreScopes", {IRProperty::SSAForm, IRProperty::StructuredCtrlFlow},
+              {IRProperty::NoInCoreScopes}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 std::vector<FunctionPtr> functions;
                 std::set<std::string> taken;

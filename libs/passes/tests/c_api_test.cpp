@@ -46,7 +46,7 @@ TEST(PassesCApi, PipelineNames) {
 TEST(PassesCApi, PassContracts) {
   EXPECT_STREQ(pypto_passes_pipeline_pass_required(3), "{}");
   EXPECT_STREQ(pypto_passes_pipeline_pass_produced(3), "{NoNestedCalls}");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_required(5), "{StructuredCtrlFlow}");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_required(5), "{SSAForm, StructuredCtrlFlow}");
   EXPECT_STREQ(pypto_passes_pipeline_pass_invalidated(0), "{}");
   EXPECT_EQ(pypto_passes_pipeline_pass_required(99), nullptr);
 }

@@ -14,6 +14,8 @@
 namespace pypto::passes {
 
 enum class IRProperty : uint8_t {
+  SSAForm,                // each variable is defined once (a parameter, an assignment, a loop variable,
+                          // a carried value, a loop's or an if's result, a launch's TaskId) before use
   NoNestedCalls,          // call arguments are variables or literals, never other calls
   NoInCoreScopes,         // every pl.at region is outlined into a kernel function
   CoreTypesResolved,      // no kernel is left as plain InCore: each is AIC or AIV
