@@ -10,10 +10,14 @@
 // leading 1s names the N-d window as its `shapes`. tile.create / tile.full / reshapes get the merged
 // shape; a reshape that becomes one from a shape to itself goes, its result read as its source.
 //
+// A matmul over a batch has no merged form ([B*M, K] x [B*K, N] is not the batch of products), so
+// it is first unrolled into one matmul per batch (batch_matmul_expansion.h), whose rank-3 tiles
+// with leading 1s then merge like any other.
+//
 // Every rewritten op is re-deduced by the op registry and must give the merged form of its old
-// result. Where one does not (a matmul or transpose over a batch, an element access by N-d
-// indices), or an N-d tile crosses the kernel's signature, the kernel is left as it was: the
-// simulator runs it, and backend-ptoas names the N-d tile it cannot print.
+// result. Where one does not (a transpose over a batch, an element access by N-d indices, a batched
+// matmul the expansion refuses), or an N-d tile crosses the kernel's signature, the kernel is left as
+// it was: the simulator runs it, and backend-ptoas names the N-d tile it cannot print.
 #include "flatten_tile_nd_to_2d.h"
 
 #include <fmt/format.h>
@@ -23,6 +27,8 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+
+#include "batch_matmul_expansion.h"
 
 namespace pypto::passes {
 namespace {
@@ -218,8 +224,8 @@ class TileFlattener final : public IRMutator {
   }
 
   // Whether a tile the call reads or writes has a leading dimension above 1: merged into rows, a
-  // batch of matrices would be multiplied as one matrix. (AutoTileMatmulL0 splits such a product
-  // into one matmul per batch instead.)
+  // batch of matrices would be multiplied as one matrix. ExpandBatchMatmuls has unrolled every
+  // batched matmul and matmul_acc it could; what is left (a matmul_bias, ...) keeps its kernel N-d.
   static bool HasBatch(const Call& call) {
     auto batched = [](const Type& type) {
       const TileType* tile = NdTile(type);
@@ -336,8 +342,10 @@ pypto::expected<ir::FunctionPtr, std::string> FlattenKernelTiles(const ir::Funct
       return pypto::unexpected(fmt::format("its parameter '{}' is an N-d tile", param->name_hint()));
   for (const auto& type : kernel->return_types())
     if (NdTile(*type)) return pypto::unexpected(std::string("it returns an N-d tile"));
+  auto expanded = ExpandBatchMatmuls(kernel->body());
+  if (!expanded) return pypto::unexpected(expanded.error());
   TileFlattener flattener;
-  auto body = flattener.MutateStmt(kernel->body());
+  auto body = flattener.MutateStmt(*expanded);
   if (!flattener.refusal().empty()) return pypto::unexpected(flattener.refusal());
   return kernel->WithBody(body);
 }

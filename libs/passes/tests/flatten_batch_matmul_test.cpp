@@ -1,0 +1,230 @@
+// FlattenTileNdTo2D on kernels with a matmul over a batch: each is unrolled into one 2-D matmul per
+// batch (batch_matmul_expansion.h), a broadcast operand read whole by every one, a b_trans operand
+// loaded per batch like any other, a matmul_acc chain per batch; the printed kernel after the pass,
+// the TileOps2D verifier, and the kernels left as they are.
+#include <gtest/gtest.h>
+
+#include "flatten_tile_nd_to_2d.h"
+#include "kernel_builder.h"
+#include "pass_test_util.h"
+#include "pypto/ir/printer.h"
+#include "pypto/passes/ir_property.h"
+#include "pypto/passes/passes.h"
+#include "sample_programs.h"
+
+namespace pypto::passes {
+namespace {
+
+using namespace ir;
+using testing::Ints;
+using testing::KernelBuilder;
+using testing::Op;
+using testing::OpWithKwargs;
+
+std::string Kernel(const ProgramPtr& program) { return PrintFunction(*program->Find("k")); }
+
+Result<ProgramPtr> Flatten(const ProgramPtr& program) { return testing::RunPipeline({FlattenTileNdTo2D()}, program); }
+
+// The flattened program, which TileOps2D must accept.
+ProgramPtr FlattenOk(const ProgramPtr& program) {
+  auto flat = Flatten(program);
+  EXPECT_TRUE(flat) << flat.error().str();
+  if (!flat) return nullptr;
+  auto verified = VerifyProperty(IRProperty::TileOps2D, **flat);
+  EXPECT_TRUE(verified) << verified.error().str();
+  return *flat;
+}
+
+// c = a @ b for a [2, 16, 32] batch a and b of shape `b_shape`, loaded whole.
+ProgramPtr BatchMatmul(Shape b_shape, Call::Kwargs kwargs = {}) {
+  Shape c_shape = {2, 16, b_shape[b_shape.size() - (kwargs.empty() ? 1 : 2)]};
+  auto a = testing::Tensor("a", {2, 16, 32}), b = testing::Tensor("b", b_shape), c = testing::Tensor("c", c_shape);
+  KernelBuilder k;
+  auto b_origin = std::make_shared<TupleLiteral>(std::vector<ExprPtr>(b_shape.size(), testing::Index(0)));
+  auto b_window = std::make_shared<TupleLiteral>([&] {
+    std::vector<ExprPtr> extents;
+    for (int64_t extent : b_shape) extents.push_back(testing::Index(extent));
+    return extents;
+  }());
+  auto ta = k.Let("ta", Op("tile.load", {a, Ints({0, 0, 0}), Ints({2, 16, 32})}, 3));
+  auto tb = k.Let("tb", Op("tile.load", {b, b_origin, b_window}, 4));
+  auto tc = k.Let("tc", OpWithKwargs("tile.matmul", {ta, tb}, kwargs, 5));
+  k.Eval(Op("tile.store", {tc, Ints({0, 0, 0}), c}, 6));
+  return k.Program({a, b, c}, c);
+}
+
+TEST(FlattenBatchMatmul, EachBatchIsLoadedMultipliedAndStoredAsA2DMatmul) {
+  auto flat = FlattenOk(BatchMatmul({2, 32, 16}));
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(Kernel(flat),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:\n"
+            "    ta_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+            "    tb_b0: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0, 0], [1, 32, 16])\n"
+            "    tc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b0, tb_b0)\n"
+            "    pl.tile.store(tc_b0, [0, 0, 0], c)\n"
+            "    ta_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 0], [1, 16, 32])\n"
+            "    tb_b1: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [1, 0, 0], [1, 32, 16])\n"
+            "    tc_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b1, tb_b1)\n"
+            "    pl.tile.store(tc_b1, [1, 0, 0], c)\n"
+            "    return c\n");
+}
+
+TEST(FlattenBatchMatmul, A2DRhsIsOneMatrixReadByEveryBatch) {
+  auto flat = FlattenOk(BatchMatmul({32, 16}));
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(Kernel(flat),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:\n"
+            "    tb: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0], [32, 16])\n"
+            "    ta_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+            "    tc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b0, tb)\n"
+            "    pl.tile.store(tc_b0, [0, 0, 0], c)\n"
+            "    ta_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 0], [1, 16, 32])\n"
+            "    tc_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b1, tb)\n"
+            "    pl.tile.store(tc_b1, [1, 0, 0], c)\n"
+            "    return c\n");
+}
+
+TEST(FlattenBatchMatmul, ABatchOf1RhsIsOneMatrixReadByEveryBatch) {
+  auto flat = FlattenOk(BatchMatmul({1, 32, 16}));
+  ASSERT_TRUE(flat);
+  const std::string text = Kernel(flat);
+  EXPECT_NE(text.find("    tb: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0, 0], [1, 32, 16])\n"
+                      "    ta_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+                      "    tc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b0, tb)\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FlattenBatchMatmul, ATransposedRhsIsLoadedPerBatchAndKeepsBTrans) {
+  auto flat = FlattenOk(BatchMatmul({2, 16, 32}, {{"b_trans", true}}));
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(Kernel(flat),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 16, 32], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:\n"
+            "    ta_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+            "    tb_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0, 0], [1, 16, 32])\n"
+            "    tc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b0, tb_b0, b_trans=True)\n"
+            "    pl.tile.store(tc_b0, [0, 0, 0], c)\n"
+            "    ta_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 0], [1, 16, 32])\n"
+            "    tb_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [1, 0, 0], [1, 16, 32])\n"
+            "    tc_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_b1, tb_b1, b_trans=True)\n"
+            "    pl.tile.store(tc_b1, [1, 0, 0], c)\n"
+            "    return c\n");
+}
+
+// K split in two: acc = a[..., :16] @ b[:, :16, :], then acc += a[..., 16:] @ b[:, 16:, :], over a batch
+// of 2 at tensor rows [i, i + 2) where i is a kernel parameter; the result bound and returned.
+TEST(FlattenBatchMatmul, AMatmulAccChainAccumulatesEachBatchInItsOwnProduct) {
+  auto a = testing::Tensor("a", {4, 16, 32}), b = testing::Tensor("b", {4, 32, 16});
+  auto c = testing::Tensor("c", {4, 16, 16});
+  auto i = testing::Scalar("i", DataType::INDEX);
+  auto at = [&](int64_t row, int64_t col) {
+    return std::make_shared<TupleLiteral>(std::vector<ExprPtr>{i, testing::Index(row), testing::Index(col)});
+  };
+  KernelBuilder k;
+  auto a0 = k.Let("a0", Op("tile.load", {a, at(0, 0), Ints({2, 16, 16})}, 3));
+  auto b0 = k.Let("b0", Op("tile.load", {b, at(0, 0), Ints({2, 16, 16})}, 4));
+  auto acc = k.Let("acc", Op("tile.matmul", {a0, b0}, 5));
+  auto a1 = k.Let("a1", Op("tile.load", {a, at(0, 16), Ints({2, 16, 16})}, 6));
+  auto b1 = k.Let("b1", Op("tile.load", {b, at(16, 0), Ints({2, 16, 16})}, 7));
+  auto sum = k.Let("sum", Op("tile.matmul_acc", {acc, a1, b1}, 8));
+  auto out = k.Let("out", Op("tile.store", {sum, at(0, 0), c}, 9));
+  auto flat = FlattenOk(k.Program({a, b, i, c}, out));
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(Kernel(flat),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def k(self, a: pl.Tensor[[4, 16, 32], pl.FP32], b: pl.Tensor[[4, 32, 16], pl.FP32], i: pl.Scalar[pl.INDEX], "
+            "c: pl.Out[pl.Tensor[[4, 16, 16], pl.FP32]]) -> pl.Tensor[[4, 16, 16], pl.FP32]:\n"
+            "    a0_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i, 0, 0], [1, 16, 16])\n"
+            "    b0_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i, 0, 0], [1, 16, 16])\n"
+            "    acc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0_b0, b0_b0)\n"
+            "    a0_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i + 1, 0, 0], [1, 16, 16])\n"
+            "    b0_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i + 1, 0, 0], [1, 16, 16])\n"
+            "    acc_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0_b1, b0_b1)\n"
+            "    a1_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i, 0, 16], [1, 16, 16])\n"
+            "    b1_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i, 16, 0], [1, 16, 16])\n"
+            "    sum_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_b0, a1_b0, b1_b0)\n"
+            "    pl.tile.store(sum_b0, [i, 0, 0], c)\n"
+            "    a1_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i + 1, 0, 16], [1, 16, 16])\n"
+            "    b1_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i + 1, 16, 0], [1, 16, 16])\n"
+            "    sum_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_b1, a1_b1, b1_b1)\n"
+            "    out: pl.Tensor[[4, 16, 16], pl.FP32] = pl.tile.store(sum_b1, [i + 1, 0, 0], c)\n"
+            "    return out\n");
+}
+
+// A load read both by the matmul and by a vector op stays whole for the vector op.
+TEST(FlattenBatchMatmul, ALoadAlsoReadByAVectorOpIsKeptBesideItsPerBatchLoads) {
+  auto a = testing::Tensor("a", {2, 16, 32}), b = testing::Tensor("b", {2, 32, 16});
+  auto c = testing::Tensor("c", {2, 16, 16}), e = testing::Tensor("e", {2, 16, 32});
+  KernelBuilder k;
+  auto ta = k.Let("ta", Op("tile.load", {a, Ints({0, 0, 0}), Ints({2, 16, 32})}, 3));
+  auto tb = k.Let("tb", Op("tile.load", {b, Ints({0, 0, 0}), Ints({2, 32, 16})}, 4));
+  auto tc = k.Let("tc", Op("tile.matmul", {ta, tb}, 5));
+  k.Eval(Op("tile.store", {tc, Ints({0, 0, 0}), c}, 6));
+  auto te = k.Let("te", Op("tile.exp", {ta}, 7));
+  k.Eval(Op("tile.store", {te, Ints({0, 0, 0}), e}, 8));
+  auto flat = FlattenOk(k.Program({a, b, e, c}, c));
+  ASSERT_TRUE(flat);
+  const std::string text = Kernel(flat);
+  EXPECT_NE(text.find("    ta: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [2, 16, 32])\n"
+                      "    ta_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+                      "    ta_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 0], [1, 16, 32])\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    te: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(ta)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tb:"), std::string::npos) << text;
+}
+
+TEST(FlattenBatchMatmul, ExpandingTwiceChangesNothing) {
+  auto once = FlattenOk(BatchMatmul({2, 32, 16}));
+  ASSERT_TRUE(once);
+  auto twice = FlattenOk(once);
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->Find("k"), once->Find("k"));
+}
+
+// An operand computed by a vector op has no per-batch load: the kernel keeps its N-d tiles.
+TEST(FlattenBatchMatmul, AnOperandComputedInTheKernelKeepsItsKernelNd) {
+  auto a = testing::Tensor("a", {2, 16, 32}), b = testing::Tensor("b", {2, 32, 16});
+  auto c = testing::Tensor("c", {2, 16, 16});
+  KernelBuilder k;
+  auto ta = k.Let("ta", Op("tile.load", {a, Ints({0, 0, 0}), Ints({2, 16, 32})}, 3));
+  auto tb = k.Let("tb", Op("tile.load", {b, Ints({0, 0, 0}), Ints({2, 32, 16})}, 4));
+  auto ea = k.Let("ea", Op("tile.exp", {ta}, 5));
+  auto tc = k.Let("tc", Op("tile.matmul", {ea, tb}, 6));
+  k.Eval(Op("tile.store", {tc, Ints({0, 0, 0}), c}, 7));
+  auto program = k.Program({a, b, c}, c);
+  auto flat = Flatten(program);
+  ASSERT_TRUE(flat) << flat.error().str();
+  EXPECT_EQ(flat->get()->Find("k"), program->Find("k"));
+  auto verified = VerifyProperty(IRProperty::TileOps2D, **flat);
+  EXPECT_TRUE(verified) << verified.error().str();
+  auto kernel = std::const_pointer_cast<Function>(program->Find("k"));
+  auto why = FlattenKernelTiles(kernel);
+  ASSERT_FALSE(why);
+  EXPECT_EQ(why.error(), "tile.matmul over a batch reads 'ea', made by tile.exp, which has no per-batch form");
+}
+
+// A product read by a vector op (not a store or a matmul_acc) keeps its kernel N-d.
+TEST(FlattenBatchMatmul, AProductReadByAVectorOpKeepsItsKernelNd) {
+  auto a = testing::Tensor("a", {2, 16, 32}), b = testing::Tensor("b", {2, 32, 16});
+  auto c = testing::Tensor("c", {2, 16, 16});
+  KernelBuilder k;
+  auto ta = k.Let("ta", Op("tile.load", {a, Ints({0, 0, 0}), Ints({2, 16, 32})}, 3));
+  auto tb = k.Let("tb", Op("tile.load", {b, Ints({0, 0, 0}), Ints({2, 32, 16})}, 4));
+  auto tc = k.Let("tc", Op("tile.matmul", {ta, tb}, 5));
+  auto te = k.Let("te", Op("tile.exp", {tc}, 6));
+  k.Eval(Op("tile.store", {te, Ints({0, 0, 0}), c}, 7));
+  auto kernel = std::const_pointer_cast<Function>(k.Program({a, b, c}, c)->Find("k"));
+  auto why = FlattenKernelTiles(kernel);
+  ASSERT_FALSE(why);
+  EXPECT_EQ(why.error(), "the product 'tc' of a matmul over a batch is read by tile.exp, which has no per-batch form");
+}
+
+}  // namespace
+}  // namespace pypto::passes
