@@ -64,6 +64,15 @@ def bmm_4d(a: pl.Tensor[[2, 3, 16, 32], pl.FP32], b: pl.Tensor[[2, 3, 32, 16], p
         tb = pl.load(b, [0, 0, 0, 0], [2, 3, 32, 16])
         pl.store(pl.matmul(ta, tb), [0, 0, 0, 0], c)
     return c
+
+
+@pl.jit
+def bmm_of_sum(a: pl.Tensor[[2, 16, 80], pl.FP32], b0: pl.Tensor[[2, 80, 48], pl.FP32],
+               b1: pl.Tensor[[2, 80, 48], pl.FP32], c: pl.Out[pl.Tensor[[2, 16, 48], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        bt = pl.add(b0, b1)
+        c = pl.assemble(c, pl.matmul(a, bt), [0, 0, 0])
+    return c
 '''
 
 kernels = kernels_fixture("batch_matmul_kernels.py", KERNELS)
@@ -153,3 +162,21 @@ def test_a_batch_of_two_leading_dimensions(kernels):
     torch.testing.assert_close(c, torch.matmul(a, b), rtol=1e-4, atol=1e-4)
     assert "pl.tile.load(a, [1, 2, 0, 0], [1, 1, 16, 32])" in _after_flatten(compiled)
     assert _ptos(compiled) == ["aic/bmm_4d_incore_0.pto"]
+
+
+# The right operand is computed by the vector core in the same kernel: each batch's matmul reads its
+# rows of the merged [160, 48] sum through a tile.slice, pushed to the cube core batch by batch. (No
+# .pto yet, for reasons of their own: backend-ptoas does not lower the cross-core pipes, nor a Vec
+# window copy on a2a3; the tiles are 2-D.)
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_an_operand_computed_by_the_vector_core_is_sliced_per_batch(kernels, platform):
+    torch.manual_seed(16)
+    a, b0, b1 = torch.randn(2, 16, 80), torch.randn(2, 80, 48), torch.randn(2, 80, 48)
+    c = torch.full((2, 16, 48), float("nan"))
+    with pytest.warns(UserWarning) as warned:
+        compiled = kernels.bmm_of_sum.compile(a, b0, b1, c, config=_config(platform))
+    assert not [w for w in warned if "rank 3" in str(w.message)], [str(w.message) for w in warned]
+    kernels.bmm_of_sum(a, b0, b1, c, config=_config(platform))
+    torch.testing.assert_close(c, torch.bmm(a, b0 + b1), rtol=1e-4, atol=1e-4)
+    text = _after_flatten(compiled)
+    assert "bt_b1: pl.Tile[[80, 48], pl.FP32, pl.Mem.Vec] = pl.tile.slice(bt, [80, 48], [80, 0])" in text, text

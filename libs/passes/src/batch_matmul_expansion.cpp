@@ -206,26 +206,33 @@ class BlockExpander {
   }
 
   // Whether `var`, read by the statement at `reader`, can be made per batch: a product of an earlier
-  // batched matmul, or a load, transpose_view or create of this block.
+  // batched matmul, a load, transpose_view or create of this block (remade per batch), or else a
+  // Vec or Mat tile computed in the kernel (a vector op's result, a loop's carried value), whose
+  // batches are row windows of it (tile.slice).
   bool PlanPieces(const Var& var, size_t reader, const Call& matmul) {
     ++expanded_reads_[&var];
     reader_[&var] = reader;
-    if (products_.contains(&var) || per_batch_.contains(&var)) return true;
+    if (products_.contains(&var) || per_batch_.contains(&var) || sliced_.contains(&var)) return true;
     auto def = defined_at_.find(&var);
-    if (def == defined_at_.end() || def->second >= reader)
-      return Refuse(fmt::format("{} over a batch reads '{}', which is not computed in the matmul's block",
-                                matmul.target_name(), var.name_hint()));
-    const auto* call = stmts_[def->second]->As<AssignStmt>()->value()->As<Call>();
-    const std::string op = call ? Describe(*stmts_[def->second]) : "no op";
-    const bool ok = call && call->is_op_call() &&
-                    ((op == "tile.load" && LoadHasBatchWindow(*call)) || op == "tile.create" ||
-                     (op == "tile.transpose_view" && call->args()[0]->As<Var>() &&
-                      PlanPieces(*call->args()[0]->As<Var>(), def->second, matmul)));
-    if (!ok)
-      return Refuse(fmt::format("{} over a batch reads '{}', made by {}, which has no per-batch form",
-                                matmul.target_name(), var.name_hint(), op));
-    per_batch_.insert(&var);
-    return true;
+    const Call* call = nullptr;
+    if (def != defined_at_.end() && def->second < reader)
+      call = stmts_[def->second]->As<AssignStmt>()->value()->As<Call>();
+    const std::string op = call && call->is_op_call() ? call->target_name() : "";
+    const auto* viewed = op == "tile.transpose_view" ? call->args()[0]->As<Var>() : nullptr;
+    if ((op == "tile.load" && LoadHasBatchWindow(*call)) || op == "tile.create" ||
+        (viewed && PlanPieces(*viewed, def->second, matmul))) {
+      per_batch_.insert(&var);
+      return true;
+    }
+    if (!refusal_.empty()) return false;
+    const auto& tile = *var.type()->As<TileType>();
+    const bool windowed = tile.memory_space() == MemorySpace::Vec || tile.memory_space() == MemorySpace::Mat;
+    if (windowed && !tile.has_partial_valid_shape()) {
+      sliced_.insert(&var);
+      return true;
+    }
+    return Refuse(fmt::format("{} over a batch reads '{}' {}, which has no per-batch form", matmul.target_name(),
+                              var.name_hint(), tile.str()));
   }
 
   // A load whose window's leading dimensions are the tile's batch, each valid as a whole.
@@ -355,6 +362,7 @@ class BlockExpander {
   // The piece `b` of an operand made at its matmul (and of what it views), unless made already.
   void MakeSunkPiece(const ExprPtr& expr, int64_t b, std::vector<StmtPtr>& out) {
     const auto* var = expr->As<Var>();
+    if (var && sliced_.contains(var)) return SliceBatch(std::static_pointer_cast<const Var>(expr), b, out);
     if (!var || !sunk_into_.contains(var)) return;
     auto made = pieces_.find(var);
     if (made != pieces_.end() && static_cast<int64_t>(made->second.size()) > b) return;
@@ -377,8 +385,11 @@ class BlockExpander {
     } else if (call.target_name() == "tile.create") {
       args[0] = OneBatch(*args[0]->As<TupleLiteral>(), batch.size(), span);
     } else {
-      for (auto& arg : args)
+      for (auto& arg : args) {
+        if (arg->As<Var>() && sliced_.contains(arg->As<Var>()))
+          SliceBatch(std::static_pointer_cast<const Var>(arg), b, out);
         if (auto it = pieces_.find(arg->As<Var>()); arg->As<Var>() && it != pieces_.end()) arg = it->second[b];
+      }
     }
     auto piece = OpRegistry::Get().CreateCall(call.target_name(), std::move(args), call.kwargs(), span);
     if (!piece) return (void)Refuse(fmt::format("{} of one batch: {}", call.target_name(), piece.error().message));
@@ -386,6 +397,25 @@ class BlockExpander {
                                      assign.var()->span());
     out.push_back(std::make_shared<AssignStmt>(var, *piece, assign.span()));
     pieces_[assign.var().get()].push_back(var);
+  }
+
+  // `<name>_b<b> = tile.slice(var, [1, .., M, K], [b's index, 0, 0])`, unless made already: batch b's
+  // rows of a tile computed in the kernel.
+  void SliceBatch(const VarPtr& var, int64_t b, std::vector<StmtPtr>& out) {
+    Pieces& pieces = pieces_[var.get()];
+    if (static_cast<int64_t>(pieces.size()) > b) return;
+    const Span& span = var->span();
+    const auto& tile = *var->type()->As<TileType>();
+    const Shape batch = BatchDims(tile);
+    Shape window = tile.shape(), origin = BatchIndex(b, batch);
+    std::fill_n(window.begin(), batch.size(), 1);
+    origin.resize(window.size(), 0);
+    auto slice = OpRegistry::Get().CreateCall("tile.slice", {var, IndexTuple(window, span), IndexTuple(origin, span)},
+                                              {}, span);
+    if (!slice) return (void)Refuse(fmt::format("tile.slice of one batch: {}", slice.error().message));
+    auto piece = std::make_shared<Var>(fmt::format("{}_b{}", var->name_hint(), b), (*slice)->type(), span);
+    out.push_back(std::make_shared<AssignStmt>(piece, *slice, span));
+    pieces.push_back(piece);
   }
 
   // A store of a product, per batch at the batch's offsets (only batch `only` when given). A bound
@@ -417,6 +447,7 @@ class BlockExpander {
   std::unordered_set<const Var*> products_;          // results of batched matmuls
   std::unordered_set<const Var*> per_batch_;         // loads, views and creates made per batch
   std::unordered_set<const Var*> dropped_;           // ... whose whole value nothing else reads
+  std::unordered_set<const Var*> sliced_;            // tiles computed in the kernel, sliced per batch
   std::unordered_map<const Var*, int> expanded_reads_;  // reads replaced by reads of pieces
   std::unordered_map<const Var*, size_t> reader_;      // ... the statement reading one (the last)
   std::unordered_map<const Var*, size_t> sunk_into_;   // ... made batch by batch at this matmul

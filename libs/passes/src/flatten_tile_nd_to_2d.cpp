@@ -159,6 +159,7 @@ class TileFlattener final : public IRMutator {
     Call::Kwargs kwargs = call->kwargs();
     if (!LastAxisOnly(*call, kwargs)) return call;
     if (name == "tile.store" && !StoreWindow(*call, args)) return call;
+    if (name == "tile.slice" && !RowBandWindow(*call, args)) return call;
     if (name == "tile.transpose") MatrixAxes(*call, kwargs);
     if (auto shape_arg = ArgIndex(*call->op(), "shape"); shape_arg && *shape_arg < args.size())
       if (auto merged = MergedShapeArg(args[*shape_arg])) args[*shape_arg] = merged;
@@ -221,6 +222,46 @@ class TileFlattener final : public IRMutator {
     }
     args.push_back(IndexList(window, store.span()));
     return true;
+  }
+
+  // A slice of an N-d tile whose window is a band of whole rows of the merged tile: extents of 1,
+  // then one extent at any offset, then whole extents (as ExpandBatchMatmuls slices one batch:
+  // [1, 16, 64] at [b, 0, 0] of [2, 16, 64] is rows [16b, 16b + 16) of [32, 64]). Constant
+  // offsets only, and no valid_shape of its own.
+  bool RowBandWindow(const Call& slice, std::vector<ExprPtr>& args) {
+    const auto* tile = NdTile(*slice.args()[0]->type());
+    if (!tile) return true;
+    const Shape& dims = tile->shape();
+    std::optional<Shape> window = ConstShape(args[1]), origin = ConstShape(args[2]);
+    const size_t rows = dims.size() - 1;
+    bool band = args.size() == 3 && window && origin && window->size() == dims.size() && origin->size() == dims.size();
+    size_t first = 0;
+    while (band && first < rows && (*window)[first] == 1) ++first;
+    for (size_t d = first + 1; band && d < rows; ++d) band = (*window)[d] == dims[d] && (*origin)[d] == 0;
+    if (!band) {
+      Refuse(fmt::format("a slice of the N-d tile {} that is not a band of its rows has no 2-D form", tile->str()));
+      return false;
+    }
+    int64_t row = 0, stride = 1;
+    for (size_t d = rows; d-- > 0;) {
+      row += (*origin)[d] * stride;
+      stride *= dims[d];
+    }
+    args[1] = IndexList(RowMerged(*window), slice.span());
+    args[2] = IndexList({row, origin->back()}, slice.span());
+    return true;
+  }
+
+  static std::optional<Shape> ConstShape(const ExprPtr& arg) {
+    const auto* tuple = arg->As<TupleLiteral>();
+    if (!tuple) return std::nullopt;
+    Shape values;
+    for (const auto& element : tuple->elements()) {
+      auto value = AsConstInt(element);
+      if (!value) return std::nullopt;
+      values.push_back(*value);
+    }
+    return values;
   }
 
   // Whether a tile the call reads or writes has a leading dimension above 1: merged into rows, a
