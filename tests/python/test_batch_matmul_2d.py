@@ -57,6 +57,17 @@ def bmm_split_k(a: pl.Tensor[[4, 16, 64], pl.FP16], b: pl.Tensor[[4, 64, 32], pl
 
 
 @pl.jit
+def bmm_k_loop(a: pl.Tensor[[2, 16, 128], pl.FP16], b: pl.Tensor[[2, 128, 32], pl.FP16],
+               c: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.matmul(pl.load(a, [0, 0, 0], [2, 16, 32]), pl.load(b, [0, 0, 0], [2, 32, 32]))
+        for k in pl.range(32, 128, 32):
+            acc = pl.matmul_acc(acc, pl.load(a, [0, 0, k], [2, 16, 32]), pl.load(b, [0, k, 0], [2, 32, 32]))
+        pl.store(acc, [0, 0, 0], c)
+    return c
+
+
+@pl.jit
 def bmm_4d(a: pl.Tensor[[2, 3, 16, 32], pl.FP32], b: pl.Tensor[[2, 3, 32, 16], pl.FP32],
            c: pl.Out[pl.Tensor[[2, 3, 16, 16], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -151,6 +162,19 @@ def test_a_matmul_acc_chain_over_a_batch_in_a_loop(kernels, platform):
     text = _after_flatten(compiled)
     assert "pl.tile.matmul_acc(acc_b1, " in text, text
     assert _ptos(compiled) == ["aic/bmm_split_k_incore_0.pto"]
+
+
+# A K loop accumulating into a batched product carries one accumulator per batch.
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_k_loop_carries_one_accumulator_per_batch(kernels, platform):
+    torch.manual_seed(17)
+    a, b = torch.randn(2, 16, 128, dtype=torch.float16), torch.randn(2, 128, 32, dtype=torch.float16)
+    c = torch.full((2, 16, 32), float("nan"))
+    compiled = kernels.bmm_k_loop.compile(a, b, c, config=_config(platform))
+    kernels.bmm_k_loop(a, b, c, config=_config(platform))
+    torch.testing.assert_close(c, torch.bmm(a.float(), b.float()), rtol=1e-3, atol=1e-3)
+    assert "in pl.range(32, 128, 32, init_values=(acc_b0, acc_b1)):" in _after_flatten(compiled)
+    assert _ptos(compiled) == ["aic/bmm_k_loop_incore_0.pto"]
 
 
 def test_a_batch_of_two_leading_dimensions(kernels):

@@ -32,7 +32,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 
 #include "pypto/ir/functor.h"
@@ -128,19 +130,38 @@ std::string Describe(const Stmt& stmt) {
   return "a statement that is no store or matmul_acc";
 }
 
+// A loop whose carried value is a batched product (a K loop's accumulator) carries one value per
+// batch instead; this is what its body is handed: the per-batch iter_args standing for each split
+// one, and which of the yielded values (by position) are split.
+struct LoopSplit {
+  std::unordered_map<const Var*, Pieces> carried;
+  std::vector<bool> yielded;
+};
+
+// Expands the batched matmuls of a nested statement's blocks (a loop body, ...); the body of a
+// split loop with its LoopSplit.
+using Recurse = std::function<StmtPtr(const StmtPtr&, const LoopSplit*)>;
+
 // Expands the batched matmuls of one block (a statement sequence): first plans which values are
-// made per batch, checking that every read of them can be, then rewrites the block.
+// made per batch, checking that every read of them can be, then rewrites the block, nested blocks
+// included (through `recurse`).
 class BlockExpander {
  public:
-  BlockExpander(const std::vector<StmtPtr>& stmts, const std::unordered_map<const Var*, int>& reads)
-      : stmts_(stmts), reads_(reads) {
+  BlockExpander(const std::vector<StmtPtr>& stmts, const std::unordered_map<const Var*, int>& reads,
+                const LoopSplit* split, Recurse recurse)
+      : stmts_(stmts), reads_(reads), split_(split), recurse_(std::move(recurse)) {
     for (size_t i = 0; i < stmts.size(); ++i)
       if (const auto* assign = stmts[i]->As<AssignStmt>()) defined_at_[assign->var().get()] = i;
+    if (split_)
+      for (const auto& [var, pieces] : split_->carried) {
+        products_.insert(var);
+        pieces_[var] = pieces;
+      }
   }
 
-  // The rewritten block; nullopt with an empty refusal when it has no batched matmul.
+  // The rewritten block (the same statements where nothing changed); nullopt when refused.
   std::optional<std::vector<StmtPtr>> Expand() {
-    if (!Plan() || matmuls_.empty()) return std::nullopt;
+    if (!Plan()) return std::nullopt;
     std::vector<StmtPtr> out;
     for (size_t i = 0; i < stmts_.size() && refusal_.empty(); ++i) Rewrite(i, out);
     if (!refusal_.empty()) return std::nullopt;
@@ -165,6 +186,10 @@ class BlockExpander {
         matmuls_.insert(i);
       } else if (const Call* store = OpCallOf(stmts_[i], "tile.store"); store && IsProduct(store->args()[0])) {
         if (!PlanStore(*store, i)) return false;
+      } else if (const auto* loop = stmts_[i]->As<ForStmt>(); loop && CarriesAProduct(*loop)) {
+        if (!PlanSplitLoop(*loop, i)) return false;
+      } else if (const auto* yield = stmts_[i]->As<YieldStmt>(); yield && split_) {
+        if (!PlanYield(*yield)) return false;
       } else if (!CheckNoProductRead(stmts_[i])) {
         return false;
       }
@@ -261,6 +286,44 @@ class BlockExpander {
     return true;
   }
 
+  bool CarriesAProduct(const ForStmt& loop) const {
+    return std::ranges::any_of(loop.iter_args(), [&](const IterArg& arg) { return IsProduct(arg.init); });
+  }
+
+  // A loop carrying a product carries its pieces: each such iter_arg becomes one per batch, and so
+  // does its return value (a product of this block from then on). The body may read the product
+  // only through the iter_arg.
+  bool PlanSplitLoop(const ForStmt& loop, size_t at) {
+    if (!loop.body()->Is<SeqStmts>())
+      return Refuse("a loop carrying the product of a matmul over a batch has no block for its body");
+    for (const auto& [var, count] : ReadCounts(loop.body()))
+      if (products_.contains(var))
+        return Refuse(fmt::format("the product '{}' of a matmul over a batch is read inside a loop",
+                                  var->name_hint()));
+    for (size_t j = 0; j < loop.iter_args().size(); ++j) {
+      if (!IsProduct(loop.iter_args()[j].init)) continue;
+      ++expanded_reads_[loop.iter_args()[j].init->As<Var>()];
+      products_.insert(loop.return_vars()[j].get());
+    }
+    split_loops_.insert(at);
+    return true;
+  }
+
+  // The yield of a split loop's body: each split value is a product of the body (or the carried
+  // value itself); any other value must not be one.
+  bool PlanYield(const YieldStmt& yield) {
+    for (size_t j = 0; j < yield.values().size(); ++j) {
+      const bool split = j < split_->yielded.size() && split_->yielded[j];
+      const bool product = IsProduct(yield.values()[j]);
+      if (split != product)
+        return Refuse(fmt::format("a loop yields {} as its carried value {}", product ? "a batched product" : "a value",
+                                  split ? "that is a batched product" : "that is no batched product"));
+      if (product) ++expanded_reads_[yield.values()[j]->As<Var>()];
+    }
+    yielded_ = true;
+    return true;
+  }
+
   bool CheckNoProductRead(const StmtPtr& stmt) {
     if (products_.empty()) return true;
     for (const auto& [var, count] : ReadCounts(stmt))
@@ -344,7 +407,48 @@ class BlockExpander {
     }
     if (matmuls_.contains(i)) return MultiplyPerBatch(*assign, i, out);
     if (stores_.contains(i)) return StorePerBatch(stmts_[i], std::nullopt, out);
-    out.push_back(stmts_[i]);
+    if (split_loops_.contains(i)) return out.push_back(SplitLoop(*stmts_[i]->As<ForStmt>()));
+    if (const auto* yield = stmts_[i]->As<YieldStmt>(); yield && yielded_) {
+      std::vector<ExprPtr> values;
+      for (const auto& value : yield->values()) {
+        auto pieces = IsProduct(value) ? pieces_.find(value->As<Var>()) : pieces_.end();
+        if (pieces == pieces_.end()) values.push_back(value);
+        else values.insert(values.end(), pieces->second.begin(), pieces->second.end());
+      }
+      return out.push_back(std::make_shared<YieldStmt>(std::move(values), yield->span()));
+    }
+    out.push_back(stmts_[i]->Is<AssignStmt>() || stmts_[i]->Is<EvalStmt>() ? stmts_[i] : recurse_(stmts_[i], nullptr));
+  }
+
+  // The loop with one iter_arg (and return value) per batch for each carried product, its body
+  // expanded with them.
+  StmtPtr SplitLoop(const ForStmt& loop) {
+    LoopSplit split;
+    std::vector<IterArg> iter_args;
+    std::vector<VarPtr> returned;
+    for (size_t j = 0; j < loop.iter_args().size(); ++j) {
+      const IterArg& arg = loop.iter_args()[j];
+      const VarPtr& result = loop.return_vars()[j];
+      split.yielded.push_back(IsProduct(arg.init));
+      if (!split.yielded.back()) {
+        iter_args.push_back(arg);
+        returned.push_back(result);
+        continue;
+      }
+      const Pieces& inits = pieces_.at(arg.init->As<Var>());
+      for (size_t b = 0; b < inits.size(); ++b) {
+        const TypePtr& type = inits[b]->type();
+        auto carried = std::make_shared<Var>(fmt::format("{}_b{}", arg.var->name_hint(), b), type, arg.var->span());
+        auto after = std::make_shared<Var>(fmt::format("{}_b{}", result->name_hint(), b), type, result->span());
+        iter_args.push_back(IterArg{carried, inits[b], arg.carry});
+        returned.push_back(after);
+        split.carried[arg.var.get()].push_back(carried);
+        pieces_[result.get()].push_back(after);
+      }
+    }
+    StmtPtr body = recurse_(loop.body(), &split);
+    return std::make_shared<ForStmt>(loop.loop_var(), loop.start(), loop.stop(), loop.step(), std::move(iter_args),
+                                     std::move(body), std::move(returned), loop.kind(), loop.span());
   }
 
   static int64_t BatchCount(const Var& var) { return Count(BatchDims(*var.type()->As<TileType>())); }
@@ -454,6 +558,10 @@ class BlockExpander {
   std::unordered_set<size_t> stored_after_;            // matmuls whose store follows each batch
   std::unordered_set<size_t> skipped_;                 // ... those stores
   std::unordered_map<const Var*, Pieces> pieces_;
+  std::unordered_set<size_t> split_loops_;             // loops carrying a product, one value per batch
+  bool yielded_ = false;                               // the block's yield passes pieces on
+  const LoopSplit* split_;                             // what the enclosing split loop carries
+  Recurse recurse_;
   std::string refusal_;
 };
 
@@ -464,18 +572,28 @@ class BatchExpander final : public IRMutator {
   const std::string& refusal() const { return refusal_; }
 
  protected:
+  // Top-down: a block decides whether a loop in it carries per-batch values before its body is
+  // expanded.
   StmtPtr MutateSeq(const std::shared_ptr<const SeqStmts>& seq) override {
-    StmtPtr mutated = IRMutator::MutateSeq(seq);
-    const auto* current = mutated->As<SeqStmts>();
-    if (!refusal_.empty() || !current) return mutated;
-    BlockExpander block(current->stmts(), reads_);
+    const LoopSplit* split = std::exchange(split_, nullptr);
+    if (!refusal_.empty()) return seq;
+    BlockExpander block(seq->stmts(), reads_, split, [this](const StmtPtr& stmt, const LoopSplit* inner) {
+      split_ = inner;
+      StmtPtr mutated = MutateStmt(stmt);
+      split_ = nullptr;
+      return mutated;
+    });
     auto stmts = block.Expand();
-    if (!block.refusal().empty()) refusal_ = block.refusal();
-    if (!stmts) return mutated;
+    if (!stmts) {
+      if (refusal_.empty()) refusal_ = block.refusal();
+      return seq;
+    }
+    if (*stmts == seq->stmts()) return seq;
     return std::make_shared<SeqStmts>(std::move(*stmts), seq->span());
   }
 
  private:
+  const LoopSplit* split_ = nullptr;  // for the next block: the body of a split loop
   std::unordered_map<const Var*, int> reads_;
   std::string refusal_;
 };

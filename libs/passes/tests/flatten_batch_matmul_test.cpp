@@ -218,8 +218,8 @@ TEST(FlattenBatchMatmul, AnOperandComputedInTheKernelIsSlicedPerBatch) {
             "    return c\n");
 }
 
-// An accumulator carried by a loop is one Acc tile for the whole batch: no per-batch form yet.
-TEST(FlattenBatchMatmul, AnAccumulatorCarriedByALoopKeepsItsKernelNd) {
+// A K loop accumulating into a batched product carries one accumulator per batch.
+TEST(FlattenBatchMatmul, ALoopCarryingABatchedAccumulatorCarriesOnePerBatch) {
   auto a = testing::Tensor("a", {2, 16, 64}), b = testing::Tensor("b", {2, 64, 16});
   auto c = testing::Tensor("c", {2, 16, 16});
   KernelBuilder k;
@@ -239,15 +239,48 @@ TEST(FlattenBatchMatmul, AnAccumulatorCarriedByALoopKeepsItsKernelNd) {
                                              std::make_shared<SeqStmts>(body.body), std::vector<VarPtr>{result},
                                              ForKind::Sequential));
   k.Eval(Op("tile.store", {result, Ints({0, 0, 0}), c}, 10));
+  auto flat = FlattenOk(k.Program({a, b, c}, c));
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(Kernel(flat),
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def k(self, a: pl.Tensor[[2, 16, 64], pl.FP32], b: pl.Tensor[[2, 64, 16], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:\n"
+            "    a0_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 0], [1, 16, 32])\n"
+            "    b0_b0: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0, 0], [1, 32, 16])\n"
+            "    init_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0_b0, b0_b0)\n"
+            "    a0_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 0], [1, 16, 32])\n"
+            "    b0_b1: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [1, 0, 0], [1, 32, 16])\n"
+            "    init_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0_b1, b0_b1)\n"
+            "    for i, (acc_b0, acc_b1) in pl.range(1, init_values=(init_b0, init_b1)):\n"
+            "        a1_b0: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0, 32], [1, 16, 32])\n"
+            "        b1_b0: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 32, 0], [1, 32, 16])\n"
+            "        next_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_b0, a1_b0, b1_b0)\n"
+            "        a1_b1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [1, 0, 32], [1, 16, 32])\n"
+            "        b1_b1: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [1, 32, 0], [1, 32, 16])\n"
+            "        next_b1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_b1, a1_b1, b1_b1)\n"
+            "        result_b0, result_b1 = pl.yield_(next_b0, next_b1)\n"
+            "    pl.tile.store(result_b0, [0, 0, 0], c)\n"
+            "    pl.tile.store(result_b1, [1, 0, 0], c)\n"
+            "    return c\n");
+}
+
+// A batched product read by a loop other than as a carried value keeps its kernel N-d.
+TEST(FlattenBatchMatmul, AProductReadInsideALoopKeepsItsKernelNd) {
+  auto a = testing::Tensor("a", {2, 16, 32}), b = testing::Tensor("b", {2, 32, 16});
+  auto c = testing::Tensor("c", {2, 16, 16});
+  KernelBuilder k;
+  auto ta = k.Let("ta", Op("tile.load", {a, Ints({0, 0, 0}), Ints({2, 16, 32})}, 3));
+  auto tb = k.Let("tb", Op("tile.load", {b, Ints({0, 0, 0}), Ints({2, 32, 16})}, 4));
+  auto tc = k.Let("tc", Op("tile.matmul", {ta, tb}, 5));
+  auto i = testing::LoopVar("i", 6);
+  KernelBuilder body;
+  body.Eval(Op("tile.store", {tc, Ints({0, 0, 0}), c}, 7));
+  k.body.push_back(std::make_shared<ForStmt>(i, testing::Index(0), testing::Index(2), testing::Index(1),
+                                             std::make_shared<SeqStmts>(body.body), ForKind::Sequential));
   auto program = k.Program({a, b, c}, c);
-  auto flat = Flatten(program);
-  ASSERT_TRUE(flat) << flat.error().str();
-  EXPECT_EQ(flat->get()->Find("k"), program->Find("k"));
   auto why = FlattenKernelTiles(std::const_pointer_cast<Function>(program->Find("k")));
   ASSERT_FALSE(why);
-  EXPECT_EQ(why.error(),
-            "tile.matmul_acc over a batch reads 'acc' pl.Tile[[2, 16, 16], pl.FP32, pl.Mem.Acc], which has no "
-            "per-batch form");
+  EXPECT_EQ(why.error(), "the product 'tc' of a matmul over a batch is read by a loop, which has no per-batch form");
 }
 
 // A product read by a vector op (not a store or a matmul_acc) keeps its kernel N-d.
