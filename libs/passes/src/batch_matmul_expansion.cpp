@@ -221,10 +221,11 @@ class BlockExpander {
       const auto* tile = MatrixTile(*arg->type());
       if (!tile || Count(BatchDims(*tile)) == 1) continue;
       if (Significant(BatchDims(*tile)) != batch)
-        return Refuse(fmt::format("{} multiplies a batch of matrices {} broadcast to the batch {}", matmul.target_name(),
-                                  tile->str(), fmt::format("[{}]", fmt::join(batch, ", "))));
+        return Refuse(fmt::format("{} multiplies a batch of matrices {} broadcast to the batch [{}]",
+                                  matmul.target_name(), tile->str(), fmt::join(batch, ", ")));
       const auto* var = arg->As<Var>();
-      if (!var) return Refuse(fmt::format("{} over a batch reads an operand that is no variable", matmul.target_name()));
+      if (!var)
+        return Refuse(fmt::format("{} over a batch reads an operand that is no variable", matmul.target_name()));
       if (!PlanPieces(*var, at, matmul)) return false;
     }
     return true;
@@ -328,7 +329,8 @@ class BlockExpander {
     if (products_.empty()) return true;
     for (const auto& [var, count] : ReadCounts(stmt))
       if (products_.contains(var))
-        return Refuse(fmt::format("the product '{}' of a matmul over a batch is read by {}, which has no per-batch form",
+        return Refuse(fmt::format("the product '{}' of a matmul over a batch is read by {}, which has no per-batch "
+                                  "form",
                                   var->name_hint(), Describe(*stmt)));
     return true;
   }

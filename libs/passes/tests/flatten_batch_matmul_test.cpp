@@ -138,8 +138,8 @@ TEST(FlattenBatchMatmul, AMatmulAccChainAccumulatesEachBatchInItsOwnProduct) {
   ASSERT_TRUE(flat);
   EXPECT_EQ(Kernel(flat),
             "@pl.function(type=pl.FunctionType.InCore)\n"
-            "def k(self, a: pl.Tensor[[4, 16, 32], pl.FP32], b: pl.Tensor[[4, 32, 16], pl.FP32], i: pl.Scalar[pl.INDEX], "
-            "c: pl.Out[pl.Tensor[[4, 16, 16], pl.FP32]]) -> pl.Tensor[[4, 16, 16], pl.FP32]:\n"
+            "def k(self, a: pl.Tensor[[4, 16, 32], pl.FP32], b: pl.Tensor[[4, 32, 16], pl.FP32], "
+            "i: pl.Scalar[pl.INDEX], c: pl.Out[pl.Tensor[[4, 16, 16], pl.FP32]]) -> pl.Tensor[[4, 16, 16], pl.FP32]:\n"
             "    a0_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i, 0, 0], [1, 16, 16])\n"
             "    b0_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [i, 0, 0], [1, 16, 16])\n"
             "    acc_b0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a0_b0, b0_b0)\n"
