@@ -1,7 +1,8 @@
 """Kernels whose tiles have rank 3: FlattenTileNdTo2D merges their leading dimensions into rows
 ([2, 16, 64] -> [32, 64]), so backend-ptoas writes their .pto, and the simulator computes the same
-numbers as torch. A kernel with an op that has no 2-D form (a matmul over a batch) keeps its N-d
-tiles: it still runs on the simulator, and gets no .pto."""
+numbers as torch. A matmul over a batch becomes one 2-D matmul per batch first (more in
+test_batch_matmul_2d.py); a kernel with an op that has no 2-D form (a transpose over a batch) keeps
+its N-d tiles: it still runs on the simulator, and gets no .pto."""
 
 from pathlib import Path
 
@@ -129,11 +130,14 @@ def test_a_chunk_with_a_ragged_tail_keeps_its_valid_rows_when_merged(kernels):
             "sizes = [%c1_index, %c16_index, %c64_index]") in pto, pto
 
 
-def test_a_matmul_over_a_batch_keeps_its_3d_tiles_and_still_runs(kernels):
+def test_a_matmul_over_a_batch_becomes_one_2d_matmul_per_batch_with_a_pto(kernels):
     torch.manual_seed(4)
     a, b = torch.randn(2, 16, 32), torch.randn(2, 32, 16)
     c = torch.zeros(2, 16, 16)
     compiled = kernels.batch_matmul.compile(a, b, c, config=CONFIG)
     kernels.batch_matmul(a, b, c, config=CONFIG)
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
-    assert "pl.Tile[[2, 16, 32], pl.FP32" in _dump(compiled, "07_after_FlattenTileNdTo2D.py")
+    text = _dump(compiled, "07_after_FlattenTileNdTo2D.py")
+    assert "pl.Tile[[2, 16, 32], pl.FP32" not in text, text
+    assert "pl.tile.matmul(ta_b1, tb_b1)" in text, text
+    assert (Path(compiled.output_dir) / "kernels" / "aic" / "batch_matmul_incore_0.pto").exists()

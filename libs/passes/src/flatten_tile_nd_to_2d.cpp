@@ -10,10 +10,14 @@
 // leading 1s names the N-d window as its `shapes`. tile.create / tile.full / reshapes get the merged
 // shape; a reshape that becomes one from a shape to itself goes, its result read as its source.
 //
+// A matmul over a batch has no merged form ([B*M, K] x [B*K, N] is not the batch of products), so
+// it is first unrolled into one matmul per batch (batch_matmul_expansion.h), whose rank-3 tiles
+// with leading 1s then merge like any other.
+//
 // Every rewritten op is re-deduced by the op registry and must give the merged form of its old
-// result. Where one does not (a matmul or transpose over a batch, an element access by N-d
-// indices), or an N-d tile crosses the kernel's signature, the kernel is left as it was: the
-// simulator runs it, and backend-ptoas names the N-d tile it cannot print.
+// result. Where one does not (a transpose over a batch, an element access by N-d indices, a batched
+// matmul the expansion refuses), or an N-d tile crosses the kernel's signature, the kernel is left as
+// it was: the simulator runs it, and backend-ptoas names the N-d tile it cannot print.
 #include "flatten_tile_nd_to_2d.h"
 
 #include <fmt/format.h>
@@ -23,6 +27,8 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
+
+#include "batch_matmul_expansion.h"
 
 namespace pypto::passes {
 namespace {
@@ -153,6 +159,7 @@ class TileFlattener final : public IRMutator {
     Call::Kwargs kwargs = call->kwargs();
     if (!LastAxisOnly(*call, kwargs)) return call;
     if (name == "tile.store" && !StoreWindow(*call, args)) return call;
+    if (name == "tile.slice" && !RowBandWindow(*call, args)) return call;
     if (name == "tile.transpose") MatrixAxes(*call, kwargs);
     if (auto shape_arg = ArgIndex(*call->op(), "shape"); shape_arg && *shape_arg < args.size())
       if (auto merged = MergedShapeArg(args[*shape_arg])) args[*shape_arg] = merged;
@@ -217,9 +224,49 @@ class TileFlattener final : public IRMutator {
     return true;
   }
 
+  // A slice of an N-d tile whose window is a band of whole rows of the merged tile: extents of 1,
+  // then one extent at any offset, then whole extents (as ExpandBatchMatmuls slices one batch:
+  // [1, 16, 64] at [b, 0, 0] of [2, 16, 64] is rows [16b, 16b + 16) of [32, 64]). Constant
+  // offsets only, and no valid_shape of its own.
+  bool RowBandWindow(const Call& slice, std::vector<ExprPtr>& args) {
+    const auto* tile = NdTile(*slice.args()[0]->type());
+    if (!tile) return true;
+    const Shape& dims = tile->shape();
+    std::optional<Shape> window = ConstShape(args[1]), origin = ConstShape(args[2]);
+    const size_t rows = dims.size() - 1;
+    bool band = args.size() == 3 && window && origin && window->size() == dims.size() && origin->size() == dims.size();
+    size_t first = 0;
+    while (band && first < rows && (*window)[first] == 1) ++first;
+    for (size_t d = first + 1; band && d < rows; ++d) band = (*window)[d] == dims[d] && (*origin)[d] == 0;
+    if (!band) {
+      Refuse(fmt::format("a slice of the N-d tile {} that is not a band of its rows has no 2-D form", tile->str()));
+      return false;
+    }
+    int64_t row = 0, stride = 1;
+    for (size_t d = rows; d-- > 0;) {
+      row += (*origin)[d] * stride;
+      stride *= dims[d];
+    }
+    args[1] = IndexList(RowMerged(*window), slice.span());
+    args[2] = IndexList({row, origin->back()}, slice.span());
+    return true;
+  }
+
+  static std::optional<Shape> ConstShape(const ExprPtr& arg) {
+    const auto* tuple = arg->As<TupleLiteral>();
+    if (!tuple) return std::nullopt;
+    Shape values;
+    for (const auto& element : tuple->elements()) {
+      auto value = AsConstInt(element);
+      if (!value) return std::nullopt;
+      values.push_back(*value);
+    }
+    return values;
+  }
+
   // Whether a tile the call reads or writes has a leading dimension above 1: merged into rows, a
-  // batch of matrices would be multiplied as one matrix. (AutoTileMatmulL0 splits such a product
-  // into one matmul per batch instead.)
+  // batch of matrices would be multiplied as one matrix. ExpandBatchMatmuls has unrolled every
+  // batched matmul and matmul_acc it could; what is left (a matmul_bias, ...) keeps its kernel N-d.
   static bool HasBatch(const Call& call) {
     auto batched = [](const Type& type) {
       const TileType* tile = NdTile(type);
@@ -336,8 +383,10 @@ pypto::expected<ir::FunctionPtr, std::string> FlattenKernelTiles(const ir::Funct
       return pypto::unexpected(fmt::format("its parameter '{}' is an N-d tile", param->name_hint()));
   for (const auto& type : kernel->return_types())
     if (NdTile(*type)) return pypto::unexpected(std::string("it returns an N-d tile"));
+  auto expanded = ExpandBatchMatmuls(kernel->body());
+  if (!expanded) return pypto::unexpected(expanded.error());
   TileFlattener flattener;
-  auto body = flattener.MutateStmt(kernel->body());
+  auto body = flattener.MutateStmt(*expanded);
   if (!flattener.refusal().empty()) return pypto::unexpected(flattener.refusal());
   return kernel->WithBody(body);
 }

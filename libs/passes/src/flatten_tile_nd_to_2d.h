@@ -10,8 +10,9 @@
 namespace pypto::passes {
 
 // `kernel` with every tile of rank 3 or more replaced by its row-merged form ([a, b, c] -> [a*b, c]),
-// or why it keeps them: an op with no 2-D form (a matmul or transpose over a batch, an element
-// access by N-d indices, ...). A kernel with no such tile comes back as it is.
+// batched matmuls unrolled into one per batch (ExpandBatchMatmuls), or why it keeps them: an op
+// with no 2-D form (a transpose over a batch, an element access by N-d indices, a batched matmul
+// that cannot be unrolled, ...). A kernel with no such tile comes back as it is.
 pypto::expected<ir::FunctionPtr, std::string> FlattenKernelTiles(const ir::FunctionPtr& kernel);
 
 // The first tile of rank 3 or more the kernel defines or takes (a parameter, an assignment, a loop's

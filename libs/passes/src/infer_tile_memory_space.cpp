@@ -395,11 +395,17 @@ class PlacementRewriter final : public IRMutator {
                                     branch->span());
   }
 
+  // A load FlattenTileNdTo2D gave the row-merged tile of its N-d window keeps that tile (in Mat):
+  // re-deduced, the op gives the window's own shape.
   StmtPtr LoadIntoMat(const AssignStmt& assign, const VarPtr& mat) {
     const auto& load = static_cast<const Call&>(*assign.value());
     Call::Kwargs kwargs = load.kwargs();
     kwargs.emplace_back("target_memory", MemorySpace::Mat);
-    return std::make_shared<AssignStmt>(mat, Rebuild(load, load.args(), std::move(kwargs)), assign.span());
+    ExprPtr value = Rebuild(load, load.args(), std::move(kwargs));
+    const auto* rebuilt = value->As<Call>();
+    if (rebuilt && rebuilt->type()->As<TileType>()->shape() != mat->type()->As<TileType>()->shape())
+      value = std::make_shared<Call>(rebuilt->op(), rebuilt->args(), rebuilt->kwargs(), mat->type(), rebuilt->span());
+    return std::make_shared<AssignStmt>(mat, value, assign.span());
   }
 
   // The matmul statement reading its operands from Left/Right; moves go into `out` before it.
