@@ -33,11 +33,12 @@ ir::Result<ir::ProgramPtr> PassManager::Run(ir::ProgramPtr program, const PassCo
     have.erase_all(pass.invalidated());
     have.insert_all(pass.produced());
     if (options_.verify) {
-      for (auto property : pass.produced().items()) {
+      for (auto property : have.items()) {
         auto holds = VerifyProperty(property, *program);
         if (!holds) {
           auto error = holds.error();
-          error.message = fmt::format("after pass {}: {}", pass.name(), error.message);
+          const char* how = pass.produced().contains(property) ? "" : " (it does not declare that it invalidates it)";
+          error.message = fmt::format("after pass {}{}: {}", pass.name(), how, error.message);
           return pypto::unexpected(error);
         }
       }

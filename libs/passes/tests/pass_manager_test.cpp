@@ -30,6 +30,33 @@ TEST(PassManager, AllocationRequiresResolvedCoreTypes) {
             "function 'tile_add_incore_0': the kernel is still InCore");
 }
 
+// A pass that hands back the program as the frontend made it, with its pl.at scope, declaring
+// `invalidated` as what it breaks.
+Pass ScopeRestorer(PropertySet invalidated) {
+  return Pass("ScopeRestorer", {}, {}, invalidated,
+              [](const ir::ProgramPtr&, const PassContext&) -> ir::Result<ir::ProgramPtr> {
+                return testing::TileAddProgram();
+              });
+}
+
+TEST(PassManager, VerifyCatchesAPassBreakingAPropertyItDoesNotDeclare) {
+  PassManager manager(PassManagerOptions{.verify = true});
+  manager.Add(OutlineIncoreScopes()).Add(ScopeRestorer({}));
+  auto result = manager.Run(testing::TileAddProgram(), PassContext{});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "after pass ScopeRestorer (it does not declare that it invalidates it): property NoInCoreScopes does "
+            "not hold in function 'tile_add': a pl.at scope is not outlined");
+  // Declared, the invalidation is the pass's contract: nothing is checked for that property.
+  PassManager declared(PassManagerOptions{.verify = true});
+  declared.Add(OutlineIncoreScopes()).Add(ScopeRestorer({IRProperty::NoInCoreScopes}));
+  EXPECT_TRUE(declared.Run(testing::TileAddProgram(), PassContext{}));
+  // Without verify the manager trusts the contracts.
+  PassManager trusting;
+  trusting.Add(OutlineIncoreScopes()).Add(ScopeRestorer({}));
+  EXPECT_TRUE(trusting.Run(testing::TileAddProgram(), PassContext{}));
+}
+
 TEST(Verifiers, RejectProgramsLackingTheirProperty) {
   auto parsed = testing::TileAddProgram();
   EXPECT_FALSE(VerifyProperty(IRProperty::NoInCoreScopes, *parsed));

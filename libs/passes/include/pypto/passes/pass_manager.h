@@ -1,4 +1,5 @@
-// Runs passes in order, checking each one's required properties and verifying what it produces.
+// Runs passes in order, checking each one's required properties; under `verify`, every property
+// the program should hold after a pass (what it produced, and what it did not invalidate) is checked.
 #pragma once
 
 #include <functional>
@@ -9,7 +10,9 @@
 namespace pypto::passes {
 
 struct PassManagerOptions {
-  // Run the verifier of every produced property after each pass (tests and the debug flag).
+  // After each pass, run the verifier of every property the program should then hold: those the
+  // pass produced and those it kept, so an undeclared invalidation is caught at the pass that made
+  // it (tests and the debug flag, PYPTO_VERIFY_LEVEL=1).
   bool verify = false;
   // Called with the 1-based slot, the pass name and the program after each pass (dump_passes).
   std::function<void(int, const std::string&, const ir::Program&)> after_pass;
