@@ -627,7 +627,9 @@ Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec
 }  // namespace
 
 Pass AutoTileMatmulL0() {
-  return Pass("AutoTileMatmulL0", {IRProperty::TileMemoryInferred}, {}, {},
+  // TileOps2D: a batched matmul FlattenTileNdTo2D could not expand (its kernel kept N-d tiles) is
+  // split here into one batch at a time, whose [1, M, K] tiles would have a 2-D form.
+  return Pass("AutoTileMatmulL0", {IRProperty::TileMemoryInferred}, {}, {IRProperty::TileOps2D},
               [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
                 return RewriteEachFunction(
                     program, [&](const FunctionPtr& function) { return TileKernelMatmuls(function, *context.soc); });
