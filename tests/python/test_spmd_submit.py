@@ -79,3 +79,32 @@ def test_a_predicate_must_compare_a_tensor_element(write_dsl):
         write_dsl("gated_bad", PROGRAM.replace("CLOBBER", bad))
     assert "a dispatch predicate compares one tensor element with an integer" in str(error.value)
     assert ":29:102" in str(error.value), str(error.value)
+
+
+JIT_SUBMIT = '''
+import pypto.language as pl
+
+
+@pl.jit.incore
+def double_rows(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    block = pl.tile.get_block_idx()
+    t = pl.load(x, [block * 16, 0], [16, 32])
+    pl.store(pl.mul(t, 2.0), [block * 16, 0], y)
+    return y
+
+
+@pl.jit
+def launch(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    y, _ = pl.spmd_submit(self.double_rows, x, y, core_num=4)
+    return y
+'''
+
+
+def test_a_jit_function_submits_an_incore_function_as_self_kernel(write_kernel):
+    # pypto-lib's models write `pl.spmd_submit(self.kernel, ...)` in @pl.jit functions: upstream's JIT
+    # makes each @pl.jit.incore function a method of the program it generates.
+    module, _ = write_kernel("jit_submit", JIT_SUBMIT)
+    x = torch.randn(64, 32)
+    y = torch.zeros(64, 32)
+    module.launch(x, y)
+    torch.testing.assert_close(y, 2 * x)

@@ -1794,8 +1794,15 @@ class FunctionParser {
     const std::string callee = DottedName(value.attr("func"));
     if (program_.methods) return callee.starts_with("self.");
     if (!program_.request) return false;
-    auto it = program_.request->functions.find(callee);
+    auto it = program_.request->functions.find(JitFunctionName(callee));
     return it != program_.request->functions.end() && (it->second.form == "incore" || it->second.form == "extern");
+  }
+
+  // The @pl.jit.incore (or extern) function a JIT call names: `kernel`, or `self.kernel` as upstream's
+  // JIT lets model code write it (it makes each such function a method of the program it generates).
+  std::string JitFunctionName(const std::string& callee) const {
+    if (callee.starts_with("self.") && program_.request->functions.contains(callee.substr(5))) return callee.substr(5);
+    return callee;
   }
 
   // `with pl.cluster():` asks the device to co-schedule the AIC and AIV kernels launched in its body
@@ -3653,6 +3660,8 @@ class FunctionParser {
       return MakeError(DiagnosticKind::Syntax, "pl.dump_tag is a statement and has no value", span,
                        "write pl.dump_tag(t) on a line of its own");
     if (program_.methods && name.starts_with("self.")) return ParseMethodCall(name.substr(5), node);
+    if (!program_.methods && program_.request && JitFunctionName(name) != name)  // `self.kernel(...)`
+      return ParseKernelCall(JitFunctionName(name), node);
     if (name == "pl.system.task_dummy") return ParseTaskDummy(node);
     if (name == "pl.create_l1" || name == "pl.tensor.create_l1") return ParseCreateL1(node);
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
