@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import pypto.language as pl
-from pypto.language.parser import ParserSyntaxError
+from pypto.language.parser import ParserSyntaxError, ParserTypeError
 from pypto.testing import TensorSpec, run
 
 PROGRAM = '''
@@ -108,3 +108,45 @@ def test_a_jit_function_submits_an_incore_function_as_self_kernel(write_kernel):
     y = torch.zeros(64, 32)
     module.launch(x, y)
     torch.testing.assert_close(y, 2 * x)
+
+
+NO_DEP = '''
+import pypto.language as pl
+
+
+@pl.jit.incore
+def add_rows(x: pl.Tensor[[64, 32], pl.FP32], bias: pl.Tensor[[64, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    block = pl.tile.get_block_idx()
+    t = pl.add(pl.load(x, [block * 16, 0], [16, 32]), pl.load(bias, [block * 16, 0], [16, 32]))
+    pl.store(t, [block * 16, 0], y)
+    return y
+
+
+@pl.jit
+def launch(x: pl.Tensor[[64, 32], pl.FP32], bias: pl.Tensor[[64, 32], pl.FP32],
+           y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    y, _ = pl.spmd_submit(self.add_rows, x, pl.no_dep(bias), y, core_num=4)
+    return y
+
+
+@pl.jit
+def not_a_tensor(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    y, _ = pl.spmd_submit(self.add_rows, x, pl.no_dep(1), y, core_num=4)
+    return y
+'''
+
+
+def test_no_dep_marks_an_argument_and_passes_the_tensor(write_kernel):
+    # Upstream's per-task opt-out of dependency tracking: tracking it anyway computes the same values.
+    module, path = write_kernel("no_dep", NO_DEP)
+    x, bias = torch.randn(64, 32), torch.randn(64, 32)
+    y = torch.zeros(64, 32)
+    module.launch(x, bias, y)
+    torch.testing.assert_close(y, x + bias)
+    with pytest.raises(ParserTypeError) as error:
+        module.not_a_tensor(x, y)
+    assert str(error.value) == (
+        f"error: pl.no_dep takes a tensor, got pl.Scalar[pl.INDEX]\n  --> {path}:23:45\n   |\n"
+        "23 |     y, _ = pl.spmd_submit(self.add_rows, x, pl.no_dep(1), y, core_num=4)\n"
+        "   |                                             ^^^^^^^^^")

@@ -3626,6 +3626,23 @@ class FunctionParser {
     return MakeError(DiagnosticKind::Type, "pl.const takes a number literal of its dtype's kind", span);
   }
 
+  // `pl.no_dep(t)` at a call argument turns off upstream's dependency tracking of t for that one
+  // task, an opt-out the author takes when deps= already orders it. As for pl.at(no_dep_args=...),
+  // tracking t anyway only orders the task after t's earlier writers and readers, which computes
+  // the same results, so the marker is the tensor itself (as upstream's is outside a call).
+  ir::Result<ir::ExprPtr> ParseNoDep(py::handle node) {
+    const ir::Span span = map_.SpanOf(node);
+    py::list args = node.attr("args");
+    if (py::len(args) != 1 || py::len(node.attr("keywords")) != 0)
+      return MakeError(DiagnosticKind::Syntax, "pl.no_dep takes one tensor: pl.no_dep(t)", span);
+    auto tensor = ParseExpr(args[0]);
+    if (!tensor) return pypto::unexpected(tensor.error());
+    if (!(*tensor)->type()->As<ir::TensorType>())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("pl.no_dep takes a tensor, got {}", (*tensor)->type()->str()), span);
+    return *tensor;
+  }
+
   ir::Result<ir::ExprPtr> ParseCall(py::handle node) {
     std::string name = DottedName(node.attr("func"));
     ir::Span span = map_.SpanOf(node.attr("func"));
@@ -3667,6 +3684,7 @@ class FunctionParser {
     if (name == "pl.gather_row" || name == "pl.tensor.gather_row") return ParseGatherRow(node);
     if (name == "pl.expand_clone" || name == "pl.tensor.expand_clone") return ParseExpandClone(node);
     if (name == "pl.const") return ParseTypedConstant(node);
+    if (name == "pl.no_dep") return ParseNoDep(node);
     // Upstream's tensor-level xor and xors take no scratch tile; in a kernel their tile op gets a fresh one.
     const bool scratch_for_tensor_xor = kernel_depth_ > 0 && (name == "pl.tensor.xor" || name == "pl.tensor.xors");
     if (kernel_depth_ > 0) name = KernelSpelling(name);
