@@ -147,6 +147,6 @@ def test_no_dep_marks_an_argument_and_passes_the_tensor(write_kernel):
     with pytest.raises(ParserTypeError) as error:
         module.not_a_tensor(x, y)
     assert str(error.value) == (
-        f"error: pl.no_dep takes a tensor, got pl.Scalar[pl.INDEX]\n  --> {path}:23:45\n   |\n"
+        f"error: pl.no_dep takes a tensor, got pl.Scalar[pl.INDEX]\n  --> {path}:23:55\n   |\n"
         "23 |     y, _ = pl.spmd_submit(self.add_rows, x, pl.no_dep(1), y, core_num=4)\n"
-        "   |                                             ^^^^^^^^^")
+        "   |                                                       ^")

@@ -3631,15 +3631,21 @@ class FunctionParser {
   // tracking t anyway only orders the task after t's earlier writers and readers, which computes
   // the same results, so the marker is the tensor itself (as upstream's is outside a call).
   ir::Result<ir::ExprPtr> ParseNoDep(py::handle node) {
-    const ir::Span span = map_.SpanOf(node);
+    return ParseSoleTensorArgument(node, "pl.no_dep takes one tensor: pl.no_dep(t)", "pl.no_dep takes a tensor");
+  }
+
+  // The one tensor argument of a marker call that stands for its tensor (pl.no_dep(t),
+  // pld.get_comm_ctx(window)): `usage` when the call is malformed, `expected` for a non-tensor.
+  ir::Result<ir::ExprPtr> ParseSoleTensorArgument(py::handle node, const std::string& usage,
+                                                  const std::string& expected) {
     py::list args = node.attr("args");
     if (py::len(args) != 1 || py::len(node.attr("keywords")) != 0)
-      return MakeError(DiagnosticKind::Syntax, "pl.no_dep takes one tensor: pl.no_dep(t)", span);
+      return MakeError(DiagnosticKind::Syntax, usage, map_.SpanOf(node));
     auto tensor = ParseExpr(args[0]);
     if (!tensor) return pypto::unexpected(tensor.error());
     if (!(*tensor)->type()->As<ir::TensorType>())
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("pl.no_dep takes a tensor, got {}", (*tensor)->type()->str()), span);
+      return MakeError(DiagnosticKind::Type, fmt::format("{}, got {}", expected, (*tensor)->type()->str()),
+                       map_.SpanOf(args[0]));
     return *tensor;
   }
 
@@ -4287,18 +4293,8 @@ class FunctionParser {
   // `ctx = pld.get_comm_ctx(window)`: the window tensor itself stands for its communication context
   // (the comm ops read the domain off the window they are given).
   ir::Result<ir::ExprPtr> ParseCommCtx(py::handle node) {
-    const ir::Span span = map_.SpanOf(node);
-    py::list args = node.attr("args");
-    if (py::len(args) != 1 || py::len(node.attr("keywords")) != 0)
-      return MakeError(DiagnosticKind::Syntax, "pld.get_comm_ctx takes one window tensor", span);
-    auto window = ParseExpr(args[0]);
-    if (!window) return pypto::unexpected(window.error());
-    if (!(*window)->type()->As<ir::TensorType>())
-      return MakeError(DiagnosticKind::Type,
-                       fmt::format("pld.get_comm_ctx takes a window tensor (a pld.DistributedTensor parameter), got {}",
-                                   (*window)->type()->str()),
-                       map_.SpanOf(args[0]));
-    return *window;
+    return ParseSoleTensorArgument(node, "pld.get_comm_ctx takes one window tensor",
+                                   "pld.get_comm_ctx takes a window tensor (a pld.DistributedTensor parameter)");
   }
 
   ir::Result<ArgValue> ParseArgValue(py::handle node) {
