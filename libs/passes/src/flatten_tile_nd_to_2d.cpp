@@ -311,15 +311,9 @@ class TileFlattener final : public IRMutator {
 
   // A shape argument of rank 3 or more (tile.create, tile.full, tile.reshape, ...) as its merged form.
   static ExprPtr MergedShapeArg(const ExprPtr& arg) {
-    const auto* tuple = arg->As<TupleLiteral>();
-    if (!tuple || tuple->elements().size() <= 2) return nullptr;
-    Shape shape;
-    for (const auto& element : tuple->elements()) {
-      auto value = AsConstInt(element);
-      if (!value) return nullptr;
-      shape.push_back(*value);
-    }
-    return IndexList(RowMerged(shape), arg->span());
+    auto shape = ConstShape(arg);
+    if (!shape || shape->size() <= 2) return nullptr;
+    return IndexList(RowMerged(*shape), arg->span());
   }
 
   // `r = tile.reshape(t, shape)` whose merged form reshapes t's merged form to itself: r is t.
