@@ -1,6 +1,7 @@
 // FlattenCallExpr on small hand-built IR: the exact printed IR after the pass.
 #include <gtest/gtest.h>
 
+#include "pass_test_util.h"
 #include "pypto/ir/printer.h"
 #include "pypto/passes/passes.h"
 #include "pypto/passes/pipeline.h"
@@ -11,6 +12,7 @@ namespace {
 
 using testing::Ints;
 using testing::Op;
+using testing::RunOk;
 
 // An SPMD kernel computing its row from its block index inside scalar arithmetic, and loading at
 // `[r, 0]` a tile it adds to itself in one nested expression.
@@ -45,6 +47,25 @@ TEST(FlattenCallExpr, HoistsCallsOutOfArgumentsAndArithmetic) {
             "        __tmp_v3: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.add(__tmp_v1, __tmp_v2)\n"
             "        pl.tile.store(__tmp_v3, [r, 0], y)\n"
             "        return y\n");
+}
+
+TEST(FlattenCallExpr, NestedCallsBecomeTemporaries) {
+  auto a = testing::Tensor("a", {16, 16}), c = testing::Tensor("c", {16, 16});
+  auto load = testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({16, 16})});
+  auto twice = testing::Op("tile.add", {load, load});
+  auto store = testing::Op("tile.store", {twice, testing::Ints({0, 0}), c});
+  auto body = std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{std::make_shared<ir::EvalStmt>(store)});
+  auto fn = std::make_shared<ir::Function>("f", std::vector<ir::VarPtr>{a, c}, std::vector<ir::ParamDirection>{},
+                                           std::vector<ir::TypePtr>{}, body, ir::FunctionType::Opaque);
+  auto program = RunOk({FlattenCallExpr()}, std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{fn}, "f"));
+  EXPECT_EQ(ir::PrintFunction(*program->Find("f")),
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Tensor[[16, 16], pl.FP32]):\n"
+            "    __tmp_v0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])\n"
+            "    __tmp_v1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 16])\n"
+            "    __tmp_v2: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(__tmp_v0, __tmp_v1)\n"
+            "    pl.tile.store(__tmp_v2, [0, 0], c)\n");
+  EXPECT_FALSE(VerifyProperty(IRProperty::NoNestedCalls, ir::Program("p", {fn}, "f")));
 }
 
 }  // namespace
