@@ -67,5 +67,70 @@ TEST(ExpandMixedKernel, AProductReadByAVectorOpCrossesThroughAPipe) {
       << PrintFunction(*group);
 }
 
+// A Vec tile the cube multiplies (which InferTileMemorySpace moves into Mat) crosses the other way:
+// k_aiv pushes it, k_aic pops it into Mat and frees the slot, and the Group k, of the kernel's name
+// and parameters, runs k_aic and then k_aiv, returning what k_aiv returns.
+TEST(ExpandMixedKernel, AVectorTileMultipliedByTheCubeCrossesToTheAicMemberOfTheGroup) {
+  KernelBuilder k;
+  auto x = k.Load("x", a, 0, 0, 64, 64, 3);
+  auto y = k.Let("y", Op("tile.exp", {x}, 4));
+  auto acc = k.Let("acc", Op("tile.matmul", {y, y}, 5));
+  k.Eval(Op("tile.store", {acc, Ints({0, 0}), c}, 6));
+  auto split = testing::RunPipeline({InferTileMemorySpace(), ExpandMixedKernel()}, k.Program({a, c}, c));
+  ASSERT_TRUE(split) << split.error().str();
+  EXPECT_EQ(PrintProgram(**split),
+            "@pl.program\n"
+            "class p:\n"
+            "    @pl.function(type=pl.FunctionType.AIC)\n"
+            "    def k_aic(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> "
+            "pl.Tensor[[64, 64], pl.FP32]:\n"
+            "        y_mat: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.tpop_from_aiv([64, 64], dtype=pl.FP32, "
+            "split=0)\n"
+            "        pl.system.tfree_to_aiv(y_mat, split=0)\n"
+            "        y_mat_left: pl.Tile[[64, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(y_mat, "
+            "target_memory=pl.Mem.Left)\n"
+            "        y_mat_right: pl.Tile[[64, 64], pl.FP32, pl.Mem.Right] = pl.tile.move(y_mat, "
+            "target_memory=pl.Mem.Right)\n"
+            "        acc: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(y_mat_left, y_mat_right)\n"
+            "        pl.tile.store(acc, [0, 0], c)\n"
+            "        return c\n"
+            "\n"
+            "    @pl.function(type=pl.FunctionType.AIV)\n"
+            "    def k_aiv(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> "
+            "pl.Tensor[[64, 64], pl.FP32]:\n"
+            "        x: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 64])\n"
+            "        y: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x)\n"
+            "        pl.tile.tpush_to_aic(y, split=0)\n"
+            "        return c\n"
+            "\n"
+            "    @pl.function(type=pl.FunctionType.Group)\n"
+            "    def k(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> "
+            "pl.Tensor[[64, 64], pl.FP32]:\n"
+            "        self.k_aic(a, c)\n"
+            "        result: pl.Tensor[[64, 64], pl.FP32] = self.k_aiv(a, c)\n"
+            "        return result\n");
+}
+
+// `first = pl.read(counts, [0, 0])` of a Vec tile, then `a[first : first + 16, :]` multiplied by the
+// cube: the cube part would need a scalar only the vector part computes, and only tiles cross.
+TEST(ExpandMixedKernel, AScalarReadFromATileOfTheOtherCoreIsRefused) {
+  const VarPtr n = testing::Tensor("n", {16, 16}, DataType::INT32);
+  const VarPtr o = testing::Tensor("o", {16, 64});
+  KernelBuilder k;
+  auto counts = k.Load("counts", n, 0, 0, 16, 16, 3);
+  auto first = k.Let("first", Op("tile.read", {counts, Ints({0, 0})}, 4));
+  auto offsets = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{first, testing::Index(0)});
+  auto rows = k.Let("rows", Op("tile.load", {a, offsets, Ints({16, 64})}, 5));
+  auto whole = k.Load("whole", a, 0, 0, 64, 64, 6);
+  auto acc = k.Let("acc", Op("tile.matmul", {rows, whole}, 7));
+  k.Eval(Op("tile.store", {acc, Ints({0, 0}), o}, 8));
+  auto result = testing::RunPipeline({InferTileMemorySpace(), ExpandMixedKernel()}, k.Program({a, n, o}, o));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().str(),
+            "k.py:5:9: error: kernel 'k' mixes cube and vector work, and its cube part reads 'first', which only "
+            "the vector part computes; only tiles can cross between the two\n"
+            "  help: compute the value from tensors both parts read, or split the work into two pl.at scopes");
+}
+
 }  // namespace
 }  // namespace pypto::passes
