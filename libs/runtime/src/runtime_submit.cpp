@@ -1,0 +1,265 @@
+// Submitting work: building a task record (MakeTask, recycled tasks), checking a submit, and turning
+// an SPMD launch, a mixed (AIC + AIV) launch or a dummy task into the tasks the scheduler runs, with
+// the joins that give a launch its one id. Dependencies (runtime_dependencies.cpp), slots
+// (runtime_scopes.cpp) and co-started launches (runtime_cohort.cpp) are their own files.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "mixed_block.h"
+#include "runtime_impl.h"
+
+namespace pypto::rt {
+
+std::unique_ptr<Task> MakeTask(std::unique_ptr<Task> task, CoreType core, int32_t func_id, const TaskArgs& args,
+                               int32_t block_idx, bool observed) {
+  if (observed) task->observed_args = args.tensors();
+  task->scalar_count = args.scalars().size();
+  task->func_id = func_id;
+  task->core_type = core;
+  task->early_resolve = args.allow_early_resolve();
+  task->local = LocalContext{.block_idx = block_idx, .block_num = args.launch_spec.block_num};
+  task->tensors.reserve(args.tensors().size());
+  for (const TensorArg& arg : args.tensors()) task->tensors.push_back(arg.tensor);
+
+  size_t slot = 0;
+  for (ChipTensor& tensor : task->tensors) task->args[slot++] = reinterpret_cast<int64_t>(&tensor);
+  for (uint64_t bits : args.scalars()) task->args[slot++] = static_cast<int64_t>(bits);
+  task->args[kLocalContextSlot] = reinterpret_cast<int64_t>(&task->local);
+  task->args[kGlobalContextSlot] = reinterpret_cast<int64_t>(&task->global);
+  return task;
+}
+
+static_assert(TaskArgs::kMaxTensors + TaskArgs::kMaxScalars <= kLocalContextSlot,
+              "tensors and scalars must fit below the context slots");
+
+// An SPMD launch of N blocks is N tasks, one per block index; they depend on each other only through
+// the tensors they share, as any tasks do. The id returned is the last block's.
+pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
+  const int32_t blocks = args.launch_spec.block_num;
+  if (blocks < 1) {
+    std::lock_guard lock(mu_);
+    if (!error_)
+      RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} launches {} blocks", func_id, blocks)});
+    return pypto::unexpected(*error_);
+  }
+  if (args.launch_spec.require_sync_start) return SubmitCohort(core, func_id, args);
+  std::shared_ptr<Launch> launch;
+  {
+    std::unique_lock lock(mu_);
+    auto slot = TakeSlot(lock, func_id, blocks);
+    if (!slot) return pypto::unexpected(slot.error());
+    launch = std::move(*slot);
+    launch->blocks.resize(static_cast<size_t>(blocks));
+    launch->func_id = func_id;
+    launch->first_task = next_id_;
+  }
+  if (blocks == 1) {
+    auto id = SubmitBlock(core, func_id, args, launch, 0);
+    std::lock_guard lock(mu_);
+    launch->submitted = true;
+    return id;
+  }
+  std::vector<TaskId> ids;
+  for (int32_t block = 0; block < blocks; ++block) {
+    auto id = SubmitBlock(core, func_id, args, launch, block);
+    if (!id) return id;
+    ids.push_back(*id);
+  }
+  std::lock_guard lock(mu_);
+  // Its blocks may be waiting at a barrier already: whether it can complete is decided now.
+  launch->submitted = true;
+  if (barrier_waiters_ > 0) CheckBarrierStall();
+  return JoinOf(ids);
+}
+
+// With mu_ held: one id for several tasks, a dummy that waits for those still live (the last id when
+// none is).
+TaskId Runtime::Impl::JoinOf(const std::vector<TaskId>& ids) {
+  auto join = BlankTask();
+  join->dummy = true;
+  join->id = next_id_;
+  for (TaskId id : ids)
+    if (auto it = live_.find(id); it != live_.end()) AddEdge(*it->second, *join);
+  if (join->pending == 0) return ids.back();
+  return AddTask(std::move(join)).id;
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& args) {
+  std::unique_lock lock(mu_);
+  if (args.has_error()) {
+    if (!error_)
+      RecordError({FatalCode::InvalidArgs, fmt::format("dummy task has invalid arguments: {}", args.error())});
+    return pypto::unexpected(*error_);
+  }
+  auto launch = TakeSlot(lock, -1, 1);
+  if (!launch) return pypto::unexpected(launch.error());
+  auto task = BlankTask();
+  task->dummy = true;
+  task->launch = *launch;
+  task->id = next_id_;
+  AddDependencies(*task, args);
+  RegisterAccesses(*task, args);
+  return AddTask(std::move(task)).id;
+}
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
+                                                               const std::shared_ptr<Launch>& launch,
+                                                               int32_t block_idx) {
+  std::lock_guard lock(mu_);
+  if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx, options_.observer != nullptr);
+  task->launch = launch;
+  task->id = next_id_;
+  launch->blocks[static_cast<size_t>(block_idx)] = task.get();
+  AddDependencies(*task, args);
+  RegisterAccesses(*task, args);
+  spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
+                func_id, CoreTypeName(core), args.tensors().size(), args.scalars().size(), task->pending);
+  return AddTask(std::move(task)).id;
+}
+
+pypto::expected<void, FatalError> Runtime::Impl::CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args) {
+  if (error_) return pypto::unexpected(*error_);
+  if (args.has_error()) {
+    // As on the device, a malformed task is fatal for the whole run, not only refused.
+    RecordError({FatalCode::InvalidArgs,
+                 fmt::format("task for func_id {} has invalid arguments: {}", func_id, args.error())});
+  } else if (core != CoreType::AIC && core != CoreType::AIV) {
+    RecordError({FatalCode::InvalidArgs,
+                 fmt::format("task for func_id {} has unknown core type {}", func_id, static_cast<int>(core))});
+  } else if (CoreCount(core) <= 0) {
+    RecordError({FatalCode::InvalidArgs, fmt::format("task for func_id {} needs an {} core, but none are configured",
+                                                     func_id, CoreTypeName(core))});
+  }
+  if (error_) return pypto::unexpected(*error_);
+  return {};
+}
+
+std::unique_ptr<Task> Runtime::Impl::BlankTask() {
+  if (spare_tasks_.empty()) return std::make_unique<Task>();
+  std::unique_ptr<Task> task = std::move(spare_tasks_.back());
+  spare_tasks_.pop_back();
+  return task;
+}
+
+void Runtime::Impl::Recycle(std::unique_ptr<Task> task) {
+  if (spare_tasks_.size() >= kSpareTasks) return;  // freed here
+  std::vector<ChipTensor> tensors = std::move(task->tensors);
+  std::vector<Task::Access> accesses = std::move(task->accesses);
+  std::vector<Task*> dependents = std::move(task->dependents);
+  *task = Task{};  // every field as new, so nothing of the last task can leak into the next
+  tensors.clear();
+  accesses.clear();
+  dependents.clear();
+  task->tensors = std::move(tensors);
+  task->accesses = std::move(accesses);
+  task->dependents = std::move(dependents);
+  spare_tasks_.push_back(std::move(task));
+}
+
+Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
+  task->id = next_id_++;
+  if (graph_) {
+    task->graph_node = graph_node_;
+    graph_node_of_.push_back(graph_node_);  // at index task->id
+  }
+  Task& ref = *task;
+  live_.emplace(ref.id, std::move(task));
+  if (ref.pending == 0)
+    MakeReady(ref);
+  else if (ref.holding_back == 0)
+    Stage(ref);  // it waits only for producers released early
+  return ref;
+}
+
+// Per block: a gate that waits for what the arguments wait for, the members after the gate, and a
+// join after the members that holds the arguments' accesses, so later tasks wait for every member.
+// The members of a block form a cohort (all blocks together form one under sync_start): they are
+// dispatched together, each on a core and a thread of its own, as a cluster runs them on a device,
+// so that a member waiting at a cross-core pipe is always waiting for a peer that runs.
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
+  const std::array<std::pair<CoreType, int32_t>, 3> members = {
+      {{CoreType::AIC, kernels.aic}, {CoreType::AIV, kernels.aiv0}, {CoreType::AIV, kernels.aiv1}}};
+  const int32_t blocks = args.launch_spec.block_num;
+  std::unique_lock lock(mu_);
+  if (std::ranges::none_of(members, [](const auto& m) { return m.second != kNoKernel; }))
+    RecordError({FatalCode::InvalidArgs, "a mixed task names no kernel"});
+  if (blocks < 1 && !error_)
+    RecordError({FatalCode::InvalidArgs, fmt::format("mixed task launches {} blocks", blocks)});
+  for (const auto& [core, func_id] : members)
+    if (func_id != kNoKernel)
+      if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  if (error_) return pypto::unexpected(*error_);
+  const int32_t named_func_id = kernels.aiv0 != kNoKernel ? kernels.aiv0 : kernels.aic;
+  const int aiv_lanes = (kernels.aiv0 != kNoKernel) + (kernels.aiv1 != kNoKernel);
+  const auto make_cohort = [&](int32_t n) {
+    auto made = std::make_shared<Cohort>();
+    made->cores = {n * (kernels.aic != kNoKernel), n * aiv_lanes};
+    made->size = static_cast<size_t>(made->cores[0] + made->cores[1]);
+    return made;
+  };
+  const bool with_aic = kernels.aic != kNoKernel;
+  if (with_aic > CoreCount(CoreType::AIC) || aiv_lanes > CoreCount(CoreType::AIV)) {
+    // Its members run together, so a block must fit on the cores at once.
+    RecordError({FatalCode::InvalidArgs,
+                 fmt::format("a block of mixed task {} (func_id {}) runs {} AIC and {} AIV kernels at once, but there "
+                             "are {} AIC and {} AIV cores",
+                             next_id_, named_func_id, static_cast<int>(with_aic), aiv_lanes,
+                             CoreCount(CoreType::AIC), CoreCount(CoreType::AIV))});
+    return pypto::unexpected(*error_);
+  }
+  std::shared_ptr<Cohort> cohort;
+  if (args.launch_spec.require_sync_start) {
+    // Co-started: one gate for all blocks, and every member of every block in one cohort.
+    if (auto ok = CheckSyncStart(CoreType::AIC, named_func_id, blocks); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = CheckSyncStart(CoreType::AIV, named_func_id, blocks * aiv_lanes); !ok)
+      return pypto::unexpected(ok.error());
+    cohort = make_cohort(blocks);
+  }
+  auto launch = TakeSlot(lock, named_func_id, blocks);
+  if (!launch) return pypto::unexpected(launch.error());
+
+  Task* shared_gate = cohort ? AddGate(args) : nullptr;
+  std::vector<TaskId> joins;
+  for (int32_t block = 0; block < blocks; ++block) {
+    // The gate, only when there is something to wait for (a dummy with nothing to wait for would
+    // retire at once).
+    Task* gate = cohort ? shared_gate : AddGate(args);
+    const std::shared_ptr<Cohort> block_cohort = cohort ? cohort : make_cohort(1);
+    auto mixed_block = std::make_shared<MixedBlock>(block);
+    auto join = BlankTask();
+    join->dummy = true;
+    join->launch = *launch;
+    const TaskId group = next_id_;  // the first member's id
+    for (size_t m = 0; m < members.size(); ++m) {
+      const auto [core, func_id] = members[m];
+      if (func_id == kNoKernel) continue;
+      auto task = MakeTask(BlankTask(), core, func_id, args, block, options_.observer != nullptr);
+      if (core == CoreType::AIV) task->lane = static_cast<int8_t>(m - 1);
+      task->mixed_group = group;
+      task->id = next_id_;
+      task->cohort = block_cohort;
+      block_cohort->tasks.push_back(task.get());
+      task->mixed_block = mixed_block;
+      task->member = mixed_block->AddMember(
+          {.task = task->id, .func_id = func_id, .core_type = core, .lane = task->lane});
+      if (gate) AddEdge(*gate, *task);
+      task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
+      ++join->pending;
+      AddTask(std::move(task));
+    }
+    join->id = next_id_;
+    RegisterAccesses(*join, args);
+    joins.push_back(AddTask(std::move(join)).id);
+  }
+  return joins.size() == 1 ? joins.front() : JoinOf(joins);
+}
+
+}  // namespace pypto::rt
