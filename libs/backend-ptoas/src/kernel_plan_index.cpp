@@ -1,0 +1,69 @@
+// The Planner's checks of index expressions (kernel_planner.h): offsets, loop bounds and other values
+// computed in `index` from constants, loop variables, index scalars and integer scalar parameters.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "kernel_planner.h"
+
+namespace pypto::backend_ptoas::detail {
+
+// Offsets may be computed at run time from loop variables and scalar parameters.
+Status Planner::CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) {
+  const auto* tuple = arg->As<ir::TupleLiteral>();
+  if (!tuple) return Error(span, fmt::format("the offsets of '{}' must be a list of integers", op));
+  std::string what = fmt::format("an offset of '{}'", op);
+  for (const auto& element : tuple->elements()) {
+    if (auto ok = CheckIndexExpr(element, what, span); !ok) return ok;
+  }
+  return {};
+}
+
+// An `index` value: integer constants, enclosing loop variables and signed integer scalar
+// parameters, combined by + - * // % min max << >>. Comparisons and float division give no index.
+Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span) {
+  if (expr->Is<ir::ConstInt>()) return {};
+  if (const auto* var = expr->As<ir::Var>()) return CheckIndexVar(*var, what, span);
+  if (const auto* binary = expr->As<ir::BinaryExpr>()) {
+    const char* symbol = ir::BinaryOpSymbol(binary->op());
+    if (ir::IsComparison(binary->op())) {
+      return Error(span, fmt::format("{} uses the comparison '{}', whose result is a boolean; backend-ptoas "
+                                     "lowers only + - * // % min max << >> of integers there",
+                                     what, symbol));
+    }
+    const auto* scalar = binary->type()->As<ir::ScalarType>();
+    if (binary->op() == ir::BinaryOp::FloatDiv || !scalar || !ir::IsInteger(scalar->dtype())) {
+      return Error(span, fmt::format("{} uses '{}' with a non-integer result; use '//' for integer division", what,
+                                     symbol));
+    }
+    if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
+    return CheckIndexExpr(binary->rhs(), what, span);
+  }
+  return Error(span, fmt::format("{} must be an integer expression of constants, loop variables and scalar "
+                                 "parameters",
+                                 what));
+}
+
+Status Planner::CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span) {
+  if (std::find(loops_.begin(), loops_.end(), &var) != loops_.end() || scalars_.contains(&var)) return {};
+  bool is_param = std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                              [&](const ir::VarPtr& param) { return param.get() == &var; });
+  if (!is_param) {
+    return Error(span, fmt::format("{} reads '{}', which is neither an enclosing loop variable nor a scalar "
+                                   "parameter of kernel '{}'",
+                                   what, var.name_hint(), kernel_.name()));
+  }
+  // arith.index_cast takes signless integers; unsigned parameters are typed ui8..ui64 in the module.
+  auto dtype = var.type()->As<ir::ScalarType>()->dtype();
+  if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype)) {
+    return Error(span, fmt::format("{} reads the {} parameter '{}'; backend-ptoas computes offsets and loop "
+                                   "bounds only from signed integer or INDEX scalars",
+                                   what, ir::DataTypeName(dtype), var.name_hint()));
+  }
+  used_.insert(&var);
+  return {};
+}
+
+}  // namespace pypto::backend_ptoas::detail

@@ -1,0 +1,115 @@
+// The Planner behind PlanKernel (kernel_plan.h): it walks a kernel once, checking every construct
+// against what backend-ptoas can lower, and fills the KernelPlan the printers read. Declared here so
+// that its checks can be defined by concept in the kernel_plan*.cpp files: statements and parameters
+// (kernel_plan.cpp), tile op calls (kernel_plan_ops.cpp), tensor operands and single elements
+// (kernel_plan_tensors.cpp), loops and ifs (kernel_plan_control.cpp), index expressions
+// (kernel_plan_index.cpp).
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel_plan.h"
+#include "pypto/ir/function.h"
+#include "pypto/support/expected.h"
+
+namespace pypto::backend_ptoas::detail {
+
+using Status = pypto::expected<void, std::string>;
+
+// The error for a construct at `span`: "<span>: <message>".
+pypto::unexpected<std::string> Error(const ir::Span& span, std::string message);
+
+// Appends `stmt` to `out`, nested sequences flattened.
+void Flatten(const ir::StmtPtr& stmt, std::vector<ir::StmtPtr>& out);
+
+class Planner {
+ public:
+  Planner(const ir::Function& kernel, std::string_view arch) : kernel_(kernel), arch_(arch) {}
+
+  pypto::expected<KernelPlan, std::string> Run();
+
+ private:
+  // The kernel, its parameters and its statements (kernel_plan.cpp).
+  Status CheckFunction() const;
+  Status SplitParams();
+  static Status CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor);
+  Status CheckStmt(const ir::Stmt& stmt);
+  static bool IsPipeOp(const std::string& op);
+  Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const;
+  static const char* SyncOpSpelling(std::string_view op);
+  Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
+  Status PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const;
+  Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
+  Status CheckAssign(const ir::AssignStmt& assign);
+  Status CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call);
+
+  // Tile op calls: their operands, results and placement (kernel_plan_ops.cpp).
+  Status CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
+  Status CheckCoreType(const ir::Call& call, const ir::Span& span) const;
+  Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span);
+  Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const;
+  Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const;
+  Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span);
+  Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
+  Status CheckWindow(const ir::Call& call, const ir::Span& span);
+  Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
+                     const ir::Span& span);
+  Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,
+                         const ir::Span& span) const;
+  Status CheckMove(const ir::Var& source, const ir::Var& result, const ir::Span& span) const;
+  Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
+  Status DefineTile(const ir::AssignStmt& assign, const ir::Span& span);
+  Status CheckTileOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;
+  Status CheckScalarOperand(const ir::ExprPtr& arg, const ir::TypePtr& tile_type, std::string_view op,
+                            const ir::Span& span) const;
+  Status CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, std::string_view op,
+                            const ir::Span& span) const;
+
+  // Tensor operands and single-element reads and writes (kernel_plan_tensors.cpp).
+  Status CheckElementRead(const ir::Call& call, const ir::Span& span);
+  Status CheckTileWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
+  Status CheckIntegerElements(ir::DataType dtype, std::string_view op, std::string_view what,
+                              const ir::Span& span) const;
+  Status CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
+  pypto::expected<const ir::Var*, std::string> ParamOf(const ir::ExprPtr& arg, std::string_view op,
+                                                      const ir::Span& span) const;
+  Status CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span);
+  static bool IsRowMergedWindow(const ir::Shape& window, const ir::Shape& tile);
+  Status CheckTensorLayout(const ir::Var& tensor, const ir::TileType& tile, std::string_view what,
+                           const ir::Span& span) const;
+  static Status CheckStaticInts(const ir::ExprPtr& arg, std::string_view what, std::string_view op,
+                                const ir::Span& span);
+
+  // Loops and ifs, and the tiles and scalars they carry or merge (kernel_plan_control.cpp).
+  Status CheckFor(const ir::ForStmt& loop);
+  Status CheckWhile(const ir::WhileStmt& loop);
+  Status CheckIf(const ir::IfStmt& branch);
+  Status CheckCondition(const ir::ExprPtr& condition, const ir::Span& span, std::string_view construct = "if");
+  static bool IsIndexScalarExpr(const ir::Expr& expr);
+  static bool IsIndexScalar(const ir::Var& var);
+  Status CheckScalarResult(const ir::ExprPtr& value, const ir::Var& carried, const ir::Var* result,
+                           const ir::Span& span);
+  Status AliasTile(const ir::Var& alias, const ir::Var& tile, const ir::Span& span);
+  Status CheckYieldedInPlace(const ir::ExprPtr& value, const ir::Var& carried, const ir::Span& span) const;
+  Status CheckSamePlace(const ir::Var& a, const ir::Var& b, const ir::Span& span) const;
+  const ir::Var* RootTile(const ir::Var& tile) const;
+
+  // Offsets and other index expressions (kernel_plan_index.cpp).
+  Status CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span);
+  Status CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span);
+  Status CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span);
+
+  const ir::Function& kernel_;
+  std::string_view arch_;
+  KernelPlan plan_;
+  std::set<const ir::Var*> tiles_;
+  std::set<const ir::Var*> used_;      // tensor and scalar parameters the body reads
+  std::vector<const ir::Var*> loops_;  // loop variables in scope, outermost first
+  std::set<const ir::Var*> scalars_;   // index values the body computed
+  int while_depth_ = 0;                // while loops around the statement being checked
+};
+
+}  // namespace pypto::backend_ptoas::detail
