@@ -1,0 +1,208 @@
+// OrchestrationEmitter: pl.create_tensor. Every create of the body becomes plan intermediates, all
+// allocated at scope entry; a create that a loop runs again takes a buffer of a pool in each run.
+#include "orchestration_emitter.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <limits>
+
+#include "orchestration_scalars.h"
+#include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::codegen_orch::detail {
+
+using ir::DiagnosticKind;
+using ir::MakeError;
+
+bool OrchestrationEmitter::IsTensorCreate(const ir::StmtPtr& stmt) {
+  const auto* assign = stmt->As<ir::AssignStmt>();
+  const auto* call = assign ? assign->value()->As<ir::Call>() : nullptr;
+  return call && call->is_op_call() && call->op()->name == "tensor.create";
+}
+
+// The pl.create_tensor statements of a body, in loops and runtime scopes too, in program order.
+// `carried` holds the Rebind carries in scope: a loop's are in scope in its body and after it, those
+// of a loop body or an if branch end with it, and a runtime scope's stay (the C++ declares its
+// variables before the scope).
+void OrchestrationEmitter::CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, bool repeats,
+                                                std::vector<const ir::Var*>& carried,
+                                                std::vector<TensorCreate>& creates) {
+  for (const auto& stmt : stmts) {
+    if (IsTensorCreate(stmt)) {
+      const auto& var = stmt->As<ir::AssignStmt>()->var();
+      TensorCreate create{.stmt = stmt, .repeated = repeats};
+      const auto* tensor = var->type()->As<ir::TensorType>();
+      if (repeats && tensor)
+        for (const ir::Var* slot : carried)
+          if (slot->type()->As<ir::TensorType>()->dtype() == tensor->dtype()) create.carried.push_back(slot);
+      creates.push_back(std::move(create));
+    }
+    if (const auto* loop = stmt->As<ir::ForStmt>()) {
+      std::vector<const ir::Var*> slots;
+      for (const auto& iter_arg : loop->iter_args())
+        if (iter_arg.carry == ir::CarryKind::Rebind) slots.push_back(iter_arg.var.get());
+      std::vector<const ir::Var*> in_body = carried;
+      in_body.insert(in_body.end(), slots.begin(), slots.end());
+      CollectTensorCreates(ir::FlattenStmts(loop->body()), repeats || !RunsOnce(*loop), in_body, creates);
+      carried.insert(carried.end(), slots.begin(), slots.end());
+    }
+    if (const auto* scope = stmt->As<ir::RuntimeScopeStmt>())
+      CollectTensorCreates(ir::FlattenStmts(scope->body()), repeats, carried, creates);
+    if (const auto* branch = stmt->As<ir::IfStmt>()) {
+      for (const auto& body : {branch->then_body(), branch->else_body()}) {
+        if (!body) continue;
+        std::vector<const ir::Var*> in_branch = carried;
+        CollectTensorCreates(ir::FlattenStmts(body), repeats, in_branch, creates);
+      }
+    }
+  }
+}
+
+// Whether a loop certainly makes one iteration (constant bounds, one step from start to stop).
+bool OrchestrationEmitter::RunsOnce(const ir::ForStmt& loop) {
+  auto start = ir::AsConstInt(loop.start()), stop = ir::AsConstInt(loop.stop()), step = ir::AsConstInt(loop.step());
+  if (!start || !stop || !step || *step == 0) return false;
+  return *step > 0 ? *start < *stop && *stop - *start <= *step : *start > *stop && *start - *stop <= -*step;
+}
+
+// `pl.create_tensor(..., init_value=v)`: the plan's starting value and the C++ pre-fill. The buffer is
+// allocated once per run, so a tensor created in a loop that iterates again would start the next
+// iteration with what the last one left; that is refused.
+ir::Result<bool> OrchestrationEmitter::SetInitialValue(const ir::AssignStmt& create, bool repeated,
+                                                       const std::string& name, rt::PlanTensor& plan_tensor) {
+  const auto* call = create.value()->As<ir::Call>();
+  const auto init = ir::FindAttr<double>(call->kwargs(), "init_value");
+  if (!init) return true;
+  if (repeated)
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' is created with init_value inside a loop that runs more than once; its "
+                                 "buffer is allocated once per run and would not start again at {} in later "
+                                 "iterations",
+                                 create.var()->name_hint(), ir::FloatLiteral(*init)),
+                     create.span(), "create the tensor before the loop and reset it in a kernel, or drop init_value");
+  const ir::DataType dtype = create.var()->type()->As<ir::TensorType>()->dtype();
+  plan_tensor.initial_bits = ElementBits(*init, dtype);
+  if (*init == 0) {
+    body_ += fmt::format("    {}_ci.set_initial_value(0);\n", name);
+  } else {
+    const std::string value = ir::IsInteger(dtype) ? fmt::format("{}", static_cast<int64_t>(*init))
+                                                   : ir::FloatLiteral(*init);
+    body_ += fmt::format("    {}_ci.set_initial_value(static_cast<{}>({}));\n", name, *CppScalarType(dtype), value);
+  }
+  return true;
+}
+
+// Every pl.create_tensor of the body becomes plan intermediates, which the C++ allocates all with one
+// alloc_tensors at scope entry, before the first task. A create a loop runs again makes a new tensor
+// each time, as upstream's allocation per iteration does, but from a pool that a long loop does not
+// grow: one buffer per loop-carried tensor that may still name an earlier one (TensorCreate::carried)
+// and one more, from which each run takes the first no carried tensor names (EmitPooledCreate). The
+// runtime orders a task writing a reused buffer after the tasks still reading it (write-after-read),
+// and tasks of different buffers never wait for each other. With nothing carried the pool is one
+// buffer, reused the same way by every iteration.
+ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<ir::StmtPtr>& body) {
+  std::vector<TensorCreate> creates;
+  std::vector<const ir::Var*> carried;
+  CollectTensorCreates(body, /*repeats=*/false, carried, creates);
+  std::vector<std::string> infos;
+  std::string refs;
+  for (const auto& create : creates) {
+    const auto& stmt = create.stmt;
+    const auto& var = stmt->As<ir::AssignStmt>()->var();
+    const auto* tensor = var->type()->As<ir::TensorType>();
+    if (!tensor)
+      return MakeError(DiagnosticKind::Internal, fmt::format("'{}' is created but is not a tensor", var->name_hint()),
+                       stmt->span());
+    if (tensor->dtype() == ir::DataType::FP4)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("intermediate '{}' is FP4; packed FP4 intermediates are not supported yet",
+                                   var->name_hint()),
+                       stmt->span());
+    if (tensor->shape().empty() || tensor->shape().size() > PYPTO_MAX_TENSOR_DIMS)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("intermediate '{}' has rank {}; the runtime takes 1 to {} dimensions",
+                                   var->name_hint(), tensor->shape().size(), PYPTO_MAX_TENSOR_DIMS),
+                       stmt->span());
+    auto dtype = RuntimeDataType(tensor->dtype());
+    if (!dtype) {
+      auto error = dtype.error();
+      error.span = stmt->span();
+      return pypto::unexpected(std::move(error));
+    }
+    rt::PlanTensor plan_tensor{.name = var->name_hint(), .dtype = *dtype};
+    std::vector<std::string> dims;
+    for (auto dim : tensor->shape()) {
+      if (dim <= 0 || dim > std::numeric_limits<uint32_t>::max())
+        return MakeError(DiagnosticKind::Type,
+                         fmt::format("intermediate '{}' has dimension {}", var->name_hint(), dim), stmt->span());
+      plan_tensor.shape.push_back(static_cast<uint32_t>(dim));
+      dims.push_back(std::to_string(dim));
+    }
+    std::string name = names_.Take(var->name_hint());
+    body_ += fmt::format("    uint32_t {0}_ci_shapes[{1}] = {{{2}}};\n", name, dims.size(), fmt::join(dims, ", "));
+    body_ += fmt::format("    TensorCreateInfo {0}_ci({0}_ci_shapes, {1}, DataType::{2});\n", name, dims.size(),
+                         rt::DtypeName(*dtype));
+    if (auto ok = SetInitialValue(*stmt->As<ir::AssignStmt>(), create.repeated, name, plan_tensor); !ok) return ok;
+    const auto first = static_cast<uint32_t>(result_.plan.intermediates.size());
+    const size_t buffers = create.carried.size() + 1;
+    std::vector<std::string> pool_refs;
+    for (size_t b = 0; b < buffers; ++b) {
+      result_.plan.intermediates.push_back(plan_tensor);
+      pool_refs.push_back(fmt::format("&alloc_0.get_ref({})", infos.size()));
+      infos.push_back(name + "_ci");
+    }
+    if (buffers == 1) {
+      refs += fmt::format("    const ChipTensor& {} = alloc_0.get_ref({});\n", name, infos.size() - 1);
+      bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, first}, name};
+      continue;
+    }
+    Pool pool{.cpp_name = names_.Take(name + "_pool"), .carried = create.carried};
+    for (size_t b = 0; b < buffers; ++b) pool.buffers.push_back(first + static_cast<uint32_t>(b));
+    refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers,
+                        fmt::join(pool_refs, ", "));
+    // The variable is a template view each run points at the buffer it takes.
+    rt::PlanView slot{.name = var->name_hint(), .base = {rt::PlanTensorRef::Kind::Intermediate, first}};
+    ViewShape(*var, slot);
+    pool.slot = static_cast<uint32_t>(result_.plan.views.size());
+    result_.plan.views.push_back(std::move(slot));
+    template_views_.insert(pool.slot);
+    bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::View, pool.slot}, name};
+    pools_[stmt.get()] = std::move(pool);
+  }
+  if (infos.empty()) return true;
+  body_ += fmt::format("    TaskOutputTensors alloc_0 = alloc_tensors({});\n", fmt::join(infos, ", ")) + refs + "\n";
+  return true;
+}
+
+// A run of a pl.create_tensor with a pool of buffers: the C++ takes the first buffer of the pool that
+// no loop-carried tensor in scope names (comparing allocations: a view shares its tensor's), and the
+// plan expansion does the same (CreateStep).
+ir::Result<bool> OrchestrationEmitter::EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool) {
+  const auto& var = create.var();
+  const Binding& binding = bindings_.at(var.get());
+  CreateStep step{.slot = pool.slot, .pool = pool.buffers};
+  const std::string index = names_.Take(binding.cpp_name + "_k");
+  std::vector<std::string> named;
+  for (const ir::Var* carried : pool.carried) {
+    auto it = bindings_.find(carried);
+    if (it == bindings_.end() || it->second.ref.kind != rt::PlanTensorRef::Kind::View)
+      return MakeError(DiagnosticKind::Internal,
+                       fmt::format("the loop-carried tensor '{}' is not in scope at '{}'", carried->name_hint(),
+                                   var->name_hint()),
+                       create.span());
+    step.carried.push_back(it->second.ref.index);
+    named.push_back(fmt::format("{}[{}]->buffer_addr == {}.buffer_addr", pool.cpp_name, index, it->second.cpp_name));
+  }
+  Separate();
+  body_ += fmt::format("{}// '{}' is a new tensor in each iteration: a buffer of its pool no carried tensor names\n",
+                       indent_, var->name_hint());
+  body_ += fmt::format("{}size_t {} = 0;\n", indent_, index);
+  body_ += fmt::format("{}while ({}) ++{};\n", indent_, fmt::join(named, " || "), index);
+  body_ += fmt::format("{}{} = *{}[{}];\n", indent_, Declared("ChipTensor", binding.cpp_name), pool.cpp_name, index);
+  steps_->push_back(Step{std::move(step)});
+  return true;
+}
+
+}  // namespace pypto::codegen_orch::detail
