@@ -148,7 +148,7 @@ class DistributedCompiledProgram:
         import torch
 
         from pypto.jit.host_plan import HostTensor
-        from pypto.runtime.torch_interop import TORCH_TO_DSL
+        from pypto.runtime.torch_interop import dsl_dtype_name
 
         names = self.param_names
         if len(args) > len(names):
@@ -166,7 +166,7 @@ class DistributedCompiledProgram:
             if isinstance(compiled, HostTensor):
                 if not isinstance(value, torch.Tensor):
                     raise TypeError(f"argument {name!r} must be a torch.Tensor, got {type(value).__name__}")
-                dtype = TORCH_TO_DSL.get(str(value.dtype).removeprefix("torch."))
+                dtype = dsl_dtype_name(value.dtype)
                 if tuple(value.shape) != compiled.shape or dtype != compiled.dtype:
                     raise ValueError(
                         f"argument {name!r} is a {list(value.shape)} {dtype} tensor, but the program was compiled "

@@ -17,7 +17,7 @@ from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
 from pypto.runtime.debug.run_script import write_run_script
-from pypto.runtime.torch_interop import TORCH_TO_DSL
+from pypto.runtime.torch_interop import dsl_dtype_name
 
 
 class _Source:
@@ -241,7 +241,7 @@ class JITFunction:
             if _is_scalar(value):
                 continue
             if isinstance(value, torch.Tensor):
-                dtype = TORCH_TO_DSL.get(str(value.dtype).removeprefix("torch."))
+                dtype = dsl_dtype_name(value.dtype)
                 if dtype is None:
                     raise TypeError(f"{self.__name__}: argument {name!r} has unsupported dtype {value.dtype}")
                 specs[name] = (tuple(value.shape), dtype)

@@ -12,7 +12,7 @@ from pypto.jit.decorator import JITFunction
 from pypto.jit.host_plan import HostTensor, WindowView, evaluate
 from pypto.language.parser.diagnostics import InvalidOperationError
 from pypto.runtime.config import RunConfig, new_build_dir
-from pypto.runtime.torch_interop import TORCH_TO_DSL, torch_dtype
+from pypto.runtime.torch_interop import dsl_dtype_name, torch_dtype
 
 
 class HostFunction(JITFunction):
@@ -64,7 +64,7 @@ class HostFunction(JITFunction):
         params = {}
         for name, value in bound.arguments.items():
             if isinstance(value, torch.Tensor):
-                dtype = TORCH_TO_DSL.get(str(value.dtype).removeprefix("torch."))
+                dtype = dsl_dtype_name(value.dtype)
                 if dtype is None:
                     raise TypeError(f"{self.__name__}: argument {name!r} has unsupported dtype {value.dtype}")
                 params[name] = HostTensor(name, tuple(value.shape), dtype)

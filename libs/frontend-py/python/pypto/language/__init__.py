@@ -1,7 +1,6 @@
 """The PyPTO kernel language. Use it as ``import pypto.language as pl``: the compiler recognises
 DSL calls by that alias, and kernel bodies are compiled from their source, never executed."""
 
-from pypto.jit import jit
 from pypto.language.dtypes import (
     BF16,
     BOOL,
@@ -48,6 +47,13 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    if name == "jit":
+        # Imported on first use: pypto.jit builds on this package's dtypes and annotations, so
+        # importing it here, while this package initialises, would make `import pypto.jit` circular.
+        from pypto.jit import jit
+
+        globals()["jit"] = jit
+        return jit
     # Every other DSL operation (pl.exp, pl.matmul, pl.range, ...) is only read from kernel source;
     # here it is a name that explains itself if a program calls it as Python.
     if name.startswith("__"):

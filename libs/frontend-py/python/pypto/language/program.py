@@ -234,7 +234,7 @@ class DynamicProgram:
 
 def _tensor_spec(name, value):
     """(shape, DSL dtype name) for a tensor argument; None for a scalar."""
-    from pypto.runtime.torch_interop import TORCH_TO_DSL
+    from pypto.runtime.torch_interop import dsl_dtype_name
 
     if isinstance(value, (bool, int, float)):
         return None
@@ -246,10 +246,10 @@ def _tensor_spec(name, value):
         raise TypeError(f"argument {name!r} must be a torch.Tensor, a (shape, dtype) pair or a scalar, "
                         f"got {type(value).__name__}")
     if not isinstance(dtype, str):
-        torch_name = str(dtype).removeprefix("torch.")
-        if torch_name not in TORCH_TO_DSL:
+        dsl_name = dsl_dtype_name(dtype)
+        if dsl_name is None:
             raise TypeError(f"argument {name!r} has unsupported dtype {dtype}")
-        dtype = TORCH_TO_DSL[torch_name]
+        dtype = dsl_name
     return [int(extent) for extent in shape], dtype
 
 

@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 
 from pypto import _core
 from pypto.runtime.scalars import scalar_value, same_scalar
-from pypto.runtime.torch_interop import TORCH_TO_DSL, torch_dtype
+from pypto.runtime.torch_interop import dsl_dtype_name, torch_dtype
 from pypto.runtime.unwritten import UnwrittenCheck
 
 
@@ -272,18 +272,6 @@ def _check_scalar(param: Parameter, value) -> None:
         )
 
 
-# torch dtype -> DSL dtype name (None: unsupported), filled as dtypes are met: a call looks each up once.
-_DSL_DTYPES = {}
-
-
-def _dsl_dtype(torch_dtype):
-    try:
-        return _DSL_DTYPES[torch_dtype]
-    except KeyError:
-        name = _DSL_DTYPES[torch_dtype] = TORCH_TO_DSL.get(str(torch_dtype).removeprefix("torch."))
-        return name
-
-
 def _run(artifacts, tensors, unwritten=None):
     import torch
 
@@ -296,7 +284,7 @@ def _run(artifacts, tensors, unwritten=None):
             raise TypeError(f"argument {name!r} must be a torch.Tensor, got {type(tensor).__name__}")
         if not tensor.is_cpu:
             raise ValueError(f"argument {name!r} is on {tensor.device}; the simulator needs CPU tensors")
-        dtype = _dsl_dtype(tensor.dtype)
+        dtype = dsl_dtype_name(tensor.dtype)
         if dtype is None:
             raise TypeError(f"argument {name!r} has dtype {tensor.dtype}, which PyPTO does not support")
         data = tensor if tensor.is_contiguous() else tensor.contiguous()

@@ -15,6 +15,20 @@ TORCH_TO_DSL = {
     "bool": "BOOL",
 }
 
+# torch dtype -> DSL dtype name (None: unsupported), filled as dtypes are met: a call with many
+# tensors looks each dtype up once.
+_DSL_OF_TORCH = {}
+
+
+def dsl_dtype_name(torch_dtype):
+    """The DSL dtype name of a torch dtype (``torch.float32`` -> ``"FP32"``); None when the DSL has none."""
+    try:
+        return _DSL_OF_TORCH[torch_dtype]
+    except KeyError:
+        name = _DSL_OF_TORCH[torch_dtype] = TORCH_TO_DSL.get(str(torch_dtype).removeprefix("torch."))
+        return name
+
+
 # An index tensor holds 64-bit integers.
 _DSL_TO_TORCH = {**{dsl: name for name, dsl in TORCH_TO_DSL.items()}, "INDEX": "int64"}
 

@@ -30,7 +30,7 @@ class _Failure(Exception):
 
 
 def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform: Optional[str] = None,
-        rtol: float = 1e-5, atol: float = 1e-5, compare: Optional[dict] = None, poison_outputs: bool = False,
+        rtol: float = 1e-5, atol: float = 1e-5, compare: Optional[dict] = None, poison_outputs: bool = True,
         compile_options: Optional[dict] = None, seed: Optional[int] = None, compile_only: bool = False,
         unchecked: Sequence[str] = ()) -> RunResult:
     """Runs ``program`` (a ``@pl.jit`` function or a ``@pl.program``) once and checks its outputs.
@@ -39,8 +39,10 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
     receives every argument by name (inputs cloned, outputs as fresh tensors holding their initial
     values) and fills the outputs in place. ``compare`` maps output names to comparators
     (``pypto.testing.allclose``, ``ratio_allclose``, ...); the default is ``allclose(rtol, atol)``.
-    ``poison_outputs`` fills pure outputs with NaN before the run, so that elements the program never
-    writes show up (see ``allclose(nan_ok=True)`` for outputs written only where the data says so).
+    ``poison_outputs`` (the runtime's default, ``RunConfig.poison_outputs``) fills pure outputs with a
+    NaN pattern before the run, so that elements the program never writes show up (see
+    ``allclose(nan_ok=True)`` for outputs written only where the data says so); False keeps the
+    initial values the specs give.
     ``compile_only`` stops after compiling, which on a simulator includes building the hand-written
     kernels, so their compile errors surface without a run. ``unchecked`` names tensors the program
     may write as scratch space (a workspace between its kernels): whatever they hold afterwards is not
@@ -67,10 +69,6 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
             args = {s.name: s.create() if isinstance(s, TensorSpec) else s.python_value() for s in specs}
             # What the reference sees: the inputs as generated, pure outputs at their initial values.
             inputs = {name: value.clone() if isinstance(value, torch.Tensor) else value for name, value in args.items()}
-            if poison_outputs:
-                for name, param in outputs.items():
-                    if param.direction == "Out" and args[name].is_floating_point():
-                        args[name].fill_(float("nan"))
         expected = None
         if golden is not None:
             with _stage("compute golden"):
@@ -78,7 +76,10 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
                             for name, value in inputs.items()}
                 golden(expected)
         with _stage("runtime"):
-            compiled(*[args[s.name] for s in specs])
+            from pypto.runtime.config import RunConfig
+
+            config = RunConfig(platform=compiled.platform, poison_outputs=poison_outputs)
+            compiled(*[args[s.name] for s in specs], config=config)
         if expected is not None:
             _validate(outputs, args, expected, inputs, compare or {}, rtol, atol)
     except _Failure as failure:
@@ -136,7 +137,7 @@ def _compile(program, specs, platform, options):
 def _check_specs(specs, parameters) -> dict:
     """Specs must name the parameters in order and agree with their shapes, dtypes and (where a spec
     states one) direction. Returns the output parameters by name."""
-    from pypto.runtime.torch_interop import TORCH_TO_DSL
+    from pypto.runtime.torch_interop import dsl_dtype_name
 
     _check_names(specs, [p.name for p in parameters])
     outputs = {}
@@ -144,7 +145,7 @@ def _check_specs(specs, parameters) -> dict:
         if isinstance(spec, TensorSpec) != (param.kind == "tensor"):
             raise _Failure(f"{spec.name!r} is a {param.kind} parameter; use a "
                            f"{'TensorSpec' if param.kind == 'tensor' else 'ScalarSpec'}")
-        dtype = TORCH_TO_DSL.get(str(spec.dtype).removeprefix("torch."))
+        dtype = dsl_dtype_name(spec.dtype)
         if dtype == "INT64" and param.dtype == "INDEX":  # an index tensor holds 64-bit integers
             dtype = "INDEX"
         if dtype != param.dtype:
