@@ -218,3 +218,35 @@ def test_an_example_that_imports_its_siblings_relatively_runs_as_a_module(tmp_pa
     }
     rows, done = _run_programs(tmp_path, programs)
     assert rows["M3"][:2] == ["demo:examples/pkg/main.py", "PASS"], done.stdout + done.stderr
+
+
+def test_sweep_runs_the_model_files_upstream_ci_runs(tmp_path):
+    # The list comes from the checkout: a model file holding __main__ runs as `python FILE -p PLATFORM`
+    # with the checkout on PYTHONPATH; shared modules, *_draft.py and `# ci: no-sim` files do not.
+    lib = tmp_path / "pypto-lib"
+    main = "if __name__ == '__main__':\n    import sys\n"
+    _write(lib, "models/a/config.py", "N = 3\n")
+    _write(lib, "models/a/good.py", main + "    from models.a.config import N\n    assert sys.argv[1:] == ['-p', 'a5sim']\n")
+    _write(lib, "models/a/wrong.py", main + "    assert False, 'golden mismatch'\n")
+    _write(lib, "models/b/deep/nested.py", main + "    pass\n")
+    _write(lib, "models/b/skipped_draft.py", main + "    raise SystemExit(1)\n")
+    _write(lib, "models/b/device_only.py", "# ci: no-sim\n" + main + "    raise SystemExit(1)\n")
+    _write(lib, "examples/not_a_model.py", main + "    raise SystemExit(1)\n")
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--repo", f"pypto-lib={lib}", "--sweep", "-p", "a5sim"],
+        capture_output=True, text=True, timeout=300,
+    )
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in done.stdout.splitlines() if line.startswith("| M")]
+    assert [row[:3] for row in rows] == [
+        ["M1", "pypto-lib:models/a/good.py", "PASS"],
+        ["M2", "pypto-lib:models/a/wrong.py", "FAIL"],
+        ["M3", "pypto-lib:models/b/deep/nested.py", "PASS"],
+    ], done.stdout + done.stderr
+    assert "2/3 passed on a5sim" in done.stdout
+    assert done.returncode == 1
+
+
+def test_sweep_without_a_pypto_lib_checkout_is_an_error(tmp_path):
+    done = subprocess.run([sys.executable, str(TOOL), "--sweep"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--sweep needs a pypto-lib checkout: --repo pypto-lib=PATH" in done.stderr

@@ -13,6 +13,11 @@ With --mlir-opt, every kernels/*/*.generic.mlir the program's compiles wrote (th
 MLIR's generic form) is then parsed by `mlir-opt-16 --allow-unregistered-dialect`; a module it
 rejects makes the verdict FAIL, with mlir-opt's first error.
 
+With --sweep, the programs are pypto-lib's model sweep, computed from the checkout given as
+--repo pypto-lib=PATH the way its daily CI computes it: every models/**/*.py holding `__main__`,
+except *_draft.py files and files with a `# ci: no-sim` line, each run as `python FILE -p PLATFORM`
+under a 300 s limit (unless --timeout says otherwise). New models join the sweep by themselves.
+
 With --dump-passes, the programs run with $PYPTO_DUMP_PASSES=1 (which turns RunConfig.dump_passes on
 whatever the program asks), and every build directory they wrote must hold passes_dump/ with the
 program before the pipeline and after each of its passes; one that does not makes the verdict FAIL.
@@ -69,6 +74,27 @@ def read_list(path: Path) -> list:
         if len(fields) < 4 or fields[3] not in ("example", "golden", "pytest"):
             raise SystemExit(f"{path}:{number}: expected 'id repo path example|golden|pytest [args...]'")
         entries.append(Entry(fields[0], fields[1], fields[2], fields[3], fields[4:]))
+    return entries
+
+
+_NO_SIM_MARKER = re.compile(r"^#\s*ci:\s*no-sim", re.MULTILINE)
+
+# Upstream's daily CI gives each model program this long.
+_SWEEP_TIMEOUT = 300.0
+
+
+def sweep_entries(root: Path) -> list:
+    """pypto-lib's model sweep: the runnable model files of the checkout at `root`, sorted by path.
+    A file without `__main__` is a shared module (config, helpers), not a program."""
+    entries = []
+    for program in sorted((root / "models").rglob("*.py")):
+        if program.name.endswith("_draft.py"):
+            continue
+        text = program.read_text(errors="replace")
+        if "__main__" not in text or _NO_SIM_MARKER.search(text):
+            continue
+        path = program.relative_to(root).as_posix()
+        entries.append(Entry(f"M{len(entries) + 1}", "pypto-lib", path, "golden", []))
     return entries
 
 
@@ -240,8 +266,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repo", action="append", default=[], metavar="NAME=PATH",
                         help="a checkout of a public repository named in the list (pypto, pypto-lib)")
     parser.add_argument("--list", type=Path, default=_HERE / "visible_set.txt", help="the programs to run")
+    parser.add_argument("--sweep", action="store_true",
+                        help="run pypto-lib's model sweep (computed from --repo pypto-lib=PATH) instead of a list")
     parser.add_argument("-p", "--platform", default="a2a3sim", choices=["a2a3sim", "a5sim", "a2a3", "a5"])
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per program")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help=f"seconds per program (default 600, {_SWEEP_TIMEOUT:.0f} with --sweep)")
     parser.add_argument("--only", default="", help="comma-separated ids to run (default: all)")
     parser.add_argument("--log-dir", type=Path, help="write each program's full output to LOG_DIR/<id>.log")
     parser.add_argument("--mlir-opt", nargs="?", const="", default=None, metavar="PATH",
@@ -263,7 +292,14 @@ def main(argv=None) -> int:
         if not path or not Path(path).is_dir():
             parser.error(f"--repo {item!r}: expected NAME=PATH to an existing directory")
         roots[name] = Path(path).resolve()
-    entries = read_list(args.list)
+    if args.sweep:
+        if "pypto-lib" not in roots:
+            parser.error("--sweep needs a pypto-lib checkout: --repo pypto-lib=PATH")
+        entries = sweep_entries(roots["pypto-lib"])
+    else:
+        entries = read_list(args.list)
+    if args.timeout is None:
+        args.timeout = _SWEEP_TIMEOUT if args.sweep else 600.0
     if args.only:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if e.ident in wanted]
