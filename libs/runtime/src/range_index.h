@@ -1,5 +1,5 @@
 // Byte ranges of one buffer, each with a value, ordered by their first byte: the dependency tracker's
-// record of who reads and who writes what (runtime.cpp). A query looks only at the entries that can
+// record of who reads and who writes what (runtime_dependencies.cpp). A query looks only at the entries that can
 // overlap its range, those starting after its first byte less the longest range held, so that the
 // disjoint parts of one tensor that many tasks write (the blocks of an SPMD launch, each its tile of
 // the output) are found in logarithmic time rather than by walking every one of them, which made N
