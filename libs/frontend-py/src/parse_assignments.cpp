@@ -1,0 +1,338 @@
+// FunctionParser: assignment statements (`x = v`, `x: T = v`, `M, N = t.shape`, tensors shaped at run
+// time), the types annotations give them, and the scalar values they record for folding sizes.
+#include "function_parser.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "comm_spelling.h"
+#include "index_op_forms.h"
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::frontend {
+
+using ir::DiagnosticKind;
+using ir::MakeError;
+
+// `var = value` for a scalar: an integer constant is read as that constant from then on, and any
+// integer value is remembered for folding slice sizes (each assignment makes a new Var, so the
+// value is the only one `var` ever holds).
+void FunctionParser::RecordScalar(const ir::VarPtr& var, const ir::ExprPtr& value) {
+  const auto* scalar = var->type()->As<ir::ScalarType>();
+  if (!scalar) return;
+  if (auto known = ir::AsConstInt(value)) program_.known_ints[var->id()] = *known;
+  if (ir::IsInteger(scalar->dtype())) program_.scalar_values[var->id()] = value;
+}
+
+ir::ExprPtr FunctionParser::ScalarValue(const ir::Var& var) const {
+  auto it = program_.scalar_values.find(var.id());
+  return it == program_.scalar_values.end() ? nullptr : it->second;
+}
+
+// `pl.write(dst, [i, j], v)` as a statement. Into a tensor it is a store (an EvalStmt: the
+// tensor keeps its name); into a tile the tile's name then holds the written tile, which the
+// enclosing loops and ifs carry like any reassigned name.
+ir::Result<ir::StmtPtr> FunctionParser::ParseElementWrite(py::handle stmt, py::handle call) {
+  auto value = ParseExpr(call);
+  if (!value) return pypto::unexpected(value.error());
+  const ir::Span span = map_.SpanOf(stmt);
+  const auto* write = (*value)->As<ir::Call>();
+  const auto* dst = write && write->is_op_call() && write->op()->name == "tile.write"
+                        ? write->args()[0]->As<ir::Var>()
+                        : nullptr;
+  if (!dst) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, span));
+  auto var = std::make_shared<ir::Var>(dst->name_hint(), (*value)->type(), span);
+  env_[dst->name_hint()] = var;
+  return ir::StmtPtr(std::make_shared<ir::AssignStmt>(var, *value, span));
+}
+
+bool FunctionParser::StoresInto(const ir::Expr& value, const std::string& name) const {
+  const auto* call = value.As<ir::Call>();
+  if (!call || !call->is_op_call() || !call->op()->writes_arg) return false;
+  auto bound = env_.find(name);
+  return bound != env_.end() && call->args()[*call->op()->writes_arg].get() == bound->second.get();
+}
+
+ir::Result<ir::StmtPtr> FunctionParser::ParseAssign(py::handle stmt, bool annotated) {
+  py::handle target = annotated ? stmt.attr("target") : py::handle(py::list(stmt.attr("targets"))[0]);
+  if (!annotated && py::len(stmt.attr("targets")) != 1)
+    return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
+  if (IsNode(target, "Subscript") && !annotated && IsArray(target.attr("value")))
+    return ParseArrayStore(stmt, target);
+  if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
+  if (!annotated && IsSubmit(stmt.attr("value"))) {
+    std::vector<py::handle> targets;
+    if (IsNode(target, "Tuple"))
+      for (auto element : target.attr("elts")) targets.push_back(element);
+    else
+      targets.push_back(target);
+    return ParseSubmit(stmt, stmt.attr("value"), std::move(targets));
+  }
+  if (!annotated && IsInlineCall(stmt.attr("value"))) return BindInlineResult(target, stmt.attr("value"));
+  if (!annotated && IsNode(target, "Tuple") && IsCompareGather(stmt.attr("value")))
+    return BindInlineResult(target, stmt.attr("value"));
+  if (!annotated && IsNode(target, "Tuple") && IsNode(stmt.attr("value"), "Call"))
+    return ParseMultiResultCall(stmt, target);
+  if (!annotated && IsNode(target, "Tuple") && ShapeOf(stmt.attr("value"))) return ParseShapeUnpack(stmt, target);
+  if (!IsNode(target, "Name"))
+    return MakeError(DiagnosticKind::Syntax, "only assignment to a plain name or a tensor slice is supported yet",
+                     map_.SpanOf(target));
+  if (stmt.attr("value").is_none())
+    return MakeError(DiagnosticKind::Syntax, "an annotation without a value declares nothing", map_.SpanOf(stmt));
+  if (auto shaped = ParseRunTimeShapedTensor(target, stmt); !shaped)
+    return pypto::unexpected(shaped.error());
+  else if (*shaped)
+    return *shaped;
+  // `t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(id=0)`: a pop takes the shape and
+  // dtype of the tile it receives from the annotation when it does not spell them.
+  declared_tile_ = nullptr;
+  if (annotated)
+    if (auto declared = ResolveType(stmt.attr("annotation"), map_, source_.constants, &expr_resolver_))
+      if ((*declared)->As<ir::TileType>()) declared_tile_ = *declared;
+  auto value = ParseExpr(stmt.attr("value"));
+  declared_tile_ = nullptr;
+  if (!value) return pypto::unexpected(value.error());
+  std::string name = target.attr("id").cast<std::string>();
+  // `ctx = pld.get_comm_ctx(window)`: the name stands for the window (ParseCommCtx); no statement.
+  if (IsNode(stmt.attr("value"), "Call") && IsGetCommCtx(DottedName(stmt.attr("value").attr("func"))))
+    if (auto window = std::dynamic_pointer_cast<const ir::Var>(*value)) {
+      env_[name] = window;
+      unavailable_.erase(name);
+      assigned_types_[name] = window->type();
+      return ir::StmtPtr{};
+    }
+  // `out = pl.store(t, offs, out)` / `out = pl.assemble(out, t, offs)`: the store writes `out` in
+  // place, so `out` keeps naming the same tensor; no new value (and no loop carry) is made.
+  if (StoresInto(**value, name)) return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, map_.SpanOf(stmt)));
+  WarnOnMisboundResult(**value, name, map_.SpanOf(stmt));
+  if (annotated) {
+    auto typed = LiteralAsDeclared(*value, stmt.attr("annotation"));
+    if (!typed) return pypto::unexpected(typed.error());
+    value = *typed;
+  }
+  ir::TypePtr declared_type;
+  const Constants constants = annotated ? AnnotationConstants() : Constants{};
+  if (annotated && source_.signature) {
+    // In a @pl.program the annotation is the variable's type (the printer writes every one, with
+    // the tile's memref once memory is allocated); the value must agree with it.
+    auto declared = ResolveType(stmt.attr("annotation"), map_, &constants, &expr_resolver_);
+    if (!declared) return pypto::unexpected(declared.error());
+    // A load of an N-d window into its row-merged 2-D tile (FlattenTileNdTo2D's output) is typed
+    // by its annotation: the op deduces the window's own shape.
+    if (const auto* load = (*value)->As<ir::Call>();
+        load && load->target_name() == "tile.load" && TileRowMergedFrom(*declared, (*value)->type()))
+      *value = ir::ExprPtr(std::make_shared<ir::Call>(load->op(), load->args(), load->kwargs(), *declared,
+                                                      load->span()));
+    const bool computed_tile = TileStandsForTensor(*declared, (*value)->type()) ||
+                               TileTakesValueSpace(stmt.attr("annotation"), *declared, (*value)->type());
+    if (!computed_tile && !Assignable(*declared, (*value)->type()))
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' is declared {} but the value assigned is {}", name, (*declared)->str(),
+                                   (*value)->type()->str()),
+                       map_.SpanOf(stmt.attr("annotation")));
+    declared_type = computed_tile ? (*value)->type() : WithValidShapeOf(*declared, (*value)->type());
+  } else if (annotated)
+    if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
+      return pypto::unexpected(ok.error());
+  return BindAssigned(target, stmt, declared_type ? declared_type : (*value)->type(), *value);
+}
+
+// `name = value` (`target` the name): a new variable of `type`, bound in the environment with what
+// later statements look up about it, and its AssignStmt.
+ir::StmtPtr FunctionParser::BindAssigned(py::handle target, py::handle stmt, const ir::TypePtr& type,
+                                         const ir::ExprPtr& value) {
+  const std::string name = target.attr("id").cast<std::string>();
+  auto var = std::make_shared<ir::Var>(name, type, map_.SpanOf(target));
+  RecordReturnedArg(*var, *value);
+  env_[name] = var;
+  unavailable_.erase(name);
+  assigned_types_[name] = var->type();
+  RecordScalar(var, value);
+  RecordOrchestrationSlice(*var, value);
+  if (IsCreation(*value)) placeholders_.insert(var->id());
+  return std::make_shared<ir::AssignStmt>(var, value, map_.SpanOf(stmt));
+}
+
+// `buf = pl.create_tensor([16, head_dim], ...)` / `qi = pl.slice(query, [16, head_dim], [row, 0])` in
+// orchestration code with a dimension read from a tensor (upstream's paged attention reads them
+// from a config tensor): the shape is known only when the program runs, and a tensor's type here is
+// static. Such a tensor exists to be handed to kernels, so it takes the shape of the parameter the
+// first call after it passes it to (a kernel reading fewer rows or columns than its parameter has is
+// the kernel's business, as on the device). Null when `stmt` makes no such tensor.
+ir::Result<ir::StmtPtr> FunctionParser::ParseRunTimeShapedTensor(py::handle target, py::handle stmt) {
+  const std::string name = target.attr("id").cast<std::string>();
+  py::handle value = stmt.attr("value");
+  if (kernel_depth_ > 0 || !IsNode(value, "Call")) return ir::StmtPtr{};
+  const std::string callee = DottedName(value.attr("func"));
+  const bool create = callee == "pl.create_tensor" || callee == "pl.tensor.create";
+  const bool slice = callee == "pl.slice" || callee == "pl.tensor.slice";
+  py::list args = value.attr("args");
+  const size_t shape_index = create ? 0 : 1;
+  if ((!create && !slice) || py::len(args) <= shape_index + (slice ? 1 : 0) || !IsNode(args[shape_index], "List"))
+    return ir::StmtPtr{};
+  bool run_time = false;
+  for (auto element : args[shape_index].attr("elts")) {
+    auto dim = ParseExpr(element);
+    if (!dim) return pypto::unexpected(dim.error());
+    run_time |= !ir::AsConstInt(*dim) && (*dim)->type()->As<ir::ScalarType>();
+  }
+  if (!run_time) return ir::StmtPtr{};
+  const ir::Span span = map_.SpanOf(value);
+  auto param = FirstParameterTaking(name, stmt);
+  if (!param)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' has a shape known only at run time; such a tensor takes the shape of the "
+                                 "kernel parameter it is passed to, and no function call after it passes '{}'",
+                                 name, name),
+                     span, "give it a shape of integer constants");
+  py::module_ ast = py::module_::import("ast");
+  py::list dims;
+  for (int64_t dim : param->type.shape()) {
+    dims.append(ast.attr("Constant")(dim));
+    ast.attr("copy_location")(dims[dims.size() - 1], value);
+  }
+  py::object shape = ast.attr("List")(dims, ast.attr("Load")());
+  ast.attr("copy_location")(shape, args[shape_index]);
+  ir::Result<ir::ExprPtr> made = pypto::unexpected(ir::Diagnostic{});
+  if (create) {
+    std::vector<py::object> rewritten = {shape};
+    for (size_t i = 1; i < py::len(args); ++i) rewritten.push_back(args[i]);
+    made = ParseExpr(RewrittenCall(value, "pl.create_tensor", rewritten, value.attr("keywords")));
+  } else {
+    auto base = ParseExpr(args[0]);
+    if (!base) return pypto::unexpected(base.error());
+    auto offsets = ParseExpr(args[2]);
+    if (!offsets) return pypto::unexpected(offsets.error());
+    auto dims_expr = ParseExpr(shape);
+    if (!dims_expr) return pypto::unexpected(dims_expr.error());
+    auto call = ir::OpRegistry::Get().CreateCall("tensor.slice", {*base, *dims_expr, *offsets}, {}, span);
+    if (call) made = ir::ExprPtr(*call);
+    else made = pypto::unexpected(call.error());
+  }
+  if (!made)
+    return MakeError(made.error().kind,
+                     fmt::format("'{}' has a shape known only at run time, and takes the shape [{}] of {}: {}", name,
+                                 fmt::join(param->type.shape(), ", "), param->where, made.error().message),
+                     span);
+  return BindAssigned(target, stmt, (*made)->type(), *made);
+}
+
+// The tensor parameter of a function of the program that the first call after `stmt` (in source
+// order) passes the variable `name` to, positionally or by keyword.
+std::optional<FunctionParser::ParameterUse> FunctionParser::FirstParameterTaking(const std::string& name,
+                                                                                 py::handle stmt) {
+  if (!program_.methods || !function_def_) return std::nullopt;
+  const auto after = std::make_pair(stmt.attr("end_lineno").cast<int>(), stmt.attr("end_col_offset").cast<int>());
+  std::optional<std::pair<int, int>> best;
+  std::optional<ParameterUse> found;
+  for (auto node : py::module_::import("ast").attr("walk")(function_def_)) {
+    if (!IsNode(node, "Call")) continue;
+    const auto at = std::make_pair(node.attr("lineno").cast<int>(), node.attr("col_offset").cast<int>());
+    if (at < after || (best && *best < at)) continue;
+    std::string callee = DottedName(node.attr("func"));
+    if (callee.starts_with("self.")) callee = callee.substr(5);
+    auto method = program_.methods->find(callee);
+    if (method == program_.methods->end()) continue;
+    const auto& params = method->second.params;
+    auto take = [&](size_t i) {
+      const auto* tensor = i < params.size() ? params[i]->type()->As<ir::TensorType>() : nullptr;
+      if (!tensor) return;
+      best = at;
+      found.emplace(ParameterUse{*tensor, fmt::format("{}() parameter '{}'", callee, params[i]->name_hint())});
+    };
+    py::list positional = node.attr("args");
+    for (size_t i = 0; i < py::len(positional); ++i)
+      if (IsNode(positional[i], "Name") && positional[i].attr("id").cast<std::string>() == name) take(i);
+    for (auto keyword : node.attr("keywords")) {
+      if (keyword.attr("arg").is_none() || !IsNode(keyword.attr("value"), "Name") ||
+          keyword.attr("value").attr("id").cast<std::string>() != name)
+        continue;
+      const std::string key = keyword.attr("arg").cast<std::string>();
+      for (size_t i = 0; i < params.size(); ++i)
+        if (params[i]->name_hint() == key) take(i);
+    }
+  }
+  return found;
+}
+
+// `M, N = x.shape`: one assignment per name, `M = x.shape[0]`, ... (a constant each).
+ir::Result<ir::StmtPtr> FunctionParser::ParseShapeUnpack(py::handle stmt, py::handle target) {
+  py::module_ ast = py::module_::import("ast");
+  py::list names = target.attr("elts");
+  const size_t rank = ShapeOf(stmt.attr("value"))->shape().size();
+  if (py::len(names) != rank)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("{} names unpack a {}-d shape", py::len(names), rank), map_.SpanOf(target));
+  std::vector<ir::StmtPtr> assigns;
+  for (size_t i = 0; i < rank; ++i) {
+    py::object index = ast.attr("Constant")(i);
+    ast.attr("copy_location")(index, stmt.attr("value"));
+    py::object extent = ast.attr("Subscript")(stmt.attr("value"), index, ast.attr("Load")());
+    ast.attr("copy_location")(extent, stmt.attr("value"));
+    py::list targets;
+    targets.append(names[i]);
+    py::object assign = ast.attr("Assign")(targets, extent);
+    ast.attr("copy_location")(assign, stmt);
+    synthetic_nodes_.push_back(assign);
+    auto parsed = ParseAssign(assign, /*annotated=*/false);
+    if (!parsed) return parsed;
+    Append(assigns, *parsed);
+  }
+  return Seq(std::move(assigns), map_.SpanOf(stmt));
+}
+
+// A tile annotation that spells no valid region (`t: pl.Tile[[m, n], dt] = pl.load(...,
+// valid_shape=v)`) keeps the region of the value: the annotation states the tile's extents, and
+// the load still fills only part of it.
+ir::TypePtr FunctionParser::WithValidShapeOf(const ir::TypePtr& declared, const ir::TypePtr& value) {
+  const auto* tile = declared->As<ir::TileType>();
+  const auto* value_tile = value->As<ir::TileType>();
+  if (!tile || !value_tile || tile->has_partial_valid_shape() || !value_tile->has_partial_valid_shape())
+    return declared;
+  return std::make_shared<ir::TileType>(tile->shape(), tile->dtype(), tile->memory_space(), tile->memref(),
+                                        value_tile->valid_shape());
+}
+
+// What a variable annotation may name: the constants, and the integer variables whose value is
+// known at compile time (`d = pl.tensor.dim(q, 1)` makes `pl.Tensor[[16, d], pl.FP32]` a shape).
+Constants FunctionParser::AnnotationConstants() const {
+  Constants constants = *source_.constants;
+  for (const auto& [name, var] : env_)
+    if (auto known = program_.known_ints.find(var->id()); known != program_.known_ints.end())
+      constants[name] = known->second;
+  return constants;
+}
+
+// `n: pl.Scalar[pl.INT64] = 0`: an integer literal takes the integer dtype its annotation declares
+// (an unannotated one is INDEX); anything else is returned as it is, for the type check.
+ir::Result<ir::ExprPtr> FunctionParser::LiteralAsDeclared(const ir::ExprPtr& value, py::handle annotation) {
+  if (!IsNode(annotation, "Subscript") || DottedName(annotation.attr("value")) != "pl.Scalar") return value;
+  auto declared = ResolveType(annotation, map_, source_.constants);
+  const auto* scalar = declared ? (*declared)->As<ir::ScalarType>() : nullptr;
+  if (!scalar || !ir::IsInteger(scalar->dtype())) return value;
+  const auto* literal = value->As<ir::ConstInt>();
+  if (!literal) return IntegerAsDeclared(value, scalar->dtype());
+  if (scalar->dtype() == ir::DataType::INDEX) return value;
+  const int64_t v = literal->value();
+  const auto [lowest, highest] = ir::IntegerRange(scalar->dtype());
+  if (v < lowest || v > highest)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("{} does not fit in pl.{}", v, ir::DataTypeName(scalar->dtype())),
+                     value->span());
+  return ir::ExprPtr(std::make_shared<ir::ConstInt>(v, scalar->dtype(), value->span()));
+}
+
+// `n: pl.Scalar[pl.INT64] = (seq + block - 1) // block` with `seq` an INT32 element: an integer
+// value of another integer dtype is converted to the declared one, as the annotation asks.
+ir::Result<ir::ExprPtr> FunctionParser::IntegerAsDeclared(const ir::ExprPtr& value, ir::DataType dtype) {
+  const auto* actual = value->type()->As<ir::ScalarType>();
+  if (!actual || !ir::IsInteger(actual->dtype()) || actual->dtype() == dtype ||
+      actual->dtype() == ir::DataType::INDEX || dtype == ir::DataType::INDEX)
+    return value;
+  auto cast = ir::OpRegistry::Get().CreateCall("scalar.cast", {value}, {{"target_type", ir::OpAttr(dtype)}},
+                                               value->span());
+  if (!cast) return pypto::unexpected(cast.error());
+  return ir::ExprPtr(*cast);
+}
+
+}  // namespace pypto::frontend

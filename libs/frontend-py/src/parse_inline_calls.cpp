@@ -1,0 +1,185 @@
+// FunctionParser: calls of @pl.jit.inline functions, whose bodies are parsed at each call site.
+#include "function_parser.h"
+
+#include <fmt/format.h>
+
+
+namespace pypto::frontend {
+
+using ir::DiagnosticKind;
+using ir::MakeError;
+
+// ---- @pl.jit.inline calls ----------------------------------------------------------------------
+// An inline function's body is parsed at each call site, against the call's arguments, and its
+// statements go before the statement that calls it (prelude_); the call's value is what the
+// function returns.
+
+bool FunctionParser::IsMethodCall(py::handle node, std::string_view method) {
+  return IsNode(node, "Call") && IsNode(node.attr("func"), "Attribute") &&
+         node.attr("func").attr("attr").cast<std::string>() == method;
+}
+
+bool FunctionParser::IsInlineCall(py::handle node) const {
+  if (!IsNode(node, "Call") || !program_.request) return false;
+  auto it = program_.request->functions.find(DottedName(node.attr("func")));
+  return it != program_.request->functions.end() && it->second.form == "inline";
+}
+
+ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name, py::handle node) {
+  const ir::Span span = map_.SpanOf(node);
+  if (program_.parsing.contains(name))
+    return MakeError(DiagnosticKind::Syntax, fmt::format("inline function '{}' calls itself", name), span);
+  auto call = ParseSubFunctionCall(name, node);
+  if (!call) return pypto::unexpected(call.error());
+  call->source.type = source_.type;
+  if (auto ok = PassSlicesAsViews(call->source.def, call->args); !ok) return pypto::unexpected(ok.error());
+  FunctionParser inliner(program_, call->source);
+  inliner.kernel_depth_ = kernel_depth_;
+  inliner.manual_scopes_ = manual_scopes_;
+  inliner.dynamic_ = dynamic_;
+  program_.parsing.insert(name);
+  auto body = inliner.InlineBody(call->args, span);
+  program_.parsing.erase(name);
+  if (!body) return pypto::unexpected(body.error());
+  prelude_.insert(prelude_.end(), body->stmts.begin(), body->stmts.end());
+  if (body->values.size() == 1) return body->values[0];
+  return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(body->values, span));
+}
+
+// An orchestration slice passed for an inline parameter annotated as a tensor (`x: pl.Tensor`) is a
+// view of its window, as for a kernel's parameter: the body loads from it inside its pl.at scopes.
+ir::Result<bool> FunctionParser::PassSlicesAsViews(py::handle def, std::vector<ir::ExprPtr>& args) {
+  py::list params = def.attr("args").attr("args");
+  for (size_t i = 0; i < args.size() && i < py::len(params); ++i) {
+    if (!IsTensorAnnotation(params[i].attr("annotation"))) continue;
+    auto view = SliceAsView(args[i]);
+    if (!view) return pypto::unexpected(view.error());
+    args[i] = *view;
+  }
+  return true;
+}
+
+// This parser's function, inlined with `args` for its parameters.
+ir::Result<FunctionParser::InlinedBody> FunctionParser::InlineBody(const std::vector<ir::ExprPtr>& args,
+                                                                   const ir::Span& call_span) {
+  InlinedBody inlined;
+  py::list params = source_.def.attr("args").attr("args");
+  for (size_t i = 0; i < args.size(); ++i) {
+    py::handle param = params[i];
+    const std::string name = param.attr("arg").cast<std::string>();
+    if (auto ok = CheckInlineArg(param, name, args[i]); !ok) return pypto::unexpected(ok.error());
+    if (args[i]->As<ir::Var>()) {  // the caller's variable, under the parameter's name
+      env_[name] = std::static_pointer_cast<const ir::Var>(args[i]);
+      continue;
+    }
+    auto var = std::make_shared<ir::Var>(name, args[i]->type(), map_.SpanOf(param));
+    RecordScalar(var, args[i]);
+    env_[name] = var;
+    inlined.stmts.push_back(std::make_shared<ir::AssignStmt>(var, args[i], call_span));
+  }
+  py::list body = source_.def.attr("body");
+  for (size_t i = 0; i < py::len(body); ++i) {
+    py::handle stmt = body[i];
+    if (IsNode(stmt, "Return")) {
+      if (i + 1 != py::len(body))
+        return MakeError(DiagnosticKind::Syntax, "an inline function returns only at its end", map_.SpanOf(stmt));
+      auto values = ReturnValues(stmt);
+      if (!values) return pypto::unexpected(values.error());
+      inlined.values = std::move(*values);
+      break;
+    }
+    auto parsed = ParseStatement(stmt);
+    if (!parsed) return pypto::unexpected(parsed.error());
+    Append(inlined.stmts, *parsed);
+  }
+  return inlined;
+}
+
+// An inline parameter's annotation checks the argument: its shape and dtype, binding the dynamic
+// dimensions it names. pl.Out/pl.InOut mean nothing on an inline parameter (the caller's tensor is
+// written in place), so they are dropped with a DeprecationWarning, as upstream does.
+ir::Result<bool> FunctionParser::CheckInlineArg(py::handle param, const std::string& name, const ir::ExprPtr& arg) {
+  py::handle annotation = param.attr("annotation");
+  if (annotation.is_none()) return true;
+  const auto* tensor = arg->type()->As<ir::TensorType>();
+  std::optional<TensorSpec> spec;
+  if (tensor) spec = TensorSpec{tensor->shape(), tensor->dtype()};
+  const bool scalar_annotation = IsNode(annotation, "Subscript") &&
+                                 DottedName(annotation.attr("value")) == "pl.Scalar";
+  if (!tensor && !scalar_annotation && !arg->type()->As<ir::ScalarType>())
+    return true;  // tiles and other values: the body's ops check them
+  if (!tensor && !scalar_annotation)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("parameter '{}' expects a tensor, got {}", name, arg->type()->str()),
+                     map_.SpanOf(param));
+  auto resolved = ResolveParam(annotation, name, spec ? &*spec : nullptr, map_, source_.constants, &dynamic_);
+  if (!resolved) return pypto::unexpected(resolved.error());
+  if (resolved->direction != ir::ParamDirection::In)
+    PyErr_WarnEx(PyExc_DeprecationWarning,
+                 fmt::format("{}: pl.Out/pl.InOut on parameter '{}' of an inline function has no effect",
+                             map_.SpanOf(annotation).str(), name)
+                     .c_str(),
+                 1);
+  return true;
+}
+
+// `return a, b`: the values, in order (none for a bare return).
+ir::Result<std::vector<ir::ExprPtr>> FunctionParser::ReturnValues(py::handle stmt) {
+  std::vector<ir::ExprPtr> values;
+  py::handle value = stmt.attr("value");
+  if (value.is_none()) return values;
+  std::vector<py::handle> nodes;
+  if (IsNode(value, "Tuple")) {
+    for (auto element : value.attr("elts")) nodes.push_back(element);
+  } else {
+    nodes.push_back(value);
+  }
+  for (auto node : nodes) {
+    auto expr = ParseExpr(node);
+    if (!expr) return pypto::unexpected(expr.error());
+    values.push_back(*expr);
+  }
+  return values;
+}
+
+// `y = inline_fn(...)` / `a, b = inline_fn(...)`: the names are the values the body returned.
+ir::Result<ir::StmtPtr> FunctionParser::BindInlineResult(py::handle target, py::handle call) {
+  auto value = ParseExpr(call);
+  if (!value) return pypto::unexpected(value.error());
+  std::vector<py::handle> names;
+  if (IsNode(target, "Tuple")) {
+    for (auto element : target.attr("elts")) names.push_back(element);
+  } else {
+    names.push_back(target);
+  }
+  std::vector<ir::ExprPtr> values = {*value};
+  if (const auto* tuple = (*value)->As<ir::TupleLiteral>(); tuple && names.size() != 1) values = tuple->elements();
+  if (values.size() != names.size())
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("{}() returns {} values, assigned to {} names", DottedName(call.attr("func")),
+                                 values.size(), names.size()),
+                     map_.SpanOf(target));
+  std::vector<ir::StmtPtr> stmts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!IsNode(names[i], "Name"))
+      return MakeError(DiagnosticKind::Syntax, "the results of an inline call are assigned to plain names",
+                       map_.SpanOf(names[i]));
+    const std::string name = names[i].attr("id").cast<std::string>();
+    if (values[i]->As<ir::Var>()) {
+      auto var = std::static_pointer_cast<const ir::Var>(values[i]);
+      env_[name] = var;
+      unavailable_.erase(name);
+      assigned_types_[name] = var->type();
+      continue;
+    }
+    auto var = std::make_shared<ir::Var>(name, values[i]->type(), map_.SpanOf(names[i]));
+    RecordScalar(var, values[i]);
+    env_[name] = var;
+    unavailable_.erase(name);
+    assigned_types_[name] = var->type();
+    stmts.push_back(std::make_shared<ir::AssignStmt>(var, values[i], map_.SpanOf(names[i])));
+  }
+  return Seq(std::move(stmts), map_.SpanOf(target));
+}
+
+}  // namespace pypto::frontend
