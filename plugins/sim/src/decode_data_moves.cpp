@@ -1,0 +1,298 @@
+// Decoding ops that rearrange tiles rather than compute: sorts and merges, windows (slice, assemble),
+// concat, transposes, arange, and gathers and scatters by index, mask or block.
+#include "kernel_decoder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "pypto/ir/mask_pattern.h"
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::sim::decode {
+
+// tile.mrgsort_format2(lists..., tmp): an instruction reads at most two tiles, so each list is
+// first copied into its place in the scratch tile (an Insert), side by side in argument order; the
+// merge then reads the scratch tile as consecutive sorted runs.
+pypto::expected<void, std::string> Decoder::DecodeMergeLists(const TileValue& out, const ir::Call& call, Instr& instr) {
+  const auto& args = call.args();
+  const size_t lists = args.size() - 1;
+  if (ir::FindAttr<bool>(call.kwargs(), "exhausted").value_or(false))
+    return Fail("pl.mrgsort with exhausted=True (stopping when a list runs out) is not supported by the simulator "
+                "yet");
+  auto tmp = Tile(args[lists], "scratch tile");
+  if (!tmp) return Error(tmp.error());
+  if (tmp->dtype != ir::DataType::FP32)
+    return Fail(fmt::format("pl.mrgsort of {} values is not supported yet by the simulator (FP32 only)",
+                            ir::DataTypeName(tmp->dtype)));
+  if (Overlap(out.ref, tmp->ref)) return Fail("the result of pl.mrgsort overlaps its scratch tile");
+  int64_t col = 0;
+  for (size_t i = 0; i < lists; ++i) {
+    auto list = Tile(args[i], "sorted list");
+    if (!list) return Error(list.error());
+    if (list->cols() % 2 != 0)
+      return Fail(fmt::format("sorted list {} of pl.mrgsort has {} lanes, not whole (value, index) pairs", i,
+                              list->cols()));
+    if (Overlap(tmp->ref, list->ref))
+      return Fail(fmt::format("the scratch tile of pl.mrgsort overlaps sorted list {}", i));
+    Instr stage;
+    stage.op = Opcode::Compute;
+    stage.kind = instr.kind;
+    stage.elem_bytes = instr.elem_bytes;
+    stage.dst = tmp->ref;
+    stage.src0 = list->ref;
+    stage.num_elements = list->num_elements;
+    stage.compute.kind = ComputeKind::Insert;
+    stage.compute.rows = stage.compute.outer_rows = 1;
+    stage.compute.cols = list->cols();
+    stage.compute.outer_cols = tmp->cols();
+    stage.compute.row_offset = Operand::Imm(0);
+    stage.compute.col_offset = Operand::Imm(col);
+    Emit(stage);
+    instr.compute.list_lanes[i] = list->cols();
+    col += list->cols();
+  }
+  instr.src0 = tmp->ref;
+  instr.compute.rows = 1;
+  instr.compute.cols = out.cols();
+  return {};
+}
+
+// A window of a larger 2-D tile: copied out (tile.slice; tile.extract into another buffer) or
+// written in place (tile.assemble, whose result is the target's buffer). The origin may be computed
+// in the kernel; the executor checks the window against the larger tile when it runs.
+pypto::expected<void, std::string> Decoder::DecodeWindow(const std::string& op, const TileValue& out,
+                                                         const ir::Call& call, Instr& instr) {
+  ComputeInfo& info = instr.compute;
+  const auto& args = call.args();
+  const bool insert = info.kind == ComputeKind::Insert;
+  auto outer = Tile(args[0], insert ? "target" : "source");
+  if (!outer) return Error(outer.error());
+  auto window = insert ? Tile(args[1], "source") : pypto::expected<TileValue, std::string>(out);
+  if (!window) return Error(window.error());
+  if (outer->shape.size() < 2 || window->shape.size() < 2)
+    return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
+  std::vector<Operand> origin;
+  if (op == "tile.extract") {
+    for (size_t i = 1; i <= 2; ++i) {
+      auto index = Scalar(args[i]);
+      if (!index) return Error(index.error());
+      origin.push_back(*index);
+    }
+  } else {
+    auto offsets = Offsets(args[2], "window offsets");
+    if (!offsets) return Error(offsets.error());
+    // Dimensions before the last two are 1 (the IR checked it), so only the last two offsets move.
+    origin.assign(offsets->end() - 2, offsets->end());
+  }
+  if (insert) {
+    if (Overlap(window->ref, out.ref)) return Fail("the source of tile.assemble overlaps its target");
+    instr.src0 = window->ref;
+    if (auto ok = NarrowTo(args[1]->type(), instr); !ok) return ok;  // only the valid part is written
+  } else {
+    if (Overlap(out.ref, outer->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+    instr.src0 = outer->ref;
+  }
+  info.rows = window->rows();
+  info.cols = window->cols();
+  info.outer_rows = outer->rows();
+  info.outer_cols = outer->cols();
+  info.row_offset = origin[0];
+  info.col_offset = origin[1];
+  return {};
+}
+
+// sort32, mrgsort, gather (mask form), concat, transposes and arange: the IR checked
+// shapes and dtypes; here only what the simulator adds (FP32 sorting, 2-D tiles, results apart
+// from their operands). A block_len computed at run time is checked when it runs.
+pypto::expected<void, std::string> Decoder::DecodeTopKFamily(const std::string& op, const TileValue& out,
+                                                             const ir::Call& call, Instr& instr) {
+  ComputeInfo& info = instr.compute;
+  const auto& args = call.args();
+  info.rows = out.rows();
+  info.cols = out.cols();
+  if (info.kind == ComputeKind::Arange) {
+    auto start = ScalarArg(args[0]);
+    if (!start) return Error(start.error());
+    info.scalar = *start;
+    info.op = ir::FindAttr<bool>(call.kwargs(), "descending").value_or(false) ? 1 : 0;
+    return {};
+  }
+  auto src = Tile(args[0], "source");
+  if (!src) return Error(src.error());
+  if (src->shape.size() < 2) return Fail(fmt::format("{} runs on 2-D tiles in the simulator", op));
+  instr.src0 = src->ref;
+  info.src_cols = src->cols();
+  switch (info.kind) {
+    case ComputeKind::Sort32: {
+      if (src->dtype != ir::DataType::FP32)
+        return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
+                                ir::DataTypeName(src->dtype)));
+      auto idx = Tile(args[1], "indices");
+      if (!idx) return Error(idx.error());
+      instr.src1 = idx->ref;
+      info.cols = src->cols();
+      return {};
+    }
+    case ComputeKind::MergeSort: {
+      if (src->dtype != ir::DataType::FP32)
+        return Fail(fmt::format("{} of {} values is not supported yet by the simulator (FP32 only)", op,
+                                ir::DataTypeName(src->dtype)));
+      auto block_len = Scalar(args[1]);
+      if (!block_len) return Error(block_len.error());
+      info.block_len = *block_len;
+      return {};
+    }
+    case ComputeKind::GatherMask:
+      info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+      return {};
+    case ComputeKind::Transpose:
+      // Rows and columns are one source matrix's (of a batch of them: a tile's last two dimensions);
+      // the result, written element by element, is another buffer.
+      info.rows = src->shape.size() < 2 ? 1 : src->shape[src->shape.size() - 2];
+      info.cols = src->cols();
+      info.batch = src->num_elements / (info.rows * info.cols);
+      if (Overlap(out.ref, src->ref)) return Fail("the result of a transpose overlaps its operand");
+      return {};
+    case ComputeKind::Concat: {
+      auto right = Tile(args[1], "second operand");
+      if (!right) return Error(right.error());
+      instr.src1 = right->ref;
+      // The halves are copied row by row into the result, which must not overlap them.
+      if (Overlap(out.ref, src->ref) || Overlap(out.ref, right->ref))
+        return Fail("the result of pl.concat overlaps an operand");
+      return {};
+    }
+    default: return {};
+  }
+}
+
+// Gathers and scatters by index (the IR checked shapes and dtypes). A scatter's result starts as its
+// input: a Copy runs first unless the result lies on the input's storage. The values and indices
+// read must lie apart from the result, which the instruction writes element by element.
+pypto::expected<void, std::string> Decoder::DecodeIndexMove(const std::string& op, const TileValue& out,
+                                                            const ir::Call& call, Instr& instr) {
+  ComputeInfo& info = instr.compute;
+  const auto& args = call.args();
+  const bool gather = info.kind == ComputeKind::GatherAlong;
+  const bool along_dim = op.ends_with("_dim");
+  // Operand positions: tile.scatter is (dst, src, indexes), the others (data, index[, src]).
+  const size_t index_at = op == "tile.scatter" ? 2 : 1;
+  const size_t src_at = gather ? 0 : op == "tile.scatter" ? 1 : 2;
+  auto src = Tile(args[info.kind == ComputeKind::ScatterLanes ? 1 : src_at], "source");
+  if (!src) return Error(src.error());
+  std::optional<TileValue> index;
+  if (info.kind != ComputeKind::ScatterLanes) {
+    auto tile = Tile(args[index_at], "indices");
+    if (!tile) return Error(tile.error());
+    index = *tile;
+    if (Overlap(out.ref, index->ref)) return Fail(fmt::format("the result of {} overlaps its indices", op));
+    instr.src1 = index->ref;
+    info.index_bytes = static_cast<uint8_t>(ir::DataTypeBytes(index->dtype));
+  }
+  if (Overlap(out.ref, src->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+  instr.src0 = src->ref;
+  if (!gather) {
+    auto input = Tile(args[0], "input");
+    if (!input) return Error(input.error());
+    if (auto ok = CopyInto(*input, out, instr); !ok) return ok;
+  }
+  switch (info.kind) {
+    case ComputeKind::ScatterLanes: {
+      const ir::MaskLanes lanes = ir::LanesOf(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+      info.op = static_cast<uint8_t>(*ir::FindAttr<int64_t>(call.kwargs(), "mask_pattern"));
+      info.rows = src->rows();
+      info.src_cols = src->cols();
+      info.cols = src->cols() * lanes.group;
+      return {};
+    }
+    case ComputeKind::ScatterRows:
+      info.rows = out.num_elements / out.cols();  // rows counted across the blocks of a paged cache
+      info.cols = out.cols();
+      info.inner = index->num_elements;
+      return {};
+    default: break;
+  }
+  const TileValue& data = gather ? *src : out;
+  AxisIndex& view = info.along;
+  view.index_bytes = info.index_bytes;
+  view.elem_bytes = instr.elem_bytes;
+  view.flat = !along_dim;
+  if (!along_dim) {
+    view.rank = 1;
+    view.index_shape[0] = index->num_elements;
+    view.data_shape[0] = data.num_elements;
+    return {};
+  }
+  if (data.shape.size() > kMaxIndexRank)
+    return Fail(fmt::format("{} of a rank-{} tile is not supported by the simulator (at most {})", op,
+                            data.shape.size(), kMaxIndexRank));
+  const auto rank = static_cast<int64_t>(data.shape.size());
+  const int64_t dim = ir::FindAttr<int64_t>(call.kwargs(), "dim").value_or(-1);
+  view.rank = data.shape.size();
+  view.axis = static_cast<size_t>(dim < 0 ? dim + rank : dim);
+  for (size_t d = 0; d < view.rank; ++d) {
+    view.index_shape[d] = index->shape[d];
+    view.data_shape[d] = data.shape[d];
+  }
+  return {};
+}
+
+// `tile.gatherb(src, offset)`: the offsets' valid region picks the blocks written (the IR checked
+// dtypes and shapes); each offset is checked against the source when it runs.
+pypto::expected<void, std::string> Decoder::DecodeGatherBlocks(const TileValue& out, const ir::Call& call,
+                                                               Instr& instr) {
+  auto src = Tile(call.args()[0], "source");
+  if (!src) return Error(src.error());
+  auto offsets = Tile(call.args()[1], "offsets");
+  if (!offsets) return Error(offsets.error());
+  if (Overlap(out.ref, src->ref) || Overlap(out.ref, offsets->ref))
+    return Fail("the result of tile.gatherb overlaps an operand");
+  instr.src0 = src->ref;
+  instr.src1 = offsets->ref;
+  instr.compute.rows = offsets->rows();
+  instr.compute.cols = offsets->cols();
+  return NarrowTo(call.args()[1]->type(), instr);
+}
+
+// The compare-form gather: one instruction per result, the columns or their counts.
+pypto::expected<void, std::string> Decoder::DecodeGatherCompare(const std::string& op, const ir::Call& call,
+                                                                Instr& instr) {
+  static constexpr std::string_view kModes[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  ComputeInfo& info = instr.compute;
+  auto src = Tile(call.args()[0], "source");
+  if (!src) return Error(src.error());
+  auto kvalue = ScalarArg(call.args()[1]);
+  if (!kvalue) return Error(kvalue.error());
+  if (Overlap(instr.dst, src->ref)) return Fail(fmt::format("the result of {} overlaps its source", op));
+  const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "cmp_mode").value_or("eq");
+  info.op = static_cast<uint8_t>(std::find(std::begin(kModes), std::end(kModes), mode) - std::begin(kModes));
+  info.scalar = *kvalue;
+  info.in_dtype = src->dtype;
+  info.rows = src->rows();
+  info.src_cols = src->cols();
+  info.inner = *ir::FindAttr<int64_t>(call.kwargs(), "out_cols");
+  info.compare_offset = ir::FindAttr<int64_t>(call.kwargs(), "offset").value_or(0);
+  info.compare_counts = op.ends_with("_count");
+  instr.src0 = src->ref;
+  return {};
+}
+
+// Emits the copy of `input` into `out` a destination-passing op starts from, unless they share
+// storage.
+pypto::expected<void, std::string> Decoder::CopyInto(const TileValue& input, const TileValue& out, const Instr& instr) {
+  if (auto ok = SameSize(input, out); !ok) return ok;
+  if (input.ref.space == out.ref.space && input.ref.byte_offset == out.ref.byte_offset) return {};
+  Instr copy;
+  copy.op = Opcode::Compute;
+  copy.kind = instr.kind;
+  copy.elem_bytes = instr.elem_bytes;
+  copy.dst = out.ref;
+  copy.src0 = input.ref;
+  copy.num_elements = out.num_elements;
+  copy.compute.kind = ComputeKind::Copy;
+  Emit(copy);
+  return {};
+}
+
+}  // namespace pypto::sim::decode
