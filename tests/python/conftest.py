@@ -1,7 +1,10 @@
 """Shared fixtures: every test compiles into its own temporary build directory."""
 
+import contextlib
 import os
+import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,32 @@ def fresh_example_cache():
     import hello_add
 
     hello_add.vector_add.clear_cache()
+
+
+def is_poison(region) -> bool:
+    """Whether every element of `region` (a tensor or a view of one) still holds, bit for bit, the
+    poison pattern a simulator fills a pl.Out tensor with before a run: no kernel wrote any of it
+    (seed 001, "A pl.Out region the kernel does not write is undefined"; pypto/runtime/unwritten.py)."""
+    import torch
+    from pypto.runtime.unwritten import poison
+
+    pattern = torch.empty(region.shape, dtype=region.dtype)
+    poison(pattern)
+    bits = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[region.element_size()]
+    return torch.equal(region.contiguous().view(bits), pattern.view(bits))
+
+
+@contextlib.contextmanager
+def unwritten(*reports: str):
+    """Expects the run inside to warn UnwrittenOutputWarning with exactly these reports (one per
+    pl.Out tensor, as pypto.runtime.unwritten.unwritten_report words them, in parameter order); with
+    none, expects every pl.Out element to have been written (no such warning)."""
+    from pypto.runtime.unwritten import UnwrittenOutputWarning
+
+    if not reports:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnwrittenOutputWarning)
+            yield
+        return
+    with pytest.warns(UnwrittenOutputWarning, match="^" + re.escape("; ".join(reports)) + "$"):
+        yield

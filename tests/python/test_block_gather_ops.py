@@ -7,7 +7,7 @@ import pytest
 import torch
 from pypto.runtime import RunConfig
 
-from conftest import kernels_fixture
+from conftest import is_poison, kernels_fixture, unwritten
 
 KERNELS = '''
 import pypto.language as pl
@@ -103,13 +103,17 @@ def test_gatherb_copies_the_blocks_its_valid_offsets_name(kernels):
     src = torch.randn(1, 256)
     blocks = torch.randperm(32).to(torch.int32).reshape(4, 8)
     out = torch.zeros(4, 64)
-    kernels.gather_blocks(src, as_uint32(blocks * 32), out)
-    expected = torch.zeros(4, 64)
+    # Only the valid offsets [3, 5] name blocks: the rest of the pl.Out tensor is never written.
+    with unwritten("output 'out' [4, 64] float32: 136 of 256 elements were never written: all of rows 3; "
+                   "part of rows 0..2 (columns 40..63)"):
+        kernels.gather_blocks(src, as_uint32(blocks * 32), out)
+    expected = torch.zeros(3, 40)
     source_blocks = src.reshape(32, 8)
     for r in range(3):
         for c in range(5):
             expected[r, c * 8:(c + 1) * 8] = source_blocks[blocks[r, c]]
-    assert torch.equal(out, expected)
+    assert torch.equal(out[:3, :40], expected)
+    assert is_poison(out[3:]) and is_poison(out[:, 40:])
 
 
 def test_gatherb_reads_the_gathered_bytes_as_the_output_dtype(kernels):
@@ -133,11 +137,11 @@ def test_mgather_rows_clamp_past_the_end_and_stop_at_the_valid_indices(kernels):
     mem = torch.randn(64, 32).half()
     idx = torch.tensor([[-1, 64, 65, 7, 80, 0, 18, 55, 4, 70, 13, 47, 8, 38, 22, 60]], dtype=torch.int32)
     out = torch.zeros(16, 32).half()
-    kernels.gather_rows_clamped(mem, idx, out)
-    expected = torch.zeros(16, 32).half()
+    with unwritten("output 'out' [16, 32] float16: 224 of 512 elements were never written: all of rows 9..15"):
+        kernels.gather_rows_clamped(mem, idx, out)
     # Indices are unsigned: -1 is past the end as well, and clamps to the last row.
-    expected[:9] = mem[(idx[0, :9].long() & 0xFFFFFFFF).clamp(max=63)]
-    assert torch.equal(out, expected)
+    assert torch.equal(out[:9], mem[(idx[0, :9].long() & 0xFFFFFFFF).clamp(max=63)])
+    assert is_poison(out[9:])  # no row past the 9 valid indices is gathered
 
 
 def test_mgather_rows_by_a_column_of_indices_wrap_around_on_a5(kernels):
@@ -158,11 +162,13 @@ def test_mgather_elements_read_zero_past_the_end(kernels):
     idx = torch.randint(0, 300, (8, 32), dtype=torch.int32)
     idx[0, 0] = -1
     out = torch.zeros(8, 32)
-    kernels.gather_elements(mem, idx, out)
+    # Zero past the end of mem, within the valid indices [5, 19]; outside them nothing is written.
+    with unwritten("output 'out' [8, 32] float32: 161 of 256 elements were never written: all of rows 5..7; "
+                   "part of rows 0..4 (columns 19..31)"):
+        kernels.gather_elements(mem, idx, out)
     flat = idx[:5, :19].long() & 0xFFFFFFFF
-    expected = torch.zeros(8, 32)
-    expected[:5, :19] = torch.where(flat < 256, mem[flat.clamp(max=255)], torch.zeros(()))
-    assert torch.equal(out, expected)
+    assert torch.equal(out[:5, :19], torch.where(flat < 256, mem[flat.clamp(max=255)], torch.zeros(())))
+    assert is_poison(out[5:]) and is_poison(out[:, 19:])
 
 
 def test_mgather_with_undefined_out_of_bounds_reports_the_index(kernels):

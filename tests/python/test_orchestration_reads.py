@@ -10,6 +10,8 @@ import torch
 
 import pypto.language as pl
 
+from conftest import is_poison, unwritten
+
 
 @pl.jit
 def scaled_sum(x: pl.Tensor[[32, 64], pl.FP32], scales: pl.Tensor[[3], pl.FP32],
@@ -58,9 +60,11 @@ def test_a_read_may_bound_an_orchestration_loop(write_kernel):
     x = torch.randn(32, 64)
     for count in (3, 11):
         y = torch.zeros(32, 64)
-        module.counted_copy(x, torch.tensor([count], dtype=torch.int32), y)
+        with unwritten(f"output 'y' [32, 64] float32: {(32 - count) * 64} of 2048 elements were never written: "
+                       f"all of rows {count}..31"):
+            module.counted_copy(x, torch.tensor([count], dtype=torch.int32), y)
         torch.testing.assert_close(y[:count], x[:count])
-        assert (y[count:] == 0).all()
+        assert is_poison(y[count:])  # the loop ran `count` times: no row past them is written
 
 
 def test_the_orchestration_cpp_reads_the_element_through_the_runtime(write_kernel):
@@ -189,6 +193,10 @@ class IndexRows:
 
     def golden(t):
         t["y"][5:14] = t["x"][5:14]
+        t["y"][:5] = t["y"][14:] = float("nan")  # not compared here: checked to be unwritten below
 
-    result = run(module.IndexRows, specs, golden, platform="a2a3sim")
+    with unwritten("output 'y' [64, 32] float32: 1760 of 2048 elements were never written: all of rows 0..4, 14..63"):
+        result = run(module.IndexRows, specs, golden, platform="a2a3sim")
     assert result.passed, result.error
+    # Only rows 5..13 (first 5, count 9, each read as a whole int64) are copied.
+    assert is_poison(result.outputs["y"][:5]) and is_poison(result.outputs["y"][14:])

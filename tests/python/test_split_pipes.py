@@ -9,6 +9,8 @@ import pypto.language as pl
 import pytest
 import torch
 
+from conftest import is_poison, unwritten
+
 N = 16
 
 # backend-ptoas does not emit the pipe ops yet; on a simulator that is a warning at compile time.
@@ -76,10 +78,14 @@ def test_each_lane_computes_and_stores_its_half_of_the_cube_tile(write_kernel, t
     assert "MixedKernels mixed_0 = {0, 1, 1};" in cpp, cpp  # the AIV kernel on both lanes
     a, b = torch.randn(N, N), torch.randn(N, N)
     out = torch.full((N, N), -7.0)
-    compiled(a, b, torch.tensor([rows, cols]), out)
-    expected = torch.full((N, N), -7.0)  # only the valid region is stored
-    expected[:rows, :cols] = (a @ b)[:rows, :cols] + 1
-    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+    # Only the valid region is stored: the run names the rest of `out`, which holds the poison.
+    where = ([f"all of rows {rows}..{N - 1}"] if rows < N else []) + \
+            ([f"part of rows 0..{rows - 1} (columns {cols}..{N - 1})"] if cols < N else [])
+    with unwritten(*([f"output 'out' [16, 16] float32: {N * N - rows * cols} of 256 elements were never written: "
+                      + "; ".join(where)] if where else [])):
+        compiled(a, b, torch.tensor([rows, cols]), out)
+    torch.testing.assert_close(out[:rows, :cols], (a @ b)[:rows, :cols] + 1, rtol=1e-5, atol=1e-5)
+    assert is_poison(out[rows:]) and is_poison(out[:, cols:])
 
 
 def test_the_lane_kernel_works_on_halves(write_kernel, tmp_path):
