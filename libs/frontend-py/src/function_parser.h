@@ -256,7 +256,6 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span);
 
   // parse_scopes.cpp: `with` scopes
-  ir::Result<bool> CheckScopeOptimizations(py::handle value);
   ir::Result<ir::StmtPtr> ParseWith(py::handle stmt);
   ir::Result<bool> CheckNoDepArgs(py::handle value) const;
   ir::Result<ir::StmtPtr> ParseKernelScopeBody(py::handle body);

@@ -7,28 +7,12 @@
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "runtime_scope.h"
+#include "scope_optimizations.h"
 
 namespace pypto::frontend {
 
 using ir::DiagnosticKind;
 using ir::MakeError;
-
-// `optimizations=[pl.split(mode), pl.cross_core_slot(...)]` are performance hints for a mixed
-// scope. The simulator splits every scope that mixes cube and vector work into an AIC and an AIV
-// kernel (SplitMixedScopes), so the hints are checked for spelling and otherwise not recorded.
-ir::Result<bool> FunctionParser::CheckScopeOptimizations(py::handle value) {
-  if (!IsNode(value, "List") && !IsNode(value, "Tuple"))
-    return MakeError(DiagnosticKind::Syntax, "pl.at(optimizations=...) takes a list such as [pl.split(...)]",
-                     map_.SpanOf(value));
-  for (auto item : value.attr("elts")) {
-    const std::string callee = IsNode(item, "Call") ? DottedName(item.attr("func")) : "";
-    if (callee != "pl.split" && callee != "pl.cross_core_slot")
-      return MakeError(DiagnosticKind::Syntax,
-                       "only pl.split(...) and pl.cross_core_slot(...) are supported in pl.at(optimizations=...)",
-                       map_.SpanOf(item));
-  }
-  return true;
-}
 
 ir::Result<ir::StmtPtr> FunctionParser::ParseWith(py::handle stmt) {
   ir::Span span = map_.SpanOf(stmt);
@@ -55,7 +39,9 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseWith(py::handle stmt) {
     } else if (key == "name_hint" && IsNode(value, "Constant") && py::isinstance<py::str>(value.attr("value"))) {
       name_hint = value.attr("value").cast<std::string>();
     } else if (key == "optimizations") {
-      if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
+      // Checked, not recorded: the hints only tune a device's overlap (scope_optimizations.cpp).
+      if (auto read = ReadScopeOptimizations(value, "pl.at", map_); !read)
+        return pypto::unexpected(read.error());
     } else if (key == "deps") {
       auto deps = ParseDeps(value);
       if (!deps) return pypto::unexpected(deps.error());

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "pypto/ir/op_registry.h"
+#include "scope_optimizations.h"
 #include "spmd_launch.h"
 #include "spmd_submit.h"
 
@@ -47,7 +48,9 @@ ir::Result<FunctionParser::SpmdLaunch> FunctionParser::ReadSpmdLaunch(py::handle
       if (!flag) return pypto::unexpected(flag.error());
       (key == "sync_start" ? launch.sync_start : launch.allow_early_resolve) = *flag;
     } else if (key == "optimizations") {
-      if (auto ok = CheckScopeOptimizations(value); !ok) return pypto::unexpected(ok.error());
+      // Checked, not recorded: the hints only tune a device's overlap (scope_optimizations.cpp).
+      if (auto read = ReadScopeOptimizations(value, "pl.spmd", map_); !read)
+        return pypto::unexpected(read.error());
     } else if (key == "deps") {
       auto deps = ParseDeps(value);
       if (!deps) return pypto::unexpected(deps.error());

@@ -52,9 +52,10 @@ class JITFunction:
     """A ``@pl.jit`` entry (``form="entry"``), or a ``@pl.jit.incore`` / ``.inline`` function that
     entries call by name; those are parsed at each call site, specialised on its arguments."""
 
-    def __init__(self, fn, form="entry", extern=None):
+    def __init__(self, fn, form="entry", extern=None, auto_scope=True):
         self._fn = fn
         self.form = form
+        self.auto_scope = auto_scope  # checked by _check_options; False is refused when compiled
         self.extern = extern  # an ExternDecl for form "extern"
         self._signature = inspect.signature(fn)
         self._source = None
@@ -77,6 +78,7 @@ class JITFunction:
         return None
 
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:
+        self._refuse_manual_scope_placement()
         config = config or RunConfig()
         specs = self._specs(args, kwargs)
         constants = {**self._constants(), **self._scalars(args, kwargs)}
@@ -133,6 +135,7 @@ class JITFunction:
 
     def lower(self, *args, config=None, **kwargs):
         """The lowered IR program for these arguments (no artifacts are written)."""
+        self._refuse_manual_scope_placement()
         config = config or RunConfig()
         dump_dir = new_build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
         constants = {**self._constants(), **self._scalars(args, kwargs)}
@@ -280,6 +283,18 @@ class JITFunction:
                     self._dynamic.setdefault(bound[0], set()).add(bound[1])
         return self._dynamic
 
+    def _refuse_manual_scope_placement(self) -> None:
+        # Upstream's auto_scope=False leaves every runtime scope to the author: the compiler opens none
+        # around the body or a loop iteration. Ours always opens them (MaterializeRuntimeScopes), which
+        # gives ring slots back sooner than the program asked for, so the option is refused rather
+        # than ignored. Decorating works, so that a module defining such an entry still imports.
+        if self.form == "entry" and self.auto_scope is False:
+            raise NotImplementedError(
+                f"{self.__name__}: @pl.jit(auto_scope=False) is not supported by this pypto yet: the compiler "
+                "always opens a runtime scope around the entry's body and each loop iteration; remove "
+                "auto_scope=False (hand-placed 'with pl.scope()' and 'with pl.manual_scope()' blocks still work)"
+            )
+
     def _lower(self, specs, constants, config, dump_dir=None):
         source = self._source_info()
         program = _core.parse_jit(
@@ -379,7 +394,7 @@ class _UnsupportedForm:
     __call__ = compile = lower = _refuse
 
 
-_OPTIONS = {"auto_scope"}  # accepted by @pl.jit and its incore/inline forms
+_OPTIONS = {"auto_scope"}  # accepted by @pl.jit and its host/inline forms
 
 
 class _JITDecorator:
@@ -390,9 +405,10 @@ class _JITDecorator:
 
     def __call__(self, fn=None, **options):
         _check_options("pl.jit", options)
+        auto_scope = options.get("auto_scope", True)
         if fn is None:
-            return lambda f: JITFunction(f)
-        return JITFunction(fn)
+            return lambda f: JITFunction(f, auto_scope=auto_scope)
+        return JITFunction(fn, auto_scope=auto_scope)
 
     def extern(self, fn=None, **options):
         """``@pl.jit.extern(core_type="aiv"|"aic", source=PATH[, include_dirs=[...]])`` or
@@ -423,6 +439,11 @@ class _JITDecorator:
         def decorate(fn=None, **options):
             if form in ("incore", "inline", "host"):
                 _check_options(f"pl.jit.{form}", options)
+            if form == "host" and options.get("auto_scope") is False:
+                raise NotImplementedError(
+                    "@pl.jit.host(auto_scope=False) is not supported by this pypto yet: the host orchestrator's "
+                    "runtime scopes are opened by the compiler; remove auto_scope=False"
+                )
             if fn is None:
                 return make
             return make(fn)
@@ -434,6 +455,19 @@ def _check_options(spelling: str, options: dict) -> None:
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"{spelling} got unexpected option(s): {', '.join(sorted(unknown))}")
+    if "auto_scope" not in options:
+        return
+    # Runtime scopes belong to orchestration code. An incore function is a kernel of its own, so no
+    # scope of it could land anywhere (upstream refuses it too); an inline one is spliced into its
+    # caller, whose own auto_scope then decides, and whose hand-placed scopes it may hold.
+    if spelling == "pl.jit.incore":
+        raise TypeError(
+            "@pl.jit.incore does not accept auto_scope=: runtime scopes belong to orchestration code (the "
+            "@pl.jit entry, @pl.jit.host and @pl.jit.inline functions spliced into them)"
+        )
+    value = options["auto_scope"]
+    if not isinstance(value, bool):
+        raise TypeError(f"@{spelling}(auto_scope=...) must be True or False, got {value!r}")
 
 
 jit = _JITDecorator()

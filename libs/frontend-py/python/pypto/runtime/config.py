@@ -62,6 +62,9 @@ class RunConfig:
             isinstance(window, bool) or not isinstance(window, int) or window < 2 or window & (window - 1)
         ):
             raise ValueError(f"RunConfig.ring_task_window must be a power of two of at least 2, got {window!r}")
+        for name, value in (("ring_heap", self.ring_heap), ("ring_dep_pool", self.ring_dep_pool)):
+            if value is not None:
+                _refuse_ring_limit(f"RunConfig.{name}", name, value)
 
     @property
     def dfx(self):
@@ -93,8 +96,46 @@ class RunConfig:
     @property
     def task_window(self) -> int:
         """The runtime's task window for this run: ``ring_task_window``, or 0 for the default
-        (``$PTO2_RING_TASK_WINDOW`` if set, else 16384)."""
+        (``$PTO2_RING_TASK_WINDOW`` if set, else 16384). Every compile reads it, so this is where the
+        ring sizes the runtime cannot honour yet, given in the environment, are refused."""
+        for name, variable in (("ring_heap", "PTO2_RING_HEAP"), ("ring_dep_pool", "PTO2_RING_DEP_POOL")):
+            if os.environ.get(variable):
+                _refuse_ring_limit(f"${variable}", name, os.environ[variable])
         return self.ring_task_window or 0
+
+
+# Upstream's rules for a ring size (a scalar, or one entry per scope-depth ring; 0 in a list keeps that
+# ring's default).
+_RING_LIMITS = {
+    "ring_heap": ("a power of two of at least 1024 (bytes per ring)", lambda v: v >= 1024 and v & (v - 1) == 0),
+    "ring_dep_pool": ("an integer from 4 to 2**31 - 1 (entries per ring)", lambda v: 4 <= v <= 2**31 - 1),
+}
+_RING_DEPTH = 4
+
+
+def _refuse_ring_limit(spelling: str, name: str, value) -> None:
+    """Checks a ring_heap / ring_dep_pool value as upstream does, then refuses it: the simulator's
+    runtime allocates a run's intermediate tensors up front rather than from a heap ring per scope,
+    and keeps no bounded dependency pool, so it cannot fail where a device with these sizes would
+    (HEAP_RING_DEADLOCK, DEP_POOL_OVERFLOW); running on as if the limit held would hide that."""
+    phrase, fits = _RING_LIMITS[name]
+    if isinstance(value, str):  # the environment variable
+        try:
+            value = int(value)
+        except ValueError:
+            raise ValueError(f"{spelling} must be {phrase}, got {value!r}") from None
+    is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
+    entries = list(value) if isinstance(value, (list, tuple)) else None
+    if entries is not None and len(entries) != _RING_DEPTH:
+        raise ValueError(f"{spelling} must have {_RING_DEPTH} entries (one per scope-depth ring), got {len(entries)}")
+    for entry in entries if entries is not None else [value]:
+        if not is_int(entry) or not (fits(entry) or (entries is not None and entry == 0)):
+            raise ValueError(f"{spelling} must be {phrase}, got {entry!r}")
+    raise NotImplementedError(
+        f"{spelling} is not supported by this pypto yet: the simulator's runtime has no per-ring "
+        f"{'output heap' if name == 'ring_heap' else 'dependency pool'} to bound, so it cannot fail where a device "
+        f"with {name}={value!r} would; remove it (ring_task_window is honoured)"
+    )
 
 
 def new_build_dir(config: RunConfig, program_name: str) -> Path:

@@ -1,0 +1,163 @@
+"""Options mean what they say or are refused: pl.at(optimizations=[...]) is checked entry by entry,
+@pl.jit(auto_scope=...) is honoured or refused by name, and RunConfig's ring sizes the runtime cannot
+bound are refused instead of ignored."""
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.language.parser import ParserSyntaxError
+from pypto.runtime import RunConfig
+
+SCOPE = """
+@pl.jit
+def kernel(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=OPTIMIZATIONS):
+        y[0:16, 0:16] = pl.mul(x[0:16, 0:16], 2.0)
+    return y
+"""
+SCOPE_LINE = 6  # write_dsl puts an import line and a blank line first; SCOPE starts with a newline
+
+
+def _column(optimizations: str, token: str) -> int:
+    """The 1-based column of `token` inside the optimizations list on the scope's line."""
+    line = SCOPE.replace("OPTIMIZATIONS", optimizations).splitlines()[SCOPE_LINE - 3]
+    return line.index("optimizations=") + len("optimizations=") + optimizations.index(token) + 1
+
+
+@pytest.mark.parametrize("optimizations, token, message", [
+    ("[pl.split(pl.SplitMode.DIAGONAL)]", "pl.SplitMode.DIAGONAL",
+     "unknown split mode 'pl.SplitMode.DIAGONAL'"),
+    ("[pl.cross_core_slot(slot_num=0)]", "0", "pl.cross_core_slot(slot_num=...) must be positive, got 0"),
+    ("[pl.cross_core_slot(slot_num=-2)]", "-2", "pl.cross_core_slot(slot_num=...) must be positive, got -2"),
+    ("[pl.cross_core_slot(slot_num=2.5)]", "2.5", "pl.cross_core_slot(slot_num=...) must be an integer literal"),
+    ("[pl.cross_core_slot(slot_num=True)]", "True",
+     "pl.cross_core_slot(slot_num=...) must be an integer literal"),
+    ("[pl.split(pl.SplitMode.NONE, slot_num=0)]", "0", "pl.split(slot_num=...) must be positive, got 0"),
+    ("[pl.cross_core_slot()]", "pl.cross_core_slot", "pl.cross_core_slot() needs slot_num=N"),
+    ("[pl.auto_chunk]", "pl.auto_chunk", "unsupported entry in pl.at(optimizations=[...])"),
+    ("[pl.split(pl.SplitMode.UP_DOWN), pl.split(pl.SplitMode.NONE)]", "pl.split(pl.SplitMode.NONE)",
+     "pl.split(...) is given twice in optimizations=[...]"),
+    ("(pl.split(pl.SplitMode.UP_DOWN),)", "(", "pl.at(optimizations=...) must be a list literal"),
+], ids=["unknown_mode", "zero_slots", "negative_slots", "float_slots", "bool_slots", "deprecated_zero_slots",
+        "missing_slots", "unknown_entry", "split_twice", "not_a_list"])
+def test_a_bad_optimization_is_an_error_at_the_argument(write_dsl, optimizations, token, message):
+    module, path = write_dsl(f"bad_optimizations_{abs(hash(optimizations))}",
+                             SCOPE.replace("OPTIMIZATIONS", optimizations))
+    with pytest.raises(ParserSyntaxError) as info:
+        module.kernel(torch.zeros(16, 16), torch.zeros(16, 16))
+    assert info.value.message == message
+    assert info.value.location == f"{path}:{SCOPE_LINE}:{_column(optimizations, token)}"
+
+
+def test_the_unknown_mode_error_lists_the_modes(write_dsl):
+    module, _ = write_dsl("unknown_mode_hint", SCOPE.replace("OPTIMIZATIONS", "[pl.split(pl.SplitMode.ROWS)]"))
+    with pytest.raises(ParserSyntaxError) as info:
+        module.kernel(torch.zeros(16, 16), torch.zeros(16, 16))
+    assert info.value.hint == "split modes: pl.SplitMode.NONE, UP_DOWN, LEFT_RIGHT"
+
+
+def test_both_slot_spellings_at_once_are_refused(write_dsl):
+    optimizations = "[pl.split(pl.SplitMode.NONE, slot_num=2), pl.cross_core_slot(slot_num=4)]"
+    module, path = write_dsl("slot_twice", SCOPE.replace("OPTIMIZATIONS", optimizations))
+    with pytest.warns(DeprecationWarning), pytest.raises(ParserSyntaxError) as info:
+        module.kernel(torch.zeros(16, 16), torch.zeros(16, 16))
+    assert info.value.message == ("optimizations=[...] sets the cross-core slot count twice: with the deprecated "
+                                  "pl.split(slot_num=...) and with pl.cross_core_slot(...)")
+    assert info.value.location == f"{path}:{SCOPE_LINE}:{_column(optimizations, 'pl.cross_core_slot')}"
+
+
+def test_valid_optimizations_compute_the_same(write_dsl):
+    optimizations = "[pl.split(pl.SplitMode.LEFT_RIGHT), pl.cross_core_slot(slot_num=4)]"
+    module, _ = write_dsl("good_optimizations", SCOPE.replace("OPTIMIZATIONS", optimizations))
+    x, y = torch.randn(16, 16), torch.zeros(16, 16)
+    module.kernel(x, y)
+    torch.testing.assert_close(y, x * 2.0)
+
+
+def test_the_deprecated_slot_spelling_runs_and_warns_at_its_keyword(write_dsl):
+    optimizations = "[pl.split(pl.SplitMode.NONE, slot_num=2)]"
+    module, path = write_dsl("deprecated_slots", SCOPE.replace("OPTIMIZATIONS", optimizations))
+    x, y = torch.randn(16, 16), torch.zeros(16, 16)
+    with pytest.warns(DeprecationWarning) as record:
+        module.kernel(x, y)
+    messages = [str(w.message) for w in record if issubclass(w.category, DeprecationWarning)]
+    assert messages == [f"{path}:{SCOPE_LINE}:{_column(optimizations, 'slot_num')}: pl.split(..., slot_num=2) is "
+                        "deprecated: the cross-core slot count is not a split mode; write "
+                        "pl.cross_core_slot(slot_num=2) as its own entry of optimizations=[...]"]
+    torch.testing.assert_close(y, x * 2.0)
+
+
+# ---- @pl.jit(auto_scope=...) -------------------------------------------------------------------------
+
+def test_auto_scope_false_on_an_entry_is_refused_when_compiled_by_name():
+    @pl.jit(auto_scope=False)
+    def by_hand(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[0:16, 0:16] = pl.mul(x[0:16, 0:16], 2.0)
+        return y
+
+    with pytest.raises(NotImplementedError) as info:
+        by_hand(torch.zeros(16, 16), torch.zeros(16, 16))
+    assert str(info.value) == (
+        "by_hand: @pl.jit(auto_scope=False) is not supported by this pypto yet: the compiler always opens a "
+        "runtime scope around the entry's body and each loop iteration; remove auto_scope=False (hand-placed "
+        "'with pl.scope()' and 'with pl.manual_scope()' blocks still work)")
+
+
+def test_auto_scope_true_is_what_the_compiler_does():
+    @pl.jit(auto_scope=True)
+    def scoped(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[0:16, 0:16] = pl.mul(x[0:16, 0:16], 2.0)
+        return y
+
+    x, y = torch.randn(16, 16), torch.zeros(16, 16)
+    scoped(x, y)
+    torch.testing.assert_close(y, x * 2.0)
+
+
+def test_auto_scope_is_refused_where_it_cannot_mean_anything():
+    with pytest.raises(TypeError) as info:
+        pl.jit.incore(auto_scope=True)
+    assert str(info.value) == (
+        "@pl.jit.incore does not accept auto_scope=: runtime scopes belong to orchestration code (the @pl.jit "
+        "entry, @pl.jit.host and @pl.jit.inline functions spliced into them)")
+    with pytest.raises(TypeError) as info:
+        pl.jit(auto_scope=0)
+    assert str(info.value) == "@pl.jit(auto_scope=...) must be True or False, got 0"
+    with pytest.raises(NotImplementedError, match=r"^@pl.jit.host\(auto_scope=False\) is not supported"):
+        pl.jit.host(auto_scope=False)
+
+
+# ---- RunConfig(ring_heap=, ring_dep_pool=) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value, kind", [("ring_heap", 1024, "output heap"),
+                                               ("ring_dep_pool", 4, "dependency pool"),
+                                               ("ring_heap", [0, 2048, 0, 0], "output heap")])
+def test_a_ring_size_the_runtime_cannot_bound_is_refused(name, value, kind):
+    with pytest.raises(NotImplementedError) as info:
+        RunConfig(**{name: value})
+    assert str(info.value) == (
+        f"RunConfig.{name} is not supported by this pypto yet: the simulator's runtime has no per-ring {kind} to "
+        f"bound, so it cannot fail where a device with {name}={value!r} would; remove it (ring_task_window is "
+        "honoured)")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("ring_heap", 1000, "RunConfig.ring_heap must be a power of two of at least 1024 (bytes per ring), got 1000"),
+    ("ring_heap", True, "RunConfig.ring_heap must be a power of two of at least 1024 (bytes per ring), got True"),
+    ("ring_dep_pool", 3, "RunConfig.ring_dep_pool must be an integer from 4 to 2**31 - 1 (entries per ring), got 3"),
+    ("ring_dep_pool", [4, 4], "RunConfig.ring_dep_pool must have 4 entries (one per scope-depth ring), got 2"),
+])
+def test_a_malformed_ring_size_is_a_value_error(name, value, message):
+    with pytest.raises(ValueError) as info:
+        RunConfig(**{name: value})
+    assert str(info.value) == message
+
+
+def test_a_ring_size_in_the_environment_is_refused_when_compiling(monkeypatch, write_dsl):
+    module, _ = write_dsl("env_ring_heap", SCOPE.replace("OPTIMIZATIONS", "[]"))
+    monkeypatch.setenv("PTO2_RING_DEP_POOL", "64")
+    with pytest.raises(NotImplementedError, match=r"^\$PTO2_RING_DEP_POOL is not supported by this pypto yet"):
+        module.kernel(torch.zeros(16, 16), torch.zeros(16, 16))
