@@ -69,29 +69,52 @@ def test_the_report_names_the_columns_of_partly_written_rows(kernels):
     torch.testing.assert_close(out[:, :32], x[:, :32] * 2)
 
 
-def test_by_default_outputs_keep_what_the_caller_passed_as_upstream_zero_fills_them(kernels):
+def test_by_default_unwritten_outputs_are_poisoned_and_reported(kernels):
+    # Seed 001: a pure pl.Out buffer is not uploaded, so what no kernel writes is undefined; the
+    # simulator makes that visible instead of handing back the zeros the caller passed.
+    from pypto.runtime.unwritten import UnwrittenOutputWarning
+
+    x, out = torch.randn(128, 64), torch.zeros(128, 64)
+    with pytest.warns(UnwrittenOutputWarning) as caught:
+        kernels.top_half(x, out, config=_config())
+    assert str(caught[0].message) == (
+        "output 'out' [128, 64] float32: 4096 of 8192 elements were never written: all of rows 64..127")
+    assert torch.isnan(out[64:]).all()
+
+
+def test_poison_off_keeps_what_the_caller_passed_without_a_report(kernels):
     x, out = torch.randn(128, 64), torch.zeros(128, 64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        kernels.top_half(x, out, config=_config())
+        kernels.top_half(x, out, config=_config(poison_outputs=False))
     assert (out[64:] == 0).all()
+    torch.testing.assert_close(out[:64], x[:64] * 2)
 
 
 def test_poison_alone_turns_unwritten_regions_into_nan_without_a_report(kernels):
     x, out = torch.randn(128, 64), torch.zeros(128, 64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        kernels.top_half(x, out, config=_config(poison_outputs=True))
+        kernels.top_half(x, out, config=_config(report_unwritten=False))
     assert torch.isnan(out[64:]).all()
     torch.testing.assert_close(out[:64], x[:64] * 2)
 
 
-def test_the_environment_turns_the_report_on_for_unmodified_programs(kernels, monkeypatch):
+def test_the_environment_turns_the_poison_off_for_unmodified_programs(kernels, monkeypatch):
+    monkeypatch.setenv("PYPTO_POISON_OUTPUTS", "0")
+    out = torch.zeros(128, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernels.top_half(torch.randn(128, 64), out, config=_config())
+    assert (out[64:] == 0).all()
+
+
+def test_the_environment_turns_the_report_back_on(kernels, monkeypatch):
     from pypto.runtime.unwritten import UnwrittenOutputWarning
 
     monkeypatch.setenv("PYPTO_REPORT_UNWRITTEN", "1")
     with pytest.warns(UnwrittenOutputWarning, match="all of rows 64..127"):
-        kernels.top_half(torch.randn(128, 64), torch.zeros(128, 64), config=_config())
+        kernels.top_half(torch.randn(128, 64), torch.zeros(128, 64), config=_config(report_unwritten=False))
 
 
 def test_an_inout_tensor_is_never_poisoned(kernels):
@@ -113,11 +136,11 @@ def test_each_dtype_has_a_pattern_that_reads_as_garbage(dtype, bits):
     assert (view == bits).all()
     if dtype.is_floating_point:
         assert torch.isnan(tensor.float()).all()
-    tensor[1:3, 2:5] = 1
+    tensor[1:3, 3:5] = 1  # the gaps between written parts are long enough to count for int8 too
     name = str(dtype).removeprefix("torch.")
     assert unwritten_report("t", tensor) == (
-        f"output 't' [4, 8] {name}: 26 of 32 elements were never written: all of rows 0, 3; part of rows 1..2 "
-        "(columns 0..1, 5..7)")
+        f"output 't' [4, 8] {name}: 28 of 32 elements were never written: all of rows 0, 3; part of rows 1..2 "
+        "(columns 0..2, 5..7)")
     tensor.fill_(1)
     assert unwritten_report("t", tensor) is None
 
@@ -127,3 +150,15 @@ def test_a_computed_nan_is_not_mistaken_for_poison():
 
     assert unwritten_report("t", torch.full((2, 2), float("nan"))) is None
     assert unwritten_report("t", torch.zeros(3)) is None
+
+
+def test_a_narrow_integer_equal_to_the_pattern_by_chance_is_not_reported():
+    # One int8 in 256 equals the 0xA5 pattern: a computed value, not an unwritten one.
+    from pypto.runtime.unwritten import poison, unwritten_report
+
+    tensor = torch.arange(64, dtype=torch.int8).reshape(8, 8)
+    tensor[1, 3] = tensor[4, 0] = tensor[4, 1] = -0x5B  # 0xA5, isolated or in a short run
+    assert unwritten_report("t", tensor) is None
+    poison(tensor[6:])  # two whole rows never written
+    assert unwritten_report("t", tensor) == (
+        "output 't' [8, 8] int8: 16 of 64 elements were never written: all of rows 6..7")

@@ -45,10 +45,11 @@ class RunConfig:
     analyze_auto_scopes_for_deps: bool = False
     memory_planner: Any = None
     dump_ptoas_passes: bool = False
-    # Ours, not upstream's (pypto/runtime/unwritten.py): fill pl.Out tensors with a poison pattern
-    # before a run; also report the regions no kernel wrote.
-    poison_outputs: bool = False
-    report_unwritten: bool = False
+    # Ours, not upstream's (pypto/runtime/unwritten.py): a pure pl.Out buffer is not uploaded to the
+    # device, so the simulators fill it with a poison pattern before a run (what no kernel writes is
+    # undefined, seed 001) and warn with the regions no kernel wrote. False turns either off.
+    poison_outputs: bool = True
+    report_unwritten: bool = True
 
     def __post_init__(self):
         # $PYPTO_DUMP_PASSES=1 turns the pass dumps on for every run, whatever the program asks: tools

@@ -1,17 +1,20 @@
 """Poisoned outputs: finding the parts of a ``pl.Out`` tensor that no kernel wrote.
 
-A kernel that forgets a tile of its output passes every test whose output tensor happens to start
-as the expected value (``torch.zeros`` and a zero golden tail, say). With ``poison_outputs`` the
-simulator's caller fills every ``pl.Out`` tensor with a poison pattern before the run, so that what
-nobody wrote reads as garbage, as fresh device memory would; ``report_unwritten`` also lists the
-regions still holding the pattern after the run, as an ``UnwrittenOutputWarning``.
+On a device a pure ``pl.Out`` buffer is neither uploaded nor zero-filled: every byte no kernel
+writes is whatever the allocator left there, and a golden that expects zeros there passes or fails
+by luck (seed 001, "A pl.Out region the kernel does not write is undefined"). The simulators make
+that visible: before a run the caller's ``pl.Out`` tensors are filled with a poison pattern, so what
+nobody wrote reads as garbage rather than as the zeros the caller passed, and after the run the
+regions still holding the pattern are reported as an ``UnwrittenOutputWarning``. Both are on by
+default; ``RunConfig(poison_outputs=False)`` (or ``$PYPTO_POISON_OUTPUTS=0``) keeps what the caller
+passed, ``RunConfig(report_unwritten=False)`` (or ``$PYPTO_REPORT_UNWRITTEN=0``) keeps the poison
+without the warning. A region that must read as zeros belongs in a ``pl.InOut`` with a zero initial
+value, whose contents are uploaded.
 
 The pattern is a NaN with a payload no arithmetic produces for floats (NaNs a kernel computes are
 the canonical quiet NaN), and the byte 0xA5 repeated for integers: an element is "unwritten" when
 its bits equal the pattern, which a kernel can write on purpose only for integers.
 
-Upstream's runtime zero-fills pure outputs on the device (``device_memset`` before a run), so both
-switches are off by default: a program that relies on those zeros runs as it does upstream.
 """
 
 import os
@@ -70,6 +73,27 @@ def _ranges(indices) -> str:
     return ", ".join(parts)
 
 
+# A narrow integer a kernel computes equals the pattern by chance (one int8 in 256), so for those an
+# element counts as unwritten only inside a run of at least this many poison values in row-major
+# order: a false report then needs 48 random bits to match. Wider types match by chance rarely
+# enough element by element (one int32 in 2**32; float patterns are NaNs no arithmetic makes).
+_MIN_RUN = {1: 6, 2: 3}
+
+
+def _in_long_runs(mask, length: int):
+    """The elements of `mask` that lie in a run of at least `length` set elements (row-major)."""
+    import torch
+
+    flat = mask.flatten()
+    if flat.numel() < length:
+        return torch.zeros_like(mask)
+    starts = flat.unfold(0, length, 1).all(dim=1)  # a full run of `length` starts here
+    covered = torch.zeros_like(flat)
+    for offset in range(length):
+        covered[offset:offset + starts.numel()] |= starts
+    return covered.reshape(mask.shape)
+
+
 def unwritten_report(name: str, tensor):
     """One line describing where ``tensor`` still holds the poison pattern, or None if nowhere."""
     found = _pattern(tensor)
@@ -77,6 +101,8 @@ def unwritten_report(name: str, tensor):
         return None
     view, value = found
     mask = view == value
+    if not tensor.is_floating_point() and tensor.element_size() in _MIN_RUN:
+        mask = _in_long_runs(mask, _MIN_RUN[tensor.element_size()])
     count = int(mask.sum())
     if count == 0:
         return None
@@ -100,19 +126,25 @@ def unwritten_report(name: str, tensor):
     return f"output '{name}' {shape} {dtype}: {count} of {tensor.numel()} elements were never written: {where}"
 
 
-class UnwrittenCheck:
-    """What one run does about unwritten outputs (from RunConfig, or $PYPTO_POISON_OUTPUTS /
-    $PYPTO_REPORT_UNWRITTEN = 1 for programs run unmodified)."""
+def _switch(variable: str, configured: bool) -> bool:
+    """$variable = 0 or 1 overrides the configured value, so that programs run unmodified can be steered."""
+    value = os.environ.get(variable)
+    return {"0": False, "1": True}.get(value, configured)
 
-    def __init__(self, poison: bool = False, report: bool = False):
-        self.report = report or os.environ.get("PYPTO_REPORT_UNWRITTEN") == "1"
-        self.poison = poison or self.report or os.environ.get("PYPTO_POISON_OUTPUTS") == "1"
+
+class UnwrittenCheck:
+    """What one run does about unwritten outputs: from RunConfig (both on by default), overridden by
+    $PYPTO_POISON_OUTPUTS / $PYPTO_REPORT_UNWRITTEN (0 or 1). The report needs the poison."""
+
+    def __init__(self, poison: bool = True, report: bool = True):
+        self.poison = _switch("PYPTO_POISON_OUTPUTS", poison)
+        self.report = self.poison and _switch("PYPTO_REPORT_UNWRITTEN", report)
 
     @classmethod
     def from_config(cls, config) -> "UnwrittenCheck":
         if config is None:
             return cls()
-        return cls(bool(getattr(config, "poison_outputs", False)), bool(getattr(config, "report_unwritten", False)))
+        return cls(bool(getattr(config, "poison_outputs", True)), bool(getattr(config, "report_unwritten", True)))
 
     def before(self, outputs) -> None:
         """outputs: (name, contiguous tensor) of every pl.Out parameter."""
