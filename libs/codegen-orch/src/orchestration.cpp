@@ -21,6 +21,7 @@
 
 #include "loop_expander.h"
 #include "orchestration_emitter.h"
+#include "pypto/runtime/dtype_code.h"
 
 namespace pypto::codegen_orch {
 
@@ -42,25 +43,7 @@ ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const 
 }
 
 ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype) {
-  switch (dtype) {
-    case ir::DataType::FP32: return PYPTO_RT_FLOAT32;
-    case ir::DataType::FP16: return PYPTO_RT_FLOAT16;
-    case ir::DataType::BF16: return PYPTO_RT_BFLOAT16;
-    case ir::DataType::INT8: return PYPTO_RT_INT8;
-    case ir::DataType::INT16: return PYPTO_RT_INT16;
-    case ir::DataType::INT32: return PYPTO_RT_INT32;
-    case ir::DataType::INT64:
-    case ir::DataType::INDEX: return PYPTO_RT_INT64;  // an index is a 64-bit integer, as upstream's
-    case ir::DataType::UINT8: return PYPTO_RT_UINT8;
-    case ir::DataType::UINT16: return PYPTO_RT_UINT16;
-    case ir::DataType::UINT32: return PYPTO_RT_UINT32;
-    case ir::DataType::UINT64: return PYPTO_RT_UINT64;
-    case ir::DataType::BOOL: return PYPTO_RT_BOOL;
-    case ir::DataType::FP8E4M3FN: return PYPTO_RT_FP8E4M3FN;
-    case ir::DataType::FP8E8M0: return PYPTO_RT_FP8E8M0;
-    case ir::DataType::FP4: return PYPTO_RT_FP4E2M1;
-    default: break;
-  }
+  if (auto code = rt::RuntimeDtypeCode(dtype)) return *code;
   return MakeError(DiagnosticKind::Type,
                    fmt::format("tensors of dtype {} cannot be passed to the runtime", ir::DataTypeName(dtype)));
 }

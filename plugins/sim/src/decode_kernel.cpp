@@ -10,6 +10,7 @@
 #include "overwritten_fills.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "pypto/runtime/dtype_code.h"
 
 namespace pypto::sim::decode {
 
@@ -51,8 +52,8 @@ pypto::expected<void, std::string> Decoder::DecodeParams() {
   for (size_t i = 0; i < function_.params().size(); ++i) {
     const auto& var = function_.params()[i];
     if (const auto* tensor = var->type()->As<ir::TensorType>()) {
-      const int rt_dtype = RuntimeDtype(tensor->dtype());
-      if (rt_dtype < 0 || ir::DataTypeBits(tensor->dtype()) % 8 != 0) {
+      const auto rt_dtype = rt::RuntimeDtypeCode(tensor->dtype());
+      if (!rt_dtype || ir::DataTypeBits(tensor->dtype()) % 8 != 0) {
         return Error(fmt::format("{}: kernel '{}': tensor parameter '{}' has dtype {}, which the simulator does "
                                  "not support yet",
                                  var->span().str(), Name(), var->name_hint(), ir::DataTypeName(tensor->dtype())));
@@ -66,7 +67,7 @@ pypto::expected<void, std::string> Decoder::DecodeParams() {
                                            .slot = kernel_.tensor_count++,
                                            .is_tensor = true,
                                            .dtype = tensor->dtype(),
-                                           .rt_dtype = static_cast<uint8_t>(rt_dtype),
+                                           .rt_dtype = *rt_dtype,
                                            .shape = tensor->shape()});
     } else if (const auto* scalar = var->type()->As<ir::ScalarType>()) {
       scalars.push_back(i);

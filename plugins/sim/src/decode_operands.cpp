@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "pypto/ir/printer.h"
+#include "pypto/runtime/dtype_code.h"
 
 namespace pypto::sim::decode {
 
@@ -139,7 +140,7 @@ pypto::expected<TileValue, std::string> Decoder::ResultTile(const ir::VarPtr& ta
                             target->name_hint()));
   }
   const int bits = ir::DataTypeBits(tile->dtype());
-  if (bits <= 0 || bits % 8 != 0 || RuntimeDtype(tile->dtype()) < 0) {
+  if (bits <= 0 || bits % 8 != 0 || !rt::RuntimeDtypeCode(tile->dtype())) {
     return Fail(fmt::format("tile '{}' has dtype {}, which the simulator does not support yet",
                             target->name_hint(), ir::DataTypeName(tile->dtype())));
   }

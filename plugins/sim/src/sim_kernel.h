@@ -363,9 +363,6 @@ struct DecodedKernel {
   std::string Describe(size_t index) const;
 };
 
-// The runtime's dtype code for an IR dtype, or -1 when the runtime has none.
-int RuntimeDtype(ir::DataType dtype);
-
 // Decodes one kernel for `core_type` on `soc`. An error names the kernel, the construct and its
 // source location.
 pypto::expected<DecodedKernel, std::string> DecodeKernel(const ir::Function& function, int32_t func_id,
