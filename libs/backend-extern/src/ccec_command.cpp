@@ -8,6 +8,7 @@
 // overflow recording, and scalar dcci insertion are turned off, address transformation is on,
 // MEMORY_BASE is defined, and A5 hardware additionally enables vector-function alias analysis
 // across loop iterations. Include dirs follow the flags, then `-o <output> <source>`.
+#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -24,21 +25,45 @@ std::string CcecPath() {
   return "ccec";
 }
 
-pypto::expected<std::string, std::string> AicoreArch(std::string_view arch, std::string_view core_type) {
-  std::string_view family;
-  if (arch == "a2a3") {
-    family = "dav-c220";
-  } else if (arch == "a5") {
-    family = "dav-c310";
-  } else {
-    return pypto::unexpected(fmt::format("unknown device arch '{}' (expected \"a2a3\" or \"a5\")", arch));
-  }
-  if (core_type == "aiv") return fmt::format("{}-vec", family);
-  if (core_type == "aic") return fmt::format("{}-cube", family);
+// The core family of an arch: "c220" (A2/A3) or "c310" (A5).
+pypto::expected<std::string_view, std::string> DavFamily(std::string_view arch) {
+  if (arch == "a2a3") return "c220";
+  if (arch == "a5") return "c310";
+  return pypto::unexpected(fmt::format("unknown device arch '{}' (expected \"a2a3\" or \"a5\")", arch));
+}
+
+// "vec" for vector cores, "cube" for cube cores.
+pypto::expected<std::string_view, std::string> CoreVariant(std::string_view core_type) {
+  if (core_type == "aiv") return "vec";
+  if (core_type == "aic") return "cube";
   return pypto::unexpected(fmt::format("unknown core type '{}' (expected \"aic\" or \"aiv\")", core_type));
 }
 
+pypto::expected<std::string, std::string> AicoreArch(std::string_view arch, std::string_view core_type) {
+  auto family = DavFamily(arch);
+  if (!family) return pypto::unexpected(family.error());
+  auto variant = CoreVariant(core_type);
+  if (!variant) return pypto::unexpected(variant.error());
+  return fmt::format("dav-{}-{}", *family, *variant);
+}
+
+std::string Upper(std::string_view text) {
+  std::string upper(text);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
 }  // namespace
+
+pypto::expected<std::vector<std::string>, std::string> DeviceMacroFlags(std::string_view arch,
+                                                                        std::string_view core_type) {
+  auto family = DavFamily(arch);
+  if (!family) return pypto::unexpected(family.error());
+  auto variant = CoreVariant(core_type);
+  if (!variant) return pypto::unexpected(variant.error());
+  return std::vector<std::string>{fmt::format("-D__DAV_{}__", Upper(*family)),
+                                  fmt::format("-D__DAV_{}_{}__", Upper(*family), Upper(*variant))};
+}
 
 pypto::expected<std::vector<std::string>, std::string> CcecCompileCommand(
     const std::filesystem::path& source, const std::vector<std::filesystem::path>& include_dirs,

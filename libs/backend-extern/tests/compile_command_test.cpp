@@ -103,5 +103,14 @@ TEST(CcecCompileCommand, RejectsUnknownArchAndCoreType) {
   EXPECT_EQ(core.error(), "unknown core type 'mixed' (expected \"aic\" or \"aiv\")");
 }
 
+TEST(DeviceMacroFlags, FamilyAndCoreVariantAsCcecDefinesThem) {
+  using Flags = std::vector<std::string>;
+  EXPECT_EQ(DeviceMacroFlags("a2a3", "aiv").value(), (Flags{"-D__DAV_C220__", "-D__DAV_C220_VEC__"}));
+  EXPECT_EQ(DeviceMacroFlags("a2a3", "aic").value(), (Flags{"-D__DAV_C220__", "-D__DAV_C220_CUBE__"}));
+  EXPECT_EQ(DeviceMacroFlags("a5", "aiv").value(), (Flags{"-D__DAV_C310__", "-D__DAV_C310_VEC__"}));
+  EXPECT_EQ(DeviceMacroFlags("a5", "aic").value(), (Flags{"-D__DAV_C310__", "-D__DAV_C310_CUBE__"}));
+  EXPECT_EQ(DeviceMacroFlags("a3", "aiv").error(), "unknown device arch 'a3' (expected \"a2a3\" or \"a5\")");
+}
+
 }  // namespace
 }  // namespace pypto::backend_extern

@@ -14,6 +14,7 @@
 #include "pypto/backend_extern/compile_command.h"
 #include "pypto/backend_extern/source_paths.h"
 #include "pypto/backend_extern/run_command.h"
+#include "pypto/runtime/dtype_code.h"
 
 namespace pypto::sim {
 namespace {
@@ -28,12 +29,12 @@ using Entry = void(int64_t*);
 pypto::expected<void, std::string> DescribeParams(const ir::Function& function, DecodedKernel& kernel) {
   for (const auto& var : function.params()) {
     if (const auto* tensor = var->type()->As<ir::TensorType>()) {
-      const int rt_dtype = RuntimeDtype(tensor->dtype());
-      if (rt_dtype < 0)
+      const auto rt_dtype = rt::RuntimeDtypeCode(tensor->dtype());
+      if (!rt_dtype)
         return Error(fmt::format("kernel '{}': tensor parameter '{}' has dtype {}, which the runtime lacks",
                                  function.name(), var->name_hint(), ir::DataTypeName(tensor->dtype())));
       kernel.params.push_back(KernelParam{.name = var->name_hint(), .slot = kernel.tensor_count++, .is_tensor = true,
-                                          .dtype = tensor->dtype(), .rt_dtype = static_cast<uint8_t>(rt_dtype),
+                                          .dtype = tensor->dtype(), .rt_dtype = *rt_dtype,
                                           .shape = tensor->shape()});
     } else if (const auto* scalar = var->type()->As<ir::ScalarType>()) {
       kernel.params.push_back(KernelParam{.name = var->name_hint(), .is_tensor = false, .dtype = scalar->dtype()});
@@ -64,14 +65,19 @@ Registry& TheRegistry() {
 
 // Compiles into a private name first and renames, so that another process never loads half a file.
 pypto::expected<void, std::string> Compile(const fs::path& source, const std::vector<fs::path>& include_dirs,
-                                           rt::CoreType core_type, const fs::path& object) {
+                                           rt::CoreType core_type, std::string_view arch, const fs::path& object) {
+  auto device_macros = backend_extern::DeviceMacroFlags(arch, rt::CoreTypeKey(core_type));
+  if (!device_macros) return Error(device_macros.error());
   std::error_code ec;
   fs::create_directories(object.parent_path(), ec);
   if (ec) return Error(fmt::format("cannot create {}: {}", object.parent_path().string(), ec.message()));
   const fs::path partial = object.string() + fmt::format(".{}.tmp", getpid());
   auto argv = backend_extern::HostCompileCommand(source, include_dirs, {ExternIncludeDir()}, partial);
-  // The device compiler defines one of these for the core it builds for; kernels may test them.
+  // pto-isa's core macro, as upstream's simulator defines it for every kernel it builds...
   argv.emplace_back(core_type == rt::CoreType::AIC ? "-D__DAV_CUBE__" : "-D__DAV_VEC__");
+  // ...and the ones CCEC predefines for the device core, which hand-written kernels test
+  // (`#ifdef __DAV_C220_VEC__`): without them such a body would compile to nothing here.
+  argv.insert(argv.end(), device_macros->begin(), device_macros->end());
   spdlog::debug("sim: compiling {}: {}", source.string(), fmt::join(argv, " "));
   auto ran = backend_extern::RunCommand(argv);
   if (!ran) return Error(fmt::format("cannot run the host compiler for {}: {}", source.string(), ran.error()));
@@ -118,7 +124,8 @@ fs::path ExternIncludeDir() {
 }
 
 pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Function& function, int32_t func_id,
-                                                               rt::CoreType core_type, const fs::path& build_dir) {
+                                                               rt::CoreType core_type, std::string_view arch,
+                                                               const fs::path& build_dir) {
   DecodedKernel kernel{.name = function.name(), .func_id = func_id, .core_type = core_type};
   if (auto described = DescribeParams(function, kernel); !described) return Error(described.error());
   const fs::path source = *ir::FunctionAttr<std::string>(function, ir::kExternalSourceAttr);
@@ -130,7 +137,7 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
   search.push_back(ExternIncludeDir());
   const std::string core = rt::CoreTypeKey(core_type);
-  auto key = backend_extern::CacheKey(source, search, {{"target", "sim"}, {"core_type", core}});
+  auto key = backend_extern::CacheKey(source, search, {{"target", "sim"}, {"core_type", core}, {"arch", std::string(arch)}});
   if (!key) return Error(fmt::format("kernel '{}': {}", function.name(), key.error()));
 
   Registry& registry = TheRegistry();
@@ -140,7 +147,7 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
     const fs::path candidate =
         (build_dir.empty() ? CacheDir() : build_dir) / fmt::format("{}_{}_{}.so", source.stem().string(), core, *key);
     if (!fs::exists(candidate)) {
-      if (auto built = Compile(source, *include_dirs, core_type, candidate); !built) {
+      if (auto built = Compile(source, *include_dirs, core_type, arch, candidate); !built) {
         registry.objects.erase(*key);
         return Error(fmt::format("kernel '{}': {}", function.name(), built.error()));
       }

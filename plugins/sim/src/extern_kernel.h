@@ -23,11 +23,12 @@ namespace pypto::sim {
 bool IsExternalKernel(const ir::Function& function);
 
 // Compiles (unless a build with the same key exists in `build_dir`, or was built or loaded earlier in
-// this process) and loads `function`'s kernel. An empty `build_dir` means a per-user cache directory
-// under the system's temporary directory. Errors: a missing source, the compiler's message (with the
-// source's path), a shared object without `kernel_entry`.
+// this process) and loads `function`'s kernel, built as for a `core_type` core of `arch` ("a2a3" or
+// "a5": the device macros it sees). An empty `build_dir` means a per-user cache directory under the
+// system's temporary directory. Errors: a missing source, the compiler's message (with the source's
+// path), a shared object without `kernel_entry`.
 pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Function& function, int32_t func_id,
-                                                               rt::CoreType core_type,
+                                                               rt::CoreType core_type, std::string_view arch,
                                                                const std::filesystem::path& build_dir);
 
 // The directory of the simulator's runtime headers for hand-written kernels: $PYPTO_SIM_EXTERN_INCLUDE,

@@ -135,7 +135,7 @@ pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Pro
                                entry.func_id, program.name()));
     }
     auto kernel = IsExternalKernel(*function)
-                      ? LoadExternalKernel(*function, entry.func_id, entry.core_type, extern_dir)
+                      ? LoadExternalKernel(*function, entry.func_id, entry.core_type, soc.arch, extern_dir)
                       : DecodeKernel(*function, entry.func_id, entry.core_type, soc);
     if (!kernel) return Error(kernel.error());
     kernels.push_back(std::move(*kernel));

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <vector>
 
 #include "pypto/ir/soc.h"
@@ -47,7 +48,7 @@ class ExternKernelTest : public ::testing::Test {
 
 TEST_F(ExternKernelTest, RunsEveryBlockWithItsIndex) {
   const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
-  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 0, rt::CoreType::AIV, build_dir_);
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_TRUE(kernel) << kernel.error();
   EXPECT_EQ(kernel->tensor_count, 1u);
   EXPECT_EQ(kernel->scalar_count, 1u);
@@ -77,29 +78,47 @@ TEST_F(ExternKernelTest, RunsEveryBlockWithItsIndex) {
   }
 }
 
+// Seed 002: a CCEC build defines the device core's macros; a body guarded on them must be the body
+// that runs here too, built for the platform's arch (a2a3sim: C220, a5sim: C310).
+TEST_F(ExternKernelTest, ABuildSeesTheDeviceMacrosOfItsArchAndCore) {
+  for (const auto& [arch, variant, family] : {std::tuple{"a2a3", 220.0f, 220.0f}, std::tuple{"a5", 310.0f, 310.0f}}) {
+    auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "device_macros.cpp"), 0, rt::CoreType::AIV, arch,
+                                     build_dir_);
+    ASSERT_TRUE(kernel) << kernel.error();
+    std::vector<float> data(32, -1.0f);
+    const uint32_t shape[] = {4, 8};
+    rt::ChipTensor out = rt::MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32);
+    int64_t args[] = {reinterpret_cast<int64_t>(&out), 0};
+    kernel->external_entry(args);
+    EXPECT_EQ(data[0], variant) << arch;
+    EXPECT_EQ(data[1], family) << arch;
+    EXPECT_EQ(data[2], 1.0f) << arch;  // pto-isa's __DAV_VEC__ too, as upstream's simulator builds
+  }
+}
+
 TEST_F(ExternKernelTest, BuildsOnceIntoTheBuildDirectory) {
-  auto first = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 0, rt::CoreType::AIV, build_dir_);
+  auto first = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_TRUE(first) << first.error();
-  auto second = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 1, rt::CoreType::AIV, build_dir_);
+  auto second = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 1, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_TRUE(second) << second.error();
   EXPECT_EQ(first->external_entry, second->external_entry);
 }
 
 TEST_F(ExternKernelTest, CompileErrorNamesTheFileAndTheCompilersMessage) {
-  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "broken.cpp"), 0, rt::CoreType::AIV, build_dir_);
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "broken.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_FALSE(kernel);
   EXPECT_NE(kernel.error().find((kKernels / "broken.cpp").string()), std::string::npos) << kernel.error();
   EXPECT_NE(kernel.error().find("undeclared_function"), std::string::npos) << kernel.error();
 }
 
 TEST_F(ExternKernelTest, MissingEntryIsAClearError) {
-  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "no_entry.cpp"), 0, rt::CoreType::AIV, build_dir_);
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "no_entry.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_FALSE(kernel);
   EXPECT_NE(kernel.error().find("defines no `extern \"C\" void kernel_entry"), std::string::npos) << kernel.error();
 }
 
 TEST_F(ExternKernelTest, MissingSource) {
-  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "absent.cpp"), 0, rt::CoreType::AIV, build_dir_);
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "absent.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_FALSE(kernel);
   EXPECT_NE(kernel.error().find("absent.cpp does not exist"), std::string::npos) << kernel.error();
 }
