@@ -132,3 +132,50 @@ def test_lanes_writing_the_same_elements_are_reported_as_a_race(write_kernel, tm
     block, first, last = map(int, found.groups())
     assert (first, last) == (16 * block, 16 * block + 8), message
     assert "each lane must write its own part, chosen by get_sub_block_id(args)" in message
+
+
+_HALF_HAND_WRITTEN = """
+import pypto.language as pl
+
+
+@pl.program
+class HalfHandWritten:
+    @pl.function(type=pl.FunctionType.AIC, external_source="aic.cpp")
+    def pa_aic(self, a: pl.Tensor[[8, 8], pl.FP32],
+               out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def pa_aiv(self, a: pl.Tensor[[8, 8], pl.FP32],
+               out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        t = pl.load(a, [0, 0], [8, 8])
+        out = pl.store(t, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def pa(self, a: pl.Tensor[[8, 8], pl.FP32],
+           out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        self.pa_aic(a, out)
+        out = self.pa_aiv(a, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.FP32],
+             out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        out = self.pa(a, out)
+        return out
+"""
+
+
+def test_a_group_mixing_a_hand_written_and_a_dsl_kernel_is_refused_at_its_declaration(write_kernel, tmp_path):
+    from pypto.language.parser import ParserTypeError
+
+    (tmp_path / "aic.cpp").write_text(_AIC)
+    with pytest.raises(ParserTypeError) as info:
+        write_kernel("half_hand_written", _HALF_HAND_WRITTEN)
+    assert info.value.message == (
+        "group 'pa' mixes a hand-written kernel ('pa_aic', external_source=) with a DSL kernel ('pa_aiv'): the "
+        "members of a group are all hand-written or all DSL, since the compiler wires the cross-core hand-over "
+        "between DSL members and a hand-written source cannot take part in it"
+    )
+    assert info.value.location == f"{tmp_path / 'half_hand_written.py'}:19:5"
+    assert info.value.hint == "give 'pa_aiv' an external_source= too (both members may name one source), or write 'pa_aic' in the DSL"

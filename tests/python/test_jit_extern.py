@@ -248,6 +248,41 @@ def test_naming_the_result_after_another_output_warns(in_tmp):
     ]
 
 
+# The seed's paged-attention trap: `query: pl.InOut` before `out: pl.Out`, and the result bound to a
+# name of its own, which is then `query`.
+_INOUT_BEFORE_OUT = """
+import pypto.language as pl
+
+
+@pl.jit.extern(core_type="mixed", aic_source="aic.cpp", aiv_source="aiv.cpp")
+def pa(query: pl.InOut[pl.Tensor[[8, 8], pl.FP32]],
+       out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]: ...
+
+
+@pl.jit
+def decode(query: pl.InOut[pl.Tensor[[8, 8], pl.FP32]], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+    attn_out = pa(query, out)
+    return attn_out
+"""
+
+
+def test_an_inout_before_an_out_warns_at_the_stub_and_at_the_call(in_tmp):
+    (in_tmp / "aic.cpp").write_text(_AIC)
+    (in_tmp / "aiv.cpp").write_text(_AIV)
+    (in_tmp / "decode.py").write_text(_INOUT_BEFORE_OUT)
+    module = _import(in_tmp / "decode.py", "decode")
+    with pytest.warns(UserWarning) as record:
+        module.decode.compile(torch.zeros(8, 8), torch.zeros(8, 8))
+    assert [str(w.message) for w in record if "hand-written kernel" in str(w.message)] == [
+        f"{in_tmp / 'decode.py'}:12:5: `attn_out = pa(...)` binds 'attn_out' to 'query' (pl.InOut parameter 'query'), "
+        "not to 'out' (pl.Out parameter 'out'): a hand-written kernel returns its first pl.Out/pl.InOut parameter; "
+        "declare 'out' before 'query' in 'pa' so that the result is 'out'",
+        f"{in_tmp / 'decode.py'}:6:1: hand-written kernel 'pa' returns its first pl.Out/pl.InOut parameter: the "
+        "pl.InOut parameter 'query', not the pl.Out parameter 'out' after it, so `x = pa(...)` binds 'query'; "
+        "declare 'out' before 'query' so that the result is 'out'",
+    ]
+
+
 def test_a_device_build_writes_each_externs_ccec_command(in_tmp):
     import shlex
 

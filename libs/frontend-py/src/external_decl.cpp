@@ -52,30 +52,4 @@ ir::Result<bool> CheckSignatureOnlyBody(py::handle def, const SourceMap& map, co
 
 bool IsExternal(const std::map<std::string, ir::AttrValue>& attrs) { return attrs.contains(kExternalSourceAttr); }
 
-std::optional<std::string> ResultBindingWarning(const ir::Function& callee, const ir::Call& call,
-                                                const std::string& target) {
-  const bool declaration = IsExternal(callee.attrs()) || callee.type() == ir::FunctionType::Group;
-  if (!declaration || callee.return_types().size() != 1 || call.args().size() != callee.params().size())
-    return std::nullopt;
-  const auto& directions = callee.param_directions();
-  auto output_named = [&](size_t i) -> const ir::Var* {
-    const auto* arg = call.args()[i]->As<ir::Var>();
-    return directions[i] != ir::ParamDirection::In && arg ? arg : nullptr;
-  };
-  const std::optional<size_t> returned = ir::FirstOutputParam(directions);
-  if (!returned) return std::nullopt;
-  const ir::Var* bound = output_named(*returned);
-  if (bound && bound->name_hint() == target) return std::nullopt;
-  for (size_t i = 0; i < directions.size(); ++i) {
-    const ir::Var* other = output_named(i);
-    if (i == *returned || !other || other->name_hint() != target) continue;
-    return fmt::format(
-        "`{0} = {1}(...)`: a hand-written kernel returns its first pl.Out/pl.InOut parameter, so the result of "
-        "'{1}' is its parameter '{2}' (the argument '{3}'), not '{0}'; put the intended output first in the "
-        "declaration, or assign the result to '{3}'",
-        target, callee.name(), callee.params()[*returned]->name_hint(), bound ? bound->name_hint() : "?");
-  }
-  return std::nullopt;
-}
-
 }  // namespace pypto::frontend

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
 
 #include "ast_node.h"
@@ -30,11 +29,5 @@ ir::Result<bool> CheckSignatureOnlyBody(py::handle def, const SourceMap& map, co
 
 // Whether a function is a hand-written kernel.
 bool IsExternal(const std::map<std::string, ir::AttrValue>& attrs);
-
-// `target = kernel(...)` where `kernel` (a hand-written declaration, or its Group) returns its first
-// pl.Out/pl.InOut parameter: a warning when `target` is the name of another output argument of the
-// call, which the result does not name, else nothing.
-std::optional<std::string> ResultBindingWarning(const ir::Function& callee, const ir::Call& call,
-                                                const std::string& target);
 
 }  // namespace pypto::frontend

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "external_decl.h"
+#include "program_signature.h"
+#include "result_binding.h"
 
 namespace pypto::frontend {
 
@@ -303,15 +305,40 @@ ir::Result<ir::FunctionPtr> FunctionParser::Specialise(FunctionSource source, co
   return kernel;
 }
 
+// `target = kernel(...)` where `kernel` is hand-written: the result is its first pl.Out/pl.InOut
+// parameter whatever `target` is (result_binding.h). A @pl.jit program's kernels are parsed before the
+// call; a @pl.program method may not be yet, so there its declared signature speaks for it.
 void FunctionParser::WarnOnMisboundResult(const ir::Expr& value, const std::string& target, const ir::Span& span) {
   const auto* call = value.As<ir::Call>();
-  if (!call || call->is_op_call()) return;
-  auto callee = std::find_if(program_.kernels.begin(), program_.kernels.end(),
-                             [&](const ir::FunctionPtr& f) { return f->name() == call->callee(); });
-  if (callee == program_.kernels.end()) return;
-  if (auto warning = ResultBindingWarning(**callee, *call, target))
-    if (PyErr_WarnEx(PyExc_UserWarning, fmt::format("{}: {}", span.str(), *warning).c_str(), 1) != 0)
-      throw py::error_already_set();  // warnings turned into errors
+  // Inside a Group, `r = self.member(...)` is the group's own return, which its declaration answers for.
+  if (!call || call->is_op_call() || source_.type == ir::FunctionType::Group) return;
+  std::optional<ReturnedParam> result;
+  if (program_.methods) {
+    auto is_external = [&](const std::string& name) {
+      auto method = program_.methods->find(name);
+      return method != program_.methods->end() && IsExternal(method->second.attrs);
+    };
+    auto method = program_.methods->find(call->callee());
+    if (method == program_.methods->end()) return;
+    const Signature& callee = method->second;
+    std::vector<std::string> params;
+    for (const auto& param : callee.params) params.push_back(param->name_hint());
+    const auto members = CalledMethods(callee.def);
+    result = HandWrittenResult(callee.name, params, callee.directions, callee.return_types.size(), callee.type,
+                               IsExternal(callee.attrs), {members.begin(), members.end()}, is_external);
+  } else {
+    auto find = [&](const std::string& name) {
+      auto it = std::ranges::find_if(program_.kernels, [&](const ir::FunctionPtr& f) { return f->name() == name; });
+      return it == program_.kernels.end() ? nullptr : it->get();
+    };
+    auto is_external = [&](const std::string& name) {
+      const ir::Function* function = find(name);
+      return function && IsExternal(function->attrs());
+    };
+    if (const ir::Function* callee = find(call->callee())) result = HandWrittenResult(*callee, is_external);
+  }
+  if (!result) return;
+  if (auto warning = CallBindingWarning(*result, *call, target)) WarnAt(span, *warning);
 }
 
 // A @pl.jit.extern stub at a call with argument types `types`: one AIC or AIV declaration, or for a

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "function_parser.h"
+#include "group_members.h"
 #include "module_functions.h"
 #include "program_signature.h"
+#include "result_binding.h"
 #include "syncall_launch_check.h"
 
 namespace pypto::frontend {
@@ -29,6 +31,19 @@ ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map)
                      ir::Span{map.filename, map.line_offset + 1, 1});
   return py::object(body[0]);
 }
+
+namespace {
+
+// What needs the whole program, run once its functions are put together: launches of hard syncalls,
+// what each Group's members are written in, and the warnings on hand-written kernels' results.
+ir::Result<bool> CheckAssembledProgram(const ir::Program& program) {
+  if (auto ok = CheckHardSyncallLaunches(program); !ok) return ok;
+  if (auto ok = CheckGroupMembers(program); !ok) return ok;
+  WarnOnMisboundDeclarations(program);
+  return true;
+}
+
+}  // namespace
 
 // ---- @pl.program classes ------------------------------------------------------------------------
 
@@ -246,7 +261,7 @@ ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   }
   const std::string entry_name = ChooseEntry(functions);
   auto program_ir = std::make_shared<ir::Program>(program_name, std::move(functions), entry_name);
-  if (auto ok = CheckHardSyncallLaunches(*program_ir); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckAssembledProgram(*program_ir); !ok) return pypto::unexpected(ok.error());
   return ParsedProgram{.program = program_ir};
 }
 
@@ -280,7 +295,7 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
     functions.insert(functions.begin(), *entry);
     std::string program_name = request.program_name.empty() ? "_jit_" + (*entry)->name() : request.program_name;
     auto parsed = std::make_shared<ir::Program>(program_name, std::move(functions), (*entry)->name());
-    if (auto ok = CheckHardSyncallLaunches(*parsed); !ok) return pypto::unexpected(ok.error());
+    if (auto ok = CheckAssembledProgram(*parsed); !ok) return pypto::unexpected(ok.error());
     return parsed;
   } catch (py::error_already_set& e) {
     // A Python syntax error carries its own position; report it in the user's file.
