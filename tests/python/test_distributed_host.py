@@ -107,6 +107,25 @@ def host_typed_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3
         chip_affine(x[r], y[r], pl.const(r * 2, pl.FP32), device=r)
 
 
+B = pl.dynamic("B")
+
+
+@pl.jit.host
+def host_binds_dynamic(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    x.bind_dynamic(0, B)
+    y.bind_dynamic(0, B)
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], r * 10 + 1.0, device=r)
+
+
+@pl.jit.host
+def host_binds_dynamic_twice(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    x.bind_dynamic(0, B)
+    y.bind_dynamic(1, B)
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], r * 10 + 1.0, device=r)
+
+
 @pl.jit.host
 def host_bad_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
     for r in pl.range(pld.world_size()):
@@ -273,3 +292,18 @@ def test_a_typed_constant_is_a_number_passed_to_the_chip_entry(kernels):
         kernels.host_bad_constant.compile(x, y, config=world(3))
     assert error.value.message == "pl.const(1.5, pl.INT32) is not an integer"
     assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('pl.const(1.5, pl.INT32)')}:42")
+
+
+def test_bind_dynamic_in_a_host_function_checks_the_extents_it_binds(kernels):
+    # pypto-lib's distributed layers bind their token axis in the host function too.
+    x = torch.randn(3, 8, 16)
+    y = torch.full((3, 8, 16), float("nan"))
+    kernels.host_binds_dynamic(x, y, config=world(3))
+    torch.testing.assert_close(y, x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ParserError) as error:
+        kernels.host_binds_dynamic_twice.compile(x, y, config=world(3))
+    first = line_of("x.bind_dynamic(0, B)", 2)
+    assert error.value.message == (
+        f"y has extent 8 on axis 1, but x bound pl.dynamic 'B' to 3 at "
+        f"{error.value.location.rsplit(':', 3)[0]}:{first}:5")
+    assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('y.bind_dynamic(1, B)')}:5")

@@ -18,6 +18,7 @@ import enum
 from typing import Any, Optional
 
 from pypto.language.dtypes import DataType
+from pypto.language.typing import DynVar
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 
 # Upstream pads each window buffer to at least 4 KiB; buffers are laid out at multiples of it, so
@@ -143,6 +144,7 @@ class _Evaluator:
         self.env = dict(params)
         self.windows = []
         self.dispatches = []
+        self.dynamic_extents = {}  # pl.dynamic name -> (extent, where it was bound), from bind_dynamic
 
     # -- diagnostics ------------------------------------------------------------------------
     def place(self, node) -> Place:
@@ -338,6 +340,8 @@ class _Evaluator:
             raise self.error(node, "pl.range is the iterable of a for loop", kind=ParserSyntaxError)
         if name == "pl.const":
             return self.const(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_dynamic":
+            return self.bind_dynamic(node)
         if name is not None and name.split(".")[0] in ("pl", "pld"):
             raise self.error(node, f"'{name}' cannot be used in a @pl.jit.host function",
                              "a host function allocates window buffers (pld.alloc_window_buffer, pld.window) and "
@@ -354,6 +358,31 @@ class _Evaluator:
             return callee(*[self.expr(a) for a in node.args])
         raise self.error(node, f"a @pl.jit.host function cannot call {ast.unparse(node.func)}",
                          "it dispatches @pl.jit chip entries with device=r")
+
+    def bind_dynamic(self, node: ast.Call):
+        """`x.bind_dynamic(axis, T)` on a host tensor: the host function sees concrete shapes, so this
+        checks that `axis` exists and that every tensor bound to `T` has the same extent there."""
+        tensor = self.expr(node.func.value)
+        if not isinstance(tensor, HostTensor):
+            raise self.error(node, f"bind_dynamic is a method of the host function's tensors, not of {tensor!r}",
+                             kind=ParserTypeError)
+        if len(node.args) != 2 or node.keywords:
+            raise self.error(node, "bind_dynamic takes an axis and a pl.dynamic dimension: x.bind_dynamic(0, T)",
+                             kind=ParserSyntaxError)
+        axis, dynamic = self.integer(node.args[0], "the axis of bind_dynamic"), self.expr(node.args[1])
+        if not isinstance(dynamic, DynVar):
+            raise self.error(node.args[1], f"bind_dynamic binds a pl.dynamic dimension, got {dynamic!r}",
+                             kind=ParserTypeError)
+        rank = len(tensor.shape)
+        if not -rank <= axis < rank:
+            raise self.error(node.args[0], f"{tensor.describe()} has {rank} dimensions; it has no axis {axis}",
+                             kind=ParserTypeError)
+        extent = tensor.shape[axis]
+        bound = self.dynamic_extents.setdefault(dynamic.name, (extent, tensor.describe(), self.place(node)))
+        if bound[0] != extent:
+            raise self.error(node, f"{tensor.describe()} has extent {extent} on axis {axis}, but {bound[1]} bound "
+                             f"pl.dynamic {dynamic.name!r} to {bound[0]} at {bound[2]}", kind=ParserTypeError)
+        return None
 
     def const(self, node: ast.Call):
         """`pl.const(1, pl.INT32)`: a number of that dtype, passed to a chip entry's scalar parameter."""
