@@ -12,6 +12,48 @@ namespace pypto::codegen_orch::detail {
 using ir::DiagnosticKind;
 using ir::MakeError;
 
+namespace {
+
+// IEEE binary16 from binary32, rounded to nearest even; NaN stays a (quiet) NaN.
+uint16_t Fp16Bits(float value) {
+  const uint32_t x = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t exponent = (x >> 23) & 0xFFu;
+  uint32_t mantissa = x & 0x7FFFFFu;
+  if (exponent == 0xFF) return sign | 0x7C00u | (mantissa ? 0x200u : 0u);
+  const int biased = static_cast<int>(exponent) - 127 + 15;
+  if (biased >= 31) return sign | 0x7C00u;  // overflows to infinity
+  // Keep `kept` bits above the rounding point, then round the remainder to nearest even (a carry
+  // out of the mantissa moves to the next exponent, or to infinity, as it should).
+  uint32_t shift = 13;
+  uint32_t half = 0;
+  if (biased <= 0) {  // subnormal in FP16
+    if (biased < -10) return sign;
+    mantissa |= 0x800000u;
+    shift = static_cast<uint32_t>(14 - biased);
+  } else {
+    half = static_cast<uint32_t>(biased) << 10;
+  }
+  half |= mantissa >> shift;
+  const uint32_t rest = mantissa & ((1u << shift) - 1);
+  const uint32_t midpoint = 1u << (shift - 1);
+  if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+// bfloat16 from binary32: its top half, rounded to nearest even; NaN stays a (quiet) NaN.
+uint16_t Bf16Bits(float value) {
+  const uint32_t x = std::bit_cast<uint32_t>(value);
+  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
+
+uint16_t HalfFloatBits(float value, ir::DataType dtype) {
+  return dtype == ir::DataType::BF16 ? Bf16Bits(value) : Fp16Bits(value);
+}
+
 ir::Result<ScalarArg> EncodeScalar(const ir::Expr& arg, ir::DataType dtype, const std::string& what) {
   const auto* as_int = arg.As<ir::ConstInt>();
   const auto* as_float = arg.As<ir::ConstFloat>();
@@ -37,6 +79,19 @@ ir::Result<ScalarArg> EncodeScalar(const ir::Expr& arg, ir::DataType dtype, cons
     const uint64_t bits = std::bit_cast<uint32_t>(narrowed);
     if (!std::isfinite(narrowed)) return ScalarArg{bits, fmt::format("(uint64_t){:#x}", bits)};
     return ScalarArg{bits, fmt::format("to_u64({}f)", FloatLiteral(narrowed))};
+  }
+  if (dtype == ir::DataType::FP16 || dtype == ir::DataType::BF16) {
+    if (as_bool)
+      return MakeError(DiagnosticKind::Type, fmt::format("{} is {}, but a bool was passed", what,
+                                                         ir::DataTypeName(dtype)),
+                       arg.span());
+    // The 16 bits in the low end of the slot, the rest zero, as the runtime's to_u64 packs a
+    // 16-bit float and the kernel's union reads it back; written as the bit pattern, since the
+    // orchestration's C++ has no 16-bit float type to convert with.
+    const double value = as_float ? as_float->value() : static_cast<double>(as_int->value());
+    const uint16_t bits = HalfFloatBits(static_cast<float>(value), dtype);
+    return ScalarArg{bits, fmt::format("(uint64_t){:#06x} /* {} {} */", bits, ir::DataTypeName(dtype),
+                                       FloatLiteral(value))};
   }
   if (dtype == ir::DataType::BOOL || ir::IsInteger(dtype)) {
     if (as_float)

@@ -33,6 +33,10 @@ std::string FloatLiteral(T value) {
 // floats as their bit pattern zero-extended (to_u64), integers sign- or zero-extended to 64 bits.
 ir::Result<ScalarArg> EncodeScalar(const ir::Expr& arg, ir::DataType dtype, const std::string& what);
 
+// The bits of `value` rounded (to nearest, ties to even) to an FP16 or a BF16: what a kernel's
+// `pl.Scalar[pl.FP16]` / `pl.Scalar[pl.BF16]` parameter reads from the low 16 bits of its slot.
+uint16_t HalfFloatBits(float value, ir::DataType dtype);
+
 // The dtype a scalar argument is passed as: the callee parameter's, or the literal's own.
 ir::DataType ScalarDtype(const ir::Var& param, const ir::Expr& arg);
 

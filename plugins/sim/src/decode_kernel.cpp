@@ -80,13 +80,17 @@ pypto::expected<void, std::string> Decoder::DecodeParams() {
   for (auto& param : kernel_.params)
     if (!param.is_tensor) param.slot = kernel_.tensor_count + kernel_.scalar_count++;
   // Integer scalar parameters are read into registers when the kernel starts; FP32 ones too, as
-  // their bit pattern, for the tile-scalar ops that read them.
+  // their bit pattern, for the tile-scalar ops that read them, and FP16 / BF16 ones widened to FP32
+  // (the ops compute a 16-bit tile in FP32 and round each result back).
   for (size_t i : scalars) {
     const auto& var = function_.params()[i];
     const auto& param = kernel_.params[i];
-    if (param.dtype == ir::DataType::FP32) {
+    const bool half = param.dtype == ir::DataType::FP16 || param.dtype == ir::DataType::BF16;
+    if (param.dtype == ir::DataType::FP32 || half) {
       const uint32_t reg = NewRegister(param.name, "scalar parameter (FP32 bits)");
-      kernel_.scalar_params.push_back(ScalarParamInit{.reg = reg, .slot = param.slot, .bits = 32, .is_signed = false});
+      const Widen widen = !half ? Widen::None : param.dtype == ir::DataType::FP16 ? Widen::Half : Widen::BFloat;
+      kernel_.scalar_params.push_back(
+          ScalarParamInit{.reg = reg, .slot = param.slot, .bits = 32, .is_signed = false, .widen = widen});
       float_regs_[var.get()] = reg;
       continue;
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -626,8 +627,16 @@ Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
   return {};
 }
 
-// The value of a scalar parameter from its 64-bit pattern.
+// The value of a scalar parameter from its 64-bit pattern: an FP16 / BF16 one (the pattern's low 16
+// bits, as the runtime's to_u64 packs it) widened to FP32 bits.
 int64_t ParamValue(const ScalarParamInit& init, int64_t bits) {
+  if (init.widen == Widen::Half || init.widen == Widen::BFloat) {
+    const auto half = static_cast<uint16_t>(static_cast<uint64_t>(bits));
+    float value = 0.0f;
+    Convert(init.widen == Widen::Half ? ElemType::F16 : ElemType::BF16, ElemType::F32, &value, &half, 1,
+            RoundMode::None);
+    return static_cast<int64_t>(std::bit_cast<uint32_t>(value));
+  }
   if (init.bits >= 64) return bits;
   const int shift = 64 - init.bits;
   const uint64_t raw = static_cast<uint64_t>(bits) << shift;

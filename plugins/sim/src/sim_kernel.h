@@ -308,12 +308,14 @@ struct RegisterInfo {
 };
 
 // A scalar parameter, read from args[slot] into a register when the kernel starts (an FP32 one as
-// its bit pattern: bits = 32, unsigned).
+// its bit pattern: bits = 32, unsigned; an FP16 or BF16 one, whose bits are the slot's low 16,
+// widened to FP32 first, as the tile-scalar ops read an FP32 register).
 struct ScalarParamInit {
   uint32_t reg = 0;
   uint32_t slot = 0;
   uint8_t bits = 64;      // width of the value in the 64-bit pattern the runtime passes
   bool is_signed = true;  // sign- or zero-extend it
+  Widen widen = Widen::None;  // Half or BFloat: a 16-bit float to widen to FP32 bits
 };
 
 // Where an instruction came from, for listings and error messages.
