@@ -348,6 +348,19 @@ def float_casts(x: pl.Tensor[[16, 8], pl.FP32], marks: pl.Tensor[[1, 8], pl.FP32
 
 
 @pl.jit
+def counted(x: pl.Tensor[[16, 8], pl.FP32], marks: pl.Tensor[[1, 8], pl.INT32],
+            y: pl.Out[pl.Tensor[[1, 8], pl.FP32]]):
+    # decode_sparse_attn_hca's `pl.cast(g_first >= 0, pl.INT32)`: a comparison as a 0/1 integer.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m = pl.load(marks, [0, 0], [1, 8])
+        count = pl.cast(0, pl.INT32)
+        for i in pl.range(8):
+            count = count + pl.cast(pl.read(m, [0, i]) >= 0, pl.INT32)
+        y[0:1, :] = pl.load(x, [count, 0], [1, 8])
+    return y
+
+
+@pl.jit
 def of_a_float(x: pl.Tensor[[16, 8], pl.FP32], s: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         k = pl.cast(s, pl.INDEX)
@@ -398,10 +411,18 @@ def test_a_scalar_cast_between_fp32_and_index_is_refused(write_kernel):
     module, path = write_kernel("scalar_casts", SCALAR_CASTS)
     with pytest.raises(ParserTypeError) as error:
         module.of_a_float(torch.randn(16, 8), 2.0, torch.zeros(16, 8))
-    assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes, or between an integer "
-                                   "and FP32; got pl.Scalar[pl.FP32] to INDEX")
+    assert error.value.message == ("pl.cast: a scalar cast converts between integer dtypes, from BOOL to an "
+                                   "integer, or between an integer and FP32; got pl.Scalar[pl.FP32] to INDEX")
     assert error.value.hint == "cast through INT64: pl.cast(pl.cast(x, pl.INT64), ...)"
-    assert error.value.location == f"{path}:42:13"
+    assert error.value.location == f"{path}:55:13"
+
+
+def test_a_comparison_cast_to_an_integer_counts_as_0_or_1(write_kernel):
+    module, _ = write_kernel("scalar_casts", SCALAR_CASTS)
+    x, y = torch.randn(16, 8), torch.zeros(1, 8)
+    marks = torch.tensor([[3, -1, 0, 7, -5, 2, -2, 9]], dtype=torch.int32)  # five are >= 0
+    module.counted(x, marks, y)
+    torch.testing.assert_close(y, x[5:6], rtol=0, atol=0)
 
 
 STORE_SHAPES = '''

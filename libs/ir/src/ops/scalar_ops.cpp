@@ -9,17 +9,19 @@ namespace {
 using namespace ops;
 
 // A scalar as another dtype (upstream's unified pl.cast given a scalar): between integer dtypes,
-// and between an integer (not INDEX) and FP32, an FP32 rounding toward zero as MLIR's fptosi does.
+// from a BOOL (a comparison's 0 or 1) to an integer, and between an integer (not INDEX) and FP32, an
+// FP32 rounding toward zero as MLIR's fptosi does.
 Result<TypePtr> DeduceScalarCast(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   const auto* scalar = args[0]->type()->As<ScalarType>();
   const DataType to = *FindAttr<DataType>(kwargs, "target_type");
   const auto convertible = [](DataType a, DataType b) {
-    if (a == b || (IsInteger(a) && IsInteger(b))) return true;
+    if (a == b || (IsInteger(a) && IsInteger(b)) || (a == DataType::BOOL && IsInteger(b))) return true;
     const bool fp_int = (a == DataType::FP32 && IsInteger(b)) || (IsInteger(a) && b == DataType::FP32);
     return fp_int && a != DataType::INDEX && b != DataType::INDEX;
   };
   if (!scalar || !convertible(scalar->dtype(), to)) {
-    return TypeError(fmt::format("a scalar cast converts between integer dtypes, or between an integer and FP32; "
+    return TypeError(fmt::format("a scalar cast converts between integer dtypes, from BOOL to an integer, or between "
+                                 "an integer and FP32; "
                                  "got {} to {}",
                                  args[0]->type()->str(), DataTypeName(to)),
                      span, to == DataType::INDEX || (scalar && scalar->dtype() == DataType::INDEX)
@@ -33,7 +35,8 @@ Result<TypePtr> DeduceScalarCast(const std::vector<ExprPtr>& args, const Call::K
 
 void RegisterScalarOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "scalar.cast",
-                          .description = "a scalar as another integer dtype, or between an integer and FP32",
+                          .description = "a scalar as another integer dtype, a BOOL as an integer, or between an "
+                                         "integer and FP32",
                           .params = {Arg("value"), Attr("target_type", OpAttrKind::DType),
                                      OptionalAttr("mode", OpAttrKind::String)},
                           .deduce_type = DeduceScalarCast,
