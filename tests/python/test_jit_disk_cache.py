@@ -1,10 +1,16 @@
 """The JIT's disk cache: a second process reuses what the first compiled; editing the kernel or a
 header a hand-written kernel includes misses; two processes compiling at once both succeed and leave
-one valid entry."""
+one valid entry; every compile gets a build directory of its own; an entry is served only when it
+holds its own key and every file it was stored with, unchanged; a cache that cannot be written warns
+once and compiling carries on."""
 
 import json
 import os
+import re
+import shutil
 import subprocess
+import time
+import warnings
 import sys
 import textwrap
 from pathlib import Path
@@ -57,8 +63,8 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _run(project, *, wait=True):
-    command = [sys.executable, str(project / "prog.py")]
+def _run(project, *, wait=True, script="prog.py"):
+    command = [sys.executable, str(project / script)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYPTO_PROG_BUILD_DIR": str(project / "builds")}
     process = subprocess.Popen(command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if not wait:
@@ -66,10 +72,15 @@ def _run(project, *, wait=True):
     return _result(process)
 
 
-def _result(process):
+def _result(process, *, with_stderr=False):
     out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err
-    return json.loads(out.strip().splitlines()[-1])
+    result = json.loads(out.strip().splitlines()[-1])
+    return (result, err) if with_stderr else result
+
+
+def _use_factor(project, factor, script="prog.py"):
+    (project / script).write_text(textwrap.dedent(_SCRIPT.format(factor=factor)))
 
 
 def _entries(project):
@@ -163,3 +174,129 @@ def test_warmup_fills_the_cache_and_cache_info_counts(tmp_path, monkeypatch, wri
     assert after["directory"] == str(tmp_path / "cache")
     assert (after["entries"], after["misses"] - before["misses"], after["hits"] - before["hits"]) == (1, 1, 1)
     assert after["stores"] - before["stores"] == 1 and after["bytes"] > 0
+
+
+def test_build_directories_are_unique_per_compile(tmp_path, monkeypatch):
+    from pypto.runtime.config import RunConfig, new_build_dir
+
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "builds"))
+    # Two compiles that pick their directory in the same second (before either writes anything)
+    # must not share it: that is what two processes compiling one function at once do.
+    first, second = new_build_dir(RunConfig(), "_jit_kernel"), new_build_dir(RunConfig(), "_jit_kernel")
+    assert first != second and first.is_dir() and second.is_dir()
+    for path in (first, second):
+        assert re.fullmatch(rf"_jit_kernel_\d{{8}}_\d{{6}}_{os.getpid()}_\d+", path.name), path.name
+
+
+def test_two_processes_compiling_two_specialisations_at_once_each_keep_their_own(project):
+    _use_factor(project, "2.0", "two.py")
+    _use_factor(project, "3.0", "three.py")
+    processes = [_run(project, wait=False, script=s) for s in ("two.py", "three.py", "two.py", "three.py")]
+    results = [_result(p) for p in processes]
+    assert [r["value"] for r in results] == [3.0, 4.0, 3.0, 4.0]
+    assert len({r["output_dir"] for r in results}) == 4, "each compile writes a build directory of its own"
+    assert len(_entries(project)) == 2
+    for script, value in (("two.py", 3.0), ("three.py", 4.0)):
+        warm = _run(project, script=script)
+        assert warm["output_dir"].startswith(str(project / "cache")) and warm["value"] == value
+
+
+def _two_entries(project):
+    """Entries for factor 2.0 (returned first) and 3.0; prog.py is left at factor 2.0."""
+    _run(project)
+    (two,) = _entries(project)
+    _use_factor(project, "3.0")
+    _run(project)
+    (three,) = set(_entries(project)) - {two}
+    _use_factor(project, "2.0")
+    return project / "cache" / two, project / "cache" / three
+
+
+def test_an_entry_whose_lowered_program_was_edited_is_not_served(project):
+    two, three = _two_entries(project)
+    shutil.copy(three / "artifacts" / "lowered_program.py", two / "artifacts" / "lowered_program.py")
+    rebuilt = _run(project)
+    assert rebuilt["output_dir"].startswith(str(project / "builds")), "an edited entry must be rebuilt"
+    assert rebuilt["value"] == 3.0
+    warm = _run(project)
+    assert warm["output_dir"] == str(two / "artifacts") and warm["value"] == 3.0
+
+
+def test_an_entry_holding_another_specialisation_is_not_served(project):
+    two, three = _two_entries(project)
+    shutil.rmtree(two)
+    shutil.copytree(three, two)
+    rebuilt = _run(project)
+    assert rebuilt["output_dir"].startswith(str(project / "builds")) and rebuilt["value"] == 3.0
+    warm = _run(project)
+    assert warm["output_dir"] == str(two / "artifacts") and warm["value"] == 3.0
+
+
+def test_an_entry_with_a_deleted_manifest_is_rebuilt_not_a_permanent_miss(project):
+    _run(project)
+    (entry,) = _entries(project)
+    (project / "cache" / entry / "artifacts" / "pypto_manifest.json").unlink()
+    rebuilt = _run(project)
+    assert rebuilt["output_dir"].startswith(str(project / "builds")) and rebuilt["value"] == 3.0
+    assert _run(project)["output_dir"] == str(project / "cache" / entry / "artifacts")
+
+
+def test_an_entry_records_the_digest_of_every_file(project):
+    _run(project)
+    (entry,) = _entries(project)
+    metadata = json.loads((project / "cache" / entry / "entry.json").read_text())
+    artifacts = project / "cache" / entry / "artifacts"
+    stored = sorted(str(p.relative_to(artifacts)) for p in artifacts.rglob("*") if p.is_file())
+    assert "lowered_program.py" in metadata["files"] and "pypto_manifest.json" in metadata["files"]
+    assert set(metadata["files"]) <= set(stored)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in metadata["files"].values())
+
+
+def test_orphans_of_a_killed_store_are_swept_after_a_minute(project):
+    _run(project)
+    old, fresh = project / "cache" / ".deadbeef.4242.0a", project / "cache" / ".cafe.4242.0b"
+    for orphan in (old, fresh):
+        (orphan / "artifacts").mkdir(parents=True)
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    _use_factor(project, "3.0")
+    _run(project)  # a store sweeps
+    assert not old.exists() and fresh.exists()
+
+
+def test_a_cache_that_cannot_be_created_is_one_warning_and_compiling_carries_on(project, monkeypatch):
+    (project / "a_file").write_text("not a directory\n")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(project / "a_file" / "cache"))
+    result, stderr = _result(_run(project, wait=False), with_stderr=True)
+    assert result["value"] == 3.0 and result["output_dir"].startswith(str(project / "builds"))
+    assert "Traceback" not in stderr
+    assert stderr.count("CacheWarning") == 1, stderr
+    assert (f"CacheWarning: the JIT's disk cache '{project / 'a_file' / 'cache'}' cannot be written (Not a "
+            "directory): builds are not kept for other processes; set PYPTO_CACHE_DIR to a writable directory, "
+            "or PYPTO_CACHE=0 to turn the cache off") in stderr
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_cache_is_one_warning_and_compiling_carries_on(project):
+    (project / "cache").mkdir()
+    (project / "cache").chmod(0o555)
+    try:
+        result, stderr = _result(_run(project, wait=False), with_stderr=True)
+    finally:
+        (project / "cache").chmod(0o755)
+    assert result["value"] == 3.0 and "Traceback" not in stderr
+    assert stderr.count("CacheWarning") == 1, stderr
+
+
+def test_an_unwritable_cache_warns_once_per_process(tmp_path, monkeypatch):
+    from pypto.jit import disk_cache
+
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "a_file" / "cache"))
+    build = tmp_path / "build"
+    (build / "x").mkdir(parents=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert disk_cache.store(("one",), build) is None
+        assert disk_cache.store(("two",), build) is None
+    assert [w.category.__name__ for w in caught] == ["CacheWarning"]

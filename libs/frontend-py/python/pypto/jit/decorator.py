@@ -104,10 +104,15 @@ class JITFunction:
         if compiled is None:
             output_dir = new_build_dir(config, f"_jit_{self.__name__}")
             dump_dir = output_dir / "passes_dump" if config.dump_passes else None
-            lowered = self._lower(specs, constants, config, dump_dir)
-            artifacts = _core.compile(
-                lowered, config.platform, str(output_dir), config.task_window, **config.compile_dfx()
-            )
+            try:
+                lowered = self._lower(specs, constants, config, dump_dir)
+                artifacts = _core.compile(
+                    lowered, config.platform, str(output_dir), config.task_window, **config.compile_dfx()
+                )
+            except BaseException:
+                if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
+                    _remove_if_empty(output_dir)
+                raise
             parameters = self._parameters(lowered, args, kwargs)
             write_manifest(output_dir, config.platform, self.__name__, parameters)
             write_run_script(output_dir, config.platform, self.__name__, parameters)
@@ -362,6 +367,13 @@ def _disk_cacheable(config) -> bool:
     return (
         not config.dump_passes and not config.save_kernels_dir and config.task_window == 0 and not config.dfx.any()
     )
+
+
+def _remove_if_empty(directory) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass
 
 
 def _is_scalar(value) -> bool:

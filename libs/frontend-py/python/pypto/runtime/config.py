@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import itertools
 import os
 import warnings
 from pathlib import Path
@@ -149,18 +150,26 @@ def _check_ring_limit(spelling: str, name: str, value) -> None:
 
 
 def new_build_dir(config: RunConfig, program_name: str) -> Path:
-    """``build_output/<program>_<timestamp>`` (under ``$PYPTO_PROG_BUILD_DIR`` if set), or
-    ``config.save_kernels_dir``; a fresh directory, so that nothing existing is overwritten."""
+    """``build_output/<program>_<timestamp>_<pid>_<n>`` (under ``$PYPTO_PROG_BUILD_DIR`` if set),
+    created here, or ``config.save_kernels_dir``. The process id and a per-process counter make the
+    name unique: two processes (or two specialisations of one function) compiling in the same second
+    never share a directory, so neither can overwrite what the other wrote. Creating it claims it,
+    so a name some other writer took in between is skipped."""
     if config.save_kernels_dir:
         return Path(config.save_kernels_dir).resolve()
     base = Path(os.environ.get("PYPTO_PROG_BUILD_DIR", "build_output"))
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
-    candidate = base / f"{program_name}_{stamp}"
-    suffix = 1
-    while candidate.exists():
-        candidate = base / f"{program_name}_{stamp}_{suffix}"
-        suffix += 1
-    return candidate.resolve()
+    base.mkdir(parents=True, exist_ok=True)
+    while True:
+        candidate = base / f"{program_name}_{stamp}_{os.getpid()}_{next(_BUILD_DIR_COUNTER)}"
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate.resolve()
+
+
+_BUILD_DIR_COUNTER = itertools.count()
 
 
 def verify_requested() -> bool:
