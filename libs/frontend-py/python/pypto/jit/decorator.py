@@ -16,6 +16,7 @@ from pypto.language.typing import DynVar, _DimExpr
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
+from pypto.runtime.scalars import check_scalar_range
 from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.torch_interop import dsl_dtype_name
 
@@ -176,10 +177,18 @@ class JITFunction:
         return parameters
 
     def _scalars(self, args, kwargs) -> dict:
-        """Python numbers passed for parameters: specialisation constants (part of the cache key)."""
+        """Python numbers passed for parameters: specialisation constants (part of the cache key),
+        each checked against its parameter's dtype, so that none wraps or saturates on its way in."""
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return {name: value for name, value in bound.arguments.items() if _is_scalar(value)}
+        scalars = {name: value for name, value in bound.arguments.items() if _is_scalar(value)}
+        for name, value in scalars.items():
+            dtype = _scalar_dtype(self._signature.parameters[name].annotation, value)
+            try:
+                check_scalar_range(name, value, dtype)
+            except ValueError as error:
+                raise ValueError(f"{self.__name__}: {error}") from None
+        return scalars
 
     def _names(self) -> dict:
         """The globals and closure variables the function names (in its body or its annotations),
@@ -197,11 +206,18 @@ class JITFunction:
     def _constants(self) -> dict:
         """The int/float/bool globals and closure variables the body names; they act as literals.
         The ``pl.dynamic`` dimensions it names go along: each call binds them to its tensors' extents."""
-        return {
+        constants = {
             name: value
             for name, value in self._names().items()
             if isinstance(value, (bool, int, float, DynVar, DataType))
         }
+        for name, value in constants.items():
+            if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+                raise ValueError(
+                    f"{self.__name__}: the constant {name!r} = {value} does not fit in 64 bits "
+                    f"(-2**63 to 2**63 - 1), which is what a literal of the program holds"
+                )
+        return constants
 
     def _subfunctions(self) -> dict:
         """Every ``@pl.jit.incore``/``.inline`` function this one calls, directly or through others."""
@@ -382,6 +398,8 @@ def _is_scalar(value) -> bool:
 
 def _scalar_dtype(annotation, value) -> str:
     """The dtype of a scalar parameter: from ``pl.Scalar[dtype]``, else from the Python value."""
+    if isinstance(annotation, DataType):  # `scale: pl.FP32`
+        return annotation.name
     args = getattr(annotation, "_args", ())
     if args and hasattr(args[0], "name"):
         return args[0].name

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pypto import _core
-from pypto.runtime.scalars import scalar_value, same_scalar
+from pypto.runtime.scalars import check_scalar_range, scalar_value, same_scalar
 from pypto.runtime.torch_interop import dsl_dtype_name, torch_dtype
 from pypto.runtime.unwritten import UnwrittenCheck
 
@@ -265,6 +265,7 @@ def _allocate(param: Parameter):
 def _check_scalar(param: Parameter, value) -> None:
     """A scalar fixed at compile time must be passed with that value: the kernels have it built in."""
     actual = scalar_value(value, param.dtype, param.name)
+    check_scalar_range(param.name, actual, param.dtype)
     if param.value is not None and not same_scalar(actual, param.value, param.dtype):
         raise ValueError(
             f"scalar {param.name!r} was compiled with the value {param.value!r} (a Python number passed at "
