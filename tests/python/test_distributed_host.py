@@ -130,6 +130,27 @@ def host_binds_dynamic_twice(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tens
 def host_bad_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
     for r in pl.range(pld.world_size()):
         chip_affine(x[r], y[r], pl.const(1.5, pl.INT32), device=r)
+
+
+@pl.jit.incore
+def mark_first_row(x: pl.Tensor[[R, C], pl.FP32], w: pl.Out[pld.DistributedTensor[[R, C], pl.FP32]]):
+    t = pl.load(x, [0, 0], [1, C])
+    w = pl.store(t, [0, 0], w)
+    return w
+
+
+@pl.jit
+def chip_mark(x: pl.Tensor[[R, C], pl.FP32], w: pl.Out[pld.DistributedTensor[[R, C], pl.FP32]]):
+    return mark_first_row(x, w)
+
+
+@pl.jit.host
+def host_partial_window(x: pl.Tensor[[2, R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, 2, C], pl.FP32]]):
+    scratch = pld.alloc_window_buffer(4096)
+    for r in pl.range(pld.world_size()):
+        w = pld.window(scratch, [R, C], dtype=pl.FP32)
+        chip_mark(x[r], w, device=r)
+        chip_unstash(w, y[:, r], device=r)
 '''
 
 kernels = kernels_fixture("distributed_host_kernels.py", SOURCE)
@@ -307,3 +328,14 @@ def test_bind_dynamic_in_a_host_function_checks_the_extents_it_binds(kernels):
         f"y has extent 8 on axis 1, but x bound pl.dynamic 'B' to 3 at "
         f"{error.value.location.rsplit(':', 3)[0]}:{first}:5")
     assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('y.bind_dynamic(1, B)')}:5")
+
+
+def test_a_dispatch_writing_part_of_a_window_leaves_the_rest_as_the_window_started(kernels):
+    # Windows start zeroed (signals count up from 0 in them); a dispatch is a launch inside the
+    # distributed program, so its pl.Out window is not poisoned as a host tensor would be.
+    x = torch.randn(2, 8, 16)
+    y = torch.full((8, 2, 16), float("nan"))
+    kernels.host_partial_window(x, y, config=world(2))
+    for r in range(2):
+        torch.testing.assert_close(y[0, r], x[r, 0] + 1.0)
+        assert torch.equal(y[1:, r], torch.ones(7, 16))  # zero + 1.0

@@ -224,6 +224,13 @@ class DistributedCompiledProgram:
         return result
 
     def _run_ranks(self, values, windows, sessions) -> None:
+        from pypto.runtime.config import RunConfig
+
+        # A dispatch is a launch inside the distributed program, not a host-to-device call: its pl.Out
+        # arguments are parts of the host's tensors that earlier dispatches may have written, or
+        # windows, which start zeroed and carry signals between ranks. Poisoning them per dispatch
+        # would erase both, so the dispatches run without it.
+        dispatch_config = RunConfig(platform=self.platform, poison_outputs=False)
         work = {}
         for dispatch, session in zip(self.plan.dispatches, sessions):
             work.setdefault(dispatch.rank, []).append((dispatch, session))
@@ -232,7 +239,7 @@ class DistributedCompiledProgram:
         def run_rank(rank):
             try:
                 for dispatch, session in work[rank]:
-                    session(*self._arguments(dispatch, values, windows))
+                    session(*self._arguments(dispatch, values, windows), config=dispatch_config)
             except BaseException as error:  # noqa: BLE001 - reported for the rank below
                 errors[rank] = error
 
