@@ -1,6 +1,7 @@
 """Types in a @pl.program as upstream's programs write them: a shape named by a list the builder
 computed, a tile annotation that names no memory space, and a plain tensor parameter a kernel writes."""
 
+import pypto
 import pytest
 import torch
 
@@ -71,7 +72,7 @@ ACCUMULATE = '''
 @pl.program
 class Accumulate:
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, a: pl.Tensor[[16, 64], pl.FP32], c: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], c: C_ANNOTATION) -> pl.Tensor[[16, 64], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP):
             for i in pl.range(2):
                 c_prev = pl.slice(c, [16, 32], [0, i * 32])
@@ -81,11 +82,24 @@ class Accumulate:
 '''
 
 
-def test_a_plain_tensor_parameter_a_kernel_writes_becomes_inout(write_dsl):
-    module, _ = write_dsl("accumulate", ACCUMULATE)
+def test_a_plain_tensor_parameter_a_kernel_writes_is_ordered_as_inout_but_not_copied_back(write_dsl):
+    from pypto.runtime.declared_inputs import WrittenInputWarning
+
+    module, _ = write_dsl("accumulate", ACCUMULATE.replace("C_ANNOTATION", "pl.Tensor[[16, 64], pl.FP32]"))
     lowered = str(PassManager().run_passes(module.Accumulate))
     assert ("def main(self, a: pl.Tensor[[16, 64], pl.FP32], c: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) "
             "-> pl.Tensor[[16, 64], pl.FP32]:") in lowered, lowered
+    # The entry declared c In: a device skips its copy-back (seed 001), and so do the simulators.
+    with pytest.warns(WrittenInputWarning, match="parameter 'c' of 'main' is a plain pl.Tensor"):
+        compiled = pypto.ir.compile(module.Accumulate)
+    a, c = torch.randn(16, 64), torch.randn(16, 64)
+    before = c.clone()
+    compiled(a, c)
+    torch.testing.assert_close(c, before)
+
+
+def test_an_inout_parameter_accumulates(write_dsl):
+    module, _ = write_dsl("accumulate", ACCUMULATE.replace("C_ANNOTATION", "pl.InOut[pl.Tensor[[16, 64], pl.FP32]]"))
     specs = [TensorSpec("a", [16, 64], torch.float32, init_value=torch.randn),
              TensorSpec("c", [16, 64], torch.float32, init_value=torch.randn, is_output=True)]
 

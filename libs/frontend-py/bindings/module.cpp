@@ -344,6 +344,13 @@ py::list ParamsOf(const FunctionView& view) {
     py::dict entry;
     entry["name"] = param->name_hint();
     entry["direction"] = std::string(ir::ParamDirectionName(function.param_directions()[i]));
+    // An entry parameter declared a plain pl.Tensor that a kernel writes (DeriveCallDirections):
+    // the kernel writing it, and where the parameter is declared.
+    if (auto declared = function.attrs().find(ir::DeclaredInAttr(param->name_hint()));
+        declared != function.attrs().end() && std::holds_alternative<std::string>(declared->second)) {
+      entry["declared_in_written_by"] = std::get<std::string>(declared->second);
+      entry["span"] = param->span().str();
+    }
     const auto& type = *param->type();
     if (const auto* scalar = type.As<ir::ScalarType>()) {
       entry["kind"] = "scalar";

@@ -75,6 +75,8 @@ FunctionPtr Program::Find(const std::string& name) const {
   return nullptr;
 }
 
+std::string DeclaredInAttr(std::string_view param) { return std::string(kDeclaredInAttrPrefix) + std::string(param); }
+
 std::optional<size_t> FirstOutputParam(const std::vector<ParamDirection>& directions) {
   for (size_t i = 0; i < directions.size(); ++i)
     if (directions[i] != ParamDirection::In) return i;

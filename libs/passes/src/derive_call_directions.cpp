@@ -2,7 +2,9 @@
 // orchestration codegen turns into add_input / add_output / add_inout / add_scalar and the runtime
 // into dependencies. Tensor parameters take their direction from the callee's ParamDirection;
 // scalar parameters (`pl.Scalar[...]`) are passed by value and take Scalar. A caller's own In
-// parameter that it passes to a kernel writing it is promoted to Out / InOut.
+// parameter that it passes to a kernel writing it is promoted to Out / InOut; on the program's entry
+// the promotion is recorded (kDeclaredInAttrPrefix), since there the declared In is what a device
+// runtime acts on.
 #include <fmt/format.h>
 
 #include <map>
@@ -74,7 +76,9 @@ class DirectionWriter final : public IRMutator {
 
 // A parameter the caller declared In (a plain `pl.Tensor`) that it passes to a kernel writing it
 // becomes Out, or InOut where the kernel reads it too, as upstream promotes it: the caller's tensor
-// is written, so its own callers (and a harness reading the directions) must treat it as an output.
+// is written, so its own callers must treat it as an output and the kernels writing it are ordered.
+// The program's entry keeps a record of each such parameter and the first kernel writing it: a
+// device runtime copies back only what the entry declared Out / InOut (seed 001).
 FunctionPtr PromoteWrittenParams(const FunctionPtr& function, const Program& program) {
   std::map<const Var*, size_t> param_index;
   for (size_t i = 0; i < function->params().size(); ++i) param_index[function->params()[i].get()] = i;
@@ -87,6 +91,8 @@ FunctionPtr PromoteWrittenParams(const FunctionPtr& function, const Program& pro
   } calls;
   calls.VisitStmt(function->body());
   auto directions = function->param_directions();
+  auto attrs = function->attrs();
+  const bool is_entry = function->name() == program.entry_name();
   for (const Call* call : calls.found) {
     auto callee = program.Find(call->callee());
     if (!callee) continue;
@@ -94,15 +100,18 @@ FunctionPtr PromoteWrittenParams(const FunctionPtr& function, const Program& pro
       const auto* var = call->args()[i]->As<Var>();
       auto at = var ? param_index.find(var) : param_index.end();
       if (at == param_index.end()) continue;
+      const ParamDirection declared = function->param_directions()[at->second];
       ParamDirection& mine = directions[at->second];
       const ParamDirection theirs = callee->param_directions()[i];
       if (theirs == ParamDirection::InOut) mine = ParamDirection::InOut;
       else if (theirs == ParamDirection::Out && mine == ParamDirection::In) mine = ParamDirection::Out;
+      if (is_entry && declared == ParamDirection::In && theirs != ParamDirection::In)
+        attrs.try_emplace(DeclaredInAttr(var->name_hint()), callee->name());
     }
   }
   if (directions == function->param_directions()) return function;
   return std::make_shared<Function>(function->name(), function->params(), std::move(directions),
-                                    function->return_types(), function->body(), function->type(), function->attrs(),
+                                    function->return_types(), function->body(), function->type(), std::move(attrs),
                                     function->span());
 }
 

@@ -93,6 +93,27 @@ TEST(DeriveCallDirections, AnInParameterAKernelWritesIsPromoted) {
   ASSERT_TRUE(program);
   using P = ir::ParamDirection;
   EXPECT_EQ(program->Find("orch")->param_directions(), (std::vector<P>{P::In, P::Out}));
+  // The entry declared y In: a device skips its copy-back, so the promotion is recorded with the
+  // kernel writing it, for the warning and the simulators.
+  const auto& attrs = program->Find("orch")->attrs();
+  ASSERT_TRUE(attrs.contains(ir::DeclaredInAttr("y")));
+  EXPECT_EQ(std::get<std::string>(attrs.at(ir::DeclaredInAttr("y"))), "kernel_add_scalar");
+  EXPECT_FALSE(attrs.contains(ir::DeclaredInAttr("x")));
+}
+
+TEST(DeriveCallDirections, OnlyTheEntryRecordsADeclaredInput) {
+  // The same call from a function that is not the program's entry promotes without a record: its
+  // callers pass their own tensors, which the device copies back as they declare them.
+  auto kernel = testing::AddScalarKernel("kernel_add_scalar", 16, 16);
+  auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
+  auto two = std::make_shared<ir::ConstFloat>(2.0, ir::DataType::FP32);
+  auto program = CallWith(kernel, {x, y}, {x, two, y});
+  program = std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel, program->Find("orch")}, "other");
+  auto result = RunOk({OutlineIncoreScopes(), DeriveCallDirections()}, program);
+  ASSERT_TRUE(result);
+  using P = ir::ParamDirection;
+  EXPECT_EQ(result->Find("orch")->param_directions(), (std::vector<P>{P::In, P::Out}));
+  EXPECT_TRUE(result->Find("orch")->attrs().empty());
 }
 
 TEST(DeriveCallDirections, IndexScalarsInLoopsGetScalar) {

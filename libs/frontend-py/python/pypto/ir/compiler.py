@@ -9,6 +9,7 @@ from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
 from pypto.runtime.debug.run_script import write_run_script
+from pypto.runtime.declared_inputs import warn_written_inputs
 
 _CONFIG_FIELDS = {field.name for field in dataclasses.fields(RunConfig)}
 
@@ -47,8 +48,11 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
 
 
 def entry_parameters(lowered) -> list:
-    """The parameters of a lowered program's orchestration entry, as its build directory records them."""
+    """The parameters of a lowered program's orchestration entry, as its build directory records them.
+    Warns at each plain ``pl.Tensor`` parameter a kernel writes (``pypto.runtime.declared_inputs``)."""
     entry = next(f for f in lowered.functions.values() if f.name == lowered.entry_name)
+    params = entry.params
+    warn_written_inputs(entry.name, params)
     return [
         Parameter(
             name=p["name"],
@@ -56,6 +60,7 @@ def entry_parameters(lowered) -> list:
             dtype=p["dtype"],
             direction="Scalar" if p["kind"] == "scalar" else p["direction"],
             shape=tuple(p["shape"]) if "shape" in p else None,
+            declared_in_written_by=p.get("declared_in_written_by"),
         )
-        for p in entry.params
+        for p in params
     ]

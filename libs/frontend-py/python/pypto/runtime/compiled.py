@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pypto import _core
+from pypto.runtime.declared_inputs import copy_back_inputs
 from pypto.runtime.scalars import check_scalar_range, scalar_value, same_scalar
 from pypto.runtime.torch_interop import dsl_dtype_name, torch_dtype
 from pypto.runtime.unwritten import UnwrittenCheck
@@ -36,6 +37,9 @@ class Parameter:
     ``direction`` is read off the compiled program (``In``, ``Out`` or ``InOut`` for tensors,
     ``Scalar`` for scalars), never restated by the caller. A scalar whose value was fixed when the
     program was compiled (a Python number passed to a ``@pl.jit`` function) carries it in ``value``.
+    A tensor the entry declared a plain ``pl.Tensor`` (In) although a kernel writes it has the
+    direction the compiler derived and names that kernel in ``declared_in_written_by``: a run does
+    not write it back into the caller's tensor, as a device does not (``pypto.runtime.declared_inputs``).
     """
 
     name: str
@@ -44,6 +48,7 @@ class Parameter:
     direction: str
     shape: Optional[tuple] = None
     value: Any = None
+    declared_in_written_by: Optional[str] = None
 
     @property
     def is_output(self) -> bool:
@@ -65,6 +70,7 @@ class Parameter:
             direction=entry["direction"],
             shape=tuple(shape) if shape is not None else None,
             value=entry.get("value"),
+            declared_in_written_by=entry.get("declared_in_written_by"),
         )
 
 
@@ -157,13 +163,14 @@ class CompiledProgram:
 
     def _execute(self, values, config) -> None:
         unwritten = UnwrittenCheck.from_config(config)
+        copy_back = copy_back_inputs(config)
         tensors = []
         for param, value in zip(self.parameters, values):
             if param.kind == "scalar":
                 _check_scalar(param, value)
             else:
                 tensors.append((param, value))
-        _run(self._artifacts, tensors, unwritten)
+        _run(self._artifacts, tensors, unwritten, copy_back)
 
     def _arguments(self, args, kwargs):
         """Every argument in parameter order, and whether the ``pl.Out`` tensors were allocated here
@@ -273,10 +280,14 @@ def _check_scalar(param: Parameter, value) -> None:
         )
 
 
-def _run(artifacts, tensors, unwritten=None):
+def _run(artifacts, tensors, unwritten=None, copy_back=False):
+    """Runs the kernels on ``tensors`` ((Parameter, torch tensor) pairs). A tensor the entry declared
+    In that a kernel writes is handed to the kernels as a private copy, unless ``copy_back``: on a
+    device its copy-back is skipped, so the caller's tensor keeps what it held."""
     import torch
 
     staged = []  # (original, contiguous copy) pairs whose results are copied back
+    private = []  # the kernels' copies of declared-In tensors they write, alive until the run ends
     described = []
     outputs = []  # (name, data) of the pl.Out parameters
     for param, tensor in tensors:
@@ -288,6 +299,11 @@ def _run(artifacts, tensors, unwritten=None):
         dtype = dsl_dtype_name(tensor.dtype)
         if dtype is None:
             raise TypeError(f"argument {name!r} has dtype {tensor.dtype}, which PyPTO does not support")
+        if param.declared_in_written_by is not None and not copy_back:
+            # Uploaded as an In (its values reach the kernels), never copied back, never poisoned.
+            private.append(tensor.clone(memory_format=torch.contiguous_format))
+            described.append((private[-1].data_ptr(), list(tensor.shape), dtype))
+            continue
         data = tensor if tensor.is_contiguous() else tensor.contiguous()
         if data is not tensor:
             staged.append((tensor, data))

@@ -52,6 +52,10 @@ class RunConfig:
     # undefined, seed 001) and warn with the regions no kernel wrote. False turns either off.
     poison_outputs: bool = True
     report_unwritten: bool = True
+    # Ours (pypto/runtime/declared_inputs.py): a plain pl.Tensor entry parameter is In, so a device
+    # skips its copy-back and the simulators leave the caller's tensor as it was; True copies the
+    # kernels' writes back, as this toolchain did before ($PYPTO_COPY_BACK_INPUTS=1 too).
+    copy_back_inputs: bool = False
 
     def __post_init__(self):
         # $PYPTO_DUMP_PASSES=1 turns the pass dumps on for every run, whatever the program asks: tools

@@ -45,6 +45,14 @@ inline constexpr const char* kExternalSourceAttr = "external_source";           
 inline constexpr const char* kExternalIncludeDirsAttr = "external_include_dirs";  // JSON list of paths
 inline constexpr const char* kDualAivDispatchAttr = "dual_aiv_dispatch";          // bool: both AIV lanes
 
+// An entry parameter declared a plain `pl.Tensor` (In) that a kernel writes. DeriveCallDirections
+// promotes it to Out / InOut so that the kernels writing it are ordered, and records it on the entry
+// as "declared_in:<param>" = the name of the (first) kernel writing it: on a device the runtime
+// still treats the parameter as In and skips its device-to-host copy-back (seed 001), which the
+// simulators reproduce and the toolchain warns about.
+inline constexpr std::string_view kDeclaredInAttrPrefix = "declared_in:";
+std::string DeclaredInAttr(std::string_view param);
+
 // The parameter a body-less declaration (a hand-written kernel) returns: its first pl.Out or
 // pl.InOut parameter; none when all are inputs.
 std::optional<size_t> FirstOutputParam(const std::vector<ParamDirection>& directions);
