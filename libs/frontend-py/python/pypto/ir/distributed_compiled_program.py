@@ -229,8 +229,9 @@ class DistributedCompiledProgram:
         # A dispatch is a launch inside the distributed program, not a host-to-device call: its pl.Out
         # arguments are parts of the host's tensors that earlier dispatches may have written, or
         # windows, which start zeroed and carry signals between ranks. Poisoning them per dispatch
-        # would erase both, so the dispatches run without it.
-        dispatch_config = RunConfig(platform=self.platform, poison_outputs=False)
+        # would erase both, so the dispatches run without it. For the same reason what a kernel writes
+        # reaches them whatever the chip entry declared (a window is device memory, never copied back).
+        dispatch_config = RunConfig(platform=self.platform, poison_outputs=False, copy_back_inputs=True)
         work = {}
         for dispatch, session in zip(self.plan.dispatches, sessions):
             work.setdefault(dispatch.rank, []).append((dispatch, session))
