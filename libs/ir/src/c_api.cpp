@@ -57,7 +57,8 @@ pypto_status pypto_ir_program_from_json(const char* json, pypto_ir_program** pro
   return c_api::Guard([&] {
     if (!json || !program) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_ir_program_from_json: null argument");
     auto read = ir::ProgramFromJson(json);
-    if (!read) return c_api::Fail(PYPTO_ERR_PARSE, read.error().message);
+    // A call its op refuses is located at its source line too (file:line:col: error: ...).
+    if (!read) return c_api::Fail(PYPTO_ERR_PARSE, read.error().span.known() ? read.error().str() : read.error().message);
     *program = c_api::Wrap(*read);
     return PYPTO_OK;
   });

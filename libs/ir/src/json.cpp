@@ -5,9 +5,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <pthread.h>
+
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -30,6 +34,24 @@ Json FloatJson(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   return value;
+}
+
+// An empty object with room for the fields of any node (a ForStmt has the most, 10). ordered_json
+// keeps an object's members in a vector, and a pair with a const key cannot be moved without the
+// risk of a throw, so each time the vector grows it deep-copies the members already there: adding
+// "rhs" and "span" after "lhs" copied the whole left operand, which made writing an expression
+// chain quadratic in its depth. So the writer reserves the room first and never builds an object
+// from an initializer list holding a subtree (which copies it too).
+Json Object() {
+  Json json = Json::object();
+  json.get_ref<Json::object_t&>().reserve(12);
+  return json;
+}
+
+Json Object(std::string_view kind) {
+  Json json = Object();
+  json["kind"] = kind;
+  return json;
 }
 
 const char* StmtKindName(NodeKind kind) {
@@ -59,13 +81,20 @@ class JsonWriter {
   Json WriteProgram(const Program& program) {
     Json functions = Json::array();
     for (const auto& function : program.functions()) functions.push_back(WriteFunction(*function));
-    return Json{{"format", kFormat},         {"version", kVersion},           {"name", program.name()},
-                {"entry", program.entry_name()}, {"functions", std::move(functions)}};
+    Json json = Object();
+    json["format"] = kFormat;
+    json["version"] = kVersion;
+    json["name"] = program.name();
+    json["entry"] = program.entry_name();
+    json["functions"] = std::move(functions);
+    return json;
   }
 
  private:
   Json WriteFunction(const Function& function) {
-    Json json{{"name", function.name()}, {"type", FunctionTypeName(function.type())}};
+    Json json = Object();
+    json["name"] = function.name();
+    json["type"] = FunctionTypeName(function.type());
     json["params"] = Vars(function.params());
     Json directions = Json::array();
     for (auto direction : function.param_directions()) directions.push_back(ParamDirectionName(direction));
@@ -86,7 +115,7 @@ class JsonWriter {
   }
 
   Json WriteType(const TypePtr& type) {
-    Json json{{"kind", TypeKindName(type->kind())}};
+    Json json = Object(TypeKindName(type->kind()));
     if (const auto* scalar = type->As<ScalarType>()) {
       json["dtype"] = DataTypeName(scalar->dtype());
     } else if (const auto* array = type->As<ArrayType>()) {
@@ -131,10 +160,15 @@ class JsonWriter {
 
   // A var in full where it first appears, by id afterwards.
   Json WriteVar(const Var& var) {
-    if (auto it = ids_.find(&var); it != ids_.end()) return Json{{"kind", "Var"}, {"id", it->second}};
+    Json json = Object("Var");
+    if (auto it = ids_.find(&var); it != ids_.end()) {
+      json["id"] = it->second;
+      return json;
+    }
     const int64_t id = static_cast<int64_t>(ids_.size());
     ids_.emplace(&var, id);
-    Json json{{"kind", "Var"}, {"id", id}, {"name", var.name_hint()}};
+    json["id"] = id;
+    json["name"] = var.name_hint();
     json["type"] = WriteType(var.type());
     AddSpan(json, var.span());
     return json;
@@ -157,15 +191,22 @@ class JsonWriter {
     Json json;
     switch (expr->kind()) {
       case NodeKind::ConstInt:
-        json = {{"kind", "ConstInt"}, {"value", expr->As<ConstInt>()->value()}, {"dtype", ScalarDType(*expr)}};
+        json = Object("ConstInt");
+        json["value"] = expr->As<ConstInt>()->value();
+        json["dtype"] = ScalarDType(*expr);
         break;
       case NodeKind::ConstFloat:
-        json = {{"kind", "ConstFloat"}, {"value", FloatJson(expr->As<ConstFloat>()->value())},
-                {"dtype", ScalarDType(*expr)}};
+        json = Object("ConstFloat");
+        json["value"] = FloatJson(expr->As<ConstFloat>()->value());
+        json["dtype"] = ScalarDType(*expr);
         break;
-      case NodeKind::ConstBool: json = {{"kind", "ConstBool"}, {"value", expr->As<ConstBool>()->value()}}; break;
+      case NodeKind::ConstBool:
+        json = Object("ConstBool");
+        json["value"] = expr->As<ConstBool>()->value();
+        break;
       case NodeKind::TupleLiteral:
-        json = {{"kind", "TupleLiteral"}, {"elements", Exprs(expr->As<TupleLiteral>()->elements())}};
+        json = Object("TupleLiteral");
+        json["elements"] = Exprs(expr->As<TupleLiteral>()->elements());
         break;
       case NodeKind::BinaryExpr: json = WriteBinary(*expr->As<BinaryExpr>()); break;
       case NodeKind::Call: json = WriteCall(*expr->As<Call>()); break;
@@ -180,7 +221,8 @@ class JsonWriter {
   }
 
   Json WriteBinary(const BinaryExpr& binary) {
-    Json json{{"kind", "BinaryExpr"}, {"op", BinaryOpSymbol(binary.op())}};
+    Json json = Object("BinaryExpr");
+    json["op"] = BinaryOpSymbol(binary.op());
     json["lhs"] = WriteExpr(binary.lhs());
     json["rhs"] = WriteExpr(binary.rhs());
     json["type"] = WriteType(binary.type());
@@ -188,7 +230,7 @@ class JsonWriter {
   }
 
   Json WriteCall(const Call& call) {
-    Json json{{"kind", "Call"}};
+    Json json = Object("Call");
     if (call.is_op_call())
       json["op"] = call.op()->name;
     else
@@ -211,7 +253,8 @@ class JsonWriter {
   static Json WriteKwargs(const OpAttrs& kwargs) {
     Json json = Json::array();
     for (const auto& [name, value] : kwargs) {
-      Json kwarg{{"name", name}};
+      Json kwarg = Object();
+      kwarg["name"] = name;
       std::visit(
           [&](const auto& v) {
             using T = std::decay_t<decltype(v)>;
@@ -229,7 +272,8 @@ class JsonWriter {
   }
 
   Json WriteOrder(const LaunchOrder& order) {
-    Json json{{"deps", Exprs(order.deps)}};
+    Json json = Object();
+    json["deps"] = Exprs(order.deps);
     if (order.task_id) json["task_id"] = WriteVar(*order.task_id);
     json["allow_early_resolve"] = order.allow_early_resolve;
     return json;
@@ -238,7 +282,7 @@ class JsonWriter {
   Json IterArgs(const std::vector<IterArg>& iter_args) {
     Json json = Json::array();
     for (const auto& iter_arg : iter_args) {
-      Json item;
+      Json item = Object();
       item["init"] = WriteExpr(iter_arg.init);
       item["var"] = WriteVar(*iter_arg.var);
       if (iter_arg.carry != CarryKind::Unclassified) item["carry"] = CarryKindName(iter_arg.carry);
@@ -248,7 +292,7 @@ class JsonWriter {
   }
 
   Json WriteStmt(const StmtPtr& stmt) {
-    Json json{{"kind", StmtKindName(stmt->kind())}};
+    Json json = Object(StmtKindName(stmt->kind()));
     switch (stmt->kind()) {
       case NodeKind::AssignStmt: {
         const auto& assign = *stmt->As<AssignStmt>();
@@ -322,19 +366,68 @@ class JsonWriter {
 // Reader
 // ---------------------------------------------------------------------------------------------
 
-// A fault in the input; caught once, at ProgramFromJson, and turned into a diagnostic.
+// The reader looks fields up by name and never writes, so it parses into std::map objects:
+// ordered_json's vector-backed objects deep-copy every member each time they grow while parsing,
+// which made reading a deep expression quadratic in its depth.
+using ReadJson = nlohmann::json;
+
+// Expressions, statements and types nested deeper than this are refused: the reader, the printer,
+// the passes and the IR's destructors all recurse once per level, and must stay within the stack
+// (the reader runs on a stack of its own, OnReaderStack; the others run on the caller's, and an
+// 8 MB stack holds some 10,000 levels of the printer's; pypto-opt gives them a larger one). A
+// 10,000-term chain `x + x + ...` fits; the DSL's own parser (Python's ast) stops near 3,000.
+constexpr int kMaxNesting = 12000;
+
+// A fault in the input; caught once, at ProgramFromJson, and turned into a diagnostic. An op call
+// that its op refuses keeps the op's diagnostic kind and the call's source span.
 struct JsonFault {
   std::string message;
+  DiagnosticKind kind = DiagnosticKind::Syntax;
+  Span span;
 };
 
 [[noreturn]] void Fault(std::string message) { throw JsonFault{std::move(message)}; }
 
-// A JSON value and its path from the document root ("/functions/0/body"), for messages.
-struct At {
-  const Json& json;
-  std::string path;
+// The path from `root` to `target` ("/functions/0/body"), found by a breadth-first search: paths
+// are only needed for messages, and building one for every value read made reading a deep
+// expression quadratic. A path of more than 40 steps shows its first 20 and last 10.
+std::string PathTo(const ReadJson& root, const ReadJson& target) {
+  struct Node {
+    const ReadJson* json;
+    size_t parent;
+    std::string step;
+  };
+  std::vector<Node> nodes{{&root, 0, ""}};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ReadJson* json = nodes[i].json;
+    if (json == &target) {
+      std::vector<std::string_view> steps;
+      for (size_t at = i; at != 0; at = nodes[at].parent) steps.push_back(nodes[at].step);
+      if (steps.empty()) return "/";
+      std::string path;
+      for (size_t k = steps.size(); k-- > 0;) {
+        const size_t from_root = steps.size() - 1 - k;
+        if (steps.size() > 40 && from_root == 20) path += fmt::format("/...({} more)...", steps.size() - 30);
+        if (steps.size() > 40 && from_root >= 20 && k >= 10) continue;
+        path += "/";
+        path += steps[k];
+      }
+      return path;
+    }
+    if (json->is_object())
+      for (auto it = json->begin(); it != json->end(); ++it) nodes.push_back({&*it, i, it.key()});
+    else if (json->is_array())
+      for (size_t k = 0; k < json->size(); ++k) nodes.push_back({&(*json)[k], i, std::to_string(k)});
+  }
+  return "?";
+}
 
-  std::string where() const { return path.empty() ? "/" : path; }
+// A JSON value and the document it is in, whose path (where()) the messages name.
+struct At {
+  const ReadJson& json;
+  const ReadJson* root;
+
+  std::string where() const { return PathTo(*root, json); }
 };
 
 std::string Article(std::string_view noun) {
@@ -347,7 +440,7 @@ At Field(const At& at, std::string_view key, std::string_view what) {
   if (!at.json.is_object()) Fault(fmt::format("expected {} object at {}", Article(what), at.where()));
   auto it = at.json.find(key);
   if (it == at.json.end()) Fault(fmt::format("missing field '{}' in {} at {}", key, Article(what), at.where()));
-  return At{*it, fmt::format("{}/{}", at.path, key)};
+  return At{*it, at.root};
 }
 
 bool Has(const At& at, std::string_view key) { return at.json.is_object() && at.json.contains(key); }
@@ -355,7 +448,8 @@ bool Has(const At& at, std::string_view key) { return at.json.is_object() && at.
 std::vector<At> Items(const At& at) {
   if (!at.json.is_array()) Fault(fmt::format("expected an array at {}", at.where()));
   std::vector<At> items;
-  for (size_t i = 0; i < at.json.size(); ++i) items.push_back(At{at.json[i], fmt::format("{}/{}", at.path, i)});
+  items.reserve(at.json.size());
+  for (size_t i = 0; i < at.json.size(); ++i) items.push_back(At{at.json[i], at.root});
   return items;
 }
 
@@ -403,6 +497,32 @@ MemorySpace MemorySpaceAt(const At& at) {
   Fault(fmt::format("unknown memory space '{}' at {}", name, at.where()));
 }
 
+// Whether the type a call records is the one its op deduces: equal, except that a tile's memref and
+// valid shape are the passes' to set, and a load of an N-d window may be typed as its row-merged
+// 2-D tile (FlattenTileNdTo2D). The DSL parser compares declared and deduced types the same way.
+bool RecordedTypeAgrees(const Type& recorded, const Type& deduced) {
+  const auto* tile = recorded.As<TileType>();
+  const auto* deduced_tile = deduced.As<TileType>();
+  if (tile && deduced_tile) {
+    if (tile->dtype() != deduced_tile->dtype() || tile->memory_space() != deduced_tile->memory_space()) return false;
+    if (tile->shape() == deduced_tile->shape()) return true;
+    const Shape& window = deduced_tile->shape();
+    if (tile->shape().size() != 2 || window.size() <= 2) return false;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < window.size(); ++d) rows *= window[d];
+    return tile->shape() == Shape{rows, window.back()};
+  }
+  const auto* tuple = recorded.As<TupleType>();
+  const auto* deduced_tuple = deduced.As<TupleType>();
+  if (tuple && deduced_tuple) {
+    if (tuple->elements().size() != deduced_tuple->elements().size()) return false;
+    for (size_t i = 0; i < tuple->elements().size(); ++i)
+      if (!RecordedTypeAgrees(*tuple->elements()[i], *deduced_tuple->elements()[i])) return false;
+    return true;
+  }
+  return recorded.equals(deduced);
+}
+
 class JsonReader {
  public:
   ProgramPtr ReadProgram(const At& at) {
@@ -421,6 +541,23 @@ class JsonReader {
 
  private:
   static constexpr const char* kFunction = "function";
+
+  // One level of expression, statement or type being read; refused past kMaxNesting before the
+  // reader recurses further.
+  class Nested {
+   public:
+    Nested(JsonReader& reader, const At& at) : reader_(reader) {
+      if (reader_.depth_ == kMaxNesting)
+        Fault(fmt::format("expressions, statements and types nest more than {} deep at {}", kMaxNesting, at.where()));
+      ++reader_.depth_;
+    }
+    ~Nested() { --reader_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    JsonReader& reader_;
+  };
 
   FunctionPtr ReadFunction(const At& at) {
     std::string name = String(Field(at, "name", kFunction));
@@ -443,7 +580,7 @@ class JsonReader {
     if (!at.json.is_object()) Fault(fmt::format("expected an object at {}", at.where()));
     std::map<std::string, AttrValue> attrs;
     for (const auto& [key, value] : at.json.items()) {
-      const At item{value, fmt::format("{}/{}", at.path, key)};
+      const At item{value, at.root};
       if (value.is_boolean()) attrs.emplace(key, Bool(item));
       else if (value.is_number_integer()) attrs.emplace(key, Int(item));
       else if (value.is_string()) attrs.emplace(key, String(item));
@@ -455,7 +592,7 @@ class JsonReader {
   static Span ReadSpan(const At& at) {
     if (!Has(at, "span")) return {};
     const auto items = Items(Field(at, "span", "node"));
-    if (items.size() != 3) Fault(fmt::format("expected [file, line, column] at {}/span", at.path));
+    if (items.size() != 3) Fault(fmt::format("expected [file, line, column] at {}", Field(at, "span", "node").where()));
     return Span{String(items[0]), static_cast<int>(Int(items[1])), static_cast<int>(Int(items[2]))};
   }
 
@@ -465,6 +602,7 @@ class JsonReader {
   }
 
   TypePtr ReadType(const At& at) {
+    const Nested nested(*this, at);
     const std::string kind = KindOf(at, "type");
     if (kind == "Unknown") return std::make_shared<UnknownType>();
     if (kind == "Scalar") return std::make_shared<ScalarType>(DTypeAt(Field(at, "dtype", kind)));
@@ -535,6 +673,7 @@ class JsonReader {
   }
 
   ExprPtr ReadExpr(const At& at) {
+    const Nested nested(*this, at);
     const std::string kind = KindOf(at, "expression");
     if (kind == "Var") return ReadVar(at);
     if (kind == "ConstInt")
@@ -582,8 +721,24 @@ class JsonReader {
     if (!op) Fault(fmt::format("unknown op '{}' at {}", name, op_at.where()));
     std::vector<ExprPtr> args = ReadExprs(Field(at, "args", "Call"));
     Call::Kwargs kwargs = Has(at, "kwargs") ? ReadKwargs(Field(at, "kwargs", "Call")) : Call::Kwargs{};
-    TypePtr type = ReadType(Field(at, "type", "Call"));
-    return std::make_shared<Call>(op, std::move(args), std::move(kwargs), std::move(type), ReadSpan(at));
+    const At type_at = Field(at, "type", "Call");
+    TypePtr type = ReadType(type_at);
+    Span span = ReadSpan(at);
+    CheckOpCall(*op, args, kwargs, *type, span, at, type_at);
+    return std::make_shared<Call>(op, std::move(args), std::move(kwargs), std::move(type), std::move(span));
+  }
+
+  // The checks the DSL parser's calls get (OpRegistry::CreateCall: arity, attributes, the op's type
+  // deduction), and the recorded type agreeing with the deduced one.
+  static void CheckOpCall(const OpDef& op, const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs,
+                          const Type& recorded, const Span& span, const At& at, const At& type_at) {
+    auto checked = OpRegistry::Get().CreateCall(op.name, args, kwargs, span);
+    if (!checked) throw JsonFault{fmt::format("{}, at {}", checked.error().message, at.where()), checked.error().kind, span};
+    const Type& deduced = *(*checked)->type();
+    if (!RecordedTypeAgrees(recorded, deduced))
+      throw JsonFault{fmt::format("'{}' is recorded as {} but its arguments make it {}, at {}", op.name, recorded.str(),
+                                  deduced.str(), type_at.where()),
+                      DiagnosticKind::Type, span};
   }
 
   static Call::Kwargs ReadKwargs(const At& at) {
@@ -624,6 +779,7 @@ class JsonReader {
   }
 
   StmtPtr ReadStmt(const At& at) {
+    const Nested nested(*this, at);
     const std::string kind = KindOf(at, "statement");
     const Span span = ReadSpan(at);
     if (kind == "AssignStmt") {
@@ -696,6 +852,7 @@ class JsonReader {
 
   // Vars by their id in the document; every reference gets the same object.
   std::unordered_map<int64_t, VarPtr> vars_;
+  int depth_ = 0;  // expressions, statements and types being read (Nested)
 };
 
 // nlohmann's parse messages start with "[json.exception.parse_error.101] "; users need only the rest.
@@ -706,6 +863,33 @@ std::string ParseErrorText(const nlohmann::json::parse_error& error) {
   return std::string(text);
 }
 
+// Runs `read` (which must not throw) on a thread with a stack for kMaxNesting levels of the
+// reader's recursion, some 700 bytes a level: the caller's own stack may be 8 MB or less (a
+// Python thread's), and a document is read whole before its depth is known.
+Result<ProgramPtr> OnReaderStack(const std::function<Result<ProgramPtr>()>& read) {
+  constexpr size_t kStackBytes = size_t{32} << 20;
+  struct Job {
+    const std::function<Result<ProgramPtr>()>* read;
+    std::optional<Result<ProgramPtr>> result;
+  } job{&read, std::nullopt};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kStackBytes);
+  pthread_t thread;
+  const int started = pthread_create(
+      &thread, &attr,
+      [](void* arg) -> void* {
+        auto* job = static_cast<Job*>(arg);
+        job->result.emplace((*job->read)());
+        return nullptr;
+      },
+      &job);
+  pthread_attr_destroy(&attr);
+  if (started != 0) return read();  // no thread to be had: read on the caller's stack
+  pthread_join(thread, nullptr);
+  return std::move(*job.result);
+}
+
 }  // namespace
 
 std::string ProgramToJson(const Program& program, int indent) {
@@ -713,17 +897,19 @@ std::string ProgramToJson(const Program& program, int indent) {
 }
 
 Result<ProgramPtr> ProgramFromJson(std::string_view text) {
-  Json document;
+  ReadJson document;
   try {
-    document = Json::parse(text);
+    document = ReadJson::parse(text);
   } catch (const nlohmann::json::parse_error& error) {
     return MakeError(DiagnosticKind::Syntax, "invalid JSON: " + ParseErrorText(error));
   }
-  try {
-    return JsonReader().ReadProgram(At{document, ""});
-  } catch (const JsonFault& fault) {
-    return MakeError(DiagnosticKind::Syntax, "invalid PyPTO IR JSON: " + fault.message);
-  }
+  return OnReaderStack([&]() -> Result<ProgramPtr> {
+    try {
+      return JsonReader().ReadProgram(At{document, &document});
+    } catch (const JsonFault& fault) {
+      return MakeError(fault.kind, "invalid PyPTO IR JSON: " + fault.message, fault.span);
+    }
+  });
 }
 
 }  // namespace pypto::ir

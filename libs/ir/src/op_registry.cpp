@@ -127,19 +127,26 @@ std::vector<std::string> OpRegistry::Names() const {
   return names;
 }
 
+Result<bool> CheckArity(const OpDef& op, size_t arg_count, const Span& span) {
+  if (arg_count >= op.min_args() && arg_count <= op.max_args()) return true;
+  const std::string count =
+      op.min_args() == op.max_args() ? std::to_string(op.min_args()) : fmt::format("{} to {}", op.min_args(), op.max_args());
+  return MakeError(DiagnosticKind::InvalidOperation,
+                   fmt::format("'{}' takes {} arguments ({}), got {}", op.name, count, fmt::join(op.arg_names(), ", "),
+                               arg_count),
+                   span);
+}
+
+Result<bool> CheckArity(const Call& call) {
+  if (!call.is_op_call()) return true;
+  return CheckArity(*call.op(), call.args().size(), call.span());
+}
+
 Result<CallPtr> OpRegistry::CreateCall(std::string_view name, std::vector<ExprPtr> args, Call::Kwargs kwargs,
                                        const Span& span) const {
   const OpDef* op = Find(name);
   if (!op) return MakeError(DiagnosticKind::UnknownOperation, fmt::format("unknown operation '{}'", name), span);
-  if (args.size() < op->min_args() || args.size() > op->max_args()) {
-    const std::string count = op->min_args() == op->max_args()
-                                  ? std::to_string(op->min_args())
-                                  : fmt::format("{} to {}", op->min_args(), op->max_args());
-    return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("'{}' takes {} arguments ({}), got {}", name, count, fmt::join(op->arg_names(), ", "),
-                                 args.size()),
-                     span);
-  }
+  if (auto arity = CheckArity(*op, args.size(), span); !arity) return pypto::unexpected(arity.error());
   for (const auto& [key, value] : kwargs) {
     const OpParam* param = op->FindAttrParam(key);
     if (!param) return MakeError(DiagnosticKind::InvalidOperation, fmt::format("'{}' has no attribute '{}'", name, key), span);

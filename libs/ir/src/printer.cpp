@@ -160,12 +160,32 @@ class Printer {
     return OpAttrText(value);
   }
 
-  // Nested operations are parenthesised: exact, if not minimal.
   std::string BinaryText(const BinaryExpr& binary) {
-    auto operand = [&](const ExprPtr& e) { return e->Is<BinaryExpr>() ? "(" + Expr(e) + ")" : Expr(e); };
-    if (binary.op() == BinaryOp::Min || binary.op() == BinaryOp::Max)
-      return fmt::format("{}({}, {})", BinaryOpSymbol(binary.op()), Expr(binary.lhs()), Expr(binary.rhs()));
-    return fmt::format("{} {} {}", operand(binary.lhs()), BinaryOpSymbol(binary.op()), operand(binary.rhs()));
+    std::string text;
+    AppendBinary(text, binary);
+    return text;
+  }
+
+  // Nested operations are parenthesised: exact, if not minimal. Operands are appended to one
+  // buffer: returning each operand's text and copying it into its parent's made printing a chain
+  // `x + x + ...` quadratic in its depth.
+  void AppendBinary(std::string& out, const BinaryExpr& binary) {
+    auto append = [&](const ExprPtr& e) {
+      if (const auto* nested = e->As<BinaryExpr>()) AppendBinary(out, *nested);
+      else out += Expr(e);
+    };
+    const bool call_form = binary.op() == BinaryOp::Min || binary.op() == BinaryOp::Max;
+    auto operand = [&](const ExprPtr& e) {
+      const bool parenthesised = !call_form && e->Is<BinaryExpr>();
+      if (parenthesised) out += '(';
+      append(e);
+      if (parenthesised) out += ')';
+    };
+    if (call_form) out += fmt::format("{}(", BinaryOpSymbol(binary.op()));
+    operand(binary.lhs());
+    out += call_form ? ", " : fmt::format(" {} ", BinaryOpSymbol(binary.op()));
+    operand(binary.rhs());
+    if (call_form) out += ')';
   }
 
   std::string RangeArgs(const ForStmt& loop) {

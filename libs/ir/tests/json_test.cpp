@@ -17,6 +17,7 @@ namespace {
 using testing::Ints;
 using testing::Local;
 using testing::Op;
+using testing::OpWithKwargs;
 using testing::Scalar;
 using testing::Tensor;
 
@@ -26,7 +27,9 @@ StmtPtr Seq(std::vector<StmtPtr> stmts) { return std::make_shared<SeqStmts>(std:
 StmtPtr Assign(const VarPtr& var, const ExprPtr& value) { return std::make_shared<AssignStmt>(var, value); }
 
 // A kernel touching every expression and statement kind a kernel holds, every type a kernel value
-// has (a tile with a memref and a valid shape naming a parameter), and kwargs of every OpAttr kind.
+// has (a tile with a memref and a valid shape naming a parameter), and kwargs of every OpAttr kind
+// but float (the orchestration's tensor.create has that), each on an op that takes it: the reader
+// checks every op call as OpRegistry::CreateCall does.
 FunctionPtr EveryNodeKernel() {
   auto a = Tensor("a", {64, 64}), out = Tensor("out", {64, 64});
   auto rows = Scalar("rows", DataType::INDEX);
@@ -35,14 +38,13 @@ FunctionPtr EveryNodeKernel() {
                                               TileMemRef{.byte_offset = 256, .size = 16384},
                                               ValidShape{rows, Index(64)});
   auto tile = std::make_shared<Var>("tile", tile_type, Span{"k.py", 7, 5});
-  // Unchecked on purpose: one kwarg of each kind, which no registered op takes all at once.
-  Call::Kwargs kwargs = {{"flag", true},
-                         {"count", int64_t{3}},
-                         {"scale", 0.5},
-                         {"mode", std::string("round")},
-                         {"dtype", DataType::BF16},
-                         {"target_memory", MemorySpace::Mat}};
+  // The load's type as the passes leave it: a memref, and a valid shape the op does not deduce.
+  Call::Kwargs kwargs = {{"target_memory", MemorySpace::Vec}, {"clamp", true}};
   auto loaded = std::make_shared<Call>(load->op(), load->args(), kwargs, tile_type, Span{"k.py", 7, 12});
+  auto cast = OpWithKwargs("tile.cast", {tile}, {{"target_type", DataType::BF16}, {"mode", std::string("round")}});
+  auto narrow = Local("narrow", cast);
+  auto transpose = OpWithKwargs("tile.transpose", {tile}, {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}});
+  auto flipped = Local("flipped", transpose);
 
   auto i = std::make_shared<Var>("i", IndexType());
   auto acc = std::make_shared<Var>("acc", IndexType()), acc_out = std::make_shared<Var>("acc_out", IndexType());
@@ -86,6 +88,7 @@ FunctionPtr EveryNodeKernel() {
       std::make_shared<EvalStmt>(store),
       Assign(ctx, make_context), Assign(event, prefetch), Assign(session, open_session),
       std::make_shared<EvalStmt>(Op("prefetch.wait", {event, session})),
+      Assign(narrow, cast), Assign(flipped, transpose),
       std::make_shared<ReturnStmt>(std::vector<ExprPtr>{out})};
   return std::make_shared<Function>(
       "kernel", std::vector<VarPtr>{a, rows, out},
@@ -116,7 +119,10 @@ FunctionPtr EveryLaunchOrchestration(const FunctionPtr& kernel) {
       "spmd_part", Seq({Assign(result, launched)}), Span{"o.py", 12, 5}, Index(2), true,
       LaunchOrder{.deps = {first}, .task_id = nullptr, .allow_early_resolve = false});
   auto pair = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{result, rows});
-  auto body = Seq({std::make_shared<RuntimeScopeStmt>(true, scope), Assign(nothing, Index(0)),
+  auto create = OpWithKwargs("tensor.create", {Ints({4, 4})},
+                             {{"dtype", DataType::FP32}, {"init_value", 0.5}, {"manual_dep", true}});
+  auto body = Seq({std::make_shared<RuntimeScopeStmt>(true, scope), Assign(Local("buffer", create), create),
+                   Assign(nothing, Index(0)),
                    std::make_shared<EvalStmt>(tids), std::make_shared<ReturnStmt>(std::vector<ExprPtr>{pair})});
   return std::make_shared<Function>("main", std::vector<VarPtr>{a, rows, out, first, tids},
                                     std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In,
@@ -196,11 +202,14 @@ TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
   ASSERT_TRUE(read);
   const auto& kernel_body = FlattenStmts((*read)->functions()[0]->body());
   const auto* load = kernel_body[0]->As<AssignStmt>()->value()->As<Call>();
-  ASSERT_EQ(load->kwargs().size(), 6u);
-  EXPECT_EQ(FindAttr<double>(load->kwargs(), "scale"), 0.5);
-  EXPECT_EQ(FindAttr<DataType>(load->kwargs(), "dtype"), DataType::BF16);
-  EXPECT_EQ(FindAttr<MemorySpace>(load->kwargs(), "target_memory"), MemorySpace::Mat);
-  EXPECT_EQ(FindAttr<std::string>(load->kwargs(), "mode"), "round");
+  ASSERT_EQ(load->kwargs().size(), 2u);
+  EXPECT_EQ(FindAttr<MemorySpace>(load->kwargs(), "target_memory"), MemorySpace::Vec);
+  EXPECT_EQ(FindAttr<bool>(load->kwargs(), "clamp"), true);
+  const auto* cast = kernel_body[9]->As<AssignStmt>()->value()->As<Call>();
+  EXPECT_EQ(FindAttr<DataType>(cast->kwargs(), "target_type"), DataType::BF16);
+  EXPECT_EQ(FindAttr<std::string>(cast->kwargs(), "mode"), "round");
+  const auto* transpose = kernel_body[10]->As<AssignStmt>()->value()->As<Call>();
+  EXPECT_EQ(FindAttr<int64_t>(transpose->kwargs(), "axis2"), 1);
   const auto* tile = load->type()->As<TileType>();
   ASSERT_TRUE(tile && tile->memref());
   EXPECT_EQ(*tile->memref(), (TileMemRef{256, 16384}));
@@ -212,6 +221,8 @@ TEST(Json, KeepsKwargsTileTypesAndLaunchOrdersExactly) {
   EXPECT_EQ(call->arg_directions().back(), ArgDirection::OutputExisting);
   EXPECT_TRUE(call->order().allow_early_resolve);
   EXPECT_EQ(AsConstInt(call->core_num()), 4);
+  const auto* create = FlattenStmts(orchestration.body())[1]->As<AssignStmt>()->value()->As<Call>();
+  EXPECT_EQ(FindAttr<double>(create->kwargs(), "init_value"), 0.5);
   EXPECT_EQ((*read)->functions()[1]->body(), nullptr);
 }
 

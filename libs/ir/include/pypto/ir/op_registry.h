@@ -69,6 +69,13 @@ struct OpDef {
   const OpParam* FindAttrParam(std::string_view attr) const;
 };
 
+// Whether `arg_count` expression arguments are what `op` takes; otherwise the error naming its
+// parameters ("'tile.add' takes 2 arguments (lhs, rhs), got 1"). OpRegistry::CreateCall makes this
+// check; code that reads calls it did not build (the JSON reader, passes) makes it before indexing
+// their arguments.
+Result<bool> CheckArity(const OpDef& op, size_t arg_count, const Span& span);
+Result<bool> CheckArity(const Call& call);  // true for a call of a function, not an op
+
 // Whether the call reads the tensor it writes (OpDef::accumulates), so that it is InOut there.
 bool AccumulatesIntoWrittenArg(const Call& call);
 
