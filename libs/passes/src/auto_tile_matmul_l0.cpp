@@ -612,8 +612,29 @@ class MatmulTiler final : public SequenceRewriter {
   std::unordered_set<const Var*> windows_;
 };
 
+// The matmuls, moves, loads and stores this pass (and the splits it runs first) rewrite are read by
+// position, so every op call must have the arguments its op takes: a call built by hand with too
+// few is reported here, as OpRegistry::CreateCall would have, instead of being read past its end.
+Result<bool> CheckOpCallArities(const StmtPtr& body) {
+  struct Checker final : IRVisitor {
+    std::optional<Diagnostic> error;
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      if (error) return;
+      if (auto arity = CheckArity(*call); !arity) {
+        error = arity.error();
+        return;
+      }
+      IRVisitor::VisitCall(call);
+    }
+  } checker;
+  checker.VisitStmt(body);
+  if (checker.error) return pypto::unexpected(*checker.error);
+  return true;
+}
+
 Result<FunctionPtr> TileKernelMatmuls(const FunctionPtr& function, const SocSpec& soc) {
   if (!IsKernel(function->type()) || !function->body()) return function;
+  if (auto arities = CheckOpCallArities(function->body()); !arities) return pypto::unexpected(arities.error());
   auto batches = SplitOversizedBatchMatmuls(function->body(), soc);
   if (!batches) return pypto::unexpected(batches.error());
   auto split = SplitOversizedAccumulatorChains(*batches, soc);

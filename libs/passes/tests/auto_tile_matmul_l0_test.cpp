@@ -469,5 +469,40 @@ TEST(AutoTileMatmulL0, RequiresMatmulOperandsInLeftAndRight) {
               ::testing::HasSubstr("tile.matmul reads pl.Tile[[256, 128], pl.FP32, pl.Mem.Mat]"));
 }
 
+// MatmulKernel(256, 128, 256) with the call of statement `index` rebuilt with no arguments, as only
+// hand-built IR (or a JSON document, which the reader now refuses) can hold.
+ir::ProgramPtr WithArgumentsDropped(size_t index) {
+  auto program = MatmulKernel(256, 128, 256);
+  const auto& kernel = program->functions()[0];
+  auto stmts = kernel->body()->As<ir::SeqStmts>()->stmts();
+  const ir::Call* call = nullptr;
+  if (const auto* assign = stmts[index]->As<ir::AssignStmt>()) call = assign->value()->As<ir::Call>();
+  if (const auto* eval = stmts[index]->As<ir::EvalStmt>()) call = eval->expr()->As<ir::Call>();
+  auto bare = std::make_shared<ir::Call>(call->op(), std::vector<ir::ExprPtr>{}, call->kwargs(), call->type(),
+                                         call->span());
+  if (const auto* assign = stmts[index]->As<ir::AssignStmt>())
+    stmts[index] = std::make_shared<ir::AssignStmt>(assign->var(), bare, assign->span());
+  else
+    stmts[index] = std::make_shared<ir::EvalStmt>(bare, stmts[index]->span());
+  return std::make_shared<ir::Program>(
+      "p", std::vector<ir::FunctionPtr>{kernel->WithBody(std::make_shared<ir::SeqStmts>(std::move(stmts)))}, "mm");
+}
+
+TEST(AutoTileMatmulL0, ACallWithTooFewArgumentsIsReportedNotReadPastItsEnd) {
+  const std::vector<std::pair<size_t, std::string>> cases = {
+      {2, "'tile.move' takes 1 arguments (tile), got 0"},
+      {4, "'tile.matmul' takes 2 arguments (lhs, rhs), got 0"},
+      {5, "'tile.store' takes 3 to 4 arguments (tile, offsets, output_tensor, shapes), got 0"}};
+  for (const auto& [index, message] : cases) {
+    for (bool verify : {false, true}) {
+      PassManager manager(PassManagerOptions{.verify = verify});
+      manager.Add(AutoTileMatmulL0());
+      auto result = manager.Run(WithArgumentsDropped(index), PassContext{});
+      ASSERT_FALSE(result) << message;
+      EXPECT_EQ(result.error().message, message);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pypto::passes
