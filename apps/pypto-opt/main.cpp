@@ -6,6 +6,8 @@
 //   pypto-opt FILE.py|FILE.json [-p PLATFORM] [--passes A,B | --no-passes] [--verify] [--dump-dir DIR]
 //             [--input-format auto|text|json] [--emit text|json] [-o OUT]
 //   pypto-opt --list-passes
+#include <pthread.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -113,6 +115,32 @@ int Run(const Options& options) {
   return 0;
 }
 
+// Run() on a thread with a 256 MB stack (reserved, touched only as deep as it goes): the printer
+// and the passes recurse once per level of an expression, and the JSON reader admits 12,000 levels,
+// more than the main thread's 8 MB hold.
+int RunOnLargeStack(const Options& options) {
+  struct Job {
+    const Options* options;
+    int status = 1;
+  } job{&options};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{256} << 20);
+  pthread_t thread;
+  const int started = pthread_create(
+      &thread, &attr,
+      [](void* arg) -> void* {
+        auto* job = static_cast<Job*>(arg);
+        job->status = Run(*job->options);
+        return nullptr;
+      },
+      &job);
+  pthread_attr_destroy(&attr);
+  if (started != 0) return Run(options);
+  pthread_join(thread, nullptr);
+  return job.status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,5 +168,5 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (list_passes) return ListPasses();
   if (options.input.empty()) return Fail("missing the input file (or - for standard input)\n" + app.help());
-  return Run(options);
+  return RunOnLargeStack(options);
 }

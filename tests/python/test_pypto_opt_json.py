@@ -145,3 +145,117 @@ def test_a_program_defining_a_variable_twice_is_refused_at_the_definition(tmp_pa
         f"pypto-opt: {source}:9:13: error: pass OutlineIncoreScopes requires SSAForm: property SSAForm does not "
         "hold in function 'main': variable 't' is defined twice\n",
     )
+
+
+ADD_PROGRAM = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0, 0], [16, 16])
+            u = pl.add(t, t)
+            pl.store(u, [0, 0], y)
+        return y
+"""
+
+
+def _as_json(tmp_path, program):
+    source = tmp_path / "p.py"
+    source.write_text(program)
+    as_json = tmp_path / "p.json"
+    assert _opt(source, "--no-passes", "--emit", "json", "-o", as_json).returncode == 0
+    return source, json.loads(as_json.read_text())
+
+
+def _scope(document):
+    return document["functions"][0]["body"]["stmts"][0]["body"]["stmts"]
+
+
+def _read_edited(tmp_path, document, *args):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    return _opt(bad, "--no-passes", *args)
+
+
+def test_json_op_calls_get_the_checks_the_dsl_parser_makes(tmp_path):
+    source, document = _as_json(tmp_path, ADD_PROGRAM)
+    _scope(document)[1]["value"]["args"].pop()
+    result = _read_edited(tmp_path, document)
+    assert (result.returncode, result.stderr) == (
+        1, f"pypto-opt: {source}:10:17: error: invalid PyPTO IR JSON: 'tile.add' takes 2 arguments (lhs, rhs), "
+           "got 1, at /functions/0/body/stmts/0/body/stmts/1/value\n")
+
+
+def test_a_json_load_whose_shape_contradicts_its_type_is_refused(tmp_path):
+    source, document = _as_json(tmp_path, ADD_PROGRAM)
+    _scope(document)[0]["value"]["args"][2]["elements"][0]["value"] = 8
+    result = _read_edited(tmp_path, document)
+    assert (result.returncode, result.stderr) == (
+        1, f"pypto-opt: {source}:9:17: error: invalid PyPTO IR JSON: 'tile.load' is recorded as "
+           "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] but its arguments make it pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec], "
+           "at /functions/0/body/stmts/0/body/stmts/0/value/type\n")
+
+
+def test_a_json_int8_parameter_feeding_an_fp32_load_is_refused(tmp_path):
+    source, document = _as_json(tmp_path, ADD_PROGRAM)
+    document["functions"][0]["params"][0]["type"]["dtype"] = "INT8"
+    result = _read_edited(tmp_path, document)
+    assert (result.returncode, result.stderr) == (
+        1, f"pypto-opt: {source}:9:17: error: invalid PyPTO IR JSON: 'tile.load' is recorded as "
+           "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] but its arguments make it pl.Tile[[16, 16], pl.INT8, pl.Mem.Vec], "
+           "at /functions/0/body/stmts/0/body/stmts/0/value/type\n")
+
+
+MATMUL_PROGRAM = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[256, 256], pl.FP16], b: pl.Tensor[[256, 256], pl.FP16],
+             c: pl.Out[pl.Tensor[[256, 256], pl.FP32]]) -> pl.Tensor[[256, 256], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ta = pl.load(a, [0, 0], [256, 256])
+            tb = pl.load(b, [0, 0], [256, 256])
+            tc = pl.matmul(ta, tb, out_dtype=pl.FP32)
+            pl.store(tc, [0, 0], c)
+        return c
+"""
+
+
+@pytest.mark.parametrize("verify", [[], ["--verify"]])
+@pytest.mark.parametrize("index, kept, message", [
+    (3, 2, "13:13: error: invalid PyPTO IR JSON: 'tile.store' takes 3 to 4 arguments (tile, offsets, output_tensor, "
+           "shapes), got 2, at /functions/0/body/stmts/0/body/stmts/3/expr"),
+    (2, 0, "12:18: error: invalid PyPTO IR JSON: 'tile.matmul' takes 2 arguments (lhs, rhs), got 0, "
+           "at /functions/0/body/stmts/0/body/stmts/2/value"),
+])
+def test_a_json_call_with_too_few_arguments_is_refused_before_any_pass(tmp_path, verify, index, kept, message):
+    # AutoTileMatmulL0 used to read such a call's arguments past their end and abort.
+    source, document = _as_json(tmp_path, MATMUL_PROGRAM)
+    call = _scope(document)[index].get("value") or _scope(document)[index]["expr"]
+    del call["args"][kept:]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    result = _opt(bad, *verify)
+    assert (result.returncode, result.stderr) == (1, f"pypto-opt: {source}:{message}\n")
+
+
+def test_json_nested_too_deep_is_refused_at_its_path_not_a_crash(tmp_path):
+    # 60,000 nested tuples where the store's offsets belong: nlohmann parses them without
+    # recursing; the reader, which recurses, stops at its limit of 12,000 levels. The path shows its
+    # first 20 and last 10 steps.
+    _, document = _as_json(tmp_path, SSA_PROGRAM)
+    _scope(document)[2]["expr"]["args"][1] = "@@"
+    deep = ('{"kind": "TupleLiteral", "elements": [' * 60000 + '{"kind": "ConstInt", "value": 0, "dtype": "INDEX"}'
+            + "]}" * 60000)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document).replace('"@@"', deep))
+    result = _opt(bad, "--no-passes")
+    assert (result.returncode, result.stderr) == (
+        1, "pypto-opt: invalid PyPTO IR JSON: expressions, statements and types nest more than 12000 deep at "
+           "/functions/0/body/stmts/0/body/stmts/2/expr/args/1/elements/0/elements/0/elements/0/elements/0/elements"
+           "/...(23971 more).../elements/0/elements/0/elements/0/elements/0/elements/0\n")
