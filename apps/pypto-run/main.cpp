@@ -20,13 +20,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// One line per known platform, from the plugins' descriptions: name, plugin, kind, SoC, the plugin's
+// description and file. A device platform a simulator stands for is listed even when no plugin
+// serves it ("-" for its plugin), as a run there says what to install.
 int ListPlatforms() {
   auto& registry = pypto::rt::BackendRegistry::Get();
-  auto plugins = registry.Plugins();
-  if (plugins.empty()) std::cout << "no backend plugins found\n";
-  for (const auto& plugin : plugins)
-    for (const auto& platform : plugin.platforms)
-      std::cout << platform << "\t" << plugin.name << "\t" << plugin.description << "\t" << plugin.path << "\n";
+  auto platforms = registry.Platforms();
+  if (registry.Plugins().empty()) std::cout << "no backend plugins found\n";
+  for (const auto& platform : platforms) {
+    const char* kind = platform.simulator ? "simulator" : "device";
+    if (!platform.served()) {
+      std::cout << platform.name << "\t-\t" << kind << "\t" << platform.soc.name << "\tno plugin serves it (its "
+                << "simulator is " << platform.simulated_by << ")\t-\n";
+      continue;
+    }
+    std::cout << platform.name << "\t" << platform.plugin << "\t" << kind << "\t" << platform.soc.name << "\t"
+              << platform.plugin_description << "\t" << platform.plugin_path << "\n";
+  }
   for (const auto& error : registry.LoadErrors()) std::cerr << "warning: " << error << "\n";
   return 0;
 }
@@ -96,7 +106,7 @@ int main(int argc, char** argv) {
   app.add_flag("--list-platforms", list_platforms, "List the platforms the installed backend plugins serve");
   app.add_flag("--explain-abi", explain_abi,
                "Print the args[] table of each hand-written kernel (stderr) as its program is compiled");
-  app.add_option("-p,--platform", platform, "Default platform for RunConfig() (e.g. a2a3sim, a5sim)");
+  app.add_option("-p,--platform", platform, "Default platform for RunConfig() (--list-platforms shows them)");
   app.prefix_command();  // everything from FILE.py on belongs to the script
   CLI11_PARSE(app, argc, argv);
 

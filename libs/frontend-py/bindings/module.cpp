@@ -65,11 +65,24 @@ struct Compiled {
   SessionHandle session;
 };
 
-const ir::SocSpec& SocOf(const std::string& platform) {
-  const auto* soc = ir::SocForPlatform(platform);
-  if (!soc) throw py::value_error(fmt::format("unknown platform '{}' (expected a2a3sim, a2a3, a5sim or a5)", platform));
-  return *soc;
+// "a, b, c or d".
+std::string OneOf(const std::vector<std::string>& names) {
+  if (names.size() <= 1) return names.empty() ? "no platform (no backend plugin is installed)" : names[0];
+  return fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
 }
+
+// What `platform` is, as the plugins describe it (the registry is the one list of platforms).
+rt::PlatformInfo PlatformOf(const std::string& platform) {
+  auto& registry = rt::BackendRegistry::Get();
+  auto info = registry.Platform(platform);
+  if (info) return std::move(*info);
+  std::vector<std::string> known;
+  for (const auto& each : registry.Platforms()) known.push_back(each.name);
+  throw py::value_error(fmt::format("unknown platform '{}' (expected {})", platform, OneOf(known)));
+}
+
+// The SoC the passes lower for on `platform`.
+ir::SocSpec SocOf(const std::string& platform) { return PlatformOf(platform).soc; }
 
 std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants) {
   std::map<std::string, frontend::Constant> result;
@@ -187,10 +200,9 @@ ProgramView Lower(const ProgramView& program, const std::string& platform, bool 
                   const std::optional<std::string>& dump_dir) {
   passes::PassManagerOptions options{.verify = verify};
   if (dump_dir) passes::DumpPassesTo(options, *dump_dir, *program.program);
-  return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &SocOf(platform)}, options))};
+  const ir::SocSpec soc = SocOf(platform);
+  return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &soc}, options))};
 }
-
-bool IsSimulator(const std::string& platform) { return platform.ends_with("sim"); }
 
 // Raises pypto.runtime.DeviceUnavailableError: a run on a device platform this machine cannot do,
 // ending a script with the documented exit code (pypto/runtime/device.py).
@@ -201,17 +213,25 @@ bool IsSimulator(const std::string& platform) { return platform.ends_with("sim")
   throw py::error_already_set();
 }
 
-// The plugin serving `platform`: the simulator's, or on a device platform the ascend plugin, which
-// builds for the device where it finds the tools.
+// Why a device platform that a simulator names cannot run: no installed plugin serves it.
+std::string NoDeviceBackend(const rt::PlatformInfo& device, const std::string& registry_error) {
+  const std::string& sim = device.simulated_by;
+  if (device.soc.name.starts_with("Ascend"))
+    return fmt::format("platform '{}' runs on an Ascend NPU, and no device backend (the ascend plugin) is installed: "
+                       "{}. Run on the simulator instead: -p {} (RunConfig(platform=\"{}\"))",
+                       device.name, registry_error, sim, sim);
+  return fmt::format("platform '{}' runs on a {} device, and no backend plugin serving it is installed: {}. Run on the "
+                     "simulator instead: -p {} (RunConfig(platform=\"{}\"))",
+                     device.name, device.soc.name, registry_error, sim, sim);
+}
+
+// The plugin serving `platform`. A device platform that only a simulator names (its plugin is not
+// installed) is a DeviceUnavailableError pointing at the simulator.
 const pypto_backend_plugin& PluginFor(const std::string& platform) {
   auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
   if (plugin) return **plugin;
-  if (SocOf(platform); !IsSimulator(platform))
-    ThrowDeviceUnavailable(
-        fmt::format("platform '{}' runs on an Ascend NPU, and no device backend (the ascend plugin) is installed: {}. "
-                    "Run on the simulator instead: -p {}sim (RunConfig(platform=\"{}sim\"))",
-                    platform, plugin.error(), platform, platform),
-        "EXIT_NO_DEVICE");
+  if (const rt::PlatformInfo info = PlatformOf(platform); !info.served())
+    ThrowDeviceUnavailable(NoDeviceBackend(info, plugin.error()), "EXIT_NO_DEVICE");
   throw std::runtime_error(plugin.error());
 }
 
@@ -219,15 +239,17 @@ const pypto_backend_plugin& PluginFor(const std::string& platform) {
 // next to it <kernel>.generic.mlir, the same module with its pto ops in MLIR's generic form, which
 // any MLIR tool parses (`mlir-opt --allow-unregistered-dialect`) without ptoas. The simulator runs
 // the IR itself, so there a kernel the emitter cannot express yet is a warning; for a device it is
-// an error.
+// an error. The platform's description says which (pto_modules), or that no module is written.
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
+  const rt::PlatformInfo info = PlatformOf(platform);
+  if (info.pto_modules == PYPTO_PTO_NONE) return;
   for (const auto& kernel : orchestration.kernels) {
     if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
     const ir::Function& function = *lowered.Find(kernel.name);
-    const std::string& arch = SocOf(platform).arch;
+    const std::string& arch = info.soc.arch;
     auto module = backend_ptoas::EmitModule(function, arch);
-    if (!module && IsSimulator(platform)) {
+    if (!module && info.pto_modules == PYPTO_PTO_OPTIONAL) {
       auto message = fmt::format("no .pto written for kernel '{}': {}", kernel.name, module.error());
       if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
       continue;
@@ -308,7 +330,7 @@ Compiled LoadCompiled(const std::string& output_dir, const std::string& platform
   frontend::ProgramRequest request{.source = text, .filename = path.string()};
   auto program = bindings::Unwrap(frontend::ParseProgram(request));
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
-  SocOf(platform);  // refuses an unknown platform before any run
+  PlatformOf(platform);  // refuses an unknown platform before any run
   Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
                     orchestration.deferred};
   compiled.device_build_incomplete = IncompleteDeviceBuild(output_dir);
@@ -417,18 +439,47 @@ void SetLogLevel(int threshold) {
   spdlog::set_level(level);
 }
 
+const char* PtoModulesName(pypto_pto_modules modules) {
+  switch (modules) {
+    case PYPTO_PTO_OPTIONAL: return "optional";
+    case PYPTO_PTO_REQUIRED: return "required";
+    case PYPTO_PTO_NONE: return "none";
+  }
+  return "?";
+}
+
+py::dict PlatformDict(const rt::PlatformInfo& info) {
+  py::dict entry;
+  entry["platform"] = info.name;
+  entry["plugin"] = info.plugin;
+  entry["description"] = info.plugin_description;
+  entry["path"] = info.plugin_path;
+  entry["kind"] = info.simulator ? "simulator" : "device";
+  entry["simulates"] = info.simulates;
+  entry["simulated_by"] = info.simulated_by;
+  entry["soc"] = info.soc.name;
+  entry["arch"] = info.soc.arch;
+  entry["pto_modules"] = PtoModulesName(info.pto_modules);
+  entry["toolchain"] = info.toolchain;
+  return entry;
+}
+
+// The platforms the installed plugins serve, in the order the plugins were found.
 py::list ListPlatforms() {
   py::list result;
-  for (const auto& plugin : rt::BackendRegistry::Get().Plugins()) {
-    for (const auto& platform : plugin.platforms) {
-      py::dict entry;
-      entry["platform"] = platform;
-      entry["plugin"] = plugin.name;
-      entry["description"] = plugin.description;
-      entry["path"] = plugin.path;
-      result.append(entry);
-    }
-  }
+  auto& registry = rt::BackendRegistry::Get();
+  for (const auto& plugin : registry.Plugins())
+    for (const auto& platform : plugin.platforms)
+      if (auto info = registry.Platform(platform); info && info->plugin_path == plugin.path)
+        result.append(PlatformDict(*info));
+  return result;
+}
+
+// Every known platform (a device platform a simulator stands for is known even when no plugin
+// serves it: its "plugin" is then empty), each simulator followed by its device.
+py::list KnownPlatforms() {
+  py::list result;
+  for (const auto& info : rt::BackendRegistry::Get().Platforms()) result.append(PlatformDict(info));
   return result;
 }
 
@@ -527,6 +578,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("windows"), py::arg("window_bytes"));
   m.def("unregister_comm_domain", &rt::UnregisterCommDomain, py::arg("handle"));
   m.def("list_platforms", &ListPlatforms);
+  m.def("platforms", &KnownPlatforms);
   m.def("pipeline_passes", [] {
     const passes::PassManager pipeline = passes::DefaultPipeline();  // outlives the loop over its passes
     std::vector<std::string> names;

@@ -33,6 +33,8 @@ extern "C" {
 
 const char* pypto_last_error_message(void) { return c_api::last_error.c_str(); }
 
+void pypto_set_last_error_message(const char* message) { c_api::last_error = message ? message : ""; }
+
 void pypto_string_free(char* text) { std::free(text); }
 
 const char* pypto_ir_version(void) { return PYPTO_VERSION; }

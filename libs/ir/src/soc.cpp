@@ -61,6 +61,12 @@ const SocSpec& Ascend950() {
   return spec;
 }
 
+const SocSpec* SocNamed(std::string_view name) {
+  for (const SocSpec* spec : {&Ascend910B(), &Ascend950()})
+    if (spec->name == name) return spec;
+  return nullptr;
+}
+
 const SocSpec* SocForPlatform(std::string_view platform) {
   if (platform == "a2a3" || platform == "a2a3sim") return &Ascend910B();
   if (platform == "a5" || platform == "a5sim") return &Ascend950();

@@ -5,6 +5,7 @@
 // loaded from an earlier directory is shadowed, like an executable on $PATH, so a build tree and an
 // installed copy of the same plugin never both load. The first plugin claiming a platform serves it.
 // Loaded plugins stay loaded for the life of the process: their function pointers are handed out.
+// The plugins' platform descriptions are the only list of platforms there is (platform_info.h).
 #include "pypto/runtime/backend_registry.h"
 
 #include <fmt/format.h>
@@ -20,6 +21,8 @@
 #include <mutex>
 #include <set>
 #include <utility>
+
+#include "platform_info.h"
 
 #ifndef PYPTO_PLUGIN_BUILD_DIR
 #define PYPTO_PLUGIN_BUILD_DIR ""
@@ -98,11 +101,32 @@ void KeepLoaded(boost::dll::shared_library library) {
   kept->push_back(std::move(library));
 }
 
-std::vector<std::string> PlatformsOf(const pypto_backend_plugin& plugin) {
-  std::vector<std::string> platforms;
-  for (const char* const* platform = plugin.platforms; platform && *platform; ++platform)
-    platforms.emplace_back(*platform);
-  return platforms;
+std::vector<std::string> NamesOf(const std::vector<PlatformInfo>& platforms) {
+  std::vector<std::string> names;
+  for (const PlatformInfo& platform : platforms) names.push_back(platform.name);
+  return names;
+}
+
+// A plugin of ABI 1 or 2 exports the old entry point: it is found, to be refused by its version.
+// Both ABIs start with abi_version and name, which is all that is read.
+struct LegacyPluginHead {
+  uint32_t abi_version;
+  const char* name;
+};
+
+std::string AbiMismatch(const char* name, const std::string& path, uint32_t abi_version) {
+  return fmt::format("plugin '{}' ({}) was built for backend ABI {}, this build of pypto needs ABI {}; "
+                     "rebuild the plugin",
+                     name ? name : "?", path, abi_version, PYPTO_BACKEND_PLUGIN_ABI_VERSION);
+}
+
+// The device platform a simulator stands for, when no plugin serves it: known, unserved.
+PlatformInfo UnservedDevice(const PlatformInfo& simulator) {
+  return PlatformInfo{.name = simulator.simulates,
+                      .simulator = false,
+                      .simulated_by = simulator.name,
+                      .soc = simulator.soc,
+                      .pto_modules = PYPTO_PTO_REQUIRED};
 }
 
 }  // namespace
@@ -110,6 +134,8 @@ std::vector<std::string> PlatformsOf(const pypto_backend_plugin& plugin) {
 class BackendRegistry::Impl {
  public:
   pypto::expected<const pypto_backend_plugin*, std::string> ForPlatform(std::string_view platform);
+  pypto::expected<PlatformInfo, std::string> Platform(std::string_view platform);
+  std::vector<PlatformInfo> Platforms();
   std::vector<PluginInfo> Plugins();
   std::vector<std::string> LoadErrors();
   pypto::expected<PluginInfo, std::string> LoadFile(const std::string& path);
@@ -118,7 +144,9 @@ class BackendRegistry::Impl {
   void DiscoverLocked();
   pypto::expected<PluginInfo, std::string> LoadLocked(const fs::path& path);
   pypto::expected<PluginInfo, std::string> TryLoad(const std::string& path);
-  void Register(const pypto_backend_plugin* plugin, PluginInfo info);
+  void Register(const pypto_backend_plugin* plugin, PluginInfo info, std::vector<PlatformInfo> platforms);
+  std::vector<PlatformInfo> PlatformsLocked() const;
+  std::string UnknownPlatformLocked(std::string_view platform) const;
 
   std::mutex mu_;
   bool discovered_ = false;
@@ -126,6 +154,7 @@ class BackendRegistry::Impl {
   std::map<fs::path, pypto::expected<PluginInfo, std::string>> outcomes_;
   std::vector<PluginInfo> plugins_;
   std::map<std::string, const pypto_backend_plugin*, std::less<>> by_platform_;
+  std::vector<PlatformInfo> platforms_;  // served ones, in the order they were registered
   std::vector<std::string> load_errors_;
 };
 
@@ -134,7 +163,50 @@ pypto::expected<const pypto_backend_plugin*, std::string> BackendRegistry::Impl:
   std::lock_guard lock(mu_);
   DiscoverLocked();
   if (auto found = by_platform_.find(platform); found != by_platform_.end()) return found->second;
+  return pypto::unexpected(UnknownPlatformLocked(platform));
+}
 
+pypto::expected<PlatformInfo, std::string> BackendRegistry::Impl::Platform(std::string_view platform) {
+  std::lock_guard lock(mu_);
+  DiscoverLocked();
+  for (PlatformInfo& info : PlatformsLocked())
+    if (info.name == platform) return std::move(info);
+  return pypto::unexpected(UnknownPlatformLocked(platform));
+}
+
+std::vector<PlatformInfo> BackendRegistry::Impl::Platforms() {
+  std::lock_guard lock(mu_);
+  DiscoverLocked();
+  return PlatformsLocked();
+}
+
+// A device platform a simulator stands for is listed right after that simulator, so that each
+// simulator and its device read together ("a2a3sim, a2a3, a5sim, a5") whichever plugin loads first.
+std::vector<PlatformInfo> BackendRegistry::Impl::PlatformsLocked() const {
+  std::map<std::string, std::string, std::less<>> simulator_of;  // device platform -> its simulator
+  for (const PlatformInfo& info : platforms_)
+    if (!info.simulates.empty()) simulator_of.emplace(info.simulates, info.name);
+  auto served = [&](std::string_view name) -> const PlatformInfo* {
+    for (const PlatformInfo& info : platforms_)
+      if (info.name == name) return &info;
+    return nullptr;
+  };
+  std::vector<PlatformInfo> ordered;
+  for (const PlatformInfo& info : platforms_) {
+    if (!info.simulator && simulator_of.contains(info.name)) continue;  // placed after its simulator
+    ordered.push_back(info);
+    if (info.simulates.empty() || simulator_of.at(info.simulates) != info.name) continue;
+    if (const PlatformInfo* device = served(info.simulates); device && !device->simulator) {
+      ordered.push_back(*device);
+      ordered.back().simulated_by = info.name;
+    } else if (!device) {
+      ordered.push_back(UnservedDevice(info));
+    }
+  }
+  return ordered;
+}
+
+std::string BackendRegistry::Impl::UnknownPlatformLocked(std::string_view platform) const {
   std::vector<std::string> known;
   for (const auto& [name, plugin] : by_platform_) known.push_back(name);
   std::string message =
@@ -143,7 +215,7 @@ pypto::expected<const pypto_backend_plugin*, std::string> BackendRegistry::Impl:
                   fmt::join(SearchDirectories(), ", "));
   // A refused plugin may be the one that would have served the platform: say why it was refused.
   if (!load_errors_.empty()) message += fmt::format("; plugins not loaded: {}", fmt::join(load_errors_, "; "));
-  return pypto::unexpected(std::move(message));
+  return message;
 }
 
 std::vector<PluginInfo> BackendRegistry::Impl::Plugins() {
@@ -203,44 +275,52 @@ pypto::expected<PluginInfo, std::string> BackendRegistry::Impl::TryLoad(const st
   } catch (const std::exception& e) {
     return fail(fmt::format("cannot load plugin {}: {}", path, e.what()));
   }
-  if (!library.has(PYPTO_BACKEND_PLUGIN_ENTRY))
+  if (!library.has(PYPTO_BACKEND_PLUGIN_ENTRY)) {
+    if (library.has(PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY)) {
+      const auto* head = library.get<const LegacyPluginHead*()>(PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY)();
+      if (head) return fail(AbiMismatch(head->name, path, head->abi_version));
+    }
     return fail(fmt::format("{} is not a pypto backend plugin: it does not export {}", path,
                             PYPTO_BACKEND_PLUGIN_ENTRY));
+  }
   auto entry = library.get<const pypto_backend_plugin*()>(PYPTO_BACKEND_PLUGIN_ENTRY);
   const pypto_backend_plugin* plugin = entry();
   if (!plugin) return fail(fmt::format("plugin {}: {} returned no plugin", path, PYPTO_BACKEND_PLUGIN_ENTRY));
   // Only abi_version can be trusted before the check: the rest of the struct may be laid out otherwise.
   // The name is read anyway to make the message useful; every ABI so far keeps it second.
   if (plugin->abi_version != PYPTO_BACKEND_PLUGIN_ABI_VERSION)
-    return fail(fmt::format("plugin '{}' ({}) was built for backend ABI {}, this build of pypto needs ABI {}; "
-                            "rebuild the plugin",
-                            plugin->name ? plugin->name : "?", path, plugin->abi_version,
-                            PYPTO_BACKEND_PLUGIN_ABI_VERSION));
+    return fail(AbiMismatch(plugin->name, path, plugin->abi_version));
   if (!plugin->name) return fail(fmt::format("plugin {} has no name", path));
   const int session_entries = (plugin->open_session != nullptr) + (plugin->run_session != nullptr) +
                               (plugin->close_session != nullptr);
   if (session_entries != 0 && session_entries != 3)
     return fail(fmt::format("plugin '{}' ({}) sets only some of open_session, run_session and close_session",
                             plugin->name, path));
+  auto platforms = ReadPlatforms(*plugin, path);
+  if (!platforms) return fail(platforms.error());
 
   PluginInfo info{
       .name = plugin->name,
       .description = plugin->description ? plugin->description : "",
       .path = path,
-      .platforms = PlatformsOf(*plugin),
+      .platforms = NamesOf(*platforms),
   };
   KeepLoaded(std::move(library));
-  Register(plugin, info);
+  Register(plugin, info, std::move(*platforms));
   spdlog::debug("loaded plugin '{}' from {} (platforms: {})", info.name, info.path, fmt::join(info.platforms, ", "));
   return info;
 }
 
-void BackendRegistry::Impl::Register(const pypto_backend_plugin* plugin, PluginInfo info) {
-  for (const std::string& platform : info.platforms) {
-    auto [it, inserted] = by_platform_.emplace(platform, plugin);
-    if (!inserted)
+void BackendRegistry::Impl::Register(const pypto_backend_plugin* plugin, PluginInfo info,
+                                     std::vector<PlatformInfo> platforms) {
+  for (PlatformInfo& platform : platforms) {
+    auto [it, inserted] = by_platform_.emplace(platform.name, plugin);
+    if (!inserted) {
       load_errors_.push_back(fmt::format("platform '{}' of plugin '{}' ({}) is already served by plugin '{}'",
-                                         platform, info.name, info.path, it->second->name));
+                                         platform.name, info.name, info.path, it->second->name));
+      continue;
+    }
+    platforms_.push_back(std::move(platform));
   }
   plugins_.push_back(std::move(info));
 }
@@ -257,6 +337,10 @@ BackendRegistry::~BackendRegistry() = default;
 pypto::expected<const pypto_backend_plugin*, std::string> BackendRegistry::ForPlatform(std::string_view platform) {
   return impl_->ForPlatform(platform);
 }
+pypto::expected<PlatformInfo, std::string> BackendRegistry::Platform(std::string_view platform) {
+  return impl_->Platform(platform);
+}
+std::vector<PlatformInfo> BackendRegistry::Platforms() { return impl_->Platforms(); }
 std::vector<PluginInfo> BackendRegistry::Plugins() { return impl_->Plugins(); }
 std::vector<std::string> BackendRegistry::LoadErrors() { return impl_->LoadErrors(); }
 std::vector<std::string> BackendRegistry::SearchPath() const { return SearchDirectories(); }

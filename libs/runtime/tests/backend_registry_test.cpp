@@ -57,6 +57,29 @@ TEST(BackendRegistry, RefusesOtherAbi) {
   EXPECT_THAT(plugin.error(), HasSubstr(info.error()));
 }
 
+TEST(BackendRegistry, FindsAndRefusesAPluginOfAnOlderAbi) {
+  BackendRegistry registry;
+  auto info = registry.LoadFile(TEST_PLUGIN_LEGACY_PATH);
+  ASSERT_FALSE(info);
+  EXPECT_EQ(info.error(), "plugin 'oldsim' (" + Canonical(TEST_PLUGIN_LEGACY_PATH) +
+                              ") was built for backend ABI 2, this build of pypto needs ABI 3; rebuild the plugin");
+}
+
+TEST(BackendRegistry, DescribesItsPlatforms) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.LoadFile(TEST_PLUGIN_GOOD_PATH));
+  auto platform = registry.Platform("testsim");
+  ASSERT_TRUE(platform) << platform.error();
+  EXPECT_EQ(platform->plugin, "testsim");
+  EXPECT_TRUE(platform->simulator);
+  EXPECT_EQ(platform->soc.name, "Ascend950");
+  EXPECT_EQ(platform->soc.aiv_cores, 72);
+  EXPECT_EQ(platform->pto_modules, PYPTO_PTO_NONE);
+  auto unknown = registry.Platform("foo");
+  ASSERT_FALSE(unknown);
+  EXPECT_THAT(unknown.error(), StartsWith("unknown platform 'foo'; available platforms: "));
+}
+
 TEST(BackendRegistry, RefusesFileWithoutEntryPoint) {
   BackendRegistry registry;
   auto info = registry.LoadFile("/nonexistent/libpypto_plugin_nothing.so");

@@ -4,7 +4,14 @@
 
 namespace {
 
-const char* const kPlatforms[] = {TEST_PLUGIN_PLATFORM, nullptr};
+const pypto_platform_desc kPlatforms[] = {
+    {.name = TEST_PLUGIN_PLATFORM,
+     .kind = PYPTO_PLATFORM_SIMULATOR,
+     .simulates = nullptr,
+     .soc = {.table = "Ascend950"},
+     .pto_modules = PYPTO_PTO_NONE,
+     .toolchain = nullptr},
+};
 
 pypto_status Prepare(const char*, const pypto_ir_program*, const pypto_rt_plan*, const char*) { return PYPTO_OK; }
 
@@ -36,6 +43,7 @@ const pypto_backend_plugin kPlugin = {
     .name = TEST_PLUGIN_NAME,
     .description = "test plugin for libpypto_runtime's registry tests",
     .platforms = kPlatforms,
+    .num_platforms = 1,
     .prepare = Prepare,
     .execute = Execute,
     .open_session = OpenSession,
@@ -45,6 +53,6 @@ const pypto_backend_plugin kPlugin = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
   return &kPlugin;
 }

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <iterator>
 
 #include "device_build.h"
 #include "device_tools.h"
@@ -18,7 +19,20 @@
 namespace pypto::ascend {
 namespace {
 
-const char* const kPlatforms[] = {"a2a3", "a5", nullptr};
+const pypto_platform_desc kPlatforms[] = {
+    {.name = "a2a3",
+     .kind = PYPTO_PLATFORM_DEVICE,
+     .simulates = nullptr,
+     .soc = {.table = "Ascend910B"},
+     .pto_modules = PYPTO_PTO_REQUIRED,
+     .toolchain = "ptoas, ccec (CANN)"},
+    {.name = "a5",
+     .kind = PYPTO_PLATFORM_DEVICE,
+     .simulates = nullptr,
+     .soc = {.table = "Ascend950"},
+     .pto_modules = PYPTO_PTO_REQUIRED,
+     .toolchain = "ptoas, ccec (CANN)"},
+};
 
 pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                      const char* output_dir) {
@@ -52,6 +66,7 @@ const pypto_backend_plugin kPlugin{
     .name = "ascend",
     .description = "Ascend NPU builds: ptoas and ccec when found, else the artifacts alone (a2a3, a5)",
     .platforms = kPlatforms,
+    .num_platforms = std::size(kPlatforms),
     .prepare = Prepare,
     .execute = Execute,
     .open_session = nullptr,
@@ -62,6 +77,6 @@ const pypto_backend_plugin kPlugin{
 }  // namespace
 }  // namespace pypto::ascend
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
   return &pypto::ascend::kPlugin;
 }

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,7 +38,21 @@ namespace {
 
 using Error = pypto::unexpected<std::string>;
 
-const char* const kPlatforms[] = {"a2a3sim", "a5sim", nullptr};
+// Each simulator stands for a device platform: without the ascend plugin, a run there points here.
+const pypto_platform_desc kPlatforms[] = {
+    {.name = "a2a3sim",
+     .kind = PYPTO_PLATFORM_SIMULATOR,
+     .simulates = "a2a3",
+     .soc = {.table = "Ascend910B"},
+     .pto_modules = PYPTO_PTO_OPTIONAL,
+     .toolchain = "c++ (hand-written kernels only)"},
+    {.name = "a5sim",
+     .kind = PYPTO_PLATFORM_SIMULATOR,
+     .simulates = "a5",
+     .soc = {.table = "Ascend950"},
+     .pto_modules = PYPTO_PTO_OPTIONAL,
+     .toolchain = "c++ (hand-written kernels only)"},
+};
 
 // The tensor of a plan operand (for a view, the tensor it views: same name and dtype), or null when
 // the reference is out of range.
@@ -334,6 +349,7 @@ const pypto_backend_plugin kPlugin{
     .name = "sim",
     .description = "CPU simulator: decoded kernels on per-core arenas, vectorized tile ops (a2a3sim, a5sim)",
     .platforms = kPlatforms,
+    .num_platforms = std::size(kPlatforms),
     .prepare = Prepare,
     .execute = Execute,
     .open_session = OpenSessionEntry,
@@ -344,6 +360,6 @@ const pypto_backend_plugin kPlugin{
 }  // namespace
 }  // namespace pypto::sim
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
   return &pypto::sim::kPlugin;
 }

@@ -54,9 +54,16 @@ TEST(SimPlugin, DescribesItself) {
   EXPECT_EQ(plugin->abi_version, PYPTO_BACKEND_PLUGIN_ABI_VERSION);
   EXPECT_STREQ(plugin->name, "sim");
   ASSERT_NE(plugin->platforms, nullptr);
-  EXPECT_STREQ(plugin->platforms[0], "a2a3sim");
-  EXPECT_STREQ(plugin->platforms[1], "a5sim");
-  EXPECT_EQ(plugin->platforms[2], nullptr);
+  ASSERT_EQ(plugin->num_platforms, 2u);
+  EXPECT_STREQ(plugin->platforms[0].name, "a2a3sim");
+  EXPECT_STREQ(plugin->platforms[0].simulates, "a2a3");
+  EXPECT_STREQ(plugin->platforms[0].soc.table, "Ascend910B");
+  EXPECT_STREQ(plugin->platforms[1].name, "a5sim");
+  EXPECT_STREQ(plugin->platforms[1].soc.table, "Ascend950");
+  for (size_t i = 0; i < plugin->num_platforms; ++i) {
+    EXPECT_EQ(plugin->platforms[i].kind, static_cast<uint32_t>(PYPTO_PLATFORM_SIMULATOR));
+    EXPECT_EQ(plugin->platforms[i].pto_modules, static_cast<uint32_t>(PYPTO_PTO_OPTIONAL));
+  }
 }
 
 TEST(SimPlugin, AddsTwoTiles) {

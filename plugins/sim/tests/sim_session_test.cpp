@@ -79,7 +79,7 @@ RunResult RunSession(pypto_backend_session* session, const std::vector<pypto_chi
 TEST(SimSession, PluginOffersSessions) {
   const auto* plugin = Plugin();
   ASSERT_NE(plugin, nullptr);
-  EXPECT_EQ(plugin->abi_version, 2u);
+  EXPECT_EQ(plugin->abi_version, 3u);
   EXPECT_NE(plugin->open_session, nullptr);
   EXPECT_NE(plugin->run_session, nullptr);
   EXPECT_NE(plugin->close_session, nullptr);

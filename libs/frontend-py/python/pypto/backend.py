@@ -1,17 +1,15 @@
-"""Target SoCs. A platform names one (``a2a3``/``a2a3sim``: Ascend910B; ``a5``/``a5sim``: Ascend950)."""
+"""Target SoCs. A platform names one (``a2a3``/``a2a3sim``: Ascend910B; ``a5``/``a5sim``: Ascend950), as
+its backend plugin describes it (pypto/runtime/platforms.py): no platform is listed here."""
 
 import enum
+
+from pypto.runtime import platforms
 
 
 class BackendType(enum.Enum):
     Ascend910B = "Ascend910B"
     Ascend950 = "Ascend950"
 
-
-# The simulator platform of each backend: what compiling for a backend alone targets here.
-_SIM_PLATFORM = {BackendType.Ascend910B: "a2a3sim", BackendType.Ascend950: "a5sim"}
-_BACKEND_OF = {"a2a3": BackendType.Ascend910B, "a2a3sim": BackendType.Ascend910B,
-               "a5": BackendType.Ascend950, "a5sim": BackendType.Ascend950}
 
 _configured = None
 
@@ -37,19 +35,34 @@ def reset_for_testing() -> None:
     _configured = None
 
 
+def _backend_of_soc(soc):
+    return next((backend for backend in BackendType if backend.value == soc), None)
+
+
 def backend_for_platform(platform: str) -> BackendType:
-    try:
-        return _BACKEND_OF[platform]
-    except KeyError:
-        raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(_BACKEND_OF)}") from None
+    """The backend whose SoC ``platform`` models."""
+    backend = _backend_of_soc(platforms.soc_name(platform))
+    if backend is None:
+        known = [name for name in platforms.names() if _backend_of_soc(platforms.soc_name(name))]
+        raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(known)}")
+    return backend
+
+
+def _simulator_of(backend: BackendType) -> str:
+    simulator = platforms.simulator_of(backend.value)
+    if simulator is None:
+        raise ValueError(f"no installed backend plugin simulates {backend.name}; pass a platform")
+    return simulator
 
 
 def platform_for(backend_type=None, platform=None) -> str:
     """The platform a compile targets: ``platform`` if given (checked against ``backend_type``), else
     the simulator of ``backend_type`` (or of the configured backend)."""
     if platform is not None:
+        if backend_type is None and platforms.describe(platform) is not None:
+            return platform  # any plugin's platform, whatever its SoC
         backend = backend_for_platform(platform)
         if backend_type is not None and backend_type != backend:
             raise ValueError(f"platform {platform!r} is {backend.name}, not {BackendType(backend_type).name}")
         return platform
-    return _SIM_PLATFORM[BackendType(backend_type) if backend_type is not None else get_backend_type()]
+    return _simulator_of(BackendType(backend_type) if backend_type is not None else get_backend_type())

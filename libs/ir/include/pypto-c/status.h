@@ -25,6 +25,10 @@ typedef enum pypto_status {
 /* The message of the last failed call on this thread ("" when none). Valid until the next call. */
 const char* pypto_last_error_message(void);
 
+/* Sets the calling thread's message, for code outside the pypto libraries that answers through a pypto
+ * C ABI (a backend plugin written in C): return a failing status after setting it. NULL clears it. */
+void pypto_set_last_error_message(const char* message);
+
 /* Frees a string that a pypto_* function returned through an out-parameter. */
 void pypto_string_free(char* text);
 

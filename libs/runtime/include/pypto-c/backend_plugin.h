@@ -1,17 +1,23 @@
 /* The backend plugin ABI. A plugin is a shared library exporting one C function,
  * PYPTO_BACKEND_PLUGIN_ENTRY, that returns a pointer to a static pypto_backend_plugin.
  * The loader refuses a plugin whose abi_version differs from PYPTO_BACKEND_PLUGIN_ABI_VERSION.
- * Handles are opaque here; plugins built in this tree use the libraries' C++ APIs behind them.
+ * Handles are opaque here: a plugin reads the program through pypto-c/ir.h (pypto_ir_program_to_json)
+ * and the task plan through pypto-c/plan.h; plugins built in this tree may use the C++ APIs instead.
  *
  * ABI history: 1 prepare + execute. 2 adds sessions (open_session, run_session, close_session), so
- * that a program run many times is set up once; the entry point keeps its name, so that a plugin of
- * another version is still found and refused with both version numbers. */
+ * that a program run many times is set up once. 3 describes each platform (pypto_platform_desc: its
+ * SoC, simulator or device, .pto modules, toolchain), so that a new target is a plugin and nothing
+ * else, and renames the entry point after the version ("pypto_backend_plugin_v3"). Plugins of ABI 1
+ * and 2 export PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY; the loader still finds them and refuses them with
+ * both version numbers. */
 #ifndef PYPTO_C_BACKEND_PLUGIN_H
 #define PYPTO_C_BACKEND_PLUGIN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pypto-c/ir.h"
+#include "pypto-c/plan.h"
 #include "pypto-c/runtime.h"
 #include "pypto-c/status.h"
 
@@ -19,26 +25,72 @@
 extern "C" {
 #endif
 
-#define PYPTO_BACKEND_PLUGIN_ABI_VERSION 2u
-#define PYPTO_BACKEND_PLUGIN_ENTRY "pypto_backend_plugin_v1"
+#define PYPTO_BACKEND_PLUGIN_ABI_VERSION 3u
+#define PYPTO_BACKEND_PLUGIN_ENTRY "pypto_backend_plugin_v3"
+/* The entry point of ABI 1 and 2, looked up only to refuse such a plugin by its version. */
+#define PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY "pypto_backend_plugin_v1"
 
-typedef struct pypto_ir_program pypto_ir_program; /* a lowered program (libpypto_ir) */
-typedef struct pypto_rt_plan pypto_rt_plan;       /* its orchestration as a task plan (libpypto_runtime) */
 typedef struct pypto_backend_session pypto_backend_session; /* a program made ready to run (the plugin's) */
+
+/* Where a platform runs. A simulator runs here, on this machine's CPUs (or runs nothing, as a
+ * tracing platform does); a device platform needs hardware, and its runs may answer
+ * PYPTO_ERR_UNAVAILABLE. */
+typedef enum pypto_platform_kind {
+  PYPTO_PLATFORM_SIMULATOR = 0,
+  PYPTO_PLATFORM_DEVICE = 1
+} pypto_platform_kind;
+
+/* Whether a compile writes each kernel's PTO-ISA module (kernels/<aic|aiv>/<kernel>.pto) for it. */
+typedef enum pypto_pto_modules {
+  PYPTO_PTO_OPTIONAL = 0, /* written where the emitter can; a kernel it cannot express is a warning */
+  PYPTO_PTO_REQUIRED = 1, /* a kernel without a module is a compile error (ptoas assembles them) */
+  PYPTO_PTO_NONE = 2      /* not written */
+} pypto_pto_modules;
+
+/* The SoC a platform models: what the passes lower for (core counts, buffer capacities). Either
+ * `table` names one of libs/ir's SoC tables ("Ascend910B", "Ascend950"; the other fields are then
+ * ignored), or `table` is NULL and the fields say it all. */
+typedef struct pypto_soc_desc {
+  const char* table;
+  const char* name;     /* "MyChip" */
+  const char* arch;     /* the kernels' target-arch string, e.g. "a2a3" */
+  uint32_t aic_cores;   /* cube cores */
+  uint32_t aiv_cores;   /* vector cores */
+  uint64_t ub_bytes;    /* Vec, usable bytes */
+  uint64_t l1_bytes;    /* Mat */
+  uint64_t l0a_bytes;   /* Left */
+  uint64_t l0b_bytes;   /* Right */
+  uint64_t l0c_bytes;   /* Acc */
+  uint64_t bias_bytes;  /* Bias */
+  uint64_t alignment;   /* allocation alignment in UB, bytes */
+} pypto_soc_desc;
+
+typedef struct pypto_platform_desc {
+  const char* name;          /* "a2a3sim": what RunConfig(platform=...) and `pypto-run -p` name */
+  uint32_t kind;             /* pypto_platform_kind */
+  /* A simulator that stands for a device platform names it ("a2a3"): a run on that device platform,
+   * when no plugin serves it, is refused with a pointer to this simulator. NULL otherwise. */
+  const char* simulates;
+  pypto_soc_desc soc;
+  uint32_t pto_modules;      /* pypto_pto_modules */
+  const char* toolchain;     /* the tools prepare needs, for people ("ptoas, ccec"); NULL: none */
+} pypto_platform_desc;
 
 typedef struct pypto_backend_plugin {
   uint32_t abi_version;        /* PYPTO_BACKEND_PLUGIN_ABI_VERSION at the plugin's build */
-  const char* name;            /* "sim" */
+  const char* name;            /* "sim" (every ABI keeps abi_version and name first) */
   const char* description;     /* one line for `pypto-run --list-platforms` */
-  const char* const* platforms; /* NULL-terminated: "a2a3sim", "a5sim", ... */
+  const pypto_platform_desc* platforms; /* the platforms it serves, num_platforms of them */
+  size_t num_platforms;
 
   /* Writes the platform's artifacts for a compiled program into output_dir (which exists). */
   pypto_status (*prepare)(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                           const char* output_dir);
 
   /* Runs the plan once; params are the orchestration's tensor arguments in order. Outputs are written
-   * through the descriptors' buffers. On failure pypto_last_error_message() says why. Everything the
-   * run needs is set up and torn down within the call: for repeated runs, use a session. */
+   * through the descriptors' buffers. On failure pypto_last_error_message() says why (a plugin sets it
+   * with pypto_set_last_error_message). Everything the run needs is set up and torn down within the
+   * call: for repeated runs, use a session. */
   pypto_status (*execute)(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                           const pypto_chip_tensor* params, size_t num_params);
 

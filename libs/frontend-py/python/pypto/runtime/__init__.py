@@ -1,6 +1,6 @@
 """Running compiled PyPTO programs: the run configuration, compiled programs and build directories."""
 
-from pypto.runtime.config import PLATFORMS, RunConfig
+from pypto.runtime.config import RunConfig
 from pypto.runtime.compiled import CompiledProgram, Parameter, explain_abi, list_platforms
 from pypto.runtime.build_dir import execute_compiled, load_compiled
 from pypto.runtime.bench import benchmark
@@ -9,6 +9,15 @@ from pypto.runtime.runner import DfxOptions
 from pypto.runtime.device import EXIT_DEVICE_TOOLCHAIN_MISSING, EXIT_NO_DEVICE, DeviceUnavailableError
 from pypto.runtime.resident import DeviceTensor, StackedDeviceTensor
 from pypto.testing.spec import ScalarSpec, TensorSpec
+
+
+def __getattr__(name: str):
+    # PLATFORMS comes from the backend plugins, found on first use (pypto/runtime/platforms.py).
+    if name == "PLATFORMS":
+        from pypto.runtime import platforms
+
+        return platforms.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pto_isa_include_dir() -> str:

@@ -8,8 +8,15 @@ import warnings
 from pathlib import Path
 from typing import Any, Optional
 
-# Simulators run anywhere; a2a3 and a5 need a device and its toolchain.
-PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+from pypto.runtime import platforms as _platforms
+
+
+def __getattr__(name: str):
+    # PLATFORMS: the platforms the backend plugins describe ("a2a3sim", "a2a3", "a5sim", "a5" with the
+    # plugins of this tree), found on first use rather than at import.
+    if name == "PLATFORMS":
+        return _platforms.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _default_platform() -> str:
@@ -62,8 +69,9 @@ class RunConfig:
         # that run unmodified programs (tools/conformance --dump-passes) rely on it.
         if os.environ.get("PYPTO_DUMP_PASSES") == "1":
             self.dump_passes = True
-        if self.platform not in PLATFORMS:
-            raise ValueError(f"RunConfig.platform must be one of {', '.join(PLATFORMS)}, got {self.platform!r}")
+        known = _platforms.names()
+        if self.platform not in known:
+            raise ValueError(f"RunConfig.platform must be one of {', '.join(known)}, got {self.platform!r}")
         window = self.ring_task_window
         if window is not None and (
             isinstance(window, bool) or not isinstance(window, int) or window < 2 or window & (window - 1)
@@ -93,7 +101,7 @@ class RunConfig:
         on a simulator an unimplemented one is refused here (a device platform only writes artifacts, and
         running them says that a device is needed)."""
         dfx = self.dfx
-        if self.platform.endswith("sim"):
+        if _platforms.is_simulator(self.platform):
             dfx.check_supported(self.platform)
         return {
             "dump_args": dfx.enable_dump_args,

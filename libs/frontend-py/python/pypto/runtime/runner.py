@@ -3,6 +3,7 @@
 
 import dataclasses
 
+from pypto.runtime import platforms
 from pypto.runtime.config import RunConfig  # noqa: F401  (re-exported)
 
 
@@ -39,7 +40,7 @@ class DfxOptions:
         a device."""
         if not self.any():
             return
-        if not platform.endswith("sim"):
+        if not platforms.is_simulator(platform):
             raise NotImplementedError(
                 f"{', '.join(self.enabled())}: profiling and dump outputs on {platform!r} need an Ascend device, "
                 "which this pypto does not drive; run on 'a2a3sim' or 'a5sim' for the args dump, the swimlane "

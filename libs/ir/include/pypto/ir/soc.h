@@ -33,6 +33,10 @@ std::string_view HardwareBufferName(MemorySpace space);
 const SocSpec& Ascend910B();
 const SocSpec& Ascend950();
 
+// The table of that name ("Ascend910B", "Ascend950"), else null: what a backend plugin's platform
+// description names for its SoC.
+const SocSpec* SocNamed(std::string_view name);
+
 // "a2a3"/"a2a3sim" -> Ascend910B, "a5"/"a5sim" -> Ascend950, else null.
 const SocSpec* SocForPlatform(std::string_view platform);
 
