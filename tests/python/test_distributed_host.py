@@ -127,6 +127,20 @@ def host_binds_dynamic_twice(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tens
 
 
 @pl.jit.host
+def host_returns_its_output(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], r * 10 + 1.0, device=r)
+    return y
+
+
+@pl.jit.host
+def host_returns_a_number(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_affine(x[r], y[r], r * 10 + 1.0, device=r)
+    return 3
+
+
+@pl.jit.host
 def host_bad_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
     for r in pl.range(pld.world_size()):
         chip_affine(x[r], y[r], pl.const(1.5, pl.INT32), device=r)
@@ -339,3 +353,15 @@ def test_a_dispatch_writing_part_of_a_window_leaves_the_rest_as_the_window_start
     for r in range(2):
         torch.testing.assert_close(y[0, r], x[r, 0] + 1.0)
         assert torch.equal(y[1:, r], torch.ones(7, 16))  # zero + 1.0
+
+
+def test_a_host_function_may_return_its_output_parameter(kernels):
+    x = torch.randn(3, 8, 16)
+    y = torch.full((3, 8, 16), float("nan"))
+    kernels.host_returns_its_output(x, y, config=world(3))
+    torch.testing.assert_close(y, x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ParserError) as error:
+        kernels.host_returns_a_number.compile(x, y, config=world(3))
+    assert error.value.message == (
+        "a @pl.jit.host function returns only its own tensor parameters (written in place), got 3")
+    assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('return 3')}:5")

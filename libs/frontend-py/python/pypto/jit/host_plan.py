@@ -185,6 +185,8 @@ class _Evaluator:
             pass
         elif isinstance(stmt, ast.Return) and (stmt.value is None or _is_none(stmt.value)):
             raise _Return()
+        elif isinstance(stmt, ast.Return):
+            self.returned(stmt)
         else:
             raise self.error(
                 stmt,
@@ -358,6 +360,16 @@ class _Evaluator:
             return callee(*[self.expr(a) for a in node.args])
         raise self.error(node, f"a @pl.jit.host function cannot call {ast.unparse(node.func)}",
                          "it dispatches @pl.jit chip entries with device=r")
+
+    def returned(self, stmt: ast.Return):
+        """`return y` (or `return y, z`) of the host function's own tensor parameters, as pypto-lib's
+        layers end: the outputs are those tensors, written in place, so the return only ends the run."""
+        values = self.expr(stmt.value)
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, HostTensor) or value.index:
+                raise self.error(stmt, "a @pl.jit.host function returns only its own tensor parameters (written in "
+                                 f"place), got {ast.unparse(stmt.value)}", kind=ParserTypeError)
+        raise _Return()
 
     def bind_dynamic(self, node: ast.Call):
         """`x.bind_dynamic(axis, T)` on a host tensor: the host function sees concrete shapes, so this
