@@ -8,6 +8,7 @@
 
 #include "kernel_planner.h"
 #include "mlir_types.h"
+#include "pypto/ir/row_merge.h"
 
 namespace pypto::backend_ptoas::detail {
 
@@ -84,10 +85,7 @@ Status Planner::CheckTensorOperand(const ir::ExprPtr& arg, std::string_view op, 
 // shapes= of a store that names the N-d window whose leading dimensions a 2-D tile's rows merge
 // (FlattenTileNdTo2D): tstore writes a [rows, cols] tile into an N-d partition row by row.
 bool Planner::IsRowMergedWindow(const ir::Shape& window, const ir::Shape& tile) {
-  if (tile.size() != 2 || window.size() <= 2) return false;
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < window.size(); ++d) rows *= window[d];
-  return rows == tile[0] && window.back() == tile[1];
+  return ir::IsRowMergedFrom(tile, window);
 }
 
 Status Planner::CheckTensorLayout(const ir::Var& tensor, const ir::TileType& tile, std::string_view what,

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "pypto/ir/row_merge.h"
+
 namespace pypto::frontend {
 
 using ir::DiagnosticKind;
@@ -586,10 +588,7 @@ bool TileStandsForTensor(const ir::TypePtr& declared, const ir::TypePtr& actual)
 bool TileRowMergedFrom(const ir::TypePtr& declared, const ir::TypePtr& actual) {
   const auto* merged = declared->As<ir::TileType>();
   const auto* tile = actual->As<ir::TileType>();
-  if (!merged || !tile || merged->shape().size() != 2 || tile->shape().size() <= 2) return false;
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < tile->shape().size(); ++d) rows *= tile->shape()[d];
-  return merged->shape() == ir::Shape{rows, tile->shape().back()} && merged->dtype() == tile->dtype() &&
+  return merged && tile && ir::IsRowMergedFrom(merged->shape(), tile->shape()) && merged->dtype() == tile->dtype() &&
          merged->memory_space() == tile->memory_space();
 }
 

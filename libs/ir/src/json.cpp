@@ -1,6 +1,7 @@
 // The JSON form of programs (json.h): one writer that visits every node kind, and one reader that
 // rebuilds the nodes, reporting each fault at its JSON path.
 #include "pypto/ir/json.h"
+#include "pypto/ir/row_merge.h"
 
 #include <fmt/format.h>
 
@@ -505,12 +506,7 @@ bool RecordedTypeAgrees(const Type& recorded, const Type& deduced) {
   const auto* deduced_tile = deduced.As<TileType>();
   if (tile && deduced_tile) {
     if (tile->dtype() != deduced_tile->dtype() || tile->memory_space() != deduced_tile->memory_space()) return false;
-    if (tile->shape() == deduced_tile->shape()) return true;
-    const Shape& window = deduced_tile->shape();
-    if (tile->shape().size() != 2 || window.size() <= 2) return false;
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < window.size(); ++d) rows *= window[d];
-    return tile->shape() == Shape{rows, window.back()};
+    return tile->shape() == deduced_tile->shape() || IsRowMergedFrom(tile->shape(), deduced_tile->shape());
   }
   const auto* tuple = recorded.As<TupleType>();
   const auto* deduced_tuple = deduced.As<TupleType>();

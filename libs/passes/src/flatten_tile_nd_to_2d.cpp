@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "pypto/ir/functor.h"
+#include "pypto/ir/row_merge.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 
@@ -38,13 +39,6 @@ using namespace pypto::ir;
 const TileType* NdTile(const Type& type) {
   const auto* tile = type.As<TileType>();
   return tile && tile->shape().size() > 2 ? tile : nullptr;
-}
-
-// [d0, ..., dn-2, dn-1] -> [d0 * ... * dn-2, dn-1].
-Shape RowMerged(const Shape& shape) {
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
-  return {rows, shape.back()};
 }
 
 ExprPtr Index(int64_t value, const Span& span) { return std::make_shared<ConstInt>(value, DataType::INDEX, span); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "op_checks.h"
+#include "pypto/ir/row_merge.h"
 
 namespace pypto::ir {
 namespace {
@@ -89,10 +90,7 @@ bool IsAtomicStore(const OpAttrs& attrs) { return FindAttr<std::string>(attrs, "
 // Whether `shapes` is an N-d window (rank > 2, the offsets' rank) whose leading dimensions merge
 // into the rows of the 2-D tile `tile`.
 bool IsRowMergedWindow(const Shape& shapes, const Shape& tile, size_t offsets_rank) {
-  if (tile.size() != 2 || shapes.size() <= 2 || shapes.size() != offsets_rank) return false;
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < shapes.size(); ++d) rows *= shapes[d];
-  return rows == tile[0] && shapes.back() == tile[1];
+  return shapes.size() == offsets_rank && IsRowMergedFrom(tile, shapes);
 }
 
 Result<TypePtr> DeduceStore(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
