@@ -20,6 +20,7 @@
 #include "call_builder.h"
 #include "loop_control.h"
 #include "program_signature.h"
+#include "scalar_bounds.h"
 #include "pypto/frontend/parser.h"
 #include "type_resolver.h"
 
@@ -58,6 +59,11 @@ struct [[gnu::visibility("hidden")]] ProgramContext {
   // What each integer scalar variable was assigned (by Var id): a slice `t[c0:c1]` whose bounds were
   // computed earlier has a size known at compile time when c1 - c0 folds to a constant.
   std::unordered_map<uint64_t, ir::ExprPtr> scalar_values;
+  // The range of each loop variable (by Var id), for bounding what is sized at run time.
+  std::unordered_map<uint64_t, LoopRange> loop_ranges;
+  // The run-time extents of each tensor allocated at the bound of its shape (by Var id), which
+  // pl.tensor.dim reads.
+  std::unordered_map<uint64_t, std::vector<ir::ExprPtr>> run_time_shapes;
   // A @pl.program: the constants its methods read, and one specialisation per argument signature of
   // each generic method (one whose parameters name pl.dynamic dimensions).
   const Constants* constants = nullptr;
@@ -197,6 +203,8 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::StmtPtr BindAssigned(py::handle target, py::handle stmt, const ir::TypePtr& type, const ir::ExprPtr& value);
   ir::Result<ir::StmtPtr> ParseRunTimeShapedTensor(py::handle target, py::handle stmt);
   std::optional<ParameterUse> FirstParameterTaking(const std::string& name, py::handle stmt);
+  std::optional<std::vector<int64_t>> BoundedShape(const std::vector<ir::ExprPtr>& dims) const;
+  void WarnOnCompositeShape(py::handle shape_list, const std::vector<ir::ExprPtr>& dims);
   ir::Result<ir::StmtPtr> ParseShapeUnpack(py::handle stmt, py::handle target);
   static ir::TypePtr WithValidShapeOf(const ir::TypePtr& declared, const ir::TypePtr& value);
   Constants AnnotationConstants() const;

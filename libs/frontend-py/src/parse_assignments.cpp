@@ -1,5 +1,5 @@
-// FunctionParser: assignment statements (`x = v`, `x: T = v`, `M, N = t.shape`, tensors shaped at run
-// time), the types annotations give them, and the scalar values they record for folding sizes.
+// FunctionParser: assignment statements (`x = v`, `x: T = v`, `M, N = t.shape`), the types
+// annotations give them, and the scalar values they record for folding sizes.
 #include "function_parser.h"
 
 #include <fmt/format.h>
@@ -151,108 +151,6 @@ ir::StmtPtr FunctionParser::BindAssigned(py::handle target, py::handle stmt, con
   RecordOrchestrationSlice(*var, value);
   if (IsCreation(*value)) placeholders_.insert(var->id());
   return std::make_shared<ir::AssignStmt>(var, value, map_.SpanOf(stmt));
-}
-
-// `buf = pl.create_tensor([16, head_dim], ...)` / `qi = pl.slice(query, [16, head_dim], [row, 0])` in
-// orchestration code with a dimension read from a tensor (upstream's paged attention reads them
-// from a config tensor): the shape is known only when the program runs, and a tensor's type here is
-// static. Such a tensor exists to be handed to kernels, so it takes the shape of the parameter the
-// first call after it passes it to (a kernel reading fewer rows or columns than its parameter has is
-// the kernel's business, as on the device). Null when `stmt` makes no such tensor.
-ir::Result<ir::StmtPtr> FunctionParser::ParseRunTimeShapedTensor(py::handle target, py::handle stmt) {
-  const std::string name = target.attr("id").cast<std::string>();
-  py::handle value = stmt.attr("value");
-  if (kernel_depth_ > 0 || !IsNode(value, "Call")) return ir::StmtPtr{};
-  const std::string callee = DottedName(value.attr("func"));
-  const bool create = callee == "pl.create_tensor" || callee == "pl.tensor.create";
-  const bool slice = callee == "pl.slice" || callee == "pl.tensor.slice";
-  py::list args = value.attr("args");
-  const size_t shape_index = create ? 0 : 1;
-  if ((!create && !slice) || py::len(args) <= shape_index + (slice ? 1 : 0) || !IsNode(args[shape_index], "List"))
-    return ir::StmtPtr{};
-  bool run_time = false;
-  for (auto element : args[shape_index].attr("elts")) {
-    auto dim = ParseExpr(element);
-    if (!dim) return pypto::unexpected(dim.error());
-    run_time |= !ir::AsConstInt(*dim) && (*dim)->type()->As<ir::ScalarType>();
-  }
-  if (!run_time) return ir::StmtPtr{};
-  const ir::Span span = map_.SpanOf(value);
-  auto param = FirstParameterTaking(name, stmt);
-  if (!param)
-    return MakeError(DiagnosticKind::Type,
-                     fmt::format("'{}' has a shape known only at run time; such a tensor takes the shape of the "
-                                 "kernel parameter it is passed to, and no function call after it passes '{}'",
-                                 name, name),
-                     span, "give it a shape of integer constants");
-  py::module_ ast = py::module_::import("ast");
-  py::list dims;
-  for (int64_t dim : param->type.shape()) {
-    dims.append(ast.attr("Constant")(dim));
-    ast.attr("copy_location")(dims[dims.size() - 1], value);
-  }
-  py::object shape = ast.attr("List")(dims, ast.attr("Load")());
-  ast.attr("copy_location")(shape, args[shape_index]);
-  ir::Result<ir::ExprPtr> made = pypto::unexpected(ir::Diagnostic{});
-  if (create) {
-    std::vector<py::object> rewritten = {shape};
-    for (size_t i = 1; i < py::len(args); ++i) rewritten.push_back(args[i]);
-    made = ParseExpr(RewrittenCall(value, "pl.create_tensor", rewritten, value.attr("keywords")));
-  } else {
-    auto base = ParseExpr(args[0]);
-    if (!base) return pypto::unexpected(base.error());
-    auto offsets = ParseExpr(args[2]);
-    if (!offsets) return pypto::unexpected(offsets.error());
-    auto dims_expr = ParseExpr(shape);
-    if (!dims_expr) return pypto::unexpected(dims_expr.error());
-    auto call = ir::OpRegistry::Get().CreateCall("tensor.slice", {*base, *dims_expr, *offsets}, {}, span);
-    if (call) made = ir::ExprPtr(*call);
-    else made = pypto::unexpected(call.error());
-  }
-  if (!made)
-    return MakeError(made.error().kind,
-                     fmt::format("'{}' has a shape known only at run time, and takes the shape [{}] of {}: {}", name,
-                                 fmt::join(param->type.shape(), ", "), param->where, made.error().message),
-                     span);
-  return BindAssigned(target, stmt, (*made)->type(), *made);
-}
-
-// The tensor parameter of a function of the program that the first call after `stmt` (in source
-// order) passes the variable `name` to, positionally or by keyword.
-std::optional<FunctionParser::ParameterUse> FunctionParser::FirstParameterTaking(const std::string& name,
-                                                                                 py::handle stmt) {
-  if (!program_.methods || !function_def_) return std::nullopt;
-  const auto after = std::make_pair(stmt.attr("end_lineno").cast<int>(), stmt.attr("end_col_offset").cast<int>());
-  std::optional<std::pair<int, int>> best;
-  std::optional<ParameterUse> found;
-  for (auto node : py::module_::import("ast").attr("walk")(function_def_)) {
-    if (!IsNode(node, "Call")) continue;
-    const auto at = std::make_pair(node.attr("lineno").cast<int>(), node.attr("col_offset").cast<int>());
-    if (at < after || (best && *best < at)) continue;
-    std::string callee = DottedName(node.attr("func"));
-    if (callee.starts_with("self.")) callee = callee.substr(5);
-    auto method = program_.methods->find(callee);
-    if (method == program_.methods->end()) continue;
-    const auto& params = method->second.params;
-    auto take = [&](size_t i) {
-      const auto* tensor = i < params.size() ? params[i]->type()->As<ir::TensorType>() : nullptr;
-      if (!tensor) return;
-      best = at;
-      found.emplace(ParameterUse{*tensor, fmt::format("{}() parameter '{}'", callee, params[i]->name_hint())});
-    };
-    py::list positional = node.attr("args");
-    for (size_t i = 0; i < py::len(positional); ++i)
-      if (IsNode(positional[i], "Name") && positional[i].attr("id").cast<std::string>() == name) take(i);
-    for (auto keyword : node.attr("keywords")) {
-      if (keyword.attr("arg").is_none() || !IsNode(keyword.attr("value"), "Name") ||
-          keyword.attr("value").attr("id").cast<std::string>() != name)
-        continue;
-      const std::string key = keyword.attr("arg").cast<std::string>();
-      for (size_t i = 0; i < params.size(); ++i)
-        if (params[i]->name_hint() == key) take(i);
-    }
-  }
-  return found;
 }
 
 // `M, N = x.shape`: one assignment per name, `M = x.shape[0]`, ... (a constant each).

@@ -150,7 +150,8 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseBindDynamic(py::handle call) {
   return ir::StmtPtr{};
 }
 
-// `pl.tensor.dim(t, axis)`: the extent of a tensor axis, a compile-time integer here.
+// `pl.tensor.dim(t, axis)`: the extent of a tensor axis, a compile-time integer here, except for a
+// tensor allocated at the bound of a run-time shape, whose run-time extent it reads.
 ir::Result<ir::ExprPtr> FunctionParser::ParseTensorDim(py::handle node) {
   const ir::Span span = map_.SpanOf(node);
   py::list args = node.attr("args");
@@ -172,7 +173,12 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseTensorDim(py::handle node) {
                      fmt::format("pl.tensor.dim axis must be an integer in [{}, {}) for {}", -rank, rank,
                                  type->str()),
                      map_.SpanOf(args[1]));
-  const int64_t extent = type->shape()[static_cast<size_t>(*index < 0 ? *index + rank : *index)];
+  const auto axis_index = static_cast<size_t>(*index < 0 ? *index + rank : *index);
+  if (const auto* var = (*tensor)->As<ir::Var>()) {
+    auto run_time = program_.run_time_shapes.find(var->id());
+    if (run_time != program_.run_time_shapes.end()) return run_time->second[axis_index];
+  }
+  const int64_t extent = type->shape()[axis_index];
   return ir::ExprPtr(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
 }
 

@@ -74,6 +74,7 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseFor(py::handle stmt) {
   header.loop_var = std::make_shared<ir::Var>(target.attr("id").cast<std::string>(),
                                               std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
                                               map_.SpanOf(target));
+  program_.loop_ranges[header.loop_var->id()] = LoopRange{start, stop, step};
   if (carry_kinds && !init_values)
     return MakeError(DiagnosticKind::Syntax, fmt::format("{}(..., carry=...) needs init_values", callee),
                      map_.SpanOf(carry_kinds));
