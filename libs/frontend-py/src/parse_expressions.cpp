@@ -73,6 +73,16 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseExpr(py::handle node) {
     return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(extents), span));
   }
   if (type == "Subscript" && ShapeOf(node.attr("value"))) return ParseShapeExtent(node);
+  // `M.hidden_size` with `M` a config object of the module: the number it holds, as for a name.
+  if (type == "Attribute") {
+    const std::string dotted = DottedName(node);
+    auto constant = source_.constants->find(dotted);
+    const bool shadowed = env_.contains(dotted.substr(0, dotted.find('.')));
+    if (!shadowed && constant != source_.constants->end() &&
+        (std::holds_alternative<int64_t>(constant->second) || std::holds_alternative<double>(constant->second) ||
+         std::holds_alternative<bool>(constant->second)))
+      return ConstantExpr(constant->second, span);
+  }
   // pl.AUTO: "let the compiler choose" (reserve_buffer's base), upstream's -1.
   if (type == "Attribute" && DottedName(node) == "pl.AUTO" && !env_.contains("pl"))
     return ir::ExprPtr(std::make_shared<ir::ConstInt>(-1, ir::DataType::INDEX, span));

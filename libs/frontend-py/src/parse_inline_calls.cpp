@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 
 namespace pypto::frontend {
 
@@ -83,8 +85,12 @@ ir::Result<FunctionParser::InlinedBody> FunctionParser::InlineBody(const std::ve
     if (IsNode(stmt, "Return")) {
       if (i + 1 != py::len(body))
         return MakeError(DiagnosticKind::Syntax, "an inline function returns only at its end", map_.SpanOf(stmt));
+      // `return other_inline(...)`: the body of the inline call in the return goes first.
+      auto outer = std::exchange(prelude_, {});
       auto values = ReturnValues(stmt);
+      auto returned_body = std::exchange(prelude_, std::move(outer));
       if (!values) return pypto::unexpected(values.error());
+      for (const auto& inner : returned_body) Append(inlined.stmts, inner);
       inlined.values = std::move(*values);
       break;
     }

@@ -56,8 +56,9 @@ std::optional<int64_t> StaticDim(py::handle node, const Constants* constants) {
   if (IsNode(node, "Constant") && py::isinstance<py::int_>(node.attr("value")) &&
       !py::isinstance<py::bool_>(node.attr("value")))
     return node.attr("value").cast<int64_t>();
-  if (IsNode(node, "Name") && constants) {
-    auto it = constants->find(node.attr("id").cast<std::string>());
+  // A name, or an attribute of a config object (`M.hidden_size`), which the JIT passes by its dotted name.
+  if ((IsNode(node, "Name") || IsNode(node, "Attribute")) && constants) {
+    auto it = constants->find(DottedName(node));
     if (it != constants->end() && std::holds_alternative<int64_t>(it->second)) return std::get<int64_t>(it->second);
     return std::nullopt;
   }

@@ -6,6 +6,7 @@ import ast
 import hashlib
 import inspect
 import textwrap
+import types
 
 from pypto import _core
 from pypto.ir.compiler import entry_parameters
@@ -19,6 +20,17 @@ from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
 from pypto.runtime.scalars import check_scalar_range
 from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.torch_interop import dsl_dtype_name
+
+
+def _dotted(node) -> str:
+    """`a.b.c` for an attribute chain rooted at a plain name, else ""."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([node.id, *reversed(parts)])
 
 
 class _Source:
@@ -43,6 +55,11 @@ class _Source:
             if arg.annotation is not None
             for node in ast.walk(arg.annotation)
             if isinstance(node, ast.Name)
+        }
+        # `M.max_position_embeddings` with `M` a config object: each dotted chain the function writes
+        # (rooted at a plain name) may read a constant of the object it starts from.
+        self.attribute_chains = {
+            _dotted(node) for node in ast.walk(definition) if isinstance(node, ast.Attribute) and _dotted(node)
         }
         digest = hashlib.sha256(_core.version().encode())
         digest.update(self.text.encode())
@@ -206,11 +223,11 @@ class JITFunction:
     def _constants(self) -> dict:
         """The int/float/bool globals and closure variables the body names; they act as literals.
         The ``pl.dynamic`` dimensions it names go along: each call binds them to its tensors' extents."""
+        names = self._names()
         constants = {
-            name: value
-            for name, value in self._names().items()
-            if isinstance(value, (bool, int, float, DynVar, DataType))
+            name: value for name, value in names.items() if isinstance(value, (bool, int, float, DynVar, DataType))
         }
+        constants.update(self._attribute_constants(names))
         for name, value in constants.items():
             if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
                 raise ValueError(
@@ -218,6 +235,24 @@ class JITFunction:
                     f"(-2**63 to 2**63 - 1), which is what a literal of the program holds"
                 )
         return constants
+
+    def _attribute_constants(self, names: dict) -> dict:
+        """The numbers read as attributes of an object that is not a module (`M.hidden_size` with
+        `M` a config instance), keyed by the dotted name the source writes. Modules are left out:
+        `pl.FP32` and friends are the language, read by the parser itself."""
+        found = {}
+        for chain in self._source_info().attribute_chains:
+            root, *path = chain.split(".")
+            value = names.get(root)
+            if value is None or isinstance(value, types.ModuleType):
+                continue
+            for attribute in path:
+                value = getattr(value, attribute, None)
+                if value is None or isinstance(value, types.ModuleType):
+                    break
+            if isinstance(value, (bool, int, float)) and not isinstance(value, DataType):
+                found[chain] = value
+        return found
 
     def _subfunctions(self) -> dict:
         """Every ``@pl.jit.incore``/``.inline`` function this one calls, directly or through others."""
