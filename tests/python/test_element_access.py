@@ -199,12 +199,14 @@ def marks(idx: pl.Tensor[[8], pl.INT32], y: pl.Out[pl.Tensor[[1, N], pl.INT32]])
 
 
 @pl.jit
-def in_loop(x: pl.Tensor[[16, N], pl.FP32], y: pl.Out[pl.Tensor[[16, N], pl.FP32]]):
-    for i in pl.range(2):
-        acc = pl.create_tensor([16, N], dtype=pl.FP32, init_value=0.0)
-        with pl.at(level=pl.Level.CORE_GROUP):
-            acc[0:16, 0:N] = pl.add(acc[0:16, 0:N], x[0:16, 0:N])
-            y[0:16, 0:N] = pl.mul(acc[0:16, 0:N], 1.0)
+def in_loop(x: pl.Tensor[[48, N], pl.FP32], y: pl.Out[pl.Tensor[[48, N], pl.FP32]]):
+    for i in pl.range(3):
+        acc = pl.create_tensor([16, N], dtype=pl.FP32, init_value=0.5)
+        for k in pl.range(2):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="accumulate"):
+                acc[0:16, 0:N] = pl.add(acc[0:16, 0:N], x[i * 16 : i * 16 + 16, 0:N])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="copy_out"):
+            y[i * 16 : i * 16 + 16, 0:N] = pl.mul(acc[0:16, 0:N], 1.0)
     return y
 
 
@@ -241,19 +243,21 @@ def test_elements_never_written_keep_the_init_value(created):
 
 
 def test_init_value_misuse_is_reported(created):
-    from pypto.language.parser import InvalidOperationError
     from pypto.language.parser.diagnostics import ParserTypeError
 
     with pytest.raises(ParserTypeError) as info:
         created.fractional(torch.zeros(16, 64, dtype=torch.int32), torch.zeros(16, 64, dtype=torch.int32))
     assert info.value.message == "pl.create_tensor: init_value=0.5 is not a INT32 value"
-    assert info.value.location == f"{created.path}:40:11"
-    with pytest.raises(InvalidOperationError) as info:
-        created.in_loop(torch.zeros(16, 64), torch.zeros(16, 64))
-    assert info.value.message == ("'acc' is created with init_value inside a loop that runs more than once; its "
-                                  "buffer is allocated once per run and would not start again at 0.0 in later "
-                                  "iterations")
-    assert info.value.location == f"{created.path}:31:9"
+    assert info.value.location == f"{created.path}:42:11"
+
+
+def test_a_tensor_created_in_a_loop_starts_at_its_init_value_in_every_iteration(created):
+    # Each of the 3 iterations accumulates twice into a new 'acc' that starts at 0.5: its buffer is
+    # reused, so it must be filled again after the previous iteration's tasks are done with it.
+    x = torch.randn(48, 64)
+    y = torch.zeros(48, 64)
+    created.in_loop(x, y)
+    torch.testing.assert_close(y, 0.5 + x + x, rtol=0, atol=0)
 
 
 HALF_READS = """

@@ -1,11 +1,14 @@
 // OrchestrationEmitter: pl.create_tensor. Every create of the body becomes plan intermediates, all
-// allocated at scope entry; a create that a loop runs again takes a buffer of a pool in each run.
+// allocated at scope entry; a create that a loop runs again takes a buffer of a pool in each run, and
+// one with init_value is filled again there.
 #include "orchestration_emitter.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "orchestration_scalars.h"
 #include "pypto/ir/functor.h"
@@ -67,21 +70,12 @@ bool OrchestrationEmitter::RunsOnce(const ir::ForStmt& loop) {
   return *step > 0 ? *start < *stop && *stop - *start <= *step : *start > *stop && *start - *stop <= -*step;
 }
 
-// `pl.create_tensor(..., init_value=v)`: the plan's starting value and the C++ pre-fill. The buffer is
-// allocated once per run, so a tensor created in a loop that iterates again would start the next
-// iteration with what the last one left; that is refused.
-ir::Result<bool> OrchestrationEmitter::SetInitialValue(const ir::AssignStmt& create, bool repeated,
-                                                       const std::string& name, rt::PlanTensor& plan_tensor) {
+// `pl.create_tensor(..., init_value=v)`: the plan's starting value and the C++ pre-fill.
+void OrchestrationEmitter::SetInitialValue(const ir::AssignStmt& create, const std::string& name,
+                                           rt::PlanTensor& plan_tensor) {
   const auto* call = create.value()->As<ir::Call>();
   const auto init = ir::FindAttr<double>(call->kwargs(), "init_value");
-  if (!init) return true;
-  if (repeated)
-    return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("'{}' is created with init_value inside a loop that runs more than once; its "
-                                 "buffer is allocated once per run and would not start again at {} in later "
-                                 "iterations",
-                                 create.var()->name_hint(), ir::FloatLiteral(*init)),
-                     create.span(), "create the tensor before the loop and reset it in a kernel, or drop init_value");
+  if (!init) return;
   const ir::DataType dtype = create.var()->type()->As<ir::TensorType>()->dtype();
   plan_tensor.initial_bits = ElementBits(*init, dtype);
   if (*init == 0) {
@@ -91,7 +85,6 @@ ir::Result<bool> OrchestrationEmitter::SetInitialValue(const ir::AssignStmt& cre
                                                    : ir::FloatLiteral(*init);
     body_ += fmt::format("    {}_ci.set_initial_value(static_cast<{}>({}));\n", name, *CppScalarType(dtype), value);
   }
-  return true;
 }
 
 // Every pl.create_tensor of the body becomes plan intermediates, which the C++ allocates all with one
@@ -144,24 +137,30 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
     body_ += fmt::format("    uint32_t {0}_ci_shapes[{1}] = {{{2}}};\n", name, dims.size(), fmt::join(dims, ", "));
     body_ += fmt::format("    TensorCreateInfo {0}_ci({0}_ci_shapes, {1}, DataType::{2});\n", name, dims.size(),
                          rt::DtypeName(*dtype));
-    if (auto ok = SetInitialValue(*stmt->As<ir::AssignStmt>(), create.repeated, name, plan_tensor); !ok) return ok;
+    SetInitialValue(*stmt->As<ir::AssignStmt>(), name, plan_tensor);
+    // A create with init_value that runs again: the plan fills the buffer it takes at each run, and the
+    // C++ allocates a new, pre-filled one there, as upstream does (EmitRefill).
+    const bool refilled = create.repeated && plan_tensor.initial_bits;
+    if (refilled) refills_[stmt.get()] = *std::exchange(plan_tensor.initial_bits, std::nullopt);
     const auto first = static_cast<uint32_t>(result_.plan.intermediates.size());
     const size_t buffers = create.carried.size() + 1;
     std::vector<std::string> pool_refs;
     for (size_t b = 0; b < buffers; ++b) {
       result_.plan.intermediates.push_back(plan_tensor);
+      if (refilled) continue;
       pool_refs.push_back(fmt::format("&alloc_0.get_ref({})", infos.size()));
       infos.push_back(name + "_ci");
     }
     if (buffers == 1) {
-      refs += fmt::format("    const ChipTensor& {} = alloc_0.get_ref({});\n", name, infos.size() - 1);
+      if (!refilled) refs += fmt::format("    const ChipTensor& {} = alloc_0.get_ref({});\n", name, infos.size() - 1);
       bindings_[var.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, first}, name};
       continue;
     }
     Pool pool{.cpp_name = names_.Take(name + "_pool"), .carried = create.carried};
     for (size_t b = 0; b < buffers; ++b) pool.buffers.push_back(first + static_cast<uint32_t>(b));
-    refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers,
-                        fmt::join(pool_refs, ", "));
+    if (!refilled)
+      refs += fmt::format("    const ChipTensor* {}[{}] = {{{}}};\n", pool.cpp_name, buffers,
+                          fmt::join(pool_refs, ", "));
     // The variable is a template view each run points at the buffer it takes.
     rt::PlanView slot{.name = var->name_hint(), .base = {rt::PlanTensorRef::Kind::Intermediate, first}};
     ViewShape(*var, slot);
@@ -176,10 +175,38 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
   return true;
 }
 
-// A run of a pl.create_tensor with a pool of buffers: the C++ takes the first buffer of the pool that
-// no loop-carried tensor in scope names (comparing allocations: a view shares its tensor's), and the
-// plan expansion does the same (CreateStep).
-ir::Result<bool> OrchestrationEmitter::EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool) {
+// A run of a pl.create_tensor: nothing for one allocated at scope entry; a buffer of its pool for one
+// that a loop runs again, and a refill for one that starts at init_value.
+ir::Result<bool> OrchestrationEmitter::EmitCreate(const ir::AssignStmt& create) {
+  auto pool = pools_.find(&create);
+  auto refill = refills_.find(&create);
+  if (pool != pools_.end())
+    if (auto ok = EmitPooledCreate(create, pool->second, /*select_in_cpp=*/refill == refills_.end()); !ok) return ok;
+  if (refill != refills_.end()) EmitRefill(create, refill->second);
+  return true;
+}
+
+// A run of a pl.create_tensor(..., init_value=v) that a loop runs again: a fill task sets v in the
+// buffer the plan gives it, once the tasks of earlier iterations still using that buffer have finished
+// (it writes the buffer, so the runtime orders it after them, and the tasks of this run after it). The
+// C++ allocates a new buffer at each run instead, pre-filled as upstream's alloc_tensors does.
+void OrchestrationEmitter::EmitRefill(const ir::AssignStmt& create, uint64_t bits) {
+  const Binding& binding = bindings_.at(create.var().get());
+  Separate();
+  body_ += fmt::format("{}// '{}' starts at its init_value in each iteration: a new buffer each time\n", indent_,
+                       create.var()->name_hint());
+  body_ += fmt::format("{}{} = alloc_tensors({}_ci).get_ref(0);\n", indent_,
+                       Declared("ChipTensor", binding.cpp_name), binding.cpp_name);
+  rt::PlanSubmit fill{.dummy = true, .fill = bits};
+  fill.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Output, .tensor = binding.ref});
+  steps_->push_back(Step{SubmitStep{.submit = std::move(fill)}});
+}
+
+// A run of a pl.create_tensor with a pool of buffers: the plan expansion takes the first buffer of the
+// pool that no loop-carried tensor in scope names (CreateStep), and so does the C++ (comparing
+// allocations: a view shares its tensor's) unless it allocates the tensor there (EmitRefill).
+ir::Result<bool> OrchestrationEmitter::EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool,
+                                                        bool select_in_cpp) {
   const auto& var = create.var();
   const Binding& binding = bindings_.at(var.get());
   CreateStep step{.slot = pool.slot, .pool = pool.buffers};
@@ -193,15 +220,17 @@ ir::Result<bool> OrchestrationEmitter::EmitPooledCreate(const ir::AssignStmt& cr
                                    var->name_hint()),
                        create.span());
     step.carried.push_back(it->second.ref.index);
-    named.push_back(fmt::format("{}[{}]->buffer_addr == {}.buffer_addr", pool.cpp_name, index, it->second.cpp_name));
+    if (select_in_cpp)
+      named.push_back(fmt::format("{}[{}]->buffer_addr == {}.buffer_addr", pool.cpp_name, index, it->second.cpp_name));
   }
+  steps_->push_back(Step{std::move(step)});
+  if (!select_in_cpp) return true;
   Separate();
   body_ += fmt::format("{}// '{}' is a new tensor in each iteration: a buffer of its pool no carried tensor names\n",
                        indent_, var->name_hint());
   body_ += fmt::format("{}size_t {} = 0;\n", indent_, index);
   body_ += fmt::format("{}while ({}) ++{};\n", indent_, fmt::join(named, " || "), index);
   body_ += fmt::format("{}{} = *{}[{}];\n", indent_, Declared("ChipTensor", binding.cpp_name), pool.cpp_name, index);
-  steps_->push_back(Step{std::move(step)});
   return true;
 }
 

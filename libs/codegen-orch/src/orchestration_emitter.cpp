@@ -113,10 +113,7 @@ ir::Result<bool> OrchestrationEmitter::EmitStmt(const ir::StmtPtr& stmt) {
                        stmt->span());
     return true;
   }
-  if (IsTensorCreate(stmt)) {  // allocated at scope entry (AllocateIntermediates)
-    auto pool = pools_.find(stmt.get());
-    return pool == pools_.end() ? true : EmitPooledCreate(*stmt->As<ir::AssignStmt>(), pool->second);
-  }
+  if (IsTensorCreate(stmt)) return EmitCreate(*stmt->As<ir::AssignStmt>());  // see AllocateIntermediates
   if (const auto* loop = stmt->As<ir::ForStmt>()) return EmitLoop(*loop);
   if (stmt->Is<ir::WhileStmt>())  // the task plan needs each loop's trip count
     return MakeError(DiagnosticKind::Syntax, "while loops are supported inside kernels only", stmt->span(),

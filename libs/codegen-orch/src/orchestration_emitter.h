@@ -74,10 +74,11 @@ class OrchestrationEmitter {
   static void CollectTensorCreates(const std::vector<ir::StmtPtr>& stmts, bool repeats,
                                    std::vector<const ir::Var*>& carried, std::vector<TensorCreate>& creates);
   static bool RunsOnce(const ir::ForStmt& loop);
-  ir::Result<bool> SetInitialValue(const ir::AssignStmt& create, bool repeated, const std::string& name,
-                                   rt::PlanTensor& plan_tensor);
+  void SetInitialValue(const ir::AssignStmt& create, const std::string& name, rt::PlanTensor& plan_tensor);
   ir::Result<bool> AllocateIntermediates(const std::vector<ir::StmtPtr>& body);
-  ir::Result<bool> EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool);
+  ir::Result<bool> EmitCreate(const ir::AssignStmt& create);
+  ir::Result<bool> EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool, bool select_in_cpp);
+  void EmitRefill(const ir::AssignStmt& create, uint64_t bits);
 
   // TaskIds, TaskId arrays and deps= (emit_task_ids.cpp).
   const std::string* TaskNameOf(const ir::ExprPtr& expr) const;
@@ -162,6 +163,9 @@ class OrchestrationEmitter {
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::AssignStmt*, Binding> view_of_;  // each reshape's view, made once
   std::unordered_map<const ir::Stmt*, Pool> pools_;  // the creates that take a buffer of a pool in each run
+  // The creates with init_value that a loop runs again: the bits of their starting value, which a fill
+  // task sets in the buffer at each run (EmitRefill).
+  std::unordered_map<const ir::Stmt*, uint64_t> refills_;
   std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names

@@ -462,12 +462,33 @@ TEST(OrchestrationLoops, InitValueFillsTheIntermediateAndTheCppPreFillsIt) {
   EXPECT_EQ(plain->cpp_source.find("set_initial_value"), std::string::npos);
 }
 
-TEST(OrchestrationLoops, InitValueInALoopThatIteratesAgainIsRefused) {
-  auto result = GenerateWithCreate({{"dtype", ir::DataType::FP32}, {"init_value", 0.0}}, /*in_loop=*/true);
-  ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().message,
-            "'tmp' is created with init_value inside a loop that runs more than once; its buffer is allocated once "
-            "per run and would not start again at 0.0 in later iterations");
+// A create with init_value that the loop runs again starts each run with a fill task on its buffer
+// (ordered by the runtime after the earlier iterations' tasks using it); the C++ allocates a new,
+// pre-filled buffer there instead, as upstream does.
+TEST(OrchestrationLoops, InitValueInALoopIsFilledAgainInEveryIteration) {
+  auto result = GenerateWithCreate({{"dtype", ir::DataType::FP32}, {"init_value", 1.5}}, /*in_loop=*/true);
+  ASSERT_TRUE(result) << result.error().str();
+  ASSERT_EQ(result->plan.intermediates.size(), 1u);
+  EXPECT_EQ(result->plan.intermediates[0].initial_bits, std::nullopt);  // the fills set it
+  std::vector<size_t> fills;
+  for (size_t i = 0; i < result->plan.submits.size(); ++i)
+    if (result->plan.submits[i].fill) fills.push_back(i);
+  ASSERT_EQ(fills.size(), 4u);  // one per iteration, before its kernels
+  for (size_t i = 0; i < fills.size(); ++i) {
+    const auto& fill = result->plan.submits[fills[i]];
+    EXPECT_EQ(*fill.fill, 0x3FC00000u);
+    EXPECT_TRUE(fill.dummy);
+    ASSERT_EQ(fill.args.size(), 1u);
+    EXPECT_EQ(fill.args[0].direction, rt::ArgDirection::Output);
+    EXPECT_EQ(fill.args[0].tensor, (rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, 0}));
+    EXPECT_EQ(fills[i], 3 * i);  // then the iteration's two kernels
+  }
+  const std::string& cpp = result->cpp_source;
+  EXPECT_NE(cpp.find("    tmp_ci.set_initial_value(static_cast<float>(1.5));\n"), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("alloc_0"), std::string::npos) << cpp;
+  const auto allocated = cpp.find("ChipTensor tmp = alloc_tensors(tmp_ci).get_ref(0);\n");
+  ASSERT_NE(allocated, std::string::npos) << cpp;
+  EXPECT_GT(allocated, cpp.find("for (int64_t")) << cpp;
 }
 
 // The loop's rebound tensors are C++ tensor variables reassigned at the yield, both read before either

@@ -110,6 +110,9 @@ pypto::expected<TaskId, FatalError> Runtime::SubmitMixed(const MixedKernels& ker
 pypto::expected<TaskId, FatalError> Runtime::SubmitDummy(const TaskArgs& args) {
   return impl_->SubmitDummyGraphed(args);
 }
+pypto::expected<TaskId, FatalError> Runtime::SubmitFill(const TaskArgs& args, uint64_t bits) {
+  return impl_->SubmitDummyGraphed(args, bits);
+}
 pypto::expected<void, FatalError> Runtime::WaitAll() { return impl_->WaitAll(); }
 void Runtime::Reset() { impl_->Reset(); }
 size_t Runtime::tasks_completed() const { return impl_->tasks_completed(); }

@@ -127,9 +127,10 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixedGraphed(const Mixe
   return Graphed(kernels, args, [&] { return SubmitMixed(kernels, args); });
 }
 
-pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummyGraphed(const TaskArgs& args) {
-  if (!graph_) return SubmitDummy(args);
-  return Graphed(MixedKernels{}, args, [&] { return SubmitDummy(args); });
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummyGraphed(const TaskArgs& args,
+                                                                     std::optional<uint64_t> fill) {
+  if (!graph_) return SubmitDummy(args, fill);
+  return Graphed(MixedKernels{}, args, [&] { return SubmitDummy(args, fill); });
 }
 
 // An id of this run names a task whether it is live or finished; any other (kInvalidTaskId, or an id

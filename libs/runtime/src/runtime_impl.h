@@ -74,11 +74,11 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<TaskId, FatalError> Submit(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitGraphed(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitMixedGraphed(const MixedKernels& kernels, const TaskArgs& args);
-  pypto::expected<TaskId, FatalError> SubmitDummyGraphed(const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitDummyGraphed(const TaskArgs& args, std::optional<uint64_t> fill = {});
   pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
                                                   const std::shared_ptr<Launch>& launch, int32_t block_idx);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
-  pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
+  pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args, std::optional<uint64_t> fill = {});
   pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) override;
   pypto::expected<void, FatalError> PipePush(const KernelLaunch& launch, std::string_view kernel, const PipeRef& pipe,
                                              std::span<const std::byte> tile) override;
@@ -158,6 +158,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<void, FatalError> RunObserved(const Task& task, const KernelLaunch& launch);
   pypto::expected<void, FatalError> Execute(const Task& task, const KernelLaunch& launch);
   void Retire(Task& task, int core);
+  static void FillOutputs(const Task& task);
   void RecordError(FatalError error);
   // With mu_ held: a slot in the current scope's ring for a launch of func_id, waiting for one to be
   // given back if need be; ScopeDeadlock when none can be.

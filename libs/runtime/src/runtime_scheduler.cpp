@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -236,8 +237,21 @@ pypto::expected<void, FatalError> Runtime::Impl::RunObserved(const Task& task, c
   return result;
 }
 
+// A fill task's work, done as it retires: every task it waits for has finished, and none waiting for it
+// has started.
+void Runtime::Impl::FillOutputs(const Task& task) {
+  for (const ChipTensor& tensor : task.tensors) {
+    const size_t element_size = ElementSize(tensor.dtype);
+    uint64_t count = 1;
+    for (uint32_t d = 0; d < tensor.ndims && d < PYPTO_MAX_TENSOR_DIMS; ++d) count *= tensor.shapes[d];
+    auto* origin = reinterpret_cast<std::byte*>(tensor.buffer_addr) + tensor.start_offset * element_size;
+    FillElements(origin, count, element_size, *task.fill);
+  }
+}
+
 // Called with mu_ held. Frees the core and wakes what this task was holding back.
 void Runtime::Impl::Retire(Task& task, int core) {
+  if (task.fill) FillOutputs(task);
   if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {
     if (!access.live || graph_) continue;  // a later write covering it has taken its place, or it is kept

@@ -9,6 +9,8 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -91,17 +93,36 @@ TaskId Runtime::Impl::JoinOf(const std::vector<TaskId>& ids) {
   return AddTask(std::move(join)).id;
 }
 
-pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& args) {
+namespace {
+// A fill task fills its output tensors element by element from their origin, so each must be contiguous.
+std::optional<std::string> FillRefusal(const TaskArgs& args) {
+  for (const TensorArg& arg : args.tensors())
+    if (arg.direction != ArgDirection::Input && !arg.tensor.is_contiguous)
+      return "fill task has an output tensor that is not contiguous";
+  return std::nullopt;
+}
+}  // namespace
+
+pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& args, std::optional<uint64_t> fill) {
   std::unique_lock lock(mu_);
-  if (args.has_error()) {
-    if (!error_)
-      RecordError({FatalCode::InvalidArgs, fmt::format("dummy task has invalid arguments: {}", args.error())});
+  std::optional<std::string> refusal;
+  if (args.has_error())
+    refusal = fmt::format("dummy task has invalid arguments: {}", args.error());
+  else if (fill)
+    refusal = FillRefusal(args);
+  if (refusal) {
+    if (!error_) RecordError({FatalCode::InvalidArgs, *refusal});
     return pypto::unexpected(*error_);
   }
   auto launch = TakeSlot(lock, -1, 1);
   if (!launch) return pypto::unexpected(launch.error());
   auto task = BlankTask();
   task->dummy = true;
+  if (fill) {
+    task->fill = fill;
+    for (const TensorArg& arg : args.tensors())
+      if (arg.direction != ArgDirection::Input) task->tensors.push_back(arg.tensor);
+  }
   task->launch = *launch;
   task->id = next_id_;
   AddDependencies(*task, args);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,9 @@ struct Task {
   // A dependency-only node (the gate and join of a mixed submit): retired as soon as it is ready,
   // on no core.
   bool dummy = false;
+  // A fill task (Runtime::SubmitFill): a dummy that, when it retires, sets every element of
+  // `tensors` (its output tensors) to the low bytes of these bits.
+  std::optional<uint64_t> fill;
   // Recording the dependency graph: the node of the submit it belongs to, and whether it has finished
   // (it is kept, accesses and all, so that later submits still find it; see RuntimeOptions::dep_graph).
   uint32_t graph_node = 0;

@@ -203,7 +203,8 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
       submitted = runtime.ScopeBegin(manual ? ScopeMode::Manual : ScopeMode::Auto);
     }
     if (!submitted) break;
-    auto id = submit.dummy   ? runtime.SubmitDummy(*args)
+    auto id = submit.fill    ? runtime.SubmitFill(*args, *submit.fill)
+              : submit.dummy ? runtime.SubmitDummy(*args)
               : submit.mixed ? runtime.SubmitMixed(*submit.mixed, *args)
                              : runtime.Submit(submit.core_type, submit.func_id, *args);
     if (!id) submitted = pypto::unexpected(std::move(id.error()));

@@ -206,6 +206,11 @@ class Runtime {
   // A dependency-only task (upstream's dummy task): it waits like any task for its arguments and
   // explicit dependencies, runs nothing, and later tasks can wait for it.
   pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args);
+  // A fill task: a dependency-only task that, once its arguments are ready, sets every element of its
+  // output tensors (contiguous ones) to the low bytes of `bits`, then completes. As a writer of them it
+  // waits for the tasks still using them, and later users wait for it: a buffer reused by each
+  // iteration of a loop starts every iteration at its value (pl.create_tensor(..., init_value=v)).
+  pypto::expected<TaskId, FatalError> SubmitFill(const TaskArgs& args, uint64_t bits);
 
   // Opens a scope inside the current one; ScopeEnd closes the innermost scope ScopeBegin opened (the
   // run's outer scope ends in WaitAll). Finished tasks of a scope give back their slots when it ends.

@@ -64,6 +64,10 @@ struct PlanSubmit {
   std::optional<MixedKernels> mixed;
   // A dependency-only task (pl.system.task_dummy): no kernel runs; it completes once `deps` have.
   bool dummy = false;
+  // A fill task (dummy too): sets every element of its output tensors to these bits once the tasks
+  // still using them have finished (Runtime::SubmitFill). A pl.create_tensor(..., init_value=v) that a
+  // loop runs again starts each run with one on the buffer it takes.
+  std::optional<uint64_t> fill;
   // Explicit dependencies (`deps=[...]`): earlier submits of the plan, by index, that this one waits
   // for on top of those the runtime derives from the tensors.
   std::vector<uint32_t> deps;
