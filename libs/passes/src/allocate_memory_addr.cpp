@@ -493,9 +493,17 @@ class KernelAllocator {
       auto it = space_of_.find(operand);
       if (it == space_of_.end() || last_use_[operand] != index) continue;
       if (holders_[Key(it->second.space, it->second.offset)] != 1) continue;
+      if (Widens(result, *operand)) continue;
       if (it->second.space == result.memory_space() && it->second.size >= result.num_bytes()) return operand;
     }
     return nullptr;
+  }
+
+  // Whether the result's elements are wider than the operand's (a widening cast): written in place,
+  // element i would land past element i of the operand, over elements not yet read.
+  static bool Widens(const TileType& result, const Var& operand) {
+    const auto* tile = operand.type()->As<TileType>();
+    return tile && DataTypeBits(result.dtype()) > DataTypeBits(tile->dtype());
   }
 
   Result<TileMemRef> Block(const Var* var) {

@@ -263,11 +263,14 @@ void RegisterTileElementwiseOps(OpRegistry& registry) {
                                             const Span& span) { return DeduceNot(args, span); },
                           .inplace_safe = true});
 
+  // In place like upstream's: a same-width or narrowing conversion reads each element before it
+  // writes over it (AllocateMemoryAddr never puts a widening one over its operand).
   registry.Register(OpDef{.name = "tile.cast",
                           .description = "convert each element to another dtype with a rounding mode",
                           .params = {Arg("tile"), Attr("target_type", OpAttrKind::DType),
                                      OptionalAttr("mode", OpAttrKind::String)},
-                          .deduce_type = DeduceCast});
+                          .deduce_type = DeduceCast,
+                          .inplace_safe = true});
 }
 
 }  // namespace pypto::ir
