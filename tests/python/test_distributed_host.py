@@ -107,6 +107,19 @@ def host_typed_constant(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3
         chip_affine(x[r], y[r], pl.const(r * 2, pl.FP32), device=r)
 
 
+@pl.jit.host
+def host_casts(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        k = pl.cast(pl.cast(r * 2.75 - 1.5, pl.INT32) * 100 + pl.cast(r + 126, pl.INT8), pl.FP32)
+        chip_affine(x[r], y[r], k, device=r)
+
+
+@pl.jit.host
+def host_casts_a_tensor(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_affine(pl.cast(x[r], pl.BF16), y[r], 1.0, device=r)
+
+
 B = pl.dynamic("B")
 
 
@@ -327,6 +340,19 @@ def test_a_typed_constant_is_a_number_passed_to_the_chip_entry(kernels):
         kernels.host_bad_constant.compile(x, y, config=world(3))
     assert error.value.message == "pl.const(1.5, pl.INT32) is not an integer"
     assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('pl.const(1.5, pl.INT32)')}:42")
+
+
+def test_a_cast_number_is_passed_to_the_chip_entry_as_upstream_casts_it(kernels):
+    # Toward zero from a float, wrapping to an integer's width, as torch's casts do too.
+    x, y = torch.randn(3, 8, 16), torch.zeros(3, 8, 16)
+    kernels.host_casts(x, y, config=world(3))
+    r = torch.arange(3)
+    k = (r * 2.75 - 1.5).to(torch.int32) * 100 + (r + 126).to(torch.int8)
+    torch.testing.assert_close(y, x * 2 + k.to(torch.float32).view(3, 1, 1), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ParserError) as error:
+        kernels.host_casts_a_tensor.compile(x, y, config=world(3))
+    assert error.value.message == "pl.cast of the tensor x[r] cannot be used in a @pl.jit.host function"
+    assert error.value.location.endswith(f"distributed_host_kernels.py:{line_of('pl.cast(x[r], pl.BF16)')}:21")
 
 
 def test_bind_dynamic_in_a_host_function_checks_the_extents_it_binds(kernels):

@@ -9,12 +9,14 @@ argument comes from (a host tensor or a slice of it, a window view, a number). R
 ``DistributedCompiledProgram``'s business.
 
 Only what a host program needs is accepted (assignments, ``for`` over ``pl.range``/``range``,
-``if`` on numbers, integer arithmetic, indexing host tensors, the ``pld`` host calls and dispatches);
+``if`` on numbers, integer arithmetic, ``pl.const`` and ``pl.cast`` of numbers, indexing host tensors, the
+``pld`` host calls and dispatches);
 anything else is an error at its line and column."""
 
 import ast
 import dataclasses
 import enum
+import struct
 from typing import Any, Optional
 
 from pypto.language.dtypes import DataType
@@ -31,6 +33,10 @@ _BYTES = {
     "INT32": 4, "UINT32": 4, "FP32": 4,
     "INT64": 8, "UINT64": 8, "FP64": 8, "INDEX": 8,
 }
+
+# The integer dtypes a number can be cast to, by width (INDEX is a 64-bit signed integer).
+_INTEGER_BITS = {"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64, "INDEX": 64,
+                 "UINT8": 8, "UINT16": 16, "UINT32": 32, "UINT64": 64}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,6 +348,8 @@ class _Evaluator:
             raise self.error(node, "pl.range is the iterable of a for loop", kind=ParserSyntaxError)
         if name == "pl.const":
             return self.const(node)
+        if name == "pl.cast":
+            return self.cast(node)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_dynamic":
             return self.bind_dynamic(node)
         if name is not None and name.split(".")[0] in ("pl", "pld"):
@@ -410,6 +418,34 @@ class _Evaluator:
                 raise self.error(args[0], f"pl.const({value}, pl.{dtype}) is not an integer", kind=ParserTypeError)
             return int(value)
         return bool(value) if dtype == "BOOL" else float(value)
+
+    def cast(self, node: ast.Call):
+        """`pl.cast(0, pl.INT32)`: a number as that dtype, as upstream's scalar cast computes it (between
+        integer dtypes wrapping to the width, from a float to an integer toward zero, to FP32 rounded to
+        it), passed to a chip entry's scalar parameter."""
+        values = self.keywords(node, {"input", "target_type", "mode"})
+        args = list(node.args) + [values[k] for k in ("input", "target_type", "mode") if k in values]
+        if not 2 <= len(args) <= 3:
+            raise self.error(node, "pl.cast takes a value and a dtype: pl.cast(0, pl.INT32)", kind=ParserSyntaxError)
+        value, dtype = self.expr(args[0]), self.dtype_of(args[1], "the dtype of pl.cast")
+        if len(args) == 3 and self.expr(args[2]) not in ("round", 2):
+            raise self.error(args[2], f"pl.cast of a number takes the default mode only, got mode={ast.unparse(args[2])}",
+                             kind=ParserTypeError)
+        if isinstance(value, (HostTensor, WindowView)):
+            raise self.error(node, f"pl.cast of the tensor {ast.unparse(args[0])} cannot be used in a @pl.jit.host "
+                             "function", "a host function casts numbers only; cast tensors in the chip entry",
+                             kind=ParserTypeError)
+        if not isinstance(value, (bool, int, float)):
+            raise self.error(args[0], f"pl.cast takes a number here, got {ast.unparse(args[0])}", kind=ParserTypeError)
+        if dtype == "FP32":
+            return struct.unpack("f", struct.pack("f", float(value)))[0]
+        bits = _INTEGER_BITS.get(dtype)
+        if bits is None:
+            source = "BOOL" if isinstance(value, bool) else "FP32" if isinstance(value, float) else "INDEX"
+            raise self.error(node, "a scalar cast converts between integer dtypes, from BOOL to an integer, or between "
+                             f"an integer and FP32; got {source} to {dtype}", kind=ParserTypeError)
+        wrapped = int(value) % (1 << bits)  # int() of a float rounds toward zero
+        return wrapped - (1 << bits) if not dtype.startswith("UINT") and wrapped >= 1 << (bits - 1) else wrapped
 
     def keywords(self, node: ast.Call, allowed: set) -> dict:
         values = {}
