@@ -26,6 +26,7 @@
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "pypto/runtime/comm_domain.h"
+#include "pypto/runtime/plan_checks.h"
 
 namespace py = pybind11;
 using namespace pypto;
@@ -287,10 +288,25 @@ void SetDfx(Compiled& compiled, int dump_args, int chip_swimlane, bool dep_gen) 
   compiled.session.reset();
 }
 
+// A kernel reading an intermediate that nothing writes reads undefined memory on the device (seed
+// 001: bytes a kernel never wrote are undefined), while the simulator's buffers start zeroed; say so
+// where the program was compiled, naming the tensor and its first reader.
+void WarnOnUnwrittenIntermediates(const rt::TaskPlan& plan) {
+  for (const auto& read : rt::FindUnwrittenIntermediateReads(plan)) {
+    auto message = fmt::format(
+        "kernel '{}' reads the intermediate tensor '{}', which no task of the program writes: on the device it "
+        "holds whatever its memory held before (the simulator reads zeros); write it first, or create it with "
+        "pl.create_tensor(..., init_value=0)",
+        read.kernel, read.tensor);
+    if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+  }
+}
+
 // `task_window` (RunConfig.ring_task_window; 0 for the default) is how the runtime runs the plan.
 Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
                  int task_window, int dump_args, int chip_swimlane, bool dep_gen) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
+  WarnOnUnwrittenIntermediates(orchestration.plan);
   orchestration.plan.task_window = task_window;
   orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane, dep_gen);
   std::filesystem::create_directories(output_dir);
