@@ -127,8 +127,8 @@ class Unused:
         return y
 """)
     message, path = str(info.value), tmp_path / "unused_shape.py"
-    assert "'buf' has a shape known only at run time; such a tensor takes the shape of the kernel parameter it " \
-           "is passed to, and no function call after it passes 'buf'" in message, message
+    assert "'buf' has a shape known only at run time with no bound the compiler can find; such a tensor takes the " \
+           "shape of the kernel parameter it is passed to, and no function call after it passes 'buf'" in message, message
     assert f"{path}:9:15" in message, message
 
 
