@@ -328,6 +328,48 @@ def host_half_region(x: pl.Tensor[[N, 1, C], pl.FP32]):
     buf = pld.alloc_window_buffer([2, C], dtype=pl.FP32)
     for r in pl.range(pld.world_size()):
         chip_half_region(x[r], pld.window(buf, [2, C], dtype=pl.FP32), device=r)
+
+@pl.jit.incore
+def put_counted_rows(
+    x: pl.Tensor[[16, C], pl.FP32],
+    count: pl.Tensor[[1], pl.INT32],
+    y: pl.Out[pl.Tensor[[N * 16, C], pl.FP32]],
+    gathered: pld.DistributedTensor[[N * 16, C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    rows = pl.read(count, [0])
+    me = pld.rank(gathered)
+    pld.tensor.put(
+        dst=gathered, peer=0, src=x, dst_offsets=[me * rows, 0], src_offsets=[0, 0], shape=[rows, C],
+        chunk_rows=4, chunk_cols=C,
+    )
+    signal = pld.tensor.barrier(signal)
+    for r in pl.range(0, N * rows, 8):
+        part = pl.load(gathered, [r, 0], [8, C], valid_shape=[pl.min(8, N * rows - r), C])
+        y = pl.store(part, [r, 0], y)
+    return y
+
+
+@pl.jit
+def chip_put_counted_rows(
+    x: pl.Tensor[[16, C], pl.FP32],
+    count: pl.Tensor[[1], pl.INT32],
+    y: pl.Out[pl.Tensor[[N * 16, C], pl.FP32]],
+    gathered: pld.DistributedTensor[[N * 16, C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    return put_counted_rows(x, count, y, gathered, signal)
+
+
+@pl.jit.host
+def host_put_counted_rows(x: pl.Tensor[[N, 16, C], pl.FP32], count: pl.Tensor[[N, 1], pl.INT32],
+                          y: pl.Out[pl.Tensor[[N, N * 16, C], pl.FP32]]):
+    gathered_buf = pld.alloc_window_buffer([N * 16, C], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([N], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_put_counted_rows(x[r], count[r], y[r], pld.window(gathered_buf, [N * 16, C], dtype=pl.FP32),
+                              pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
+
 '''
 
 kernels = kernels_fixture("distributed_comm_kernels.py", SOURCE)
@@ -483,3 +525,14 @@ def test_a_put_writes_its_destination_window_so_later_readers_wait_for_it(write_
     lowered = str(module.chip_self_put.lower(torch.zeros(1, 64), torch.zeros(1, 64), torch.zeros(1, 64)))
     publish = lowered.split("def publish")[1].split("\n")[0]
     assert "box: pl.InOut[pl.Tensor[[1, 64], pl.FP32]]" in publish, publish
+
+
+def test_a_put_of_rows_counted_at_run_time_goes_in_chunks(kernels):
+    # 10 rows in chunks of 4: two whole chunks and a cut one, from every rank into rank 0's window.
+    torch.manual_seed(11)
+    x = torch.randn(N, 16, C)
+    count = torch.full((N, 1), 10, dtype=torch.int32)
+    y = torch.zeros(N, N * 16, C)
+    kernels.host_put_counted_rows(x, count, y, config=world())
+    expected = torch.cat([x[r, :10] for r in range(N)])
+    torch.testing.assert_close(y[0, : N * 10], expected)

@@ -205,14 +205,16 @@ ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
     return MakeError(DiagnosticKind::InvalidOperation,
                      fmt::format("'{}' takes at most {} arguments, got {}", op, kNames.size(), py::len(args)), span);
   for (size_t i = 0; i < py::len(args); ++i) given[kNames[i]] = args[i];
-  std::optional<py::handle> atomic;
+  std::optional<py::handle> atomic, chunk_rows;
   for (auto keyword : node.attr("keywords")) {
     if (keyword.attr("arg").is_none())
       return MakeError(DiagnosticKind::Syntax, "**kwargs are not supported in op calls", map_.SpanOf(keyword));
     const auto key = keyword.attr("arg").cast<std::string>();
     if (key == "atomic") {
       atomic = keyword.attr("value");
-    } else if (key == "chunk_rows" || key == "chunk_cols" || key == "pipeline") {
+    } else if (key == "chunk_rows") {
+      chunk_rows = keyword.attr("value");
+    } else if (key == "chunk_cols" || key == "pipeline") {
       continue;
     } else if (std::find(kNames.begin(), kNames.end(), key) == kNames.end()) {
       return MakeError(DiagnosticKind::InvalidOperation,
@@ -264,6 +266,15 @@ ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
                        map_.SpanOf(*atomic));
     if (*mode) store_kwargs.emplace_back("atomic", ir::OpAttr(std::string("add")));
   }
+  if (put && HasRunTimeRows(values["shape"])) {
+    std::optional<int64_t> chunk;
+    if (chunk_rows) {
+      auto rows = ParseExpr(*chunk_rows);
+      if (!rows) return pypto::unexpected(rows.error());
+      chunk = ir::AsConstInt(*rows);
+    }
+    return ParseChunkedPut(values, chunk, std::move(store_kwargs), span);
+  }
   const auto& registry = ir::OpRegistry::Get();
   auto staged = put ? registry.CreateCall("tile.load", {values["src"], values["src_offsets"], values["shape"]}, {}, span)
                     : registry.CreateCall("comm.remote_load",
@@ -276,6 +287,82 @@ ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
                     : registry.CreateCall("tile.store", {*staged, values["dst_offsets"], values["dst"]}, {}, span);
   if (!stored) return WithOpName(op, stored.error());
   return ir::ExprPtr(*stored);
+}
+
+// A region whose first extent is known only at run time (`shape=[local_t, D]`) and whose others are
+// constants.
+bool FunctionParser::HasRunTimeRows(const ir::ExprPtr& shape) {
+  const auto* extents = shape->As<ir::TupleLiteral>();
+  if (!extents || extents->elements().empty() || ir::AsConstInt(extents->elements()[0])) return false;
+  for (size_t d = 1; d < extents->elements().size(); ++d)
+    if (!ir::AsConstInt(extents->elements()[d])) return false;
+  return true;
+}
+
+// pld.tensor.put of `rows` rows known only at run time: staged through a Vec tile of `chunk` rows
+// (chunk_rows=, else the most rows the two tensors can hold) as the device stages it, one load and
+// remote store per chunk, the last one cut to the rows left. The first chunk is the value; the loop
+// over the others goes before it (the chunks write disjoint rows).
+ir::Result<ir::ExprPtr> FunctionParser::ParseChunkedPut(std::map<std::string, ir::ExprPtr>& values,
+                                                        std::optional<int64_t> chunk, ir::Call::Kwargs store_kwargs,
+                                                        const ir::Span& span) {
+  const auto& extents = values["shape"]->As<ir::TupleLiteral>()->elements();
+  const ir::ExprPtr rows = extents[0];
+  const auto* src = values["src"]->type()->As<ir::TensorType>();
+  const auto* dst = values["dst"]->type()->As<ir::TensorType>();
+  if (!chunk || *chunk <= 0) chunk = std::min(src->shape()[0], dst->shape()[0]);
+  auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
+  auto as_index = [&](const ir::ExprPtr& e) -> ir::Result<ir::ExprPtr> {
+    const auto* scalar = e->type()->As<ir::ScalarType>();
+    if (scalar && scalar->dtype() == ir::DataType::INDEX) return e;
+    auto cast = ir::OpRegistry::Get().CreateCall("scalar.cast", {e}, {{"target_type", ir::OpAttr(ir::DataType::INDEX)}}, span);
+    if (!cast) return pypto::unexpected(cast.error());
+    return ir::ExprPtr(*cast);
+  };
+  auto row_count = as_index(rows);
+  if (!row_count) return WithOpName("pld.tensor.put", row_count.error());
+  // One chunk starting `start` rows into the region.
+  auto chunk_at = [&](const ir::ExprPtr& start) -> ir::Result<ir::ExprPtr> {
+    auto left = ir::MakeBinary(ir::BinaryOp::Sub, *row_count, start, span);
+    if (!left) return pypto::unexpected(left.error());
+    auto valid_rows = ir::MakeBinary(ir::BinaryOp::Min, index(*chunk), *left, span);
+    if (!valid_rows) return pypto::unexpected(valid_rows.error());
+    auto shifted = [&](const ir::ExprPtr& offsets) -> ir::Result<ir::ExprPtr> {
+      std::vector<ir::ExprPtr> moved = offsets->As<ir::TupleLiteral>()->elements();
+      auto first = as_index(moved[0]);
+      if (!first) return first;
+      auto sum = ir::MakeBinary(ir::BinaryOp::Add, *first, start, span);
+      if (!sum) return sum;
+      moved[0] = *sum;
+      return Tuple(moved, span);
+    };
+    auto src_offsets = shifted(values["src_offsets"]);
+    if (!src_offsets) return src_offsets;
+    auto dst_offsets = shifted(values["dst_offsets"]);
+    if (!dst_offsets) return dst_offsets;
+    std::vector<ir::ExprPtr> tile_shape = extents, valid = extents;
+    tile_shape[0] = index(*chunk);
+    valid[0] = *valid_rows;
+    const auto& registry = ir::OpRegistry::Get();
+    auto staged = registry.CreateCall("tile.load", {values["src"], *src_offsets, Tuple(tile_shape, span),
+                                                    Tuple(valid, span)}, {}, span);
+    if (!staged) return pypto::unexpected(staged.error());
+    auto stored = registry.CreateCall("comm.remote_store", {*staged, values["dst"], values["peer"], *dst_offsets},
+                                      store_kwargs, span);
+    if (!stored) return pypto::unexpected(stored.error());
+    return ir::ExprPtr(*stored);
+  };
+  auto loop_var = std::make_shared<ir::Var>("put_chunk_row", std::make_shared<ir::ScalarType>(ir::DataType::INDEX),
+                                            span);
+  auto later = chunk_at(loop_var);
+  if (!later) return WithOpName("pld.tensor.put", later.error());
+  auto stored = std::make_shared<ir::Var>("put_chunk_dst", (*later)->type(), span);
+  prelude_.push_back(std::make_shared<ir::ForStmt>(loop_var, index(*chunk), *row_count, index(*chunk),
+                                                   Seq({std::make_shared<ir::AssignStmt>(stored, *later, span)}, span),
+                                                   ir::ForKind::Sequential, span));
+  auto first = chunk_at(index(0));
+  if (!first) return WithOpName("pld.tensor.put", first.error());
+  return first;
 }
 
 pypto::unexpected<ir::Diagnostic> FunctionParser::WithOpName(const std::string& op, ir::Diagnostic error) {
