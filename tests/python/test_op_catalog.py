@@ -241,6 +241,17 @@ def rows_differ(a: pl.Tensor[[32, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32]
     with pl.at(level=pl.Level.CORE_GROUP):
         pl.store(pl.concat(pl.load(a, [0, 0], [32, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], c)
     return c
+
+
+@pl.jit
+def products_side_by_side(q: pl.Tensor[[16, 64], pl.BF16], k: pl.Tensor[[64, 256], pl.BF16],
+                          c: pl.Out[pl.Tensor[[16, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        q_tile = pl.load(q, [0, 0], [16, 64])
+        left = pl.matmul(q_tile, pl.load(k, [0, 0], [64, 128]), out_dtype=pl.FP32)
+        right = pl.matmul(q_tile, pl.load(k, [0, 128], [64, 128]), out_dtype=pl.FP32)
+        pl.store(pl.concat(left, right), [0, 0], c)
+    return c
 '''
 
 
@@ -255,9 +266,19 @@ def test_concat_puts_two_tiles_side_by_side(write_kernel):
     with pytest.raises(ParserTypeError) as error:
         module.rows_differ(torch.randn(32, 16), torch.randn(16, 16), torch.zeros(32, 32))
     assert error.value.message == (
-        "pl.concat: the tiles must be 2-D Vec tiles with the same rows and dtype, got "
+        "pl.concat: the tiles must be 2-D tiles with the same rows and dtype, got "
         "pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] and pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]")
     assert error.value.location == f"{path}:18:18"
+
+
+def test_concat_of_two_matmul_products(write_kernel):
+    # The products are Acc tiles; pl.concat reads them in Vec, as upstream moves them there.
+    module, _ = write_kernel("concat_kernels", CONCAT)
+    q, k = torch.randn(16, 64).bfloat16(), torch.randn(64, 256).bfloat16()
+    c = torch.zeros(16, 256)
+    module.products_side_by_side(q, k, c)
+    expected = torch.cat([q.float() @ k[:, :128].float(), q.float() @ k[:, 128:].float()], dim=1)
+    torch.testing.assert_close(c, expected, rtol=1e-5, atol=1e-4)
 
 
 TRANSPOSES = '''

@@ -281,7 +281,10 @@ Result<TypePtr> DeduceArange(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TileType>(*shape, dtype, MemorySpace::Vec);
 }
 
-// Two tiles side by side: [R, C0] and [R, C1] of one dtype, in Vec, make [R, C0 + C1].
+// Two tiles side by side: [R, C0] and [R, C1] of one dtype make [R, C0 + C1], in Vec. It runs on the
+// vector core, as upstream's does (its operands are Vec inputs): a matmul product (an Acc tile) is
+// read through its copy in Vec, which InferTileMemorySpace moves it into, and that pass refuses an
+// operand in a buffer vector ops cannot read (Mat, Left, Right).
 Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   auto left = ExpectTile(args[0], "the first operand of pl.concat", span);
   if (!left) return pypto::unexpected(left.error());
@@ -289,9 +292,8 @@ Result<TypePtr> DeduceConcat(const std::vector<ExprPtr>& args, const Call::Kwarg
   if (!right) return pypto::unexpected(right.error());
   const Shape& a = (*left)->shape();
   const Shape& b = (*right)->shape();
-  if (a.size() != 2 || b.size() != 2 || a[0] != b[0] || (*left)->dtype() != (*right)->dtype() ||
-      (*left)->memory_space() != MemorySpace::Vec || (*right)->memory_space() != MemorySpace::Vec) {
-    return TypeError(fmt::format("the tiles must be 2-D Vec tiles with the same rows and dtype, got {} and {}",
+  if (a.size() != 2 || b.size() != 2 || a[0] != b[0] || (*left)->dtype() != (*right)->dtype()) {
+    return TypeError(fmt::format("the tiles must be 2-D tiles with the same rows and dtype, got {} and {}",
                                  (*left)->str(), (*right)->str()),
                      span);
   }
