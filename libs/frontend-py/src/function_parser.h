@@ -111,11 +111,13 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   };
 
   // A tensor region written as slices, `x[r : r + 128, c : c + 256]`: its offsets and static shape.
-  // The sliced value is any tensor or tile, `pl.concat(a, b)[0:16, :]` too.
+  // The sliced value is any tensor or tile, `pl.concat(a, b)[0:16, :]` too. An integer index
+  // (`x[i, :, c : c + 8]`) is a window of extent 1 on its axis, which the result drops (`dropped`).
   struct Region {
     ir::ExprPtr source;
     std::vector<ir::ExprPtr> offsets;
     ir::Shape shape;
+    std::vector<size_t> dropped;
   };
 
   // kRead: by orchestration code; kReadInKernelScope: by a later pl.at scope; kReadInLoop: inside a
@@ -227,6 +229,12 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   std::optional<ir::Result<Region>> WrittenThroughRegion(const Region& window, const ir::Span& span);
   ir::Result<ir::StmtPtr> AssignTileWindow(py::handle stmt, py::handle target, const Region& window,
                                            const ir::ExprPtr& value);
+
+  // parse_subscript_indices.cpp: integer indices: element reads and rank-dropping windows
+  ir::Result<ir::ExprPtr> ParseAxisIndex(py::handle item, const ir::ExprPtr& indexed, size_t axis);
+  ir::Result<ir::ExprPtr> ReadElement(const Region& region, const ir::Span& span);
+  ir::Result<ir::ExprPtr> DropIndexedAxes(const Region& region, const ir::ExprPtr& window, py::handle subscript);
+  ir::Result<ir::ExprPtr> LiftIntoWindow(const Region& region, const ir::ExprPtr& value, py::handle target);
 
   // parse_orchestration_tensors.cpp: orchestration slices as views, in-place updates
   void RecordOrchestrationSlice(const ir::Var& var, const ir::ExprPtr& value);

@@ -1,5 +1,5 @@
-// FunctionParser: subscripts: tensor and tile regions (`x[a:b, c:d]`) read as loads and assigned as
-// stores, array elements, `x.shape[i]` and elements of constant lists.
+// FunctionParser: subscripts: tensor and tile regions (`x[a:b, c:d]`, `x[i]`) read as loads and
+// assigned as stores, array elements, `x.shape[i]` and elements of constant lists.
 #include "function_parser.h"
 
 #include <fmt/format.h>
@@ -13,6 +13,19 @@ namespace pypto::frontend {
 
 using ir::DiagnosticKind;
 using ir::MakeError;
+
+namespace {
+
+// The indices of a subscript as written (`i, j + 1`), for messages.
+std::string WrittenIndices(py::handle slice) {
+  py::object unparse = py::module_::import("ast").attr("unparse");
+  std::vector<std::string> written;
+  for (auto item : IsNode(slice, "Tuple") ? py::list(slice.attr("elts")) : py::list(py::make_tuple(slice)))
+    written.push_back(unparse(item).cast<std::string>());
+  return fmt::format("{}", fmt::join(written, ", "));
+}
+
+}  // namespace
 
 // The tensor or tile whose `.shape` `node` is; null for anything else.
 const ir::ShapedType* FunctionParser::ShapeOf(py::handle node) const {
@@ -84,7 +97,9 @@ ir::Result<FunctionParser::Region> FunctionParser::ParseRegion(py::handle subscr
   const auto& dims = tensor ? tensor->shape() : tile->shape();
   if (items.size() > dims.size())
     return MakeError(DiagnosticKind::Type,
-                     fmt::format("{} indices for a tensor of rank {}", items.size(), dims.size()), span);
+                     fmt::format("{} indices for the {}-d {} {}", items.size(), dims.size(),
+                                 tensor ? "tensor" : "tile", (*base)->type()->str()),
+                     span, fmt::format("index at most its {} axes", dims.size()));
   Region region{.source = *base};
   auto index = [&](int64_t v) { return std::make_shared<ir::ConstInt>(v, ir::DataType::INDEX, span); };
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -94,9 +109,14 @@ ir::Result<FunctionParser::Region> FunctionParser::ParseRegion(py::handle subscr
       continue;
     }
     py::handle item = items[d];
-    if (!IsNode(item, "Slice"))
-      return MakeError(DiagnosticKind::Syntax, "only slices (start:stop) are supported as tensor indices yet",
-                       map_.SpanOf(item));
+    if (!IsNode(item, "Slice")) {  // `x[i]`: position i of the axis, which the result drops
+      auto position = ParseAxisIndex(item, *base, d);
+      if (!position) return pypto::unexpected(position.error());
+      region.offsets.push_back(*position);
+      region.shape.push_back(1);
+      region.dropped.push_back(d);
+      continue;
+    }
     if (!item.attr("step").is_none())
       return MakeError(DiagnosticKind::Syntax, "slices with a step are not supported", map_.SpanOf(item));
     ir::ExprPtr lower = index(0), upper = index(dims[d]);
@@ -168,23 +188,23 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseArrayStore(py::handle stmt, py::han
 }
 
 // `tile = x[r : r + 128, c : c + 256]` inside a kernel: a load of that region; `t[:, a:b]` of a
-// tile is a tile.slice, a copy of that window.
+// tile is a tile.slice, a copy of that window. Integer indices drop their axes (DropIndexedAxes),
+// and indexing every axis reads an element (parse_subscript_indices.cpp).
 ir::Result<ir::ExprPtr> FunctionParser::ParseSliceLoad(py::handle node) {
   auto region = ParseRegion(node, /*for_load=*/true);
   if (!region) return pypto::unexpected(region.error());
   const ir::Span span = map_.SpanOf(node);
+  if (region->dropped.size() == region->shape.size()) return ReadElement(*region, span);
   std::vector<ir::ExprPtr> shape;
   for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
-  if (region->source->type()->As<ir::TileType>()) {
-    auto call = ir::OpRegistry::Get().CreateCall(
-        "tile.slice", {region->source, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span);
-    if (!call) return pypto::unexpected(call.error());
-    return ir::ExprPtr(*call);
-  }
-  auto call = ir::OpRegistry::Get().CreateCall(
-      "tile.load", {region->source, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
-  if (!call) return pypto::unexpected(call.error());
-  return ir::ExprPtr(*call);
+  const bool of_tile = region->source->type()->As<ir::TileType>();
+  auto window = of_tile ? ir::OpRegistry::Get().CreateCall(
+                              "tile.slice", {region->source, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span)
+                        : ir::OpRegistry::Get().CreateCall(
+                              "tile.load", {region->source, Tuple(region->offsets, span), Tuple(shape, span)}, {}, span);
+  if (!window) return pypto::unexpected(window.error());
+  if (region->dropped.empty()) return ir::ExprPtr(*window);
+  return DropIndexedAxes(*region, *window, node);
 }
 
 // `y[r : r + 128, c : c + 256] = tile` inside a kernel: a store of the tile into that region.
@@ -194,6 +214,18 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseSliceAssign(py::handle stmt, py::ha
   if (!region->source->As<ir::Var>() || !IsNode(target.attr("value"), "Name"))
     return MakeError(DiagnosticKind::Syntax, "only a tensor or tile named by a variable can be assigned into",
                      map_.SpanOf(target.attr("value")), "give the value a name first");
+  if (region->dropped.size() == region->shape.size()) {
+    const std::string name = target.attr("value").attr("id").cast<std::string>();
+    const std::string indices = WrittenIndices(target.attr("slice"));
+    return MakeError(DiagnosticKind::Syntax,
+                     fmt::format("'{}[{}] = ...' indexes every axis: a subscript assignment writes a window of a "
+                                 "{}, not one element",
+                                 name, indices, region->source->type()->As<ir::TileType>() ? "tile" : "tensor"),
+                     map_.SpanOf(target),
+                     fmt::format("write the element with pl.write({}, [{}], value), or keep an axis as a slice "
+                                 "(i:i + 1) to write a tile into it",
+                                 name, indices));
+  }
   const bool into_tile = region->source->type()->As<ir::TileType>();
   auto value = ParseExpr(stmt.attr("value"));
   if (!value) return pypto::unexpected(value.error());
@@ -206,12 +238,19 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseSliceAssign(py::handle stmt, py::ha
                      map_.SpanOf(stmt.attr("value")));
   if (auto through = WrittenThroughRegion(*region, span)) {
     if (!*through) return pypto::unexpected(through->error());
+    (*through)->dropped = region->dropped;
     *region = std::move(**through);
+  }
+  if (!region->dropped.empty()) {  // `y[i] = t`: t fills the window without its indexed axes
+    auto lifted = LiftIntoWindow(*region, *value, target);
+    if (!lifted) return pypto::unexpected(lifted.error());
+    value = std::move(lifted);
+    tile = (*value)->type()->As<ir::TileType>();
   }
   if (region->source->type()->As<ir::TileType>()) return AssignTileWindow(stmt, target, *region, *value);
   // A tile whose valid region is the slice (`out[:, 0:4] = narrowed`, narrowed [16, 8] with valid
   // [16, 4]) stores that region: the store writes a tile's valid part only.
-  if (tile->shape() != region->shape && StaticValidShape(*tile) != region->shape)
+  if (region->dropped.empty() && tile->shape() != region->shape && StaticValidShape(*tile) != region->shape)
     return MakeError(DiagnosticKind::Type,
                      fmt::format("the slice has shape [{}] but the tile assigned to it is {}",
                                  fmt::join(region->shape, ", "), tile->str()),
