@@ -370,6 +370,55 @@ def host_put_counted_rows(x: pl.Tensor[[N, 16, C], pl.FP32], count: pl.Tensor[[N
         chip_put_counted_rows(x[r], count[r], y[r], pld.window(gathered_buf, [N * 16, C], dtype=pl.FP32),
                               pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
 
+
+@pl.jit.incore
+def put_then_sync(
+    x: pl.Tensor[[16, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[16, C], pl.FP32]],
+    window: pld.DistributedTensor[[N * 16, C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    me = pld.rank(window)
+    pld.tensor.put(dst=window, peer=0, src=x, dst_offsets=[me * 16, 0], src_offsets=[0, 0], shape=[16, C],
+                   chunk_rows=4, chunk_cols=C)
+    signal = pld.tensor.barrier(signal)
+    y = pl.store(pl.load(x, [0, 0], [16, C]), [0, 0], y)
+    return y, signal
+
+
+@pl.jit.incore
+def read_window(
+    window: pld.DistributedTensor[[N * 16, C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+    z: pl.Out[pl.Tensor[[N * 16, C], pl.FP32]],
+):
+    for r in pl.range(0, N * 16, 16):
+        z = pl.store(pl.load(window, [r, 0], [16, C]), [r, 0], z)
+    return z
+
+
+@pl.jit
+def chip_put_then_read(
+    x: pl.Tensor[[16, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[16, C], pl.FP32]],
+    z: pl.Out[pl.Tensor[[N * 16, C], pl.FP32]],
+    window: pld.DistributedTensor[[N * 16, C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    y, signal = put_then_sync(x, y, window, signal)
+    z = read_window(window, signal, z)
+    return y, z
+
+
+@pl.jit.host
+def host_put_then_read(x: pl.Tensor[[N, 16, C], pl.FP32], y: pl.Out[pl.Tensor[[N, 16, C], pl.FP32]],
+                       z: pl.Out[pl.Tensor[[N, N * 16, C], pl.FP32]]):
+    window_buf = pld.alloc_window_buffer([N * 16, C], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([N], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_put_then_read(x[r], y[r], z[r], pld.window(window_buf, [N * 16, C], dtype=pl.FP32),
+                           pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
+
 '''
 
 kernels = kernels_fixture("distributed_comm_kernels.py", SOURCE)
@@ -536,3 +585,15 @@ def test_a_put_of_rows_counted_at_run_time_goes_in_chunks(kernels):
     kernels.host_put_counted_rows(x, count, y, config=world())
     expected = torch.cat([x[r, :10] for r in range(N)])
     torch.testing.assert_close(y[0, : N * 10], expected)
+
+
+def test_a_kernel_returning_its_signal_window_binds_two_names(kernels):
+    # `y, signal = put_then_sync(...)`: the window the kernel returns after its barrier is written by it
+    # (InOut), so the next kernel, which reads the window, runs after it. 16 rows in chunks of 4.
+    torch.manual_seed(12)
+    x = torch.randn(N, 16, C)
+    y = torch.zeros(N, 16, C)
+    z = torch.zeros(N, N * 16, C)
+    kernels.host_put_then_read(x, y, z, config=world())
+    torch.testing.assert_close(y, x)
+    torch.testing.assert_close(z[0], x.reshape(N * 16, C))

@@ -178,6 +178,8 @@ class [[gnu::visibility("hidden")]] FunctionParser {
 
   // parse_statements.cpp: a function, its statements, returns
   ir::Result<ir::FunctionPtr> ParseFunction(py::handle def);
+  void ReturnedWindowsAreWritten(const ir::StmtPtr& body, const std::vector<ir::VarPtr>& params,
+                                 const std::vector<bool>& windows, std::vector<ir::ParamDirection>& directions) const;
   ir::Result<ir::FunctionPtr> ExternalDeclaration(py::handle def, const std::vector<ir::VarPtr>& params,
                                                   const std::vector<ir::ParamDirection>& directions);
   ir::Result<ir::FunctionPtr> ParseMethod(const Signature& signature);
@@ -442,6 +444,8 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   // parse_function_calls.cpp: calls of the program's functions
   std::string JitFunctionName(const std::string& callee) const;
   ir::Result<ir::StmtPtr> ParseMultiResultCall(py::handle stmt, py::handle target);
+  std::optional<std::vector<size_t>> ReturnedParams(const std::string& kernel) const;
+  std::string ParamName(const std::string& name, size_t index) const;
   ir::Result<bool> ParsePositionalArgs(const std::string& name, py::handle node, std::vector<ir::ExprPtr>& args,
                                        const ir::Span& span);
   ir::Result<bool> ParseKeywordArg(const std::string& name, py::handle keyword, size_t index,

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "external_decl.h"
+#include "pypto/ir/functor.h"
+#include "pypto/ir/tensor_aliases.h"
 #include "program_signature.h"
 #include "result_binding.h"
 
@@ -35,28 +37,33 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseMultiResultCall(py::handle stmt, py
   const Signature* callee = nullptr;
   if (call && !call->is_op_call() && program_.methods)
     if (auto it = program_.methods->find(call->callee()); it != program_.methods->end()) callee = &it->second;
-  if (!tuple || !callee)
+  std::optional<std::vector<size_t>> outputs;
+  if (callee) {
+    outputs.emplace();
+    for (size_t i = 0; i < callee->directions.size(); ++i)
+      if (callee->directions[i] != ir::ParamDirection::In) outputs->push_back(i);
+  } else if (call && !call->is_op_call() && !program_.methods) {
+    outputs = ReturnedParams(call->callee());
+  }
+  if (!tuple || !outputs)
     return MakeError(DiagnosticKind::Syntax,
                      "several names are assigned the results of a call to a function of the program that returns "
                      "several tensors",
                      map_.SpanOf(target));
   py::list names = target.attr("elts");
-  std::vector<size_t> outputs;
-  for (size_t i = 0; i < callee->directions.size(); ++i)
-    if (callee->directions[i] != ir::ParamDirection::In) outputs.push_back(i);
-  if (outputs.size() != py::len(names) || tuple->elements().size() != py::len(names))
+  if (outputs->size() != py::len(names) || tuple->elements().size() != py::len(names))
     return MakeError(DiagnosticKind::Type,
                      fmt::format("{}() returns {} tensors through {} output parameters, assigned to {} names",
-                                 call->callee(), tuple->elements().size(), outputs.size(), py::len(names)),
+                                 call->callee(), tuple->elements().size(), outputs->size(), py::len(names)),
                      map_.SpanOf(target));
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const auto& arg = call->args()[outputs[k]];
+  for (size_t k = 0; k < outputs->size(); ++k) {
+    const auto& arg = call->args()[(*outputs)[k]];
     auto var = std::dynamic_pointer_cast<const ir::Var>(arg);
     if (!IsNode(names[k], "Name") || !var || !tuple->elements()[k]->equals(*var->type()))
       return MakeError(DiagnosticKind::Type,
                        fmt::format("result {} of {}() is its output parameter '{}', so it is assigned a plain "
                                    "name and has that argument's type ({})",
-                                   k, call->callee(), callee->params[outputs[k]]->name_hint(),
+                                   k, call->callee(), ParamName(call->callee(), (*outputs)[k]),
                                    tuple->elements()[k]->str()),
                        map_.SpanOf(names[k]));
     const std::string name = names[k].attr("id").cast<std::string>();
@@ -65,6 +72,39 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseMultiResultCall(py::handle stmt, py
     assigned_types_[name] = var->type();
   }
   return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, span));
+}
+
+// The parameters a @pl.jit kernel (already parsed) returns, in order: each returned value is a
+// parameter or an in-place update of one (`group_out = pl.store(..., group_out)`,
+// `signal = pld.tensor.barrier(signal)`). Nothing when a returned value is not.
+std::optional<std::vector<size_t>> FunctionParser::ReturnedParams(const std::string& kernel) const {
+  auto it = std::ranges::find_if(program_.kernels, [&](const ir::FunctionPtr& f) { return f->name() == kernel; });
+  if (it == program_.kernels.end() || !(*it)->body()) return std::nullopt;
+  const ir::Function& function = **it;
+  const ir::ReturnStmt* ret = nullptr;
+  for (const auto& stmt : ir::FlattenStmts(function.body()))
+    if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
+  if (!ret) return std::nullopt;
+  const ir::TensorAliases aliases(function.body());
+  std::vector<size_t> params;
+  for (const auto& value : ret->values()) {
+    const auto* var = value->As<ir::Var>();
+    const ir::Var* root = var ? aliases.Root(var) : nullptr;
+    auto param = std::ranges::find_if(function.params(), [&](const ir::VarPtr& p) { return p.get() == root; });
+    if (param == function.params().end()) return std::nullopt;
+    params.push_back(static_cast<size_t>(param - function.params().begin()));
+  }
+  return params;
+}
+
+// The name of parameter `index` of the program function `name` (a method or a parsed kernel).
+std::string FunctionParser::ParamName(const std::string& name, size_t index) const {
+  if (program_.methods)
+    if (auto it = program_.methods->find(name); it != program_.methods->end() && index < it->second.params.size())
+      return it->second.params[index]->name_hint();
+  for (const auto& kernel : program_.kernels)
+    if (kernel->name() == name && index < kernel->params().size()) return kernel->params()[index]->name_hint();
+  return "?";
 }
 
 // The positional arguments of a call to function `name`, into args[0], args[1], ...

@@ -9,6 +9,7 @@
 #include "constant_lists.h"
 #include "external_decl.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/tensor_aliases.h"
 
 namespace pypto::frontend {
 
@@ -24,6 +25,7 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
   if (source_.signature) return ParseMethod(*source_.signature);
   std::vector<ir::VarPtr> params;
   std::vector<ir::ParamDirection> directions;
+  std::vector<bool> windows;  // declared a plain pld.DistributedTensor
   py::handle arguments = def.attr("args");
   if (!arguments.attr("vararg").is_none() || !arguments.attr("kwarg").is_none())
     return MakeError(DiagnosticKind::Syntax, "*args and **kwargs are not supported in kernels", map_.SpanOf(def));
@@ -46,16 +48,41 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
     env_[name] = var;
     params.push_back(var);
     directions.push_back(resolved->direction);
+    py::handle annotation = arg.attr("annotation");
+    windows.push_back(DottedName(IsNode(annotation, "Subscript") ? annotation.attr("value") : annotation) ==
+                      "pld.DistributedTensor");
+    // An entry's window is memory the ranks share and their kernels write (signals, remote stores),
+    // never an input the entry only reads.
+    if (windows.back() && source_.type == ir::FunctionType::Opaque) directions.back() = ir::ParamDirection::InOut;
   }
   if (IsExternal(source_.attrs)) return ExternalDeclaration(def, params, directions);
   function_def_ = py::reinterpret_borrow<py::object>(def);
   auto body = ParseBlock(def.attr("body"));
   if (!body) return pypto::unexpected(body.error());
   body = DropUnreadSliceLoads(*body);
+  ReturnedWindowsAreWritten(*body, params, windows, directions);
   std::vector<ir::TypePtr> return_types;
   for (const auto& value : returns_) return_types.push_back(value->type());
   return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
                                         std::map<std::string, ir::AttrValue>{}, map_.SpanOf(def));
+}
+
+// A kernel that returns a window parameter (`signal = pld.tensor.barrier(signal); return out, signal`)
+// wrote it: the window is memory its peers and it share, declared `pld.DistributedTensor[...]` with
+// no direction, and upstream's model code returns it after a barrier or a remote write. Such a
+// parameter is InOut, so the caller's names bind to it and later tasks are ordered after this one.
+void FunctionParser::ReturnedWindowsAreWritten(const ir::StmtPtr& body, const std::vector<ir::VarPtr>& params,
+                                               const std::vector<bool>& windows,
+                                               std::vector<ir::ParamDirection>& directions) const {
+  if (!ir::IsKernel(source_.type) || returns_.empty()) return;
+  const ir::TensorAliases aliases(body);
+  for (const auto& value : returns_) {
+    const auto* var = value->As<ir::Var>();
+    const ir::Var* root = var ? aliases.Root(var) : nullptr;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].get() == root && windows[i] && directions[i] == ir::ParamDirection::In)
+        directions[i] = ir::ParamDirection::InOut;
+  }
 }
 
 // A @pl.jit.extern stub: its signature, specialised like a kernel's, and no body. A declared return
