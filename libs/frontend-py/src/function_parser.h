@@ -435,7 +435,7 @@ class [[gnu::visibility("hidden")]] FunctionParser {
                                                        const ir::Span& span);
   static bool IsFalse(py::handle node);
   ir::Result<ir::ExprPtr> ParsePutGet(py::handle node, bool put);
-  static bool HasRunTimeRows(const ir::ExprPtr& shape);
+  static bool StagedInChunks(const ir::ExprPtr& shape, std::optional<int64_t> chunk);
   ir::Result<ir::ExprPtr> ParseChunkedPut(std::map<std::string, ir::ExprPtr>& values, std::optional<int64_t> chunk,
                                           ir::Call::Kwargs store_kwargs, const ir::Span& span);
   static pypto::unexpected<ir::Diagnostic> WithOpName(const std::string& op, ir::Diagnostic error);

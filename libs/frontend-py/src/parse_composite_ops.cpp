@@ -266,15 +266,13 @@ ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
                        map_.SpanOf(*atomic));
     if (*mode) store_kwargs.emplace_back("atomic", ir::OpAttr(std::string("add")));
   }
-  if (put && HasRunTimeRows(values["shape"])) {
-    std::optional<int64_t> chunk;
-    if (chunk_rows) {
-      auto rows = ParseExpr(*chunk_rows);
-      if (!rows) return pypto::unexpected(rows.error());
-      chunk = ir::AsConstInt(*rows);
-    }
-    return ParseChunkedPut(values, chunk, std::move(store_kwargs), span);
+  std::optional<int64_t> chunk;
+  if (chunk_rows) {
+    auto rows = ParseExpr(*chunk_rows);
+    if (!rows) return pypto::unexpected(rows.error());
+    chunk = ir::AsConstInt(*rows);
   }
+  if (put && StagedInChunks(values["shape"], chunk)) return ParseChunkedPut(values, chunk, std::move(store_kwargs), span);
   const auto& registry = ir::OpRegistry::Get();
   auto staged = put ? registry.CreateCall("tile.load", {values["src"], values["src_offsets"], values["shape"]}, {}, span)
                     : registry.CreateCall("comm.remote_load",
@@ -289,20 +287,22 @@ ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
   return ir::ExprPtr(*stored);
 }
 
-// A region whose first extent is known only at run time (`shape=[local_t, D]`) and whose others are
+// Whether a put of region `shape` goes through the staging tile in chunks of rows: when its row count
+// is known only at run time (`shape=[local_t, D]`), or exceeds `chunk_rows`; its other extents are
 // constants.
-bool FunctionParser::HasRunTimeRows(const ir::ExprPtr& shape) {
+bool FunctionParser::StagedInChunks(const ir::ExprPtr& shape, std::optional<int64_t> chunk) {
   const auto* extents = shape->As<ir::TupleLiteral>();
-  if (!extents || extents->elements().empty() || ir::AsConstInt(extents->elements()[0])) return false;
+  if (!extents || extents->elements().empty()) return false;
   for (size_t d = 1; d < extents->elements().size(); ++d)
     if (!ir::AsConstInt(extents->elements()[d])) return false;
-  return true;
+  const auto rows = ir::AsConstInt(extents->elements()[0]);
+  return !rows || (chunk && *chunk > 0 && *rows > *chunk);
 }
 
-// pld.tensor.put of `rows` rows known only at run time: staged through a Vec tile of `chunk` rows
-// (chunk_rows=, else the most rows the two tensors can hold) as the device stages it, one load and
-// remote store per chunk, the last one cut to the rows left. The first chunk is the value; the loop
-// over the others goes before it (the chunks write disjoint rows).
+// pld.tensor.put of many rows, or of a number of rows known only at run time: staged through a Vec
+// tile of `chunk` rows (chunk_rows=, else the most rows the two tensors can hold) as the device
+// stages it, one load and remote store per chunk, the last one cut to the rows left. The first chunk
+// is the value; the loop over the others goes before it (the chunks write disjoint rows).
 ir::Result<ir::ExprPtr> FunctionParser::ParseChunkedPut(std::map<std::string, ir::ExprPtr>& values,
                                                         std::optional<int64_t> chunk, ir::Call::Kwargs store_kwargs,
                                                         const ir::Span& span) {
