@@ -39,6 +39,7 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   inliner.kernel_depth_ = kernel_depth_;
   inliner.manual_scopes_ = manual_scopes_;
   inliner.dynamic_ = dynamic_;
+  for (auto& [name, binding] : inliner.dynamic_) binding.inherited = true;
   program_.parsing.insert(name);
   auto body = inliner.InlineBody(call->args, span);
   program_.parsing.erase(name);

@@ -206,6 +206,7 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
                        span);
     if (!bindings) continue;
     auto [it, fresh] = bindings->emplace(name, DynamicBinding{value, param});
+    if (it->second.inherited) it->second = DynamicBinding{value, param};
     if (fresh || it->second.extent == value) continue;
     if (policy == DynamicPolicy::PerParameter) {
       if (it->second.conflict.empty()) it->second.conflict = fmt::format("{} for parameter '{}'", value, param);

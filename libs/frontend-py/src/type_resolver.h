@@ -25,6 +25,9 @@ struct DynamicBinding {
   // Under DynamicPolicy::PerParameter, the first disagreement ("16 for parameter 'c'"); the name then
   // has no single extent.
   std::string conflict;
+  // Taken over from the caller of an inline function: the inline's own parameters may bind the name
+  // to another extent (each function's annotations are their own scope, as upstream parses them).
+  bool inherited = false;
 };
 using DynamicBindings = std::map<std::string, DynamicBinding>;
 
