@@ -419,6 +419,40 @@ def host_put_then_read(x: pl.Tensor[[N, 16, C], pl.FP32], y: pl.Out[pl.Tensor[[N
         chip_put_then_read(x[r], y[r], z[r], pld.window(window_buf, [N * 16, C], dtype=pl.FP32),
                            pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
 
+
+@pl.jit.incore
+def push_doubled(
+    x: pl.Tensor[[1, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, N * C], pl.FP32]],
+    window: pld.DistributedTensor[[1, N * C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    me = pld.rank(window)
+    doubled = pl.mul(pl.load(x, [0, 0], [1, C]), 2.0)
+    pld.tensor.remote_store(doubled, window, 0, [0, me * C])
+    signal = pld.tensor.barrier(signal)
+    y = pl.store(pl.load(window, [0, 0], [1, N * C]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_push_doubled(
+    x: pl.Tensor[[1, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, N * C], pl.FP32]],
+    window: pld.DistributedTensor[[1, N * C], pl.FP32],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    return push_doubled(x, y, window, signal)
+
+
+@pl.jit.host
+def host_push_doubled(x: pl.Tensor[[N, 1, C], pl.FP32], y: pl.Out[pl.Tensor[[N, 1, N * C], pl.FP32]]):
+    window_buf = pld.alloc_window_buffer([1, N * C], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([N], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_push_doubled(x[r], y[r], pld.window(window_buf, [1, N * C], dtype=pl.FP32),
+                          pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
+
 '''
 
 kernels = kernels_fixture("distributed_comm_kernels.py", SOURCE)
@@ -597,3 +631,12 @@ def test_a_kernel_returning_its_signal_window_binds_two_names(kernels):
     kernels.host_put_then_read(x, y, z, config=world())
     torch.testing.assert_close(y, x)
     torch.testing.assert_close(z[0], x.reshape(N * 16, C))
+
+
+def test_tensor_remote_store_in_a_kernel_pushes_a_computed_value(kernels):
+    # pld.tensor.remote_store in a kernel is the tile form: the computed value goes to the peer's window.
+    torch.manual_seed(13)
+    x = torch.randn(N, 1, C)
+    y = torch.zeros(N, 1, N * C)
+    kernels.host_push_doubled(x, y, config=world())
+    torch.testing.assert_close(y[0, 0], (x * 2).reshape(N * C))

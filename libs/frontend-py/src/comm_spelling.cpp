@@ -20,6 +20,7 @@ std::optional<std::string> CommOpSpelling(const std::string& dsl_name) {
       {"pld.tile.remote_load", "remote_load"},
       {"pld.remote_load", "remote_load"},
       {"pld.tile.remote_store", "remote_store"},
+      {"pld.tensor.remote_store", "remote_store"},  // in a kernel its value is on-core: the tile form
       {"pld.remote_store", "remote_store"},
   };
   auto it = kSpellings.find(dsl_name);
