@@ -104,3 +104,21 @@ def test_a_slice_forwarded_to_an_inline_function_is_a_view(entry, window):
     src, c = torch.randn(64, 64), torch.zeros(32, 64)
     entry(src, c)
     torch.testing.assert_close(c, src[window] + 1.0)
+
+
+@pl.jit
+def layer_weights(w: pl.Tensor[[3 * 16, 64], pl.FP32], x: pl.Tensor[[16, 64], pl.FP32],
+                  y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    # A stacked weight's layer window, annotated as the tensor it is (model code writes this).
+    layer: pl.Tensor[[16, 64], pl.FP32] = pl.slice(w, [16, 64], [2 * 16, 0])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_by_layer"):
+        y[0:16, :] = pl.mul(x[0:16, :], layer[0:16, :])
+    return y
+
+
+def test_an_orchestration_slice_may_be_annotated_as_the_tensor_window_it_is():
+    torch.manual_seed(5)
+    w, x = torch.randn(48, 64), torch.randn(16, 64)
+    y = torch.zeros(16, 64)
+    layer_weights(w, x, y)
+    torch.testing.assert_close(y, x * w[32:48])

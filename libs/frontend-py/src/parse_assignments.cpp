@@ -131,9 +131,18 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseAssign(py::handle stmt, bool annota
                                    (*value)->type()->str()),
                        map_.SpanOf(stmt.attr("annotation")));
     declared_type = computed_tile ? (*value)->type() : WithValidShapeOf(*declared, (*value)->type());
-  } else if (annotated)
-    if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, (*value)->type(), map_, &constants); !ok)
+  } else if (annotated) {
+    // `w: pl.Tensor[[M, N], dt] = pl.slice(t, [M, N], offs)` in orchestration: the slice is a window of
+    // the tensor (a view where a kernel takes it), held as the tile a kernel would load; the
+    // annotation describes that window.
+    ir::TypePtr checked = (*value)->type();
+    const auto* window = checked->As<ir::TileType>();
+    if (window && kernel_depth_ == 0 && IsNode(stmt.attr("annotation"), "Subscript") &&
+        DottedName(stmt.attr("annotation").attr("value")) == "pl.Tensor")
+      checked = std::make_shared<ir::TensorType>(window->shape(), window->dtype());
+    if (auto ok = CheckDeclaredType(stmt.attr("annotation"), name, checked, map_, &constants); !ok)
       return pypto::unexpected(ok.error());
+  }
   return BindAssigned(target, stmt, declared_type ? declared_type : (*value)->type(), *value);
 }
 
