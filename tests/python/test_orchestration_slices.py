@@ -122,3 +122,27 @@ def test_an_orchestration_slice_may_be_annotated_as_the_tensor_window_it_is():
     y = torch.zeros(16, 64)
     layer_weights(w, x, y)
     torch.testing.assert_close(y, x * w[32:48])
+
+
+@pl.jit.inline
+def _scale_rows(src: pl.Tensor, dst: pl.Tensor):
+    rows = pl.tensor.dim(src, 0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_rows"):
+        for r in pl.range(0, rows, 8):
+            dst[r : r + 8, :] = pl.mul(src[r : r + 8, :], 3.0)
+    return dst
+
+
+@pl.jit
+def scale_second_half(x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    half = pl.slice(x, [16, 64], [16, 0])
+    _scale_rows(half, y)
+    return y
+
+
+def test_pl_tensor_dim_reads_the_extent_of_an_orchestration_slice():
+    torch.manual_seed(6)
+    x = torch.randn(32, 64)
+    y = torch.zeros(16, 64)
+    scale_second_half(x, y)
+    torch.testing.assert_close(y, x[16:] * 3)

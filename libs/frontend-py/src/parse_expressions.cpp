@@ -169,7 +169,9 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseTensorDim(py::handle node) {
     return MakeError(DiagnosticKind::Syntax, "pl.tensor.dim takes two arguments: (tensor, axis)", span);
   auto tensor = ParseExpr(args[0]);
   if (!tensor) return pypto::unexpected(tensor.error());
-  const auto* type = (*tensor)->type()->As<ir::TensorType>();
+  // An orchestration slice (held as the tile a kernel loads) is a window of a tensor: its extents.
+  const ir::ShapedType* type = (*tensor)->type()->As<ir::TensorType>();
+  if (!type && kernel_depth_ == 0) type = (*tensor)->type()->As<ir::TileType>();
   if (!type)
     return MakeError(DiagnosticKind::Type,
                      fmt::format("pl.tensor.dim reads the extent of a tensor, got {}", (*tensor)->type()->str()),
