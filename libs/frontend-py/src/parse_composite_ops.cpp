@@ -194,7 +194,8 @@ bool FunctionParser::IsFalse(py::handle node) {
 // loads the local src region and stores it into the peer's dst region (comm.remote_store, adding
 // into it with atomic=pld.AtomicType.Add); get reads the peer's src region (comm.remote_load) and
 // stores it into the local dst region. Without offsets and shape the whole tensors are copied.
-// chunk_rows / chunk_cols / pipeline only shape the device's staging, so they are not kept.
+// chunk_rows sets the rows staged at a time when the region is staged in chunks (ParseChunkedPut);
+// chunk_cols and pipeline only shape the device's staging, so they are not kept.
 ir::Result<ir::ExprPtr> FunctionParser::ParsePutGet(py::handle node, bool put) {
   const ir::Span span = map_.SpanOf(node);
   const std::string op = put ? "pld.tensor.put" : "pld.tensor.get";

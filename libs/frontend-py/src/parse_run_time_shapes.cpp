@@ -20,7 +20,8 @@ using ir::MakeError;
 // from a config tensor): the shape is known only when the program runs, and a tensor's type here is
 // static. Such a tensor exists to be handed to kernels, so it takes the shape of the parameter the
 // first call after it passes it to (a kernel reading fewer rows or columns than its parameter has is
-// the kernel's business, as on the device). Null when `stmt` makes no such tensor.
+// the kernel's business, as on the device); a created one no call takes is allocated at the bound of
+// its shape (BoundedShape). Null when `stmt` makes no such tensor.
 ir::Result<ir::StmtPtr> FunctionParser::ParseRunTimeShapedTensor(py::handle target, py::handle stmt) {
   const std::string name = target.attr("id").cast<std::string>();
   py::handle value = stmt.attr("value");
