@@ -223,3 +223,31 @@ def test_dispatching_by_hand_on_a_simpler_worker_is_refused_with_the_way_to_run(
         compiled.build_orch_args(x, y)
     with pytest.raises(NotImplementedError, match="CompiledProgram.chip_callable"):
         compiled.chip_callable
+
+
+TOO_BIG = '''
+import pypto.language as pl
+
+
+@pl.program
+class TooBig:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[512, 1024], pl.FP32], y: pl.Out[pl.Tensor[[512, 1024], pl.FP32]]) -> pl.Tensor[[512, 1024], pl.FP32]:
+        t: pl.Tile[[512, 1024], pl.FP32] = pl.load(x, [0, 0], [512, 1024])
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[512, 1024], pl.FP32], y: pl.Out[pl.Tensor[[512, 1024], pl.FP32]]) -> pl.Tensor[[512, 1024], pl.FP32]:
+        y = self.k(x, y)
+        return y
+'''
+
+
+def test_a_compile_that_fails_leaves_no_build_directory(write_kernel, tmp_path, monkeypatch):
+    module, _ = write_kernel("too_big", TOO_BIG)
+    builds = tmp_path / "builds"
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(builds))
+    with pytest.raises(Exception, match="does not fit in UB"):
+        pypto.ir.compile(module.TooBig, platform="a2a3sim")
+    assert list(builds.iterdir()) == []

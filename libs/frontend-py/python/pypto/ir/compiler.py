@@ -7,7 +7,7 @@ from pypto import _core
 from pypto.backend import platform_for
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
-from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
+from pypto.runtime.config import RunConfig, new_build_dir, remove_if_empty, verify_requested
 from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.declared_inputs import warn_written_inputs
 
@@ -39,8 +39,13 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     config = RunConfig(platform=platform_for(backend_type, platform), **options)
     out = new_build_dir(config, program.name) if output_dir is None else os.path.abspath(output_dir)
     dump_dir = os.path.join(out, "passes_dump") if config.dump_passes else None
-    lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
-    artifacts = _core.compile(lowered, config.platform, str(out), config.task_window, **config.compile_dfx())
+    try:
+        lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
+        artifacts = _core.compile(lowered, config.platform, str(out), config.task_window, **config.compile_dfx())
+    except BaseException:
+        if output_dir is None and not config.save_kernels_dir:  # new_build_dir made it: leave none behind
+            remove_if_empty(out)
+        raise
     parameters = entry_parameters(lowered)
     write_manifest(out, config.platform, program.name, parameters)
     write_run_script(out, config.platform, program.name, parameters)

@@ -16,7 +16,7 @@ from pypto.language.dtypes import DataType
 from pypto.language.typing import DynVar, _DimExpr
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
-from pypto.runtime.config import RunConfig, new_build_dir, verify_requested
+from pypto.runtime.config import RunConfig, new_build_dir, remove_if_empty, verify_requested
 from pypto.runtime.scalars import check_scalar_range
 from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.torch_interop import dsl_dtype_name
@@ -129,7 +129,7 @@ class JITFunction:
                 )
             except BaseException:
                 if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
-                    _remove_if_empty(output_dir)
+                    remove_if_empty(output_dir)
                 raise
             parameters = self._parameters(lowered, args, kwargs)
             write_manifest(output_dir, config.platform, self.__name__, parameters)
@@ -418,13 +418,6 @@ def _disk_cacheable(config) -> bool:
     return (
         not config.dump_passes and not config.save_kernels_dir and config.task_window == 0 and not config.dfx.any()
     )
-
-
-def _remove_if_empty(directory) -> None:
-    try:
-        directory.rmdir()
-    except OSError:
-        pass
 
 
 def _is_scalar(value) -> bool:

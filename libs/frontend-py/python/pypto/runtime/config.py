@@ -184,6 +184,15 @@ def new_build_dir(config: RunConfig, program_name: str) -> Path:
 _BUILD_DIR_COUNTER = itertools.count()
 
 
+def remove_if_empty(directory) -> None:
+    """Removes a build directory ``new_build_dir`` made for a compile that then failed, if nothing was
+    written into it (a pass dump, for one, is kept for the user to read)."""
+    try:
+        Path(directory).rmdir()
+    except OSError:
+        pass
+
+
 def verify_requested() -> bool:
     """``PYPTO_VERIFY_LEVEL=1`` (or ``all``/``true``): check every pass's products with the verifiers."""
     return os.environ.get("PYPTO_VERIFY_LEVEL", "").lower() in ("1", "all", "true")
