@@ -173,10 +173,23 @@ class LoopUnroller final : public Substituter {
                           loop.span(), "use pl.range for a loop whose trip count is known only at run time"};
       return std::nullopt;
     }
+    const int64_t trips = *step > 0 ? (*stop > *start ? (*stop - *start + *step - 1) / *step : 0)
+                                    : (*start > *stop ? (*start - *stop - *step - 1) / -*step : 0);
+    if (trips > kMaxUnrollTrips) {
+      error_ = Diagnostic{DiagnosticKind::InvalidOperation,
+                          fmt::format("pl.unroll over '{}' runs {} times, more than the {} copies a loop may be "
+                                      "unrolled into",
+                                      loop.loop_var()->name_hint(), trips, kMaxUnrollTrips),
+                          loop.span(), "use pl.range for a long loop, and unroll a short inner one"};
+      return std::nullopt;
+    }
     std::vector<int64_t> values;
     for (int64_t v = *start; *step > 0 ? v < *stop : v > *stop; v += *step) values.push_back(v);
     return values;
   }
+
+  // Upstream's limit: each copy is code in the kernel, and a long unrolled loop is a mistake for pl.range.
+  static constexpr int64_t kMaxUnrollTrips = 1024;
 
   std::optional<Diagnostic> error_;
 };

@@ -1,5 +1,5 @@
-// UnrollLoops on small hand-built IR: the exact printed IR after the pass, its error on a loop whose
-// bounds are not constants, and the NoUnrollLoops verifier.
+// UnrollLoops on small hand-built IR: the exact printed IR after the pass, its errors on a loop whose
+// bounds are not constants or that runs too many times, and the NoUnrollLoops verifier.
 #include <gtest/gtest.h>
 
 #include "pypto/ir/printer.h"
@@ -133,6 +133,16 @@ TEST(UnrollLoops, BoundsThatAreNotConstantsAreAnErrorAtTheLoop) {
             "k.py:2:5: error: pl.unroll needs constant bounds: the loop over 'k' is copied once per iteration at "
             "compile time\n"
             "  help: use pl.range for a loop whose trip count is known only at run time");
+}
+
+TEST(UnrollLoops, ALoopOfMoreThan1024TripsIsAnErrorAtTheLoop) {
+  ASSERT_TRUE(Unroll(CopyRowsKernel(Index(1024))));
+  auto unrolled = Unroll(CopyRowsKernel(Index(10'000'000)));
+  ASSERT_FALSE(unrolled);
+  EXPECT_EQ(unrolled.error().str(),
+            "k.py:2:5: error: pl.unroll over 'k' runs 10000000 times, more than the 1024 copies a loop may be "
+            "unrolled into\n"
+            "  help: use pl.range for a long loop, and unroll a short inner one");
 }
 
 TEST(UnrollLoops, TheVerifierRejectsAProgramThatStillHasAnUnrollLoop) {
