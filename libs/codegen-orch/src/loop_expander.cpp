@@ -17,6 +17,8 @@ using ir::MakeError;
 constexpr size_t kMaxPlanSubmits = 1'000'000;
 // Iterations that submit nothing (an inner loop with no trips) still take time to expand.
 constexpr uint64_t kMaxLoopIterations = 16 * kMaxPlanSubmits;
+// An SPMD launch of N blocks is N tasks of the run, each with its own record in the runtime.
+constexpr uint64_t kMaxPlanTasks = 4 * kMaxPlanSubmits;
 
 ir::Result<bool> LoopExpander::Run(const std::vector<Step>& steps) {
   for (const auto& step : steps) {
@@ -52,6 +54,7 @@ ir::Result<bool> LoopExpander::Submit(const SubmitStep& step) {
     }
     submit.block_num = *blocks;
   }
+  if (auto ok = CountTasks(step, submit.block_num); !ok) return ok;
   for (const auto& scalar : step.scalars) {
     uint64_t bits = 0;
     if (scalar.bits) {
@@ -339,6 +342,19 @@ __int128 LoopExpander::MinSubmits(const std::vector<Step>& steps) {
     if (count > kMaxPlanSubmits) return kMaxPlanSubmits + 1;
   }
   return count;
+}
+
+// Adds a submit's blocks to the run's tasks, refusing a launch or a run past kMaxPlanTasks.
+ir::Result<bool> LoopExpander::CountTasks(const SubmitStep& step, int32_t blocks) {
+  tasks_ += static_cast<uint64_t>(std::max(blocks, 1));
+  if (tasks_ <= kMaxPlanTasks) return true;
+  if (static_cast<uint64_t>(blocks) > kMaxPlanTasks && step.call)
+    return MakeError(DiagnosticKind::Resource,
+                     fmt::format("the pl.spmd launch of '{}' has {} blocks{}, more than the {} tasks a run may hold "
+                                 "(each block is a task)",
+                                 step.call->callee(), blocks, Where(), kMaxPlanTasks),
+                     step.call->span(), "give each block more work: fewer, larger blocks");
+  return TooLarge(fmt::format("runs more than {} tasks (an SPMD launch of N blocks is N tasks)", kMaxPlanTasks));
 }
 
 // Refuses a plan past the limits, naming the outermost loop, the one to restructure.

@@ -52,6 +52,7 @@ class LoopExpander {
   ir::Result<bool> Loop(const LoopStep& step);
   ir::Result<bool> Scope(const std::vector<Step>& body, bool manual);
   static __int128 MinSubmits(const std::vector<Step>& steps);
+  ir::Result<bool> CountTasks(const SubmitStep& step, int32_t blocks);
   pypto::unexpected<ir::Diagnostic> TooLarge(const std::string& what) const;
   std::string Where() const;
   std::optional<uint32_t> ParamOf(rt::PlanTensorRef ref) const;
@@ -74,6 +75,7 @@ class LoopExpander {
   std::unordered_map<const ir::Var*, TaskIds> task_ids_;
   std::vector<std::pair<const ir::ForStmt*, int64_t>> enclosing_;  // the loops around, with their values
   uint64_t iterations_ = 0;
+  uint64_t tasks_ = 0;  // the blocks of every submit so far
 };
 
 }  // namespace pypto::codegen_orch::detail
