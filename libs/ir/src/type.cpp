@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <functional>
-#include <numeric>
+#include <limits>
 
 #include "pypto/ir/expr.h"
 #include "pypto/ir/printer.h"
@@ -63,8 +63,18 @@ std::optional<HandleKind> HandleKindFromName(std::string_view name) {
   return std::nullopt;
 }
 
+// Saturating: an absurd shape ([2^31, 2^31]) is too large for any buffer, not a wrapped small size.
 int64_t ShapedType::num_elements() const {
-  return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
+  int64_t count = 1;
+  for (int64_t dim : shape_)
+    if (__builtin_mul_overflow(count, dim, &count)) return std::numeric_limits<int64_t>::max();
+  return count;
+}
+
+int64_t ShapedType::num_bytes() const {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(num_elements(), DataTypeBytes(dtype_), &bytes)) return std::numeric_limits<int64_t>::max();
+  return bytes;
 }
 
 std::string ShapedType::shape_str() const { return fmt::format("[{}]", fmt::join(shape_, ", ")); }

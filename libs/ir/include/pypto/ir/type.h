@@ -126,7 +126,7 @@ class ShapedType : public Type {
   const Shape& shape() const { return shape_; }
   DataType dtype() const { return dtype_; }
   int64_t num_elements() const;
-  int64_t num_bytes() const { return num_elements() * DataTypeBytes(dtype_); }
+  int64_t num_bytes() const;  // both saturate at INT64_MAX
 
  protected:
   std::string shape_str() const;
