@@ -121,4 +121,3 @@ def test_a_count_known_when_compiling_may_be_zero(kernels, skipped):
         kernels.given_count(x, skipped, y)
     torch.testing.assert_close(y[:rows], 3 * x[:rows])
     assert is_poison(y[rows:])
-
