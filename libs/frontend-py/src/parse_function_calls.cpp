@@ -27,7 +27,8 @@ std::string FunctionParser::JitFunctionName(const std::string& callee) const {
 
 // `a, b = self.k(x, a, b)`: a function of the program that returns several tensors writes them
 // into its output parameters (it returns its pl.Out / pl.InOut parameters in order), so the call
-// is a statement and each name means the argument passed for the corresponding output.
+// is a statement and each name means the argument passed for the corresponding output. A @pl.jit
+// kernel's outputs are the parameters its return statement names (ReturnedParams).
 ir::Result<ir::StmtPtr> FunctionParser::ParseMultiResultCall(py::handle stmt, py::handle target) {
   const ir::Span span = map_.SpanOf(stmt);
   auto value = ParseExpr(stmt.attr("value"));
