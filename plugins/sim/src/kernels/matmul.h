@@ -1,5 +1,6 @@
-// Dense row-major matrix products: C[m,n] = A[m,k] * B[k,n], or C += A * B. Floating-point inputs
-// multiply on OpenBLAS; INT8 inputs on an integer loop (BLAS has no integer product).
+// Dense row-major matrix products: C[m,n] = A[m,k] * B[k,n], or C += A * B, all on OpenBLAS's sgemm:
+// floating-point inputs widened to fp32, INT8 inputs in chunks of the inner dimension that fp32 sums
+// exactly (matmul_int8.cpp).
 //
 // OpenBLAS runs single-threaded here (openblas_set_num_threads(1) on first use): the simulator
 // already runs one host thread per busy core, and a multi-threaded OpenBLAS on top would
