@@ -182,6 +182,7 @@ def rows():
     for dtype in ("f32", "f16", "bf16"):
         table.append(Row(f"matmul {dtype} in {n}^3", f"BM_Matmul/{dtype}/{n}", f"BM_Sgemm/{n}", "throughput", 0.5))
     table.append(Row(f"matmul f32 in {n}^3", f"BM_Matmul/f32/{n}", "numpy matmul", "throughput", 0.5))
+    table.append(Row(f"matmul i8 in {n}^3", f"BM_Matmul/i8/{n}", f"BM_Sgemm/{n}", "throughput"))
     for shape in EMPTY_SHAPES:
         table.append(Row(f"empty tasks {shape} x{EMPTY_TASKS}", f"BM_EmptyTasks/{shape}/{EMPTY_TASKS}", None, "budget",
                          BUDGET_US_PER_TASK))

@@ -13,6 +13,7 @@
 //                                    (to nearest even)
 //   BM_Matmul/<in>/<n>               MatmulF32/F16/BF16: n x n x n, fp32 result; F16 and BF16 inputs
 //                                    are widened to fp32 scratch, then multiplied by sgemm
+//   BM_Matmul/i8/<n>                 MatmulI8: INT8 inputs, INT32 result, on sgemm in exact chunks
 //   BM_Matmul/f32/<n>/threads:<T>    the fp32 kernel from T benchmark threads at once, each on its own
 //                                    matrices, as simulated cores call it
 //   BM_Sgemm/<n>                     the reference: cblas_sgemm itself, single-threaded, on the same
@@ -241,6 +242,22 @@ void BM_Matmul(benchmark::State& state, MatmulInput input, size_t n) {
   SetFlops(state, n);
 }
 
+// MatmulI8 (INT8 inputs, INT32 result) on n x n x n: A's values cycle through the int8 range, B is
+// the identity, so C must equal A widened exactly.
+void BM_MatmulI8(benchmark::State& state, size_t n) {
+  std::vector<int8_t> a(n * n), b(n * n, 0);
+  std::vector<int32_t> c(n * n), want(n * n);
+  for (size_t i = 0; i < n * n; ++i) want[i] = a[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 256) - 128);
+  for (size_t i = 0; i < n; ++i) b[i * n + i] = 1;
+  sim::MatmulI8(c.data(), a.data(), b.data(), n, n, n, false);
+  if (c != want) return Skip(state, "wrong int8 matmul result");
+  for (auto _ : state) {
+    sim::MatmulI8(c.data(), a.data(), b.data(), n, n, n, false);
+    benchmark::ClobberMemory();
+  }
+  SetFlops(state, n);
+}
+
 // The reference: OpenBLAS's sgemm called directly, one thread (set in main), C = A * B.
 void BM_Sgemm(benchmark::State& state, size_t n) {
   const MatmulOperands m(MatmulInput::F32, n);
@@ -287,6 +304,7 @@ void RegisterMatmul() {
   const std::string n = std::to_string(kN);
   for (MatmulInput input : {MatmulInput::F32, MatmulInput::F16, MatmulInput::BF16})
     Register("BM_Matmul/" + std::string(InputName(input)) + "/" + n, BM_Matmul, input, kN);
+  Register("BM_Matmul/i8/" + n, BM_MatmulI8, kN);
   Register("BM_Sgemm/" + n, BM_Sgemm, kN);
   // Wall time: with several threads, CPU time would add up every thread's.
   for (int threads : {2, 4})
