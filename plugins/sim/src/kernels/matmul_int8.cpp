@@ -16,12 +16,14 @@ namespace {
 // The longest inner dimension whose int8 dot products and partial sums fp32 represents exactly.
 constexpr size_t kExactChunk = 1024;
 
-// dst[r, c] = src[r, c] as fp32 (exact), where src is [rows, cols] row-major or, when `transposed`,
-// [cols, rows], its stored rows `stride` elements apart.
-void WidenRowMajor(float* dst, const int8_t* src, size_t rows, size_t cols, bool transposed, size_t stride) {
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t c = 0; c < cols; ++c)
-      dst[r * cols + c] = static_cast<float>(transposed ? src[c * stride + r] : src[r * stride + c]);
+// An operand as stored, `rows` rows of `cols` int8 elements `stride` apart, as dense fp32 (exact).
+// Rows are converted as they lie, a loop the compiler vectorizes; transposes are left to sgemm.
+void Widen(float* dst, const int8_t* src, size_t rows, size_t cols, size_t stride) {
+  for (size_t r = 0; r < rows; ++r) {
+    const int8_t* in = src + r * stride;
+    float* out = dst + r * cols;
+    for (size_t c = 0; c < cols; ++c) out[c] = static_cast<float>(in[c]);
+  }
 }
 
 // c += chunk, or c = chunk, in int32 modulo 2^32 (the chunk's values are exact integers below 2^24).
@@ -43,17 +45,21 @@ void MatmulI8(int32_t* c, const int8_t* a, const int8_t* b, size_t m, size_t k, 
     return;
   }
   // Scratch per thread: one host thread runs each simulated core. Widening first also lets C alias
-  // an operand, and lays transposed operands out row-major.
+  // an operand. A is stored [m, k] or, transposed, [k, m]; B [k, n] or [n, k].
   thread_local std::vector<float> wide_a, wide_b, chunk;
   wide_a.resize(m * k);
   wide_b.resize(k * n);
   chunk.resize(m * n);
-  WidenRowMajor(wide_a.data(), a, m, k, layout.a_trans, layout.a_stride(m, k));
-  WidenRowMajor(wide_b.data(), b, k, n, layout.b_trans, layout.b_stride(k, n));
+  Widen(wide_a.data(), a, layout.a_trans ? k : m, layout.a_trans ? m : k, layout.a_stride(m, k));
+  Widen(wide_b.data(), b, layout.b_trans ? n : k, layout.b_trans ? k : n, layout.b_stride(k, n));
+  const MatmulLayout dense{.a_trans = layout.a_trans, .b_trans = layout.b_trans,
+                           .lda = layout.a_trans ? m : k, .ldb = layout.b_trans ? k : n};
   for (size_t k0 = 0; k0 < k; k0 += kExactChunk) {
     const size_t depth = std::min(kExactChunk, k - k0);
-    MatmulF32(chunk.data(), wide_a.data() + k0, wide_b.data() + k0 * n, m, depth, n, /*accumulate=*/false,
-              MatmulLayout{.lda = k, .ldb = n});
+    // The chunk's columns of A and rows of B, wherever the storage order puts them.
+    const float* a0 = wide_a.data() + (layout.a_trans ? k0 * m : k0);
+    const float* b0 = wide_b.data() + (layout.b_trans ? k0 : k0 * n);
+    MatmulF32(chunk.data(), a0, b0, m, depth, n, /*accumulate=*/false, dense);
     AddChunk(c, chunk.data(), m * n, k0 == 0, accumulate);
   }
 }
