@@ -59,9 +59,9 @@ def test_reading_an_intermediate_nothing_writes_is_reported(kernels):
     messages = _messages(record)
     assert len(messages) == 1, [str(w.message) for w in record]
     assert messages[0].startswith("kernel '")
-    assert ("reads the intermediate tensor 'scratch', which no task of the program writes: on the device it holds "
-            "whatever its memory held before (the simulator reads zeros); write it first, or create it with "
-            "pl.create_tensor(..., init_value=0)") in messages[0]
+    assert ("takes the intermediate tensor 'scratch' as an input, but no task of the program writes it: on the "
+            "device whatever the kernel reads of it is what its memory held before (the simulator reads zeros); "
+            "write it first, or create it with pl.create_tensor(..., init_value=0)") in messages[0]
 
 
 @pytest.mark.parametrize("program", ["writes_then_reads", "starts_at_zero"])

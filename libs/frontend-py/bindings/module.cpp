@@ -294,9 +294,9 @@ void SetDfx(Compiled& compiled, int dump_args, int chip_swimlane, bool dep_gen) 
 void WarnOnUnwrittenIntermediates(const rt::TaskPlan& plan) {
   for (const auto& read : rt::FindUnwrittenIntermediateReads(plan)) {
     auto message = fmt::format(
-        "kernel '{}' reads the intermediate tensor '{}', which no task of the program writes: on the device it "
-        "holds whatever its memory held before (the simulator reads zeros); write it first, or create it with "
-        "pl.create_tensor(..., init_value=0)",
+        "kernel '{}' takes the intermediate tensor '{}' as an input, but no task of the program writes it: "
+        "on the device whatever the kernel reads of it is what its memory held before (the simulator reads "
+        "zeros); write it first, or create it with pl.create_tensor(..., init_value=0)",
         read.kernel, read.tensor);
     if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
   }
