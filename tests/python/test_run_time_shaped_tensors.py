@@ -103,6 +103,7 @@ def line_of(text: str) -> int:
 
 @pytest.mark.parametrize("tokens", [100, 37, 48])
 def test_a_ragged_tile_sizes_its_intermediate_at_run_time(kernels, tokens):
+    torch.manual_seed(tokens)
     x = torch.randn(tokens, 64)
     y = torch.zeros(tokens, 64)
     kernels.ragged_tiles(x, y)
@@ -111,6 +112,7 @@ def test_a_ragged_tile_sizes_its_intermediate_at_run_time(kernels, tokens):
 
 @pytest.mark.parametrize("tokens", [96, 50])
 def test_a_tensor_shaped_by_the_tile_rows_holds_one_value_per_row(kernels, tokens):
+    torch.manual_seed(tokens)
     x = torch.randn(tokens, 64)
     y = torch.zeros(tokens, 64)
     kernels.row_counts(x, y)
@@ -118,11 +120,16 @@ def test_a_tensor_shaped_by_the_tile_rows_holds_one_value_per_row(kernels, token
 
 
 def test_arithmetic_in_the_shape_list_runs_and_warns_that_upstream_rejects_it(kernels):
+    torch.manual_seed(3)
     x = torch.randn(70, 64)
+    # The reference is computed before the run: torch's first multi-threaded exp after a simulator run
+    # in a fresh process has been seen to differ from its own second call (see issue 32's note).
+    expected = torch.exp(x)
     y = torch.zeros(70, 64)
     with pytest.warns(UserWarning) as record:
         kernels.composite_shape(x, y)
-    torch.testing.assert_close(y, torch.exp(x))
+    # The simulator's exp is a vectorized approximation within a few ulp of torch's.
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-6)
     messages = [str(w.message) for w in record if "upstream PyPTO rejects it" in str(w.message)]
     assert messages, [str(w.message) for w in record]
     assert messages[0].startswith(
