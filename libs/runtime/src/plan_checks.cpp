@@ -5,15 +5,11 @@
 namespace pypto::rt {
 namespace {
 
-// The intermediate a tensor reference ends at, following views to their bases; nullopt for a parameter.
+// The intermediate a tensor reference lies in; nullopt for a parameter.
 std::optional<uint32_t> IntermediateOf(const TaskPlan& plan, PlanTensorRef ref) {
-  // A view's base is defined before it, so the walk ends; a malformed plan stops it too.
-  for (size_t steps = 0; ref.kind == PlanTensorRef::Kind::View && steps <= plan.views.size(); ++steps) {
-    if (ref.index >= plan.views.size()) return std::nullopt;
-    ref = plan.views[ref.index].base;
-  }
-  if (ref.kind != PlanTensorRef::Kind::Intermediate || ref.index >= plan.intermediates.size()) return std::nullopt;
-  return ref.index;
+  const auto buffer = BufferRefOf(plan, ref);
+  if (!buffer || buffer->kind != PlanTensorRef::Kind::Intermediate) return std::nullopt;
+  return buffer->index;
 }
 
 // Anything but a plain input may write (NoDep included: it is not known to be read only).

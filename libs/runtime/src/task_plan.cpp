@@ -146,6 +146,19 @@ pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::spa
   return {};
 }
 
+std::optional<PlanTensorRef> BufferRefOf(const TaskPlan& plan, PlanTensorRef ref) {
+  // A view's base is defined before it, so following bases always ends.
+  while (ref.kind == PlanTensorRef::Kind::View) {
+    if (ref.index >= plan.views.size()) return std::nullopt;
+    const PlanTensorRef base = plan.views[ref.index].base;
+    if (base.kind == PlanTensorRef::Kind::View && base.index >= ref.index) return std::nullopt;
+    ref = base;
+  }
+  const auto& list = ref.kind == PlanTensorRef::Kind::Param ? plan.params : plan.intermediates;
+  if (ref.index >= list.size()) return std::nullopt;
+  return ref;
+}
+
 std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit) {
   if (submit.dummy) return {};
   if (!submit.mixed) return {{submit.func_id, submit.core_type}};

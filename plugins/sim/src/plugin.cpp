@@ -57,15 +57,9 @@ const pypto_platform_desc kPlatforms[] = {
 // The tensor of a plan operand (for a view, the tensor it views: same name and dtype), or null when
 // the reference is out of range.
 const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, rt::PlanTensorRef ref) {
-  // A view's base is defined before it, so following bases always ends.
-  while (ref.kind == rt::PlanTensorRef::Kind::View) {
-    if (ref.index >= plan.views.size()) return nullptr;
-    const rt::PlanTensorRef base = plan.views[ref.index].base;
-    if (base.kind == rt::PlanTensorRef::Kind::View && base.index >= ref.index) return nullptr;
-    ref = plan.views[ref.index].base;
-  }
-  const auto& list = ref.kind == rt::PlanTensorRef::Kind::Param ? plan.params : plan.intermediates;
-  return ref.index < list.size() ? &list[ref.index] : nullptr;
+  const auto buffer = rt::BufferRefOf(plan, ref);
+  if (!buffer) return nullptr;
+  return &(buffer->kind == rt::PlanTensorRef::Kind::Param ? plan.params : plan.intermediates)[buffer->index];
 }
 
 // One kernel of submit #s must run on its own core type and take what the submit passes: the same

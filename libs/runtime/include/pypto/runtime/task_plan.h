@@ -100,6 +100,10 @@ struct TaskPlan {
 // Checks the caller's tensors against the plan's parameters (count, dtype, shape).
 pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params);
 
+// The parameter or intermediate a tensor operand lies in, following views to their bases; nullopt
+// for a reference out of range.
+std::optional<PlanTensorRef> BufferRefOf(const TaskPlan& plan, PlanTensorRef ref);
+
 // The kernels one submit runs, with their core types: one, or the members of a mixed submit.
 std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit);
 
