@@ -444,6 +444,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   // parse_function_calls.cpp: calls of the program's functions
   std::string JitFunctionName(const std::string& callee) const;
   ir::Result<ir::StmtPtr> ParseMultiResultCall(py::handle stmt, py::handle target);
+  static std::vector<std::optional<size_t>> ReturnedParamIndices(const ir::StmtPtr& body,
+                                                                  const std::vector<ir::VarPtr>& params,
+                                                                  const std::vector<ir::ExprPtr>& values);
   std::optional<std::vector<size_t>> ReturnedParams(const std::string& kernel) const;
   std::string ParamName(const std::string& name, size_t index) const;
   ir::Result<bool> ParsePositionalArgs(const std::string& name, py::handle node, std::vector<ir::ExprPtr>& args,

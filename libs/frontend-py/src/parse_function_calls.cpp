@@ -75,9 +75,26 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseMultiResultCall(py::handle stmt, py
   return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*value, span));
 }
 
-// The parameters a @pl.jit kernel (already parsed) returns, in order: each returned value is a
-// parameter or an in-place update of one (`group_out = pl.store(..., group_out)`,
-// `signal = pld.tensor.barrier(signal)`). Nothing when a returned value is not.
+// For each of `values` a function with `params` and `body` returns, the parameter it is or updates in
+// place (`group_out = pl.store(..., group_out)`, `signal = pld.tensor.barrier(signal)`); nullopt for a
+// value that is neither.
+std::vector<std::optional<size_t>> FunctionParser::ReturnedParamIndices(const ir::StmtPtr& body,
+                                                                        const std::vector<ir::VarPtr>& params,
+                                                                        const std::vector<ir::ExprPtr>& values) {
+  const ir::TensorAliases aliases(body);
+  std::vector<std::optional<size_t>> indices;
+  for (const auto& value : values) {
+    const auto* var = value->As<ir::Var>();
+    const ir::Var* root = var ? aliases.Root(var) : nullptr;
+    auto param = std::ranges::find_if(params, [&](const ir::VarPtr& p) { return p.get() == root; });
+    indices.push_back(param == params.end() ? std::nullopt
+                                            : std::optional<size_t>(static_cast<size_t>(param - params.begin())));
+  }
+  return indices;
+}
+
+// The parameters a @pl.jit kernel (already parsed) returns, in order; nothing when a returned value
+// is none of them.
 std::optional<std::vector<size_t>> FunctionParser::ReturnedParams(const std::string& kernel) const {
   auto it = std::ranges::find_if(program_.kernels, [&](const ir::FunctionPtr& f) { return f->name() == kernel; });
   if (it == program_.kernels.end() || !(*it)->body()) return std::nullopt;
@@ -86,14 +103,10 @@ std::optional<std::vector<size_t>> FunctionParser::ReturnedParams(const std::str
   for (const auto& stmt : ir::FlattenStmts(function.body()))
     if (const auto* r = stmt->As<ir::ReturnStmt>()) ret = r;
   if (!ret) return std::nullopt;
-  const ir::TensorAliases aliases(function.body());
   std::vector<size_t> params;
-  for (const auto& value : ret->values()) {
-    const auto* var = value->As<ir::Var>();
-    const ir::Var* root = var ? aliases.Root(var) : nullptr;
-    auto param = std::ranges::find_if(function.params(), [&](const ir::VarPtr& p) { return p.get() == root; });
-    if (param == function.params().end()) return std::nullopt;
-    params.push_back(static_cast<size_t>(param - function.params().begin()));
+  for (const auto& index : ReturnedParamIndices(function.body(), function.params(), ret->values())) {
+    if (!index) return std::nullopt;
+    params.push_back(*index);
   }
   return params;
 }

@@ -9,7 +9,6 @@
 #include "constant_lists.h"
 #include "external_decl.h"
 #include "pypto/ir/op_registry.h"
-#include "pypto/ir/tensor_aliases.h"
 
 namespace pypto::frontend {
 
@@ -75,14 +74,9 @@ void FunctionParser::ReturnedWindowsAreWritten(const ir::StmtPtr& body, const st
                                                const std::vector<bool>& windows,
                                                std::vector<ir::ParamDirection>& directions) const {
   if (!ir::IsKernel(source_.type) || returns_.empty()) return;
-  const ir::TensorAliases aliases(body);
-  for (const auto& value : returns_) {
-    const auto* var = value->As<ir::Var>();
-    const ir::Var* root = var ? aliases.Root(var) : nullptr;
-    for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].get() == root && windows[i] && directions[i] == ir::ParamDirection::In)
-        directions[i] = ir::ParamDirection::InOut;
-  }
+  for (const auto& index : ReturnedParamIndices(body, params, returns_))
+    if (index && windows[*index] && directions[*index] == ir::ParamDirection::In)
+      directions[*index] = ir::ParamDirection::InOut;
 }
 
 // A @pl.jit.extern stub: its signature, specialised like a kernel's, and no body. A declared return
