@@ -13,6 +13,12 @@ With --mlir-opt, every kernels/*/*.generic.mlir the program's compiles wrote (th
 MLIR's generic form) is then parsed by `mlir-opt-16 --allow-unregistered-dialect`; a module it
 rejects makes the verdict FAIL, with mlir-opt's first error.
 
+Every .pto the programs' compiles wrote is also checked against the PTO dialect's op table
+(tools/pto-check: op names, operand and result counts and types, attributes, as PTOAS defines
+them), and the closing lines count, per run, the kernels compiled (kernel_config.py entries), the
+.pto modules written and how many conform. A nonconforming module is reported, with its first
+problem, but does not change the verdict unless --pto-strict is given; --no-pto-check skips it.
+
 With --sweep, the programs are pypto-lib's model sweep, computed from the checkout given as
 --repo pypto-lib=PATH the way its daily CI computes it: every models/**/*.py holding `__main__`,
 except *_draft.py files and files with a `# ci: no-sim` line, each run as `python FILE -p PLATFORM`
@@ -36,6 +42,8 @@ import time
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE.parent / "pto-check"))
+import pto_check  # noqa: E402  (tools/pto-check/pto_check.py)
 
 # The sizes pypto-lib's CI gives the runtime rings; harmless where unused.
 _GOLDEN_ENV = {"PTO2_RING_DEP_POOL": "16384", "PTO2_RING_TASK_WINDOW": "16384", "PTO2_RING_HEAP": "1073741824"}
@@ -62,6 +70,10 @@ class Outcome:
     modules: int = 0  # generic modules mlir-opt parsed (--mlir-opt)
     cases: str = ""  # a pytest file's "passed/run" cases (pytest convention)
     dumps: int = 0  # build directories with a complete pass dump (--dump-passes)
+    kernels: int = 0  # kernels the program's compiles declared (kernel_config.py KERNELS entries)
+    ptos: int = 0  # .pto modules they wrote
+    ptos_conforming: int = 0  # of which pto-check found no problem in (with the .generic.mlir next to it)
+    pto_problem: str = ""  # pto-check's first problem, "" when none
 
 
 def read_list(path: Path) -> list:
@@ -203,6 +215,31 @@ def check_modules(build_root: Path, mlir_opt: str) -> tuple:
     return len(modules), "", ""
 
 
+_KERNEL_ENTRY = re.compile(r'^\s*\{"func_id":', re.M)
+
+
+def count_kernels(build_root: Path) -> int:
+    """The kernels every build under `build_root` declares to the runtime: hand-written ones included,
+    which have no .pto."""
+    return sum(len(_KERNEL_ENTRY.findall(config.read_text(errors="replace")))
+               for config in build_root.rglob("kernel_config.py"))
+
+
+def check_ptos(build_root: Path) -> tuple:
+    """(.pto modules, those conforming, the first problem or "", every problem as text): each
+    kernels/*/*.pto and its .generic.mlir checked against the PTO dialect, named relative to
+    `build_root` (the scratch directory is gone by the time anyone reads the table)."""
+    ptos = sorted(build_root.rglob("kernels/*/*.pto"))
+    conforming, problems = 0, []
+    for pto in ptos:
+        report = pto_check.check_paths([p for p in (pto, pto.with_name(pto.stem + ".generic.mlir")) if p.is_file()],
+                                       relative_to=build_root)
+        conforming += not report.problems
+        problems += report.problems
+    first = f"pto-check: {problems[0]}"[:200] if problems else ""
+    return len(ptos), conforming, first, "\n".join(str(p) for p in problems)
+
+
 def check_dumps(build_root: Path) -> tuple:
     """(build directories with a complete pass dump, the first one without or "")."""
     expected = ["00_frontend.py"] + [f"{i:02}_after_{name}.py" for i, name in enumerate(_pipeline_passes(), 1)]
@@ -219,7 +256,7 @@ def check_dumps(build_root: Path) -> tuple:
 
 
 def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: str = "",
-            dump_passes: bool = False) -> Outcome:
+            dump_passes: bool = False, pto_check_mode: str = "report") -> Outcome:
     root = roots.get(entry.repo)
     if root is None:
         return Outcome("ERROR", 0.0, f"no checkout given for repository {entry.repo!r} (--repo {entry.repo}=PATH)")
@@ -254,6 +291,13 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
             if rejection:
                 outcome.verdict, outcome.first_error = "FAIL", rejection
                 outcome.output += f"\n[conformance] {rejection}\n{report}"
+        if pto_check_mode != "off":
+            outcome.kernels = count_kernels(Path(scratch))
+            outcome.ptos, outcome.ptos_conforming, outcome.pto_problem, report = check_ptos(Path(scratch))
+            if report:
+                outcome.output += f"\n[conformance] {outcome.pto_problem}\n{report}"
+            if outcome.pto_problem and pto_check_mode == "strict" and outcome.verdict == "PASS":
+                outcome.verdict, outcome.first_error = "FAIL", outcome.pto_problem
         if dump_passes:
             outcome.dumps, incomplete = check_dumps(Path(scratch))
             if incomplete and outcome.verdict == "PASS":
@@ -276,6 +320,10 @@ def main(argv=None) -> int:
     parser.add_argument("--mlir-opt", nargs="?", const="", default=None, metavar="PATH",
                         help="parse every generic PTO module a program wrote with mlir-opt (default: mlir-opt-16); "
                              "a module it rejects fails the program")
+    parser.add_argument("--no-pto-check", dest="pto_check", action="store_false",
+                        help="do not count kernels and .pto modules nor check them against the PTO dialect")
+    parser.add_argument("--pto-strict", action="store_true",
+                        help="a .pto that does not conform to the PTO dialect fails its program")
     parser.add_argument("--dump-passes", action="store_true",
                         help="dump the IR after every pass and require the dump of every build")
     args = parser.parse_args(argv)
@@ -306,7 +354,8 @@ def main(argv=None) -> int:
 
     rows = []
     for entry in entries:
-        outcome = run_one(entry, roots, args.platform, args.timeout, mlir_opt, args.dump_passes)
+        pto_mode = "off" if not args.pto_check else ("strict" if args.pto_strict else "report")
+        outcome = run_one(entry, roots, args.platform, args.timeout, mlir_opt, args.dump_passes, pto_mode)
         label = " ".join([entry.repo + ":" + entry.path] + entry.args)
         rows.append((entry.ident, label, outcome))
         if args.log_dir:
@@ -314,6 +363,10 @@ def main(argv=None) -> int:
             (args.log_dir / f"{entry.ident}.log").write_text(outcome.output)
         modules = f"  (mlir-opt: {outcome.modules} modules)" if mlir_opt else ""
         modules += f"  (pass dumps: {outcome.dumps} builds)" if args.dump_passes else ""
+        if args.pto_check:
+            modules += (f"  (kernels: {outcome.kernels}, .pto: {outcome.ptos}, "
+                        f"pto-check: {outcome.ptos_conforming}/{outcome.ptos} conform)")
+            modules += f"\n      {outcome.pto_problem}" if outcome.pto_problem else ""
         cases = f"  ({outcome.cases} cases)" if outcome.cases else ""
         print(f"{entry.ident:5} {outcome.verdict:5} {outcome.seconds:7.1f}s  {label}{cases}{modules}",
               file=sys.stderr, flush=True)
@@ -337,10 +390,23 @@ def main(argv=None) -> int:
         total = sum(outcome.modules for _, _, outcome in rows)
         print(f"{parsed}/{len(rows)} programs' PTO modules all parse with {mlir_opt} "
               f"({total} modules, written by {writers} programs)")
+    if args.pto_check:
+        print(pto_summary(rows))
     if args.dump_passes:
         print(f"{sum(outcome.dumps for _, _, outcome in rows)} builds dumped the IR after each of "
               f"{len(_pipeline_passes())} passes")
     return 0 if passed == len(rows) else 1
+
+
+def pto_summary(rows: list) -> str:
+    """The closing count: kernels and .pto modules, and how many modules conform to the dialect."""
+    outcomes = [outcome for _, _, outcome in rows]
+    ptos = sum(o.ptos for o in outcomes)
+    commit = pto_check.load_table()["source"]["commit"][:12]
+    return (f"pto-check: {sum(o.kernels for o in outcomes)} kernels, {ptos} .pto modules "
+            f"(written by {sum(1 for o in outcomes if o.ptos)} of {len(outcomes)} programs); "
+            f"{sum(o.ptos_conforming for o in outcomes)}/{ptos} conform to the PTO dialect of PTOAS {commit}, "
+            f"{sum(1 for o in outcomes if o.pto_problem)} programs wrote one that does not")
 
 
 def _pipeline_passes() -> list:
