@@ -22,6 +22,16 @@ def build_dir(tmp_path, monkeypatch):
     return tmp_path / "build_output"
 
 
+@pytest.fixture(autouse=True)
+def pto_modules_conform(tmp_path):
+    """After each test, every .pto it wrote (under its temporary directory) is checked against the PTO
+    dialect's op table (tests/python/pto_dialect.py); a module that does not conform fails the test."""
+    yield
+    from pto_dialect import assert_conforms
+
+    assert_conforms(tmp_path)
+
+
 def import_source(path: Path, source: str):
     """Writes a kernel module to `path` (so diagnostics have real lines) and imports it; the module's
     `path` attribute is where it lies."""
