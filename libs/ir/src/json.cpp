@@ -851,8 +851,8 @@ class JsonReader {
   int depth_ = 0;  // expressions, statements and types being read (Nested)
 };
 
-// nlohmann's parse messages start with "[json.exception.parse_error.101] "; users need only the rest.
-std::string ParseErrorText(const nlohmann::json::parse_error& error) {
+// nlohmann's messages start with "[json.exception.parse_error.101] "; users need only the rest.
+std::string ParseErrorText(const nlohmann::json::exception& error) {
   std::string_view text = error.what();
   if (auto end = text.find("] "); text.starts_with("[json.exception") && end != std::string_view::npos)
     text.remove_prefix(end + 2);
@@ -896,7 +896,8 @@ Result<ProgramPtr> ProgramFromJson(std::string_view text) {
   ReadJson document;
   try {
     document = ReadJson::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {
+    // A parse error, or a number beyond a double (out_of_range 406: "number overflow parsing '1e999'").
     return MakeError(DiagnosticKind::Syntax, "invalid JSON: " + ParseErrorText(error));
   }
   return OnReaderStack([&]() -> Result<ProgramPtr> {

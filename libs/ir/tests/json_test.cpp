@@ -312,5 +312,11 @@ TEST(Json, CApiRoundTripsAndReportsParseErrors) {
   EXPECT_EQ(pypto_ir_program_from_json(nullptr, &read), PYPTO_ERR_INVALID_ARGUMENT);
 }
 
+// Found by fuzz/json_reader_fuzzer (fuzz/regressions/json_reader): a number beyond a double is
+// nlohmann's out_of_range, not a parse_error, and escaped the reader.
+TEST(Json, ANumberBeyondADoubleIsAJsonError) {
+  EXPECT_EQ(ReadError("{\"format\": 61e308}"), "invalid JSON: number overflow parsing '61e308'");
+}
+
 }  // namespace
 }  // namespace pypto::ir

@@ -6,10 +6,10 @@
 
 namespace pypto {
 
-template <typename T, typename E>
-using expected = std::expected<T, E>;
-
-template <typename E>
-using unexpected = std::unexpected<E>;
+// Using-declarations rather than alias templates: `pypto::unexpected(error)` deduces its argument
+// through a using-declaration on every compiler, while deduction through an alias template (C++20)
+// is missing from clang before 19, which builds the sanitizer and fuzz targets (./dev sanitize).
+using std::expected;
+using std::unexpected;
 
 }  // namespace pypto
