@@ -168,5 +168,23 @@ TEST(Frontend, AnIntegerLiteralTakesItsDeclaredDtype) {
   EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE), "/src/kernels.py:13:29: error: 300 does not fit in pl.INT8");
 }
 
+// Found by fuzz/printed_program_fuzzer and fuzz/build_dir_fuzzer (fuzz/regressions/): an integer
+// literal beyond INT64 escaped the parser as pybind11's cast_error, without a location.
+TEST(Frontend, AnIntegerLiteralBeyondInt64IsALocatedError) {
+  constexpr const char* kHelp = "\n  help: integers in a program are INT64 at most: -9223372036854775808 to 9223372036854775807";
+  EXPECT_EQ(Parse("@pl.jit\ndef f(x: pl.Tensor[[128, 128], pl.FP32]):\n    n = 99999999999999999999\n", PYPTO_ERR_PARSE),
+            std::string("/src/kernels.py:13:9: error: integer literal 99999999999999999999 does not fit in 64 bits") + kHelp);
+  const std::string printed =
+      "@pl.program\n"
+      "class P:\n"
+      "    @pl.function(type=pl.FunctionType.InCore)\n"
+      "    def k(self, x: pl.Tensor[[64, 329223372036854775807], pl.FP32]):\n"
+      "        return x\n";
+  pypto_ir_program* program = nullptr;
+  EXPECT_EQ(pypto_frontend_parse_program(printed.c_str(), "printed.py", 0, &program), PYPTO_ERR_PARSE);
+  EXPECT_EQ(std::string(pypto_last_error_message()),
+            std::string("printed.py:4:35: error: integer literal 329223372036854775807 does not fit in 64 bits") + kHelp);
+}
+
 }  // namespace
 }  // namespace pypto::frontend
