@@ -17,7 +17,8 @@ using ir::DiagnosticKind;
 using ir::MakeError;
 
 // `for r in pl.range(start, stop, step)`: a C++ for loop, and a loop the plan expands. The bounds
-// must be known at compile time: literals, enclosing loop variables and scalars computed from them.
+// must be known when the plan is expanded: literals, enclosing loop variables, element reads and
+// scalars computed from them.
 ir::Result<bool> OrchestrationEmitter::EmitLoop(const ir::ForStmt& loop) {
   const auto& var = loop.loop_var();
   std::string bound_text[3];
@@ -30,6 +31,7 @@ ir::Result<bool> OrchestrationEmitter::EmitLoop(const ir::ForStmt& loop) {
                        fmt::format("the bounds of orchestration loop '{}' must be integers, got {}",
                                    var->name_hint(), bound->type()->str()),
                        loop.span());
+    if (auto ok = HoistElementReads(bound); !ok) return ok;  // `pl.range(pl.read(counts, [e]))`
     if (const ir::Var* unknown = UnknownScalar(bound))
       return MakeError(DiagnosticKind::Syntax,
                        fmt::format("the bounds of orchestration loop '{}' must be compile-time constants, since "

@@ -46,10 +46,10 @@ ir::Result<bool> OrchestrationEmitter::EmitScalarDef(const ir::AssignStmt& assig
   return true;
 }
 
-// `v = pl.tensor.read(t, [i, ...])` of an orchestration parameter: the C++ reads the element through
-// the runtime (get_tensor_data, as upstream's host orchestration does), and the plan is expanded for
-// each run from the tensors passed, so that v may bound a loop, choose a branch or be a kernel's
-// scalar argument. A tensor a kernel computes cannot be read: the plan is built before any runs.
+// `v = pl.tensor.read(t, [i, ...])` of an orchestration tensor: the C++ reads the element through
+// the runtime (get_tensor_data, as upstream's host orchestration does, waiting for t's producer), and
+// the plan is expanded at each run, so that v may bound a loop, choose a branch or be a kernel's
+// scalar argument. A read of a tensor that tasks before it write runs those tasks first.
 ir::Result<bool> OrchestrationEmitter::EmitTensorRead(const ir::AssignStmt& assign, const ir::Call& read) {
   const auto& var = assign.var();
   const auto dtype = var->type()->As<ir::ScalarType>()->dtype();
@@ -84,10 +84,10 @@ ir::Result<std::string> OrchestrationEmitter::EmitElementRead(const ir::Call& re
                                                               ir::DataType dtype, const ir::Span& span) {
   const auto* tensor = read.args()[0]->As<ir::Var>();
   auto binding = tensor ? bindings_.find(tensor) : bindings_.end();
-  if (binding == bindings_.end() || binding->second.ref.kind != rt::PlanTensorRef::Kind::Param)
+  if (binding == bindings_.end())
     return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("orchestration code reads an element of '{}', which is not a parameter of the "
-                                 "orchestration; only tensors the caller passes can be read here",
+                     fmt::format("orchestration code reads an element of '{}', which is not a tensor of the "
+                                 "orchestration",
                                  tensor ? tensor->name_hint() : ir::PrintExpr(read.args()[0])),
                      span, "read the element inside the kernel that uses it");
   auto type = CppScalarType(dtype);
@@ -113,7 +113,7 @@ ir::Result<std::string> OrchestrationEmitter::EmitElementRead(const ir::Call& re
   body_ += fmt::format("{}uint32_t {}_index[{}] = {{{}}};\n", indent_, name, indices.size(), fmt::join(indices, ", "));
   body_ += fmt::format("{}{} = get_tensor_data<{}>({}, {}, {}_index);\n", indent_, Declared(*type, name), *type,
                        binding->second.cpp_name, indices.size(), name);
-  reads_.params[tensor] = binding->second.ref.index;
+  reads_.refs[tensor] = binding->second.ref;
   return name;
 }
 

@@ -74,9 +74,12 @@ ir::Result<bool> LoopExpander::Submit(const SubmitStep& step) {
     for (const auto& id : **ids)
       if (id) submit.deps.push_back(*id);
   }
-  for (const auto& arg : submit.args)
-    if (arg.direction != rt::ArgDirection::Input && arg.direction != rt::ArgDirection::Scalar)
-      if (auto param = ParamOf(arg.tensor)) written_params_.insert(*param);
+  for (const auto& arg : submit.args) {
+    if (arg.direction == rt::ArgDirection::Input || arg.direction == rt::ArgDirection::Scalar) continue;
+    const rt::PlanTensorRef buffer = BufferOf(arg.tensor);
+    pending_writes_.emplace(buffer.kind, buffer.index);
+    if (buffer.kind == rt::PlanTensorRef::Kind::Intermediate) written_intermediates_.insert(buffer.index);
+  }
   submit.scopes_opened = unopened_scopes_;
   submit.opens_manual_scope = unopened_scopes_ > 0 && unopened_manual_;
   unopened_scopes_ = 0;
@@ -376,13 +379,6 @@ std::string LoopExpander::Where() const {
   for (const auto& [loop, value] : enclosing_)
     values.push_back(fmt::format("{} = {}", loop->loop_var()->name_hint(), value));
   return fmt::format(" (when {})", fmt::join(values, ", "));
-}
-
-// The orchestration parameter a task's tensor operand is (or is a view of); none for intermediates.
-std::optional<uint32_t> LoopExpander::ParamOf(rt::PlanTensorRef ref) const {
-  while (ref.kind == rt::PlanTensorRef::Kind::View) ref = views_[ref.index].base;
-  if (ref.kind != rt::PlanTensorRef::Kind::Param) return std::nullopt;
-  return ref.index;
 }
 
 }  // namespace pypto::codegen_orch::detail

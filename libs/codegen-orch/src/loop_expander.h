@@ -55,10 +55,10 @@ class LoopExpander {
   ir::Result<bool> CountTasks(const SubmitStep& step, int32_t blocks);
   pypto::unexpected<ir::Diagnostic> TooLarge(const std::string& what) const;
   std::string Where() const;
-  std::optional<uint32_t> ParamOf(rt::PlanTensorRef ref) const;
 
   // Orchestration scalar expressions in this iteration (loop_expander_eval.cpp).
   ir::Result<Value> ReadTensor(const ir::Call& read) const;
+  ir::Result<rt::ChipTensor> TensorOf(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) const;
   ir::Result<Value> Eval(const ir::ExprPtr& expr) const;
   pypto::unexpected<ir::Diagnostic> Failure(const ir::BinaryExpr& binary, const std::string& what) const;
   ir::Result<uint64_t> Encode(const Value& value, const ScalarOperand& scalar, const ir::Expr& arg) const;
@@ -68,7 +68,10 @@ class LoopExpander {
   std::vector<rt::PlanView>& views_;
   const TensorReads* reads_;
   std::unordered_map<uint32_t, rt::PlanTensorRef> current_views_;  // template view -> this iteration's
-  std::set<uint32_t> written_params_;  // parameters a submit so far writes
+  // The parameters and intermediates (by kind and index) that submits not yet run write, and the
+  // intermediates any submit so far writes. A read of the former runs those submits first.
+  mutable std::set<std::pair<rt::PlanTensorRef::Kind, uint32_t>> pending_writes_;
+  std::set<uint32_t> written_intermediates_;
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
   bool unopened_manual_ = false;  // the innermost of them is a manual scope
   std::unordered_map<const ir::Var*, Value> values_;

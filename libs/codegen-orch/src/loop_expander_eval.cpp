@@ -1,5 +1,5 @@
 // LoopExpander: evaluating orchestration scalar expressions in one iteration (arithmetic with the
-// C++ semantics the emitted code has, element reads of the caller's tensors) and encoding the
+// C++ semantics the emitted code has, element reads of the run's tensors) and encoding the
 // values as kernel scalar arguments. Separate from the steps, which only ask for values.
 #include "loop_expander.h"
 
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <stdexcept>
 
 #include "pypto/ir/op_registry.h"
 #include "tensor_element.h"
@@ -17,28 +18,55 @@ namespace pypto::codegen_orch::detail {
 using ir::DiagnosticKind;
 using ir::MakeError;
 
-// `pl.tensor.read(t, [i, ...])` of a parameter, from the tensor the caller passed. A tensor a task of
-// this run writes before the read is refused: the plan is expanded before any task runs.
+// `pl.tensor.read(t, [i, ...])`: the element as the tasks submitted before the read leave it. When
+// one of them writes t's buffer, the run executes every task expanded so far first (a staged run);
+// a read of an intermediate no task has written yet is refused, as its bytes are undefined.
 ir::Result<Value> LoopExpander::ReadTensor(const ir::Call& read) const {
   const auto* tensor = read.args()[0]->As<ir::Var>();
-  auto param = reads_ && tensor ? reads_->params.find(tensor) : decltype(reads_->params)::const_iterator{};
-  if (!reads_ || !tensor || param == reads_->params.end() || reads_->tensors.empty())
+  auto bound = reads_ && tensor ? reads_->refs.find(tensor) : decltype(reads_->refs)::const_iterator{};
+  if (!reads_ || !tensor || bound == reads_->refs.end() || !reads_->source)
     return MakeError(DiagnosticKind::Internal, "a tensor read has no tensor in the loop expansion", read.span());
-  if (written_params_.contains(param->second))
+  const std::string& name = tensor->name_hint();
+  const rt::PlanTensorRef buffer = BufferOf(bound->second);
+  if (buffer.kind == rt::PlanTensorRef::Kind::Intermediate && !written_intermediates_.contains(buffer.index) &&
+      !plan_.intermediates[buffer.index].initial_bits)
     return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("orchestration code reads '{}' after a kernel writes it{}; the task plan is built "
-                                 "from the tensors as they are passed, before any kernel runs",
-                                 tensor->name_hint(), Where()),
-                     read.span(), "read the value before the kernel that writes the tensor is called");
+                     fmt::format("orchestration code reads '{}'{} before any task writes it: a tensor made by "
+                                 "pl.create_tensor holds undefined values until a kernel writes them",
+                                 name, Where()),
+                     read.span(), "call the kernel that computes the value first, or give the tensor an init_value");
+  if (pending_writes_.contains({buffer.kind, buffer.index})) {
+    if (auto ran = reads_->source->RunPending(name, read.span()); !ran) return pypto::unexpected(ran.error());
+    pending_writes_.clear();
+  }
   std::vector<int64_t> indices;
   for (const auto& index : read.args()[1]->As<ir::TupleLiteral>()->elements()) {
     auto value = Eval(index);
     if (!value) return value;
     indices.push_back(value->i);
   }
-  auto element = ReadElement(reads_->tensors[param->second], indices, tensor->name_hint(), read.span());
+  auto memory = TensorOf(bound->second, name, read.span());
+  if (!memory) return pypto::unexpected(memory.error());
+  auto element = ReadElement(*memory, indices, name, read.span());
   if (!element) return pypto::unexpected(element.error());
   return Value{.is_float = element->is_float, .i = element->i, .f = element->f};
+}
+
+// The memory a plan tensor names in this iteration: its buffer, through the views it is made of.
+ir::Result<rt::ChipTensor> LoopExpander::TensorOf(rt::PlanTensorRef ref, const std::string& name,
+                                                  const ir::Span& span) const {
+  ref = Current(ref);
+  if (ref.kind != rt::PlanTensorRef::Kind::View) return reads_->source->Buffer(ref, name, span);
+  const rt::PlanView& view = views_[ref.index];
+  auto base = TensorOf(view.base, name, span);
+  if (!base) return base;
+  try {
+    if (view.swapped_axes) return rt::TransposedTensor(*base, view.swapped_axes->first, view.swapped_axes->second);
+    if (view.offsets.empty()) return rt::ReshapedTensor(*base, view.shape);
+    return rt::SlicedTensor(*base, view.shape, view.offsets);
+  } catch (const std::invalid_argument& error) {
+    return MakeError(DiagnosticKind::InvalidOperation, fmt::format("reads '{}': {}", name, error.what()), span);
+  }
 }
 
 ir::Result<Value> LoopExpander::Eval(const ir::ExprPtr& expr) const {

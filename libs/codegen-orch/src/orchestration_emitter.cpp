@@ -66,7 +66,7 @@ ir::Result<Orchestration> OrchestrationEmitter::Run() {
     if (auto ok = EmitStmt(stmt); !ok) return pypto::unexpected(ok.error());
   body_ += "  }\n";
   result_.cpp_source = Source(*entry);
-  if (!reads_.params.empty()) {  // the plan depends on what the tensors hold: each run expands it
+  if (!reads_.refs.empty()) {  // the plan depends on what the tensors hold: each run expands it
     result_.deferred =
         std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_), result_.plan.views});
     return std::move(result_);

@@ -184,7 +184,7 @@ class OrchestrationEmitter {
   std::string hoist_indent_;        // the indentation of that scope
   std::vector<Step> steps_root_;
   std::vector<Step>* steps_ = &steps_root_;
-  TensorReads reads_;  // the parameters pl.tensor.read reads
+  TensorReads reads_;  // the tensors pl.tensor.read reads
   std::unordered_map<const ir::Call*, std::string> read_names_;  // element reads in conditions -> C++ names
 };
 

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -122,11 +121,26 @@ struct Step {
       node;
 };
 
-// What `pl.tensor.read` in orchestration code reads while the plan is expanded: the caller's tensors
-// (present only when a run expands it) and, for each tensor variable read, its parameter index.
+// What a run gives the loop expansion to read tensors with: their memory, and a way to finish the
+// tasks expanded so far, so that a read sees what they wrote (upstream's get_tensor_data waits for
+// the tensor's producer the same way).
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  // The memory of a parameter or an intermediate as the tasks run so far left it; an error at `span`
+  // for a tensor this source cannot give.
+  virtual ir::Result<rt::ChipTensor> Buffer(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) = 0;
+  // Runs every submit expanded so far that has not run yet, and waits for them: the read of `name`
+  // at `span` needs what they write.
+  virtual ir::Result<bool> RunPending(const std::string& name, const ir::Span& span) = 0;
+};
+
+// What `pl.tensor.read` in orchestration code reads while the plan is expanded: the plan tensor each
+// tensor variable read is bound to (a parameter, an intermediate or a view), and the run's tensors
+// (present only when a run expands the plan).
 struct TensorReads {
-  std::unordered_map<const ir::Var*, uint32_t> params;
-  std::span<const rt::ChipTensor> tensors;
+  std::unordered_map<const ir::Var*, rt::PlanTensorRef> refs;
+  TensorSource* source = nullptr;
 };
 
 }  // namespace pypto::codegen_orch::detail

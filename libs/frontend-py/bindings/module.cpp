@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -405,6 +407,51 @@ py::list ParamsOf(const FunctionView& view) {
   return result;
 }
 
+// The plugin's error for a failed run, as the Python exception a caller sees.
+[[noreturn]] void ThrowRunFailure(const Compiled& compiled, pypto_status status) {
+  if (status == PYPTO_ERR_UNAVAILABLE) {
+    if (compiled.device_build_incomplete.empty()) ThrowDeviceUnavailable(pypto_last_error_message(), "EXIT_NO_DEVICE");
+    ThrowDeviceUnavailable(fmt::format("{}\nNothing ran: the device build is incomplete.\n{}", pypto_last_error_message(),
+                                       compiled.device_build_incomplete),
+                           "EXIT_DEVICE_TOOLCHAIN_MISSING");
+  }
+  throw std::runtime_error(pypto_last_error_message());
+}
+
+// Runs one stage of a deferred plan on a session of its own (the plan differs from run to run), or
+// one-shot where the plugin has no sessions. The caller holds the GIL; kernels run without it.
+pypto_status RunStageOn(const Compiled& compiled, const pypto_backend_plugin& plugin, const std::string& platform,
+                        const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params) {
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{stage};
+  py::gil_scoped_release release;
+  if (!plugin.open_session || !plugin.run_session)
+    return plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+  pypto_backend_session* session = nullptr;
+  if (pypto_status status = plugin.open_session(platform.c_str(), &program_handle, &plan_handle, &session);
+      status != PYPTO_OK)
+    return status;
+  pypto_status status = plugin.run_session(session, params.data(), params.size());
+  plugin.close_session(session);
+  return status;
+}
+
+// A run of a deferred plan: expanded from the tensors passed, in stages where orchestration code reads
+// what kernels computed (codegen_orch::RunDeferredPlan).
+void ExecuteDeferred(const Compiled& compiled, const std::string& platform, std::span<const rt::ChipTensor> params) {
+  const auto& plugin = PluginFor(platform);
+  std::optional<pypto_status> failed;
+  auto run_stage = [&](const rt::TaskPlan& stage, std::span<const rt::ChipTensor> tensors) -> ir::Result<bool> {
+    pypto_status status = RunStageOn(compiled, plugin, platform, stage, tensors);
+    if (status == PYPTO_OK) return true;
+    failed = status;
+    return ir::MakeError(ir::DiagnosticKind::Internal, pypto_last_error_message());
+  };
+  auto ran = codegen_orch::RunDeferredPlan(*compiled.deferred, compiled.plan, params, run_stage);
+  if (failed) ThrowRunFailure(compiled, *failed);
+  bindings::Unwrap(std::move(ran));
+}
+
 // tensors: (data_ptr, shape, dtype name) per orchestration parameter, contiguous.
 void Execute(Compiled& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
   std::vector<rt::ChipTensor> params;
@@ -415,13 +462,8 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
     auto shape = tensor[1].cast<std::vector<uint32_t>>();
     params.push_back(rt::MakeExternalTensor(reinterpret_cast<void*>(tensor[0].cast<uintptr_t>()), shape, code));
   }
-  if (compiled.deferred) {
-    // The tasks depend on what the tensors hold: this run's plan, and a session made for it.
-    auto expanded = bindings::Unwrap(codegen_orch::ExpandDeferredPlan(*compiled.deferred, compiled.plan, params));
-    compiled.plan.submits = std::move(expanded.submits);
-    compiled.plan.views = std::move(expanded.views);
-    compiled.session.reset();
-  }
+  // The tasks depend on what the tensors hold: this run's plan, run on sessions made for it.
+  if (compiled.deferred) return ExecuteDeferred(compiled, platform, params);
   const auto& plugin = PluginFor(platform);
   pypto_status status;
   // The compiled platform runs on the program's session: set up once, so that a call costs little
@@ -436,13 +478,7 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
     py::gil_scoped_release release;  // kernels run on the simulator's threads
     status = plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
   }
-  if (status == PYPTO_ERR_UNAVAILABLE) {
-    if (compiled.device_build_incomplete.empty()) ThrowDeviceUnavailable(pypto_last_error_message(), "EXIT_NO_DEVICE");
-    ThrowDeviceUnavailable(fmt::format("{}\nNothing ran: the device build is incomplete.\n{}", pypto_last_error_message(),
-                                       compiled.device_build_incomplete),
-                           "EXIT_DEVICE_TOOLCHAIN_MISSING");
-  }
-  if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
+  if (status != PYPTO_OK) ThrowRunFailure(compiled, status);
 }
 
 // `threshold` on Python's logging scale (10 debug, 20 info, 30 warning, 40 error, above: off).

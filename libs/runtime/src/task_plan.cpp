@@ -27,15 +27,12 @@ pypto::unexpected<FatalError> InvalidArgs(std::string message) {
   return pypto::unexpected(FatalError{FatalCode::InvalidArgs, std::move(message)});
 }
 
-struct FreeDeleter {
-  void operator()(void* memory) const { std::free(memory); }
-};
-using Buffer = std::unique_ptr<void, FreeDeleter>;
+}  // namespace
 
 // Kernels may use aligned vector loads on intermediates, so they get cache-line alignment. Zero-filled
 // so that a kernel reading a region nobody wrote sees the same values on every run, or filled with the
 // tensor's starting value when it has one.
-pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, size_t index) {
+pypto::expected<PlanTensorMemory, FatalError> AllocatePlanTensor(const PlanTensor& tensor, size_t index) {
   constexpr size_t kAlignment = 64;
   const size_t element_size = ElementSize(tensor.dtype);
   if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || element_size == 0)
@@ -45,7 +42,7 @@ pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, siz
   for (uint32_t extent : tensor.shape) bytes *= extent;
   // aligned_alloc wants a multiple of the alignment, and at least one block keeps the address unique.
   const size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  Buffer buffer(std::aligned_alloc(kAlignment, rounded));
+  PlanTensorMemory buffer(std::aligned_alloc(kAlignment, rounded), [](void* memory) { std::free(memory); });
   if (!buffer)
     return pypto::unexpected(FatalError{
         FatalCode::OutOfMemory, fmt::format("cannot allocate {} bytes for intermediate '{}'", bytes, tensor.name)});
@@ -53,6 +50,8 @@ pypto::expected<Buffer, FatalError> AllocateZeroed(const PlanTensor& tensor, siz
   if (tensor.initial_bits) FillElements(buffer.get(), bytes / element_size, element_size, *tensor.initial_bits);
   return buffer;
 }
+
+namespace {
 
 // The TaskArgs of one submit, with tensor references resolved against the run's tensors.
 // The tensors a run's plan refers to, by PlanTensorRef::Kind.
@@ -185,11 +184,11 @@ int TaskWindowFor(const TaskPlan& plan) {
 pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime) {
   if (auto checked = CheckPlanParams(plan, params); !checked) return checked;
 
-  std::vector<Buffer> buffers;
+  std::vector<PlanTensorMemory> buffers;
   std::vector<ChipTensor> intermediates;
   for (size_t i = 0; i < plan.intermediates.size(); ++i) {
     const PlanTensor& tensor = plan.intermediates[i];
-    auto buffer = AllocateZeroed(tensor, i);
+    auto buffer = AllocatePlanTensor(tensor, i);
     if (!buffer) return pypto::unexpected(std::move(buffer.error()));
     intermediates.push_back(MakeExternalTensor(buffer->get(), tensor.shape, tensor.dtype));
     buffers.push_back(std::move(*buffer));

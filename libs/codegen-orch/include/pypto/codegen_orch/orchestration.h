@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -47,11 +48,25 @@ struct ExpandedPlan {
   std::vector<rt::PlanView> views;
 };
 
-// The expansion of a deferred plan for one run, reading the caller's tensors (`params`, checked against
-// `plan`'s parameters). A read outside a tensor, or of a tensor a kernel writes earlier, is an error at
-// the read.
+// The expansion of a deferred plan for one run before any task runs, reading the caller's tensors
+// (`params`, checked against `plan`'s parameters). A read outside a tensor, of an intermediate, or of a
+// tensor a kernel writes earlier, is an error at the read (RunDeferredPlan runs such plans).
 ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
                                             std::span<const rt::ChipTensor> params);
+
+// Runs one stage of a deferred plan: a complete plan and the tensors of its parameters.
+using RunStage = std::function<ir::Result<bool>(const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params)>;
+
+// Expands a deferred plan for one run and runs it through `run_stage`. A plan whose orchestration only
+// reads the caller's tensors before kernels write them is one stage: the expansion, with `plan`'s
+// parameters and intermediates. When orchestration code reads a tensor that tasks before the read
+// write (`n = pl.read(counts, [e, 0])` after the kernel computing `counts`), the run goes in stages:
+// the tasks expanded so far run to completion, the read sees what they wrote, and the expansion goes
+// on. Every stage's plan then takes the intermediates, allocated here for the whole run, as
+// parameters after the caller's; scopes open across a stage boundary are closed at its end and
+// reopened at the next stage's start.
+ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage);
 
 // The manifest the runtime reads; `root` makes the source paths absolute.
 std::string KernelConfigPy(const Orchestration& orchestration, const std::filesystem::path& root,

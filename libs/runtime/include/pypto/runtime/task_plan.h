@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -96,6 +97,13 @@ struct TaskPlan {
   int task_window = 0;                    // RuntimeOptions::task_window for running it; 0: the default
   DfxOptions dfx;                         // debugging outputs to record while running it
 };
+
+// The memory of one plan tensor, freed with it.
+using PlanTensorMemory = std::unique_ptr<void, void (*)(void*)>;
+
+// Memory for `tensor` (the plan's intermediate #index, named in errors) as RunPlan gives an
+// intermediate: 64-byte aligned, zero-filled or holding the tensor's starting value.
+pypto::expected<PlanTensorMemory, FatalError> AllocatePlanTensor(const PlanTensor& tensor, size_t index);
 
 // Checks the caller's tensors against the plan's parameters (count, dtype, shape).
 pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::span<const ChipTensor> params);

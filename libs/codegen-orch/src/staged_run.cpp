@@ -1,0 +1,157 @@
+// RunDeferredPlan: a run of orchestration code that reads tensors, expanded and run in stages. A read
+// of a tensor that tasks before it write cannot be answered from the plan alone: the tasks expanded
+// so far run to completion first (a stage), then the expansion reads the element and goes on. Kept
+// apart from the loop expansion, which only asks its TensorSource for memory and finished tasks.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "loop_expander.h"
+#include "pypto/codegen_orch/orchestration.h"
+
+namespace pypto::codegen_orch {
+namespace {
+
+using detail::LoopExpander;
+using detail::TensorReads;
+using detail::TensorSource;
+using ir::DiagnosticKind;
+using ir::MakeError;
+
+// A stage's view of a plan tensor: the intermediates are parameters after the caller's.
+rt::PlanTensorRef AsStageRef(rt::PlanTensorRef ref, size_t param_count) {
+  if (ref.kind != rt::PlanTensorRef::Kind::Intermediate) return ref;
+  return {rt::PlanTensorRef::Kind::Param, static_cast<uint32_t>(param_count + ref.index)};
+}
+
+// The runtime scopes open after `submits`, outermost first: whether each is a manual scope.
+std::vector<bool> OpenScopes(std::span<const rt::PlanSubmit> submits) {
+  std::vector<bool> open;
+  for (const rt::PlanSubmit& submit : submits) {
+    for (uint16_t s = 0; s < submit.scopes_opened; ++s)
+      open.push_back(submit.opens_manual_scope && s + 1 == submit.scopes_opened);
+    open.resize(open.size() - std::min<size_t>(submit.scopes_closed, open.size()));
+  }
+  return open;
+}
+
+class StagedRun final : public TensorSource {
+ public:
+  StagedRun(const rt::TaskPlan& plan, std::span<const rt::ChipTensor> params, const RunStage& run_stage)
+      : plan_(plan), params_(params), run_stage_(run_stage) {}
+
+  ExpandedPlan& expanded() { return expanded_; }
+
+  ir::Result<rt::ChipTensor> Buffer(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) override {
+    if (ref.kind == rt::PlanTensorRef::Kind::Param) return params_[ref.index];
+    if (auto ok = BeginStaging(span); !ok) return pypto::unexpected(ok.error());
+    if (ref.kind != rt::PlanTensorRef::Kind::Intermediate || ref.index >= plan_.intermediates.size())
+      return MakeError(DiagnosticKind::Internal, fmt::format("'{}' names no tensor of the plan", name), span);
+    return tensors_[params_.size() + ref.index];
+  }
+
+  ir::Result<bool> RunPending(const std::string& name, const ir::Span& span) override {
+    if (auto ok = BeginStaging(span); !ok) return ok;
+    return RunStageUpTo(expanded_.submits.size(), name, span);
+  }
+
+  // After the expansion: the tasks not run yet (all of them in a run of one stage).
+  ir::Result<bool> Finish() {
+    if (!staged_) {
+      rt::TaskPlan whole = plan_;
+      whole.submits = std::move(expanded_.submits);
+      whole.views = std::move(expanded_.views);
+      return run_stage_(whole, params_);
+    }
+    return RunStageUpTo(expanded_.submits.size(), {}, {});
+  }
+
+ private:
+  // The first staged read: from now on every stage takes the intermediates as parameters.
+  ir::Result<bool> BeginStaging(const ir::Span& span) {
+    if (staged_) return true;
+    staged_ = true;
+    tensors_.assign(params_.begin(), params_.end());
+    for (size_t i = 0; i < plan_.intermediates.size(); ++i) {
+      auto memory = rt::AllocatePlanTensor(plan_.intermediates[i], i);
+      if (!memory) return MakeError(DiagnosticKind::Resource, memory.error().message, span);
+      tensors_.push_back(rt::MakeExternalTensor(memory->get(), plan_.intermediates[i].shape,
+                                                plan_.intermediates[i].dtype));
+      memory_.push_back(std::move(*memory));
+    }
+    return true;
+  }
+
+  // Runs the submits from the last stage's end up to `end` as one plan.
+  ir::Result<bool> RunStageUpTo(size_t end, const std::string& name, const ir::Span& span) {
+    if (end == ran_) return true;
+    rt::TaskPlan stage = StagePlan(ran_, end);
+    ran_ = end;
+    if (auto ok = run_stage_(stage, tensors_); !ok) {
+      if (name.empty()) return ok;
+      return MakeError(ok.error().kind,
+                       fmt::format("{}\n(the tasks before orchestration code reads '{}' were running)",
+                                   ok.error().message, name),
+                       span);
+    }
+    return true;
+  }
+
+  // Submits [first, end) as a complete plan over the caller's tensors and the intermediates.
+  rt::TaskPlan StagePlan(size_t first, size_t end) const {
+    const size_t param_count = params_.size();
+    rt::TaskPlan stage{.orchestration_name = plan_.orchestration_name,
+                       .params = plan_.params,
+                       .kernels = plan_.kernels,
+                       .task_window = plan_.task_window,
+                       .dfx = plan_.dfx};
+    stage.params.insert(stage.params.end(), plan_.intermediates.begin(), plan_.intermediates.end());
+    for (rt::PlanView view : expanded_.views) {
+      view.base = AsStageRef(view.base, param_count);
+      stage.views.push_back(std::move(view));
+    }
+    const auto all = std::span<const rt::PlanSubmit>(expanded_.submits);
+    const std::vector<bool> reopened = OpenScopes(all.first(first));
+    for (size_t i = first; i < end; ++i) {
+      rt::PlanSubmit submit = expanded_.submits[i];
+      for (auto& arg : submit.args)
+        if (arg.direction != rt::ArgDirection::Scalar) arg.tensor = AsStageRef(arg.tensor, param_count);
+      // Dependencies on tasks of earlier stages are met: they have finished.
+      std::erase_if(submit.deps, [&](uint32_t dep) { return dep < first; });
+      for (uint32_t& dep : submit.deps) dep -= static_cast<uint32_t>(first);
+      stage.submits.push_back(std::move(submit));
+    }
+    // Scopes open across the boundaries: reopened by the first task, closed after the last.
+    rt::PlanSubmit& head = stage.submits.front();
+    if (!reopened.empty() && head.scopes_opened == 0) head.opens_manual_scope = reopened.back();
+    head.scopes_opened = static_cast<uint16_t>(head.scopes_opened + reopened.size());
+    const size_t still_open = OpenScopes(all.first(end)).size();
+    stage.submits.back().scopes_closed = static_cast<uint16_t>(stage.submits.back().scopes_closed + still_open);
+    return stage;
+  }
+
+  const rt::TaskPlan& plan_;
+  std::span<const rt::ChipTensor> params_;
+  const RunStage& run_stage_;
+  ExpandedPlan expanded_;
+  bool staged_ = false;
+  std::vector<rt::PlanTensorMemory> memory_;  // the intermediates, for the whole run
+  std::vector<rt::ChipTensor> tensors_;       // staged: the caller's tensors, then the intermediates
+  size_t ran_ = 0;                            // submits run by earlier stages
+};
+
+}  // namespace
+
+ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
+                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage) {
+  if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
+  StagedRun run(plan, params, run_stage);
+  run.expanded().views = deferred.views;
+  TensorReads reads{.refs = deferred.reads.refs, .source = &run};
+  LoopExpander expander(plan, run.expanded().submits, run.expanded().views, &reads);
+  if (auto ok = expander.Run(deferred.steps); !ok) return ok;
+  return run.Finish();
+}
+
+}  // namespace pypto::codegen_orch
