@@ -4,7 +4,9 @@
 // element-wise op whose operand dies at that op writes its result over the operand (in-place),
 // which is what lets a 128x128 f32 add (three 64 KB tiles) fit in 184 KB of UB. Some results are
 // their operand's storage by definition (a reshape view, matmul_acc's accumulator): they share
-// its block, which stays allocated while any tile sharing it is live.
+// its block, which stays allocated while any tile sharing it is live. A band of whole rows sliced
+// from an Acc tile is a view too, as upstream's tile.slice is (pto.subview): a product too large
+// to copy a window of next to it in L0C is read out band by band (see SliceView).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -312,6 +314,7 @@ class KernelAllocator {
     if (auto ok = CheckCarriedHazards(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     const auto& stmts = liveness.order();
     last_use_ = liveness.last_use();
+    CollectInPlaceWrites(liveness);
     // Statement index -> the tiles whose life ends there. A tile read inside a loop it was defined
     // outside of ends with the loop's last statement, which need not read it.
     std::unordered_map<size_t, std::vector<const Var*>> dying;
@@ -436,6 +439,7 @@ class KernelAllocator {
     }
     if (auto group = GroupBlock(var)) return *group;
     if (source) return Block(source);
+    if (const Var* parent = SliceView(assign, index)) return Block(parent);
     const Var* shared = AliasedOperand(assign);
     if (!shared) shared = InPlaceOperand(assign, operands, index);
     return shared ? Block(shared) : Allocate(*var, tile);
@@ -482,6 +486,54 @@ class KernelAllocator {
     if (!call || !call->is_op_call() || !call->op()->result_aliases_arg) return nullptr;
     const auto* var = call->args()[static_cast<size_t>(*call->op()->result_aliases_arg)]->As<Var>();
     return var && space_of_.contains(var) ? var : nullptr;
+  }
+
+  // The Acc tile `assign` (a tile.slice) is a view of, or null when the window is a copy. A view
+  // shares its parent's block (the simulator and codegen find the window from the slice's own
+  // offsets), so it must be a contiguous band of the parent, only read (no op writes into it or
+  // makes a view of it that others write) and outlived by no write into the parent.
+  const Var* SliceView(const AssignStmt& assign, size_t index) const {
+    const auto* call = assign.value()->As<Call>();
+    if (!call || !call->is_op_call() || call->target_name() != "tile.slice") return nullptr;
+    const auto* parent = call->args()[0]->As<Var>();
+    if (!parent || !space_of_.contains(parent)) return nullptr;
+    const auto* outer = parent->type()->As<TileType>();
+    const auto* window = assign.var()->type()->As<TileType>();
+    if (outer->memory_space() != MemorySpace::Acc || !IsRowBand(*window, *outer)) return nullptr;
+    const Var* view = assign.var().get();
+    if (shared_->Shared(view) || written_in_place_.contains(view)) return nullptr;
+    const auto last = last_use_.find(view);
+    const size_t end = last == last_use_.end() ? index : last->second;
+    for (const auto& [at, written] : writes_) {
+      if (at <= index || at > end) continue;
+      const auto placed = space_of_.find(written);
+      if (placed == space_of_.end()) return nullptr;  // not placed yet: it may alias the parent
+      const auto& block = space_of_.at(parent);
+      if (placed->second.space == block.space && placed->second.offset == block.offset) return nullptr;
+    }
+    return parent;
+  }
+
+  // Whether `window` is whole rows of `outer` (or part of one row): its bytes are contiguous there.
+  static bool IsRowBand(const TileType& window, const TileType& outer) {
+    const auto& inner = window.shape();
+    const auto& whole = outer.shape();
+    if (inner.size() < 2 || whole.size() < 2 || inner.back() <= 0) return false;
+    return inner.back() == whole.back() || window.num_elements() == inner.back();
+  }
+
+  // Each op that writes into an operand's buffer (OpDef::result_aliases_arg): (statement, operand).
+  void CollectInPlaceWrites(const Liveness& liveness) {
+    const auto& order = liveness.order();
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto* assign = order[i]->As<AssignStmt>();
+      const auto* call = assign ? assign->value()->As<Call>() : nullptr;
+      if (!call || !call->is_op_call() || !call->op()->result_aliases_arg) continue;
+      const auto* target = call->args()[static_cast<size_t>(*call->op()->result_aliases_arg)]->As<Var>();
+      if (!target || !target->type()->As<TileType>()) continue;
+      writes_.emplace_back(i, target);
+      written_in_place_.insert(target);
+    }
   }
 
   // An operand whose life ends here, which alone holds a block that can hold the result.
@@ -554,6 +606,8 @@ class KernelAllocator {
   std::unordered_map<const Var*, Placement> group_block_;  // group root -> its block
   std::unordered_map<const Var*, VarPtr> placed_;
   std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
+  std::vector<std::pair<size_t, const Var*>> writes_;     // in-place writes: (statement, tile written)
+  std::unordered_set<const Var*> written_in_place_;       // ... their tiles
 };
 
 }  // namespace

@@ -14,6 +14,8 @@
 //     by a vector op gets a tile.move into Vec, and a Vec tile computed by vector ops and
 //     multiplied by the cube a tile.move into Mat (then into Left/Right). ExpandMixedKernel turns
 //     each such move into a push and a pop between the kernel's AIC and AIV members;
+//   * casts a product (or a window of it) on the vector core when only vector ops read the cast:
+//     the Acc operand is moved to Vec and converted there, not converted into a second Acc tile;
 //   * leaves explicit placement alone: a load with target_memory keeps it (a Mat tile given to a
 //     matmul only gets its move), and tiles already in Left/Right are used as they are;
 //   * drops a `pl.create_tensor` whose value is never read (a placeholder rebound before use);
@@ -53,7 +55,8 @@ std::optional<MemorySpace> OperandBuffer(const Call& call, size_t index) {
 bool ReadsCubeOperands(const Call& call) { return call.is_op_call() && !call.op()->cube_operands.empty(); }
 
 // Whether `call` converts an accumulator: the cube's FIXPIPE narrows an Acc tile on its way out
-// (a product cast to BF16 before it feeds another matmul), so no vector core is involved.
+// (a product cast to BF16 before it feeds another matmul), so no vector core is involved. A cast
+// whose result only vector ops read runs on the vector core instead (PlacementPlanner::PlanCast).
 bool ConvertsAnAccumulator(const Call& call) {
   if (!IsOp(call, "tile.cast")) return false;
   const auto* tile = call.args()[0]->type()->As<TileType>();
@@ -99,6 +102,7 @@ class UseCollector final : public IRVisitor {
   std::vector<const AssignStmt*> assignments;     // in program order
   std::unordered_map<const Var*, int> uses;       // every appearance outside its definition
   std::unordered_map<const Var*, int> cube_uses;  // ... of which as a matmul lhs/rhs
+  VarSet vector_reads;                            // read by an op of the vector unit
   std::optional<Diagnostic> error;                // the first vector op reading a cube buffer
 
   // Read other than as a matmul operand: by vector ops, stores, yields, returns, ...
@@ -124,7 +128,10 @@ class UseCollector final : public IRVisitor {
       const auto* var = args[i]->As<Var>();
       if (!var || !var->type()->As<TileType>()) continue;
       if (OperandBuffer(*call, i)) ++cube_uses[var];
-      if (!RunsOnAnySide(*call)) CheckVectorOperand(*call, *var);
+      if (!RunsOnAnySide(*call)) {
+        vector_reads.insert(var);
+        CheckVectorOperand(*call, *var);
+      }
     }
     IRVisitor::VisitCall(call);
   }
@@ -152,6 +159,7 @@ struct Placement {
   std::unordered_map<const Var*, VarPtr> mat_tiles;  // implicit load -> its Mat version
   VarSet twinned;                                    // ... which the kernel keeps loading into Vec too
   VarSet dropped;                                    // unused pl.create_tensor / pl.create_tile results
+  VarSet vector_casts;                               // casts of Acc tiles done on the vector core
 };
 
 class PlacementPlanner {
@@ -170,6 +178,10 @@ class PlacementPlanner {
   Result<bool> PlanDefinition(const Var& var, const AssignStmt& assign) {
     if (auto ok = CheckWindowWrite(var, assign); !ok) return ok;
     if (const Call* create = AsOpCall(assign.value(), "tensor.create")) return PlanCreatedTensor(var, *create);
+    if (const Call* cast = AsOpCall(assign.value(), "tile.cast"); cast && ConvertsAnAccumulator(*cast)) {
+      PlanCast(var);
+      return true;
+    }
     if (AsOpCall(assign.value(), "tile.create") && !uses_.uses.contains(&var)) {
       placement_.dropped.insert(&var);  // a placeholder nobody reads (pl.create_tensor in a kernel, retyped)
       return true;
@@ -187,6 +199,13 @@ class PlacementPlanner {
                               load.span());
     if (twin) placement_.twinned.insert(&var);
     return true;
+  }
+
+  // A cast of a product that only vector ops read runs where they do, as upstream's tile.cast (a
+  // vector op) does: the product (or its window, a view of it in L0C) crosses to the vector core
+  // and is converted there, so the converted copy never takes L0C bytes next to the product.
+  void PlanCast(const Var& var) {
+    if (uses_.vector_reads.contains(&var) && !uses_.cube_uses.contains(&var)) placement_.vector_casts.insert(&var);
   }
 
   // `win = tile.slice(t, ...)` copies a window of t. An op that writes into its operand in place
@@ -315,7 +334,10 @@ class PlacementRewriter final : public IRMutator {
       out.push_back(PlaceOperands(renamed, *call, out));
       return;
     }
-    if (call && !RunsOnAnySide(*call)) return out.push_back(MoveAccumulatorsToVec(renamed, *call, out));
+    const auto* assign = stmt->As<AssignStmt>();
+    const bool vector_cast = assign && placement_.vector_casts.contains(assign->var().get());
+    if (call && (vector_cast || !RunsOnAnySide(*call)))
+      return out.push_back(MoveAccumulatorsToVec(renamed, *call, out));
     out.push_back(renamed);
   }
 

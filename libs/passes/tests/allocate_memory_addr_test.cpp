@@ -4,6 +4,7 @@
 #include "pypto/ir/printer.h"
 #include "pypto/passes/passes.h"
 #include "pypto/passes/pipeline.h"
+#include "kernel_builder.h"
 #include "sample_programs.h"
 
 namespace pypto::passes {
@@ -261,6 +262,35 @@ TEST(AllocateMemoryAddr, ReadingACarriedTileAfterItsUpdateIsAnError) {
             "k.py:7:9: error: the loop-carried tile 'acc_i' is read after its next value 'next' is computed (line "
             "6); both live in one buffer\n"
             "  help: compute the carried value's next value after its last read");
+}
+
+// A band of whole rows sliced from an Acc tile is a view: it takes the product's own block, as
+// upstream's pto.subview does, so a product filling L0C can be read out band by band. A window of
+// columns is a copy with a block of its own.
+TEST(AllocateMemoryAddr, RowBandOfAnAccTileIsAViewOfItsBlock) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {64, 64}), band_out = testing::Tensor("band_out", {16, 64});
+  auto cols_out = testing::Tensor("cols_out", {64, 32});
+  testing::KernelBuilder k;
+  auto x = k.Load("x", a, 0, 0, 64, 64, 3, MemorySpace::Mat);
+  auto left = k.Let("left", testing::OpWithKwargs("tile.move", {x}, {{"target_memory", MemorySpace::Left}}));
+  auto right = k.Let("right", testing::OpWithKwargs("tile.move", {x}, {{"target_memory", MemorySpace::Right}}));
+  auto acc = k.Let("acc", testing::Op("tile.matmul", {left, right}));
+  auto band = k.Let("band", testing::Op("tile.slice", {acc, testing::Ints({16, 64}), testing::Ints({16, 0})}));
+  k.Eval(testing::Op("tile.store", {band, testing::Ints({0, 0}), band_out}));
+  auto cols = k.Let("cols", testing::Op("tile.slice", {acc, testing::Ints({64, 32}), testing::Ints({0, 32})}));
+  k.Eval(testing::Op("tile.store", {cols, testing::Ints({0, 0}), cols_out}));
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto kernel = std::make_shared<Function>(
+      "k", std::vector<VarPtr>{a, band_out, cols_out},
+      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out, ParamDirection::Out},
+      std::vector<TypePtr>{}, std::make_shared<SeqStmts>(k.body), FunctionType::AIC);
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  // x (Mat), left, right, acc (Acc at 0), band (acc's block), cols (Acc after acc).
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<TileMemRef>{{0, 16384}, {0, 16384}, {0, 16384},
+                                                                    {0, 16384}, {0, 16384}, {16384, 8192}}));
 }
 
 }  // namespace

@@ -231,6 +231,28 @@ TEST(InferTileMemorySpace, VectorOpOnMatmulResultReadsItsMoveIntoVec) {
       << text;
 }
 
+// A product cast for vector ops is cast on the vector core, as upstream's tile.cast (a vector op)
+// is: the product crosses as it is and no converted copy of it takes L0C bytes.
+TEST(InferTileMemorySpace, CastOfAProductReadByVectorOpsRunsOnTheVectorCore) {
+  KernelBuilder k;
+  auto x = k.Load("x", a, 0, 0, 64, 64, 3);
+  auto acc = k.Let("acc", Op("tile.matmul", {x, x}, 4));
+  auto half = k.Let("half", OpWithKwargs("tile.cast", {acc}, {{"target_type", DataType::BF16},
+                                                              {"mode", std::string("round")}}, 5));
+  auto y = k.Let("y", Op("tile.exp", {half}, 6));
+  const VarPtr out = testing::Tensor("out", {64, 64}, DataType::BF16);
+  k.Eval(Op("tile.store", {y, Ints({0, 0}), out}, 7));
+  auto placed = Place(k.Program({a, out}, out));
+  ASSERT_TRUE(placed) << placed.error().str();
+  const std::string text = Kernel(*placed);
+  EXPECT_NE(text.find("    acc_vec: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.move(acc, "
+                      "target_memory=pl.Mem.Vec)\n"
+                      "    half: pl.Tile[[64, 64], pl.BF16, pl.Mem.Vec] = pl.tile.cast(acc_vec, target_type=pl.BF16, "
+                      "mode=\"round\")\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(InferTileMemorySpace, VectorOpOnAMatTileIsAnErrorAtTheOp) {
   KernelBuilder k;
   auto x = k.Load("x", a, 0, 0, 64, 64, 3, MemorySpace::Mat);

@@ -763,7 +763,9 @@ void NarrowInts(Widen to, std::byte* dst, const std::vector<int32_t>& values) {
 Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   Operands o;
-  auto access = [&](const TileRef& ref) { return ref.bytes == 0 ? nullptr : memory.Access(ref.space, ref.byte_offset, ref.bytes); };
+  auto access = [&](const TileRef& ref) {
+    return ref.bytes == 0 ? nullptr : memory.Access(ref.space, ref.At(regs), ref.bytes);
+  };
   o.dst = access(instr.dst);
   o.src0 = access(instr.src0);
   o.src1 = access(instr.src1);

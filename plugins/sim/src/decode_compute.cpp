@@ -161,6 +161,7 @@ std::optional<pypto::expected<void, std::string>> Decoder::DecodeCompute(const s
     values_[target.get()] = *tile;
     return pypto::expected<void, std::string>{};
   }
+  if (op == "tile.slice" && IsSliceView(target, call)) return DecodeSliceView(target, call);
   const ComputeSpec* spec = FindComputeSpec(op);
   if (!spec) return std::nullopt;
   auto out = ResultTile(target, op.c_str());

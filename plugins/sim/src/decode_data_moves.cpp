@@ -58,6 +58,64 @@ pypto::expected<void, std::string> Decoder::DecodeMergeLists(const TileValue& ou
   return {};
 }
 
+// Whether `result = tile.slice(source, ...)` is a view of its source: the allocator placed it in the
+// source's own block (AllocateMemoryAddr makes a row band of an Acc tile one), so no bytes move.
+bool Decoder::IsSliceView(const ir::VarPtr& target, const ir::Call& call) {
+  const auto* result = target ? target->type()->As<ir::TileType>() : nullptr;
+  const auto* source = call.args()[0]->type()->As<ir::TileType>();
+  if (!result || !source || !result->memref() || !source->memref()) return false;
+  return result->memory_space() == source->memory_space() &&
+         result->memref()->byte_offset == source->memref()->byte_offset &&
+         result->memref()->size == source->memref()->size;
+}
+
+// A view of a row band of a 2-D tile (whole rows, or part of one row): the window starts
+// row * row_bytes + col * elem_bytes past the source, a distance computed by scalar code when an
+// origin is computed in the kernel (a loop's row), and nothing else runs.
+pypto::expected<void, std::string> Decoder::DecodeSliceView(const ir::VarPtr& target, const ir::Call& call) {
+  auto out = ResultTile(target, "tile.slice");
+  if (!out) return Error(out.error());
+  auto source = Tile(call.args()[0], "source");
+  if (!source) return Error(source.error());
+  if (source->shape.size() < 2 || out->shape.size() < 2) return Fail("tile.slice runs on 2-D tiles in the simulator");
+  if (out->cols() != source->cols() && out->rows() != 1)
+    return Fail(fmt::format("a view of a [{}, {}] window of a [{}, {}] tile is not a band of whole rows; the "
+                            "simulator views only windows whose bytes are contiguous",
+                            out->rows(), out->cols(), source->rows(), source->cols()));
+  auto offsets = Offsets(call.args()[2], "window offsets");
+  if (!offsets) return Error(offsets.error());
+  const Operand row = (*offsets)[offsets->size() - 2], col = offsets->back();
+  const int64_t elem_bytes = ir::DataTypeBytes(source->dtype);
+  const int64_t row_bytes = source->cols() * elem_bytes;
+  TileValue view = *out;
+  view.ref = source->ref;
+  view.ref.bytes = out->ref.bytes;
+  if (!row.is_reg() && !col.is_reg()) {
+    if (row.imm < 0 || col.imm < 0 || row.imm + out->rows() > source->rows() || col.imm + out->cols() > source->cols())
+      return Fail(fmt::format("the [{}, {}] window at [{}, {}] leaves the [{}, {}] tile", out->rows(), out->cols(),
+                              row.imm, col.imm, source->rows(), source->cols()));
+    view.ref.byte_offset += row.imm * row_bytes + col.imm * elem_bytes;
+  } else {
+    // distance = row * row_bytes + col * elem_bytes (+ the source's own distance, for a view of a view)
+    const uint32_t distance = NewRegister(fmt::format("{} byte offset", target->name_hint()), "view offset");
+    const uint32_t col_part = NewRegister("", "");
+    pending_.push_back(ScalarInstr{ScalarOp::Mul, distance, row, Operand::Imm(row_bytes)});
+    pending_text_.push_back(fmt::format("{} row bytes", target->name_hint()));
+    pending_.push_back(ScalarInstr{ScalarOp::Mul, col_part, col, Operand::Imm(elem_bytes)});
+    pending_text_.push_back(fmt::format("{} column bytes", target->name_hint()));
+    pending_.push_back(ScalarInstr{ScalarOp::Add, distance, Operand::Reg(distance), Operand::Reg(col_part)});
+    pending_text_.push_back(fmt::format("{} byte offset", target->name_hint()));
+    if (source->ref.offset_reg >= 0) {
+      pending_.push_back(ScalarInstr{ScalarOp::Add, distance, Operand::Reg(distance),
+                                     Operand::Reg(static_cast<uint32_t>(source->ref.offset_reg))});
+      pending_text_.push_back(fmt::format("{} byte offset", target->name_hint()));
+    }
+    view.ref.offset_reg = static_cast<int32_t>(distance);
+  }
+  values_[target.get()] = view;
+  return {};
+}
+
 // A window of a larger 2-D tile: copied out (tile.slice; tile.extract into another buffer) or
 // written in place (tile.assemble, whose result is the target's buffer). The origin may be computed
 // in the kernel; the executor checks the window against the larger tile when it runs.

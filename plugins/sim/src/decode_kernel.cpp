@@ -116,6 +116,23 @@ const ir::Span& Decoder::SpanOf(const ir::Expr& expr, const ir::Stmt& stmt) {
   return stmt.span();
 }
 
+// A view at a computed place (DecodeSliceView) is found by the executor where it resolves its
+// operands' places: in tile computations, stores and cross-core pipes. Other instructions would read
+// the view's parent instead.
+pypto::expected<void, std::string> Decoder::CheckViewOperands(const std::string& op, const ir::Call& call) {
+  if (op == "tile.store" || ir::IsCrossCorePipeOp(op) || FindComputeSpec(op)) return {};
+  for (const auto& arg : call.args()) {
+    const auto* var = arg->As<ir::Var>();
+    auto it = var ? values_.find(var) : values_.end();
+    if (it == values_.end() || !std::holds_alternative<TileValue>(it->second)) continue;
+    if (std::get<TileValue>(it->second).ref.offset_reg < 0) continue;
+    return Fail(fmt::format("'{}' is a view of a window at a place computed in the kernel, which {} does not read "
+                            "in the simulator yet",
+                            var->name_hint(), op));
+  }
+  return {};
+}
+
 pypto::expected<void, std::string> Decoder::DecodeValue(const ir::VarPtr& target, const ir::ExprPtr& value,
                                                         const ir::Stmt& stmt) {
   const auto* call = value->As<ir::Call>();
@@ -158,6 +175,7 @@ pypto::expected<void, std::string> Decoder::DecodeValue(const ir::VarPtr& target
                              span.str(), Name(), call->callee()));
   }
   const std::string& op = call->op()->name;
+  if (auto ok = CheckViewOperands(op, *call); !ok) return ok;
   if (auto launch = LaunchValueOf(op)) return DecodeLaunchValue(*launch, target);
   if (op == "system.syncall") return DecodeSyncAll();
   if (op == "system.sync_set" || op == "system.sync_wait") return DecodeEvent(op == "system.sync_set", *call);

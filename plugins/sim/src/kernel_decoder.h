@@ -91,6 +91,7 @@ class Decoder {
   static const ir::Span& SpanOf(const ir::Expr& expr, const ir::Stmt& stmt);
   pypto::expected<void, std::string> DecodeValue(const ir::VarPtr& target, const ir::ExprPtr& value,
                                                  const ir::Stmt& stmt);
+  pypto::expected<void, std::string> CheckViewOperands(const std::string& op, const ir::Call& call);
 
   // Statements: sequences, for and while loops, ifs, yields and the values they carry (decode_control_flow.cpp).
   pypto::expected<void, std::string> DecodeStmt(const ir::StmtPtr& stmt);
@@ -225,6 +226,8 @@ class Decoder {
   // Ops that rearrange tiles: sorts and merges, windows, concat, transposes, gathers and scatters
   // (decode_data_moves.cpp).
   pypto::expected<void, std::string> DecodeMergeLists(const TileValue& out, const ir::Call& call, Instr& instr);
+  static bool IsSliceView(const ir::VarPtr& target, const ir::Call& call);
+  pypto::expected<void, std::string> DecodeSliceView(const ir::VarPtr& target, const ir::Call& call);
   pypto::expected<void, std::string> DecodeWindow(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr);
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,

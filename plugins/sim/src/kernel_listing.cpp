@@ -59,6 +59,9 @@ std::string ScalarText(const ScalarInstr& instr) {
 }
 
 std::string Place(const TileRef& ref) {
+  if (ref.offset_reg >= 0)  // a view at a computed place
+    return fmt::format("{}[0x{:05x} + r{}, +{}]", ir::MemorySpaceName(ref.space), ref.byte_offset, ref.offset_reg,
+                       ref.bytes);
   return fmt::format("{}[0x{:05x}, +{}]", ir::MemorySpaceName(ref.space), ref.byte_offset, ref.bytes);
 }
 

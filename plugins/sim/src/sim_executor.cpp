@@ -367,15 +367,16 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
 }
 
 Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory,
-                const int64_t* offsets) {
+                const int64_t* offsets, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const bool load = instr.op == Opcode::Load;
   const TileRef& ref = load ? instr.dst : instr.src0;
-  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  const int64_t at = ref.At(regs);
+  std::byte* tile = memory.Access(ref.space, at, ref.bytes);
   if (!tile) {
     return KernelFailure(kernel, index,
-                         fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", ref.byte_offset,
-                                     ref.byte_offset + ref.bytes, memory.capacity(ref.space),
+                         fmt::format("tile bytes [{}, {}) are outside the core's {}-byte {} buffer", at,
+                                     at + ref.bytes, memory.capacity(ref.space),
                                      ir::MemorySpaceName(ref.space)));
   }
   if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
@@ -425,7 +426,7 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
                                      instr.shape[last]));
   if (rows == 0 || cols == 0) return {};
   const TileRef& ref = load ? instr.dst : instr.src0;
-  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  std::byte* tile = memory.Access(ref.space, ref.At(regs), ref.bytes);
   if (!tile) return KernelFailure(kernel, index, "the tile lies outside its buffer on this core");
   if (!load) tile = const_cast<std::byte*>(StoredTile(instr, tile));  // a store only reads it
   std::array<int64_t, kMaxDims> extent = instr.shape;
@@ -665,13 +666,14 @@ Result SyncAll(const DecodedKernel& kernel, size_t index, const int64_t* args, c
 
 // tpush/tpop/tfree: the pipe's ring lives in the runtime, which knows whether the peer member
 // waited for can still move.
-Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const rt::KernelLaunch* launch) {
+Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const rt::KernelLaunch* launch,
+            const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   if (!launch || !launch->barrier)
     return KernelFailure(kernel, index, "a cross-core pipe needs the runtime that runs the mixed task");
   if (instr.op == Opcode::TFree) return launch->barrier->PipeFree(*launch, kernel.name, instr.pipe);
   const TileRef& ref = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
-  std::byte* tile = memory.Access(ref.space, ref.byte_offset, ref.bytes);
+  std::byte* tile = memory.Access(ref.space, ref.At(regs), ref.bytes);
   if (!tile) return KernelFailure(kernel, index, "the tile leaves its buffer");
   const auto bytes = static_cast<size_t>(ref.bytes);
   if (instr.op == Opcode::TPush) return launch->barrier->PipePush(*launch, kernel.name, instr.pipe, {tile, bytes});
@@ -760,9 +762,9 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
           result = instr.partial ? TransferValid(kernel, pc, transfer_args, memory, offsets, regs)
-                                 : Transfer(kernel, pc, transfer_args, memory, offsets);
+                                 : Transfer(kernel, pc, transfer_args, memory, offsets, regs);
         } else {
-          result = Transfer(kernel, pc, transfer_args, memory, instr.offsets.data());
+          result = Transfer(kernel, pc, transfer_args, memory, instr.offsets.data(), regs);
         }
         break;
       }
@@ -821,7 +823,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
       case Opcode::TPush:
       case Opcode::TPop:
       case Opcode::TFree:
-        result = Pipe(kernel, pc, memory, launch);
+        result = Pipe(kernel, pc, memory, launch, regs);
         break;
       case Opcode::EventSet:
       case Opcode::EventWait:

@@ -186,11 +186,17 @@ enum class ElemKind : uint8_t { F32, I32, Raw };
 // and keep the low bits, which is exactly the narrow type's own wrap-around arithmetic.
 enum class Widen : uint8_t { None, Half, BFloat, I8, U8, I16, U16 };
 
-// A tile's place: a byte range of one of the core's on-chip buffers.
+// A tile's place: a byte range of one of the core's on-chip buffers. A view at a place computed in
+// the kernel (a tile.slice of a larger tile at a loop's row, sharing its bytes) starts
+// `offset_reg`'s value bytes past `byte_offset`; the executor adds it when the instruction runs.
 struct TileRef {
   ir::MemorySpace space = ir::MemorySpace::Vec;
   int64_t byte_offset = 0;
   int64_t bytes = 0;
+  int32_t offset_reg = -1;  // >= 0: the register holding the view's byte distance from byte_offset
+
+  // The first byte as the instruction reads or writes it.
+  int64_t At(const int64_t* regs) const { return offset_reg < 0 ? byte_offset : byte_offset + regs[offset_reg]; }
 };
 
 
