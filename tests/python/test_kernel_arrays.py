@@ -1,5 +1,6 @@
 """pl.array inside kernels on the simulator: element reads and writes at constant indices (or a
-pl.unroll loop's variable), arrays merged by an if and carried by a loop, against torch."""
+pl.unroll loop's variable) and at indices computed at run time, arrays merged by an if and carried by
+a loop, against torch."""
 
 import pytest
 import torch
@@ -49,12 +50,18 @@ def count_up(src: pl.Tensor[[16, 32], pl.FP32], dst: pl.Out[pl.Tensor[[1, 32], p
 
 
 @pl.jit
-def run_time_index(src: pl.Tensor[[16, 32], pl.FP32], dst: pl.Out[pl.Tensor[[1, 32], pl.FP32]]):
+def histogram(ids: pl.Tensor[[1, 8], pl.INT32], src: pl.Tensor[[16, 32], pl.FP32],
+              dst: pl.Out[pl.Tensor[[4, 32], pl.FP32]]):
+    # What a MoE dispatch counts: routes per expert, at indices the data chooses.
     with pl.at(level=pl.Level.CORE_GROUP):
-        rows = pl.array.create(4, pl.INT32)
-        for i in pl.range(4):
-            rows[i] = 1
-        pl.store(pl.load(src, [0, 0], [1, 32]), [0, 0], dst)
+        id_tile = pl.load(ids, [0, 0], [1, 8])
+        counts = pl.array.create(4, pl.INT32)
+        for t in pl.range(8):
+            e = pl.tile.read(id_tile, [0, t])
+            counts[e] = counts[e] + 1
+        for k in pl.range(4):
+            r = pl.cast(counts[k], pl.INDEX)
+            pl.store(pl.load(src, [r, 0], [1, 32]), [k, 0], dst)
     return dst
 """
 
@@ -88,11 +95,20 @@ def test_an_array_a_loop_carries(kernels):
     torch.testing.assert_close(dst, src[10:11])
 
 
-def test_an_index_computed_at_run_time_is_refused_with_its_place(kernels):
+def test_indices_computed_at_run_time_read_and_write_the_elements(kernels):
+    module, _ = kernels
+    ids = torch.tensor([[2, 0, 2, 3, 2, 0, 2, 2]], dtype=torch.int32)
+    src, dst = torch.randn(16, 32), torch.zeros(4, 32)
+    module.histogram(ids, src, dst)
+    counts = torch.bincount(ids[0].long(), minlength=4)
+    torch.testing.assert_close(dst, src[counts])
+
+
+def test_a_run_time_index_outside_the_array_stops_the_kernel_with_the_index(kernels):
     module, path = kernels
     with pytest.raises(Exception) as raised:
-        module.run_time_index(torch.randn(16, 32), torch.zeros(1, 32))
+        module.histogram(torch.tensor([[1, 0, 4, 3, 2, 0, 1, 1]], dtype=torch.int32), torch.randn(16, 32),
+                         torch.zeros(4, 32))
     message = str(raised.value)
-    assert f"{path}:50:13" in message, message
-    assert ("the index `i` of 'rows' is computed at run time; the simulator indexes kernel arrays with constants so "
-            "far (a pl.unroll loop's variable is one)") in message, message
+    assert "index 4 is outside the 4 elements of the array in `counts[e]`" in message, message
+    assert f"{path}:54:25" in message, message

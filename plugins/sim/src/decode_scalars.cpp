@@ -45,8 +45,9 @@ bool IsIntScalar(const ir::TypePtr& type) {
 }
 
 // `a = pl.array.create(n, dtype)` (n zeros), `x = a[i]` and `a[i] = x` (a new array value) in a
-// kernel. The index must be known when the kernel is decoded (a constant, or a pl.unroll loop's
-// variable once UnrollLoops has copied the body), since each element is an operand of its own.
+// kernel. Each element is an operand of its own while the indices are known when the kernel is
+// decoded (constants, or a pl.unroll loop's variable once UnrollLoops has copied the body); an index
+// computed at run time reads or writes the array laid out in consecutive registers (IndexedArrayOp).
 pypto::expected<void, std::string> Decoder::DecodeArrayOp(const std::string& op, const ir::VarPtr& target,
                                                           const ir::Call& call) {
   if (op == "array.create") {
@@ -58,23 +59,59 @@ pypto::expected<void, std::string> Decoder::DecodeArrayOp(const std::string& op,
   if (!array) return Error(array.error());
   auto index = Scalar(call.args()[1]);
   if (!index) return Error(index.error());
-  if (index->is_reg())
-    return Fail(fmt::format("the index `{}` of '{}' is computed at run time; the simulator indexes kernel arrays "
-                            "with constants so far (a pl.unroll loop's variable is one)",
-                            ir::PrintExpr(call.args()[1]), ir::PrintExpr(call.args()[0])));
-  if (index->imm < 0 || index->imm >= static_cast<int64_t>(array->elements.size()))
-    return Fail(fmt::format("index {} is out of range for the {} elements of '{}'", index->imm,
-                            array->elements.size(), ir::PrintExpr(call.args()[0])));
-  if (!target) return {};
-  if (op == "array.get_element") {
-    values_[target.get()] = ScalarValue{array->elements[static_cast<size_t>(index->imm)]};
+  if (index->is_reg()) {
+    if (auto ok = IndexedArrayOp(op, target, call, *array, *index); !ok) return ok;
   } else {
-    auto element = Scalar(call.args()[2]);
-    if (!element) return Error(element.error());
-    array->elements[static_cast<size_t>(index->imm)] = *element;
-    values_[target.get()] = *array;
+    if (index->imm < 0 || index->imm >= static_cast<int64_t>(array->elements.size()))
+      return Fail(fmt::format("index {} is out of range for the {} elements of '{}'", index->imm,
+                              array->elements.size(), ir::PrintExpr(call.args()[0])));
+    if (!target) return {};
+    if (op == "array.get_element") {
+      values_[target.get()] = ScalarValue{array->elements[static_cast<size_t>(index->imm)]};
+    } else {
+      auto element = Scalar(call.args()[2]);
+      if (!element) return Error(element.error());
+      array->elements[static_cast<size_t>(index->imm)] = *element;
+      values_[target.get()] = *array;
+    }
   }
-  if (loop_depth_ > 0) loop_scalars_.push_back(target.get());
+  if (target && loop_depth_ > 0) loop_scalars_.push_back(target.get());
+  return {};
+}
+
+// An element read or written at an index computed at run time: the array's elements are copied into
+// consecutive registers (an update writes a new copy, so that values read from the old array stay
+// what they were), the index is checked against the extent, and one indexed register access follows.
+pypto::expected<void, std::string> Decoder::IndexedArrayOp(const std::string& op, const ir::VarPtr& target,
+                                                           const ir::Call& call, const ArrayValue& array,
+                                                           Operand index) {
+  if (!target) return {};
+  const std::string name = ir::PrintExpr(call.args()[0]);
+  const auto extent = static_cast<int64_t>(array.elements.size());
+  const uint32_t first = static_cast<uint32_t>(kernel_.registers.size());
+  for (size_t e = 0; e < array.elements.size(); ++e) {
+    const uint32_t reg = NewRegister(fmt::format("{}[{}]", name, e), "array indexed at run time");
+    pending_.push_back(ScalarInstr{ScalarOp::Add, reg, array.elements[e], Operand::Imm(0)});
+    pending_text_.push_back(fmt::format("{}[{}]", name, e));
+  }
+  const std::string text = ir::PrintExpr(call.args()[1]);
+  // The scalar code runs with the next instruction, which may lie elsewhere: the check names its place.
+  pending_.push_back(ScalarInstr{ScalarOp::CheckIndex, static_cast<uint32_t>(index.reg), index, Operand::Imm(extent)});
+  pending_text_.push_back(fmt::format("{}[{}]` at `{}", name, text, span_->str()));
+  if (op == "array.get_element") {
+    const uint32_t element = NewRegister(target->name_hint(), "array element");
+    pending_.push_back(ScalarInstr{ScalarOp::LoadIndexed, element, Operand::Imm(first), index});
+    pending_text_.push_back(fmt::format("{}[{}]", name, text));
+    values_[target.get()] = ScalarValue{Operand::Reg(element)};
+    return {};
+  }
+  auto value = Scalar(call.args()[2]);
+  if (!value) return Error(value.error());
+  pending_.push_back(ScalarInstr{ScalarOp::StoreIndexed, first, index, *value});
+  pending_text_.push_back(fmt::format("{}[{}] = {}", name, text, ir::PrintExpr(call.args()[2])));
+  ArrayValue updated;
+  for (int64_t e = 0; e < extent; ++e) updated.elements.push_back(Operand::Reg(first + static_cast<uint32_t>(e)));
+  values_[target.get()] = std::move(updated);
   return {};
 }
 

@@ -109,6 +109,8 @@ class Decoder {
   // Scalar expressions: integer and FP32 operands, casts, launch values and kernel arrays (decode_scalars.cpp).
   pypto::expected<void, std::string> DecodeArrayOp(const std::string& op, const ir::VarPtr& target,
                                                    const ir::Call& call);
+  pypto::expected<void, std::string> IndexedArrayOp(const std::string& op, const ir::VarPtr& target,
+                                                    const ir::Call& call, const ArrayValue& array, Operand index);
   pypto::expected<ArrayValue, std::string> ArrayOf(const ir::ExprPtr& expr);
   ArrayValue ArrayRegisters(const ir::Var& var, const char* role);
   pypto::expected<void, std::string> CopyArray(const ir::ExprPtr& from, const ArrayValue& to);

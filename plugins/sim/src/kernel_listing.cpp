@@ -49,8 +49,13 @@ std::string ScalarOperandText(const ScalarOperand& scalar) {
 }
 
 std::string ScalarText(const ScalarInstr& instr) {
+  if (instr.op == ScalarOp::LoadIndexed)
+    return fmt::format("r{} = r[{} + {}]", instr.dst, instr.a.imm, OperandText(instr.b));
+  if (instr.op == ScalarOp::StoreIndexed)
+    return fmt::format("r[{} + {}] = {}", instr.dst, OperandText(instr.a), OperandText(instr.b));
   if (instr.op == ScalarOp::Min || instr.op == ScalarOp::Max || instr.op == ScalarOp::SignExtend ||
-      instr.op == ScalarOp::ZeroExtend || instr.op == ScalarOp::FpToSi || instr.op == ScalarOp::SiToFp) {
+      instr.op == ScalarOp::ZeroExtend || instr.op == ScalarOp::FpToSi || instr.op == ScalarOp::SiToFp ||
+      instr.op == ScalarOp::CheckIndex) {
     return fmt::format("r{} = {}({}, {})", instr.dst, ScalarOpSymbol(instr.op), OperandText(instr.a),
                        OperandText(instr.b));
   }

@@ -17,8 +17,14 @@ namespace pypto::sim {
 // FEq..FGe compare the FP32 values whose bit patterns `a` and `b` hold (a pl.read FP32 element, an FP32
 // parameter or constant), yielding 0 or 1. FpToSi converts the FP32 in `a` to a signed integer of `b`
 // bits, SiToFp the integer `a` to the bits of an FP32 (scalar casts between the two).
+//
+// A kernel array indexed at run time lies in consecutive registers: CheckIndex (`dst = a`, failing
+// unless 0 <= a < b, the array's extent) guards LoadIndexed (`dst = r[a + b]`, `a` the first register's
+// number) and StoreIndexed (`r[dst + a] = b`). Only these two touch the register file by number; the
+// executor runs them itself, EvalScalar the rest.
 enum class ScalarOp : uint8_t { Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Shl, Shr, Eq, Ne, Lt, Le, Gt, Ge, SignExtend,
-                                ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe, FpToSi, SiToFp };
+                                ZeroExtend, FEq, FNe, FLt, FLe, FGt, FGe, FpToSi, SiToFp, CheckIndex, LoadIndexed,
+                                StoreIndexed };
 
 // The DSL spelling: "+", "//", "%", "min", ...
 const char* ScalarOpSymbol(ScalarOp op);
@@ -96,6 +102,12 @@ inline bool EvalScalar(ScalarOp op, int64_t a, int64_t b, int64_t& out) {
     case ScalarOp::FGe: out = Fp32Of(a) >= Fp32Of(b); return true;
     case ScalarOp::FpToSi: out = FpToSi(Fp32Of(a), b); return true;
     case ScalarOp::SiToFp: out = std::bit_cast<uint32_t>(static_cast<float>(a)); return true;
+    case ScalarOp::CheckIndex:
+      if (a < 0 || a >= b) return false;
+      out = a;
+      return true;
+    case ScalarOp::LoadIndexed:
+    case ScalarOp::StoreIndexed: return false;  // the executor's own
   }
   return false;
 }

@@ -617,12 +617,21 @@ Result RunScalars(const DecodedKernel& kernel, size_t index, int64_t* regs) {
   const ScalarInstr* code = kernel.scalar_code.data() + instr.scalar_begin;
   for (uint32_t s = 0; s < instr.scalar_count; ++s) {
     const ScalarInstr& op = code[s];
+    if (op.op == ScalarOp::LoadIndexed) {  // guarded by a CheckIndex before it
+      regs[op.dst] = regs[op.a.imm + Read(op.b, regs)];
+      continue;
+    }
+    if (op.op == ScalarOp::StoreIndexed) {
+      regs[op.dst + Read(op.a, regs)] = Read(op.b, regs);
+      continue;
+    }
     if (!EvalScalar(op.op, Read(op.a, regs), Read(op.b, regs), regs[op.dst])) [[unlikely]] {
-      const bool shifts = op.op == ScalarOp::Shl || op.op == ScalarOp::Shr;
-      return KernelFailure(kernel, index,
-                           fmt::format("{} in `{}`",
-                                       shifts ? "a shift count outside [0, 64)" : "integer division by zero",
-                                       kernel.scalar_text[instr.scalar_begin + s]));
+      const std::string what =
+          op.op == ScalarOp::CheckIndex ? fmt::format("index {} is outside the {} elements of the array",
+                                                      Read(op.a, regs), Read(op.b, regs))
+          : op.op == ScalarOp::Shl || op.op == ScalarOp::Shr ? std::string("a shift count outside [0, 64)")
+                                                             : std::string("integer division by zero");
+      return KernelFailure(kernel, index, fmt::format("{} in `{}`", what, kernel.scalar_text[instr.scalar_begin + s]));
     }
   }
   return {};

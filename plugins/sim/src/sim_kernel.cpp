@@ -113,6 +113,9 @@ const char* ScalarOpSymbol(ScalarOp op) {
     case ScalarOp::FGe: return ">=f";
     case ScalarOp::FpToSi: return "fptosi";
     case ScalarOp::SiToFp: return "sitofp";
+    case ScalarOp::CheckIndex: return "check_index";
+    case ScalarOp::LoadIndexed: return "load_indexed";
+    case ScalarOp::StoreIndexed: return "store_indexed";
   }
   return "?";
 }
