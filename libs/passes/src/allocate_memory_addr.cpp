@@ -438,8 +438,14 @@ class KernelAllocator {
       return memref;
     }
     if (auto group = GroupBlock(var)) return *group;
-    if (source) return Block(source);
-    if (const Var* parent = SliceView(assign, index)) return Block(parent);
+    if (source) {
+      if (views_.contains(source)) views_.insert(var);  // `u = view` names the same window
+      return Block(source);
+    }
+    if (const Var* parent = SliceView(assign, index)) {
+      views_.insert(assign.var().get());
+      return Block(parent);
+    }
     const Var* shared = AliasedOperand(assign);
     if (!shared) shared = InPlaceOperand(assign, operands, index);
     return shared ? Block(shared) : Allocate(*var, tile);
@@ -545,6 +551,7 @@ class KernelAllocator {
       auto it = space_of_.find(operand);
       if (it == space_of_.end() || last_use_[operand] != index) continue;
       if (holders_[Key(it->second.space, it->second.offset)] != 1) continue;
+      if (views_.contains(operand)) continue;  // its bytes are a window inside the block, not its start
       if (Widens(result, *operand)) continue;
       if (it->second.space == result.memory_space() && it->second.size >= result.num_bytes()) return operand;
     }
@@ -608,6 +615,7 @@ class KernelAllocator {
   std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
   std::vector<std::pair<size_t, const Var*>> writes_;     // in-place writes: (statement, tile written)
   std::unordered_set<const Var*> written_in_place_;       // ... their tiles
+  std::unordered_set<const Var*> views_;                  // slices placed in their parent's block
 };
 
 }  // namespace
