@@ -13,7 +13,7 @@
 
 #include "function_parser.h"
 #include "group_members.h"
-#include "integer_literals.h"
+#include "source_limits.h"
 #include "module_functions.h"
 #include "program_signature.h"
 #include "result_binding.h"
@@ -26,7 +26,7 @@ using ir::MakeError;
 
 ir::Result<py::object> ParseDef(const std::string& source, const SourceMap& map) {
   py::object module = py::module_::import("ast").attr("parse")(source, map.filename);
-  if (auto ok = CheckIntegerLiterals(module, map); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckSourceLimits(module, map); !ok) return pypto::unexpected(ok.error());
   py::list body = module.attr("body");
   if (py::len(body) != 1 || !IsNode(body[0], "FunctionDef"))
     return MakeError(DiagnosticKind::Syntax, "expected exactly one function definition",
@@ -158,7 +158,7 @@ ir::Result<std::vector<ModuleFunctionSignature>> ReadModuleFunctions(const Progr
 ir::Result<ParsedProgram> ReadProgramClass(const ProgramRequest& request) {
   SourceMap map{request.filename, request.line_offset, request.column_offset};
   py::object module = py::module_::import("ast").attr("parse")(request.source, map.filename);
-  if (auto ok = CheckIntegerLiterals(module, map); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckSourceLimits(module, map); !ok) return pypto::unexpected(ok.error());
   // A program file starts as any Python file does: a docstring and the imports that make `pl`
   // a name; the program is the one class after them.
   py::list body;

@@ -186,5 +186,16 @@ TEST(Frontend, AnIntegerLiteralBeyondInt64IsALocatedError) {
             std::string("printed.py:4:35: error: integer literal 329223372036854775807 does not fit in 64 bits") + kHelp);
 }
 
+// Found probing fuzz/printed_program_fuzzer for depth limits (fuzz/regressions/printed_program): a
+// sum of 1,500 terms (Python's parser takes some 3,000) exhausted the stack of the parser's
+// recursive walk in a sanitized build.
+TEST(Frontend, AnExpressionNestedTooDeeplyIsALocatedError) {
+  std::string sum = "x";
+  for (int i = 0; i < 1200; ++i) sum += " + x";
+  EXPECT_EQ(Parse("@pl.jit\ndef f(x: pl.Tensor[[128, 128], pl.FP32]):\n    n = " + sum + "\n", PYPTO_ERR_PARSE),
+            "/src/kernels.py:13:813: error: expression nested more than 1000 levels deep\n"
+            "  help: split it into several statements, naming the parts");
+}
+
 }  // namespace
 }  // namespace pypto::frontend
