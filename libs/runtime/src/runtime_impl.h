@@ -99,6 +99,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
 
  private:
   static size_t Index(CoreType type) { return static_cast<size_t>(type); }
+  size_t UnstagedCores(CoreType type) const;  // runtime_early_resolve.cpp
   int CoreCount(CoreType type) const { return type == CoreType::AIC ? options_.aic_cores : options_.aiv_cores; }
 
   void BeforeFork() override { mu_.lock(); }
