@@ -116,21 +116,23 @@ std::unordered_set<const Var*> ViewsOf(const Var* tensor, const StmtPtr& body) {
   return views;
 }
 
-// Whether `stmts` only write `tmp`, by plain stores or as a function's output: a read of it, or an
-// accumulating (atomic-add) store into it, would see the window's old contents instead of a fresh
-// tensor's once tmp is that window.
+// Whether `stmts` only write `tmp`, by plain stores or as a function's output, directly or through
+// views of it (`y_flat = pl.reshape(y, ...)` in an inlined function, then stores into y_flat): a read
+// of it, or an accumulating (atomic-add) store into it, would see the window's old contents instead
+// of a fresh tensor's once tmp is that window.
 bool OnlyWrites(const Var* tmp, const std::vector<StmtPtr>& stmts, const Program& program) {
   struct Visitor final : IRVisitor {
-    const Var* tmp = nullptr;
+    std::unordered_set<const Var*> views;  // tmp and the views made of it
     const Program* program = nullptr;
     bool reads = false;
     void VisitCall(const std::shared_ptr<const Call>& call) override {
       const auto& args = call->args();
       for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i]->As<Var>() != tmp) continue;
+        if (!views.contains(args[i]->As<Var>())) continue;
         if (call->is_op_call()) {
           const bool written = call->op()->writes_arg == static_cast<int>(i);
-          reads |= !written || AccumulatesIntoWrittenArg(*call);
+          const bool viewed = call->op()->result_aliases_arg == static_cast<int>(i) && !written;
+          reads |= viewed ? false : !written || AccumulatesIntoWrittenArg(*call);
         } else {
           const FunctionPtr callee = program->Find(call->callee());
           reads |= !callee || i >= callee->param_directions().size() ||
@@ -140,8 +142,8 @@ bool OnlyWrites(const Var* tmp, const std::vector<StmtPtr>& stmts, const Program
       IRVisitor::VisitCall(call);
     }
   } visitor;
-  visitor.tmp = tmp;
   visitor.program = &program;
+  visitor.views = ViewsOf(tmp, std::make_shared<SeqStmts>(stmts));
   for (const auto& stmt : stmts) visitor.VisitStmt(stmt);
   return !visitor.reads;
 }

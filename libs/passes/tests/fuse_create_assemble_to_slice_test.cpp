@@ -26,18 +26,25 @@ ir::StmtPtr CopyScope(const ir::VarPtr& tmp, const ir::VarPtr& out, ir::ExprPtr 
 //       with pl.at(name_hint="scale"): tmp = 2 * x[i * 16 : i * 16 + 16]   (line 5)
 //       [with pl.at(name_hint="peek"): y = <peeked>[0:16] + 1]              (line 7, when `peeked`: out or tmp)
 //       out = pl.assemble(out, tmp, [i * 16, 0])             # line 9
+// With `through_view`, the kernel writes a reshape of tmp instead (`flat = pl.reshape(tmp, [16, 32])`,
+// line 4, as an inlined function reshapes its output parameter), and a peek at tmp reads that view.
 enum class Peek { Nothing, Out, Tmp };
 
-ir::ProgramPtr FillThenAssembleProgram(Peek peek) {
+ir::ProgramPtr FillThenAssembleProgram(Peek peek, bool through_view = false) {
   auto x = testing::Tensor("x", {64, 32}), out = testing::Tensor("out", {64, 32}), y = testing::Tensor("y", {16, 32});
   auto i = testing::LoopVar("i", 3);
   std::vector<ir::StmtPtr> body;
   auto tmp = testing::CreateTensor("tmp", 16, 32, body);
+  ir::VarPtr filled = tmp;
+  if (through_view) {
+    filled = testing::Tensor("flat", {16, 32});
+    body.push_back(testing::Assign(filled, testing::Op("tensor.reshape", {tmp, testing::Ints({16, 32})}, 4)));
+  }
   auto row = testing::Binary(ir::BinaryOp::Mul, i, Index(16));
-  body.push_back(testing::Scope("scale", testing::ScalarTileRegion(x, tmp, row, Index(0), 16, 32, "tile.muls", 2.0, 6),
-                                5));
+  body.push_back(testing::Scope(
+      "scale", testing::ScalarTileRegion(x, filled, row, Index(0), 16, 32, "tile.muls", 2.0, 6), 5));
   if (peek != Peek::Nothing) {
-    const ir::VarPtr& peeked = peek == Peek::Out ? out : tmp;
+    const ir::VarPtr& peeked = peek == Peek::Out ? out : filled;
     body.push_back(testing::Scope(
         "peek", testing::ScalarTileRegion(peeked, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 8), 7));
   }
@@ -81,6 +88,26 @@ TEST(FuseCreateAssembleToSlice, ATensorReadInBetweenKeepsTheCopy) {
     ASSERT_TRUE(program);
     EXPECT_EQ(program->Find("f"), input->Find("f")) << (peek == Peek::Out ? "out" : "tmp");
   }
+}
+
+// An inlined function reshapes the created tensor and its kernel stores into the view: still only
+// writes, so the create becomes the window (the reshape stays, now of the window).
+TEST(FuseCreateAssembleToSlice, AKernelWritingAViewOfTheTensorStillFuses) {
+  auto program = RunOk({FuseCreateAssembleToSlice()}, FillThenAssembleProgram(Peek::Nothing, true));
+  ASSERT_TRUE(program);
+  const std::string text = ir::PrintFunction(*program->Find("f"));
+  EXPECT_NE(text.find("tmp: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(out, [16, 32], [i * 16, 0])\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("name_hint=\"assemble\""), std::string::npos) << text;
+}
+
+// A kernel reading the view reads tmp: the copy stays.
+TEST(FuseCreateAssembleToSlice, AKernelReadingAViewOfTheTensorKeepsTheCopy) {
+  auto input = FillThenAssembleProgram(Peek::Tmp, true);
+  auto program = RunOk({FuseCreateAssembleToSlice()}, input);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->Find("f"), input->Find("f"));
 }
 
 }  // namespace
