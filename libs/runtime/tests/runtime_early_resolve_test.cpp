@@ -198,6 +198,34 @@ TEST_P(EarlyResolve, TheSwimlaneShowsTheStagedTimeAsASliceOfItsOwn) {
   std::filesystem::remove_all(dir);
 }
 
+// On a runtime with more than four cores of a type, staging leaves the last two free: a task that
+// becomes ready while consumers wait staged still finds a core (without them, a mixed block that
+// their producers wait for through other tasks could never start; pypto-lib's MoE deadlocked so).
+TEST_P(EarlyResolve, StagingLeavesTwoCoresForTasksThatBecomeReadyLater) {
+  if (GetParam() == Dispatch::CallerFirst) GTEST_SKIP() << "needs the tasks running before the next submits";
+  constexpr int kCores = 8;
+  SwimlaneRecorder swimlane{1, {"producer", "consumer", "other", "late"}, 1, kCores};
+  RuntimeOptions options{.aic_cores = 1, .aiv_cores = kCores, .worker_threads = kCores + 1,
+                         .dispatch = GetParam(), .helper_min_task_ns = 0, .observer = &swimlane};
+  std::vector<int32_t> a(4), late_out(4);
+  SleepExecutor executor({{0, 300}, {1, 1}, {3, 1}});
+  Runtime runtime(options, executor);
+  ASSERT_TRUE(runtime.SubmitAiv(0, Writes(a, /*early=*/true)));
+  executor.AwaitStarted(1);
+  for (int c = 0; c < kCores; ++c) ASSERT_TRUE(runtime.SubmitAiv(1, Reads({&a})));
+  ASSERT_TRUE(runtime.SubmitAiv(3, Writes(late_out)));  // ready at once, after the consumers
+  ASSERT_TRUE(runtime.WaitAll());
+  const auto records = swimlane.Records();
+  const auto producer = std::ranges::find_if(records, [](const SwimlaneRecord& r) { return r.func_id == 0; });
+  const auto late = std::ranges::find_if(records, [](const SwimlaneRecord& r) { return r.func_id == 3; });
+  ASSERT_NE(producer, records.end());
+  ASSERT_NE(late, records.end());
+  EXPECT_LT(late->start_ns, producer->end_ns) << "the late task waited for a core the staged consumers held";
+  const auto staged = std::ranges::count_if(
+      records, [](const SwimlaneRecord& r) { return r.func_id == 1 && r.staged_ns >= 0; });
+  EXPECT_EQ(staged, kCores - 1 - 2);  // the producer's core, and two left free
+}
+
 INSTANTIATE_TEST_SUITE_P(Dispatch, EarlyResolve, ::testing::Values(Dispatch::Eager, Dispatch::CallerFirst),
                          [](const auto& info) { return info.param == Dispatch::Eager ? "Eager" : "CallerFirst"; });
 
