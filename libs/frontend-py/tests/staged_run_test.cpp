@@ -37,17 +37,30 @@ struct Stage {
   int scopes_opened = 0, scopes_closed = 0;
 };
 
-TEST(StagedRun, AReadOfAComputedTensorRunsTheTasksBeforeItFirst) {
+// The lowered program (which the deferred plan points into) and its orchestration, or the rendered
+// diagnostic of the step that failed.
+struct Generated {
+  ir::ProgramPtr lowered;
+  codegen_orch::Orchestration orchestration;
+};
+ir::Result<Generated> Generate(const ParseRequest& request) {
   EnsureInterpreter();
   pybind11::gil_scoped_acquire gil;
+  auto program = ParseJitFunction(request);
+  if (!program) return pypto::unexpected(program.error());
+  auto lowered = LowerForTest(*program);
+  if (!lowered) return pypto::unexpected(lowered.error());
+  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
+  if (!orchestration) return pypto::unexpected(orchestration.error());
+  return Generated{*lowered, std::move(*orchestration)};
+}
+
+TEST(StagedRun, AReadOfAComputedTensorRunsTheTasksBeforeItFirst) {
   auto request = Request(kRouted, {{"x", {32, 64}}, {"counts", {4, 8}}, {"y", {32, 64}}});
   request.tensor_specs["counts"].dtype = ir::DataType::INT32;
-  auto program = ParseJitFunction(request);
-  ASSERT_TRUE(program) << program.error().str();
-  auto lowered = LowerForTest(*program);  // the deferred plan points into it
-  ASSERT_TRUE(lowered) << lowered.error().str();
-  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
-  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  auto generated = Generate(request);
+  ASSERT_TRUE(generated) << generated.error().str();
+  const codegen_orch::Orchestration* orchestration = &generated->orchestration;
   ASSERT_NE(orchestration->deferred, nullptr);
   ASSERT_EQ(orchestration->plan.intermediates.size(), 1u);
 
@@ -86,9 +99,7 @@ TEST(StagedRun, AReadOfAComputedTensorRunsTheTasksBeforeItFirst) {
   }
 }
 
-TEST(StagedRun, APlanWhoseReadsNeedNoTaskRunsAsOneStageWithItsIntermediates) {
-  EnsureInterpreter();
-  pybind11::gil_scoped_acquire gil;
+TEST(StagedRun, APlanWhoseReadsNeedNoTaskRunsAsOneStage) {
   auto request = Request("@pl.jit\n"
                          "def f(x: pl.Tensor[[16, 32], pl.FP32], n: pl.Tensor[[1], pl.INT32],\n"
                          "      y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):\n"
@@ -98,12 +109,9 @@ TEST(StagedRun, APlanWhoseReadsNeedNoTaskRunsAsOneStageWithItsIntermediates) {
                          "    return y\n",
                          {{"x", {16, 32}}, {"n", {1}}, {"y", {16, 32}}});
   request.tensor_specs["n"].dtype = ir::DataType::INT32;
-  auto program = ParseJitFunction(request);
-  ASSERT_TRUE(program) << program.error().str();
-  auto lowered = LowerForTest(*program);
-  ASSERT_TRUE(lowered) << lowered.error().str();
-  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
-  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  auto generated = Generate(request);
+  ASSERT_TRUE(generated) << generated.error().str();
+  const codegen_orch::Orchestration* orchestration = &generated->orchestration;
   ASSERT_NE(orchestration->deferred, nullptr);
 
   std::vector<float> x(16 * 32), y(16 * 32);
