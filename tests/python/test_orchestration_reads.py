@@ -266,3 +266,31 @@ class IndexRows:
     assert result.passed, result.error
     # Only rows 5..13 (first 5, count 9, each read as a whole int64) are copied.
     assert is_poison(result.outputs["y"][:5]) and is_poison(result.outputs["y"][14:])
+
+
+def test_a_kernel_failing_in_a_stage_names_the_read_it_ran_for(write_kernel):
+    module, _ = write_kernel("failing_stage", """
+import pypto.language as pl
+
+@pl.jit
+def k(ids: pl.Tensor[[1, 8], pl.INT32], y: pl.InOut[pl.Tensor[[4, 64], pl.FP32]]):
+    counts_out = pl.create_tensor([1, 8], dtype=pl.INT32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        id_tile = pl.load(ids, [0, 0], [1, 8])
+        counts = pl.array.create(4, pl.INT32)
+        for t in pl.range(8):
+            e = pl.tile.read(id_tile, [0, t])
+            counts[e] = counts[e] + 1
+        pl.tile.write(id_tile, [0, 0], counts[0])
+        pl.store(id_tile, [0, 0], counts_out)
+    n = pl.read(counts_out, [0, 0])
+    for r in pl.range(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[r : r + 1, :] = pl.add(y[r : r + 1, :], 1.0)
+    return y
+""")
+    with pytest.raises(RuntimeError) as error:
+        module.k(torch.tensor([[0, 1, 9, 0, 0, 0, 0, 0]], dtype=torch.int32), torch.zeros(4, 64))
+    message = str(error.value)
+    assert "index 9 is outside the 4 elements of the array in `counts[e]`" in message, message
+    assert "(the tasks before orchestration code reads 'counts_out' were running)" in message, message

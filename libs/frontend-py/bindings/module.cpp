@@ -448,7 +448,9 @@ void ExecuteDeferred(const Compiled& compiled, const std::string& platform, std:
     return ir::MakeError(ir::DiagnosticKind::Internal, pypto_last_error_message());
   };
   auto ran = codegen_orch::RunDeferredPlan(*compiled.deferred, compiled.plan, params, run_stage);
-  if (failed) ThrowRunFailure(compiled, *failed);
+  if (failed && (*failed == PYPTO_ERR_UNAVAILABLE || ran)) ThrowRunFailure(compiled, *failed);
+  // The plugin's message, and which read of the orchestration the failed stage was run for.
+  if (failed) throw std::runtime_error(ran.error().message);
   bindings::Unwrap(std::move(ran));
 }
 
