@@ -1,5 +1,5 @@
-// The public entry points of orchestration codegen: GenerateOrchestration, ExpandDeferredPlan and
-// RuntimeDataType (RunDeferredPlan is staged_run.cpp's).
+// The public entry points of orchestration codegen: GenerateOrchestration and RuntimeDataType
+// (RunDeferredPlan is staged_run.cpp's).
 //
 // GenerateOrchestration walks the lowered orchestration once, producing the C++ source and the task
 // plan together.
@@ -19,58 +19,14 @@
 
 #include <fmt/format.h>
 
-#include "loop_expander.h"
 #include "orchestration_emitter.h"
 #include "pypto/runtime/dtype_code.h"
 
 namespace pypto::codegen_orch {
 
-using detail::LoopExpander;
 using detail::OrchestrationEmitter;
-using detail::TensorReads;
 using ir::DiagnosticKind;
 using ir::MakeError;
-
-namespace {
-
-// The caller's tensors as they are passed, before any task runs.
-class PassedTensors final : public detail::TensorSource {
- public:
-  explicit PassedTensors(std::span<const rt::ChipTensor> params) : params_(params) {}
-
-  ir::Result<rt::ChipTensor> Buffer(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) override {
-    if (ref.kind == rt::PlanTensorRef::Kind::Param && ref.index < params_.size()) return params_[ref.index];
-    return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("orchestration code reads '{}', which a task computes: the plan is expanded here "
-                                 "before any task runs",
-                                 name),
-                     span);
-  }
-
-  ir::Result<bool> RunPending(const std::string& name, const ir::Span& span) override {
-    return MakeError(DiagnosticKind::InvalidOperation,
-                     fmt::format("orchestration code reads '{}' after a kernel writes it; the plan is expanded here "
-                                 "before any task runs",
-                                 name),
-                     span);
-  }
-
- private:
-  std::span<const rt::ChipTensor> params_;
-};
-
-}  // namespace
-
-ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                            std::span<const rt::ChipTensor> params) {
-  if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
-  PassedTensors passed(params);
-  TensorReads reads{.refs = deferred.reads.refs, .source = &passed};
-  ExpandedPlan expanded{.views = deferred.views};
-  LoopExpander expander(plan, expanded.submits, expanded.views, &reads);
-  if (auto ok = expander.Run(deferred.steps); !ok) return pypto::unexpected(ok.error());
-  return expanded;
-}
 
 ir::Result<uint8_t> RuntimeDataType(ir::DataType dtype) {
   if (auto code = rt::RuntimeDtypeCode(dtype)) return *code;

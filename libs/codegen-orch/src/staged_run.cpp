@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "loop_expander.h"
@@ -25,23 +26,24 @@ rt::PlanTensorRef AsStageRef(rt::PlanTensorRef ref, size_t param_count) {
   return {rt::PlanTensorRef::Kind::Param, static_cast<uint32_t>(param_count + ref.index)};
 }
 
-// The runtime scopes open after `submits`, outermost first: whether each is a manual scope.
-std::vector<bool> OpenScopes(std::span<const rt::PlanSubmit> submits) {
-  std::vector<bool> open;
-  for (const rt::PlanSubmit& submit : submits) {
-    for (uint16_t s = 0; s < submit.scopes_opened; ++s)
-      open.push_back(submit.opens_manual_scope && s + 1 == submit.scopes_opened);
-    open.resize(open.size() - std::min<size_t>(submit.scopes_closed, open.size()));
-  }
-  return open;
+// The runtime scopes open after `submit`, given those open before it (outermost first: whether each
+// is a manual scope).
+void ApplyScopes(std::vector<bool>& open, const rt::PlanSubmit& submit) {
+  for (uint16_t s = 0; s < submit.scopes_opened; ++s)
+    open.push_back(submit.opens_manual_scope && s + 1 == submit.scopes_opened);
+  open.resize(open.size() - std::min<size_t>(submit.scopes_closed, open.size()));
 }
 
 class StagedRun final : public TensorSource {
  public:
-  StagedRun(const rt::TaskPlan& plan, std::span<const rt::ChipTensor> params, const RunStage& run_stage)
-      : plan_(plan), params_(params), run_stage_(run_stage) {}
+  StagedRun(const rt::TaskPlan& plan, std::vector<rt::PlanView> views, std::span<const rt::ChipTensor> params,
+            const RunStage& run_stage)
+      : plan_(plan), params_(params), run_stage_(run_stage), views_(std::move(views)) {}
 
-  ExpandedPlan& expanded() { return expanded_; }
+  // What the loop expansion appends to: the run's submits, and the plan's views followed by those its
+  // slices make.
+  std::vector<rt::PlanSubmit>& submits() { return submits_; }
+  std::vector<rt::PlanView>& views() { return views_; }
 
   ir::Result<rt::ChipTensor> Buffer(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) override {
     if (ref.kind == rt::PlanTensorRef::Kind::Param) return params_[ref.index];
@@ -53,18 +55,18 @@ class StagedRun final : public TensorSource {
 
   ir::Result<bool> RunPending(const std::string& name, const ir::Span& span) override {
     if (auto ok = BeginStaging(span); !ok) return ok;
-    return RunStageUpTo(expanded_.submits.size(), name, span);
+    return RunStageUpTo(submits_.size(), name, span);
   }
 
   // After the expansion: the tasks not run yet (all of them in a run of one stage).
   ir::Result<bool> Finish() {
     if (!staged_) {
       rt::TaskPlan whole = plan_;
-      whole.submits = std::move(expanded_.submits);
-      whole.views = std::move(expanded_.views);
+      whole.submits = std::move(submits_);
+      whole.views = std::move(views_);
       return run_stage_(whole, params_);
     }
-    return RunStageUpTo(expanded_.submits.size(), {}, {});
+    return RunStageUpTo(submits_.size(), {}, {});
   }
 
  private:
@@ -99,7 +101,7 @@ class StagedRun final : public TensorSource {
   }
 
   // Submits [first, end) as a complete plan over the caller's tensors and the intermediates.
-  rt::TaskPlan StagePlan(size_t first, size_t end) const {
+  rt::TaskPlan StagePlan(size_t first, size_t end) {
     const size_t param_count = params_.size();
     rt::TaskPlan stage{.orchestration_name = plan_.orchestration_name,
                        .params = plan_.params,
@@ -107,14 +109,16 @@ class StagedRun final : public TensorSource {
                        .task_window = plan_.task_window,
                        .dfx = plan_.dfx};
     stage.params.insert(stage.params.end(), plan_.intermediates.begin(), plan_.intermediates.end());
-    for (rt::PlanView view : expanded_.views) {
+    for (rt::PlanView view : views_) {
       view.base = AsStageRef(view.base, param_count);
       stage.views.push_back(std::move(view));
     }
-    const auto all = std::span<const rt::PlanSubmit>(expanded_.submits);
-    const std::vector<bool> reopened = OpenScopes(all.first(first));
+    std::vector<bool> open = ScopesOpenBefore(first);
+    const size_t reopened = open.size();
+    const bool innermost_manual = !open.empty() && open.back();
     for (size_t i = first; i < end; ++i) {
-      rt::PlanSubmit submit = expanded_.submits[i];
+      rt::PlanSubmit submit = submits_[i];
+      ApplyScopes(open, submit);
       for (auto& arg : submit.args)
         if (arg.direction != rt::ArgDirection::Scalar) arg.tensor = AsStageRef(arg.tensor, param_count);
       // Dependencies on tasks of earlier stages are met: they have finished.
@@ -124,21 +128,31 @@ class StagedRun final : public TensorSource {
     }
     // Scopes open across the boundaries: reopened by the first task, closed after the last.
     rt::PlanSubmit& head = stage.submits.front();
-    if (!reopened.empty() && head.scopes_opened == 0) head.opens_manual_scope = reopened.back();
-    head.scopes_opened = static_cast<uint16_t>(head.scopes_opened + reopened.size());
-    const size_t still_open = OpenScopes(all.first(end)).size();
-    stage.submits.back().scopes_closed = static_cast<uint16_t>(stage.submits.back().scopes_closed + still_open);
+    if (reopened > 0 && head.scopes_opened == 0) head.opens_manual_scope = innermost_manual;
+    head.scopes_opened = static_cast<uint16_t>(head.scopes_opened + reopened);
+    stage.submits.back().scopes_closed = static_cast<uint16_t>(stage.submits.back().scopes_closed + open.size());
     return stage;
+  }
+
+  // The scopes open before submit `first`, kept from stage to stage so that each submit is counted
+  // once. Only the newest submit's scope counts may still change (a scope that ends after it closes
+  // on it), and a stage holds at least one submit, so those before `first` are final.
+  std::vector<bool> ScopesOpenBefore(size_t first) {
+    for (; settled_ < first; ++settled_) ApplyScopes(settled_open_, submits_[settled_]);
+    return settled_open_;
   }
 
   const rt::TaskPlan& plan_;
   std::span<const rt::ChipTensor> params_;
   const RunStage& run_stage_;
-  ExpandedPlan expanded_;
+  std::vector<rt::PlanSubmit> submits_;
+  std::vector<rt::PlanView> views_;
   bool staged_ = false;
   std::vector<rt::PlanTensorMemory> memory_;  // the intermediates, for the whole run
   std::vector<rt::ChipTensor> tensors_;       // staged: the caller's tensors, then the intermediates
   size_t ran_ = 0;                            // submits run by earlier stages
+  std::vector<bool> settled_open_;            // the scopes open after submits [0, settled_)
+  size_t settled_ = 0;
 };
 
 }  // namespace
@@ -146,10 +160,9 @@ class StagedRun final : public TensorSource {
 ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
                                  std::span<const rt::ChipTensor> params, const RunStage& run_stage) {
   if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
-  StagedRun run(plan, params, run_stage);
-  run.expanded().views = deferred.views;
+  StagedRun run(plan, deferred.views, params, run_stage);
   TensorReads reads{.refs = deferred.reads.refs, .source = &run};
-  LoopExpander expander(plan, run.expanded().submits, run.expanded().views, &reads);
+  LoopExpander expander(plan, run.submits(), run.views(), &reads);
   if (auto ok = expander.Run(deferred.steps); !ok) return ok;
   return run.Finish();
 }

@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend_test_util.h"
-#include "pypto/codegen_orch/orchestration.h"
+#include "orchestration_test_util.h"
 
 namespace pypto::frontend::testing {
 namespace {
@@ -22,15 +21,12 @@ ParseRequest ScalarRequest(const std::string& body, int64_t n) {
   return request;
 }
 
-// The orchestration of the lowered program, or the rendered diagnostic.
+// The orchestration of the lowered program (which these plans do not point into), or the rendered
+// diagnostic.
 ir::Result<codegen_orch::Orchestration> Generate(const ParseRequest& request) {
-  EnsureInterpreter();
-  pybind11::gil_scoped_acquire gil;
-  auto program = ParseJitFunction(request);
-  if (!program) return pypto::unexpected(program.error());
-  auto lowered = LowerForTest(*program);
-  if (!lowered) return pypto::unexpected(lowered.error());
-  return codegen_orch::GenerateOrchestration(**lowered);
+  auto generated = GenerateForTest(request);
+  if (!generated) return pypto::unexpected(generated.error());
+  return std::move(generated->orchestration);
 }
 
 // The kernel each submit of the plan runs, by name, with its scalar arguments.
@@ -209,14 +205,9 @@ TEST(OrchestrationIf, AConditionReadFromAnInputTensorIsDecidedPerRun) {
                                "            y[:] = pl.exp(x)\n"
                                "    return y\n",
                                0);
-  EnsureInterpreter();
-  pybind11::gil_scoped_acquire gil;
-  auto program = ParseJitFunction(request);
-  ASSERT_TRUE(program) << program.error().str();
-  auto lowered = LowerForTest(*program);  // the deferred plan points into it
-  ASSERT_TRUE(lowered) << lowered.error().str();
-  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
-  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  auto generated = GenerateForTest(request);  // keeps the lowered program the deferred plan points into
+  ASSERT_TRUE(generated) << generated.error().str();
+  const codegen_orch::Orchestration* orchestration = &generated->orchestration;
   ASSERT_NE(orchestration->deferred, nullptr);
   EXPECT_TRUE(orchestration->plan.submits.empty());
   EXPECT_NE(orchestration->cpp_source.find("    uint32_t element_index[2] = {static_cast<uint32_t>(0), "
@@ -230,9 +221,15 @@ TEST(OrchestrationIf, AConditionReadFromAnInputTensorIsDecidedPerRun) {
     x[1] = first;
     const std::vector<rt::ChipTensor> tensors = {rt::MakeExternalTensor(x.data(), shape, PYPTO_RT_FLOAT32),
                                                  rt::MakeExternalTensor(y.data(), shape, PYPTO_RT_FLOAT32)};
-    auto expanded = codegen_orch::ExpandDeferredPlan(*orchestration->deferred, orchestration->plan, tensors);
-    ASSERT_TRUE(expanded) << expanded.error().str();
-    EXPECT_EQ(expanded->submits.size(), first > 0 ? 1u : 0u);
+    size_t submits = 0;
+    auto ran = codegen_orch::RunDeferredPlan(
+        *orchestration->deferred, orchestration->plan, tensors,
+        [&](const rt::TaskPlan& plan, std::span<const rt::ChipTensor>) -> ir::Result<bool> {
+          submits += plan.submits.size();
+          return true;
+        });
+    ASSERT_TRUE(ran) << ran.error().str();
+    EXPECT_EQ(submits, first > 0 ? 1u : 0u);
   }
 }
 

@@ -3,13 +3,11 @@
 // the intermediates passed as parameters, scopes closed and reopened across the boundaries, and
 // dependencies on earlier stages dropped. The numbers a real run computes are checked end to end in
 // tests/python/test_orchestration_reads.py.
-#include <cstring>
-#include <numeric>
+#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "frontend_test_util.h"
-#include "pypto/codegen_orch/orchestration.h"
+#include "orchestration_test_util.h"
 
 namespace pypto::frontend::testing {
 namespace {
@@ -37,28 +35,10 @@ struct Stage {
   int scopes_opened = 0, scopes_closed = 0;
 };
 
-// The lowered program (which the deferred plan points into) and its orchestration, or the rendered
-// diagnostic of the step that failed.
-struct Generated {
-  ir::ProgramPtr lowered;
-  codegen_orch::Orchestration orchestration;
-};
-ir::Result<Generated> Generate(const ParseRequest& request) {
-  EnsureInterpreter();
-  pybind11::gil_scoped_acquire gil;
-  auto program = ParseJitFunction(request);
-  if (!program) return pypto::unexpected(program.error());
-  auto lowered = LowerForTest(*program);
-  if (!lowered) return pypto::unexpected(lowered.error());
-  auto orchestration = codegen_orch::GenerateOrchestration(**lowered);
-  if (!orchestration) return pypto::unexpected(orchestration.error());
-  return Generated{*lowered, std::move(*orchestration)};
-}
-
 TEST(StagedRun, AReadOfAComputedTensorRunsTheTasksBeforeItFirst) {
   auto request = Request(kRouted, {{"x", {32, 64}}, {"counts", {4, 8}}, {"y", {32, 64}}});
   request.tensor_specs["counts"].dtype = ir::DataType::INT32;
-  auto generated = Generate(request);
+  auto generated = GenerateForTest(request);
   ASSERT_TRUE(generated) << generated.error().str();
   const codegen_orch::Orchestration* orchestration = &generated->orchestration;
   ASSERT_NE(orchestration->deferred, nullptr);
@@ -109,7 +89,7 @@ TEST(StagedRun, APlanWhoseReadsNeedNoTaskRunsAsOneStage) {
                          "    return y\n",
                          {{"x", {16, 32}}, {"n", {1}}, {"y", {16, 32}}});
   request.tensor_specs["n"].dtype = ir::DataType::INT32;
-  auto generated = Generate(request);
+  auto generated = GenerateForTest(request);
   ASSERT_TRUE(generated) << generated.error().str();
   const codegen_orch::Orchestration* orchestration = &generated->orchestration;
   ASSERT_NE(orchestration->deferred, nullptr);

@@ -27,7 +27,7 @@ struct KernelEntry {
 
 // The task plan of orchestration code that reads its input tensors (pl.tensor.read as a loop bound,
 // a branch condition or a kernel's scalar argument): its submits depend on the values passed, so each
-// run expands it (ExpandDeferredPlan). It points into the lowered program, which must outlive it.
+// run expands it (RunDeferredPlan). It points into the lowered program, which must outlive it.
 struct DeferredPlan;
 
 struct Orchestration {
@@ -40,19 +40,6 @@ struct Orchestration {
 };
 
 ir::Result<Orchestration> GenerateOrchestration(const ir::Program& lowered);
-
-// One run's expansion of a deferred plan: its submits, and the plan's views followed by those the
-// run's slices make (a pl.slice at an offset computed in orchestration code is a view per iteration).
-struct ExpandedPlan {
-  std::vector<rt::PlanSubmit> submits;
-  std::vector<rt::PlanView> views;
-};
-
-// The expansion of a deferred plan for one run before any task runs, reading the caller's tensors
-// (`params`, checked against `plan`'s parameters). A read outside a tensor, of an intermediate, or of a
-// tensor a kernel writes earlier, is an error at the read (RunDeferredPlan runs such plans).
-ir::Result<ExpandedPlan> ExpandDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                            std::span<const rt::ChipTensor> params);
 
 // Runs one stage of a deferred plan: a complete plan and the tensors of its parameters.
 using RunStage = std::function<ir::Result<bool>(const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params)>;
