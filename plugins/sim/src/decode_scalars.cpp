@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <optional>
 #include <utility>
 
 #include "pypto/ir/op_registry.h"
@@ -34,6 +35,16 @@ std::optional<ScalarOp> ToScalarOp(ir::BinaryOp op) {
     case ir::BinaryOp::FloatDiv: break;
   }
   return std::nullopt;
+}
+
+// The first of the consecutive registers holding every element of `array`, in order; none when an
+// element is an immediate or lies elsewhere.
+std::optional<uint32_t> ConsecutiveRegisters(const ArrayValue& array) {
+  if (array.elements.empty()) return std::nullopt;
+  for (size_t e = 0; e < array.elements.size(); ++e)
+    if (!array.elements[e].is_reg() || array.elements[e].reg != array.elements[0].reg + static_cast<int32_t>(e))
+      return std::nullopt;
+  return static_cast<uint32_t>(array.elements[0].reg);
 }
 
 }  // namespace
@@ -79,38 +90,45 @@ pypto::expected<void, std::string> Decoder::DecodeArrayOp(const std::string& op,
   return {};
 }
 
-// An element read or written at an index computed at run time: the array's elements are copied into
-// consecutive registers (an update writes a new copy, so that values read from the old array stay
-// what they were), the index is checked against the extent, and one indexed register access follows.
+// An element read or written at an index computed at run time: the array's elements lie in
+// consecutive registers (copied there unless a read finds them so; an update always writes a new
+// copy, so that values read from the old array stay what they were), the index is checked against
+// the extent, and one indexed register access follows.
 pypto::expected<void, std::string> Decoder::IndexedArrayOp(const std::string& op, const ir::VarPtr& target,
                                                            const ir::Call& call, const ArrayValue& array,
                                                            Operand index) {
   if (!target) return {};
   const std::string name = ir::PrintExpr(call.args()[0]);
   const auto extent = static_cast<int64_t>(array.elements.size());
-  const uint32_t first = static_cast<uint32_t>(kernel_.registers.size());
-  for (size_t e = 0; e < array.elements.size(); ++e) {
-    const uint32_t reg = NewRegister(fmt::format("{}[{}]", name, e), "array indexed at run time");
-    pending_.push_back(ScalarInstr{ScalarOp::Add, reg, array.elements[e], Operand::Imm(0)});
-    pending_text_.push_back(fmt::format("{}[{}]", name, e));
+  const bool get = op == "array.get_element";
+  // A read of an array already in consecutive registers (a loop-carried one, or what an indexed
+  // update wrote) reads them where they are.
+  std::optional<uint32_t> first = get ? ConsecutiveRegisters(array) : std::nullopt;
+  if (!first) {
+    first = static_cast<uint32_t>(kernel_.registers.size());
+    for (size_t e = 0; e < array.elements.size(); ++e) {
+      const uint32_t reg = NewRegister(fmt::format("{}[{}]", name, e), "array indexed at run time");
+      pending_.push_back(ScalarInstr{ScalarOp::Add, reg, array.elements[e], Operand::Imm(0)});
+      pending_text_.push_back(fmt::format("{}[{}]", name, e));
+    }
   }
   const std::string text = ir::PrintExpr(call.args()[1]);
   // The scalar code runs with the next instruction, which may lie elsewhere: the check names its place.
   pending_.push_back(ScalarInstr{ScalarOp::CheckIndex, static_cast<uint32_t>(index.reg), index, Operand::Imm(extent)});
   pending_text_.push_back(fmt::format("{}[{}]` at `{}", name, text, span_->str()));
-  if (op == "array.get_element") {
+  if (get) {
     const uint32_t element = NewRegister(target->name_hint(), "array element");
-    pending_.push_back(ScalarInstr{ScalarOp::LoadIndexed, element, Operand::Imm(first), index});
+    pending_.push_back(ScalarInstr{ScalarOp::LoadIndexed, element, Operand::Imm(*first), index});
     pending_text_.push_back(fmt::format("{}[{}]", name, text));
     values_[target.get()] = ScalarValue{Operand::Reg(element)};
     return {};
   }
   auto value = Scalar(call.args()[2]);
   if (!value) return Error(value.error());
-  pending_.push_back(ScalarInstr{ScalarOp::StoreIndexed, first, index, *value});
+  pending_.push_back(ScalarInstr{ScalarOp::StoreIndexed, *first, index, *value});
   pending_text_.push_back(fmt::format("{}[{}] = {}", name, text, ir::PrintExpr(call.args()[2])));
   ArrayValue updated;
-  for (int64_t e = 0; e < extent; ++e) updated.elements.push_back(Operand::Reg(first + static_cast<uint32_t>(e)));
+  for (int64_t e = 0; e < extent; ++e) updated.elements.push_back(Operand::Reg(*first + static_cast<uint32_t>(e)));
   values_[target.get()] = std::move(updated);
   return {};
 }
