@@ -332,6 +332,24 @@ def test_a_prepared_worker_runs_with_resident_tensors(kernels):
     torch.testing.assert_close(y, x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1), rtol=1e-6, atol=1e-6)
 
 
+def test_a_stacked_upload_is_a_copy_and_its_shards_are_written_in_place(kernels):
+    """alloc_stacked_tensor copies the host tensor once (later host writes do not reach the device)
+    and a call passes that copy in place, so a stacked output reads back through its shards."""
+    torch.manual_seed(6)
+    x = torch.randn(3, 8, 16)
+    expected = x * 2 + torch.tensor([1.0, 11.0, 21.0]).view(3, 1, 1)
+    compiled = kernels.host_affine.compile(x, torch.zeros(3, 8, 16), config=world(3))
+    with compiled.prepare() as rt:
+        resident_x = rt.alloc_stacked_tensor(x)
+        resident_y = rt.alloc_stacked_tensor(torch.zeros(3, 8, 16))
+        x.add_(100.0)
+        rt(resident_x, resident_y)
+        y = torch.zeros(3, 8, 16)
+        rt.copy_stacked_from(resident_y, y)
+        torch.testing.assert_close(y, expected, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(resident_y.shards[2].tensor, expected[2], rtol=1e-6, atol=1e-6)
+
+
 def test_a_typed_constant_is_a_number_passed_to_the_chip_entry(kernels):
     x, y = torch.ones(3, 8, 16), torch.zeros(3, 8, 16)
     kernels.host_typed_constant(x, y, config=world(3))

@@ -28,15 +28,20 @@ class DeviceTensor:
 
 
 class StackedDeviceTensor:
-    """A tensor of shape ``[ranks, *tail]`` whose shard ``i`` lives on worker ``worker_ids[i]``."""
+    """A tensor of shape ``[ranks, *tail]`` whose shard ``i`` lives on worker ``worker_ids[i]``.
 
-    def __init__(self, shards, shape, worker_ids):
+    ``whole``, when given, is one tensor of that shape whose ``[i]`` are the shards' tensors: a call
+    then passes it in place. Without it (shards allocated one by one) a call stacks the shards into a
+    temporary and copies the results back."""
+
+    def __init__(self, shards, shape, worker_ids, whole=None):
         if len(shards) != len(worker_ids) or len(shards) != shape[0]:
             raise ValueError(f"a stacked tensor of shape {list(shape)} needs {shape[0]} shards and worker ids, "
                              f"got {len(shards)} and {len(worker_ids)}")
         self.shards = list(shards)
         self.shape = tuple(shape)
         self.worker_ids = tuple(worker_ids)
+        self.whole = whole
 
 
 class PreparedWorker:
@@ -63,7 +68,11 @@ class PreparedWorker:
             if isinstance(arg, DeviceTensor):
                 bound.append(self._checked(arg).tensor)
             elif isinstance(arg, StackedDeviceTensor):
-                stacked = torch.stack([self._checked(shard).tensor for shard in arg.shards])
+                shards = [self._checked(shard).tensor for shard in arg.shards]
+                if arg.whole is not None:
+                    bound.append(arg.whole)
+                    continue
+                stacked = torch.stack(shards)
                 write_back.append((arg, stacked))
                 bound.append(stacked)
             else:
@@ -85,9 +94,15 @@ class PreparedWorker:
         return self._own(DeviceTensor(tensor, worker_id))
 
     def alloc_stacked_tensor(self, tensor) -> StackedDeviceTensor:
-        shards = [self.alloc_tensor(tuple(tensor.shape[1:]), tensor.dtype, init=tensor[i], worker_id=i)
-                  for i in range(tensor.shape[0])]
-        return StackedDeviceTensor(shards, tuple(tensor.shape), tuple(range(tensor.shape[0])))
+        """Uploads ``tensor``'s shard ``i`` to worker ``i``. The shards are views of one copy, so that a
+        call passes that copy in place: a stack per call would hold every weight twice (pypto-lib's
+        MoE keeps gigabytes of expert weights resident this way)."""
+        import torch
+
+        whole = torch.empty(tuple(tensor.shape), dtype=tensor.dtype)
+        whole.copy_(tensor)
+        shards = [self._own(DeviceTensor(whole[i], worker_id=i)) for i in range(tensor.shape[0])]
+        return StackedDeviceTensor(shards, tuple(tensor.shape), tuple(range(tensor.shape[0])), whole=whole)
 
     def free_tensor(self, handle: DeviceTensor, worker_id: int = 0) -> None:
         self._live.discard(id(handle))
