@@ -1,6 +1,7 @@
 """Options mean what they say or are refused: pl.at(optimizations=[...]) is checked entry by entry,
-@pl.jit(auto_scope=...) is honoured or refused by name, and RunConfig's ring sizes the runtime cannot
-bound are refused instead of ignored."""
+@pl.jit(auto_scope=...) is honoured (False leaves the runtime scopes to the author) or refused where
+it cannot mean anything, and RunConfig's ring sizes the runtime cannot bound are refused instead of
+ignored."""
 
 import warnings
 
@@ -92,19 +93,50 @@ def test_the_deprecated_slot_spelling_runs_and_warns_at_its_keyword(write_dsl):
 
 # ---- @pl.jit(auto_scope=...) -------------------------------------------------------------------------
 
-def test_auto_scope_false_on_an_entry_is_refused_when_compiled_by_name():
-    @pl.jit(auto_scope=False)
-    def by_hand(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+@pl.jit(auto_scope=False)
+def rows_by_hand(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[128, 32], pl.FP32]]):
+    for r in pl.range(0, 128, 16):
         with pl.at(level=pl.Level.CORE_GROUP):
-            y[0:16, 0:16] = pl.mul(x[0:16, 0:16], 2.0)
-        return y
+            y[r : r + 16, :] = pl.add(x[r : r + 16, :], 1.0)
+    return y
 
-    with pytest.raises(NotImplementedError) as info:
-        by_hand(torch.zeros(16, 16), torch.zeros(16, 16))
-    assert str(info.value) == (
-        "by_hand: @pl.jit(auto_scope=False) is not supported by this pypto yet: the compiler always opens a "
-        "runtime scope around the entry's body and each loop iteration; remove auto_scope=False (hand-placed "
-        "'with pl.scope()' and 'with pl.manual_scope()' blocks still work)")
+
+@pl.jit(auto_scope=False)
+def rows_in_hand_placed_scopes(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[128, 32], pl.FP32]]):
+    for r in pl.range(0, 128, 16):
+        with pl.scope():
+            with pl.at(level=pl.Level.CORE_GROUP):
+                y[r : r + 16, :] = pl.add(x[r : r + 16, :], 1.0)
+    return y
+
+
+def test_auto_scope_false_leaves_the_scopes_to_the_author():
+    # Eight iterations, one task each. No scope of the compiler's gives an iteration's slot back, so
+    # through 3 usable slots the run's outer scope deadlocks (as on upstream's runtime) ...
+    x = torch.randn(128, 32)
+    y = torch.zeros(128, 32)
+    with pytest.raises(RuntimeError) as info:
+        rows_by_hand(x, y, config=RunConfig(ring_task_window=4))
+    assert "fatal error 1 (ScopeDeadlock): task 3 (func_id 0) needs a slot of task ring 0" in str(info.value)
+    # ... a window that holds every task runs it ...
+    rows_by_hand(x, y, config=RunConfig(ring_task_window=16))
+    torch.testing.assert_close(y, x + 1.0)
+    # ... and so does a scope the author places around each iteration.
+    y = torch.zeros(128, 32)
+    rows_in_hand_placed_scopes(x, y, config=RunConfig(ring_task_window=4))
+    torch.testing.assert_close(y, x + 1.0)
+
+
+def test_auto_scope_false_is_kept_in_the_lowered_program_and_its_orchestration():
+    x, y = torch.randn(128, 32), torch.zeros(128, 32)
+    lowered = str(rows_by_hand.lower(x, y))
+    assert "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)" in lowered
+    assert "with pl.scope()" not in lowered
+    compiled = rows_by_hand.compile(x, y, config=RunConfig(ring_task_window=16))
+    assert "PTO2_SCOPE" not in (compiled.output_dir / "orchestration" / "rows_by_hand.cpp").read_text()
+    scoped = rows_in_hand_placed_scopes.compile(x, y)
+    assert (scoped.output_dir / "orchestration" / "rows_in_hand_placed_scopes.cpp").read_text().count(
+        "PTO2_SCOPE() {") == 1
 
 
 def test_auto_scope_true_is_what_the_compiler_does():

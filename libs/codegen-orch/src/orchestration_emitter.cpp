@@ -58,13 +58,17 @@ ir::Result<Orchestration> OrchestrationEmitter::Run() {
   if (auto ok = CheckPreconditions(program_); !ok) return pypto::unexpected(ok.error());
   if (auto ok = BindParams(*entry); !ok) return pypto::unexpected(ok.error());
   // The body is one automatic runtime scope (RuntimeScopesMaterialized), which also holds the
-  // intermediates' allocation; the return after it emits nothing.
-  const auto stmts = StmtsInScope(*passes::AsAutoRuntimeScope(entry->body()), entry->body());
-  body_ += "  PTO2_SCOPE() {\n";
+  // intermediates' allocation; the return after it emits nothing. An auto_scope=False entry has only
+  // the scopes its author wrote: its body runs in the runtime's outer scope, which in the plan is the
+  // run's own (the one WaitAll ends), so both plan the same.
+  const ir::RuntimeScopeStmt* body_scope = passes::AsAutoRuntimeScope(entry->body());
+  const auto stmts = body_scope ? StmtsInScope(*body_scope, entry->body()) : ir::FlattenStmts(entry->body());
+  if (body_scope) body_ += "  PTO2_SCOPE() {\n";
+  else indent_ = "  ";
   if (auto ok = AllocateIntermediates(stmts); !ok) return pypto::unexpected(ok.error());
   for (const auto& stmt : stmts)
     if (auto ok = EmitStmt(stmt); !ok) return pypto::unexpected(ok.error());
-  body_ += "  }\n";
+  if (body_scope) body_ += "  }\n";
   result_.cpp_source = Source(*entry);
   if (!reads_.refs.empty()) {  // the plan depends on what the tensors hold: each run expands it
     result_.deferred =

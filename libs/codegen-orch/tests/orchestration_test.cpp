@@ -58,6 +58,35 @@ TEST(Orchestration, CppSubmitsTheKernelWithTensorsInOrder) {
   EXPECT_EQ(orchestration->cpp_source, expected);
 }
 
+// @pl.jit(auto_scope=False): the entry opens no scope of its own, so its submits are in the runtime's
+// outer scope; the plan is the same.
+TEST(Orchestration, AnAutoScopeFalseEntryOpensNoScope) {
+  const auto program = testing::TileAddProgram();
+  const auto& fn = *program->functions()[0];
+  auto by_hand = std::make_shared<ir::Function>(fn.name(), fn.params(), fn.param_directions(), fn.return_types(),
+                                                fn.body(), fn.type(),
+                                                std::map<std::string, ir::AttrValue>{{ir::kAutoScopeAttr, false}});
+  auto lowered = passes::Lower(
+      std::make_shared<ir::Program>(program->name(), std::vector<ir::FunctionPtr>{by_hand}, fn.name()),
+      passes::PassContext{});
+  ASSERT_TRUE(lowered) << lowered.error().str();
+  auto orchestration = GenerateOrchestration(**lowered);
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_NE(orchestration->cpp_source.find("  const ChipTensor& ext_c = orch_args.tensor(2).ref();\n"
+                                           "\n"
+                                           "  CoreTaskArgs params_t0;\n"
+                                           "  params_t0.add_input(ext_a);\n"
+                                           "  params_t0.add_input(ext_b);\n"
+                                           "  params_t0.add_output(ext_c);\n"
+                                           "  rt_submit_aiv_task(0, params_t0);\n"
+                                           "}\n"),
+            std::string::npos)
+      << orchestration->cpp_source;
+  EXPECT_EQ(orchestration->cpp_source.find("PTO2_SCOPE"), std::string::npos) << orchestration->cpp_source;
+  ASSERT_EQ(orchestration->plan.submits.size(), 1u);
+  EXPECT_EQ(orchestration->plan.submits[0].scopes_opened, 0u);
+}
+
 TEST(Orchestration, PlanMatchesTheCpp) {
   auto orchestration = GenerateOrchestration(*LoweredTileAdd());
   ASSERT_TRUE(orchestration);

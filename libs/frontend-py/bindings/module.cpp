@@ -135,12 +135,13 @@ std::map<std::string, frontend::TensorSpec> ToTensorSpecs(const py::dict& specs)
 // plus `form` and `constants`.
 ProgramView ParseJit(const std::string& source, const std::string& filename, int line_offset, int column_offset,
                      const std::string& program_name, const py::dict& specs, const py::dict& constants,
-                     const py::dict& functions) {
+                     const py::dict& functions, bool auto_scope) {
   frontend::ParseRequest request{.source = source,
                                  .filename = filename,
                                  .line_offset = line_offset,
                                  .column_offset = column_offset,
-                                 .program_name = program_name};
+                                 .program_name = program_name,
+                                 .auto_scope = auto_scope};
   request.tensor_specs = ToTensorSpecs(specs);
   request.constants = ToConstants(constants);
   for (auto [key, value] : functions) {
@@ -608,7 +609,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("parse_jit", &ParseJit, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
         py::arg("column_offset"), py::arg("program_name"), py::arg("specs"), py::arg("constants") = py::dict(),
-        py::arg("functions") = py::dict());
+        py::arg("functions") = py::dict(), py::arg("auto_scope") = true);
   m.def("parse_program", &ParseProgramSource, py::arg("source"), py::arg("filename"), py::arg("line_offset"),
         py::arg("column_offset"), py::arg("constants") = py::dict(),
         py::arg("external_sources") = std::map<std::string, std::string>{},

@@ -63,7 +63,7 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
   std::vector<ir::TypePtr> return_types;
   for (const auto& value : returns_) return_types.push_back(value->type());
   return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
-                                        std::map<std::string, ir::AttrValue>{}, map_.SpanOf(def));
+                                        source_.attrs, map_.SpanOf(def));
 }
 
 // A kernel that returns a window parameter (`signal = pld.tensor.barrier(signal); return out, signal`)

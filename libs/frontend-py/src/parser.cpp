@@ -291,6 +291,7 @@ ir::Result<ir::ProgramPtr> ParseJitFunction(const ParseRequest& request) {
     ProgramContext program{.request = &request};
     FunctionSource entry_source{.name = def->attr("name").cast<std::string>(), .def = *def, .map = map,
                                 .constants = &request.constants, .tensor_specs = request.tensor_specs};
+    if (!request.auto_scope) entry_source.attrs[ir::kAutoScopeAttr] = false;
     program.names.insert(entry_source.name);
     auto entry = FunctionParser(program, entry_source).Parse();
     if (!entry) return pypto::unexpected(entry.error());

@@ -78,6 +78,15 @@ ir::Result<std::map<std::string, ir::AttrValue>> ReadFunctionAttrs(py::handle no
   return attrs;
 }
 
+// `auto_scope=False` of @pl.function: whether the compiler opens the function's runtime scopes (a bool
+// literal, as upstream reads it before the body, which it governs).
+ir::Result<bool> ReadAutoScope(py::handle node, const SourceMap& map) {
+  if (!IsNode(node, "Constant") || !py::isinstance<py::bool_>(node.attr("value")))
+    return MakeError(DiagnosticKind::Type, "@pl.function(auto_scope=...) must be a bool literal (True or False)",
+                     map.SpanOf(node), "write auto_scope=False to place the runtime scopes by hand");
+  return node.attr("value").cast<bool>();
+}
+
 ir::Result<bool> ReadReturnTypes(py::handle returns, const SourceMap& map, const Constants* constants,
                                  Signature& signature) {
   if (returns.is_none()) return true;
@@ -135,6 +144,10 @@ ir::Result<bool> ReadFunctionDecorator(py::handle def, const SourceMap& map,
         auto attrs = ReadFunctionAttrs(value, map);
         if (!attrs) return pypto::unexpected(attrs.error());
         signature.attrs.insert(attrs->begin(), attrs->end());
+      } else if (key == "auto_scope") {
+        auto auto_scope = ReadAutoScope(value, map);
+        if (!auto_scope) return pypto::unexpected(auto_scope.error());
+        signature.attrs[ir::kAutoScopeAttr] = *auto_scope;
       } else if (key == "external_source") {
         external = value;
       } else {

@@ -97,6 +97,30 @@ def loops(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
   EXPECT_NE(lowered.find("__tmp_v"), std::string::npos) << lowered;  // FlattenCallExpr's temporaries
 }
 
+// @pl.jit(auto_scope=False): the entry keeps only the scopes its author wrote, and the attribute
+// prints as upstream's decorator keyword, which parses back, before lowering and after it.
+TEST(RoundTrip, AutoScopeFalseSurvivesPrintingAndLowering) {
+  auto request = Request(R"(@pl.jit(auto_scope=False)
+def by_hand(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    for i in pl.range(2):
+        with pl.scope():
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pl.store(pl.mul(pl.load(a, [i * 16, 0], [16, 64]), 2.0), [i * 16, 0], c)
+    return c
+)",
+                         {{"a", {32, 64}}, {"c", {32, 64}}});
+  request.auto_scope = false;
+  std::string lowered = LoweredRoundTrip(request);
+  EXPECT_NE(lowered.find("    @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)\n"
+                         "    def by_hand(self, "),
+            std::string::npos)
+      << lowered;
+  // The hand-placed scope is the loop body's only one, and nothing wraps the function's body.
+  EXPECT_NE(lowered.find(":\n        for i in pl.range(2):\n            with pl.scope():\n"), std::string::npos)
+      << lowered;
+  EXPECT_EQ(lowered.find("with pl.scope():\n                with pl.scope():"), std::string::npos) << lowered;
+}
+
 // A loop that breaks and continues while carrying a tile: the jumps print as `pl.break_(v)` /
 // `pl.continue_(v)` with what they hand on, parse back to the same program, and are gone after lowering.
 TEST(RoundTrip, BreakAndContinueWithCarriedValues) {
@@ -407,6 +431,12 @@ TEST(RoundTripDiagnostics, UnknownFunctionType) {
             "  help: function types: pl.FunctionType.{Opaque, Orchestration, InCore, AIC, AIV, Group, Spmd, Inline}");
   EXPECT_EQ(KernelWith("        return\n", "@pl.function(level=pl.Level.HOST)"),
             "/src/kernels.py:3:18: error: @pl.function argument 'level' is not supported yet");
+}
+
+TEST(RoundTripDiagnostics, AutoScopeIsABoolLiteral) {
+  EXPECT_EQ(KernelWith("        return\n", "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=0)"),
+            "/src/kernels.py:3:65: error: @pl.function(auto_scope=...) must be a bool literal (True or False)\n"
+            "  help: write auto_scope=False to place the runtime scopes by hand");
 }
 
 // `carry=(...)`, as ClassifyIterArgCarry prints it: one known kind per carried value, with init_values.

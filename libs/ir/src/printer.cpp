@@ -42,8 +42,14 @@ class Printer {
       source = fmt::format(", external_source={}", OpAttrText(std::get<std::string>(it->second)));
       attrs.erase(it);
     }
-    Line(fmt::format("@pl.function(type=pl.FunctionType.{}{}{})", FunctionTypeName(function.type()), Attrs(attrs),
-                     source));
+    // auto_scope=False has a keyword of its own, as upstream spells it; true is the default and unwritten.
+    std::string auto_scope;
+    if (auto it = attrs.find(kAutoScopeAttr); it != attrs.end() && std::holds_alternative<bool>(it->second)) {
+      if (!std::get<bool>(it->second)) auto_scope = ", auto_scope=False";
+      attrs.erase(it);
+    }
+    Line(fmt::format("@pl.function(type=pl.FunctionType.{}{}{}{})", FunctionTypeName(function.type()),
+                     auto_scope, Attrs(attrs), source));
     Line(fmt::format("def {}(self{}{}){}:", function.name(), params.empty() ? "" : ", ", fmt::join(params, ", "),
                      returns));
     ++indent_;

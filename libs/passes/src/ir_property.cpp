@@ -312,7 +312,8 @@ Result<bool> VerifyReturnParamsExplicit(const Program& program) {
 }
 
 // The orchestration body is an automatic runtime scope (followed by its return), and so is the body
-// of each loop outside a manual scope (followed by its yield).
+// of each loop outside a manual scope (followed by its yield); a function declared auto_scope=False
+// has the scopes its author wrote, which is all it needs.
 class RuntimeScopeChecker final : public IRVisitor {
  public:
   Span missing;
@@ -338,7 +339,7 @@ class RuntimeScopeChecker final : public IRVisitor {
 
 Result<bool> VerifyRuntimeScopesMaterialized(const Program& program) {
   for (const auto& function : program.functions()) {
-    if (function->type() != FunctionType::Orchestration) continue;
+    if (function->type() != FunctionType::Orchestration || !AutoScope(*function)) continue;
     if (!AsAutoRuntimeScope(function->body()))
       return Violation(IRProperty::RuntimeScopesMaterialized, *function, function->span(),
                        "the body is not one automatic runtime scope");

@@ -5,7 +5,10 @@
 // after the scope), so codegen-orch emits a PTO2_SCOPE exactly where the IR has one (property
 // RuntimeScopesMaterialized). Inside a manual scope nothing is wrapped: a manual scope's tasks keep their slots until it ends, as
 // upstream's runtime has it. A body that already is an automatic scope (written `with pl.scope():`,
-// or wrapped by an earlier run) is kept as it is, so the pass is idempotent.
+// or wrapped by an earlier run) is kept as it is, so the pass is idempotent. A function declared
+// auto_scope=False (`@pl.jit(auto_scope=False)`) is left as written: its author places every scope,
+// and what no scope covers runs in the run's outer scope, whose slots come back when the run ends
+// (upstream's MaterializeRuntimeScopes leaves such functions alone too).
 #include "pypto/ir/functor.h"
 #include "pypto/passes/passes.h"
 
@@ -61,7 +64,7 @@ Pass MaterializeRuntimeScopes() {
               {IRProperty::RuntimeScopesMaterialized}, {},
               [](const ProgramPtr& program, const PassContext&) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [](const FunctionPtr& function) -> Result<FunctionPtr> {
-                  if (function->type() != FunctionType::Orchestration) return function;
+                  if (function->type() != FunctionType::Orchestration || !AutoScope(*function)) return function;
                   ScopeMaterializer materializer;
                   auto body = WrapInAutoScope(materializer.MutateStmt(function->body()));
                   return body == function->body() ? function : function->WithBody(body);

@@ -36,8 +36,8 @@ TEST(MaterializeRuntimeScopes, OrchestrationBodyAndEachLoopBodyBecomeScopes) {
 }
 
 // orch(x, y): `for i, (n,) in pl.range(4, init_values=(0,)): y_1 = self.k(x, x, y); m = n + i; n_r = yield(m)`,
-// optionally inside `with pl.manual_scope():`.
-ir::ProgramPtr CarryingLoopProgram(bool manual) {
+// optionally inside `with pl.manual_scope():`; `attrs` are orch's.
+ir::ProgramPtr CarryingLoopProgram(bool manual, std::map<std::string, ir::AttrValue> attrs = {}) {
   auto kernel = testing::BinaryKernel("k", "tile.add", 16, 16);
   auto x = testing::Tensor("x", {16, 16}), y = testing::Tensor("y", {16, 16});
   auto i = testing::LoopVar("i", 3);
@@ -53,7 +53,8 @@ ir::ProgramPtr CarryingLoopProgram(bool manual) {
   auto entry = std::make_shared<ir::Function>(
       "orch", std::vector<ir::VarPtr>{x, y},
       std::vector<ir::ParamDirection>{ir::ParamDirection::In, ir::ParamDirection::Out}, std::vector<ir::TypePtr>{},
-      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{loop}), ir::FunctionType::Orchestration);
+      std::make_shared<ir::SeqStmts>(std::vector<ir::StmtPtr>{loop}), ir::FunctionType::Orchestration,
+      std::move(attrs));
   return std::make_shared<ir::Program>("p", std::vector<ir::FunctionPtr>{kernel, entry}, "orch");
 }
 
@@ -85,6 +86,35 @@ TEST(MaterializeRuntimeScopes, LoopsInAManualScopeStayUnscoped) {
             "[\"Input\", \"Input\", \"OutputExisting\"]})\n"
             "                m: pl.Scalar[pl.INDEX] = n + i\n"
             "                n_r: pl.Scalar[pl.INDEX] = pl.yield_(m)\n");
+}
+
+// @pl.jit(auto_scope=False): the author places the scopes, so the pass opens none and the property
+// holds as written (what no scope covers runs in the run's outer scope).
+TEST(MaterializeRuntimeScopes, AnAutoScopeFalseFunctionKeepsOnlyItsOwnScopes) {
+  auto program = RunOk({DeriveCallDirections(), MaterializeRuntimeScopes()},
+                       CarryingLoopProgram(false, {{ir::kAutoScopeAttr, false}}));
+  ASSERT_TRUE(program);
+  EXPECT_EQ(ir::PrintFunction(*program->Find("orch")),
+            "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)\n"
+            "def orch(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n"
+            "    for i, (n,) in pl.range(4, init_values=(0,)):\n"
+            "        y_1: pl.Tensor[[16, 16], pl.FP32] = self.k(x, x, y, attrs={\"arg_directions\": "
+            "[\"Input\", \"Input\", \"OutputExisting\"]})\n"
+            "        m: pl.Scalar[pl.INDEX] = n + i\n"
+            "        n_r: pl.Scalar[pl.INDEX] = pl.yield_(m)\n");
+  EXPECT_TRUE(VerifyProperty(IRProperty::RuntimeScopesMaterialized, *program));
+}
+
+TEST(MaterializeRuntimeScopes, AutoScopeTrueWrittenOutIsTheDefault) {
+  auto program = RunOk({DeriveCallDirections(), MaterializeRuntimeScopes()},
+                       CarryingLoopProgram(false, {{ir::kAutoScopeAttr, true}}));
+  ASSERT_TRUE(program);
+  EXPECT_TRUE(ir::PrintFunction(*program->Find("orch")).starts_with(
+      "@pl.function(type=pl.FunctionType.Orchestration)\n"
+      "def orch(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n"
+      "    with pl.scope():\n"
+      "        for i, (n,) in pl.range(4, init_values=(0,)):\n"
+      "            with pl.scope():\n"));
 }
 
 TEST(RuntimeScopesMaterialized, VerifierRejectsALoopBodyWithoutScope) {

@@ -66,6 +66,7 @@ struct ParseRequest {
   std::map<std::string, TensorSpec> tensor_specs;  // by parameter name
   std::map<std::string, Constant> constants;       // module-level and closure scalars
   std::map<std::string, SubFunction> functions;    // kernels the entry calls, by the name it uses
+  bool auto_scope = true;  // @pl.jit(auto_scope=False): the entry places its runtime scopes by hand
 };
 
 // Parses one `@pl.jit` function into a program: the entry (an Opaque function) and one InCore

@@ -73,7 +73,8 @@ class JITFunction:
     def __init__(self, fn, form="entry", extern=None, auto_scope=True):
         self._fn = fn
         self.form = form
-        self.auto_scope = auto_scope  # checked by _check_options; False is refused when compiled
+        # False: the entry places its runtime scopes by hand (`with pl.scope()`), the compiler opens none.
+        self.auto_scope = auto_scope
         self.extern = extern  # an ExternDecl for form "extern"
         self._signature = inspect.signature(fn)
         self._source = None
@@ -96,7 +97,6 @@ class JITFunction:
         return None
 
     def compile(self, *args, config=None, **kwargs) -> CompiledProgram:
-        self._refuse_manual_scope_placement()
         config = config or RunConfig()
         specs = self._specs(args, kwargs)
         constants = {**self._constants(), **self._scalars(args, kwargs)}
@@ -112,6 +112,7 @@ class JITFunction:
             config.save_kernels_dir,
             config.task_window,
             config.dfx,
+            self.auto_scope,
         )
         compiled = self._cache.lookup(key, extents)
         if compiled is not None:
@@ -158,7 +159,6 @@ class JITFunction:
 
     def lower(self, *args, config=None, **kwargs):
         """The lowered IR program for these arguments (no artifacts are written)."""
-        self._refuse_manual_scope_placement()
         config = config or RunConfig()
         dump_dir = new_build_dir(config, f"_jit_{self.__name__}") / "passes_dump" if config.dump_passes else None
         constants = {**self._constants(), **self._scalars(args, kwargs)}
@@ -339,18 +339,6 @@ class JITFunction:
                     self._dynamic.setdefault(bound[0], set()).add(bound[1])
         return self._dynamic
 
-    def _refuse_manual_scope_placement(self) -> None:
-        # Upstream's auto_scope=False leaves every runtime scope to the author: the compiler opens none
-        # around the body or a loop iteration. Ours always opens them (MaterializeRuntimeScopes), which
-        # gives ring slots back sooner than the program asked for, so the option is refused rather
-        # than ignored. Decorating works, so that a module defining such an entry still imports.
-        if self.form == "entry" and self.auto_scope is False:
-            raise NotImplementedError(
-                f"{self.__name__}: @pl.jit(auto_scope=False) is not supported by this pypto yet: the compiler "
-                "always opens a runtime scope around the entry's body and each loop iteration; remove "
-                "auto_scope=False (hand-placed 'with pl.scope()' and 'with pl.manual_scope()' blocks still work)"
-            )
-
     def _lower(self, specs, constants, config, dump_dir=None):
         source = self._source_info()
         program = _core.parse_jit(
@@ -362,6 +350,7 @@ class JITFunction:
             {name: (list(shape), dtype) for name, (shape, dtype) in specs.items()},
             constants,
             self._subfunction_sources(),
+            auto_scope=self.auto_scope,
         )
         return _core.lower(program, config.platform, verify_requested(), str(dump_dir) if dump_dir else None)
 

@@ -45,6 +45,11 @@ inline constexpr const char* kExternalSourceAttr = "external_source";           
 inline constexpr const char* kExternalIncludeDirsAttr = "external_include_dirs";  // JSON list of paths
 inline constexpr const char* kDualAivDispatchAttr = "dual_aiv_dispatch";          // bool: both AIV lanes
 
+// `@pl.jit(auto_scope=False)` / `@pl.function(auto_scope=False)` (bool; absent means true): the
+// author places every runtime scope of this orchestration function by hand (`with pl.scope()`,
+// `with pl.manual_scope()`), so MaterializeRuntimeScopes opens none around its body or loop bodies.
+inline constexpr const char* kAutoScopeAttr = "auto_scope";
+
 // An entry parameter declared a plain `pl.Tensor` (In) that a kernel writes. DeriveCallDirections
 // promotes it to Out / InOut so that the kernels writing it are ordered, and records it on the entry
 // as "declared_in:<param>" = the name of the (first) kernel writing it: on a device the runtime
@@ -99,6 +104,12 @@ template <typename T>
 const T* FunctionAttr(const Function& function, const std::string& name) {
   auto it = function.attrs().find(name);
   return it == function.attrs().end() ? nullptr : std::get_if<T>(&it->second);
+}
+
+// Whether the compiler opens the runtime scopes of `function`: its kAutoScopeAttr, true when absent.
+inline bool AutoScope(const Function& function) {
+  const bool* auto_scope = FunctionAttr<bool>(function, kAutoScopeAttr);
+  return auto_scope == nullptr || *auto_scope;
 }
 
 }  // namespace pypto::ir

@@ -25,7 +25,8 @@ enum class IRProperty : uint8_t {
   NoUnrollLoops,          // every pl.unroll loop is replaced by its copies
   ReturnParamsExplicit,   // a kernel returns its Out/InOut parameters themselves, in parameter order
   RuntimeScopesMaterialized,  // the orchestration body and each loop body outside a manual scope are
-                              // automatic runtime scopes (RuntimeScopeStmt)
+                              // automatic runtime scopes (RuntimeScopeStmt), unless the function
+                              // is auto_scope=False (its author placed them)
   StructuredCtrlFlow,     // no break or continue is left: every loop body runs to its end
   IterArgCarryClassified, // each value an orchestration loop carries has the ir::CarryKind its type allows
   TileOps2D,              // a kernel's tiles are 1-D or 2-D, unless one of its ops has no 2-D form
