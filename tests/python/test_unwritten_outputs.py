@@ -26,6 +26,16 @@ def left_half(x: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 @pl.jit
+def token_blocks(x: pl.Tensor, blocks: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor]):
+    # As prefill kernels do: only the blocks below the sequence length are computed and stored.
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(blocks):
+            t = pl.load(x, [0, i * 64, 0], [1, 64, 64])
+            pl.store(pl.add(t, t), [0, i * 64, 0], out)
+    return out
+
+
+@pl.jit
 def accumulate(x: pl.Tensor, acc: pl.InOut[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [64, 64])
@@ -67,6 +77,21 @@ def test_the_report_names_the_columns_of_partly_written_rows(kernels):
                                                     r"0\.\.127 \(columns 32\.\.63\)$"):
         kernels.left_half(x, out, config=_config(report_unwritten=True))
     torch.testing.assert_close(out[:, :32], x[:, :32] * 2)
+
+
+def test_the_report_names_the_positions_past_a_sequence_length_of_an_nd_output(kernels):
+    # pypto-lib's deepseek_v3_2/prefill_back.py: with seq_len 64 of 128, its golden expects zeros in
+    # out[:, 64:], which no kernel writes (seed 001: undefined), so it reads back as the poison.
+    from pypto.runtime.unwritten import UnwrittenOutputWarning
+
+    x, out = torch.randn(1, 128, 64), torch.zeros(1, 128, 64)
+    with pytest.warns(UnwrittenOutputWarning) as caught:
+        kernels.token_blocks(x, 1, out, config=_config())
+    assert str(caught[0].message) == (
+        "output 'out' [1, 128, 64] float32: 4096 of 8192 elements were never written: part of rows 0 "
+        "(axis 1: 64..127)")
+    torch.testing.assert_close(out[:, :64], x[:, :64] * 2)
+    assert torch.isnan(out[:, 64:]).all()
 
 
 def test_by_default_unwritten_outputs_are_poisoned_and_reported(kernels):
@@ -162,3 +187,19 @@ def test_a_narrow_integer_equal_to_the_pattern_by_chance_is_not_reported():
     poison(tensor[6:])  # two whole rows never written
     assert unwritten_report("t", tensor) == (
         "output 't' [8, 8] int8: 16 of 64 elements were never written: all of rows 6..7")
+
+
+def test_a_report_names_the_first_ranges_and_counts_the_rest():
+    from pypto.runtime.unwritten import poison, unwritten_report
+
+    tensor = torch.zeros(40)
+    poison(tensor)
+    tensor[1::2] = 1.0  # every even element stays unwritten
+    poison(tensor[:6])
+    assert unwritten_report("t", tensor) == (
+        "output 't' [40] float32: 23 of 40 elements were never written: "
+        "elements 0..6, 8, 10, 12, 14, 16, 18, 20, ... (9 more ranges)")
+    tensor[:] = 1.0
+    poison(tensor[39:])
+    assert unwritten_report("t", tensor) == (
+        "output 't' [40] float32: 1 of 40 elements were never written: elements 39")

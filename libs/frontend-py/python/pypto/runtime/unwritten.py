@@ -55,21 +55,20 @@ def poison(tensor) -> None:
         view.fill_(value)
 
 
-def _ranges(indices) -> str:
-    """"3..5, 9" for [3, 4, 5, 9]."""
-    parts, start, previous = [], None, None
-    for index in indices:
-        if start is None:
-            start = previous = index
-        elif index == previous + 1:
-            previous = index
-        else:
-            parts.append(f"{start}" if start == previous else f"{start}..{previous}")
-            start = previous = index
-    if start is not None:
-        parts.append(f"{start}" if start == previous else f"{start}..{previous}")
-    if len(parts) > 8:
-        parts = parts[:8] + [f"... ({len(parts) - 8} more ranges)"]
+def _ranges(mask) -> str:
+    """"3..5, 9" for the 1-D bool mask set at 3, 4, 5 and 9. Works from the mask's edges, so that a
+    report on an output of a billion unwritten elements costs memory for its ranges only."""
+    import torch
+
+    edges = torch.diff(mask.to(torch.int8), prepend=mask.new_zeros(1, dtype=torch.int8),
+                       append=mask.new_zeros(1, dtype=torch.int8))
+    starts = (edges == 1).nonzero().flatten()
+    count = starts.numel()
+    starts = starts[:8].tolist()
+    ends = ((edges == -1).nonzero().flatten()[:8] - 1).tolist()
+    parts = [f"{start}" if start == end else f"{start}..{end}" for start, end in zip(starts, ends)]
+    if count > 8:
+        parts.append(f"... ({count - 8} more ranges)")
     return ", ".join(parts)
 
 
@@ -94,6 +93,20 @@ def _in_long_runs(mask, length: int):
     return covered.reshape(mask.shape)
 
 
+def _inner_axes(rows_mask) -> str:
+    """" (axis 1: 64..127)" for the partly unwritten rows of a tensor of rank 3 or more (rows_mask:
+    the mask of those rows): for each later axis not unwritten along its whole length, the indices at
+    which some element is. A tail no kernel reached (positions past a sequence length) then reads as
+    the positions it lies at, where "part of rows 0" alone would not say."""
+    axes = []
+    for axis in range(1, rows_mask.dim()):
+        others = [d for d in range(rows_mask.dim()) if d != axis]
+        touched = rows_mask.permute(axis, *others).flatten(1).any(dim=1)
+        if not bool(touched.all()):
+            axes.append(f"axis {axis}: {_ranges(touched)}")
+    return f" ({'; '.join(axes)})" if axes else ""
+
+
 def unwritten_report(name: str, tensor):
     """One line describing where ``tensor`` still holds the poison pattern, or None if nowhere."""
     found = _pattern(tensor)
@@ -107,19 +120,21 @@ def unwritten_report(name: str, tensor):
     if count == 0:
         return None
     shape = list(tensor.shape)
-    where = f"elements {_ranges(mask.nonzero().flatten().tolist())}"
-    if tensor.dim() >= 2:
+    if tensor.dim() < 2:
+        where = f"elements {_ranges(mask.flatten())}"
+    else:
         rows = mask.reshape(shape[0], -1)
         full = rows.all(dim=1)
         partial = rows.any(dim=1) & ~full
         pieces = []
         if bool(full.any()):
-            pieces.append(f"all of rows {_ranges(full.nonzero().flatten().tolist())}")
+            pieces.append(f"all of rows {_ranges(full)}")
         if bool(partial.any()):
-            columns = rows[partial].any(dim=0).nonzero().flatten().tolist() if tensor.dim() == 2 else None
-            text = f"part of rows {_ranges(partial.nonzero().flatten().tolist())}"
-            if columns is not None:
-                text += f" (columns {_ranges(columns)})"
+            text = f"part of rows {_ranges(partial)}"
+            if tensor.dim() == 2:
+                text += f" (columns {_ranges(rows[partial].any(dim=0))})"
+            else:
+                text += _inner_axes(mask[partial])
             pieces.append(text)
         where = "; ".join(pieces)
     dtype = str(tensor.dtype).removeprefix("torch.")
