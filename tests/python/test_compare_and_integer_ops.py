@@ -137,6 +137,22 @@ def whole_tensors(a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[16, 32], pl.FP3
 
 
 @pl.jit
+def first_peak(x: pl.Tensor[[32, 64], pl.FP32], where: pl.Out[pl.Tensor[[8, 64], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        best = pl.full([8, 64], dtype=pl.FP32, value=-1e30)
+        block_of_best = pl.full([8, 64], dtype=pl.INT32, value=0)
+        for block in pl.range(4):
+            scores = x[block * 8 : block * 8 + 8, 0:64]
+            newer = pl.cast(pl.cmp(scores, best, cmp_type=4), target_type=pl.INT32)
+            best = pl.maximum(best, scores)
+            to_new = pl.neg(pl.sub(block_of_best, pl.cast(block, pl.INT32)))
+            block_of_best = pl.add(block_of_best, pl.mul(newer, to_new))
+        positive = pl.cast(pl.cmp(best, 0.0, cmp_type=5), target_type=pl.INT32)
+        where[:, :] = pl.add(block_of_best, pl.mul(positive, 10))
+    return where
+
+
+@pl.jit
 def bad_mode(a: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 32], pl.UINT8]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 16])
@@ -348,6 +364,17 @@ class CompareOps:
 '''
 
 HEADER = "import pypto.language as pl\n\n"
+
+
+def test_cmp_of_tensor_windows_and_values_computed_from_them_is_ones_and_zeros(kernels):
+    """Upstream types a window `x[a:b, c:d]`, pl.full and what unified ops compute from them as tensors,
+    so pl.cmp of them is tensor.cmp (0/1 in the operand's shape), not the packed mask, also where the
+    value is carried by a loop (lm_head.py's greedy sample)."""
+    x = torch.randn(32, 64)
+    where = torch.zeros(8, 64, dtype=torch.int32)
+    kernels.first_peak(x, where)
+    blocks = x.reshape(4, 8, 64)
+    assert torch.equal(where, blocks.argmax(0).int() + (blocks.max(0).values >= 0).int() * 10)
 
 
 def test_the_new_ops_print_as_the_dsl_spells_them_and_parse_back(tmp_path):

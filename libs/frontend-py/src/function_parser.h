@@ -271,6 +271,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
                                                           std::vector<std::pair<ArgValue, py::handle>>& positional,
                                                           const ir::Span& span) const;
   static bool IsUnifiedCompute(const std::string& name);
+  // upstream_tensor_values.cpp: kernel values upstream types as tensors
+  bool IsUpstreamTensor(py::handle expr) const;
+  void RecordUpstreamTensor(const std::string& name, py::handle value);
   ir::Result<ir::ExprPtr> LoadWhole(const ir::ExprPtr& tensor, const ir::Span& span);
 
   // parse_scopes.cpp: `with` scopes
@@ -488,6 +491,7 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   const ExprResolver expr_resolver_ = [this](py::handle node) { return ParseExpr(node); };
   std::vector<ir::ExprPtr> returns_;
   std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
+  std::set<std::string> upstream_tensors_;  // names whose last value upstream types as a tensor
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
   // Statements the parser made (boolean conditions, shape unpacks), kept alive while parsed.
   std::vector<py::object> synthetic_nodes_;

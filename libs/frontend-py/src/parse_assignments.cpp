@@ -156,6 +156,7 @@ ir::StmtPtr FunctionParser::BindAssigned(py::handle target, py::handle stmt, con
   env_[name] = var;
   unavailable_.erase(name);
   assigned_types_[name] = var->type();
+  RecordUpstreamTensor(name, py::hasattr(stmt, "value") ? py::handle(stmt.attr("value")) : py::none());
   RecordScalar(var, value);
   RecordOrchestrationSlice(*var, value);
   if (IsCreation(*value)) placeholders_.insert(var->id());

@@ -213,11 +213,14 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseCall(py::handle node) {
   if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
   if (auto ok = BindRegionSplit(**op, call, map_.SpanOf(node)); !ok) return pypto::unexpected(ok.error());
   auto built = call.Build(map_.SpanOf(node));
-  if (built && loaded_tensor && name == "pl.cmp") return MaskAsValues(*built, operands[0], map_.SpanOf(node));
+  if (built && name == "pl.cmp" &&
+      (loaded_tensor || (kernel_depth_ > 0 && !positional.empty() && IsUpstreamTensor(positional[0].second))))
+    return MaskAsValues(*built, operands[0], map_.SpanOf(node));
   return built;
 }
 
-// `pl.cmp` of whole tensors is upstream's tensor.cmp: 1 where the comparison holds and 0 elsewhere,
+// `pl.cmp` of tensors (whole, windows `x[a:b, c:d]` or values computed from them: IsUpstreamTensor)
+// is upstream's tensor.cmp: 1 where the comparison holds and 0 elsewhere,
 // in the left operand's dtype (tile.sel of the packed mask between two filled tiles), not the mask.
 ir::Result<ir::ExprPtr> FunctionParser::MaskAsValues(const ir::ExprPtr& mask, const ir::ExprPtr& lhs,
                                                      const ir::Span& span) {
