@@ -212,3 +212,41 @@ def test_unsupported_function_forms_say_so_at_use():
         decorated()
     with pytest.raises(TypeError, match="pl.jit got unexpected option"):
         pl.jit(level=1)
+
+
+PAST_THE_END = """
+import pypto.language as pl
+
+
+@pl.jit
+def kernel(x: pl.Tensor[[8, 64], pl.FP32], y: pl.Out[pl.Tensor[[8, 64], pl.FP32]]):
+    for task in pl.spmd(1):
+        t0 = task * 16
+        rows = {window}
+        pl.store(pl.mul(rows, 2.0), [t0, 0], y)
+    return y
+"""
+
+
+def test_a_window_reaching_past_the_tensor_says_how_to_read_only_what_lies_in_it(write_kernel):
+    """A 16-row window of an 8-row tensor would read 8 rows that are not the tensor's (upstream moves
+    the whole window; hc_head.py:79 does this): an error, whose help is the valid_shape that fixes it."""
+    module, path = write_kernel("past_end", PAST_THE_END.format(window="x[t0 : t0 + 16, 0:64]"))
+    with pytest.raises(ParserTypeError) as info:
+        module.kernel(torch.ones(8, 64), torch.empty(8, 64))
+    assert info.value.message == (
+        "region at offsets [?, 0] with shape [16, 64] is outside tensor pl.Tensor[[8, 64], pl.FP32] (dimension 0)"
+    )
+    assert info.value.location == f"{path}:9:16"
+    assert info.value.hint == (
+        "only a tile's valid region is read: to read the part of the window that lies in the tensor, give it as "
+        "valid_shape=[pl.min(16, 8 - offset), 64] (pl.slice(tensor, shape, offsets, valid_shape=...) or "
+        "pl.load(..., valid_shape=...)); the rest of the tile is then undefined"
+    )
+
+    # The fix the help names reads the 8 rows there are.
+    fixed, _ = write_kernel("past_end_fixed", PAST_THE_END.format(
+        window="pl.slice(x, [16, 64], [t0, 0], valid_shape=[pl.min(16, 8 - t0), 64])"))
+    x, y = torch.randn(8, 64), torch.empty(8, 64)
+    fixed.kernel(x, y)
+    assert torch.equal(y, x * 2)

@@ -69,7 +69,9 @@ TEST(Frontend, ShapeErrorsComeFromTheOpsTypeDeduction) {
   source.replace(source.find("[0, 0], [64, 128])\n        tile_b"), 7, "[8, 0],");
   EXPECT_EQ(Parse(source, PYPTO_ERR_PARSE),
             "/src/kernels.py:14:18: error: pl.load: region at offsets [8, 0] with shape [64, 128] is outside tensor "
-            "pl.Tensor[[64, 128], pl.FP32] (dimension 0)");
+            "pl.Tensor[[64, 128], pl.FP32] (dimension 0)\n  help: only a tile's valid region is read: to read the part "
+            "of the window that lies in the tensor, give it as valid_shape=[56, 128] (pl.slice(tensor, shape, offsets, "
+            "valid_shape=...) or pl.load(..., valid_shape=...)); the rest of the tile is then undefined");
 }
 
 TEST(Frontend, PythonSyntaxErrorKeepsItsPosition) {

@@ -22,7 +22,25 @@ TEST(OpRegistry, LoadOutsideTheTensorIsRejected) {
   ASSERT_FALSE(call);
   EXPECT_EQ(call.error().str(),
             "k.py:3:5: error: region at offsets [0, 64] with shape [128, 128] is outside tensor pl.Tensor[[128, 128], "
-            "pl.FP32] (dimension 1)");
+            "pl.FP32] (dimension 1)\n  help: only a tile's valid region is read: to read the part of the window that "
+            "lies in the tensor, give it as valid_shape=[128, 64] (pl.slice(tensor, shape, offsets, valid_shape=...) or "
+            "pl.load(..., valid_shape=...)); the rest of the tile is then undefined");
+}
+
+// A window at an offset known only at run time that is longer than the tensor: the help spells the
+// extent that stays inside as pl.min of the offset.
+TEST(OpRegistry, ALoadLongerThanTheTensorAtARunTimeOffsetNamesTheValidShapeThatFits) {
+  auto x = Tensor("x", {8, 256});
+  auto t0 = std::make_shared<Var>("t0", std::make_shared<ScalarType>(DataType::INDEX));
+  auto offsets = std::make_shared<TupleLiteral>(std::vector<ExprPtr>{t0, std::make_shared<ConstInt>(0, DataType::INDEX)});
+  auto call = OpRegistry::Get().CreateCall("tile.load", {x, offsets, Ints({16, 256})}, {}, Span{"k.py", 9, 17});
+  ASSERT_FALSE(call);
+  EXPECT_EQ(call.error().message,
+            "region at offsets [?, 0] with shape [16, 256] is outside tensor pl.Tensor[[8, 256], pl.FP32] (dimension 0)");
+  EXPECT_EQ(call.error().hint,
+            "only a tile's valid region is read: to read the part of the window that lies in the tensor, give it as "
+            "valid_shape=[pl.min(16, 8 - offset), 256] (pl.slice(tensor, shape, offsets, valid_shape=...) or "
+            "pl.load(..., valid_shape=...)); the rest of the tile is then undefined");
 }
 
 TEST(OpRegistry, ASliceViewMayOverhangOnlyTheOutermostDimension) {

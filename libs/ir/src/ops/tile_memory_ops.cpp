@@ -1,8 +1,11 @@
 // tile.* creation and movement: global tensor <-> tile transfers, fresh tiles, moves between
 // on-chip buffers, reshapes and reinterpreted views.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "op_checks.h"
 #include "pypto/ir/row_merge.h"
@@ -50,6 +53,33 @@ Result<ValidShape> ClampToTensor(const TensorType& tensor, const Offsets& offset
   return narrowed ? clamped : valid;
 }
 
+// A load whose window reaches past the tensor's end reads memory that is not the tensor's (on the
+// device, whatever lies behind it in global memory): upstream moves the whole window, so such a
+// program depends on bytes it does not own. The fix is the one upstream's own kernels use for a
+// ragged tail: say how much of the window lies in the tensor, and only that much is read.
+std::string PastEdgeHint(const TensorType& tensor, const Offsets& offsets, const Shape& read) {
+  if (offsets.size() != read.size() || tensor.shape().size() != read.size()) return "";
+  for (size_t d = 0; d < read.size(); ++d) {
+    const int64_t dim = tensor.shape()[d];
+    if (read[d] <= 0 || (offsets[d] ? *offsets[d] + read[d] <= dim : read[d] <= dim)) continue;
+    if (offsets[d] && *offsets[d] >= dim) return "";  // the window starts past the end: nothing to narrow
+    std::vector<std::string> valid;
+    for (size_t k = 0; k < read.size(); ++k) {
+      if (k != d)
+        valid.push_back(std::to_string(read[k]));
+      else if (offsets[k])
+        valid.push_back(std::to_string(dim - *offsets[k]));
+      else
+        valid.push_back(fmt::format("pl.min({}, {} - offset)", read[k], dim));
+    }
+    return fmt::format("only a tile's valid region is read: to read the part of the window that lies in the "
+                       "tensor, give it as valid_shape=[{}] (pl.slice(tensor, shape, offsets, valid_shape=...) or "
+                       "pl.load(..., valid_shape=...)); the rest of the tile is then undefined",
+                       fmt::join(valid, ", "));
+  }
+  return "";
+}
+
 Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto tensor = ExpectTensor(args[0], "the source of pl.load", span);
   if (!tensor) return pypto::unexpected(tensor.error());
@@ -73,7 +103,11 @@ Result<TypePtr> DeduceLoad(const std::vector<ExprPtr>& args, const Call::Kwargs&
   // Only the valid region is read: a ragged tail's tile may reach past the end of the tensor.
   Shape read = StaticValidExtents(*tile);
   for (auto& extent : read) extent = std::max<int64_t>(extent, 1);
-  if (auto ok = CheckRegion(**tensor, *offsets, read, span); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = CheckRegion(**tensor, *offsets, read, span); !ok) {
+    Diagnostic error = ok.error();
+    error.hint = PastEdgeHint(**tensor, *offsets, read);
+    return pypto::unexpected(std::move(error));
+  }
   return TypePtr(tile);
 }
 
