@@ -253,7 +253,7 @@ def test_assemble_in_orchestration_is_a_copy_kernel_and_an_unknown_atomic_says_s
     x, out = torch.randn(16, 32), torch.zeros(2, 64, 32)
     # The copy kernel writes the assembled window and nothing else of `out`.
     with unwritten("output 'out' [2, 64, 32] float32: 3584 of 4096 elements were never written: all of rows 0; "
-                   "part of rows 1"):
+                   "part of rows 1 (axis 1: 0..15, 32..63)"):
         module.in_orchestration(x, out)
     assert torch.equal(out[1, 16:32], x)
     assert is_poison(out[0]) and is_poison(out[1, :16]) and is_poison(out[1, 32:])
