@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "comm_mpi.h"
 #include "diagnostics.h"
 #include "pypto/backend_extern/cache_key.h"
 #include "pypto/backend_ptoas/module.h"
@@ -632,6 +633,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("windows"), py::arg("window_bytes"));
   m.def("unregister_comm_domain", &rt::UnregisterCommDomain, py::arg("handle"));
+  bindings::BindCommMpi(m);
   m.def("list_platforms", &ListPlatforms);
   m.def("platforms", &KnownPlatforms);
   m.def("pipeline_passes", [] {

@@ -41,6 +41,7 @@ std::optional<CommPlace> FindCommPlace(uintptr_t address) {
   for (const auto& [handle, domain] : registry.domains) {
     for (size_t rank = 0; rank < domain->windows.size(); ++rank) {
       const uintptr_t base = domain->windows[rank];
+      if (base == 0) continue;  // another process's window
       if (address >= base && address < base + domain->window_bytes)
         return CommPlace{domain, static_cast<int32_t>(rank), address - base};
     }

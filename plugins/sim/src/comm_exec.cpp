@@ -2,12 +2,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kernel_failure.h"
 #include "pypto/runtime/comm_domain.h"
@@ -87,6 +91,33 @@ std::atomic_ref<int32_t> CellAt(uintptr_t address) {
   return std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(address));
 }
 
+// The domain's signal cells, each `offset` bytes into a rank's window: atomics on this process's
+// memory in an in-process domain, the transport's atomics where the ranks are processes (every
+// update then goes through it, the rank's own included, so no two kinds of atomic meet on a cell).
+class Cells {
+ public:
+  explicit Cells(const rt::CommPlace& place) : place_(place), transport_(place.transport()) {}
+
+  void Store(int32_t rank, uint64_t offset, int32_t value) const {
+    if (transport_) transport_->StoreCell(rank, offset, value);
+    else CellAt(place_.domain->windows[static_cast<size_t>(rank)] + offset).store(value);
+  }
+  void Add(int32_t rank, uint64_t offset, int32_t value) const {
+    if (transport_) transport_->AddCell(rank, offset, value);
+    else CellAt(place_.domain->windows[static_cast<size_t>(rank)] + offset).fetch_add(value);
+  }
+  // This rank's own cell, for polling.
+  int32_t LoadOwn(uint64_t offset) const {
+    if (!transport_) return CellAt(place_.domain->windows[static_cast<size_t>(place_.rank)] + offset).load();
+    transport_->Progress();
+    return transport_->LoadOwnCell(offset);
+  }
+
+ private:
+  const rt::CommPlace& place_;
+  rt::CommTransport* transport_;
+};
+
 bool Compare(WaitCmp cmp, int32_t value, int64_t expected) {
   switch (cmp) {
     case WaitCmp::Eq: return value == expected;
@@ -123,10 +154,11 @@ Result Notify(const DecodedKernel& kernel, size_t index, const Window& window, c
   if (!peer) return pypto::unexpected(peer.error());
   auto cell = CellOffset(kernel, index, *window.tensor, offsets);
   if (!cell) return pypto::unexpected(cell.error());
-  auto target = CellAt(window.place.PeerAddress(*peer) + *cell);
+  const Cells cells(window.place);
+  const uint64_t at = window.place.offset + *cell;
   const auto value = static_cast<int32_t>(Read(instr.comm.value, regs));
-  if (instr.comm.atomic_add) target.fetch_add(value);
-  else target.store(value);
+  if (instr.comm.atomic_add) cells.Add(*peer, at, value);
+  else cells.Store(*peer, at, value);
   return {};
 }
 
@@ -135,16 +167,17 @@ Result Wait(const DecodedKernel& kernel, size_t index, const Window& window, con
   const Instr& instr = kernel.code[index];
   auto cell = CellOffset(kernel, index, *window.tensor, offsets);
   if (!cell) return pypto::unexpected(cell.error());
-  auto local = CellAt(static_cast<uintptr_t>(window.tensor->buffer_addr) + *cell);
+  const Cells cells(window.place);
+  const uint64_t at = window.place.offset + *cell;
   const int64_t expected = Read(instr.comm.value, regs);
   const auto limit = WaitLimit();
-  if (BlockUntil([&] { return Compare(instr.comm.cmp, local.load(), expected); }, limit)) return {};
+  if (BlockUntil([&] { return Compare(instr.comm.cmp, cells.LoadOwn(at), expected); }, limit)) return {};
   return KernelFailure(kernel, index,
                        fmt::format("rank {} waited {} s for signal {}[{}] {} {}, but it holds {}: no peer notified it "
                                    "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
                                    window.place.rank, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot),
                                    fmt::join(std::span(offsets, instr.rank), ", "), CmpText(instr.comm.cmp), expected,
-                                   local.load()));
+                                   cells.LoadOwn(at)));
 }
 
 // Each rank adds a credit to its own cell of every peer's signal window, then waits for a credit
@@ -162,20 +195,20 @@ Result Barrier(const DecodedKernel& kernel, size_t index, const Window& window) 
   auto cell_offset = [&](int32_t rank) {
     return (tensor.start_offset + static_cast<uint64_t>(rank) * tensor.strides[0]) * sizeof(int32_t);
   };
-  const uint64_t mine = cell_offset(me);
+  const Cells cells(window.place);
+  const uint64_t mine = window.place.offset + cell_offset(me);
   for (int32_t peer = 0; peer < nranks; ++peer)
-    if (peer != me) CellAt(window.place.PeerAddress(peer) + mine).fetch_add(1);
-  const auto base = static_cast<uintptr_t>(tensor.buffer_addr);
+    if (peer != me) cells.Add(peer, mine, 1);
   const auto limit = WaitLimit();
   for (int32_t peer = 0; peer < nranks; ++peer) {
     if (peer == me) continue;
-    auto credit = CellAt(base + cell_offset(peer));
-    if (!BlockUntil([&] { return credit.load() >= 1; }, limit))
+    const uint64_t credit = window.place.offset + cell_offset(peer);
+    if (!BlockUntil([&] { return cells.LoadOwn(credit) >= 1; }, limit))
       return KernelFailure(kernel, index,
                            fmt::format("rank {} waited {} s at the barrier on {} for rank {}, which never arrived "
                                        "(PYPTO_SIM_COMM_TIMEOUT_S sets the limit)",
                                        me, limit.count() / 1000.0, WindowName(kernel, instr.tensor_slot), peer));
-    credit.fetch_sub(1);
+    cells.Add(me, credit, -1);
   }
   return {};
 }
@@ -196,15 +229,131 @@ Result RunComm(const DecodedKernel& kernel, size_t index, const int64_t* args, c
   return {};
 }
 
-pypto::expected<rt::ChipTensor, rt::FatalError> PeerTensor(const DecodedKernel& kernel, size_t index,
-                                                           const int64_t* args, const int64_t* regs) {
+namespace {
+
+// The bytes of the window tensor a remote transfer may touch, from its buffer start: the region at
+// `offsets` of the instruction's shape, or the whole view where that is not inside it (gathers and
+// scatters pick their elements at run time; a region leaving the view is reported by the transfer
+// itself, before it touches memory).
+struct Span {
+  uint64_t begin = 0, end = 0;
+};
+
+std::optional<Span> SpanOf(const rt::ChipTensor& tensor, size_t elem_bytes, const int64_t* origin,
+                           const int64_t* extent) {
+  uint64_t first = tensor.start_offset, last = 0;
+  for (uint32_t d = 0; d < tensor.ndims; ++d) {
+    const auto shape = static_cast<int64_t>(tensor.shapes[d]);
+    if (extent[d] <= 0 || origin[d] < 0 || origin[d] > shape - extent[d]) return std::nullopt;
+    first += static_cast<uint64_t>(origin[d]) * tensor.strides[d];
+    last += static_cast<uint64_t>(extent[d] - 1) * tensor.strides[d];
+  }
+  return Span{first * elem_bytes, (first + last + 1) * elem_bytes};
+}
+
+Span TouchedSpan(const Instr& instr, const rt::ChipTensor& tensor, const int64_t* offsets) {
+  const bool picks_at_run_time = instr.scatter || instr.paged.on || instr.mgather.on;
+  if (!picks_at_run_time && instr.rank == static_cast<int>(tensor.ndims))
+    if (auto region = SpanOf(tensor, instr.elem_bytes, offsets, instr.shape.data())) return *region;
+  int64_t zeros[PYPTO_MAX_TENSOR_DIMS] = {};
+  int64_t shape[PYPTO_MAX_TENSOR_DIMS] = {};
+  for (uint32_t d = 0; d < tensor.ndims; ++d) shape[d] = static_cast<int64_t>(tensor.shapes[d]);
+  return SpanOf(tensor, instr.elem_bytes, zeros, shape).value_or(Span{});
+}
+
+// Maximal runs of the staged bytes a store wrote, as pieces of the peer's window: a byte is
+// written when the two stagings, filled 0x00 and 0xFF before the store, agree on it.
+std::vector<rt::CommPiece> WrittenRuns(const std::vector<std::byte>& zeros, const std::vector<std::byte>& ones,
+                                       uint64_t window_offset) {
+  std::vector<rt::CommPiece> pieces;
+  const size_t n = zeros.size();
+  for (size_t i = 0; i < n;) {
+    if (zeros[i] != ones[i]) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && zeros[j] == ones[j]) ++j;
+    pieces.push_back({window_offset + i, zeros.data() + i, j - i});
+    i = j;
+  }
+  return pieces;
+}
+
+// Maximal runs of non-zero elements of an atomic store's staging (filled with zeros, so it holds
+// the added values): adding a zero changes nothing, so only these need to reach the peer.
+std::vector<rt::CommPiece> AddedRuns(const std::vector<std::byte>& staged, size_t elem, uint64_t window_offset) {
+  std::vector<rt::CommPiece> pieces;
+  auto nonzero = [&](size_t i) {
+    for (size_t b = 0; b < elem; ++b)
+      if (staged[i + b] != std::byte{0}) return true;
+    return false;
+  };
+  const size_t n = staged.size() / elem * elem;
+  for (size_t i = 0; i < n;) {
+    if (!nonzero(i)) {
+      i += elem;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && nonzero(j)) j += elem;
+    pieces.push_back({window_offset + i, staged.data() + i, j - i});
+    i = j;
+  }
+  return pieces;
+}
+
+}  // namespace
+
+Result RunRemoteTransfer(const DecodedKernel& kernel, size_t index, const int64_t* args, const int64_t* regs,
+                         const int64_t* offsets, const std::function<Result(const int64_t*)>& transfer) {
+  const Instr& instr = kernel.code[index];
   auto window = WindowOf(kernel, index, args);
   if (!window) return pypto::unexpected(window.error());
   auto peer = PeerOf(kernel, index, *window, regs);
   if (!peer) return pypto::unexpected(peer.error());
+  std::array<int64_t, rt::kArgSlots> moved_args;
+  std::copy_n(args, rt::kArgSlots, moved_args.begin());
   rt::ChipTensor moved = *window->tensor;
-  moved.buffer_addr = window->place.PeerAddress(*peer);
-  return moved;
+  moved_args[instr.tensor_slot] = reinterpret_cast<int64_t>(&moved);
+  rt::CommTransport* transport = window->place.transport();
+  if (!transport) {  // the peer's window is memory of this process: the transfer runs on it directly
+    moved.buffer_addr = window->place.PeerAddress(*peer);
+    return transfer(moved_args.data());
+  }
+  // The peer is another process: the transfer runs on a local staging of the bytes it touches,
+  // placed so that the descriptor's offsets land in it, fetched before a load, sent after a store.
+  const Span span = TouchedSpan(instr, *window->tensor, offsets);
+  const uint64_t window_offset = window->place.offset + span.begin;
+  if (window_offset + (span.end - span.begin) > window->place.domain->window_bytes)
+    return KernelFailure(kernel, index,
+                         fmt::format("{} reaches bytes [{}, {}) of the peer's window, which holds {}",
+                                     WindowName(kernel, instr.tensor_slot), window_offset,
+                                     window_offset + (span.end - span.begin), window->place.domain->window_bytes));
+  std::vector<std::byte> staged(span.end - span.begin);
+  auto stage_at = [&](std::vector<std::byte>& buffer) {
+    moved.buffer_addr = reinterpret_cast<uintptr_t>(buffer.data()) - span.begin;
+  };
+  stage_at(staged);
+  if (instr.op == Opcode::Load) {
+    if (!staged.empty()) transport->Get(*peer, window_offset, staged.data(), staged.size());
+    return transfer(moved_args.data());
+  }
+  if (instr.atomic_add) {
+    if (Result ran = transfer(moved_args.data()); !ran) return ran;
+    const auto pieces = AddedRuns(staged, instr.elem_bytes, window_offset);
+    if (pieces.empty()) return {};
+    if (std::string refused = transport->Accumulate(*peer, pieces, instr.elem_dtype); !refused.empty())
+      return KernelFailure(kernel, index, refused);
+    return {};
+  }
+  if (Result ran = transfer(moved_args.data()); !ran) return ran;
+  std::vector<std::byte> ones(staged.size(), std::byte{0xFF});
+  stage_at(ones);
+  if (Result ran = transfer(moved_args.data()); !ran) return ran;
+  const auto pieces = WrittenRuns(staged, ones, window_offset);
+  if (!pieces.empty()) transport->Put(*peer, pieces);
+  return {};
 }
 
 }  // namespace pypto::sim

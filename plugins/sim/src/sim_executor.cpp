@@ -749,32 +749,20 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
       }
       case Opcode::Load:
       case Opcode::Store: {
-        // A remote load or store moves data through the peer's copy of the window region.
-        const int64_t* transfer_args = args;
-        std::array<int64_t, rt::kArgSlots> peer_args;
-        rt::ChipTensor peer_tensor;
-        if (instr.remote) {
-          auto peer = PeerTensor(kernel, pc, args, regs);
-          if (!peer) return pypto::unexpected(std::move(peer.error()));
-          peer_tensor = *peer;
-          std::copy_n(args, rt::kArgSlots, peer_args.begin());
-          peer_args[instr.tensor_slot] = reinterpret_cast<int64_t>(&peer_tensor);
-          transfer_args = peer_args.data();
-        }
-        if (instr.scatter) {
-          result = ScatterStore(kernel, pc, transfer_args, memory);
-        } else if (instr.paged.on) {
-          result = PagedGather(kernel, pc, transfer_args, memory);
-        } else if (instr.mgather.on) {
-          result = MemGather(kernel, pc, transfer_args, memory, regs);
-        } else if (instr.dynamic || instr.partial) {
+        const bool gathers = instr.scatter || instr.paged.on || instr.mgather.on;
+        if (!gathers && (instr.dynamic || instr.partial))
           for (int d = 0; d < instr.rank; ++d)
             offsets[d] = instr.offset_regs[d] >= 0 ? regs[instr.offset_regs[d]] : instr.offsets[d];
-          result = instr.partial ? TransferValid(kernel, pc, transfer_args, memory, offsets, regs)
-                                 : Transfer(kernel, pc, transfer_args, memory, offsets, regs);
-        } else {
-          result = Transfer(kernel, pc, transfer_args, memory, instr.offsets.data(), regs);
-        }
+        const int64_t* origin = !gathers && (instr.dynamic || instr.partial) ? offsets : instr.offsets.data();
+        auto transfer = [&](const int64_t* transfer_args) -> Result {
+          if (instr.scatter) return ScatterStore(kernel, pc, transfer_args, memory);
+          if (instr.paged.on) return PagedGather(kernel, pc, transfer_args, memory);
+          if (instr.mgather.on) return MemGather(kernel, pc, transfer_args, memory, regs);
+          if (instr.partial) return TransferValid(kernel, pc, transfer_args, memory, origin, regs);
+          return Transfer(kernel, pc, transfer_args, memory, origin, regs);
+        };
+        // A remote load or store moves data through the peer's copy of the window region.
+        result = instr.remote ? RunRemoteTransfer(kernel, pc, args, regs, origin, transfer) : transfer(args);
         break;
       }
       case Opcode::Comm: {

@@ -7,7 +7,8 @@ that a kernel's comm ops reach a peer's window, at the same offset as its own), 
 at the same time, one thread each: a kernel on one rank may wait for a signal another rank's kernel
 sends, so running the ranks one after another could never finish. A rank runs its dispatches in the
 order the host function made them. On the simulator all ranks share this process; each runs on a
-session of its own."""
+session of its own. With ``RunConfig(comm_backend="mpi")`` the ranks are MPI processes instead
+(``pypto/ir/distributed_mpi.py``)."""
 
 import dataclasses
 import json
@@ -63,8 +64,9 @@ class DistributedCompiledProgram:
     """What ``host_fn.compile(...)`` returns: call it with the host function's arguments (outputs are
     written into the caller's tensors in place)."""
 
-    def __init__(self, name, platform, output_dir, config, params, plan, programs):
+    def __init__(self, name, platform, output_dir, config, params, plan, programs, comm_backend=None):
         self.name = name
+        self.comm_backend = comm_backend  # the compile's RunConfig.comm_backend (None: see distributed_mpi)
         self.platform = platform
         self._output_dir = Path(output_dir)
         self.distributed_config = config
@@ -137,6 +139,11 @@ class DistributedCompiledProgram:
                 f"this program was compiled for {self.platform!r}, not {config.platform!r}; compile it again"
             )
         values = self._bind(args, kwargs)
+        from pypto.ir import distributed_mpi
+
+        if distributed_mpi.resolve_comm_backend(getattr(config, "comm_backend", None), self.comm_backend) == "mpi":
+            distributed_mpi.run(self, values)
+            return None
         windows = self._allocate_windows()
         sessions = self._rank_sessions()
         with _CommDomain(windows):
@@ -223,7 +230,7 @@ class DistributedCompiledProgram:
                 result.append(arg)
         return result
 
-    def _run_ranks(self, values, windows, sessions) -> None:
+    def _dispatch_config(self):
         from pypto.runtime.config import RunConfig
 
         # A dispatch is a launch inside the distributed program, not a host-to-device call: its pl.Out
@@ -231,7 +238,10 @@ class DistributedCompiledProgram:
         # windows, which start zeroed and carry signals between ranks. Poisoning them per dispatch
         # would erase both, so the dispatches run without it. For the same reason what a kernel writes
         # reaches them whatever the chip entry declared (a window is device memory, never copied back).
-        dispatch_config = RunConfig(platform=self.platform, poison_outputs=False, copy_back_inputs=True)
+        return RunConfig(platform=self.platform, poison_outputs=False, copy_back_inputs=True)
+
+    def _run_ranks(self, values, windows, sessions) -> None:
+        dispatch_config = self._dispatch_config()
         work = {}
         for dispatch, session in zip(self.plan.dispatches, sessions):
             work.setdefault(dispatch.rank, []).append((dispatch, session))

@@ -119,4 +119,5 @@ class HostFunction(JITFunction):
             programs.append(dispatch.entry.compile(*examples, config=chip_config))
             paths.append(chip_dir)
         write_plan(output_dir, self.__name__, config.platform, distributed, plan, paths)
-        return DistributedCompiledProgram(self.__name__, config.platform, output_dir, distributed, params, plan, programs)
+        return DistributedCompiledProgram(self.__name__, config.platform, output_dir, distributed, params, plan, programs,
+                                          comm_backend=config.comm_backend)

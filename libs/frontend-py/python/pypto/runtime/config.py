@@ -24,6 +24,10 @@ def _default_platform() -> str:
     return os.environ.get("PYPTO_PLATFORM", "a2a3sim")
 
 
+# The ways the ranks of a distributed program run (RunConfig.comm_backend).
+COMM_BACKENDS = ("threads", "mpi")
+
+
 @dataclasses.dataclass
 class RunConfig:
     platform: str = dataclasses.field(default_factory=_default_platform)
@@ -63,12 +67,20 @@ class RunConfig:
     # skips its copy-back and the simulators leave the caller's tensor as it was; True copies the
     # kernels' writes back, as this toolchain did before ($PYPTO_COPY_BACK_INPUTS=1 too).
     copy_back_inputs: bool = False
+    # Ours (docs/distributed.md): how the ranks of a distributed program run. "threads": threads of
+    # this process; "mpi": MPI processes (those of the `mpirun` that started this one, or, started
+    # otherwise, `mpirun` processes this one launches for the call). None: $PYPTO_COMM_BACKEND, else
+    # "mpi" under mpirun, else "threads".
+    comm_backend: Optional[str] = None
 
     def __post_init__(self):
         # $PYPTO_DUMP_PASSES=1 turns the pass dumps on for every run, whatever the program asks: tools
         # that run unmodified programs (tools/conformance --dump-passes) rely on it.
         if os.environ.get("PYPTO_DUMP_PASSES") == "1":
             self.dump_passes = True
+        if self.comm_backend not in COMM_BACKENDS + (None,):
+            raise ValueError(f"RunConfig.comm_backend must be one of {', '.join(map(repr, COMM_BACKENDS))} or None, "
+                             f"got {self.comm_backend!r}")
         known = _platforms.names()
         if self.platform not in known:
             raise ValueError(f"RunConfig.platform must be one of {', '.join(known)}, got {self.platform!r}")
