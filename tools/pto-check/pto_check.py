@@ -430,7 +430,7 @@ def check_custom(text: str, path: str, table: dict) -> tuple:
 
 # Where this backend's modules knowingly differ from the dialect as PTOAS's table records it, with the
 # reason; `known_divergence` names the one a problem is. Upstream pypto writes the first four the same
-# way (for PTOAS releases newer than the table's); the last three are this backend's alone.
+# way (for PTOAS releases newer than the table's); the last is this backend's alone.
 KNOWN_DIVERGENCES = (
     (r"#pto<(div|log|recip)_precision |op 'pto\.t(div|log|recip)': unknown attribute 'precisionType'",
      "high_precision=True: upstream pypto's precisionType attribute, not in the table's PTOAS"),
@@ -442,10 +442,6 @@ KNOWN_DIVERGENCES = (
      "scalars typed as the tile's element type (unsigned, half), as upstream pypto types them"),
     (r"op 'pto\.ttrans': expected 3 operands \(src, tmp, dst\), got 2",
      "tile.transpose has no tmp tile here (upstream's IR allocates one and passes it in ins())"),
-    (r"op 'pto\.(load_scalar|store_scalar|tgetval|tsetval)': written in the custom syntax",
-     "single-element access: the backend writes these ops as text, in the custom syntax in both forms"),
-    (r"op 'pto\.tmrgsort': missing operandSegmentSizes",
-     "the generic form's tmrgsort groups are ins/outs, not PTOAS's srcs/blockLen/dsts/tmp/excuted"),
 )
 
 

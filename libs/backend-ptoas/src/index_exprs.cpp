@@ -223,6 +223,11 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
   }
   const std::string& op = call->target_name();
   if (op == "tensor.read" || op == "tile.read") {
+    // A floating-point element stays at its type, a scalar operand for tile ops (ScalarOperand).
+    if (plan_.float_elements.contains(var)) {
+      values_[var] = ReadElement(*call, var->name_hint(), assign.span());
+      return;
+    }
     indices_[var] = ReadElement(*call, var->name_hint(), assign.span());
     return;
   }
@@ -252,7 +257,8 @@ std::string KernelEmitter::FlatOffset(const ir::Shape& shape, const ir::ExprPtr&
 }
 
 // %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32 (a tensor parameter's element) or
-// %raw = pto.tgetval ins(%t, %off : <tile>, index) outs : i32 (a tile's), widened to index.
+// %raw = pto.tgetval ins(%t, %off : <tile>, index) outs : i32 (a tile's), widened to index. Their
+// generic forms list the operands as PTOAS's definitions do: (ptr, offset), (src, offset).
 std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& name, const ir::Span& span) {
   const auto& operand = *read.args()[0]->As<ir::Var>();
   const auto* tile = operand.type()->As<ir::TileType>();
@@ -260,19 +266,24 @@ std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& 
   const auto* tensor = tile ? nullptr : param->type()->As<ir::TensorType>();
   const std::string element = ElementOf(tile ? tile->dtype() : tensor->dtype());
   const std::string offset = FlatOffset(tile ? tile->shape() : tensor->shape(), read.args()[1], span);
-  std::string raw = names_.Temp();
+  const TypedValue raw{names_.Temp(), element};
+  const TypedValue index{offset, "index"};
+  PtoOp op{.name = tile ? "pto.tgetval" : "pto.load_scalar", .result = raw};
   if (tile) {
-    Add(body_, fmt::format("{} = pto.tgetval ins({}, {} : {}, index) outs : {}", raw, values_.at(&operand), offset,
-                           TileOperandType(operand), element),
-        span);
+    const TypedValue source{values_.at(&operand), TileOperandType(operand)};
+    op.custom_syntax = fmt::format("{} = pto.tgetval ins({}, {} : {}, index) outs : {}", raw.value, source.value,
+                                   offset, source.type, element);
+    op.generic_operands = GenericOperands{{{source}, {index}}};
   } else {
-    Add(body_, fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw, values_.at(param), offset,
-                           PtrType(element), element),
-        span);
+    const TypedValue pointer{values_.at(param), PtrType(element)};
+    op.custom_syntax = fmt::format("{} = pto.load_scalar {}[{}] : {} -> {}", raw.value, pointer.value, offset,
+                                   pointer.type, element);
+    op.generic_operands = GenericOperands{{{pointer}, {index}}};
   }
-  if (element == "index") return raw;
+  Add(body_, op, span);
+  if (element == "index" || ir::IsFloat(tile ? tile->dtype() : tensor->dtype())) return raw.value;
   std::string value = names_.Named(name);
-  Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw, element), span);
+  Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", value, raw.value, element), span);
   return value;
 }
 
@@ -294,7 +305,8 @@ std::string KernelEmitter::CastIndex(const ir::Call& cast, const std::string& na
 
 // The index value narrowed to the element type, then
 // pto.store_scalar %v, %argN[%off] : !pto.ptr<i32>, i32 (a tensor parameter's element) or
-// pto.tsetval ins(%off, %v : index, i32) outs(%t : <tile>) (a tile's, in place).
+// pto.tsetval ins(%off, %v : index, i32) outs(%t : <tile>) (a tile's, in place); generically
+// (ptr, offset, value) and (dst, offset, val), PTOAS's argument order.
 void KernelEmitter::WriteElement(const ir::Call& write, const ir::Span& span) {
   const auto& operand = *write.args()[0]->As<ir::Var>();
   const auto* tile = operand.type()->As<ir::TileType>();
@@ -308,15 +320,20 @@ void KernelEmitter::WriteElement(const ir::Call& write, const ir::Span& span) {
     Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", narrowed, value, element), span);
     value = narrowed;
   }
+  const TypedValue index{offset, "index"}, scalar{value, element};
+  PtoOp op{.name = tile ? "pto.tsetval" : "pto.store_scalar"};
   if (tile) {
-    Add(body_, fmt::format("pto.tsetval ins({}, {} : index, {}) outs({} : {})", offset, value, element,
-                           values_.at(&operand), TileOperandType(operand)),
-        span);
-    return;
+    const TypedValue target{values_.at(&operand), TileOperandType(operand)};
+    op.custom_syntax = fmt::format("pto.tsetval ins({}, {} : index, {}) outs({} : {})", offset, value, element,
+                                   target.value, target.type);
+    op.generic_operands = GenericOperands{{{target}, {index}, {scalar}}};
+  } else {
+    const TypedValue pointer{values_.at(param), PtrType(element)};
+    op.custom_syntax = fmt::format("pto.store_scalar {}, {}[{}] : {}, {}", value, pointer.value, offset,
+                                   pointer.type, element);
+    op.generic_operands = GenericOperands{{{pointer}, {index}, {scalar}}};
   }
-  Add(body_, fmt::format("pto.store_scalar {}, {}[{}] : {}, {}", value, values_.at(param), offset, PtrType(element),
-                         element),
-      span);
+  Add(body_, op, span);
 }
 
 std::string KernelEmitter::Arith(std::string_view op, const std::string& lhs, const std::string& rhs,

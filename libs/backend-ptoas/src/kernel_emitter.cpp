@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <fmt/ranges.h>
 
 #include "mlir_types.h"
@@ -59,6 +60,7 @@ void KernelEmitter::BindNames() {
     const ir::Var* tile = assign->var().get();
     values_[tile] = names_.Named(tile->name_hint());
     if (plan_.row_views.contains(tile)) row_views_[tile] = names_.Named(tile->name_hint() + "_row");
+    if (plan_.transposed_mats.contains(tile)) transposed_views_[tile] = names_.Named(tile->name_hint() + "_t");
   }
   for (const auto& [alias, tile] : plan_.tile_aliases) {
     values_[alias] = values_.at(tile);
@@ -164,9 +166,13 @@ void KernelEmitter::EmitTileAllocs() {
       continue;
     }
     auto [valid_rows, valid_cols] = ValidOperands(*tile, span);
+    if (plan_.transposed_rights.contains(&var)) std::swap(valid_rows, valid_cols);  // typed [K, N]
     Add(prologue_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, valid_rows, valid_cols), span);
     if (auto it = row_views_.find(&var); it != row_views_.end()) {
       Add(prologue_, AllocTile({it->second, RowViewType(var)}, addr, IndexConstant(1), rows), span);
+    }
+    if (auto it = transposed_views_.find(&var); it != transposed_views_.end()) {
+      Add(prologue_, AllocTile({it->second, TransposedViewType(var)}, addr, valid_cols, valid_rows), span);
     }
   }
 }
@@ -207,16 +213,36 @@ void KernelEmitter::EmitDeferredAlloc(const ir::AssignStmt& assign) {
   const auto* tile = var.type()->As<ir::TileType>();
   const ir::Span& span = OpSpan(assign.span(), assign.value()->As<ir::Call>()->span());
   auto [valid_rows, valid_cols] = ValidOperands(*tile, span);
+  if (plan_.transposed_rights.contains(&var)) std::swap(valid_rows, valid_cols);
   TypedValue addr{names_.Constant(tile->memref()->byte_offset, "i64"), "i64"};
   Add(body_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, valid_rows, valid_cols), span);
+  if (auto it = transposed_views_.find(&var); it != transposed_views_.end())
+    Add(body_, AllocTile({it->second, TransposedViewType(var)}, addr, valid_cols, valid_rows), span);
 }
 
 TypedValue KernelEmitter::IndexConstant(int64_t value) { return {names_.Constant(value, "index"), "index"}; }
 
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
   const auto* type = tile.type()->As<ir::TileType>();
+  if (plan_.transposed_rights.contains(&tile)) {
+    const TileExtent extent = TileRowsCols(*type);
+    return TileBufType(type->memory_space(), ElementOf(type->dtype()), {extent.cols, extent.rows});
+  }
   auto pad = plan_.pad_codes.find(&tile);
   return TileBufType(*type, ElementOf(type->dtype()), pad == plan_.pad_codes.end() ? 0 : pad->second);
+}
+
+std::string KernelEmitter::TransposedViewType(const ir::Var& tile) const {
+  const auto* type = tile.type()->As<ir::TileType>();
+  const TileExtent extent = TileRowsCols(*type);
+  return TileBufType(type->memory_space(), ElementOf(type->dtype()), {extent.cols, extent.rows},
+                     TileLayout{"row_major", "col_major", 512}, 0);
+}
+
+TypedValue KernelEmitter::TransposedView(const ir::Var& tile) const {
+  auto alias = plan_.tile_aliases.find(&tile);
+  const ir::Var& root = alias == plan_.tile_aliases.end() ? tile : *alias->second;
+  return {transposed_views_.at(&root), TransposedViewType(root)};
 }
 
 // The plan has already rejected element types without a spelling.

@@ -69,12 +69,16 @@ class KernelEmitter {
   void LowerStore(const ir::Call& call, const ir::Span& span);
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
                     const ir::Span& span);
+  void LowerSubsetWindow(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
   // A tile; for a row-major op, a column vector's [1, N] row view instead.
   TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
   std::string RowViewType(const ir::Var& tile) const;
+  // The ZN [cols, rows] view of a Mat tile that a b_trans operand is moved from, and its name.
+  std::string TransposedViewType(const ir::Var& tile) const;
+  TypedValue TransposedView(const ir::Var& tile) const;
   // A literal or scalar parameter at the element type `dtype`, converting a parameter of another type.
   TypedValue ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span);
   // `name ins(ins...) outs(out)`: a destination-passing op that writes `out`.
@@ -103,6 +107,7 @@ class KernelEmitter {
   SsaNames names_;
   std::map<const ir::Var*, std::string> values_;  // parameters and tiles -> their SSA names
   std::map<const ir::Var*, std::string> row_views_;  // column-vector tiles -> their [1, N] row view
+  std::map<const ir::Var*, std::string> transposed_views_;  // Mat tiles -> their [K, N] ZN view (b_trans)
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
   std::map<const ir::Var*, std::string> indices_; // loop variables, scalar parameters and index values
   std::string block_idx_arg_, block_num_arg_, subblock_idx_arg_;  // launch identity arguments, if read

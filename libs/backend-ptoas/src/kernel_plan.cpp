@@ -224,9 +224,17 @@ Status Planner::CheckAssign(const ir::AssignStmt& assign) {
 Status Planner::CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call) {
   const ir::Var& var = *assign.var();
   const auto dtype = var.type()->As<ir::ScalarType>()->dtype();
+  const bool element_read = call && (call->target_name() == "tensor.read" || call->target_name() == "tile.read");
+  // A floating-point element read (a scale kept in a tensor) is a scalar at its element type, for
+  // the scalar operands of tile ops; nothing computes with it.
+  if (ir::IsFloat(dtype) && element_read && MlirElementType(dtype)) {
+    if (auto ok = CheckElementRead(*call, assign.span()); !ok) return ok;
+    plan_.float_elements.insert(&var);
+    return {};
+  }
   if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype))
     return Error(assign.span(), fmt::format("backend-ptoas cannot lower the {} scalar '{}' in kernel '{}'; it "
-                                            "computes only integer index values",
+                                            "computes only integer index values (and reads floating-point elements with pl.read)",
                                             ir::DataTypeName(dtype), var.name_hint(), kernel_.name()));
   if (call) {
     const std::string& op = call->target_name();

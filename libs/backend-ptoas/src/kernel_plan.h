@@ -104,6 +104,18 @@ struct KernelPlan {
   std::set<const ir::Var*> row_views;
   // fillpad results and the tile_buf `pad` code of their padding mode (ptoas: zero 1, max 2, min 3).
   std::map<const ir::Var*, int> pad_codes;
+  // Tile slices of a Vec tile on a2a3, whose textract has no Vec -> Vec form: the window is a
+  // pto.subset view of the source, copied into the result's buffer by pto.tmov.
+  std::set<const ir::Var*> subset_windows;
+  // Floating-point scalars read from a tensor or tile element (pl.read): values of the element type,
+  // which tile ops take as scalar operands like scalar parameters.
+  std::set<const ir::Var*> float_elements;
+  // b_trans=True matmul operands. The IR's Right tile holds B^T as [N, K]; on a device it is the
+  // [K, N] Right tile tmatmul reads, typed so, and the Mat tile it is moved or extracted from is read
+  // through a second alloc_tile at its address typed [K, N] in the ZN layout: the NZ bytes of an
+  // [N, K] tile are the ZN bytes of its [K, N] transpose (upstream's tile.transpose_view).
+  std::set<const ir::Var*> transposed_rights;
+  std::set<const ir::Var*> transposed_mats;
   LaunchIdentity launch;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.

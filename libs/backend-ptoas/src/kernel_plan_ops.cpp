@@ -38,6 +38,8 @@ Status Planner::CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::
   if (lowering->form == OpForm::Store) return CheckStore(call, span, assign);
   if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
   if (auto ok = CheckOperands(*lowering, call, span); !ok) return ok;
+  if (lowering->form == OpForm::Window)
+    if (auto ok = CheckWindow(call, *assign, span); !ok) return ok;
   if (auto ok = DefineTile(*assign, span); !ok) return ok;
   return CheckResult(*lowering, call, *assign, span);
 }
@@ -58,13 +60,12 @@ Status Planner::CheckCoreType(const ir::Call& call, const ir::Span& span) const 
 Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span) {
   const std::string& op = call.target_name();
   const auto& args = call.args();
-  // On a device a transposed operand is a layout of its L0 tile (a DN Right tile), not a flag of
-  // tmatmul; backend-ptoas does not choose layouts yet.
-  for (const char* flag : {"a_trans", "b_trans"}) {
-    if (ir::FindAttr<bool>(call.kwargs(), flag).value_or(false))
-      return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {}=True in kernel '{}' yet", op, flag,
-                                     kernel_.name()));
-  }
+  // On a device a transposed operand is a layout of its L0 tile, not a flag of tmatmul.
+  if (ir::FindAttr<bool>(call.kwargs(), "a_trans").value_or(false))
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with a_trans=True in kernel '{}' yet", op,
+                                   kernel_.name()));
+  if (ir::FindAttr<bool>(call.kwargs(), "b_trans").value_or(false))
+    if (auto ok = CheckTransposedRhs(call, span); !ok) return ok;
   // init_cond picks tmatmul or tmatmul.acc at run time: a branch over the two the emitter does not
   // build yet.
   if (lowering.form == OpForm::MatmulAcc && args.size() > 3)
@@ -128,9 +129,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       if (args[1]->Is<ir::ConstInt>()) return {};
       return CheckIndexExpr(args[1], fmt::format("the block_len of '{}'", op), span);
     case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
-    case OpForm::Window:
-      if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
-      return CheckWindow(call, span);
+    case OpForm::Window: return CheckTileOperand(args[0], op, span);  // and CheckWindow
     case OpForm::Extract:
       if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
       return CheckOrigin({args[1], args[2]}, op, span);
@@ -139,6 +138,29 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       return CheckOrigin(args[2]->As<ir::TupleLiteral>()->elements(), op, span);
     case OpForm::Store: break;
   }
+  return {};
+}
+
+// b_trans=True: the Right operand [N, K] must come from a Mat tile of this kernel (tile.move, or
+// tile.extract of a K window), whose transposed view it is then moved from (kernel_plan.h).
+Status Planner::CheckTransposedRhs(const ir::Call& call, const ir::Span& span) {
+  const bool acc = call.target_name() == "tile.matmul_acc";
+  const auto* rhs = call.args()[acc ? 2 : 1]->As<ir::Var>();
+  const ir::AssignStmt* def = nullptr;
+  for (const auto* assign : plan_.tile_defs)
+    if (rhs && assign->var().get() == rhs) def = assign;
+  const auto* move = def ? def->value()->As<ir::Call>() : nullptr;
+  const bool from_mat = move && (move->target_name() == "tile.move" || move->target_name() == "tile.extract") &&
+                        move->args()[0]->type()->As<ir::TileType>()->memory_space() == ir::MemorySpace::Mat &&
+                        call.target_name().find("gemv") == std::string::npos;
+  if (!from_mat) {
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with b_trans=True in kernel '{}': its rhs must be "
+                                   "a Right tile moved or extracted from a Mat tile in the kernel, whose transposed "
+                                   "view it reads",
+                                   call.target_name(), kernel_.name()));
+  }
+  plan_.transposed_rights.insert(rhs);
+  plan_.transposed_mats.insert(RootTile(*move->args()[0]->As<ir::Var>()));
   return {};
 }
 
@@ -184,15 +206,14 @@ Status Planner::CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_
 }
 
 // A tile slice copies its window with textract, which ptoas's a2a3 target has only into Left and
-// Right (its Vec -> Vec form is A5's).
-Status Planner::CheckWindow(const ir::Call& call, const ir::Span& span) {
+// Right (its Vec -> Vec form is A5's). There a Vec window is a pto.subset view of the source (a Vec
+// tile is not boxed, so any window is one), which tmov copies into the result.
+Status Planner::CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span) {
   if (auto ok = CheckOrigin(call.args()[2]->As<ir::TupleLiteral>()->elements(), call.target_name(), span); !ok)
     return ok;
   const auto* source = call.args()[0]->type()->As<ir::TileType>();
-  if (arch_ == "a5" || source->memory_space() != ir::MemorySpace::Vec) return {};
-  return Error(span, fmt::format("backend-ptoas cannot lower the tile slice of '{}' in kernel '{}' on a2a3: "
-                                 "pto.textract copies a Vec window into a Vec tile only on a5",
-                                 call.args()[0]->As<ir::Var>()->name_hint(), kernel_.name()));
+  if (arch_ == "a2a3" && source->memory_space() == ir::MemorySpace::Vec) plan_.subset_windows.insert(assign.var().get());
+  return {};
 }
 
 // Checks that need the result's placement, and the row-major views the op needs.
@@ -272,9 +293,6 @@ Status Planner::CheckMove(const ir::Var& source, const ir::Var& result, const ir
 }
 
 Status Planner::CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
-  if (ir::AccumulatesIntoWrittenArg(call))
-    return Error(span, fmt::format("backend-ptoas cannot lower the atomic-add store in kernel '{}' yet",
-                                   kernel_.name()));
   if (auto ok = CheckTileOperand(call.args()[0], "tile.store", span); !ok) return ok;
   if (const auto* part = call.args().size() > 3 ? call.args()[3]->As<ir::TupleLiteral>() : nullptr) {
     ir::Shape extents;
@@ -364,9 +382,9 @@ Status Planner::CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, s
   const auto* var = arg->As<ir::Var>();
   bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                      [&](const ir::VarPtr& param) { return param.get() == var; });
-  if (!is_param) {
-    return Error(span, fmt::format("the scalar operand of '{}' must be a literal or a scalar parameter of kernel "
-                                   "'{}'",
+  if (!is_param && !(var && plan_.float_elements.contains(var))) {
+    return Error(span, fmt::format("the scalar operand of '{}' must be a literal, a scalar parameter of kernel "
+                                   "'{}' or a floating-point element read with pl.read",
                                    op, kernel_.name()));
   }
   const ir::DataType from = var->type()->As<ir::ScalarType>()->dtype();

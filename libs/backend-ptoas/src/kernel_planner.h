@@ -51,10 +51,11 @@ class Planner {
   Status CheckCoreType(const ir::Call& call, const ir::Span& span) const;
   Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span);
   Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const;
+  Status CheckTransposedRhs(const ir::Call& call, const ir::Span& span);
   Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const;
   Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span);
   Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
-  Status CheckWindow(const ir::Call& call, const ir::Span& span);
+  Status CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
                      const ir::Span& span);
   Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,

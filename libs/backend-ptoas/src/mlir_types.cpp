@@ -96,7 +96,11 @@ std::vector<int64_t> RowMajorStrides(const ir::Shape& shape) {
 }
 
 std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad) {
-  TileLayout layout = ImplicitTileLayout(space, extent);
+  return TileBufType(space, element, extent, ImplicitTileLayout(space, extent), pad);
+}
+
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, const TileLayout& layout,
+                        int pad) {
   return fmt::format(
       "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout={}, slayout={}, fractal={}, "
       "pad={}>",

@@ -66,6 +66,9 @@ std::vector<int64_t> RowMajorStrides(const ir::Shape& shape);
 // `pad` is the tile_buf's padding mode (0 none; a fillpad result's 1 zero, 2 max, 3 min).
 std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, int pad = 0);
 std::string TileBufType(const ir::TileType& tile, std::string_view element, int pad = 0);
+// A tile_buf of `extent` with the given layout: a pto.subset view, which keeps its source's layout.
+std::string TileBufType(ir::MemorySpace space, std::string_view element, TileExtent extent, const TileLayout& layout,
+                        int pad);
 
 // The MLIR literal of a floating-point constant of `dtype`: "2.00000000000000000e+00", or the bit
 // pattern ("0xFF800000") for infinities and NaN, which have no decimal spelling. An error for

@@ -72,6 +72,7 @@ bool HasSegments(const PtoOp& op) {
 
 std::string CustomForm(const PtoOp& op) {
   if (op.generic_only) return GenericForm(op);
+  if (op.custom_syntax) return *op.custom_syntax;
   std::string text = op.result ? fmt::format("{} = {}", op.result->value, op.name) : op.name;
   for (const auto& group : op.groups) text += CustomGroup(op, group);
   if (!op.attrs.empty() && op.attr_placement == AttrPlacement::AfterOperands) text += " " + AttrDict(op.attrs);
@@ -89,13 +90,18 @@ std::string CustomForm(const PtoOp& op) {
 std::string GenericForm(const PtoOp& op) {
   std::vector<TypedValue> operands;
   std::vector<int> segments;
-  for (const auto& group : op.groups) {
-    operands.insert(operands.end(), group.operands.begin(), group.operands.end());
-    segments.push_back(static_cast<int>(group.operands.size()));
+  auto add_group = [&](const std::vector<TypedValue>& group) {
+    operands.insert(operands.end(), group.begin(), group.end());
+    segments.push_back(static_cast<int>(group.size()));
+  };
+  if (op.generic_operands) {
+    for (const auto& group : op.generic_operands->groups) add_group(group);
+  } else {
+    for (const auto& group : op.groups) add_group(group.operands);
+    segments.resize(segments.size() + UnfilledTrailingGroups(op.name), 0);
   }
-  segments.resize(segments.size() + UnfilledTrailingGroups(op.name), 0);
   std::vector<PtoAttr> attrs = op.attrs;
-  if (HasSegments(op)) {
+  if (op.generic_operands ? op.generic_operands->sized : HasSegments(op)) {
     attrs.push_back({"operand_segment_sizes", fmt::format("array<i32: {}>", fmt::join(segments, ", "))});
   }
   std::string text = op.result ? fmt::format("{} = ", op.result->value) : "";

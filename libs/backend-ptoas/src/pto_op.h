@@ -45,6 +45,16 @@ enum class AttrPlacement {
   InInsAfterComma,  // `ins(%t, {maskPattern = ..} : T)`, where tgather's parser reads it
 };
 
+// The operands in the order and groups of the op's PTOAS definition (its `arguments`), for the
+// generic form, where they differ from the custom syntax's: tsetval writes `ins(%off, %v) outs(%t)`
+// for its arguments (dst, offset, val); tmrgsort format 2 `ins(lists.., tmp) outs(dst, executed)`
+// for (srcs, blockLen, dsts, tmp, excuted).
+struct GenericOperands {
+  std::vector<std::vector<TypedValue>> groups;
+  // The op sizes its groups by attribute (AttrSizedOperandSegments): operand_segment_sizes names them.
+  bool sized = false;
+};
+
 struct PtoOp {
   std::string name;                  // "pto.tload"
   std::optional<TypedValue> result;  // destination-passing ops have none
@@ -53,6 +63,11 @@ struct PtoOp {
   AttrPlacement attr_placement = AttrPlacement::AfterOperands;
   // ptoas parses this op's attributes only in the generic form (pto.ttri), so the custom spelling is it.
   bool generic_only = false;
+  // The custom spelling, where its syntax is none of OperandSyntax's (`pto.load_scalar %p[%off] : P -> T`,
+  // `pto.store_scalar %v, %p[%off] : P, T`, tgetval's bare `outs : T`): the op's operands are then
+  // described by generic_operands.
+  std::optional<std::string> custom_syntax;
+  std::optional<GenericOperands> generic_operands;
 };
 
 // `%a_pview = pto.partition_view %a_view, offsets = [..], sizes = [..] : T -> P`,

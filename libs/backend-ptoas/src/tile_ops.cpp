@@ -10,6 +10,7 @@
 #include "kernel_emitter.h"
 #include "mlir_types.h"
 #include "pypto/ir/mask_pattern.h"
+#include "pypto/ir/op_registry.h"
 #include "source_loc.h"
 
 namespace pypto::backend_ptoas {
@@ -85,7 +86,10 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   while (sizes.size() > rank && sizes.front() == 1) sizes.erase(sizes.begin());
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
-  Add(body_, DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window), span);
+  PtoOp op = DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window);
+  // An atomic-add store (`atomic="add"`) adds the tile into the window: tstore's atomicType.
+  if (ir::AccumulatesIntoWrittenArg(call)) op.attrs = {{"atomicType", "#pto<atomic_type atomic_add>"}};
+  Add(body_, op, span);
 }
 
 void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
@@ -111,7 +115,10 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
         Add(body_, fmt::format("{} = arith.index_cast {} : index to i32", block_len, IndexValue(args[1], span)), span);
       }
       ins = {tile(args[0]), {block_len, "i32"}};
-      break;
+      // PTOAS's groups: srcs, blockLen, dsts, and format 2's tmp and excuted (none here).
+      PtoOp op = DpsOp(std::string(lowering.pto), ins, TileOperand(result, false));
+      op.generic_operands = GenericOperands{{{ins[0]}, {ins[1]}, {op.groups.back().operands[0]}, {}, {}}, true};
+      return Add(body_, op, span);
     }
     case OpForm::MergeLists: return LowerMergeLists(call, result, span);
     case OpForm::GatherMask: {
@@ -122,12 +129,15 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     }
     case OpForm::Window:
+      if (plan_.subset_windows.contains(&result)) return LowerSubsetWindow(call, result, span);
       ins = {tile(args[0])};
       for (const auto& offset : args[2]->As<ir::TupleLiteral>()->elements())
         ins.push_back({IndexValue(offset, span), "index"});
       break;
     case OpForm::Extract:
       ins = {tile(args[0]), {IndexValue(args[1], span), "index"}, {IndexValue(args[2], span), "index"}};
+      // A b_trans operand: the [k, N] window at (col, row) of the source's [K, N] transposed view.
+      if (plan_.transposed_rights.contains(&result)) ins = {TransposedView(*args[0]->As<ir::Var>()), ins[2], ins[1]};
       break;
     case OpForm::Insert:
       ins = {tile(args[1])};
@@ -160,7 +170,9 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       attrs = {{"cmpMode", fmt::format("#pto<cmp {}>", kModes[mode])}};
       break;
     }
-    case OpForm::Move: ins = {tile(args[0])}; break;
+    case OpForm::Move:
+      ins = {plan_.transposed_rights.contains(&result) ? TransposedView(*args[0]->As<ir::Var>()) : tile(args[0])};
+      break;
     case OpForm::SelectScalar:
       ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
       break;
@@ -219,6 +231,32 @@ void KernelEmitter::LowerTriangle(const ir::Call& call, const ir::Var& result, c
   Add(body_, op, span);
 }
 
+// A Vec window on a2a3: `%w = pto.subset %src[%row, %col] sizes [R, C] : <src type>`, a view that
+// keeps the source's layout (PTOAS infers its type), then `pto.tmov` of the view into the result.
+void KernelEmitter::LowerSubsetWindow(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
+  const auto& source = *call.args()[0]->As<ir::Var>();
+  const auto& source_type = *source.type()->As<ir::TileType>();
+  const TileExtent window = TileRowsCols(*result.type()->As<ir::TileType>());
+  std::vector<TypedValue> offsets;
+  for (const auto& offset : call.args()[2]->As<ir::TupleLiteral>()->elements())
+    offsets.push_back({IndexValue(offset, span), "index"});
+  if (offsets.size() == 1) offsets.insert(offsets.begin(), IndexConstant(0));  // a 1-D tile is one row
+  const TypedValue src = TileOperand(source, false);
+  const auto pad = plan_.pad_codes.find(&source);
+  const TypedValue view{names_.Named(source.name_hint() + "_window"),
+                        TileBufType(source_type.memory_space(), ElementOf(source_type.dtype()), window,
+                                    ImplicitTileLayout(source_type.memory_space(), TileRowsCols(source_type)),
+                                    pad == plan_.pad_codes.end() ? 0 : pad->second)};
+  const std::string sizes = fmt::format("[{}, {}]", window.rows, window.cols);
+  PtoOp subset{.name = "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
+  subset.custom_syntax =
+      fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, src.value, offsets[0].value,
+                  offsets[1].value, sizes, src.type);
+  subset.generic_operands = GenericOperands{{{src}, offsets}};
+  Add(body_, subset, span);
+  Add(body_, DpsOp("pto.tmov", {view}, TileOperand(result, false)), span);
+}
+
 // tmrgsort format 2 also writes how many elements it took from each list, into a vector<4xi16>
 // operand of outs(); nothing reads the counts, so each merge gets a fresh zero vector for them.
 void KernelEmitter::LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
@@ -226,8 +264,12 @@ void KernelEmitter::LowerMergeLists(const ir::Call& call, const ir::Var& result,
   for (const auto& arg : call.args()) ins.push_back(TileOperand(*arg->As<ir::Var>(), false));
   const TypedValue executed{names_.Named("executed"), "vector<4xi16>"};
   Add(body_, fmt::format("{} = arith.constant dense<0> : {}", executed.value, executed.type), span);
+  const TypedValue tmp = ins.back();
+  const std::vector<TypedValue> lists(ins.begin(), ins.end() - 1);
   PtoOp op = DpsOp("pto.tmrgsort", std::move(ins), TileOperand(result, false));
   op.groups.back().operands.push_back(executed);
+  // PTOAS's groups: srcs, blockLen (none in format 2), dsts, tmp, excuted.
+  op.generic_operands = GenericOperands{{lists, {}, {op.groups.back().operands[0]}, {tmp}, {executed}}, true};
   const bool exhausted = ir::FindAttr<bool>(call.kwargs(), "exhausted").value_or(false);
   op.attrs = {{"exhausted", exhausted ? "true" : "false"}};
   op.attr_placement = AttrPlacement::InIns;

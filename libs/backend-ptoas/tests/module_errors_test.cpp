@@ -305,7 +305,8 @@ TEST(EmitModuleErrors, ScalarOperands) {
   // A scalar computed in the kernel (here a variable of no parameter) has no SSA value to pass.
   auto local = std::make_shared<ir::Var>("s", std::make_shared<ir::ScalarType>(ir::DataType::FP32));
   EXPECT_EQ(ErrorOf(*ScalarKernel("tile.expands", local)),
-            "k.py:3:9: the scalar operand of 'tile.expands' must be a literal or a scalar parameter of kernel 'k'");
+            "k.py:3:9: the scalar operand of 'tile.expands' must be a literal, a scalar parameter of kernel 'k' or a "
+            "floating-point element read with pl.read");
   auto full = Op("tile.full", {Ints({16, 32}), Float(std::numeric_limits<double>::infinity())}, At(2, 9),
                  {{"dtype", ir::DataType::FP8E4M3FN}});
   auto kernel = Kernel("k", {}, {}, {Assign(TileAt("t", full, 0), full, At(2, 5))});
@@ -354,16 +355,20 @@ TEST(EmitModuleErrors, CarriedFloatScalarsAndMovedTilesAreRefused) {
             "(merged tiles and integer scalars are emitted)");
 }
 
-// Only integer elements are lowered (backend-ptoas computes integer index values only).
-TEST(EmitModuleErrors, FloatElementAccessIsNotLoweredYet) {
+// A floating-point element is read at its type (module_loops_test), but nothing computes with it, and
+// only integer elements are written.
+TEST(EmitModuleErrors, FloatScalarArithmeticAndFloatElementWritesAreNotLoweredYet) {
   auto a = TensorParam("a", {16, 16}, At(1, 10));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
   auto t = TileAt("t", load, 0);
   auto read = Op("tile.read", {t, Ints({0, 1})}, At(3, 9));
   auto s = std::make_shared<ir::Var>("s", read->type(), At(3, 5));
-  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(s, read, At(3, 5))});
-  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:5: backend-ptoas cannot lower the FP32 scalar 's' in kernel 'k'; it computes "
-                              "only integer index values");
+  auto twice = Bin(ir::BinaryOp::Mul, s, Float(2.0));
+  auto u = std::make_shared<ir::Var>("u", twice->type(), At(4, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut},
+                       {Assign(t, load, At(2, 5)), Assign(s, read, At(3, 5)), Assign(u, twice, At(4, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:4:5: backend-ptoas cannot lower the FP32 scalar 'u' in kernel 'k'; it computes "
+                              "only integer index values (and reads floating-point elements with pl.read)");
   auto write = Op("tensor.write", {a, Ints({0, 1}), s}, At(4, 9));
   auto writes = Kernel("k", {a}, {ir::ParamDirection::InOut},
                        {Assign(t, load, At(2, 5)), std::make_shared<ir::EvalStmt>(write, At(4, 9))});

@@ -136,6 +136,14 @@ TEST(EmitModuleLoops, TensorElementsAreScalarLoadsAndStoresOfTheParameter) {
                       "    pto.store_scalar %7, %arg0[%5] : !pto.ptr<i32>, i32\n"),
             std::string::npos)
       << text;
+  // The generic form lists the operands in PTOAS's order: (ptr, offset) and (ptr, offset, value).
+  const std::string generic = Emit(*kernel, ModuleOptions{.source_locations = false, .generic_form = true});
+  EXPECT_NE(generic.find("    %2 = \"pto.load_scalar\"(%arg0, %1) : (!pto.ptr<i32>, index) -> i32\n"),
+            std::string::npos)
+      << generic;
+  EXPECT_NE(generic.find("    \"pto.store_scalar\"(%arg0, %5, %7) : (!pto.ptr<i32>, index, i32) -> ()\n"),
+            std::string::npos)
+      << generic;
 }
 
 // def bump(ids, out):                                   # line 1 (INT32 [8, 8] each)
@@ -173,6 +181,42 @@ TEST(EmitModuleLoops, TileElementsAreGetValAndSetVal) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("pto.tstore ins(%t : " + tb + ")"), std::string::npos) << text;
+  // Generically, PTOAS's argument order: tgetval (src, offset), tsetval (dst, offset, val).
+  const std::string generic = Emit(*kernel, ModuleOptions{.source_locations = false, .generic_form = true});
+  EXPECT_NE(generic.find("    %2 = \"pto.tgetval\"(%t, %1) : (" + tb + ", index) -> i32\n"), std::string::npos)
+      << generic;
+  EXPECT_NE(generic.find("    \"pto.tsetval\"(%t, %4, %6) : (" + tb + ", index, i32) -> ()\n"), std::string::npos)
+      << generic;
+}
+
+// def scale(w, x, out):                                 # line 1 (w: [2, 4] FP32, x and out: [16, 16] FP32)
+//     s = pl.read(w, [1, 2])                            # line 2
+//     t = pl.load(x, [0, 0], [16, 16])                  # line 3
+//     pl.store(pl.mul(t, s), [0, 0], out)               # line 4
+// A floating-point element is read at its own type (pto.load_scalar ... -> f32) and passed to a
+// tile op as its scalar operand, like a scalar parameter.
+TEST(EmitModuleLoops, AFloatElementIsAScalarOperand) {
+  auto w = TensorParam("w", {2, 4}, {});
+  auto x = TensorParam("x", {16, 16}, {});
+  auto out = TensorParam("out", {16, 16}, {});
+  auto read = Op("tensor.read", {w, Tuple({Index(1), Index(2)})}, At(2, 9));
+  auto s = std::make_shared<ir::Var>("s", read->type());
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({16, 16})}, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto mul = Op("tile.muls", {t, s}, At(4, 15));
+  auto y = TileAt("y", mul, 1024);
+  auto kernel = Kernel("scale", {w, x, out}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(s, read, At(2, 5)), Assign(t, load, At(3, 5)), Assign(y, mul, At(4, 15)),
+                        Eval(Op("tile.store", {y, Ints({0, 0}), out}, At(4, 5)), At(4, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %2 = pto.load_scalar %arg0[%1] : !pto.ptr<f32> -> f32\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    pto.tmuls ins(%t, %2 : " + TileBuf(16, 16) + ", f32) outs(%y : " + TileBuf(16, 16) + ")\n"),
+            std::string::npos)
+      << text;
+  const std::string generic = Emit(*kernel, ModuleOptions{.source_locations = false, .generic_form = true});
+  EXPECT_NE(generic.find("    %2 = \"pto.load_scalar\"(%arg0, %1) : (!pto.ptr<f32>, index) -> f32\n"),
+            std::string::npos)
+      << generic;
 }
 
 // def rows(x, n):                                      # line 1 (n: pl.Scalar[pl.INT64])

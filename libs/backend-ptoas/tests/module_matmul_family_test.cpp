@@ -107,5 +107,63 @@ TEST(EmitMatmulFamily, InitCondIsRefusedWithTheWayAround) {
             "first K step into a tile.matmul instead");
 }
 
+// def mm(a: [16, 32] FP16, w: [64, 32] FP16, c: [16, 64] FP32):         an AIC kernel, c = a @ w.T
+//     a_left = pl.move(pl.load(a, .., target_memory=Mat), Left)          # Mat at 0, Left at 0
+//     w_mat = pl.load(w, [0, 0], [64, 32], target_memory=Mat)            # Mat at 1024
+//     w_right = pl.move(w_mat, target_memory=Right)                      # Right at 0, [64, 32]
+//     w_half = pl.tile.extract(w_mat, 0, 16, [64, 16], Right)            # Right at 4096, a K window
+//     acc = pl.matmul(a_left, w_right, b_trans=True)                     # Acc at 0
+//     acc_half = pl.matmul(<a's K window in Left>, w_half, b_trans=True)   # Acc at 4096
+//     pl.store(acc, [0, 0], c)
+// The Right operand of b_trans=True is the [K, N] Right tile tmatmul reads; the Mat tile it comes
+// from is read through its [K, N] ZN view at the same address (the NZ bytes of [N, K]), and an
+// extracted K window is the [k, N] window at (col, row) of that view.
+TEST(EmitMatmulFamily, TransposedRhsIsReadThroughTheZnViewOfItsMatTile) {
+  auto a = TensorParam("a", {16, 32}, {}, ir::DataType::FP16);
+  auto w = TensorParam("w", {64, 32}, {}, ir::DataType::FP16);
+  auto c = TensorParam("c", {16, 64}, {});
+  const ir::Call::Kwargs to_mat = {{"target_memory", ir::MemorySpace::Mat}};
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({16, 32})}, {}, to_mat);
+  auto a_mat = TileAt("a_mat", load_a, 0);
+  auto to_left = Op("tile.move", {a_mat}, {}, {{"target_memory", ir::MemorySpace::Left}});
+  auto a_left = TileAt("a_left", to_left, 0);
+  auto load_w = Op("tile.load", {w, Ints({0, 0}), Ints({64, 32})}, {}, to_mat);
+  auto w_mat = TileAt("w_mat", load_w, 1024);
+  auto to_right = Op("tile.move", {w_mat}, {}, {{"target_memory", ir::MemorySpace::Right}});
+  auto w_right = TileAt("w_right", to_right, 0);
+  auto extract = Op("tile.extract", {w_mat, Index(0), Index(16), Ints({64, 16})}, {},
+                    {{"target_memory", ir::MemorySpace::Right}});
+  auto w_half = TileAt("w_half", extract, 4096);
+  auto matmul = Op("tile.matmul", {a_left, w_right}, {}, {{"b_trans", true}});
+  auto acc = TileAt("acc", matmul, 0);
+  auto extract_a = Op("tile.extract", {a_mat, Index(0), Index(16), Ints({16, 16})}, {},
+                      {{"target_memory", ir::MemorySpace::Left}});
+  auto a_half = TileAt("a_half", extract_a, 1024);
+  auto half_matmul = Op("tile.matmul", {a_half, w_half}, {}, {{"b_trans", true}});
+  auto acc_half = TileAt("acc_half", half_matmul, 4096);
+  auto kernel = Kernel("mm", {a, w, c}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                       {Assign(a_mat, load_a, {}), Assign(a_left, to_left, {}), Assign(w_mat, load_w, {}),
+                        Assign(w_right, to_right, {}), Assign(w_half, extract, {}), Assign(acc, matmul, {}),
+                        Assign(a_half, extract_a, {}), Assign(acc_half, half_matmul, {}),
+                        Eval(Op("tile.store", {acc, Ints({0, 0}), c}, {}), {})},
+                       ir::FunctionType::AIC);
+  auto text = EmitModule(*kernel, "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  const std::string zn = "!pto.tile_buf<loc=mat, dtype=f16, rows=32, cols=64, v_row=?, v_col=?, blayout=row_major, "
+                         "slayout=col_major, fractal=512, pad=0>";
+  const std::string right = "!pto.tile_buf<loc=right, dtype=f16, rows=32, cols=64, v_row=?, v_col=?, "
+                            "blayout=row_major, slayout=col_major, fractal=512, pad=0>";
+  const std::string half = "!pto.tile_buf<loc=right, dtype=f16, rows=16, cols=64, v_row=?, v_col=?, "
+                           "blayout=row_major, slayout=col_major, fractal=512, pad=0>";
+  EXPECT_THAT(*text, HasSubstr("    %w_mat_t = pto.alloc_tile addr = %c1024_i64 valid_row = %c32_index valid_col = "
+                               "%c64_index : " + zn + "\n"));
+  EXPECT_THAT(*text, HasSubstr("    %w_right = pto.alloc_tile addr = %c0_i64 valid_row = %c32_index valid_col = "
+                               "%c64_index : " + right + "\n"));
+  EXPECT_THAT(*text, HasSubstr("    pto.tmov ins(%w_mat_t : " + zn + ") outs(%w_right : " + right + ")\n"));
+  EXPECT_THAT(*text, HasSubstr("    pto.textract ins(%w_mat_t, %c16_index, %c0_index : " + zn +
+                               ", index, index) outs(%w_half : " + half + ")\n"));
+  EXPECT_THAT(*text, HasSubstr("    pto.tmatmul ins(%a_left, %w_right : "));
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas

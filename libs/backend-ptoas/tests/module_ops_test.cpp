@@ -753,5 +753,21 @@ TEST(EmitModuleOps, ReadmeListsEveryLoweredOp) {
   }
 }
 
+// def k(x, y):                                      # x, y: [16, 64] FP32
+//     t = pl.load(x, [0, 0], [16, 64])
+//     pl.store(t, [0, 0], y, atomic="add")
+// An atomic-add store is tstore with PTOAS's atomicType attribute after outs(...).
+TEST(EmitModuleOps, AtomicAddStoreCarriesItsAtomicType) {
+  auto x = TensorParam("x", {16, 64}, {});
+  auto y = TensorParam("y", {16, 64}, {});
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({16, 64})}, {});
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Ints({0, 0}), y}, {}, {{"atomic", std::string("add")}});
+  auto kernel = Kernel("k", {x, y}, {ParamDirection::In, ParamDirection::InOut}, {Assign(t, load, {}), Eval(store, {})});
+  EXPECT_EQ(LineStartingWith(Emit(*kernel), "pto.tstore"),
+            "pto.tstore ins(%t : " + Vec(16, 64) +
+                ") outs(%y_pview : !pto.partition_tensor_view<16x64xf32>) {atomicType = #pto<atomic_type atomic_add>}");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas

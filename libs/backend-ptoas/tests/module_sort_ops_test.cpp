@@ -1,5 +1,5 @@
 // The PTO text of the top-k family: tci (pl.arange), tsort32, tmrgsort formats 1 and 2, the mask
-// form of tgather, and textract for a tile slice (a5 only).
+// form of tgather, and a tile slice (textract on a5, a pto.subset view moved by tmov on a2a3).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -89,6 +89,15 @@ TEST(EmitModuleSortOps, TopKFamily) {
   EXPECT_NE(text.find("%c0_ui32 = builtin.unrealized_conversion_cast"), std::string::npos) << text;
 }
 
+// Format 1's generic form names PTOAS's five groups: srcs, blockLen, dsts, and no tmp or excuted.
+TEST(EmitModuleSortOps, MergeSortFormat1GenericFormSizesPtoasGroups) {
+  auto text = EmitModule(*TopKKernel(), "a5", {.source_locations = false, .generic_form = true});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_TRUE(HasLine(*text, "\"pto.tmrgsort\"(%s, %c64_i32, %m) {operand_segment_sizes = array<i32: 1, 1, 1, 0, 0>} : (" +
+                                 Row(256, "f32") + ", i32, " + Row(256, "f32") + ") -> ()"))
+      << *text;
+}
+
 TEST(EmitModuleSortOps, DescendingArangeCarriesItsAttribute) {
   auto arange = Op("tile.ci", {Index(7), Ints({1, 32})}, {}, {{"dtype", DataType::INT32}, {"descending", true}});
   auto out = TensorParam("out", {1, 32}, {}, DataType::INT32);
@@ -150,19 +159,29 @@ TEST(EmitModuleSortOps, MergeOfSeparateListsCarriesExhausted) {
   EXPECT_NE(text->find("pto.tmrgsort ins(%a, %b, %c, %t {exhausted = true} : "), std::string::npos) << *text;
   auto generic = EmitModule(*MergeListsKernel(true), "a5", {.source_locations = false, .generic_form = true});
   ASSERT_TRUE(generic) << generic.error();
-  EXPECT_NE(generic->find("\"pto.tmrgsort\"(%a, %b, %c, %t, %m, %executed) {exhausted = true} : (" +
+  // The generic form follows PTOAS's groups (srcs, blockLen, dsts, tmp, excuted), sized by attribute.
+  EXPECT_NE(generic->find("\"pto.tmrgsort\"(%a, %b, %c, %m, %t, %executed) {exhausted = true, "
+                          "operand_segment_sizes = array<i32: 3, 0, 1, 1, 1>} : (" +
                           Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(384, "f32") +
                           ", " + Row(384, "f32") + ", vector<4xi16>) -> ()"),
             std::string::npos)
       << *generic;
 }
 
-// a2a3's textract copies into Left/Right only, so a Vec tile slice has no lowering there.
-TEST(EmitModuleSortOps, TileSliceIsRefusedOnA2A3) {
-  auto text = EmitModule(*TopKKernel(), "a2a3", {.source_locations = false});
-  ASSERT_FALSE(text);
-  EXPECT_NE(text.error().find("cannot lower the tile slice of 'm' in kernel 'k' on a2a3"), std::string::npos)
-      << text.error();
+// a2a3's textract copies into Left/Right only: a Vec tile slice there is a pto.subset view of the
+// source (its layout, the window's shape) that tmov copies into the result.
+TEST(EmitModuleSortOps, TileSliceOnA2A3IsASubsetViewMovedIntoTheResult) {
+  const std::string text = Emit("a2a3");
+  EXPECT_TRUE(HasLine(text, "%m_window = pto.subset %m[%c0_index, %c0_index] sizes [1, 32] : " + Row(256, "f32")))
+      << text;
+  EXPECT_TRUE(HasLine(text, "pto.tmov ins(%m_window : " + Row(32, "f32") + ") outs(%p : " + Row(32, "f32") + ")"))
+      << text;
+  EXPECT_EQ(text.find("pto.textract"), std::string::npos) << text;
+  auto generic = EmitModule(*TopKKernel(), "a2a3", {.source_locations = false, .generic_form = true});
+  ASSERT_TRUE(generic) << generic.error();
+  EXPECT_TRUE(HasLine(*generic, "%m_window = \"pto.subset\"(%m, %c0_index, %c0_index) {sizes = [1, 32]} : (" +
+                                    Row(256, "f32") + ", index, index) -> " + Row(32, "f32")))
+      << *generic;
 }
 
 }  // namespace
