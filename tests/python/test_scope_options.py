@@ -166,18 +166,24 @@ def test_auto_scope_is_refused_where_it_cannot_mean_anything():
 
 # ---- RunConfig(ring_heap=, ring_dep_pool=) ---------------------------------------------------------------
 
-@pytest.mark.parametrize("name, value, kind", [("ring_heap", 1024, "output heap"),
-                                               ("ring_dep_pool", 4, "dependency pool"),
-                                               ("ring_heap", [0, 2048, 0, 0], "output heap")])
-def test_a_ring_size_the_runtime_cannot_bound_says_so(name, value, kind):
+def test_a_ring_size_the_runtime_cannot_bound_says_so():
     from pypto.runtime.config import RingLimitWarning
 
     with pytest.warns(RingLimitWarning) as caught:
-        config = RunConfig(**{name: value})
-    assert getattr(config, name) == value
+        config = RunConfig(ring_dep_pool=4)
+    assert config.ring_dep_pool == 4
     assert str(caught[0].message) == (
-        f"RunConfig.{name} is checked but not enforced by the simulator: its runtime has no per-ring {kind} to "
-        "bound, so a run that would exhaust it on a device succeeds here (ring_task_window is enforced)")
+        "RunConfig.ring_dep_pool is checked but not enforced by the simulator: its runtime has no per-ring dependency "
+        "pool to bound, so a run that would exhaust it on a device succeeds here (ring_task_window and ring_heap are "
+        "enforced)")
+
+
+@pytest.mark.parametrize("value, sizes", [(1024, [1024] * 4), ([0, 2048, 0, 0], [0, 2048, 0, 0]), (None, [])])
+def test_a_heap_ring_size_is_enforced_without_a_warning(value, sizes):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = RunConfig(ring_heap=value)
+    assert config.ring_heap_sizes == sizes
 
 
 @pytest.mark.parametrize("name, value, message", [

@@ -107,6 +107,7 @@ class StagedRun final : public TensorSource {
                        .params = plan_.params,
                        .kernels = plan_.kernels,
                        .task_window = plan_.task_window,
+                       .ring_heap = plan_.ring_heap,
                        .dfx = plan_.dfx};
     stage.params.insert(stage.params.end(), plan_.intermediates.begin(), plan_.intermediates.end());
     for (rt::PlanView view : views_) {

@@ -306,12 +306,14 @@ void WarnOnUnwrittenIntermediates(const rt::TaskPlan& plan) {
   }
 }
 
-// `task_window` (RunConfig.ring_task_window; 0 for the default) is how the runtime runs the plan.
+// `task_window` (RunConfig.ring_task_window; 0 for the default) and `ring_heap` (RunConfig.ring_heap,
+// bytes per ring; empty for the defaults) are how the runtime runs the plan.
 Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
-                 int task_window, int dump_args, int chip_swimlane, bool dep_gen) {
+                 int task_window, int dump_args, int chip_swimlane, bool dep_gen, std::vector<uint64_t> ring_heap) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
   WarnOnUnwrittenIntermediates(orchestration.plan);
   orchestration.plan.task_window = task_window;
+  orchestration.plan.ring_heap = std::move(ring_heap);
   orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane, dep_gen);
   std::filesystem::create_directories(output_dir);
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
@@ -619,7 +621,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),
         py::arg("task_window") = 0, py::arg("dump_args") = 0, py::arg("chip_swimlane") = 0,
-        py::arg("dep_gen") = false);
+        py::arg("dep_gen") = false, py::arg("ring_heap") = std::vector<uint64_t>{});
   m.def("set_dfx", &SetDfx, py::arg("compiled"), py::arg("dump_args"), py::arg("chip_swimlane"),
         py::arg("dep_gen") = false);
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));

@@ -9,6 +9,7 @@ const char* FatalCodeName(FatalCode code) {
   switch (code) {
     case FatalCode::None: return "None";
     case FatalCode::ScopeDeadlock: return "ScopeDeadlock";
+    case FatalCode::HeapRingDeadlock: return "HeapRingDeadlock";
     case FatalCode::InvalidArgs: return "InvalidArgs";
     case FatalCode::KernelFailed: return "KernelFailed";
     case FatalCode::RequireSyncStartInvalid: return "RequireSyncStartInvalid";

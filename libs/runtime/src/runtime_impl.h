@@ -96,6 +96,9 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<void, FatalError> WaitAll();
   void Reset();
   size_t tasks_completed() const;
+  pypto::expected<HeapBlock, FatalError> HeapAllocate(uint64_t bytes, size_t ring, std::string_view name);
+  void HeapRelease(HeapBlock block, std::span<const TaskId> users);
+  uint64_t heap_used(size_t ring) const;
 
  private:
   static size_t Index(CoreType type) { return static_cast<size_t>(type); }
@@ -170,6 +173,10 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   // nothing nests in one, so it is the innermost).
   bool InManualScope() const { return scopes_.back()->manual; }
   void FinishLaunch(Launch& launch);
+  // Heap rings (runtime_heap.cpp), with mu_ held: gives back the blocks whose last user `task` was.
+  void ReleaseLeases(Task& task);
+  void FreeHeapBlock(const HeapBlock& block);
+  pypto::unexpected<FatalError> HeapDeadlock(uint64_t bytes, size_t ring, std::string_view name, bool too_big);
   // With mu_ held, once no task is live: the run's outer scope starts afresh.
   void RestartOuterScope();
   // With mu_ held: sleeps until a task retires (under CallerFirst, runs a ready one instead).
@@ -222,6 +229,11 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   std::vector<std::shared_ptr<Scope>> scopes_;  // open scopes, outermost (the run's) first
   std::array<size_t, kRings> slots_used_{};
   int slot_waiters_ = 0;  // submits waiting for a slot
+  // Heap rings: bytes taken, and of those the bytes released by the orchestration and waiting only
+  // for their users to retire (what waiting can give back).
+  std::array<uint64_t, kRings> heap_used_{};
+  std::array<uint64_t, kRings> heap_leased_{};
+  int heap_waiters_ = 0;  // HeapAllocate calls waiting for a ring to have room
   bool stopping_ = false;
   // Recording the dependency graph: the node of the submit in progress, the node of every task of the
   // run by id (ids are dense from 0), and the finished tasks, kept until Reset.

@@ -262,6 +262,7 @@ void Runtime::Impl::Retire(Task& task, int core) {
   if (task.launch && !task.launch->blocks.empty() && !task.dummy)
     task.launch->blocks[static_cast<size_t>(task.local.block_idx)] = nullptr;
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
+  if (!task.leases.empty()) ReleaseLeases(task);
   if (task.mixed_block) {
     // A member that finished may have been the one its peers wait for at a pipe.
     task.mixed_block->member(task.member).finished = true;

@@ -32,6 +32,13 @@ struct Scope {
 
 struct Task;
 
+// A heap block the orchestration has released (Runtime::HeapRelease) while tasks using it were
+// live: each of them holds it, and the last to retire gives the memory back to its ring.
+struct HeapLease {
+  HeapBlock block;
+  size_t users_left = 0;
+};
+
 // One submit: its blocks, and the scope whose ring slot it holds.
 struct Launch {
   std::shared_ptr<Scope> scope;
@@ -59,7 +66,7 @@ struct Cohort {
   size_t ready = 0;
 };
 
-inline constexpr size_t kRings = 4;
+inline constexpr size_t kRings = kScopeRings;
 
 // An entry of the runtime's access index: task->accesses[slot] is the access it records.
 struct AccessRef {
@@ -87,6 +94,7 @@ struct Task {
   };
   std::vector<Access> accesses;  // registered with the runtime until this task retires
   std::vector<Task*> dependents;  // tasks waiting for this one
+  std::vector<std::shared_ptr<HeapLease>> leases;  // heap blocks given back when it retires
   size_t pending = 0;             // unfinished tasks this one waits for
   // Early resolve. `early_resolve`: its dependents may be staged before it finishes. `released_early`:
   // it allows that, and it and every block of its launch have started. `holding_back`: of the

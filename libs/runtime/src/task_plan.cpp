@@ -1,6 +1,8 @@
-// Running a task plan: check the caller's tensors, allocate the intermediates, submit every task in
-// program order and wait. Intermediates live until every task has finished, including on failure.
+// Running a task plan: check the caller's tensors, submit every task in program order, giving each
+// intermediate memory from the runtime's heap rings for its lifetime only, and wait.
 #include "pypto/runtime/task_plan.h"
+
+#include "plan_lifetimes.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -181,22 +183,122 @@ int TaskWindowFor(const TaskPlan& plan) {
   return window;
 }
 
+std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan) {
+  std::array<uint64_t, kScopeRings> heap = RuntimeOptions{}.ring_heap;
+  const char* env = std::getenv("PTO2_RING_HEAP");
+  if (env && *env) {
+    uint64_t bytes = 0;
+    const char* end = env + std::strlen(env);
+    if (auto [ptr, ec] = std::from_chars(env, end, bytes); ec != std::errc{} || ptr != end || bytes < 1024)
+      spdlog::warn("ignoring PTO2_RING_HEAP='{}': not an integer of at least 1024", env);
+    else
+      heap.fill(bytes);
+  }
+  for (size_t ring = 0; ring < kScopeRings && ring < plan.ring_heap.size(); ++ring)
+    if (plan.ring_heap[ring] > 0) heap[ring] = plan.ring_heap[ring];
+  return heap;
+}
+
+namespace {
+
+// The intermediates of one run, each taking its memory from the runtime's heap rings only for its
+// lifetime (plan_lifetimes.h): allocated just before the first submit that uses it, given back once
+// its scope has ended and the tasks that used it are done.
+class RunIntermediates {
+ public:
+  RunIntermediates(const TaskPlan& plan, Runtime& runtime)
+      : plan_(plan), runtime_(runtime), lifetimes_(IntermediateLifetimes(plan)), blocks_(lifetimes_.size()),
+        users_(lifetimes_.size()), views_of_(lifetimes_.size()), allocate_before_(plan.submits.size()),
+        release_after_(plan.submits.size()) {
+    for (uint32_t v = 0; v < plan.views.size(); ++v) {
+      std::optional<PlanTensorRef> root = BufferRefOf(plan, {PlanTensorRef::Kind::View, v});
+      if (root && root->kind == PlanTensorRef::Kind::Intermediate) views_of_[root->index].push_back(v);
+    }
+    for (uint32_t i = 0; i < lifetimes_.size(); ++i) {
+      if (!lifetimes_[i].used) continue;
+      allocate_before_[lifetimes_[i].first_submit].push_back(i);
+      release_after_[lifetimes_[i].release_after].push_back(i);
+    }
+  }
+  ~RunIntermediates() { ReleaseAll(); }
+
+  // Descriptors without memory yet, so that views can be checked before anything runs.
+  pypto::expected<void, FatalError> Describe() {
+    tensors_.reserve(plan_.intermediates.size());
+    for (size_t i = 0; i < plan_.intermediates.size(); ++i) {
+      const PlanTensor& tensor = plan_.intermediates[i];
+      if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || ElementSize(tensor.dtype) == 0)
+        return InvalidArgs(fmt::format("intermediate {} ('{}'): shape {} {} is not a valid tensor", i, tensor.name,
+                                       ShapeString(tensor.shape), DtypeName(tensor.dtype)));
+      tensors_.push_back(MakeExternalTensor(nullptr, tensor.shape, tensor.dtype));
+    }
+    return {};
+  }
+
+  // Gives the intermediates that submit #s is the first to use their memory, and points the views of
+  // them at it.
+  pypto::expected<void, FatalError> AllocateFor(size_t s, std::span<ChipTensor> views) {
+    for (uint32_t i : allocate_before_[s]) {
+      const PlanTensor& tensor = plan_.intermediates[i];
+      const size_t element_size = ElementSize(tensor.dtype);
+      uint64_t bytes = element_size;
+      for (uint32_t extent : tensor.shape) bytes *= extent;
+      auto block = runtime_.HeapAllocate(bytes, lifetimes_[i].ring, fmt::format("intermediate '{}'", tensor.name));
+      if (!block) return pypto::unexpected(std::move(block.error()));
+      blocks_[i] = *block;
+      if (tensor.initial_bits) FillElements(block->memory, bytes / element_size, element_size, *tensor.initial_bits);
+      const uint64_t address = reinterpret_cast<uint64_t>(block->memory);
+      tensors_[i].buffer_addr = address;
+      for (uint32_t v : views_of_[i]) views[v].buffer_addr = address;
+    }
+    return {};
+  }
+
+  // Records that task `id` (submit #s) uses the intermediates it names, and gives back those whose
+  // scope ends with it.
+  void Submitted(size_t s, TaskId id) {
+    for (const PlanTaskArg& arg : plan_.submits[s].args) {
+      if (arg.direction == ArgDirection::Scalar) continue;
+      std::optional<PlanTensorRef> root = BufferRefOf(plan_, arg.tensor);
+      if (root && root->kind == PlanTensorRef::Kind::Intermediate) users_[root->index].push_back(id);
+    }
+    for (uint32_t i : release_after_[s]) Release(i);
+  }
+
+  void ReleaseAll() {
+    for (size_t i = 0; i < blocks_.size(); ++i) Release(i);
+  }
+
+  std::span<const ChipTensor> tensors() const { return tensors_; }
+
+ private:
+  void Release(size_t i) {
+    if (!blocks_[i].memory) return;
+    runtime_.HeapRelease(blocks_[i], users_[i]);
+    blocks_[i] = {};
+    users_[i].clear();
+  }
+
+  const TaskPlan& plan_;
+  Runtime& runtime_;
+  std::vector<IntermediateLifetime> lifetimes_;
+  std::vector<HeapBlock> blocks_;
+  std::vector<std::vector<TaskId>> users_;
+  std::vector<std::vector<uint32_t>> views_of_;  // by intermediate: the views of it, at any depth
+  std::vector<std::vector<uint32_t>> allocate_before_, release_after_;
+  std::vector<ChipTensor> tensors_;
+};
+
+}  // namespace
+
 pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime) {
   if (auto checked = CheckPlanParams(plan, params); !checked) return checked;
 
-  std::vector<PlanTensorMemory> buffers;
-  std::vector<ChipTensor> intermediates;
-  for (size_t i = 0; i < plan.intermediates.size(); ++i) {
-    const PlanTensor& tensor = plan.intermediates[i];
-    auto buffer = AllocatePlanTensor(tensor, i);
-    if (!buffer) return pypto::unexpected(std::move(buffer.error()));
-    intermediates.push_back(MakeExternalTensor(buffer->get(), tensor.shape, tensor.dtype));
-    buffers.push_back(std::move(*buffer));
-  }
-
-  auto views = BuildViews(plan, RunTensors{params, intermediates, {}});
+  RunIntermediates intermediates(plan, runtime);
+  if (auto described = intermediates.Describe(); !described) return described;
+  auto views = BuildViews(plan, RunTensors{params, intermediates.tensors(), {}});
   if (!views) return pypto::unexpected(std::move(views.error()));
-  const RunTensors tensors{params, intermediates, *views};
+  const RunTensors tensors{params, intermediates.tensors(), *views};
 
   // Stop at the first refused submit, but always wait: tasks already submitted may use the buffers.
   pypto::expected<void, FatalError> submitted;
@@ -204,6 +306,8 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
   ids.reserve(plan.submits.size());
   for (size_t i = 0; i < plan.submits.size() && submitted; ++i) {
     const PlanSubmit& submit = plan.submits[i];
+    submitted = intermediates.AllocateFor(i, *views);
+    if (!submitted) break;
     auto args = BuildArgs(submit, i, tensors);
     if (args) args = WithDependencies(std::move(*args), submit, i, ids);
     if (!args) {
@@ -222,7 +326,9 @@ pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const 
     if (!id) submitted = pypto::unexpected(std::move(id.error()));
     ids.push_back(id ? *id : kInvalidTaskId);
     for (int scope = 0; scope < submit.scopes_closed; ++scope) runtime.ScopeEnd();
+    if (id) intermediates.Submitted(i, *id);
   }
+  intermediates.ReleaseAll();  // what a refused submit left: given back as its users finish
   auto waited = runtime.WaitAll();
   if (!submitted) return submitted;
   return waited;

@@ -234,6 +234,7 @@ class Session {
                   .aiv_cores = soc.aiv_cores,
                   .dispatch = dispatch,
                   .task_window = rt::TaskWindowFor(plan),
+                  .ring_heap = rt::RingHeapFor(plan),
                   .observer = dfx_.get(),
                   .dep_graph = dfx_ ? dfx_->dep_graph() : nullptr},
                  executor_) {}

@@ -41,7 +41,8 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     dump_dir = os.path.join(out, "passes_dump") if config.dump_passes else None
     try:
         lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
-        artifacts = _core.compile(lowered, config.platform, str(out), config.task_window, **config.compile_dfx())
+        artifacts = _core.compile(lowered, config.platform, str(out), config.task_window,
+                                  ring_heap=config.ring_heap_sizes, **config.compile_dfx())
     except BaseException:
         if output_dir is None and not config.save_kernels_dir:  # new_build_dir made it: leave none behind
             remove_if_empty(out)

@@ -111,6 +111,7 @@ class JITFunction:
             bool(config.dump_passes),
             config.save_kernels_dir,
             config.task_window,
+            tuple(config.ring_heap_sizes),
             config.dfx,
             self.auto_scope,
         )
@@ -126,7 +127,8 @@ class JITFunction:
             try:
                 lowered = self._lower(specs, constants, config, dump_dir)
                 artifacts = _core.compile(
-                    lowered, config.platform, str(output_dir), config.task_window, **config.compile_dfx()
+                    lowered, config.platform, str(output_dir), config.task_window,
+                    ring_heap=config.ring_heap_sizes, **config.compile_dfx()
                 )
             except BaseException:
                 if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
@@ -402,10 +404,11 @@ def _bind_dynamic_target(node):
 
 
 def _disk_cacheable(config) -> bool:
-    """Dumps and a chosen build directory are asked for by this run; a task window and the debugging
-    outputs are not recorded in a build directory. Those builds skip the disk cache."""
+    """Dumps and a chosen build directory are asked for by this run; a task window, heap rings and the
+    debugging outputs are not recorded in a build directory. Those builds skip the disk cache."""
     return (
-        not config.dump_passes and not config.save_kernels_dir and config.task_window == 0 and not config.dfx.any()
+        not config.dump_passes and not config.save_kernels_dir and config.task_window == 0
+        and not config.ring_heap_sizes and not config.dfx.any()
     )
 
 

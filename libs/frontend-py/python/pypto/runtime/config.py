@@ -89,10 +89,11 @@ class RunConfig:
             isinstance(window, bool) or not isinstance(window, int) or window < 2 or window & (window - 1)
         ):
             raise ValueError(f"RunConfig.ring_task_window must be a power of two of at least 2, got {window!r}")
-        for name, value in (("ring_heap", self.ring_heap), ("ring_dep_pool", self.ring_dep_pool)):
-            if value is not None:
-                _check_ring_limit(f"RunConfig.{name}", name, value)
-                warnings.warn(_unbounded_ring(f"RunConfig.{name}", name), RingLimitWarning, stacklevel=3)
+        if self.ring_heap is not None:
+            _check_ring_limit("RunConfig.ring_heap", "ring_heap", self.ring_heap)
+        if self.ring_dep_pool is not None:
+            _check_ring_limit("RunConfig.ring_dep_pool", "ring_dep_pool", self.ring_dep_pool)
+            warnings.warn(_unbounded_ring("RunConfig.ring_dep_pool"), RingLimitWarning, stacklevel=3)
 
     @property
     def dfx(self):
@@ -122,6 +123,16 @@ class RunConfig:
         }
 
     @property
+    def ring_heap_sizes(self) -> list:
+        """Bytes of each of the four heap rings for this run's compile (0: that ring's default), or []
+        for the defaults: $PTO2_RING_HEAP when the program runs, else 256 MiB a ring, as upstream."""
+        if self.ring_heap is None:
+            return []
+        if isinstance(self.ring_heap, (list, tuple)):
+            return list(self.ring_heap)
+        return [self.ring_heap] * _RING_DEPTH
+
+    @property
     def task_window(self) -> int:
         """The runtime's task window for this run: ``ring_task_window``, or 0 for the default
         (``$PTO2_RING_TASK_WINDOW`` if set, else 16384). Every compile reads it, so this is where the
@@ -143,17 +154,15 @@ _RING_DEPTH = 4
 
 
 class RingLimitWarning(UserWarning):
-    """A ring size the simulator checks but cannot run out of (ring_heap, ring_dep_pool)."""
+    """A ring size the simulator checks but cannot run out of (ring_dep_pool)."""
 
 
-def _unbounded_ring(spelling: str, name: str) -> str:
-    """Why a valid ring_heap / ring_dep_pool does not bound a simulator run: its runtime allocates a
-    run's intermediate tensors up front rather than from a heap ring per scope, and keeps no bounded
-    dependency pool, so it cannot fail where a device with these sizes would (HEAP_RING_DEADLOCK,
-    DEP_POOL_OVERFLOW)."""
-    kind = "output heap" if name == "ring_heap" else "dependency pool"
-    return (f"{spelling} is checked but not enforced by the simulator: its runtime has no per-ring {kind} "
-            f"to bound, so a run that would exhaust it on a device succeeds here (ring_task_window is enforced)")
+def _unbounded_ring(spelling: str) -> str:
+    """Why a valid ring_dep_pool does not bound a simulator run: its runtime keeps no bounded
+    dependency pool, so it cannot fail where a device with this size would (DEP_POOL_OVERFLOW)."""
+    return (f"{spelling} is checked but not enforced by the simulator: its runtime has no per-ring dependency "
+            f"pool to bound, so a run that would exhaust it on a device succeeds here (ring_task_window and "
+            f"ring_heap are enforced)")
 
 
 def _check_ring_limit(spelling: str, name: str, value) -> None:

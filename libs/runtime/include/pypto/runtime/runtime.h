@@ -2,6 +2,7 @@
 // that actually runs a kernel on a logical core; the runtime decides when and where.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstddef>
 #include <memory>
@@ -139,6 +140,18 @@ class CoreExecutor {
 //               may not start before some thread waits for it.
 enum class Dispatch : uint8_t { Eager, CallerFirst };
 
+// Task rings and heap rings: one per scope depth, depths 3 and deeper sharing the last.
+inline constexpr size_t kScopeRings = 4;
+inline constexpr uint64_t kDefaultRingHeap = uint64_t{256} << 20;  // upstream's default: 256 MiB a ring
+
+// Memory a run took from a heap ring (Runtime::HeapAllocate): 64-byte aligned, `bytes` of it charged
+// to ring `ring` (the size asked, rounded up to 1 KiB as upstream carves its slices).
+struct HeapBlock {
+  void* memory = nullptr;
+  size_t ring = 0;
+  uint64_t bytes = 0;
+};
+
 struct RuntimeOptions {
   int aic_cores = 24;
   int aiv_cores = 48;
@@ -156,6 +169,10 @@ struct RuntimeOptions {
   // has ended. At most task_window - 1 slots are in use; a submit waits for one to be given back.
   // When every used slot belongs to a scope still open, none can come back: ScopeDeadlock.
   int task_window = 16384;
+  // Bytes of each heap ring, as upstream's ring_heap: the memory a run's tensors are carved from (the
+  // intermediates of a plan), one ring per scope depth like the task rings. See HeapAllocate.
+  std::array<uint64_t, kScopeRings> ring_heap = {kDefaultRingHeap, kDefaultRingHeap, kDefaultRingHeap,
+                                                 kDefaultRingHeap};
   // Debugging outputs (args dump, swimlane): told about every kernel task before and after it runs.
   // Null (the default) costs nothing. Not owned; must outlive the Runtime.
   TaskObserver* observer = nullptr;
@@ -228,6 +245,18 @@ class Runtime {
   void Reset();
 
   size_t tasks_completed() const;
+
+  // The heap rings (upstream's HeapRing, one per scope depth): memory for the tensors a run creates.
+  // HeapAllocate takes `bytes` (zero-filled) from ring `ring`; while the ring is full it waits for blocks
+  // to be given back (dispatching, under CallerFirst). When none can come back, because every block
+  // still charged is one the orchestration has not released yet, the run fails with HeapRingDeadlock,
+  // as it does at once for a block larger than the whole ring; `name` says whose memory it is.
+  pypto::expected<HeapBlock, FatalError> HeapAllocate(uint64_t bytes, size_t ring, std::string_view name);
+  // Gives `block` back to its ring once every task of `users` has finished (at once if none is live):
+  // the orchestration calls it when no later task can use the memory, e.g. when the tensor's scope ends.
+  void HeapRelease(HeapBlock block, std::span<const TaskId> users);
+  // Bytes of ring `ring` taken and not yet given back.
+  uint64_t heap_used(size_t ring) const;
 
  private:
   class Impl;

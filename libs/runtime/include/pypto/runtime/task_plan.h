@@ -2,6 +2,7 @@
 // orchestration C++. Running it submits the same task stream the C++ would.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -88,13 +89,15 @@ struct PlanSubmit {
 struct TaskPlan {
   std::string orchestration_name;
   std::vector<PlanTensor> params;         // the orchestration's tensor parameters, in order
-  // Allocated by RunPlan for one run: 64-byte aligned, zero-filled, freed once every task has finished.
-  // Upstream's alloc_tensors leaves them uninitialised, so kernels must not rely on the zeros.
+  // Given memory by RunPlan for their lifetimes: 64-byte aligned, zero-filled (see RunPlan). Upstream's
+  // alloc_tensors leaves them uninitialised, so kernels must not rely on the zeros.
   std::vector<PlanTensor> intermediates;
   std::vector<PlanView> views;            // in definition order
   std::vector<PlanKernel> kernels;        // indexed by func_id
   std::vector<PlanSubmit> submits;        // in program order
   int task_window = 0;                    // RuntimeOptions::task_window for running it; 0: the default
+  // RuntimeOptions::ring_heap for running it, per ring (RunConfig(ring_heap=...)); empty or 0: the default.
+  std::vector<uint64_t> ring_heap;
   DfxOptions dfx;                         // debugging outputs to record while running it
 };
 
@@ -119,7 +122,13 @@ std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit
 // reads it), else RuntimeOptions' default.
 int TaskWindowFor(const TaskPlan& plan);
 
-// Submits every task of the plan, inside the scopes it marks, and waits for all of them.
+// The heap rings to run `plan` with: its own ring_heap where given, else $PTO2_RING_HEAP (one size for
+// every ring, as upstream reads it), else RuntimeOptions' default.
+std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan);
+
+// Submits every task of the plan, inside the scopes it marks, and waits for all of them. Each
+// intermediate takes its memory from the runtime's heap rings just before the first submit that uses
+// it and gives it back once the scope holding its uses has ended and those tasks are done.
 pypto::expected<void, FatalError> RunPlan(const TaskPlan& plan, std::span<const ChipTensor> params, Runtime& runtime);
 
 }  // namespace pypto::rt
