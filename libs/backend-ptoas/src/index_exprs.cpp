@@ -314,8 +314,11 @@ void KernelEmitter::WriteElement(const ir::Call& write, const ir::Span& span) {
   const auto& shape = tile ? tile->shape() : param->type()->As<ir::TensorType>()->shape();
   const std::string element = ElementOf(tile ? tile->dtype() : param->type()->As<ir::TensorType>()->dtype());
   const std::string offset = FlatOffset(shape, write.args()[1], span);
-  std::string value = IndexValue(write.args()[2], span);
-  if (element != "index") {
+  const ir::DataType dtype = tile ? tile->dtype() : param->type()->As<ir::TensorType>()->dtype();
+  // A floating-point element takes a scalar operand at its type; an integer one the index value narrowed.
+  const bool float_element = ir::IsFloat(dtype);
+  std::string value = float_element ? ScalarOperand(write.args()[2], dtype, span).value : IndexValue(write.args()[2], span);
+  if (element != "index" && !float_element) {
     std::string narrowed = names_.Temp();
     Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", narrowed, value, element), span);
     value = narrowed;

@@ -3,6 +3,7 @@
 // tensors and tiles.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -31,18 +32,35 @@ Status Planner::CheckElementRead(const ir::Call& call, const ir::Span& span) {
 Status Planner::CheckTileWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
   if (auto ok = CheckTileOperand(call.args()[0], "tile.write", span); !ok) return ok;
   const auto& tile = *call.args()[0]->As<ir::Var>();
-  if (auto ok = CheckIntegerElements(tile.type()->As<ir::TileType>()->dtype(), "tile.write", "tile", span); !ok)
+  if (auto ok = CheckWrittenValue(tile.type()->As<ir::TileType>()->dtype(), call.args()[2], "tile.write", "tile", span);
+      !ok)
     return ok;
   if (auto ok = CheckOffsets(call.args()[1], "tile.write", span); !ok) return ok;
-  if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tile.write'", span); !ok) return ok;
   return assign ? AliasTile(*assign->var(), tile, span) : Status{};
+}
+
+// The value pl.write stores: an index value for integer elements; for floating-point ones a scalar
+// operand at the element type (a literal, a scalar parameter or a floating-point element read).
+Status Planner::CheckWrittenValue(ir::DataType dtype, const ir::ExprPtr& value, std::string_view op,
+                                  std::string_view what, const ir::Span& span) {
+  if (ir::IsFloat(dtype) && MlirElementType(dtype)) {
+    const auto* var = value->As<ir::Var>();
+    const bool scalar = value->Is<ir::ConstFloat>() || value->Is<ir::ConstInt>() ||
+                        (var && (plan_.float_elements.contains(var) ||
+                                 std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                                             [&](const ir::VarPtr& param) { return param.get() == var; })));
+    if (scalar) return CheckScalarOperand(value, dtype, op, span);
+  }
+  if (auto ok = CheckIntegerElements(dtype, op, what, span); !ok) return ok;
+  return CheckIndexExpr(value, fmt::format("the value of '{}'", op), span);
 }
 
 Status Planner::CheckIntegerElements(ir::DataType dtype, std::string_view op, std::string_view what,
                                      const ir::Span& span) const {
   if (IsSignedInteger(dtype)) return {};
   return Error(span, fmt::format("backend-ptoas does not lower the single-element access '{}' of a {} {} yet in "
-                                 "kernel '{}'; it writes integer elements only",
+                                 "kernel '{}'; it writes integer elements, and floating-point ones from a literal, a scalar parameter or "
+                                 "an element read",
                                  op, ir::DataTypeName(dtype), what, kernel_.name()));
 }
 
@@ -51,12 +69,11 @@ Status Planner::CheckIntegerElements(ir::DataType dtype, std::string_view op, st
 Status Planner::CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign) {
   auto param = ParamOf(call.args()[0], "tensor.write", span);
   if (!param) return pypto::unexpected(param.error());
-  if (auto ok = CheckIntegerElements(call.args()[0]->type()->As<ir::TensorType>()->dtype(), "tensor.write",
-                                     "tensor", span);
+  if (auto ok = CheckWrittenValue(call.args()[0]->type()->As<ir::TensorType>()->dtype(), call.args()[2],
+                                  "tensor.write", "tensor", span);
       !ok)
     return ok;
   if (auto ok = CheckOffsets(call.args()[1], "tensor.write", span); !ok) return ok;
-  if (auto ok = CheckIndexExpr(call.args()[2], "the value of 'tensor.write'", span); !ok) return ok;
   if (assign) plan_.tensor_param_of[assign->var().get()] = *param;
   return {};
 }

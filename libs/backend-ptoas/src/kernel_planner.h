@@ -72,6 +72,8 @@ class Planner {
   // Tensor operands and single-element reads and writes (kernel_plan_tensors.cpp).
   Status CheckElementRead(const ir::Call& call, const ir::Span& span);
   Status CheckTileWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
+  Status CheckWrittenValue(ir::DataType dtype, const ir::ExprPtr& value, std::string_view op, std::string_view what,
+                           const ir::Span& span);
   Status CheckIntegerElements(ir::DataType dtype, std::string_view op, std::string_view what,
                               const ir::Span& span) const;
   Status CheckTensorWrite(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);

@@ -193,8 +193,9 @@ TEST(EmitModuleLoops, TileElementsAreGetValAndSetVal) {
 //     s = pl.read(w, [1, 2])                            # line 2
 //     t = pl.load(x, [0, 0], [16, 16])                  # line 3
 //     pl.store(pl.mul(t, s), [0, 0], out)               # line 4
+//     pl.write(w, [0, 0], s)                            # line 5
 // A floating-point element is read at its own type (pto.load_scalar ... -> f32) and passed to a
-// tile op as its scalar operand, like a scalar parameter.
+// tile op as its scalar operand, like a scalar parameter; a float element is written from one.
 TEST(EmitModuleLoops, AFloatElementIsAScalarOperand) {
   auto w = TensorParam("w", {2, 4}, {});
   auto x = TensorParam("x", {16, 16}, {});
@@ -205,14 +206,17 @@ TEST(EmitModuleLoops, AFloatElementIsAScalarOperand) {
   auto t = TileAt("t", load, 0);
   auto mul = Op("tile.muls", {t, s}, At(4, 15));
   auto y = TileAt("y", mul, 1024);
-  auto kernel = Kernel("scale", {w, x, out}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+  auto write = Op("tensor.write", {w, Tuple({Index(0), Index(0)}), s}, At(5, 5));
+  auto kernel = Kernel("scale", {w, x, out}, {ir::ParamDirection::InOut, ir::ParamDirection::In, ir::ParamDirection::Out},
                        {Assign(s, read, At(2, 5)), Assign(t, load, At(3, 5)), Assign(y, mul, At(4, 15)),
-                        Eval(Op("tile.store", {y, Ints({0, 0}), out}, At(4, 5)), At(4, 5))});
+                        Eval(Op("tile.store", {y, Ints({0, 0}), out}, At(4, 5)), At(4, 5)), Eval(write, At(5, 5))});
   const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
   EXPECT_NE(text.find("    %2 = pto.load_scalar %arg0[%1] : !pto.ptr<f32> -> f32\n"), std::string::npos) << text;
   EXPECT_NE(text.find("    pto.tmuls ins(%t, %2 : " + TileBuf(16, 16) + ", f32) outs(%y : " + TileBuf(16, 16) + ")\n"),
             std::string::npos)
       << text;
+  // and written back from such a value, with no cast.
+  EXPECT_NE(text.find("    pto.store_scalar %2, %arg0[%4] : !pto.ptr<f32>, f32\n"), std::string::npos) << text;
   const std::string generic = Emit(*kernel, ModuleOptions{.source_locations = false, .generic_form = true});
   EXPECT_NE(generic.find("    %2 = \"pto.load_scalar\"(%arg0, %1) : (!pto.ptr<f32>, index) -> f32\n"),
             std::string::npos)
