@@ -188,6 +188,7 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::StmtPtr> ParseStatement(py::handle stmt);
   ir::Result<ir::StmtPtr> ParseOneStatement(py::handle stmt);
   std::optional<py::object> CopyKernelScope(py::handle stmt) const;
+  static py::object KernelScopeAround(py::handle stmt);
   static bool IsDumpTag(py::handle node);
   ir::Result<ir::StmtPtr> ParseDumpTag(py::handle call);
   static ir::StmtPtr Seq(std::vector<ir::StmtPtr> stmts, const ir::Span& span = {});
@@ -248,6 +249,12 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   bool IsInPlaceUpdateOf(const ir::Var* value, const ir::Var* tensor, const ir::TensorAliases& aliases) const;
   const ir::Var* InPlaceRoot(const ir::Var* value, const ir::TensorAliases& aliases) const;
   ir::Result<ir::ExprPtr> StaleSliceRead(const ir::Var& slice, const ir::Span& span) const;
+  ir::Result<ir::StmtPtr> ParseOrchestrationSliceAssign(py::handle stmt, py::handle target);
+  bool WritesSliceBackInPlace(py::handle stmt, py::handle target);
+  bool AssemblesSliceBackInPlace(py::handle stmt);
+  const ir::Var* OrchestrationSliceNamed(py::handle node) const;
+  bool IsSliceAt(const ir::Var& slice, const ir::ExprPtr& tensor, const std::vector<ir::ExprPtr>& offsets,
+                 const ir::Shape* shape) const;
 
   // parse_call_rewrites.cpp: DSL spellings rewritten into other calls
   ir::Result<ir::ExprPtr> ParseAssemble(py::handle node);
@@ -375,6 +382,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
                                            bool has_else, const Env& then_env, const Env& else_env, const Env& before,
                                            const ir::Span& span);
   static ir::TypePtr WholeTileOfBoth(const ir::Type& a, const ir::Type& b);
+  static ir::TypePtr WiderIntegerOfBoth(const ir::Type& a, const ir::Type& b);
+  static ir::Result<ir::ExprPtr> ConvertedForMerge(const ir::VarPtr& value, const ir::TypePtr& merged,
+                                                   std::vector<ir::StmtPtr>& stmts, const ir::Span& span);
   ir::VarPtr TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,
                             const Env& before, const ir::TensorAliases& then_aliases,
                             const ir::TensorAliases& else_aliases) const;
@@ -398,6 +408,8 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   bool IsInlineCall(py::handle node) const;
   ir::Result<ir::ExprPtr> ParseInlineCall(const std::string& name, py::handle node);
   ir::Result<bool> PassSlicesAsViews(py::handle def, std::vector<ir::ExprPtr>& args);
+  static void ReturnPassedSlices(const std::vector<ir::ExprPtr>& passed, const std::vector<ir::ExprPtr>& args,
+                                 std::vector<ir::ExprPtr>& values);
   ir::Result<InlinedBody> InlineBody(const std::vector<ir::ExprPtr>& args, const ir::Span& call_span);
   ir::Result<bool> CheckInlineArg(py::handle param, const std::string& name, const ir::ExprPtr& arg);
   ir::Result<std::vector<ir::ExprPtr>> ReturnValues(py::handle stmt);

@@ -59,7 +59,8 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseAssign(py::handle stmt, bool annota
     return MakeError(DiagnosticKind::Syntax, "chained assignment is not supported", map_.SpanOf(stmt));
   if (IsNode(target, "Subscript") && !annotated && IsArray(target.attr("value")))
     return ParseArrayStore(stmt, target);
-  if (IsNode(target, "Subscript") && !annotated) return ParseSliceAssign(stmt, target);
+  if (IsNode(target, "Subscript") && !annotated)
+    return kernel_depth_ == 0 ? ParseOrchestrationSliceAssign(stmt, target) : ParseSliceAssign(stmt, target);
   if (!annotated && IsSubmit(stmt.attr("value"))) {
     std::vector<py::handle> targets;
     if (IsNode(target, "Tuple"))

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "boolean_conditions.h"
+#include "pypto/ir/op_registry.h"
 #include "pypto/ir/tensor_aliases.h"
 
 namespace pypto::frontend {
@@ -166,6 +167,7 @@ ir::Result<ir::StmtPtr> FunctionParser::FinishImplicitIf(const ir::ExprPtr& cond
     }
     ir::TypePtr merged = t->second->type();
     if (!merged->equals(*e->second->type())) merged = WholeTileOfBoth(*merged, *e->second->type());
+    if (!merged) merged = WiderIntegerOfBoth(*t->second->type(), *e->second->type());
     if (!merged) {
       MarkUnavailable(name, Unavailable(fmt::format("'{}' has type {} after the if branch but {} after the else "
                                                     "branch of the if at line {}",
@@ -174,8 +176,12 @@ ir::Result<ir::StmtPtr> FunctionParser::FinishImplicitIf(const ir::ExprPtr& cond
                                         "give both branches' values the same shape, dtype and memory space"));
       continue;
     }
-    then_values.push_back(t->second);
-    else_values.push_back(e->second);
+    auto then_value = ConvertedForMerge(t->second, merged, then_body.stmts, span);
+    auto else_value = ConvertedForMerge(e->second, merged, else_body.stmts, span);
+    if (!then_value) return pypto::unexpected(then_value.error());
+    if (!else_value) return pypto::unexpected(else_value.error());
+    then_values.push_back(*then_value);
+    else_values.push_back(*else_value);
     results.push_back(std::make_shared<ir::Var>(name, merged, span));
   }
   for (const auto& var : results) env_[var->name_hint()] = var;
@@ -199,6 +205,32 @@ ir::TypePtr FunctionParser::WholeTileOfBoth(const ir::Type& a, const ir::Type& b
   if (!x || !y || x->shape() != y->shape() || x->dtype() != y->dtype() || x->memory_space() != y->memory_space())
     return nullptr;
   return std::make_shared<ir::TileType>(x->shape(), x->dtype(), x->memory_space(), x->memref());
+}
+
+// Two integer scalars of different dtypes (`i = row` with an INT32 row in one branch, `i = BASE +
+// row`, an INDEX, in the other) merge as the wider dtype, the first branch's when they are as wide:
+// upstream's promotion of integer operands (PromoteSameCategoryDtype), so no branch's value is cut.
+ir::TypePtr FunctionParser::WiderIntegerOfBoth(const ir::Type& a, const ir::Type& b) {
+  const auto* x = a.As<ir::ScalarType>();
+  const auto* y = b.As<ir::ScalarType>();
+  if (!x || !y || !ir::IsInteger(x->dtype()) || !ir::IsInteger(y->dtype())) return nullptr;
+  return std::make_shared<ir::ScalarType>(ir::DataTypeBits(y->dtype()) > ir::DataTypeBits(x->dtype()) ? y->dtype()
+                                                                                                     : x->dtype());
+}
+
+// The value a branch yields for a merged name: `value` itself, or, when the merge widened its
+// integer dtype, `value` cast to it (scalar.cast, assigned at the end of the branch's `stmts`).
+ir::Result<ir::ExprPtr> FunctionParser::ConvertedForMerge(const ir::VarPtr& value, const ir::TypePtr& merged,
+                                                          std::vector<ir::StmtPtr>& stmts, const ir::Span& span) {
+  const auto* scalar = merged->As<ir::ScalarType>();
+  const auto* from = value->type()->As<ir::ScalarType>();
+  if (!scalar || !from || from->dtype() == scalar->dtype()) return ir::ExprPtr(value);
+  auto cast = ir::OpRegistry::Get().CreateCall("scalar.cast", {value},
+                                               {{"target_type", ir::OpAttr(scalar->dtype())}}, span);
+  if (!cast) return pypto::unexpected(cast.error());
+  auto converted = std::make_shared<ir::Var>(value->name_hint(), merged, span);
+  stmts.push_back(std::make_shared<ir::AssignStmt>(converted, *cast, span));
+  return ir::ExprPtr(converted);
 }
 
 ir::VarPtr FunctionParser::TensorBeforeIf(const std::string& name, const Env& then_env, const Env& else_env,

@@ -34,6 +34,7 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   auto call = ParseSubFunctionCall(name, node);
   if (!call) return pypto::unexpected(call.error());
   call->source.type = source_.type;
+  const std::vector<ir::ExprPtr> passed = call->args;
   if (auto ok = PassSlicesAsViews(call->source.def, call->args); !ok) return pypto::unexpected(ok.error());
   FunctionParser inliner(program_, call->source);
   inliner.kernel_depth_ = kernel_depth_;
@@ -45,8 +46,21 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   program_.parsing.erase(name);
   if (!body) return pypto::unexpected(body.error());
   prelude_.insert(prelude_.end(), body->stmts.begin(), body->stmts.end());
+  ReturnPassedSlices(passed, call->args, body->values);
   if (body->values.size() == 1) return body->values[0];
   return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(body->values, span));
+}
+
+// A parameter the body returns as it is stays the caller's value: for an orchestration slice passed
+// as a view (PassSlicesAsViews), the slice, not the view made for the call. So
+// `part = inline(part, ...)` in a loop leaves `part` the slice it was (upstream's slice is the view,
+// and returning its parameter hands back that tensor), rather than rebinding it to another value
+// the loop would have to carry.
+void FunctionParser::ReturnPassedSlices(const std::vector<ir::ExprPtr>& passed, const std::vector<ir::ExprPtr>& args,
+                                        std::vector<ir::ExprPtr>& values) {
+  for (auto& value : values)
+    for (size_t i = 0; i < args.size(); ++i)
+      if (value == args[i] && passed[i] != args[i] && passed[i]->As<ir::Var>()) value = passed[i];
 }
 
 // An orchestration slice passed for an inline parameter annotated as a tensor (`x: pl.Tensor`) is a

@@ -6,6 +6,8 @@
 
 #include <variant>
 
+#include "affine_form.h"
+
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/tensor_aliases.h"
@@ -145,6 +147,84 @@ const ir::Var* FunctionParser::InPlaceRoot(const ir::Var* value, const ir::Tenso
     if (it == returned_args_.end()) return var;
     var = it->second;
   }
+}
+
+// `t[region] = src` in orchestration code is upstream's `t = tensor.assemble(t, src, offsets)`: a copy
+// of src into that window of t. It becomes a kernel of its own (KernelScopeAround), where the
+// assignment is a store of src (a tensor is loaded whole) into the window. When src is a slice of t
+// at that very window (`w = pl.slice(t, ...)`, which a call wrote through, assigned back), the data
+// is already there and nothing is copied, as upstream's orchestration codegen skips an assemble
+// whose source is the target's own view. A target that is not a tensor or an orchestration slice
+// keeps the subscript's own error.
+ir::Result<ir::StmtPtr> FunctionParser::ParseOrchestrationSliceAssign(py::handle stmt, py::handle target) {
+  py::handle base = target.attr("value");
+  auto it = IsNode(base, "Name") ? env_.find(base.attr("id").cast<std::string>()) : env_.end();
+  if (it == env_.end() ||
+      !(it->second->type()->As<ir::TensorType>() || orchestration_slices_.contains(it->second.get())))
+    return ParseSliceAssign(stmt, target);
+  if (WritesSliceBackInPlace(stmt, target)) return Seq({}, map_.SpanOf(stmt));
+  return ParseWith(KernelScopeAround(stmt));
+}
+
+// Whether `t[region] = w` assigns w, a slice orchestration code took of t at that region, back into it.
+bool FunctionParser::WritesSliceBackInPlace(py::handle stmt, py::handle target) {
+  const ir::Var* slice = OrchestrationSliceNamed(stmt.attr("value"));
+  if (!slice) return false;
+  auto region = ParseRegion(target, /*for_load=*/true);
+  return region && region->dropped.empty() && IsSliceAt(*slice, region->source, region->offsets, &region->shape);
+}
+
+// `t = pl.assemble(t, w, offsets)` in orchestration code where w is the slice of t at those offsets
+// (written through by the calls it was passed to): nothing to copy, and the name keeps meaning t.
+bool FunctionParser::AssemblesSliceBackInPlace(py::handle stmt) {
+  if (kernel_depth_ > 0 || !IsNode(stmt, "Assign") || py::len(stmt.attr("targets")) != 1 ||
+      !IsNode(stmt.attr("value"), "Call"))
+    return false;
+  py::handle call = stmt.attr("value");
+  const std::string name = DottedName(call.attr("func"));
+  py::list args = call.attr("args");
+  py::handle target = py::list(stmt.attr("targets"))[0];
+  if ((name != "pl.assemble" && name != "pl.tensor.assemble") || py::len(args) != 3 ||
+      py::len(call.attr("keywords")) != 0 || !IsNode(target, "Name") ||
+      !(IsNode(args[2], "List") || IsNode(args[2], "Tuple")))
+    return false;
+  const ir::Var* slice = OrchestrationSliceNamed(args[1]);
+  auto tensor = slice ? ParseExpr(args[0]) : ir::Result<ir::ExprPtr>(nullptr);
+  if (!slice || !tensor || !(*tensor)->As<ir::Var>()) return false;
+  std::vector<ir::ExprPtr> offsets;
+  for (auto element : args[2].attr("elts")) {
+    auto offset = ParseExpr(element);
+    if (!offset) return false;
+    offsets.push_back(*offset);
+  }
+  if (!IsSliceAt(*slice, *tensor, offsets, nullptr)) return false;
+  const std::string bound = target.attr("id").cast<std::string>();
+  env_[bound] = std::static_pointer_cast<const ir::Var>(*tensor);
+  unavailable_.erase(bound);
+  return true;
+}
+
+// The orchestration slice the name `node` holds; null for anything else.
+const ir::Var* FunctionParser::OrchestrationSliceNamed(py::handle node) const {
+  auto it = IsNode(node, "Name") ? env_.find(node.attr("id").cast<std::string>()) : env_.end();
+  return it != env_.end() && orchestration_slices_.contains(it->second.get()) ? it->second.get() : nullptr;
+}
+
+// Whether `slice` was taken of `tensor` at `offsets` (and, when given, with `shape`).
+bool FunctionParser::IsSliceAt(const ir::Var& slice, const ir::ExprPtr& tensor, const std::vector<ir::ExprPtr>& offsets,
+                               const ir::Shape* shape) const {
+  const auto* load = orchestration_slices_.at(&slice)->As<ir::Call>();
+  const auto* taken_at = load->args()[1]->As<ir::TupleLiteral>();
+  const auto* extents = load->args()[2]->As<ir::TupleLiteral>();
+  if (load->args()[0] != tensor || !taken_at || !extents || taken_at->elements().size() != offsets.size() ||
+      (shape && extents->elements().size() != shape->size()))
+    return false;
+  auto scalar_value = [this](const ir::Var& var) { return ScalarValue(var); };
+  for (size_t d = 0; d < offsets.size(); ++d) {
+    if (ConstantDifference(offsets[d], taken_at->elements()[d], scalar_value) != 0) return false;
+    if (shape && ir::AsConstInt(extents->elements()[d]) != (*shape)[d]) return false;
+  }
+  return true;
 }
 
 ir::Result<ir::ExprPtr> FunctionParser::StaleSliceRead(const ir::Var& slice, const ir::Span& span) const {

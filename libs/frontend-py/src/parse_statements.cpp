@@ -186,6 +186,7 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseOneStatement(py::handle stmt) {
     if (!expr) return pypto::unexpected(expr.error());
     return ir::StmtPtr(std::make_shared<ir::EvalStmt>(*expr, span));
   }
+  if (AssemblesSliceBackInPlace(stmt)) return Seq({}, span);
   if (auto copy = CopyKernelScope(stmt)) return ParseWith(*copy);
   if (type == "Assign" || type == "AnnAssign") return ParseAssign(stmt, type == "AnnAssign");
   if (type == "With") return ParseWith(stmt);
@@ -213,6 +214,11 @@ std::optional<py::object> FunctionParser::CopyKernelScope(py::handle stmt) const
   if (kernel_depth_ > 0 || !py::hasattr(stmt, "value") || !IsNode(stmt.attr("value"), "Call")) return std::nullopt;
   const std::string name = DottedName(stmt.attr("value").attr("func"));
   if (name != "pl.assemble" && name != "pl.tensor.assemble") return std::nullopt;
+  return KernelScopeAround(stmt);
+}
+
+// `with pl.at(level=pl.Level.CORE_GROUP, name_hint='assemble'):` around `stmt`, at its location.
+py::object FunctionParser::KernelScopeAround(py::handle stmt) {
   py::module_ ast = py::module_::import("ast");
   py::object scope =
       ast.attr("parse")("with pl.at(level=pl.Level.CORE_GROUP, name_hint='assemble'):\n    pass").attr("body")[

@@ -230,6 +230,10 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseSliceAssign(py::handle stmt, py::ha
   auto value = ParseExpr(stmt.attr("value"));
   if (!value) return pypto::unexpected(value.error());
   const ir::Span span = map_.SpanOf(stmt);
+  if (!into_tile && (*value)->type()->As<ir::TensorType>()) {  // a tensor copied into the window is loaded whole
+    value = LoadWhole(*value, map_.SpanOf(stmt.attr("value")));
+    if (!value) return pypto::unexpected(value.error());
+  }
   const auto* tile = (*value)->type()->As<ir::TileType>();
   if (!tile)
     return MakeError(DiagnosticKind::Type,
