@@ -317,6 +317,7 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::StmtPtr> ParseSpmdLoop(py::handle stmt, py::handle target, py::handle call);
   ir::Result<ir::StmtPtr> ParseSplitAivRegion(py::handle stmt, py::handle target, py::handle call);
   ir::Result<bool> BindRegionSplit(const ir::OpDef& op, CallBuilder& call, const ir::Span& span);
+  ir::Result<bool> BindRegionPlacement(const ir::OpDef& op, CallBuilder& call, const ir::Span& span);
 
   // parse_for_loops.cpp: for loops, explicit carries
   ir::Result<ir::StmtPtr> ParseFor(py::handle stmt);

@@ -212,6 +212,7 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseCall(py::handle node) {
       return pypto::unexpected(ok.error());
   if (declared_tile_) BindDeclaredPopType(**op, call, map_.SpanOf(node));
   if (auto ok = BindRegionSplit(**op, call, map_.SpanOf(node)); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = BindRegionPlacement(**op, call, map_.SpanOf(node)); !ok) return pypto::unexpected(ok.error());
   auto built = call.Build(map_.SpanOf(node));
   if (built && name == "pl.cmp" &&
       (loaded_tensor || (kernel_depth_ > 0 && !positional.empty() && IsUpstreamTensor(positional[0].second))))

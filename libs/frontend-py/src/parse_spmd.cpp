@@ -208,4 +208,17 @@ ir::Result<bool> FunctionParser::BindRegionSplit(const ir::OpDef& op, CallBuilde
   return true;
 }
 
+// A pld.system.notify written in a pl.split_aiv region runs on the vector lanes only (core_type="aiv"),
+// as upstream's region placement pins it: the region's body is the AIV lanes' code, and a notify reads
+// no tile, so ExpandMixedKernel would otherwise copy it into the cube member too, whose copy signals
+// the peer before the lanes have stored the data the signal announces (pypto-lib's lm_head
+// remote_store + notify). A wait stays where it is: blocking the cube until the peer's data is there
+// is what a wait in a mixed kernel is for.
+ir::Result<bool> FunctionParser::BindRegionPlacement(const ir::OpDef& op, CallBuilder& call, const ir::Span& span) {
+  if (op.name != "comm.notify" || split_aiv_modes_.empty()) return true;
+  const ir::OpParam* core_type = op.FindAttrParam("core_type");
+  if (!call.Has(*core_type)) return call.Bind(*core_type, ArgValue(ir::OpAttr(std::string("aiv"))), span);
+  return true;
+}
+
 }  // namespace pypto::frontend

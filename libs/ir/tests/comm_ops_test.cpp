@@ -64,6 +64,25 @@ TEST(CommOps, NotifyAndWaitAddressOneInt32SignalCell) {
             "the peer must be an integer scalar, got pl.Scalar[pl.FP32]");
 }
 
+// A notify reads no tile: it runs on both members of a mixed kernel unless core_type names one
+// (the frontend names "aiv" for a notify in a pl.split_aiv region).
+TEST(CommOps, NotifyCoreTypeKeepsItOnOneMemberOfAMixedKernel) {
+  auto signal = Window("signal", {2, 1}, DataType::INT32);
+  const std::vector<ExprPtr> args = {signal, Id(1), List({Id(0), Id(0)}), Id(1)};
+  auto shared = Create("comm.notify", args, {{"op", std::string("AtomicAdd")}});
+  ASSERT_TRUE(shared) << shared.error().str();
+  EXPECT_EQ(CallAffinity(**shared), CoreAffinity::Shared);
+  auto lanes = Create("comm.notify", args, {{"op", std::string("AtomicAdd")}, {"core_type", std::string("aiv")}});
+  ASSERT_TRUE(lanes) << lanes.error().str();
+  EXPECT_EQ(CallAffinity(**lanes), CoreAffinity::Vector);
+  EXPECT_EQ(PrintExpr(*lanes), "pl.comm.notify(signal, 1, [0, 0], 1, op=pld.NotifyOp.AtomicAdd, core_type=\"aiv\")");
+  auto cube = Create("comm.notify", args, {{"op", std::string("Set")}, {"core_type", std::string("aic")}});
+  ASSERT_TRUE(cube) << cube.error().str();
+  EXPECT_EQ(CallAffinity(**cube), CoreAffinity::Cube);
+  EXPECT_EQ(ErrorOf(Create("comm.notify", args, {{"op", std::string("Set")}, {"core_type", std::string("mix")}})),
+            "core_type=\"mix\" is not \"aic\" or \"aiv\"");
+}
+
 TEST(CommOps, BarrierTakesOneCellPerRankAndReturnsTheSignal) {
   auto signal = Window("signal", {4, 1}, DataType::INT32);
   auto barrier = Create("comm.barrier", {signal});

@@ -4,8 +4,10 @@
 // is the window tensor itself here, which carries its communication domain.
 //
 // - comm.rank(t) / comm.nranks(t): this rank's index in the domain of window `t`, and the domain's size.
-// - comm.notify(target, peer, offsets, value, op=Set|AtomicAdd): set (or atomically add to) one INT32
-//   cell of the peer's signal window `target`.
+// - comm.notify(target, peer, offsets, value, op=Set|AtomicAdd[, core_type="aiv"|"aic"]): set (or
+//   atomically add to) one INT32 cell of the peer's signal window `target`. In a kernel mixing cube and
+//   vector work, `core_type` keeps it on that member; the frontend sets "aiv" on a notify written in a
+//   pl.split_aiv region, as upstream's region placement does (see NotifyCore).
 // - comm.wait(signal, offsets, expected, cmp=Eq|Ne|Gt|Ge|Lt|Le): block until this rank's cell compares
 //   true with `expected`.
 // - comm.barrier(signal): every rank of the domain arrives before any leaves; `signal` holds one INT32
@@ -74,7 +76,20 @@ Result<TypePtr> DeduceNotify(const std::vector<ExprPtr>& args, const Call::Kwarg
   if (auto ok = CheckSignalCell(args[0], args[2], span); !ok) return pypto::unexpected(ok.error());
   if (auto ok = ExpectIntegerScalar(args[3], "the value", span); !ok) return pypto::unexpected(ok.error());
   if (auto ok = CheckEnum(kwargs, "op", kNotifyOps, "NotifyOp", span); !ok) return pypto::unexpected(ok.error());
+  auto core_type = FindAttr<std::string>(kwargs, "core_type");
+  if (core_type && *core_type != "aiv" && *core_type != "aic")
+    return TypeError(fmt::format("core_type=\"{}\" is not \"aic\" or \"aiv\"", *core_type), span);
   return NoValue();
+}
+
+// The member of a mixed kernel a notify runs on, where it names one. A notify reads no tile, so
+// without this ExpandMixedKernel copies it into both members: the cube's copy would then signal the
+// peer as soon as the cube's matmuls are done, before the vector lanes have stored the data the
+// signal announces, and add a second count the peer's wait takes for the first.
+std::optional<CoreAffinity> NotifyCore(const OpAttrs& attrs) {
+  auto core_type = FindAttr<std::string>(attrs, "core_type");
+  if (!core_type) return std::nullopt;
+  return *core_type == "aic" ? CoreAffinity::Cube : CoreAffinity::Vector;
 }
 
 Result<TypePtr> DeduceWait(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
@@ -154,9 +169,10 @@ void RegisterCommOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "comm.notify",
                           .description = "set or atomically add to one INT32 cell of a peer's signal window",
                           .params = {Arg("target"), Arg("peer"), Arg("offsets"), Arg("value"),
-                                     EnumAttr("op", "pld.NotifyOp")},
+                                     EnumAttr("op", "pld.NotifyOp"), OptionalAttr("core_type", OpAttrKind::String)},
                           .deduce_type = DeduceNotify,
-                          .affinity = CoreAffinity::Shared});
+                          .affinity = CoreAffinity::Shared,
+                          .affinity_from_attrs = NotifyCore});
   registry.Register(OpDef{.name = "comm.wait",
                           .description = "block until one INT32 cell of this rank's signal window compares true",
                           .params = {Arg("signal"), Arg("offsets"), Arg("expected"), EnumAttr("cmp", "pld.WaitCmp")},
