@@ -31,25 +31,56 @@ pypto::unexpected<FatalError> InvalidArgs(std::string message) {
 
 }  // namespace
 
+namespace {
+
+// The bytes of intermediate #index, or InvalidArgs when its shape or dtype is not a tensor's.
+pypto::expected<uint64_t, FatalError> PlanTensorBytes(const PlanTensor& tensor, size_t index) {
+  const size_t element_size = ElementSize(tensor.dtype);
+  if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || element_size == 0)
+    return InvalidArgs(fmt::format("intermediate {} ('{}'): shape {} {} is not a valid tensor", index, tensor.name,
+                                   ShapeString(tensor.shape), DtypeName(tensor.dtype)));
+  uint64_t bytes = element_size;
+  for (uint32_t extent : tensor.shape) bytes *= extent;
+  return bytes;
+}
+
+// Sets the tensor's starting value (pl.create_tensor(..., init_value=v)) in its zeroed memory.
+void FillStartingValue(void* memory, const PlanTensor& tensor, uint64_t bytes) {
+  const size_t element_size = ElementSize(tensor.dtype);
+  if (tensor.initial_bits) FillElements(memory, bytes / element_size, element_size, *tensor.initial_bits);
+}
+
+// $variable as an integer of at least `least`, or nullopt (with a warning when it is set but is not one).
+template <typename T>
+std::optional<T> EnvAtLeast(const char* variable, T least) {
+  const char* env = std::getenv(variable);
+  if (!env || !*env) return std::nullopt;
+  T value{};
+  const char* end = env + std::strlen(env);
+  if (auto [ptr, ec] = std::from_chars(env, end, value); ec != std::errc{} || ptr != end || value < least) {
+    spdlog::warn("ignoring {}='{}': not an integer of at least {}", variable, env, least);
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
 // Kernels may use aligned vector loads on intermediates, so they get cache-line alignment. Zero-filled
 // so that a kernel reading a region nobody wrote sees the same values on every run, or filled with the
 // tensor's starting value when it has one.
 pypto::expected<PlanTensorMemory, FatalError> AllocatePlanTensor(const PlanTensor& tensor, size_t index) {
   constexpr size_t kAlignment = 64;
-  const size_t element_size = ElementSize(tensor.dtype);
-  if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || element_size == 0)
-    return InvalidArgs(fmt::format("intermediate {} ('{}'): shape {} {} is not a valid tensor", index, tensor.name,
-                                   ShapeString(tensor.shape), DtypeName(tensor.dtype)));
-  size_t bytes = element_size;
-  for (uint32_t extent : tensor.shape) bytes *= extent;
+  auto bytes = PlanTensorBytes(tensor, index);
+  if (!bytes) return pypto::unexpected(std::move(bytes.error()));
   // aligned_alloc wants a multiple of the alignment, and at least one block keeps the address unique.
-  const size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  const size_t rounded = std::max(kAlignment, (*bytes + kAlignment - 1) / kAlignment * kAlignment);
   PlanTensorMemory buffer(std::aligned_alloc(kAlignment, rounded), [](void* memory) { std::free(memory); });
   if (!buffer)
     return pypto::unexpected(FatalError{
-        FatalCode::OutOfMemory, fmt::format("cannot allocate {} bytes for intermediate '{}'", bytes, tensor.name)});
+        FatalCode::OutOfMemory, fmt::format("cannot allocate {} bytes for intermediate '{}'", *bytes, tensor.name)});
   std::memset(buffer.get(), 0, rounded);
-  if (tensor.initial_bits) FillElements(buffer.get(), bytes / element_size, element_size, *tensor.initial_bits);
+  FillStartingValue(buffer.get(), tensor, *bytes);
   return buffer;
 }
 
@@ -172,28 +203,12 @@ std::vector<std::pair<int32_t, CoreType>> SubmitKernels(const PlanSubmit& submit
 
 int TaskWindowFor(const TaskPlan& plan) {
   if (plan.task_window > 0) return plan.task_window;
-  const char* env = std::getenv("PTO2_RING_TASK_WINDOW");
-  if (!env || !*env) return RuntimeOptions{}.task_window;
-  int window = 0;
-  const char* end = env + std::strlen(env);
-  if (auto [ptr, ec] = std::from_chars(env, end, window); ec != std::errc{} || ptr != end || window < 2) {
-    spdlog::warn("ignoring PTO2_RING_TASK_WINDOW='{}': not an integer of at least 2", env);
-    return RuntimeOptions{}.task_window;
-  }
-  return window;
+  return EnvAtLeast("PTO2_RING_TASK_WINDOW", 2).value_or(RuntimeOptions{}.task_window);
 }
 
 std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan) {
   std::array<uint64_t, kScopeRings> heap = RuntimeOptions{}.ring_heap;
-  const char* env = std::getenv("PTO2_RING_HEAP");
-  if (env && *env) {
-    uint64_t bytes = 0;
-    const char* end = env + std::strlen(env);
-    if (auto [ptr, ec] = std::from_chars(env, end, bytes); ec != std::errc{} || ptr != end || bytes < 1024)
-      spdlog::warn("ignoring PTO2_RING_HEAP='{}': not an integer of at least 1024", env);
-    else
-      heap.fill(bytes);
-  }
+  if (auto bytes = EnvAtLeast<uint64_t>("PTO2_RING_HEAP", 1024)) heap.fill(*bytes);
   for (size_t ring = 0; ring < kScopeRings && ring < plan.ring_heap.size(); ++ring)
     if (plan.ring_heap[ring] > 0) heap[ring] = plan.ring_heap[ring];
   return heap;
@@ -225,11 +240,12 @@ class RunIntermediates {
   // Descriptors without memory yet, so that views can be checked before anything runs.
   pypto::expected<void, FatalError> Describe() {
     tensors_.reserve(plan_.intermediates.size());
+    bytes_.reserve(plan_.intermediates.size());
     for (size_t i = 0; i < plan_.intermediates.size(); ++i) {
       const PlanTensor& tensor = plan_.intermediates[i];
-      if (tensor.shape.empty() || tensor.shape.size() > PYPTO_MAX_TENSOR_DIMS || ElementSize(tensor.dtype) == 0)
-        return InvalidArgs(fmt::format("intermediate {} ('{}'): shape {} {} is not a valid tensor", i, tensor.name,
-                                       ShapeString(tensor.shape), DtypeName(tensor.dtype)));
+      auto bytes = PlanTensorBytes(tensor, i);
+      if (!bytes) return pypto::unexpected(std::move(bytes.error()));
+      bytes_.push_back(*bytes);
       tensors_.push_back(MakeExternalTensor(nullptr, tensor.shape, tensor.dtype));
     }
     return {};
@@ -240,13 +256,10 @@ class RunIntermediates {
   pypto::expected<void, FatalError> AllocateFor(size_t s, std::span<ChipTensor> views) {
     for (uint32_t i : allocate_before_[s]) {
       const PlanTensor& tensor = plan_.intermediates[i];
-      const size_t element_size = ElementSize(tensor.dtype);
-      uint64_t bytes = element_size;
-      for (uint32_t extent : tensor.shape) bytes *= extent;
-      auto block = runtime_.HeapAllocate(bytes, lifetimes_[i].ring, fmt::format("intermediate '{}'", tensor.name));
+      auto block = runtime_.HeapAllocate(bytes_[i], lifetimes_[i].ring, fmt::format("intermediate '{}'", tensor.name));
       if (!block) return pypto::unexpected(std::move(block.error()));
       blocks_[i] = *block;
-      if (tensor.initial_bits) FillElements(block->memory, bytes / element_size, element_size, *tensor.initial_bits);
+      FillStartingValue(block->memory, tensor, bytes_[i]);
       const uint64_t address = reinterpret_cast<uint64_t>(block->memory);
       tensors_[i].buffer_addr = address;
       for (uint32_t v : views_of_[i]) views[v].buffer_addr = address;
@@ -287,6 +300,7 @@ class RunIntermediates {
   std::vector<std::vector<uint32_t>> views_of_;  // by intermediate: the views of it, at any depth
   std::vector<std::vector<uint32_t>> allocate_before_, release_after_;
   std::vector<ChipTensor> tensors_;
+  std::vector<uint64_t> bytes_;  // by intermediate, from Describe
 };
 
 }  // namespace
