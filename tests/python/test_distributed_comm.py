@@ -453,6 +453,40 @@ def host_push_doubled(x: pl.Tensor[[N, 1, C], pl.FP32], y: pl.Out[pl.Tensor[[N, 
         chip_push_doubled(x[r], y[r], pld.window(window_buf, [1, N * C], dtype=pl.FP32),
                           pld.window(signal_buf, [N], dtype=pl.INT32), device=r)
 
+
+@pl.jit.incore
+def half_sum_into_first(
+    x: pl.Tensor[[1, C], pl.FP16],
+    y: pl.Out[pl.Tensor[[1, C], pl.FP16]],
+    acc: pld.DistributedTensor[[2, C], pl.FP16],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    pld.tensor.put(acc, 0, x, [1, 0], [0, 0], [1, C], atomic=pld.AtomicType.Add)
+    signal = pld.tensor.barrier(signal)
+    total = pl.load(acc, [1, 0], [1, C])
+    y = pl.store(total, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_half_sum_into_first(
+    x: pl.Tensor[[1, C], pl.FP16],
+    y: pl.Out[pl.Tensor[[1, C], pl.FP16]],
+    acc: pld.DistributedTensor[[2, C], pl.FP16],
+    signal: pld.DistributedTensor[[N], pl.INT32],
+):
+    return half_sum_into_first(x, y, acc, signal)
+
+
+@pl.jit.host
+def host_half_sum_into_first(x: pl.Tensor[[N, 1, C], pl.FP16], y: pl.Out[pl.Tensor[[N, 1, C], pl.FP16]]):
+    acc_buf = pld.alloc_window_buffer([2, C], dtype=pl.FP16)
+    signal_buf = pld.alloc_window_buffer([N], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        acc = pld.window(acc_buf, [2, C], dtype=pl.FP16)
+        signal = pld.window(signal_buf, [N], dtype=pl.INT32)
+        chip_half_sum_into_first(x[r], y[r], acc, signal, device=r)
+
 '''
 
 kernels = kernels_fixture("distributed_comm_kernels.py", SOURCE)
@@ -547,6 +581,14 @@ def test_put_with_atomic_add_sums_every_rank_into_the_first(kernels):
     y = torch.full((N, 1, C), float("nan"))
     kernels.host_sum_into_first(x, y, config=world())
     torch.testing.assert_close(y[0], x.sum(dim=0), rtol=1e-6, atol=1e-6)
+    assert not y[1:].any()
+
+
+def test_put_with_atomic_add_sums_fp16_elements_of_every_rank(kernels):
+    x = torch.arange(N * C, dtype=torch.float16).reshape(N, 1, C) - 40  # small integers: exact sums
+    y = torch.full((N, 1, C), float("nan"), dtype=torch.float16)
+    kernels.host_half_sum_into_first(x, y, config=world())
+    assert torch.equal(y[0], x.sum(dim=0))
     assert not y[1:].any()
 
 

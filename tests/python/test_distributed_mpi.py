@@ -96,6 +96,8 @@ if sys.argv[1] == "programs":
     run("handoff", k.host_handoff, x, torch.zeros(N, 1, C))
     run("two_rounds", k.host_two_rounds, x, torch.zeros(N, 2, C), torch.full((N, 1, N), -1, dtype=torch.int32))
     run("sum_into_first", k.host_sum_into_first, x, torch.full((N, 1, C), float("nan")))
+    halves = torch.arange(N * C, dtype=torch.float16).reshape(N, 1, C) - 40  # exact sums in any order
+    run("half_sum_into_first", k.host_half_sum_into_first, halves, torch.full((N, 1, C), float("nan"), dtype=torch.float16))
     run("pull_next", k.host_pull_next, x, torch.zeros(N, 1, C))
     run("put_counted_rows", k.host_put_counted_rows, xs, count, torch.zeros(N, N * 16, C))
     run("push_doubled", k.host_push_doubled, x, torch.zeros(N, 1, N * C))

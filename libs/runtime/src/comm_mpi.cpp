@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -67,12 +69,15 @@ class MpiTransport final : public CommTransport {
   }
 
   std::string Accumulate(int32_t rank, std::span<const CommPiece> pieces, ir::DataType dtype) override {
+    if (dtype == ir::DataType::FP16 || dtype == ir::DataType::BF16) {
+      for (const CommPiece& piece : pieces) AddHalves(rank, piece, dtype);
+      return {};
+    }
     MPI_Datatype type = ElementType(dtype);
     if (type == MPI_DATATYPE_NULL)
       return fmt::format("MPI cannot add {} elements atomically (MPI_Accumulate has no such type): an atomic add "
-                         "into a window of another MPI rank takes FP32 or integer elements; run the program with "
-                         "the thread backend (RunConfig(comm_backend=\"threads\")) for {}",
-                         ir::DataTypeName(dtype), ir::DataTypeName(dtype));
+                         "into a window of another MPI rank takes floating-point or integer elements",
+                         ir::DataTypeName(dtype));
     int size = 0;
     MPI_Type_size(type, &size);
     const size_t elem = static_cast<size_t>(size);
@@ -104,6 +109,68 @@ class MpiTransport final : public CommTransport {
     std::lock_guard guard(CallLock());
     MPI_Accumulate(&value, 1, MPI_INT32_T, rank, static_cast<MPI_Aint>(offset), 1, MPI_INT32_T, op, win_);
     MPI_Win_flush(rank, win_);
+  }
+
+  // FP16 and BF16 have no MPI type to accumulate: their add is a compare-and-swap loop over the
+  // aligned 32-bit words that hold the piece's elements. Each word's new value is computed from the
+  // value the target held (each sum formed in FP32 and rounded to nearest even once, as the
+  // simulator's own atomic add does) and swapped in only if the word still holds it; the words a
+  // concurrent add changed meanwhile are recomputed from what the swap found. Reads and swaps are
+  // both accumulate-family operations on MPI_UINT32_T, so MPI keeps them atomic with each other.
+  void AddHalves(int32_t rank, const CommPiece& piece, ir::DataType dtype) {
+    const uint64_t first = piece.offset & ~uint64_t{3};
+    const uint64_t end = (piece.offset + piece.bytes + 3) & ~uint64_t{3};
+    const size_t words = static_cast<size_t>((end - first) / 4);
+    std::vector<uint32_t> seen(words), wanted(words), found(words);
+    std::lock_guard guard(CallLock());
+    for (size_t done = 0; done < words; done += kMaxPiece / 4) {
+      const int n = static_cast<int>(std::min(kMaxPiece / 4, words - done));
+      MPI_Get_accumulate(nullptr, 0, MPI_UINT32_T, seen.data() + done, n, MPI_UINT32_T, rank,
+                         static_cast<MPI_Aint>(first + done * 4), n, MPI_UINT32_T, MPI_NO_OP, win_);
+    }
+    MPI_Win_flush(rank, win_);
+    std::vector<size_t> pending(words);
+    for (size_t w = 0; w < words; ++w) pending[w] = w;
+    while (!pending.empty()) {
+      for (size_t w : pending) {
+        wanted[w] = AddIntoWord(seen[w], first + w * 4, piece, dtype);
+        MPI_Compare_and_swap(&wanted[w], &seen[w], &found[w], MPI_UINT32_T, rank, static_cast<MPI_Aint>(first + w * 4),
+                             win_);
+      }
+      MPI_Win_flush(rank, win_);
+      std::erase_if(pending, [&](size_t w) {
+        if (found[w] == seen[w]) return true;
+        seen[w] = found[w];
+        return false;
+      });
+    }
+  }
+
+  // `word` (the 4 bytes at window offset `at`) with the piece's elements that lie in it added.
+  static uint32_t AddIntoWord(uint32_t word, uint64_t at, const CommPiece& piece, ir::DataType dtype) {
+    for (uint64_t half = at; half < at + 4; half += 2) {
+      if (half < piece.offset || half + 2 > piece.offset + piece.bytes) continue;
+      const unsigned shift = static_cast<unsigned>(half - at) * 8;
+      uint16_t part = 0;
+      std::memcpy(&part, piece.data + (half - piece.offset), 2);
+      const auto old = static_cast<uint16_t>(word >> shift);
+      const uint16_t sum = HalfFromFloat(FloatFromHalf(old, dtype) + FloatFromHalf(part, dtype), dtype);
+      word = (word & ~(uint32_t{0xFFFF} << shift)) | (uint32_t{sum} << shift);
+    }
+    return word;
+  }
+
+  static float FloatFromHalf(uint16_t bits, ir::DataType dtype) {
+    if (dtype == ir::DataType::FP16) return static_cast<float>(std::bit_cast<_Float16>(bits));
+    return std::bit_cast<float>(uint32_t{bits} << 16);
+  }
+
+  // Rounded to nearest even (a NaN stays a quiet NaN).
+  static uint16_t HalfFromFloat(float value, ir::DataType dtype) {
+    if (dtype == ir::DataType::FP16) return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+    const uint32_t bits = std::bit_cast<uint32_t>(value);
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
+    return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
   }
 
   static MPI_Datatype ElementType(ir::DataType dtype) {
