@@ -3,9 +3,13 @@
 torch.gather and Tensor.scatter_), the mask-pattern scatter, whole-row updates (pl.scatter_update),
 the compare form of the gather, tensor-level spellings inside pl.at, and pl.random (Philox4x32)."""
 
+import warnings
+from pathlib import Path
+
 import pytest
 import torch
 
+from pypto.runtime import RunConfig
 from pypto.runtime.unwritten import UnwrittenOutputWarning
 
 from conftest import is_poison, kernels_fixture
@@ -28,6 +32,14 @@ def gather_rows_of_3d(x: pl.Tensor[[2, 8, 8], pl.FP32], idx: pl.Tensor[[2, 3, 8]
     with pl.at(level=pl.Level.CORE_GROUP):
         g = pl.tensor.gather(x, dim=1, index=idx)
         out = pl.assemble(out, g, [0, 0, 0])
+    return out
+
+
+@pl.jit
+def gather_columns(x: pl.Tensor[[16, 64], pl.FP32], idx: pl.Tensor[[16, 32], pl.INT32],
+                   out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.assemble(out, pl.gather(x, dim=-1, index=idx), [0, 0])
     return out
 
 
@@ -166,6 +178,21 @@ def test_gather_along_the_middle_axis_of_a_3d_tensor(kernels):
     idx = torch.randint(0, 8, (2, 3, 8), dtype=torch.int32)
     out = torch.zeros(2, 3, 8)
     kernels.gather_rows_of_3d(x, idx, out)
+    torch.testing.assert_close(out, torch.gather(x, 1, idx.long()), rtol=0, atol=0)
+
+
+def test_a_gather_along_the_last_axis_is_lowered_for_the_device(kernels):
+    """pl.gather(x, dim=-1, ...) gets its .pto (pto.tgather's index form, one row at a time; the
+    conftest checks the module against the PTO dialect) and computes torch.gather."""
+    x = torch.randn(16, 64)
+    idx = torch.randint(0, 64, (16, 32), dtype=torch.int32)
+    out = torch.zeros(16, 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "no .pto written for kernel ..." is a warning on a simulator
+        compiled = kernels.gather_columns.compile(x, idx, out, config=RunConfig(platform="a2a3sim"))
+    (pto,) = Path(compiled.output_dir).glob("kernels/aiv/*.pto")
+    assert "pto.tgather ins(" in pto.read_text()
+    compiled(x, idx, out)
     torch.testing.assert_close(out, torch.gather(x, 1, idx.long()), rtol=0, atol=0)
 
 

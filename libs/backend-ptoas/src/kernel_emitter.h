@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernel_plan.h"
+#include "mlir_types.h"
 #include "pto_op.h"
 #include "pypto/backend_ptoas/module.h"
 #include "ssa_names.h"
@@ -70,6 +71,12 @@ class KernelEmitter {
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
                     const ir::Span& span);
   void LowerSubsetWindow(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // `%<name> = pto.subset %source[row, col] sizes [R, C] : <source type>`: the [R, C] window of a Vec
+  // tile at (row, col), typed with the source's layout as PTOAS infers it.
+  TypedValue SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col, TileExtent window,
+                        const std::string& name, const ir::Span& span);
+  // gather_dim.cpp: tile.gather_dim as pto.tgather's index form, row by row.
+  void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);

@@ -52,6 +52,9 @@ class Planner {
   Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span);
   Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const;
   Status CheckTransposedRhs(const ir::Call& call, const ir::Span& span);
+  Status CheckGatherDim(const ir::Call& call, const ir::Span& span);
+  Status NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span& span);
+  Status PlaceScratch();
   Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const;
   Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span);
   Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
@@ -113,6 +116,11 @@ class Planner {
   std::vector<const ir::Var*> loops_;  // loop variables in scope, outermost first
   std::set<const ir::Var*> scalars_;   // index values the body computed
   int while_depth_ = 0;                // while loops around the statement being checked
+  // The largest scratch tile an op needs (bytes), and the first op that needs one (for the error
+  // when the Vec buffer has no room left for it).
+  int64_t scratch_bytes_ = 0;
+  const ir::Call* scratch_user_ = nullptr;
+  ir::Span scratch_span_;
 };
 
 }  // namespace pypto::backend_ptoas::detail

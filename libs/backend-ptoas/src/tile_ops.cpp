@@ -177,6 +177,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
+    case OpForm::GatherDim: return LowerGatherDim(call, result, span);
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
@@ -235,26 +236,31 @@ void KernelEmitter::LowerTriangle(const ir::Call& call, const ir::Var& result, c
 // keeps the source's layout (PTOAS infers its type), then `pto.tmov` of the view into the result.
 void KernelEmitter::LowerSubsetWindow(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
   const auto& source = *call.args()[0]->As<ir::Var>();
-  const auto& source_type = *source.type()->As<ir::TileType>();
-  const TileExtent window = TileRowsCols(*result.type()->As<ir::TileType>());
   std::vector<TypedValue> offsets;
   for (const auto& offset : call.args()[2]->As<ir::TupleLiteral>()->elements())
     offsets.push_back({IndexValue(offset, span), "index"});
   if (offsets.size() == 1) offsets.insert(offsets.begin(), IndexConstant(0));  // a 1-D tile is one row
+  const TypedValue view = SubsetView(source, offsets[0], offsets[1], TileRowsCols(*result.type()->As<ir::TileType>()),
+                                     source.name_hint() + "_window", span);
+  Add(body_, DpsOp("pto.tmov", {view}, TileOperand(result, false)), span);
+}
+
+TypedValue KernelEmitter::SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col,
+                                     TileExtent window, const std::string& name, const ir::Span& span) {
+  const auto& source_type = *source.type()->As<ir::TileType>();
   const TypedValue src = TileOperand(source, false);
   const auto pad = plan_.pad_codes.find(&source);
-  const TypedValue view{names_.Named(source.name_hint() + "_window"),
+  const TypedValue view{names_.Named(name),
                         TileBufType(source_type.memory_space(), ElementOf(source_type.dtype()), window,
                                     ImplicitTileLayout(source_type.memory_space(), TileRowsCols(source_type)),
                                     pad == plan_.pad_codes.end() ? 0 : pad->second)};
   const std::string sizes = fmt::format("[{}, {}]", window.rows, window.cols);
   PtoOp subset{.name = "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
-  subset.custom_syntax =
-      fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, src.value, offsets[0].value,
-                  offsets[1].value, sizes, src.type);
-  subset.generic_operands = GenericOperands{{{src}, offsets}};
+  subset.custom_syntax = fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, src.value, row.value,
+                                     col.value, sizes, src.type);
+  subset.generic_operands = GenericOperands{{{src}, {row, col}}};
   Add(body_, subset, span);
-  Add(body_, DpsOp("pto.tmov", {view}, TileOperand(result, false)), span);
+  return view;
 }
 
 // tmrgsort format 2 also writes how many elements it took from each list, into a vector<4xi16>

@@ -1,0 +1,150 @@
+// The PTO text of tile.gather_dim (torch.gather along the last axis): pto.tgather's index form, one
+// row at a time through pto.subset views, its tmp tile in the Vec scratch past the kernel's tiles;
+// and the gathers it refuses.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "kernel_builder.h"
+#include "pypto/backend_ptoas/module.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+using namespace testing;
+using ir::DataType;
+using ir::ParamDirection;
+
+std::string Vec(int rows, int cols, std::string_view dtype) {
+  return fmt::format("!pto.tile_buf<loc=vec, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
+                     "slayout=none_box, fractal=512, pad=0>",
+                     dtype, rows, cols);
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+  return text.find(line + "\n") != std::string::npos;
+}
+
+// def k(x, i, out):                                   # x: [R, 64], i: [R, 32]
+//     s = pl.load(x, [0, 0], [R, 64])                  # line 2, at 0
+//     j = pl.load(i, [0, 0], [R, 32])                  # line 3, after s
+//     g = pl.gather(s, -1, j)                          # line 4, after j
+//     pl.store(g, [0, 0], out)                         # line 5
+ir::FunctionPtr GatherKernel(int64_t rows, DataType element, DataType index_dtype, int64_t dim = -1,
+                             int64_t index_at = 0) {
+  auto x = TensorParam("x", {rows, 64}, At(1, 7), element);
+  auto i = TensorParam("i", {rows, 32}, At(1, 10), index_dtype);
+  auto out = TensorParam("out", {rows, 32}, At(1, 13), element);
+  auto load_x = Op("tile.load", {x, Ints({0, 0}), Ints({rows, 64})}, At(2, 9));
+  auto s = TileAt("s", load_x, 0);
+  const int64_t s_bytes = rows * 64 * ir::DataTypeBytes(element);
+  auto load_i = Op("tile.load", {i, Ints({0, 0}), Ints({rows, 32})}, At(3, 9));
+  auto j = TileAt("j", load_i, index_at ? index_at : s_bytes);
+  auto gather = Op("tile.gather_dim", {s, j}, At(4, 9), {{"dim", dim}});
+  auto g = TileAt("g", gather, (index_at ? index_at : s_bytes) + rows * 32 * ir::DataTypeBytes(index_dtype));
+  auto store = Op("tile.store", {g, Ints({0, 0}), out}, At(5, 5));
+  return Kernel("k", {x, i, out}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out},
+                {Assign(s, load_x, At(2, 5)), Assign(j, load_i, At(3, 5)), Assign(g, gather, At(4, 5)),
+                 Eval(store, At(5, 5))});
+}
+
+std::string Emit(const ir::Function& kernel, std::string_view arch, bool generic = false) {
+  auto text = EmitModule(kernel, arch, {.source_locations = false, .generic_form = generic});
+  if (!text) throw std::runtime_error(text.error());
+  return *text;
+}
+
+// One row: a single tgather of the tiles themselves; its tmp ([1, 32] of the index type) at the first
+// aligned (128-byte) address past the last Vec tile (g ends at 128 + 128 + 64 = 320).
+TEST(EmitModuleGatherDim, OneRowIsOneIndexGather) {
+  const std::string text = Emit(*GatherKernel(1, DataType::FP16, DataType::INT32), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    %g_tmp = pto.alloc_tile addr = %c384_i64 valid_row = %c1_index valid_col = "
+                            "%c32_index : " + Vec(1, 32, "i32")))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tgather ins(%s, %j, %g_tmp : " + Vec(1, 64, "f16") + ", " + Vec(1, 32, "i32") +
+                                ", " + Vec(1, 32, "i32") + ") outs(%g : " + Vec(1, 32, "f16") + ")"))
+      << text;
+  EXPECT_EQ(text.find("scf.for"), std::string::npos) << text;
+  // PTOAS's groups: src, dst, cdst, indices, tmp, kValue.
+  const std::string generic = Emit(*GatherKernel(1, DataType::FP16, DataType::INT32), "a2a3", true);
+  EXPECT_TRUE(HasLine(generic, "    \"pto.tgather\"(%s, %g, %j, %g_tmp) {operand_segment_sizes = array<i32: 1, 1, 0, "
+                               "1, 1, 0>} : (" + Vec(1, 64, "f16") + ", " + Vec(1, 32, "f16") + ", " +
+                                   Vec(1, 32, "i32") + ", " + Vec(1, 32, "i32") + ") -> ()"))
+      << generic;
+}
+
+// Several rows: an scf.for over the index's rows gathers each source row into the result's row,
+// the three rows pto.subset views at (row, 0); the tmp is allocated once, before the loop.
+TEST(EmitModuleGatherDim, RowsAreGatheredOneByOne) {
+  const std::string text = Emit(*GatherKernel(8, DataType::FP32, DataType::INT32), "a2a3");
+  const std::string expected =
+      "    %g_tmp = pto.alloc_tile addr = %c4096_i64 valid_row = %c1_index valid_col = %c32_index : " +
+      Vec(1, 32, "i32") +
+      "\n"
+      "    scf.for %g_row = %c0_index to %c8_index step %c1_index {\n"
+      "      %s_r = pto.subset %s[%g_row, %c0_index] sizes [1, 64] : " +
+      Vec(8, 64, "f32") +
+      "\n"
+      "      %j_r = pto.subset %j[%g_row, %c0_index] sizes [1, 32] : " +
+      Vec(8, 32, "i32") +
+      "\n"
+      "      %g_r = pto.subset %g[%g_row, %c0_index] sizes [1, 32] : " +
+      Vec(8, 32, "f32") +
+      "\n"
+      "      pto.tgather ins(%s_r, %j_r, %g_tmp : " +
+      Vec(1, 64, "f32") + ", " + Vec(1, 32, "i32") + ", " + Vec(1, 32, "i32") + ") outs(%g_r : " + Vec(1, 32, "f32") +
+      ")\n"
+      "    }\n";
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+}
+
+// a5's tgather also takes INT16 indices (a2a3's only INT32).
+TEST(EmitModuleGatherDim, A5TakesInt16Indices) {
+  const std::string text = Emit(*GatherKernel(1, DataType::FP16, DataType::INT16), "a5");
+  EXPECT_TRUE(HasLine(text, "    pto.tgather ins(%s, %j, %g_tmp : " + Vec(1, 64, "f16") + ", " + Vec(1, 32, "i16") +
+                                ", " + Vec(1, 32, "i16") + ") outs(%g : " + Vec(1, 32, "f16") + ")"))
+      << text;
+}
+
+std::string ErrorOf(const ir::Function& kernel, std::string_view arch = "a2a3") {
+  auto text = EmitModule(kernel, arch);
+  return text ? "<no error>\n" + *text : text.error();
+}
+
+TEST(EmitModuleGatherDim, RefusesWhatTgatherCannotDo) {
+  EXPECT_EQ(ErrorOf(*GatherKernel(1, DataType::FP16, DataType::INT16)),
+            "k.py:4:9: backend-ptoas cannot lower 'tile.gather_dim' in kernel 'k': pto.tgather on a2a3 takes INT32 "
+            "indices, not INT16 (a5 also takes INT16)");
+  EXPECT_EQ(ErrorOf(*GatherKernel(2, DataType::BF16, DataType::INT32)),
+            "k.py:4:9: backend-ptoas cannot lower 'tile.gather_dim' in kernel 'k': pto.tgather on a2a3 gathers 16- "
+            "and 32-bit integers, FP16 and FP32 elements, not BF16");
+}
+
+TEST(EmitModuleGatherDim, RefusesAGatherAlongRows) {
+  // Indices [32, 32] into [32, 64] along dim 0: every index picks a row.
+  auto x = TensorParam("x", {32, 64}, At(1, 7));
+  auto i = TensorParam("i", {32, 32}, At(1, 10), DataType::INT32);
+  auto load_x = Op("tile.load", {x, Ints({0, 0}), Ints({32, 64})}, At(2, 9));
+  auto s = TileAt("s", load_x, 0);
+  auto load_i = Op("tile.load", {i, Ints({0, 0}), Ints({32, 32})}, At(3, 9));
+  auto j = TileAt("j", load_i, 8192);
+  auto gather = Op("tile.gather_dim", {s, j}, At(4, 9), {{"dim", int64_t{0}}});
+  auto g = TileAt("g", gather, 12288);
+  auto kernel = Kernel("k", {x, i}, {ParamDirection::In, ParamDirection::In},
+                       {Assign(s, load_x, At(2, 5)), Assign(j, load_i, At(3, 5)), Assign(g, gather, At(4, 5))});
+  EXPECT_EQ(ErrorOf(*kernel),
+            "k.py:4:9: backend-ptoas cannot lower 'tile.gather_dim' in kernel 'k': it gathers along dim=0 of a rank-2 "
+            "tile, but pto.tgather gathers within rows (along the last axis) only");
+}
+
+// The scratch goes past every Vec tile; a kernel whose tiles reach the end of UB leaves no room.
+TEST(EmitModuleGatherDim, ScratchNeedsRoomPastTheTiles) {
+  // Ascend910B's UB: 188416 usable bytes; j at 188160 and g after it fill it.
+  EXPECT_EQ(ErrorOf(*GatherKernel(1, DataType::FP32, DataType::INT32, -1, 188160)),
+            "k.py:4:9: backend-ptoas cannot place the 128-byte scratch tile of 'tile.gather_dim' in kernel 'k': its "
+            "Vec tiles use UB up to byte 188416, and Ascend910B's UB holds 188416 bytes; free 128 bytes of UB "
+            "(smaller tiles, or fewer alive at once)");
+}
+
+}  // namespace
+}  // namespace pypto::backend_ptoas
