@@ -1,0 +1,85 @@
+// Where a tile's bytes live: the local memory of the core running the kernel. TASSIGN gives a tile an
+// address, a byte offset into the buffer of its TileType (Vec: UB, Mat: L1, Left: L0A, Right: L0B,
+// Acc: L0C, Bias: the bias table), and two tiles assigned the same address share their bytes, as on
+// the device (ptoas reuses UB that way: a float tile and the bfloat16 tile converted in place).
+//
+// The UB is the simulator's own per-core buffer, handed over through pypto_sim_bind_core before each
+// kernel_entry (pypto_sim_core.h), so it is zeroed between runs like the buffers of the simulator's
+// generated kernels. The cube's buffers are not part of that handshake: each kernel thread owns one
+// set, sized as the SoC tables of libs/ir/src/soc.cpp size them (Ascend910B for a2a3, Ascend950 for
+// a5). Contents do not outlive a task in either case on the device, and kernels must not rely on it.
+#ifndef PYPTO_SIM_PTO_CORE_MEMORY_H_
+#define PYPTO_SIM_PTO_CORE_MEMORY_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "pto/types.h"
+#if __has_include("pypto_sim_core.h")
+#include "pypto_sim_core.h"
+#define PYPTO_SIM_PTO_HAS_CORE 1
+#endif
+
+// The simulator calls one hook, pypto_sim_bind_core, before each kernel_entry. When AscendC's
+// kernel_operator.h came first it defined the hook and holds the core; otherwise this header defines
+// it (under the guard, which a later kernel library must respect).
+namespace pto::sim {
+#if defined(PYPTO_SIM_ASCENDC_CORE_CONTEXT_H_)
+inline const PyptoSimCore* BoundCore() { return AscendC::detail::t_core; }
+#elif defined(PYPTO_SIM_PTO_HAS_CORE)
+inline thread_local const PyptoSimCore* t_bound_core = nullptr;
+inline const PyptoSimCore* BoundCore() { return t_bound_core; }
+#endif
+}  // namespace pto::sim
+
+#if defined(PYPTO_SIM_PTO_HAS_CORE) && !defined(PYPTO_SIM_ASCENDC_CORE_CONTEXT_H_) && \
+    !defined(PYPTO_SIM_BIND_CORE_DEFINED)
+#define PYPTO_SIM_BIND_CORE_DEFINED
+extern "C" __attribute__((weak, visibility("default"))) void pypto_sim_bind_core(const PyptoSimCore* core) {
+  pto::sim::t_bound_core = core;
+}
+#endif
+
+namespace pto::sim {
+
+struct LocalBuffer {
+  unsigned char* base = nullptr;
+  int64_t bytes = 0;
+  const char* name = "";
+};
+
+#if defined(__DAV_C310__)
+constexpr int64_t kUbBytes = 240 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
+                  kL0cBytes = 256 * 1024, kBiasBytes = 4 * 1024;
+#else
+constexpr int64_t kUbBytes = 184 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
+                  kL0cBytes = 128 * 1024, kBiasBytes = 1024;
+#endif
+
+// This thread's own buffer of `bytes`, allocated zeroed on first use.
+template <int kSpace>
+unsigned char* ThreadBuffer(int64_t bytes) {
+  thread_local std::unique_ptr<unsigned char[]> buffer;
+  if (!buffer) buffer.reset(new unsigned char[static_cast<size_t>(bytes)]());
+  return buffer.get();
+}
+
+inline LocalBuffer BufferOf(TileType type) {
+  switch (type) {
+    case TileType::Vec:
+#ifdef PYPTO_SIM_PTO_HAS_CORE
+      if (const PyptoSimCore* core = BoundCore(); core && core->ub) return {core->ub, core->ub_bytes, "UB"};
+#endif
+      return {ThreadBuffer<0>(kUbBytes), kUbBytes, "UB"};
+    case TileType::Mat: return {ThreadBuffer<1>(kL1Bytes), kL1Bytes, "L1"};
+    case TileType::Left: return {ThreadBuffer<2>(kL0aBytes), kL0aBytes, "L0A"};
+    case TileType::Right: return {ThreadBuffer<3>(kL0bBytes), kL0bBytes, "L0B"};
+    case TileType::Acc: return {ThreadBuffer<4>(kL0cBytes), kL0cBytes, "L0C"};
+    case TileType::Bias: return {ThreadBuffer<5>(kBiasBytes), kBiasBytes, "the bias table"};
+    default: return {};
+  }
+}
+
+}  // namespace pto::sim
+
+#endif  // PYPTO_SIM_PTO_CORE_MEMORY_H_
