@@ -23,6 +23,7 @@
 #include "pypto/codegen_orch/orchestration.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/json.h"
 #include "pypto/ir/printer.h"
 #include "pypto/passes/pipeline.h"
 #include "pypto/runtime/backend_registry.h"
@@ -344,13 +345,21 @@ std::string IncompleteDeviceBuild(const std::string& output_dir) {
 
 // A build directory written by Compile, made runnable again: its lowered program is parsed back and
 // its task plan regenerated; nothing in the directory is written.
-Compiled LoadCompiled(const std::string& output_dir, const std::string& platform) {
+// The lowered program of a build directory: its `lowered_program.py` parsed, or, where the caller
+// holds the program's JSON form (CompiledArtifacts.program_json: a process the compiling one
+// started), that form, whose locations are still those of the user's source.
+ir::ProgramPtr LoweredProgramOf(const std::string& output_dir, const std::string& program_json) {
+  if (!program_json.empty()) return bindings::Unwrap(ir::ProgramFromJson(program_json));
   const auto path = std::filesystem::path(output_dir) / kLoweredProgramFile;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw py::value_error(fmt::format("{} is not a pypto build directory: {} is missing", output_dir, path.string()));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   frontend::ProgramRequest request{.source = text, .filename = path.string()};
-  auto program = bindings::Unwrap(frontend::ParseProgram(request));
+  return bindings::Unwrap(frontend::ParseProgram(request));
+}
+
+Compiled LoadCompiled(const std::string& output_dir, const std::string& platform, const std::string& program_json) {
+  auto program = LoweredProgramOf(output_dir, program_json);
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
   PlatformOf(platform);  // refuses an unknown platform before any run
   Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
@@ -604,6 +613,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("output_dir", &Compiled::output_dir)
       .def_readonly("orchestration_source", &Compiled::orchestration_source)
       .def_property_readonly("program", [](const Compiled& c) { return ProgramView{c.lowered}; })
+      .def_property_readonly("program_json", [](const Compiled& c) { return ir::ProgramToJson(*c.lowered); })
       .def_property_readonly("param_names", [](const Compiled& c) {
         std::vector<std::string> names;
         for (const auto& p : c.plan.params) names.push_back(p.name);
@@ -624,7 +634,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("dep_gen") = false, py::arg("ring_heap") = std::vector<uint64_t>{});
   m.def("set_dfx", &SetDfx, py::arg("compiled"), py::arg("dump_args"), py::arg("chip_swimlane"),
         py::arg("dep_gen") = false);
-  m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"));
+  m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"), py::arg("program_json") = "");
   m.def("execute", &Execute, py::arg("compiled"), py::arg("platform"), py::arg("tensors"));
   // The ranks' windows of a distributed run (pypto/ir/distributed_compiled_program.py), registered for
   // its length so that the simulator's comm ops find a peer's window.

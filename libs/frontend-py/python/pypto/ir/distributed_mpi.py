@@ -227,7 +227,8 @@ def _job(program, values, result: Path) -> dict:
         "device_ids": list(program.distributed_config.device_ids),
         "params": program._params,
         "plan": plan,
-        "chips": [(str(chip.output_dir), chip.parameters) for chip in program.chip_programs],
+        # each chip build with its lowered program's JSON form, whose locations are the user's source
+        "chips": [(str(chip.output_dir), chip.parameters, chip._artifacts.program_json) for chip in program.chip_programs],
         "values": values,
         "tensors": [name for name, compiled in program._params.items() if isinstance(compiled, HostTensor)],
         "result": str(result),

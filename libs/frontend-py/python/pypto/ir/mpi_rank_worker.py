@@ -21,10 +21,10 @@ def main(job_path: str) -> int:
     job = torch.load(job_path, weights_only=False)
     loaded = {}  # a build directory is loaded once, however many of this rank's dispatches run it
     programs = []
-    for output_dir, parameters in job["chips"]:
+    for output_dir, parameters, program_json in job["chips"]:
         if output_dir not in loaded:
-            loaded[output_dir] = CompiledProgram(_core.load_compiled(output_dir, job["platform"]), parameters,
-                                                 register=False)
+            artifacts = _core.load_compiled(output_dir, job["platform"], program_json=program_json)
+            loaded[output_dir] = CompiledProgram(artifacts, parameters, register=False)
         programs.append(loaded[output_dir])
     program = DistributedCompiledProgram(job["name"], job["platform"], job["output_dir"],
                                          DistributedConfig(device_ids=job["device_ids"]), job["params"], job["plan"],

@@ -98,10 +98,12 @@ class CompiledProgram:
             print(explain_abi(self), file=sys.stderr, end="")
 
     def replica(self) -> "CompiledProgram":
-        """Another handle on this build with a session of its own (the build directory loaded again).
+        """Another handle on this build with a session of its own (the build directory loaded again,
+        with this program's locations in the user's source).
         A session runs one call at a time; the ranks of a distributed program that run this program
         at the same time each need one."""
-        artifacts = _core.load_compiled(self._artifacts.output_dir, self.platform)
+        artifacts = _core.load_compiled(self._artifacts.output_dir, self.platform,
+                                        program_json=self._artifacts.program_json)
         return CompiledProgram(artifacts, self.parameters, register=False)
 
     @property
