@@ -63,7 +63,9 @@ Runtime::Impl::~Impl() {
     stopping_ = true;
   }
   work_cv_->notify_all();
+  watchdog_cv_->notify_all();
   for (std::thread& worker : workers_) worker.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 pypto::expected<void, FatalError> Runtime::Impl::WaitAll() {

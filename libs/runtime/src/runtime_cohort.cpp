@@ -120,6 +120,8 @@ void Runtime::Impl::DispatchCohort(std::unique_lock<std::mutex>& lock, Task& lea
     return;
   }
   running_ += static_cast<int>(n);
+  for (Task* task : cohort->tasks) task->running = true;
+  NoteKernelStart();
   lock.unlock();
   std::latch start(static_cast<std::ptrdiff_t>(n));
   auto block = [&](size_t i) {

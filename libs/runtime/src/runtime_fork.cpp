@@ -51,6 +51,11 @@ void Runtime::Impl::AfterForkInChild() {
   idle_waiters_ = 0;
   (void)work_cv_.release();  // its waiters do not exist either: never signal or destroy it
   work_cv_ = std::make_unique<std::condition_variable>();
+  if (watchdog_.joinable()) watchdog_.detach();  // nor does the watchdog: a new one starts with a kernel
+  watchdog_started_ = false;
+  watchdog_asleep_ = false;
+  (void)watchdog_cv_.release();
+  watchdog_cv_ = std::make_unique<std::condition_variable>();
   mu_.unlock();
 }
 

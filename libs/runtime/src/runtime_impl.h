@@ -75,8 +75,6 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<TaskId, FatalError> SubmitGraphed(CoreType core, int32_t func_id, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitMixedGraphed(const MixedKernels& kernels, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitDummyGraphed(const TaskArgs& args, std::optional<uint64_t> fill = {});
-  pypto::expected<TaskId, FatalError> SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
-                                                  const std::shared_ptr<Launch>& launch, int32_t block_idx);
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args, std::optional<uint64_t> fill = {});
   pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) override;
@@ -111,6 +109,8 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
 
   // With mu_ held: checks a task's arguments and core type; a refusal is latched as the run's error.
   pypto::expected<void, FatalError> CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args);
+  TaskId AddBlock(CoreType core, int32_t func_id, const TaskArgs& args, const std::shared_ptr<Launch>& launch,
+                  int32_t block_idx, Task* gate, Task* join = nullptr);
   // With mu_ held: a blank task, a spare one when there is one.
   std::unique_ptr<Task> BlankTask();
   // With mu_ held: blanks a retired task and keeps it for BlankTask, vectors' memory included.
@@ -140,6 +140,14 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void ProvideThread();
   void CheckBarrierStall();
   std::string BarrierStallMessage(const Launch& launch) const;
+  // The stall watchdog (runtime_watchdog.cpp): threads for work that waits behind kernels which do
+  // not return, and the SchedulerTimeout of a launch whose blocks wait for each other.
+  void NoteKernelStart();
+  void StartWatchdog();
+  void WatchdogLoop();
+  void GiveThreadsToWaitingWork();
+  void CheckRunningStall(int64_t quiet_ms);
+  std::string RunningStallMessage(const Launch& launch, CoreType type, int64_t quiet_ms) const;
   // Cross-core pipes (runtime_cross_core.cpp), with mu_ held.
   pypto::expected<Task*, FatalError> PipeTask(const KernelLaunch& running, std::string_view kernel, const char* op,
                                               bool producer, const PipeRef& pipe);
@@ -241,7 +249,14 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   uint32_t graph_node_ = 0;
   std::vector<uint32_t> graph_node_of_;
   std::vector<std::unique_ptr<Task>> retired_;
+  // The watchdog: asleep (on its own condition variable, on the heap for the same reason as work_cv_)
+  // while no kernel runs; `progress_` counts kernel starts, retirements and barrier arrivals.
+  std::unique_ptr<std::condition_variable> watchdog_cv_ = std::make_unique<std::condition_variable>();
+  bool watchdog_started_ = false;
+  bool watchdog_asleep_ = false;
+  uint64_t progress_ = 0;
   std::vector<std::thread> workers_;  // last: started once everything above exists
+  std::thread watchdog_;
 };
 
 }  // namespace pypto::rt

@@ -140,7 +140,9 @@ void Runtime::Impl::DispatchOne(std::unique_lock<std::mutex>& lock, CoreType typ
     spdlog::debug("task {}: skipped after a fatal error", task.id);
   } else {
     task.core = core;
+    task.running = true;
     ++running_;
+    NoteKernelStart();
     lock.unlock();
     const auto start = caller_first_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     pypto::expected<void, FatalError> result = RunOnCore(task, core);
@@ -251,6 +253,7 @@ void Runtime::Impl::FillOutputs(const Task& task) {
 
 // Called with mu_ held. Frees the core and wakes what this task was holding back.
 void Runtime::Impl::Retire(Task& task, int core) {
+  ++progress_;
   if (task.fill) FillOutputs(task);
   if (!task.dummy) free_cores_[Index(task.core_type)].push_back(core);
   for (const Task::Access& access : task.accesses) {

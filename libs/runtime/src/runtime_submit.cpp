@@ -41,8 +41,12 @@ std::unique_ptr<Task> MakeTask(std::unique_ptr<Task> task, CoreType core, int32_
 static_assert(TaskArgs::kMaxTensors + TaskArgs::kMaxScalars <= kLocalContextSlot,
               "tensors and scalars must fit below the context slots");
 
-// An SPMD launch of N blocks is N tasks, one per block index; they depend on each other only through
-// the tensors they share, as any tasks do. The id returned is the last block's.
+// An SPMD launch of N blocks is N tasks, one per block index. A single block is a plain task. Several
+// are independent of each other, as the blocks of one launch on a device run side by side on the cores
+// of their type: a gate waits for what the arguments wait for, the blocks wait only for the gate (never
+// for each other, although they share their arguments), and a join after them holds the arguments'
+// accesses, so that later launches wait for every block. A launch is submitted under one lock hold, so
+// that no block can reach a barrier before its siblings exist. The id returned is the join's.
 pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t func_id, const TaskArgs& args) {
   const int32_t blocks = args.launch_spec.block_num;
   if (blocks < 1) {
@@ -52,33 +56,55 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
     return pypto::unexpected(*error_);
   }
   if (args.launch_spec.require_sync_start) return SubmitCohort(core, func_id, args);
-  std::shared_ptr<Launch> launch;
-  {
-    std::unique_lock lock(mu_);
-    auto slot = TakeSlot(lock, func_id, blocks);
-    if (!slot) return pypto::unexpected(slot.error());
-    launch = std::move(*slot);
-    launch->blocks.resize(static_cast<size_t>(blocks));
-    launch->func_id = func_id;
-    launch->first_task = next_id_;
-  }
+  std::unique_lock lock(mu_);
+  if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
+  auto slot = TakeSlot(lock, func_id, blocks);
+  if (!slot) return pypto::unexpected(slot.error());
+  const std::shared_ptr<Launch> launch = std::move(*slot);
+  launch->blocks.resize(static_cast<size_t>(blocks));
+  launch->func_id = func_id;
   if (blocks == 1) {
-    auto id = SubmitBlock(core, func_id, args, launch, 0);
-    std::lock_guard lock(mu_);
+    launch->first_task = next_id_;
+    TaskId id = AddBlock(core, func_id, args, launch, 0, nullptr);
     launch->submitted = true;
     return id;
   }
-  std::vector<TaskId> ids;
-  for (int32_t block = 0; block < blocks; ++block) {
-    auto id = SubmitBlock(core, func_id, args, launch, block);
-    if (!id) return id;
-    ids.push_back(*id);
-  }
-  std::lock_guard lock(mu_);
-  // Its blocks may be waiting at a barrier already: whether it can complete is decided now.
+  Task* gate = AddGate(args);
+  launch->first_task = next_id_;
+  auto join = BlankTask();
+  join->dummy = true;
+  for (int32_t block = 0; block < blocks; ++block) AddBlock(core, func_id, args, launch, block, gate, join.get());
   launch->submitted = true;
+  join->id = next_id_;
+  RegisterAccesses(*join, args);
+  spdlog::debug("task {}: submitted func_id {} ({}) on {} blocks side by side", launch->first_task, func_id,
+                CoreTypeName(core), blocks);
+  // Its blocks may be waiting at a barrier already: whether it can complete is decided now.
   if (barrier_waiters_ > 0) CheckBarrierStall();
-  return JoinOf(ids);
+  return AddTask(std::move(join)).id;
+}
+
+// With mu_ held: block `block_idx` of `launch`. Alone (no `join`), it takes the arguments' dependencies
+// and holds their accesses itself; as one of several, it waits only for the launch's gate (if any)
+// and `join` waits for it.
+TaskId Runtime::Impl::AddBlock(CoreType core, int32_t func_id, const TaskArgs& args,
+                               const std::shared_ptr<Launch>& launch, int32_t block_idx, Task* gate, Task* join) {
+  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx, options_.observer != nullptr);
+  task->launch = launch;
+  task->id = next_id_;
+  launch->blocks[static_cast<size_t>(block_idx)] = task.get();
+  if (join) {
+    if (gate) AddEdge(*gate, *task);
+    task->dependents.push_back(join);  // not AddEdge: the join gets its id after the blocks
+    ++join->pending;
+    ++join->holding_back;  // until the block is released early
+  } else {
+    AddDependencies(*task, args);
+    RegisterAccesses(*task, args);
+  }
+  spdlog::debug("task {}: submitted func_id {} ({}) block {}, {} tensors, {} scalars, waits for {} tasks", task->id,
+                func_id, CoreTypeName(core), block_idx, args.tensors().size(), args.scalars().size(), task->pending);
+  return AddTask(std::move(task)).id;
 }
 
 // With mu_ held: one id for several tasks, a dummy that waits for those still live (the last id when
@@ -127,22 +153,6 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& a
   task->id = next_id_;
   AddDependencies(*task, args);
   RegisterAccesses(*task, args);
-  return AddTask(std::move(task)).id;
-}
-
-pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitBlock(CoreType core, int32_t func_id, const TaskArgs& args,
-                                                               const std::shared_ptr<Launch>& launch,
-                                                               int32_t block_idx) {
-  std::lock_guard lock(mu_);
-  if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
-  std::unique_ptr<Task> task = MakeTask(BlankTask(), core, func_id, args, block_idx, options_.observer != nullptr);
-  task->launch = launch;
-  task->id = next_id_;
-  launch->blocks[static_cast<size_t>(block_idx)] = task.get();
-  AddDependencies(*task, args);
-  RegisterAccesses(*task, args);
-  spdlog::debug("task {}: submitted func_id {} ({}), {} tensors, {} scalars, waits for {} tasks", task->id,
-                func_id, CoreTypeName(core), args.tensors().size(), args.scalars().size(), task->pending);
   return AddTask(std::move(task)).id;
 }
 

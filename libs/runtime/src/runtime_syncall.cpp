@@ -39,6 +39,7 @@ pypto::expected<void, FatalError> Runtime::Impl::SyncAll(const KernelLaunch& run
   }
   if (launch->blocks.size() == 1) return {};
   Task& task = *it->second;
+  ++progress_;  // an arrival is progress, for the watchdog
   const uint64_t generation = launch->generation;
   if (++launch->arrived == static_cast<int32_t>(launch->blocks.size())) {
     // The last block to arrive releases the others.
@@ -89,7 +90,7 @@ void Runtime::Impl::CheckBarrierStall() {
 // What each block of a launch whose barrier cannot complete is doing.
 std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
   std::vector<std::string> waiting;
-  std::vector<size_t> queued, held_back, finished;
+  std::vector<size_t> queued, finished;
   CoreType type = CoreType::AIV;
   for (size_t b = 0; b < launch.blocks.size(); ++b) {
     const Task* task = launch.blocks[b];
@@ -99,7 +100,7 @@ std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
       type = task->core_type;
       waiting.push_back(fmt::format("{} on {} core {}", b, CoreTypeName(task->core_type), task->core));
     } else {
-      (task->pending > 0 ? held_back : queued).push_back(b);
+      queued.push_back(b);  // the blocks of a launch wait for nothing but its gate, long passed
     }
   }
   const size_t n = launch.blocks.size();
@@ -110,13 +111,8 @@ std::string Runtime::Impl::BarrierStallMessage(const Launch& launch) const {
   if (!queued.empty())
     text += fmt::format("; block {} cannot start: no {} core is free, all {} are held by blocks waiting at a barrier",
                         fmt::join(queued, ", "), CoreTypeName(type), CoreCount(type));
-  if (!held_back.empty())
-    text += fmt::format("; block {} cannot start: each waits, through a tensor the blocks all write, for a block "
-                        "at the barrier (without sync_start, the blocks of a launch that write one tensor run one "
-                        "after another)",
-                        fmt::join(held_back, ", "));
   if (!finished.empty()) text += fmt::format("; block {} finished without reaching it", fmt::join(finished, ", "));
-  if (!queued.empty() || !held_back.empty())
+  if (!queued.empty())
     text += fmt::format("; launch it with pl.spmd(..., sync_start=True) and at most {} blocks, so that every block "
                         "holds a core at the same time",
                         CoreCount(type));

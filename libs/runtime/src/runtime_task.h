@@ -119,6 +119,7 @@ struct Task {
   bool retired = false;
   int8_t lane = -1;  // an AIV lane fixed by a mixed submit; else the core's parity
   int core = -1;     // the core it runs on, while it does
+  bool running = false;  // its kernel has started (on `core`) and not yet returned
   bool at_barrier = false;  // its kernel waits in LaunchBarrier::SyncAll
   std::shared_ptr<Cohort> cohort;  // a block of a sync_start launch, or a member of a mixed task
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group

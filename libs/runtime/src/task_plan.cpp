@@ -206,6 +206,10 @@ int TaskWindowFor(const TaskPlan& plan) {
   return EnvAtLeast("PTO2_RING_TASK_WINDOW", 2).value_or(RuntimeOptions{}.task_window);
 }
 
+int64_t SchedulerTimeoutMs() {
+  return EnvAtLeast<int64_t>("SIMPLER_SCHEDULER_TIMEOUT_MS", 1).value_or(kDefaultSchedulerTimeoutMs);
+}
+
 std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan) {
   std::array<uint64_t, kScopeRings> heap = RuntimeOptions{}.ring_heap;
   if (auto bytes = EnvAtLeast<uint64_t>("PTO2_RING_HEAP", 1024)) heap.fill(*bytes);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "pypto/runtime/chip_tensor.h"
+#include "kernel_abort.h"
 
 namespace pypto::sim {
 namespace {
@@ -123,6 +124,14 @@ pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kern
   if (auto cause = ScalarReadAsDescriptor(kernel, launch.args, fault.address); cause && fault.signal != SIGFPE)
     message += ": " + *cause;
   return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, std::move(message)});
+}
+
+void AbandonRunningKernel(int signal) {
+  if (!t_jump) return;  // not inside a hand-written kernel
+  t_fault = Fault{.signal = signal, .address = 0};
+  sigjmp_buf* jump = t_jump;
+  t_jump = nullptr;
+  siglongjmp(*jump, 1);
 }
 
 }  // namespace pypto::sim

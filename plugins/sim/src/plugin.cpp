@@ -236,7 +236,8 @@ class Session {
                   .task_window = rt::TaskWindowFor(plan),
                   .ring_heap = rt::RingHeapFor(plan),
                   .observer = dfx_.get(),
-                  .dep_graph = dfx_ ? dfx_->dep_graph() : nullptr},
+                  .dep_graph = dfx_ ? dfx_->dep_graph() : nullptr,
+                  .scheduler_timeout_ms = rt::SchedulerTimeoutMs()},
                  executor_) {}
 
   pypto_status Run(std::span<const rt::ChipTensor> params) {

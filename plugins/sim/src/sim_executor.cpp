@@ -596,7 +596,8 @@ Result Elementwise(const DecodedKernel& kernel, size_t index, CoreMemory& memory
 }  // namespace
 
 SimExecutor::SimExecutor(const ir::SocSpec& soc, std::vector<DecodedKernel> kernels, int aic_cores, int aiv_cores)
-    : kernels_(std::move(kernels)), memory_(soc, aic_cores, aiv_cores) {
+    : kernels_(std::move(kernels)), memory_(soc, aic_cores, aiv_cores), aborts_(aic_cores + aiv_cores),
+      aic_cores_(aic_cores) {
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const int32_t id = kernels_[i].func_id;
     if (id < 0) continue;
@@ -707,7 +708,15 @@ Result Event(const DecodedKernel& kernel, size_t index, const int64_t* regs, con
 }  // namespace
 
 pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kernel, const int64_t* args,
-                                                        CoreMemory& memory, const rt::KernelLaunch* launch) {
+                                                        CoreMemory& memory, const rt::KernelLaunch* launch,
+                                                        const KernelAbort* abort) {
+  // Polled where a kernel can loop forever (a backward branch): the watchdog gave up on this task.
+  const auto aborted = [&] { return abort && launch && abort->requested(launch->task_id); };
+  const auto gave_up = [&] {
+    return pypto::unexpected(rt::FatalError{
+        rt::FatalCode::SchedulerTimeout,
+        fmt::format("kernel '{}' (task {}) aborted by the scheduler's watchdog", kernel.name, launch->task_id)});
+  };
   // The register file: on the stack unless the kernel needs an unusual number of registers.
   constexpr size_t kInlineRegisters = 128;
   std::array<int64_t, kInlineRegisters> inline_regs;
@@ -796,6 +805,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         const LoopInfo& loop = instr.loop;
         const uint64_t left = static_cast<uint64_t>(regs[loop.trips]) - 1;
         if (left != 0) {
+          if (aborted()) [[unlikely]] return gave_up();
           regs[loop.trips] = static_cast<int64_t>(left);
           regs[loop.var] = static_cast<int64_t>(static_cast<uint64_t>(regs[loop.var]) +
                                                 static_cast<uint64_t>(Read(loop.step, regs)));
@@ -812,6 +822,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         pc = Read(instr.branch.cond, regs) == 0 ? instr.branch.target : pc + 1;
         continue;
       case Opcode::Jump:
+        if (instr.branch.target <= pc && aborted()) [[unlikely]] return gave_up();
         pc = instr.branch.target;
         continue;
       case Opcode::SyncAll:
@@ -858,18 +869,30 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
                                                kernel.name, rt::CoreTypeName(launch.core_type), launch.core_index,
                                                memory ? "without args" : "which does not exist")});
     }
+    KernelAbort& abort = aborts_[AbortSlot(launch)];
+    const KernelAbort::Running running(abort, launch.task_id);
     if (kernel.external_entry) {  // hand-written: it reads args[] itself
       if (kernel.dual_lanes && launch.mixed_group != rt::kInvalidTaskId)
         return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch); });
       return RunExternGuarded(kernel, launch);
     }
-    return Run(kernel, launch.args, *memory, &launch);
+    return Run(kernel, launch.args, *memory, &launch, &abort);
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(
         rt::FatalError{rt::FatalCode::OutOfMemory, "the simulator could not allocate a core's on-chip buffers"});
   } catch (const std::exception& e) {
     return pypto::unexpected(rt::FatalError{rt::FatalCode::Internal, fmt::format("simulator: {}", e.what())});
   }
+}
+
+void SimExecutor::Abort(const rt::KernelLaunch& launch) {
+  if (launch.core_index < 0 || AbortSlot(launch) >= aborts_.size()) return;
+  aborts_[AbortSlot(launch)].Abort(launch.task_id);
+}
+
+std::string SimExecutor::KernelName(int32_t func_id) const {
+  if (func_id < 0 || static_cast<size_t>(func_id) >= by_func_id_.size() || by_func_id_[func_id] < 0) return {};
+  return kernels_[static_cast<size_t>(by_func_id_[static_cast<size_t>(func_id)])].name;
 }
 
 }  // namespace pypto::sim

@@ -126,6 +126,15 @@ class CoreExecutor {
   virtual ~CoreExecutor() = default;
   // Called from scheduler threads, concurrently for distinct cores. An error is fatal for the run.
   virtual pypto::expected<void, FatalError> Execute(const KernelLaunch& launch) = 0;
+  // Asks the kernel that `launch` runs (an Execute in progress on another thread) to give up and
+  // return: the run has failed (SchedulerTimeout) and the kernel makes no progress, so it would
+  // otherwise never return. It may have returned already. The default cannot stop a kernel.
+  virtual void Abort(const KernelLaunch& launch) { (void)launch; }
+  // The kernel's name for a diagnosis, or empty when unknown.
+  virtual std::string KernelName(int32_t func_id) const {
+    (void)func_id;
+    return {};
+  }
 };
 
 // Who runs ready tasks.
@@ -139,6 +148,9 @@ class CoreExecutor {
 //               when they are long enough to be worth a wake-up (see helper_min_task_ns). A task
 //               may not start before some thread waits for it.
 enum class Dispatch : uint8_t { Eager, CallerFirst };
+
+// Upstream's SIMPLER_SCHEDULER_TIMEOUT_MS default, onboard and on its simulator.
+inline constexpr int64_t kDefaultSchedulerTimeoutMs = 10'000;
 
 // Task rings and heap rings: one per scope depth, depths 3 and deeper sharing the last.
 inline constexpr size_t kScopeRings = 4;
@@ -180,6 +192,12 @@ struct RuntimeOptions {
   // While set, finished tasks keep their accesses until Reset, so that edges to them are recorded
   // too. Null (the default) costs nothing. Not owned; must outlive the Runtime.
   DepGraph* dep_graph = nullptr;
+  // Upstream's stall watchdog (SIMPLER_SCHEDULER_TIMEOUT_MS, default 10 s): when every core of a type is
+  // held by blocks of one launch, more of its blocks wait for a core, and nothing has started or
+  // finished for this long, those blocks wait for each other (a barrier without sync_start) and the
+  // run fails with SchedulerTimeout. A kernel that is merely slow, with no block of its launch waiting
+  // for a core, is never declared stalled. See SchedulerTimeoutMs (task_plan.h).
+  int64_t scheduler_timeout_ms = kDefaultSchedulerTimeoutMs;
 };
 
 // One MixedKernels submit (upstream's {aic, aiv0, aiv1}): the members run together on one block's

@@ -126,6 +126,10 @@ int TaskWindowFor(const TaskPlan& plan);
 // every ring, as upstream reads it), else RuntimeOptions' default.
 std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan);
 
+// The stall watchdog's timeout: $SIMPLER_SCHEDULER_TIMEOUT_MS (milliseconds, at least 1) as upstream
+// reads it when a worker starts, else its default of 10 s (RuntimeOptions::scheduler_timeout_ms).
+int64_t SchedulerTimeoutMs();
+
 // Submits every task of the plan, inside the scopes it marks, and waits for all of them. Each
 // intermediate takes its memory from the runtime's heap rings just before the first submit that uses
 // it and gives it back once the scope holding its uses has ended and those tasks are done.
