@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "../extern_include/pypto_sim_core.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "kernel_abort.h"
 
@@ -104,15 +105,75 @@ std::optional<std::string> ScalarReadAsDescriptor(const DecodedKernel& kernel, c
   return std::nullopt;
 }
 
+// What a kernel library's callbacks reach (pypto_sim_core.h): the launch, and why the run failed
+// when the runtime refused a wait.
+struct HostSide {
+  const DecodedKernel* kernel;
+  const rt::KernelLaunch* launch;
+  std::optional<rt::FatalError> failure;
+};
+
+// SyncAll from the kernel: the runtime keeps the barrier, since only its scheduler knows whether the
+// blocks still missing can ever arrive (as for a native kernel's pl.system.syncall).
+int32_t SyncAllBlocks(void* opaque) {
+  auto& host = *static_cast<HostSide*>(opaque);
+  if (!host.launch->barrier) {
+    const auto* local = reinterpret_cast<const rt::LocalContext*>(host.launch->args[rt::kLocalContextSlot]);
+    if (!local || local->block_num == 1) return 0;
+    host.failure = rt::FatalError{
+        rt::FatalCode::KernelFailed,
+        fmt::format("hand-written kernel '{}': SyncAll among {} blocks needs the runtime's barrier, and this launch "
+                    "has none",
+                    host.kernel->name, local->block_num)};
+    return 1;
+  }
+  auto synced = host.launch->barrier->SyncAll(*host.launch, host.kernel->name);
+  if (synced) return 0;
+  host.failure = synced.error();
+  return 1;
+}
+
+PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
+  const rt::KernelLaunch& launch = *host.launch;
+  PyptoSimCore core{.abi = PYPTO_SIM_CORE_ABI,
+                    .core_type = static_cast<int32_t>(launch.core_type),
+                    .core_index = launch.core_index,
+                    .reserved = 0,
+                    .args = launch.args,
+                    .ub = nullptr,
+                    .ub_bytes = 0,
+                    .host = &host,
+                    .sync_all = SyncAllBlocks};
+  if (launch.core_type == rt::CoreType::AIV) {
+    core.ub_bytes = memory.capacity(ir::MemorySpace::Vec);
+    core.ub = reinterpret_cast<unsigned char*>(memory.Access(ir::MemorySpace::Vec, 0, core.ub_bytes));
+  }
+  return core;
+}
+
 }  // namespace
 
-pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch) {
+pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                                       CoreMemory& memory) {
   InstallHandlersOnce();
   EnsureAltStack();
+  HostSide host{.kernel = &kernel, .launch = &launch, .failure = std::nullopt};
+  const PyptoSimCore core = DescribeCore(host, memory);
   sigjmp_buf jump;
   if (sigsetjmp(jump, 1) == 0) {
     t_jump = &jump;
-    kernel.external_entry(launch.args);
+    try {
+      if (kernel.external_bind) kernel.external_bind(&core);
+      kernel.external_entry(launch.args);
+    } catch (const std::exception& e) {
+      // A kernel library's diagnostic (AscendC's InitBuffer beyond UB, ...) or a wait the runtime refused.
+      t_jump = nullptr;
+      if (host.failure) return pypto::unexpected(*host.failure);
+      return pypto::unexpected(rt::FatalError{
+          rt::FatalCode::KernelFailed,
+          fmt::format("hand-written kernel '{}' (task {}, {} core {}): {}", kernel.name, launch.task_id,
+                      rt::CoreTypeName(launch.core_type), launch.core_index, e.what())});
+    }
     t_jump = nullptr;
     return {};
   }

@@ -7,10 +7,14 @@
 
 #include "pypto/runtime/runtime.h"
 #include "pypto/support/expected.h"
+#include "core_memory.h"
 #include "sim_kernel.h"
 
 namespace pypto::sim {
 
-pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch);
+// Before the entry, a library that defines pypto_sim_bind_core gets the core: its ids, `memory`'s UB and
+// the runtime's barrier; an exception thrown out of the kernel is its diagnostic and fails the run.
+pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                                       CoreMemory& memory);
 
 }  // namespace pypto::sim

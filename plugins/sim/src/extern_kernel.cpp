@@ -15,6 +15,7 @@
 #include "pypto/backend_extern/source_paths.h"
 #include "pypto/backend_extern/run_command.h"
 #include "pypto/runtime/dtype_code.h"
+#include "../extern_include/pypto_sim_core.h"
 
 namespace pypto::sim {
 namespace {
@@ -157,6 +158,9 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   auto entry = LoadEntry(registry, object, source);
   if (!entry) return Error(fmt::format("kernel '{}': {}", function.name(), entry.error()));
   kernel.external_entry = *entry;
+  // A kernel library that needs the core it runs on (AscendC's kernel_operator.h) asks by this hook.
+  if (auto& library = registry.libraries.at(object); library->has(PYPTO_SIM_BIND_CORE_SYMBOL))
+    kernel.external_bind = &library->get<void(const PyptoSimCore*)>(PYPTO_SIM_BIND_CORE_SYMBOL);
   const bool* dual = ir::FunctionAttr<bool>(function, ir::kDualAivDispatchAttr);
   kernel.dual_lanes = dual && *dual;
   kernel.external_library = registry.libraries.at(object);

@@ -873,8 +873,8 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
     const KernelAbort::Running running(abort, launch.task_id);
     if (kernel.external_entry) {  // hand-written: it reads args[] itself
       if (kernel.dual_lanes && launch.mixed_group != rt::kInvalidTaskId)
-        return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch); });
-      return RunExternGuarded(kernel, launch);
+        return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch, *memory); });
+      return RunExternGuarded(kernel, launch, *memory);
     }
     return Run(kernel, launch.args, *memory, &launch, &abort);
   } catch (const std::bad_alloc&) {

@@ -20,6 +20,8 @@
 #include "pypto/support/expected.h"
 #include "scalar_ops.h"
 
+struct PyptoSimCore;  // plugins/sim/extern_include/pypto_sim_core.h
+
 namespace pypto::sim {
 
 inline constexpr int kMaxDims = PYPTO_MAX_TENSOR_DIMS;
@@ -364,6 +366,8 @@ struct DecodedKernel {
   // A hand-written kernel (extern_kernel.h): `code` is empty, and the executor calls this entry with
   // args[] exactly as the runtime laid them out; `external_library` keeps its shared object loaded.
   void (*external_entry)(int64_t* args) = nullptr;
+  // Called before each entry when the library defines pypto_sim_bind_core (pypto_sim_core.h).
+  void (*external_bind)(const PyptoSimCore* core) = nullptr;
   std::shared_ptr<const void> external_library;
   bool dual_lanes = false;  // an AIV kernel dispatched on both lanes (attr dual_aiv_dispatch)
 

@@ -1,0 +1,30 @@
+// What the simulator tells a hand-written kernel about the core it runs on, for interfaces that take
+// no args[] (AscendC's GetBlockIdx(), its TPipe over the core's UB, SyncAll()). A kernel library that
+// needs it defines `extern "C" void pypto_sim_bind_core(const PyptoSimCore*)`; the simulator calls it
+// on the kernel's thread right before each kernel_entry, and the pointer stays valid until that entry
+// returns. Plain C, so that both sides read the same layout; `abi` changes with it.
+#ifndef PYPTO_SIM_EXTERN_CORE_H_
+#define PYPTO_SIM_EXTERN_CORE_H_
+
+#include <stdint.h>
+
+#define PYPTO_SIM_CORE_ABI 1
+#define PYPTO_SIM_BIND_CORE_SYMBOL "pypto_sim_bind_core"
+
+struct PyptoSimCore {
+  uint32_t abi;          // PYPTO_SIM_CORE_ABI
+  int32_t core_type;     // 0: AIC (cube), 1: AIV (vector), as the runtime numbers them
+  int32_t core_index;    // the logical core within its type
+  int32_t reserved;
+  int64_t* args;         // the task's args[], as kernel_entry receives it
+  unsigned char* ub;     // the core's unified buffer (AIV only; null on the cube)
+  int64_t ub_bytes;      // its usable size (the SoC table's UB)
+  void* host;            // the simulator's state for the callbacks below
+  // Returns once every block of the task has reached the same barrier: 0, or nonzero when it never
+  // can (the run has failed; the kernel must return at once and the simulator reports why).
+  int32_t (*sync_all)(void* host);
+};
+
+typedef void (*PyptoSimBindCore)(const struct PyptoSimCore*);
+
+#endif  // PYPTO_SIM_EXTERN_CORE_H_

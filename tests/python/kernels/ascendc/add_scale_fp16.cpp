@@ -1,0 +1,2 @@
+#define ELEM half
+#include "add_scale_body.h"

@@ -1,0 +1,2 @@
+#define ELEM float
+#include "add_scale_body.h"

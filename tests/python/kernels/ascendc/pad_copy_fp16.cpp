@@ -1,0 +1,2 @@
+#define ELEM half
+#include "pad_copy_body.h"

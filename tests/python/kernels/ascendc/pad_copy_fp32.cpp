@@ -1,0 +1,2 @@
+#define ELEM float
+#include "pad_copy_body.h"

@@ -1,0 +1,2 @@
+#define ELEM half
+#include "strided_copy_body.h"

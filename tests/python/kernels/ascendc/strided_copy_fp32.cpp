@@ -1,0 +1,2 @@
+#define ELEM float
+#include "strided_copy_body.h"
