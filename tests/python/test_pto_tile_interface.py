@@ -156,6 +156,78 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 }
 """
 
+# One block of 16 x 64: integer bit operations, remainders, (leaky/parametric) ReLU, three-operand,
+# selection against a scalar, a partial add over a narrower tile, products and arg-reductions.
+_MORE = _PRELUDE + """
+constexpr int R = 16, C = 64, BYTES = R * C * 4;
+using F = Tile<TileType::Vec, float, R, C>;
+using I = Tile<TileType::Vec, int32_t, R, C>;
+using Narrow = Tile<TileType::Vec, float, R, C, BLayout::RowMajor, -1, -1>;
+using RowF = Tile<TileType::Vec, float, R, 1, BLayout::ColMajor>;
+using RowI = Tile<TileType::Vec, int32_t, R, 1, BLayout::ColMajor>;
+using ColI = Tile<TileType::Vec, int32_t, 1, C>;
+using Mask = Tile<TileType::Vec, uint8_t, R, 32>;
+template <typename T>
+using G = GlobalTensor<T, Shape<1, 1, 1, R, C>, Stride<R * C, R * C, R * C, C, 1>>;
+template <typename T>
+using GRow = GlobalTensor<T, Shape<1, 1, 1, R, 1>, Stride<R, R, R, 1, 1>>;
+template <typename T>
+using GCol = GlobalTensor<T, Shape<1, 1, 1, 1, C>, Stride<C, C, C, C, 1>>;
+
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  G<int32_t> xi(Data<int32_t>(args, 0)), yi(Data<int32_t>(args, 1)), bits(Data<int32_t>(args, 4));
+  G<float> xf(Data<float>(args, 2)), yf(Data<float>(args, 3)), rem(Data<float>(args, 5)), fmod(Data<float>(args, 6)),
+      relu(Data<float>(args, 7)), three(Data<float>(args, 8)), sels(Data<float>(args, 9)), part(Data<float>(args, 10));
+  GRow<float> prod(Data<float>(args, 11));
+  GRow<int32_t> argmax(Data<int32_t>(args, 12));
+  GCol<int32_t> argmin(Data<int32_t>(args, 13));
+  I a, b, t;
+  F x, y, u, v;
+  Narrow y_left(R, C / 2);
+  RowF row;
+  RowI row_index;
+  ColI col_index;
+  Mask mask;
+  TASSIGN(a, 0); TASSIGN(b, BYTES); TASSIGN(t, 2 * BYTES); TASSIGN(x, 3 * BYTES); TASSIGN(y, 4 * BYTES);
+  TASSIGN(u, 5 * BYTES); TASSIGN(v, 6 * BYTES); TASSIGN(y_left, 4 * BYTES); TASSIGN(row, 7 * BYTES);
+  TASSIGN(row_index, 7 * BYTES + 64); TASSIGN(col_index, 7 * BYTES + 128); TASSIGN(mask, 7 * BYTES + 512);
+  TLOAD(a, xi); TLOAD(b, yi); TLOAD(x, xf); TLOAD(y, yf);
+
+  TAND(t, a, b);  // ~(((x & y) | (x ^ 3855)) << 1) >> 2
+  TXORS(a, a, 3855);
+  TOR(t, t, a);
+  TSHLS(t, t, 1);
+  TNOT(t, t);
+  TSHRS(t, t, 2);
+  TSTORE(bits, t);
+  TREM(u, x, y, v);
+  TSTORE(rem, u);
+  TFMOD(u, x, y);
+  TSTORE(fmod, u);
+  TLRELU(u, x, 0.1f);  // lrelu(x, 0.1) + prelu(y, x)
+  TPRELU(v, y, x, v);
+  TADD(u, u, v);
+  TSTORE(relu, u);
+  TADDSC(u, x, 2.0f, y);  // (x + 2 + y) - y + x, then - 1 + x
+  TSUBC(u, u, y, x);
+  TSUBSC(u, u, 1.0f, x);
+  TSTORE(three, u);
+  TCMPS(mask, x, 0.0f, CmpMode::GT);  // where(x > 0, x, -1)
+  TSELS(u, mask, x, v, -1.0f);
+  TSTORE(sels, u);
+  TPARTADD(u, x, y_left);  // x + y on the first 32 columns, x after
+  TSTORE(part, u);
+  TMULS(u, x, 0.05f);  // prod(1 + 0.05 x) by rows
+  TADDS(u, u, 1.0f);
+  TROWPROD(row, u, v);
+  TSTORE(prod, row);
+  TROWARGMAX(row_index, x, v);
+  TSTORE(argmax, row_index);
+  TCOLARGMIN(col_index, y, v);
+  TSTORE(argmin, col_index);
+}
+"""
+
 M, K, N = 32, 64, 48
 
 # C = A B on the cube: A and B in halves of K through L1 (Mat) into L0A/L0B (Left/Right), the second
@@ -293,6 +365,46 @@ def test_fp16_arithmetic_and_round_modes_match_torch(in_tmp):
     torch.testing.assert_close(floor, torch.floor(z).int(), rtol=0, atol=0)
     torch.testing.assert_close(trunc, torch.trunc(z).int(), rtol=0, atol=0)
     assert rint[0, :6].tolist() == [2, -2, 4, 0, 0, 2] and rounded[0, :6].tolist() == [3, -3, 4, -1, 1, 2]
+
+
+def test_bitwise_remainders_three_operand_partial_and_arg_reductions_match_torch(in_tmp):
+    f, i = (f"pl.Tensor[[{ROWS}, {COLS}], pl.{d}]" for d in ("FP32", "INT32"))
+    outs = {"bits": i, "rem": f, "fmod": f, "relu": f, "three": f, "sels": f, "part": f,
+            "prod": f"pl.Tensor[[{ROWS}, 1], pl.FP32]", "argmax": f"pl.Tensor[[{ROWS}, 1], pl.INT32]",
+            "argmin": f"pl.Tensor[[1, {COLS}], pl.INT32]"}
+    params = f"xi: {i}, yi: {i}, xf: {f}, yf: {f}, " + ", ".join(f"{n}: pl.Out[{t}]" for n, t in outs.items())
+    names = "xi, yi, xf, yf, " + ", ".join(outs)
+    module = _load(in_tmp, "more", _MORE, f"""
+        @pl.jit.extern(core_type="aiv", source="more.cpp")
+        def k({params}) -> {i}: ...
+
+        @pl.jit
+        def entry({params}):
+            with pl.spmd(1):
+                bits = k({names})
+            return bits
+    """)
+    torch.manual_seed(4)
+    xi, yi = torch.randint(-1000, 1000, (ROWS, COLS), dtype=torch.int32), torch.randint(0, 1000, (ROWS, COLS),
+                                                                                          dtype=torch.int32)
+    xf, yf = torch.randn(ROWS, COLS) * 4, torch.randn(ROWS, COLS)
+    got = {n: torch.zeros(ROWS, COLS) for n in ("rem", "fmod", "relu", "three", "sels", "part")}
+    got["bits"] = torch.zeros(ROWS, COLS, dtype=torch.int32)
+    got["prod"], got["argmax"] = torch.zeros(ROWS, 1), torch.zeros(ROWS, 1, dtype=torch.int32)
+    got["argmin"] = torch.zeros(1, COLS, dtype=torch.int32)
+    module.entry(xi, yi, xf, yf, *(got[n] for n in outs))
+
+    expected_bits = torch.bitwise_right_shift(~torch.bitwise_left_shift((xi & yi) | (xi ^ 3855), 1), 2)
+    torch.testing.assert_close(got["bits"], expected_bits, rtol=0, atol=0)
+    torch.testing.assert_close(got["rem"], torch.remainder(xf, yf), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got["fmod"], torch.fmod(xf, yf), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got["relu"], torch.where(xf > 0, xf, 0.1 * xf) + torch.where(yf > 0, yf, yf * xf))
+    torch.testing.assert_close(got["three"], (xf + 2 + yf) - yf + xf - 1 + xf)
+    torch.testing.assert_close(got["sels"], torch.where(xf > 0, xf, torch.full_like(xf, -1.0)), rtol=0, atol=0)
+    torch.testing.assert_close(got["part"], torch.cat([xf[:, :32] + yf[:, :32], xf[:, 32:]], dim=1))
+    torch.testing.assert_close(got["prod"], torch.prod(1 + 0.05 * xf, dim=1, keepdim=True), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(got["argmax"], torch.argmax(xf, dim=1, keepdim=True).int(), rtol=0, atol=0)
+    torch.testing.assert_close(got["argmin"], torch.argmin(yf, dim=0, keepdim=True).int(), rtol=0, atol=0)
 
 
 def test_a_cube_matmul_through_l1_l0_and_the_accumulator_matches_torch(in_tmp):

@@ -1,5 +1,7 @@
 // Element-wise tile operations: tile-tile (TADD ... TMIN), tile-scalar (TADDS ... TMINS), unary math
-// (TEXP ... TNEG), TEXPANDS, TCVT, and the compare/select pair TCMP/TCMPS and TSEL.
+// (TEXP ... TNEG), TEXPANDS, TCVT, the compare/select ops TCMP/TCMPS, TSEL/TSELS, and TREM/TREMS,
+// TFMOD/TFMODS, TLRELU/TPRELU, the three-operand TADDC/TSUBC/TADDSC/TSUBSC and the partial
+// TPARTADD/TPARTMUL/TPARTMAX/TPARTMIN.
 //
 // Each covers the destination's valid region; 16-bit floats compute in float and round back to nearest
 // even (TCVT rounds by its RoundMode). A TCMP mask packs one bit per element, LSB first: element (r, c)
@@ -189,6 +191,115 @@ inline void TSEL(Dst& dst, Mask& mask, Src0& src0, Src1& src1, Tmp&, sim::Where 
     return set ? sim::Load(src0.At(r, c)) : sim::Load(src1.At(r, c));
   });
 }
+
+// Remainders: TREM takes the divisor's sign (a - floor(a / b) b), TFMOD the dividend's (fmod).
+namespace sim {
+template <typename T>
+T FloorRemainder(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    const T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    return a - std::floor(a / b) * b;
+  }
+}
+template <typename T>
+T TruncRemainder(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return a % b;
+  else return std::fmod(a, b);
+}
+}  // namespace sim
+
+template <typename Dst, typename Src0, typename Src1, typename Tmp>
+inline void TREM(Dst& dst, Src0& src0, Src1& src1, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::Binary(dst, src0, src1, [](auto a, auto b) { return sim::FloorRemainder(a, b); }, where, "TREM");
+}
+template <typename Dst, typename Src, typename Tmp>
+inline std::enable_if_t<is_tile_v<Tmp>> TREMS(Dst& dst, Src& src, typename Src::DType scalar, Tmp&,
+                                              sim::Where where = sim::Where::Here()) {
+  const auto b = sim::Load(scalar);
+  sim::Unary(dst, src, [b](auto a) { return sim::FloorRemainder(a, b); }, where, "TREMS");
+}
+template <typename Dst, typename Src0, typename Src1>
+inline std::enable_if_t<is_tile_v<Src1>> TFMOD(Dst& dst, Src0& src0, Src1& src1, sim::Where where = sim::Where::Here()) {
+  sim::Binary(dst, src0, src1, [](auto a, auto b) { return sim::TruncRemainder(a, b); }, where, "TFMOD");
+}
+template <typename Dst, typename Src>
+inline void TFMODS(Dst& dst, Src& src, typename Src::DType scalar, sim::Where where = sim::Where::Here()) {
+  const auto b = sim::Load(scalar);
+  sim::Unary(dst, src, [b](auto a) { return sim::TruncRemainder(a, b); }, where, "TFMODS");
+}
+
+// Leaky and parametric ReLU: src where positive, else src times the slope (a scalar / src1).
+template <typename Dst, typename Src>
+inline void TLRELU(Dst& dst, Src& src, typename Src::DType slope, sim::Where where = sim::Where::Here()) {
+  const auto b = sim::Load(slope);
+  sim::Unary(dst, src, [b](auto a) { return a > 0 ? a : a * b; }, where, "TLRELU");
+}
+template <typename Dst, typename Src0, typename Src1, typename Tmp>
+inline void TPRELU(Dst& dst, Src0& src0, Src1& src1, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::Binary(dst, src0, src1, [](auto a, auto b) { return a > 0 ? a : a * b; }, where, "TPRELU");
+}
+
+// Three operands: TADDC = src0 + src1 + src2, TSUBC = src0 - src1 + src2, TADDSC = src0 + scalar + src1,
+// TSUBSC = src0 - scalar + src1.
+template <typename Dst, typename Src0, typename Src1, typename Src2>
+inline std::enable_if_t<is_tile_v<Src2>> TADDC(Dst& dst, Src0& src0, Src1& src1, Src2& src2,
+                                               sim::Where where = sim::Where::Here()) {
+  sim::CheckAssigned(where, "TADDC", dst, src0, src1, src2);
+  sim::ForValid(dst, [&](int64_t r, int64_t c) {
+    return sim::Load(src0.At(r, c)) + sim::Load(src1.At(r, c)) + sim::Load(src2.At(r, c));
+  });
+}
+template <typename Dst, typename Src0, typename Src1, typename Src2>
+inline std::enable_if_t<is_tile_v<Src2>> TSUBC(Dst& dst, Src0& src0, Src1& src1, Src2& src2,
+                                               sim::Where where = sim::Where::Here()) {
+  sim::CheckAssigned(where, "TSUBC", dst, src0, src1, src2);
+  sim::ForValid(dst, [&](int64_t r, int64_t c) {
+    return sim::Load(src0.At(r, c)) - sim::Load(src1.At(r, c)) + sim::Load(src2.At(r, c));
+  });
+}
+template <typename Dst, typename Src0, typename Src1>
+inline void TADDSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1, sim::Where where = sim::Where::Here()) {
+  const auto s = sim::Load(scalar);
+  sim::Binary(dst, src0, src1, [s](auto a, auto b) { return a + s + b; }, where, "TADDSC");
+}
+template <typename Dst, typename Src0, typename Src1>
+inline void TSUBSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1, sim::Where where = sim::Where::Here()) {
+  const auto s = sim::Load(scalar);
+  sim::Binary(dst, src0, src1, [s](auto a, auto b) { return a - s + b; }, where, "TSUBSC");
+}
+
+// dst = mask ? src : scalar.
+template <typename Dst, typename Mask, typename Src, typename Tmp>
+inline void TSELS(Dst& dst, Mask& mask, Src& src, Tmp&, typename Src::DType scalar,
+                  sim::Where where = sim::Where::Here()) {
+  sim::CheckAssigned(where, "TSELS", dst, mask, src);
+  const auto other = sim::Load(scalar);
+  sim::ForValid(dst, [&](int64_t r, int64_t c) {
+    const bool set = (mask.At(r, c / 8) >> (c % 8)) & 1u;
+    return set ? sim::Load(src.At(r, c)) : other;
+  });
+}
+
+// Partial ops over dst's valid region: both operands where both are valid, else the one that is.
+#define PYPTO_SIM_PTO_PART(NAME, EXPR)                                                                     \
+  template <typename Dst, typename Src0, typename Src1>                                                    \
+  inline void NAME(Dst& dst, Src0& src0, Src1& src1, sim::Where where = sim::Where::Here()) {              \
+    sim::CheckAssigned(where, #NAME, dst, src0, src1);                                                     \
+    sim::ForValid(dst, [&](int64_t r, int64_t c) {                                                         \
+      const bool in0 = r < src0.GetValidRow() && c < src0.GetValidCol();                                   \
+      const bool in1 = r < src1.GetValidRow() && c < src1.GetValidCol();                                   \
+      const auto a = sim::Load(src0.At(in0 ? r : 0, in0 ? c : 0));                                         \
+      const auto b = sim::Load(src1.At(in1 ? r : 0, in1 ? c : 0));                                         \
+      return in0 && in1 ? (EXPR) : in0 ? a : b;                                                            \
+    });                                                                                                    \
+  }
+PYPTO_SIM_PTO_PART(TPARTADD, a + b)
+PYPTO_SIM_PTO_PART(TPARTMUL, a * b)
+PYPTO_SIM_PTO_PART(TPARTMAX, std::max(a, b))
+PYPTO_SIM_PTO_PART(TPARTMIN, std::min(a, b))
+#undef PYPTO_SIM_PTO_PART
 
 }  // namespace pto
 

@@ -6,8 +6,10 @@
 //   pto/global_tensor.h  Shape, Stride, GlobalTensor
 //   pto/tile.h           Tile, TileLeft/TileRight/TileAcc/TileMat, TASSIGN (the core's local buffers)
 //   pto/load_store.h     TLOAD, TSTORE, TFILLPAD
-//   pto/elementwise.h    TADD.., TADDS.., TEXP.., TEXPANDS, TCVT, TCMP/TCMPS, TSEL
-//   pto/reduce_expand.h  TROWSUM/MAX/MIN, TCOLSUM/MAX/MIN, TROWEXPAND*, TCOLEXPAND*
+//   pto/elementwise.h    TADD.., TADDS.., TEXP.., TEXPANDS, TCVT, TCMP/TCMPS, TSEL/TSELS, TREM, TFMOD,
+//                        TLRELU/TPRELU, TADDC/TSUBC/TADDSC/TSUBSC, TPART*
+//   pto/bitwise.h        TAND/TOR/TXOR/TSHL/TSHR (and their S forms), TNOT
+//   pto/reduce_expand.h  TROWSUM/MAX/MIN/PROD/ARGMAX/ARGMIN, TCOL..., TROWEXPAND*, TCOLEXPAND*
 //   pto/rearrange.h      TMOV, TEXTRACT, TINSERT, TCONCAT, TTRANS
 //   pto/matmul.h         TMATMUL, TMATMUL_ACC, TMATMUL_BIAS
 // The operations are plain loops over the valid region that the compiler vectorizes at -O2. A misuse
@@ -19,6 +21,7 @@
 #include <cstdint>
 
 #include "pto/address_spaces.h"
+#include "pto/bitwise.h"
 #include "pto/elementwise.h"
 #include "pto/global_tensor.h"
 #include "pto/load_store.h"

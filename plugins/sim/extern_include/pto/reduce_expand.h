@@ -1,5 +1,6 @@
-// Row and column reductions (TROWSUM/TROWMAX/TROWMIN into a Rows x 1 tile, TCOLSUM/TCOLMAX/TCOLMIN
-// into a 1 x Cols tile, over the source's valid region) and the broadcasts: TROWEXPAND / TCOLEXPAND
+// Row and column reductions (TROWSUM/TROWMAX/TROWMIN/TROWPROD/TROWARGMAX/TROWARGMIN into a Rows x 1
+// tile, TCOLSUM/TCOLMAX/TCOLMIN/TCOLPROD/TCOLARGMAX/TCOLARGMIN into a 1 x Cols tile, over the source's
+// valid region; an arg-reduction writes the first index on ties) and the broadcasts: TROWEXPAND / TCOLEXPAND
 // copy a column / row across a tile, and TROWEXPAND<OP> / TCOLEXPAND<OP> combine src0 with src1's
 // value for the row (src1(r, 0)) or the column (src1(0, c)). Sums accumulate in float for 16-bit
 // floats. The scratch tiles of the device's forms are accepted and unused.
@@ -85,6 +86,62 @@ inline void TCOLMAX(Dst& dst, Src& src, sim::Where where = sim::Where::Here()) {
 template <typename Dst, typename Src>
 inline void TCOLMIN(Dst& dst, Src& src, sim::Where where = sim::Where::Here()) {
   sim::ReduceCols(dst, src, sim::kMin, where, "TCOLMIN");
+}
+
+template <typename Dst, typename Src, typename Tmp>
+inline void TROWPROD(Dst& dst, Src& src, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::ReduceRows(dst, src, [](auto a, auto b) { return a * b; }, 1, where, "TROWPROD");
+}
+template <typename Dst, typename Src>
+inline void TCOLPROD(Dst& dst, Src& src, sim::Where where = sim::Where::Here()) {
+  sim::ReduceCols(dst, src, [](auto a, auto b) { return a * b; }, where, "TCOLPROD");
+}
+
+// The index of each row's / column's largest (smallest) valid element, the first one on ties.
+namespace sim {
+template <bool kMax, typename Dst, typename Src>
+void ArgRows(Dst& dst, Src& src, const Where& where, const char* name) {
+  CheckAssigned(where, name, dst, src);
+  const int64_t rows = src.GetValidRow(), cols = src.GetValidCol();
+  typename Dst::DType result[Src::Rows];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < cols; ++c)
+      if (kMax ? Load(src.At(r, c)) > Load(src.At(r, best)) : Load(src.At(r, c)) < Load(src.At(r, best))) best = c;
+    result[r] = static_cast<typename Dst::DType>(best);
+  }
+  for (int64_t r = 0; r < rows; ++r) dst.At(r, 0) = result[r];
+}
+template <bool kMax, typename Dst, typename Src>
+void ArgCols(Dst& dst, Src& src, const Where& where, const char* name) {
+  CheckAssigned(where, name, dst, src);
+  const int64_t rows = src.GetValidRow(), cols = src.GetValidCol();
+  typename Dst::DType result[Src::Cols];
+  for (int64_t c = 0; c < cols; ++c) {
+    int64_t best = 0;
+    for (int64_t r = 1; r < rows; ++r)
+      if (kMax ? Load(src.At(r, c)) > Load(src.At(best, c)) : Load(src.At(r, c)) < Load(src.At(best, c))) best = r;
+    result[c] = static_cast<typename Dst::DType>(best);
+  }
+  for (int64_t c = 0; c < cols; ++c) dst.At(0, c) = result[c];
+}
+}  // namespace sim
+
+template <typename Dst, typename Src, typename Tmp>
+inline void TROWARGMAX(Dst& dst, Src& src, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::ArgRows<true>(dst, src, where, "TROWARGMAX");
+}
+template <typename Dst, typename Src, typename Tmp>
+inline void TROWARGMIN(Dst& dst, Src& src, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::ArgRows<false>(dst, src, where, "TROWARGMIN");
+}
+template <typename Dst, typename Src, typename Tmp>
+inline void TCOLARGMAX(Dst& dst, Src& src, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::ArgCols<true>(dst, src, where, "TCOLARGMAX");
+}
+template <typename Dst, typename Src, typename Tmp>
+inline void TCOLARGMIN(Dst& dst, Src& src, Tmp&, sim::Where where = sim::Where::Here()) {
+  sim::ArgCols<false>(dst, src, where, "TCOLARGMIN");
 }
 
 template <typename Dst, typename Src>
