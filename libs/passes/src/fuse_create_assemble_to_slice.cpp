@@ -11,8 +11,11 @@
 // that window in between and the statements in between only write tmp (a read, or an atomic add into
 // it, would see the window's old contents), tmp can be the window itself: the create becomes the view
 // `tmp = pl.tensor.slice(out, [16, 128], [i * 16, 0])`, the kernels write out in place, and the copy
-// goes. Upstream runs a pass of this name after outlining; here it runs before, on the copy scope
-// the frontend wrote, while the pattern is one statement.
+// goes. A create with a starting value (init_value=v) fuses too, as upstream's does, but the window
+// holds out's contents rather than v, so a fill kernel sets v in it right after the view
+// (StartingValueFill): what the kernels leave unwritten still reads v after the assemble. Upstream
+// runs a pass of this name after outlining; here it runs before, on the copy scope the frontend
+// wrote, while the pattern is one statement.
 #include <algorithm>
 #include <iterator>
 #include <unordered_set>
@@ -21,6 +24,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 #include "sequence_rewriter.h"
+#include "starting_value_fill.h"
 #include "stmt_patterns.h"
 #include "vars_read.h"
 
@@ -73,12 +77,15 @@ std::unordered_set<const Var*> VarsMentioned(const StmtPtr& stmt) {
   return vars;
 }
 
-// `tmp = pl.tensor.create(shape, dtype=...)` without a starting value (a view would not have it).
+// `tmp = pl.tensor.create(shape, dtype=...[, init_value=v])`.
 const Var* CreatedTensor(const Stmt& stmt) {
   const auto* assign = stmt.As<AssignStmt>();
-  const Call* create = assign ? AsOpCall(assign->value(), "tensor.create") : nullptr;
-  if (!create || FindAttr<double>(create->kwargs(), "init_value")) return nullptr;
-  return assign->var().get();
+  return assign && AsOpCall(assign->value(), "tensor.create") ? assign->var().get() : nullptr;
+}
+
+// The starting value of the tensor `create` makes, if it has one.
+std::optional<double> StartingValue(const AssignStmt& create) {
+  return FindAttr<double>(create.value()->As<Call>()->kwargs(), "init_value");
 }
 
 // The tensors that are views of `tensor` or updates of it in place (a reshape, a slice, a store's
@@ -166,6 +173,7 @@ class CreateAssembleFuser final : public SequenceRewriter {
         break;
       }
     }
+    InsertFills(stmts);
     return changed;
   }
 
@@ -191,13 +199,28 @@ class CreateAssembleFuser final : public SequenceRewriter {
     const auto& shape = assign.value()->As<Call>()->args()[0];
     auto view = OpRegistry::Get().CreateCall("tensor.slice", {copy.dst, shape, copy.offsets}, {}, assign.span());
     if (!view) return false;  // a window outside dst at constant offsets: the copy reports it
+    // The window holds dst's contents: a starting value is set in it before the kernels write it.
+    StmtPtr fill;
+    if (auto value = StartingValue(assign)) {
+      fill = StartingValueFill(assign.var(), *value, assign.span());
+      if (!fill) return false;
+    }
     stmts[c] = std::make_shared<AssignStmt>(assign.var(), *view, assign.span());
     stmts[a] = nullptr;
+    if (fill) fills_.emplace_back(c, std::move(fill));
     return true;
+  }
+
+  // Puts each fill right after the view it fills.
+  void InsertFills(std::vector<StmtPtr>& stmts) {
+    for (auto fill = fills_.rbegin(); fill != fills_.rend(); ++fill)
+      stmts.insert(stmts.begin() + static_cast<std::ptrdiff_t>(fill->first) + 1, std::move(fill->second));
+    fills_.clear();
   }
 
   const Program& program_;
   StmtPtr body_;  // the function's, where views of a destination are looked for
+  std::vector<std::pair<size_t, StmtPtr>> fills_;  // of this sequence: the index of the view, its fill
 };
 
 }  // namespace
