@@ -28,10 +28,7 @@ void KernelEmitter::LowerGatherDim(const ir::Call& call, const ir::Var& result, 
   const auto& index = *call.args()[1]->As<ir::Var>();
   const auto& index_type = *index.type()->As<ir::TileType>();
   const TileExtent extent = TileRowsCols(index_type);
-  const TypedValue tmp{names_.Named(result.name_hint() + "_tmp"),
-                       TileBufType(ir::MemorySpace::Vec, ElementOf(index_type.dtype()), {1, extent.cols})};
-  const TypedValue addr{names_.Constant(plan_.vec_scratch_offset, "i64"), "i64"};
-  Add(body_, AllocTile(tmp, addr, IndexConstant(1), IndexConstant(extent.cols)), span);
+  const TypedValue tmp = ScratchTile(result.name_hint() + "_tmp", ElementOf(index_type.dtype()), {1, extent.cols}, span);
   if (extent.rows == 1) {
     Add(body_, IndexGather(TileOperand(src, false), TileOperand(index, false), tmp, TileOperand(result, false)), span);
     return;

@@ -75,6 +75,9 @@ class KernelEmitter {
   // tile at (row, col), typed with the source's layout as PTOAS infers it.
   TypedValue SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col, TileExtent window,
                         const std::string& name, const ir::Span& span);
+  // `%<name> = pto.alloc_tile` of a [rows, cols] tile of `element` in the Vec scratch (KernelPlan::
+  // vec_scratch_offset), emitted into the body where the op that needs it stands.
+  TypedValue ScratchTile(const std::string& name, std::string_view element, TileExtent extent, const ir::Span& span);
   // gather_dim.cpp: tile.gather_dim as pto.tgather's index form, row by row.
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);

@@ -46,6 +46,7 @@ enum class OpForm {
   SelectScalar,  // ins(mask, src, tmp, scalar): tsels, the scalar at src's element type (signed for unsigned src)
   Triangle,    // "pto.ttri"(diagonal : i32, result) {upperOrLower = 0|1 : i32}: generic form only
   GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
+  Transpose,   // ins(src, tmp) outs(result): ttrans; without the program's tmp tile, one like src in the Vec scratch
 };
 
 struct OpLowering {
@@ -119,7 +120,7 @@ struct KernelPlan {
   std::set<const ir::Var*> transposed_mats;
   LaunchIdentity launch;
   // Where the scratch tiles go that a PTO instruction needs and the IR has no variable for (the tmp
-  // of tgather's index form): one Vec buffer past every tile memory allocation placed in Vec, so it
+  // of tgather's index form, ttrans's when the program gives none): one Vec buffer past every tile memory allocation placed in Vec, so it
   // overlaps none of them, used by one op at a time. -1 when no op needs it.
   int64_t vec_scratch_offset = -1;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the

@@ -129,6 +129,13 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       if (args[1]->Is<ir::ConstInt>()) return {};
       return CheckIndexExpr(args[1], fmt::format("the block_len of '{}'", op), span);
     case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
+    case OpForm::Transpose:
+      for (const auto& arg : args) {
+        if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
+      }
+      // ptoas's ttrans always takes a scratch tile; without the program's, one shaped like the source.
+      if (args.size() == 1) return NeedScratch(args[0]->type()->As<ir::TileType>()->num_bytes(), call, span);
+      return {};
     case OpForm::GatherDim:
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;

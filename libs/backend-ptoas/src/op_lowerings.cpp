@@ -107,7 +107,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.extract", "pto.textract", OpForm::Extract},
       {"tile.assemble", "pto.tinsert", OpForm::Insert},
       {"tile.concat", "pto.tconcat", OpForm::Tiles},
-      {"tile.transpose", "pto.ttrans", OpForm::Tiles},
+      {"tile.transpose", "pto.ttrans", OpForm::Transpose},
       {"tile.sort32", "pto.tsort32", OpForm::Tiles},
       {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
       {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},

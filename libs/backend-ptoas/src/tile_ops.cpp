@@ -178,6 +178,15 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
     case OpForm::GatherDim: return LowerGatherDim(call, result, span);
+    case OpForm::Transpose: {
+      // The program's tmp tile, or one shaped and typed like the source in the Vec scratch.
+      const auto& source = *args[0]->As<ir::Var>();
+      const auto* source_type = source.type()->As<ir::TileType>();
+      ins = {tile(args[0]), args.size() > 1 ? tile(args[1])
+                                            : ScratchTile(result.name_hint() + "_tmp", ElementOf(source_type->dtype()),
+                                                          TileRowsCols(*source_type), span)};
+      break;
+    }
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
@@ -243,6 +252,14 @@ void KernelEmitter::LowerSubsetWindow(const ir::Call& call, const ir::Var& resul
   const TypedValue view = SubsetView(source, offsets[0], offsets[1], TileRowsCols(*result.type()->As<ir::TileType>()),
                                      source.name_hint() + "_window", span);
   Add(body_, DpsOp("pto.tmov", {view}, TileOperand(result, false)), span);
+}
+
+TypedValue KernelEmitter::ScratchTile(const std::string& name, std::string_view element, TileExtent extent,
+                                      const ir::Span& span) {
+  const TypedValue tile{names_.Named(name), TileBufType(ir::MemorySpace::Vec, element, extent)};
+  const TypedValue addr{names_.Constant(plan_.vec_scratch_offset, "i64"), "i64"};
+  Add(body_, AllocTile(tile, addr, IndexConstant(extent.rows), IndexConstant(extent.cols)), span);
+  return tile;
 }
 
 TypedValue KernelEmitter::SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col,

@@ -1,6 +1,7 @@
-// The PTO text of tile.gather_dim (torch.gather along the last axis): pto.tgather's index form, one
-// row at a time through pto.subset views, its tmp tile in the Vec scratch past the kernel's tiles;
-// and the gathers it refuses.
+// The ops whose PTO instruction needs a scratch tile the IR has no variable for, which backend-ptoas
+// places in the Vec scratch past the kernel's tiles: tile.gather_dim (torch.gather along the last
+// axis: pto.tgather's index form, one row at a time through pto.subset views) and the gathers it
+// refuses, and tile.transpose without the program's tmp tile (pto.ttrans).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -56,7 +57,7 @@ std::string Emit(const ir::Function& kernel, std::string_view arch, bool generic
 
 // One row: a single tgather of the tiles themselves; its tmp ([1, 32] of the index type) at the first
 // aligned (128-byte) address past the last Vec tile (g ends at 128 + 128 + 64 = 320).
-TEST(EmitModuleGatherDim, OneRowIsOneIndexGather) {
+TEST(EmitModuleScratchTiles, GatherDimOneRowIsOneIndexGather) {
   const std::string text = Emit(*GatherKernel(1, DataType::FP16, DataType::INT32), "a2a3");
   EXPECT_TRUE(HasLine(text, "    %g_tmp = pto.alloc_tile addr = %c384_i64 valid_row = %c1_index valid_col = "
                             "%c32_index : " + Vec(1, 32, "i32")))
@@ -75,7 +76,7 @@ TEST(EmitModuleGatherDim, OneRowIsOneIndexGather) {
 
 // Several rows: an scf.for over the index's rows gathers each source row into the result's row,
 // the three rows pto.subset views at (row, 0); the tmp is allocated once, before the loop.
-TEST(EmitModuleGatherDim, RowsAreGatheredOneByOne) {
+TEST(EmitModuleScratchTiles, GatherDimRowsAreGatheredOneByOne) {
   const std::string text = Emit(*GatherKernel(8, DataType::FP32, DataType::INT32), "a2a3");
   const std::string expected =
       "    %g_tmp = pto.alloc_tile addr = %c4096_i64 valid_row = %c1_index valid_col = %c32_index : " +
@@ -99,7 +100,7 @@ TEST(EmitModuleGatherDim, RowsAreGatheredOneByOne) {
 }
 
 // a5's tgather also takes INT16 indices (a2a3's only INT32).
-TEST(EmitModuleGatherDim, A5TakesInt16Indices) {
+TEST(EmitModuleScratchTiles, GatherDimA5TakesInt16Indices) {
   const std::string text = Emit(*GatherKernel(1, DataType::FP16, DataType::INT16), "a5");
   EXPECT_TRUE(HasLine(text, "    pto.tgather ins(%s, %j, %g_tmp : " + Vec(1, 64, "f16") + ", " + Vec(1, 32, "i16") +
                                 ", " + Vec(1, 32, "i16") + ") outs(%g : " + Vec(1, 32, "f16") + ")"))
@@ -111,7 +112,7 @@ std::string ErrorOf(const ir::Function& kernel, std::string_view arch = "a2a3") 
   return text ? "<no error>\n" + *text : text.error();
 }
 
-TEST(EmitModuleGatherDim, RefusesWhatTgatherCannotDo) {
+TEST(EmitModuleScratchTiles, GatherDimRefusesWhatTgatherCannotDo) {
   EXPECT_EQ(ErrorOf(*GatherKernel(1, DataType::FP16, DataType::INT16)),
             "k.py:4:9: backend-ptoas cannot lower 'tile.gather_dim' in kernel 'k': pto.tgather on a2a3 takes INT32 "
             "indices, not INT16 (a5 also takes INT16)");
@@ -120,7 +121,7 @@ TEST(EmitModuleGatherDim, RefusesWhatTgatherCannotDo) {
             "and 32-bit integers, FP16 and FP32 elements, not BF16");
 }
 
-TEST(EmitModuleGatherDim, RefusesAGatherAlongRows) {
+TEST(EmitModuleScratchTiles, GatherDimRefusesAGatherAlongRows) {
   // Indices [32, 32] into [32, 64] along dim 0: every index picks a row.
   auto x = TensorParam("x", {32, 64}, At(1, 7));
   auto i = TensorParam("i", {32, 32}, At(1, 10), DataType::INT32);
@@ -138,12 +139,59 @@ TEST(EmitModuleGatherDim, RefusesAGatherAlongRows) {
 }
 
 // The scratch goes past every Vec tile; a kernel whose tiles reach the end of UB leaves no room.
-TEST(EmitModuleGatherDim, ScratchNeedsRoomPastTheTiles) {
+TEST(EmitModuleScratchTiles, GatherDimScratchNeedsRoomPastTheTiles) {
   // Ascend910B's UB: 188416 usable bytes; j at 188160 and g after it fill it.
   EXPECT_EQ(ErrorOf(*GatherKernel(1, DataType::FP32, DataType::INT32, -1, 188160)),
             "k.py:4:9: backend-ptoas cannot place the 128-byte scratch tile of 'tile.gather_dim' in kernel 'k': its "
             "Vec tiles use UB up to byte 188416, and Ascend910B's UB holds 188416 bytes; free 128 bytes of UB "
             "(smaller tiles, or fewer alive at once)");
+}
+
+// def k(x, out):
+//     s = pl.load(x, [0, 0], [16, 32])                 # line 2, at 0
+//     [w = pl.tile.create([16, 32], pl.FP32)]          # line 3, at 4096 when given
+//     t = pl.transpose(s[, w])                         # line 4, at 2048
+ir::FunctionPtr TransposeKernel(bool with_tmp) {
+  auto x = TensorParam("x", {16, 32}, At(1, 7));
+  auto out = TensorParam("out", {32, 16}, At(1, 10));
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({16, 32})}, At(2, 9));
+  auto s = TileAt("s", load, 0);
+  std::vector<ir::StmtPtr> body = {Assign(s, load, At(2, 5))};
+  std::vector<ir::ExprPtr> args = {s};
+  if (with_tmp) {
+    auto create = Op("tile.create", {Ints({16, 32})}, At(3, 9), {{"dtype", DataType::FP32}});
+    auto w = TileAt("w", create, 4096);
+    body.push_back(Assign(w, create, At(3, 5)));
+    args.push_back(w);
+  }
+  auto transpose = Op("tile.transpose", args, At(4, 9), {{"axis1", int64_t{0}}, {"axis2", int64_t{1}}});
+  auto t = TileAt("t", transpose, 2048);
+  body.push_back(Assign(t, transpose, At(4, 5)));
+  body.push_back(Eval(Op("tile.store", {t, Ints({0, 0}), out}, At(5, 5)), At(5, 5)));
+  return Kernel("k", {x, out}, {ParamDirection::In, ParamDirection::Out}, body);
+}
+
+// ptoas's ttrans always takes a scratch tile between source and result; without the program's it is
+// one like the source in the scratch, past t (which ends at 4096).
+TEST(EmitModuleScratchTiles, TransposeWithoutATmpTileUsesTheScratch) {
+  const std::string text = Emit(*TransposeKernel(false), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    %t_tmp = pto.alloc_tile addr = %c4096_i64 valid_row = %c16_index valid_col = "
+                            "%c32_index : " + Vec(16, 32, "f32") + "\n"
+                            "    pto.ttrans ins(%s, %t_tmp : " + Vec(16, 32, "f32") + ", " + Vec(16, 32, "f32") +
+                                ") outs(%t : " + Vec(32, 16, "f32") + ")"))
+      << text;
+  const std::string generic = Emit(*TransposeKernel(false), "a2a3", true);
+  EXPECT_TRUE(HasLine(generic, "    \"pto.ttrans\"(%s, %t_tmp, %t) : (" + Vec(16, 32, "f32") + ", " +
+                                   Vec(16, 32, "f32") + ", " + Vec(32, 16, "f32") + ") -> ()"))
+      << generic;
+}
+
+TEST(EmitModuleScratchTiles, TransposeWithATmpTileUsesIt) {
+  const std::string text = Emit(*TransposeKernel(true), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    pto.ttrans ins(%s, %w : " + Vec(16, 32, "f32") + ", " + Vec(16, 32, "f32") +
+                                ") outs(%t : " + Vec(32, 16, "f32") + ")"))
+      << text;
+  EXPECT_EQ(text.find("_tmp"), std::string::npos) << text;
 }
 
 }  // namespace
