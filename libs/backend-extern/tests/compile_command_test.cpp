@@ -37,14 +37,15 @@ class ScopedEnv {
 TEST(HostCompileCommand, DefaultCompiler) {
   ScopedEnv cxx("CXX", nullptr);
   EXPECT_EQ(HostCompileCommand("/k/entry.cpp", {"/k/inc", "/k/more"}, {"/rt/aicore", "/pto/include"}, "/out/k.so"),
-            (Argv{"c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM", "-I/k/inc", "-I/k/more",
-                  "-I/rt/aicore", "-I/pto/include", "/k/entry.cpp", "-o", "/out/k.so"}));
+            (Argv{"c++", "-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared", "-D__CPU_SIM",
+                  "-I/k/inc", "-I/k/more", "-I/rt/aicore", "-I/pto/include", "/k/entry.cpp", "-o", "/out/k.so"}));
 }
 
 TEST(HostCompileCommand, CompilerFromCxxMayCarryALauncher) {
   ScopedEnv cxx("CXX", "ccache g++-15");
   EXPECT_EQ(HostCompileCommand("e.cpp", {}, {}, "e.so"),
-            (Argv{"ccache", "g++-15", "-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM", "e.cpp", "-o", "e.so"}));
+            (Argv{"ccache", "g++-15", "-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared",
+                  "-D__CPU_SIM", "e.cpp", "-o", "e.so"}));
 }
 
 Argv CcecTail(const std::string& arch) {

@@ -12,8 +12,9 @@
 //   pto/reduce_expand.h  TROWSUM/MAX/MIN/PROD/ARGMAX/ARGMIN, TCOL..., TROWEXPAND*, TCOLEXPAND*
 //   pto/rearrange.h      TMOV, TEXTRACT, TINSERT, TCONCAT, TTRANS
 //   pto/matmul.h         TMATMUL, TMATMUL_ACC, TMATMUL_BIAS
-// The operations are plain loops over the valid region that the compiler vectorizes at -O2. A misuse
-// (an address past the end of UB, a window outside its tile) fails the run naming the kernel's line.
+// The operations are plain loops over the valid region that the compiler vectorizes (-O2 with
+// -fvect-cost-model=dynamic, backend_extern::HostCompileCommand). A misuse (an address past the end
+// of UB, a window outside its tile) fails the run naming the kernel's line.
 // PTO_CPUSTUB_HPP is the guard pto-isa's CPU stub defines; kernels test it to know they run on a CPU.
 #ifndef PTO_CPUSTUB_HPP
 #define PTO_CPUSTUB_HPP
