@@ -12,6 +12,15 @@
 #include "ascendc/local_tensor.h"
 #include "ascendc/tpipe.h"
 #include "ascendc/data_copy.h"
+#include "ascendc/vector_mask.h"
+#include "ascendc/vector_binary.h"
+#include "ascendc/vector_scalar.h"
+#include "ascendc/vector_unary.h"
+#include "ascendc/duplicate.h"
+#include "ascendc/cast.h"
+#include "ascendc/compare_select.h"
+#include "ascendc/reduce.h"
+#include "ascendc/brcb.h"
 #include "ascendc/sync.h"
 
 #endif  // PYPTO_SIM_KERNEL_OPERATOR_H_

@@ -1,0 +1,70 @@
+// Element-wise tensor-tensor arithmetic: Add, Sub, Mul, Div, Max, Min (and the bitwise And, Or on
+// integers), each in the count form and the mask + repeatTimes + BinaryRepeatParams forms. Floating
+// types compute in float and round once.
+#ifndef PYPTO_SIM_ASCENDC_VECTOR_BINARY_H_
+#define PYPTO_SIM_ASCENDC_VECTOR_BINARY_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ascendc/local_tensor.h"
+#include "ascendc/vector_mask.h"
+
+namespace AscendC {
+namespace detail {
+
+template <typename T, typename Op>
+inline void BinaryCount(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t count,
+                        Op op) {
+  T* d = dst.GetPhyAddr();
+  const T* x = a.GetPhyAddr();
+  const T* y = b.GetPhyAddr();
+  for (int32_t i = 0; i < count; ++i) d[i] = Narrow<T>(op(Widen(x[i]), Widen(y[i])));
+}
+
+template <typename T, typename Op>
+inline void BinaryRepeat(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                         const LaneMask& mask, uint8_t repeat_times, const BinaryRepeatParams& params, Op op) {
+  T* d = dst.GetPhyAddr();
+  const T* x = a.GetPhyAddr();
+  const T* y = b.GetPhyAddr();
+  ForEachBinaryLane<T, T, T>(mask, repeat_times, params, [&](uint64_t od, uint64_t o0, uint64_t o1) {
+    d[od] = Narrow<T>(op(Widen(x[o0]), Widen(y[o1])));
+  });
+}
+
+}  // namespace detail
+
+#define PYPTO_SIM_ASCENDC_BINARY(Name, expr)                                                                      \
+  template <typename T>                                                                                          \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                   const int32_t& count) {                                                                       \
+    detail::BinaryCount(dst, src0, src1, count, [](auto a, auto b) { return expr; });                            \
+  }                                                                                                              \
+  template <typename T, bool isSetMask = true>                                                                   \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                   uint64_t mask, const uint8_t repeatTimes, const BinaryRepeatParams& params) {                 \
+    detail::BinaryRepeat(dst, src0, src1, detail::TakeMask<isSetMask>(mask), repeatTimes, params,                \
+                         [](auto a, auto b) { return expr; });                                                   \
+  }                                                                                                              \
+  template <typename T, bool isSetMask = true>                                                                   \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                   const uint64_t mask[], const uint8_t repeatTimes, const BinaryRepeatParams& params) {         \
+    detail::BinaryRepeat(dst, src0, src1, detail::TakeMask<isSetMask>(mask), repeatTimes, params,                \
+                         [](auto a, auto b) { return expr; });                                                   \
+  }
+
+PYPTO_SIM_ASCENDC_BINARY(Add, a + b)
+PYPTO_SIM_ASCENDC_BINARY(Sub, a - b)
+PYPTO_SIM_ASCENDC_BINARY(Mul, a* b)
+PYPTO_SIM_ASCENDC_BINARY(Div, a / b)
+PYPTO_SIM_ASCENDC_BINARY(Max, std::max(a, b))
+PYPTO_SIM_ASCENDC_BINARY(Min, std::min(a, b))
+PYPTO_SIM_ASCENDC_BINARY(And, a& b)
+PYPTO_SIM_ASCENDC_BINARY(Or, a | b)
+
+#undef PYPTO_SIM_ASCENDC_BINARY
+
+}  // namespace AscendC
+
+#endif  // PYPTO_SIM_ASCENDC_VECTOR_BINARY_H_

@@ -1,0 +1,65 @@
+// Tensor-scalar arithmetic: Adds, Muls, Maxs, Mins (and ShiftLeft/ShiftRight on integers), in the
+// count form and the mask + repeatTimes + UnaryRepeatParams forms. The scalar converts to T first.
+#ifndef PYPTO_SIM_ASCENDC_VECTOR_SCALAR_H_
+#define PYPTO_SIM_ASCENDC_VECTOR_SCALAR_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ascendc/local_tensor.h"
+#include "ascendc/vector_mask.h"
+
+namespace AscendC {
+namespace detail {
+
+template <typename T, typename Op>
+inline void ScalarCount(const LocalTensor<T>& dst, const LocalTensor<T>& src, T scalar, int32_t count, Op op) {
+  T* d = dst.GetPhyAddr();
+  const T* x = src.GetPhyAddr();
+  const auto s = Widen(scalar);
+  for (int32_t i = 0; i < count; ++i) d[i] = Narrow<T>(op(Widen(x[i]), s));
+}
+
+template <typename T, typename Op>
+inline void ScalarRepeat(const LocalTensor<T>& dst, const LocalTensor<T>& src, T scalar, const LaneMask& mask,
+                         uint8_t repeat_times, const UnaryRepeatParams& params, Op op) {
+  T* d = dst.GetPhyAddr();
+  const T* x = src.GetPhyAddr();
+  const auto s = Widen(scalar);
+  ForEachUnaryLane<T, T>(mask, repeat_times, params,
+                         [&](uint64_t od, uint64_t os) { d[od] = Narrow<T>(op(Widen(x[os]), s)); });
+}
+
+}  // namespace detail
+
+#define PYPTO_SIM_ASCENDC_SCALAR(Name, expr)                                                                     \
+  template <typename T>                                                                                         \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const detail::NoDeduce<T>& scalar,     \
+                   const int32_t& count) {                                                                      \
+    detail::ScalarCount(dst, src, scalar, count, [](auto a, auto s) { return expr; });                          \
+  }                                                                                                             \
+  template <typename T, bool isSetMask = true>                                                                  \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const detail::NoDeduce<T>& scalar,     \
+                   uint64_t mask, const uint8_t repeatTimes, const UnaryRepeatParams& params) {                 \
+    detail::ScalarRepeat(dst, src, scalar, detail::TakeMask<isSetMask>(mask), repeatTimes, params,              \
+                         [](auto a, auto s) { return expr; });                                                  \
+  }                                                                                                             \
+  template <typename T, bool isSetMask = true>                                                                  \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const detail::NoDeduce<T>& scalar,     \
+                   const uint64_t mask[], const uint8_t repeatTimes, const UnaryRepeatParams& params) {         \
+    detail::ScalarRepeat(dst, src, scalar, detail::TakeMask<isSetMask>(mask), repeatTimes, params,              \
+                         [](auto a, auto s) { return expr; });                                                  \
+  }
+
+PYPTO_SIM_ASCENDC_SCALAR(Adds, a + s)
+PYPTO_SIM_ASCENDC_SCALAR(Muls, a* s)
+PYPTO_SIM_ASCENDC_SCALAR(Maxs, std::max(a, s))
+PYPTO_SIM_ASCENDC_SCALAR(Mins, std::min(a, s))
+PYPTO_SIM_ASCENDC_SCALAR(ShiftLeft, a << s)
+PYPTO_SIM_ASCENDC_SCALAR(ShiftRight, a >> s)
+
+#undef PYPTO_SIM_ASCENDC_SCALAR
+
+}  // namespace AscendC
+
+#endif  // PYPTO_SIM_ASCENDC_VECTOR_SCALAR_H_

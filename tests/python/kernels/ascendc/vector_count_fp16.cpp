@@ -1,0 +1,2 @@
+#define ELEM half
+#include "vector_count_body.h"

@@ -1,0 +1,2 @@
+#define ELEM float
+#include "vector_count_body.h"

@@ -1,0 +1,2 @@
+#define ELEM half
+#include "vector_repeat_body.h"

@@ -1,0 +1,2 @@
+#define ELEM float
+#include "vector_repeat_body.h"
