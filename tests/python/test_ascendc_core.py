@@ -111,3 +111,14 @@ def test_an_event_id_out_of_range_is_named():
         f"{source}:{line}: SetFlag: event id 8 is out of range; A2/A3 have event ids 0 to 7 (EVENT_ID0..EVENT_ID7) "
         "per pair of pipes"
     ) in result.error, result.error
+
+
+def test_a_dequeue_from_an_empty_queue_is_named():
+    source = KERNELS / "deque_empty.cpp"
+    result = _failing_program(source)
+    assert not result.passed
+    line = _line_of(source, "in.DeQue")
+    assert (
+        f"{source}:{line}: TQue::DeQue: the queue is empty (no EnQue before this DeQue; on the device it waits "
+        "forever)"
+    ) in result.error, result.error
