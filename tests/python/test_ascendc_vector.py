@@ -1,7 +1,8 @@
 """AscendC vector instructions on the simulator, against torch in FP32 and FP16: every family in its
 count form (arithmetic, tensor-scalar, unary math, Duplicate, Compare/Select, reductions), the mask +
 repeatTimes + repeat-parameter forms (continuous and bit masks, block and repeat strides, counter
-mode, BlockReduce/WholeReduce, Brcb), and Cast under each RoundMode."""
+mode, BlockReduce/WholeReduce, Brcb, Copy), the scalar helpers (Std::min/max, ToFloat), and Cast
+under each RoundMode."""
 
 import numpy as np
 import pytest
@@ -28,11 +29,11 @@ def entry(x: pl.Tensor[[512], {dtype}], y: pl.Tensor[[512], {dtype}], out: pl.Ou
 _REPEAT = """
 @pl.jit.extern(core_type="aiv", source="{source}")
 def vector_repeat(x: pl.Tensor[[512], {dtype}], y: pl.Tensor[[512], {dtype}],
-                  out: pl.InOut[pl.Tensor[[13, 256], {dtype}]]) -> pl.Tensor[[13, 256], {dtype}]: ...
+                  out: pl.InOut[pl.Tensor[[15, 256], {dtype}]]) -> pl.Tensor[[15, 256], {dtype}]: ...
 
 
 @pl.jit
-def entry(x: pl.Tensor[[512], {dtype}], y: pl.Tensor[[512], {dtype}], out: pl.Out[pl.Tensor[[13, 256], {dtype}]]):
+def entry(x: pl.Tensor[[512], {dtype}], y: pl.Tensor[[512], {dtype}], out: pl.Out[pl.Tensor[[15, 256], {dtype}]]):
     out = vector_repeat(x, y, out)
     return out
 """
@@ -100,7 +101,7 @@ def _repeat_expected(x, y, dtype):
     lanes = 256 // x.element_size()
     per_block = 32 // x.element_size()
     f = lambda fn: _in_float(dtype, fn)  # noqa: E731
-    rows = torch.zeros(13, ROW, dtype=dtype)
+    rows = torch.zeros(15, ROW, dtype=dtype)
     for r in range(2):
         span = slice(r * lanes, r * lanes + 40)
         rows[0, span] = f(torch.add)(x[span], y[span])
@@ -125,6 +126,9 @@ def _repeat_expected(x, y, dtype):
         rows[10, j * per_block:(j + 1) * per_block] = x[j]
     rows[11, :40] = f(torch.exp)(y[:40])
     rows[12, :2 * lanes] = torch.where(x[:2 * lanes] < y[:2 * lanes], x[:2 * lanes], y[:2 * lanes])
+    for r in range(2):
+        rows[13, r * lanes:r * lanes + 40] = x[(r + 1) * lanes:(r + 1) * lanes + 40]
+    rows[14, :3] = torch.tensor([1.5, 4.0, 5.0], dtype=dtype)
     return rows
 
 
@@ -132,11 +136,11 @@ def _repeat_expected(x, y, dtype):
 def test_repeat_forms_walk_masks_and_strides(tmp_path, dtype):
     entry = declare(tmp_path, _REPEAT, dtype, kernel="vector_repeat").entry
     x, y = _inputs(dtype)
-    out = torch.zeros(13, ROW, dtype=dtype)
+    out = torch.zeros(15, ROW, dtype=dtype)
     entry(x, y, out)
     expected = _repeat_expected(x, y, dtype)
     sums = {6, 7}  # float sums of 8 or more elements may differ from torch's order in the last bit
-    for row in range(13):
+    for row in range(15):
         tol = dict(rtol=1e-5, atol=1e-5) if row in sums | {11} and dtype == torch.float32 else _tolerance(dtype)
         torch.testing.assert_close(out[row], expected[row], **tol, msg=lambda m, row=row: f"result row {row}: {m}")
 

@@ -6,6 +6,7 @@
 
 #include "ascendc/keywords.h"
 #include "ascendc/scalar_types.h"
+#include "ascendc/scalar_utils.h"
 #include "ascendc/core_context.h"
 #include "ascendc/position.h"
 #include "ascendc/global_tensor.h"
@@ -21,6 +22,7 @@
 #include "ascendc/compare_select.h"
 #include "ascendc/reduce.h"
 #include "ascendc/brcb.h"
+#include "ascendc/copy.h"
 #include "ascendc/sync.h"
 
 #endif  // PYPTO_SIM_KERNEL_OPERATOR_H_

@@ -6,7 +6,7 @@
 
 constexpr int32_t kIn = 512;
 constexpr int32_t kRow = 256;
-constexpr int32_t kRows = 13;
+constexpr int32_t kRows = 15;
 constexpr int32_t kLanes = 256 / sizeof(ELEM);
 constexpr int32_t kPerBlock = 32 / sizeof(ELEM);
 
@@ -61,6 +61,13 @@ extern "C" __global__ __aicore__ void kernel_entry(__gm__ int64_t* args) {
   // 12: min(x, y) through Compare and Select with repeats.
   Compare(mask, x, y, CMPMODE::LT, kLanes, 2, dense);
   Select(out[12 * kRow], mask, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, kLanes, 2, dense);
+
+  // 13: Copy of the first 40 lanes of each repeat, the source one repeat (8 blocks) further on.
+  Copy(out[13 * kRow], x[kLanes], 40, 2, CopyRepeatParams(1, 1, 8, 8));
+  // 14: scalar helpers.
+  out.SetValue(14 * kRow + 0, static_cast<ELEM>(ToFloat(bfloat16_t(1.5f))));
+  out.SetValue(14 * kRow + 1, static_cast<ELEM>(Std::min<int32_t>(4, 9)));
+  out.SetValue(14 * kRow + 2, static_cast<ELEM>(Std::max(2.0f, 5.0f)));
 
   PipeBarrier<PIPE_ALL>();
   DataCopy(out_gm, out, kRows * kRow);
