@@ -282,6 +282,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 }
 """
 
+# An accumulator one row too tall for L0C (128 KiB on a2a3): 129 x 256 floats.
+_PAST_L0C = _PRELUDE + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+  TileAcc<float, 129, 256> acc;
+  TASSIGN(acc, 0);
+}
+"""
+
 _STUB_HEADER = "import pypto.language as pl\n"
 
 
@@ -449,3 +457,25 @@ def test_a_tile_assigned_past_the_end_of_ub_fails_at_the_kernel_line(in_tmp):
         f"AIV core 0): {source}:{line}: TASSIGN: a 16x64 tile of 4-byte elements at address 186368 ends at byte 190464, "
         "past the end of UB (188416 bytes)"
     ) in message, message
+
+
+def test_an_accumulator_larger_than_l0c_fails_at_the_kernel_line(in_tmp):
+    t = "pl.Tensor[[4, 8], pl.FP32]"
+    module = _load(in_tmp, "past_l0c", _PAST_L0C, f"""
+        @pl.jit.extern(core_type="aic", source="past_l0c.cpp")
+        def k(out: pl.Out[{t}]) -> {t}: ...
+
+        @pl.jit
+        def entry(out: pl.Out[{t}]):
+            with pl.spmd(1):
+                out = k(out)
+            return out
+    """)
+    source = in_tmp / "past_l0c.cpp"
+    line = source.read_text().splitlines().index("  TASSIGN(acc, 0);") + 1
+    with pytest.raises(Exception) as info:
+        module.entry(torch.zeros(4, 8))
+    assert (
+        f"AIC core 0): {source}:{line}: TASSIGN: a 129x256 tile of 4-byte elements at address 0 ends at byte "
+        "132096, past the end of L0C (131072 bytes)"
+    ) in str(info.value), str(info.value)

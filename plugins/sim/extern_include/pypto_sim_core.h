@@ -1,5 +1,6 @@
 // What the simulator tells a hand-written kernel about the core it runs on, for interfaces that take
-// no args[] (AscendC's GetBlockIdx(), its TPipe over the core's UB, SyncAll()). A kernel library that
+// no args[] (AscendC's GetBlockIdx(), its TPipe over the core's UB, SyncAll(); pto-isa's TASSIGN into
+// UB, L1 and L0). A kernel library that
 // needs it defines `extern "C" void pypto_sim_bind_core(const PyptoSimCore*)`; the simulator calls it
 // on the kernel's thread right before each kernel_entry, and the pointer stays valid until that entry
 // returns. Plain C, so that both sides read the same layout; `abi` changes with it.
@@ -8,7 +9,7 @@
 
 #include <stdint.h>
 
-#define PYPTO_SIM_CORE_ABI 1
+#define PYPTO_SIM_CORE_ABI 2
 #define PYPTO_SIM_BIND_CORE_SYMBOL "pypto_sim_bind_core"
 
 struct PyptoSimCore {
@@ -23,6 +24,18 @@ struct PyptoSimCore {
   // Returns once every block of the task has reached the same barrier: 0, or nonzero when it never
   // can (the run has failed; the kernel must return at once and the simulator reports why).
   int32_t (*sync_all)(void* host);
+  // The cube's buffers (AIC only; null on a vector core), each the simulator's own for this core and
+  // sized by the SoC table: L1, L0A, L0B, L0C and the bias table. Since ABI 2.
+  unsigned char* l1;
+  int64_t l1_bytes;
+  unsigned char* l0a;
+  int64_t l0a_bytes;
+  unsigned char* l0b;
+  int64_t l0b_bytes;
+  unsigned char* l0c;
+  int64_t l0c_bytes;
+  unsigned char* bias;
+  int64_t bias_bytes;
 };
 
 typedef void (*PyptoSimBindCore)(const struct PyptoSimCore*);

@@ -144,9 +144,19 @@ PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
                     .ub_bytes = 0,
                     .host = &host,
                     .sync_all = SyncAllBlocks};
+  // The whole of a buffer, allocated on first use and scrubbed between runs like a generated kernel's.
+  auto whole = [&memory](ir::MemorySpace space, unsigned char*& base, int64_t& bytes) {
+    bytes = memory.capacity(space);
+    base = reinterpret_cast<unsigned char*>(memory.Access(space, 0, bytes));
+  };
   if (launch.core_type == rt::CoreType::AIV) {
-    core.ub_bytes = memory.capacity(ir::MemorySpace::Vec);
-    core.ub = reinterpret_cast<unsigned char*>(memory.Access(ir::MemorySpace::Vec, 0, core.ub_bytes));
+    whole(ir::MemorySpace::Vec, core.ub, core.ub_bytes);
+  } else {
+    whole(ir::MemorySpace::Mat, core.l1, core.l1_bytes);
+    whole(ir::MemorySpace::Left, core.l0a, core.l0a_bytes);
+    whole(ir::MemorySpace::Right, core.l0b, core.l0b_bytes);
+    whole(ir::MemorySpace::Acc, core.l0c, core.l0c_bytes);
+    whole(ir::MemorySpace::Bias, core.bias, core.bias_bytes);
   }
   return core;
 }

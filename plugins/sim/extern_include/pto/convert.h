@@ -31,8 +31,8 @@ uint16_t BitsOf(T value) {
 }
 template <typename T>
 T FromBits(uint16_t bits) {
-  T value;
-  std::memcpy(&value, &bits, sizeof(bits));
+  T value{};
+  std::memcpy(static_cast<void*>(&value), &bits, sizeof(bits));
   return value;
 }
 // The next value of a sign-magnitude 16-bit float towards +inf / -inf.

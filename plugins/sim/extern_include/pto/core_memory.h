@@ -3,11 +3,12 @@
 // Acc: L0C, Bias: the bias table), and two tiles assigned the same address share their bytes, as on
 // the device (ptoas reuses UB that way: a float tile and the bfloat16 tile converted in place).
 //
-// The UB is the simulator's own per-core buffer, handed over through pypto_sim_bind_core before each
-// kernel_entry (pypto_sim_core.h), so it is zeroed between runs like the buffers of the simulator's
-// generated kernels. The cube's buffers are not part of that handshake: each kernel thread owns one
-// set, sized as the SoC tables of libs/ir/src/soc.cpp size them (Ascend910B for a2a3, Ascend950 for
-// a5). Contents do not outlive a task in either case on the device, and kernels must not rely on it.
+// The buffers are the simulator's own for the core (the UB of a vector core; L1, L0A, L0B, L0C and the
+// bias table of a cube core), handed over through pypto_sim_bind_core before each kernel_entry
+// (pypto_sim_core.h) and zeroed between runs like those of the simulator's generated kernels. Built
+// without that handshake (an older simulator, a test outside it), each kernel thread owns one set,
+// sized as the SoC tables of libs/ir/src/soc.cpp size them (Ascend910B for a2a3, Ascend950 for a5).
+// Contents do not outlive a task on the device, and kernels must not rely on them doing so here.
 #ifndef PYPTO_SIM_PTO_CORE_MEMORY_H_
 #define PYPTO_SIM_PTO_CORE_MEMORY_H_
 
@@ -64,13 +65,30 @@ unsigned char* ThreadBuffer(int64_t bytes) {
   return buffer.get();
 }
 
-inline LocalBuffer BufferOf(TileType type) {
-  switch (type) {
-    case TileType::Vec:
+// The simulator's buffer for `type` on the bound core, or {} when it handed over none.
+inline LocalBuffer BoundBuffer(TileType type) {
 #ifdef PYPTO_SIM_PTO_HAS_CORE
-      if (const PyptoSimCore* core = BoundCore(); core && core->ub) return {core->ub, core->ub_bytes, "UB"};
+  const PyptoSimCore* core = BoundCore();
+  if (!core) return {};
+  if (type == TileType::Vec) return {core->ub, core->ub_bytes, "UB"};
+  if (core->abi < 2) return {};
+  switch (type) {
+    case TileType::Mat: return {core->l1, core->l1_bytes, "L1"};
+    case TileType::Left: return {core->l0a, core->l0a_bytes, "L0A"};
+    case TileType::Right: return {core->l0b, core->l0b_bytes, "L0B"};
+    case TileType::Acc: return {core->l0c, core->l0c_bytes, "L0C"};
+    case TileType::Bias: return {core->bias, core->bias_bytes, "the bias table"};
+    default: break;
+  }
 #endif
-      return {ThreadBuffer<0>(kUbBytes), kUbBytes, "UB"};
+  (void)type;
+  return {};
+}
+
+inline LocalBuffer BufferOf(TileType type) {
+  if (const LocalBuffer bound = BoundBuffer(type); bound.base) return bound;
+  switch (type) {
+    case TileType::Vec: return {ThreadBuffer<0>(kUbBytes), kUbBytes, "UB"};
     case TileType::Mat: return {ThreadBuffer<1>(kL1Bytes), kL1Bytes, "L1"};
     case TileType::Left: return {ThreadBuffer<2>(kL0aBytes), kL0aBytes, "L0A"};
     case TileType::Right: return {ThreadBuffer<3>(kL0bBytes), kL0bBytes, "L0B"};
