@@ -75,6 +75,9 @@ class KernelEmitter {
   // tile at (row, col), typed with the source's layout as PTOAS infers it.
   TypedValue SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col, TileExtent window,
                         const std::string& name, const ir::Span& span);
+  // A second alloc_tile of `tile` (its address and type) whose valid extents are its top-left `corner`:
+  // what a store of part of the tile (shapes=) hands tstore.
+  TypedValue CornerView(const ir::Var& tile, const ir::Shape& corner, const ir::Span& span);
   // `%<name> = pto.alloc_tile` of a [rows, cols] tile of `element` in the Vec scratch (KernelPlan::
   // vec_scratch_offset), emitted into the body where the op that needs it stands.
   TypedValue ScratchTile(const std::string& name, std::string_view element, TileExtent extent, const ir::Span& span);

@@ -118,6 +118,10 @@ struct KernelPlan {
   // [N, K] tile are the ZN bytes of its [K, N] transpose (upstream's tile.transpose_view).
   std::set<const ir::Var*> transposed_rights;
   std::set<const ir::Var*> transposed_mats;
+  // Stores of the top-left corner of a tile (`shapes=` smaller than the tile, not an N-d window of a
+  // merged tile): tstore writes its source's valid region, so the corner is stored through a second
+  // alloc_tile at the tile's address whose valid_row / valid_col are the corner's extents.
+  std::set<const ir::Call*> corner_stores;
   LaunchIdentity launch;
   // Where the scratch tiles go that a PTO instruction needs and the IR has no variable for (the tmp
   // of tgather's index form, ttrans's when the program gives none): one Vec buffer past every tile memory allocation placed in Vec, so it

@@ -355,10 +355,8 @@ Status Planner::CheckStore(const ir::Call& call, const ir::Span& span, const ir:
     ir::Shape extents;
     for (const auto& extent : part->elements()) extents.push_back(ir::AsConstInt(extent).value_or(-1));
     const ir::Shape& tile = call.args()[0]->type()->As<ir::TileType>()->shape();
-    if (extents != tile && !IsRowMergedWindow(extents, tile))
-      return Error(span, fmt::format("backend-ptoas cannot lower a store of part of a tile (shapes=) in kernel "
-                                     "'{}' yet",
-                                     kernel_.name()));
+    // Any other shapes= is the tile's top-left corner of that size (type deduction checked).
+    if (extents != tile && !IsRowMergedWindow(extents, tile)) plan_.corner_stores.insert(&call);
   }
   if (auto ok = CheckOffsets(call.args()[1], "tile.store", span); !ok) return ok;
   if (auto ok = CheckTensorOperand(call.args()[2], "tile.store", span); !ok) return ok;

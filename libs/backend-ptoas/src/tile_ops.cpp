@@ -86,7 +86,9 @@ void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
   while (sizes.size() > rank && sizes.front() == 1) sizes.erase(sizes.begin());
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
-  PtoOp op = DpsOp("pto.tstore", {{values_.at(&tile), TileOperandType(tile)}}, window);
+  TypedValue source{values_.at(&tile), TileOperandType(tile)};
+  if (plan_.corner_stores.contains(&call)) source = CornerView(tile, StaticInts(call.args()[3]), span);
+  PtoOp op = DpsOp("pto.tstore", {source}, window);
   // An atomic-add store (`atomic="add"`) adds the tile into the window: tstore's atomicType.
   if (ir::AccumulatesIntoWrittenArg(call)) op.attrs = {{"atomicType", "#pto<atomic_type atomic_add>"}};
   Add(body_, op, span);
@@ -252,6 +254,15 @@ void KernelEmitter::LowerSubsetWindow(const ir::Call& call, const ir::Var& resul
   const TypedValue view = SubsetView(source, offsets[0], offsets[1], TileRowsCols(*result.type()->As<ir::TileType>()),
                                      source.name_hint() + "_window", span);
   Add(body_, DpsOp("pto.tmov", {view}, TileOperand(result, false)), span);
+}
+
+// The top-left `corner` of a tile: the tile's bytes and type, its valid extents the corner's.
+TypedValue KernelEmitter::CornerView(const ir::Var& tile, const ir::Shape& corner, const ir::Span& span) {
+  const TypedValue view{names_.Named(tile.name_hint() + "_corner"), TileOperandType(tile)};
+  const TypedValue addr{names_.Constant(tile.type()->As<ir::TileType>()->memref()->byte_offset, "i64"), "i64"};
+  const int64_t rows = corner.size() == 1 ? 1 : corner[0];
+  Add(body_, AllocTile(view, addr, IndexConstant(rows), IndexConstant(corner.back())), span);
+  return view;
 }
 
 TypedValue KernelEmitter::ScratchTile(const std::string& name, std::string_view element, TileExtent extent,

@@ -769,5 +769,29 @@ TEST(EmitModuleOps, AtomicAddStoreCarriesItsAtomicType) {
                 ") outs(%y_pview : !pto.partition_tensor_view<16x64xf32>) {atomicType = #pto<atomic_type atomic_add>}");
 }
 
+// def k(x, y):                                      # x: [16, 64], y: [64, 8] FP32
+//     t = pl.load(x, [0, 0], [16, 64])
+//     pl.store(t, [i, 0], y, shapes=[1, 8])         # the tile's top-left [1, 8]
+// tstore writes its source's valid region into the window: the corner is a second alloc_tile at
+// the tile's address, valid [1, 8], stored into a [1, 8] window.
+TEST(EmitModuleOps, StoreOfATileCornerGoesThroughAValidRegionOfThatSize) {
+  auto x = TensorParam("x", {16, 64}, {});
+  auto y = TensorParam("y", {64, 8}, {});
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({16, 64})}, {});
+  auto t = TileAt("t", load, 4096);
+  auto store = Op("tile.store", {t, Ints({3, 0}), y, Ints({1, 8})}, {});
+  auto kernel = Kernel("k", {x, y}, {ParamDirection::In, ParamDirection::InOut}, {Assign(t, load, {}), Eval(store, {})});
+  const std::string text = Emit(*kernel);
+  EXPECT_NE(text.find("    %t_corner = pto.alloc_tile addr = %c4096_i64 valid_row = %c1_index valid_col = %c8_index : " +
+                      Vec(16, 64) + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(LineStartingWith(text, "%y_pview"),
+            "%y_pview = pto.partition_view %y_view, offsets = [%c3_index, %c0_index], sizes = [%c1_index, %c8_index] : "
+            "!pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<1x8xf32>");
+  EXPECT_EQ(LineStartingWith(text, "pto.tstore"),
+            "pto.tstore ins(%t_corner : " + Vec(16, 64) + ") outs(%y_pview : !pto.partition_tensor_view<1x8xf32>)");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas
