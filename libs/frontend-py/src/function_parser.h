@@ -230,6 +230,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::StmtPtr> ParseSliceAssign(py::handle stmt, py::handle target);
   static ir::Shape StaticValidShape(const ir::TileType& tile);
   std::optional<ir::Result<Region>> WrittenThroughRegion(const Region& window, const ir::Span& span);
+  std::optional<ir::Result<Region>> ReadThroughRegion(const Region& window, const ir::Span& span);
+  std::optional<ir::Result<Region>> RegionInSlicedTensor(const Region& window, const ir::Span& span) const;
+  std::optional<ir::Result<ir::ExprPtr>> SliceOfSliceAsLoad(py::handle node);
   ir::Result<ir::StmtPtr> AssignTileWindow(py::handle stmt, py::handle target, const Region& window,
                                            const ir::ExprPtr& value);
 

@@ -157,6 +157,41 @@ ir::Result<std::optional<py::object>> FunctionParser::SliceOfTensorAsLoad(py::ha
   return std::optional<py::object>(RewrittenCall(node, "pl.load", {args[0], args[2], args[1]}, load_keywords));
 }
 
+// `pl.slice(h_tile, shape, offset)` inside a kernel, of a slice `h_tile` taken in orchestration code:
+// the load of that window of h itself (ReadThroughRegion), as the subscript `h_tile[...]` is, not a
+// tile.slice of the whole slice loaded into UB. Nothing for any other source, or with keywords
+// (valid_shape=): that stays a tile.slice.
+std::optional<ir::Result<ir::ExprPtr>> FunctionParser::SliceOfSliceAsLoad(py::handle node) {
+  py::list positional = node.attr("args");
+  if (kernel_depth_ == 0 || py::len(positional) != 3 || py::len(node.attr("keywords")) != 0) return std::nullopt;
+  const ir::Var* slice = OrchestrationSliceNamed(positional[0]);
+  if (!slice || written_through_.contains(slice)) return std::nullopt;  // a stale read is refused as it is
+  auto shape = ParseArgValue(positional[1]);
+  if (!shape) return pypto::unexpected(shape.error());
+  auto offsets = ParseArgValue(positional[2]);
+  if (!offsets) return pypto::unexpected(offsets.error());
+  const auto* shape_expr = std::get_if<ir::ExprPtr>(&*shape);
+  const auto* offsets_expr = std::get_if<ir::ExprPtr>(&*offsets);
+  const auto* extents = shape_expr ? (*shape_expr)->As<ir::TupleLiteral>() : nullptr;
+  const auto* starts = offsets_expr ? (*offsets_expr)->As<ir::TupleLiteral>() : nullptr;
+  if (!extents || !starts) return std::nullopt;
+  Region window{.source = env_.at(positional[0].attr("id").cast<std::string>()),
+                .offsets = starts->elements()};
+  for (const auto& extent : extents->elements()) {
+    auto constant = ir::AsConstInt(extent);
+    if (!constant) return std::nullopt;  // the tile.slice reports it
+    window.shape.push_back(*constant);
+  }
+  const ir::Span span = map_.SpanOf(node);
+  auto region = ReadThroughRegion(window, span);
+  if (!region) return std::nullopt;
+  if (!*region) return pypto::unexpected(region->error());
+  auto load = ir::OpRegistry::Get().CreateCall(
+      "tile.load", {(*region)->source, Tuple((*region)->offsets, span), *shape_expr}, {}, span);
+  if (!load) return pypto::unexpected(load.error());
+  return ir::ExprPtr(*load);
+}
+
 // pl.read / pl.write in any of their spellings.
 bool FunctionParser::IsElementAccess(std::string_view name) {
   for (std::string_view prefix : {"pl.", "pl.tensor.", "pl.tile."})

@@ -54,6 +54,7 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseCall(py::handle node) {
     return ParseExpr(**form);
   }
   if (name == "pl.slice" || name == "pl.tensor.slice") {  // in orchestration code too (see ParseRegion)
+    if (auto load = SliceOfSliceAsLoad(node)) return *load;
     auto load = SliceOfTensorAsLoad(node);
     if (!load) return pypto::unexpected(load.error());
     if (*load) {

@@ -197,6 +197,10 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseSliceLoad(py::handle node) {
   if (region->dropped.size() == region->shape.size()) return ReadElement(*region, span);
   std::vector<ir::ExprPtr> shape;
   for (int64_t dim : region->shape) shape.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+  if (auto through = ReadThroughRegion(*region, span)) {
+    if (!*through) return pypto::unexpected(through->error());
+    *region = std::move(**through);
+  }
   const bool of_tile = region->source->type()->As<ir::TileType>();
   auto window = of_tile ? ir::OpRegistry::Get().CreateCall(
                               "tile.slice", {region->source, Tuple(shape, span), Tuple(region->offsets, span)}, {}, span)
@@ -285,13 +289,40 @@ ir::Shape FunctionParser::StaticValidShape(const ir::TileType& tile) {
 // values loaded before this write, so it is refused (StaleSliceRead).
 std::optional<ir::Result<FunctionParser::Region>> FunctionParser::WrittenThroughRegion(const Region& window,
                                                                                        const ir::Span& span) {
+  auto region = RegionInSlicedTensor(window, span);
+  if (!region || !*region) return region;
+  const auto* var = window.source->As<ir::Var>();
+  viewed_slices_.insert(var);  // its load is dropped if nothing reads it
+  written_through_.insert(var);
+  return region;
+}
+
+// `h_tile[:, k : k + 512]` or `pl.slice(h_tile, [16, 512], [0, k])` read inside a kernel, where
+// `h_tile = h[r : r + 16]` is a slice taken in orchestration code: a view of h there, as upstream
+// has it, so the read loads that window of h itself, at the slice's offsets plus the window's (the
+// region this returns), instead of the whole slice into UB and a copy of the window out of it
+// (which a slice bigger than UB could not even make). Nothing when the source is not such a slice.
+std::optional<ir::Result<FunctionParser::Region>> FunctionParser::ReadThroughRegion(const Region& window,
+                                                                                    const ir::Span& span) {
+  auto region = RegionInSlicedTensor(window, span);
+  if (region && *region) viewed_slices_.insert(window.source->As<ir::Var>());  // dropped if nothing reads it
+  return region;
+}
+
+// The region of its tensor that a window of an orchestration slice is, inside a kernel: the same
+// shape at the slice's offsets plus the window's. Nothing when `window.source` is not such a slice
+// (or one taken with more than a plain window: a valid_shape, another rank).
+std::optional<ir::Result<FunctionParser::Region>> FunctionParser::RegionInSlicedTensor(const Region& window,
+                                                                                       const ir::Span& span) const {
   const auto* var = window.source->As<ir::Var>();
   auto it = var && kernel_depth_ > 0 ? orchestration_slices_.find(var) : orchestration_slices_.end();
   if (it == orchestration_slices_.end()) return std::nullopt;
   const auto* load = it->second->As<ir::Call>();
   const auto* slice_offsets = load->args()[1]->As<ir::TupleLiteral>();
-  if (!slice_offsets || slice_offsets->elements().size() != window.offsets.size()) return std::nullopt;
-  Region region{.source = load->args()[0], .shape = window.shape};
+  if (load->args().size() != 3 || !load->kwargs().empty() || !slice_offsets ||
+      slice_offsets->elements().size() != window.offsets.size())
+    return std::nullopt;
+  Region region{.source = load->args()[0], .shape = window.shape, .dropped = window.dropped};
   for (size_t d = 0; d < window.offsets.size(); ++d) {
     const ir::ExprPtr& base = slice_offsets->elements()[d];
     auto sum = ir::AsConstInt(window.offsets[d]) == 0 ? ir::Result<ir::ExprPtr>(base)
@@ -300,8 +331,6 @@ std::optional<ir::Result<FunctionParser::Region>> FunctionParser::WrittenThrough
     if (!sum) return pypto::unexpected(sum.error());
     region.offsets.push_back(*sum);
   }
-  viewed_slices_.insert(var);  // its load is dropped if nothing reads it
-  written_through_.insert(var);
   return region;
 }
 
