@@ -454,8 +454,8 @@ def test_a_tile_assigned_past_the_end_of_ub_fails_at_the_kernel_line(in_tmp):
     message = str(info.value)
     assert "hand-written kernel 'k' (task " in message, message
     assert (
-        f"AIV core 0): {source}:{line}: TASSIGN: a 16x64 tile of 4-byte elements at address 186368 ends at byte 190464, "
-        "past the end of UB (188416 bytes)"
+        f"AIV core 0): {source}:{line}: TASSIGN: a 16x64 tile of 4-byte elements at address 186368 ends at byte "
+        "190464, past the end of UB (188416 bytes)"
     ) in message, message
 
 

@@ -221,7 +221,8 @@ inline std::enable_if_t<is_tile_v<Tmp>> TREMS(Dst& dst, Src& src, typename Src::
   sim::Unary(dst, src, [b](auto a) { return sim::FloorRemainder(a, b); }, where, "TREMS");
 }
 template <typename Dst, typename Src0, typename Src1>
-inline std::enable_if_t<is_tile_v<Src1>> TFMOD(Dst& dst, Src0& src0, Src1& src1, sim::Where where = sim::Where::Here()) {
+inline std::enable_if_t<is_tile_v<Src1>> TFMOD(Dst& dst, Src0& src0, Src1& src1,
+                                               sim::Where where = sim::Where::Here()) {
   sim::Binary(dst, src0, src1, [](auto a, auto b) { return sim::TruncRemainder(a, b); }, where, "TFMOD");
 }
 template <typename Dst, typename Src>
@@ -260,12 +261,14 @@ inline std::enable_if_t<is_tile_v<Src2>> TSUBC(Dst& dst, Src0& src0, Src1& src1,
   });
 }
 template <typename Dst, typename Src0, typename Src1>
-inline void TADDSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1, sim::Where where = sim::Where::Here()) {
+inline void TADDSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1,
+                   sim::Where where = sim::Where::Here()) {
   const auto s = sim::Load(scalar);
   sim::Binary(dst, src0, src1, [s](auto a, auto b) { return a + s + b; }, where, "TADDSC");
 }
 template <typename Dst, typename Src0, typename Src1>
-inline void TSUBSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1, sim::Where where = sim::Where::Here()) {
+inline void TSUBSC(Dst& dst, Src0& src0, typename Src0::DType scalar, Src1& src1,
+                   sim::Where where = sim::Where::Here()) {
   const auto s = sim::Load(scalar);
   sim::Binary(dst, src0, src1, [s](auto a, auto b) { return a - s + b; }, where, "TSUBSC");
 }

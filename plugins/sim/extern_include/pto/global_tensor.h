@@ -43,7 +43,8 @@ template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int6
           int64_t N5 = DYNAMIC>
 struct Shape {
   static constexpr int64_t staticShape[5] = {N1, N2, N3, N4, N5};
-  static constexpr int kDynamic = (N1 == DYNAMIC) + (N2 == DYNAMIC) + (N3 == DYNAMIC) + (N4 == DYNAMIC) + (N5 == DYNAMIC);
+  static constexpr int kDynamic =
+      (N1 == DYNAMIC) + (N2 == DYNAMIC) + (N3 == DYNAMIC) + (N4 == DYNAMIC) + (N5 == DYNAMIC);
   int64_t shape[5];
 
   Shape() { sim::FillExtents(shape, staticShape, 1); }
@@ -59,7 +60,8 @@ template <int64_t S1 = DYNAMIC, int64_t S2 = DYNAMIC, int64_t S3 = DYNAMIC, int6
           int64_t S5 = DYNAMIC>
 struct Stride {
   static constexpr int64_t staticStride[5] = {S1, S2, S3, S4, S5};
-  static constexpr int kDynamic = (S1 == DYNAMIC) + (S2 == DYNAMIC) + (S3 == DYNAMIC) + (S4 == DYNAMIC) + (S5 == DYNAMIC);
+  static constexpr int kDynamic =
+      (S1 == DYNAMIC) + (S2 == DYNAMIC) + (S3 == DYNAMIC) + (S4 == DYNAMIC) + (S5 == DYNAMIC);
   int64_t stride[5];
 
   Stride() { sim::FillExtents(stride, staticStride, 1); }

@@ -51,7 +51,8 @@ void CheckTransfer(const TileT& tile, const GlobalT& global, const Where& where,
   if (GlobalT::layout == Layout::NZ)
     Fail(where, op, "NZ global tensors are not implemented on the simulator; use Layout::ND or Layout::DN");
   if (!global.data()) Fail(where, op, "the GlobalTensor has no data pointer");
-  if (tile.GetValidRow() > static_cast<unsigned>(TileT::Rows) || tile.GetValidCol() > static_cast<unsigned>(TileT::Cols))
+  if (tile.GetValidRow() > static_cast<unsigned>(TileT::Rows) ||
+      tile.GetValidCol() > static_cast<unsigned>(TileT::Cols))
     Fail(where, op, "the tile's valid region %ux%u exceeds the %dx%d tile", tile.GetValidRow(), tile.GetValidCol(),
          TileT::Rows, TileT::Cols);
   if (tile.GetValidRow() > global.Rows() || tile.GetValidCol() > global.Cols())

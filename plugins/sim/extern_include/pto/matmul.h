@@ -59,9 +59,9 @@ inline void TMATMUL_ACC(C& c_out, C& c_in, A& a, B& b, sim::Where where = sim::W
 template <typename C, typename A, typename B, typename Bias>
 inline void TMATMUL_BIAS(C& c, A& a, B& b, Bias& bias, sim::Where where = sim::Where::Here()) {
   sim::CheckAssigned(where, "TMATMUL_BIAS", c, a, b, bias);
-  sim::MatMul(
-      c, a, b, [&](int64_t, int64_t j) { return static_cast<sim::ComputeT<typename C::DType>>(sim::Load(bias.At(0, j))); },
-      where, "TMATMUL_BIAS");
+  using Acc = sim::ComputeT<typename C::DType>;
+  sim::MatMul(c, a, b, [&](int64_t, int64_t j) { return static_cast<Acc>(sim::Load(bias.At(0, j))); }, where,
+              "TMATMUL_BIAS");
 }
 
 }  // namespace pto
