@@ -273,11 +273,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 }
 """
 
-# A 16 x 64 float tile (4 KiB) assigned 2 KiB below the end of UB.
+# A 16 x 64 float tile (4 KiB) assigned 2 KiB below the end of the physical UB (192 KiB on a2a3).
 _PAST_UB = _PRELUDE + """
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
   Tile<TileType::Vec, float, 16, 64> tile;
-  TASSIGN(tile, 184 * 1024 - 2048);
+  TASSIGN(tile, 192 * 1024 - 2048);
   TEXPANDS(tile, 1.0f);
 }
 """
@@ -448,14 +448,14 @@ def test_a_tile_assigned_past_the_end_of_ub_fails_at_the_kernel_line(in_tmp):
             return out
     """)
     source = in_tmp / "past_ub.cpp"
-    line = source.read_text().splitlines().index("  TASSIGN(tile, 184 * 1024 - 2048);") + 1
+    line = source.read_text().splitlines().index("  TASSIGN(tile, 192 * 1024 - 2048);") + 1
     with pytest.raises(Exception) as info:
         module.entry(torch.zeros(4, 8))
     message = str(info.value)
     assert "hand-written kernel 'k' (task " in message, message
     assert (
-        f"AIV core 0): {source}:{line}: TASSIGN: a 16x64 tile of 4-byte elements at address 186368 ends at byte "
-        "190464, past the end of UB (188416 bytes)"
+        f"AIV core 0): {source}:{line}: TASSIGN: a 16x64 tile of 4-byte elements at address 194560 ends at byte "
+        "198656, past the end of UB (196608 bytes)"
     ) in message, message
 
 

@@ -7,7 +7,8 @@
 // bias table of a cube core), handed over through pypto_sim_bind_core before each kernel_entry
 // (pypto_sim_core.h) and zeroed between runs like those of the simulator's generated kernels. Built
 // without that handshake (an older simulator, a test outside it), each kernel thread owns one set,
-// sized as the SoC tables of libs/ir/src/soc.cpp size them (Ascend910B for a2a3, Ascend950 for a5).
+// sized as libs/ir/src/soc.cpp sizes them (Ascend910B for a2a3, Ascend950 for a5), the UB at its
+// physical size: the reserved top that generated kernels avoid is a hand-written kernel's to use.
 // Contents do not outlive a task on the device, and kernels must not rely on them doing so here.
 #ifndef PYPTO_SIM_PTO_CORE_MEMORY_H_
 #define PYPTO_SIM_PTO_CORE_MEMORY_H_
@@ -50,10 +51,10 @@ struct LocalBuffer {
 };
 
 #if defined(__DAV_C310__)
-constexpr int64_t kUbBytes = 240 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
+constexpr int64_t kUbBytes = 248 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
                   kL0cBytes = 256 * 1024, kBiasBytes = 4 * 1024;
 #else
-constexpr int64_t kUbBytes = 184 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
+constexpr int64_t kUbBytes = 192 * 1024, kL1Bytes = 512 * 1024, kL0aBytes = 64 * 1024, kL0bBytes = 64 * 1024,
                   kL0cBytes = 128 * 1024, kBiasBytes = 1024;
 #endif
 
