@@ -197,6 +197,7 @@ pypto::expected<void, FatalError> Runtime::Impl::RunOnCore(Task& task, int core)
   const KernelLaunch launch{
       .task_id = task.id,
       .mixed_group = task.mixed_group,
+      .launch_id = task.launch && !task.launch->blocks.empty() ? task.launch->first_task : kInvalidTaskId,
       .func_id = task.func_id,
       .core_type = task.core_type,
       .core_index = core,

@@ -144,6 +144,7 @@ void Runtime::Impl::CheckRunningStall(int64_t quiet_ms) {
         if (!block || !block->running) continue;
         executor_.Abort(KernelLaunch{.task_id = block->id,
                                      .mixed_group = block->mixed_group,
+                                     .launch_id = launch->first_task,
                                      .func_id = block->func_id,
                                      .core_type = block->core_type,
                                      .core_index = block->core,

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 namespace pypto::sim {
@@ -14,43 +13,7 @@ const rt::ChipTensor& TensorAt(const int64_t* args, uint32_t slot) {
   return *reinterpret_cast<const rt::ChipTensor*>(args[slot]);
 }
 
-std::vector<std::vector<uint8_t>> Snapshot(const DecodedKernel& kernel, const int64_t* args) {
-  std::vector<std::vector<uint8_t>> copies(kernel.tensor_count);
-  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
-    const rt::ByteRange bytes = rt::ViewBytes(TensorAt(args, slot));
-    if (bytes.empty()) continue;
-    const auto* data = reinterpret_cast<const uint8_t*>(bytes.first);
-    copies[slot].assign(data, data + (bytes.last - bytes.first));
-  }
-  return copies;
-}
-
 }  // namespace
-
-LaneRaceDetector::LaneWrites LaneRaceDetector::Changed(const DecodedKernel& kernel, const int64_t* args,
-                                                       const std::vector<std::vector<uint8_t>>& before) {
-  LaneWrites writes(kernel.tensor_count);
-  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
-    const rt::ByteRange bytes = rt::ViewBytes(TensorAt(args, slot));
-    const auto* now = reinterpret_cast<const uint8_t*>(bytes.first);
-    const auto& then = before[slot];
-    // Whole elements: a float rewritten with another value may keep some of its bytes.
-    const uint64_t element = std::max<uint64_t>(1, rt::ElementSize(TensorAt(args, slot).dtype));
-    auto differs = [&](uint64_t at) {
-      return std::memcmp(now + at, then.data() + at, std::min<uint64_t>(element, then.size() - at)) != 0;
-    };
-    for (uint64_t i = 0; i < then.size();) {
-      if (!differs(i)) {
-        i += element;
-        continue;
-      }
-      const uint64_t start = i;
-      while (i < then.size() && differs(i)) i += element;
-      writes[slot].push_back({bytes.first + start, bytes.first + std::min<uint64_t>(i, then.size())});
-    }
-  }
-  return writes;
-}
 
 std::optional<std::string> LaneRaceDetector::Overlap(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
                                                      const LaneWrites& lane0, const LaneWrites& lane1) {
@@ -83,9 +46,9 @@ pypto::expected<void, rt::FatalError> LaneRaceDetector::RunLane(const DecodedKer
   LaneWrites writes;
   {
     std::lock_guard serial(one_lane_at_a_time_);
-    const auto before = Snapshot(kernel, launch.args);
+    const auto before = SnapshotTensors(kernel, launch.args);
     if (auto ran = run(); !ran) return ran;
-    writes = Changed(kernel, launch.args, before);
+    writes = ChangedTensors(kernel, launch.args, before);
   }
   std::lock_guard lock(mu_);
   auto& lanes = pending_[launch.mixed_group];

@@ -1,11 +1,8 @@
 // Under dual AIV dispatch both lanes of a block get the same args[]; the kernel must split its writes
 // by get_sub_block_id(args). On a device two lanes writing the same bytes is a silent data race. Here
-// the lanes of a block run one at a time, the bytes each changed in its tensors are recorded, and
-// bytes both lanes changed fail the run, naming the kernel, block, tensor and elements.
-//
-// A lane that writes the value a byte already held is not seen, and a write another core makes while
-// a lane runs is counted as the lane's: the price of finding writes by comparing the tensors before
-// and after the lane.
+// the lanes of a block run one at a time, the bytes each changed in its tensors are recorded
+// (tensor_changes.h), and bytes both lanes changed fail the run, naming the kernel, block, tensor
+// and elements.
 #pragma once
 
 #include <array>
@@ -19,6 +16,7 @@
 #include "pypto/runtime/runtime.h"
 #include "pypto/support/expected.h"
 #include "sim_kernel.h"
+#include "tensor_changes.h"
 
 namespace pypto::sim {
 
@@ -35,10 +33,8 @@ class LaneRaceDetector {
 
  private:
   // The byte ranges one lane changed, per tensor slot.
-  using LaneWrites = std::vector<std::vector<rt::ByteRange>>;
+  using LaneWrites = TensorChanges;
 
-  static LaneWrites Changed(const DecodedKernel& kernel, const int64_t* args,
-                            const std::vector<std::vector<uint8_t>>& before);
   static std::optional<std::string> Overlap(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
                                             const LaneWrites& lane0, const LaneWrites& lane1);
 

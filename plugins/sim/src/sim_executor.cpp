@@ -14,6 +14,7 @@
 
 #include "pypto/runtime/chip_tensor.h"
 #include "pypto/runtime/runtime.h"
+#include "block_race.h"
 #include "comm_exec.h"
 #include "compute_exec.h"
 #include "extern_guard.h"
@@ -66,6 +67,14 @@ Walk MakeWalk(const Instr& instr, const rt::ChipTensor& tensor) {
 template <size_t kBytes>
 void CopyStrided(std::byte* dst, int64_t dst_step, const std::byte* src, int64_t src_step, int64_t count) {
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_step, src + i * src_step, kBytes);
+}
+
+// The log of the block this thread runs, if this access is one that can race (block_race.h): a plain
+// store, or a load from a buffer the kernel stores into.
+BlockAccesses* RaceLog(const Instr& instr, bool load) {
+  BlockAccesses* log = t_block_accesses;
+  if (!log || instr.atomic_add || (load && !log->LogsReadsOf(instr.tensor_slot))) return nullptr;
+  return log;
 }
 
 // Copies `count` elements between a strided global row and a dense tile row.
@@ -392,8 +401,11 @@ Result Transfer(const DecodedKernel& kernel, size_t index, const int64_t* args, 
   for (int d = 1; d < walk.count; ++d) rows *= walk.shape[d];
   int64_t counter[kMaxDims] = {};
   int64_t offset = 0;  // element offset of the current row from `base`
+  BlockAccesses* const log = RaceLog(instr, load);
   for (int64_t r = 0; r < rows; ++r) {
     std::byte* global = *base + offset * static_cast<int64_t>(elem);
+    if (log && load) log->Read(global, row_step, row, elem);
+    else if (log) log->Write(global, row_step, row, elem, tile + r * row_bytes);
     if (!instr.atomic_add) CopyRow(load, global, row_step, tile + r * row_bytes, row, elem);
     else AtomicAddRow(instr.elem_dtype, global, row_step, tile + r * row_bytes, row);
     for (int d = 1; d < walk.count; ++d) {
@@ -439,9 +451,12 @@ Result TransferValid(const DecodedKernel& kernel, size_t index, const int64_t* a
   const int64_t tile_row_bytes = instr.shape[last] * elem;
   const auto row_stride = row_dim >= 0 ? static_cast<int64_t>(tensor->strides[row_dim]) * elem : 0;
   const auto col_step = static_cast<int64_t>(tensor->strides[last]) * elem;
+  BlockAccesses* const log = RaceLog(instr, load);
   for (int64_t r = 0; r < rows; ++r) {
     std::byte* global = *base + r * row_stride;
     std::byte* local = tile + r * tile_row_bytes;
+    if (log && load) log->Read(global, col_step, cols, static_cast<size_t>(elem));
+    else if (log) log->Write(global, col_step, cols, static_cast<size_t>(elem), local);
     if (!instr.atomic_add) CopyRow(load, global, col_step, local, cols, static_cast<size_t>(elem));
     else AtomicAddRow(instr.elem_dtype, global, col_step, local, cols);
   }
@@ -455,6 +470,7 @@ Result ReadScalar(const DecodedKernel& kernel, size_t index, const int64_t* args
   const Instr& instr = kernel.code[index];
   auto base = RegionBase(kernel, index, args, offsets, /*write=*/false, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
+  if (BlockAccesses* log = RaceLog(instr, /*load=*/true)) log->Read(*base, instr.elem_bytes, 1, instr.elem_bytes);
   if (instr.widen == Widen::Half || instr.widen == Widen::BFloat) {
     float value = 0.0f;
     Convert(instr.widen == Widen::Half ? ElemType::F16 : ElemType::BF16, ElemType::F32, &value, *base, 1,
@@ -496,6 +512,8 @@ Result WriteScalar(const DecodedKernel& kernel, size_t index, const int64_t* arg
   auto base = RegionBase(kernel, index, args, offsets, /*write=*/true, instr.shape.data());
   if (!base) return pypto::unexpected(std::move(base.error()));
   const uint64_t bits = WrittenBits(instr, regs);
+  if (BlockAccesses* log = RaceLog(instr, /*load=*/false))  // little-endian: the low bytes
+    log->Write(*base, instr.elem_bytes, 1, instr.elem_bytes, reinterpret_cast<const std::byte*>(&bits));
   std::memcpy(*base, &bits, instr.elem_bytes);  // little-endian: the low bytes
   return {};
 }
@@ -827,6 +845,7 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         continue;
       case Opcode::SyncAll:
         result = SyncAll(kernel, pc, args, launch);
+        if (result && t_block_accesses) t_block_accesses->PassedBarrier();
         break;
       case Opcode::TPush:
       case Opcode::TPop:
@@ -872,11 +891,13 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
     KernelAbort& abort = aborts_[AbortSlot(launch)];
     const KernelAbort::Running running(abort, launch.task_id);
     if (kernel.external_entry) {  // hand-written: it reads args[] itself
+      if (launch.launch_id != rt::kInvalidTaskId)  // a block of an AIC or AIV launch
+        return block_races_.RunBlock(kernel, launch, [&] { return RunExternGuarded(kernel, launch, *memory); });
       if (kernel.dual_lanes && launch.mixed_group != rt::kInvalidTaskId)
         return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch, *memory); });
       return RunExternGuarded(kernel, launch, *memory);
     }
-    return Run(kernel, launch.args, *memory, &launch, &abort);
+    return block_races_.RunBlock(kernel, launch, [&] { return Run(kernel, launch.args, *memory, &launch, &abort); });
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(
         rt::FatalError{rt::FatalCode::OutOfMemory, "the simulator could not allocate a core's on-chip buffers"});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "block_race.h"
 #include "core_memory.h"
 #include "pypto/runtime/runtime.h"
 #include "kernel_abort.h"
@@ -29,6 +30,7 @@ class SimExecutor final : public rt::CoreExecutor {
   void ScrubMemory() {
     memory_.Scrub();
     lane_races_.Clear();
+    block_races_.Clear();
   }
 
   // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on. `launch`
@@ -48,6 +50,7 @@ class SimExecutor final : public rt::CoreExecutor {
   std::deque<KernelAbort> aborts_;  // per core: AIC cores, then AIV cores
   int aic_cores_ = 0;
   LaneRaceDetector lane_races_;  // for hand-written kernels dispatched on both AIV lanes
+  BlockRaceDetector block_races_;  // for the blocks of AIC and AIV launches
 };
 
 }  // namespace pypto::sim

@@ -114,6 +114,8 @@ struct KernelLaunch {
   // The members of one block of a mixed submit share this id (the first member's task id); else
   // kInvalidTaskId.
   TaskId mixed_group = kInvalidTaskId;
+  // The blocks of one AIC or AIV launch share this id (its first block's task id); else kInvalidTaskId.
+  TaskId launch_id = kInvalidTaskId;
   int32_t func_id = -1;
   CoreType core_type = CoreType::AIV;
   int core_index = 0;  // the logical core, numbered within its core type
