@@ -97,8 +97,8 @@ def test_init_buffer_beyond_ub_names_the_buffer_and_line():
     assert (
         f"fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIV core 0): {source}:{line}: "
         "TPipe::InitBuffer of buffer #2 of this TPipe (a TQue at VECOUT, 2 x 65536 bytes) overflows UB: this "
-        "TPipe's buffers would end at byte 262144 (131072 taken by the buffers before it), but the vector core's "
-        "UB holds 188416 bytes. Shrink the tiles or use fewer buffers"
+        "TPipe's buffers would end at byte 262144 (131072 taken by the buffers before it), but UB holds 196608 "
+        "bytes. Shrink the tiles or use fewer buffers"
     ) in result.error, result.error
 
 
@@ -122,3 +122,20 @@ def test_a_dequeue_from_an_empty_queue_is_named():
         f"{source}:{line}: TQue::DeQue: the queue is empty (no EnQue before this DeQue; on the device it waits "
         "forever)"
     ) in result.error, result.error
+
+
+@pl.jit.extern(core_type="aiv", source="kernels/ascendc/whole_ub.cpp")
+def whole_ub(x: pl.Tensor[[256], pl.FP32], out: pl.InOut[pl.Tensor[[256], pl.FP32]]) -> pl.Tensor[[256], pl.FP32]: ...
+
+
+@pl.jit
+def run_whole_ub(x: pl.Tensor[[256], pl.FP32], out: pl.Out[pl.Tensor[[256], pl.FP32]]):
+    out = whole_ub(x, out)
+    return out
+
+
+def test_all_192_kib_of_ub_and_the_cube_positions_are_there():
+    x = torch.randn(256)
+    out = torch.zeros(256)
+    run_whole_ub(x, out)
+    torch.testing.assert_close(out, x + 1, rtol=0, atol=0)

@@ -42,7 +42,8 @@ const SocSpec& Ascend910B() {
                             .l0b_bytes = 64 * 1024,
                             .l0c_bytes = 128 * 1024,
                             .bias_bytes = 1024,
-                            .alignment = 128};
+                            .alignment = 128,
+                            .ub_reserved_bytes = 8 * 1024};
   return spec;
 }
 
@@ -57,7 +58,8 @@ const SocSpec& Ascend950() {
                             .l0b_bytes = 64 * 1024,
                             .l0c_bytes = 256 * 1024,
                             .bias_bytes = 4 * 1024,
-                            .alignment = 128};
+                            .alignment = 128,
+                            .ub_reserved_bytes = 8 * 1024};
   return spec;
 }
 

@@ -19,7 +19,7 @@ struct PyptoSimCore {
   int32_t reserved;
   int64_t* args;         // the task's args[], as kernel_entry receives it
   unsigned char* ub;     // the core's unified buffer (AIV only; null on the cube)
-  int64_t ub_bytes;      // its usable size (the SoC table's UB)
+  int64_t ub_bytes;      // its physical size: 192 KiB on A2/A3 (SocSpec ub_bytes + ub_reserved_bytes)
   void* host;            // the simulator's state for the callbacks below
   // Returns once every block of the task has reached the same barrier: 0, or nonzero when it never
   // can (the run has failed; the kernel must return at once and the simulator reports why).

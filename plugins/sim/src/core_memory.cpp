@@ -17,24 +17,39 @@ CoreMemory::CoreMemory(const ir::SocSpec& soc) {
   for (auto space : {ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left, ir::MemorySpace::Right,
                      ir::MemorySpace::Acc, ir::MemorySpace::Bias}) {
     capacity_[Index(space)] = soc.capacity(space);
+    physical_[Index(space)] = capacity_[Index(space)] + (space == ir::MemorySpace::Vec ? soc.ub_reserved_bytes : 0);
   }
+}
+
+std::byte* CoreMemory::Arena(size_t index) {
+  auto& arena = arenas_[index];
+  if (!arena) {
+    // Zeroed, so a tile read before it is written gives the same answer on every run.
+    const size_t size =
+        (static_cast<size_t>(physical_[index]) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    auto* raw = static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, size));
+    if (!raw) throw std::bad_alloc();
+    std::memset(raw, 0, size);
+    arena.reset(raw);
+  }
+  return arena.get();
+}
+
+std::byte* CoreMemory::Whole(ir::MemorySpace space, int64_t& bytes) {
+  const size_t index = Index(space);
+  bytes = physical_[index];
+  if (bytes == 0) return nullptr;
+  touched_[index] = bytes;
+  return Arena(index);
 }
 
 std::byte* CoreMemory::Access(ir::MemorySpace space, int64_t offset, int64_t bytes) {
   const size_t index = Index(space);
   const int64_t capacity = capacity_[index];
   if (offset < 0 || bytes < 0 || offset > capacity || bytes > capacity - offset || capacity == 0) return nullptr;
-  auto& arena = arenas_[index];
-  if (!arena) {
-    // Zeroed, so a tile read before it is written gives the same answer on every run.
-    const size_t size = (static_cast<size_t>(capacity) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-    auto* raw = static_cast<std::byte*>(std::aligned_alloc(kArenaAlignment, size));
-    if (!raw) throw std::bad_alloc();
-    std::memset(raw, 0, size);
-    arena.reset(raw);
-  }
+  std::byte* arena = Arena(index);
   touched_[index] = std::max(touched_[index], offset + bytes);
-  return arena.get() + offset;
+  return arena + offset;
 }
 
 void CoreMemory::Scrub() {

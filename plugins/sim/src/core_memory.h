@@ -26,6 +26,11 @@ class CoreMemory {
   std::byte* Access(ir::MemorySpace space, int64_t offset, int64_t bytes);
   int64_t capacity(ir::MemorySpace space) const { return capacity_[Index(space)]; }
 
+  // The whole physical buffer of `space` for a hand-written kernel, which may also use the top of UB
+  // that generated kernels leave alone (SocSpec::ub_reserved_bytes); `bytes` receives its size. Same
+  // thread and exception rules as Access.
+  std::byte* Whole(ir::MemorySpace space, int64_t& bytes);
+
   // Zeroes the bytes handed out by Access since the last Scrub. Only while no task runs on the core.
   void Scrub();
 
@@ -36,7 +41,10 @@ class CoreMemory {
   struct FreeBytes {
     void operator()(std::byte* bytes) const;
   };
+  std::byte* Arena(size_t index);
+
   std::array<int64_t, kSpaces> capacity_{};
+  std::array<int64_t, kSpaces> physical_{};  // capacity_ plus what generated kernels leave alone
   std::array<int64_t, kSpaces> touched_{};  // per space: the end of the highest range handed out
   std::array<std::unique_ptr<std::byte, FreeBytes>, kSpaces> arenas_;
 };

@@ -146,8 +146,7 @@ PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
                     .sync_all = SyncAllBlocks};
   // The whole of a buffer, allocated on first use and scrubbed between runs like a generated kernel's.
   auto whole = [&memory](ir::MemorySpace space, unsigned char*& base, int64_t& bytes) {
-    bytes = memory.capacity(space);
-    base = reinterpret_cast<unsigned char*>(memory.Access(space, 0, bytes));
+    base = reinterpret_cast<unsigned char*>(memory.Whole(space, bytes));
   };
   if (launch.core_type == rt::CoreType::AIV) {
     whole(ir::MemorySpace::Vec, core.ub, core.ub_bytes);

@@ -1,13 +1,16 @@
 // TPipe, TQue, TQueBind and TBuf: AscendC's allocation of a core's local memory. A TPipe hands out
 // UB from its start, one InitBuffer after the other, each buffer rounded up to 32 bytes; a queue
 // cycles its `num` buffers through AllocTensor -> EnQue -> DeQue -> FreeTensor; a TBuf is scratch
-// with no queue. The UB is this core's, from the simulator (pypto_sim_core.h), sized by the SoC
-// table; a TPipe whose buffers do not fit is a failed run naming the buffer and the InitBuffer line
-// (seed 002's UB overflow trap), where the device would silently wrap or fault.
+// with no queue. The memories are this core's, from the simulator (pypto_sim_core.h): all 192 KiB of
+// UB on A2/A3 and the cube's L1/L0 buffers; a TPipe whose buffers do not fit is a failed run naming
+// the buffer and the InitBuffer line (seed 002's UB overflow trap), where the device would silently
+// wrap or fault.
 #ifndef PYPTO_SIM_ASCENDC_TPIPE_H_
 #define PYPTO_SIM_ASCENDC_TPIPE_H_
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ascendc/core_context.h"
@@ -189,9 +192,75 @@ class TBuf {
   detail::LocalBuffers buffers_;
 };
 
+namespace detail {
+
+// The local memory behind a TPosition: the vector core's UB (VECIN/VECOUT/VECCALC), the cube's L1
+// (A1/B1/C1/TSCM), L0A (A2), L0B (B2), L0C (CO1), bias table (C2) and fixpipe buffer (C2PIPE2GM).
+struct LocalMemory {
+  int slot;  // which running offset of a TPipe
+  const char* name;
+  unsigned char* base;
+  int64_t bytes;
+};
+
+// A core that lacks a buffer (the cube's L1 on a vector core: kernels like the Qwen3 attention build
+// every position's TBuf on both cores and use only their own) gets this thread's own, sized as on
+// A2/A3, so that the addresses are valid.
+template <int kSlot>
+inline unsigned char* SpareBuffer(int64_t bytes) {
+  thread_local std::unique_ptr<unsigned char[]> buffer;
+  if (!buffer) buffer.reset(new unsigned char[static_cast<size_t>(bytes)]());
+  return buffer.get();
+}
+
+inline LocalMemory MemoryOf(TPosition position, const PyptoSimCore& core) {
+  const bool cube = core.abi >= 2;
+  auto pick = [](int slot, const char* name, unsigned char* base, int64_t bytes, int64_t a2a3_bytes,
+                 unsigned char* (*spare)(int64_t)) {
+    if (base) return LocalMemory{slot, name, base, bytes};
+    return LocalMemory{slot, name, spare(a2a3_bytes), a2a3_bytes};
+  };
+  switch (position) {
+    case TPosition::VECIN:
+    case TPosition::VECOUT:
+    case TPosition::VECCALC: return pick(0, "UB", core.ub, core.ub_bytes, 192 * 1024, SpareBuffer<0>);
+    case TPosition::A1:
+    case TPosition::B1:
+    case TPosition::C1:
+    case TPosition::TSCM:
+      return pick(1, "L1", cube ? core.l1 : nullptr, cube ? core.l1_bytes : 0, 512 * 1024, SpareBuffer<1>);
+    case TPosition::A2:
+      return pick(2, "L0A", cube ? core.l0a : nullptr, cube ? core.l0a_bytes : 0, 64 * 1024, SpareBuffer<2>);
+    case TPosition::B2:
+      return pick(3, "L0B", cube ? core.l0b : nullptr, cube ? core.l0b_bytes : 0, 64 * 1024, SpareBuffer<3>);
+    case TPosition::CO1:
+      return pick(4, "L0C", cube ? core.l0c : nullptr, cube ? core.l0c_bytes : 0, 128 * 1024, SpareBuffer<4>);
+    case TPosition::C2:
+      return pick(5, "the bias table", cube ? core.bias : nullptr, cube ? core.bias_bytes : 0, 1024, SpareBuffer<5>);
+    case TPosition::C2PIPE2GM: return pick(6, "the fixpipe buffer", nullptr, 0, 7 * 1024, SpareBuffer<6>);
+    default: return LocalMemory{-1, PositionName(position), nullptr, 0};
+  }
+}
+
+inline constexpr int kLocalMemories = 7;
+
+}  // namespace detail
+
+class TPipe;
+namespace detail {
+inline thread_local TPipe* t_pipe = nullptr;  // the TPipe constructed last on this core (GetTPipePtr)
+}
+
+// The allocator of a core's local memories. Each memory (UB; L1, L0A, L0B, L0C, bias table,
+// fixpipe buffer) is handed out from its byte 0 in InitBuffer order.
 class TPipe {
  public:
-  TPipe() = default;
+  TPipe() { detail::t_pipe = this; }
+  ~TPipe() {
+    if (detail::t_pipe == this) detail::t_pipe = nullptr;
+  }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
 
   // `num` buffers of `len` bytes each for a queue.
   template <TPosition src, TPosition dst, int32_t depth, auto mask>
@@ -204,9 +273,10 @@ class TPipe {
     return Place(buf.buffers(), position, "TBuf", 1, len, where);
   }
 
-  // Gives the UB back: later InitBuffers start from its beginning again.
-  void Reset() { used_ = 0; }
-  void Destroy() { used_ = 0; }
+  // Gives the memories back: later InitBuffers start from their beginning again. Buffers already
+  // handed out stay usable (the Qwen3 kernel destroys its TPipe and keeps its TBufs).
+  void Reset() { used_ = {}; }
+  void Destroy() { used_ = {}; }
   void Init() {}
 
   template <typename... Ts>
@@ -216,8 +286,6 @@ class TPipe {
   template <typename... Ts>
   int8_t FetchEventID() { return 0; }
 
-  uint64_t used_bytes() const { return used_; }
-
  private:
   bool Place(detail::LocalBuffers& buffers, TPosition position, const char* kind, uint32_t num, uint32_t len,
              detail::SourceLine where) {
@@ -226,34 +294,33 @@ class TPipe {
     const std::string buffer = "buffer #" + std::to_string(placed_) + " of this TPipe (a " + kind + " at " +
                                detail::PositionName(position) + ", " + std::to_string(num) + " x " +
                                std::to_string(len) + " bytes)";
-    if (!detail::IsUbPosition(position))
-      detail::Fail("TPipe::InitBuffer of " + buffer + ": only the vector core's UB positions (VECIN, VECOUT, "
-                   "VECCALC) are simulated so far",
-                   where);
-    if (!core.ub)
-      detail::Fail("TPipe::InitBuffer of " + buffer + " on the cube core, which has no UB: keep a vector-only "
-                   "TPipe under #ifdef __DAV_C220_VEC__",
-                   where);
+    const detail::LocalMemory memory = detail::MemoryOf(position, core);
+    if (memory.slot < 0)
+      detail::Fail("TPipe::InitBuffer of " + buffer + ": this position has no local memory here", where);
     if (num == 0 || num > detail::kMaxQueueBuffers)
       detail::Fail("TPipe::InitBuffer of " + buffer + ": a queue holds 1 to " +
                        std::to_string(detail::kMaxQueueBuffers) + " buffers",
                    where);
+    uint64_t& used = used_[static_cast<size_t>(memory.slot)];
     const uint64_t length = (static_cast<uint64_t>(len) + detail::kUbAlign - 1) / detail::kUbAlign * detail::kUbAlign;
-    const uint64_t end = used_ + num * length;
-    if (end > static_cast<uint64_t>(core.ub_bytes))
-      detail::Fail("TPipe::InitBuffer of " + buffer + " overflows UB: this TPipe's buffers would end at byte " +
-                       std::to_string(end) + " (" + std::to_string(used_) + " taken by the buffers before it), "
-                       "but the vector core's UB holds " + std::to_string(core.ub_bytes) +
-                       " bytes. Shrink the tiles or use fewer buffers",
+    const uint64_t end = used + num * length;
+    if (end > static_cast<uint64_t>(memory.bytes))
+      detail::Fail("TPipe::InitBuffer of " + buffer + " overflows " + memory.name + ": this TPipe's buffers would "
+                       "end at byte " + std::to_string(end) + " (" + std::to_string(used) +
+                       " taken by the buffers before it), but " + memory.name + " holds " +
+                       std::to_string(memory.bytes) + " bytes. Shrink the tiles or use fewer buffers",
                    where);
-    buffers.Assign(core.ub + used_, num, static_cast<uint32_t>(length), position);
-    used_ = end;
+    buffers.Assign(memory.base + used, num, static_cast<uint32_t>(length), position);
+    used = end;
     return true;
   }
 
-  uint64_t used_ = 0;
+  std::array<uint64_t, detail::kLocalMemories> used_{};
   uint32_t placed_ = 0;
 };
+
+// The TPipe this core constructed last (AscendC kernels reach it from helper classes).
+inline TPipe* GetTPipePtr() { return detail::t_pipe; }
 
 }  // namespace AscendC
 

@@ -21,6 +21,9 @@ struct SocSpec {
   int64_t l0c_bytes = 0;  // Acc
   int64_t bias_bytes = 0;
   int64_t alignment = 0;  // allocation alignment in UB, bytes
+  // The top of the physical UB (above ub_bytes) that generated kernels leave alone, as upstream's
+  // allocator does; a hand-written kernel may use it (AscendC's TPipe hands out all 192 KiB on A2/A3).
+  int64_t ub_reserved_bytes = 0;
 
   // Capacity of one on-chip buffer; 0 for DDR (unbounded here).
   int64_t capacity(MemorySpace space) const;
