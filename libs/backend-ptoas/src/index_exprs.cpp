@@ -224,11 +224,15 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
   const std::string& op = call->target_name();
   if (op == "tensor.read" || op == "tile.read") {
     // A floating-point element stays at its type, a scalar operand for tile ops (ScalarOperand).
-    if (plan_.float_elements.contains(var)) {
+    if (plan_.float_scalars.contains(var)) {
       values_[var] = ReadElement(*call, var->name_hint(), assign.span());
       return;
     }
     indices_[var] = ReadElement(*call, var->name_hint(), assign.span());
+    return;
+  }
+  if (op == "scalar.cast" && plan_.float_scalars.contains(var)) {
+    values_[var] = CastToFloat(*call, assign.span());
     return;
   }
   if (op == "scalar.cast") {
@@ -289,6 +293,22 @@ std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& 
 
 // An integer cast: index values are 64-bit, so a cast to a narrower integer wraps the value through
 // that width (arith.index_cast truncates, and sign-extends on the way back); any other is the value.
+// pl.cast to a floating-point type: a literal becomes a constant of that type; a floating-point
+// scalar is converted as a scalar operand is (extf / truncf); an integer index value goes through
+// i64 (`arith.index_cast`, then `arith.sitofp`).
+std::string KernelEmitter::CastToFloat(const ir::Call& cast, const ir::Span& span) {
+  const ir::ExprPtr& value = cast.args()[0];
+  const ir::DataType to = cast.type()->As<ir::ScalarType>()->dtype();
+  const auto* scalar = value->type()->As<ir::ScalarType>();
+  if (value->Is<ir::ConstFloat>() || value->Is<ir::ConstInt>() || (scalar && ir::IsFloat(scalar->dtype())))
+    return ScalarOperand(value, to, span).value;
+  const std::string wide = names_.Temp();
+  Add(body_, fmt::format("{} = arith.index_cast {} : index to i64", wide, IndexValue(value, span)), span);
+  const std::string converted = names_.Temp();
+  Add(body_, fmt::format("{} = arith.sitofp {} : i64 to {}", converted, wide, ElementOf(to)), span);
+  return converted;
+}
+
 std::string KernelEmitter::CastIndex(const ir::Call& cast, const std::string& name, const ir::Span& span) {
   std::string value = IndexValue(cast.args()[0], span);
   const ir::DataType to = cast.type()->As<ir::ScalarType>()->dtype();

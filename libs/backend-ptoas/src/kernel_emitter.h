@@ -59,6 +59,7 @@ class KernelEmitter {
   std::string ReadElement(const ir::Call& read, const std::string& name, const ir::Span& span);
   void WriteElement(const ir::Call& write, const ir::Span& span);
   std::string CastIndex(const ir::Call& cast, const std::string& name, const ir::Span& span);
+  std::string CastToFloat(const ir::Call& cast, const ir::Span& span);
   std::string FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span);
   // `if a < b:` ... `else:` ... as scf.if on an arith.cmpi.
   void LowerIf(const ir::IfStmt& branch);

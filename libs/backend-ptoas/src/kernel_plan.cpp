@@ -221,6 +221,21 @@ Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   return CheckCall(*call, assign, &assign);
 }
 
+// What pl.cast turns into a floating-point scalar of type `to` here: a literal, an integer index
+// value, or a floating-point scalar the kernel has (a parameter, an element read, another such cast)
+// that one arith op converts.
+bool Planner::IsFloatCastSource(const ir::Expr& value, ir::DataType to) const {
+  if (value.Is<ir::ConstFloat>() || value.Is<ir::ConstInt>()) return true;
+  const auto* scalar = value.type()->As<ir::ScalarType>();
+  if (!scalar) return false;
+  if (!ir::IsFloat(scalar->dtype())) return IsIndexScalarExpr(value);
+  const auto* var = value.As<ir::Var>();
+  if (scalar->dtype() != to && !ScalarConvertible(scalar->dtype(), to)) return false;
+  return var && (plan_.float_scalars.contains(var) ||
+                 std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                             [&](const ir::VarPtr& param) { return param.get() == var; }));
+}
+
 // An index value: the block identity, or integer arithmetic over the values in scope.
 Status Planner::CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call) {
   const ir::Var& var = *assign.var();
@@ -230,12 +245,24 @@ Status Planner::CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* 
   // the scalar operands of tile ops; nothing computes with it.
   if (ir::IsFloat(dtype) && element_read && MlirElementType(dtype)) {
     if (auto ok = CheckElementRead(*call, assign.span()); !ok) return ok;
-    plan_.float_elements.insert(&var);
+    plan_.float_scalars.insert(&var);
+    return {};
+  }
+  if (ir::IsFloat(dtype) && call && call->target_name() == "scalar.cast" && MlirElementType(dtype) &&
+      IsFloatCastSource(*call->args()[0], dtype)) {
+    const ir::ExprPtr& source = call->args()[0];
+    const bool literal = source->Is<ir::ConstFloat>() || source->Is<ir::ConstInt>();
+    if (!literal && !ir::IsFloat(source->type()->As<ir::ScalarType>()->dtype()))
+      if (auto ok = CheckIndexExpr(source, fmt::format("the value cast to '{}'", var.name_hint()), assign.span()); !ok)
+        return ok;
+    plan_.float_scalars.insert(&var);
     return {};
   }
   if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype))
     return Error(assign.span(), fmt::format("backend-ptoas cannot lower the {} scalar '{}' in kernel '{}'; it "
-                                            "computes only integer index values (and reads floating-point elements with pl.read)",
+                                            "computes integer index values, and floating-point scalars only by "
+                                            "reading elements (pl.read) and casting (pl.cast of a literal, an "
+                                            "integer or such a scalar)",
                                             ir::DataTypeName(dtype), var.name_hint(), kernel_.name()));
   if (call) {
     const std::string& op = call->target_name();

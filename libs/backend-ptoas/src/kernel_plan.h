@@ -109,9 +109,10 @@ struct KernelPlan {
   // Tile slices of a Vec tile on a2a3, whose textract has no Vec -> Vec form: the window is a
   // pto.subset view of the source, copied into the result's buffer by pto.tmov.
   std::set<const ir::Var*> subset_windows;
-  // Floating-point scalars read from a tensor or tile element (pl.read): values of the element type,
-  // which tile ops take as scalar operands like scalar parameters.
-  std::set<const ir::Var*> float_elements;
+  // Floating-point scalars: elements read from a tensor or tile (pl.read), and casts to a float type
+  // of a literal, an integer index value or another of these (pl.cast): values of their dtype, which
+  // tile ops and pl.write take as scalar operands like scalar parameters.
+  std::set<const ir::Var*> float_scalars;
   // b_trans=True matmul operands. The IR's Right tile holds B^T as [N, K]; on a device it is the
   // [K, N] Right tile tmatmul reads, typed so, and the Mat tile it is moved or extracted from is read
   // through a second alloc_tile at its address typed [K, N] in the ZN layout: the NZ bytes of an

@@ -437,7 +437,7 @@ Status Planner::CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, s
   const auto* var = arg->As<ir::Var>();
   bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                      [&](const ir::VarPtr& param) { return param.get() == var; });
-  if (!is_param && !(var && plan_.float_elements.contains(var))) {
+  if (!is_param && !(var && plan_.float_scalars.contains(var))) {
     return Error(span, fmt::format("the scalar operand of '{}' must be a literal, a scalar parameter of kernel "
                                    "'{}' or a floating-point element read with pl.read",
                                    op, kernel_.name()));

@@ -46,7 +46,7 @@ Status Planner::CheckWrittenValue(ir::DataType dtype, const ir::ExprPtr& value, 
   if (ir::IsFloat(dtype) && MlirElementType(dtype)) {
     const auto* var = value->As<ir::Var>();
     const bool scalar = value->Is<ir::ConstFloat>() || value->Is<ir::ConstInt>() ||
-                        (var && (plan_.float_elements.contains(var) ||
+                        (var && (plan_.float_scalars.contains(var) ||
                                  std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                              [&](const ir::VarPtr& param) { return param.get() == var; })));
     if (scalar) return CheckScalarOperand(value, dtype, op, span);

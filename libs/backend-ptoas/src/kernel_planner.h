@@ -45,6 +45,7 @@ class Planner {
   Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CheckAssign(const ir::AssignStmt& assign);
   Status CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call);
+  bool IsFloatCastSource(const ir::Expr& value, ir::DataType to) const;
 
   // Tile op calls: their operands, results and placement (kernel_plan_ops.cpp).
   Status CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);

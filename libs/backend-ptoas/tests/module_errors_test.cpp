@@ -368,7 +368,8 @@ TEST(EmitModuleErrors, FloatScalarArithmeticAndComputedFloatWritesAreNotLoweredY
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut},
                        {Assign(t, load, At(2, 5)), Assign(s, read, At(3, 5)), Assign(u, twice, At(4, 5))});
   EXPECT_EQ(ErrorOf(*kernel), "k.py:4:5: backend-ptoas cannot lower the FP32 scalar 'u' in kernel 'k'; it computes "
-                              "only integer index values (and reads floating-point elements with pl.read)");
+                              "integer index values, and floating-point scalars only by reading elements (pl.read) "
+                              "and casting (pl.cast of a literal, an integer or such a scalar)");
   // A floating-point element is written from a literal, a scalar parameter or an element read; not
   // from a value computed in the kernel (here a variable of no definition the backend knows).
   auto v = std::make_shared<ir::Var>("v", read->type(), At(4, 5));

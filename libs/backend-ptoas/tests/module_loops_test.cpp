@@ -248,6 +248,34 @@ TEST(EmitModuleLoops, IntegerCastsOfIndexValues) {
       << text;
 }
 
+// def signs(x, n):                                    # line 1 (x: [8] FP32, n: pl.Scalar[pl.INT64])
+//     s = pl.cast(n, pl.FP32)                           # line 2
+//     z = pl.cast(0.0, pl.FP32)                         # line 3
+//     pl.write(x, [0], s)                               # line 4
+//     pl.write(x, [1], z)                               # line 5
+// A cast to a floating-point type is a scalar of that type: an integer index value goes through i64
+// (arith.sitofp), a literal is a constant; pl.write stores either.
+TEST(EmitModuleLoops, FloatCastsOfIntegersAndLiterals) {
+  auto x = TensorParam("x", {8}, {});
+  auto n = ScalarParam("n", ir::DataType::INT64, {});
+  auto from_int = Op("scalar.cast", {n}, At(2, 9), {{"target_type", ir::DataType::FP32}});
+  auto s = std::make_shared<ir::Var>("s", from_int->type());
+  auto literal = Op("scalar.cast", {Float(0.0)}, At(3, 9), {{"target_type", ir::DataType::FP32}});
+  auto z = std::make_shared<ir::Var>("z", literal->type());
+  auto kernel = Kernel("signs", {x, n}, {ir::ParamDirection::InOut, ir::ParamDirection::In},
+                       {Assign(s, from_int, At(2, 5)), Assign(z, literal, At(3, 5)),
+                        Eval(Op("tensor.write", {x, Ints({0}), s}, At(4, 5)), At(4, 5)),
+                        Eval(Op("tensor.write", {x, Ints({1}), z}, At(5, 5)), At(5, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %0 = arith.index_cast %n_idx : index to i64\n"
+                      "    %1 = arith.sitofp %0 : i64 to f32\n"
+                      "    pto.store_scalar %1, %arg0[%c0_index] : !pto.ptr<f32>, f32\n"
+                      "    pto.store_scalar %cst, %arg0[%c1_index] : !pto.ptr<f32>, f32\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    %cst = arith.constant 0.00000000000000000e+00 : f32\n"), std::string::npos) << text;
+}
+
 // def column(x, out):                                  # line 1 (x: [64, 1], out: [4, 16, 1])
 //     t = pl.load(x, [16, 0], [16, 1])                  # line 2
 //     pl.store(t, [2, 0, 0], out)                       # line 3
