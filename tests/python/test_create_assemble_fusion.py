@@ -2,7 +2,9 @@
 another (FuseCreateAssembleToSlice): it becomes that window, so no copy kernel runs, checked against
 torch and in the lowered program; one a kernel reads before the assemble keeps its copy. A tensor with
 a starting value (init_value) fuses too, and what the kernels leave unwritten still holds that value:
-a fill kernel sets it in the window first, in UB-sized blocks when the window is bigger than UB."""
+a fill kernel sets it in the window first, in UB-sized blocks when the window is bigger than UB. A
+tensor only read after the assemble fuses as well (the window holds its values); one written again
+keeps its copy."""
 
 import torch
 
@@ -58,6 +60,34 @@ def bump_first_rows(x: pl.Tensor[[16, 4], pl.INT32], out: pl.Out[pl.Tensor[[64, 
     return out
 
 
+@pl.jit
+def double_then_peek(x: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]],
+                     firsts: pl.Out[pl.Tensor[[4, 128], pl.FP32]]):
+    for i in pl.range(4):
+        tmp = pl.create_tensor([16, 128], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double"):
+            tmp[:, :] = pl.mul(x[i * 16 : i * 16 + 16, :], 2.0)
+        out = pl.assemble(out, tmp, [i * 16, 0])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="peek"):  # reads tmp after: the window holds it
+            firsts[i : i + 1, :] = pl.add(tmp[0:1, :], 1.0)
+    return out
+
+
+@pl.jit
+def double_then_triple(x: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]],
+                       y: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
+    for i in pl.range(4):
+        tmp = pl.create_tensor([16, 128], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double"):
+            tmp[:, :] = pl.mul(x[i * 16 : i * 16 + 16, :], 2.0)
+        out = pl.assemble(out, tmp, [i * 16, 0])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="triple"):  # writes tmp after: the copy stays
+            tmp[:, :] = pl.mul(x[i * 16 : i * 16 + 16, :], 3.0)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="keep"):
+            y[:, :] = pl.add(tmp[:, :], 0.0)
+    return out
+
+
 def test_a_filled_tensor_assembled_whole_is_the_window_itself():
     x, out = torch.randn(64, 128), torch.zeros(4, 16, 128)
     lowered = str(double_rows.lower(x, out))
@@ -94,3 +124,21 @@ def test_an_integer_starting_value_survives_in_narrow_rows():
     expected = torch.full((64, 4), -1, dtype=torch.int32)
     expected[0:8], expected[32:40] = x[0:8] + 1, x[8:16] + 1
     torch.testing.assert_close(out, expected)
+
+
+def test_a_tensor_only_read_after_the_assemble_is_the_window_itself():
+    x, out, firsts = torch.randn(64, 128), torch.zeros(64, 128), torch.zeros(4, 128)
+    lowered = str(double_then_peek.lower(x, out, firsts))
+    assert "= pl.tensor.slice(out, [16, 128], [i * 16, 0])" in lowered, lowered
+    assert "def assemble" not in lowered, lowered
+    double_then_peek(x, out, firsts)
+    torch.testing.assert_close(out, x * 2)
+    torch.testing.assert_close(firsts, x[0::16] * 2 + 1)
+
+
+def test_a_tensor_written_after_the_assemble_keeps_its_copy():
+    x, out, y = torch.randn(64, 128), torch.zeros(64, 128), torch.zeros(16, 128)
+    assert "def assemble" in str(double_then_triple.lower(x, out, y))
+    double_then_triple(x, out, y)
+    torch.testing.assert_close(out, x * 2)
+    torch.testing.assert_close(y, x[48:64] * 3)

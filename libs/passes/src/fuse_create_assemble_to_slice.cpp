@@ -155,6 +155,53 @@ bool OnlyWrites(const Var* tmp, const std::vector<StmtPtr>& stmts, const Program
   return !visitor.reads;
 }
 
+// Whether `stmts` only read `tmp`, directly or through its views (`views`): once tmp is the window, a
+// later write into it would reach dst, which the copy made before it did not, and tmp handed on (a
+// yield, a return, a plain alias) may be written wherever it goes.
+bool OnlyReads(const std::unordered_set<const Var*>& views, const std::vector<StmtPtr>& stmts,
+               const Program& program) {
+  struct Visitor final : IRVisitor {
+    const std::unordered_set<const Var*>* views = nullptr;
+    const Program* program = nullptr;
+    bool writes = false;
+    bool Mentions(const ExprPtr& expr) const {
+      for (const auto& var : VarsRead(expr))
+        if (views->contains(var.get())) return true;
+      return false;
+    }
+    void VisitCall(const std::shared_ptr<const Call>& call) override {
+      const auto& args = call->args();
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (!views->contains(args[i]->As<Var>())) continue;
+        if (call->is_op_call()) {
+          writes |= call->op()->writes_arg == static_cast<int>(i);
+        } else {
+          const FunctionPtr callee = program->Find(call->callee());
+          writes |= !callee || i >= callee->param_directions().size() ||
+                    callee->param_directions()[i] != ParamDirection::In;
+        }
+      }
+      IRVisitor::VisitCall(call);
+    }
+    void VisitAssign(const std::shared_ptr<const AssignStmt>& assign) override {
+      writes |= views->contains(assign->value()->As<Var>());
+      IRVisitor::VisitAssign(assign);
+    }
+    void VisitYield(const std::shared_ptr<const YieldStmt>& yield) override {
+      for (const auto& value : yield->values()) writes |= Mentions(value);
+      IRVisitor::VisitYield(yield);
+    }
+    void VisitReturn(const std::shared_ptr<const ReturnStmt>& ret) override {
+      for (const auto& value : ret->values()) writes |= Mentions(value);
+      IRVisitor::VisitReturn(ret);
+    }
+  } visitor;
+  visitor.views = &views;
+  visitor.program = &program;
+  for (const auto& stmt : stmts) visitor.VisitStmt(stmt);
+  return !visitor.writes;
+}
+
 class CreateAssembleFuser final : public SequenceRewriter {
  public:
   CreateAssembleFuser(const Program& program, StmtPtr body) : program_(program), body_(std::move(body)) {}
@@ -180,7 +227,8 @@ class CreateAssembleFuser final : public SequenceRewriter {
  private:
   // Makes stmts[c] the view and drops the copy stmts[a], when that keeps every value: the window of
   // dst is touched by nothing between them (so writing it early changes nothing anyone reads), the
-  // offsets are known at the create, and tmp is not read after the copy.
+  // offsets are known at the create, and what uses tmp after the copy only reads it, before anything
+  // touches dst again (the window then holds what tmp did).
   bool Fuse(std::vector<StmtPtr>& stmts, size_t c, size_t a, const WholeCopy& copy) {
     std::vector<StmtPtr> between;  // without the copies fused away already
     std::copy_if(stmts.begin() + c + 1, stmts.begin() + a, std::back_inserter(between),
@@ -188,13 +236,13 @@ class CreateAssembleFuser final : public SequenceRewriter {
     std::unordered_set<const Var*> mentioned;
     for (const auto& stmt : between) mentioned.merge(VarsMentioned(stmt));
     const std::unordered_set<const Var*> defined = VarsDefined(between);
-    for (const Var* view : ViewsOf(copy.dst.get(), body_))
+    const std::unordered_set<const Var*> dst_views = ViewsOf(copy.dst.get(), body_);
+    for (const Var* view : dst_views)
       if (mentioned.contains(view)) return false;
     if (!OnlyWrites(copy.src, between, program_)) return false;
     for (const auto& var : VarsRead(copy.offsets))
       if (defined.contains(var.get())) return false;
-    for (size_t k = a + 1; k < stmts.size(); ++k)
-      if (stmts[k] && VarsMentioned(stmts[k]).contains(copy.src)) return false;
+    if (!OnlyReadAfter(stmts, a, ViewsOf(copy.src, body_), dst_views)) return false;
     const auto& assign = *stmts[c]->As<AssignStmt>();
     const auto& shape = assign.value()->As<Call>()->args()[0];
     auto view = OpRegistry::Get().CreateCall("tensor.slice", {copy.dst, shape, copy.offsets}, {}, assign.span());
@@ -209,6 +257,27 @@ class CreateAssembleFuser final : public SequenceRewriter {
     stmts[a] = nullptr;
     if (fill) fills_.emplace_back(c, std::move(fill));
     return true;
+  }
+
+  // Whether the statements after the copy stmts[a] that use tmp (`tmp_views`) only read it, and
+  // nothing touches dst (`dst_views`) up to the last of them.
+  bool OnlyReadAfter(const std::vector<StmtPtr>& stmts, size_t a, const std::unordered_set<const Var*>& tmp_views,
+                     const std::unordered_set<const Var*>& dst_views) const {
+    std::vector<StmtPtr> after;  // up to the last use of tmp
+    size_t used = 0;
+    for (size_t k = a + 1; k < stmts.size(); ++k) {
+      if (!stmts[k]) continue;
+      after.push_back(stmts[k]);
+      const auto mentioned = VarsMentioned(stmts[k]);
+      if (std::ranges::any_of(tmp_views, [&](const Var* view) { return mentioned.contains(view); }))
+        used = after.size();
+    }
+    after.resize(used);
+    for (const auto& stmt : after) {
+      const auto mentioned = VarsMentioned(stmt);
+      if (std::ranges::any_of(dst_views, [&](const Var* view) { return mentioned.contains(view); })) return false;
+    }
+    return OnlyReads(tmp_views, after, program_);
   }
 
   // Puts each fill right after the view it fills.

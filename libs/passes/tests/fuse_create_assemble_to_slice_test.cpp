@@ -28,9 +28,11 @@ ir::StmtPtr CopyScope(const ir::VarPtr& tmp, const ir::VarPtr& out, ir::ExprPtr 
 //       out = pl.assemble(out, tmp, [i * 16, 0])             # line 9
 // With `through_view`, the kernel writes a reshape of tmp instead (`flat = pl.reshape(tmp, [16, 32])`,
 // line 4, as an inlined function reshapes its output parameter), and a peek at tmp reads that view.
+// `after`: a kernel after the assemble reads tmp into y, or writes tmp again (line 11).
 enum class Peek { Nothing, Out, Tmp };
+enum class After { Nothing, ReadsTmp, WritesTmp };
 
-ir::ProgramPtr FillThenAssembleProgram(Peek peek, bool through_view = false) {
+ir::ProgramPtr FillThenAssembleProgram(Peek peek, bool through_view = false, After after = After::Nothing) {
   auto x = testing::Tensor("x", {64, 32}), out = testing::Tensor("out", {64, 32}), y = testing::Tensor("y", {16, 32});
   auto i = testing::LoopVar("i", 3);
   std::vector<ir::StmtPtr> body;
@@ -49,6 +51,12 @@ ir::ProgramPtr FillThenAssembleProgram(Peek peek, bool through_view = false) {
         "peek", testing::ScalarTileRegion(peeked, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 8), 7));
   }
   body.push_back(CopyScope(tmp, out, row, 9));
+  if (after == After::ReadsTmp)
+    body.push_back(testing::Scope(
+        "peek", testing::ScalarTileRegion(tmp, y, Index(0), Index(0), 16, 32, "tile.adds", 1.0, 12), 11));
+  if (after == After::WritesTmp)
+    body.push_back(testing::Scope(
+        "rescale", testing::ScalarTileRegion(x, tmp, row, Index(0), 16, 32, "tile.muls", 3.0, 12), 11));
   auto loop = testing::Loop(i, Index(0), Index(4), Index(1), std::move(body));
   auto fn = std::make_shared<ir::Function>(
       "f", std::vector<ir::VarPtr>{x, out, y},
@@ -108,6 +116,24 @@ TEST(FuseCreateAssembleToSlice, AKernelReadingAViewOfTheTensorKeepsTheCopy) {
   auto program = RunOk({FuseCreateAssembleToSlice()}, input);
   ASSERT_TRUE(program);
   EXPECT_EQ(program->Find("f"), input->Find("f"));
+}
+
+// A kernel after the assemble reading tmp reads the window instead, which holds the same values: the
+// create still becomes the window. One writing tmp again would now write out: the copy stays.
+TEST(FuseCreateAssembleToSlice, ATensorOnlyReadAfterTheCopyStillFuses) {
+  auto program = RunOk({FuseCreateAssembleToSlice()}, FillThenAssembleProgram(Peek::Nothing, false, After::ReadsTmp));
+  ASSERT_TRUE(program);
+  const std::string text = ir::PrintFunction(*program->Find("f"));
+  EXPECT_NE(text.find("tmp: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.slice(out, [16, 32], [i * 16, 0])\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("name_hint=\"assemble\""), std::string::npos) << text;
+  EXPECT_NE(text.find("name_hint=\"peek\""), std::string::npos) << text;
+
+  auto input = FillThenAssembleProgram(Peek::Nothing, false, After::WritesTmp);
+  auto kept = RunOk({FuseCreateAssembleToSlice()}, input);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->Find("f"), input->Find("f"));
 }
 
 //   for i in pl.range(2):                                              # line 3
