@@ -24,5 +24,9 @@
 #include "ascendc/brcb.h"
 #include "ascendc/copy.h"
 #include "ascendc/sync.h"
+#include "ascendc/cube_data_copy.h"
+#include "ascendc/cube_load_data.h"
+#include "ascendc/cube_mmad.h"
+#include "ascendc/cube_fixpipe.h"
 
 #endif  // PYPTO_SIM_KERNEL_OPERATOR_H_

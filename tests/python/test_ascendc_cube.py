@@ -1,0 +1,50 @@
+"""AscendC's cube path on the simulator (ascendc/cube_*.h): DataCopy GM -> L1 with Nd2NzParams,
+LoadData into L0A/L0B, Mmad into L0C and Fixpipe out, compared with torch, including the NZ order a
+kernel sees when it copies an L1 or L0C image back to GM."""
+
+import pypto.language as pl
+import torch
+
+M, K, N = 20, 40, 24
+M16, K16, N16 = 32, 48, 32
+
+
+@pl.jit.extern(core_type="aic", source="kernels/ascendc/cube_matmul.cpp")
+def cube_matmul(a: pl.Tensor[[M, K], pl.FP16], b: pl.Tensor[[K, N], pl.FP16],
+                c: pl.Out[pl.Tensor[[M, N], pl.FP32]], a_nz: pl.Out[pl.Tensor[[M16 * K16], pl.FP16]],
+                c_nz: pl.InOut[pl.Tensor[[M16 * N16], pl.FP16]]) -> pl.Tensor[[M, N], pl.FP32]: ...
+
+
+@pl.jit
+def run_cube_matmul(a: pl.Tensor[[M, K], pl.FP16], b: pl.Tensor[[K, N], pl.FP16],
+                    c: pl.Out[pl.Tensor[[M, N], pl.FP32]], a_nz: pl.Out[pl.Tensor[[M16 * K16], pl.FP16]],
+                    c_nz: pl.InOut[pl.Tensor[[M16 * N16], pl.FP16]]):
+    with pl.spmd(1):
+        c = cube_matmul(a, b, c, a_nz, c_nz)
+    return c
+
+
+def nz(matrix, rows16, cols16):
+    """`matrix` zero-padded to rows16 x cols16 in NZ order: column blocks of 16, each all rows."""
+    padded = torch.zeros(rows16, cols16, dtype=matrix.dtype)
+    padded[: matrix.shape[0], : matrix.shape[1]] = matrix
+    return padded.reshape(rows16, cols16 // 16, 16).permute(1, 0, 2).reshape(-1)
+
+
+def test_a_matmul_through_l1_l0a_l0b_and_l0c_matches_torch_and_l1_holds_nz_order():
+    torch.manual_seed(3)
+    a, b = torch.randn(M, K).half(), torch.randn(K, N).half()
+    c = torch.zeros(M, N)
+    a_nz = torch.full((M16 * K16,), 7.0).half()
+    c_nz = torch.full((M16 * N16,), 7.0).half()
+    run_cube_matmul(a, b, c, a_nz, c_nz)
+    expected = a.float() @ b.float()
+    torch.testing.assert_close(c, expected, rtol=1e-5, atol=1e-4)
+    # L1 as DataCopy left it: NZ, the K tail of each row zero-padded to its 32-byte block.
+    torch.testing.assert_close(a_nz, nz(a, M16, K16), rtol=0, atol=0)
+    # Fixpipe CFG_NZ writes the mSize x nSize elements in NZ order and leaves the padding alone.
+    got = c_nz.reshape(N16 // 16, M16, 16).permute(1, 0, 2).reshape(M16, N16)
+    torch.testing.assert_close(got[:M, :N], expected.half(), rtol=0, atol=0)
+    untouched = torch.ones(M16, N16, dtype=torch.bool)
+    untouched[:M, :N] = False
+    assert bool((got[untouched] == 7.0).all())
