@@ -9,14 +9,14 @@
 
 #include <stdint.h>
 
-#define PYPTO_SIM_CORE_ABI 2
+#define PYPTO_SIM_CORE_ABI 3
 #define PYPTO_SIM_BIND_CORE_SYMBOL "pypto_sim_bind_core"
 
 struct PyptoSimCore {
   uint32_t abi;          // PYPTO_SIM_CORE_ABI
   int32_t core_type;     // 0: AIC (cube), 1: AIV (vector), as the runtime numbers them
   int32_t core_index;    // the logical core within its type
-  int32_t reserved;
+  int32_t in_mixed_task;  // 1 when the core runs one member of a mixed (cube + vector) task's block
   int64_t* args;         // the task's args[], as kernel_entry receives it
   unsigned char* ub;     // the core's unified buffer (AIV only; null on the cube)
   int64_t ub_bytes;      // its physical size: 192 KiB on A2/A3 (SocSpec ub_bytes + ub_reserved_bytes)
@@ -36,6 +36,10 @@ struct PyptoSimCore {
   int64_t l0c_bytes;
   unsigned char* bias;
   int64_t bias_bytes;
+  // Reports `message` (which starts with the kernel's "file:line: ") as a warning of this kernel's run:
+  // something the device may do differently while the simulator computed the right value. The
+  // simulator reports each kernel and line once. Since ABI 3 (with in_mixed_task).
+  void (*warn)(void* host, const char* message);
 };
 
 typedef void (*PyptoSimBindCore)(const struct PyptoSimCore*);

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "../extern_include/pypto_sim_core.h"
@@ -133,17 +135,34 @@ int32_t SyncAllBlocks(void* opaque) {
   return 1;
 }
 
+// A kernel library's warning (AscendC's GlobalTensor scalar read of host data): into the simulator's
+// log (the console, or $ASCEND_PROCESS_LOG_PATH as the runtime's lines), once per kernel and line for
+// the process, since a kernel in a loop would otherwise repeat it every task.
+void WarnOnce(void* opaque, const char* message) {
+  const auto& host = *static_cast<const HostSide*>(opaque);
+  static std::mutex mu;
+  static std::set<std::string> reported;
+  {
+    std::lock_guard lock(mu);
+    if (!reported.insert(host.kernel->name + '\n' + message).second) return;
+  }
+  const rt::KernelLaunch& launch = *host.launch;
+  spdlog::warn("hand-written kernel '{}' (task {}, {} core {}): {}", host.kernel->name, launch.task_id,
+               rt::CoreTypeName(launch.core_type), launch.core_index, message);
+}
+
 PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
   const rt::KernelLaunch& launch = *host.launch;
   PyptoSimCore core{.abi = PYPTO_SIM_CORE_ABI,
                     .core_type = static_cast<int32_t>(launch.core_type),
                     .core_index = launch.core_index,
-                    .reserved = 0,
+                    .in_mixed_task = launch.mixed_group != rt::kInvalidTaskId ? 1 : 0,
                     .args = launch.args,
                     .ub = nullptr,
                     .ub_bytes = 0,
                     .host = &host,
-                    .sync_all = SyncAllBlocks};
+                    .sync_all = SyncAllBlocks,
+                    .warn = WarnOnce};
   // The whole of a buffer, allocated on first use and scrubbed between runs like a generated kernel's.
   auto whole = [&memory](ir::MemorySpace space, unsigned char*& base, int64_t& bytes) {
     base = reinterpret_cast<unsigned char*>(memory.Whole(space, bytes));

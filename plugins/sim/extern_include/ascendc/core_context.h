@@ -44,24 +44,17 @@ inline thread_local CoreRegisters t_registers;
 
 }  // namespace AscendC::detail
 
-// The simulator calls one hook, pypto_sim_bind_core, before each kernel_entry; pto-isa's interface
-// (pto/core_memory.h) needs it too. Whichever header comes first defines it, under
-// PYPTO_SIM_BIND_CORE_DEFINED; weak, so that every translation unit of a kernel may include both.
-#if defined(PYPTO_SIM_BIND_CORE_DEFINED)
-namespace AscendC::detail {
-inline const PyptoSimCore* BoundCore() { return pto::sim::t_bound_core; }
-}  // namespace AscendC::detail
-#else
-#define PYPTO_SIM_BIND_CORE_DEFINED
-namespace AscendC::detail {
-inline thread_local const PyptoSimCore* t_core = nullptr;
-inline const PyptoSimCore* BoundCore() { return t_core; }
-}  // namespace AscendC::detail
-extern "C" __attribute__((weak, visibility("default"))) void pypto_sim_bind_core(const PyptoSimCore* core) {
-  AscendC::detail::t_core = core;
+// The simulator's bind hook is defined once for every kernel library (pypto_sim_bind.h); it starts
+// each task of this core through this function, whichever header the kernel included first.
+#include "pypto_sim_bind.h"
+
+extern "C" __attribute__((weak, visibility("hidden"))) void pypto_sim_ascendc_start_task(const PyptoSimCore*) {
   AscendC::detail::t_registers = AscendC::detail::CoreRegisters{};
 }
-#endif
+
+namespace AscendC::detail {
+inline const PyptoSimCore* BoundCore() { return pypto_sim::BoundCore(); }
+}  // namespace AscendC::detail
 
 namespace AscendC::detail {
 

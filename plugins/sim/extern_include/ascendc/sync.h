@@ -1,11 +1,14 @@
 // Synchronization between a core's pipes and between cores. The simulator runs a core's pipes in
 // program order on one thread, so SetFlag/WaitFlag and PipeBarrier order nothing here; they check
 // what the device would reject (an event id out of range). SyncAll waits at the runtime's barrier for
-// every block of the task.
+// every block of the task, after checking the two SyncAll traps of seed 002 (section 5): the vector-only
+// SyncAll() in a mixed kernel, which never releases the cube, and a kernel's own cross-core flag on one
+// of the FFTS flag ids SyncAll uses (CheckCrossCoreFlagId, called by CrossCoreSetFlag/WaitFlag).
 #ifndef PYPTO_SIM_ASCENDC_SYNC_H_
 #define PYPTO_SIM_ASCENDC_SYNC_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "ascendc/core_context.h"
@@ -80,10 +83,78 @@ inline void WaitFlag(int32_t id, detail::SourceLine where = detail::SourceLine::
 template <pipe_t pipe>
 inline void PipeBarrier() {}
 
-// Every block of the task reaches this point before any goes on.
+namespace detail {
+
+// SyncAll's hardware implementation signals on FFTS flag ids 11 to 14.
+inline constexpr int32_t kSyncAllFirstFlag = 11, kSyncAllLastFlag = 14;
+
+// Where this kernel (its shared object, every core and task alike) called SyncAll and set or waited
+// on a cross-core flag in SyncAll's range: either may come first in program order or on another
+// core, and whichever call finds the other reports the collision at the cross-core flag's line.
+struct SyncAllFlagUse {
+  std::mutex mu;
+  bool sync_all = false;
+  SourceLine sync_all_at{};
+  bool flag = false;
+  SourceLine flag_at{};
+  const char* flag_call = "";
+  int32_t flag_id = 0;
+};
+
+inline SyncAllFlagUse& FlagUse() {
+  static SyncAllFlagUse use;
+  return use;
+}
+
+[[noreturn]] inline void FailFlagCollision(const SyncAllFlagUse& use) {
+  Fail(std::string(use.flag_call) + ": flag id " + std::to_string(use.flag_id) +
+           " is one of the FFTS flag ids 11 to 14 that SyncAll uses, and this kernel calls SyncAll (at " +
+           use.sync_all_at.file + ":" + std::to_string(use.sync_all_at.line) +
+           "): on the device the two signal each other's waits. Use flag ids 0 to 10 or 15 for the kernel's own "
+           "cross-core flags",
+       use.flag_at);
+}
+
+// For CrossCoreSetFlag/CrossCoreWaitFlag (`what` names the call): fails when `flag_id` is one SyncAll
+// uses and the kernel calls SyncAll, before or after this call.
+inline void CheckCrossCoreFlagId(const char* what, int32_t flag_id, SourceLine where) {
+  if (flag_id < kSyncAllFirstFlag || flag_id > kSyncAllLastFlag) return;
+  SyncAllFlagUse& use = FlagUse();
+  std::lock_guard lock(use.mu);
+  if (!use.flag) {
+    use.flag = true;
+    use.flag_at = where;
+    use.flag_call = what;
+    use.flag_id = flag_id;
+  }
+  if (use.sync_all) FailFlagCollision(use);
+}
+
+inline void NoteSyncAll(SourceLine where) {
+  SyncAllFlagUse& use = FlagUse();
+  std::lock_guard lock(use.mu);
+  if (!use.sync_all) {
+    use.sync_all = true;
+    use.sync_all_at = where;
+  }
+  if (use.flag) FailFlagCollision(use);
+}
+
+}  // namespace detail
+
+// Every block of the task reaches this point before any goes on. isAIVOnly = true (the default) is
+// the vector cores' barrier only: in a mixed kernel the device never releases the cube cores from it,
+// so the simulator refuses it there instead of hanging.
 template <bool isAIVOnly = true>
 inline void SyncAll(detail::SourceLine where = detail::SourceLine::Here()) {
   const PyptoSimCore& core = detail::Core(where);
+  if (isAIVOnly && core.abi >= 3 && core.in_mixed_task)
+    detail::Fail(std::string("SyncAll() synchronizes the vector cores only (isAIVOnly = true, its default), and this "
+                             "is a mixed kernel: on the device the cube cores are never released from it and the "
+                             "task hangs (507018). Use SyncAll<false>() for the barrier of all cube and vector "
+                             "cores (this ") + (core.core_type == 0 ? "cube (AIC)" : "vector (AIV)") + " core called it)",
+                 where);
+  detail::NoteSyncAll(where);
   if (core.sync_all(core.host) != 0) detail::Fail("SyncAll: the runtime's barrier gave up", where);
 }
 

@@ -23,6 +23,30 @@ namespace detail {
 inline constexpr uint32_t kUbAlign = 32;
 inline constexpr uint32_t kMaxQueueBuffers = 64;
 
+// What a TPipe tells the buffers it placed: where it was constructed and whether it placed any buffer
+// outside UB, for the trap of a TPipe on the cube in a vector-only phase (seed 002, section 3).
+struct PipeOrigin {
+  SourceLine created{};
+  bool cube_buffer = false;
+};
+
+// On the device a TPipe constructed on the cube sets the cube up for the vector cores' UB and hangs it
+// (AscendC's TPipe constructor inserts synchronization). What is observable here: a buffer at a UB
+// position handed out on a cube (AIC) core by a TPipe that has placed only UB buffers, i.e. a TPipe
+// that exists on the cube for a vector-only phase. A TPipe that also places L1/L0 buffers (the Qwen3
+// kernel's Arch::Resource builds every position on both cores) is the cube's own and passes.
+inline void CheckVectorPipeOnCube(const PipeOrigin* origin, TPosition position, const char* what,
+                                  SourceLine where) {
+  if (!origin || origin->cube_buffer || !IsUbPosition(position)) return;
+  const PyptoSimCore& core = Core(where);
+  if (core.core_type != 0) return;
+  Fail(std::string("this TPipe is constructed on the cube (AIC) core and places UB buffers only (") + what + " of a " +
+           PositionName(position) + " buffer at " + where.file + ":" + std::to_string(where.line) +
+           "): on the device a TPipe on the cube drags it into the vector-only UB setup and hangs it. Construct the "
+           "TPipe of a vector-only phase on the vector cores only, under #ifdef __DAV_C220_VEC__",
+       origin->created);
+}
+
 // The buffers InitBuffer gave one queue or TBuf, and which of them are taken.
 class LocalBuffers {
  public:
@@ -30,7 +54,9 @@ class LocalBuffers {
   uint32_t length() const { return length_; }
   uint32_t count() const { return count_; }
 
-  void Assign(unsigned char* base, uint32_t count, uint32_t length, TPosition position) {
+  void Assign(unsigned char* base, uint32_t count, uint32_t length, TPosition position,
+              std::shared_ptr<const PipeOrigin> origin) {
+    origin_ = std::move(origin);
     base_ = base;
     count_ = count;
     length_ = length;
@@ -94,6 +120,7 @@ class LocalBuffers {
 
   void Require(const char* what, SourceLine where) const {
     if (!initialized()) Fail(std::string(what) + ": this queue or buffer has had no TPipe::InitBuffer", where);
+    CheckVectorPipeOnCube(origin_.get(), position_, what, where);
   }
 
  private:
@@ -105,6 +132,7 @@ class LocalBuffers {
     return static_cast<uint32_t>((bytes - base_) / length_);
   }
 
+  std::shared_ptr<const PipeOrigin> origin_;
   unsigned char* base_ = nullptr;
   uint32_t count_ = 0;
   uint32_t length_ = 0;
@@ -255,7 +283,10 @@ inline thread_local TPipe* t_pipe = nullptr;  // the TPipe constructed last on t
 // fixpipe buffer) is handed out from its byte 0 in InitBuffer order.
 class TPipe {
  public:
-  TPipe() { detail::t_pipe = this; }
+  TPipe(detail::SourceLine where = detail::SourceLine::Here()) {
+    origin_->created = where;
+    detail::t_pipe = this;
+  }
   ~TPipe() {
     if (detail::t_pipe == this) detail::t_pipe = nullptr;
   }
@@ -310,13 +341,16 @@ class TPipe {
                        " taken by the buffers before it), but " + memory.name + " holds " +
                        std::to_string(memory.bytes) + " bytes. Shrink the tiles or use fewer buffers",
                    where);
-    buffers.Assign(memory.base + used, num, static_cast<uint32_t>(length), position);
+    if (!detail::IsUbPosition(position)) origin_->cube_buffer = true;
+    buffers.Assign(memory.base + used, num, static_cast<uint32_t>(length), position, origin_);
     used = end;
     return true;
   }
 
   std::array<uint64_t, detail::kLocalMemories> used_{};
   uint32_t placed_ = 0;
+  // Shared with the buffers it placed, which outlive a TPipe destroyed early (Qwen3's Arch::Resource).
+  std::shared_ptr<detail::PipeOrigin> origin_ = std::make_shared<detail::PipeOrigin>();
 };
 
 // The TPipe this core constructed last (AscendC kernels reach it from helper classes).

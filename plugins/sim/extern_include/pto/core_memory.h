@@ -17,29 +17,12 @@
 #include <memory>
 
 #include "pto/types.h"
-#if __has_include("pypto_sim_core.h")
-#include "pypto_sim_core.h"
+#if __has_include("pypto_sim_bind.h")
+#include "pypto_sim_bind.h"  // the simulator's bind hook, one definition for every kernel library
 #define PYPTO_SIM_PTO_HAS_CORE 1
-#endif
-
-// The simulator calls one hook, pypto_sim_bind_core, before each kernel_entry. When AscendC's
-// kernel_operator.h came first it defined the hook and holds the core; otherwise this header defines
-// it (under the guard, which a later kernel library must respect).
 namespace pto::sim {
-#if defined(PYPTO_SIM_ASCENDC_CORE_CONTEXT_H_)
-inline const PyptoSimCore* BoundCore() { return AscendC::detail::t_core; }
-#elif defined(PYPTO_SIM_PTO_HAS_CORE)
-inline thread_local const PyptoSimCore* t_bound_core = nullptr;
-inline const PyptoSimCore* BoundCore() { return t_bound_core; }
-#endif
+inline const PyptoSimCore* BoundCore() { return pypto_sim::BoundCore(); }
 }  // namespace pto::sim
-
-#if defined(PYPTO_SIM_PTO_HAS_CORE) && !defined(PYPTO_SIM_ASCENDC_CORE_CONTEXT_H_) && \
-    !defined(PYPTO_SIM_BIND_CORE_DEFINED)
-#define PYPTO_SIM_BIND_CORE_DEFINED
-extern "C" __attribute__((weak, visibility("default"))) void pypto_sim_bind_core(const PyptoSimCore* core) {
-  pto::sim::t_bound_core = core;
-}
 #endif
 
 namespace pto::sim {
