@@ -160,6 +160,19 @@ def environment_for(entry: Entry, root: Path) -> dict:
     return env
 
 
+def time_report_of(output: str) -> tuple:
+    """The last "pypto time report" line of a run's output, shortened to its split ("" if none), and
+    the output without those lines (so that they are never taken for the run's error)."""
+    kept, split = [], ""
+    for line in output.splitlines(keepends=True):
+        found = re.match(r"pypto time report after [\d.]+ s: (.*)", line.strip())
+        if found:
+            split = found.group(1)
+        else:
+            kept.append(line)
+    return split, "".join(kept)
+
+
 def first_error(output: str) -> str:
     """The line that says what went wrong: the first exception line, else the last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -273,17 +286,25 @@ def run_one(entry: Entry, roots: dict, platform: str, timeout: float, mlir_opt: 
         env["PYPTO_CACHE"] = "0"
         if dump_passes:
             env["PYPTO_DUMP_PASSES"] = "1"
+        # Where the time goes (pypto/runtime/time_report.py): also said just before the limit, so that
+        # a program stopped by it tells how much of its time was pypto's.
+        env["PYPTO_TIME_REPORT"] = "1"
+        env["PYPTO_TIME_REPORT_AFTER"] = str(max(timeout - 3, 1))
         start = time.time()
         try:
             done = subprocess.run(command_for(entry, program, platform, root), cwd=scratch, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as expired:
             output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else expired.stdout
-            return Outcome("ERROR", time.time() - start, f"time limit of {timeout:.0f}s reached", output or "")
+            split, output = time_report_of(output or "")
+            why = f"time limit of {timeout:.0f}s reached" + (f": {split}" if split else "")
+            return Outcome("ERROR", time.time() - start, why, output + f"\n[conformance] {why}\n")
         seconds = time.time() - start
-        output = done.stdout
+        split, output = time_report_of(done.stdout)
         verdict = verdict_for(done.returncode, output)
         outcome = Outcome(verdict, seconds, "" if verdict == "PASS" else first_error(output), output)
+        if split:
+            outcome.output += f"\n[conformance] {split}\n"
         if entry.convention == "pytest":
             outcome.cases = cases_of(output)
         if mlir_opt:

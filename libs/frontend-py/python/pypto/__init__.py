@@ -3,7 +3,11 @@
 ``import pypto.language as pl`` gives the DSL; ``pypto.runtime.RunConfig`` selects where it runs.
 """
 
+from pypto import _core
 from pypto._core import version as _version
+from pypto.runtime.time_report import install as _install_time_report
+
+_install_time_report(_core)  # PYPTO_TIME_REPORT: where the program's time goes (pypto/runtime/time_report.py)
 
 __version__ = _version()
 

@@ -8,12 +8,14 @@ from pypto.backend import platform_for
 from pypto.runtime.build_dir import write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, remove_if_empty, verify_requested
+from pypto.runtime import time_report
 from pypto.runtime.debug.run_script import write_run_script
 from pypto.runtime.declared_inputs import warn_written_inputs
 
 _CONFIG_FIELDS = {field.name for field in dataclasses.fields(RunConfig)}
 
 
+@time_report.counted
 def compile(program, *, backend_type=None, platform=None, output_dir=None, **options):  # noqa: A001
     """Lowers ``program`` through the pass pipeline, writes its artifacts into ``output_dir`` (by
     default a fresh ``build_output/<program>_<timestamp>``) and returns the compiled program.

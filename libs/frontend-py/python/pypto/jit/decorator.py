@@ -14,6 +14,7 @@ from pypto.jit import disk_cache
 from pypto.jit.extern_decl import ExternDecl
 from pypto.language.dtypes import DataType
 from pypto.language.typing import DynVar, _DimExpr
+from pypto.runtime import time_report
 from pypto.runtime.build_dir import load_compiled, write_manifest
 from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, remove_if_empty, verify_requested
@@ -85,6 +86,7 @@ class JITFunction:
         self.__wrapped__ = fn
 
     # -- public API -------------------------------------------------------------------------
+    @time_report.counted
     def __call__(self, *args, config=None, **kwargs):
         """Compiles (or reuses) the specialisation for these tensors and runs it in place."""
         if self.form != "entry":

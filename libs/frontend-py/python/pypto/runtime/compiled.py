@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pypto import _core
+from pypto.runtime import time_report
 from pypto.runtime.declared_inputs import copy_back_inputs
 from pypto.runtime.scalars import check_scalar_range, scalar_value, same_scalar
 from pypto.runtime.torch_interop import dsl_dtype_name, torch_dtype
@@ -147,6 +148,7 @@ class CompiledProgram:
             self._has_return = _entry_returns(self.program)
         return self._has_return
 
+    @time_report.counted
     def __call__(self, *args, config=None, **kwargs):
         if config is not None and config.platform != self.platform:
             raise ValueError(
