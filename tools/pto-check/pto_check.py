@@ -440,8 +440,6 @@ KNOWN_DIVERGENCES = (
      "row_expand_add with a tmp tile: upstream pypto's overload with tmp, not in the table's PTOAS"),
     (r"operand #\d+ \('(scalar|slope)'\) must be (ScalarType|F32), got (ui\d+|f16|bf16)",
      "scalars typed as the tile's element type (unsigned, half), as upstream pypto types them"),
-    (r"op 'pto\.ttrans': expected 3 operands \(src, tmp, dst\), got 2",
-     "tile.transpose has no tmp tile here (upstream's IR allocates one and passes it in ins())"),
 )
 
 
