@@ -1,8 +1,7 @@
 // The device's 16-bit floating-point types for kernels built with the host compiler: `half` is the
 // compiler's _Float16 (IEEE binary16, arithmetic done in float), `bfloat16_t` a 16-bit storage type
 // that converts from float rounding to nearest even, converts back exactly, and computes as float.
-// AscendC's ascendc/scalar_types.h defines the same type under the same guard, so a kernel that uses
-// both libraries sees one definition.
+// Both the pto tile interface and AscendC (ascendc/scalar_types.h) take them from here.
 #ifndef PYPTO_SIM_EXTERN_DTYPES_H_
 #define PYPTO_SIM_EXTERN_DTYPES_H_
 
@@ -12,8 +11,6 @@
 
 using half = _Float16;
 
-#ifndef PYPTO_SIM_BFLOAT16_DEFINED
-#define PYPTO_SIM_BFLOAT16_DEFINED
 struct bfloat16_t {
   uint16_t bits = 0;
   bfloat16_t() = default;
@@ -34,7 +31,6 @@ struct bfloat16_t {
     return value;
   }
 };
-#endif
 
 static_assert(sizeof(bfloat16_t) == 2 && std::is_trivially_copyable_v<bfloat16_t>, "bfloat16_t is two bytes");
 

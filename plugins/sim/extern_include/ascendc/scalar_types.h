@@ -1,6 +1,6 @@
-// The element types AscendC kernels name that C++ lacks: `half` (IEEE binary16, the host's _Float16)
-// and `bfloat16_t` (the top half of a float, rounded to nearest even). Vector operations compute on
-// them in float (ComputeType) and round once per result, as the vector unit does.
+// The element types AscendC kernels name that C++ lacks, `half` and `bfloat16_t` (pypto_sim_dtypes.h),
+// and what AscendC's templates ask of element types. Vector operations compute on the 16-bit floats
+// in float (ComputeType) and round once per result, as the vector unit does.
 #ifndef PYPTO_SIM_ASCENDC_SCALAR_TYPES_H_
 #define PYPTO_SIM_ASCENDC_SCALAR_TYPES_H_
 
@@ -8,31 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-using half = _Float16;
-
-#ifndef PYPTO_SIM_BFLOAT16_DEFINED
-#define PYPTO_SIM_BFLOAT16_DEFINED
-struct bfloat16_t {
-  uint16_t bits = 0;
-  bfloat16_t() = default;
-  bfloat16_t(float value) {  // NOLINT: converts implicitly, like the device type
-    uint32_t word;
-    std::memcpy(&word, &value, sizeof(word));
-    if ((word & 0x7fffffffu) > 0x7f800000u) {
-      bits = static_cast<uint16_t>((word >> 16) | 0x40u);  // a NaN stays a (quiet) NaN
-      return;
-    }
-    word += 0x7fffu + ((word >> 16) & 1u);
-    bits = static_cast<uint16_t>(word >> 16);
-  }
-  operator float() const {  // NOLINT
-    const uint32_t word = static_cast<uint32_t>(bits) << 16;
-    float value;
-    std::memcpy(&value, &word, sizeof(value));
-    return value;
-  }
-};
-#endif
+#include "pypto_sim_dtypes.h"  // half and bfloat16_t, shared with the pto tile interface
 
 namespace AscendC::detail {
 
