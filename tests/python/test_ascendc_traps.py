@@ -145,3 +145,26 @@ def test_each_task_starts_without_the_last_ones_atomic_mode_whatever_the_include
     out = torch.ones(64, 8)
     run_pto_first_atomic(x, out)
     torch.testing.assert_close(out, x, rtol=0, atol=0)
+
+
+@pl.jit.extern(core_type="aiv", source="kernels/ascendc/trap_pipe_hazard.cpp")
+def pipe_hazard(x: pl.Tensor[[64], pl.FP32], out: pl.InOut[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]: ...
+
+
+@pl.jit
+def run_pipe_hazard(x: pl.Tensor[[64], pl.FP32], out: pl.Out[pl.Tensor[[64], pl.FP32]]):
+    out = pipe_hazard(x, out)
+    return out
+
+
+def test_a_read_before_the_wait_for_its_producers_pipe_is_a_race_naming_both_lines():
+    source = KERNELS / "trap_pipe_hazard.cpp"
+    error = _error_of(lambda: run_pipe_hazard(torch.randn(64), torch.zeros(64)))
+    assert "hand-written kernel 'pipe_hazard' (task 0, AIV core " in error, error
+    assert (
+        f"{source}:{_line_of(source, 'Add(sum')}: pipe hazard, a race between the pipes of this core: Add (V) reads "
+        f"UB bytes from 0 on, which DataCopy (MTE2) at {source}:{_line_of(source, 'DataCopy(x, x_gm')} wrote, with no "
+        "WaitFlag<HardEvent::MTE2_V> (nor TQue EnQue/DeQue) between them: on the device V may read them before MTE2 "
+        "has written them. Put SetFlag<HardEvent::MTE2_V>(id) after the write and WaitFlag<HardEvent::MTE2_V>(id) "
+        "before this read"
+    ) in error, error

@@ -12,6 +12,8 @@
 
 namespace pypto_sim {
 inline thread_local const PyptoSimCore* t_bound_core = nullptr;
+// Counts the tasks this thread started, so that per-task state can notice a new task lazily.
+inline thread_local uint64_t t_task_serial = 0;
 // The core of the task the thread runs now, or null outside the simulator.
 inline const PyptoSimCore* BoundCore() { return t_bound_core; }
 }  // namespace pypto_sim
@@ -21,6 +23,7 @@ extern "C" __attribute__((weak, visibility("hidden"))) void pypto_sim_ascendc_st
 
 extern "C" __attribute__((weak, visibility("default"))) void pypto_sim_bind_core(const PyptoSimCore* core) {
   pypto_sim::t_bound_core = core;
+  ++pypto_sim::t_task_serial;
   if (pypto_sim_ascendc_start_task) pypto_sim_ascendc_start_task(core);
 }
 

@@ -12,6 +12,7 @@
 #include "ascendc/core_context.h"
 #include "ascendc/global_tensor.h"
 #include "ascendc/local_tensor.h"
+#include "ascendc/pipe_order.h"
 
 namespace AscendC {
 
@@ -105,6 +106,9 @@ inline void CopyRows(T* dst, const T* src, uint64_t rows, uint64_t row_bytes, ui
   }
 }
 
+// The bytes `rows` rows of `row` bytes, `pitch` apart, span from the first.
+inline uint64_t RowsSpan(uint64_t rows, uint64_t row, uint64_t pitch) { return rows == 0 ? 0 : (rows - 1) * pitch + row; }
+
 template <typename T>
 inline void CopyBlocks(T* dst, const T* src, const DataCopyParams& p, bool to_gm) {
   const uint64_t row = uint64_t{p.blockLen} * kBlockBytes;
@@ -116,29 +120,48 @@ inline void CopyBlocks(T* dst, const T* src, const DataCopyParams& p, bool to_gm
 
 // Count form: `count` consecutive elements.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, detail::SourceLine where = detail::SourceLine::Here()) {
+  detail::PipeWrote(detail::Pipe::MTE2, "DataCopy", dst.GetPhyAddr(), uint64_t{count} * sizeof(T), where);
   std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
 }
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, detail::SourceLine where = detail::SourceLine::Here()) {
+  detail::PipeReads(detail::Pipe::MTE3, "DataCopy", src.GetPhyAddr(), uint64_t{count} * sizeof(T), where);
   detail::StoreToGm(dst.GetPhyAddr(), src.GetPhyAddr(), count);
 }
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, detail::SourceLine where = detail::SourceLine::Here()) {
+  detail::PipeReads(detail::Pipe::V, "DataCopy", src.GetPhyAddr(), uint64_t{count} * sizeof(T), where);
+  detail::PipeWrote(detail::Pipe::V, "DataCopy", dst.GetPhyAddr(), uint64_t{count} * sizeof(T), where);
   std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
 }
 
 // Block form: DataCopyParams in 32-byte blocks.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& params) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& params, detail::SourceLine where = detail::SourceLine::Here()) {
+  const uint64_t row = uint64_t{params.blockLen} * detail::kBlockBytes;
+  detail::PipeWrote(detail::Pipe::MTE2, "DataCopy", dst.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, row + uint64_t{params.dstStride} * detail::kBlockBytes),
+                    where);
   detail::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), params, false);
 }
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& params) {
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& params, detail::SourceLine where = detail::SourceLine::Here()) {
+  const uint64_t row = uint64_t{params.blockLen} * detail::kBlockBytes;
+  detail::PipeReads(detail::Pipe::MTE3, "DataCopy", src.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, row + uint64_t{params.srcStride} * detail::kBlockBytes),
+                    where);
   detail::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), params, true);
 }
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& params) {
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& params, detail::SourceLine where = detail::SourceLine::Here()) {
+  const uint64_t row = uint64_t{params.blockLen} * detail::kBlockBytes;
+  detail::PipeReads(detail::Pipe::V, "DataCopy", src.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, row + uint64_t{params.srcStride} * detail::kBlockBytes),
+                    where);
+  detail::PipeWrote(detail::Pipe::V, "DataCopy", dst.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, row + uint64_t{params.dstStride} * detail::kBlockBytes),
+                    where);
   detail::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), params, false);
 }
 
@@ -146,10 +169,12 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 // leftPadding elements, the data, rightPadding elements, rounded up to 32 bytes, then dstStride blocks.
 template <typename T, typename Params>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Params& params,
-                        const DataCopyPadExtParams<T>& pad) {
+                        const DataCopyPadExtParams<T>& pad, detail::SourceLine where = detail::SourceLine::Here()) {
   const uint64_t row = params.blockLen;
   const uint64_t ub_row = detail::RoundUpToBlock((pad.leftPadding + pad.rightPadding) * sizeof(T) + row);
   const uint64_t ub_pitch = ub_row + uint64_t{params.dstStride} * detail::kBlockBytes;
+  detail::PipeWrote(detail::Pipe::MTE2, "DataCopyPad", dst.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, ub_row, ub_pitch), where);
   auto* ub = reinterpret_cast<unsigned char*>(dst.GetPhyAddr());
   const auto* gm = reinterpret_cast<const unsigned char*>(src.GetPhyAddr());
   for (uint64_t r = 0; r < params.blockCount; ++r) {
@@ -163,26 +188,32 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 }
 template <typename T, typename Params>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Params& params,
-                        const DataCopyPadParams& pad) {
+                        const DataCopyPadParams& pad, detail::SourceLine where = detail::SourceLine::Here()) {
   T value;
   std::memcpy(&value, &pad.paddingValue, sizeof(T));
-  DataCopyPad(dst, src, params, DataCopyPadExtParams<T>(pad.isPad, pad.leftPadding, pad.rightPadding, value));
+  DataCopyPad(dst, src, params, DataCopyPadExtParams<T>(pad.isPad, pad.leftPadding, pad.rightPadding, value), where);
 }
 
 // DataCopyPad UB -> GM: UB rows start 32-byte aligned and srcStride blocks apart; GM rows are
 // blockLen bytes, dstStride bytes apart.
 template <typename T, typename Params>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Params& params) {
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Params& params, detail::SourceLine where = detail::SourceLine::Here()) {
   const uint64_t row = params.blockLen;
   const uint64_t ub_pitch = detail::RoundUpToBlock(row) + uint64_t{params.srcStride} * detail::kBlockBytes;
+  detail::PipeReads(detail::Pipe::MTE3, "DataCopyPad", src.GetPhyAddr(), detail::RowsSpan(params.blockCount, row, ub_pitch),
+                    where);
   detail::CopyRows(dst.GetPhyAddr(), src.GetPhyAddr(), params.blockCount, row, ub_pitch, row + params.dstStride, true);
 }
 
 // DataCopyPad UB -> UB (both sides in 32-byte blocks, rows of blockLen bytes).
 template <typename T, typename Params>
-inline void DataCopyPad(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Params& params) {
+inline void DataCopyPad(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Params& params, detail::SourceLine where = detail::SourceLine::Here()) {
   const uint64_t row = params.blockLen;
   const uint64_t pitch = detail::RoundUpToBlock(row);
+  detail::PipeReads(detail::Pipe::V, "DataCopyPad", src.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, pitch + uint64_t{params.srcStride} * detail::kBlockBytes), where);
+  detail::PipeWrote(detail::Pipe::V, "DataCopyPad", dst.GetPhyAddr(),
+                    detail::RowsSpan(params.blockCount, row, pitch + uint64_t{params.dstStride} * detail::kBlockBytes), where);
   detail::CopyRows(dst.GetPhyAddr(), src.GetPhyAddr(), params.blockCount, row,
                    pitch + uint64_t{params.srcStride} * detail::kBlockBytes,
                    pitch + uint64_t{params.dstStride} * detail::kBlockBytes, false);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ascendc/core_context.h"
+#include "ascendc/pipe_order.h"
 #include "pto/sync.h"  // pipe_t, event_t: the CCE builtins pto-isa kernels name too
 
 namespace AscendC {
@@ -69,19 +70,72 @@ inline void CheckEventId(const char* what, int32_t id, SourceLine where) {
          where);
 }
 
+// The pipes an event orders: its source's work before its destination's.
+struct EventPipes {
+  Pipe src, dst;
+};
+
+inline constexpr EventPipes PipesOf(HardEvent event) {
+  switch (event) {
+    case HardEvent::MTE2_MTE1: return {Pipe::MTE2, Pipe::MTE1};
+    case HardEvent::MTE1_MTE2: return {Pipe::MTE1, Pipe::MTE2};
+    case HardEvent::MTE1_M: return {Pipe::MTE1, Pipe::M};
+    case HardEvent::M_MTE1: return {Pipe::M, Pipe::MTE1};
+    case HardEvent::MTE2_V: return {Pipe::MTE2, Pipe::V};
+    case HardEvent::V_MTE2: return {Pipe::V, Pipe::MTE2};
+    case HardEvent::MTE3_V: return {Pipe::MTE3, Pipe::V};
+    case HardEvent::V_MTE3: return {Pipe::V, Pipe::MTE3};
+    case HardEvent::M_V: return {Pipe::M, Pipe::V};
+    case HardEvent::V_M: return {Pipe::V, Pipe::M};
+    case HardEvent::V_V: return {Pipe::V, Pipe::V};
+    case HardEvent::MTE3_MTE1: return {Pipe::MTE3, Pipe::MTE1};
+    case HardEvent::MTE1_MTE3: return {Pipe::MTE1, Pipe::MTE3};
+    case HardEvent::MTE1_V: return {Pipe::MTE1, Pipe::V};
+    case HardEvent::MTE2_M: return {Pipe::MTE2, Pipe::M};
+    case HardEvent::M_MTE2: return {Pipe::M, Pipe::MTE2};
+    case HardEvent::V_MTE1: return {Pipe::V, Pipe::MTE1};
+    case HardEvent::M_FIX: return {Pipe::M, Pipe::FIX};
+    case HardEvent::FIX_M: return {Pipe::FIX, Pipe::M};
+    case HardEvent::MTE3_MTE2: return {Pipe::MTE3, Pipe::MTE2};
+    case HardEvent::MTE2_MTE3: return {Pipe::MTE2, Pipe::MTE3};
+    case HardEvent::S_V: return {Pipe::S, Pipe::V};
+    case HardEvent::V_S: return {Pipe::V, Pipe::S};
+    case HardEvent::S_MTE2: return {Pipe::S, Pipe::MTE2};
+    case HardEvent::MTE2_S: return {Pipe::MTE2, Pipe::S};
+    case HardEvent::S_MTE3: return {Pipe::S, Pipe::MTE3};
+    case HardEvent::MTE3_S: return {Pipe::MTE3, Pipe::S};
+    case HardEvent::MTE2_FIX: return {Pipe::MTE2, Pipe::FIX};
+    case HardEvent::FIX_MTE2: return {Pipe::FIX, Pipe::MTE2};
+    case HardEvent::FIX_S: return {Pipe::FIX, Pipe::S};
+    case HardEvent::M_S: return {Pipe::M, Pipe::S};
+    case HardEvent::FIX_MTE3: return {Pipe::FIX, Pipe::MTE3};
+    case HardEvent::MTE1_FIX: return {Pipe::MTE1, Pipe::FIX};
+    case HardEvent::FIX_MTE1: return {Pipe::FIX, Pipe::MTE1};
+    case HardEvent::FIX_FIX: return {Pipe::FIX, Pipe::FIX};
+    case HardEvent::MAX: break;
+  }
+  return {Pipe::S, Pipe::S};
+}
+
 }  // namespace detail
 
 template <HardEvent event>
 inline void SetFlag(int32_t id, detail::SourceLine where = detail::SourceLine::Here()) {
   detail::CheckEventId("SetFlag", id, where);
+  detail::PipeSignal(detail::PipesOf(event).src, detail::PipesOf(event).dst, id);
 }
 template <HardEvent event>
 inline void WaitFlag(int32_t id, detail::SourceLine where = detail::SourceLine::Here()) {
   detail::CheckEventId("WaitFlag", id, where);
+  detail::PipeAwait(detail::PipesOf(event).src, detail::PipesOf(event).dst, id);
 }
 
+// Orders a pipe after its own earlier work, which program order here already does; PIPE_ALL orders
+// every pipe after all earlier work.
 template <pipe_t pipe>
-inline void PipeBarrier() {}
+inline void PipeBarrier() {
+  if (pipe == PIPE_ALL) detail::PipeBarrierAll();
+}
 
 namespace detail {
 
@@ -101,7 +155,9 @@ struct SyncAllFlagUse {
   int32_t flag_id = 0;
 };
 
-inline SyncAllFlagUse& FlagUse() {
+// Hidden, so that each kernel's shared object keeps its own (a default-visibility inline function's
+// static is one object for the whole process, shared by every kernel loaded).
+__attribute__((visibility("hidden"))) inline SyncAllFlagUse& FlagUse() {
   static SyncAllFlagUse use;
   return use;
 }
@@ -155,6 +211,7 @@ inline void SyncAll(detail::SourceLine where = detail::SourceLine::Here()) {
                              "cores (this ") + (core.core_type == 0 ? "cube (AIC)" : "vector (AIV)") + " core called it)",
                  where);
   detail::NoteSyncAll(where);
+  detail::PipeBarrierAll();  // the device's SyncAll starts with PipeBarrier<PIPE_ALL>
   if (core.sync_all(core.host) != 0) detail::Fail("SyncAll: the runtime's barrier gave up", where);
 }
 

@@ -10,11 +10,13 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 
 #include "ascendc/core_context.h"
 #include "ascendc/local_tensor.h"
+#include "ascendc/pipe_order.h"
 
 namespace AscendC {
 
@@ -145,10 +147,32 @@ class LocalBuffers {
 
 }  // namespace detail
 
+namespace detail {
+
+// The pipes a queue hands its buffers between, as its EnQue/DeQue synchronize them on the device: a
+// VECIN queue from MTE2 (the copy in) to V, a VECOUT one from V to MTE3 (the copy out), a VECIN ->
+// VECOUT bind from MTE2 to MTE3. Other queues order nothing this check follows (ordered = false).
+struct QueuePipes {
+  bool ordered;
+  Pipe producer, consumer;
+};
+
+inline constexpr QueuePipes QueuePipesOf(TPosition src, TPosition dst) {
+  const TPosition from = src == TPosition::GM ? dst : src;
+  const TPosition to = dst == TPosition::GM ? src : dst;
+  if (from == TPosition::VECIN && to == TPosition::VECOUT) return {true, Pipe::MTE2, Pipe::MTE3};
+  if (from == TPosition::VECIN && to == TPosition::VECIN) return {true, Pipe::MTE2, Pipe::V};
+  if (from == TPosition::VECOUT && to == TPosition::VECOUT) return {true, Pipe::V, Pipe::MTE3};
+  return {false, Pipe::S, Pipe::S};
+}
+
+}  // namespace detail
+
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind {
  public:
   static constexpr TPosition kPosition = src == TPosition::GM ? dst : src;
+  static constexpr detail::QueuePipes kPipes = detail::QueuePipesOf(src, dst);
 
   template <typename T>
   LocalTensor<T> AllocTensor(detail::SourceLine where = detail::SourceLine::Here()) {
@@ -161,11 +185,21 @@ class TQueBind {
   template <typename T>
   bool EnQue(const LocalTensor<T>& tensor, detail::SourceLine where = detail::SourceLine::Here()) {
     buffers_.Push(tensor.GetPhyAddr(), "TQue::EnQue", where);
+    if (kPipes.ordered) {  // the SetFlag EnQue is on the device
+      detail::PipeClock snapshot = detail::Order().clocks[static_cast<int>(kPipes.producer)];
+      snapshot[static_cast<int>(kPipes.producer)] = detail::Order().now;
+      enqueued_.push_back(snapshot);
+    }
     return true;
   }
   template <typename T>
   LocalTensor<T> DeQue(detail::SourceLine where = detail::SourceLine::Here()) {
-    return buffers_.template Pop<T>("TQue::DeQue", where);
+    LocalTensor<T> tensor = buffers_.template Pop<T>("TQue::DeQue", where);
+    if (kPipes.ordered && !enqueued_.empty()) {  // and the WaitFlag of DeQue
+      detail::Merge(detail::Order().clocks[static_cast<int>(kPipes.consumer)], enqueued_.front());
+      enqueued_.pop_front();
+    }
+    return tensor;
   }
   bool VacantInQue() const { return buffers_.queued() < static_cast<uint32_t>(depth); }
   bool HasTensorInQue() const { return buffers_.queued() > 0; }
@@ -177,6 +211,7 @@ class TQueBind {
 
  private:
   detail::LocalBuffers buffers_;
+  std::deque<detail::PipeClock> enqueued_;  // what the producer had done at each EnQue still queued
 };
 
 template <TPosition position, int32_t depth = 1, auto mask = 0>

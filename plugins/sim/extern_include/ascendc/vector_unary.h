@@ -8,12 +8,18 @@
 
 #include "ascendc/local_tensor.h"
 #include "ascendc/vector_mask.h"
+#include "ascendc/vector_order.h"
 
 namespace AscendC {
 namespace detail {
 
 template <typename D, typename S, typename Op>
-inline void UnaryCount(const LocalTensor<D>& dst, const LocalTensor<S>& src, int32_t count, Op op) {
+inline void UnaryCount(const LocalTensor<D>& dst, const LocalTensor<S>& src, int32_t count, Op op,
+                       const char* what = "", SourceLine where = {}) {
+  if (where.file) {
+    VectorReads(what, src, uint64_t(count > 0 ? count : 0) * sizeof(S), where);
+    VectorWrote(what, dst, uint64_t(count > 0 ? count : 0) * sizeof(D), where);
+  }
   D* d = dst.GetPhyAddr();
   const S* x = src.GetPhyAddr();
   for (int32_t i = 0; i < count; ++i) d[i] = Narrow<D>(op(Widen(x[i])));
@@ -21,7 +27,14 @@ inline void UnaryCount(const LocalTensor<D>& dst, const LocalTensor<S>& src, int
 
 template <typename D, typename S, typename Op>
 inline void UnaryRepeat(const LocalTensor<D>& dst, const LocalTensor<S>& src, const LaneMask& mask,
-                        uint8_t repeat_times, const UnaryRepeatParams& params, Op op) {
+                        uint8_t repeat_times, const UnaryRepeatParams& params, Op op, const char* what = "",
+                        SourceLine where = {}) {
+  if (where.file) {
+    constexpr int kLanes = kRepeatBytes / (sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S));
+    const uint32_t repeats = mask.Repeats(repeat_times, kLanes);
+    VectorReads(what, src, RepeatSpanBytes<S>(repeats, kLanes, params.srcBlkStride, params.srcRepStride), where);
+    VectorWrote(what, dst, RepeatSpanBytes<D>(repeats, kLanes, params.dstBlkStride, params.dstRepStride), where);
+  }
   D* d = dst.GetPhyAddr();
   const S* x = src.GetPhyAddr();
   ForEachUnaryLane<D, S>(mask, repeat_times, params,
@@ -32,20 +45,23 @@ inline void UnaryRepeat(const LocalTensor<D>& dst, const LocalTensor<S>& src, co
 
 #define PYPTO_SIM_ASCENDC_UNARY(Name, expr)                                                                     \
   template <typename T>                                                                                        \
-  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {               \
-    detail::UnaryCount(dst, src, count, [](auto a) { return expr; });                                          \
+  inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,                \
+                   detail::SourceLine where = detail::SourceLine::Here()) {                                    \
+    detail::UnaryCount(dst, src, count, [](auto a) { return expr; }, #Name, where);                            \
   }                                                                                                            \
   template <typename T, bool isSetMask = true>                                                                 \
   inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,                        \
-                   const uint8_t repeatTimes, const UnaryRepeatParams& params) {                               \
+                   const uint8_t repeatTimes, const UnaryRepeatParams& params,                                 \
+                   detail::SourceLine where = detail::SourceLine::Here()) {                                    \
     detail::UnaryRepeat(dst, src, detail::TakeMask<isSetMask>(mask), repeatTimes, params,                      \
-                        [](auto a) { return expr; });                                                          \
+                        [](auto a) { return expr; }, #Name, where);                                            \
   }                                                                                                            \
   template <typename T, bool isSetMask = true>                                                                 \
   inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                \
-                   const uint8_t repeatTimes, const UnaryRepeatParams& params) {                               \
+                   const uint8_t repeatTimes, const UnaryRepeatParams& params,                                 \
+                   detail::SourceLine where = detail::SourceLine::Here()) {                                    \
     detail::UnaryRepeat(dst, src, detail::TakeMask<isSetMask>(mask), repeatTimes, params,                      \
-                        [](auto a) { return expr; });                                                          \
+                        [](auto a) { return expr; }, #Name, where);                                            \
   }
 
 PYPTO_SIM_ASCENDC_UNARY(Exp, std::exp(a))

@@ -23,6 +23,8 @@ extern "C" __global__ __aicore__ void kernel_entry(__gm__ int64_t* args) {
               DataCopyPadExtParams<ELEM>(true, 0, kPadded - kCols, static_cast<ELEM>(-1.0f)));
   in.EnQue(rows);
   rows = in.DeQue<ELEM>();
+  SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);  // a VECIN queue orders MTE2 before V; the copies out are MTE3
+  WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
   const uint32_t ub_row = (kPadded * sizeof(ELEM) + 31) / 32 * 32;
   const uint32_t gap = (ub_row - kPadded * sizeof(ELEM)) / 32;
   DataCopyPad(padded, rows, DataCopyExtParams(kRows, kPadded * sizeof(ELEM), gap, 0, 0));

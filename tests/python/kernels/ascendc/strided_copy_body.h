@@ -21,7 +21,11 @@ extern "C" __global__ __aicore__ void kernel_entry(__gm__ int64_t* args) {
   LocalTensor<ELEM> copy = buf.GetWithOffset<ELEM>(kRows * kCols / 2, kRows * kCols / 2 * sizeof(ELEM));
 
   DataCopy(dense, x, DataCopyParams(kRows, kHalfBlocks, kHalfBlocks, 0));
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the UB -> UB copy (V) reads what MTE2 brought in
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
   DataCopy(copy, dense, DataCopyParams(1, kRows * kHalfBlocks, 0, 0));
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // and the copies out (MTE3) read what it wrote
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
   DataCopy(left, copy, kRows * kCols / 2);
   DataCopy(out, copy, DataCopyParams(kRows, kHalfBlocks, 0, kHalfBlocks));
 }

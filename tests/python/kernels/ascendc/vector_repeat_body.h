@@ -28,6 +28,8 @@ extern "C" __global__ __aicore__ void kernel_entry(__gm__ int64_t* args) {
   LocalTensor<uint8_t> mask = bits.Get<uint8_t>();
   DataCopy(x, x_gm, kIn);
   DataCopy(y, y_gm, kIn);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the vector instructions below read x and y
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
   Duplicate(out, 0.0f, kRows * kRow);
 
   const BinaryRepeatParams dense;

@@ -24,6 +24,10 @@ extern "C" __global__ __aicore__ void kernel_entry(__gm__ int64_t* args) {
   out.SetGlobalBuffer(TensorArg<float>(args, 1));
   LocalTensor<float> top = ub.GetWithOffset<float>(kN, kUb - kN * sizeof(float));
   DataCopy(top, x, kN);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
   Adds(top, top, 1.0f, kN);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
   DataCopy(out, top, kN);
 }
