@@ -28,5 +28,8 @@
 #include "ascendc/cube_load_data.h"
 #include "ascendc/cube_mmad.h"
 #include "ascendc/cube_fixpipe.h"
+#include "ascendc/cross_core.h"
+#include "ascendc/reduce_pattern.h"
+#include "ascendc/broadcast.h"
 
 #endif  // PYPTO_SIM_KERNEL_OPERATOR_H_

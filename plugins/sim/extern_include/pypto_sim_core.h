@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define PYPTO_SIM_CORE_ABI 3
+#define PYPTO_SIM_CORE_ABI 4
 #define PYPTO_SIM_BIND_CORE_SYMBOL "pypto_sim_bind_core"
 
 struct PyptoSimCore {
@@ -40,6 +40,12 @@ struct PyptoSimCore {
   // something the device may do differently while the simulator computed the right value. The
   // simulator reports each kernel and line once. Since ABI 3 (with in_mixed_task).
   void (*warn)(void* host, const char* message);
+  // The cross-core flags of a mixed task's block (AscendC CrossCoreSetFlag / CrossCoreWaitFlag): raise
+  // flag `id` with FFTS mode `mode`, or wait for a raise of it and consume it. `call` ("file:line:
+  // CrossCoreWaitFlag(3)") names the kernel's call in a diagnosis. 0, or nonzero when the runtime
+  // refused or the wait can never end (the kernel must return at once). Since ABI 4.
+  int32_t (*cross_core_set)(void* host, int32_t id, int32_t mode, const char* call);
+  int32_t (*cross_core_wait)(void* host, int32_t id, const char* call);
 };
 
 typedef void (*PyptoSimBindCore)(const struct PyptoSimCore*);

@@ -151,6 +151,36 @@ void WarnOnce(void* opaque, const char* message) {
                rt::CoreTypeName(launch.core_type), launch.core_index, message);
 }
 
+// A cross-core flag from the kernel: the runtime's event of the mixed block (LaunchBarrier::EventSet
+// / EventWait), which knows whether a wait can still be answered. A refusal names the kernel's call.
+int32_t CrossCoreEvent(HostSide& host, bool set, int32_t id, int32_t mode, const char* call) {
+  const rt::KernelLaunch& launch = *host.launch;
+  if (!launch.barrier || launch.mixed_group == rt::kInvalidTaskId) {
+    host.failure = rt::FatalError{
+        rt::FatalCode::KernelFailed,
+        fmt::format("hand-written kernel '{}' (task {}, {} core {}): {}: cross-core flags are between the cube and "
+                    "vector cores of one block of a mixed kernel, and this kernel runs alone; declare it with "
+                    "@pl.jit.extern(core_type=\"mixed\", aic_source=..., aiv_source=...)",
+                    host.kernel->name, launch.task_id, rt::CoreTypeName(launch.core_type), launch.core_index, call)};
+    return 1;
+  }
+  const rt::EventRef event{.id = id, .mode = mode};
+  auto done = set ? launch.barrier->EventSet(launch, host.kernel->name, event)
+                  : launch.barrier->EventWait(launch, host.kernel->name, event);
+  if (done) return 0;
+  rt::FatalError error = done.error();
+  error.message += fmt::format(" (hand-written kernel '{}' on {} core {} was at {})", host.kernel->name,
+                               rt::CoreTypeName(launch.core_type), launch.core_index, call);
+  host.failure = std::move(error);
+  return 1;
+}
+int32_t CrossCoreSet(void* opaque, int32_t id, int32_t mode, const char* call) {
+  return CrossCoreEvent(*static_cast<HostSide*>(opaque), true, id, mode, call);
+}
+int32_t CrossCoreWait(void* opaque, int32_t id, const char* call) {
+  return CrossCoreEvent(*static_cast<HostSide*>(opaque), false, id, 2, call);
+}
+
 PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
   const rt::KernelLaunch& launch = *host.launch;
   PyptoSimCore core{.abi = PYPTO_SIM_CORE_ABI,
@@ -162,7 +192,9 @@ PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
                     .ub_bytes = 0,
                     .host = &host,
                     .sync_all = SyncAllBlocks,
-                    .warn = WarnOnce};
+                    .warn = WarnOnce,
+                    .cross_core_set = CrossCoreSet,
+                    .cross_core_wait = CrossCoreWait};
   // The whole of a buffer, allocated on first use and scrubbed between runs like a generated kernel's.
   auto whole = [&memory](ir::MemorySpace space, unsigned char*& base, int64_t& bytes) {
     base = reinterpret_cast<unsigned char*>(memory.Whole(space, bytes));

@@ -43,19 +43,34 @@ pypto::expected<void, rt::FatalError> LaneRaceDetector::RunLane(const DecodedKer
                                                                 const rt::KernelLaunch& launch, const Run& run) {
   const auto* global = reinterpret_cast<const rt::GlobalContext*>(launch.args[rt::kGlobalContextSlot]);
   const int lane = global && global->sub_block_id == 1 ? 1 : 0;
-  LaneWrites writes;
-  {
-    std::lock_guard serial(one_lane_at_a_time_);
-    const auto before = SnapshotTensors(kernel, launch.args);
-    if (auto ran = run(); !ran) return ran;
-    writes = ChangedTensors(kernel, launch.args, before);
+  std::unique_lock lock(mu_);
+  Pending& pending = pending_[launch.mixed_group];  // a map node: stays put until the second lane erases it
+  if (!pending.unchecked && !turn_cv_.wait_for(lock, kTurnWait, [&] { return pending.unchecked || !turn_taken_; })) {
+    pending.unchecked = true;  // the lane holding the turn waits for a member of this block
+    turn_cv_.notify_all();
   }
-  std::lock_guard lock(mu_);
-  auto& lanes = pending_[launch.mixed_group];
-  lanes[lane] = std::move(writes);
-  if (!lanes[1 - lane]) return {};
-  auto race = Overlap(kernel, launch, *lanes[0], *lanes[1]);
+  const bool watched = !pending.unchecked;
+  if (watched) turn_taken_ = true;
+  lock.unlock();
+
+  TensorBytes before;
+  if (watched) before = SnapshotTensors(kernel, launch.args);
+  auto result = run();
+  LaneWrites writes;
+  if (watched && result) writes = ChangedTensors(kernel, launch.args, before);
+
+  lock.lock();
+  if (watched) {
+    turn_taken_ = false;
+    turn_cv_.notify_all();
+  }
+  pending.lanes[lane] = std::move(writes);
+  if (++pending.returned < 2) return result;
+  std::optional<std::string> race;
+  if (result && !pending.unchecked && pending.lanes[0] && pending.lanes[1])
+    race = Overlap(kernel, launch, *pending.lanes[0], *pending.lanes[1]);
   pending_.erase(launch.mixed_group);
+  if (!result) return result;
   if (race) return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, *race});
   return {};
 }
