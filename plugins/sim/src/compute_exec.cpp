@@ -382,10 +382,50 @@ Result RunRandom(const DecodedKernel& kernel, size_t index, const Operands& o, c
   return {};
 }
 
+// "[32, 1, 64]": the first `rank` values, as the IR prints a shape.
+template <typename T>
+std::string DimsText(const std::array<T, kMaxDims>& values, size_t rank) {
+  return fmt::format("[{}]", fmt::join(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(rank), ", "));
+}
+
+// A window of an N-d tile whose leading dimensions are not all 1, at an origin read now: its rows
+// (every index but the last) lie apart in the source, so each is copied from where it lies.
+Result RunNdSlice(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const size_t rank = c.window_rank, last = rank - 1;
+  std::array<int64_t, kMaxDims> origin{};
+  bool inside = true;
+  for (size_t d = 0; d < rank; ++d) {
+    origin[d] = c.origin[d].is_reg() ? regs[c.origin[d].reg] : c.origin[d].imm;
+    inside &= origin[d] >= 0 && origin[d] + c.window_dims[d] <= c.outer_dims[d];
+  }
+  if (!inside)
+    return KernelFailure(kernel, index,
+                         fmt::format("the {} window at {} is outside the {} tile", DimsText(c.window_dims, rank),
+                                     DimsText(origin, rank), DimsText(c.outer_dims, rank)));
+  // The source row of window row `at` (its index in every dimension but the last, counted like an
+  // odometer) is sum((origin[d] + at[d]) * row_stride[d]).
+  std::array<int64_t, kMaxDims> row_stride{}, at{};
+  row_stride[last - 1] = 1;
+  for (size_t d = last - 1; d-- > 0;) row_stride[d] = row_stride[d + 1] * c.outer_dims[d + 1];
+  const auto elem_bytes = static_cast<size_t>(instr.elem_bytes);
+  const size_t row_bytes = static_cast<size_t>(c.window_dims[last]) * elem_bytes;
+  for (int64_t row = 0; row < c.rows; ++row) {
+    int64_t source_row = 0;
+    for (size_t d = 0; d < last; ++d) source_row += (origin[d] + at[d]) * row_stride[d];
+    const auto from = static_cast<size_t>(source_row * c.outer_cols + origin[last]) * elem_bytes;
+    std::memcpy(o.dst + static_cast<size_t>(row) * row_bytes, o.src0 + from, row_bytes);
+    for (size_t d = last; d-- > 0 && ++at[d] == c.window_dims[d];) at[d] = 0;
+  }
+  return {};
+}
+
 // A window of a larger tile copied out (Slice) or written in place (Insert), at an origin read now.
 Result RunWindow(const DecodedKernel& kernel, size_t index, const Operands& o, const int64_t* regs) {
   const Instr& instr = kernel.code[index];
   const ComputeInfo& c = instr.compute;
+  if (c.window_rank > 0) return RunNdSlice(kernel, index, o, regs);
   auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
   const int64_t row = read(c.row_offset), col = read(c.col_offset);
   // An inserted tile with a valid region writes that region only: the window it declares may reach

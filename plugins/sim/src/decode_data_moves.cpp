@@ -140,7 +140,9 @@ pypto::expected<void, std::string> Decoder::DecodeWindow(const std::string& op, 
   } else {
     auto offsets = Offsets(args[2], "window offsets");
     if (!offsets) return Error(offsets.error());
-    // Dimensions before the last two are 1 (the IR checked it), so only the last two offsets move.
+    if (!insert && !IsMatrixShape(outer->shape)) return DecodeNdSlice(*outer, out, *offsets, instr);
+    // A matrix's dimensions before the last two are 1 (tile.assemble's target must be one), so only
+    // the last two offsets move.
     origin.assign(offsets->end() - 2, offsets->end());
   }
   if (insert) {
@@ -157,6 +159,37 @@ pypto::expected<void, std::string> Decoder::DecodeWindow(const std::string& op, 
   info.outer_cols = outer->cols();
   info.row_offset = origin[0];
   info.col_offset = origin[1];
+  return {};
+}
+
+// Whether a tile of this shape is a matrix: every dimension before the last two is 1.
+bool Decoder::IsMatrixShape(const ir::Shape& shape) {
+  return std::all_of(shape.begin(), shape.end() - 2, [](int64_t extent) { return extent == 1; });
+}
+
+// tile.slice of a tile of rank 3 or more with a leading dimension above 1 ([32, 1, 64] of
+// [128, 4, 64]): merged into rows, the window is not one rectangle of the source (its rows lie
+// apart), so the executor finds each of its rows from the origin in every dimension, read when it
+// runs, and checks the window against the source there.
+pypto::expected<void, std::string> Decoder::DecodeNdSlice(const TileValue& source, const TileValue& out,
+                                                          const std::vector<Operand>& offsets, Instr& instr) {
+  const size_t rank = source.shape.size();
+  if (rank > static_cast<size_t>(kMaxDims) || out.shape.size() != rank || offsets.size() != rank)
+    return Fail(fmt::format("tile.slice of a rank-{} tile is not supported by the simulator (at most {} dimensions)",
+                            rank, kMaxDims));
+  if (Overlap(out.ref, source.ref)) return Fail("the result of tile.slice overlaps its source");
+  ComputeInfo& info = instr.compute;
+  instr.src0 = source.ref;
+  info.rows = out.rows();
+  info.cols = out.cols();
+  info.outer_rows = source.rows();
+  info.outer_cols = source.cols();
+  info.window_rank = static_cast<uint8_t>(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    info.origin[d] = offsets[d];
+    info.outer_dims[d] = source.shape[d];
+    info.window_dims[d] = out.shape[d];
+  }
   return {};
 }
 

@@ -232,6 +232,9 @@ class Decoder {
   pypto::expected<void, std::string> DecodeSliceView(const ir::VarPtr& target, const ir::Call& call);
   pypto::expected<void, std::string> DecodeWindow(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr);
+  static bool IsMatrixShape(const ir::Shape& shape);
+  pypto::expected<void, std::string> DecodeNdSlice(const TileValue& source, const TileValue& out,
+                                                   const std::vector<Operand>& offsets, Instr& instr);
   pypto::expected<void, std::string> DecodeTopKFamily(const std::string& op, const TileValue& out,
                                                       const ir::Call& call, Instr& instr);
   pypto::expected<void, std::string> DecodeIndexMove(const std::string& op, const TileValue& out,

@@ -91,7 +91,7 @@ enum class ComputeKind : uint8_t {
                  // with compare_counts their count (inner: out_cols)
   Random,        // the valid region of dst = pto.trandom's words for the key and counter `seeds` (rounds)
   ScatterRows,   // row src1.flat[i] of dst = row i of src0 (rows: dst's, cols: the row length, inner: the indices)
-  Slice,         // dst = the window of src0 at (row_offset, col_offset) (tile.slice, tile.extract)
+  Slice,         // dst = the window of src0 at (row_offset, col_offset), or at `origin` (tile.slice, tile.extract)
   Insert,        // the window of dst at (row_offset, col_offset) = src0 (tile.assemble, in place)
   Concat,        // dst[r] = src0[r] (src_cols elements) then src1[r] (cols - src_cols)
   Transpose,     // dst[c][r] = src0[r][c] (rows, cols: src0's)
@@ -176,6 +176,12 @@ struct ComputeInfo {
   // rows/cols are the source's, outer_rows/outer_cols the result's.
   Operand row_offset, col_offset;
   int64_t outer_rows = 0, outer_cols = 0;
+  // Slice of a tile of rank 3 or more whose leading dimensions are not all 1 (window_rank > 0): the
+  // window's rows lie apart in the source, so its origin is kept per dimension (each a constant or a
+  // register), with the source's extents (outer_dims) and the window's (window_dims).
+  uint8_t window_rank = 0;
+  std::array<Operand, kMaxDims> origin{};
+  std::array<int64_t, kMaxDims> outer_dims{}, window_dims{};
   uint64_t pad_bits = 0;       // FillPad: the pad value's bit pattern (elem_bytes wide)
 };
 
