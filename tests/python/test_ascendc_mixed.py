@@ -1,10 +1,11 @@
 """AscendC mixed kernels on the simulator: the cube and the two vector lanes of a block hand work to
 each other through CrossCoreSetFlag/CrossCoreWaitFlag (ascendc/cross_core.h, the runtime's
-cross-core events), branching on ASCEND_IS_AIC / ASCEND_IS_AIV."""
+cross-core events), branching on ASCEND_IS_AIC / ASCEND_IS_AIV; a wait no member answers fails the run instead of hanging."""
 
 import math
 
 import pypto.language as pl
+import pytest
 import torch
 
 S, D, L = 16, 32, 32
@@ -37,3 +38,28 @@ def test_qk_on_the_cube_softmax_on_the_vector_lanes_and_pv_on_the_cube_match_tor
     p = torch.softmax(scores / math.sqrt(D), dim=-1).half()
     torch.testing.assert_close(p_ws, p, rtol=1e-3, atol=1e-3)
     torch.testing.assert_close(o, p_ws.float() @ v.float(), rtol=1e-5, atol=1e-4)
+
+
+@pl.jit.extern(core_type="mixed", aic_source="kernels/ascendc/cross_core_unanswered.cpp",
+               aiv_source="kernels/ascendc/cross_core_unanswered.cpp", dual_aiv_dispatch=True)
+def unanswered(out: pl.InOut[pl.Tensor[[2], pl.FP32]]) -> pl.Tensor[[2], pl.FP32]: ...
+
+
+@pl.jit
+def run_unanswered(out: pl.InOut[pl.Tensor[[2], pl.FP32]]):
+    with pl.spmd(1):
+        out = unanswered(out)
+    return out
+
+
+def test_a_cross_core_wait_no_member_answers_fails_the_run_naming_each_member():
+    with pytest.raises(Exception) as info:
+        run_unanswered(torch.zeros(2))
+    waits = ("waits in sync_wait for event 3 (no raise of it by the AIC (or, with ffts_mode=1, by both AIV lanes) "
+             "is pending)")
+    assert (
+        "fatal error 100 (SchedulerTimeout): task 0 (block 0 of a mixed task): its cross-core pipes and events can "
+        "never move: kernel 'unanswered_aic' (task 0) on AIC core 0 has finished; kernel 'unanswered_aiv' (task 1) "
+        f"on AIV core 0 (lane 0) {waits}; kernel 'unanswered_aiv' (task 2) on AIV core 1 (lane 1) {waits}; every tpop "
+        "needs a tpush of the peer, a tpush into a full pipe a tfree of the peer, and a sync_wait a sync_set of the peer"
+    ) in str(info.value), str(info.value)
