@@ -18,6 +18,7 @@ its calls' intervals.
 
 import atexit
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -28,7 +29,8 @@ _RUN = ("execute",)
 
 _lock = threading.Lock()
 _intervals = {"compile": [], "run": [], "api": []}  # closed (start, end) pairs
-_open = {}  # id of a call in flight -> (category, start)
+_open = {}  # a call in flight (its number) -> (category, start)
+_call_ids = itertools.count()
 _printed_final = False
 
 
@@ -72,31 +74,30 @@ def report(now: float = None) -> str:
             f"{run_s:.2f} s), the program's own work {max(total - pypto_s, 0.0):.2f} s")
 
 
+def _enabled() -> bool:
+    return os.environ.get("PYPTO_TIME_REPORT", "") not in ("", "0")
+
+
 def _timed(function, category: str):
+    @functools.wraps(function)
     def call(*args, **kwargs):
         start = time.time()
-        key = object()
+        key = next(_call_ids)
         with _lock:
-            _open[id(key)] = (category, start)
+            _open[key] = (category, start)
         try:
             return function(*args, **kwargs)
         finally:
             with _lock:
-                del _open[id(key)]
+                del _open[key]
                 _intervals[category].append((start, time.time()))
 
-    call.__name__ = getattr(function, "__name__", category)
-    call.__doc__ = getattr(function, "__doc__", None)
     return call
 
 
 def counted(function):
     """Counts the calls of a Python entry point of pypto as pypto's time (when the report is on)."""
-    if os.environ.get("PYPTO_TIME_REPORT", "") in ("", "0"):
-        return function
-    timed = _timed(function, "api")
-    functools.update_wrapper(timed, function)
-    return timed
+    return _timed(function, "api") if _enabled() else function
 
 
 def _print_report() -> None:
@@ -118,7 +119,7 @@ def _print_after(seconds: float) -> None:
 
 def install(core) -> None:
     """Times the toolchain's entry points of `core` (pypto._core) when PYPTO_TIME_REPORT is set."""
-    if os.environ.get("PYPTO_TIME_REPORT", "") in ("", "0"):
+    if not _enabled():
         return
     for names, category in ((_COMPILE, "compile"), (_RUN, "run")):
         for name in names:
