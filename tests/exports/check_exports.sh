@@ -1,10 +1,19 @@
 #!/bin/sh
-# Each library given exports only its C ABI (pypto_*) and names of namespace pypto (libs/exports.map):
-# prints what else `nm -D --defined-only` lists, demangled, and fails if anything.
+# Each library given exports only what libs/exports.map (the first argument) lets it: its C ABI and
+# the names of namespace pypto. Prints what else `nm -D --defined-only` lists, demangled, and fails if
+# anything. The map's global patterns are read from the map itself, so the two cannot drift apart.
+map="$1"
+shift
+# "_ZN5pypto*;" lines between "global:" and "local:" -> one anchored regular expression.
+allowed=$(awk '/global:/ { on = 1; next } /local:/ { on = 0 } on && /;/ {
+  gsub(/[ ;]/, ""); gsub(/\*/, ".*"); printf "%s^%s$", (n++ ? "|" : ""), $0 }' "$map")
+if [ -z "$allowed" ]; then
+  echo "$map lists no global symbols"
+  exit 1
+fi
 status=0
 for lib in "$@"; do
-  extra=$(nm -D --defined-only "$lib" | awk '{ print $NF }' |
-    grep -Ev '^(pypto_|_ZN5pypto|_ZNK5pypto|_ZT[ISVT]N5pypto|_ZTh[nv][0-9_]*N5pypto|_ZTv.*_N5pypto|_ZZN5pypto|_ZZNK5pypto|_ZGVZ?N5pypto)')
+  extra=$(nm -D --defined-only "$lib" | awk '{ print $NF }' | grep -Ev "$allowed")
   count=$(nm -D --defined-only "$lib" | wc -l)
   echo "$(basename "$lib"): $count exported symbols"
   if [ -n "$extra" ]; then
