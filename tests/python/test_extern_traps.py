@@ -1,5 +1,6 @@
-"""Traps in hand-written kernels: a crash inside one is a fatal error naming the kernel, task, core
-and signal, the process carries on, and a scalar slot read as a tensor descriptor is named as such."""
+"""Traps in hand-written kernels: a crash inside one, or a call that would end the process (exit,
+quick_exit, _Exit, abort, a failed assert), is a fatal error naming the kernel, task, core and signal or
+call, the process carries on, and a scalar slot read as a tensor descriptor is named as such."""
 
 import textwrap
 
@@ -40,6 +41,25 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
   reinterpret_cast<__gm__ float*>(out_tensor->buffer.addr)[0] = static_cast<float>(args[1] / zero);
 }
 """
+
+# Each ends the process its own way; the simulator fails the task instead, naming the call.
+_ENDS_PROCESS = {
+    "exit": "#include <cstdlib>\n" + _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { std::exit(static_cast<int>(args[1])); }
+""",
+    "quick_exit": "#include <cstdlib>\n" + _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { std::quick_exit(static_cast<int>(args[1])); }
+""",
+    "_Exit": "#include <cstdlib>\n" + _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { std::_Exit(static_cast<int>(args[1])); }
+""",
+    "abort": "#include <cstdlib>\n" + _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { if (args[1] == 3) std::abort(); }
+""",
+    "assert": "#include <cassert>\n" + _HEADER + """
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { assert(args[1] == 4 && "scale is 4"); }
+""",
+}
 
 _GOOD = _HEADER + """
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
@@ -104,6 +124,23 @@ def test_the_process_carries_on_after_a_crash(tmp_path):
     assert not _run(tmp_path, "null_write_first", _NULL_WRITE).passed
     result = _run(tmp_path, "good_after", _GOOD)
     assert result.passed, result.error
+
+
+@pytest.mark.parametrize("call, message", [
+    ("exit", "called exit(3), which would have ended the whole process; a kernel ends by returning from "
+             "kernel_entry, and reports a failure through its outputs"),
+    ("quick_exit", "called quick_exit(3), which would have ended the whole process"),
+    ("_Exit", "called _Exit(3), which would have ended the whole process"),
+    ("abort", "crashed with SIGABRT (abort(), which a failed assert() calls)"),
+    ("assert", "crashed with SIGABRT (abort(), which a failed assert() calls)"),
+])
+def test_a_kernel_ending_the_process_fails_its_task_and_the_process_carries_on(tmp_path, call, message):
+    # Each once ended the whole process without a word (exit's status, or SIGABRT's 134).
+    result = _run(tmp_path, f"ends_with_{call}", _ENDS_PROCESS[call])
+    assert not result.passed
+    assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert message in result.error, result.error
+    assert _run(tmp_path, f"good_after_{call}", _GOOD).passed
 
 
 def test_explain_abi_lists_tensors_before_scalars(tmp_path):

@@ -20,12 +20,16 @@
 namespace pypto::sim {
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+// SIGABRT: glibc's abort() unlocks before it raises the signal, so leaving its handler by siglongjmp
+// is safe; a failed assert() has printed its message by then.
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 // What the handler leaves for the thread it interrupted.
 struct Fault {
   int signal = 0;
   uintptr_t address = 0;
+  const char* exit_call = nullptr;  // instead of a signal: the kernel called exit(status) or a relative
+  int status = 0;
 };
 
 // Set only while this thread runs a hand-written kernel.
@@ -87,6 +91,7 @@ const char* SignalName(int signal) {
     case SIGBUS: return "SIGBUS (misaligned or unmapped memory access)";
     case SIGFPE: return "SIGFPE (arithmetic error, e.g. an integer division by zero)";
     case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (abort(), which a failed assert() calls)";
   }
   return "a signal";
 }
@@ -239,12 +244,32 @@ pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kern
   }
   // Back from the handler: the kernel was abandoned where it faulted.
   const Fault fault = t_fault;
-  std::string message = fmt::format("hand-written kernel '{}' (task {}, {} core {}) crashed with {} at address {:#x}",
-                                    kernel.name, launch.task_id, rt::CoreTypeName(launch.core_type),
-                                    launch.core_index, SignalName(fault.signal), fault.address);
+  const std::string where = fmt::format("hand-written kernel '{}' (task {}, {} core {})", kernel.name, launch.task_id,
+                                        rt::CoreTypeName(launch.core_type), launch.core_index);
+  if (fault.exit_call) {
+    return pypto::unexpected(rt::FatalError{
+        rt::FatalCode::KernelFailed,
+        fmt::format("{} called {}({}), which would have ended the whole process; a kernel ends by returning from "
+                    "kernel_entry, and reports a failure through its outputs",
+                    where, fault.exit_call, fault.status)});
+  }
+  if (fault.signal == SIGABRT) {
+    return pypto::unexpected(
+        rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{} crashed with {}", where, SignalName(SIGABRT))});
+  }
+  std::string message = fmt::format("{} crashed with {} at address {:#x}", where, SignalName(fault.signal),
+                                    fault.address);
   if (auto cause = ScalarReadAsDescriptor(kernel, launch.args, fault.address); cause && fault.signal != SIGFPE)
     message += ": " + *cause;
   return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, std::move(message)});
+}
+
+void KernelExitHook(const char* call, int status) {
+  if (!t_jump) return;  // not inside a hand-written kernel: the C library's call goes ahead
+  t_fault = Fault{.exit_call = call, .status = status};
+  sigjmp_buf* jump = t_jump;
+  t_jump = nullptr;
+  siglongjmp(*jump, 1);
 }
 
 void AbandonRunningKernel(int signal) {

@@ -16,6 +16,7 @@
 #include "pypto/backend_extern/run_command.h"
 #include "pypto/runtime/dtype_code.h"
 #include "../extern_include/pypto_sim_core.h"
+#include "extern_guard.h"
 
 namespace pypto::sim {
 namespace {
@@ -24,6 +25,9 @@ using Error = pypto::unexpected<std::string>;
 namespace fs = std::filesystem;
 
 constexpr const char* kEntrySymbol = "kernel_entry";
+// Compiled into every kernel's object (extern_guard.h); its name is in the cache key, so that an
+// object built before it was is not reused.
+constexpr const char* kExitGuardSource = "pypto_sim_exit_guard.cpp";
 using Entry = void(int64_t*);
 
 // Tensors take the first args[] slots in signature order; scalars follow, also in order.
@@ -79,6 +83,10 @@ pypto::expected<void, std::string> Compile(const fs::path& source, const std::ve
   // ...and the ones CCEC predefines for the device core, which hand-written kernels test
   // (`#ifdef __DAV_C220_VEC__`): without them such a body would compile to nothing here.
   argv.insert(argv.end(), device_macros->begin(), device_macros->end());
+  // A kernel's exit, quick_exit, _Exit and _exit reach the simulator's hook instead of ending the
+  // process (extern_include/pypto_sim_exit_guard.cpp, extern_guard.h).
+  argv.push_back((ExternIncludeDir() / kExitGuardSource).string());
+  argv.emplace_back("-Wl,--wrap=exit,--wrap=quick_exit,--wrap=_Exit,--wrap=_exit");
   spdlog::debug("sim: compiling {}: {}", source.string(), fmt::join(argv, " "));
   auto ran = backend_extern::RunCommand(argv);
   if (!ran) return Error(fmt::format("cannot run the host compiler for {}: {}", source.string(), ran.error()));
@@ -138,7 +146,9 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
   search.push_back(ExternIncludeDir());
   const std::string core = rt::CoreTypeKey(core_type);
-  auto key = backend_extern::CacheKey(source, search, {{"target", "sim"}, {"core_type", core}, {"arch", std::string(arch)}});
+  auto key = backend_extern::CacheKey(
+      source, search,
+      {{"target", "sim"}, {"core_type", core}, {"arch", std::string(arch)}, {"exit_guard", kExitGuardSource}});
   if (!key) return Error(fmt::format("kernel '{}': {}", function.name(), key.error()));
 
   Registry& registry = TheRegistry();
@@ -158,6 +168,8 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   auto entry = LoadEntry(registry, object, source);
   if (!entry) return Error(fmt::format("kernel '{}': {}", function.name(), entry.error()));
   kernel.external_entry = *entry;
+  if (auto& library = registry.libraries.at(object); library->has(kExitHookSymbol))
+    library->get<ExitHook>(kExitHookSymbol) = KernelExitHook;
   // A kernel library that needs the core it runs on (AscendC's kernel_operator.h) asks by this hook.
   if (auto& library = registry.libraries.at(object); library->has(PYPTO_SIM_BIND_CORE_SYMBOL))
     kernel.external_bind = &library->get<void(const PyptoSimCore*)>(PYPTO_SIM_BIND_CORE_SYMBOL);

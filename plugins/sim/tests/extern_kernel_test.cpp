@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "pypto/ir/soc.h"
@@ -80,6 +82,42 @@ TEST_F(ExternKernelTest, RunsEveryBlockWithItsIndex) {
 
 // Seed 002: a CCEC build defines the device core's macros; a body guarded on them must be the body
 // that runs here too, built for the platform's arch (a2a3sim: C220, a5sim: C310).
+// A kernel that ends the process (exit and its relatives, abort, a failed assert) fails its task
+// with the kernel and the call named, and the process carries on to the next run.
+TEST_F(ExternKernelTest, EndingTheProcessFailsTheTaskInstead) {
+  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "ends_process.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
+  ASSERT_TRUE(kernel) << kernel.error();
+  std::vector<DecodedKernel> kernels;
+  kernels.push_back(std::move(*kernel));
+  SimExecutor executor(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores);
+  const std::string task = "fatal error 6 (KernelFailed): hand-written kernel 'block_fill' (task 0, AIV core ";
+  const std::string ends = "), which would have ended the whole process; a kernel ends by returning from kernel_entry, "
+                           "and reports a failure through its outputs";
+  const std::pair<uint64_t, std::string> cases[] = {
+      {0, "called exit(7" + ends}, {1, "called quick_exit(7" + ends}, {2, "called _Exit(7" + ends},
+      {3, "called _exit(7" + ends}, {4, "crashed with SIGABRT (abort(), which a failed assert() calls)"},
+      {5, "crashed with SIGABRT (abort(), which a failed assert() calls)"}};
+  for (const auto& [how, message] : cases) {
+    rt::Runtime runtime({.aic_cores = soc.aic_cores, .aiv_cores = soc.aiv_cores}, executor);
+    rt::TaskPlan plan{.orchestration_name = "main",
+                      .params = {rt::PlanTensor{.name = "out", .dtype = PYPTO_RT_FLOAT32, .shape = {4, 8}}},
+                      .kernels = {rt::PlanKernel{.func_id = 0, .name = "block_fill"}},
+                      .submits = {rt::PlanSubmit{.func_id = 0,
+                                                 .args = {rt::PlanTaskArg{.direction = rt::ArgDirection::InOut},
+                                                          rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar,
+                                                                          .scalar = how}}}}};
+    std::vector<float> data(32, 0.0f);
+    const uint32_t shape[] = {4, 8};
+    std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32)};
+    auto ran = rt::RunPlan(plan, params, runtime);
+    ASSERT_FALSE(ran) << how;
+    const std::string error = ran.error().str();
+    EXPECT_TRUE(error.starts_with(task)) << error;
+    EXPECT_TRUE(error.ends_with(message)) << error;
+  }
+}
+
 TEST_F(ExternKernelTest, ABuildSeesTheDeviceMacrosOfItsArchAndCore) {
   for (const auto& [arch, variant, family] : {std::tuple{"a2a3", 220.0f, 220.0f}, std::tuple{"a5", 310.0f, 310.0f}}) {
     auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "device_macros.cpp"), 0, rt::CoreType::AIV, arch,
