@@ -82,7 +82,8 @@ class KernelEmitter {
   // `%<name> = pto.alloc_tile` of a [rows, cols] tile of `element` in the Vec scratch (KernelPlan::
   // vec_scratch_offset), emitted into the body where the op that needs it stands.
   TypedValue ScratchTile(const std::string& name, std::string_view element, TileExtent extent, const ir::Span& span);
-  // gather_dim.cpp: tile.gather_dim as pto.tgather's index form, row by row.
+  // index_gather.cpp: tile.gather as pto.tgather's index form, tile.gather_dim as that form row by row.
+  void LowerGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);

@@ -46,6 +46,7 @@ enum class OpForm {
   SelectScalar,  // ins(mask, src, tmp, scalar): tsels, the scalar at src's element type (signed for unsigned src)
   Triangle,    // "pto.ttri"(diagonal : i32, result) {upperOrLower = 0|1 : i32}: generic form only
   GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
+  Gather,      // ins(src, indices, tmp) outs(result): tgather's index form; the program's tmp or one in the Vec scratch
   Transpose,   // ins(src, tmp) outs(result): ttrans; without the program's tmp tile, one like src in the Vec scratch
 };
 
@@ -129,6 +130,9 @@ struct KernelPlan {
   // overlaps none of them, used by one op at a time. -1 when no op needs it.
   int64_t vec_scratch_offset = -1;
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
+  // tile.gather calls whose tmp is a tile like the indices in the Vec scratch: the program gave none,
+  // or (on a2a3) one without the indices' element type and valid shape, which ptoas requires.
+  std::set<const ir::Call*> scratch_gather_tmps;
   // parameter whose memory it is.
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;
 };

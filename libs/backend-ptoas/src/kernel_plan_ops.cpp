@@ -136,11 +136,12 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       // ptoas's ttrans always takes a scratch tile; without the program's, one shaped like the source.
       if (args.size() == 1) return NeedScratch(args[0]->type()->As<ir::TileType>()->num_bytes(), call, span);
       return {};
+    case OpForm::Gather:
     case OpForm::GatherDim:
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
       }
-      return CheckGatherDim(call, span);
+      return lowering.form == OpForm::Gather ? CheckGather(call, span) : CheckGatherDim(call, span);
     case OpForm::Window: return CheckTileOperand(args[0], op, span);  // and CheckWindow
     case OpForm::Extract:
       if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
@@ -174,51 +175,6 @@ Status Planner::CheckTransposedRhs(const ir::Call& call, const ir::Span& span) {
   plan_.transposed_rights.insert(rhs);
   plan_.transposed_mats.insert(RootTile(*move->args()[0]->As<ir::Var>()));
   return {};
-}
-
-// tile.gather_dim is pto.tgather's index form, row by row (the emitter's LowerGatherDim): its indices
-// address a row's elements, so it gathers along the last axis only; ptoas's verifier takes the
-// element and index types below, and whole index rows (valid columns = columns). Its tmp tile ([1,
-// K] of the index type) goes in the Vec scratch.
-Status Planner::CheckGatherDim(const ir::Call& call, const ir::Span& span) {
-  const auto& src = *call.args()[0]->type()->As<ir::TileType>();
-  const auto& index = *call.args()[1]->type()->As<ir::TileType>();
-  const auto rank = static_cast<int64_t>(src.shape().size());
-  const int64_t dim = ir::FindAttr<int64_t>(call.kwargs(), "dim").value_or(-1);
-  auto refuse = [&](const std::string& why) {
-    return Error(span, fmt::format("backend-ptoas cannot lower 'tile.gather_dim' in kernel '{}': {}", kernel_.name(),
-                                   why));
-  };
-  if (dim != -1 && dim != rank - 1) {
-    return refuse(fmt::format("it gathers along dim={} of a rank-{} tile, but pto.tgather gathers within rows (along "
-                              "the last axis) only",
-                              dim, rank));
-  }
-  for (const auto* tile : {&src, &index, call.type()->As<ir::TileType>()}) {
-    if (IsColumnVector(*tile))
-      return refuse(fmt::format("the column vector {} is laid out column-major; pto.tgather reads and writes "
-                                "row-major tiles",
-                                tile->str()));
-  }
-  const ir::DataType element = src.dtype();
-  const bool a5 = arch_ == "a5";
-  const int64_t bits = static_cast<int64_t>(ir::DataTypeBits(element));
-  const bool element_ok = element == ir::DataType::FP16 || element == ir::DataType::FP32 ||
-                          (!ir::IsFloat(element) && (bits == 16 || bits == 32 || (a5 && bits == 8)));
-  if (!element_ok) {
-    return refuse(fmt::format("pto.tgather on {} gathers {}-bit integers, FP16 and FP32 elements, not {}", arch_,
-                              a5 ? "8-, 16- and 32" : "16- and 32", ir::DataTypeName(element)));
-  }
-  if (!a5 && index.dtype() != ir::DataType::INT32) {
-    return refuse(fmt::format("pto.tgather on a2a3 takes INT32 indices, not {} (a5 also takes INT16)",
-                              ir::DataTypeName(index.dtype())));
-  }
-  if (index.has_partial_valid_shape() || call.type()->As<ir::TileType>()->has_partial_valid_shape()) {
-    return refuse(fmt::format("the indices {} are partly valid, but pto.tgather gathers whole index rows",
-                              index.str()));
-  }
-  const int64_t tmp_bytes = TileRowsCols(index).cols * ir::DataTypeBytes(index.dtype());
-  return NeedScratch(tmp_bytes, call, span);
 }
 
 // Element types a2a3's TSELS and TTRI lack (ptoas has them on a5 only).

@@ -3,7 +3,7 @@
 // that its checks can be defined by concept in the kernel_plan*.cpp files: statements and parameters
 // (kernel_plan.cpp), tile op calls (kernel_plan_ops.cpp), tensor operands and single elements
 // (kernel_plan_tensors.cpp), loops and ifs (kernel_plan_control.cpp), index expressions
-// (kernel_plan_index.cpp).
+// (kernel_plan_index.cpp), gathers by index (kernel_plan_gather.cpp).
 #pragma once
 
 #include <set>
@@ -57,7 +57,10 @@ class Planner {
   Status NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span& span);
   Status PlaceScratch();
   Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const;
+  // The gathers by index (kernel_plan_gather.cpp).
+  Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span);
+  Status CheckGather(const ir::Call& call, const ir::Span& span);
   Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
   Status CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,

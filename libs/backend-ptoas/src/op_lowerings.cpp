@@ -113,6 +113,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
       {"tile.gatherb", "pto.tgatherb", OpForm::Tiles},
+      {"tile.gather", "pto.tgather", OpForm::Gather},
       {"tile.gather_dim", "pto.tgather", OpForm::GatherDim},
       {"tile.fillpad", "pto.tfillpad", OpForm::FillPad},
       {"tile.fillpad_inplace", "pto.tfillpad", OpForm::FillPad},

@@ -180,6 +180,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
     case OpForm::GatherDim: return LowerGatherDim(call, result, span);
+    case OpForm::Gather: return LowerGather(call, result, span);
     case OpForm::Transpose: {
       // The program's tmp tile, or one shaped and typed like the source in the Vec scratch.
       const auto& source = *args[0]->As<ir::Var>();

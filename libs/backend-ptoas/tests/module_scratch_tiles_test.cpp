@@ -1,10 +1,13 @@
 // The ops whose PTO instruction needs a scratch tile the IR has no variable for, which backend-ptoas
-// places in the Vec scratch past the kernel's tiles: tile.gather_dim (torch.gather along the last
-// axis: pto.tgather's index form, one row at a time through pto.subset views) and the gathers it
-// refuses, and tile.transpose without the program's tmp tile (pto.ttrans).
+// places in the Vec scratch past the kernel's tiles: tile.gather (flat indices: one pto.tgather of
+// the index form) and tile.gather_dim (torch.gather along the last axis: that form one row at a time
+// through pto.subset views) and the gathers it refuses, and tile.transpose without the program's tmp
+// tile (pto.ttrans).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/module.h"
@@ -145,6 +148,78 @@ TEST(EmitModuleScratchTiles, GatherDimScratchNeedsRoomPastTheTiles) {
             "k.py:4:9: backend-ptoas cannot place the 128-byte scratch tile of 'tile.gather_dim' in kernel 'k': its "
             "Vec tiles use UB up to byte 188416, and Ascend910B's UB holds 188416 bytes; free 128 bytes of UB "
             "(smaller tiles, or fewer alive at once)");
+}
+
+// def k(x, i, out):                                   # x: [8, 64] FP32, i: [8, 32]
+//     s = pl.load(x, [0, 0], [8, 64])                  # line 2, at 0
+//     j = pl.load(i, [0, 0], [8, 32])                  # line 3, at 2048
+//     [w = pl.tile.create(tmp_shape, dtype=tmp_dtype)] # line 4, at 3072 when given
+//     g = pl.tile.gather(s, j[, w])                    # line 5, at 8192
+//     pl.store(g, [0, 0], out)                         # line 6
+ir::FunctionPtr FlatGatherKernel(DataType index_dtype, std::optional<DataType> tmp_dtype = std::nullopt,
+                                 std::initializer_list<int64_t> tmp_shape = {8, 32},
+                                 DataType element = DataType::FP32) {
+  auto x = TensorParam("x", {8, 64}, At(1, 7), element);
+  auto i = TensorParam("i", {8, 32}, At(1, 10), index_dtype);
+  auto out = TensorParam("out", {8, 32}, At(1, 13), element);
+  auto load_x = Op("tile.load", {x, Ints({0, 0}), Ints({8, 64})}, At(2, 9));
+  auto s = TileAt("s", load_x, 0);
+  auto load_i = Op("tile.load", {i, Ints({0, 0}), Ints({8, 32})}, At(3, 9));
+  auto j = TileAt("j", load_i, 2048);
+  std::vector<ir::StmtPtr> body = {Assign(s, load_x, At(2, 5)), Assign(j, load_i, At(3, 5))};
+  std::vector<ir::ExprPtr> args = {s, j};
+  if (tmp_dtype) {
+    auto create = Op("tile.create", {Ints(tmp_shape)}, At(4, 9), {{"dtype", *tmp_dtype}});
+    auto w = TileAt("w", create, 3072);
+    body.push_back(Assign(w, create, At(4, 5)));
+    args.push_back(w);
+  }
+  auto gather = Op("tile.gather", args, At(5, 9));
+  auto g = TileAt("g", gather, 8192);
+  body.push_back(Assign(g, gather, At(5, 5)));
+  body.push_back(Eval(Op("tile.store", {g, Ints({0, 0}), out}, At(6, 5)), At(6, 5)));
+  return Kernel("k", {x, i, out}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out}, body);
+}
+
+// Flat indices are what TGATHER reads: one tgather of the whole tiles, whatever their rows. The
+// program's tmp, with the indices' type and shape, is the one a2a3's ptoas asks for.
+TEST(EmitModuleScratchTiles, GatherIsOneIndexGatherWithTheProgramsTmp) {
+  const std::string text = Emit(*FlatGatherKernel(DataType::INT32, DataType::INT32), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    pto.tgather ins(%s, %j, %w : " + Vec(8, 64, "f32") + ", " + Vec(8, 32, "i32") +
+                                ", " + Vec(8, 32, "i32") + ") outs(%g : " + Vec(8, 32, "f32") + ")"))
+      << text;
+  EXPECT_EQ(text.find("scf.for"), std::string::npos) << text;
+  EXPECT_EQ(text.find("_tmp"), std::string::npos) << text;
+  const std::string generic = Emit(*FlatGatherKernel(DataType::INT32, DataType::INT32), "a2a3", true);
+  EXPECT_TRUE(HasLine(generic, "    \"pto.tgather\"(%s, %g, %j, %w) {operand_segment_sizes = array<i32: 1, 1, 0, "
+                               "1, 1, 0>} : (" + Vec(8, 64, "f32") + ", " + Vec(8, 32, "f32") + ", " +
+                                   Vec(8, 32, "i32") + ", " + Vec(8, 32, "i32") + ") -> ()"))
+      << generic;
+}
+
+// Without a tmp, or on a2a3 with one ptoas would reject (another type or shape than the indices'),
+// the tmp is a tile like the indices in the scratch, past g (which ends at 9216).
+TEST(EmitModuleScratchTiles, GatherWithoutAFittingTmpUsesTheScratch) {
+  const std::string scratch = "    %g_tmp = pto.alloc_tile addr = %c9216_i64 valid_row = %c8_index valid_col = "
+                              "%c32_index : " + Vec(8, 32, "i32") + "\n"
+                              "    pto.tgather ins(%s, %j, %g_tmp : " + Vec(8, 64, "f32") + ", " + Vec(8, 32, "i32") +
+                              ", " + Vec(8, 32, "i32") + ") outs(%g : " + Vec(8, 32, "f32") + ")";
+  for (const auto& kernel : {FlatGatherKernel(DataType::INT32), FlatGatherKernel(DataType::INT32, DataType::FP32),
+                             FlatGatherKernel(DataType::INT32, DataType::INT32, {1, 32})}) {
+    const std::string text = Emit(*kernel, "a2a3");
+    EXPECT_TRUE(HasLine(text, scratch)) << text;
+  }
+  // a5's tgather does not read the tmp of its index form: the program's is passed as it is.
+  const std::string a5 = Emit(*FlatGatherKernel(DataType::INT32, DataType::FP32), "a5");
+  EXPECT_TRUE(HasLine(a5, "    pto.tgather ins(%s, %j, %w : " + Vec(8, 64, "f32") + ", " + Vec(8, 32, "i32") + ", " +
+                              Vec(8, 32, "f32") + ") outs(%g : " + Vec(8, 32, "f32") + ")"))
+      << a5;
+}
+
+TEST(EmitModuleScratchTiles, GatherRefusesWhatTgatherCannotDo) {
+  EXPECT_EQ(ErrorOf(*FlatGatherKernel(DataType::INT16, DataType::INT16, {8, 32}, DataType::FP16)),
+            "k.py:5:9: backend-ptoas cannot lower 'tile.gather' in kernel 'k': pto.tgather on a2a3 takes INT32 "
+            "indices, not INT16 (a5 also takes INT16)");
 }
 
 // def k(x, out):

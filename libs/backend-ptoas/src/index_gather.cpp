@@ -1,9 +1,10 @@
-// tile.gather_dim (torch.gather along the last axis) as pto.tgather's index form. TGATHER reads its
-// indices as positions among the source's elements, row-major, so within one row a column index is
-// such a position: a one-row gather is one tgather, and a taller one an scf.for over the index's
-// rows, each gathering the source's row into the result's row through pto.subset views (upstream
-// lowers it per row the same way on a2a3). The tmp tile tgather needs, [1, K] of the index type, is
-// an alloc_tile in the kernel's Vec scratch (KernelPlan::vec_scratch_offset).
+// The gathers by index as pto.tgather's index form. TGATHER reads its indices as positions among the
+// source's elements, row-major: tile.gather's flat indices are exactly that, one tgather. For
+// tile.gather_dim (torch.gather along the last axis) a column index is such a position within one
+// row: a one-row gather is one tgather, and a taller one an scf.for over the index's rows, each
+// gathering the source's row into the result's row through pto.subset views (upstream lowers it per
+// row the same way on a2a3). A tmp tile the program does not give is an alloc_tile in the kernel's
+// Vec scratch (KernelPlan::vec_scratch_offset).
 #include <fmt/format.h>
 
 #include "kernel_emitter.h"
@@ -22,6 +23,18 @@ PtoOp IndexGather(const TypedValue& src, const TypedValue& indices, const TypedV
 }
 
 }  // namespace
+
+void KernelEmitter::LowerGather(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
+  const auto& index = *call.args()[1]->As<ir::Var>();
+  const auto& index_type = *index.type()->As<ir::TileType>();
+  const TypedValue tmp = plan_.scratch_gather_tmps.contains(&call)
+                             ? ScratchTile(result.name_hint() + "_tmp", ElementOf(index_type.dtype()),
+                                           TileRowsCols(index_type), span)
+                             : TileOperand(*call.args()[2]->As<ir::Var>(), false);
+  Add(body_, IndexGather(TileOperand(*call.args()[0]->As<ir::Var>(), false), TileOperand(index, false), tmp,
+                         TileOperand(result, false)),
+      span);
+}
 
 void KernelEmitter::LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span) {
   const auto& src = *call.args()[0]->As<ir::Var>();
