@@ -41,6 +41,24 @@ def one_band_stored(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
         out[:, :] = acc[32 : 32 + BAND, :]
     return out
 
+
+@pl.jit
+def second_batch_of_a_batched_product(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for _ in pl.range(1):  # the loop keeps the product and its window in one mixed kernel
+            acc = pl.matmul(pl.load(x, [0, 0, 0], [2, 16, 32]), pl.load(w, [0, 0, 0], [2, 32, 64]))
+            out[:, :, :] = acc[1:2, :, :]
+    return out
+
+
+@pl.jit
+def lower_rows_of_every_batch(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for _ in pl.range(1):
+            acc = pl.matmul(pl.load(x, [0, 0, 0], [2, 16, 32]), pl.load(w, [0, 0, 0], [2, 32, 64]))
+            out[:, :, :] = acc[:, 8:16, :]
+    return out
+
 '''
 
 
@@ -70,3 +88,22 @@ def test_a_band_of_a_full_l0c_product_is_stored_from_the_cube(kernels):
     kernels.one_band_stored(x, w, out)
     assert torch.equal(out, (x.int() @ w.int())[32:48])
 
+
+
+# An N-d product (a batched matmul the kernel keeps N-d) is no matrix: a window at a batch offset, or
+# one of some rows of every batch, is not where a view placed by its last two offsets would read
+# (batch 0), so it is copied.
+def test_a_window_at_a_batch_of_an_nd_product_reads_that_batch(kernels):
+    torch.manual_seed(2)
+    x, w = torch.randn(2, 16, 32), torch.randn(2, 32, 64)
+    out = torch.full((1, 16, 64), float("nan"))
+    kernels.second_batch_of_a_batched_product(x, w, out)
+    torch.testing.assert_close(out, (x @ w)[1:2])
+
+
+def test_a_window_of_some_rows_of_every_batch_of_an_nd_product(kernels):
+    torch.manual_seed(3)
+    x, w = torch.randn(2, 16, 32), torch.randn(2, 32, 64)
+    out = torch.full((2, 8, 64), float("nan"))
+    kernels.lower_rows_of_every_batch(x, w, out)
+    torch.testing.assert_close(out, (x @ w)[:, 8:16])

@@ -521,10 +521,15 @@ class KernelAllocator {
   }
 
   // Whether `window` is whole rows of `outer` (or part of one row): its bytes are contiguous there.
+  // Only a matrix qualifies (a tile whose dimensions before the last two are all 1): a view is
+  // placed by its last two offsets (the simulator's DecodeSliceView, pto.subview of a 2-D tile), so
+  // a window of an N-d batch at a batch offset above 0 would read batch 0, and one of partial rows
+  // of several batches is not contiguous at all. Such a window is copied.
   static bool IsRowBand(const TileType& window, const TileType& outer) {
     const auto& inner = window.shape();
     const auto& whole = outer.shape();
     if (inner.size() < 2 || whole.size() < 2 || inner.back() <= 0) return false;
+    if (!std::all_of(whole.begin(), whole.end() - 2, [](int64_t extent) { return extent == 1; })) return false;
     return inner.back() == whole.back() || window.num_elements() == inner.back();
   }
 

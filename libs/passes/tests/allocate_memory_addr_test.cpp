@@ -293,5 +293,39 @@ TEST(AllocateMemoryAddr, RowBandOfAnAccTileIsAViewOfItsBlock) {
                                                                     {0, 16384}, {0, 16384}, {16384, 8192}}));
 }
 
+// A view is placed by the window's last two offsets, so only a window of a matrix (dimensions before
+// the last two all 1) is one. A window at batch 1 of an N-d product, or of some rows of every batch,
+// is copied into a block of its own.
+TEST(AllocateMemoryAddr, WindowOfAnNdAccTileIsACopy) {
+  using namespace ir;
+  auto x = testing::Tensor("x", {2, 16, 32}), w = testing::Tensor("w", {2, 32, 64});
+  auto batch_out = testing::Tensor("batch_out", {1, 16, 64}), rows_out = testing::Tensor("rows_out", {2, 8, 64});
+  testing::KernelBuilder k;
+  auto mat = [](MemorySpace space) { return Call::Kwargs{{"target_memory", space}}; };
+  auto lhs = k.Let("lhs", testing::OpWithKwargs("tile.load", {x, testing::Ints({0, 0, 0}), testing::Ints({2, 16, 32})},
+                                                mat(MemorySpace::Mat)));
+  auto rhs = k.Let("rhs", testing::OpWithKwargs("tile.load", {w, testing::Ints({0, 0, 0}), testing::Ints({2, 32, 64})},
+                                                mat(MemorySpace::Mat)));
+  auto left = k.Let("left", testing::OpWithKwargs("tile.move", {lhs}, mat(MemorySpace::Left)));
+  auto right = k.Let("right", testing::OpWithKwargs("tile.move", {rhs}, mat(MemorySpace::Right)));
+  auto acc = k.Let("acc", testing::Op("tile.matmul", {left, right}));
+  auto batch =
+      k.Let("batch", testing::Op("tile.slice", {acc, testing::Ints({1, 16, 64}), testing::Ints({1, 0, 0})}));
+  k.Eval(testing::Op("tile.store", {batch, testing::Ints({0, 0, 0}), batch_out}));
+  auto rows = k.Let("rows", testing::Op("tile.slice", {acc, testing::Ints({2, 8, 64}), testing::Ints({0, 8, 0})}));
+  k.Eval(testing::Op("tile.store", {rows, testing::Ints({0, 0, 0}), rows_out}));
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto kernel = std::make_shared<Function>(
+      "k", std::vector<VarPtr>{x, w, batch_out, rows_out},
+      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out, ParamDirection::Out},
+      std::vector<TypePtr>{}, std::make_shared<SeqStmts>(k.body), FunctionType::AIC);
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  // lhs, rhs (Mat), left, right, acc (Acc at 0), batch (Acc after acc), rows (after batch, which is dead).
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<TileMemRef>{{0, 4096}, {4096, 16384}, {0, 4096}, {0, 16384},
+                                                                    {0, 8192}, {8192, 4096}, {8192, 4096}}));
+}
+
 }  // namespace
 }  // namespace pypto::passes

@@ -3,6 +3,7 @@
 #include "kernel_decoder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -84,6 +85,13 @@ pypto::expected<void, std::string> Decoder::DecodeSliceView(const ir::VarPtr& ta
                             out->rows(), out->cols(), source->rows(), source->cols()));
   auto offsets = Offsets(call.args()[2], "window offsets");
   if (!offsets) return Error(offsets.error());
+  // A view is placed by its last two offsets, so it views matrices only: a window at a batch of an
+  // N-d tile would read batch 0 (AllocateMemoryAddr copies such windows; a program placed by hand
+  // may not).
+  if (!IsMatrixShape(source->shape))
+    return Fail(fmt::format("a view of a window of the [{}] tile, whose dimensions before the last two are not all "
+                            "1; the simulator views windows of matrices only, give the window a buffer of its own",
+                            fmt::join(source->shape, ", ")));
   const Operand row = (*offsets)[offsets->size() - 2], col = offsets->back();
   const int64_t elem_bytes = ir::DataTypeBytes(source->dtype);
   const int64_t row_bytes = source->cols() * elem_bytes;
