@@ -1,6 +1,7 @@
 """Traps in hand-written kernels: a crash inside one, or a call that would end the process (exit,
 quick_exit, _Exit, abort, a failed assert), is a fatal error naming the kernel, task, core and signal or
-call, the process carries on, and a scalar slot read as a tensor descriptor is named as such."""
+call, the process carries on, and a scalar slot read as a tensor descriptor is named as such. Ctrl-C
+stops a kernel that never returns."""
 
 import textwrap
 
@@ -141,6 +142,71 @@ def test_a_kernel_ending_the_process_fails_its_task_and_the_process_carries_on(t
     assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
     assert message in result.error, result.error
     assert _run(tmp_path, f"good_after_{call}", _GOOD).passed
+
+
+_SPINNER = """
+import signal, sys, torch
+import pypto.language as pl
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+
+
+@pl.jit.extern(core_type="aiv", source="spin.cpp")
+def spin(out: pl.InOut[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]: ...
+
+
+@pl.jit
+def forever(c: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    c = spin(c)
+    return c
+
+
+forever(torch.zeros(4, 8))
+"""
+
+# Tells the test that it runs (the file `started`), then never returns.
+_SPIN = """
+#include <cstdint>
+#include <cstdio>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+  std::fclose(std::fopen("started", "w"));
+  volatile int64_t turns = 0;
+  for (;;) turns = turns + 1;
+}
+"""
+
+
+def test_ctrl_c_stops_a_kernel_that_never_returns_and_names_it(tmp_path):
+    # SIGINT was ignored while kernels ran: a kernel looping forever held the process until killed.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "spin.cpp").write_text(_SPIN)
+    (tmp_path / "prog.py").write_text(_SPINNER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYPTO_CACHE": "0"}
+    process = subprocess.Popen([sys.executable, "prog.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "started").exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the kernel never started"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert process.returncode != 0
+    assert err.splitlines()[-1] == (
+        "KeyboardInterrupt: sim: fatal error 202 (Interrupted): interrupted (SIGINT, Ctrl-C) while task 0 (kernel "
+        "'spin' on AIV core 0) ran; the run stopped there, its outputs are incomplete"), err
+    assert waited < 10, waited
 
 
 def test_explain_abi_lists_tensors_before_scalars(tmp_path):

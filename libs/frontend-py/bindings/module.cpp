@@ -428,7 +428,14 @@ py::list ParamsOf(const FunctionView& view) {
                                        compiled.device_build_incomplete),
                            "EXIT_DEVICE_TOOLCHAIN_MISSING");
   }
-  throw std::runtime_error(pypto_last_error_message());
+  // Ctrl-C stopped the run (run_interrupt.h): Python's handler, which saw the signal too, raises
+  // KeyboardInterrupt, and it says what was running.
+  std::string message = pypto_last_error_message();
+  if (PyErr_CheckSignals() != 0) {
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
+    throw py::error_already_set();
+  }
+  throw std::runtime_error(message);
 }
 
 // Runs one stage of a deferred plan on a session of its own (the plan differs from run to run), or

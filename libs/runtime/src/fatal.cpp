@@ -17,6 +17,7 @@ const char* FatalCodeName(FatalCode code) {
     case FatalCode::DataAccessTimeout: return "DataAccessTimeout";
     case FatalCode::OutOfMemory: return "OutOfMemory";
     case FatalCode::Internal: return "Internal";
+    case FatalCode::Interrupted: return "Interrupted";
   }
   return "Unknown";
 }

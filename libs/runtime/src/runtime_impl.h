@@ -147,6 +147,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void WatchdogLoop();
   void GiveThreadsToWaitingWork();
   void CheckRunningStall(int64_t quiet_ms);
+  void StopForInterrupt();
   std::string RunningStallMessage(const Launch& launch, CoreType type, int64_t quiet_ms) const;
   // Cross-core pipes (runtime_cross_core.cpp), with mu_ held.
   pypto::expected<Task*, FatalError> PipeTask(const KernelLaunch& running, std::string_view kernel, const char* op,

@@ -13,6 +13,8 @@
 //    to give up (CoreExecutor::Abort), so that the run ends instead of hanging.
 // A kernel that is merely slow is never declared stalled: without blocks of its launch waiting for
 // a core that it holds, the watchdog only ever adds threads.
+// It also stops a run at Ctrl-C (run_interrupt.h): a kernel that loops forever would otherwise keep
+// the process from ever seeing the signal.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -27,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "pypto/runtime/run_interrupt.h"
 #include "runtime_impl.h"
 
 namespace pypto::rt {
@@ -102,6 +105,10 @@ void Runtime::Impl::WatchdogLoop() {
       continue;
     }
     watchdog_cv_->wait_for(lock, tick);
+    if (RunInterrupted() && !error_) {
+      StopForInterrupt();
+      continue;
+    }
     const Clock::time_point now = Clock::now();
     if (stopping_ || error_ || progress_ != seen) {
       seen = progress_;
@@ -153,6 +160,37 @@ void Runtime::Impl::CheckRunningStall(int64_t quiet_ms) {
       }
       return;
     }
+  }
+}
+
+// With mu_ held, once SIGINT arrived during the run: it fails naming the kernels that were running,
+// and each is asked to give up, as a stalled launch's are.
+void Runtime::Impl::StopForInterrupt() {
+  std::vector<const Task*> running;
+  for (const auto& [id, task] : live_)
+    if (task->running) running.push_back(task.get());
+  std::ranges::sort(running, {}, &Task::id);
+  std::vector<std::string> names;
+  for (const Task* task : running) {
+    const std::string kernel = executor_.KernelName(task->func_id);
+    names.push_back(fmt::format("task {} ({}{} core {})", task->id,
+                                kernel.empty() ? "" : fmt::format("kernel '{}' on ", kernel),
+                                CoreTypeName(task->core_type), task->core));
+  }
+  RecordError({FatalCode::Interrupted,
+               fmt::format("interrupted (SIGINT, Ctrl-C) while {} ran; the run stopped there, its outputs are "
+                           "incomplete",
+                           fmt::join(names, ", "))});
+  for (const Task* task : running) {
+    executor_.Abort(KernelLaunch{
+        .task_id = task->id,
+        .mixed_group = task->mixed_group,
+        .launch_id = task->launch && !task->launch->blocks.empty() ? task->launch->first_task : kInvalidTaskId,
+        .func_id = task->func_id,
+        .core_type = task->core_type,
+        .core_index = task->core,
+        .args = const_cast<int64_t*>(task->args.data()),
+        .barrier = this});
   }
 }
 

@@ -27,6 +27,7 @@
 #include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/dfx_recorder.h"
 #include "pypto/runtime/log_destination.h"
+#include "pypto/runtime/run_interrupt.h"
 #include "pypto/runtime/task_plan.h"
 #include "extern_kernel.h"
 #include "sim_executor.h"
@@ -252,6 +253,8 @@ class Session {
     }
     used_ = true;
     if (dfx_) dfx_->BeginRun();
+    // Ctrl-C stops the run, even in a kernel that never returns (run_interrupt.h).
+    const rt::InterruptibleRun interruptible;
     auto result = rt::RunPlan(plan_, params, runtime_);
     // Written for a failed run too: what ran before the failure is what one wants to look at.
     if (dfx_) {

@@ -3,15 +3,21 @@
 #include "extern_kernel.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "pypto/ir/soc.h"
+#include "pypto/runtime/run_interrupt.h"
 #include "pypto/runtime/task_plan.h"
 #include "sim_executor.h"
 #include "tensor.h"  // the kernels' descriptor (extern_include), checked against the runtime's
@@ -116,6 +122,46 @@ TEST_F(ExternKernelTest, EndingTheProcessFailsTheTaskInstead) {
     EXPECT_TRUE(error.starts_with(task)) << error;
     EXPECT_TRUE(error.ends_with(message)) << error;
   }
+}
+
+// Ctrl-C while a kernel loops forever stops the run, naming the kernel, instead of being lost.
+TEST_F(ExternKernelTest, SigintStopsAKernelThatNeverReturns) {
+  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "spins_forever.cpp"), 0, rt::CoreType::AIV, "a2a3",
+                                   build_dir_);
+  ASSERT_TRUE(kernel) << kernel.error();
+  std::vector<DecodedKernel> kernels;
+  kernels.push_back(std::move(*kernel));
+  SimExecutor executor(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores);
+  rt::Runtime runtime({.aic_cores = soc.aic_cores, .aiv_cores = soc.aiv_cores}, executor);
+  rt::TaskPlan plan{.orchestration_name = "main",
+                    .params = {rt::PlanTensor{.name = "out", .dtype = PYPTO_RT_FLOAT32, .shape = {4, 8}}},
+                    .kernels = {rt::PlanKernel{.func_id = 0, .name = "block_fill"}},
+                    .submits = {rt::PlanSubmit{.func_id = 0,
+                                               .args = {rt::PlanTaskArg{.direction = rt::ArgDirection::InOut},
+                                                        rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar}}}}};
+  std::vector<float> data(32, 0.0f);
+  const uint32_t shape[] = {4, 8};
+  std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32)};
+  std::thread ctrl_c([&data] {
+    while (std::atomic_ref<float>(data[0]).load() != 1.0f) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::kill(::getpid(), SIGINT);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto ran = [&] {
+    const rt::InterruptibleRun interruptible;
+    return rt::RunPlan(plan, params, runtime);
+  }();
+  ctrl_c.join();
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.error().str(),
+            "fatal error 202 (Interrupted): interrupted (SIGINT, Ctrl-C) while task 0 (kernel 'block_fill' on AIV core "
+            "0) ran; the run stopped there, its outputs are incomplete");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Outside a run SIGINT is the process's own again (here: the default).
+  struct sigaction after {};
+  sigaction(SIGINT, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
 }
 
 TEST_F(ExternKernelTest, ABuildSeesTheDeviceMacrosOfItsArchAndCore) {

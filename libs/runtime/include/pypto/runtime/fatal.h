@@ -19,6 +19,7 @@ enum class FatalCode : int32_t {
   SchedulerTimeout = 100,   // tasks can never complete
   OutOfMemory = 200,
   Internal = 201,
+  Interrupted = 202,  // SIGINT (Ctrl-C) arrived while kernels ran (run_interrupt.h)
 };
 const char* FatalCodeName(FatalCode code);
 
