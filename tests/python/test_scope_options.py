@@ -1,7 +1,7 @@
 """Options mean what they say or are refused: pl.at(optimizations=[...]) is checked entry by entry,
 @pl.jit(auto_scope=...) is honoured (False leaves the runtime scopes to the author) or refused where
-it cannot mean anything, and RunConfig's ring sizes the runtime cannot bound are refused instead of
-ignored."""
+it cannot mean anything, and RunConfig's ring sizes are checked as upstream checks them and enforced
+(running out of the dependency pool is upstream's fatal error 4)."""
 
 import warnings
 
@@ -166,16 +166,45 @@ def test_auto_scope_is_refused_where_it_cannot_mean_anything():
 
 # ---- RunConfig(ring_heap=, ring_dep_pool=) ---------------------------------------------------------------
 
-def test_a_ring_size_the_runtime_cannot_bound_says_so():
-    from pypto.runtime.config import RingLimitWarning
+@pl.jit(auto_scope=False)
+def rows_then_two_readers(x: pl.Tensor[[128, 32], pl.FP32], y: pl.Out[pl.Tensor[[128, 32], pl.FP32]],
+                          z: pl.Out[pl.Tensor[[128, 32], pl.FP32]], w: pl.Out[pl.Tensor[[128, 32], pl.FP32]]):
+    for r in pl.range(0, 128, 16):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[r : r + 16, :] = pl.add(x[r : r + 16, :], 1.0)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        z[0:128, :] = pl.mul(y[0:128, :], 2.0)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        w[0:128, :] = pl.add(y[0:128, :], 3.0)
+    return w
 
-    with pytest.warns(RingLimitWarning) as caught:
-        config = RunConfig(ring_dep_pool=4)
-    assert config.ring_dep_pool == 4
-    assert str(caught[0].message) == (
-        "RunConfig.ring_dep_pool is checked but not enforced by the simulator: its runtime has no per-ring dependency "
-        "pool to bound, so a run that would exhaust it on a device succeeds here (ring_task_window and ring_heap are "
-        "enforced)")
+
+def test_the_dependency_pool_is_enforced():
+    # All in the run's outer scope (ring 0), which keeps every entry until the run ends: each reader of
+    # y waits for its 8 writers, one pool entry each. 16 entries hold both readers; 8 hold the first.
+    x = torch.randn(128, 32)
+    y, z, w = torch.zeros(128, 32), torch.zeros(128, 32), torch.zeros(128, 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows_then_two_readers(x, y, z, w, config=RunConfig(ring_dep_pool=16))
+    torch.testing.assert_close(z, (x + 1.0) * 2.0)
+    torch.testing.assert_close(w, x + 4.0)
+    with pytest.raises(RuntimeError) as info:
+        rows_then_two_readers(x, y, z, w, config=RunConfig(ring_dep_pool=[8, 0, 0, 0]))
+    assert (
+        "fatal error 4 (DepPoolOverflow): task 9 (func_id 2) waits for 8 producer tasks, one entry each of the "
+        "dependency pool of ring 0 (scope depth 0), but 8 of its 8 entries hold the dependencies of earlier tasks of "
+        "that ring, which come back only when the scope at depth 0 ends; raise the pool (RunConfig(ring_dep_pool=...), "
+        "PTO2_RING_DEP_POOL) or give the tasks of that scope fewer producers (e.g. split the work into smaller scopes: "
+        "a loop's body is a scope)") in str(info.value)
+
+
+def test_the_dependency_pool_in_the_environment_is_enforced(monkeypatch):
+    x = torch.randn(128, 32)
+    y, z, w = torch.zeros(128, 32), torch.zeros(128, 32), torch.zeros(128, 32)
+    monkeypatch.setenv("PTO2_RING_DEP_POOL", "8")
+    with pytest.raises(RuntimeError, match=r"fatal error 4 \(DepPoolOverflow\): task 9 "):
+        rows_then_two_readers(x, y, z, w)
 
 
 @pytest.mark.parametrize("value, sizes", [(1024, [1024] * 4), ([0, 2048, 0, 0], [0, 2048, 0, 0]), (None, [])])

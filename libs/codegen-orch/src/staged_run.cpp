@@ -108,6 +108,7 @@ class StagedRun final : public TensorSource {
                        .kernels = plan_.kernels,
                        .task_window = plan_.task_window,
                        .ring_heap = plan_.ring_heap,
+                       .ring_dep_pool = plan_.ring_dep_pool,
                        .dfx = plan_.dfx};
     stage.params.insert(stage.params.end(), plan_.intermediates.begin(), plan_.intermediates.end());
     for (rt::PlanView view : views_) {

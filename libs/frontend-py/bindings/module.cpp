@@ -307,14 +307,17 @@ void WarnOnUnwrittenIntermediates(const rt::TaskPlan& plan) {
   }
 }
 
-// `task_window` (RunConfig.ring_task_window; 0 for the default) and `ring_heap` (RunConfig.ring_heap,
-// bytes per ring; empty for the defaults) are how the runtime runs the plan.
+// `task_window` (RunConfig.ring_task_window; 0 for the default), `ring_heap` (RunConfig.ring_heap, bytes
+// per ring; empty for the defaults) and `ring_dep_pool` (RunConfig.ring_dep_pool, entries per ring; empty
+// for the defaults) are how the runtime runs the plan.
 Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
-                 int task_window, int dump_args, int chip_swimlane, bool dep_gen, std::vector<uint64_t> ring_heap) {
+                 int task_window, int dump_args, int chip_swimlane, bool dep_gen, std::vector<uint64_t> ring_heap,
+                 std::vector<uint32_t> ring_dep_pool) {
   auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
   WarnOnUnwrittenIntermediates(orchestration.plan);
   orchestration.plan.task_window = task_window;
   orchestration.plan.ring_heap = std::move(ring_heap);
+  orchestration.plan.ring_dep_pool = std::move(ring_dep_pool);
   orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane, dep_gen);
   std::filesystem::create_directories(output_dir);
   bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
@@ -638,7 +641,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("dump_dir") = py::none());
   m.def("compile", &Compile, py::arg("lowered"), py::arg("platform"), py::arg("output_dir"),
         py::arg("task_window") = 0, py::arg("dump_args") = 0, py::arg("chip_swimlane") = 0,
-        py::arg("dep_gen") = false, py::arg("ring_heap") = std::vector<uint64_t>{});
+        py::arg("dep_gen") = false, py::arg("ring_heap") = std::vector<uint64_t>{},
+        py::arg("ring_dep_pool") = std::vector<uint32_t>{});
   m.def("set_dfx", &SetDfx, py::arg("compiled"), py::arg("dump_args"), py::arg("chip_swimlane"),
         py::arg("dep_gen") = false);
   m.def("load_compiled", &LoadCompiled, py::arg("output_dir"), py::arg("platform"), py::arg("program_json") = "");

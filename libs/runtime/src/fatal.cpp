@@ -10,6 +10,7 @@ const char* FatalCodeName(FatalCode code) {
     case FatalCode::None: return "None";
     case FatalCode::ScopeDeadlock: return "ScopeDeadlock";
     case FatalCode::HeapRingDeadlock: return "HeapRingDeadlock";
+    case FatalCode::DepPoolOverflow: return "DepPoolOverflow";
     case FatalCode::InvalidArgs: return "InvalidArgs";
     case FatalCode::KernelFailed: return "KernelFailed";
     case FatalCode::RequireSyncStartInvalid: return "RequireSyncStartInvalid";

@@ -79,9 +79,9 @@ pypto::expected<void, FatalError> Runtime::Impl::WaitAll() {
 void Runtime::Impl::Reset() {
   std::unique_lock lock(mu_);
   Drain(lock);
+  next_id_ = 0;  // first: the new outer scope begins at it
   RestartOuterScope();
   ForgetRetired();
-  next_id_ = 0;
   completed_ = 0;
   error_.reset();
 }

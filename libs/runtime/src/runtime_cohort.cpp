@@ -60,6 +60,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitCohort(CoreType core, i
   if (auto ok = CheckSyncStart(core, func_id, blocks); !ok) return pypto::unexpected(ok.error());
   auto slot = TakeSlot(lock, func_id, blocks);
   if (!slot) return pypto::unexpected(slot.error());
+  if (auto ok = ChargeDepPool(func_id, args); !ok) return pypto::unexpected(ok.error());
   const std::shared_ptr<Launch> launch = std::move(*slot);
   launch->blocks.resize(static_cast<size_t>(blocks));
   launch->func_id = func_id;
@@ -92,7 +93,9 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitCohort(CoreType core, i
   RegisterAccesses(*join, args);
   spdlog::debug("task {}: submitted func_id {} ({}) on {} co-started blocks", launch->first_task, func_id,
                 CoreTypeName(core), blocks);
-  return AddTask(std::move(join)).id;
+  const TaskId id = AddTask(std::move(join)).id;
+  NoteSubmitted(args, id);
+  return id;
 }
 
 bool Runtime::Impl::CohortFits(const Task& leader) const {

@@ -186,6 +186,15 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void ReleaseLeases(Task& task);
   void FreeHeapBlock(const HeapBlock& block);
   pypto::unexpected<FatalError> HeapDeadlock(uint64_t bytes, size_t ring, std::string_view name, bool too_big);
+  // Dependency pools (runtime_dep_pool.cpp), with mu_ held. ChargeDepPool counts, before a submit adds
+  // its tasks, the producers upstream's runtime would wire it to and charges its ring's pools, or fails
+  // with DepPoolOverflow; NoteSubmitted records what the submit, now `id`, writes; EndScopeDeps gives
+  // back what an ending scope (at `depth`) holds.
+  pypto::expected<void, FatalError> ChargeDepPool(int32_t func_id, const TaskArgs& args);
+  void NoteSubmitted(const TaskArgs& args, TaskId id);
+  void EndScopeDeps(Scope& scope, size_t depth);
+  bool Pinned(TaskId id) const;
+  pypto::unexpected<FatalError> DepPoolOverflow(int32_t func_id, size_t producers, bool spill);
   // With mu_ held, once no task is live: the run's outer scope starts afresh.
   void RestartOuterScope();
   // With mu_ held: sleeps until a task retires (under CallerFirst, runs a ready one instead).
@@ -243,6 +252,17 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   std::array<uint64_t, kRings> heap_used_{};
   std::array<uint64_t, kRings> heap_leased_{};
   int heap_waiters_ = 0;  // HeapAllocate calls waiting for a ring to have room
+  // Dependency pools, per ring: the entries (and fanin spill entries) charged by the submits of the
+  // ring's oldest open scope and everything after it on that ring, which no reclaim can reach while
+  // that scope is open; the writes of submits of open scopes, by allocation; and the producers of the
+  // submit being charged (kept for its memory).
+  struct DepPoolUse {
+    uint64_t entries = 0;
+    uint64_t spilled = 0;
+  };
+  std::array<DepPoolUse, kRings> dep_pool_{};
+  std::unordered_map<uint64_t, PinnedWriteIndex> pinned_writes_;
+  std::vector<TaskId> dep_producers_;
   bool stopping_ = false;
   // Recording the dependency graph: the node of the submit in progress, the node of every task of the
   // run by id (ids are dense from 0), and the finished tasks, kept until Reset.

@@ -1,7 +1,7 @@
 // Scopes and task windows: every submit takes a slot in the ring of its scope's depth and gives it
 // back once it has finished and its scope has ended; a submit that finds the window full waits, or
 // fails with ScopeDeadlock when only open scopes hold it. Also scope nesting (manual scopes) and the
-// run's outer scope.
+// run's outer scope. What a scope's end gives back to the dependency pools is runtime_dep_pool.cpp's.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,7 +62,8 @@ pypto::expected<void, FatalError> Runtime::Impl::ScopeBegin(ScopeMode mode) {
   std::lock_guard lock(mu_);
   const bool in_manual = InManualScope();
   const bool manual = in_manual || mode == ScopeMode::Manual;
-  scopes_.push_back(std::make_shared<Scope>(Scope{.ring = std::min(scopes_.size(), kRings - 1), .manual = manual}));
+  scopes_.push_back(std::make_shared<Scope>(
+      Scope{.ring = std::min(scopes_.size(), kRings - 1), .manual = manual, .first_task = next_id_}));
   if (!in_manual) return {};
   RecordError({FatalCode::InvalidArgs,
                fmt::format("{} scope opened at depth {} inside a manual scope: nothing nests in a manual scope "
@@ -78,12 +79,15 @@ void Runtime::Impl::ScopeEnd() {
   Scope& scope = *scopes_.back();
   scope.ended = true;
   slots_used_[scope.ring] -= scope.finished;
+  EndScopeDeps(scope, scopes_.size() - 1);
   scopes_.pop_back();
 }
 
 void Runtime::Impl::RestartOuterScope() {
-  scopes_.assign(1, std::make_shared<Scope>());
+  scopes_.assign(1, std::make_shared<Scope>(Scope{.first_task = next_id_}));
   slots_used_.fill(0);
+  dep_pool_.fill({});
+  pinned_writes_.clear();
   for (auto& waiting : stageable_) waiting.clear();  // no task is live: every id there is stale
 }
 

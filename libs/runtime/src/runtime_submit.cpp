@@ -60,6 +60,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
   if (auto ok = CheckSubmit(core, func_id, args); !ok) return pypto::unexpected(ok.error());
   auto slot = TakeSlot(lock, func_id, blocks);
   if (!slot) return pypto::unexpected(slot.error());
+  if (auto ok = ChargeDepPool(func_id, args); !ok) return pypto::unexpected(ok.error());
   const std::shared_ptr<Launch> launch = std::move(*slot);
   launch->blocks.resize(static_cast<size_t>(blocks));
   launch->func_id = func_id;
@@ -67,6 +68,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
     launch->first_task = next_id_;
     TaskId id = AddBlock(core, func_id, args, launch, 0, nullptr);
     launch->submitted = true;
+    NoteSubmitted(args, id);
     return id;
   }
   Task* gate = AddGate(args);
@@ -81,7 +83,9 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::Submit(CoreType core, int32_t
                 CoreTypeName(core), blocks);
   // Its blocks may be waiting at a barrier already: whether it can complete is decided now.
   if (barrier_waiters_ > 0) CheckBarrierStall();
-  return AddTask(std::move(join)).id;
+  const TaskId id = AddTask(std::move(join)).id;
+  NoteSubmitted(args, id);
+  return id;
 }
 
 // With mu_ held: block `block_idx` of `launch`. Alone (no `join`), it takes the arguments' dependencies
@@ -142,6 +146,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& a
   }
   auto launch = TakeSlot(lock, -1, 1);
   if (!launch) return pypto::unexpected(launch.error());
+  if (auto ok = ChargeDepPool(-1, args); !ok) return pypto::unexpected(ok.error());
   auto task = BlankTask();
   task->dummy = true;
   if (fill) {
@@ -150,10 +155,12 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitDummy(const TaskArgs& a
       if (arg.direction != ArgDirection::Input) task->tensors.push_back(arg.tensor);
   }
   task->launch = *launch;
-  task->id = next_id_;
+  const TaskId id = task->id = next_id_;
   AddDependencies(*task, args);
   RegisterAccesses(*task, args);
-  return AddTask(std::move(task)).id;
+  AddTask(std::move(task));  // a dummy with nothing to wait for retires here, its record blanked
+  NoteSubmitted(args, id);
+  return id;
 }
 
 pypto::expected<void, FatalError> Runtime::Impl::CheckSubmit(CoreType core, int32_t func_id, const TaskArgs& args) {
@@ -256,6 +263,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
   }
   auto launch = TakeSlot(lock, named_func_id, blocks);
   if (!launch) return pypto::unexpected(launch.error());
+  if (auto ok = ChargeDepPool(named_func_id, args); !ok) return pypto::unexpected(ok.error());
 
   Task* shared_gate = cohort ? AddGate(args) : nullptr;
   std::vector<TaskId> joins;
@@ -290,7 +298,9 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
     RegisterAccesses(*join, args);
     joins.push_back(AddTask(std::move(join)).id);
   }
-  return joins.size() == 1 ? joins.front() : JoinOf(joins);
+  const TaskId id = joins.size() == 1 ? joins.front() : JoinOf(joins);
+  NoteSubmitted(args, id);
+  return id;
 }
 
 }  // namespace pypto::rt

@@ -7,9 +7,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pypto/runtime/runtime.h"
@@ -20,14 +22,32 @@ namespace pypto::rt {
 
 class MixedBlock;  // mixed_block.h
 
+// A write by a submit of a scope still open, as the dependency pools see it (runtime_dep_pool.cpp):
+// later submits reading those bytes count an edge to `submit`, whether or not it has finished.
+struct PinnedWrite;
+using PinnedWriteIndex = RangeIndex<PinnedWrite*>;
+struct PinnedWrite {
+  uint64_t buffer_addr = 0;
+  TaskId submit = kInvalidTaskId;
+  bool live = true;  // still in the index: false once a later write covering it has taken its place
+  PinnedWriteIndex::Handle entry;
+};
+
 // A scope's share of its ring: launches submitted in it, and how many of those have finished.
 // `manual`: its tasks get no dependencies from tensors (ScopeMode::Manual).
+// For the dependency pools: `first_task`, the first id given out while it was open, `closed`, the id
+// ranges [first, end) of the scopes nested in it that have ended (in order, adjacent ones merged), so
+// that an id from `first_task` on is one of its own tasks unless it lies in one of those; `writes`,
+// what its submits wrote.
 struct Scope {
   size_t ring = 0;
   size_t launches = 0;
   size_t finished = 0;
   bool ended = false;
   bool manual = false;
+  TaskId first_task = 0;
+  std::vector<std::pair<TaskId, TaskId>> closed;
+  std::deque<PinnedWrite> writes;
 };
 
 struct Task;

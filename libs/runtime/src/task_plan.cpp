@@ -218,6 +218,14 @@ std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan) {
   return heap;
 }
 
+std::array<uint32_t, kScopeRings> RingDepPoolFor(const TaskPlan& plan) {
+  std::array<uint32_t, kScopeRings> pool = RuntimeOptions{}.ring_dep_pool;
+  if (auto entries = EnvAtLeast<uint32_t>("PTO2_RING_DEP_POOL", 4)) pool.fill(*entries);
+  for (size_t ring = 0; ring < kScopeRings && ring < plan.ring_dep_pool.size(); ++ring)
+    if (plan.ring_dep_pool[ring] > 0) pool[ring] = plan.ring_dep_pool[ring];
+  return pool;
+}
+
 namespace {
 
 // The intermediates of one run, each taking its memory from the runtime's heap rings only for its

@@ -307,12 +307,14 @@ TEST(Runtime, ALongChainOfUpdatesRunsInOrder) {
     ++*value;
     return {};
   });
-  // All in the run's outer scope, so the window must hold them all.
+  // All in the run's outer scope, so the window and the dependency pool (an entry per step's edge to
+  // the one before) must hold them all.
   Runtime runtime({.aic_cores = 4,
                    .aiv_cores = 4,
                    .worker_threads = 2,
                    .dispatch = Dispatch::CallerFirst,
-                   .task_window = 32768},
+                   .task_window = 32768,
+                   .ring_dep_pool = {32768, 32768, 32768, 32768}},
                   executor);
   for (int step = 0; step < kSteps; ++step) {
     TaskArgs args;

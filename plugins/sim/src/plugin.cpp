@@ -236,6 +236,7 @@ class Session {
                   .dispatch = dispatch,
                   .task_window = rt::TaskWindowFor(plan),
                   .ring_heap = rt::RingHeapFor(plan),
+                  .ring_dep_pool = rt::RingDepPoolFor(plan),
                   .observer = dfx_.get(),
                   .dep_graph = dfx_ ? dfx_->dep_graph() : nullptr,
                   .scheduler_timeout_ms = rt::SchedulerTimeoutMs()},

@@ -44,7 +44,8 @@ def compile(program, *, backend_type=None, platform=None, output_dir=None, **opt
     try:
         lowered = _core.lower(program, config.platform, verify_requested(), dump_dir)
         artifacts = _core.compile(lowered, config.platform, str(out), config.task_window,
-                                  ring_heap=config.ring_heap_sizes, **config.compile_dfx())
+                                  ring_heap=config.ring_heap_sizes, ring_dep_pool=config.ring_dep_pool_sizes,
+                                  **config.compile_dfx())
     except BaseException:
         if output_dir is None and not config.save_kernels_dir:  # new_build_dir made it: leave none behind
             remove_if_empty(out)

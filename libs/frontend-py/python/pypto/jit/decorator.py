@@ -114,6 +114,7 @@ class JITFunction:
             config.save_kernels_dir,
             config.task_window,
             tuple(config.ring_heap_sizes),
+            tuple(config.ring_dep_pool_sizes),
             config.dfx,
             self.auto_scope,
         )
@@ -130,7 +131,8 @@ class JITFunction:
                 lowered = self._lower(specs, constants, config, dump_dir)
                 artifacts = _core.compile(
                     lowered, config.platform, str(output_dir), config.task_window,
-                    ring_heap=config.ring_heap_sizes, **config.compile_dfx()
+                    ring_heap=config.ring_heap_sizes, ring_dep_pool=config.ring_dep_pool_sizes,
+                    **config.compile_dfx()
                 )
             except BaseException:
                 if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
@@ -406,11 +408,11 @@ def _bind_dynamic_target(node):
 
 
 def _disk_cacheable(config) -> bool:
-    """Dumps and a chosen build directory are asked for by this run; a task window, heap rings and the
-    debugging outputs are not recorded in a build directory. Those builds skip the disk cache."""
+    """Dumps and a chosen build directory are asked for by this run; a task window, heap rings, dependency
+    pools and the debugging outputs are not recorded in a build directory. Those builds skip the disk cache."""
     return (
         not config.dump_passes and not config.save_kernels_dir and config.task_window == 0
-        and not config.ring_heap_sizes and not config.dfx.any()
+        and not config.ring_heap_sizes and not config.ring_dep_pool_sizes and not config.dfx.any()
     )
 
 

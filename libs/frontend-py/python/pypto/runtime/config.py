@@ -4,7 +4,6 @@ import dataclasses
 import datetime
 import itertools
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Optional
 
@@ -93,7 +92,6 @@ class RunConfig:
             _check_ring_limit("RunConfig.ring_heap", "ring_heap", self.ring_heap)
         if self.ring_dep_pool is not None:
             _check_ring_limit("RunConfig.ring_dep_pool", "ring_dep_pool", self.ring_dep_pool)
-            warnings.warn(_unbounded_ring("RunConfig.ring_dep_pool"), RingLimitWarning, stacklevel=3)
 
     @property
     def dfx(self):
@@ -133,6 +131,18 @@ class RunConfig:
         return [self.ring_heap] * _RING_DEPTH
 
     @property
+    def ring_dep_pool_sizes(self) -> list:
+        """Entries of each of the four rings' dependency pools for this run's compile (0: that ring's
+        default), or [] for the defaults: $PTO2_RING_DEP_POOL when the program runs, else 16384 a ring, as
+        upstream. A submit that needs more than its ring's pool can give it fails with fatal error 4
+        (DepPoolOverflow), as on a device (docs/simulator.md)."""
+        if self.ring_dep_pool is None:
+            return []
+        if isinstance(self.ring_dep_pool, (list, tuple)):
+            return list(self.ring_dep_pool)
+        return [self.ring_dep_pool] * _RING_DEPTH
+
+    @property
     def task_window(self) -> int:
         """The runtime's task window for this run: ``ring_task_window``, or 0 for the default
         (``$PTO2_RING_TASK_WINDOW`` if set, else 16384). Every compile reads it, so this is where the
@@ -151,18 +161,6 @@ _RING_LIMITS = {
     "ring_dep_pool": ("an integer from 4 to 2**31 - 1 (entries per ring)", lambda v: 4 <= v <= 2**31 - 1),
 }
 _RING_DEPTH = 4
-
-
-class RingLimitWarning(UserWarning):
-    """A ring size the simulator checks but cannot run out of (ring_dep_pool)."""
-
-
-def _unbounded_ring(spelling: str) -> str:
-    """Why a valid ring_dep_pool does not bound a simulator run: its runtime keeps no bounded
-    dependency pool, so it cannot fail where a device with this size would (DEP_POOL_OVERFLOW)."""
-    return (f"{spelling} is checked but not enforced by the simulator: its runtime has no per-ring dependency "
-            f"pool to bound, so a run that would exhaust it on a device succeeds here (ring_task_window and "
-            f"ring_heap are enforced)")
 
 
 def _check_ring_limit(spelling: str, name: str, value) -> None:

@@ -12,6 +12,7 @@ enum class FatalCode : int32_t {
   None = 0,
   ScopeDeadlock = 1,        // a scope holds every slot of its task window, so no task can be added
   HeapRingDeadlock = 2,     // a tensor needs more of its heap ring than can ever be given back
+  DepPoolOverflow = 4,      // a submit's dependencies need more of its ring's pool than can be given back
   InvalidArgs = 5,          // a malformed task (tensor after scalar, too many args, ...)
   KernelFailed = 6,         // a kernel reported an error or trapped
   RequireSyncStartInvalid = 7,  // a sync_start launch has more blocks than cores of its type

@@ -157,6 +157,8 @@ inline constexpr int64_t kDefaultSchedulerTimeoutMs = 10'000;
 // Task rings and heap rings: one per scope depth, depths 3 and deeper sharing the last.
 inline constexpr size_t kScopeRings = 4;
 inline constexpr uint64_t kDefaultRingHeap = uint64_t{256} << 20;  // upstream's default: 256 MiB a ring
+inline constexpr uint32_t kDefaultRingDepPool = 16384;  // upstream's PTO2_DEP_LIST_POOL_SIZE: entries a ring
+inline constexpr uint32_t kFaninInlineCap = 64;          // upstream's PTO2_FANIN_INLINE_CAP: edges a task holds
 
 // Memory a run took from a heap ring (Runtime::HeapAllocate): 64-byte aligned, `bytes` of it charged
 // to ring `ring` (the size asked, rounded up to 1 KiB as upstream carves its slices).
@@ -187,6 +189,13 @@ struct RuntimeOptions {
   // intermediates of a plan), one ring per scope depth like the task rings. See HeapAllocate.
   std::array<uint64_t, kScopeRings> ring_heap = {kDefaultRingHeap, kDefaultRingHeap, kDefaultRingHeap,
                                                  kDefaultRingHeap};
+  // Entries of each ring's dependency pools, as upstream's ring_dep_pool: a submit takes one entry of
+  // its scope's ring per producer task it waits for, and one of the ring's fanin spill pool per
+  // producer beyond the kFaninInlineCap it holds inline; they come back once its scope has ended. A
+  // submit that needs more than the tasks of the scopes still open leave is DepPoolOverflow.
+  // See runtime_dep_pool.cpp.
+  std::array<uint32_t, kScopeRings> ring_dep_pool = {kDefaultRingDepPool, kDefaultRingDepPool, kDefaultRingDepPool,
+                                                     kDefaultRingDepPool};
   // Debugging outputs (args dump, swimlane): told about every kernel task before and after it runs.
   // Null (the default) costs nothing. Not owned; must outlive the Runtime.
   TaskObserver* observer = nullptr;

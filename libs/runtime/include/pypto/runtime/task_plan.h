@@ -98,6 +98,9 @@ struct TaskPlan {
   int task_window = 0;                    // RuntimeOptions::task_window for running it; 0: the default
   // RuntimeOptions::ring_heap for running it, per ring (RunConfig(ring_heap=...)); empty or 0: the default.
   std::vector<uint64_t> ring_heap;
+  // RuntimeOptions::ring_dep_pool for running it, per ring (RunConfig(ring_dep_pool=...)); empty or 0: the
+  // default.
+  std::vector<uint32_t> ring_dep_pool;
   DfxOptions dfx;                         // debugging outputs to record while running it
 };
 
@@ -125,6 +128,10 @@ int TaskWindowFor(const TaskPlan& plan);
 // The heap rings to run `plan` with: its own ring_heap where given, else $PTO2_RING_HEAP (one size for
 // every ring, as upstream reads it), else RuntimeOptions' default.
 std::array<uint64_t, kScopeRings> RingHeapFor(const TaskPlan& plan);
+
+// The dependency pools to run `plan` with: its own ring_dep_pool where given, else $PTO2_RING_DEP_POOL
+// (one size for every ring), else RuntimeOptions' default (upstream's 16384 entries a ring).
+std::array<uint32_t, kScopeRings> RingDepPoolFor(const TaskPlan& plan);
 
 // The stall watchdog's timeout: $SIMPLER_SCHEDULER_TIMEOUT_MS (milliseconds, at least 1) as upstream
 // reads it when a worker starts, else its default of 10 s (RuntimeOptions::scheduler_timeout_ms).
