@@ -1,18 +1,34 @@
+#include <cstdlib>
+#include <string_view>
+
 #include "pypto/backend_extern/compile_command.h"
 #include "pypto/support/host_compiler.h"
 
 namespace pypto::backend_extern {
+namespace {
+
+std::vector<std::string> HostCompileFlags() {
+  // GCC's -O2 only vectorizes loops whose trip count it knows; the kernel libraries' tile loops run over
+  // a valid region known at run time, and the dynamic cost model vectorizes them (about 1.8x on
+  // element-wise chains).
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared"};
+  // Upstream's simulator defines __CPU_SIM because it cannot run device code: kernels test it to swap
+  // their body for an empty one (pypto-lib's paged-attention CCE kernel does). The simulator's include
+  // path implements the device's interfaces (AscendC, pto-isa, the CCE builtins), so by default a
+  // kernel is compiled as the device compiler sees it; PYPTO_EXTERN_CPU_SIM=1 brings upstream's macro back.
+  if (const char* cpu_sim = std::getenv("PYPTO_EXTERN_CPU_SIM"); cpu_sim && std::string_view(cpu_sim) == "1")
+    flags.emplace_back("-D__CPU_SIM");
+  return flags;
+}
+
+}  // namespace
 
 std::vector<std::string> HostCompileCommand(const std::filesystem::path& source,
                                             const std::vector<std::filesystem::path>& include_dirs,
                                             const std::vector<std::filesystem::path>& runtime_include_dirs,
                                             const std::filesystem::path& output_so) {
   std::vector<std::string> argv = pypto::HostCompiler();
-  // __CPU_SIM switches pto-isa and the runtime headers to their host implementations. GCC's -O2 only
-  // vectorizes loops whose trip count it knows; the kernel libraries' tile loops run over a valid region
-  // known at run time, and the dynamic cost model vectorizes them (about 1.8x on element-wise chains).
-  for (const char* flag : {"-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared", "-D__CPU_SIM"})
-    argv.emplace_back(flag);
+  for (auto& flag : HostCompileFlags()) argv.push_back(std::move(flag));
   for (const auto& dir : include_dirs) argv.push_back("-I" + dir.string());
   for (const auto& dir : runtime_include_dirs) argv.push_back("-I" + dir.string());
   argv.push_back(source.string());

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "pto/address_spaces.h"
+#include "pto/sync.h"  // dcci, dsb: the cache maintenance CCE kernels call next to these
 
 #define PYPTO_SIM_LOCAL_CONTEXT_SLOT 48
 #define PYPTO_SIM_GLOBAL_CONTEXT_SLOT 49

@@ -9,6 +9,10 @@
 #ifndef __inline__
 #define __inline__ inline
 #endif
+// A function for both the host and the core (CANN's __host_aicore__); here everything is host code.
+#ifndef __host_aicore__
+#define __host_aicore__
+#endif
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif

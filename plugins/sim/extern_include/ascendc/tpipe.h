@@ -393,4 +393,7 @@ inline TPipe* GetTPipePtr() { return detail::t_pipe; }
 
 }  // namespace AscendC
 
+// CANN declares GetTPipePtr outside the namespace too; kernels call it unqualified.
+using AscendC::GetTPipePtr;
+
 #endif  // PYPTO_SIM_ASCENDC_TPIPE_H_

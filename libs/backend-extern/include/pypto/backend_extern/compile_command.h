@@ -11,8 +11,9 @@
 namespace pypto::backend_extern {
 
 // For the CPU simulator: one shared object per kernel, built by the host compiler ($CXX, split on
-// spaces, else "c++") with -D__CPU_SIM. Kernel include dirs come before the runtime's so a kernel
-// may shadow a runtime header.
+// spaces, else "c++"), C++17 at -O2. __CPU_SIM is not defined, so the kernel's device body is compiled
+// against the simulator's implementation of the device interfaces, unless $PYPTO_EXTERN_CPU_SIM is 1.
+// Kernel include dirs come before the runtime's so a kernel may shadow a runtime header.
 std::vector<std::string> HostCompileCommand(const std::filesystem::path& source,
                                             const std::vector<std::filesystem::path>& include_dirs,
                                             const std::vector<std::filesystem::path>& runtime_include_dirs,
