@@ -141,6 +141,7 @@ void KernelEmitter::LowerWhile(const ir::WhileStmt& loop) {
 std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& span) {
   if (auto value = ir::AsConstInt(expr)) return names_.Constant(*value, "index");
   if (const auto* var = expr->As<ir::Var>()) return indices_.at(var);
+  if (const auto* cast = expr->As<ir::Call>()) return CastIndex(*cast, "cast", span);  // pl.cast(i, pl.INT32)
   const auto& binary = *expr->As<ir::BinaryExpr>();
   std::string lhs = IndexValue(binary.lhs(), span);
   std::string rhs = IndexValue(binary.rhs(), span);
@@ -197,6 +198,7 @@ std::string KernelEmitter::ConditionValue(const ir::ExprPtr& condition, const ir
     return value;
   }
   const auto& binary = *condition->As<ir::BinaryExpr>();
+  if (const auto dtype = ComparedFloatType(binary)) return FloatComparison(binary, *dtype, span);
   std::string lhs = IndexValue(binary.lhs(), span);
   std::string rhs = IndexValue(binary.rhs(), span);
   const char* predicate = "eq";
@@ -310,6 +312,8 @@ std::string KernelEmitter::CastToFloat(const ir::Call& cast, const ir::Span& spa
 }
 
 std::string KernelEmitter::CastIndex(const ir::Call& cast, const std::string& name, const ir::Span& span) {
+  if (IsComparisonExpr(*cast.args()[0])) return BoolToIndex(ConditionValue(cast.args()[0], span), name, span);
+  if (IsFloatScalarExpr(*cast.args()[0])) return FloatToIndex(cast, name, span);
   std::string value = IndexValue(cast.args()[0], span);
   const ir::DataType to = cast.type()->As<ir::ScalarType>()->dtype();
   const ir::DataType from = cast.args()[0]->type()->As<ir::ScalarType>()->dtype();

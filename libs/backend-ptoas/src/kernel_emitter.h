@@ -64,6 +64,11 @@ class KernelEmitter {
   // `if a < b:` ... `else:` ... as scf.if on an arith.cmpi.
   void LowerIf(const ir::IfStmt& branch);
   std::string ConditionValue(const ir::ExprPtr& condition, const ir::Span& span);
+  // scalar_compares.cpp: comparisons of floating-point scalars, and booleans and floating-point
+  // scalars as integer index values.
+  std::string FloatComparison(const ir::BinaryExpr& compare, ir::DataType dtype, const ir::Span& span);
+  std::string BoolToIndex(const std::string& flag, const std::string& name, const ir::Span& span);
+  std::string FloatToIndex(const ir::Call& cast, const std::string& name, const ir::Span& span);
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);

@@ -275,6 +275,19 @@ Status Planner::CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* 
                                    assign.span());
           !ok)
         return ok;
+    } else if (op == "scalar.cast" && IsComparisonExpr(*call->args()[0])) {
+      // A boolean as an integer: 1 where the comparison holds, else 0.
+      if (auto ok = CheckComparison(*call->args()[0]->As<ir::BinaryExpr>(),
+                                    fmt::format("the comparison cast to '{}'", var.name_hint()), assign.span());
+          !ok)
+        return ok;
+    } else if (op == "scalar.cast" && IsFloatScalarExpr(*call->args()[0])) {
+      // A floating-point scalar as an integer, rounded toward zero (arith.fptosi).
+      const ir::DataType from = call->args()[0]->type()->As<ir::ScalarType>()->dtype();
+      if (auto ok = CheckScalarOperand(call->args()[0], from, fmt::format("the value cast to '{}'", var.name_hint()),
+                                       assign.span());
+          !ok)
+        return ok;
     } else if (op != "tile.get_block_idx" && op != "tile.get_block_num" && op != "tile.get_subblock_idx") {
       return Error(assign.span(), fmt::format("backend-ptoas cannot lower the scalar '{}' computed by '{}' in kernel "
                                               "'{}'",
@@ -305,6 +318,31 @@ LaunchIdentity UsedLaunchIdentity(const ir::Function& kernel) {
   } finder;
   if (kernel.body()) finder.VisitStmt(kernel.body());
   return finder.used;
+}
+
+bool IsComparisonExpr(const ir::Expr& expr) {
+  const auto* binary = expr.As<ir::BinaryExpr>();
+  return binary && ir::IsComparison(binary->op());
+}
+
+bool IsFloatScalarExpr(const ir::Expr& expr) {
+  const auto* scalar = expr.type()->As<ir::ScalarType>();
+  return scalar && ir::IsFloat(scalar->dtype());
+}
+
+std::optional<ir::DataType> ComparedFloatType(const ir::BinaryExpr& compare) {
+  bool float_literal = false;
+  for (const auto& operand : {compare.lhs(), compare.rhs()}) {
+    const auto* scalar = operand->type()->As<ir::ScalarType>();
+    if (operand->Is<ir::ConstFloat>()) {
+      float_literal = true;
+    } else if (!operand->Is<ir::ConstInt>() && scalar) {
+      if (ir::IsFloat(scalar->dtype())) return scalar->dtype();
+      return std::nullopt;
+    }
+  }
+  if (float_literal) return ir::DataType::FP32;
+  return std::nullopt;
 }
 
 bool ScalarConvertible(ir::DataType from, ir::DataType to) {

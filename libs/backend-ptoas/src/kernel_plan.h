@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -45,8 +46,8 @@ enum class OpForm {
   ValidShape,  // tile.set_validshape: the result's alloc_tile (same address, new valid_row/valid_col)
   SelectScalar,  // ins(mask, src, tmp, scalar): tsels, the scalar at src's element type (signed for unsigned src)
   Triangle,    // "pto.ttri"(diagonal : i32, result) {upperOrLower = 0|1 : i32}: generic form only
-  GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
   Gather,      // ins(src, indices, tmp) outs(result): tgather's index form; the program's tmp or one in the Vec scratch
+  GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
   Transpose,   // ins(src, tmp) outs(result): ttrans; without the program's tmp tile, one like src in the Vec scratch
 };
 
@@ -69,6 +70,14 @@ bool IsSignedInteger(ir::DataType dtype);
 // Whether a scalar parameter of type `from` can be passed to a tile op of element type `to`:
 // floats to floats of another width, signed integers to floats and to signed integers.
 bool ScalarConvertible(ir::DataType from, ir::DataType to);
+
+// `a < b` and kin, whose value is a boolean; a scalar of a floating-point type.
+bool IsComparisonExpr(const ir::Expr& expr);
+bool IsFloatScalarExpr(const ir::Expr& expr);
+// The floating-point type a comparison compares at (arith.cmpf), or none for a comparison of
+// integers (arith.cmpi): the type of its first operand that is not a literal, when that is a float,
+// else FP32 when an operand is a float literal.
+std::optional<ir::DataType> ComparedFloatType(const ir::BinaryExpr& compare);
 
 // The launch identity a kernel reads (pl.tile.get_block_idx() and kin). Each becomes a trailing i32
 // argument of the PTO function, after the scalars, that kernel_entry fills from the runtime's
@@ -129,10 +138,10 @@ struct KernelPlan {
   // of tgather's index form, ttrans's when the program gives none): one Vec buffer past every tile memory allocation placed in Vec, so it
   // overlaps none of them, used by one op at a time. -1 when no op needs it.
   int64_t vec_scratch_offset = -1;
-  // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // tile.gather calls whose tmp is a tile like the indices in the Vec scratch: the program gave none,
   // or (on a2a3) one without the indices' element type and valid shape, which ptoas requires.
   std::set<const ir::Call*> scratch_gather_tmps;
+  // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;
 };

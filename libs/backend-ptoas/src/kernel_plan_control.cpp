@@ -180,17 +180,16 @@ Status Planner::CheckIf(const ir::IfStmt& branch) {
   return {};
 }
 
-// A condition is a comparison of index values (arith.cmpi) or a constant.
+// A condition is a comparison of index values (arith.cmpi) or of floating-point scalars
+// (arith.cmpf), or a constant.
 Status Planner::CheckCondition(const ir::ExprPtr& condition, const ir::Span& span, std::string_view construct) {
   if (condition->Is<ir::ConstBool>()) return {};
   const auto* binary = condition->As<ir::BinaryExpr>();
   if (!binary || !ir::IsComparison(binary->op()))
     return Error(span, fmt::format("backend-ptoas cannot lower the {} condition `{}` in kernel '{}': it lowers "
-                                   "comparisons of integers",
+                                   "comparisons of integers and of floating-point scalars",
                                    construct, ir::PrintExpr(condition), kernel_.name()));
-  const std::string what = fmt::format("the {} condition `{}`", construct, ir::PrintExpr(condition));
-  if (auto ok = CheckIndexExpr(binary->lhs(), what, span); !ok) return ok;
-  return CheckIndexExpr(binary->rhs(), what, span);
+  return CheckComparison(*binary, fmt::format("the {} condition `{}`", construct, ir::PrintExpr(condition)), span);
 }
 
 // An integer scalar carried by a loop or merged by an if: an scf result of type index.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kernel_planner.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::backend_ptoas::detail {
 
@@ -22,10 +23,15 @@ Status Planner::CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const 
 }
 
 // An `index` value: integer constants, enclosing loop variables and signed integer scalar
-// parameters, combined by + - * // % min max << >>. Comparisons and float division give no index.
+// parameters, combined by + - * // % min max << >>, and pl.cast of one to a signed integer type
+// (`c < pl.cast(4096, pl.INT32)`). Comparisons and float division give no index.
 Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span) {
   if (expr->Is<ir::ConstInt>()) return {};
   if (const auto* var = expr->As<ir::Var>()) return CheckIndexVar(*var, what, span);
+  if (const auto* call = expr->As<ir::Call>();
+      call && call->is_op_call() && call->target_name() == "scalar.cast" && IsIndexScalarExpr(*call) &&
+      IsIndexScalarExpr(*call->args()[0]))
+    return CheckIndexExpr(call->args()[0], what, span);
   if (const auto* binary = expr->As<ir::BinaryExpr>()) {
     const char* symbol = ir::BinaryOpSymbol(binary->op());
     if (ir::IsComparison(binary->op())) {
@@ -44,6 +50,31 @@ Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what,
   return Error(span, fmt::format("{} must be an integer expression of constants, loop variables and scalar "
                                  "parameters",
                                  what));
+}
+
+// A comparison the kernel computes: of two index values (arith.cmpi), or of floating-point scalar
+// operands (arith.cmpf): element reads, casts, scalar parameters and literals, at the type
+// ComparedFloatType names.
+Status Planner::CheckComparison(const ir::BinaryExpr& compare, const std::string& what, const ir::Span& span) {
+  if (const auto dtype = ComparedFloatType(compare)) {
+    for (const auto& operand : {compare.lhs(), compare.rhs()}) {
+      const auto* var = operand->As<ir::Var>();
+      const bool float_value = var && (plan_.float_scalars.contains(var) || IsScalarParam(*var));
+      if (!operand->Is<ir::ConstFloat>() && !operand->Is<ir::ConstInt>() && !float_value)
+        return Error(span, fmt::format("{} compares `{}`, which is not a floating-point element read (pl.read), "
+                                       "cast (pl.cast), scalar parameter or literal of kernel '{}'",
+                                       what, ir::PrintExpr(operand), kernel_.name()));
+      if (auto ok = CheckScalarOperand(operand, *dtype, what, span); !ok) return ok;
+    }
+    return {};
+  }
+  if (auto ok = CheckIndexExpr(compare.lhs(), what, span); !ok) return ok;
+  return CheckIndexExpr(compare.rhs(), what, span);
+}
+
+bool Planner::IsScalarParam(const ir::Var& var) const {
+  return std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                     [&](const ir::VarPtr& param) { return param.get() == &var; });
 }
 
 Status Planner::CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span) {

@@ -53,14 +53,14 @@ class Planner {
   Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span);
   Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const;
   Status CheckTransposedRhs(const ir::Call& call, const ir::Span& span);
+  // The gathers by index (kernel_plan_gather.cpp).
+  Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   Status CheckGatherDim(const ir::Call& call, const ir::Span& span);
+  Status CheckGather(const ir::Call& call, const ir::Span& span);
   Status NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span& span);
   Status PlaceScratch();
   Status CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, const ir::Span& span) const;
-  // The gathers by index (kernel_plan_gather.cpp).
-  Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   Status CheckValidExtents(const std::vector<ir::ExprPtr>& extents, std::string_view op, const ir::Span& span);
-  Status CheckGather(const ir::Call& call, const ir::Span& span);
   Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
   Status CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
@@ -111,6 +111,8 @@ class Planner {
   Status CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span);
   Status CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span);
   Status CheckIndexVar(const ir::Var& var, const std::string& what, const ir::Span& span);
+  Status CheckComparison(const ir::BinaryExpr& compare, const std::string& what, const ir::Span& span);
+  bool IsScalarParam(const ir::Var& var) const;
 
   const ir::Function& kernel_;
   std::string_view arch_;

@@ -276,6 +276,70 @@ TEST(EmitModuleLoops, FloatCastsOfIntegersAndLiterals) {
   EXPECT_NE(text.find("    %cst = arith.constant 0.00000000000000000e+00 : f32\n"), std::string::npos) << text;
 }
 
+// def flags(x, n):                                    # line 1 (x: [8] FP32, n: [8] INT32)
+//     f = pl.read(x, [0])                               # line 2
+//     b = pl.cast(f == f, pl.INT32)                     # line 3 (0 for NaN)
+//     i = pl.cast(f, pl.INT32)                          # line 4 (toward zero)
+//     pl.write(n, [0], b)                               # line 5
+//     if f > 0.5:                                       # line 6
+//         pl.write(n, [1], i)                           # line 7
+// A comparison of floating-point scalars is arith.cmpf, made an integer by zero-extending its i1; a
+// floating-point scalar becomes one by arith.fptosi; either is then an index value like any other.
+TEST(EmitModuleLoops, ComparisonsAndFloatScalarsAsIntegers) {
+  auto x = TensorParam("x", {8}, {});
+  auto n = TensorParam("n", {8}, {}, ir::DataType::INT32);
+  auto read = Op("tensor.read", {x, Ints({0})}, At(2, 9));
+  auto f = std::make_shared<ir::Var>("f", read->type());
+  auto same = Op("scalar.cast", {Bin(BinaryOp::Eq, f, f)}, At(3, 9), {{"target_type", ir::DataType::INT32}});
+  auto b = std::make_shared<ir::Var>("b", same->type());
+  auto truncate = Op("scalar.cast", {f}, At(4, 9), {{"target_type", ir::DataType::INT32}});
+  auto i = std::make_shared<ir::Var>("i", truncate->type());
+  auto branch = std::make_shared<ir::IfStmt>(
+      Bin(BinaryOp::Gt, f, Float(0.5)),
+      std::make_shared<ir::SeqStmts>(
+          std::vector<ir::StmtPtr>{Eval(Op("tensor.write", {n, Ints({1}), i}, At(7, 9)), At(7, 9))}),
+      nullptr, std::vector<ir::VarPtr>{}, At(6, 5));
+  auto kernel = Kernel("flags", {x, n}, {ir::ParamDirection::In, ir::ParamDirection::InOut},
+                       {Assign(f, read, At(2, 5)), Assign(b, same, At(3, 5)), Assign(i, truncate, At(4, 5)),
+                        Eval(Op("tensor.write", {n, Ints({0}), b}, At(5, 5)), At(5, 5)), branch});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %0 = pto.load_scalar %arg0[%c0_index] : !pto.ptr<f32> -> f32\n"
+                      "    %1 = arith.cmpf oeq, %0, %0 : f32\n"
+                      "    %2 = arith.extui %1 : i1 to i64\n"
+                      "    %b = arith.index_cast %2 : i64 to index\n"
+                      "    %3 = arith.fptosi %0 : f32 to i32\n"
+                      "    %i = arith.index_cast %3 : i32 to index\n"
+                      "    %4 = arith.index_cast %b : index to i32\n"
+                      "    pto.store_scalar %4, %arg1[%c0_index] : !pto.ptr<i32>, i32\n"
+                      "    %5 = arith.cmpf ogt, %0, %cst : f32\n"
+                      "    scf.if %5 {\n"),
+            std::string::npos)
+      << text;
+}
+
+// def bounded(x, k):                                   # line 1 (x: [8] INT64, k: pl.Scalar[pl.INT64])
+//     if k < pl.cast(4096, pl.INT32):                   # line 2
+//         pl.write(x, [0], k)                           # line 3
+// A cast inside an index expression is lowered where it stands.
+TEST(EmitModuleLoops, CastsInsideAnIndexExpression) {
+  auto x = TensorParam("x", {8}, {}, ir::DataType::INT64);
+  auto k = ScalarParam("k", ir::DataType::INT64, {});
+  auto limit = Op("scalar.cast", {Int(4096, ir::DataType::INDEX)}, At(2, 12), {{"target_type", ir::DataType::INT32}});
+  auto branch = std::make_shared<ir::IfStmt>(
+      Bin(BinaryOp::Lt, k, limit),
+      std::make_shared<ir::SeqStmts>(
+          std::vector<ir::StmtPtr>{Eval(Op("tensor.write", {x, Ints({0}), k}, At(3, 9)), At(3, 9))}),
+      nullptr, std::vector<ir::VarPtr>{}, At(2, 5));
+  auto kernel = Kernel("bounded", {x, k}, {ir::ParamDirection::InOut, ir::ParamDirection::In}, {branch});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %0 = arith.index_cast %c4096_index : index to i32\n"
+                      "    %cast = arith.index_cast %0 : i32 to index\n"
+                      "    %1 = arith.cmpi slt, %k_idx, %cast : index\n"
+                      "    scf.if %1 {\n"),
+            std::string::npos)
+      << text;
+}
+
 // def column(x, out):                                  # line 1 (x: [64, 1], out: [4, 16, 1])
 //     t = pl.load(x, [16, 0], [16, 1])                  # line 2
 //     pl.store(t, [2, 0, 0], out)                       # line 3

@@ -1,0 +1,61 @@
+"""Integers a kernel makes of a comparison or of a floating-point scalar, and ifs on a comparison of
+floating-point scalars: `pl.cast(a == a, pl.INT32)` is 1 or 0, `pl.cast(f, pl.INT32)` rounds f toward
+zero, as torch's conversions do. The simulator computes them, and backend-ptoas writes a .pto
+(arith.cmpf / cmpi, extui, fptosi) that conforms to the PTO dialect."""
+
+import warnings
+from pathlib import Path
+
+import torch
+
+from pypto.runtime import RunConfig
+
+from conftest import kernels_fixture
+from pto_dialect import assert_conforms
+
+KERNELS = '''
+import pypto.language as pl
+
+
+@pl.jit
+def flags(x: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+          out: pl.InOut[pl.Tensor[[4, 8], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for c in pl.range(8):
+            f = pl.read(x, [0, c])
+            same = pl.cast(f == f, pl.INT32)
+            pl.write(out, [0, c], same * same)
+            pl.write(out, [1, c], pl.cast(pl.read(x, [1, c]), pl.INT32))
+            g = pl.read(idx, [2, c])
+            pl.write(out, [2, c], pl.cast(g >= 0, pl.INT32))
+            h = pl.read(x, [3, c])
+            if h > 0.5:
+                pl.write(out, [3, c], pl.cast(7, pl.INT32))
+            if g < pl.cast(2, pl.INT32):
+                pl.write(out, [3, c], pl.cast(9, pl.INT32))
+    return out
+'''
+
+kernels = kernels_fixture("scalar_compares.py", KERNELS)
+
+
+def test_comparisons_and_float_scalars_become_integers(kernels):
+    x = torch.randn(4, 8) * 3
+    x[0, 3] = float("nan")
+    idx = torch.randint(-4, 4, (4, 8), dtype=torch.int32)
+    out = torch.full((4, 8), -1, dtype=torch.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a kernel without a .pto would warn
+        compiled = kernels.flags.compile(x, idx, out, config=RunConfig(platform="a2a3sim"))
+    (pto,) = Path(compiled.output_dir).glob("kernels/aiv/*.pto")
+    text = pto.read_text()
+    for op in ("arith.cmpf oeq", "arith.cmpf ogt", "arith.extui", "arith.fptosi"):
+        assert op in text, text
+    assert_conforms(compiled.output_dir)
+    compiled(x, idx, out)
+    expected = torch.full((4, 8), -1, dtype=torch.int32)
+    expected[0] = (x[0] == x[0]).int()
+    expected[1] = x[1].int()  # toward zero
+    expected[2] = (idx[2] >= 0).int()
+    expected[3] = torch.where(idx[2] < 2, 9, torch.where(x[3] > 0.5, 7, -1)).int()
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
