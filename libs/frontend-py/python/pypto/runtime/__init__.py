@@ -8,6 +8,7 @@ from pypto.runtime.program_run import run
 from pypto.runtime.runner import DfxOptions
 from pypto.runtime.device import EXIT_DEVICE_TOOLCHAIN_MISSING, EXIT_NO_DEVICE, DeviceUnavailableError
 from pypto.runtime.resident import DeviceTensor, StackedDeviceTensor
+from pypto.runtime.pto_isa import pto_isa_include_dir
 from pypto.testing.spec import ScalarSpec, TensorSpec
 
 
@@ -18,22 +19,6 @@ def __getattr__(name: str):
 
         return platforms.names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def pto_isa_include_dir() -> str:
-    """The pto-isa headers' include directory, for hand-written kernels that include them: taken
-    from ``$PTO_ISA_ROOT`` (its ``include`` folder)."""
-    import os
-
-    root = os.environ.get("PTO_ISA_ROOT")
-    if not root:
-        raise NotImplementedError(
-            "pto_isa_include_dir: this pypto does not ship the pto-isa headers; set PTO_ISA_ROOT to a pto-isa checkout"
-        )
-    include = os.path.join(root, "include")
-    if not os.path.isdir(include):
-        raise FileNotFoundError(f"PTO_ISA_ROOT={root!r} has no include/ directory")
-    return include
 
 
 __all__ = [
