@@ -19,6 +19,8 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 
+#include "banded_fill_stores.h"
+
 namespace pypto::passes {
 namespace {
 
@@ -632,7 +634,9 @@ Pass AllocateMemoryAddr() {
               [](const ProgramPtr& program, const PassContext& context) -> Result<ProgramPtr> {
                 return RewriteEachFunction(program, [&](const FunctionPtr& function) -> Result<FunctionPtr> {
                   if (!IsKernel(function->type())) return function;
-                  auto body = OutOfPlaceCarries().MutateStmt(function->body());
+                  auto banded = FillStoresInBands(function->body(), *context.soc);
+                  if (!banded) return pypto::unexpected(banded.error());
+                  auto body = OutOfPlaceCarries().MutateStmt(*banded);
                   if (body == function->body()) return KernelAllocator(*function, *context.soc).Run();
                   return KernelAllocator(*function->WithBody(body), *context.soc).Run();
                 });

@@ -327,5 +327,32 @@ TEST(AllocateMemoryAddr, WindowOfAnNdAccTileIsACopy) {
                                                                     {0, 8192}, {8192, 4096}, {8192, 4096}}));
 }
 
+// A constant fill larger than UB that is only stored ([128, 416] FP32 is 208 KB of 184 KB) is filled
+// as a band of its rows, at most half of UB, and stored once per band.
+TEST(AllocateMemoryAddr, FillLargerThanUbIsStoredBandByBand) {
+  using namespace ir;
+  auto out = testing::Tensor("out", {128, 512});
+  testing::KernelBuilder k;
+  auto fill = k.Let("fill", testing::OpWithKwargs("tile.full", {testing::Ints({128, 416}), std::make_shared<ConstFloat>(-1.0, DataType::FP32)},
+                                                  {{"dtype", DataType::FP32}}));
+  k.Eval(testing::Op("tile.store", {fill, testing::Ints({0, 96}), out}));
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{out}, std::vector<ParamDirection>{ParamDirection::InOut},
+                                           std::vector<TypePtr>{}, std::make_shared<SeqStmts>(k.body), FunctionType::AIV);
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  std::vector<std::string> stmts;
+  for (const auto& stmt : FlattenStmts((*result)->Find("k")->body())) {
+    if (const auto* assign = stmt->As<AssignStmt>()) stmts.push_back(PrintExpr(assign->value()));
+    if (const auto* eval = stmt->As<EvalStmt>()) stmts.push_back(PrintExpr(eval->expr()));
+  }
+  EXPECT_EQ(stmts, (std::vector<std::string>{"pl.tile.full([32, 416], dtype=pl.FP32, value=-1.0)",
+                                             "pl.tile.store(fill_band, [0, 96], out)",
+                                             "pl.tile.store(fill_band, [32, 96], out)",
+                                             "pl.tile.store(fill_band, [64, 96], out)",
+                                             "pl.tile.store(fill_band, [96, 96], out)"}));
+}
+
 }  // namespace
 }  // namespace pypto::passes
