@@ -13,9 +13,9 @@ from conftest import is_poison, unwritten
 
 N = 16
 
-# backend-ptoas does not emit the pipe ops yet; on a simulator that is a warning at compile time.
+# backend-ptoas does not lower a hand-written pipe setup yet; on a simulator that is a warning at compile time.
 pytestmark = pytest.mark.filterwarnings("ignore:no .pto written for kernel .* backend-ptoas does not lower the "
-                                         "cross-core pipe op")
+                                         "explicit pipe setup op")
 
 CUBE_TO_LANES = '''
 import pypto.language as pl

@@ -19,6 +19,7 @@ std::string KernelEmitter::Emit() {
   // Constants are requested while the other sections print and are declared first, in first-use order.
   EmitTensorViews();
   EmitIndexCasts();
+  EmitPipeSetup();
   EmitTileAllocs();
   for (const auto& stmt : plan_.stmts) LowerStmt(*stmt);
 
@@ -40,7 +41,8 @@ void KernelEmitter::BindNames() {
       values_[param.get()] = "%" + name;
     }
   }
-  // The launch identity follows, as i32 arguments (see LaunchIdentity).
+  // The launch identity follows, as i32 arguments (see LaunchIdentity), then the GM slot buffer of
+  // the cross-core pipes (cross_core_pipes.h).
   auto launch_arg = [&] {
     std::string name = fmt::format("arg{}", index++);
     names_.Reserve(name);
@@ -51,6 +53,7 @@ void KernelEmitter::BindNames() {
     block_num_arg_ = launch_arg();
   }
   if (plan_.launch.subblock) subblock_idx_arg_ = launch_arg();
+  if (plan_.pipes.gm_slot_buffer) gm_slot_buffer_arg_ = launch_arg();
   for (const auto& param : plan_.index_scalars) {
     if (param->type()->As<ir::ScalarType>()->dtype() == ir::DataType::INDEX) {
       indices_[param.get()] = values_.at(param.get());
@@ -81,6 +84,7 @@ std::string KernelEmitter::Signature() const {
   }
   for (const auto* arg : {&block_idx_arg_, &block_num_arg_, &subblock_idx_arg_})
     if (!arg->empty()) args.push_back(fmt::format("{}: i32", *arg));
+  if (!gm_slot_buffer_arg_.empty()) args.push_back(fmt::format("{}: {}", gm_slot_buffer_arg_, PtrType("f32")));
   const char* kind = kernel_.type() == ir::FunctionType::AIC ? "cube" : "vector";
   return fmt::format("  func.func @{}({}) attributes {{pto.kernel_kind = #pto.kernel_kind<{}>}} {{\n", kernel_.name(),
                      fmt::join(args, ", "), kind);

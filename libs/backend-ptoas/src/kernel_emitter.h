@@ -38,6 +38,10 @@ class KernelEmitter {
   // A region opener or closer (`scf.for ... {`, `}`): not an operation, so never a location.
   void AddStructural(const std::string& text);
 
+  // cross_core_pipes.cpp: the pipe setup of a mixed kernel's member, and its pushes, pops and frees.
+  void EmitPipeSetup();
+  void LowerPipe(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
+
   // index_exprs.cpp: loops and the index arithmetic of their bounds and of offsets.
   void LowerFor(const ir::ForStmt& loop);
   // The positions of the integer scalars among a loop's or an if's results (its scf results).
@@ -131,6 +135,7 @@ class KernelEmitter {
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
   std::map<const ir::Var*, std::string> indices_; // loop variables, scalar parameters and index values
   std::string block_idx_arg_, block_num_arg_, subblock_idx_arg_;  // launch identity arguments, if read
+  std::string gm_slot_buffer_arg_;  // a2a3: the GM slot buffer of the cross-core pipes, the last argument
   // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
   // are values the body computes (a ragged tail's `min(...)`).
   std::set<const ir::Var*> deferred_allocs_;

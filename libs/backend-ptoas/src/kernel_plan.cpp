@@ -1,6 +1,6 @@
 // PlanKernel and the Planner's walk over a kernel (kernel_planner.h): the function and its parameters,
-// each statement dispatched to its check, the ops refused outright (pipes, synchronisation,
-// prefetch, communication), scalar assignments; also the launch identity a kernel reads and the
+// each statement dispatched to its check, the ops refused outright (explicit pipe setup,
+// synchronisation, prefetch, communication), scalar assignments; also the launch identity a kernel reads and the
 // dtype helpers kernel_plan.h declares.
 #include "kernel_plan.h"
 
@@ -71,6 +71,7 @@ pypto::expected<KernelPlan, std::string> Planner::Run() {
     if (used_.contains(param.get())) plan_.index_scalars.push_back(param);
   }
   if (auto ok = PlaceScratch(); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = PlacePipes(); !ok) return pypto::unexpected(ok.error());
   return std::move(plan_);
 }
 
@@ -119,7 +120,7 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
       return Error(stmt.span(), fmt::format("backend-ptoas does not lower pl.system.syncall (pto.syncall) yet in "
                                             "kernel '{}'",
                                             kernel_.name()));
-    if (call && IsPipeOp(call->target_name())) return PipeError(*call, stmt);
+    if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, stmt);
     if (call && call->target_name().starts_with("comm.")) return CommError(*call, stmt);
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
@@ -147,18 +148,20 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
                                         kernel_.name()));
 }
 
-// Cross-core pipes (pto.tpush_to_aiv, pto.tpop_from_aic, ...) need the slot buffers and pipe setup
-// ptoas expects; until they are emitted, a kernel using them runs on the simulator only.
+// Cross-core pipes (kernel_plan_pipes.cpp) and the setup ops of hand-written ones.
 bool Planner::IsPipeOp(const std::string& op) {
   return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe" ||
          op == "system.reserve_buffer" || op == "system.import_peer_buffer";
 }
 
+// The backend writes each member's pipe setup (slot buffers, initialize_pipe) from its pushes and
+// pops; a program that writes its own would need its buffers and ring geometry carried over.
 Status Planner::PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
   const std::string& op = call.target_name();
   return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the cross-core pipe op '{}' yet in kernel '{}'", op,
-                           kernel_.name()));
+               fmt::format("backend-ptoas does not lower the explicit pipe setup op '{}' yet in kernel '{}' (it "
+                           "writes the setup of the pipes itself: push, pop and free without it)",
+                           op, kernel_.name()));
 }
 
 // The synchronisation ops (pl.system.sync_set, bar_v, fence, ...) and the PTO instruction each
@@ -209,6 +212,7 @@ Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
 
 Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   const auto* call = assign.value()->As<ir::Call>();
+  if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, assign, &assign);
   if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, assign);
   if (call && call->target_name().starts_with("comm.")) return CommError(*call, assign);
   if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);

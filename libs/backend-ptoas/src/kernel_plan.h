@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cross_core_pipes.h"
 #include "pypto/ir/function.h"
 #include "pypto/support/expected.h"
 
@@ -144,6 +145,8 @@ struct KernelPlan {
   // Every tensor-typed variable of the body (a store's result names its destination) mapped to the
   // parameter whose memory it is.
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;
+  // The cross-core pipes of a mixed kernel's member (cross_core_pipes.h).
+  PipeUse pipes;
 };
 
 // Fails on the first construct backend-ptoas cannot lower for `arch` ("a2a3" or "a5"), naming it

@@ -39,6 +39,10 @@ class Planner {
   Status CheckStmt(const ir::Stmt& stmt);
   static bool IsPipeOp(const std::string& op);
   Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const;
+  // Cross-core pipe ops (kernel_plan_pipes.cpp).
+  Status CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
+  Status OrderPipeFrees(std::vector<ir::StmtPtr>& block) const;
+  Status PlacePipes();
   static const char* SyncOpSpelling(std::string_view op);
   Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const;

@@ -13,6 +13,7 @@
 
 #include "c_types.h"
 #include "kernel_plan.h"
+#include "pypto/backend_ptoas/module.h"
 #include "pypto/ir/function.h"
 
 namespace pypto::backend_ptoas {
@@ -128,6 +129,13 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
 }  // namespace
 
 pypto::expected<std::string, std::string> EmitKernelWrapper(const ir::Function& kernel, std::string_view ptoas_cpp) {
+  // On a2a3 a member's last argument is the GM buffer its pipe slots pass through (cross_core_pipes.h),
+  // which upstream's orchestration allocates per call; this runtime does not yet.
+  if (UsesCrossCorePipes(kernel))
+    return pypto::unexpected(fmt::format("{}: kernel_entry cannot call kernel '{}' yet: it hands tiles to its peer "
+                                         "through cross-core pipes, whose GM slot buffer (its last argument on a2a3) "
+                                         "the runtime does not allocate yet",
+                                         kernel.span().str(), kernel.name()));
   auto unpacking = UnpackArgs(kernel);
   if (!unpacking) return pypto::unexpected(unpacking.error());
   std::string out = fmt::format("// Kernel '{}': ptoas output behind the runtime's kernel_entry ABI.\n", kernel.name());

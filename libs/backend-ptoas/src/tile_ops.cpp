@@ -49,6 +49,7 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
     return WriteElement(*call, OpSpan(stmt.span(), call->span()));
   if (assign && deferred_allocs_.contains(assign->var().get())) EmitDeferredAlloc(*assign);
   const ir::Span& span = OpSpan(stmt.span(), call->span());
+  if (ir::IsCrossCorePipeOp(call->target_name())) return LowerPipe(*call, assign, span);
   const OpLowering& lowering = *FindLowering(call->target_name());
   switch (lowering.form) {
     case OpForm::Load: return LowerLoad(*assign, *call, span);

@@ -241,11 +241,12 @@ const pypto_backend_plugin& PluginFor(const std::string& platform) {
   throw std::runtime_error(plugin.error());
 }
 
-// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles, and
-// next to it <kernel>.generic.mlir, the same module with its pto ops in MLIR's generic form, which
-// any MLIR tool parses (`mlir-opt --allow-unregistered-dialect`) without ptoas. The simulator runs
-// the IR itself, so there a kernel the emitter cannot express yet is a warning; for a device it is
-// an error. The platform's description says which (pto_modules), or that no module is written.
+// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles (for a
+// member of a mixed kernel whose members pass tiles through cross-core pipes, the module of both
+// members, written under each member's name), and next to it <kernel>.generic.mlir, the same
+// module with its pto ops in MLIR's generic form, which any MLIR tool parses (`mlir-opt
+// --allow-unregistered-dialect`) without ptoas. The simulator runs the IR itself, so there a kernel
+// the emitter cannot express yet is a warning; for a device it is an error. The platform's description says which (pto_modules), or that no module is written.
 void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
                         const std::string& platform, const std::filesystem::path& root) {
   const rt::PlatformInfo info = PlatformOf(platform);
@@ -254,7 +255,7 @@ void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestr
     if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
     const ir::Function& function = *lowered.Find(kernel.name);
     const std::string& arch = info.soc.arch;
-    auto module = backend_ptoas::EmitModule(function, arch);
+    auto module = backend_ptoas::EmitKernelModule(lowered, function, arch);
     if (!module && info.pto_modules == PYPTO_PTO_OPTIONAL) {
       auto message = fmt::format("no .pto written for kernel '{}': {}", kernel.name, module.error());
       if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
@@ -262,7 +263,7 @@ void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestr
     }
     if (!module) throw std::runtime_error(module.error());
     // Planning does not depend on the form: a kernel with a .pto has a generic module too.
-    auto generic = backend_ptoas::EmitModule(function, arch, {.generic_form = true});
+    auto generic = backend_ptoas::EmitKernelModule(lowered, function, arch, {.generic_form = true});
     if (!generic) throw std::runtime_error(generic.error());
     auto dir = root / "kernels" / kernel.core_type;
     std::filesystem::create_directories(dir);

@@ -8,6 +8,7 @@
 
 namespace pypto::ir {
 class Function;
+class Program;
 }  // namespace pypto::ir
 
 namespace pypto::backend_ptoas {
@@ -36,5 +37,23 @@ bool IsTargetArch(std::string_view arch);
 // error naming the construct and its source location; nothing is skipped silently.
 pypto::expected<std::string, std::string> EmitModule(const ir::Function& kernel, std::string_view arch,
                                                      const ModuleOptions& options = {});
+
+// Whether a kernel pushes, pops or frees tiles of a cross-core pipe.
+bool UsesCrossCorePipes(const ir::Function& kernel);
+
+// The module of a mixed kernel `group` whose AIC and AIV members hand tiles to each other through
+// cross-core pipes: both functions, the AIC member's first, since each imports the slot buffer the
+// other reserves by its symbol. Each member's pipe setup (pto.reserve_buffer at a base past its
+// tiles, pto.import_reserved_buffer, pto.aic/aiv_initialize_pipe) opens its body; on a2a3 each also
+// takes the GM slot buffer as its last argument (`!pto.ptr<f32>`). libs/backend-ptoas/README.md,
+// "Cross-core pipes", has the details.
+pypto::expected<std::string, std::string> EmitGroupModule(std::string_view group, const ir::Function& aic,
+                                                          const ir::Function& aiv, std::string_view arch,
+                                                          const ModuleOptions& options = {});
+
+// The module written for `kernel` of the lowered `program`: its group's (EmitGroupModule) when it is a
+// member of a Group whose members use cross-core pipes, else its own (EmitModule).
+pypto::expected<std::string, std::string> EmitKernelModule(const ir::Program& program, const ir::Function& kernel,
+                                                           std::string_view arch, const ModuleOptions& options = {});
 
 }  // namespace pypto::backend_ptoas

@@ -1,0 +1,212 @@
+// Cross-core pipes (cross_core_pipes.h): joining a mixed kernel's two planned members, and printing
+// each member's pipe setup and its pushes, pops and frees.
+#include "cross_core_pipes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernel_emitter.h"
+#include "kernel_plan.h"
+#include "mlir_types.h"
+#include "pypto/ir/function.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/soc.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+const char* DirectionName(int direction) { return direction == kDirC2V ? "cube-to-vector" : "vector-to-cube"; }
+const char* BufferSuffix(int direction) { return direction == kDirC2V ? "_c2v_slot_buffer" : "_v2c_slot_buffer"; }
+
+// The direction a member's pops arrive on: the vector core consumes cube-to-vector, the cube core
+// vector-to-cube.
+int ConsumedDirection(const ir::Function& kernel) {
+  return kernel.type() == ir::FunctionType::AIC ? kDirV2C : kDirC2V;
+}
+
+pypto::expected<void, std::string> PlaceSlotBuffer(std::string_view group, const ir::Function& kernel, PipeUse& pipes,
+                                                   const ir::SocSpec& soc) {
+  const int direction = ConsumedDirection(kernel);
+  if (!(pipes.dir_mask & direction)) return {};
+  const bool cube = kernel.type() == ir::FunctionType::AIC;
+  const int64_t capacity = soc.capacity(cube ? ir::MemorySpace::Mat : ir::MemorySpace::Vec);
+  const int64_t size = pipes.slot_size * SlotsPerPipe(pipes.dir_mask);
+  if (pipes.consumer_free_offset + size > capacity)
+    return pypto::unexpected(fmt::format(
+        "{}: backend-ptoas cannot place the {}-byte slot buffer of the {} pipe of mixed kernel '{}' in {}: PTOAS "
+        "keeps {} slots of its largest crossing tile ({} bytes), and the tiles of '{}' use {} up to byte {} of the {} "
+        "{} has; cross smaller tiles, or free {} bytes of {}",
+        kernel.span().str(), size, DirectionName(direction), group, cube ? "L1" : "UB",
+        SlotsPerPipe(pipes.dir_mask), pipes.slot_size, kernel.name(), cube ? "L1" : "UB",
+        pipes.consumer_free_offset, capacity, soc.name, pipes.consumer_free_offset + size - capacity,
+        cube ? "L1" : "UB"));
+  pipes.reserve_base = pipes.consumer_free_offset;
+  pipes.reserve_size = size;
+  return {};
+}
+
+}  // namespace
+
+pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir::Function& aic, KernelPlan& aic_plan,
+                                               const ir::Function& aiv, KernelPlan& aiv_plan, std::string_view arch) {
+  PipeUse& cube = aic_plan.pipes;
+  PipeUse& vector = aiv_plan.pipes;
+  for (int direction : {kDirC2V, kDirV2C}) {
+    if (!((cube.directions ^ vector.directions) & direction)) continue;
+    const ir::Function& lone = (cube.directions & direction) ? aic : aiv;
+    const ir::Function& peer = (cube.directions & direction) ? aiv : aic;
+    return pypto::unexpected(fmt::format("{}: backend-ptoas cannot lower the {} pipe of mixed kernel '{}': '{}' uses "
+                                         "it and its peer '{}' never does",
+                                         lone.span().str(), DirectionName(direction), group, lone.name(), peer.name()));
+  }
+  std::set<int64_t> splits = cube.splits;
+  splits.insert(vector.splits.begin(), vector.splits.end());
+  if (splits.contains(0) && splits.size() > 1)
+    return pypto::unexpected(fmt::format("{}: backend-ptoas cannot lower the pipes of mixed kernel '{}': PTOAS's pipe "
+                                         "carries either whole tiles (split=0) or the vector lanes' halves (split=1 "
+                                         "or 2), and its crossings use both",
+                                         aiv.span().str(), group));
+  const int dir_mask = cube.directions | vector.directions;
+  if (arch == "a5" && (dir_mask & kDirV2C))
+    return pypto::unexpected(fmt::format("{}: backend-ptoas does not lower the vector-to-cube pipe of mixed kernel '{}' "
+                                         "on a5 yet: the pushed Vec tile must first be moved into the NZ layout of the "
+                                         "cube's slots",
+                                         aiv.span().str(), group));
+  const ir::SocSpec& soc = *ir::SocForPlatform(arch);
+  for (auto [plan, peer] : {std::pair{&aic_plan, &aiv}, std::pair{&aiv_plan, &aic}}) {
+    PipeUse& pipes = plan->pipes;
+    pipes.peer = peer->name();
+    pipes.buffer_prefix = std::string(group);
+    pipes.dir_mask = dir_mask;
+    pipes.slot_size = std::max(cube.largest_slot_bytes, vector.largest_slot_bytes);
+    // On a2a3 the slots pass through global memory (PTOAS's initialize_l2g2l_pipe); on a5 they go
+    // from core to core.
+    pipes.gm_slot_buffer = arch == "a2a3";
+  }
+  if (auto placed = PlaceSlotBuffer(group, aic, cube, soc); !placed) return placed;
+  return PlaceSlotBuffer(group, aiv, vector, soc);
+}
+
+namespace {
+
+std::string SplitAttr(int64_t split) { return fmt::format("{} : i8", split); }
+
+}  // namespace
+
+// Before the tiles: this member's slot buffer, its peer's, and its end of the pipe.
+void KernelEmitter::EmitPipeSetup() {
+  const PipeUse& pipes = plan_.pipes;
+  if (!pipes.used()) return;
+  const bool cube = kernel_.type() == ir::FunctionType::AIC;
+  const int consumed = ConsumedDirection(kernel_);
+  const int produced = kDirC2V + kDirV2C - consumed;
+  const ir::Span& span = kernel_.span();
+  const TypedValue none{names_.Constant(0, "i32"), "i32"};
+  TypedValue local = none, imported = none;
+  if (pipes.dir_mask & consumed) {
+    const std::string name = pipes.buffer_prefix + BufferSuffix(consumed);
+    local = {names_.Named(name), "i32"};
+    const std::string location = fmt::format("#pto.address_space<{}>", cube ? "mat" : "vec");
+    PtoOp reserve{.name = "pto.reserve_buffer",
+                  .result = local,
+                  .attrs = {{"name", fmt::format("\"{}\"", name)},
+                            {"size", fmt::format("{} : i32", pipes.reserve_size)},
+                            {"location", location},
+                            {"autoAlloc", "false"},
+                            {"base", fmt::format("{} : i32", pipes.reserve_base)}},
+                  .custom_syntax = fmt::format("{} = pto.reserve_buffer {{name = \"{}\", size = {}, location = {}, "
+                                               "auto = false, base = {}}} -> i32",
+                                               local.value, name, pipes.reserve_size, location, pipes.reserve_base),
+                  .generic_operands = GenericOperands{}};
+    Add(prologue_, reserve, span);
+  }
+  if (pipes.dir_mask & produced) {
+    const std::string name = pipes.buffer_prefix + BufferSuffix(produced);
+    imported = {names_.Named(name + "_import"), "i32"};
+    PtoOp import{.name = "pto.import_reserved_buffer",
+                 .result = imported,
+                 .attrs = {{"name", fmt::format("\"{}\"", name)}, {"peer_func", "@" + pipes.peer}},
+                 .custom_syntax = fmt::format("{} = pto.import_reserved_buffer {{name = \"{}\", peer_func = @{}}} -> i32",
+                                              imported.value, name, pipes.peer),
+                 .generic_operands = GenericOperands{}};
+    Add(prologue_, import, span);
+  }
+  const TypedValue& c2v = cube ? imported : local;
+  const TypedValue& v2c = cube ? local : imported;
+  std::vector<TypedValue> operands = {c2v, v2c};
+  std::string gm;
+  if (pipes.gm_slot_buffer) {
+    operands.insert(operands.begin(), {gm_slot_buffer_arg_, PtrType("f32")});
+    gm = fmt::format("gm_slot_buffer = {} : {}, ", gm_slot_buffer_arg_, PtrType("f32"));
+  }
+  const std::string op = cube ? "pto.aic_initialize_pipe" : "pto.aiv_initialize_pipe";
+  PtoOp init{.name = op,
+             .attrs = {{"dir_mask", fmt::format("{} : i8", pipes.dir_mask)},
+                       {"slot_size", fmt::format("{} : i32", pipes.slot_size)}},
+             .custom_syntax = fmt::format("{} {{dir_mask = {}, slot_size = {}}} ({}c2v_consumer_buf = {} : i32, "
+                                          "v2c_consumer_buf = {} : i32)",
+                                          op, pipes.dir_mask, pipes.slot_size, gm, c2v.value, v2c.value),
+             .generic_operands = GenericOperands{.groups = {operands}}};
+  Add(prologue_, init, span);
+}
+
+// A push hands the tile to the peer; a pop on the vector core copies the tile out of its slot into
+// the tile's own buffer (memory allocation placed it, and views of it may follow), one on the cube
+// core names the slot itself (there is no Mat -> Mat copy); a free gives the oldest slot back.
+void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span) {
+  const std::string& op = call.target_name();
+  const int64_t split = ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0);
+  if (op.starts_with("tile.tpush_to_")) {
+    const std::string pto = "pto." + op.substr(std::string_view("tile.").size());
+    const ir::Var& source = *call.args()[0]->As<ir::Var>();
+    const auto& source_type = *source.type()->As<ir::TileType>();
+    // A slot carries the whole box: a tile narrowed by its valid shape is pushed through a view of
+    // all of it (the consumer narrows what it popped; each lane reads its half of the box).
+    const TypedValue tile = source_type.has_partial_valid_shape() ? CornerView(source, source_type.shape(), span)
+                                                                  : TileOperand(source, false);
+    Add(body_,
+        PtoOp{.name = pto,
+              .attrs = {{"split", SplitAttr(split)}},
+              .custom_syntax = fmt::format("{}({} : {}) {{split = {}}}", pto, tile.value, tile.type, split),
+              .generic_operands = GenericOperands{.groups = {{tile}}}},
+        span);
+    return;
+  }
+  if (op.starts_with("system.tfree_to_")) {
+    // tfree_to_aic frees a slot of the cube-to-vector pipe: PTOAS's tfree_from_aic.
+    const std::string pto = op == "system.tfree_to_aic" ? "pto.tfree_from_aic" : "pto.tfree_from_aiv";
+    Add(body_,
+        PtoOp{.name = pto,
+              .attrs = {{"split", SplitAttr(split)}},
+              .custom_syntax = fmt::format("{} {{split = {}}}", pto, split),
+              .generic_operands = GenericOperands{}},
+        span);
+    return;
+  }
+  const std::string pto = "pto." + op.substr(std::string_view("tile.").size());
+  const ir::Var& var = *assign->var();
+  const std::string type = TileOperandType(var);
+  const bool in_slot = plan_.pipes.slot_tiles.contains(&var);
+  const TypedValue popped{names_.Named(var.name_hint() + (in_slot ? "" : "_slot")), type};
+  // The tile types here keep their valid extents dynamic (v_row=?), which a pop takes as operands:
+  // the whole box the slot holds (the copy out of it writes the tile's valid region).
+  const TileExtent box = TileRowsCols(*var.type()->As<ir::TileType>());
+  const TypedValue rows = IndexConstant(box.rows);
+  const TypedValue cols = IndexConstant(box.cols);
+  Add(body_,
+      PtoOp{.name = pto,
+            .result = popped,
+            .attrs = {{"split", SplitAttr(split)}},
+            .custom_syntax = fmt::format("{} = {}({}, {}) {{split = {}}} -> {}", popped.value, pto, rows.value,
+                                         cols.value, split, type),
+            .generic_operands = GenericOperands{.groups = {{rows}, {cols}}, .sized = true}},
+      span);
+  if (in_slot) {
+    values_[&var] = popped.value;
+    return;
+  }
+  Add(body_, DpsOp("pto.tmov", {popped}, {values_.at(&var), type}), span);
+}
+
+}  // namespace pypto::backend_ptoas

@@ -1,0 +1,71 @@
+// The cross-core pipes of a mixed kernel's two members, as PTOAS's frontend pipe ops express them
+// (hw-native-sys/PTOAS, include/PTO/IR/PTOOps.td and docs/designs/ptoas-tpush-tpop-design.md):
+//
+//   - each member sets its end up once, at its start: `pto.reserve_buffer` of the slot buffer the
+//     tiles it pops land in (Vec on the vector core, Mat on the cube core), `pto.import_reserved_buffer`
+//     of the one its peer reserved (found by the peer's symbol, so both functions are in one module),
+//     and `pto.aic_initialize_pipe` / `pto.aiv_initialize_pipe` naming both, with, on a2a3, the GM
+//     buffer the slots pass through (`!pto.ptr<f32>`, the function's last argument);
+//   - every crossing is `pto.tpush_to_aiv` / `pto.tpush_to_aic` on the producer, `pto.tpop_from_aic` /
+//     `pto.tpop_from_aiv` on the consumer, and `pto.tfree_from_aic` / `pto.tfree_from_aiv` when the
+//     consumer is done with the slot.
+//
+// PTOAS carries one logical pipe per direction per function, both directions on one pipe when both
+// are used (dir_mask 3), with a fixed ring: 8 slots for one direction, 4 each for both. A slot holds
+// the largest tile crossing, whole (before a split between the vector lanes).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "pypto/support/expected.h"
+
+namespace pypto::ir {
+class Function;
+class Var;
+}  // namespace pypto::ir
+
+namespace pypto::backend_ptoas {
+
+inline constexpr int kDirC2V = 1;  // cube to vector: tpush_to_aiv, tpop_from_aic
+inline constexpr int kDirV2C = 2;  // vector to cube: tpush_to_aic, tpop_from_aiv
+
+// One member's pipes: what its planning found (the first group), then what joining it with its peer
+// decided (ConnectPipes, the second).
+struct PipeUse {
+  int directions = 0;               // kDirC2V | kDirV2C: the directions this member pushes or pops on
+  int64_t largest_slot_bytes = 0;   // the largest tile it pushes or pops, whole
+  std::set<int64_t> splits;         // the split codes of its pipe ops
+  // Tiles popped on the cube core: PTOAS has no Mat -> Mat copy, so they are read in place in their
+  // slot (the pop's result), and the slot is freed after their last reader.
+  std::set<const ir::Var*> slot_tiles;
+  // The first byte past this member's tiles in the buffer its pops land in (Vec or Mat), where its
+  // slot buffer can go.
+  int64_t consumer_free_offset = 0;
+
+  std::string peer;                // the other member's function name
+  std::string buffer_prefix;       // "<group>": the slot buffers are "<group>_c2v_slot_buffer", ...
+  int dir_mask = 0;                // both members' directions
+  int64_t slot_size = 0;           // bytes
+  int64_t reserve_base = -1;       // this member's slot buffer (a consumer's), or -1
+  int64_t reserve_size = 0;
+  bool gm_slot_buffer = false;     // a2a3: the GM slot buffer is the function's last argument
+
+  bool used() const { return directions != 0; }
+};
+
+// PTOAS's ring depth for a pipe with `dir_mask` (PTOLowerFrontendPipeOpsPass at the table's revision).
+inline int SlotsPerPipe(int dir_mask) { return dir_mask == (kDirC2V | kDirV2C) ? 4 : 8; }
+
+struct KernelPlan;
+
+// Joins the planned members of the mixed kernel `group`: the directions and slot size they share,
+// and each consumer's slot buffer past its tiles. Fails naming the group when PTOAS cannot express
+// their pipes (a direction only one side uses, whole and split tiles on one pipe, a slot buffer that
+// does not fit, the vector-to-cube direction on a5).
+pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir::Function& aic, KernelPlan& aic_plan,
+                                               const ir::Function& aiv, KernelPlan& aiv_plan, std::string_view arch);
+
+}  // namespace pypto::backend_ptoas

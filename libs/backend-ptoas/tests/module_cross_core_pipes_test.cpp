@@ -1,0 +1,240 @@
+// The cross-core pipes of a mixed kernel: one module holding both members, each setting its end of
+// the pipes up (pto.reserve_buffer, pto.import_reserved_buffer, pto.aic/aiv_initialize_pipe) and
+// handing tiles over with pto.tpush_to_aiv / tpush_to_aic, pto.tpop_from_aic / tpop_from_aiv and
+// pto.tfree_from_aic / tfree_from_aiv, as PTOAS's frontend pipe ops spell them.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "kernel_builder.h"
+#include "pypto/backend_ptoas/kernel_wrapper.h"
+#include "pypto/backend_ptoas/module.h"
+
+namespace pypto::backend_ptoas {
+namespace {
+
+using namespace testing;
+using ir::DataType;
+using ir::MemorySpace;
+using ir::ParamDirection;
+
+std::string Tile(std::string_view loc, std::string_view layout, int fractal = 512) {
+  return fmt::format("!pto.tile_buf<loc={}, dtype=f32, rows=16, cols=16, v_row=?, v_col=?, {}, fractal={}, pad=0>",
+                     loc, layout, fractal);
+}
+const std::string kVec = Tile("vec", "blayout=row_major, slayout=none_box");
+const std::string kMat = Tile("mat", "blayout=col_major, slayout=row_major");
+const std::string kAcc = Tile("acc", "blayout=col_major, slayout=row_major", 1024);
+
+bool HasLine(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
+
+const ir::Call::Kwargs kWhole = {{"split", int64_t{0}}};
+
+ir::CallPtr Pop(const std::string& op, ir::Span span) {
+  return Op(op, {Ints({16, 16})}, span, {{"dtype", DataType::FP32}, {"split", int64_t{0}}});
+}
+
+// def g_aic(a, out):                                      # the cube member
+//     a_mat = pl.load(a, [0, 0], [16, 16], target_memory=Mat)   # line 2, Mat at 0
+//     a_left = pl.move(a_mat, target_memory=Left)              # line 3
+//     w_mat = pl.tpop_from_aiv([16, 16], dtype=FP32)            # line 4, Mat at 1024
+//     pl.tfree_to_aiv(w_mat)                                   # line 5: the IR frees at once
+//     w_right = pl.move(w_mat, target_memory=Right)            # line 6
+//     c = pl.matmul(a_left, w_right)                           # line 7
+//     pl.tpush_to_aiv(c)                                       # line 8
+ir::FunctionPtr CubeMember(bool pops = true) {
+  auto a = TensorParam("a", {16, 16}, At(1, 11));
+  auto out = TensorParam("out", {16, 16}, At(1, 14));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 13), {{"target_memory", MemorySpace::Mat}});
+  auto a_mat = TileAt("a_mat", load, 0);
+  auto to_left = Op("tile.move", {a_mat}, At(3, 14), {{"target_memory", MemorySpace::Left}});
+  auto a_left = TileAt("a_left", to_left, 0);
+  std::vector<ir::StmtPtr> body = {Assign(a_mat, load, At(2, 5)), Assign(a_left, to_left, At(3, 5))};
+  ir::VarPtr right = a_left;
+  if (pops) {
+    auto pop = Pop("tile.tpop_from_aiv", At(4, 13));
+    auto w_mat = TileAt("w_mat", pop, 1024);
+    auto to_right = Op("tile.move", {w_mat}, At(6, 15), {{"target_memory", MemorySpace::Right}});
+    right = TileAt("w_right", to_right, 0);
+    body.push_back(Assign(w_mat, pop, At(4, 5)));
+    body.push_back(Eval(Op("system.tfree_to_aiv", {w_mat}, At(5, 5), kWhole), At(5, 5)));
+    body.push_back(Assign(right, to_right, At(6, 5)));
+  } else {
+    auto load_b = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(4, 13), {{"target_memory", MemorySpace::Mat}});
+    auto b_mat = TileAt("b_mat", load_b, 1024);
+    auto to_right = Op("tile.move", {b_mat}, At(6, 15), {{"target_memory", MemorySpace::Right}});
+    right = TileAt("b_right", to_right, 0);
+    body.push_back(Assign(b_mat, load_b, At(4, 5)));
+    body.push_back(Assign(right, to_right, At(6, 5)));
+  }
+  auto matmul = Op("tile.matmul", {a_left, right}, At(7, 9));
+  auto c = TileAt("c", matmul, 0);
+  body.push_back(Assign(c, matmul, At(7, 5)));
+  body.push_back(Eval(Op("tile.tpush_to_aiv", {c}, At(8, 5), kWhole), At(8, 5)));
+  return Kernel("g_aic", {a, out}, {ParamDirection::In, ParamDirection::Out}, std::move(body), ir::FunctionType::AIC);
+}
+
+// def g_aiv(a, out):                                      # the vector member
+//     x = pl.load(a, [0, 0], [16, 16])                     # line 12, Vec at 0
+//     pl.tpush_to_aic(x)                                   # line 13
+//     c = pl.tpop_from_aic([16, 16], dtype=FP32)            # line 14, Vec at 1024
+//     pl.tfree_to_aic(c)                                   # line 15
+//     pl.store(c, [0, 0], out)                             # line 16
+ir::FunctionPtr VectorMember(bool pushes = true) {
+  auto a = TensorParam("a", {16, 16}, At(11, 11));
+  auto out = TensorParam("out", {16, 16}, At(11, 14));
+  std::vector<ir::StmtPtr> body;
+  if (pushes) {
+    auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(12, 9));
+    auto x = TileAt("x", load, 0);
+    body.push_back(Assign(x, load, At(12, 5)));
+    body.push_back(Eval(Op("tile.tpush_to_aic", {x}, At(13, 5), kWhole), At(13, 5)));
+  }
+  auto pop = Pop("tile.tpop_from_aic", At(14, 9));
+  auto c = TileAt("c", pop, 1024);
+  body.push_back(Assign(c, pop, At(14, 5)));
+  body.push_back(Eval(Op("system.tfree_to_aic", {c}, At(15, 5), kWhole), At(15, 5)));
+  body.push_back(Eval(Op("tile.store", {c, Ints({0, 0}), out}, At(16, 5)), At(16, 5)));
+  return Kernel("g_aiv", {a, out}, {ParamDirection::In, ParamDirection::Out}, std::move(body));
+}
+
+std::string EmitGroup(const ir::Function& aic, const ir::Function& aiv, std::string_view arch, bool generic = false) {
+  auto text = EmitGroupModule("g", aic, aiv, arch, {.source_locations = false, .generic_form = generic});
+  if (!text) throw std::runtime_error(text.error());
+  return *text;
+}
+
+std::string GroupError(const ir::Function& aic, const ir::Function& aiv, std::string_view arch) {
+  auto text = EmitGroupModule("g", aic, aiv, arch);
+  return text ? "" : text.error();
+}
+
+TEST(EmitModuleCrossCorePipes, BothMembersShareOneModule) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3");
+  EXPECT_TRUE(text.starts_with("module attributes {pto.target_arch = \"a2a3\"} {\n  func.func @g_aic(")) << text;
+  EXPECT_NE(text.find("  }\n\n  func.func @g_aiv("), std::string::npos) << text;
+  // The GM slot buffer follows the tensors.
+  EXPECT_TRUE(HasLine(text, "  func.func @g_aic(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: !pto.ptr<f32>) "
+                            "attributes {pto.kernel_kind = #pto.kernel_kind<cube>} {"))
+      << text;
+}
+
+// Each member reserves the slot buffer of the pipe it pops from past its tiles (the cube's in Mat
+// past w_mat, the vector core's in UB past c), imports its peer's, and names both: one pipe for both
+// directions (dir_mask 3, 4 slots each) whose slots hold a whole [16, 16] FP32 tile (1024 bytes).
+TEST(EmitModuleCrossCorePipes, EachMemberSetsUpItsEndOfThePipe) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer = pto.reserve_buffer {name = \"g_v2c_slot_buffer\", size = 4096, "
+                            "location = #pto.address_space<mat>, auto = false, base = 2048} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer_import = pto.import_reserved_buffer {name = \"g_c2v_slot_buffer\", "
+                            "peer_func = @g_aiv} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {dir_mask = 3, slot_size = 1024} (gm_slot_buffer = %arg2 : "
+                            "!pto.ptr<f32>, c2v_consumer_buf = %g_c2v_slot_buffer_import : i32, v2c_consumer_buf = "
+                            "%g_v2c_slot_buffer : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer = pto.reserve_buffer {name = \"g_c2v_slot_buffer\", size = 4096, "
+                            "location = #pto.address_space<vec>, auto = false, base = 2048} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer_import = pto.import_reserved_buffer {name = \"g_v2c_slot_buffer\", "
+                            "peer_func = @g_aic} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aiv_initialize_pipe {dir_mask = 3, slot_size = 1024} (gm_slot_buffer = %arg2 : "
+                            "!pto.ptr<f32>, c2v_consumer_buf = %g_c2v_slot_buffer : i32, v2c_consumer_buf = "
+                            "%g_v2c_slot_buffer_import : i32)"))
+      << text;
+}
+
+TEST(EmitModuleCrossCorePipes, PushesNameTheirTile) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    pto.tpush_to_aiv(%c : " + kAcc + ") {split = 0}")) << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tpush_to_aic(%x : " + kVec + ") {split = 0}")) << text;
+}
+
+// The vector core copies a popped tile into its own buffer and frees the slot where the IR does.
+TEST(EmitModuleCrossCorePipes, AVectorPopIsCopiedOutOfItsSlot) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3");
+  EXPECT_NE(text.find("    %c_slot = pto.tpop_from_aic(%c16_index, %c16_index) {split = 0} -> " + kVec + "\n" +
+                      "    pto.tmov ins(%c_slot : " + kVec + ") outs(%c : " + kVec + ")\n" +
+                      "    pto.tfree_from_aic {split = 0}\n"),
+            std::string::npos)
+      << text;
+}
+
+// The cube core has no Mat -> Mat copy: the popped tile is read in its slot, freed after its reader.
+TEST(EmitModuleCrossCorePipes, ACubePopIsReadInItsSlotAndFreedAfterItsLastReader) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3");
+  const std::string right = Tile("right", "blayout=row_major, slayout=col_major");
+  EXPECT_NE(text.find("    %w_mat = pto.tpop_from_aiv(%c16_index, %c16_index) {split = 0} -> " + kMat + "\n" +
+                      "    pto.tmov ins(%w_mat : " + kMat + ") outs(%w_right : " + right + ")\n" +
+                      "    pto.tfree_from_aiv {split = 0}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("%w_mat = pto.alloc_tile"), std::string::npos) << text;
+}
+
+TEST(EmitModuleCrossCorePipes, GenericForm) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a2a3", true);
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer = \"pto.reserve_buffer\"() {name = \"g_v2c_slot_buffer\", size = "
+                            "4096 : i32, location = #pto.address_space<mat>, autoAlloc = false, base = 2048 : i32} : "
+                            "() -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer_import = \"pto.import_reserved_buffer\"() {name = "
+                            "\"g_c2v_slot_buffer\", peer_func = @g_aiv} : () -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    \"pto.aic_initialize_pipe\"(%arg2, %g_c2v_slot_buffer_import, %g_v2c_slot_buffer) "
+                            "{dir_mask = 3 : i8, slot_size = 1024 : i32} : (!pto.ptr<f32>, i32, i32) -> ()"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    \"pto.tpush_to_aiv\"(%c) {split = 0 : i8} : (" + kAcc + ") -> ()")) << text;
+  EXPECT_TRUE(HasLine(text, "    %c_slot = \"pto.tpop_from_aic\"(%c16_index, %c16_index) {split = 0 : i8, "
+                            "operand_segment_sizes = array<i32: 1, 1>} : (index, index) -> " + kVec))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    \"pto.tfree_from_aic\"() {split = 0 : i8} : () -> ()")) << text;
+}
+
+// One direction: 8 slots; on a5 the slots go from core to core, without a GM buffer.
+TEST(EmitModuleCrossCorePipes, OneDirectionOnA5) {
+  const std::string text = EmitGroup(*CubeMember(false), *VectorMember(false), "a5");
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {dir_mask = 1, slot_size = 1024} (c2v_consumer_buf = "
+                            "%g_c2v_slot_buffer_import : i32, v2c_consumer_buf = %c0_i32 : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer = pto.reserve_buffer {name = \"g_c2v_slot_buffer\", size = 8192, "
+                            "location = #pto.address_space<vec>, auto = false, base = 2048} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "  func.func @g_aiv(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) attributes "
+                            "{pto.kernel_kind = #pto.kernel_kind<vector>} {"))
+      << text;
+}
+
+TEST(EmitModuleCrossCorePipes, TheVectorToCubePipeIsRefusedOnA5) {
+  EXPECT_EQ(GroupError(*CubeMember(), *VectorMember(), "a5"),
+            "k.py:1:1: backend-ptoas does not lower the vector-to-cube pipe of mixed kernel 'g' on a5 yet: the pushed "
+            "Vec tile must first be moved into the NZ layout of the cube's slots");
+}
+
+TEST(EmitModuleCrossCorePipes, APipeOnlyOneMemberUsesIsRefused) {
+  EXPECT_EQ(GroupError(*CubeMember(false), *VectorMember(), "a2a3"),
+            "k.py:1:1: backend-ptoas cannot lower the vector-to-cube pipe of mixed kernel 'g': 'g_aiv' uses it and "
+            "its peer 'g_aic' never does");
+}
+
+// Alone, a member's module could not name its peer's slot buffer.
+TEST(EmitModuleCrossCorePipes, AMemberAloneIsRefused) {
+  auto text = EmitModule(*VectorMember(), "a2a3");
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error(), "k.py:1:1: kernel 'g_aiv' hands tiles to its peer through cross-core pipes; its module "
+                          "holds both members of its mixed kernel (EmitGroupModule)");
+}
+
+// The runtime does not allocate the GM slot buffer yet, so there is nothing kernel_entry could pass.
+TEST(EmitModuleCrossCorePipes, KernelEntryOfAMemberIsRefused) {
+  auto wrapper = EmitKernelWrapper(*VectorMember());
+  ASSERT_FALSE(wrapper.has_value());
+  EXPECT_EQ(wrapper.error(), "k.py:1:1: kernel_entry cannot call kernel 'g_aiv' yet: it hands tiles to its peer "
+                             "through cross-core pipes, whose GM slot buffer (its last argument on a2a3) the runtime "
+                             "does not allocate yet");
+}
+
+}  // namespace
+}  // namespace pypto::backend_ptoas
