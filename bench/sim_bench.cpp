@@ -91,7 +91,7 @@ struct Compiled {
 };
 
 Compiled CompileTileAdd(int64_t rows, int64_t cols) {
-  const ir::SocSpec* soc = ir::SocForPlatform(kPlatform);
+  const ir::SocSpec* soc = &ir::Ascend910B();  // what a2a3sim models
   auto lowered = pypto::passes::Lower(pypto::testing::TileAddProgram(rows, cols), pypto::passes::PassContext{.soc = soc});
   if (!lowered) throw SetupError("lowering failed: " + lowered.error().str());
   auto orchestration = pypto::codegen_orch::GenerateOrchestration(**lowered);
@@ -238,7 +238,7 @@ void BM_ScalarReference(benchmark::State& state, Size size) {
   const auto n = static_cast<size_t>(size.rows * size.cols);
   auto a = InputA(n), b = InputB(n);
   std::vector<float> c(n, -1.0f);
-  const ir::SocSpec& soc = *ir::SocForPlatform(kPlatform);
+  const ir::SocSpec& soc = ir::Ascend910B();
   const int64_t tile_bytes = static_cast<int64_t>(n * sizeof(float));
   const int64_t b_offset = (tile_bytes + soc.alignment - 1) / soc.alignment * soc.alignment;
   if (b_offset + tile_bytes > soc.ub_bytes) {
@@ -361,7 +361,7 @@ void CheckPlan(Plan plan, const std::vector<float>& a, const std::vector<float>&
 struct ScalarPlan {
   static constexpr size_t kElements = static_cast<size_t>(kChainTile * kChainTile);
   std::vector<float> ub =
-      std::vector<float>(static_cast<size_t>(ir::SocForPlatform(kPlatform)->ub_bytes) / sizeof(float));
+      std::vector<float>(static_cast<size_t>(ir::Ascend910B().ub_bytes) / sizeof(float));
   std::vector<float> scratch = std::vector<float>(kElements);
   std::vector<std::vector<float>> x = std::vector<std::vector<float>>(4, std::vector<float>(kElements));
 

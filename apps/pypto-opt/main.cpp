@@ -20,6 +20,7 @@
 #include "pypto-c/frontend.h"
 #include "pypto-c/ir.h"
 #include "pypto-c/passes.h"
+#include "pypto-c/runtime.h"
 
 namespace {
 
@@ -103,8 +104,11 @@ int Run(const Options& options) {
   ProgramHandle result(ReadProgram(options, source), pypto_ir_program_destroy);
   if (!result) return Fail(pypto_last_error_message());
   if (!options.no_passes) {
+    // The plugins say what SoC the platform models; pypto-opt knows no platform itself.
+    pypto_soc_desc soc{};
+    if (pypto_rt_platform_soc(options.platform.c_str(), &soc) != PYPTO_OK) return Fail(pypto_last_error_message());
     pypto_ir_program* transformed = nullptr;
-    if (pypto_passes_run(result.get(), options.platform.c_str(), options.passes.c_str(), options.verify ? 1 : 0,
+    if (pypto_passes_run(result.get(), &soc, options.passes.c_str(), options.verify ? 1 : 0,
                          options.dump_dir.empty() ? nullptr : options.dump_dir.c_str(), &transformed) != PYPTO_OK)
       return Fail(pypto_last_error_message());
     result.reset(transformed);

@@ -85,3 +85,32 @@ def test_the_registry_lists_the_plugins_platform(plugin_dir):
     assert result.stdout == "('taskgraph', 'a2a3sim', 'a2a3', 'a5sim', 'a5')\n"
     assert result.stderr.endswith(
         "ValueError: RunConfig.platform must be one of taskgraph, a2a3sim, a2a3, a5sim, a5, got 'tpu'\n")
+
+
+PRINTED_PROGRAM = """\
+@pl.program
+class exp_add:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[32, 32], pl.FP32], c: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ta: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [32, 32])
+            pl.tile.store(pl.tile.exp(ta), [0, 0], c)
+        return c
+"""
+
+
+def test_pypto_opt_lowers_for_the_plugins_platform(plugin_dir, tmp_path):
+    """pypto-opt knows no platform: it asks the registry for the SoC, so a plugin's platform works at once."""
+    from conftest import pypto_opt_path
+
+    program = tmp_path / "exp_add.py"
+    program.write_text(PRINTED_PROGRAM)
+    env = dict(os.environ, PYPTO_PLUGIN_PATH=str(plugin_dir))
+    on_plugin = _run([pypto_opt_path(), str(program), "-p", "taskgraph"], env=env).stdout
+    # The plugin describes its platform with the A2/A3 SoC table, so the passes lower as for a2a3sim.
+    assert on_plugin == _run([pypto_opt_path(), str(program), "-p", "a2a3sim"], env=env).stdout
+    assert "pl.FunctionType.AIV" in on_plugin
+    without = subprocess.run([pypto_opt_path(), str(program), "-p", "taskgraph"], capture_output=True, text=True,
+                             timeout=120)
+    assert without.returncode == 1
+    assert without.stderr.startswith("pypto-opt: unknown platform 'taskgraph'; available platforms: ")

@@ -73,7 +73,7 @@ pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir
                                          "on a5 yet: the pushed Vec tile must first be moved into the NZ layout of the "
                                          "cube's slots",
                                          aiv.span().str(), group));
-  const ir::SocSpec& soc = *ir::SocForPlatform(arch);
+  const ir::SocSpec& soc = *ir::SocForArch(arch);
   for (auto [plan, peer] : {std::pair{&aic_plan, &aiv}, std::pair{&aiv_plan, &aic}}) {
     PipeUse& pipes = plan->pipes;
     pipes.peer = peer->name();

@@ -179,7 +179,7 @@ Status Planner::PlacePipes() {
   }
   if (space == ir::MemorySpace::Vec && plan_.vec_scratch_offset >= 0)
     end = std::max(end, plan_.vec_scratch_offset + scratch_bytes_);
-  const int64_t alignment = std::max<int64_t>(ir::SocForPlatform(arch_)->alignment, 1);
+  const int64_t alignment = std::max<int64_t>(ir::SocForArch(arch_)->alignment, 1);
   pipes.consumer_free_offset = (end + alignment - 1) / alignment * alignment;
   return {};
 }

@@ -23,7 +23,7 @@ Status Planner::NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span&
 
 Status Planner::PlaceScratch() {
   if (!scratch_user_) return {};
-  const ir::SocSpec& soc = *ir::SocForPlatform(arch_);
+  const ir::SocSpec& soc = *ir::SocForArch(arch_);
   int64_t end = 0;
   for (const auto* assign : plan_.tile_defs) {
     const auto* tile = assign->var()->type()->As<ir::TileType>();

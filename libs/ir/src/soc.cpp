@@ -1,5 +1,7 @@
 #include "pypto/ir/soc.h"
 
+#include <fmt/format.h>
+
 namespace pypto::ir {
 
 int64_t SocSpec::capacity(MemorySpace space) const {
@@ -69,10 +71,32 @@ const SocSpec* SocNamed(std::string_view name) {
   return nullptr;
 }
 
-const SocSpec* SocForPlatform(std::string_view platform) {
-  if (platform == "a2a3" || platform == "a2a3sim") return &Ascend910B();
-  if (platform == "a5" || platform == "a5sim") return &Ascend950();
+const SocSpec* SocForArch(std::string_view arch) {
+  for (const SocSpec* spec : {&Ascend910B(), &Ascend950()})
+    if (spec->arch == arch) return spec;
   return nullptr;
+}
+
+pypto::expected<SocSpec, std::string> SocFromDesc(const pypto_soc_desc& desc) {
+  using Error = pypto::unexpected<std::string>;
+  if (desc.table) {
+    if (const SocSpec* spec = SocNamed(desc.table)) return *spec;
+    return Error(fmt::format("names SoC table '{}', which is not one of libs/ir's (Ascend910B, Ascend950)", desc.table));
+  }
+  if (!desc.name || !*desc.name || !desc.arch || !*desc.arch)
+    return Error("describes its SoC without a table, so it must give the SoC's name and arch");
+  if (desc.aic_cores == 0 && desc.aiv_cores == 0) return Error(fmt::format("gives SoC '{}' no cores", desc.name));
+  return SocSpec{.name = desc.name,
+                 .arch = desc.arch,
+                 .aic_cores = static_cast<int>(desc.aic_cores),
+                 .aiv_cores = static_cast<int>(desc.aiv_cores),
+                 .ub_bytes = static_cast<int64_t>(desc.ub_bytes),
+                 .l1_bytes = static_cast<int64_t>(desc.l1_bytes),
+                 .l0a_bytes = static_cast<int64_t>(desc.l0a_bytes),
+                 .l0b_bytes = static_cast<int64_t>(desc.l0b_bytes),
+                 .l0c_bytes = static_cast<int64_t>(desc.l0c_bytes),
+                 .bias_bytes = static_cast<int64_t>(desc.bias_bytes),
+                 .alignment = static_cast<int64_t>(desc.alignment)};
 }
 
 }  // namespace pypto::ir

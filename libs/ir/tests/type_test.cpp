@@ -28,10 +28,17 @@ TEST(Type, EqualityAndBytes) {
   EXPECT_FALSE(TensorType({4}, DataType::FP32).equals(a));
 }
 
-TEST(Soc, PlatformsMapToTheirChips) {
-  EXPECT_EQ(SocForPlatform("a2a3sim"), &Ascend910B());
-  EXPECT_EQ(SocForPlatform("a5"), &Ascend950());
-  EXPECT_EQ(SocForPlatform("gpu"), nullptr);
+TEST(Soc, ArchesAndDescriptionsMapToTheirChips) {
+  EXPECT_EQ(SocForArch("a2a3"), &Ascend910B());
+  EXPECT_EQ(SocForArch("a5"), &Ascend950());
+  EXPECT_EQ(SocForArch("a2a3sim"), nullptr);  // a platform's name, which only the backend registry knows
+  EXPECT_EQ(SocFromDesc({.table = "Ascend950"})->name, "Ascend950");
+  EXPECT_EQ(SocFromDesc({.table = "TPUv4"}).error(),
+            "names SoC table 'TPUv4', which is not one of libs/ir's (Ascend910B, Ascend950)");
+  EXPECT_EQ(SocFromDesc({.name = "MyChip", .arch = "a2a3"}).error(), "gives SoC 'MyChip' no cores");
+  const auto chip = SocFromDesc({.name = "MyChip", .arch = "a2a3", .aiv_cores = 2, .ub_bytes = 65536});
+  ASSERT_TRUE(chip.has_value());
+  EXPECT_EQ(chip->capacity(MemorySpace::Vec), 65536);
   EXPECT_EQ(Ascend910B().aiv_cores, 48);
   EXPECT_EQ(Ascend910B().capacity(MemorySpace::Vec), 184 * 1024);
   EXPECT_EQ(Ascend950().capacity(MemorySpace::Acc), 256 * 1024);

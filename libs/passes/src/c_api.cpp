@@ -68,14 +68,14 @@ const char* pypto_passes_pipeline_pass_invalidated(size_t index) {
   return Contract(index) ? Contract(index)->invalidated.c_str() : nullptr;
 }
 
-pypto_status pypto_passes_lower(const pypto_ir_program* program, const char* platform, int verify,
+pypto_status pypto_passes_lower(const pypto_ir_program* program, const pypto_soc_desc* soc_desc, int verify,
                                 pypto_ir_program** lowered) {
   return c_api::Guard([&] {
-    if (!program || !platform || !lowered)
+    if (!program || !soc_desc || !lowered)
       return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_passes_lower: null argument");
-    const auto* soc = ir::SocForPlatform(platform);
-    if (!soc) return c_api::Fail(PYPTO_ERR_NOT_FOUND, fmt::format("unknown platform '{}'", platform));
-    auto result = passes::Lower(program->program, passes::PassContext{.soc = soc},
+    auto soc = ir::SocFromDesc(*soc_desc);
+    if (!soc) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_passes_lower: the SoC description " + soc.error());
+    auto result = passes::Lower(program->program, passes::PassContext{.soc = &*soc},
                                 passes::PassManagerOptions{.verify = verify != 0});
     if (!result) return c_api::Fail(PYPTO_ERR_COMPILE, result.error().str());
     *lowered = c_api::Wrap(*result);
@@ -83,20 +83,20 @@ pypto_status pypto_passes_lower(const pypto_ir_program* program, const char* pla
   });
 }
 
-pypto_status pypto_passes_run(const pypto_ir_program* program, const char* platform, const char* pass_names,
+pypto_status pypto_passes_run(const pypto_ir_program* program, const pypto_soc_desc* soc_desc, const char* pass_names,
                               int verify, const char* dump_dir, pypto_ir_program** result) {
   return c_api::Guard([&] {
-    if (!program || !platform || !result)
+    if (!program || !soc_desc || !result)
       return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_passes_run: null argument");
-    const auto* soc = ir::SocForPlatform(platform);
-    if (!soc) return c_api::Fail(PYPTO_ERR_NOT_FOUND, fmt::format("unknown platform '{}'", platform));
+    auto soc = ir::SocFromDesc(*soc_desc);
+    if (!soc) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "pypto_passes_run: the SoC description " + soc.error());
     passes::PassManagerOptions options{.verify = verify != 0};
     if (dump_dir) passes::DumpPassesTo(options, dump_dir, *program->program, "input");
     auto names = SplitNames(pass_names ? pass_names : "");
     auto pipeline = names.empty() ? ir::Result<passes::PassManager>(passes::DefaultPipeline(std::move(options)))
                                   : passes::PipelineOf(names, std::move(options));
     if (!pipeline) return c_api::Fail(PYPTO_ERR_NOT_FOUND, pipeline.error().message);
-    auto lowered = pipeline->Run(program->program, passes::PassContext{.soc = soc});
+    auto lowered = pipeline->Run(program->program, passes::PassContext{.soc = &*soc});
     if (!lowered) return c_api::Fail(PYPTO_ERR_COMPILE, lowered.error().str());
     *result = c_api::Wrap(*lowered);
     return PYPTO_OK;

@@ -8,10 +8,13 @@
 
 namespace {
 
+// What a platform's description names for the A2/A3 SoC.
+const pypto_soc_desc kAscend910B{.table = "Ascend910B"};
+
 TEST(PassesCApi, LowersThroughOpaqueHandles) {
   pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
   pypto_ir_program* lowered = nullptr;
-  ASSERT_EQ(pypto_passes_lower(program, "a2a3sim", 1, &lowered), PYPTO_OK) << pypto_last_error_message();
+  ASSERT_EQ(pypto_passes_lower(program, &kAscend910B, 1, &lowered), PYPTO_OK) << pypto_last_error_message();
   ASSERT_EQ(pypto_ir_program_function_count(lowered), 2u);
   const char* name = nullptr;
   int type = -1;
@@ -22,12 +25,29 @@ TEST(PassesCApi, LowersThroughOpaqueHandles) {
   pypto_ir_program_destroy(program);
 }
 
-TEST(PassesCApi, UnknownPlatformIsNotFound) {
+TEST(PassesCApi, ABadSocDescriptionIsAnInvalidArgument) {
   pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
   pypto_ir_program* lowered = nullptr;
-  EXPECT_EQ(pypto_passes_lower(program, "tpu", 0, &lowered), PYPTO_ERR_NOT_FOUND);
-  EXPECT_STREQ(pypto_last_error_message(), "unknown platform 'tpu'");
-  EXPECT_EQ(pypto_passes_lower(nullptr, "a2a3sim", 0, &lowered), PYPTO_ERR_INVALID_ARGUMENT);
+  const pypto_soc_desc tpu{.table = "TPUv4"};
+  EXPECT_EQ(pypto_passes_lower(program, &tpu, 0, &lowered), PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(pypto_last_error_message(),
+               "pypto_passes_lower: the SoC description names SoC table 'TPUv4', which is not one of libs/ir's "
+               "(Ascend910B, Ascend950)");
+  EXPECT_EQ(pypto_passes_lower(nullptr, &kAscend910B, 0, &lowered), PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(pypto_passes_lower(program, nullptr, 0, &lowered), PYPTO_ERR_INVALID_ARGUMENT);
+  pypto_ir_program_destroy(program);
+}
+
+// A SoC spelled out field by field, as a plugin for a new chip describes it, lowers like a table.
+TEST(PassesCApi, ASpelledOutSocLowers) {
+  pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
+  const pypto_soc_desc chip{.name = "MyChip", .arch = "a2a3", .aic_cores = 4, .aiv_cores = 8, .ub_bytes = 192 << 10,
+                            .l1_bytes = 512 << 10, .l0a_bytes = 64 << 10, .l0b_bytes = 64 << 10,
+                            .l0c_bytes = 128 << 10, .bias_bytes = 1 << 10, .alignment = 32};
+  pypto_ir_program* lowered = nullptr;
+  ASSERT_EQ(pypto_passes_lower(program, &chip, 1, &lowered), PYPTO_OK) << pypto_last_error_message();
+  EXPECT_EQ(pypto_ir_program_function_count(lowered), 2u);
+  pypto_ir_program_destroy(lowered);
   pypto_ir_program_destroy(program);
 }
 
@@ -55,14 +75,14 @@ TEST(PassesCApi, PassContracts) {
 TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
   pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
   pypto_ir_program* whole = nullptr;
-  ASSERT_EQ(pypto_passes_run(program, "a2a3sim", nullptr, 1, nullptr, &whole), PYPTO_OK) << pypto_last_error_message();
+  ASSERT_EQ(pypto_passes_run(program, &kAscend910B, nullptr, 1, nullptr, &whole), PYPTO_OK) << pypto_last_error_message();
   pypto_ir_program* first = nullptr;
-  ASSERT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr, SplitMixedScopes,OutlineIncoreScopes", 1, nullptr,
+  ASSERT_EQ(pypto_passes_run(program, &kAscend910B, "FlattenCallExpr, SplitMixedScopes,OutlineIncoreScopes", 1, nullptr,
                              &first),
             PYPTO_OK)
       << pypto_last_error_message();
   pypto_ir_program* rest = nullptr;
-  ASSERT_EQ(pypto_passes_run(first, "a2a3sim",
+  ASSERT_EQ(pypto_passes_run(first, &kAscend910B,
                              "InferTileMemorySpace,ExpandMixedKernel,NormalizeReturnOrder,AllocateMemoryAddr,"
                              "DeriveCallDirections,MaterializeRuntimeScopes,ClassifyIterArgCarry",
                              1,
@@ -82,7 +102,7 @@ TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
 TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
   pypto_ir_program* program = pypto::c_api::Wrap(pypto::testing::TileAddProgram());
   pypto_ir_program* result = nullptr;
-  EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
+  EXPECT_EQ(pypto_passes_run(program, &kAscend910B, "FlattenCallExpr,Inline", 0, nullptr, &result), PYPTO_ERR_NOT_FOUND);
   EXPECT_STREQ(pypto_last_error_message(),
                "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FuseCreateAssembleToSlice, "
                "FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, FlattenTileNdTo2D, LegalizeTileCast, "
@@ -90,7 +110,7 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
                "ExpandMixedKernel, NormalizeReturnOrder, AllocateMemoryAddr, DeriveCallDirections, "
                "MaterializeRuntimeScopes, ClassifyIterArgCarry");
   // The kernel is still a pl.at scope: nothing has outlined it.
-  EXPECT_EQ(pypto_passes_run(program, "a2a3sim", "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
+  EXPECT_EQ(pypto_passes_run(program, &kAscend910B, "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);
   EXPECT_NE(std::string(pypto_last_error_message()).find("pass ExpandMixedKernel requires NoInCoreScopes"),
             std::string::npos)
       << pypto_last_error_message();

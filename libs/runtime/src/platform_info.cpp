@@ -9,28 +9,6 @@ namespace {
 
 using Error = pypto::unexpected<std::string>;
 
-// The SoC a description names (a libs/ir table) or spells out.
-pypto::expected<ir::SocSpec, std::string> ReadSoc(const pypto_soc_desc& soc) {
-  if (soc.table) {
-    if (const ir::SocSpec* spec = ir::SocNamed(soc.table)) return *spec;
-    return Error(fmt::format("names SoC table '{}', which is not one of libs/ir's (Ascend910B, Ascend950)", soc.table));
-  }
-  if (!soc.name || !*soc.name || !soc.arch || !*soc.arch)
-    return Error("describes its SoC without a table, so it must give the SoC's name and arch");
-  if (soc.aic_cores == 0 && soc.aiv_cores == 0) return Error(fmt::format("gives SoC '{}' no cores", soc.name));
-  return ir::SocSpec{.name = soc.name,
-                     .arch = soc.arch,
-                     .aic_cores = static_cast<int>(soc.aic_cores),
-                     .aiv_cores = static_cast<int>(soc.aiv_cores),
-                     .ub_bytes = static_cast<int64_t>(soc.ub_bytes),
-                     .l1_bytes = static_cast<int64_t>(soc.l1_bytes),
-                     .l0a_bytes = static_cast<int64_t>(soc.l0a_bytes),
-                     .l0b_bytes = static_cast<int64_t>(soc.l0b_bytes),
-                     .l0c_bytes = static_cast<int64_t>(soc.l0c_bytes),
-                     .bias_bytes = static_cast<int64_t>(soc.bias_bytes),
-                     .alignment = static_cast<int64_t>(soc.alignment)};
-}
-
 pypto::expected<PlatformInfo, std::string> ReadPlatform(const pypto_backend_plugin& plugin, const std::string& path,
                                                         const pypto_platform_desc& desc, size_t index) {
   auto fail = [&](const std::string& what) {
@@ -45,7 +23,7 @@ pypto::expected<PlatformInfo, std::string> ReadPlatform(const pypto_backend_plug
     return fail(fmt::format("has pto_modules {}, which is not a pypto_pto_modules value", desc.pto_modules));
   if (desc.simulates && desc.kind != PYPTO_PLATFORM_SIMULATOR)
     return fail(fmt::format("is a device platform, so it cannot simulate '{}'", desc.simulates));
-  auto soc = ReadSoc(desc.soc);
+  auto soc = ir::SocFromDesc(desc.soc);
   if (!soc) return fail(soc.error());
   return PlatformInfo{.name = desc.name,
                       .plugin = plugin.name,

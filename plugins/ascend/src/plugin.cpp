@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <iterator>
+#include <string_view>
 
 #include "device_build.h"
 #include "device_tools.h"
@@ -34,12 +35,19 @@ const pypto_platform_desc kPlatforms[] = {
      .toolchain = "ptoas, ccec (CANN)"},
 };
 
+// The SoC of one of this plugin's platforms, as kPlatforms describes it; null for another name.
+const ir::SocSpec* SocOf(std::string_view platform) {
+  for (const pypto_platform_desc& desc : kPlatforms)
+    if (platform == desc.name) return ir::SocNamed(desc.soc.table);
+  return nullptr;
+}
+
 pypto_status Prepare(const char* platform, const pypto_ir_program* lowered, const pypto_rt_plan* plan,
                      const char* output_dir) {
   return c_api::Guard([&]() -> pypto_status {
     if (!platform || !lowered || !lowered->program || !plan || !output_dir)
       return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "ascend prepare: null platform, program, plan or output directory");
-    const ir::SocSpec* soc = ir::SocForPlatform(platform);
+    const ir::SocSpec* soc = SocOf(platform);
     if (!soc) return c_api::Fail(PYPTO_ERR_NOT_FOUND, fmt::format("ascend: unknown platform '{}'", platform));
     const DeviceTools tools = FindDeviceTools(soc->arch);
     auto report = BuildForDevice(*lowered->program, plan->plan, platform, soc->arch, output_dir, tools);

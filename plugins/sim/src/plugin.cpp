@@ -154,14 +154,13 @@ pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Pro
   return kernels;
 }
 
+// The SoC of one of this plugin's platforms, as kPlatforms describes it.
 pypto::expected<const ir::SocSpec*, pypto_status> Soc(const char* platform) {
-  const ir::SocSpec* soc = platform ? ir::SocForPlatform(platform) : nullptr;
-  if (!soc || (std::string_view(platform) != "a2a3sim" && std::string_view(platform) != "a5sim")) {
-    return pypto::unexpected(c_api::Fail(
-        PYPTO_ERR_NOT_FOUND,
-        fmt::format("sim: unknown platform '{}' (this plugin serves a2a3sim and a5sim)", platform ? platform : "")));
-  }
-  return soc;
+  for (const pypto_platform_desc& desc : kPlatforms)
+    if (platform && std::string_view(platform) == desc.name) return ir::SocNamed(desc.soc.table);
+  return pypto::unexpected(c_api::Fail(
+      PYPTO_ERR_NOT_FOUND,
+      fmt::format("sim: unknown platform '{}' (this plugin serves a2a3sim and a5sim)", platform ? platform : "")));
 }
 
 std::string FileName(const std::string& kernel) {

@@ -55,7 +55,7 @@ class ExternKernelTest : public ::testing::Test {
 };
 
 TEST_F(ExternKernelTest, RunsEveryBlockWithItsIndex) {
-  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  const ir::SocSpec& soc = ir::Ascend910B();
   auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "block_fill.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_TRUE(kernel) << kernel.error();
   EXPECT_EQ(kernel->tensor_count, 1u);
@@ -91,7 +91,7 @@ TEST_F(ExternKernelTest, RunsEveryBlockWithItsIndex) {
 // A kernel that ends the process (exit and its relatives, abort, a failed assert) fails its task
 // with the kernel and the call named, and the process carries on to the next run.
 TEST_F(ExternKernelTest, EndingTheProcessFailsTheTaskInstead) {
-  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  const ir::SocSpec& soc = ir::Ascend910B();
   auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "ends_process.cpp"), 0, rt::CoreType::AIV, "a2a3", build_dir_);
   ASSERT_TRUE(kernel) << kernel.error();
   std::vector<DecodedKernel> kernels;
@@ -126,7 +126,7 @@ TEST_F(ExternKernelTest, EndingTheProcessFailsTheTaskInstead) {
 
 // Ctrl-C while a kernel loops forever stops the run, naming the kernel, instead of being lost.
 TEST_F(ExternKernelTest, SigintStopsAKernelThatNeverReturns) {
-  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  const ir::SocSpec& soc = ir::Ascend910B();
   auto kernel = LoadExternalKernel(*ExternKernel(kKernels / "spins_forever.cpp"), 0, rt::CoreType::AIV, "a2a3",
                                    build_dir_);
   ASSERT_TRUE(kernel) << kernel.error();

@@ -336,7 +336,7 @@ TEST(SimSession, ConcurrentCallersAreSerialized) {
 }
 
 TEST(CoreMemory, ScrubZeroesWhatWasHandedOut) {
-  const ir::SocSpec& soc = *ir::SocForPlatform("a2a3sim");
+  const ir::SocSpec& soc = ir::Ascend910B();
   pypto::sim::CoreMemoryPool pool(soc, 1, 2);
   auto* core = pool.For(rt::CoreType::AIV, 1);
   ASSERT_NE(core, nullptr);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "pypto-c/ir.h"
+#include "pypto-c/soc.h"
 #include "pypto-c/status.h"
 
 #ifdef __cplusplus
@@ -23,19 +24,21 @@ const char* pypto_passes_pipeline_pass_required(size_t index);
 const char* pypto_passes_pipeline_pass_produced(size_t index);
 const char* pypto_passes_pipeline_pass_invalidated(size_t index);
 
-/* Lowers `program` for `platform` ("a2a3sim", "a5", ...). With verify != 0 every produced property
- * is checked after each pass. On success *lowered is a new handle (destroy with
- * pypto_ir_program_destroy); on failure pypto_last_error_message() holds the diagnostic. */
-pypto_status pypto_passes_lower(const pypto_ir_program* program, const char* platform, int verify,
+/* Lowers `program` for the SoC `soc` describes (a platform's, as pypto_rt_platform_soc gives it, or one
+ * filled in by the caller: {.table = "Ascend910B"}); a description naming no known table and not
+ * spelling one out is PYPTO_ERR_INVALID_ARGUMENT. With verify != 0 every produced property is checked
+ * after each pass. On success *lowered is a new handle (destroy with pypto_ir_program_destroy); on
+ * failure pypto_last_error_message() holds the diagnostic. */
+pypto_status pypto_passes_lower(const pypto_ir_program* program, const pypto_soc_desc* soc, int verify,
                                 pypto_ir_program** lowered);
 
 /* Runs the pipeline passes named in `pass_names` (comma-separated, in that order; NULL or "" runs the
- * whole default pipeline) on `program` for `platform`. A pass whose required property neither an
+ * whole default pipeline) on `program` for the SoC `soc` describes. A pass whose required property neither an
  * earlier pass produced nor the input verifiably has is refused with the property named. With
  * `dump_dir` (NULL for none) the input is written there as 00_input.py and the program after each
  * pass as NN_after_<Pass>.py. Result and errors as for pypto_passes_lower; an unknown pass name is
  * PYPTO_ERR_NOT_FOUND. */
-pypto_status pypto_passes_run(const pypto_ir_program* program, const char* platform, const char* pass_names,
+pypto_status pypto_passes_run(const pypto_ir_program* program, const pypto_soc_desc* soc, const char* pass_names,
                               int verify, const char* dump_dir, pypto_ir_program** result);
 
 #ifdef __cplusplus

@@ -19,6 +19,7 @@
 #include "pypto-c/ir.h"
 #include "pypto-c/plan.h"
 #include "pypto-c/runtime.h"
+#include "pypto-c/soc.h"
 #include "pypto-c/status.h"
 
 #ifdef __cplusplus
@@ -47,23 +48,7 @@ typedef enum pypto_pto_modules {
   PYPTO_PTO_NONE = 2      /* not written */
 } pypto_pto_modules;
 
-/* The SoC a platform models: what the passes lower for (core counts, buffer capacities). Either
- * `table` names one of libs/ir's SoC tables ("Ascend910B", "Ascend950"; the other fields are then
- * ignored), or `table` is NULL and the fields say it all. */
-typedef struct pypto_soc_desc {
-  const char* table;
-  const char* name;     /* "MyChip" */
-  const char* arch;     /* the kernels' target-arch string, e.g. "a2a3" */
-  uint32_t aic_cores;   /* cube cores */
-  uint32_t aiv_cores;   /* vector cores */
-  uint64_t ub_bytes;    /* Vec, usable bytes */
-  uint64_t l1_bytes;    /* Mat */
-  uint64_t l0a_bytes;   /* Left */
-  uint64_t l0b_bytes;   /* Right */
-  uint64_t l0c_bytes;   /* Acc */
-  uint64_t bias_bytes;  /* Bias */
-  uint64_t alignment;   /* allocation alignment in UB, bytes */
-} pypto_soc_desc;
+/* pypto_soc_desc, the SoC a platform models, is in pypto-c/soc.h. */
 
 typedef struct pypto_platform_desc {
   const char* name;          /* "a2a3sim": what RunConfig(platform=...) and `pypto-run -p` name */

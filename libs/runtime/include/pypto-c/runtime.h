@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pypto-c/soc.h"
 #include "pypto-c/status.h"
 
 #ifdef __cplusplus
@@ -58,6 +59,12 @@ const char* pypto_runtime_version(void);
 
 /* Bytes per element of a runtime dtype (0 for an unknown code). */
 size_t pypto_rt_dtype_size(uint8_t dtype);
+
+/* The SoC platform `platform` models, as its backend plugin describes it: what pypto_passes_lower
+ * takes, so that a tool lowering for a platform asks the plugins rather than knowing platform names.
+ * The strings *soc points at live as long as the process. PYPTO_ERR_NOT_FOUND when no plugin knows the
+ * platform (the message names the platforms that are known). */
+pypto_status pypto_rt_platform_soc(const char* platform, pypto_soc_desc* soc);
 
 /* Describes caller-owned memory as a contiguous row-major tensor. */
 pypto_status pypto_rt_make_external_tensor(void* data, const uint32_t* shape, uint32_t ndims, uint8_t dtype,

@@ -5,7 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include "pypto-c/soc.h"
 #include "pypto/ir/type.h"
+#include "pypto/support/expected.h"
 
 namespace pypto::ir {
 
@@ -40,7 +42,11 @@ const SocSpec& Ascend950();
 // description names for its SoC.
 const SocSpec* SocNamed(std::string_view name);
 
-// "a2a3"/"a2a3sim" -> Ascend910B, "a5"/"a5sim" -> Ascend950, else null.
-const SocSpec* SocForPlatform(std::string_view platform);
+// The table whose kernels' target arch is `arch` ("a2a3" -> Ascend910B, "a5" -> Ascend950), else null.
+const SocSpec* SocForArch(std::string_view arch);
+
+// The SoC a C description names (a table) or spells out, or what is wrong with it ("names SoC table
+// 'X', which is not one of ..."). Platform names are the backend registry's business, not ir's.
+pypto::expected<SocSpec, std::string> SocFromDesc(const pypto_soc_desc& desc);
 
 }  // namespace pypto::ir
