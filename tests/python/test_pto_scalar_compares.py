@@ -1,5 +1,5 @@
 """Integers a kernel makes of a comparison or of a floating-point scalar, and ifs on a comparison of
-floating-point scalars: `pl.cast(a == a, pl.INT32)` is 1 or 0, `pl.cast(f, pl.INT32)` rounds f toward
+floating-point scalars or of elements read where they stand: `pl.cast(a == a, pl.INT32)` is 1 or 0, `pl.cast(f, pl.INT32)` rounds f toward
 zero, as torch's conversions do. The simulator computes them, and backend-ptoas writes a .pto
 (arith.cmpf / cmpi, extui, fptosi) that conforms to the PTO dialect."""
 
@@ -33,6 +33,10 @@ def flags(x: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
                 pl.write(out, [3, c], pl.cast(7, pl.INT32))
             if g < pl.cast(2, pl.INT32):
                 pl.write(out, [3, c], pl.cast(9, pl.INT32))
+            if pl.read(idx, [1, c]) > 0:
+                pl.write(out, [1, c], pl.cast(5, pl.INT32))
+            if pl.read(x, [2, c]) == h:
+                pl.write(out, [2, c], pl.cast(3, pl.INT32))
     return out
 '''
 
@@ -42,6 +46,7 @@ kernels = kernels_fixture("scalar_compares.py", KERNELS)
 def test_comparisons_and_float_scalars_become_integers(kernels):
     x = torch.randn(4, 8) * 3
     x[0, 3] = float("nan")
+    x[2, 5] = x[3, 5]
     idx = torch.randint(-4, 4, (4, 8), dtype=torch.int32)
     out = torch.full((4, 8), -1, dtype=torch.int32)
     with warnings.catch_warnings():
@@ -55,7 +60,7 @@ def test_comparisons_and_float_scalars_become_integers(kernels):
     compiled(x, idx, out)
     expected = torch.full((4, 8), -1, dtype=torch.int32)
     expected[0] = (x[0] == x[0]).int()
-    expected[1] = x[1].int()  # toward zero
-    expected[2] = (idx[2] >= 0).int()
+    expected[1] = torch.where(idx[1] > 0, 5, x[1].int()).int()  # toward zero
+    expected[2] = torch.where(x[2] == x[3], 3, (idx[2] >= 0).int()).int()
     expected[3] = torch.where(idx[2] < 2, 9, torch.where(x[3] > 0.5, 7, -1)).int()
     torch.testing.assert_close(out, expected, rtol=0, atol=0)

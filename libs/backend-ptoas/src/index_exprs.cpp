@@ -141,6 +141,7 @@ void KernelEmitter::LowerWhile(const ir::WhileStmt& loop) {
 std::string KernelEmitter::IndexValue(const ir::ExprPtr& expr, const ir::Span& span) {
   if (auto value = ir::AsConstInt(expr)) return names_.Constant(*value, "index");
   if (const auto* var = expr->As<ir::Var>()) return indices_.at(var);
+  if (IsElementRead(*expr)) return ReadElement(*expr->As<ir::Call>(), "element", span);  // pl.read(t, [i])
   if (const auto* cast = expr->As<ir::Call>()) return CastIndex(*cast, "cast", span);  // pl.cast(i, pl.INT32)
   const auto& binary = *expr->As<ir::BinaryExpr>();
   std::string lhs = IndexValue(binary.lhs(), span);

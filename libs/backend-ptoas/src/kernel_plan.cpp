@@ -329,6 +329,11 @@ bool IsComparisonExpr(const ir::Expr& expr) {
   return binary && ir::IsComparison(binary->op());
 }
 
+bool IsElementRead(const ir::Expr& expr) {
+  const auto* call = expr.As<ir::Call>();
+  return call && call->is_op_call() && (call->target_name() == "tensor.read" || call->target_name() == "tile.read");
+}
+
 bool IsFloatScalarExpr(const ir::Expr& expr) {
   const auto* scalar = expr.type()->As<ir::ScalarType>();
   return scalar && ir::IsFloat(scalar->dtype());

@@ -75,6 +75,8 @@ bool ScalarConvertible(ir::DataType from, ir::DataType to);
 // `a < b` and kin, whose value is a boolean; a scalar of a floating-point type.
 bool IsComparisonExpr(const ir::Expr& expr);
 bool IsFloatScalarExpr(const ir::Expr& expr);
+// pl.read of one element of a tensor or a tile (tensor.read, tile.read).
+bool IsElementRead(const ir::Expr& expr);
 // The floating-point type a comparison compares at (arith.cmpf), or none for a comparison of
 // integers (arith.cmpi): the type of its first operand that is not a literal, when that is a float,
 // else FP32 when an operand is a float literal.

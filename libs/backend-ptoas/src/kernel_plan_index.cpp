@@ -23,8 +23,9 @@ Status Planner::CheckOffsets(const ir::ExprPtr& arg, std::string_view op, const 
 }
 
 // An `index` value: integer constants, enclosing loop variables and signed integer scalar
-// parameters, combined by + - * // % min max << >>, and pl.cast of one to a signed integer type
-// (`c < pl.cast(4096, pl.INT32)`). Comparisons and float division give no index.
+// parameters, combined by + - * // % min max << >>, pl.cast of one to a signed integer type
+// (`c < pl.cast(4096, pl.INT32)`) and integer element reads (`if pl.read(mask, [t, b]) > 0:`).
+// Comparisons and float division give no index.
 Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what, const ir::Span& span) {
   if (expr->Is<ir::ConstInt>()) return {};
   if (const auto* var = expr->As<ir::Var>()) return CheckIndexVar(*var, what, span);
@@ -32,6 +33,7 @@ Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what,
       call && call->is_op_call() && call->target_name() == "scalar.cast" && IsIndexScalarExpr(*call) &&
       IsIndexScalarExpr(*call->args()[0]))
     return CheckIndexExpr(call->args()[0], what, span);
+  if (IsElementRead(*expr) && IsIndexScalarExpr(*expr)) return CheckElementRead(*expr->As<ir::Call>(), span);
   if (const auto* binary = expr->As<ir::BinaryExpr>()) {
     const char* symbol = ir::BinaryOpSymbol(binary->op());
     if (ir::IsComparison(binary->op())) {
@@ -53,11 +55,15 @@ Status Planner::CheckIndexExpr(const ir::ExprPtr& expr, const std::string& what,
 }
 
 // A comparison the kernel computes: of two index values (arith.cmpi), or of floating-point scalar
-// operands (arith.cmpf): element reads, casts, scalar parameters and literals, at the type
-// ComparedFloatType names.
+// operands (arith.cmpf): element reads (named, or read where they stand at the compared type),
+// casts, scalar parameters and literals, at the type ComparedFloatType names.
 Status Planner::CheckComparison(const ir::BinaryExpr& compare, const std::string& what, const ir::Span& span) {
   if (const auto dtype = ComparedFloatType(compare)) {
     for (const auto& operand : {compare.lhs(), compare.rhs()}) {
+      if (IsElementRead(*operand) && operand->type()->As<ir::ScalarType>()->dtype() == *dtype) {
+        if (auto ok = CheckElementRead(*operand->As<ir::Call>(), span); !ok) return ok;
+        continue;
+      }
       const auto* var = operand->As<ir::Var>();
       const bool float_value = var && (plan_.float_scalars.contains(var) || IsScalarParam(*var));
       if (!operand->Is<ir::ConstFloat>() && !operand->Is<ir::ConstInt>() && !float_value)

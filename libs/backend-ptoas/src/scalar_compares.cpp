@@ -1,6 +1,7 @@
-// Comparisons of floating-point scalars (`if m == best:`), and the integers a kernel makes of a
-// boolean or of a floating-point scalar (`pl.cast(a == a, pl.INT32)`, `pl.cast(f, pl.INT32)`). Integer
-// scalars are `index` values here (index_exprs.cpp), so each result ends as one.
+// Comparisons of floating-point scalars (`if m == best:`, `if pl.read(t, [0, c]) == best:`), and
+// the integers a kernel makes of a boolean or of a floating-point scalar (`pl.cast(a == a,
+// pl.INT32)`, `pl.cast(f, pl.INT32)`). Integer scalars are `index` values here (index_exprs.cpp), so
+// each result ends as one.
 #include <fmt/format.h>
 
 #include "kernel_emitter.h"
@@ -11,8 +12,12 @@ namespace pypto::backend_ptoas {
 // `%c = arith.cmpf oeq, %a, %b : f32`, both operands at `dtype`. The ordered predicates make a
 // comparison with NaN false, as Python's are, except `!=` (une), which NaN makes true.
 std::string KernelEmitter::FloatComparison(const ir::BinaryExpr& compare, ir::DataType dtype, const ir::Span& span) {
-  const TypedValue lhs = ScalarOperand(compare.lhs(), dtype, span);
-  const TypedValue rhs = ScalarOperand(compare.rhs(), dtype, span);
+  auto operand = [&](const ir::ExprPtr& expr) -> TypedValue {
+    if (IsElementRead(*expr)) return {ReadElement(*expr->As<ir::Call>(), "element", span), ElementOf(dtype)};
+    return ScalarOperand(expr, dtype, span);
+  };
+  const TypedValue lhs = operand(compare.lhs());
+  const TypedValue rhs = operand(compare.rhs());
   const char* predicate = "oeq";
   switch (compare.op()) {
     case ir::BinaryOp::Eq: predicate = "oeq"; break;

@@ -320,8 +320,10 @@ TEST(EmitModuleLoops, ComparisonsAndFloatScalarsAsIntegers) {
 // def bounded(x, k):                                   # line 1 (x: [8] INT64, k: pl.Scalar[pl.INT64])
 //     if k < pl.cast(4096, pl.INT32):                   # line 2
 //         pl.write(x, [0], k)                           # line 3
-// A cast inside an index expression is lowered where it stands.
-TEST(EmitModuleLoops, CastsInsideAnIndexExpression) {
+//     if pl.read(x, [1]) > 0:                           # line 4
+//         pl.write(x, [2], k)                           # line 5
+// A cast or an element read inside an index expression is lowered where it stands.
+TEST(EmitModuleLoops, CastsAndReadsInsideAnIndexExpression) {
   auto x = TensorParam("x", {8}, {}, ir::DataType::INT64);
   auto k = ScalarParam("k", ir::DataType::INT64, {});
   auto limit = Op("scalar.cast", {Int(4096, ir::DataType::INDEX)}, At(2, 12), {{"target_type", ir::DataType::INT32}});
@@ -330,12 +332,23 @@ TEST(EmitModuleLoops, CastsInsideAnIndexExpression) {
       std::make_shared<ir::SeqStmts>(
           std::vector<ir::StmtPtr>{Eval(Op("tensor.write", {x, Ints({0}), k}, At(3, 9)), At(3, 9))}),
       nullptr, std::vector<ir::VarPtr>{}, At(2, 5));
-  auto kernel = Kernel("bounded", {x, k}, {ir::ParamDirection::InOut, ir::ParamDirection::In}, {branch});
+  auto positive = std::make_shared<ir::IfStmt>(
+      Bin(BinaryOp::Gt, Op("tensor.read", {x, Ints({1})}, At(4, 8)), Index(0)),
+      std::make_shared<ir::SeqStmts>(
+          std::vector<ir::StmtPtr>{Eval(Op("tensor.write", {x, Ints({2}), k}, At(5, 9)), At(5, 9))}),
+      nullptr, std::vector<ir::VarPtr>{}, At(4, 5));
+  auto kernel = Kernel("bounded", {x, k}, {ir::ParamDirection::InOut, ir::ParamDirection::In}, {branch, positive});
   const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
   EXPECT_NE(text.find("    %0 = arith.index_cast %c4096_index : index to i32\n"
                       "    %cast = arith.index_cast %0 : i32 to index\n"
                       "    %1 = arith.cmpi slt, %k_idx, %cast : index\n"
                       "    scf.if %1 {\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    %3 = pto.load_scalar %arg0[%c1_index] : !pto.ptr<i64> -> i64\n"
+                      "    %element = arith.index_cast %3 : i64 to index\n"
+                      "    %4 = arith.cmpi sgt, %element, %c0_index : index\n"
+                      "    scf.if %4 {\n"),
             std::string::npos)
       << text;
 }
