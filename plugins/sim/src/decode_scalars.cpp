@@ -327,7 +327,7 @@ pypto::expected<void, std::string> Decoder::DecodeFloatCast(const ir::VarPtr& ta
     // pl.cast(0.0, pl.FP32): the value itself.
   } else if (operand->is_reg()) {
     result = Operand::Reg(NewRegister(target->name_hint(), to_float ? "FP32 bits" : "cast of an FP32"));
-    pending_.push_back(ScalarInstr{op, result.reg, *operand, bits});
+    pending_.push_back(ScalarInstr{op, static_cast<uint32_t>(result.reg), *operand, bits});
     pending_text_.push_back(fmt::format("pl.cast({}, pl.{})", ir::PrintExpr(source), ir::DataTypeName(to)));
   } else {
     int64_t value = 0;

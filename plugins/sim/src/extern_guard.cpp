@@ -62,10 +62,16 @@ void OnFault(int signal, siginfo_t* info, void* context) {
 }
 
 // Each kernel thread runs its kernels on its own stack, so a stack overflow in one can still be
-// reported: the handler runs on this alternate stack.
+// reported: the handler runs on this alternate stack. A thread that has one already (AddressSanitizer
+// gives every thread its own, and unmaps it when the thread ends) keeps it: replacing it made the
+// sanitizer's thread exit unmap our buffer and abort.
 void EnsureAltStack() {
+  thread_local bool ready = false;
   thread_local std::unique_ptr<char[]> stack;
-  if (stack) return;
+  if (ready) return;
+  ready = true;
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE) && current.ss_size >= SIGSTKSZ) return;
   const size_t size = std::max<size_t>(SIGSTKSZ, 64 * 1024);
   stack = std::make_unique<char[]>(size);
   stack_t alt{};
