@@ -207,6 +207,40 @@ def test_the_dependency_pool_in_the_environment_is_enforced(monkeypatch):
         rows_then_two_readers(x, y, z, w)
 
 
+@pl.jit(auto_scope=False)
+def nested_scopes(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.scope():
+        with pl.scope():
+            with pl.scope():
+                with pl.scope():  # the simulator runs these at depth 3 (task ring 3, shared with deeper scopes)
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        y[0:16, :] = pl.add(x[0:16, :], 1.0)
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        y[16:32, :] = pl.add(x[16:32, :], 1.0)
+                    with pl.scope():  # and these at depth 4
+                        with pl.at(level=pl.Level.CORE_GROUP):
+                            y[32:48, :] = pl.add(x[32:48, :], 1.0)
+                        with pl.at(level=pl.Level.CORE_GROUP):
+                            y[48:64, :] = pl.add(x[48:64, :], 1.0)
+    return y
+
+
+def test_nested_scopes_filling_the_shared_ring_are_upstreams_flow_control_deadlock():
+    # A window of 4 has 3 usable slots: the scopes at depths 3 and 4 hold them between them, neither
+    # alone, which upstream reports as FLOW_CONTROL_DEADLOCK (3), not SCOPE_DEADLOCK (1).
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    with pytest.raises(RuntimeError) as info:
+        nested_scopes(x, y, config=RunConfig(ring_task_window=4))
+    assert (
+        "fatal error 3 (FlowControlDeadlock): task 3 (func_id 3) needs a slot of task ring 3, but all 3 usable slots "
+        "(task window 4) are held by tasks of the scopes at depths 3 to 4, which share that ring and give them back "
+        "only when they end: none of them submits more tasks than the window holds, but together they do; raise the "
+        "window (RunConfig(ring_task_window=...), PTO2_RING_TASK_WINDOW) or submit fewer tasks in scopes nested at "
+        "depth 3 and deeper") in str(info.value)
+    nested_scopes(x, y, config=RunConfig(ring_task_window=8))
+    torch.testing.assert_close(y, x + 1.0)
+
+
 @pytest.mark.parametrize("value, sizes", [(1024, [1024] * 4), ([0, 2048, 0, 0], [0, 2048, 0, 0]), (None, [])])
 def test_a_heap_ring_size_is_enforced_without_a_warning(value, sizes):
     with warnings.catch_warnings():

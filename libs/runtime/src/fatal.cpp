@@ -10,12 +10,13 @@ const char* FatalCodeName(FatalCode code) {
     case FatalCode::None: return "None";
     case FatalCode::ScopeDeadlock: return "ScopeDeadlock";
     case FatalCode::HeapRingDeadlock: return "HeapRingDeadlock";
+    case FatalCode::FlowControlDeadlock: return "FlowControlDeadlock";
     case FatalCode::DepPoolOverflow: return "DepPoolOverflow";
     case FatalCode::InvalidArgs: return "InvalidArgs";
     case FatalCode::KernelFailed: return "KernelFailed";
     case FatalCode::RequireSyncStartInvalid: return "RequireSyncStartInvalid";
     case FatalCode::SchedulerTimeout: return "SchedulerTimeout";
-    case FatalCode::DataAccessTimeout: return "DataAccessTimeout";
+    case FatalCode::TensorWaitTimeout: return "TensorWaitTimeout";
     case FatalCode::OutOfMemory: return "OutOfMemory";
     case FatalCode::Internal: return "Internal";
     case FatalCode::Interrupted: return "Interrupted";

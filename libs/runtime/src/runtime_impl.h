@@ -178,6 +178,7 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<std::shared_ptr<Launch>, FatalError> TakeSlot(std::unique_lock<std::mutex>& lock, int32_t func_id,
                                                                 int32_t blocks);
   size_t HeldByOpenScopes(size_t ring) const;
+  FatalError FlowControlDeadlock(int32_t func_id, size_t ring, size_t usable) const;
   // With mu_ held: tasks submitted now take only their explicit dependencies (a manual scope is open;
   // nothing nests in one, so it is the innermost).
   bool InManualScope() const { return scopes_.back()->manual; }

@@ -18,6 +18,12 @@ pypto::expected<std::shared_ptr<Launch>, FatalError> Runtime::Impl::TakeSlot(std
   const size_t ring = scope->ring;
   const size_t usable = static_cast<size_t>(std::max(options_.task_window, 2)) - 1;
   while (!error_ && slots_used_[ring] >= usable) {
+    // Upstream's two verdicts: the scope alone holds the window (its admission check), or the scopes
+    // sharing the last ring hold it between them (its allocator, stuck at an open scope's task).
+    if (scope->launches < usable && HeldByOpenScopes(ring) >= slots_used_[ring]) {
+      RecordError(FlowControlDeadlock(func_id, ring, usable));
+      break;
+    }
     if (HeldByOpenScopes(ring) >= slots_used_[ring]) {
       RecordError({FatalCode::ScopeDeadlock,
                    fmt::format("task {} (func_id {}) needs a slot of task ring {}, but all {} usable slots (task "
@@ -36,6 +42,20 @@ pypto::expected<std::shared_ptr<Launch>, FatalError> Runtime::Impl::TakeSlot(std
   ++slots_used_[ring];
   ++scope->launches;
   return std::make_shared<Launch>(Launch{.scope = scope, .blocks_left = blocks});
+}
+
+// Only the last ring is shared by open scopes (those at depth 3 and deeper), so only there can they
+// hold a window between them that none of them fills alone.
+FatalError Runtime::Impl::FlowControlDeadlock(int32_t func_id, size_t ring, size_t usable) const {
+  size_t shallowest = scopes_.size() - 1;
+  while (shallowest > 0 && scopes_[shallowest - 1]->ring == ring) --shallowest;
+  return {FatalCode::FlowControlDeadlock,
+          fmt::format("task {} (func_id {}) needs a slot of task ring {}, but all {} usable slots (task window {}) are "
+                      "held by tasks of the scopes at depths {} to {}, which share that ring and give them back only "
+                      "when they end: none of them submits more tasks than the window holds, but together they do; "
+                      "raise the window (RunConfig(ring_task_window=...), PTO2_RING_TASK_WINDOW) or submit fewer "
+                      "tasks in scopes nested at depth {} and deeper",
+                      next_id_, func_id, ring, usable, options_.task_window, shallowest, scopes_.size() - 1, ring)};
 }
 
 size_t Runtime::Impl::HeldByOpenScopes(size_t ring) const {

@@ -75,6 +75,35 @@ TEST_P(ScopeTest, EightTasksInOneScopeWithAWindowOfFourIsAScopeDeadlock) {
   EXPECT_EQ(done.error().code, FatalCode::ScopeDeadlock);
 }
 
+// Upstream's fatal-code test for FLOW_CONTROL_DEADLOCK: scopes nested 8 deep, 3 tasks each. Depths 3
+// and deeper share ring 3, whose 7 usable slots they fill between them although none holds more than 3.
+TEST_P(ScopeTest, NestedScopesFillingTheSharedRingAreAFlowControlDeadlock) {
+  std::vector<int32_t> counter(1, 0);
+  CountingExecutor executor;
+  Runtime runtime(WithWindow(8, GetParam()), executor);
+  pypto::expected<TaskId, FatalError> id;
+  int submitted = 0;
+  for (int depth = 1; depth <= 8 && id; ++depth) {
+    ASSERT_TRUE(runtime.ScopeBegin());
+    for (int task = 0; task < 3 && id; ++task) {
+      id = runtime.SubmitAiv(submitted, Increment(counter));
+      if (id) ++submitted;
+    }
+  }
+  EXPECT_EQ(submitted, 3 + 3 + 7);  // 3 on each of rings 1 and 2, and 7 on ring 3
+  ASSERT_FALSE(id);
+  EXPECT_EQ(id.error().str(),
+            "fatal error 3 (FlowControlDeadlock): task 13 (func_id 13) needs a slot of task ring 3, but all 7 usable "
+            "slots (task window 8) are held by tasks of the scopes at depths 3 to 5, which share that ring and give "
+            "them back only when they end: none of them submits more tasks than the window holds, but together they "
+            "do; raise the window (RunConfig(ring_task_window=...), PTO2_RING_TASK_WINDOW) or submit fewer tasks in "
+            "scopes nested at depth 3 and deeper");
+  for (int depth = 1; depth <= 5; ++depth) runtime.ScopeEnd();
+  auto done = runtime.WaitAll();
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code, FatalCode::FlowControlDeadlock);
+}
+
 // A loop body is a scope: its finished tasks give their slots back when it ends, so a loop submits
 // any number of tasks through a small window, waiting for slots when it runs ahead.
 TEST_P(ScopeTest, ScopesThatEndGiveTheirSlotsBack) {

@@ -6,17 +6,19 @@
 
 namespace pypto::rt {
 
-// Codes upstream's runtime also latches keep upstream's numbers (its sim reports "code -N"); the
-// ones only this runtime raises are numbered from 200.
+// Codes upstream's runtime also latches keep upstream's numbers and names (its sim reports "code -N");
+// the ones only this runtime raises are numbered from 200, except KernelFailed, which has 6, a number
+// upstream has retired. docs/simulator.md ("Fatal codes") lists every upstream code and where it is met.
 enum class FatalCode : int32_t {
   None = 0,
   ScopeDeadlock = 1,        // a scope holds every slot of its task window, so no task can be added
   HeapRingDeadlock = 2,     // a tensor needs more of its heap ring than can ever be given back
+  FlowControlDeadlock = 3,  // nested scopes sharing the last ring hold all its slots between them
   DepPoolOverflow = 4,      // a submit's dependencies need more of its ring's pool than can be given back
   InvalidArgs = 5,          // a malformed task (tensor after scalar, too many args, ...)
   KernelFailed = 6,         // a kernel reported an error or trapped
   RequireSyncStartInvalid = 7,  // a sync_start launch has more blocks than cores of its type
-  DataAccessTimeout = 8,    // an orchestration-side tensor access waited too long
+  TensorWaitTimeout = 8,    // an orchestration-side tensor access waited too long (not raised yet)
   SchedulerTimeout = 100,   // tasks can never complete
   OutOfMemory = 200,
   Internal = 201,
