@@ -11,7 +11,11 @@ std::vector<std::string> HostCompileFlags() {
   // GCC's -O2 only vectorizes loops whose trip count it knows; the kernel libraries' tile loops run over
   // a valid region known at run time, and the dynamic cost model vectorizes them (about 1.8x on
   // element-wise chains).
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared"};
+  // Kernels pun types through pointers as a matter of course (a struct copied out word by word through a
+  // uint32_t*, as pypto-lib's paged-attention tiler writes its tiling); under GCC's strict aliasing such a
+  // copy may drop a float member's store, so the host build, like the kernels' authors, assumes none.
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fno-strict-aliasing", "-fvect-cost-model=dynamic",
+                                    "-fPIC", "-shared"};
   // Upstream's simulator defines __CPU_SIM because it cannot run device code: kernels test it to swap
   // their body for an empty one (pypto-lib's paged-attention CCE kernel does). The simulator's include
   // path implements the device's interfaces (AscendC, pto-isa, the CCE builtins), so by default a
