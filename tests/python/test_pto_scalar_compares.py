@@ -38,6 +38,16 @@ def flags(x: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
             if pl.read(x, [2, c]) == h:
                 pl.write(out, [2, c], pl.cast(3, pl.INT32))
     return out
+
+
+@pl.jit
+def offsets(idx: pl.Tensor[[4, 8], pl.INT32], out: pl.Out[pl.Tensor[[4, 8], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for b in pl.range(4):
+            off = pl.cast(b * 3 - 1, pl.INT32)
+            t = pl.load(idx, [b, 0], [1, 8])
+            pl.store(pl.sub(pl.add(t, off), b), [b, 0], out)
+    return out
 '''
 
 kernels = kernels_fixture("scalar_compares.py", KERNELS)
@@ -64,3 +74,20 @@ def test_comparisons_and_float_scalars_become_integers(kernels):
     expected[2] = torch.where(x[2] == x[3], 3, (idx[2] >= 0).int()).int()
     expected[3] = torch.where(idx[2] < 2, 9, torch.where(x[3] > 0.5, 7, -1)).int()
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+def test_integers_the_kernel_computes_are_scalars_of_integer_tile_ops(kernels):
+    """`pl.add(t, pl.cast(b * 3 - 1, pl.INT32))` and `pl.sub(t, b)` of an INT32 tile: the index value
+    narrowed to i32 (arith.index_cast) is the scalar operand of tadds / tsubs."""
+    idx = torch.randint(-50, 50, (4, 8), dtype=torch.int32)
+    out = torch.zeros(4, 8, dtype=torch.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = kernels.offsets.compile(idx, out, config=RunConfig(platform="a2a3sim"))
+    (pto,) = Path(compiled.output_dir).glob("kernels/aiv/*.pto")
+    text = pto.read_text()
+    assert "pto.tadds" in text and "pto.tsubs" in text and "index to i32" in text, text
+    assert_conforms(compiled.output_dir)
+    compiled(idx, out)
+    b = torch.arange(4, dtype=torch.int32).unsqueeze(1)
+    torch.testing.assert_close(out, idx + (b * 3 - 1) - b, rtol=0, atol=0)

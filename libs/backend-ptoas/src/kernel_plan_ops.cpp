@@ -393,6 +393,11 @@ Status Planner::CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, s
   const auto* var = arg->As<ir::Var>();
   bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                      [&](const ir::VarPtr& param) { return param.get() == var; });
+  // An integer the kernel computed (`pl.cast(offset, pl.INT32)`, a loop variable) is an index value,
+  // narrowed to a signed integer tile's element type by one arith.index_cast.
+  const bool index_value =
+      var && (scalars_.contains(var) || std::find(loops_.begin(), loops_.end(), var) != loops_.end());
+  if (index_value && IsSignedInteger(dtype)) return {};
   if (!is_param && !(var && plan_.float_scalars.contains(var))) {
     return Error(span, fmt::format("the scalar operand of '{}' must be a literal, a scalar parameter of kernel "
                                    "'{}' or a floating-point element read with pl.read",

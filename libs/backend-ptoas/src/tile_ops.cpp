@@ -180,8 +180,8 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
-    case OpForm::GatherDim: return LowerGatherDim(call, result, span);
     case OpForm::Gather: return LowerGather(call, result, span);
+    case OpForm::GatherDim: return LowerGatherDim(call, result, span);
     case OpForm::Transpose: {
       // The program's tmp tile, or one shaped and typed like the source in the Vec scratch.
       const auto& source = *args[0]->As<ir::Var>();
@@ -335,8 +335,14 @@ TypedValue KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType 
     }
     return {names_.Constant(constant->value(), element), element};
   }
-  // A scalar parameter; the plan accepted only conversions arith has one op for.
+  // An integer index value the kernel computed, for a signed integer tile: narrowed to its width.
   const auto& param = *scalar->As<ir::Var>();
+  if (!values_.contains(&param)) {
+    std::string value = names_.Temp();
+    Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", value, indices_.at(&param), element), span);
+    return {value, element};
+  }
+  // A scalar parameter; the plan accepted only conversions arith has one op for.
   const ir::DataType from = param.type()->As<ir::ScalarType>()->dtype();
   if (from == dtype) return {values_.at(&param), element};
   std::string_view cast;

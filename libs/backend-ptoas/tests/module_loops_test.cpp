@@ -353,6 +353,33 @@ TEST(EmitModuleLoops, CastsAndReadsInsideAnIndexExpression) {
       << text;
 }
 
+// def shift(x, out):                                  # line 1 (x, out: [4, 8] INT32)
+//     for b in pl.range(4):                             # line 2
+//         t = pl.load(x, [b, 0], [1, 8])                # line 3
+//         pl.store(pl.add(t, b), [b, 0], out)           # line 4
+// An integer the kernel computed is the scalar of a signed integer tile op, narrowed to its width.
+TEST(EmitModuleLoops, IndexValuesAreScalarsOfIntegerTileOps) {
+  auto x = TensorParam("x", {4, 8}, {}, ir::DataType::INT32);
+  auto out = TensorParam("out", {4, 8}, {}, ir::DataType::INT32);
+  auto b = LoopVar("b");
+  auto load = Op("tile.load", {x, Tuple({b, Index(0)}), Ints({1, 8})}, At(3, 13));
+  auto t = TileAt("t", load, 0);
+  auto add = Op("tile.adds", {t, b}, At(4, 18));
+  auto y = TileAt("y", add, 32);
+  auto loop = For(b, Index(0), Index(4), Index(1),
+                  {Assign(t, load, At(3, 9)), Assign(y, add, At(4, 18)),
+                   Eval(Op("tile.store", {y, Tuple({b, Index(0)}), out}, At(4, 9)), At(4, 9))},
+                  At(2, 5));
+  auto kernel = Kernel("shift", {x, out}, {ir::ParamDirection::In, ir::ParamDirection::Out}, {loop});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  const std::string tile = "!pto.tile_buf<loc=vec, dtype=i32, rows=1, cols=8, v_row=?, v_col=?, blayout=row_major, "
+                           "slayout=none_box, fractal=512, pad=0>";
+  EXPECT_NE(text.find("      %0 = arith.index_cast %b : index to i32\n"
+                      "      pto.tadds ins(%t, %0 : " + tile + ", i32) outs(%y : " + tile + ")\n"),
+            std::string::npos)
+      << text;
+}
+
 // def column(x, out):                                  # line 1 (x: [64, 1], out: [4, 16, 1])
 //     t = pl.load(x, [16, 0], [16, 1])                  # line 2
 //     pl.store(t, [2, 0, 0], out)                       # line 3
