@@ -153,13 +153,7 @@ pypto::expected<void, rt::FatalError> BlockRaceDetector::RunExternBlock(const De
   std::unique_lock lock(mu_);
   Pending& pending = pending_[launch.launch_id];  // a map node: stays put until the last block erases it
   if (!affordable) pending.unchecked = true;
-  if (!pending.unchecked &&
-      !turn_cv_.wait_for(lock, kTurnWait, [&] { return pending.unchecked || !pending.turn_taken; })) {
-    pending.unchecked = true;  // the block holding the turn waits for the others
-    turn_cv_.notify_all();
-  }
-  const bool watched = !pending.unchecked;
-  if (watched) pending.turn_taken = true;
+  const bool watched = turns_.Take(lock, pending.turn_taken, pending.unchecked);
   lock.unlock();
 
   TensorBytes before;
@@ -169,10 +163,7 @@ pypto::expected<void, rt::FatalError> BlockRaceDetector::RunExternBlock(const De
   if (watched && result) changes = ChangedTensors(kernel, launch.args, before);
 
   lock.lock();
-  if (watched) {
-    pending.turn_taken = false;
-    turn_cv_.notify_all();
-  }
+  if (watched) turns_.Give(pending.turn_taken);
   if (!result) return result;
   if (!pending.unchecked) {
     // Its turn is over, but the bytes it changed hold its values until a later block's turn.

@@ -12,14 +12,12 @@
 //
 // A hand-written kernel cannot be watched: its writes are what changed in its tensors while it ran
 // (tensor_changes.h), which holds only while no other block of the launch runs. So its blocks take
-// turns. A block that waits kTurnWait for its turn means the block holding it waits for others (a
+// turns. A block that waits TurnTaking::kTurnWait for its turn means the block holding it waits for others (a
 // barrier, a flag in global memory): the launch then goes unchecked and its blocks run side by side,
 // as they must to get anywhere. Reads are not seen, and launches whose tensors hold more than
 // kMaxSnapshotBytes are not checked.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,6 +30,7 @@
 #include "pypto/runtime/runtime.h"
 #include "pypto/support/expected.h"
 #include "sim_kernel.h"
+#include "turn_taking.h"
 
 namespace pypto::sim {
 
@@ -93,7 +92,6 @@ class BlockRaceDetector {
   void Clear();
 
  private:
-  static constexpr std::chrono::milliseconds kTurnWait{250};
   static constexpr uint64_t kMaxSnapshotBytes = uint64_t{256} << 20;
 
   struct BlockLog {
@@ -117,7 +115,7 @@ class BlockRaceDetector {
                                                const Pending& pending);
 
   std::mutex mu_;  // guards pending_
-  std::condition_variable turn_cv_;  // a hand-written block's turn ended, or its launch went unchecked
+  TurnTaking turns_;  // hand-written kernels' blocks, one launch's at a time
   std::map<rt::TaskId, Pending> pending_;  // by launch
 };
 

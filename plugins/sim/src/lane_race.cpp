@@ -45,12 +45,7 @@ pypto::expected<void, rt::FatalError> LaneRaceDetector::RunLane(const DecodedKer
   const int lane = global && global->sub_block_id == 1 ? 1 : 0;
   std::unique_lock lock(mu_);
   Pending& pending = pending_[launch.mixed_group];  // a map node: stays put until the second lane erases it
-  if (!pending.unchecked && !turn_cv_.wait_for(lock, kTurnWait, [&] { return pending.unchecked || !turn_taken_; })) {
-    pending.unchecked = true;  // the lane holding the turn waits for a member of this block
-    turn_cv_.notify_all();
-  }
-  const bool watched = !pending.unchecked;
-  if (watched) turn_taken_ = true;
+  const bool watched = turns_.Take(lock, turn_taken_, pending.unchecked);
   lock.unlock();
 
   TensorBytes before;
@@ -60,10 +55,7 @@ pypto::expected<void, rt::FatalError> LaneRaceDetector::RunLane(const DecodedKer
   if (watched && result) writes = ChangedTensors(kernel, launch.args, before);
 
   lock.lock();
-  if (watched) {
-    turn_taken_ = false;
-    turn_cv_.notify_all();
-  }
+  if (watched) turns_.Give(turn_taken_);
   pending.lanes[lane] = std::move(writes);
   if (++pending.returned < 2) return result;
   std::optional<std::string> race;

@@ -2,14 +2,12 @@
 // by get_sub_block_id(args). On a device two lanes writing the same bytes is a silent data race. Here
 // the lanes of a block run one at a time, the bytes each changed in its tensors are recorded
 // (tensor_changes.h), and bytes both lanes changed fail the run, naming the kernel, block, tensor
-// and elements. A lane that waits kTurnWait for its turn means the lane holding it waits for another
-// member of its block (a cross-core flag the other lane or the cube raises only after this lane
-// ran): that block then goes unchecked and its lanes run side by side, as the device runs them.
+// and elements. A lane that waits TurnTaking::kTurnWait for its turn means the lane holding it waits
+// for another member of its block (a cross-core flag the other lane or the cube raises only after this
+// lane ran): that block then goes unchecked and its lanes run side by side, as the device runs them.
 #pragma once
 
 #include <array>
-#include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -21,6 +19,7 @@
 #include "pypto/support/expected.h"
 #include "sim_kernel.h"
 #include "tensor_changes.h"
+#include "turn_taking.h"
 
 namespace pypto::sim {
 
@@ -42,8 +41,6 @@ class LaneRaceDetector {
   static std::optional<std::string> Overlap(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
                                             const LaneWrites& lane0, const LaneWrites& lane1);
 
-  static constexpr std::chrono::milliseconds kTurnWait{250};
-
   // One block's lanes: what each changed, and whether the block goes unchecked.
   struct Pending {
     std::array<std::optional<LaneWrites>, 2> lanes;
@@ -52,7 +49,7 @@ class LaneRaceDetector {
   };
 
   std::mutex mu_;  // guards the turn and pending_
-  std::condition_variable turn_cv_;
+  TurnTaking turns_;
   bool turn_taken_ = false;  // a watched lane runs: one at a time, so that its snapshot sees its writes only
   std::map<rt::TaskId, Pending> pending_;  // by mixed group
 };
