@@ -261,6 +261,81 @@ Span TouchedSpan(const Instr& instr, const rt::ChipTensor& tensor, const int64_t
   return SpanOf(tensor, instr.elem_bytes, zeros, shape).value_or(Span{});
 }
 
+// The region a plain store writes, element offsets from the buffer start and extents, when the
+// instruction says it: the tile's shape at `offsets`, or its [rows, cols] valid corner (the decoder
+// narrows 1-D and 2-D tiles only, so the leading extents stay the shape's). None for a scatter,
+// whose elements go where its indices say.
+struct Region {
+  int rank = 0;
+  std::array<int64_t, kMaxDims> extent{};
+};
+
+std::optional<Region> StoredRegion(const Instr& instr, const int64_t* regs) {
+  if (instr.scatter || instr.paged.on || instr.mgather.on) return std::nullopt;
+  Region region{instr.rank, instr.shape};
+  if (instr.partial) {
+    auto read = [&](const Operand& operand) { return operand.is_reg() ? regs[operand.reg] : operand.imm; };
+    const int last = instr.rank - 1;
+    if (last >= 1) region.extent[last - 1] = read(instr.valid.rows);
+    region.extent[last] = read(instr.valid.cols);
+    if (last == 0 && read(instr.valid.rows) == 0) region.extent[last] = 0;  // a 1-D tile is one row
+  }
+  return region;
+}
+
+// The bytes of the peer's window a store of `region` at `offsets` wrote, one piece per maximal run
+// (a dense region is one piece: one MPI_Put). `staged` holds the store's bytes, its first byte
+// being byte `span_begin` of the buffer; `window_offset` is where the buffer starts in the window.
+// Only called after the store ran, so the region lies inside the view.
+std::vector<rt::CommPiece> RegionRuns(const Region& region, const rt::ChipTensor& tensor, size_t elem,
+                                      const int64_t* offsets, const std::byte* staged, uint64_t span_begin,
+                                      uint64_t window_offset) {
+  std::vector<rt::CommPiece> pieces;
+  for (int d = 0; d < region.rank; ++d)
+    if (region.extent[d] <= 0) return pieces;
+  const int last = region.rank - 1;
+  // A row: the innermost extent, one run where its elements are adjacent, else one run each.
+  const bool dense_rows = tensor.strides[last] == 1 || region.extent[last] == 1;
+  const uint64_t run_bytes = dense_rows ? static_cast<uint64_t>(region.extent[last]) * elem : elem;
+  const int64_t runs_per_row = dense_rows ? 1 : region.extent[last];
+  auto add = [&](uint64_t byte) {  // byte: from the buffer start
+    if (!pieces.empty()) {
+      rt::CommPiece& back = pieces.back();
+      if (back.offset + back.bytes == window_offset + byte) {  // continues the previous run
+        back.bytes += run_bytes;
+        return;
+      }
+    }
+    pieces.push_back({window_offset + byte, staged + (byte - span_begin), run_bytes});
+  };
+  std::array<int64_t, kMaxDims> index{};
+  for (;;) {
+    uint64_t element = tensor.start_offset;
+    for (int d = 0; d < last; ++d) element += static_cast<uint64_t>(offsets[d] + index[d]) * tensor.strides[d];
+    for (int64_t i = 0; i < runs_per_row; ++i)
+      add((element + static_cast<uint64_t>(offsets[last] + i) * tensor.strides[last]) * elem);
+    int d = last - 1;
+    while (d >= 0 && ++index[d] == region.extent[d]) index[d--] = 0;
+    if (d < 0) break;
+  }
+  // Strides need not be increasing (a transposed view): runs may come out of order or overlap
+  // (a zero stride). Sorted and merged, each byte goes once; they all hold the store's final bytes.
+  if (!std::is_sorted(pieces.begin(), pieces.end(), [](auto& a, auto& b) { return a.offset < b.offset; })) {
+    std::sort(pieces.begin(), pieces.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    std::vector<rt::CommPiece> merged;
+    for (const rt::CommPiece& piece : pieces) {
+      if (!merged.empty() && piece.offset <= merged.back().offset + merged.back().bytes) {
+        rt::CommPiece& back = merged.back();
+        back.bytes = std::max(back.bytes, static_cast<size_t>(piece.offset + piece.bytes - back.offset));
+      } else {
+        merged.push_back(piece);
+      }
+    }
+    pieces = std::move(merged);
+  }
+  return pieces;
+}
+
 // Maximal runs of the staged bytes a store wrote, as pieces of the peer's window: a byte is
 // written when the two stagings, filled 0x00 and 0xFF before the store, agree on it.
 std::vector<rt::CommPiece> WrittenRuns(const std::vector<std::byte>& zeros, const std::vector<std::byte>& ones,
@@ -330,7 +405,14 @@ Result RunRemoteTransfer(const DecodedKernel& kernel, size_t index, const int64_
                          fmt::format("{} reaches bytes [{}, {}) of the peer's window, which holds {}",
                                      WindowName(kernel, instr.tensor_slot), window_offset,
                                      window_offset + (span.end - span.begin), window->place.domain->window_bytes));
-  std::vector<std::byte> staged(span.end - span.begin);
+  // A small staging is this thread's, reused (one per call would cost an allocation and a zeroing
+  // each); a large one (a gather's whole view) is the call's, so no thread keeps it. Only the paths
+  // that read bytes the transfer may not write fill it first.
+  constexpr size_t kReusedStaging = size_t{1} << 20;
+  thread_local std::vector<std::byte> reused;
+  std::vector<std::byte> own;
+  std::vector<std::byte>& staged = span.end - span.begin <= kReusedStaging ? reused : own;
+  staged.resize(span.end - span.begin);
   auto stage_at = [&](std::vector<std::byte>& buffer) {
     moved.buffer_addr = reinterpret_cast<uintptr_t>(buffer.data()) - span.begin;
   };
@@ -340,6 +422,7 @@ Result RunRemoteTransfer(const DecodedKernel& kernel, size_t index, const int64_
     return transfer(moved_args.data());
   }
   if (instr.atomic_add) {
+    std::fill(staged.begin(), staged.end(), std::byte{0});
     if (Result ran = transfer(moved_args.data()); !ran) return ran;
     const auto pieces = AddedRuns(staged, instr.elem_bytes, window_offset);
     if (pieces.empty()) return {};
@@ -347,6 +430,17 @@ Result RunRemoteTransfer(const DecodedKernel& kernel, size_t index, const int64_
       return KernelFailure(kernel, index, refused);
     return {};
   }
+  // A plain store of a region the instruction says: one run of the store, then its region put.
+  if (const auto region = StoredRegion(instr, regs)) {
+    if (Result ran = transfer(moved_args.data()); !ran) return ran;
+    const auto pieces = RegionRuns(*region, *window->tensor, instr.elem_bytes, offsets, staged.data(), span.begin,
+                                   window->place.offset);
+    if (!pieces.empty()) transport->Put(*peer, pieces);
+    return {};
+  }
+  // A scatter writes where its indices say: found by running it twice, into stagings filled with
+  // 0x00 and 0xFF, and putting the bytes the two agree on.
+  std::fill(staged.begin(), staged.end(), std::byte{0});
   if (Result ran = transfer(moved_args.data()); !ran) return ran;
   std::vector<std::byte> ones(staged.size(), std::byte{0xFF});
   stage_at(ones);
