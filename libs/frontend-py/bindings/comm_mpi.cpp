@@ -31,11 +31,15 @@ void BindCommMpi(py::module_& m) {
   m.def("mpi_rank", &mpi::Rank);
   m.def("mpi_size", &mpi::Size);
   m.def("mpi_barrier", &mpi::Barrier, py::call_guard<py::gil_scoped_release>());
-  // `nbytes` bytes at address `data` (a tensor's storage), from `root` to every process.
+  // `nbytes` bytes at address `data` (a tensor's storage), from `root` to every process; `asleep`:
+  // the others wait asleep between polls, for a root that may take long (rank 0 compiling).
   m.def(
       "mpi_broadcast",
-      [](uintptr_t data, size_t nbytes, int root) { mpi::Broadcast(reinterpret_cast<void*>(data), nbytes, root); },
-      py::arg("data"), py::arg("nbytes"), py::arg("root"), py::call_guard<py::gil_scoped_release>());
+      [](uintptr_t data, size_t nbytes, int root, bool asleep) {
+        mpi::Broadcast(reinterpret_cast<void*>(data), nbytes, root, asleep ? mpi::Waiting::Asleep : mpi::Waiting::Busy);
+      },
+      py::arg("data"), py::arg("nbytes"), py::arg("root"), py::arg("asleep") = false,
+      py::call_guard<py::gil_scoped_release>());
   m.def(
       "mpi_allgather",
       [](const py::bytes& text) {

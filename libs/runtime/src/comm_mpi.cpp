@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -257,10 +259,24 @@ int Size() {
 
 void Barrier() { MPI_Barrier(MPI_COMM_WORLD); }
 
-void Broadcast(void* data, size_t bytes, int root) {
+void Broadcast(void* data, size_t bytes, int root, Waiting waiting) {
+  constexpr auto kLongestPause = std::chrono::microseconds(2000);
   for (size_t done = 0; done < bytes; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min(kMaxPiece, bytes - done));
-    MPI_Bcast(static_cast<std::byte*>(data) + done, piece, MPI_BYTE, root, MPI_COMM_WORLD);
+    std::byte* at = static_cast<std::byte*>(data) + done;
+    if (waiting == Waiting::Busy) {
+      MPI_Bcast(at, piece, MPI_BYTE, root, MPI_COMM_WORLD);
+      continue;
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Ibcast(at, piece, MPI_BYTE, root, MPI_COMM_WORLD, &request);
+    auto pause = std::chrono::microseconds(50);
+    for (int finished = 0;;) {
+      MPI_Test(&request, &finished, MPI_STATUS_IGNORE);  // also drives the broadcast's progress
+      if (finished) break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, kLongestPause);
+    }
   }
 }
 

@@ -17,7 +17,7 @@ void Finalize() {}
 int Rank() { return 0; }
 int Size() { return 1; }
 void Barrier() {}
-void Broadcast(void*, size_t, int) {}
+void Broadcast(void*, size_t, int, Waiting) {}
 std::vector<std::string> AllGather(const std::string& text) { return {text}; }
 pypto::expected<OpenWindow, std::string> OpenWindows(uint64_t, int32_t) { return pypto::unexpected(NoMpiMessage()); }
 void CloseWindows(int64_t) {}

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "pypto/runtime/comm_domain.h"
@@ -130,6 +133,28 @@ TEST_F(CommMpiTest, Fp32AddsFromEveryRankAllCount) {
   mpi::Barrier();
   if (rank_ == 0) {
     for (int i = 0; i < 16; ++i) EXPECT_EQ(Own<float>(2048 + 4 * i), 10.0f * static_cast<float>(size_)) << i;
+  }
+  mpi::Barrier();
+}
+
+// A broadcast whose root takes its time (rank 0 compiling a program while the others wait for
+// it): the waiting processes get the root's bytes, and sleep meanwhile rather than spin on a core.
+TEST(CommMpiBroadcast, WaitersSleepUntilASlowRootSends) {
+  constexpr auto kRootDelay = std::chrono::milliseconds(400);
+  std::vector<int64_t> values(1000);
+  if (mpi::Rank() == 0) {
+    std::this_thread::sleep_for(kRootDelay);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i * i);
+  }
+  const std::clock_t cpu_before = std::clock();
+  const auto wall_before = std::chrono::steady_clock::now();
+  mpi::Broadcast(values.data(), values.size() * sizeof(int64_t), 0, mpi::Waiting::Asleep);
+  const double cpu_s = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(values[i], static_cast<int64_t>(i * i)) << i;
+  if (mpi::Rank() != 0) {
+    EXPECT_GT(wall_s, 0.2);  // it did wait for the root
+    EXPECT_LT(cpu_s, wall_s / 4) << "a waiting process spent " << cpu_s << " s of CPU in " << wall_s << " s";
   }
   mpi::Barrier();
 }

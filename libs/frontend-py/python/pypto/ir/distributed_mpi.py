@@ -72,6 +72,114 @@ def _ensure_initialized() -> None:
         atexit.register(_core.mpi_finalize)  # mpirun counts a process that exits unfinalized as failed
 
 
+# -- compiling in the job -------------------------------------------------------------------------
+def compiles_in_job(config) -> bool:
+    """Whether compiling with ``config`` is one of an MPI job's processes compiling the same program
+    (every process runs the whole script): rank 0 then compiles for all (``compile_once``)."""
+    from pypto import _core
+
+    return launched_by_mpirun() and resolve_comm_backend(config.comm_backend) == "mpi" and _core.mpi_available()
+
+
+def compile_once(build, load):
+    """``build()`` on rank 0 of the job, the others waiting for it and then ``load(shared)`` of what
+    it built (``shared_form``): N processes cost one compile. Collective: every process of the job
+    compiles the same program at the same point of the script, as every process also calls it. A
+    process that does not see rank 0's build directories (another machine, without a file system
+    the two share at the same path) builds them itself. A compile that fails on rank 0 raises its
+    error on every process."""
+    import pickle
+
+    from pypto import _core
+
+    _ensure_initialized()
+    if _core.mpi_rank() == 0:
+        try:
+            built = build()
+        except Exception as error:
+            _broadcast_bytes(_pickled_error(error))
+            raise
+        _broadcast_bytes(pickle.dumps(("built", shared_form(built))))
+        return built
+    outcome, payload = pickle.loads(_broadcast_bytes(b""))
+    if outcome == "failed":
+        raise _rebuilt_error(*payload)
+    if not _visible(payload):
+        return build()
+    return load(payload)
+
+
+def shared_form(program) -> dict:
+    """What another process needs to load ``program`` (a DistributedCompiledProgram): its build
+    directory, and each chip build with its parameters, its lowered program's JSON form (whose
+    locations are the script's, so a kernel's error points there) and its manifest's digest."""
+    return {
+        "output_dir": str(program.output_dir),
+        "chips": [(str(chip.output_dir), chip.parameters, chip._artifacts.program_json, _manifest_digest(chip.output_dir))
+                  for chip in program.chip_programs],
+    }
+
+
+def load_chips(shared: dict, platform: str) -> list:
+    """The chip programs of ``shared_form``, each build directory loaded once."""
+    from pypto import _core
+    from pypto.runtime.compiled import CompiledProgram
+
+    loaded = {}
+    programs = []
+    for output_dir, parameters, program_json, _digest in shared["chips"]:
+        if output_dir not in loaded:
+            artifacts = _core.load_compiled(output_dir, platform, program_json=program_json)
+            loaded[output_dir] = CompiledProgram(artifacts, parameters)
+        programs.append(loaded[output_dir])
+    return programs
+
+
+def _manifest_digest(build_dir) -> str:
+    import hashlib
+
+    from pypto.runtime.build_dir import MANIFEST
+
+    path = Path(build_dir) / MANIFEST
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def _visible(shared: dict) -> bool:
+    """Whether this process sees rank 0's chip builds as rank 0 wrote them."""
+    return all(digest and _manifest_digest(output_dir) == digest for output_dir, _p, _j, digest in shared["chips"])
+
+
+def _pickled_error(error: Exception) -> bytes:
+    """``error`` as it travels to the other processes: its class, arguments and attributes (a
+    ParserError's arguments are its rendered text, not those of its constructor, so it is rebuilt
+    from them rather than constructed again); its type and text where those do not pickle."""
+    import pickle
+
+    try:
+        return pickle.dumps(("failed", (type(error), error.args, vars(error))))
+    except Exception:  # noqa: BLE001 - whatever does not pickle is sent as its text
+        return pickle.dumps(("failed", (RuntimeError, (f"{type(error).__name__}: {error}",), {})))
+
+
+def _rebuilt_error(cls, args, state) -> Exception:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+def _broadcast_bytes(data: bytes, root: int = 0) -> bytes:
+    """``data`` as ``root`` holds it, on every process (the others asleep until the root sends it)."""
+    from pypto import _core
+
+    size = ctypes.c_uint64(len(data))
+    _core.mpi_broadcast(ctypes.addressof(size), ctypes.sizeof(size), root, asleep=True)  # the root compiles first
+    buffer = ctypes.create_string_buffer(data, size.value) if _core.mpi_rank() == root else \
+        ctypes.create_string_buffer(size.value)
+    _core.mpi_broadcast(ctypes.addressof(buffer), size.value, root)
+    return buffer.raw
+
+
 # -- in the job ----------------------------------------------------------------------------------
 def run_in_job(program, values) -> None:
     """The call, on every process of the MPI job (collective: each must make it)."""

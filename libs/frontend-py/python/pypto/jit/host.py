@@ -3,9 +3,11 @@
 Compiling one evaluates its body into a plan of per-rank dispatches (``host_plan.py``) for the
 world of ``RunConfig.distributed_config`` (one rank, device 0, when none is given, as upstream), then
 compiles each distinct chip program the plan dispatches with the ordinary ``@pl.jit`` path, into
-``<build>/next_levels/<entry>[_k]``."""
+``<build>/next_levels/<entry>[_k]``. In an MPI job (every process running the script) rank 0
+compiles them and the other processes load its builds (``distributed_mpi.compile_once``)."""
 
 import dataclasses
+from pathlib import Path
 
 from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig, write_plan
 from pypto.jit.decorator import JITFunction
@@ -93,6 +95,23 @@ class HostFunction(JITFunction):
         )
 
     def _build(self, plan, params, config, distributed) -> DistributedCompiledProgram:
+        from pypto.ir import distributed_mpi
+
+        def build():
+            return self._compile_chips(plan, params, config, distributed)
+
+        if not distributed_mpi.compiles_in_job(config):
+            return build()
+
+        # Every process of an MPI job runs this compile: rank 0 compiles, the others load its builds.
+        def load(shared):
+            programs = distributed_mpi.load_chips(shared, config.platform)
+            return DistributedCompiledProgram(self.__name__, config.platform, Path(shared["output_dir"]), distributed,
+                                              params, plan, programs, comm_backend=config.comm_backend)
+
+        return distributed_mpi.compile_once(build, load)
+
+    def _compile_chips(self, plan, params, config, distributed) -> DistributedCompiledProgram:
         import torch
 
         output_dir = new_build_dir(config, f"_jit_{self.__name__}")

@@ -30,7 +30,12 @@ int Size();
 
 // Collectives over every process of the job.
 void Barrier();
-void Broadcast(void* data, size_t bytes, int root);
+// How the processes other than the root wait for a broadcast: inside MPI (the shortest delay), or
+// asleep between polls up to 2 ms apart, for a root that may keep them waiting long (rank 0
+// compiling a program): spinning would take the cores the root works on when the processes
+// outnumber them.
+enum class Waiting { Busy, Asleep };
+void Broadcast(void* data, size_t bytes, int root, Waiting waiting = Waiting::Busy);
 // Every process's `text`, by rank, on every process.
 std::vector<std::string> AllGather(const std::string& text);
 
