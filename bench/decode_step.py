@@ -11,28 +11,19 @@ with the model's own tolerance so a fast wrong answer cannot pass for a result.
 """
 
 import argparse
-import importlib.util
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
 
+from pypto_lib_models import load_model_file, timed
+
 # A model file names its builder, specs and golden after the model; these are the ones we know.
 MODELS = {
     "qwen3_32b/decode.py": ("build_qwen3_decode_program", "golden_qwen3_decode", 3e-3),
 }
-
-
-def _load_model(pypto_lib: Path, model: str):
-    path = pypto_lib / "models" / model
-    sys.path[:0] = [str(pypto_lib), str(path.parent)]
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _inputs(specs):
@@ -46,15 +37,6 @@ def _clones(inputs):
     return {name: value.clone() if isinstance(value, torch.Tensor) else value for name, value, _ in inputs}
 
 
-def _median_seconds(fn, repetitions):
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pypto-lib", type=Path, required=True, help="a pypto-lib checkout")
@@ -65,7 +47,7 @@ def main() -> int:
     import pypto.ir
 
     builder_name, golden_name, tolerance = MODELS[args.model]
-    module = _load_model(args.pypto_lib.resolve(), args.model)
+    module = load_model_file(args.pypto_lib.resolve() / "models" / args.model, Path(args.model).stem)
     specs = module.build_tensor_specs()
     inputs = _inputs(specs)
     # The simulator's workers are one per CPU (std::thread::hardware_concurrency); torch gets as many.
@@ -79,12 +61,12 @@ def main() -> int:
     sim_values = _clones(inputs)
     ordered = [sim_values[name] for name, _, _ in inputs]
     compiled(*ordered)  # the first call loads the kernels; time the steps after it
-    sim_s = _median_seconds(lambda: compiled(*ordered), args.repetitions)
+    sim_s = timed(lambda: compiled(*ordered), args.repetitions)[0]
 
     golden = getattr(module, golden_name)
     golden_values = _clones(inputs)
     golden(golden_values)
-    golden_s = _median_seconds(lambda: golden(golden_values), args.repetitions)
+    golden_s = timed(lambda: golden(golden_values), args.repetitions)[0]
 
     outputs = [name for name, _, s in inputs if getattr(s, "is_output", False)]
     for name in outputs:

@@ -13,23 +13,14 @@ program's own tolerance, so a fast wrong answer cannot pass for a result.
 """
 
 import argparse
-import importlib.util
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-
-def _median_seconds(fn, repetitions):
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), max(times)
+from pypto_lib_models import load_model_file, timed
 
 
 def main() -> int:
@@ -40,12 +31,8 @@ def main() -> int:
     parser.add_argument("--repetitions", type=int, default=5)
     args = parser.parse_args()
 
-    model_dir = args.pypto_lib / "models" / "qwen3_14b"
-    sys.path[:0] = [str(args.pypto_lib), str(model_dir)]
-    driver_path = model_dir / "test_paged_attention_cce.py"
-    driver = importlib.util.spec_from_file_location("paged_attention_cce_driver", driver_path)
-    model = importlib.util.module_from_spec(driver)
-    driver.loader.exec_module(model)
+    model = load_model_file(args.pypto_lib / "models" / "qwen3_14b" / "test_paged_attention_cce.py",
+                            "paged_attention_cce_driver")
     from pypto.runtime import RunConfig
 
     torch.set_num_threads(1)
@@ -62,8 +49,8 @@ def main() -> int:
     first = time.perf_counter() - start
 
     golden = {name: value.clone() for name, value in values.items()}
-    sim = _median_seconds(lambda: compiled(*inputs), args.repetitions)
-    ref = _median_seconds(lambda: model.golden_attention(golden), args.repetitions)
+    sim = timed(lambda: compiled(*inputs), args.repetitions)
+    ref = timed(lambda: model.golden_attention(golden), args.repetitions)
 
     torch.testing.assert_close(values["out"].float(), golden["out"].float(), rtol=5e-3, atol=2e-2)
     print(f"paged attention, batch {model.BATCH_PAD}, {args.context_len} tokens, {model.NUM_HEADS} heads / "
