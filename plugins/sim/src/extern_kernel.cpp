@@ -146,9 +146,15 @@ pypto::expected<DecodedKernel, std::string> LoadExternalKernel(const ir::Functio
   std::vector<fs::path> search = *include_dirs;  // the kernel's directories, then the runtime's
   search.push_back(ExternIncludeDir());
   const std::string core = rt::CoreTypeKey(core_type);
-  auto key = backend_extern::CacheKey(
-      source, search,
-      {{"target", "sim"}, {"core_type", core}, {"arch", std::string(arch)}, {"exit_guard", kExitGuardSource}});
+  // The compiler and its flags are part of the key: an object built with other macros (__CPU_SIM)
+  // is another kernel.
+  const auto compiler = backend_extern::HostCompileCommand({}, {}, {}, {});
+  auto key = backend_extern::CacheKey(source, search,
+                                      {{"target", "sim"},
+                                       {"core_type", core},
+                                       {"arch", std::string(arch)},
+                                       {"exit_guard", kExitGuardSource},
+                                       {"compiler", fmt::format("{}", fmt::join(compiler, " "))}});
   if (!key) return Error(fmt::format("kernel '{}': {}", function.name(), key.error()));
 
   Registry& registry = TheRegistry();
