@@ -4,48 +4,12 @@ frees conform to PTOAS's definitions, and mutated ones are rejected with the lin
 import subprocess
 import sys
 
-import pypto.language as pl
 import pytest
 
 from conftest import REPO
+from test_cross_core_pipes import CubeToVector  # the mixed kernel those tests run
 
 TOOL = REPO / "tools" / "pto-check" / "pto_check.py"
-N = 16
-
-
-@pl.program
-class CubeToVector:
-    """out = a @ b + x: the product crosses from the cube core to the vector core."""
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
-             out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-        ta = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
-        tb = pl.load(b, [0, 0], [N, N], target_memory=pl.Mem.Mat)
-        c = pl.matmul(pl.move(ta, target_memory=pl.Mem.Left), pl.move(tb, target_memory=pl.Mem.Right))
-        pl.tpush_to_aiv(c, split=0)
-
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
-            out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        c = pl.tpop_from_aic(shape=[N, N], dtype=pl.FP32, split=0)
-        r = pl.add(c, pl.load(x, [0, 0], [N, N]))
-        pl.tfree_to_aic(c)
-        out = pl.store(r, [0, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Group)
-    def fused(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
-              out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        self.cube(a, b, x, out)
-        out = self.vec(a, b, x, out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
-             out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        out = self.fused(a, b, x, out)
-        return out
 
 
 def run_tool(*paths):
