@@ -25,6 +25,19 @@ def copy_rows(a: pl.Tensor[[ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, 
 
 
 @pl.jit
+def add_rows(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Tensor[[ROWS, COLS], pl.FP32],
+             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    # The model pattern: static tiles over the token dimension, the last one ragged.
+    for r in pl.range(0, ROWS, TILE):
+        rows = pl.min(TILE, ROWS - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [r, 0], [TILE, COLS], valid_shape=[rows, COLS])
+            b = pl.load(y, [r, 0], [TILE, COLS], valid_shape=[rows, COLS])
+            pl.store(pl.add(a, b), [r, 0], out)
+    return out
+
+
+@pl.jit
 def scale_bound(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     x.bind_dynamic(0, ROWS)
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -100,3 +113,22 @@ def test_a_static_axis_stays_in_the_key(kernels):
     torch.testing.assert_close(out, x + 1)
     (key,) = kernels.add_static._cache
     assert dict(key[3])["x"] == ((16, 64), "FP32")
+
+
+def test_three_token_counts_of_the_model_pattern(kernels, tmp_path, monkeypatch):
+    """A ragged token loop called at three token counts (one below a tile, one ragged, one whole),
+    then at the first again: every result is right, and today each new count compiles once and
+    stores one disk-cache entry; the repeat compiles nothing. One compile for every extent (issue 30)
+    is designed in docs/language.md ("One compile for every extent"); when it lands, the entries
+    below become 1."""
+    import pypto.jit
+
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    kernels.add_rows.clear_cache()
+    for tokens in (7, 40, 96, 7):
+        x, y, out = torch.randn(tokens, 64), torch.randn(tokens, 64), torch.zeros(tokens, 64)
+        kernels.add_rows(x, y, out)
+        torch.testing.assert_close(out, x + y)
+    assert len(kernels.add_rows._cache) == 1
+    assert len(kernels.add_rows._cache.by_extent) == 3
+    assert pypto.jit.cache_info()["entries"] == 3
