@@ -105,16 +105,23 @@ bool Planner::IsRowMergedWindow(const ir::Shape& window, const ir::Shape& tile) 
   return ir::IsRowMergedFrom(tile, window);
 }
 
+// pto-isa's TSTORE also takes a one-row Vec tile into any layout (its "special case of one row/one
+// column"), except for 64-bit elements on a2a3: a [1, C] tile's single element stores into a [M, 1]
+// tensor (an inverse norm kept per row).
 Status Planner::CheckTensorLayout(const ir::Var& tensor, const ir::TileType& tile, std::string_view what,
                                   const ir::Span& span) const {
   const ir::Var& param = *plan_.tensor_param_of.at(&tensor);
   const auto& type = *param.type()->As<ir::TensorType>();
   if (!IsColumnVectorTensor(type) || IsColumnVector(tile)) return {};
+  const bool one_row_store = what == "store" && tile.memory_space() == ir::MemorySpace::Vec &&
+                             TileRowsCols(tile).rows == 1 && ir::DataTypeBits(tile.dtype()) < 64;
+  if (one_row_store) return {};
   return Error(span, fmt::format("backend-ptoas cannot {} the tile {} {} tensor '{}' {} in kernel '{}': ptoas lays "
                                  "a tensor whose last dimension is 1 out column-major (DN), which only a [N, 1] "
-                                 "Vec tile (N > 1) matches",
+                                 "Vec tile (N > 1){} matches",
                                  what, tile.str(), what == "load" ? "from" : "into", param.name_hint(), type.str(),
-                                 kernel_.name()));
+                                 kernel_.name(),
+                                 what == "store" ? " or a one-row Vec tile of elements under 64 bits" : ""));
 }
 
 Status Planner::CheckStaticInts(const ir::ExprPtr& arg, std::string_view what, std::string_view op,

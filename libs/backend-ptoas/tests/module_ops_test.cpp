@@ -793,5 +793,29 @@ TEST(EmitModuleOps, StoreOfATileCornerGoesThroughAValidRegionOfThatSize) {
             "pto.tstore ins(%t_corner : " + Vec(16, 64) + ") outs(%y_pview : !pto.partition_tensor_view<1x8xf32>)");
 }
 
+// def k(x, y):                                      # x: [16, 8], y: [16, 1] FP32
+//     t = pl.load(x, [0, 0], [1, 8])
+//     pl.store(t, [5, 0], y, shapes=[1, 1])         # the row's first element
+// y is a column-major (DN) view; pto-isa's TSTORE takes a one-row tile into it (its "special case
+// of one row"), so the [1, 8] tile's corner, valid [1, 1], stores into a [1, 1] window of y.
+TEST(EmitModuleOps, OneRowTileStoresItsCornerIntoAColumnVectorTensor) {
+  auto x = TensorParam("x", {16, 8}, {});
+  auto y = TensorParam("y", {16, 1}, {});
+  auto load = Op("tile.load", {x, Ints({0, 0}), Ints({1, 8})}, {});
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Ints({5, 0}), y, Ints({1, 1})}, {});
+  auto kernel = Kernel("k", {x, y}, {ParamDirection::In, ParamDirection::InOut}, {Assign(t, load, {}), Eval(store, {})});
+  const std::string text = Emit(*kernel);
+  EXPECT_EQ(LineStartingWith(text, "%y_view"),
+            "%y_view = pto.make_tensor_view %arg1, shape = [%c16_index, %c1_index], strides = [%c1_index, %c16_index] "
+            "{layout = #pto.layout<dn>} : !pto.tensor_view<?x?xf32>");
+  EXPECT_NE(text.find("    %t_corner = pto.alloc_tile addr = %c0_i64 valid_row = %c1_index valid_col = %c1_index : " +
+                      Vec(1, 8) + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(LineStartingWith(text, "pto.tstore"),
+            "pto.tstore ins(%t_corner : " + Vec(1, 8) + ") outs(%y_pview : !pto.partition_tensor_view<1x1xf32>)");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas
