@@ -1,0 +1,116 @@
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "dfx.h"
+#include "plugin_for.h"
+#include "pypto/codegen_orch/orchestration.h"
+#include "pypto/driver/pipeline.h"
+#include "pypto/ir/c_api_bridge.h"
+#include "pypto/runtime/c_api_bridge.h"
+
+namespace pypto::driver {
+
+namespace {
+
+using SessionHandle = std::shared_ptr<pypto_backend_session>;
+
+// The plugin's error for a failed run.
+pypto::unexpected<Failure> RunFailure(const CompiledProgram& compiled, pypto_status status) {
+  if (status != PYPTO_ERR_UNAVAILABLE) return Fail(FailureKind::Runtime, pypto_last_error_message());
+  if (compiled.device_build_incomplete.empty()) return Fail(FailureKind::DeviceUnavailable, pypto_last_error_message());
+  return Fail(FailureKind::DeviceBuildIncomplete,
+              fmt::format("{}\nNothing ran: the device build is incomplete.\n{}", pypto_last_error_message(),
+                          compiled.device_build_incomplete));
+}
+
+// The session of `compiled` on its platform, opened on first use; null when the plugin has no sessions.
+Result<SessionHandle> SessionOf(CompiledProgram& compiled, const pypto_backend_plugin& plugin) {
+  if (!plugin.open_session) return nullptr;
+  std::lock_guard lock(compiled.session_mutex);
+  if (compiled.session) return compiled.session;
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{compiled.plan};
+  pypto_backend_session* session = nullptr;
+  // Fails where execute would have failed before running anything, with the same message.
+  if (plugin.open_session(compiled.platform.c_str(), &program_handle, &plan_handle, &session) != PYPTO_OK)
+    return Fail(FailureKind::Runtime, pypto_last_error_message());
+  compiled.session = SessionHandle(session, [close = plugin.close_session](pypto_backend_session* s) { close(s); });
+  return compiled.session;
+}
+
+// Runs one stage of a deferred plan on a session of its own (the plan differs from run to run), or
+// one-shot where the plugin has no sessions.
+pypto_status RunStageOn(const CompiledProgram& compiled, const pypto_backend_plugin& plugin,
+                        const std::string& platform, const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params) {
+  pypto_ir_program program_handle{compiled.lowered};
+  pypto_rt_plan plan_handle{stage};
+  if (!plugin.open_session || !plugin.run_session)
+    return plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+  pypto_backend_session* session = nullptr;
+  if (pypto_status status = plugin.open_session(platform.c_str(), &program_handle, &plan_handle, &session);
+      status != PYPTO_OK)
+    return status;
+  pypto_status status = plugin.run_session(session, params.data(), params.size());
+  plugin.close_session(session);
+  return status;
+}
+
+// A run of a deferred plan: expanded from the tensors passed, in stages where orchestration code reads
+// what kernels computed (codegen_orch::RunDeferredPlan).
+Result<bool> RunDeferred(const CompiledProgram& compiled, const pypto_backend_plugin& plugin,
+                         const std::string& platform, std::span<const rt::ChipTensor> params) {
+  std::optional<pypto_status> failed;
+  auto run_stage = [&](const rt::TaskPlan& stage, std::span<const rt::ChipTensor> tensors) -> ir::Result<bool> {
+    pypto_status status = RunStageOn(compiled, plugin, platform, stage, tensors);
+    if (status == PYPTO_OK) return true;
+    failed = status;
+    return ir::MakeError(ir::DiagnosticKind::Internal, pypto_last_error_message());
+  };
+  auto ran = codegen_orch::RunDeferredPlan(*compiled.deferred, compiled.plan, params, run_stage);
+  if (failed && (*failed == PYPTO_ERR_UNAVAILABLE || ran)) return RunFailure(compiled, *failed);
+  // The plugin's message, and which read of the orchestration the failed stage was run for.
+  if (failed) return Fail(FailureKind::Runtime, ran.error().message);
+  if (!ran) return Fail(std::move(ran.error()));
+  return true;
+}
+
+}  // namespace
+
+void SetDfx(CompiledProgram& compiled, DfxSwitches dfx) {
+  const rt::DfxOptions options = DfxFor(compiled.output_dir, dfx);
+  std::lock_guard lock(compiled.session_mutex);
+  const rt::DfxOptions& now = compiled.plan.dfx;
+  if (options.dump_args == now.dump_args && options.chip_swimlane == now.chip_swimlane && options.dep_gen == now.dep_gen)
+    return;
+  compiled.plan.dfx = options;
+  compiled.session.reset();
+}
+
+Result<bool> Run(CompiledProgram& compiled, const std::string& platform, std::span<const rt::ChipTensor> params) {
+  auto plugin = PluginFor(platform);
+  if (!plugin) return pypto::unexpected(plugin.error());
+  // The tasks depend on what the tensors hold: this run's plan, run on sessions made for it.
+  if (compiled.deferred) return RunDeferred(compiled, **plugin, platform, params);
+  // The compiled platform runs on the program's session: set up once, so that a call costs little
+  // more than its kernels. Another platform (the program was not prepared for it) runs one-shot.
+  SessionHandle session;
+  if (platform == compiled.platform) {
+    auto opened = SessionOf(compiled, **plugin);
+    if (!opened) return pypto::unexpected(opened.error());
+    session = *opened;
+  }
+  pypto_status status;
+  if (session) {
+    // `session` keeps it open for this call. Runs of one session from several threads take turns.
+    status = (*plugin)->run_session(session.get(), params.data(), params.size());
+  } else {
+    pypto_ir_program program_handle{compiled.lowered};
+    pypto_rt_plan plan_handle{compiled.plan};
+    status = (*plugin)->execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+  }
+  if (status != PYPTO_OK) return RunFailure(compiled, status);
+  return true;
+}
+
+}  // namespace pypto::driver
