@@ -189,10 +189,10 @@ def test_misplaced_scopes_are_refused_where_they_are_written(write_dsl, body, me
 
 def test_a_manual_scope_holds_its_slots_until_it_ends():
     # Its loop opens no scope per iteration: the 4 producers and the consumer all hold slots of the
-    # manual scope's ring (depth 1), of which a window of 4 has 3.
+    # manual scope's ring (depth 2, inside the body's scope at depth 1), of which a window of 4 has 3.
     x = torch.randn(ROWS, COLS)
     y, out = torch.zeros(ROWS, COLS), torch.zeros(ROWS, COLS)
-    with pytest.raises(RuntimeError, match=r"fatal error 1 \(ScopeDeadlock\): task 3 .*the scope at depth 1"):
+    with pytest.raises(RuntimeError, match=r"fatal error 1 \(ScopeDeadlock\): task 3 .*task ring 2.*the scope at depth 2"):
         fan_in(x, y, out, config=RunConfig(ring_task_window=4))
     fan_in(x, y, out, config=RunConfig(ring_task_window=8))
     torch.testing.assert_close(out, _summed(x) + 1.0)

@@ -43,8 +43,8 @@ def test_a_scope_over_its_window_is_a_scope_deadlock():
     with pytest.raises(RuntimeError) as info:
         four_straight_kernels(x, y, config=RunConfig(ring_task_window=4))
     message = str(info.value)
-    assert "fatal error 1 (ScopeDeadlock): task 3 (func_id 3) needs a slot of task ring 0, but all 3 usable slots" in message
-    assert "the scope at depth 0 submits more tasks than its window holds" in message
+    assert "fatal error 1 (ScopeDeadlock): task 3 (func_id 3) needs a slot of task ring 1, but all 3 usable slots" in message
+    assert "the scope at depth 1 submits more tasks than its window holds" in message
     # With a window that holds them, the same program runs.
     four_straight_kernels(x, y, config=RunConfig(ring_task_window=8))
     torch.testing.assert_close(y, x + 1.0)
@@ -103,18 +103,18 @@ def test_a_tensor_larger_than_its_heap_ring_is_a_heap_ring_deadlock():
     x = torch.randn(16, 1024)
     y = torch.zeros(16, 1024)
     with pytest.raises(RuntimeError) as info:
-        one_big_tensor(x, y, config=RunConfig(ring_heap=[16384, 0, 0, 0]))
+        one_big_tensor(x, y, config=RunConfig(ring_heap=[0, 16384, 0, 0]))
     assert str(info.value) == (
-        "sim: fatal error 2 (HeapRingDeadlock): intermediate 't' needs 65536 bytes of heap ring 0 (scope depth 0), "
+        "sim: fatal error 2 (HeapRingDeadlock): intermediate 't' needs 65536 bytes of heap ring 1 (scope depth 1), "
         "which is more than the whole ring (16384 bytes); raise the heap (RunConfig(ring_heap=...), PTO2_RING_HEAP) "
         "or create fewer or smaller tensors in that scope (e.g. inside a loop, whose body is a scope)")
-    one_big_tensor(x, y, config=RunConfig(ring_heap=[65536, 0, 0, 0]))  # the whole tensor fits
+    one_big_tensor(x, y, config=RunConfig(ring_heap=[0, 65536, 0, 0]))  # the whole tensor fits
     torch.testing.assert_close(y, x * 2.0 + 1.0)
 
 
 def test_the_heap_comes_from_the_environment_when_the_config_has_none(monkeypatch):
     monkeypatch.setenv("PTO2_RING_HEAP", "16384")
     one_big_tensor.clear_cache()
-    with pytest.raises(RuntimeError, match=r"needs 65536 bytes of heap ring 0 .* the whole ring \(16384 bytes\)"):
+    with pytest.raises(RuntimeError, match=r"needs 65536 bytes of heap ring 1 .* the whole ring \(16384 bytes\)"):
         one_big_tensor(torch.randn(16, 1024), torch.zeros(16, 1024))
     one_big_tensor.clear_cache()

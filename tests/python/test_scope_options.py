@@ -209,15 +209,15 @@ def test_the_dependency_pool_in_the_environment_is_enforced(monkeypatch):
 
 @pl.jit(auto_scope=False)
 def nested_scopes(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
-    with pl.scope():
+    with pl.scope():  # depth 1: upstream's executor opens the run's outer scope (depth 0) around the entry
         with pl.scope():
             with pl.scope():
-                with pl.scope():  # the simulator runs these at depth 3 (task ring 3, shared with deeper scopes)
+                with pl.scope():  # depth 4 (task ring 3, shared by depths 3 and deeper)
                     with pl.at(level=pl.Level.CORE_GROUP):
                         y[0:16, :] = pl.add(x[0:16, :], 1.0)
                     with pl.at(level=pl.Level.CORE_GROUP):
                         y[16:32, :] = pl.add(x[16:32, :], 1.0)
-                    with pl.scope():  # and these at depth 4
+                    with pl.scope():  # and these at depth 5
                         with pl.at(level=pl.Level.CORE_GROUP):
                             y[32:48, :] = pl.add(x[32:48, :], 1.0)
                         with pl.at(level=pl.Level.CORE_GROUP):
@@ -226,19 +226,35 @@ def nested_scopes(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32],
 
 
 def test_nested_scopes_filling_the_shared_ring_are_upstreams_flow_control_deadlock():
-    # A window of 4 has 3 usable slots: the scopes at depths 3 and 4 hold them between them, neither
+    # A window of 4 has 3 usable slots: the scopes at depths 4 and 5 hold them between them, neither
     # alone, which upstream reports as FLOW_CONTROL_DEADLOCK (3), not SCOPE_DEADLOCK (1).
     x, y = torch.randn(64, 32), torch.zeros(64, 32)
     with pytest.raises(RuntimeError) as info:
         nested_scopes(x, y, config=RunConfig(ring_task_window=4))
     assert (
         "fatal error 3 (FlowControlDeadlock): task 3 (func_id 3) needs a slot of task ring 3, but all 3 usable slots "
-        "(task window 4) are held by tasks of the scopes at depths 3 to 4, which share that ring and give them back "
+        "(task window 4) are held by tasks of the scopes at depths 3 to 5, which share that ring and give them back "
         "only when they end: none of them submits more tasks than the window holds, but together they do; raise the "
         "window (RunConfig(ring_task_window=...), PTO2_RING_TASK_WINDOW) or submit fewer tasks in scopes nested at "
         "depth 3 and deeper") in str(info.value)
     nested_scopes(x, y, config=RunConfig(ring_task_window=8))
     torch.testing.assert_close(y, x + 1.0)
+
+
+def test_the_simulator_runs_a_scope_at_the_depth_of_its_orchestration_cpp():
+    # The C++ nests the innermost tasks in 5 PTO2_SCOPE()s, which upstream's executor runs inside the
+    # run's outer scope (depth 0): depth 5. A window of 2 (1 usable slot) filled by the first task of
+    # the depth-4 scope stops its second task, naming that depth.
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    compiled = nested_scopes.compile(x, y)
+    cpp = (compiled.output_dir / "orchestration" / "nested_scopes.cpp").read_text()
+    assert cpp.count("PTO2_SCOPE() {") == 5
+    with pytest.raises(RuntimeError) as info:
+        nested_scopes(x, y, config=RunConfig(ring_task_window=2))
+    assert (
+        "fatal error 1 (ScopeDeadlock): task 1 (func_id 1) needs a slot of task ring 3, but all 1 usable slots (task "
+        "window 2) are held by tasks of scopes still open, which give them back only when those scopes end: the scope "
+        "at depth 4 submits more tasks than its window holds") in str(info.value)
 
 
 @pytest.mark.parametrize("value, sizes", [(1024, [1024] * 4), ([0, 2048, 0, 0], [0, 2048, 0, 0]), (None, [])])

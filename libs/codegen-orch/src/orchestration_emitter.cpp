@@ -59,8 +59,10 @@ ir::Result<Orchestration> OrchestrationEmitter::Run() {
   if (auto ok = BindParams(*entry); !ok) return pypto::unexpected(ok.error());
   // The body is one automatic runtime scope (RuntimeScopesMaterialized), which also holds the
   // intermediates' allocation; the return after it emits nothing. An auto_scope=False entry has only
-  // the scopes its author wrote: its body runs in the runtime's outer scope, which in the plan is the
-  // run's own (the one WaitAll ends), so both plan the same.
+  // the scopes its author wrote. Upstream's executor opens the run's outer scope (depth 0) around the
+  // orchestration entry, so the body's PTO2_SCOPE() is depth 1 there: the plan opens it as a scope
+  // too (rather than running the body in the plan's outer scope), so that the simulator runs every
+  // task at the depth, and in the ring, the C++ it writes runs it on a device.
   const ir::RuntimeScopeStmt* body_scope = passes::AsAutoRuntimeScope(entry->body());
   const auto stmts = body_scope ? StmtsInScope(*body_scope, entry->body()) : ir::FlattenStmts(entry->body());
   if (body_scope) body_ += "  PTO2_SCOPE() {\n";
@@ -68,7 +70,12 @@ ir::Result<Orchestration> OrchestrationEmitter::Run() {
   if (auto ok = AllocateIntermediates(stmts); !ok) return pypto::unexpected(ok.error());
   for (const auto& stmt : stmts)
     if (auto ok = EmitStmt(stmt); !ok) return pypto::unexpected(ok.error());
-  if (body_scope) body_ += "  }\n";
+  if (body_scope) {
+    body_ += "  }\n";
+    ScopeStep body{.manual = false, .body = std::move(steps_root_)};
+    steps_root_.clear();
+    steps_root_.push_back(Step{std::move(body)});
+  }
   result_.cpp_source = Source(*entry);
   if (!reads_.refs.empty()) {  // the plan depends on what the tensors hold: each run expands it
     result_.deferred =

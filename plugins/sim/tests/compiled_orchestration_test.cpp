@@ -240,11 +240,11 @@ TEST(CompiledOrchestration, AManualScopeWithATaskIdArrayFanIn) {
   EXPECT_EQ(cpp.find("PTO2_SCOPE() {\n        t ="), std::string::npos) << "no scope per iteration:\n" << cpp;
   const auto& submits = generated.orchestration.plan.submits;
   ASSERT_EQ(submits.size(), 5u);
-  EXPECT_EQ(submits[0].scopes_opened, 1);
+  EXPECT_EQ(submits[0].scopes_opened, 2);  // the body's scope (depth 1), then the manual one (depth 2)
   EXPECT_TRUE(submits[0].opens_manual_scope);
   for (size_t k = 1; k < 4; ++k) EXPECT_EQ(submits[k].scopes_opened + submits[k].scopes_closed, 0) << k;
   EXPECT_EQ(submits[4].deps, (std::vector<uint32_t>{0, 1, 2, 3}));
-  EXPECT_EQ(submits[4].scopes_closed, 1);
+  EXPECT_EQ(submits[4].scopes_closed, 2);
   ExpectSameResults(ManualFanInProgram(), "manual_fan_in");
 }
 
