@@ -75,3 +75,12 @@ def test_the_second_layer_of_a_two_layer_cache(model, monkeypatch, tmp_path):
     layer_blocks = model.BATCH_PAD * math.ceil(capacity / model.BLOCK_SIZE)
     _run_and_compare(model, values, model.qwen_decode_attention_cache_offset_test,
                      lambda v: model.golden_attention(v, cache_block_offset=layer_blocks))
+
+
+def test_batch_one_the_drivers_default_matches_its_golden(model, monkeypatch, tmp_path):
+    # The entry is annotated [BATCH_PAD, 40, 128]; the driver's default --batch 1 passes [1, 40, 128],
+    # and the JIT specialises on the tensor (test_jit_specialises_on_tensors.py).
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "build_output"))
+    values = _values(model, 1, 300, 384)
+    assert values["query"].shape[0] == 1 and model.BATCH_PAD != 1
+    _run_and_compare(model, values, model.qwen_decode_attention_cce, model.golden_attention)

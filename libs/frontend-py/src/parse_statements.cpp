@@ -34,9 +34,12 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
     if (arg.attr("annotation").is_none())
       return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name),
                        map_.SpanOf(arg));
+    // A @pl.jit function is specialised on the tensors passed; an extern's declaration is a fixed
+    // contract with its hand-written kernel (type_resolver.h, StaticExtents).
     auto resolved = ResolveParam(arg.attr("annotation"), name,
                                  spec_it == source_.tensor_specs.end() ? nullptr : &spec_it->second, map_,
-                                 source_.constants, &dynamic_);
+                                 source_.constants, &dynamic_, DynamicPolicy::Agree,
+                                 IsExternal(source_.attrs) ? StaticExtents::Checked : StaticExtents::FromTensor);
     if (!resolved) return pypto::unexpected(resolved.error());
     // A Python number passed for an entry's scalar parameter specialises the program: the name
     // reads as that constant everywhere, as upstream's JIT substitutes it.

@@ -227,7 +227,7 @@ bool IsTensorName(const std::string& name) { return name == "pl.Tensor" || name 
 
 ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param, const TensorSpec* spec,
                                       const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
-                                      DynamicPolicy policy) {
+                                      DynamicPolicy policy, StaticExtents extents) {
   if (IsTensorName(DottedName(node))) {
     if (!spec)
       return MakeError(DiagnosticKind::Type,
@@ -248,6 +248,9 @@ ir::Result<ir::TypePtr> ResolveTensor(py::handle node, const std::string& param,
     const ir::Shape* shape = &annotated->dims;
     auto dtype = ResolveDtype(elts[1], map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
+    if (extents == StaticExtents::FromTensor && spec && spec->shape.size() == shape->size() &&
+        spec->dtype == *dtype)
+      shape = &spec->shape;
     if (spec && (spec->shape != *shape || spec->dtype != *dtype)) {
       return MakeError(DiagnosticKind::Type,
                        fmt::format("parameter '{}' is annotated pl.Tensor[[{}], pl.{}] but was passed a tensor of "
@@ -283,7 +286,7 @@ bool IsTensorAnnotation(py::handle annotation) {
 
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
                                        const SourceMap& map, const Constants* constants, DynamicBindings* bindings,
-                                       DynamicPolicy policy) {
+                                       DynamicPolicy policy, StaticExtents extents) {
   if (annotation.is_none())
     return MakeError(DiagnosticKind::Type, fmt::format("parameter '{}' is missing a type annotation", name));
   ResolvedParam param;
@@ -299,7 +302,7 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
     param.type = std::make_shared<ir::ScalarType>(*dtype);
     return param;
   }
-  auto type = ResolveTensor(inner, name, spec, map, constants, bindings, policy);
+  auto type = ResolveTensor(inner, name, spec, map, constants, bindings, policy, extents);
   if (!type) return pypto::unexpected(type.error());
   param.type = *type;
   return param;

@@ -36,6 +36,16 @@ using DynamicBindings = std::map<std::string, DynamicBinding>;
 // runtime reads each tensor's shape), and the name has a value only where they agree.
 enum class DynamicPolicy { Agree, PerParameter };
 
+// Where a tensor parameter's static extents come from when a tensor is passed for it. A `@pl.jit`
+// function is specialised on the tensors it is called with: upstream's JIT reads every extent off the
+// tensor (jit/decorator.py, _extract_tensor_meta) and the annotation's integers stand in only when
+// compile() gets no tensors, so an entry annotated [16, 40, 128] and called with a [1, 40, 128] tensor
+// is a program over [1, 40, 128] (pypto-lib's paged_attention_cce.py at its default batch 1). The rank
+// and the dtype must still agree: a body written for another rank or dtype would fail later, far
+// from the cause. A `@pl.program` method, an extern's declaration and an inline function's parameter
+// are fixed signatures, and a tensor that contradicts one is an error at the annotation.
+enum class StaticExtents { Checked, FromTensor };
+
 // `pl.Out[T]` / `pl.InOut[T]`: T, with the direction it declares in `direction` when given; any other
 // annotation is itself, an In.
 py::handle WithoutDirection(py::handle annotation, ir::ParamDirection* direction = nullptr);
@@ -56,7 +66,8 @@ Constants BindConstants(const Constants& constants, const DynamicBindings& bindi
 ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string& name, const TensorSpec* spec,
                                        const SourceMap& map, const Constants* constants = nullptr,
                                        DynamicBindings* bindings = nullptr,
-                                       DynamicPolicy policy = DynamicPolicy::Agree);
+                                       DynamicPolicy policy = DynamicPolicy::Agree,
+                                       StaticExtents extents = StaticExtents::Checked);
 
 // `pl.FP32`, or the name of a dtype constant (`dt` where `dt = pl.FP32`).
 std::optional<ir::DataType> DtypeOf(py::handle node, const Constants* constants = nullptr);
