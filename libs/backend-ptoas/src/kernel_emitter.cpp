@@ -160,7 +160,7 @@ void KernelEmitter::EmitTileAllocs() {
     const ir::Var& var = *assign->var();
     const auto* tile = var.type()->As<ir::TileType>();
     TileExtent extent = TileRowsCols(*tile);
-    TypedValue addr{names_.Constant(tile->memref()->byte_offset, "i64"), "i64"};
+    TypedValue addr{names_.Constant(AllocOffset(var), "i64"), "i64"};
     TypedValue rows = IndexConstant(extent.rows);
     TypedValue cols = IndexConstant(extent.cols);
     const auto* call = assign->value()->As<ir::Call>();
@@ -218,7 +218,7 @@ void KernelEmitter::EmitDeferredAlloc(const ir::AssignStmt& assign) {
   const ir::Span& span = OpSpan(assign.span(), assign.value()->As<ir::Call>()->span());
   auto [valid_rows, valid_cols] = ValidOperands(*tile, span);
   if (plan_.transposed_rights.contains(&var)) std::swap(valid_rows, valid_cols);
-  TypedValue addr{names_.Constant(tile->memref()->byte_offset, "i64"), "i64"};
+  TypedValue addr{names_.Constant(AllocOffset(var), "i64"), "i64"};
   Add(body_, AllocTile({values_.at(&var), TileOperandType(var)}, addr, valid_rows, valid_cols), span);
   if (auto it = transposed_views_.find(&var); it != transposed_views_.end())
     Add(body_, AllocTile({it->second, TransposedViewType(var)}, addr, valid_cols, valid_rows), span);
@@ -226,7 +226,17 @@ void KernelEmitter::EmitDeferredAlloc(const ir::AssignStmt& assign) {
 
 TypedValue KernelEmitter::IndexConstant(int64_t value) { return {names_.Constant(value, "index"), "index"}; }
 
+// A tile's own bytes, or, for a tile.transpose_view, its source's, which it reads.
+int64_t KernelEmitter::AllocOffset(const ir::Var& tile) const {
+  auto view = plan_.zn_views.find(&tile);
+  const ir::Var& owner = view == plan_.zn_views.end() ? tile : *view->second;
+  return owner.type()->As<ir::TileType>()->memref()->byte_offset;
+}
+
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
+  auto alias = plan_.tile_aliases.find(&tile);
+  const ir::Var& root = alias == plan_.tile_aliases.end() ? tile : *alias->second;
+  if (auto view = plan_.zn_views.find(&root); view != plan_.zn_views.end()) return TransposedViewType(*view->second);
   const auto* type = tile.type()->As<ir::TileType>();
   if (plan_.transposed_rights.contains(&tile)) {
     const TileExtent extent = TileRowsCols(*type);

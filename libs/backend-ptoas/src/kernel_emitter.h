@@ -123,6 +123,7 @@ class KernelEmitter {
   // The de-duplicated `index` constant `value`.
   TypedValue IndexConstant(int64_t value);
   std::string TileOperandType(const ir::Var& tile) const;
+  int64_t AllocOffset(const ir::Var& tile) const;
   std::string ElementOf(ir::DataType dtype) const;
 
   const ir::Function& kernel_;

@@ -70,6 +70,7 @@ pypto::expected<KernelPlan, std::string> Planner::Run() {
   for (const auto& param : plan_.scalar_params) {
     if (used_.contains(param.get())) plan_.index_scalars.push_back(param);
   }
+  if (auto ok = CheckTransposeViewSources(); !ok) return pypto::unexpected(ok.error());
   if (auto ok = PlaceScratch(); !ok) return pypto::unexpected(ok.error());
   if (auto ok = PlacePipes(); !ok) return pypto::unexpected(ok.error());
   return std::move(plan_);

@@ -50,6 +50,8 @@ enum class OpForm {
   Gather,      // ins(src, indices, tmp) outs(result): tgather's index form; the program's tmp or one in the Vec scratch
   GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
   Transpose,   // ins(src, tmp) outs(result): ttrans; without the program's tmp tile, one like src in the Vec scratch
+  TransposeView,  // a Mat tile read transposed: the result's alloc_tile, at the source's address, types its NZ
+                  // bytes as the ZN layout of the transpose; nothing in the body
 };
 
 struct OpLowering {
@@ -132,6 +134,9 @@ struct KernelPlan {
   // [N, K] tile are the ZN bytes of its [K, N] transpose (upstream's tile.transpose_view).
   std::set<const ir::Var*> transposed_rights;
   std::set<const ir::Var*> transposed_mats;
+  // tile.transpose_view results and the Mat tile each views (tile.transpose_view, kernel_plan_transpose_view.cpp):
+  // the result's alloc_tile is at the source's address, typed as the source's transposed (ZN) view.
+  std::map<const ir::Var*, const ir::Var*> zn_views;
   // Stores of the top-left corner of a tile (`shapes=` smaller than the tile, not an N-d window of a
   // merged tile): tstore writes its source's valid region, so the corner is stored through a second
   // alloc_tile at the tile's address whose valid_row / valid_col are the corner's extents.

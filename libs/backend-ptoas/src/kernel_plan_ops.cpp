@@ -101,6 +101,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
     }
     case OpForm::Broadcast: return CheckTileOperand(args[1], op, span);
     case OpForm::Reshape:
+    case OpForm::TransposeView:
     case OpForm::Cast:
     case OpForm::Move: return CheckTileOperand(args[0], op, span);
     case OpForm::Tiles:
@@ -247,6 +248,7 @@ Status Planner::CheckResult(const OpLowering& lowering, const ir::Call& call, co
     case OpForm::MatmulAcc: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "accumulator", span);
     case OpForm::Insert: return CheckSameBuffer(call, *args[0]->As<ir::Var>(), result, "target", span);
     case OpForm::Move: return CheckMove(*args[0]->As<ir::Var>(), result, span);
+    case OpForm::TransposeView: return CheckTransposeView(call, result, span);
     default: break;
   }
   if (lowering.row_major) {

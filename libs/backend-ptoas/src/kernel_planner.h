@@ -72,6 +72,9 @@ class Planner {
   Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,
                          const ir::Span& span) const;
   Status CheckMove(const ir::Var& source, const ir::Var& result, const ir::Span& span) const;
+  // tile.transpose_view (kernel_plan_transpose_view.cpp).
+  Status CheckTransposeView(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  Status CheckTransposeViewSources() const;
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
   Status DefineTile(const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckTileOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;
@@ -131,6 +134,8 @@ class Planner {
   int64_t scratch_bytes_ = 0;
   const ir::Call* scratch_user_ = nullptr;
   ir::Span scratch_span_;
+  // Where each tile.transpose_view is, for CheckTransposeViewSources' errors.
+  std::map<const ir::Var*, ir::Span> zn_view_spans_;
 };
 
 }  // namespace pypto::backend_ptoas::detail

@@ -17,6 +17,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.move", "pto.tmov", OpForm::Move},
       {"tile.reshape", "pto.alloc_tile", OpForm::Reshape},
       {"tile.reinterpret_view", "pto.alloc_tile", OpForm::Reshape},
+      {"tile.transpose_view", "pto.alloc_tile", OpForm::TransposeView},
       {"tile.add", "pto.tadd", OpForm::Tiles, true},
       {"tile.sub", "pto.tsub", OpForm::Tiles, true},
       {"tile.mul", "pto.tmul", OpForm::Tiles, true},

@@ -57,6 +57,7 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
     // The result's alloc_tile (at the address memory allocation chose, with the result's shape) is the op.
     case OpForm::Alloc:
     case OpForm::Reshape:
+    case OpForm::TransposeView:
     case OpForm::ValidShape: return;
     default: return LowerCompute(lowering, *assign, *call, span);
   }

@@ -165,5 +165,59 @@ TEST(EmitMatmulFamily, TransposedRhsIsReadThroughTheZnViewOfItsMatTile) {
   EXPECT_THAT(*text, HasSubstr("    pto.tmatmul ins(%a_left, %w_right : "));
 }
 
+// def mm(a: [16, 32] FP16, w: [64, 32] FP16, c: [16, 64] FP32):         an AIC kernel, c = a @ w.T
+//     a_left = pl.move(pl.load(a, .., target_memory=Mat), Left)          # Mat at 0, Left at 0
+//     w_mat = pl.load(w, [0, 0], [64, 32], target_memory=Mat)            # Mat at 1024
+//     w_t = pl.tile.transpose_view(w_mat)                                # [32, 64], Mat at 8192
+//     w_right = pl.move(w_t, target_memory=Right)                        # Right at 0
+//     acc = pl.matmul(a_left, w_right)                                   # Acc at 0
+// The view is an alloc_tile at w_mat's address (not its own), typed [32, 64] ZN: the NZ bytes of
+// w_mat read transposed, which tmov carries into the Right tile.
+ir::FunctionPtr TransposeViewKernel(int64_t view_offset, int64_t other_mat_offset) {
+  auto a = TensorParam("a", {16, 32}, {}, ir::DataType::FP16);
+  auto w = TensorParam("w", {64, 32}, {}, ir::DataType::FP16);
+  auto c = TensorParam("c", {16, 64}, {});
+  const ir::Call::Kwargs to_mat = {{"target_memory", ir::MemorySpace::Mat}};
+  auto load_a = Op("tile.load", {a, Ints({0, 0}), Ints({16, 32})}, {}, to_mat);
+  auto a_mat = TileAt("a_mat", load_a, other_mat_offset);
+  auto to_left = Op("tile.move", {a_mat}, {}, {{"target_memory", ir::MemorySpace::Left}});
+  auto a_left = TileAt("a_left", to_left, 0);
+  auto load_w = Op("tile.load", {w, Ints({0, 0}), Ints({64, 32})}, {}, to_mat);
+  auto w_mat = TileAt("w_mat", load_w, 1024);
+  auto view = Op("tile.transpose_view", {w_mat}, At(4, 11));
+  auto w_t = TileAt("w_t", view, view_offset);
+  auto to_right = Op("tile.move", {w_t}, {}, {{"target_memory", ir::MemorySpace::Right}});
+  auto w_right = TileAt("w_right", to_right, 0);
+  auto matmul = Op("tile.matmul", {a_left, w_right}, {});
+  auto acc = TileAt("acc", matmul, 0);
+  return Kernel("mm", {a, w, c}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
+                {Assign(w_mat, load_w, {}), Assign(w_t, view, At(4, 5)), Assign(a_mat, load_a, {}),
+                 Assign(a_left, to_left, {}), Assign(w_right, to_right, {}), Assign(acc, matmul, {}),
+                 Eval(Op("tile.store", {acc, Ints({0, 0}), c}, {}), {})},
+                ir::FunctionType::AIC);
+}
+
+TEST(EmitMatmulFamily, TransposeViewIsTheZnViewOfItsSourcesBytes) {
+  auto text = EmitModule(*TransposeViewKernel(8192, 0), "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  const std::string zn = "!pto.tile_buf<loc=mat, dtype=f16, rows=32, cols=64, v_row=?, v_col=?, blayout=row_major, "
+                         "slayout=col_major, fractal=512, pad=0>";
+  const std::string right = "!pto.tile_buf<loc=right, dtype=f16, rows=32, cols=64, v_row=?, v_col=?, "
+                            "blayout=row_major, slayout=col_major, fractal=512, pad=0>";
+  EXPECT_THAT(*text, HasSubstr("    %w_t = pto.alloc_tile addr = %c1024_i64 valid_row = %c32_index valid_col = "
+                               "%c64_index : " + zn + "\n"));
+  EXPECT_THAT(*text, HasSubstr("    pto.tmov ins(%w_t : " + zn + ") outs(%w_right : " + right + ")\n"));
+  EXPECT_THAT(*text, Not(HasSubstr("8192")));
+}
+
+// The view reads w_mat's bytes (Mat 1024..5120) for as long as it is used; a tile placed there too
+// would overwrite them.
+TEST(EmitMatmulFamily, TransposeViewOfBytesAnotherMatTileTakesIsRefused) {
+  EXPECT_EQ(Emit(*TransposeViewKernel(8192, 2048)),
+            "k.py:4:11: backend-ptoas cannot lower 'tile.transpose_view' of 'w_mat' in kernel 'mm': on a device the "
+            "view 'w_t' reads the bytes of 'w_mat' (Mat 1024..5120), and memory allocation places 'a_mat' in them "
+            "too; write the matmul as pl.matmul(a, b, b_trans=True) of the untransposed tile instead");
+}
+
 }  // namespace
 }  // namespace pypto::backend_ptoas
