@@ -124,6 +124,7 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
     if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, stmt);
     if (call && call->target_name().starts_with("comm.")) return CommError(*call, stmt);
+    if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, stmt);
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
     if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
@@ -194,21 +195,50 @@ Status Planner::SyncError(const ir::Call& call, const ir::Stmt& stmt) const {
 }
 
 // pl.prefetch.* become pto.make_prefetch_async_context, pto.tprefetch_async, ... upstream, on an
-// SDMA workspace the runtime hands the kernel as an extra !pto.ptr<i8> parameter; neither is here yet.
+// SDMA workspace the runtime hands the kernel as an extra !pto.ptr<i8> parameter. PTOAS
+// a56b18c32af3 has no prefetch context (its tprefetch is the synchronous load into a tile), so
+// nothing can be written for them.
 Status Planner::PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const {
   return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the prefetch op 'pl.{}' yet in kernel '{}' (it needs the "
-                           "SDMA workspace the runtime passes to the kernel)",
-                           call.target_name(), kernel_.name()));
+               fmt::format("backend-ptoas does not lower the prefetch op 'pl.{}' in kernel '{}': the PTO dialect it "
+                           "writes (PTOAS {}) has no prefetch context (upstream writes "
+                           "pto.make_prefetch_async_context and pto.tprefetch_async of a later PTOAS, on an SDMA "
+                           "workspace the runtime passes the kernel); a prefetch only warms the cache, so a kernel "
+                           "for a device can go without it",
+                           call.target_name(), kernel_.name(), kPtoasRevision));
 }
 
 // The communication ops of distributed kernels (pld.*) become pto.comm.* instructions upstream
-// (tnotify, twait, tget, tput), addressing peers through the HCCL window; none is emitted here yet,
-// so a distributed kernel runs on the simulators only.
+// (tnotify, twait, tget, tput) and stores through pto.addptr into a peer's HCCL window. PTOAS
+// a56b18c32af3 defines no communication op, and no kernel here is given its peers' window
+// addresses, so a distributed kernel runs on the simulators only.
 Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
   return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the communication op '{}' (pto.comm.*) yet in kernel '{}'",
-                           call.target_name(), kernel_.name()));
+               fmt::format("backend-ptoas does not lower the communication op '{}' in kernel '{}': the PTO dialect it "
+                           "writes (PTOAS {}) has no communication ops (upstream writes pto.comm.tnotify, twait, tput "
+                           "and tget of a later PTOAS) and kernels are not given their peers' window addresses; run "
+                           "a distributed program on a simulator platform (a2a3sim, a5sim)",
+                           call.target_name(), kernel_.name(), kPtoasRevision));
+}
+
+// Ops whose PTO form upstream writes with ops of a later PTOAS than the dialect here: what that
+// form is, for the error; nullptr for every other op.
+const char* Planner::NewerDialectForm(std::string_view op) {
+  if (op.starts_with("array."))
+    return "stack-local arrays (upstream writes pto.declare_local_array, pto.local_array_get and "
+           "pto.local_array_set of a later PTOAS); keep the values in a tile or a tensor (pl.read, pl.write) for a "
+           "device";
+  if (op == "tile.scatter_mask")
+    return "mask form of pto.tscatter, only its index form (upstream writes the mask form of a later PTOAS); "
+           "the kernel runs on the simulators only";
+  return nullptr;
+}
+
+Status Planner::NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) const {
+  return Error(call.span().known() ? call.span() : stmt.span(),
+               fmt::format("backend-ptoas does not lower '{}' in kernel '{}': the PTO dialect it writes (PTOAS {}) "
+                           "has no {}",
+                           call.target_name(), kernel_.name(), kPtoasRevision, NewerDialectForm(call.target_name())));
 }
 
 Status Planner::CheckAssign(const ir::AssignStmt& assign) {
@@ -216,6 +246,7 @@ Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, assign, &assign);
   if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, assign);
   if (call && call->target_name().starts_with("comm.")) return CommError(*call, assign);
+  if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, assign);
   if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
   if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);
   if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);

@@ -17,6 +17,9 @@ namespace pypto::backend_ptoas {
 
 // Where the list of lowered ops lives; the unsupported-op error points there.
 inline constexpr std::string_view kOpTableDoc = "libs/backend-ptoas/README.md";
+// The PTOAS revision whose dialect the modules are written in: tools/pto-check's table was
+// transcribed from it (its source.commit), and the errors for ops it has no form of name it.
+inline constexpr std::string_view kPtoasRevision = "a56b18c32af3";
 
 // The shape of the pto operation a tile op becomes. Every form writes its result tile through
 // `outs(...)`; they differ in what goes into `ins(...)`.

@@ -47,6 +47,8 @@ class Planner {
   Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
+  static const char* NewerDialectForm(std::string_view op);
+  Status NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CheckAssign(const ir::AssignStmt& assign);
   Status CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call);
   bool IsFloatCastSource(const ir::Expr& value, ir::DataType to) const;

@@ -36,6 +36,46 @@ TEST(EmitModuleErrors, UnsupportedOpNamesTheOpAndItsSpan) {
             "listed in libs/backend-ptoas/README.md)");
 }
 
+// Ops whose PTO form is newer than the dialect written here (PTOAS a56b18c32af3, pto-check's table):
+// the refusal names the revision, what upstream writes instead, and what to do.
+ir::FunctionPtr OneCallKernel(const std::string& op, bool assigned) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto call = PlacedOp(op, {}, std::make_shared<ir::ScalarType>(ir::DataType::INT32), At(3, 9));
+  auto v = std::make_shared<ir::Var>("v", call->type(), At(3, 5));
+  return Kernel("k", {a}, {ir::ParamDirection::In}, {assigned ? Assign(v, call, At(3, 5)) : Eval(call, At(3, 5))});
+}
+
+TEST(EmitModuleErrors, CommunicationOpsAreNotInTheDialect) {
+  EXPECT_EQ(ErrorOf(*OneCallKernel("comm.notify", false)),
+            "k.py:3:9: backend-ptoas does not lower the communication op 'comm.notify' in kernel 'k': the PTO "
+            "dialect it writes (PTOAS a56b18c32af3) has no communication ops (upstream writes pto.comm.tnotify, "
+            "twait, tput and tget of a later PTOAS) and kernels are not given their peers' window addresses; run a "
+            "distributed program on a simulator platform (a2a3sim, a5sim)");
+}
+
+TEST(EmitModuleErrors, OnCoreArraysAreNotInTheDialect) {
+  EXPECT_EQ(ErrorOf(*OneCallKernel("array.create", true)),
+            "k.py:3:9: backend-ptoas does not lower 'array.create' in kernel 'k': the PTO dialect it writes (PTOAS "
+            "a56b18c32af3) has no stack-local arrays (upstream writes pto.declare_local_array, pto.local_array_get "
+            "and pto.local_array_set of a later PTOAS); keep the values in a tile or a tensor (pl.read, pl.write) "
+            "for a device");
+}
+
+TEST(EmitModuleErrors, MaskScatterIsNotInTheDialect) {
+  EXPECT_EQ(ErrorOf(*OneCallKernel("tile.scatter_mask", true)),
+            "k.py:3:9: backend-ptoas does not lower 'tile.scatter_mask' in kernel 'k': the PTO dialect it writes "
+            "(PTOAS a56b18c32af3) has no mask form of pto.tscatter, only its index form (upstream writes the mask "
+            "form of a later PTOAS); the kernel runs on the simulators only");
+}
+
+TEST(EmitModuleErrors, PrefetchContextsAreNotInTheDialect) {
+  EXPECT_EQ(ErrorOf(*OneCallKernel("prefetch.make_context", true)),
+            "k.py:3:9: backend-ptoas does not lower the prefetch op 'pl.prefetch.make_context' in kernel 'k': the "
+            "PTO dialect it writes (PTOAS a56b18c32af3) has no prefetch context (upstream writes "
+            "pto.make_prefetch_async_context and pto.tprefetch_async of a later PTOAS, on an SDMA workspace the "
+            "runtime passes the kernel); a prefetch only warms the cache, so a kernel for a device can go without it");
+}
+
 // PTO has no sine or cosine instruction; the refusal says why rather than pointing at the op table.
 TEST(EmitModuleErrors, SineAndCosineHaveNoPtoInstruction) {
   for (auto [op, name] : {std::pair{"tile.sin", "sine"}, {"tile.cos", "cosine"}}) {
