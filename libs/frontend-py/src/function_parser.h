@@ -193,6 +193,8 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::StmtPtr> ParseDumpTag(py::handle call);
   static ir::StmtPtr Seq(std::vector<ir::StmtPtr> stmts, const ir::Span& span = {});
   ir::Result<ir::StmtPtr> ParseReturn(py::handle stmt);
+  bool WrittenAsConstant(py::handle node) const;
+  ir::Result<bool> CheckNoTileReturned(py::handle stmt, const std::vector<ir::ExprPtr>& values) const;
   static bool ReturnsUndeclared(const Signature& signature);
   static ir::Result<bool> CheckReturn(const Signature& signature, const std::vector<ir::ExprPtr>& values,
                                       const ir::Span& span);
@@ -507,6 +509,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   const ExprResolver expr_resolver_ = [this](py::handle node) { return ParseExpr(node); };
   std::vector<ir::ExprPtr> returns_;
   std::unordered_set<ir::VarPtr> kernel_values_;       // scalars and tiles computed in a closed kernel scope
+  // Tiles of a closed kernel scope that later code reads, stored into tensors of the run's own
+  // (StoreIntoNewTensor): the tensor's variable, and the tile's type.
+  std::unordered_map<const ir::Var*, ir::TypePtr> tiles_as_tensors_;
   std::set<std::string> upstream_tensors_;  // names whose last value upstream types as a tensor
   std::map<std::string, ir::Diagnostic> unavailable_;    // names a branch or loop left without a value
   // Statements the parser made (boolean conditions, shape unpacks), kept alive while parsed.

@@ -63,10 +63,34 @@ ir::Result<FunctionParser::SpmdLaunch> FunctionParser::ReadSpmdLaunch(py::handle
   if (!count) return MakeError(DiagnosticKind::Syntax, "pl.spmd needs core_num", span);
   auto expr = ParseExpr(count);
   if (!expr) return pypto::unexpected(expr.error());
+  // The printer writes a count that came to 0 (or less) as `pl.scalar.cast(0, target_type=...)`, since
+  // the literal is refused below: read back, it is that constant again.
+  if (const auto* cast = (*expr)->As<ir::Call>();
+      cast && cast->is_op_call() && cast->target_name() == "scalar.cast" && cast->args().size() == 1) {
+    const auto* scalar = (*expr)->type()->As<ir::ScalarType>();
+    if (auto value = ir::AsConstInt(cast->args()[0]); value && *value <= 0 && scalar && ir::IsInteger(scalar->dtype()))
+      *expr = std::make_shared<ir::ConstInt>(*value, scalar->dtype(), (*expr)->span());
+  }
+  // As upstream: a count written as a constant (a literal, or arithmetic on the program's Python
+  // constants) must be positive. One computed from the function's own values may still come to 0
+  // (`tiles - shift` with both known): that is a launch of no blocks, as the printer writes it back.
+  if (auto literal = ir::AsConstInt(*expr); literal && *literal <= 0 && WrittenAsConstant(count))
+    return MakeError(DiagnosticKind::Type, fmt::format("pl.spmd core_num must be a positive integer, got {}", *literal),
+                     map_.SpanOf(count), "a launch runs core_num blocks, at least 1: write `pl.spmd(N)` with N >= 1");
   auto core_num = CheckBlockCount(*expr, map_.SpanOf(count));
   if (!core_num) return pypto::unexpected(core_num.error());
   launch.core_num = *core_num;
   return launch;
+}
+
+// Whether `node` is what upstream's parser reads as a constant: literals, names that are not the
+// function's variables (the program's Python constants) and arithmetic on them, without calls.
+bool FunctionParser::WrittenAsConstant(py::handle node) const {
+  for (auto child : py::module_::import("ast").attr("walk")(node)) {
+    if (IsNode(child, "Call")) return false;
+    if (IsNode(child, "Name") && env_.contains(child.attr("id").cast<std::string>())) return false;
+  }
+  return true;
 }
 
 // Whether a statement of a pl.spmd body calls a kernel the program defines.

@@ -90,7 +90,8 @@ TEST(SpmdScope, ABlockCountComputedAfterAnIfStaysAnExpression) {
             std::string::npos);
   // A count that folds to 0 stays a launch, of no blocks.
   EXPECT_NE(RowsEdited("n // 8", "n - 32")
-                .find("        with pl.spmd(0, name_hint=\"rows_k\", allow_early_resolve=True) as tid:\n"),
+                .find("        with pl.spmd(pl.scalar.cast(0, target_type=pl.INDEX), name_hint=\"rows_k\", "
+                      "allow_early_resolve=True) as tid:\n"),
             std::string::npos);
 }
 

@@ -241,7 +241,7 @@ class Printer {
       std::string hint = scope->name_hint().empty() ? "" : fmt::format(", name_hint=\"{}\"", scope->name_hint());
       const std::string order = OrderArgs(scope->order()), target = OrderTarget(scope->order());
       if (scope->block_num())
-        Line(fmt::format("with pl.spmd({}{}{}{}){}:", Expr(scope->block_num()),
+        Line(fmt::format("with pl.spmd({}{}{}{}){}:", BlockCount(scope->block_num()),
                          scope->sync_start() ? ", sync_start=True" : "", hint, order, target));
       else
         Line(fmt::format("with pl.at(level=pl.Level.CORE_GROUP{}{}){}:", hint, order, target));
@@ -257,14 +257,25 @@ class Printer {
     }
   }
 
+  // A pl.spmd block count. One that came to 0 (or less) from the function's own values is written as a
+  // cast, not a literal: the parser refuses `pl.spmd(0)` as written, as upstream's does, and reads
+  // the cast back as the same count.
+  std::string BlockCount(const ExprPtr& count) {
+    const auto literal = AsConstInt(count);
+    if (!literal || *literal > 0) return Expr(count);
+    const auto* scalar = count->type()->As<ScalarType>();
+    return fmt::format("pl.scalar.cast({}, target_type=pl.{})", *literal,
+                       DataTypeName(scalar ? scalar->dtype() : DataType::INDEX));
+  }
+
   // A kernel call launched on N blocks is written inside its `with pl.spmd(core_num=N):`, co-started
   // ones `with pl.spmd(core_num=N, sync_start=True):`.
   void SpmdLine(const ir::Expr& value, const std::string& text) {
     const auto* call = value.As<Call>();
     if (!call || !IsSpmdLaunch(*call)) return Line(text);
     const bool sync_start = FindAttr<bool>(call->kwargs(), kSyncStartKwarg).value_or(false);
-    Line(fmt::format("with pl.spmd(core_num={}{}{}){}:", Expr(call->core_num()), sync_start ? ", sync_start=True" : "",
-                     OrderArgs(call->order()), OrderTarget(call->order())));
+    Line(fmt::format("with pl.spmd(core_num={}{}{}){}:", BlockCount(call->core_num()),
+                     sync_start ? ", sync_start=True" : "", OrderArgs(call->order()), OrderTarget(call->order())));
     ++indent_;
     Line(text);
     --indent_;
