@@ -36,15 +36,6 @@ def token_blocks(x: pl.Tensor, blocks: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tenso
 
 
 @pl.jit
-def returns_the_tile(x: pl.Tensor, out: pl.Out[pl.Tensor]):
-    # The mistake: the tile is returned instead of stored into `out`.
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(x, [0, 0], [64, 64])
-        doubled = pl.add(t, t)
-    return doubled
-
-
-@pl.jit
 def accumulate(x: pl.Tensor, acc: pl.InOut[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [64, 64])
@@ -114,20 +105,6 @@ def test_by_default_unwritten_outputs_are_poisoned_and_reported(kernels):
     assert str(caught[0].message) == (
         "output 'out' [128, 64] float32: 4096 of 8192 elements were never written: all of rows 64..127")
     assert torch.isnan(out[64:]).all()
-
-
-def test_an_entry_returning_a_tile_instead_of_its_out_is_reported_not_silent(kernels):
-    # Issue 32: this once handed back the zeros the caller passed, without a word. The tile goes into a
-    # tensor of the run's own, so `out` is reported unwritten and poisoned, and the call returns None.
-    from pypto.runtime.unwritten import UnwrittenOutputWarning
-
-    x, out = torch.randn(64, 64), torch.zeros(64, 64)
-    with pytest.warns(UnwrittenOutputWarning) as caught:
-        result = kernels.returns_the_tile(x, out, config=_config())
-    assert str(caught[0].message) == (
-        "output 'out' [64, 64] float32: 4096 of 4096 elements were never written: all of rows 0..63")
-    assert result is None
-    assert torch.isnan(out).all()
 
 
 def test_poison_off_keeps_what_the_caller_passed_without_a_report(kernels):

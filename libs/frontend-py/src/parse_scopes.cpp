@@ -146,6 +146,7 @@ ir::Result<ir::VarPtr> FunctionParser::StoreIntoNewTensor(const ir::VarPtr& tile
   if (!store) return pypto::unexpected(store.error());
   auto stored = std::make_shared<ir::Var>(tile_var->name_hint(), (*store)->type(), span);
   stores.push_back(std::make_shared<ir::AssignStmt>(stored, *store, span));
+  tiles_as_tensors_[stored.get()] = tile_var->type();
   return ir::VarPtr(stored);
 }
 

@@ -272,6 +272,7 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseReturn(py::handle stmt) {
   auto parsed = ReturnValues(stmt);
   if (!parsed) return pypto::unexpected(parsed.error());
   std::vector<ir::ExprPtr> values = std::move(*parsed);
+  if (auto ok = CheckNoTileReturned(stmt, values); !ok) return pypto::unexpected(ok.error());
   if (source_.signature && !ReturnsUndeclared(*source_.signature)) {
     const Signature& signature = *source_.signature;
     auto ok = signature.returns_from_body ? CheckReturnAnnotation(signature, values, map_.SpanOf(stmt))
@@ -280,6 +281,51 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseReturn(py::handle stmt) {
   }
   returns_ = values;
   return ir::StmtPtr(std::make_shared<ir::ReturnStmt>(std::move(values), map_.SpanOf(stmt)));
+}
+
+// An entry hands its results back in the tensors its caller passed: `return t`, with t a tile
+// computed in a pl.at scope, returns a tensor the run made for the tile (StoreIntoNewTensor), which
+// the caller never sees (issue 32: it once came back as the zeros the caller passed, then as an
+// unwritten pl.Out). The fix is the store the user left out, into the pl.Out the entry declares.
+ir::Result<bool> FunctionParser::CheckNoTileReturned(py::handle stmt, const std::vector<ir::ExprPtr>& values) const {
+  if (kernel_depth_ > 0) return true;
+  if (source_.type != ir::FunctionType::Opaque && source_.type != ir::FunctionType::Orchestration) return true;
+  py::handle value = stmt.attr("value");
+  std::vector<py::handle> nodes;
+  if (!value.is_none() && IsNode(value, "Tuple")) {
+    for (auto element : value.attr("elts")) nodes.push_back(element);
+  } else if (!value.is_none()) {
+    nodes.push_back(value);
+  }
+  for (size_t i = 0; i < values.size() && i < nodes.size(); ++i) {
+    const auto* var = values[i]->As<ir::Var>();
+    const auto made = var ? tiles_as_tensors_.find(var) : tiles_as_tensors_.end();
+    const ir::TypePtr tile_type = made != tiles_as_tensors_.end() ? made->second : values[i]->type();
+    const auto* tile = tile_type->As<ir::TileType>();
+    if (!tile) continue;
+    // The outputs the help can name: the parameters annotated pl.Out[...] or pl.InOut[...].
+    std::string out = "out";
+    for (auto arg : source_.def.attr("args").attr("args")) {
+      py::handle annotation = arg.attr("annotation");
+      if (annotation.is_none() || !IsNode(annotation, "Subscript")) continue;
+      const std::string wrapper = DottedName(annotation.attr("value"));
+      if (wrapper != "pl.Out" && wrapper != "pl.InOut") continue;
+      out = arg.attr("arg").cast<std::string>();
+      break;
+    }
+    const std::string text = py::module_::import("ast").attr("unparse")(nodes[i]).cast<std::string>();
+    std::string zeros;
+    for (size_t d = 0; d < tile->shape().size(); ++d) zeros += d == 0 ? "0" : ", 0";
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' returns `{}`, a tile computed in a pl.at scope ({}); an entry hands its "
+                                 "results back in the tensors its caller passes, so the caller would never see it",
+                                 source_.name, text, tile_type->str()),
+                     map_.SpanOf(nodes[i]),
+                     fmt::format("store the tile into the output inside the scope, `{0} = pl.store({1}, [{2}], {0})`, "
+                                 "and `return {0}`",
+                                 out, text, zeros));
+  }
+  return true;
 }
 
 // An entry without a `->` annotation (upstream's Opaque `main(self, x, out: pl.Out[...])` that ends
