@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../extern_include/pypto_sim_core.h"
+#include "extern_guard_pages.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "kernel_abort.h"
 
@@ -192,13 +193,13 @@ int32_t CrossCoreWait(void* opaque, int32_t id, const char* call) {
   return CrossCoreEvent(*static_cast<HostSide*>(opaque), false, id, 2, call);
 }
 
-PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory) {
+PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory, int64_t* args) {
   const rt::KernelLaunch& launch = *host.launch;
   PyptoSimCore core{.abi = PYPTO_SIM_CORE_ABI,
                     .core_type = static_cast<int32_t>(launch.core_type),
                     .core_index = launch.core_index,
                     .in_mixed_task = launch.mixed_group != rt::kInvalidTaskId ? 1 : 0,
-                    .args = launch.args,
+                    .args = args,
                     .ub = nullptr,
                     .ub_bytes = 0,
                     .host = &host,
@@ -229,29 +230,30 @@ pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kern
   InstallHandlersOnce();
   EnsureAltStack();
   HostSide host{.kernel = &kernel, .launch = &launch, .failure = std::nullopt};
-  const PyptoSimCore core = DescribeCore(host, memory);
+  GuardedTensors tensors(kernel, launch.args);  // copied back when this returns, by any path
+  const KernelAbort::SeenArgs seen(tensors.args());  // the stall watchdog's progress mark reads the copies
+  const PyptoSimCore core = DescribeCore(host, memory, tensors.args());
+  const std::string where = fmt::format("hand-written kernel '{}' (task {}, {} core {})", kernel.name, launch.task_id,
+                                        rt::CoreTypeName(launch.core_type), launch.core_index);
   sigjmp_buf jump;
   if (sigsetjmp(jump, 1) == 0) {
     t_jump = &jump;
     try {
       if (kernel.external_bind) kernel.external_bind(&core);
-      kernel.external_entry(launch.args);
+      kernel.external_entry(tensors.args());
     } catch (const std::exception& e) {
       // A kernel library's diagnostic (AscendC's InitBuffer beyond UB, ...) or a wait the runtime refused.
       t_jump = nullptr;
       if (host.failure) return pypto::unexpected(*host.failure);
-      return pypto::unexpected(rt::FatalError{
-          rt::FatalCode::KernelFailed,
-          fmt::format("hand-written kernel '{}' (task {}, {} core {}): {}", kernel.name, launch.task_id,
-                      rt::CoreTypeName(launch.core_type), launch.core_index, e.what())});
+      return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{}: {}", where, e.what())});
     }
     t_jump = nullptr;
+    if (auto stray = tensors.StrayWrite())
+      return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{} {}", where, *stray)});
     return {};
   }
   // Back from the handler: the kernel was abandoned where it faulted.
   const Fault fault = t_fault;
-  const std::string where = fmt::format("hand-written kernel '{}' (task {}, {} core {})", kernel.name, launch.task_id,
-                                        rt::CoreTypeName(launch.core_type), launch.core_index);
   if (fault.exit_call) {
     return pypto::unexpected(rt::FatalError{
         rt::FatalCode::KernelFailed,
@@ -262,6 +264,10 @@ pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kern
   if (fault.signal == SIGABRT) {
     return pypto::unexpected(
         rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{} crashed with {}", where, SignalName(SIGABRT))});
+  }
+  if (fault.signal == SIGSEGV) {
+    if (auto write = tensors.DescribeWrite(fault.address))
+      return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, fmt::format("{} {}", where, *write)});
   }
   std::string message = fmt::format("{} crashed with {} at address {:#x}", where, SignalName(fault.signal),
                                     fault.address);

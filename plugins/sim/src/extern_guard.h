@@ -3,7 +3,8 @@
 // thread while the kernel runs are caught, and the error names the kernel, task, core and signal; so
 // are its calls of exit, quick_exit, _Exit and _exit (KernelExitHook). A fault at the address held in a
 // scalar slot of args[] (plus less than a descriptor's size) is reported as what it almost always is:
-// the kernel read that scalar as a tensor descriptor.
+// the kernel read that scalar as a tensor descriptor. Its tensors sit between guard pages
+// (extern_guard_pages.h): a write past one's end is reported with the tensor and the offset.
 #pragma once
 
 #include "pypto/runtime/runtime.h"

@@ -134,17 +134,20 @@ TEST_F(ExternKernelTest, SigintStopsAKernelThatNeverReturns) {
   kernels.push_back(std::move(*kernel));
   SimExecutor executor(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores);
   rt::Runtime runtime({.aic_cores = soc.aic_cores, .aiv_cores = soc.aiv_cores}, executor);
+  int running = 0;  // set by the kernel once it runs
   rt::TaskPlan plan{.orchestration_name = "main",
                     .params = {rt::PlanTensor{.name = "out", .dtype = PYPTO_RT_FLOAT32, .shape = {4, 8}}},
                     .kernels = {rt::PlanKernel{.func_id = 0, .name = "block_fill"}},
-                    .submits = {rt::PlanSubmit{.func_id = 0,
-                                               .args = {rt::PlanTaskArg{.direction = rt::ArgDirection::InOut},
-                                                        rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar}}}}};
+                    .submits = {rt::PlanSubmit{
+                        .func_id = 0,
+                        .args = {rt::PlanTaskArg{.direction = rt::ArgDirection::InOut},
+                                 rt::PlanTaskArg{.direction = rt::ArgDirection::Scalar,
+                                                 .scalar = reinterpret_cast<uint64_t>(&running)}}}}};
   std::vector<float> data(32, 0.0f);
   const uint32_t shape[] = {4, 8};
   std::vector<rt::ChipTensor> params = {rt::MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32)};
-  std::thread ctrl_c([&data] {
-    while (std::atomic_ref<float>(data[0]).load() != 1.0f) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread ctrl_c([&running] {
+    while (std::atomic_ref<int>(running).load() != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ::kill(::getpid(), SIGINT);
   });
   const auto start = std::chrono::steady_clock::now();
