@@ -146,7 +146,10 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void StartWatchdog();
   void WatchdogLoop();
   void GiveThreadsToWaitingWork();
-  void CheckRunningStall(int64_t quiet_ms);
+  void CheckRunningStall(int64_t quiet_ms, bool kernels_watched);
+  // The running kernels' progress marks combined, or nullopt when the executor cannot tell for one.
+  std::optional<uint64_t> RunningProgressMark();
+  std::string RunningStalledMessage(int64_t quiet_ms) const;
   void StopForInterrupt();
   std::string RunningStallMessage(const Launch& launch, CoreType type, int64_t quiet_ms) const;
   // Cross-core pipes (runtime_cross_core.cpp), with mu_ held.

@@ -11,8 +11,14 @@
 //    blocks launched without sync_start). The run fails with SchedulerTimeout, as upstream's
 //    watchdog fails it (S1, running-stalled), with the cause named; the running kernels are asked
 //    to give up (CoreExecutor::Abort), so that the run ends instead of hanging.
-// A kernel that is merely slow is never declared stalled: without blocks of its launch waiting for
-// a core that it holds, the watchdog only ever adds threads.
+//  - the running kernels make no progress: no task has started or finished and none of them has
+//    changed what it can write (CoreExecutor::ProgressMark: its tensors and its core's buffers) for
+//    the whole scheduler timeout. Upstream's watchdog fails such a run with SchedulerTimeout,
+//    sub-class S1 (running-stalled): a kernel spinning on a flag nothing sets would otherwise hang
+//    the run whatever else is free. The message names each running kernel, its task and core, and
+//    what waits; the kernels are aborted.
+// A kernel that is merely slow is never declared stalled: it keeps changing its buffers, so its mark
+// moves. Where the executor cannot tell (no mark), only the launch check above applies.
 // It also stops a run at Ctrl-C (run_interrupt.h): a kernel that loops forever would otherwise keep
 // the process from ever seeing the signal.
 #include <fmt/format.h>
@@ -24,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -62,6 +69,19 @@ std::string BlocksOnCores(const std::vector<std::pair<size_t, int>>& placed, Cor
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// What CoreExecutor::Abort and ProgressMark are given for a running task.
+KernelLaunch LaunchOf(const Task& task) {
+  return KernelLaunch{
+      .task_id = task.id,
+      .mixed_group = task.mixed_group,
+      .launch_id = task.launch && !task.launch->blocks.empty() ? task.launch->first_task : kInvalidTaskId,
+      .func_id = task.func_id,
+      .core_type = task.core_type,
+      .core_index = task.core,
+      .args = const_cast<int64_t*>(task.args.data()),
+      .barrier = nullptr};
+}
+
 // "0-3, 5"
 std::string Ranges(const std::vector<size_t>& values) {
   std::vector<std::string> parts;
@@ -93,8 +113,13 @@ void Runtime::Impl::WatchdogLoop() {
   const milliseconds timeout{std::max<int64_t>(1, options_.scheduler_timeout_ms)};
   const milliseconds starve_after = std::max(milliseconds{1}, std::min(kStarveAfter, timeout / 4));
   const milliseconds tick = std::clamp(starve_after / 4, milliseconds{1}, milliseconds{50});
+  // How often the running kernels' progress marks are taken once things are quiet: each costs a pass
+  // over what they can write.
+  const milliseconds mark_every = std::max(starve_after, timeout / 4);
   uint64_t seen = progress_;
   Clock::time_point since = Clock::now();
+  std::optional<uint64_t> mark;  // the running kernels' marks when `since` was last moved by them
+  Clock::time_point marked;
   while (!stopping_) {
     if (running_ == 0 || error_) {
       watchdog_asleep_ = true;
@@ -102,6 +127,7 @@ void Runtime::Impl::WatchdogLoop() {
       watchdog_asleep_ = false;
       seen = progress_;
       since = Clock::now();
+      mark.reset();
       continue;
     }
     watchdog_cv_->wait_for(lock, tick);
@@ -113,12 +139,41 @@ void Runtime::Impl::WatchdogLoop() {
     if (stopping_ || error_ || progress_ != seen) {
       seen = progress_;
       since = now;
+      mark.reset();
       continue;
     }
-    const auto quiet = std::chrono::duration_cast<milliseconds>(now - since);
+    auto quiet = std::chrono::duration_cast<milliseconds>(now - since);
     if (quiet >= starve_after) GiveThreadsToWaitingWork();
-    if (quiet >= timeout) CheckRunningStall(quiet.count());
+    if (quiet >= starve_after && (!mark || now - marked >= mark_every)) {
+      // A kernel that changed what it can write since the last mark is making progress: the quiet
+      // spell starts again. The first mark starts it too, as nothing is known of before it.
+      const std::optional<uint64_t> now_mark = RunningProgressMark();
+      marked = now;
+      if (now_mark && now_mark != mark) {
+        mark = now_mark;
+        since = now;
+        continue;
+      }
+      if (!now_mark) mark.reset();
+    }
+    if (quiet >= timeout) CheckRunningStall(quiet.count(), mark.has_value());
   }
+}
+
+// With mu_ held: every running kernel's mark, combined; nullopt when one has none.
+std::optional<uint64_t> Runtime::Impl::RunningProgressMark() {
+  std::vector<const Task*> running;
+  for (const auto& [id, task] : live_)
+    if (task->running) running.push_back(task.get());
+  if (running.empty()) return std::nullopt;
+  std::ranges::sort(running, {}, &Task::id);
+  uint64_t combined = 0xcbf29ce484222325ull;
+  for (const Task* task : running) {
+    const std::optional<uint64_t> mark = executor_.ProgressMark(LaunchOf(*task));
+    if (!mark) return std::nullopt;
+    combined = (combined ^ *mark ^ task->id) * 0x100000001b3ull;
+  }
+  return combined;
 }
 
 // With mu_ held, after a quiet spell: work that could start on a free core but has no thread, because
@@ -137,8 +192,10 @@ void Runtime::Impl::GiveThreadsToWaitingWork() {
   spdlog::debug("runtime: no kernel started or finished for a while: {} more threads for waiting work", wanted);
 }
 
-// With mu_ held, after the scheduler timeout without progress.
-void Runtime::Impl::CheckRunningStall(int64_t quiet_ms) {
+// With mu_ held, after the scheduler timeout without progress: blocks of one launch that wait for a
+// core their siblings hold (whether or not the kernels can be watched), else, when every running
+// kernel was watched and none changed anything, upstream's S1.
+void Runtime::Impl::CheckRunningStall(int64_t quiet_ms, bool kernels_watched) {
   for (CoreType type : {CoreType::AIC, CoreType::AIV}) {
     if (!free_cores_[Index(type)].empty()) continue;
     for (const Task* waiting : ready_[Index(type)]) {
@@ -149,18 +206,69 @@ void Runtime::Impl::CheckRunningStall(int64_t quiet_ms) {
       RecordError({FatalCode::SchedulerTimeout, RunningStallMessage(*launch, type, quiet_ms)});
       for (const Task* block : launch->blocks) {
         if (!block || !block->running) continue;
-        executor_.Abort(KernelLaunch{.task_id = block->id,
-                                     .mixed_group = block->mixed_group,
-                                     .launch_id = launch->first_task,
-                                     .func_id = block->func_id,
-                                     .core_type = block->core_type,
-                                     .core_index = block->core,
-                                     .args = const_cast<int64_t*>(block->args.data()),
-                                     .barrier = this});
+        KernelLaunch running = LaunchOf(*block);
+        running.barrier = this;
+        executor_.Abort(running);
       }
       return;
     }
   }
+  if (!kernels_watched || running_ == 0) return;
+  RecordError({FatalCode::SchedulerTimeout, RunningStalledMessage(quiet_ms)});
+  for (const auto& [id, task] : live_) {
+    if (!task->running) continue;
+    KernelLaunch running = LaunchOf(*task);
+    running.barrier = this;
+    executor_.Abort(running);
+  }
+}
+
+// Upstream's S1 (running-stalled), with what it prints (the stuck tasks and their cores) said in
+// words: each running kernel, grouped by launch, what waits for a core, and what to look for.
+std::string Runtime::Impl::RunningStalledMessage(int64_t quiet_ms) const {
+  std::vector<const Task*> running;
+  for (const auto& [id, task] : live_)
+    if (task->running) running.push_back(task.get());
+  std::ranges::sort(running, {}, &Task::id);
+  std::vector<std::string> kernels;
+  std::vector<const Launch*> seen_launches;
+  for (const Task* task : running) {
+    std::string kernel = executor_.KernelName(task->func_id);
+    const Launch* launch = task->launch.get();
+    if (launch && launch->blocks.size() > 1) {
+      if (std::ranges::find(seen_launches, launch) != seen_launches.end()) continue;
+      seen_launches.push_back(launch);
+      std::vector<std::pair<size_t, int>> placed;
+      size_t left = 0;
+      for (size_t b = 0; b < launch->blocks.size(); ++b) {
+        const Task* block = launch->blocks[b];
+        if (block && block->running) placed.emplace_back(b, block->core);
+        else if (block) ++left;
+      }
+      kernels.push_back(fmt::format("task {} ({}{} blocks: {}{})", launch->first_task,
+                                    kernel.empty() ? "" : fmt::format("kernel '{}', ", kernel), launch->blocks.size(),
+                                    BlocksOnCores(placed, task->core_type),
+                                    left ? fmt::format("; {} more wait for a core", left) : ""));
+    } else {
+      kernels.push_back(fmt::format("task {} ({}{} core {})", task->id,
+                                    kernel.empty() ? "" : fmt::format("kernel '{}' on ", kernel),
+                                    CoreTypeName(task->core_type), task->core));
+    }
+  }
+  const size_t waiting = ready_[Index(CoreType::AIC)].size() + ready_[Index(CoreType::AIV)].size();
+  return fmt::format(
+      "no progress for {} ms (scheduler timeout, SIMPLER_SCHEDULER_TIMEOUT_MS), sub-class S1 (running-stalled): {} "
+      "{}, while no task started or finished; "
+      "{} of {} AIC and {} of {} AIV cores are free, {} ready task{} wait{} for one. A kernel that waits for a "
+      "flag, a barrier or an event that nothing sets never returns: find the loop in it that waits and what "
+      "should have ended it. A kernel that is merely slow keeps changing its buffers and is waited for; one that "
+      "computes longer than the timeout without writing anything needs a larger SIMPLER_SCHEDULER_TIMEOUT_MS",
+      quiet_ms, fmt::join(kernels, ", "),
+      kernels.size() == 1 ? "is running and has changed neither its tensors nor its core's buffers"
+                          : "are running and none of them has changed its tensors or its core's buffers",
+      free_cores_[Index(CoreType::AIC)].size(), CoreCount(CoreType::AIC),
+      free_cores_[Index(CoreType::AIV)].size(), CoreCount(CoreType::AIV), waiting, waiting == 1 ? "" : "s",
+      waiting == 1 ? "s" : "");
 }
 
 // With mu_ held, once SIGINT arrived during the run: it fails naming the kernels that were running,
@@ -182,15 +290,9 @@ void Runtime::Impl::StopForInterrupt() {
                            "incomplete",
                            fmt::join(names, ", "))});
   for (const Task* task : running) {
-    executor_.Abort(KernelLaunch{
-        .task_id = task->id,
-        .mixed_group = task->mixed_group,
-        .launch_id = task->launch && !task->launch->blocks.empty() ? task->launch->first_task : kInvalidTaskId,
-        .func_id = task->func_id,
-        .core_type = task->core_type,
-        .core_index = task->core,
-        .args = const_cast<int64_t*>(task->args.data()),
-        .barrier = this});
+    KernelLaunch launch = LaunchOf(*task);
+    launch.barrier = this;
+    executor_.Abort(launch);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -163,6 +164,69 @@ TEST(Spmd, ASlowLaunchIsNeverDeclaredStalled) {
   Runtime runtime({.aic_cores = 1, .aiv_cores = 4, .worker_threads = 2, .scheduler_timeout_ms = 100}, executor);
   std::vector<int32_t> data(8);
   ASSERT_TRUE(runtime.SubmitAiv(0, Blocks(4, data)));
+  TaskArgs single;
+  single.add_inout(IntTensor(data));
+  ASSERT_TRUE(runtime.SubmitAiv(0, single));
+  auto done = runtime.WaitAll();
+  EXPECT_TRUE(done) << done.error().str();
+  EXPECT_EQ(executor.aborts(), 0);
+}
+
+// An executor that can tell progress: the body's `progress` counter is its mark.
+class MarkedExecutor : public SpmdExecutor {
+ public:
+  using SpmdExecutor::SpmdExecutor;
+  std::optional<uint64_t> ProgressMark(const KernelLaunch&) override { return progress.load(); }
+  std::atomic<uint64_t> progress{0};
+};
+
+// A lone kernel that makes no progress (its mark never moves) fails the run after the timeout with
+// upstream's S1, however many cores are free, and is aborted.
+TEST(Spmd, ALoneKernelMakingNoProgressEndsWithSchedulerTimeout) {
+  MarkedExecutor executor([&](const KernelLaunch&, const std::atomic<bool>& aborted) -> Result {
+    while (!aborted) std::this_thread::sleep_for(1ms);
+    return pypto::unexpected(FatalError{FatalCode::KernelFailed, "aborted"});
+  });
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 4, .worker_threads = 2, .scheduler_timeout_ms = 200}, executor);
+  std::vector<int32_t> data(8);
+  TaskArgs single;
+  single.add_inout(IntTensor(data));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(runtime.SubmitAiv(0, single));
+  auto done = runtime.WaitAll();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(done);
+  const std::string message = done.error().str();
+  const std::string prefix = "fatal error 100 (SchedulerTimeout): no progress for ";
+  ASSERT_EQ(message.substr(0, prefix.size()), prefix) << message;
+  EXPECT_EQ(message.substr(message.find(" ms (scheduler timeout")),
+            " ms (scheduler timeout, SIMPLER_SCHEDULER_TIMEOUT_MS), sub-class S1 (running-stalled): task 0 (kernel "
+            "'spin' on AIV core 0) is running and has changed neither its tensors nor its core's buffers, while no "
+            "task started or finished; 1 of 1 AIC and 3 of 4 AIV cores are free, 0 ready tasks wait for one. A kernel "
+            "that waits for a flag, a barrier or an event that nothing sets never returns: find the loop in it that "
+            "waits and what should have ended it. A kernel that is merely slow keeps changing its buffers and is "
+            "waited for; one that computes longer than the timeout without writing anything needs a larger "
+            "SIMPLER_SCHEDULER_TIMEOUT_MS");
+  EXPECT_EQ(executor.aborts(), 1);
+  EXPECT_GE(took, 200ms);
+  EXPECT_LT(took, 5s);
+}
+
+// A kernel whose mark keeps moving runs for several timeouts and is waited for.
+TEST(Spmd, AKernelMakingProgressIsWaitedForPastTheTimeout) {
+  MarkedExecutor* self = nullptr;
+  MarkedExecutor executor([&](const KernelLaunch&, const std::atomic<bool>& aborted) -> Result {
+    const auto until = std::chrono::steady_clock::now() + 400ms;
+    while (std::chrono::steady_clock::now() < until && !aborted) {
+      ++self->progress;
+      std::this_thread::sleep_for(1ms);
+    }
+    if (aborted) return pypto::unexpected(FatalError{FatalCode::KernelFailed, "aborted"});
+    return {};
+  });
+  self = &executor;
+  Runtime runtime({.aic_cores = 1, .aiv_cores = 4, .worker_threads = 2, .scheduler_timeout_ms = 100}, executor);
+  std::vector<int32_t> data(8);
   TaskArgs single;
   single.add_inout(IntTensor(data));
   ASSERT_TRUE(runtime.SubmitAiv(0, single));

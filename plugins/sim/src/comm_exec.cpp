@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernel_abort.h"
 #include "kernel_failure.h"
 #include "pypto/runtime/comm_domain.h"
 
@@ -141,6 +142,7 @@ bool BlockUntil(Done done, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (uint32_t spin = 0; !done(); ++spin) {
     if (std::chrono::steady_clock::now() > deadline) return false;
+    NotePeerWait();
     if (spin < 64) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "progress_mark.h"
+
 namespace pypto::sim {
 
 namespace {
@@ -31,8 +33,17 @@ std::byte* CoreMemory::Arena(size_t index) {
     if (!raw) throw std::bad_alloc();
     std::memset(raw, 0, size);
     arena.reset(raw);
+    published_[index].store(raw, std::memory_order_release);
   }
   return arena.get();
+}
+
+uint64_t CoreMemory::Digest(uint64_t hash) const {
+  for (size_t index = 0; index < kSpaces; ++index) {
+    const std::byte* arena = published_[index].load(std::memory_order_acquire);
+    if (arena) hash = DigestBytes(hash, arena, static_cast<uint64_t>(physical_[index]));
+  }
+  return hash;
 }
 
 std::byte* CoreMemory::Whole(ir::MemorySpace space, int64_t& bytes) {
@@ -64,9 +75,7 @@ void CoreMemory::Scrub() {
 }
 
 CoreMemoryPool::CoreMemoryPool(const ir::SocSpec& soc, int aic_cores, int aiv_cores) {
-  aic_.reserve(static_cast<size_t>(std::max(aic_cores, 0)));
   for (int i = 0; i < aic_cores; ++i) aic_.emplace_back(soc);
-  aiv_.reserve(static_cast<size_t>(std::max(aiv_cores, 0)));
   for (int i = 0; i < aiv_cores; ++i) aiv_.emplace_back(soc);
 }
 

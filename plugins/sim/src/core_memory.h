@@ -6,8 +6,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -34,6 +36,10 @@ class CoreMemory {
   // Zeroes the bytes handed out by Access since the last Scrub. Only while no task runs on the core.
   void Scrub();
 
+  // Folds every allocated arena into `hash` (progress_mark.h). Any thread may call it, also while a
+  // kernel runs on the core and writes what it reads.
+  uint64_t Digest(uint64_t hash) const;
+
  private:
   static constexpr size_t kSpaces = 8;
   static size_t Index(ir::MemorySpace space) { return static_cast<size_t>(space) % kSpaces; }
@@ -47,6 +53,8 @@ class CoreMemory {
   std::array<int64_t, kSpaces> physical_{};  // capacity_ plus what generated kernels leave alone
   std::array<int64_t, kSpaces> touched_{};  // per space: the end of the highest range handed out
   std::array<std::unique_ptr<std::byte, FreeBytes>, kSpaces> arenas_;
+  // arenas_ as other threads may read them (Digest): set once an arena exists.
+  std::array<std::atomic<std::byte*>, kSpaces> published_{};
 };
 
 // All cores of one run, numbered within their core type like KernelLaunch::core_index.
@@ -61,8 +69,8 @@ class CoreMemoryPool {
   void Scrub();
 
  private:
-  std::vector<CoreMemory> aic_;
-  std::vector<CoreMemory> aiv_;
+  std::deque<CoreMemory> aic_;  // a deque: a CoreMemory (its atomics) cannot move
+  std::deque<CoreMemory> aiv_;
 };
 
 }  // namespace pypto::sim

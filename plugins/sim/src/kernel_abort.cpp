@@ -12,7 +12,7 @@ namespace {
 int AbortSignal() { return SIGRTMAX - 2; }
 
 // Set while this thread runs a kernel: the core and the task.
-thread_local const KernelAbort* t_core = nullptr;
+thread_local KernelAbort* t_core = nullptr;
 thread_local rt::TaskId t_task = rt::kInvalidTaskId;
 
 void OnAbort(int signal) {
@@ -47,6 +47,22 @@ KernelAbort::Running::~Running() {
   core_.running_ = rt::kInvalidTaskId;
   t_core = nullptr;
   t_task = rt::kInvalidTaskId;
+}
+
+KernelAbort::SeenArgs::SeenArgs(const int64_t* args) : core_(t_core) {
+  if (!core_) return;
+  std::lock_guard lock(core_->mu_);
+  core_->seen_args_ = args;
+}
+
+KernelAbort::SeenArgs::~SeenArgs() {
+  if (!core_) return;
+  std::lock_guard lock(core_->mu_);
+  core_->seen_args_ = nullptr;
+}
+
+void NotePeerWait() {
+  if (t_core) t_core->peer_waits_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void KernelAbort::Abort(rt::TaskId task) {

@@ -20,6 +20,7 @@
 #include "extern_guard.h"
 #include "kernel_failure.h"
 #include "kernels/convert.h"
+#include "progress_mark.h"
 #include "tile_ops.h"
 
 namespace pypto::sim {
@@ -909,6 +910,20 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
 void SimExecutor::Abort(const rt::KernelLaunch& launch) {
   if (launch.core_index < 0 || AbortSlot(launch) >= aborts_.size()) return;
   aborts_[AbortSlot(launch)].Abort(launch.task_id);
+}
+
+std::optional<uint64_t> SimExecutor::ProgressMark(const rt::KernelLaunch& launch) {
+  const auto id = launch.func_id;
+  if (id < 0 || static_cast<size_t>(id) >= by_func_id_.size() || by_func_id_[static_cast<size_t>(id)] < 0 ||
+      !launch.args || launch.core_index < 0 || AbortSlot(launch) >= aborts_.size())
+    return std::nullopt;
+  const CoreMemory* memory = memory_.For(launch.core_type, launch.core_index);
+  if (!memory) return std::nullopt;
+  const DecodedKernel& kernel = kernels_[static_cast<size_t>(by_func_id_[static_cast<size_t>(id)])];
+  KernelAbort& core = aborts_[AbortSlot(launch)];
+  return core.WithSeenArgs(launch.task_id, launch.args, [&](const int64_t* args) {
+    return sim::ProgressMark(kernel, args, *memory, core.peer_waits());
+  });
 }
 
 std::string SimExecutor::KernelName(int32_t func_id) const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ class SimExecutor final : public rt::CoreExecutor {
   pypto::expected<void, rt::FatalError> Execute(const rt::KernelLaunch& launch) override;
   void Abort(const rt::KernelLaunch& launch) override;
   std::string KernelName(int32_t func_id) const override;
+  std::optional<uint64_t> ProgressMark(const rt::KernelLaunch& launch) override;
 
   // Zeroes what the last run left in the cores' buffers, so that the next run starts as on a fresh
   // executor. The arenas stay allocated. Only while no task runs.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -136,6 +137,15 @@ class CoreExecutor {
   virtual std::string KernelName(int32_t func_id) const {
     (void)func_id;
     return {};
+  }
+  // For the stall watchdog, from its thread while the kernel of `launch` runs: a value that changes
+  // when the kernel makes progress (a digest of what it can write: its tensors, its core's buffers).
+  // Two equal marks a scheduler timeout apart, with no task started or finished meanwhile, mean the
+  // kernel waits for something that nothing will do (upstream's S1 running-stalled). Nullopt (the
+  // default) when the executor cannot tell: such a kernel is never declared stalled on its own.
+  virtual std::optional<uint64_t> ProgressMark(const KernelLaunch& launch) {
+    (void)launch;
+    return std::nullopt;
   }
 };
 
