@@ -40,8 +40,9 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 }
 """
 
-# Each block adds its row of `x` to what the blocks before it left in row 0 of `out`, in turn: the
-# blocks wait on a counter in global memory, so they must share one copy of `out`.
+# Row b of `out` is the sum of rows 0..b of `x`: block b waits until block b - 1 has set the last
+# column of its row, then adds its row of `x` to that row. The blocks see each other's writes only
+# if they share one copy of `out`; each writes its own row, so they do not race.
 _IN_TURN = _HEADER + """
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
   __gm__ ChipTensor* x_tensor = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
@@ -49,9 +50,10 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
   const float* x = reinterpret_cast<const float*>(x_tensor->buffer.addr) + x_tensor->start_offset;
   volatile float* out = reinterpret_cast<volatile float*>(out_tensor->buffer.addr) + out_tensor->start_offset;
   const int64_t block = get_block_idx(args);
-  while (static_cast<int64_t>(out[3 * 8]) != block) {}  // row 3, column 0: whose turn it is
-  for (int j = 0; j < 8; ++j) out[j] = out[j] + x[block * 8 + j];
-  out[3 * 8] = static_cast<float>(block + 1);
+  volatile float* row = out + block * 8;
+  if (block > 0) while (row[-1] != 1.0f) {}  // the last column of the row before: done
+  for (int j = 0; j < 7; ++j) row[j] = (block > 0 ? row[j - 8] : 0.0f) + x[block * 8 + j];
+  row[7] = 1.0f;
 }
 """
 
@@ -114,8 +116,8 @@ def test_blocks_share_a_guarded_tensor_and_the_caller_gets_their_writes(tmp_path
             return out
 
     def golden(values):
-        values["out"][0] = values["x"].sum(0)
-        values["out"][3, 0] = float(ROWS)
+        values["out"][:, :COLS - 1] = values["x"][:, :COLS - 1].cumsum(0)
+        values["out"][:, COLS - 1] = 1.0
 
     result = run(InTurn, [TensorSpec("x", [ROWS, COLS], torch.float32, init_value=torch.randn(ROWS, COLS)),
                           TensorSpec("out", [ROWS, COLS], torch.float32, init_value=0.0)], golden)
