@@ -14,30 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "pypto/runtime/backend_registry.h"
+#include "pypto/driver/platforms.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// One line per known platform, from the plugins' descriptions: name, plugin, kind, SoC, the plugin's
-// description and file. A device platform a simulator stands for is listed even when no plugin
-// serves it ("-" for its plugin), as a run there says what to install.
+// One line per known platform, as the driver lists them from the plugins' descriptions: name, plugin,
+// kind, SoC, the plugin's description and file; plugins that failed to load are warnings on stderr.
 int ListPlatforms() {
-  auto& registry = pypto::rt::BackendRegistry::Get();
-  auto platforms = registry.Platforms();
-  if (registry.Plugins().empty()) std::cout << "no backend plugins found\n";
-  for (const auto& platform : platforms) {
-    const char* kind = platform.simulator ? "simulator" : "device";
-    if (!platform.served()) {
-      std::cout << platform.name << "\t-\t" << kind << "\t" << platform.soc.name << "\tno plugin serves it (its "
-                << "simulator is " << platform.simulated_by << ")\t-\n";
-      continue;
-    }
-    std::cout << platform.name << "\t" << platform.plugin << "\t" << kind << "\t" << platform.soc.name << "\t"
-              << platform.plugin_description << "\t" << platform.plugin_path << "\n";
-  }
-  for (const auto& error : registry.LoadErrors()) std::cerr << "warning: " << error << "\n";
+  std::cout << pypto::driver::PlatformsTable();
+  std::cerr << pypto::driver::PluginLoadWarnings();
   return 0;
 }
 
@@ -119,6 +106,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> script_args(script.begin() + 1, script.end());
   if (std::string from_script = PlatformInScriptArgs(script_args); !from_script.empty()) platform = from_script;
   if (!platform.empty()) setenv("PYPTO_PLATFORM", platform.c_str(), 1);
-  if (explain_abi) setenv("PYPTO_EXPLAIN_ABI", "1", 1);
+  if (explain_abi) pypto::driver::RequestAbiExplanations();
   return RunScript(script);
 }

@@ -48,3 +48,12 @@ def test_script_errors_propagate(tmp_path):
     result = _run([pypto_run_path(), str(tmp_path / "missing.py")])
     assert result.returncode == 2
     assert "missing.py: no such file" in result.stderr
+
+
+def test_explain_abi_prints_each_compiled_programs_table():
+    # --explain-abi is the driver's switch: every program the script compiles prints its hand-written
+    # kernels' args[] tables (here: none) to stderr; the script's own output is unchanged.
+    result = _run([pypto_run_path(), "--explain-abi", HELLO])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "OK\n"
+    assert "program '_jit_vector_add' has no hand-written kernels" in result.stderr

@@ -1,15 +1,12 @@
 // pypto._core: the Python face of the C++ libraries. The Python package keeps only the glue that
-// must be Python (reading a function's source, torch tensors); everything else happens here.
-#include <nlohmann/json.hpp>
+// must be Python (reading a function's source, binding arguments, torch tensors); compiling and
+// running belong to the driver (libs/driver), which lower/compile/load_compiled/execute wrap.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,19 +15,17 @@
 #include "comm_mpi.h"
 #include "diagnostics.h"
 #include "pypto/backend_extern/cache_key.h"
-#include "pypto/backend_ptoas/module.h"
 #include "pypto/codegen_orch/kernel_args.h"
 #include "pypto/codegen_orch/orchestration.h"
+#include "pypto/driver/pipeline.h"
+#include "pypto/driver/platforms.h"
 #include "pypto/frontend/parser.h"
-#include "pypto/ir/c_api_bridge.h"
 #include "pypto/ir/json.h"
 #include "pypto/ir/printer.h"
 #include "pypto/passes/pipeline.h"
 #include "pypto/runtime/backend_registry.h"
-#include "pypto/runtime/c_api_bridge.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "pypto/runtime/comm_domain.h"
-#include "pypto/runtime/plan_checks.h"
 
 namespace py = pybind11;
 using namespace pypto;
@@ -49,45 +44,6 @@ struct ProgramView {
 struct GlobalVarView {
   std::string name;
 };
-
-// A plugin session (backend plugin ABI 2), closed with the plugin's close_session when the last
-// reference goes.
-using SessionHandle = std::shared_ptr<pypto_backend_session>;
-
-// A compiled program: the lowered IR and its task plan, plus where the artifacts were written.
-struct Compiled {
-  ir::ProgramPtr lowered;
-  rt::TaskPlan plan;
-  std::string platform;
-  std::string output_dir;
-  std::string orchestration_source;
-  // Orchestration code that reads its tensors: each run expands the plan's submits from them.
-  std::shared_ptr<const codegen_orch::DeferredPlan> deferred;
-  // On a device platform whose build stopped after the artifacts: what was written and what is missing.
-  std::string device_build_incomplete;
-  // The program made ready to run on `platform`: opened by the first execute, reused by every later
-  // one, closed with the artifacts (the Python CompiledArtifacts object, which CompiledProgram holds).
-  SessionHandle session;
-};
-
-// "a, b, c or d".
-std::string OneOf(const std::vector<std::string>& names) {
-  if (names.size() <= 1) return names.empty() ? "no platform (no backend plugin is installed)" : names[0];
-  return fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
-}
-
-// What `platform` is, as the plugins describe it (the registry is the one list of platforms).
-rt::PlatformInfo PlatformOf(const std::string& platform) {
-  auto& registry = rt::BackendRegistry::Get();
-  auto info = registry.Platform(platform);
-  if (info) return std::move(*info);
-  std::vector<std::string> known;
-  for (const auto& each : registry.Platforms()) known.push_back(each.name);
-  throw py::value_error(fmt::format("unknown platform '{}' (expected {})", platform, OneOf(known)));
-}
-
-// The SoC the passes lower for on `platform`.
-ir::SocSpec SocOf(const std::string& platform) { return PlatformOf(platform).soc; }
 
 std::map<std::string, frontend::Constant> ToConstants(const py::dict& constants) {
   std::map<std::string, frontend::Constant> result;
@@ -201,15 +157,6 @@ py::object ParseProgramSource(const std::string& source, const std::string& file
   return entry;
 }
 
-// Lowers for `platform`; with dump_dir, writes the IR after each pass as NN_after_<Pass>.py.
-ProgramView Lower(const ProgramView& program, const std::string& platform, bool verify,
-                  const std::optional<std::string>& dump_dir) {
-  passes::PassManagerOptions options{.verify = verify};
-  if (dump_dir) passes::DumpPassesTo(options, *dump_dir, *program.program);
-  const ir::SocSpec soc = SocOf(platform);
-  return {bindings::Unwrap(passes::Lower(program.program, passes::PassContext{.soc = &soc}, options))};
-}
-
 // Raises pypto.runtime.DeviceUnavailableError: a run on a device platform this machine cannot do,
 // ending a script with the documented exit code (pypto/runtime/device.py).
 [[noreturn]] void ThrowDeviceUnavailable(const std::string& message, const char* exit_code_name) {
@@ -219,172 +166,61 @@ ProgramView Lower(const ProgramView& program, const std::string& platform, bool 
   throw py::error_already_set();
 }
 
-// Why a device platform that a simulator names cannot run: no installed plugin serves it.
-std::string NoDeviceBackend(const rt::PlatformInfo& device, const std::string& registry_error) {
-  const std::string& sim = device.simulated_by;
-  if (device.soc.name.starts_with("Ascend"))
-    return fmt::format("platform '{}' runs on an Ascend NPU, and no device backend (the ascend plugin) is installed: "
-                       "{}. Run on the simulator instead: -p {} (RunConfig(platform=\"{}\"))",
-                       device.name, registry_error, sim, sim);
-  return fmt::format("platform '{}' runs on a {} device, and no backend plugin serving it is installed: {}. Run on the "
-                     "simulator instead: -p {} (RunConfig(platform=\"{}\"))",
-                     device.name, device.soc.name, registry_error, sim, sim);
-}
-
-// The plugin serving `platform`. A device platform that only a simulator names (its plugin is not
-// installed) is a DeviceUnavailableError pointing at the simulator.
-const pypto_backend_plugin& PluginFor(const std::string& platform) {
-  auto plugin = rt::BackendRegistry::Get().ForPlatform(platform);
-  if (plugin) return **plugin;
-  if (const rt::PlatformInfo info = PlatformOf(platform); !info.served())
-    ThrowDeviceUnavailable(NoDeviceBackend(info, plugin.error()), "EXIT_NO_DEVICE");
-  throw std::runtime_error(plugin.error());
-}
-
-// kernels/<aic|aiv>/<kernel>.pto: the PTO-ISA module of each kernel, what ptoas assembles (for a
-// member of a mixed kernel whose members pass tiles through cross-core pipes, the module of both
-// members, written under each member's name), and next to it <kernel>.generic.mlir, the same
-// module with its pto ops in MLIR's generic form, which any MLIR tool parses (`mlir-opt
-// --allow-unregistered-dialect`) without ptoas. The simulator runs the IR itself, so there a kernel
-// the emitter cannot express yet is a warning; for a device it is an error. The platform's description says which (pto_modules), or that no module is written.
-void WriteKernelModules(const ir::Program& lowered, const codegen_orch::Orchestration& orchestration,
-                        const std::string& platform, const std::filesystem::path& root) {
-  const rt::PlatformInfo info = PlatformOf(platform);
-  if (info.pto_modules == PYPTO_PTO_NONE) return;
-  for (const auto& kernel : orchestration.kernels) {
-    if (!kernel.external_source.empty()) continue;  // hand-written: the manifest names its source
-    const ir::Function& function = *lowered.Find(kernel.name);
-    const std::string& arch = info.soc.arch;
-    auto module = backend_ptoas::EmitKernelModule(lowered, function, arch);
-    if (!module && info.pto_modules == PYPTO_PTO_OPTIONAL) {
-      auto message = fmt::format("no .pto written for kernel '{}': {}", kernel.name, module.error());
-      if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
-      continue;
-    }
-    if (!module) throw std::runtime_error(module.error());
-    // Planning does not depend on the form: a kernel with a .pto has a generic module too.
-    auto generic = backend_ptoas::EmitKernelModule(lowered, function, arch, {.generic_form = true});
-    if (!generic) throw std::runtime_error(generic.error());
-    auto dir = root / "kernels" / kernel.core_type;
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / (kernel.name + ".pto")) << *module;
-    std::ofstream(dir / (kernel.name + ".generic.mlir")) << *generic;
+// A failure of the driver, as the Python exception a caller sees: a located pypto error, a ValueError
+// (an unknown platform, a directory that is not a build directory), pypto.runtime.DeviceUnavailableError
+// with its exit code, or a RuntimeError with the plugin's message.
+[[noreturn]] void ThrowFailure(const driver::Failure& failure) {
+  const std::string& message = failure.diagnostic.message;
+  switch (failure.kind) {
+    case driver::FailureKind::Diagnostic: bindings::ThrowDiagnostic(failure.diagnostic);
+    case driver::FailureKind::InvalidArgument: throw py::value_error(message);
+    case driver::FailureKind::DeviceUnavailable: ThrowDeviceUnavailable(message, "EXIT_NO_DEVICE");
+    case driver::FailureKind::DeviceBuildIncomplete: ThrowDeviceUnavailable(message, "EXIT_DEVICE_TOOLCHAIN_MISSING");
+    case driver::FailureKind::Runtime: break;
   }
+  throw std::runtime_error(message);
 }
 
-// The lowered program, printed as a `@pl.program` class: what `load_compiled` parses back, so that a
-// build directory runs again without the source (and an edited copy runs as edited).
-constexpr const char* kLoweredProgramFile = "lowered_program.py";
-
-// The debugging outputs a run records (RunConfig.enable_dump_args / enable_chip_swimlane /
-// enable_dep_gen), into <build dir>/dfx_outputs.
-rt::DfxOptions DfxFor(const std::string& output_dir, int dump_args, int chip_swimlane, bool dep_gen) {
-  return {.dump_args = dump_args,
-          .chip_swimlane = chip_swimlane,
-          .dep_gen = dep_gen,
-          .output_dir = (std::filesystem::path(output_dir) / "dfx_outputs").string()};
+template <typename T>
+T Unwrap(driver::Result<T> result) {
+  if (!result) ThrowFailure(result.error());
+  return std::move(*result);
 }
 
-// Switches a compiled program's debugging outputs; an open session, made for the old ones, is closed.
-void SetDfx(Compiled& compiled, int dump_args, int chip_swimlane, bool dep_gen) {
-  const rt::DfxOptions dfx = DfxFor(compiled.output_dir, dump_args, chip_swimlane, dep_gen);
-  const rt::DfxOptions& now = compiled.plan.dfx;
-  if (dfx.dump_args == now.dump_args && dfx.chip_swimlane == now.chip_swimlane && dfx.dep_gen == now.dep_gen) return;
-  compiled.plan.dfx = dfx;
-  compiled.session.reset();
+// Lowers for `platform`; with dump_dir, writes the IR after each pass as NN_after_<Pass>.py.
+ProgramView Lower(const ProgramView& program, const std::string& platform, bool verify,
+                  const std::optional<std::string>& dump_dir) {
+  return {Unwrap(driver::Lower(program.program, platform, verify, dump_dir))};
 }
 
-// A kernel reading an intermediate that nothing writes reads undefined memory on the device (seed
-// 001: bytes a kernel never wrote are undefined), while the simulator's buffers start zeroed; say so
-// where the program was compiled, naming the tensor and its first reader.
-void WarnOnUnwrittenIntermediates(const rt::TaskPlan& plan) {
-  for (const auto& read : rt::FindUnwrittenIntermediateReads(plan)) {
-    auto message = fmt::format(
-        "kernel '{}' takes the intermediate tensor '{}' as an input, but no task of the program writes it: "
-        "on the device whatever the kernel reads of it is what its memory held before (the simulator reads "
-        "zeros); write it first, or create it with pl.create_tensor(..., init_value=0)",
-        read.kernel, read.tensor);
-    if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
-  }
+// The driver's warnings as Python UserWarnings; under warnings-as-errors the exception stops the compile.
+void WarnInPython(const std::string& message) {
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
 }
 
 // `task_window` (RunConfig.ring_task_window; 0 for the default), `ring_heap` (RunConfig.ring_heap, bytes
 // per ring; empty for the defaults) and `ring_dep_pool` (RunConfig.ring_dep_pool, entries per ring; empty
 // for the defaults) are how the runtime runs the plan.
-Compiled Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
-                 int task_window, int dump_args, int chip_swimlane, bool dep_gen, std::vector<uint64_t> ring_heap,
-                 std::vector<uint32_t> ring_dep_pool) {
-  auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*lowered.program));
-  WarnOnUnwrittenIntermediates(orchestration.plan);
-  orchestration.plan.task_window = task_window;
-  orchestration.plan.ring_heap = std::move(ring_heap);
-  orchestration.plan.ring_dep_pool = std::move(ring_dep_pool);
-  orchestration.plan.dfx = DfxFor(output_dir, dump_args, chip_swimlane, dep_gen);
-  std::filesystem::create_directories(output_dir);
-  bindings::Unwrap(codegen_orch::WriteOrchestration(orchestration, output_dir));
-  WriteKernelModules(*lowered.program, orchestration, platform, output_dir);
-  std::ofstream(std::filesystem::path(output_dir) / kLoweredProgramFile) << ir::PrintProgram(*lowered.program);
-  Compiled compiled{lowered.program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
-                    orchestration.deferred};
-  const auto& plugin = PluginFor(platform);
-  pypto_ir_program program_handle{compiled.lowered};
-  pypto_rt_plan plan_handle{compiled.plan};
-  const pypto_status status = plugin.prepare(platform.c_str(), &program_handle, &plan_handle, output_dir.c_str());
-  // A device build that stopped after the artifacts (a tool is missing) is a compiled program all the
-  // same, as upstream's is without ptoas; running it says what is missing.
-  if (status == PYPTO_ERR_UNAVAILABLE) compiled.device_build_incomplete = pypto_last_error_message();
-  else if (status != PYPTO_OK) throw std::runtime_error(pypto_last_error_message());
-  return compiled;
+driver::CompiledProgramPtr Compile(const ProgramView& lowered, const std::string& platform, const std::string& output_dir,
+                                   int task_window, int dump_args, int chip_swimlane, bool dep_gen,
+                                   std::vector<uint64_t> ring_heap, std::vector<uint32_t> ring_dep_pool) {
+  return Unwrap(driver::Compile(lowered.program, platform, output_dir,
+                                {.task_window = task_window,
+                                 .ring_heap = std::move(ring_heap),
+                                 .ring_dep_pool = std::move(ring_dep_pool),
+                                 .dfx = {.dump_args = dump_args, .chip_swimlane = chip_swimlane, .dep_gen = dep_gen},
+                                 .warn = WarnInPython}));
 }
 
-// The summary of a device build that stopped after the artifacts, from its report (written by the
-// ascend plugin); empty for a complete one or a simulator build.
-std::string IncompleteDeviceBuild(const std::string& output_dir) {
-  std::ifstream in(std::filesystem::path(output_dir) / "device_build.json");
-  if (!in) return {};
-  auto report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded() || report.value("complete", true)) return {};
-  return report.value("summary", std::string("the device build is incomplete (see device_build.json)"));
+// A build directory written by compile, made runnable again (the driver parses its lowered program
+// back, with the GIL this call holds).
+driver::CompiledProgramPtr LoadCompiled(const std::string& output_dir, const std::string& platform,
+                                        const std::string& program_json) {
+  return Unwrap(driver::Load(output_dir, platform, program_json));
 }
 
-// A build directory written by Compile, made runnable again: its lowered program is parsed back and
-// its task plan regenerated; nothing in the directory is written.
-// The lowered program of a build directory: its `lowered_program.py` parsed, or, where the caller
-// holds the program's JSON form (CompiledArtifacts.program_json: a process the compiling one
-// started), that form, whose locations are still those of the user's source.
-ir::ProgramPtr LoweredProgramOf(const std::string& output_dir, const std::string& program_json) {
-  if (!program_json.empty()) return bindings::Unwrap(ir::ProgramFromJson(program_json));
-  const auto path = std::filesystem::path(output_dir) / kLoweredProgramFile;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw py::value_error(fmt::format("{} is not a pypto build directory: {} is missing", output_dir, path.string()));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  frontend::ProgramRequest request{.source = text, .filename = path.string()};
-  return bindings::Unwrap(frontend::ParseProgram(request));
-}
-
-Compiled LoadCompiled(const std::string& output_dir, const std::string& platform, const std::string& program_json) {
-  auto program = LoweredProgramOf(output_dir, program_json);
-  auto orchestration = bindings::Unwrap(codegen_orch::GenerateOrchestration(*program));
-  PlatformOf(platform);  // refuses an unknown platform before any run
-  Compiled compiled{program, std::move(orchestration.plan), platform, output_dir, orchestration.cpp_source,
-                    orchestration.deferred};
-  compiled.device_build_incomplete = IncompleteDeviceBuild(output_dir);
-  return compiled;
-}
-
-// The session of `compiled` on its platform, opened on first use. Called with the GIL held, which is
-// what keeps two Python threads from opening one each. Null when the plugin has no sessions.
-SessionHandle SessionOf(Compiled& compiled, const pypto_backend_plugin& plugin) {
-  if (!plugin.open_session) return nullptr;
-  if (compiled.session) return compiled.session;
-  pypto_ir_program program_handle{compiled.lowered};
-  pypto_rt_plan plan_handle{compiled.plan};
-  pypto_backend_session* session = nullptr;
-  // Fails where execute would have failed before running anything, with the same message.
-  if (plugin.open_session(compiled.platform.c_str(), &program_handle, &plan_handle, &session) != PYPTO_OK)
-    throw std::runtime_error(pypto_last_error_message());
-  compiled.session = SessionHandle(session, [close = plugin.close_session](pypto_backend_session* s) { close(s); });
-  return compiled.session;
+void SetDfx(driver::CompiledProgram& compiled, int dump_args, int chip_swimlane, bool dep_gen) {
+  driver::SetDfx(compiled, {.dump_args = dump_args, .chip_swimlane = chip_swimlane, .dep_gen = dep_gen});
 }
 
 const ir::ShapedType* AsShaped(const ir::Type& type) {
@@ -424,62 +260,9 @@ py::list ParamsOf(const FunctionView& view) {
   return result;
 }
 
-// The plugin's error for a failed run, as the Python exception a caller sees.
-[[noreturn]] void ThrowRunFailure(const Compiled& compiled, pypto_status status) {
-  if (status == PYPTO_ERR_UNAVAILABLE) {
-    if (compiled.device_build_incomplete.empty()) ThrowDeviceUnavailable(pypto_last_error_message(), "EXIT_NO_DEVICE");
-    ThrowDeviceUnavailable(fmt::format("{}\nNothing ran: the device build is incomplete.\n{}", pypto_last_error_message(),
-                                       compiled.device_build_incomplete),
-                           "EXIT_DEVICE_TOOLCHAIN_MISSING");
-  }
-  // Ctrl-C stopped the run (run_interrupt.h): Python's handler, which saw the signal too, raises
-  // KeyboardInterrupt, and it says what was running.
-  std::string message = pypto_last_error_message();
-  if (PyErr_CheckSignals() != 0) {
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
-    throw py::error_already_set();
-  }
-  throw std::runtime_error(message);
-}
-
-// Runs one stage of a deferred plan on a session of its own (the plan differs from run to run), or
-// one-shot where the plugin has no sessions. The caller holds the GIL; kernels run without it.
-pypto_status RunStageOn(const Compiled& compiled, const pypto_backend_plugin& plugin, const std::string& platform,
-                        const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params) {
-  pypto_ir_program program_handle{compiled.lowered};
-  pypto_rt_plan plan_handle{stage};
-  py::gil_scoped_release release;
-  if (!plugin.open_session || !plugin.run_session)
-    return plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
-  pypto_backend_session* session = nullptr;
-  if (pypto_status status = plugin.open_session(platform.c_str(), &program_handle, &plan_handle, &session);
-      status != PYPTO_OK)
-    return status;
-  pypto_status status = plugin.run_session(session, params.data(), params.size());
-  plugin.close_session(session);
-  return status;
-}
-
-// A run of a deferred plan: expanded from the tensors passed, in stages where orchestration code reads
-// what kernels computed (codegen_orch::RunDeferredPlan).
-void ExecuteDeferred(const Compiled& compiled, const std::string& platform, std::span<const rt::ChipTensor> params) {
-  const auto& plugin = PluginFor(platform);
-  std::optional<pypto_status> failed;
-  auto run_stage = [&](const rt::TaskPlan& stage, std::span<const rt::ChipTensor> tensors) -> ir::Result<bool> {
-    pypto_status status = RunStageOn(compiled, plugin, platform, stage, tensors);
-    if (status == PYPTO_OK) return true;
-    failed = status;
-    return ir::MakeError(ir::DiagnosticKind::Internal, pypto_last_error_message());
-  };
-  auto ran = codegen_orch::RunDeferredPlan(*compiled.deferred, compiled.plan, params, run_stage);
-  if (failed && (*failed == PYPTO_ERR_UNAVAILABLE || ran)) ThrowRunFailure(compiled, *failed);
-  // The plugin's message, and which read of the orchestration the failed stage was run for.
-  if (failed) throw std::runtime_error(ran.error().message);
-  bindings::Unwrap(std::move(ran));
-}
 
 // tensors: (data_ptr, shape, dtype name) per orchestration parameter, contiguous.
-void Execute(Compiled& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
+void Execute(driver::CompiledProgram& compiled, const std::string& platform, const std::vector<py::tuple>& tensors) {
   std::vector<rt::ChipTensor> params;
   for (const auto& tensor : tensors) {
     auto dtype = ir::DataTypeFromName(tensor[2].cast<std::string>());
@@ -488,24 +271,22 @@ void Execute(Compiled& compiled, const std::string& platform, const std::vector<
     auto shape = tensor[1].cast<std::vector<uint32_t>>();
     params.push_back(rt::MakeExternalTensor(reinterpret_cast<void*>(tensor[0].cast<uintptr_t>()), shape, code));
   }
-  // The tasks depend on what the tensors hold: this run's plan, run on sessions made for it.
-  if (compiled.deferred) return ExecuteDeferred(compiled, platform, params);
-  const auto& plugin = PluginFor(platform);
-  pypto_status status;
-  // The compiled platform runs on the program's session: set up once, so that a call costs little
-  // more than its kernels. Another platform (the program was not prepared for it) runs one-shot.
-  if (SessionHandle session = platform == compiled.platform ? SessionOf(compiled, plugin) : nullptr) {
-    // `session` keeps it open for this call. Runs of one session from several threads take turns.
+  driver::Result<bool> ran;
+  {
     py::gil_scoped_release release;  // kernels run on this thread and the simulator's
-    status = plugin.run_session(session.get(), params.data(), params.size());
-  } else {
-    pypto_ir_program program_handle{compiled.lowered};
-    pypto_rt_plan plan_handle{compiled.plan};
-    py::gil_scoped_release release;  // kernels run on the simulator's threads
-    status = plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
+    ran = driver::Run(compiled, platform, params);
   }
-  if (status != PYPTO_OK) ThrowRunFailure(compiled, status);
+  if (ran) return;
+  // Ctrl-C stopped the run (run_interrupt.h): Python's handler, which saw the signal too, raises
+  // KeyboardInterrupt, and it says what was running.
+  if (ran.error().kind == driver::FailureKind::Runtime && PyErr_CheckSignals() != 0) {
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+      PyErr_SetString(PyExc_KeyboardInterrupt, ran.error().diagnostic.message.c_str());
+    throw py::error_already_set();
+  }
+  ThrowFailure(ran.error());
 }
+
 
 // `threshold` on Python's logging scale (10 debug, 20 info, 30 warning, 40 error, above: off).
 void SetLogLevel(int threshold) {
@@ -619,13 +400,15 @@ PYBIND11_MODULE(_core, m) {
         return fmt::format("<pypto Program {} with {} functions>", p.program->name(), p.program->functions().size());
       });
 
-  py::class_<Compiled>(m, "CompiledArtifacts")
-      .def_readonly("platform", &Compiled::platform)
-      .def_readonly("output_dir", &Compiled::output_dir)
-      .def_readonly("orchestration_source", &Compiled::orchestration_source)
-      .def_property_readonly("program", [](const Compiled& c) { return ProgramView{c.lowered}; })
-      .def_property_readonly("program_json", [](const Compiled& c) { return ir::ProgramToJson(*c.lowered); })
-      .def_property_readonly("param_names", [](const Compiled& c) {
+  // The driver's compiled program; its platform session closes when the last reference goes.
+  py::class_<driver::CompiledProgram, driver::CompiledProgramPtr>(m, "CompiledArtifacts")
+      .def_readonly("platform", &driver::CompiledProgram::platform)
+      .def_readonly("output_dir", &driver::CompiledProgram::output_dir)
+      .def_readonly("orchestration_source", &driver::CompiledProgram::orchestration_source)
+      .def_property_readonly("program", [](const driver::CompiledProgram& c) { return ProgramView{c.lowered}; })
+      .def_property_readonly("program_json",
+                             [](const driver::CompiledProgram& c) { return ir::ProgramToJson(*c.lowered); })
+      .def_property_readonly("param_names", [](const driver::CompiledProgram& c) {
         std::vector<std::string> names;
         for (const auto& p : c.plan.params) names.push_back(p.name);
         return names;
@@ -677,6 +460,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("source"), py::arg("include_dirs"), py::arg("core_type"));
   m.def("explain_extern_args", [](const ProgramView& p) { return codegen_orch::ExplainExternArgs(*p.program); },
         py::arg("program"));
+  // pypto-run --explain-abi asks the driver; every compiled program then prints its args[] tables.
+  m.def("abi_explanations_requested", &driver::AbiExplanationsRequested);
   m.def("set_log_level", &SetLogLevel, py::arg("threshold"));
   m.def("plugin_search_path", [] { return rt::BackendRegistry::Get().SearchPath(); });
 }

@@ -93,7 +93,7 @@ class CompiledProgram:
         self._has_return = None  # read off the entry's signature when first asked
         if register:
             _LIVE[_key(artifacts.output_dir)] = self
-        if os.environ.get("PYPTO_EXPLAIN_ABI"):  # pypto-run --explain-abi
+        if _core.abi_explanations_requested():  # pypto-run --explain-abi
             import sys
 
             print(explain_abi(self), file=sys.stderr, end="")
