@@ -83,10 +83,11 @@ std::optional<int64_t> StaticDim(py::handle node, const Constants* constants) {
   return std::nullopt;
 }
 
-// The `pl.dynamic` dimension a name stands for, if it is one.
+// The `pl.dynamic` dimension a name stands for, if it is one; or an attribute of a config object
+// (`D.block_table_flat` in pypto-lib's Qwen3 models), which the JIT passes by its dotted name.
 const DynamicDim* DynamicDimNamed(py::handle node, const Constants* constants) {
-  if (!IsNode(node, "Name") || !constants) return nullptr;
-  auto it = constants->find(node.attr("id").cast<std::string>());
+  if (!(IsNode(node, "Name") || IsNode(node, "Attribute")) || !constants) return nullptr;
+  auto it = constants->find(DottedName(node));
   return it == constants->end() ? nullptr : std::get_if<DynamicDim>(&it->second);
 }
 

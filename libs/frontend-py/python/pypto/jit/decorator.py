@@ -244,8 +244,10 @@ class JITFunction:
 
     def _attribute_constants(self, names: dict) -> dict:
         """The numbers read as attributes of an object that is not a module (`M.hidden_size` with
-        `M` a config instance), keyed by the dotted name the source writes. Modules are left out:
-        `pl.FP32` and friends are the language, read by the parser itself."""
+        `M` a config instance), keyed by the dotted name the source writes, and the ``pl.dynamic``
+        dimensions held the same way (`D.block_table_flat`, pypto-lib's Qwen3 config, as upstream
+        evaluates an annotation in the function's globals). Modules are left out: `pl.FP32` and
+        friends are the language, read by the parser itself."""
         found = {}
         for chain in self._source_info().attribute_chains:
             root, *path = chain.split(".")
@@ -256,7 +258,7 @@ class JITFunction:
                 value = getattr(value, attribute, None)
                 if value is None or isinstance(value, types.ModuleType):
                     break
-            if isinstance(value, (bool, int, float)) and not isinstance(value, DataType):
+            if isinstance(value, (bool, int, float, DynVar)) and not isinstance(value, DataType):
                 found[chain] = value
         return found
 
