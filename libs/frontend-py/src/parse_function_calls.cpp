@@ -194,6 +194,13 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseKernelCall(const std::string& name,
   if (!call) return pypto::unexpected(call.error());
   call->source.type = ir::FunctionType::InCore;
   std::vector<ir::ExprPtr>& args = call->args;
+  // An orchestration slice passed for a tensor parameter (`w = pl.slice(ws, [1, D], [layer, 0])`,
+  // then `ext(out, w)`) is a view of its window, as for an inline helper: the kernel is specialised
+  // on the view's tensor type and reads the tensor's elements in place.
+  if (auto ok = PassSlicesAsViews(call->source.def, args); !ok) return pypto::unexpected(ok.error());
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const auto* tensor = args[i]->type()->As<ir::TensorType>())
+      call->source.tensor_specs[call->param_names[i]] = TensorSpec{tensor->shape(), tensor->dtype()};
   std::vector<std::string> key_parts;
   for (const auto& arg : args) key_parts.push_back(arg->type()->str());
   const std::string types = fmt::format("{}", fmt::join(key_parts, ", "));

@@ -83,10 +83,30 @@ ir::Result<ir::ExprPtr> CheckBlockCount(const ir::ExprPtr& count, const ir::Span
   return count;
 }
 
+// The views that orchestration slices passed to the kernel became (FunctionParser::SliceAsView: a
+// tensor.slice assigned just before the call, `w = pl.slice(ws, [1, D], [layer, 0])` then
+// `out = ext(out, w)` in the scope) belong to the orchestration: they go before the launch, and the
+// scope launches its one call.
+namespace {
+bool IsSliceView(const ir::StmtPtr& stmt) {
+  const auto* assign = stmt->As<ir::AssignStmt>();
+  const auto* call = assign ? assign->value()->As<ir::Call>() : nullptr;
+  return call && call->is_op_call() && call->target_name() == "tensor.slice";
+}
+}  // namespace
+
 ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunchSpec& spec, ir::LaunchOrder order,
                                        const ir::Span& span) {
-  return RewriteKernelCall(
-      body, span, "a pl.spmd scope", "write `with pl.spmd(core_num=N):` around one `out = self.kernel(...)`",
+  std::vector<ir::StmtPtr> views;
+  ir::StmtPtr launched_stmt = body;
+  if (const auto* seq = body->As<ir::SeqStmts>()) {
+    std::vector<ir::StmtPtr> rest;
+    for (const auto& stmt : seq->stmts())
+      (rest.empty() && IsSliceView(stmt) ? views : rest).push_back(stmt);
+    if (!views.empty()) launched_stmt = std::make_shared<ir::SeqStmts>(std::move(rest));
+  }
+  auto launched = RewriteKernelCall(
+      launched_stmt, span, "a pl.spmd scope", "write `with pl.spmd(core_num=N):` around one `out = self.kernel(...)`",
       [&](const ir::Call& call) -> ir::Result<ir::ExprPtr> {
         // The launch is set once: a second pl.spmd around the same call is an error.
         if (call.core_num()) return ir::MakeError(ir::DiagnosticKind::Syntax, "nested pl.spmd scopes", span);
@@ -94,6 +114,9 @@ ir::Result<ir::StmtPtr> LaunchOnBlocks(const ir::StmtPtr& body, const SpmdLaunch
         if (spec.sync_start) kwargs.emplace_back(ir::kSyncStartKwarg, true);
         return WithLaunch(call, std::move(kwargs), std::move(order), spec.core_num);
       });
+  if (!launched || views.empty()) return launched;
+  views.push_back(*launched);
+  return ir::StmtPtr(std::make_shared<ir::SeqStmts>(std::move(views)));
 }
 
 ir::Result<ir::StmtPtr> LaunchInOrder(const ir::StmtPtr& stmt, ir::LaunchOrder order, const ir::Span& span,
