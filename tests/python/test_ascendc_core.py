@@ -85,6 +85,21 @@ def _failing_program(source):
     return run(Failing, [TensorSpec("out", [ROWS, 8], torch.float32, init_value=0.0)], lambda values: None)
 
 
+def _failing_cube_program(source):
+    @pl.program
+    class FailingCube:
+        @pl.function(type=pl.FunctionType.AIC, external_source=source)
+        def KERNEL(self, out: pl.InOut[pl.Tensor[[ROWS, 8], pl.FP32]]) -> pl.Tensor[[ROWS, 8], pl.FP32]: ...
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.Out[pl.Tensor[[ROWS, 8], pl.FP32]]) -> pl.Tensor[[ROWS, 8], pl.FP32]:
+            with pl.spmd(core_num=1):
+                out = self.KERNEL(out)
+            return out
+
+    return run(FailingCube, [TensorSpec("out", [ROWS, 8], torch.float32, init_value=0.0)], lambda values: None)
+
+
 def _line_of(source, text):
     return next(i for i, line in enumerate(source.read_text().splitlines(), 1) if text in line)
 
@@ -98,6 +113,19 @@ def test_init_buffer_beyond_ub_names_the_buffer_and_line():
         f"fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIV core 0): {source}:{line}: "
         "TPipe::InitBuffer of buffer #2 of this TPipe (a TQue at VECOUT, 2 x 65536 bytes) overflows UB: this "
         "TPipe's buffers would end at byte 262144 (131072 taken by the buffers before it), but UB holds 196608 "
+        "bytes. Shrink the tiles or use fewer buffers"
+    ) in result.error, result.error
+
+
+def test_init_buffer_beyond_l1_on_the_cube_names_the_buffer_and_line():
+    source = KERNELS / "l1_overflow.cpp"
+    result = _failing_cube_program(source)
+    assert not result.passed
+    line = _line_of(source, "pipe.InitBuffer(b")
+    assert (
+        f"fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIC core 0): {source}:{line}: "
+        "TPipe::InitBuffer of buffer #2 of this TPipe (a TQue at B1, 2 x 196608 bytes) overflows L1: this "
+        "TPipe's buffers would end at byte 655360 (262144 taken by the buffers before it), but L1 holds 524288 "
         "bytes. Shrink the tiles or use fewer buffers"
     ) in result.error, result.error
 
