@@ -63,3 +63,32 @@ def test_a_cross_core_wait_no_member_answers_fails_the_run_naming_each_member():
         f"on AIV core 0 (lane 0) {waits}; kernel 'unanswered_aiv' (task 2) on AIV core 1 (lane 1) {waits}; every tpop "
         "needs a tpush of the peer, a tpush into a full pipe a tfree of the peer, and a sync_wait a sync_set of the peer"
     ) in str(info.value), str(info.value)
+
+
+BLOCKS = 3
+
+
+@pl.jit.extern(core_type="mixed", aic_source="kernels/ascendc/sync_all_mixed.cpp",
+               aiv_source="kernels/ascendc/sync_all_mixed.cpp", dual_aiv_dispatch=True)
+def sync_all_mixed(out: pl.InOut[pl.Tensor[[BLOCKS * 2], pl.FP32]],
+                   stage: pl.InOut[pl.Tensor[[BLOCKS], pl.FP32]]) -> pl.Tensor[[BLOCKS * 2], pl.FP32]: ...
+
+
+@pl.jit
+def run_sync_all_mixed(out: pl.InOut[pl.Tensor[[BLOCKS * 2], pl.FP32]],
+                       stage: pl.InOut[pl.Tensor[[BLOCKS], pl.FP32]]):
+    with pl.spmd(BLOCKS, sync_start=True):
+        out = sync_all_mixed(out, stage)
+    return out
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError,
+                   reason="the runtime's syncall barrier (libs/runtime/src/runtime_syncall.cpp) covers the blocks of "
+                   "an AIC or AIV launch only: 'a syncall is supported in the blocks of an AIC or AIV launch, not in "
+                   "a member of a mixed task'")
+def test_sync_all_false_is_the_barrier_of_every_cube_and_vector_core_of_a_mixed_kernel():
+    out = torch.zeros(BLOCKS * 2)
+    run_sync_all_mixed(out, torch.zeros(BLOCKS))
+    # Lane l of block b reads what the cube of block b + 1 wrote before the barrier.
+    expected = torch.tensor([10.0 * ((b + 1) % BLOCKS + 1) + lane for b in range(BLOCKS) for lane in range(2)])
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
