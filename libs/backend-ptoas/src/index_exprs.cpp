@@ -320,11 +320,16 @@ std::string KernelEmitter::CastIndex(const ir::Call& cast, const std::string& na
   const ir::DataType from = cast.args()[0]->type()->As<ir::ScalarType>()->dtype();
   const auto bits = [](ir::DataType dtype) { return dtype == ir::DataType::INDEX ? 64 : ir::DataTypeBits(dtype); };
   if (bits(to) >= bits(from)) return value;
-  const std::string narrow = ElementOf(to);
+  // Truncated to the width in arith's signless type, then widened back: sign-extended for a signed
+  // type, zero-extended (arith.index_castui) for an unsigned one.
+  const bool is_unsigned = ir::IsUnsignedInteger(to);
+  const std::string narrow = is_unsigned ? fmt::format("i{}", ir::DataTypeBits(to)) : ElementOf(to);
   std::string truncated = names_.Temp();
   Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", truncated, value, narrow), span);
   std::string wrapped = names_.Named(name);
-  Add(body_, fmt::format("{} = arith.index_cast {} : {} to index", wrapped, truncated, narrow), span);
+  Add(body_, fmt::format("{} = arith.{} {} : {} to index", wrapped, is_unsigned ? "index_castui" : "index_cast",
+                         truncated, narrow),
+      span);
   return wrapped;
 }
 

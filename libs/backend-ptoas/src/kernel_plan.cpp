@@ -294,7 +294,11 @@ Status Planner::CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* 
     plan_.float_scalars.insert(&var);
     return {};
   }
-  if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype))
+  // An unsigned integer is an index value too where it is one cast (`pl.cast(start, pl.UINT32)`, the
+  // start of a UINT32 pl.arange): wrapped to its width and zero-extended.
+  const bool unsigned_cast = ir::IsUnsignedInteger(dtype) && call && call->target_name() == "scalar.cast" &&
+                             IsIndexScalarExpr(*call->args()[0]);
+  if (dtype != ir::DataType::INDEX && !IsSignedInteger(dtype) && !unsigned_cast)
     return Error(assign.span(), fmt::format("backend-ptoas cannot lower the {} scalar '{}' in kernel '{}'; it "
                                             "computes integer index values, and floating-point scalars only by "
                                             "reading elements (pl.read) and casting (pl.cast of a literal, an "

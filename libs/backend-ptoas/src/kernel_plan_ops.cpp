@@ -396,10 +396,11 @@ Status Planner::CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, s
   bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                      [&](const ir::VarPtr& param) { return param.get() == var; });
   // An integer the kernel computed (`pl.cast(offset, pl.INT32)`, a loop variable) is an index value,
-  // narrowed to a signed integer tile's element type by one arith.index_cast.
+  // narrowed to an integer tile's element type by one arith.index_cast (then, for an unsigned tile,
+  // re-typed as ptoas's unsigned constants are).
   const bool index_value =
       var && (scalars_.contains(var) || std::find(loops_.begin(), loops_.end(), var) != loops_.end());
-  if (index_value && IsSignedInteger(dtype)) return {};
+  if (index_value && (IsSignedInteger(dtype) || ir::IsUnsignedInteger(dtype))) return {};
   if (!is_param && !(var && plan_.float_scalars.contains(var))) {
     return Error(span, fmt::format("the scalar operand of '{}' must be a literal, a scalar parameter of kernel "
                                    "'{}' or a floating-point element read with pl.read",

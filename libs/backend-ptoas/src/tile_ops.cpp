@@ -336,12 +336,19 @@ TypedValue KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType 
     }
     return {names_.Constant(constant->value(), element), element};
   }
-  // An integer index value the kernel computed, for a signed integer tile: narrowed to its width.
+  // An integer index value the kernel computed, for an integer tile: narrowed to its width (arith's
+  // signless type; an unsigned tile's then re-typed with builtin.unrealized_conversion_cast).
   const auto& param = *scalar->As<ir::Var>();
   if (!values_.contains(&param)) {
+    const bool is_unsigned = ir::IsUnsignedInteger(dtype);
+    const std::string signless = is_unsigned ? "i" + element.substr(2) : element;
     std::string value = names_.Temp();
-    Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", value, indices_.at(&param), element), span);
-    return {value, element};
+    Add(body_, fmt::format("{} = arith.index_cast {} : index to {}", value, indices_.at(&param), signless), span);
+    if (!is_unsigned) return {value, element};
+    std::string typed = names_.Temp();
+    Add(body_, fmt::format("{} = builtin.unrealized_conversion_cast {} : {} to {}", typed, value, signless, element),
+        span);
+    return {typed, element};
   }
   // A scalar parameter; the plan accepted only conversions arith has one op for.
   const ir::DataType from = param.type()->As<ir::ScalarType>()->dtype();

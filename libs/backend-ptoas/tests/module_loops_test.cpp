@@ -248,6 +248,33 @@ TEST(EmitModuleLoops, IntegerCastsOfIndexValues) {
       << text;
 }
 
+// def numbered(out, n):                              # line 1 (out: [1, 32] UINT32, n: pl.Scalar[pl.INT64])
+//     s = pl.cast(n, pl.UINT32)                         # line 2 (wraps to 32 bits, unsigned)
+//     r = pl.arange(s, [1, 32], dtype=pl.UINT32)        # line 3
+//     pl.store(r, [0, 0], out)                          # line 4
+// An unsigned cast of an index value is the value wrapped to its width and zero-extended
+// (arith.index_castui); as the start of a UINT32 tci it is narrowed to i32 and re-typed ui32, as
+// unsigned constants are.
+TEST(EmitModuleLoops, UnsignedCastOfAnIndexValueStartsAnArange) {
+  auto out = TensorParam("out", {1, 32}, {}, ir::DataType::UINT32);
+  auto n = ScalarParam("n", ir::DataType::INT64, {});
+  auto cast = Op("scalar.cast", {n}, At(2, 9), {{"target_type", ir::DataType::UINT32}});
+  auto s = std::make_shared<ir::Var>("s", cast->type());
+  auto arange = Op("tile.ci", {s, Ints({1, 32})}, At(3, 9), {{"dtype", ir::DataType::UINT32}});
+  auto r = TileAt("r", arange, 0);
+  auto kernel = Kernel("numbered", {out, n}, {ir::ParamDirection::Out, ir::ParamDirection::In},
+                       {Assign(s, cast, At(2, 5)), Assign(r, arange, At(3, 5)),
+                        Eval(Op("tile.store", {r, Ints({0, 0}), out}, At(4, 5)), At(4, 5))});
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("    %0 = arith.index_cast %n_idx : index to i32\n"
+                      "    %s = arith.index_castui %0 : i32 to index\n"
+                      "    %1 = arith.index_cast %s : index to i32\n"
+                      "    %2 = builtin.unrealized_conversion_cast %1 : i32 to ui32\n"
+                      "    pto.tci ins(%2 : ui32) outs(%r : "),
+            std::string::npos)
+      << text;
+}
+
 // def signs(x, n):                                    # line 1 (x: [8] FP32, n: pl.Scalar[pl.INT64])
 //     s = pl.cast(n, pl.FP32)                           # line 2
 //     z = pl.cast(0.0, pl.FP32)                         # line 3
