@@ -110,7 +110,7 @@ def test_init_buffer_beyond_ub_names_the_buffer_and_line():
     assert not result.passed
     line = _line_of(source, "pipe.InitBuffer(out")
     assert (
-        f"fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIV core 0): {source}:{line}: "
+        f"fatal error 203 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIV core 0): {source}:{line}: "
         "TPipe::InitBuffer of buffer #2 of this TPipe (a TQue at VECOUT, 2 x 65536 bytes) overflows UB: this "
         "TPipe's buffers would end at byte 262144 (131072 taken by the buffers before it), but UB holds 196608 "
         "bytes. Shrink the tiles or use fewer buffers"
@@ -123,7 +123,7 @@ def test_init_buffer_beyond_l1_on_the_cube_names_the_buffer_and_line():
     assert not result.passed
     line = _line_of(source, "pipe.InitBuffer(b")
     assert (
-        f"fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIC core 0): {source}:{line}: "
+        f"fatal error 203 (KernelFailed): hand-written kernel 'KERNEL' (task 0, AIC core 0): {source}:{line}: "
         "TPipe::InitBuffer of buffer #2 of this TPipe (a TQue at B1, 2 x 196608 bytes) overflows L1: this "
         "TPipe's buffers would end at byte 655360 (262144 taken by the buffers before it), but L1 holds 524288 "
         "bytes. Shrink the tiles or use fewer buffers"

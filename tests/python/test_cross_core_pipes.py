@@ -362,7 +362,7 @@ def test_pipe_ops_outside_a_mixed_task_are_refused_when_they_run(tmp_path):
     with pytest.raises(RuntimeError) as info:
         compiled(torch.randn(N, N), torch.zeros(N, N))
     assert (
-        "fatal error 6 (KernelFailed): task 0 (kernel 'lonely'): tpush_to_aic is a cross-core pipe op, which only "
+        "fatal error 203 (KernelFailed): task 0 (kernel 'lonely'): tpush_to_aic is a cross-core pipe op, which only "
         "the members of a mixed task (an AIC and an AIV kernel called from one pl.FunctionType.Group) may use"
     ) in str(info.value)
 

@@ -84,7 +84,7 @@ def _run(tmp_path, name, body):
 def test_a_write_one_element_past_the_end_names_the_tensor_and_offset(tmp_path):
     result = _run(tmp_path, "one_past_the_end", _ONE_PAST_THE_END)
     assert not result.passed
-    assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert "fatal error 203 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
     assert ("wrote past the end of tensor 'out' (args[0], FLOAT32 [4, 8], 128 bytes): byte 128 of its buffer, "
             "0 bytes past its last byte (element 32 of 32); a kernel writes only inside the tensors it is "
             "given") in result.error, result.error

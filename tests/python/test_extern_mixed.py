@@ -123,7 +123,7 @@ def test_lanes_writing_the_same_elements_are_reported_as_a_race(write_kernel, tm
     with pytest.raises(RuntimeError) as info:
         compiled(torch.randn(8, 8), torch.zeros(8, 8), torch.zeros(4))
     message = str(info.value)
-    assert "fatal error 6 (KernelFailed): data race under dual AIV dispatch: lanes 0 and 1 of kernel 'pa_aiv'" in message
+    assert "fatal error 203 (KernelFailed): data race under dual AIV dispatch: lanes 0 and 1 of kernel 'pa_aiv'" in message
     # Block b's lanes both write row 2b, elements [16b, 16b + 8) of `out`.
     import re
 

@@ -110,7 +110,7 @@ def test_a_scalar_read_as_a_tensor_descriptor_is_named(tmp_path):
 def test_a_null_write_is_reported_with_kernel_task_and_core(tmp_path):
     result = _run(tmp_path, "null_write", _NULL_WRITE)
     assert not result.passed
-    assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert "fatal error 203 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
     assert "AIV core" in result.error and "crashed with SIGSEGV (invalid memory access) at address 0x0" in result.error
     assert "as a tensor descriptor" not in result.error
 
@@ -139,7 +139,7 @@ def test_a_kernel_ending_the_process_fails_its_task_and_the_process_carries_on(t
     # Each once ended the whole process without a word (exit's status, or SIGABRT's 134).
     result = _run(tmp_path, f"ends_with_{call}", _ENDS_PROCESS[call])
     assert not result.passed
-    assert "fatal error 6 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
+    assert "fatal error 203 (KernelFailed): hand-written kernel 'KERNEL' (task " in result.error, result.error
     assert message in result.error, result.error
     assert _run(tmp_path, f"good_after_{call}", _GOOD).passed
 

@@ -65,6 +65,6 @@ def test_a_batch_index_past_the_end_stops_the_store_at_run_time(kernels):
     with pytest.raises(RuntimeError) as error:
         kernels.heads_per_batch(torch.randn(8, 128), torch.zeros(4, 1, 16, 128), config=_config())
     assert str(error.value) == (
-        "sim: fatal error 6 (KernelFailed): kernel 'heads_per_batch_incore_0' instruction #1 (store) "
+        "sim: fatal error 203 (KernelFailed): kernel 'heads_per_batch_incore_0' instruction #1 (store) "
         f"`pl.tile.store(ctx, [1, 0, b, 0], y)` at {kernels.path}:20:17: out-of-bounds global write: "
         "region [1:2, 0:1, 9:17, 0:128] is outside the view of tensor 'y' (args[1]) with shape [4, 1, 16, 128]")

@@ -106,7 +106,7 @@ def test_two_blocks_writing_the_same_rows_are_a_race(kernels):
     with pytest.raises(RuntimeError) as info:
         kernels.same_rows(torch.randn(32, 64), torch.zeros(32, 64))
     assert (
-        "fatal error 6 (KernelFailed): data race between the blocks of one launch: in the launch of kernel "
+        "fatal error 203 (KernelFailed): data race between the blocks of one launch: in the launch of kernel "
         "'same_rows_incore_0' (task 0), blocks 0 and 1 both wrote tensor 'y' (args[1]), within elements [512, 1024) "
         "of its buffer. The blocks of a launch run side by side in no set order: each block must write its own "
         "part, chosen by its block index, and read only what no other block of the launch writes (hand a result "
@@ -143,7 +143,7 @@ def test_hand_written_blocks_writing_the_same_row_are_a_race(externs):
     with pytest.raises(RuntimeError) as info:
         externs.first(torch.zeros(4, 8))
     assert (
-        "fatal error 6 (KernelFailed): data race between the blocks of one launch: in the launch of kernel "
+        "fatal error 203 (KernelFailed): data race between the blocks of one launch: in the launch of kernel "
         "'first_row' (task 0), blocks 0 and 1 both wrote tensor 'out' (args[0]), within elements [0, 8) of its "
         "buffer."
     ) in str(info.value), str(info.value)

@@ -255,7 +255,7 @@ def test_raising_an_event_past_what_its_counter_holds_fails_the_run(tmp_path):
     compiled = compile(Overflow, output_dir=str(tmp_path / "build"))
     with pytest.raises(RuntimeError) as info:
         compiled(torch.randn(N, N), torch.zeros(N, N))
-    assert ("fatal error 6 (KernelFailed): task 0 (kernel 'cube'): event 2 is raised for the kernel of func_id 1 "
+    assert ("fatal error 203 (KernelFailed): task 0 (kernel 'cube'): event 2 is raised for the kernel of func_id 1 "
             "(task 1) on AIV core 0 16 times without a sync_wait; the device's counter holds at most 15") in str(info.value)
 
 
@@ -279,7 +279,7 @@ def test_events_outside_a_mixed_task_are_refused_when_they_run(tmp_path):
     compiled = compile(Alone, output_dir=str(tmp_path / "build"))
     with pytest.raises(RuntimeError) as info:
         compiled(torch.randn(N, N), torch.zeros(N, N))
-    assert ("fatal error 6 (KernelFailed): task 0 (kernel 'lonely'): sync_wait is a cross-core event between the AIC "
+    assert ("fatal error 203 (KernelFailed): task 0 (kernel 'lonely'): sync_wait is a cross-core event between the AIC "
             "and AIV kernels of one core group") in str(info.value)
 
 

@@ -122,7 +122,7 @@ TEST(EventTest, ModeZeroAndASixteenthPendingRaiseAreRefused) {
   auto refused = RunDual(mode_zero, data);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().str(),
-            "fatal error 6 (KernelFailed): task 0 (kernel 'cube'): sync_set with ffts_mode=0 joins every core of a "
+            "fatal error 203 (KernelFailed): task 0 (kernel 'cube'): sync_set with ffts_mode=0 joins every core of a "
             "type in the launch, which the simulator does not support yet; use ffts_mode=2 (the AIC and AIV of a "
             "group) or 1 (the AIV lanes of a group)");
 
@@ -136,7 +136,7 @@ TEST(EventTest, ModeZeroAndASixteenthPendingRaiseAreRefused) {
   auto overflowed = RunDual(overflow, data);
   ASSERT_FALSE(overflowed);
   EXPECT_EQ(overflowed.error().str(),
-            "fatal error 6 (KernelFailed): task 0 (kernel 'cube'): event 9 is raised for the kernel of func_id 1 "
+            "fatal error 203 (KernelFailed): task 0 (kernel 'cube'): event 9 is raised for the kernel of func_id 1 "
             "(task 1) on AIV core 0 (lane 0) 16 times without a sync_wait; the device's counter holds at most 15");
 }
 

@@ -210,7 +210,7 @@ TEST_P(PipeTest, PipeOpsMisusedAreKernelErrors) {
   auto done = RunMixed(executor, data);
   ASSERT_FALSE(done);
   EXPECT_EQ(done.error().str(),
-            "fatal error 6 (KernelFailed): task 0 (kernel 'cube'): tfree_to_aiv frees a slot of pipe 0 (AIV to AIC), "
+            "fatal error 203 (KernelFailed): task 0 (kernel 'cube'): tfree_to_aiv frees a slot of pipe 0 (AIV to AIC), "
             "but no tile popped from it is still held: every tfree must follow a tpop");
 
   Runtime runtime({.aic_cores = 1, .aiv_cores = 1, .dispatch = GetParam()}, executor);
@@ -218,7 +218,7 @@ TEST_P(PipeTest, PipeOpsMisusedAreKernelErrors) {
   auto alone = runtime.WaitAll();
   ASSERT_FALSE(alone);
   EXPECT_EQ(alone.error().str(),
-            "fatal error 6 (KernelFailed): task 0 (kernel 'cube'): tfree_to_aiv is a cross-core pipe op, which only "
+            "fatal error 203 (KernelFailed): task 0 (kernel 'cube'): tfree_to_aiv is a cross-core pipe op, which only "
             "the members of a mixed task (an AIC and an AIV kernel called from one pl.FunctionType.Group) may use");
 }
 

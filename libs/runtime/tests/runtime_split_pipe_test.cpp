@@ -138,7 +138,7 @@ TEST(SplitPipeTest, APipeIsSplitOrWholeThroughout) {
   auto done = RunSplit(executor, data);
   ASSERT_FALSE(done);
   EXPECT_EQ(done.error().str(),
-            "fatal error 6 (KernelFailed): task 0 (kernel 'cube'): tpush_to_aiv uses pipe 0 (AIC to AIV) whole, but "
+            "fatal error 203 (KernelFailed): task 0 (kernel 'cube'): tpush_to_aiv uses pipe 0 (AIC to AIV) whole, but "
             "it was first used split: a pipe is split between the AIV lanes or whole throughout");
 }
 
@@ -154,7 +154,7 @@ TEST(SplitPipeTest, ASplitPipeNeedsBothLanes) {
   auto done = RunSplit(executor, data, /*both_lanes=*/false);
   ASSERT_FALSE(done);
   EXPECT_EQ(done.error().str(),
-            "fatal error 6 (KernelFailed): task 1 (kernel 'vec'): tpop_from_aic uses pipe 0 (AIC to AIV) split "
+            "fatal error 203 (KernelFailed): task 1 (kernel 'vec'): tpop_from_aic uses pipe 0 (AIC to AIV) split "
             "up-down, which needs the AIV kernel on both lanes (dual AIV dispatch), but this block runs it on one");
 }
 
@@ -175,7 +175,7 @@ TEST(SplitPipeTest, AHalfOfTheWrongShapeIsDiagnosed) {
   auto done = RunSplit(executor, data);
   ASSERT_FALSE(done);
   EXPECT_EQ(done.error().str(),
-            "fatal error 6 (KernelFailed): task 1 (kernel 'vec'): tpop_from_aic on pipe 0 (AIC to AIV) receives a "
+            "fatal error 203 (KernelFailed): task 1 (kernel 'vec'): tpop_from_aic on pipe 0 (AIC to AIV) receives a "
             "[4, 1] tile of 16 bytes on lane 0, but the tile pushed is [4, 2] of 32 bytes, whose up-down halves are "
             "[2, 2]: both sides must agree on the tile's shape and dtype");
 }

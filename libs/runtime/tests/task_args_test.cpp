@@ -97,7 +97,7 @@ TEST(TaskArgs, DirectionNames) {
 }
 
 TEST(Fatal, Rendering) {
-  EXPECT_EQ((FatalError{FatalCode::KernelFailed, "boom"}.str()), "fatal error 6 (KernelFailed): boom");
+  EXPECT_EQ((FatalError{FatalCode::KernelFailed, "boom"}.str()), "fatal error 203 (KernelFailed): boom");
   EXPECT_EQ((FatalError{FatalCode::InvalidArgs, "bad"}.str()), "fatal error 5 (InvalidArgs): bad");
   EXPECT_STREQ(FatalCodeName(FatalCode::SchedulerTimeout), "SchedulerTimeout");
   EXPECT_STREQ(FatalCodeName(FatalCode::OutOfMemory), "OutOfMemory");

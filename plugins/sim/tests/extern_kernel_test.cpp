@@ -97,7 +97,7 @@ TEST_F(ExternKernelTest, EndingTheProcessFailsTheTaskInstead) {
   std::vector<DecodedKernel> kernels;
   kernels.push_back(std::move(*kernel));
   SimExecutor executor(soc, std::move(kernels), soc.aic_cores, soc.aiv_cores);
-  const std::string task = "fatal error 6 (KernelFailed): hand-written kernel 'block_fill' (task 0, AIV core ";
+  const std::string task = "fatal error 203 (KernelFailed): hand-written kernel 'block_fill' (task 0, AIV core ";
   const std::string ends = "), which would have ended the whole process; a kernel ends by returning from kernel_entry, "
                            "and reports a failure through its outputs";
   const std::pair<uint64_t, std::string> cases[] = {

@@ -309,7 +309,7 @@ TEST(SimLoops, OutOfBoundsOffsetFromALoopIsAKernelError) {
   auto result = Execute(*program, plan, {Dense(a, {512, 128}), Dense(b, {512, 128}), Dense(c, {512, 128})});
   EXPECT_EQ(result.status, PYPTO_ERR_RUNTIME);
   EXPECT_EQ(result.message,
-            "sim: fatal error 6 (KernelFailed): kernel 'chunked' instruction #1 (load) `tile_a = pl.tile.load(a, "
+            "sim: fatal error 203 (KernelFailed): kernel 'chunked' instruction #1 (load) `tile_a = pl.tile.load(a, "
             "[i * 128, 0], [128, 128])` at kernels.py:3:5: out-of-bounds global read: region [512:640, 0:128] is "
             "outside the view of tensor 'a' (args[0]) with shape [512, 128]");
   // The four iterations before it ran.
