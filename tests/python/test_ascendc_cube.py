@@ -1,6 +1,7 @@
 """AscendC's cube path on the simulator (ascendc/cube_*.h): DataCopy GM -> L1 with Nd2NzParams,
-LoadData into L0A/L0B, Mmad into L0C and Fixpipe out, compared with torch, including the NZ order a
-kernel sees when it copies an L1 or L0C image back to GM."""
+LoadData into L0A/L0B (LoadData2DParams with ifTranspose for half; LoadDataWithTranspose for float),
+Mmad into L0C and Fixpipe out, compared with torch, including the NZ order a kernel sees when it
+copies an L1 or L0C image back to GM."""
 
 import pypto.language as pl
 import torch
@@ -48,3 +49,27 @@ def test_a_matmul_through_l1_l0a_l0b_and_l0c_matches_torch_and_l1_holds_nz_order
     untouched = torch.ones(M16, N16, dtype=torch.bool)
     untouched[:M, :N] = False
     assert bool((got[untouched] == 7.0).all())
+
+
+F = 16
+
+
+@pl.jit.extern(core_type="aic", source="kernels/ascendc/cube_matmul_fp32_transpose.cpp")
+def cube_matmul_fp32(a: pl.Tensor[[F, F], pl.FP32], b: pl.Tensor[[F, F], pl.FP32],
+                     c: pl.Out[pl.Tensor[[F, F], pl.FP32]]) -> pl.Tensor[[F, F], pl.FP32]: ...
+
+
+@pl.jit
+def run_cube_matmul_fp32(a: pl.Tensor[[F, F], pl.FP32], b: pl.Tensor[[F, F], pl.FP32],
+                         c: pl.Out[pl.Tensor[[F, F], pl.FP32]]):
+    with pl.spmd(1):
+        c = cube_matmul_fp32(a, b, c)
+    return c
+
+
+def test_load_data_with_transpose_brings_float_b_into_l0b_for_a_matmul_that_matches_torch():
+    torch.manual_seed(5)
+    a, b = torch.randn(F, F), torch.randn(F, F)
+    c = torch.zeros(F, F)
+    run_cube_matmul_fp32(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-5, atol=1e-5)
