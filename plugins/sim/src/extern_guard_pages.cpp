@@ -46,14 +46,18 @@ uint64_t RoundUp(uint64_t value, uint64_t to) { return (value + to - 1) / to * t
 // Each byte where `from` differs from `known` goes to `to` and `known`: what one side changed since
 // they last agreed. Bytes, not words: another writer may have changed the neighbours on the other side.
 void CopyChanges(const unsigned char* from, unsigned char* to, unsigned char* known, uint64_t bytes) {
-  constexpr uint64_t kChunk = 64;
-  for (uint64_t at = 0; at < bytes; at += kChunk) {
-    const uint64_t n = std::min(kChunk, bytes - at);
-    if (std::memcmp(from + at, known + at, n) == 0) continue;
-    for (uint64_t i = at; i < at + n; ++i) {
-      if (from[i] == known[i]) continue;
-      to[i] = from[i];
-      known[i] = from[i];
+  constexpr uint64_t kPage = 4096, kLine = 64;  // pages first: most of a buffer is usually unchanged
+  for (uint64_t page = 0; page < bytes; page += kPage) {
+    const uint64_t page_end = std::min(page + kPage, bytes);
+    if (std::memcmp(from + page, known + page, page_end - page) == 0) continue;
+    for (uint64_t at = page; at < page_end; at += kLine) {
+      const uint64_t n = std::min(kLine, page_end - at);
+      if (std::memcmp(from + at, known + at, n) == 0) continue;
+      for (uint64_t i = at; i < at + n; ++i) {
+        if (from[i] == known[i]) continue;
+        to[i] = from[i];
+        known[i] = from[i];
+      }
     }
   }
 }

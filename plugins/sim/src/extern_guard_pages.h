@@ -38,7 +38,10 @@ struct GuardedBuffer;  // a buffer's guarded copy, shared by the kernels running
 
 class GuardedTensors {
  public:
-  static constexpr uint64_t kMaxGuardedBytes = uint64_t{64} << 20;
+  // Each kernel joining or leaving a copy compares the whole buffer with what it last agreed on: a
+  // large workspace that every launch of a model is handed (64 MB in pypto-lib's paged attention)
+  // would cost milliseconds a launch.
+  static constexpr uint64_t kMaxGuardedBytes = uint64_t{16} << 20;
 
   // Copies the tensors of `args` (kernel.tensor_count descriptor pointers first) into guarded copies.
   GuardedTensors(const DecodedKernel& kernel, const int64_t* args);
