@@ -2,7 +2,7 @@
 writing the same elements of a tensor, or one writing what another reads, fail the run with the
 launch, the blocks, the tensor and the elements, as a race between the two lanes of a dual-dispatched
 kernel does. Blocks ordered by a syncall, blocks writing their own parts, and blocks writing the same
-values are not races. A
+values are not races. A scatter by index is checked where its indices put each element. A
 hand-written kernel's writes are found by comparing its tensors before and after each block."""
 
 import pytest
@@ -43,6 +43,14 @@ def own_rows(x: pl.Tensor[[32, 64], pl.FP32], y: pl.InOut[pl.Tensor[[32, 64], pl
         u = pl.load(x, [b * 8, 0], [8, 64])
         pl.store(pl.add(t, u), [b * 8, 0], y)
     return y
+
+
+@pl.jit
+def scatter_rows(src: pl.Tensor[[4, 32], pl.FP32], idx: pl.Tensor[[4, 32], pl.INT32],
+                 out: pl.InOut[pl.Tensor[[128], pl.FP32]]):
+    for b in pl.spmd(4):
+        out = pl.mscatter(pl.load(src, [b, 0], [1, 32]), pl.load(idx, [b, 0], [1, 32]), out)
+    return out
 """
 
 
@@ -153,3 +161,27 @@ def test_hand_written_blocks_writing_their_own_rows_are_not_a_race(externs):
     out = torch.zeros(4, 8)
     externs.own(out)
     torch.testing.assert_close(out, torch.arange(1.0, 5.0).repeat_interleave(8).reshape(4, 8))
+
+
+# Block b scatters row b of src where row b of idx says: where that is is known only from the indices.
+def test_blocks_scattering_to_the_same_elements_are_a_race(kernels):
+    src = torch.arange(128, dtype=torch.float32).reshape(4, 32)
+    idx = torch.arange(32, dtype=torch.int32).flip(0).repeat(4, 1)  # every block: elements 31..0
+    idx[1] = torch.arange(32, 64, dtype=torch.int32)  # block 1 keeps to its own, blocks 0, 2, 3 collide
+    with pytest.raises(RuntimeError) as info:
+        kernels.scatter_rows(src, idx, torch.zeros(128))
+    assert (
+        "fatal error 203 (KernelFailed): data race between the blocks of one launch: in the launch of kernel "
+        "'scatter_rows_incore_0' (task 0), blocks 0 and 2 both wrote tensor 'out' (args[2]), within elements [0, 1) "
+        "of its buffer."
+    ) in str(info.value), str(info.value)
+
+
+def test_blocks_scattering_to_their_own_elements_are_not_a_race(kernels):
+    src = torch.randn(4, 32)
+    idx = torch.stack([torch.randperm(32, dtype=torch.int32) + 32 * b for b in range(4)])
+    out = torch.zeros(128)
+    kernels.scatter_rows(src, idx, out)
+    expected = torch.zeros(128)
+    expected[idx.flatten().long()] = src.flatten()
+    torch.testing.assert_close(out, expected)

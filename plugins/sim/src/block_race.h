@@ -7,8 +7,13 @@
 // two blocks, the tensor and its elements.
 //
 // Only what can race is logged: stores (atomic adds commute and are left out), and loads from the
-// buffers the kernel stores into. Scatters and gathers by index are not logged. A log past
-// kMaxRanges ranges is dropped and its launch goes unchecked rather than costing memory without end.
+// buffers the kernel stores into. A scatter by index (pl.mscatter) logs each element it writes where
+// its index puts it, and a gather (pl.mgather, pl.paged_gather) each element or pool row it reads,
+// as well as the entries of index tables it reads: the regions are known only from the indices at run
+// time, and exactly. A log past kMaxRanges ranges is dropped and its launch goes unchecked rather than
+// costing memory without end. The members of a mixed task (AIC and AIV kernels of one block, and the
+// blocks of a mixed launch) are not checked: their pipes and events order them in ways an epoch count
+// does not capture yet.
 //
 // A hand-written kernel cannot be watched: its writes are what changed in its tensors while it ran
 // (tensor_changes.h), which holds only while no other block of the launch runs. So its blocks take

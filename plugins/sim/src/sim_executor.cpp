@@ -232,6 +232,7 @@ Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* ar
   int64_t elements = 1;
   for (int d = 0; d < instr.rank; ++d) elements *= instr.shape[d];
   const size_t elem = instr.elem_bytes;
+  BlockAccesses* const log = RaceLog(instr, /*load=*/false);  // each element where its index puts it
   for (int64_t i = 0; i < instr.num_elements; ++i) {
     int32_t at = 0;
     std::memcpy(&at, idx + i * 4, 4);
@@ -245,6 +246,8 @@ Result ScatterStore(const DecodedKernel& kernel, size_t index, const int64_t* ar
       rest /= instr.shape[d];
     }
     std::memcpy(*base + offset * static_cast<int64_t>(elem), src + i * static_cast<int64_t>(elem), elem);
+    if (log) log->Write(*base + offset * static_cast<int64_t>(elem), static_cast<int64_t>(elem), 1, elem,
+                        src + i * static_cast<int64_t>(elem));
   }
   return {};
 }
@@ -270,7 +273,10 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
     return KernelFailure(kernel, index,
                          fmt::format("entry {} of {} is outside its buffer", at, TensorName(kernel, slot)));
   int32_t value = 0;
-  std::memcpy(&value, reinterpret_cast<const std::byte*>(tensor->buffer_addr) + offset * 4, 4);
+  const std::byte* entry = reinterpret_cast<const std::byte*>(tensor->buffer_addr) + offset * 4;
+  std::memcpy(&value, entry, 4);
+  // An index table another block of the launch writes races with this read (block_race.h).
+  if (BlockAccesses* log = t_block_accesses; log && log->LogsReadsOf(slot)) log->Read(entry, 4, 1, 4);
   return value;
 }
 
@@ -285,6 +291,7 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
   if (!base) return pypto::unexpected(std::move(base.error()));
   const auto* pool = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   const int64_t elem = instr.elem_bytes;
+  BlockAccesses* const log = RaceLog(instr, /*load=*/true);  // each pool row where its index puts it
   for (int64_t i = 0; i < paged.rows; ++i) {
     auto logical = ReadTableEntry(kernel, index, args, paged.indices, i);
     if (!logical) return pypto::unexpected(std::move(logical.error()));
@@ -301,6 +308,12 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
       const auto offset = static_cast<int64_t>(row * static_cast<int64_t>(pool->strides[0]) +
                                                (paged.col_off + c) * static_cast<int64_t>(pool->strides[1]));
       std::memcpy(tile + (i * paged.cols + c) * elem, *base + offset * elem, static_cast<size_t>(elem));
+    }
+    if (log && paged.cols > 0) {
+      const auto first = static_cast<int64_t>(row * static_cast<int64_t>(pool->strides[0]) +
+                                              paged.col_off * static_cast<int64_t>(pool->strides[1]));
+      log->Read(*base + first * elem, static_cast<int64_t>(pool->strides[1]) * elem, paged.cols,
+                static_cast<size_t>(elem));
     }
   }
   return {};
@@ -345,6 +358,7 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
     return offset;
   };
   const size_t elem = instr.elem_bytes;
+  BlockAccesses* const log = RaceLog(instr, /*load=*/true);  // each element where its index puts it
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const int64_t position = gather.rows ? r : r * gather.index_cols + c;
@@ -370,7 +384,9 @@ Result MemGather(const DecodedKernel& kernel, size_t index, const int64_t* args,
       }
       const uint64_t flat = gather.rows ? picked->at * static_cast<uint64_t>(row_len) + static_cast<uint64_t>(c)
                                         : picked->at;
-      std::memcpy(to, *base + element_offset(flat) * static_cast<int64_t>(elem), elem);
+      const std::byte* from = *base + element_offset(flat) * static_cast<int64_t>(elem);
+      std::memcpy(to, from, elem);
+      if (log) log->Read(from, static_cast<int64_t>(elem), 1, elem);
     }
   }
   return {};
