@@ -298,9 +298,12 @@ ir::Result<bool> FunctionParser::CheckNoTileReturned(py::handle stmt, const std:
     nodes.push_back(value);
   }
   for (size_t i = 0; i < values.size() && i < nodes.size(); ++i) {
+    // Only such tiles: a tile value here is an orchestration slice (`rows = x[0:16, :]`), which the
+    // outliner reports where it is made.
     const auto* var = values[i]->As<ir::Var>();
     const auto made = var ? tiles_as_tensors_.find(var) : tiles_as_tensors_.end();
-    const ir::TypePtr tile_type = made != tiles_as_tensors_.end() ? made->second : values[i]->type();
+    if (made == tiles_as_tensors_.end()) continue;
+    const ir::TypePtr tile_type = made->second;
     const auto* tile = tile_type->As<ir::TileType>();
     if (!tile) continue;
     // The outputs the help can name: the parameters annotated pl.Out[...] or pl.InOut[...].
