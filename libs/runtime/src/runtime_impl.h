@@ -152,6 +152,12 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   std::string RunningStalledMessage(int64_t quiet_ms) const;
   void StopForInterrupt();
   std::string RunningStallMessage(const Launch& launch, CoreType type, int64_t quiet_ms) const;
+  // The idle stall (runtime_idle_stall.cpp), with mu_ held: nothing runs and nothing can start while
+  // tasks are live; the run fails (SchedulerTimeout, S3 or S4) and the stuck tasks are retired unrun.
+  bool IdleStalled() const;
+  void FailIdleStall();
+  std::string IdleStallMessage() const;
+  std::string StuckTaskText(const Task& task) const;
   // Cross-core pipes (runtime_cross_core.cpp), with mu_ held.
   pypto::expected<Task*, FatalError> PipeTask(const KernelLaunch& running, std::string_view kernel, const char* op,
                                               bool producer, const PipeRef& pipe);

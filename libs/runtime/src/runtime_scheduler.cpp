@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "mixed_block.h"
+#include "pypto/runtime/run_interrupt.h"
 #include "runtime_impl.h"
 
 namespace pypto::rt {
@@ -51,20 +52,28 @@ void Runtime::Impl::WakeHelper() {
   // Otherwise every thread is busy, and each looks for work again when its task is done.
 }
 
+// The orchestration has submitted everything. Its wait ends the run at once when nothing runs and
+// nothing can start (runtime_idle_stall.cpp), and at Ctrl-C: the watchdog sees SIGINT only while
+// kernels run, so the wait looks too, every kDrainPoll.
 void Runtime::Impl::Drain(std::unique_lock<std::mutex>& lock) {
-  if (!caller_first_) {
-    idle_cv_.wait(lock, [&] { return live_.empty(); });
-    return;
-  }
+  constexpr std::chrono::milliseconds kDrainPoll{50};
   while (!live_.empty()) {
-    if (std::optional<CoreType> type = NextDispatchable()) {
-      DispatchOne(lock, *type);
+    if (caller_first_) {
+      if (std::optional<CoreType> type = NextDispatchable()) {
+        DispatchOne(lock, *type);
+        continue;
+      }
+    }
+    if (IdleStalled()) {
+      FailIdleStall();
       continue;
     }
-    // Everything left is running elsewhere or waiting for what is: sleep until that changes.
-    ++idle_waiters_;
-    idle_cv_.wait(lock);
-    --idle_waiters_;
+    if (RunInterrupted() && !error_) StopForInterrupt();
+    // Everything left is running elsewhere or waiting for what is (or, Eager, a worker takes it):
+    // sleep until that changes.
+    if (caller_first_) ++idle_waiters_;
+    idle_cv_.wait_for(lock, kDrainPoll);
+    if (caller_first_) --idle_waiters_;
   }
 }
 

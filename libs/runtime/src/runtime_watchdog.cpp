@@ -20,7 +20,8 @@
 // A kernel that is merely slow is never declared stalled: it keeps changing its buffers, so its mark
 // moves. Where the executor cannot tell (no mark), only the launch check above applies.
 // It also stops a run at Ctrl-C (run_interrupt.h): a kernel that loops forever would otherwise keep
-// the process from ever seeing the signal.
+// the process from ever seeing the signal. While no kernel runs, the orchestration's wait (Drain)
+// looks for Ctrl-C itself.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -286,9 +287,10 @@ void Runtime::Impl::StopForInterrupt() {
                                 CoreTypeName(task->core_type), task->core));
   }
   RecordError({FatalCode::Interrupted,
-               fmt::format("interrupted (SIGINT, Ctrl-C) while {} ran; the run stopped there, its outputs are "
+               fmt::format("interrupted (SIGINT, Ctrl-C) while {}; the run stopped there, its outputs are "
                            "incomplete",
-                           fmt::join(names, ", "))});
+                           names.empty() ? std::string("no kernel ran")
+                                         : fmt::format("{} ran", fmt::join(names, ", ")))});
   for (const Task* task : running) {
     KernelLaunch launch = LaunchOf(*task);
     launch.barrier = this;

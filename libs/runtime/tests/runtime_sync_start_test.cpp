@@ -222,5 +222,40 @@ TEST(Syncall, ABlockThatSkipsTheBarrierIsDiagnosed) {
             "finished without reaching it");
 }
 
+// pypto-lib's qwen3_14b decode_fwd hung here: a mixed sync_start launch on every core, then a task
+// reading what it writes. Nothing runs before WaitAll (CallerFirst, one thread), so the consumer is
+// submitted while the launch still waits to be dispatched; it was staged on a core the launch needs.
+// Once nothing runs and nothing can start, the run fails at once, naming what is stuck and why.
+TEST(SyncStart, AMixedLaunchOnEveryCoreThenItsConsumerNeverHangs) {
+  BlockExecutor executor([](const KernelLaunch&) -> Result { return {}; });
+  Runtime runtime({.aic_cores = 6, .aiv_cores = 12, .worker_threads = 1, .dispatch = Dispatch::CallerFirst},
+                  executor);
+  std::vector<int32_t> data(4, 0);
+  TaskArgs mixed = Launch(6, true, &data);
+  mixed.set_allow_early_resolve(true);
+  ASSERT_TRUE(runtime.SubmitMixed({.aic = 1, .aiv0 = 2, .aiv1 = 2}, mixed));
+  TaskArgs reads;
+  reads.add_input(IntTensor(data));
+  ASSERT_TRUE(runtime.SubmitAiv(3, reads));
+  auto done = runtime.WaitAll();
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code, FatalCode::SchedulerTimeout);
+  EXPECT_EQ(done.error().str(),
+            "fatal error 100 (SchedulerTimeout): sub-class S3 (ready-but-all-idle): the orchestration has submitted "
+            "every task and waits, but no kernel runs and none of the 26 live tasks can start, so the run can never "
+            "finish: task 0 (func_id 1, AIC, block 0, pending 0): its co-started group of 18 tasks (a sync_start "
+            "launch or a mixed block) is ready and needs 6 AIC and 12 AIV cores at once, but 6 AIC and 11 AIV are "
+            "free; task 25 (func_id 3, AIV, pending 1): staged on AIV core 0, waits for 1 producer. Cores held by "
+            "tasks staged before their producers finished (early resolve): AIV core 0 by task 25. This is a "
+            "scheduling bug of the runtime, not of the program: report it with this message; the stuck tasks were "
+            "not run, so the outputs are incomplete");
+  EXPECT_EQ(executor.max_running(), 0);
+  // The stuck tasks were retired unrun: the runtime runs the next program.
+  runtime.Reset();
+  ASSERT_TRUE(runtime.SubmitAiv(3, reads));
+  EXPECT_TRUE(runtime.WaitAll());
+  EXPECT_EQ(executor.max_running(), 1);
+}
+
 }  // namespace
 }  // namespace pypto::rt
