@@ -86,6 +86,7 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitCohort(CoreType core, i
     if (gate) AddEdge(*gate, *task);
     task->dependents.push_back(join.get());
     ++join->pending;
+    ++join->holding_back;  // until the block retires: co-started blocks are never released early
     AddTask(std::move(task));
   }
   launch->submitted = true;

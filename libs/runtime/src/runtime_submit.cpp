@@ -292,6 +292,9 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       if (gate) AddEdge(*gate, *task);
       task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
       ++join->pending;
+      // Until the member retires: members are never released early, and a join holding back nothing
+      // would be released at once, staging later tasks on cores before the block has started.
+      ++join->holding_back;
       AddTask(std::move(task));
     }
     join->id = next_id_;
