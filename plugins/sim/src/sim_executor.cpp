@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <exception>
@@ -100,36 +101,36 @@ void CopyRow(bool load, std::byte* global, int64_t global_step, std::byte* tile,
   }
 }
 
-// An atomic-add store of one row: global[i] += tile[i]. Tasks that add into one tensor are ordered
-// by their dependencies (each reads what it adds to), so a plain add is the atomic result. Integer
-// elements are added unsigned: the sum wraps modulo 2^bits, as the hardware's does, where a signed
-// overflow would be undefined.
+// An atomic-add store of one row: global[i] += tile[i]. Blocks of one launch run side by side and
+// may add into the same elements (a split-K matmul's partial sums), so each element is added with an
+// atomic read-modify-write, as the store unit's own adder is: a plain load, add and store loses one
+// block's partial when two interleave. Integer elements are added unsigned: the sum wraps modulo
+// 2^bits, as the hardware's does, where a signed overflow would be undefined.
 template <typename T>
 void AddRow(std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
-    T sum, part;
-    std::memcpy(&sum, global + i * global_step, sizeof(T));
+    T part;
     std::memcpy(&part, tile + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    sum = static_cast<T>(sum + part);
-    std::memcpy(global + i * global_step, &sum, sizeof(T));
+    std::atomic_ref<T>(*reinterpret_cast<T*>(global + i * global_step)).fetch_add(part, std::memory_order_relaxed);
   }
 }
 
 // FP16 and BF16 elements: each sum is formed in FP32 and rounded to nearest even once, as the
-// store unit's half-precision adder does.
+// store unit's half-precision adder does; a compare-and-swap makes the element's update atomic.
 void AddHalfRow(ElemType type, std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
-  thread_local std::vector<uint16_t> row;
-  thread_local std::vector<float> sum, part;
-  const auto n = static_cast<size_t>(count);
-  row.resize(n);
-  sum.resize(n);
-  part.resize(n);
-  for (size_t i = 0; i < n; ++i) std::memcpy(&row[i], global + static_cast<int64_t>(i) * global_step, 2);
-  Convert(type, ElemType::F32, sum.data(), row.data(), n, RoundMode::None);
-  Convert(type, ElemType::F32, part.data(), tile, n, RoundMode::None);
-  for (size_t i = 0; i < n; ++i) sum[i] += part[i];
-  Convert(ElemType::F32, type, row.data(), sum.data(), n, RoundMode::Rint);
-  for (size_t i = 0; i < n; ++i) std::memcpy(global + static_cast<int64_t>(i) * global_step, &row[i], 2);
+  for (int64_t i = 0; i < count; ++i) {
+    float part;
+    Convert(type, ElemType::F32, &part, tile + i * 2, 1, RoundMode::None);
+    std::atomic_ref<uint16_t> element(*reinterpret_cast<uint16_t*>(global + i * global_step));
+    uint16_t old_bits = element.load(std::memory_order_relaxed);
+    uint16_t new_bits;
+    do {
+      float sum;
+      Convert(type, ElemType::F32, &sum, &old_bits, 1, RoundMode::None);
+      sum += part;
+      Convert(ElemType::F32, type, &new_bits, &sum, 1, RoundMode::Rint);
+    } while (!element.compare_exchange_weak(old_bits, new_bits, std::memory_order_relaxed));
+  }
 }
 
 void AtomicAddRow(ir::DataType dtype, std::byte* global, int64_t global_step, const std::byte* tile, int64_t count) {
