@@ -84,10 +84,11 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "10_after_AutoTileMatmulL0.py",
         "11_after_ExpandMixedKernel.py",
         "12_after_NormalizeReturnOrder.py",
-        "13_after_AllocateMemoryAddr.py",
-        "14_after_DeriveCallDirections.py",
-        "15_after_MaterializeRuntimeScopes.py",
-        "16_after_ClassifyIterArgCarry.py",
+        "13_after_TransposeScratchTiles.py",
+        "14_after_AllocateMemoryAddr.py",
+        "15_after_DeriveCallDirections.py",
+        "16_after_MaterializeRuntimeScopes.py",
+        "17_after_ClassifyIterArgCarry.py",
     ]
 
 

@@ -1,9 +1,12 @@
 """Kernels whose PTO instructions need a scratch tile the program does not name: pto.ttrans (a
 pl.transpose without tmp_tile) and pto.tgather's index form (pl.gather along the last axis, and
 pl.tile.gather by flat indices without a tmp of the indices' type and shape).
-backend-ptoas places it in UB past the kernel's tiles; each kernel gets a .pto that pto-check finds
-nothing in, known divergences included, and computes what torch does on the simulator."""
+A transpose's scratch is a tile of the IR (the TransposeScratchTiles pass), placed by memory
+allocation where bytes are free at the transpose; a gather's, backend-ptoas places in UB past the
+kernel's tiles. Each kernel gets a .pto that pto-check finds nothing in, known divergences included,
+and computes what torch does on the simulator."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -23,6 +26,18 @@ def transpose(x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], p
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(x, [0, 0], [16, 32])
         pl.store(pl.transpose(t, 0, 1), [0, 0], out)
+    return out
+
+
+@pl.jit
+def transpose_after_a_peak(x: pl.Tensor[[256, 160], pl.FP32], y: pl.Out[pl.Tensor[[128, 160], pl.FP32]],
+                           out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [128, 160])
+        b = pl.load(x, [128, 0], [128, 160])
+        pl.store(pl.add(a, b), [0, 0], y)
+        s = pl.load(x, [0, 0], [64, 128])
+        pl.store(pl.transpose(s, 0, 1), [0, 0], out)
     return out
 
 
@@ -65,12 +80,53 @@ def compile_strictly(kernel, *args):
     return compiled, pto.read_text()
 
 
-def test_a_transpose_without_a_tmp_tile_gets_one_in_the_scratch(kernels):
+def vec(rows, cols):
+    return (f"!pto.tile_buf<loc=vec, dtype=f32, rows={rows}, cols={cols}, v_row=?, v_col=?, blayout=row_major, "
+            "slayout=none_box, fractal=512, pad=0>")
+
+
+def placement_lines(pto):
+    """The .pto's tile allocations and transposes, without their loc()."""
+    return [re.sub(r" loc\(.*\)$", "", line).strip() for line in pto.splitlines()
+            if "pto.alloc_tile" in line or "pto.ttrans" in line]
+
+
+def alloc(name, addr, rows, cols):
+    return f"%{name} = pto.alloc_tile addr = %c{addr}_i64 valid_row = %c{rows}_index valid_col = %c{cols}_index : " \
+           f"{vec(rows, cols)}"
+
+
+def test_a_transpose_without_a_tmp_tile_gets_a_scratch_tile_like_its_source(kernels):
+    """The scratch sits between the source (at 0) and the result, as memory allocation placed it."""
     x, out = torch.randn(16, 32), torch.zeros(32, 16)
     compiled, pto = compile_strictly(kernels.transpose, x, out)
-    assert "pto.ttrans ins(%t, %" in pto and "_tmp : " in pto, pto
+    assert placement_lines(pto) == [
+        alloc("t", 0, 16, 32),
+        alloc("__tmp_v0_tmp", 2048, 16, 32),
+        alloc("__tmp_v0", 4096, 32, 16),
+        f"pto.ttrans ins(%t, %__tmp_v0_tmp : {vec(16, 32)}, {vec(16, 32)}) outs(%__tmp_v0 : {vec(32, 16)})",
+    ], pto
     compiled(x, out)
     torch.testing.assert_close(out, x.t(), rtol=0, atol=0)
+
+
+def test_a_transposes_scratch_takes_bytes_free_at_the_transpose(kernels):
+    """UB holds 160 KB while a and b live; past that there is no room for a 32 KB scratch (184 KB of
+    UB). At the transpose only s is alive, and the scratch goes beside it."""
+    x, y, out = torch.randn(256, 160), torch.zeros(128, 160), torch.zeros(128, 64)
+    compiled, pto = compile_strictly(kernels.transpose_after_a_peak, x, y, out)
+    assert placement_lines(pto) == [
+        alloc("a", 0, 128, 160),
+        alloc("b", 81920, 128, 160),
+        alloc("__tmp_v0", 0, 128, 160),
+        alloc("s", 0, 64, 128),
+        alloc("__tmp_v1_tmp", 32768, 64, 128),
+        alloc("__tmp_v1", 65536, 128, 64),
+        f"pto.ttrans ins(%s, %__tmp_v1_tmp : {vec(64, 128)}, {vec(64, 128)}) outs(%__tmp_v1 : {vec(128, 64)})",
+    ], pto
+    compiled(x, y, out)
+    torch.testing.assert_close(y, x[:128] + x[128:], rtol=0, atol=0)
+    torch.testing.assert_close(out, x[:64, :128].t(), rtol=0, atol=0)
 
 
 def test_gathers_along_the_last_axis_run_row_by_row(kernels):

@@ -34,6 +34,7 @@ PASSES = [
     "AutoTileMatmulL0",
     "ExpandMixedKernel",
     "NormalizeReturnOrder",
+    "TransposeScratchTiles",
     "AllocateMemoryAddr",
     "DeriveCallDirections",
     "MaterializeRuntimeScopes",

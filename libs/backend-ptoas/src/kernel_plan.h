@@ -52,7 +52,7 @@ enum class OpForm {
   Triangle,    // "pto.ttri"(diagonal : i32, result) {upperOrLower = 0|1 : i32}: generic form only
   Gather,      // ins(src, indices, tmp) outs(result): tgather's index form; the program's tmp or one in the Vec scratch
   GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
-  Transpose,   // ins(src, tmp) outs(result): ttrans; without the program's tmp tile, one like src in the Vec scratch
+  Transpose,   // ins(src, tmp) outs(result): ttrans; tmp is the program's or TransposeScratchTiles' tile
   TransposeView,  // a Mat tile read transposed: the result's alloc_tile, at the source's address, types its NZ
                   // bytes as the ZN layout of the transpose; nothing in the body
 };

@@ -134,8 +134,15 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
       }
-      // ptoas's ttrans always takes a scratch tile; without the program's, one shaped like the source.
-      if (args.size() == 1) return NeedScratch(args[0]->type()->As<ir::TileType>()->num_bytes(), call, span);
+      // ptoas's ttrans always takes a scratch tile. The TransposeScratchTiles pass gives every
+      // transpose one as a tile of the IR, placed by AllocateMemoryAddr among the kernel's tiles;
+      // past all of them, where the Vec scratch goes, a kernel using most of UB has no room.
+      if (args.size() == 1) {
+        return Error(span, fmt::format("backend-ptoas cannot lower 'tile.transpose' in kernel '{}' without its "
+                                       "scratch tile (pto.ttrans's tmp); lower the program through the "
+                                       "TransposeScratchTiles pass, which gives it one",
+                                       kernel_.name()));
+      }
       return {};
     case OpForm::Gather:
     case OpForm::GatherDim:

@@ -183,15 +183,8 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     case OpForm::Triangle: return LowerTriangle(call, result, span);
     case OpForm::Gather: return LowerGather(call, result, span);
     case OpForm::GatherDim: return LowerGatherDim(call, result, span);
-    case OpForm::Transpose: {
-      // The program's tmp tile, or one shaped and typed like the source in the Vec scratch.
-      const auto& source = *args[0]->As<ir::Var>();
-      const auto* source_type = source.type()->As<ir::TileType>();
-      ins = {tile(args[0]), args.size() > 1 ? tile(args[1])
-                                            : ScratchTile(result.name_hint() + "_tmp", ElementOf(source_type->dtype()),
-                                                          TileRowsCols(*source_type), span)};
-      break;
-    }
+    // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
+    case OpForm::Transpose: ins = {tile(args[0]), tile(args[1])}; break;
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;

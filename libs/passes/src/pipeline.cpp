@@ -29,6 +29,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(AutoTileMatmulL0())          // matmuls beyond L0 -> loops over L0-sized blocks
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC
       .Add(NormalizeReturnOrder())      // kernel returns -> the output parameters themselves
+      .Add(TransposeScratchTiles())     // transposes -> their scratch tile as a tile.create
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
       .Add(DeriveCallDirections())      // kernel call sites -> per-argument directions
       .Add(MaterializeRuntimeScopes())  // orchestration body and loop bodies -> runtime scopes

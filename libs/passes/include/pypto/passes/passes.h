@@ -66,6 +66,11 @@ Pass AutoTileMatmulL0();
 // half of every tile (src/split_vector_kernel.h).
 Pass ExpandMixedKernel();
 
+// A tile.transpose without the program's tmp_tile gets one, a `tile.create` shaped and typed like its
+// source just before it: PTO's transpose moves the tile through such a scratch tile, and as a tile of
+// the IR AllocateMemoryAddr places it with the others (src/transpose_scratch_tiles.cpp).
+Pass TransposeScratchTiles();
+
 // Gives every tile an address in its on-chip buffer. A tile's buffer is released after its last
 // use, and an element-wise result may take over an operand released at that statement. A kernel
 // that does not fit is an error naming the kernel and its source scope, the buffer (UB, L1, L0A, L0B,
