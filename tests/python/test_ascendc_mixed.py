@@ -1,8 +1,10 @@
 """AscendC mixed kernels on the simulator: the cube and the two vector lanes of a block hand work to
 each other through CrossCoreSetFlag/CrossCoreWaitFlag (ascendc/cross_core.h, the runtime's
-cross-core events), branching on ASCEND_IS_AIC / ASCEND_IS_AIV; a wait no member answers fails the run instead of hanging."""
+cross-core events), branching on ASCEND_IS_AIC / ASCEND_IS_AIV; a wait no member answers fails the run instead of hanging.
+SyncAll<false> is the barrier of every cube and vector core of the launch (the runtime's syncall among all members)."""
 
 import math
+import pathlib
 
 import pypto.language as pl
 import pytest
@@ -82,13 +84,57 @@ def run_sync_all_mixed(out: pl.InOut[pl.Tensor[[BLOCKS * 2], pl.FP32]],
     return out
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="the runtime's syncall barrier (libs/runtime/src/runtime_syncall.cpp) covers the blocks of "
-                   "an AIC or AIV launch only: 'a syncall is supported in the blocks of an AIC or AIV launch, not in "
-                   "a member of a mixed task'")
 def test_sync_all_false_is_the_barrier_of_every_cube_and_vector_core_of_a_mixed_kernel():
     out = torch.zeros(BLOCKS * 2)
     run_sync_all_mixed(out, torch.zeros(BLOCKS))
     # Lane l of block b reads what the cube of block b + 1 wrote before the barrier.
     expected = torch.tensor([10.0 * ((b + 1) % BLOCKS + 1) + lane for b in range(BLOCKS) for lane in range(2)])
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+CLUSTERS = 24  # a2a3sim: 24 AIC cores, 48 AIV
+
+
+@pl.jit
+def run_sync_all_mixed_in_waves(out: pl.InOut[pl.Tensor[[BLOCKS * 2], pl.FP32]],
+                                stage: pl.InOut[pl.Tensor[[BLOCKS], pl.FP32]]):
+    with pl.spmd(BLOCKS):
+        out = sync_all_mixed(out, stage)
+    return out
+
+
+def test_sync_all_false_without_sync_start_passes_when_every_block_is_resident():
+    out = torch.zeros(BLOCKS * 2)
+    run_sync_all_mixed_in_waves(out, torch.zeros(BLOCKS))
+    expected = torch.tensor([10.0 * ((b + 1) % BLOCKS + 1) + lane for b in range(BLOCKS) for lane in range(2)])
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+@pl.jit.extern(core_type="mixed", aic_source="kernels/ascendc/sync_all_mixed.cpp",
+               aiv_source="kernels/ascendc/sync_all_mixed.cpp", dual_aiv_dispatch=True)
+def sync_all_mixed_wide(out: pl.InOut[pl.Tensor[[(CLUSTERS + 1) * 2], pl.FP32]],
+                        stage: pl.InOut[pl.Tensor[[CLUSTERS + 1], pl.FP32]]) -> pl.Tensor[[(CLUSTERS + 1) * 2], pl.FP32]: ...
+
+
+@pl.jit
+def run_sync_all_mixed_wide(out: pl.InOut[pl.Tensor[[(CLUSTERS + 1) * 2], pl.FP32]],
+                            stage: pl.InOut[pl.Tensor[[CLUSTERS + 1], pl.FP32]]):
+    with pl.spmd(CLUSTERS + 1):
+        out = sync_all_mixed_wide(out, stage)
+    return out
+
+
+def test_sync_all_false_among_more_blocks_than_clusters_without_sync_start_is_diagnosed_at_its_line():
+    # Seed 002's deadlock: 24 blocks hold every cluster at the barrier, and the 25th can never start.
+    source = pathlib.Path(__file__).parent / "kernels" / "ascendc" / "sync_all_mixed.cpp"
+    line = next(n for n, text in enumerate(source.read_text().splitlines(), 1) if "SyncAll<false>();" in text)
+    with pytest.raises(Exception) as info:
+        run_sync_all_mixed_wide(torch.zeros((CLUSTERS + 1) * 2), torch.zeros(CLUSTERS + 1))
+    assert (
+        "fatal error 100 (SchedulerTimeout): task 0 (kernels 'sync_all_mixed_wide_aic' and 'sync_all_mixed_wide_aiv', "
+        f"func_id 1): {source}:{line}: SyncAll<false>(): the syncall of every cube and vector core of its 25 blocks "
+        "(SyncAll<false>, 75 members) can never complete: 72 of 75 members arrived (every member of blocks 0 to 23); "
+        "block 24 cannot start: the cores a block takes (1 AIC, 2 AIV) are held by kernels waiting at a barrier; "
+        "launch it with pl.spmd(..., sync_start=True) and at most 24 blocks, so that every member of every block "
+        "holds a core at the same time"
+    ) in str(info.value), str(info.value)

@@ -89,6 +89,7 @@ class MixedBlock {
   // Returns the member's index.
   size_t AddMember(MixedMember member);
   MixedMember& member(size_t index) { return members_[index]; }
+  const MixedMember& member(size_t index) const { return members_[index]; }
 
   // The ring of `pipe`, made with pipe.slots slots by its first use.
   PipeRing& Ring(const PipeRef& pipe);

@@ -54,6 +54,7 @@ pypto::expected<void, FatalError> Runtime::Impl::WaitAtPipe(std::unique_lock<std
   MixedMember& member = task.mixed_block->member(task.member);
   member.waiting = wait;
   CheckPipeStall(*task.mixed_block);
+  if (barrier_waiters_ > 0) CheckBarrierStall();  // the peer it waits for may wait at a syncall
   barrier_cv_.wait(lock, [&] { return !member.waiting || error_.has_value(); });
   if (!member.waiting) return {};
   member.waiting.reset();
@@ -165,6 +166,7 @@ pypto::expected<void, FatalError> Runtime::Impl::EventWait(const KernelLaunch& r
   while (!block.EventPending(index, event.id)) {
     member.waiting_event = event.id;
     CheckPipeStall(block);
+    if (barrier_waiters_ > 0) CheckBarrierStall();  // the peer it waits for may wait at a syncall
     barrier_cv_.wait(lock, [&] { return !member.waiting_event || error_.has_value(); });
     if (member.waiting_event) {
       member.waiting_event.reset();

@@ -77,7 +77,8 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   pypto::expected<TaskId, FatalError> SubmitDummyGraphed(const TaskArgs& args, std::optional<uint64_t> fill = {});
   pypto::expected<TaskId, FatalError> SubmitMixed(const MixedKernels& kernels, const TaskArgs& args);
   pypto::expected<TaskId, FatalError> SubmitDummy(const TaskArgs& args, std::optional<uint64_t> fill = {});
-  pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) override;
+  pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel,
+                                            std::string_view call) override;
   pypto::expected<void, FatalError> PipePush(const KernelLaunch& launch, std::string_view kernel, const PipeRef& pipe,
                                              std::span<const std::byte> tile) override;
   pypto::expected<void, FatalError> PipePop(const KernelLaunch& launch, std::string_view kernel, const PipeRef& pipe,
@@ -88,7 +89,6 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
                                              const EventRef& event) override;
   pypto::expected<void, FatalError> EventWait(const KernelLaunch& launch, std::string_view kernel,
                                               const EventRef& event) override;
-  TaskId JoinOf(const std::vector<TaskId>& ids);
   pypto::expected<void, FatalError> ScopeBegin(ScopeMode mode);
   void ScopeEnd();
   pypto::expected<void, FatalError> WaitAll();
@@ -140,6 +140,8 @@ class Runtime::Impl final : public LaunchBarrier, private ForkAware {
   void ProvideThread();
   void CheckBarrierStall();
   std::string BarrierStallMessage(const Launch& launch) const;
+  std::string MixedBarrierStallMessage(const Launch& launch) const;
+  int PeerWaiters() const;
   // The stall watchdog (runtime_watchdog.cpp): threads for work that waits behind kernels which do
   // not return, and the SchedulerTimeout of a launch whose blocks wait for each other.
   void NoteKernelStart();

@@ -274,6 +274,9 @@ void Runtime::Impl::Retire(Task& task, int core) {
   }
   if (task.launch && !task.launch->blocks.empty() && !task.dummy)
     task.launch->blocks[static_cast<size_t>(task.local.block_idx)] = nullptr;
+  if (task.mixed_launch)
+    task.mixed_launch->members[static_cast<size_t>(task.local.block_idx) * task.mixed_launch->members_per_block +
+                               task.member] = nullptr;
   if (task.launch && --task.launch->blocks_left == 0) FinishLaunch(*task.launch);
   if (!task.leases.empty()) ReleaseLeases(task);
   if (task.mixed_block) {

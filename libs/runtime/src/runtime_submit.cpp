@@ -111,18 +111,6 @@ TaskId Runtime::Impl::AddBlock(CoreType core, int32_t func_id, const TaskArgs& a
   return AddTask(std::move(task)).id;
 }
 
-// With mu_ held: one id for several tasks, a dummy that waits for those still live (the last id when
-// none is).
-TaskId Runtime::Impl::JoinOf(const std::vector<TaskId>& ids) {
-  auto join = BlankTask();
-  join->dummy = true;
-  join->id = next_id_;
-  for (TaskId id : ids)
-    if (auto it = live_.find(id); it != live_.end()) AddEdge(*it->second, *join);
-  if (join->pending == 0) return ids.back();
-  return AddTask(std::move(join)).id;
-}
-
 namespace {
 // A fill task fills its output tensors element by element from their origin, so each must be contiguous.
 std::optional<std::string> FillRefusal(const TaskArgs& args) {
@@ -217,11 +205,14 @@ Task& Runtime::Impl::AddTask(std::unique_ptr<Task> task) {
   return ref;
 }
 
-// Per block: a gate that waits for what the arguments wait for, the members after the gate, and a
-// join after the members that holds the arguments' accesses, so later tasks wait for every member.
-// The members of a block form a cohort (all blocks together form one under sync_start): they are
-// dispatched together, each on a core and a thread of its own, as a cluster runs them on a device,
-// so that a member waiting at a cross-core pipe is always waiting for a peer that runs.
+// One gate that waits for what the arguments wait for, the members of every block after the gate, and
+// one join after all members that holds the arguments' accesses, so later tasks wait for every member.
+// The blocks wait only for the gate, never for each other (as an SPMD launch's blocks), so that they
+// run side by side on free cores although they write the same tensors, and a SyncAll<false> among
+// them completes when all are resident. The members of a block form a cohort (all blocks together
+// form one under sync_start): they are dispatched together, each on a core and a thread of its own,
+// as a cluster runs them on a device, so that a member waiting at a cross-core pipe is always waiting
+// for a peer that runs.
 pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernels& kernels, const TaskArgs& args) {
   const std::array<std::pair<CoreType, int32_t>, 3> members = {
       {{CoreType::AIC, kernels.aic}, {CoreType::AIV, kernels.aiv0}, {CoreType::AIV, kernels.aiv1}}};
@@ -261,21 +252,24 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       return pypto::unexpected(ok.error());
     cohort = make_cohort(blocks);
   }
-  auto launch = TakeSlot(lock, named_func_id, blocks);
+  auto launch = TakeSlot(lock, named_func_id, 1);  // one join retires it
   if (!launch) return pypto::unexpected(launch.error());
   if (auto ok = ChargeDepPool(named_func_id, args); !ok) return pypto::unexpected(ok.error());
 
-  Task* shared_gate = cohort ? AddGate(args) : nullptr;
-  std::vector<TaskId> joins;
+  Launch& shared = **launch;
+  shared.members_per_block = static_cast<size_t>(with_aic + aiv_lanes);
+  shared.members.resize(static_cast<size_t>(blocks) * shared.members_per_block);
+  shared.block_cores = {static_cast<int>(with_aic), aiv_lanes};
+  shared.func_id = named_func_id;
+  // The gate, only when there is something to wait for (a dummy with nothing to wait for would retire
+  // at once).
+  Task* gate = AddGate(args);
+  auto join = BlankTask();
+  join->dummy = true;
+  join->launch = *launch;
   for (int32_t block = 0; block < blocks; ++block) {
-    // The gate, only when there is something to wait for (a dummy with nothing to wait for would
-    // retire at once).
-    Task* gate = cohort ? shared_gate : AddGate(args);
     const std::shared_ptr<Cohort> block_cohort = cohort ? cohort : make_cohort(1);
     auto mixed_block = std::make_shared<MixedBlock>(block);
-    auto join = BlankTask();
-    join->dummy = true;
-    join->launch = *launch;
     const TaskId group = next_id_;  // the first member's id
     for (size_t m = 0; m < members.size(); ++m) {
       const auto [core, func_id] = members[m];
@@ -289,6 +283,8 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       task->mixed_block = mixed_block;
       task->member = mixed_block->AddMember(
           {.task = task->id, .func_id = func_id, .core_type = core, .lane = task->lane});
+      task->mixed_launch = *launch;
+      shared.members[static_cast<size_t>(block) * shared.members_per_block + task->member] = task.get();
       if (gate) AddEdge(*gate, *task);
       task->dependents.push_back(join.get());  // members run under mu_'s protection only once we let go
       ++join->pending;
@@ -297,11 +293,12 @@ pypto::expected<TaskId, FatalError> Runtime::Impl::SubmitMixed(const MixedKernel
       ++join->holding_back;
       AddTask(std::move(task));
     }
-    join->id = next_id_;
-    RegisterAccesses(*join, args);
-    joins.push_back(AddTask(std::move(join)).id);
   }
-  const TaskId id = joins.size() == 1 ? joins.front() : JoinOf(joins);
+  shared.first_task = shared.members.front()->id;
+  shared.submitted = true;
+  join->id = next_id_;
+  RegisterAccesses(*join, args);
+  const TaskId id = AddTask(std::move(join)).id;
   NoteSubmitted(args, id);
   return id;
 }

@@ -67,6 +67,11 @@ struct Launch {
   // The kernel tasks of an AIC/AIV launch by block index while they are live (null once retired),
   // for its syncall barrier; empty for a mixed launch. `submitted`: every block is in `blocks`.
   std::vector<Task*> blocks;
+  // A mixed launch: every member of every block (block by block, in member order; null once retired),
+  // for SyncAll<false>, the barrier of all its cube and vector cores; empty for an AIC/AIV launch.
+  std::vector<Task*> members;
+  size_t members_per_block = 0;
+  std::array<int, 2> block_cores{};  // a mixed launch: the AIC and AIV cores one of its blocks takes
   bool submitted = false;
   int32_t func_id = -1;
   TaskId first_task = kInvalidTaskId;
@@ -74,6 +79,11 @@ struct Launch {
   int32_t arrived = 0;
   uint64_t generation = 0;
   std::string kernel;  // the name the blocks gave when waiting, for a diagnosis
+  std::string call;    // where in the kernel they wait ("file:line: SyncAll()"), when they said
+
+  // Who meets at its barrier: its blocks, or the members of a mixed launch.
+  std::vector<Task*>& parties() { return members.empty() ? blocks : members; }
+  const std::vector<Task*>& parties() const { return members.empty() ? blocks : members; }
 };
 
 // The tasks of a sync_start launch, or the members of one block of a mixed task: queued as one (its
@@ -145,6 +155,9 @@ struct Task {
   TaskId mixed_group = kInvalidTaskId;  // KernelLaunch::mixed_group
   std::shared_ptr<MixedBlock> mixed_block;  // a member of a mixed task's block: its pipes and peers
   size_t member = 0;                        // its index among them
+  // A member of a mixed task: its launch, whose members all meet at a syncall (`launch` stays unset,
+  // since the launch counts its blocks by their joins).
+  std::shared_ptr<Launch> mixed_launch;
   // Only with an observer: the arguments as submitted (directions and dump marks), for ObservedTask.
   std::vector<TensorArg> observed_args;
   size_t scalar_count = 0;

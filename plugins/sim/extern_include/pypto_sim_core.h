@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define PYPTO_SIM_CORE_ABI 4
+#define PYPTO_SIM_CORE_ABI 5
 #define PYPTO_SIM_BIND_CORE_SYMBOL "pypto_sim_bind_core"
 
 struct PyptoSimCore {
@@ -46,6 +46,10 @@ struct PyptoSimCore {
   // refused or the wait can never end (the kernel must return at once). Since ABI 4.
   int32_t (*cross_core_set)(void* host, int32_t id, int32_t mode, const char* call);
   int32_t (*cross_core_wait)(void* host, int32_t id, const char* call);
+  // sync_all with the kernel's call ("file:line: SyncAll<false>()"), which a diagnosis of a barrier
+  // that can never complete names. In a mixed task the barrier is among every member (cube and vector)
+  // of every block. Since ABI 5.
+  int32_t (*sync_all_at)(void* host, const char* call);
 };
 
 typedef void (*PyptoSimBindCore)(const struct PyptoSimCore*);

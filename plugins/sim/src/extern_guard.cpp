@@ -129,7 +129,7 @@ struct HostSide {
 
 // SyncAll from the kernel: the runtime keeps the barrier, since only its scheduler knows whether the
 // blocks still missing can ever arrive (as for a native kernel's pl.system.syncall).
-int32_t SyncAllBlocks(void* opaque) {
+int32_t SyncAllAt(void* opaque, const char* call) {
   auto& host = *static_cast<HostSide*>(opaque);
   if (!host.launch->barrier) {
     const auto* local = reinterpret_cast<const rt::LocalContext*>(host.launch->args[rt::kLocalContextSlot]);
@@ -141,11 +141,12 @@ int32_t SyncAllBlocks(void* opaque) {
                     host.kernel->name, local->block_num)};
     return 1;
   }
-  auto synced = host.launch->barrier->SyncAll(*host.launch, host.kernel->name);
+  auto synced = host.launch->barrier->SyncAll(*host.launch, host.kernel->name, call ? call : "");
   if (synced) return 0;
   host.failure = synced.error();
   return 1;
 }
+int32_t SyncAllBlocks(void* opaque) { return SyncAllAt(opaque, nullptr); }
 
 // A kernel library's warning (AscendC's GlobalTensor scalar read of host data): into the simulator's
 // log (the console, or $ASCEND_PROCESS_LOG_PATH as the runtime's lines), once per kernel and line for
@@ -206,7 +207,8 @@ PyptoSimCore DescribeCore(HostSide& host, CoreMemory& memory, int64_t* args) {
                     .sync_all = SyncAllBlocks,
                     .warn = WarnOnce,
                     .cross_core_set = CrossCoreSet,
-                    .cross_core_wait = CrossCoreWait};
+                    .cross_core_wait = CrossCoreWait,
+                    .sync_all_at = SyncAllAt};
   // The whole of a buffer, allocated on first use and scrubbed between runs like a generated kernel's.
   auto whole = [&memory](ir::MemorySpace space, unsigned char*& base, int64_t& bytes) {
     base = reinterpret_cast<unsigned char*>(memory.Whole(space, bytes));

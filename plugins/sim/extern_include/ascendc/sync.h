@@ -198,9 +198,10 @@ inline void NoteSyncAll(SourceLine where) {
 
 }  // namespace detail
 
-// Every block of the task reaches this point before any goes on. isAIVOnly = true (the default) is
-// the vector cores' barrier only: in a mixed kernel the device never releases the cube cores from it,
-// so the simulator refuses it there instead of hanging.
+// Every block of the task reaches this point before any goes on; in a mixed kernel (isAIVOnly =
+// false) every member, cube and vector, of every block. isAIVOnly = true (the default) is the vector
+// cores' barrier only: in a mixed kernel the device never releases the cube cores from it, so the
+// simulator refuses it there instead of hanging.
 template <bool isAIVOnly = true>
 inline void SyncAll(detail::SourceLine where = detail::SourceLine::Here()) {
   const PyptoSimCore& core = detail::Core(where);
@@ -212,7 +213,10 @@ inline void SyncAll(detail::SourceLine where = detail::SourceLine::Here()) {
                  where);
   detail::NoteSyncAll(where);
   detail::PipeBarrierAll();  // the device's SyncAll starts with PipeBarrier<PIPE_ALL>
-  if (core.sync_all(core.host) != 0) detail::Fail("SyncAll: the runtime's barrier gave up", where);
+  const std::string call =
+      std::string(where.file) + ":" + std::to_string(where.line) + (isAIVOnly ? ": SyncAll()" : ": SyncAll<false>()");
+  const int32_t gave_up = core.abi >= 5 ? core.sync_all_at(core.host, call.c_str()) : core.sync_all(core.host);
+  if (gave_up != 0) detail::Fail("SyncAll: the runtime's barrier gave up", where);
 }
 
 }  // namespace AscendC

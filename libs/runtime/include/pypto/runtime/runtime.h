@@ -83,8 +83,14 @@ struct EventRef {
 // fatal error instead of a hang.
 class LaunchBarrier {
  public:
-  // Returns once every block of `launch`'s task has called SyncAll as often as this one.
-  virtual pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) = 0;
+  // Returns once every block of `launch`'s task (every member of every block, for a mixed task) has
+  // called SyncAll as often as this one. `call` ("file:line: SyncAll<false>()"), when the caller
+  // knows it, locates the kernel's call in a diagnosis.
+  virtual pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel,
+                                                    std::string_view call) = 0;
+  pypto::expected<void, FatalError> SyncAll(const KernelLaunch& launch, std::string_view kernel) {
+    return SyncAll(launch, kernel, {});
+  }
 
   // The pipes between the members of one block of a mixed task (KernelLaunch::mixed_group). PipePush
   // copies `tile` into a free slot, waiting while every slot is taken; PipePop copies the oldest
