@@ -5,7 +5,10 @@
 
 #include <functional>
 #include <limits>
+#include <string>
+#include <vector>
 
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/expr.h"
 #include "pypto/ir/printer.h"
 
@@ -79,7 +82,12 @@ int64_t ShapedType::num_bytes() const {
 
 std::string ShapedType::shape_str() const { return fmt::format("[{}]", fmt::join(shape_, ", ")); }
 
-std::string TensorType::str() const { return fmt::format("pl.Tensor[{}, pl.{}]", shape_str(), DataTypeName(dtype())); }
+// A dynamic axis prints as pl.DYN, which the printed-program parser reads back as one.
+std::string TensorType::str() const {
+  std::vector<std::string> dims;
+  for (int64_t dim : shape()) dims.push_back(dim == kDynamicExtent ? kDynamicExtentName : std::to_string(dim));
+  return fmt::format("pl.Tensor[[{}], pl.{}]", fmt::join(dims, ", "), DataTypeName(dtype()));
+}
 
 bool TensorType::equals(const Type& other) const {
   const auto* tensor = other.As<TensorType>();

@@ -6,7 +6,9 @@
 
 #include "pypto-c/ir.h"
 #include "pypto/ir/c_api_bridge.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/functor.h"
+#include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
 #include "sample_programs.h"
@@ -162,6 +164,30 @@ TEST(Json, RoundTripOfSamplePrograms) {
     EXPECT_EQ(StructuralDiff(*program, **read), std::nullopt);
     EXPECT_EQ(PrintProgram(**read), PrintProgram(*program));
   }
+}
+
+// A program compiled for every extent of a pl.dynamic dimension: its entry's tensor has a dynamic
+// axis (printed pl.DYN) and reads its extent with tensor.extent. JSON keeps both exactly, and the
+// type differs from any static one.
+TEST(Json, KeepsADynamicAxisAndTheReadOfItsExtent) {
+  auto x = std::make_shared<Var>("x", std::make_shared<TensorType>(Shape{kDynamicExtent, 64}, DataType::FP32));
+  EXPECT_EQ(x->type()->str(), "pl.Tensor[[pl.DYN, 64], pl.FP32]");
+  EXPECT_FALSE(x->type()->equals(TensorType({64, 64}, DataType::FP32)));
+  auto extent = OpWithKwargs("tensor.extent", {x}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(extent->type()->str(), IndexType()->str());
+  auto rows = Local("M", extent);
+  auto body = Seq({Assign(rows, extent), std::make_shared<ReturnStmt>(std::vector<ExprPtr>{x})});
+  auto entry = std::make_shared<Function>("main", std::vector<VarPtr>{x}, std::vector<ParamDirection>{ParamDirection::In},
+                                          std::vector<TypePtr>{x->type()}, body, FunctionType::Orchestration);
+  Program program("dynamic", {entry}, "main");
+  auto read = ProgramFromJson(ProgramToJson(program));
+  ASSERT_TRUE(read) << read.error().str();
+  EXPECT_EQ(StructuralDiff(program, **read), std::nullopt);
+  const std::string printed = PrintProgram(**read);
+  EXPECT_NE(printed.find("M: pl.Scalar[pl.INDEX] = pl.tensor.extent(x, axis=0)"), std::string::npos) << printed;
+  auto outside = OpRegistry::Get().CreateCall("tensor.extent", {x}, {{"axis", int64_t{2}}}, {});
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().message, "tensor.extent of pl.Tensor[[pl.DYN, 64], pl.FP32] reads an axis in [0, 2), got 2");
 }
 
 // RebindingLoopProgram with its loop's values stamped as carried `carry` (what ClassifyIterArgCarry does).

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "pypto/ir/dynamic_extent.h"
+
 namespace pypto::ir::ops {
 
 std::string ShapeStr(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -107,7 +109,9 @@ Result<bool> CheckRegion(const TensorType& tensor, const Offsets& offsets, const
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t offset = offsets[d].value_or(0);
-    if (offset < 0 || shape[d] <= 0 || offset + shape[d] > tensor.shape()[d]) {
+    // A dynamic axis has no extent to check against here; the run checks each access.
+    const bool dynamic = tensor.shape()[d] == kDynamicExtent;
+    if (offset < 0 || shape[d] <= 0 || (!dynamic && offset + shape[d] > tensor.shape()[d])) {
       return TypeError(fmt::format("region at offsets {} with shape {} is outside tensor {} (dimension {})",
                                    OffsetsStr(offsets), ShapeStr(shape), tensor.str(), d),
                        span);

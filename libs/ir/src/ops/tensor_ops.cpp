@@ -117,6 +117,20 @@ Result<TypePtr> DeduceDumpTag(const std::vector<ExprPtr>& args, const Call::Kwar
   return std::make_shared<UnknownType>();
 }
 
+// tensor.extent(x, axis=a): the extent of axis a of tensor x when the program runs, as an INDEX. The
+// entry of a program compiled once for every extent of a `pl.dynamic` dimension defines the
+// dimension with it; it reads the tensor's descriptor, not its data, so it has no effects.
+Result<TypePtr> DeduceExtent(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
+  const auto* tensor = args[0]->type()->As<TensorType>();
+  if (!tensor) return TypeError(fmt::format("tensor.extent reads an axis of a tensor, got {}", args[0]->type()->str()), span);
+  const auto rank = static_cast<int64_t>(tensor->shape().size());
+  const auto axis = *FindAttr<int64_t>(kwargs, "axis");
+  if (axis < 0 || axis >= rank)
+    return TypeError(fmt::format("tensor.extent of {} reads an axis in [0, {}), got {}", tensor->str(), rank, axis),
+                     span);
+  return std::make_shared<ScalarType>(DataType::INDEX);
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& registry) {
@@ -147,6 +161,12 @@ void RegisterTensorOps(OpRegistry& registry) {
                           .deduce_type = DeduceTransposeView,
                           .affinity = CoreAffinity::Shared,
                           .result_aliases_arg = 0});
+  registry.Register(OpDef{.name = "tensor.extent",
+                          .description = "the extent of a tensor axis when the program runs (orchestration code: "
+                                         "a pl.dynamic dimension of a program compiled for every extent)",
+                          .params = {Arg("tensor"), Attr("axis", OpAttrKind::Int)},
+                          .deduce_type = DeduceExtent,
+                          .affinity = CoreAffinity::Shared});
   // No effects: it reads nothing when the program runs; codegen-orch marks the tensor's later submits.
   registry.Register(OpDef{.name = "tensor.dump_tag",
                           .description = "marks a tensor variable for the args dump (RunConfig(enable_dump_args=...))",
