@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "mlir_types.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "source_loc.h"
 
 namespace pypto::backend_ptoas {
@@ -39,6 +40,17 @@ void KernelEmitter::BindNames() {
       std::string name = fmt::format("arg{}", index++);
       names_.Reserve(name);
       values_[param.get()] = "%" + name;
+    }
+  }
+  // Then one index per dynamic axis of a tensor parameter, its extent when the kernel runs (as
+  // upstream's PTO codegen appends one per dynamic dimension); kernel_entry reads it off the tensor.
+  for (const auto& param : plan_.tensor_params) {
+    const auto& shape = param->type()->As<ir::TensorType>()->shape();
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      if (shape[axis] != ir::kDynamicExtent) continue;
+      std::string name = fmt::format("arg{}", index++);
+      names_.Reserve(name);
+      extent_args_[{param.get(), axis}] = "%" + name;
     }
   }
   // The launch identity follows, as i32 arguments (see LaunchIdentity), then the GM slot buffer of
@@ -82,6 +94,12 @@ std::string KernelEmitter::Signature() const {
     const auto* scalar = param->type()->As<ir::ScalarType>();
     args.push_back(fmt::format("{}: {}", values_.at(param.get()), ElementOf(scalar->dtype())));
   }
+  for (const auto& param : plan_.tensor_params) {
+    const auto& shape = param->type()->As<ir::TensorType>()->shape();
+    for (size_t axis = 0; axis < shape.size(); ++axis)
+      if (auto it = extent_args_.find({param.get(), axis}); it != extent_args_.end())
+        args.push_back(fmt::format("{}: index", it->second));
+  }
   for (const auto* arg : {&block_idx_arg_, &block_num_arg_, &subblock_idx_arg_})
     if (!arg->empty()) args.push_back(fmt::format("{}: i32", *arg));
   if (!gm_slot_buffer_arg_.empty()) args.push_back(fmt::format("{}: {}", gm_slot_buffer_arg_, PtrType("f32")));
@@ -116,7 +134,9 @@ void KernelEmitter::EmitTensorViews() {
     const bool column = IsColumnVectorTensor(*tensor);
     const std::vector<int64_t> strides = column ? ColumnVectorStrides(shape) : RowMajorStrides(shape);
     std::vector<TypedValue> dims, steps;
-    for (int64_t extent : shape) dims.push_back(IndexConstant(extent));
+    for (size_t axis = 0; axis < shape.size(); ++axis)
+      dims.push_back(shape[axis] == ir::kDynamicExtent ? TypedValue{extent_args_.at({param.get(), axis}), "index"}
+                                                       : IndexConstant(shape[axis]));
     for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
     const std::string element = ElementOf(tensor->dtype());
     PtoOp view{.name = "pto.make_tensor_view",

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernel_plan.h"
@@ -136,6 +137,9 @@ class KernelEmitter {
   std::map<const ir::Var*, std::string> views_;   // tensor parameters -> their tensor_view
   std::map<const ir::Var*, std::string> indices_; // loop variables, scalar parameters and index values
   std::string block_idx_arg_, block_num_arg_, subblock_idx_arg_;  // launch identity arguments, if read
+  // The index argument holding each dynamic axis's extent (tensor parameter, axis); they follow the
+  // scalars in the order of the tensors and their axes.
+  std::map<std::pair<const ir::Var*, size_t>, std::string> extent_args_;
   std::string gm_slot_buffer_arg_;  // a2a3: the GM slot buffer of the cross-core pipes, the last argument
   // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
   // are values the body computes (a ragged tail's `min(...)`).

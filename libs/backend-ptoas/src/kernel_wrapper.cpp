@@ -14,6 +14,7 @@
 #include "c_types.h"
 #include "kernel_plan.h"
 #include "pypto/backend_ptoas/module.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/function.h"
 
 namespace pypto::backend_ptoas {
@@ -92,6 +93,7 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
   LocalNames names(kernel.name());
   Unpacking out;
   size_t slot = 0;
+  std::vector<std::string> extents;  // after the scalars: each dynamic axis's extent, off its descriptor
   for (const auto& param : tensors) {
     auto type = CElementType(param->type()->As<ir::TensorType>()->dtype());
     if (!type) return pypto::unexpected(fmt::format("{}: {}", param->span().str(), type.error()));
@@ -103,6 +105,9 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
     out.lines.push_back(fmt::format("  __gm__ {0}* {1} = reinterpret_cast<__gm__ {0}*>({2}->buffer.addr) + {2}->start_offset;",
                                     *type, data, desc));
     out.call_args.push_back(data);
+    const auto& shape = param->type()->As<ir::TensorType>()->shape();
+    for (size_t axis = 0; axis < shape.size(); ++axis)
+      if (shape[axis] == ir::kDynamicExtent) extents.push_back(fmt::format("static_cast<int64_t>({}->shapes[{}])", desc, axis));
   }
   for (const auto& param : scalars) {
     auto type = CElementType(param->type()->As<ir::ScalarType>()->dtype());
@@ -116,6 +121,7 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
     out.lines.push_back(fmt::format("  {} {} = {}.value;", *type, value, bits));
     out.call_args.push_back(value);
   }
+  out.call_args.insert(out.call_args.end(), extents.begin(), extents.end());
   // The launch identity, from the contexts the runtime passes after the arguments.
   const LaunchIdentity launch = UsedLaunchIdentity(kernel);
   if (launch.block) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_builder.h"
+#include "pypto/ir/dynamic_extent.h"
 
 namespace pypto::backend_ptoas {
 namespace {
@@ -87,6 +88,16 @@ TEST(EmitKernelWrapper, TensorsFirstThenScalars) {
                 "  int64_t rows = rows_bits.value;\n"
                 "  scaled_copy(x, out, scale, rows);\n"
                 "}\n");
+}
+
+// A dynamic axis's extent goes after the scalars, read off the task's tensor descriptor.
+TEST(EmitKernelWrapper, PassesTheExtentOfADynamicAxisAfterTheScalars) {
+  auto x = TensorParam("x", {ir::kDynamicExtent, 16}, {});
+  auto r = ScalarParam("r", ir::DataType::INDEX, {});
+  auto kernel = Kernel("k", {x, r}, {ir::ParamDirection::InOut, ir::ParamDirection::In}, {});
+  auto wrapper = EmitKernelWrapper(*kernel);
+  ASSERT_TRUE(wrapper) << wrapper.error();
+  EXPECT_NE(wrapper->find("  k(x, r, static_cast<int64_t>(x_desc->shapes[0]));\n"), std::string::npos) << *wrapper;
 }
 
 TEST(EmitKernelWrapper, LocalNamesAvoidKeywordsAndCollisions) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_builder.h"
+#include "pypto/ir/dynamic_extent.h"
 
 namespace pypto::backend_ptoas {
 namespace {
@@ -211,6 +212,36 @@ TEST(EmitModule, AStoreWindowHasTheRankOfItsOffsets) {
       "[%c1_index, %c16_index, %c64_index] : !pto.tensor_view<?x?x?xf32> -> !pto.partition_tensor_view<1x16x64xf32> "
       "loc(\"k.py\":4:5)\n";
   EXPECT_NE(text.find(line), std::string::npos) << text;
+}
+
+// A kernel of a program compiled for every extent of a pl.dynamic dimension: x is [M, 16] with M
+// known when the kernel runs. Its extent is an index argument after the scalars, the view's shape
+// operand; an inner dynamic axis, whose extent the strides would need, is refused.
+//     t = pl.tile.load(x, [r, 0], [16, 16])     # line 3
+//     pl.tile.store(t, [r, 0], x)               # line 4
+TEST(EmitModule, ADynamicAxisIsAnIndexArgumentOfTheView) {
+  auto x = TensorParam("x", {ir::kDynamicExtent, 16}, At(1, 7));
+  auto r = ScalarParam("r", ir::DataType::INDEX, {});
+  auto load = Op("tile.load", {x, Tuple({r, Index(0)}), Ints({16, 16})}, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Tuple({r, Index(0)}), x}, At(4, 5));
+  auto kernel = Kernel("k", {x, r}, {ir::ParamDirection::InOut, ir::ParamDirection::In},
+                       {Assign(t, load, At(3, 5)), Eval(store, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  EXPECT_NE(text.find("func.func @k(%arg0: !pto.ptr<f32>, %arg1: index, %arg2: index) "), std::string::npos) << text;
+  EXPECT_NE(text.find("%x_view = pto.make_tensor_view %arg0, shape = [%arg2, %c16_index], strides = [%c16_index, "
+                      "%c1_index]"),
+            std::string::npos)
+      << text;
+
+  auto inner = TensorParam("y", {16, ir::kDynamicExtent}, At(1, 7));
+  auto load_inner = Op("tile.load", {inner, Ints({0, 0}), Ints({16, 16})}, At(3, 9));
+  auto u = TileAt("u", load_inner, 0);
+  auto refused = EmitModule(*Kernel("k", {inner}, {ir::ParamDirection::In}, {Assign(u, load_inner, At(3, 5))}),
+                            "a2a3", {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "k.py:1:7: tensor 'y' is pl.Tensor[[16, pl.DYN], pl.FP32]: its dynamic axis needs a "
+                             "static extent here (only the outermost axis of a row-major tensor may be dynamic)");
 }
 
 }  // namespace

@@ -60,6 +60,31 @@ ir::Result<bool> OrchestrationEmitter::EmitTensorRead(const ir::AssignStmt& assi
   return true;
 }
 
+// `M = tensor.extent(x, axis=0)`: a `pl.dynamic` dimension of a program compiled for every extent.
+// The C++ reads the extent off the tensor's descriptor (upstream's orchestration reads
+// `orch_args.tensor(i).ref().shapes[axis]`), and the plan is expanded at each run, reading it from
+// the run's tensor, so that M may bound a loop or be a kernel's scalar argument.
+ir::Result<bool> OrchestrationEmitter::EmitTensorExtent(const ir::AssignStmt& assign, const ir::Call& extent) {
+  const auto* tensor = extent.args()[0]->As<ir::Var>();
+  auto binding = tensor ? bindings_.find(tensor) : bindings_.end();
+  if (binding == bindings_.end() || binding->second.ref.kind != rt::PlanTensorRef::Kind::Param)
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("tensor.extent reads an axis of a parameter of the orchestration, got '{}'",
+                                 ir::PrintExpr(extent.args()[0])),
+                     assign.span());
+  const auto& var = assign.var();
+  const auto axis = *ir::FindAttr<int64_t>(extent.kwargs(), "axis");
+  Separate();
+  after_scalar_ = true;
+  const std::string name = names_.Take(var->name_hint());
+  scalars_[var.get()] = name;
+  body_ += fmt::format("{}{} = (int64_t){}.shapes[{}];\n", indent_, Declared("int64_t", name),
+                       binding->second.cpp_name, axis);
+  reads_.refs[tensor] = binding->second.ref;
+  steps_->push_back(Step{ScalarStep{.var = var.get(), .value = assign.value(), .dtype = ir::DataType::INDEX}});
+  return true;
+}
+
 // A read written inside a condition (`if pl.read(flags, [0]) > 0:`): read into a C++ variable first,
 // which the condition's C++ names (the plan evaluates the read where the condition is evaluated).
 ir::Result<bool> OrchestrationEmitter::HoistElementReads(const ir::ExprPtr& expr) {

@@ -58,6 +58,7 @@ class LoopExpander {
 
   // Orchestration scalar expressions in this iteration (loop_expander_eval.cpp).
   ir::Result<Value> ReadTensor(const ir::Call& read) const;
+  ir::Result<Value> TensorExtent(const ir::Call& extent) const;
   ir::Result<rt::ChipTensor> TensorOf(rt::PlanTensorRef ref, const std::string& name, const ir::Span& span) const;
   ir::Result<Value> Eval(const ir::ExprPtr& expr) const;
   pypto::unexpected<ir::Diagnostic> Failure(const ir::BinaryExpr& binary, const std::string& what) const;

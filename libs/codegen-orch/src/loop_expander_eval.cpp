@@ -52,6 +52,24 @@ ir::Result<Value> LoopExpander::ReadTensor(const ir::Call& read) const {
   return Value{.is_float = element->is_float, .i = element->i, .f = element->f};
 }
 
+// `tensor.extent(x, axis=a)`: the extent of the run's tensor (a program compiled for every extent of
+// a pl.dynamic dimension is expanded at each run, and only then).
+ir::Result<Value> LoopExpander::TensorExtent(const ir::Call& extent) const {
+  const auto* tensor = extent.args()[0]->As<ir::Var>();
+  auto bound = reads_ && tensor ? reads_->refs.find(tensor) : decltype(reads_->refs)::const_iterator{};
+  if (!reads_ || !tensor || bound == reads_->refs.end() || !reads_->source)
+    return MakeError(DiagnosticKind::Internal, "a tensor extent has no tensor in the loop expansion", extent.span());
+  auto memory = TensorOf(bound->second, tensor->name_hint(), extent.span());
+  if (!memory) return pypto::unexpected(memory.error());
+  const auto axis = *ir::FindAttr<int64_t>(extent.kwargs(), "axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(memory->ndims))
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' has {} axes; the program reads the extent of axis {}", tensor->name_hint(),
+                                 memory->ndims, axis),
+                     extent.span());
+  return Value{.i = static_cast<int64_t>(memory->shapes[axis])};
+}
+
 // The memory a plan tensor names in this iteration: its buffer, through the views it is made of.
 ir::Result<rt::ChipTensor> LoopExpander::TensorOf(rt::PlanTensorRef ref, const std::string& name,
                                                   const ir::Span& span) const {
@@ -73,6 +91,8 @@ ir::Result<Value> LoopExpander::Eval(const ir::ExprPtr& expr) const {
   if (const auto* i = expr->As<ir::ConstInt>()) return Value{.i = i->value()};
   if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "tensor.read")
     return ReadTensor(*call);
+  if (const auto* call = expr->As<ir::Call>(); call && call->is_op_call() && call->op()->name == "tensor.extent")
+    return TensorExtent(*call);
   if (const auto* f = expr->As<ir::ConstFloat>()) return Value{.is_float = true, .f = f->value()};
   if (const auto* b = expr->As<ir::ConstBool>()) return Value{.i = b->value()};
   if (const auto* var = expr->As<ir::Var>()) {

@@ -142,6 +142,7 @@ ir::Result<bool> OrchestrationEmitter::EmitStmt(const ir::StmtPtr& stmt) {
     if ((!call || AsScalarCast(*call)) && assign->var()->type()->As<ir::ScalarType>())
       return EmitScalarDef(*assign);
     if (call && call->is_op_call() && call->op()->name == "tensor.read") return EmitTensorRead(*assign, *call);
+    if (call && call->is_op_call() && call->op()->name == "tensor.extent") return EmitTensorExtent(*assign, *call);
     if (call && call->is_op_call() && call->op()->name == "tensor.reshape") return EmitReshape(*assign, *call);
     if (call && call->is_op_call() && call->op()->name == "tensor.slice") return EmitSlice(*assign, *call);
     if (call && call->is_op_call() && call->op()->name == "tensor.transpose") return EmitTranspose(*assign, *call);

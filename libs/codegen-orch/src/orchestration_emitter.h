@@ -116,6 +116,7 @@ class OrchestrationEmitter {
   // Scalar definitions, element reads and scalar expressions as C++ (emit_scalars.cpp).
   ir::Result<bool> EmitScalarDef(const ir::AssignStmt& assign);
   ir::Result<bool> EmitTensorRead(const ir::AssignStmt& assign, const ir::Call& read);
+  ir::Result<bool> EmitTensorExtent(const ir::AssignStmt& assign, const ir::Call& extent);
   ir::Result<bool> HoistElementReads(const ir::ExprPtr& expr);
   ir::Result<std::string> EmitElementRead(const ir::Call& read, const std::string& hint, ir::DataType dtype,
                                           const ir::Span& span);

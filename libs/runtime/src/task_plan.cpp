@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace pypto::rt {
@@ -169,7 +170,11 @@ pypto::expected<void, FatalError> CheckPlanParams(const TaskPlan& plan, std::spa
     const PlanTensor& expected = plan.params[i];
     const ChipTensor& actual = params[i];
     const std::span<const uint32_t> actual_shape = ShapeOf(actual);
-    const bool same_shape = std::ranges::equal(actual_shape, expected.shape);
+    // codegen-orch writes a dynamic axis (ir::kDynamicExtent, a program compiled for every extent)
+    // as UINT32_MAX: any extent is accepted there; the orchestration reads it from the tensor.
+    const bool same_shape = std::ranges::equal(actual_shape, expected.shape, [](uint32_t got, uint32_t want) {
+      return want == std::numeric_limits<uint32_t>::max() || got == want;
+    });
     if (!same_shape || actual.dtype != expected.dtype)
       return InvalidArgs(fmt::format("argument {} ('{}'): expected shape {} {}, got {} {}", i, expected.name,
                                      ShapeString(expected.shape), DtypeName(expected.dtype),

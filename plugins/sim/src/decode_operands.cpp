@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/printer.h"
 #include "pypto/runtime/dtype_code.h"
 
@@ -191,8 +192,10 @@ pypto::expected<void, std::string> Decoder::CheckRegion(const KernelParam& tenso
     const Operand& offset = offsets[d];
     // A tile moving only its valid region may reach past the tensor's end (a ragged tail): that
     // region is checked when the instruction runs.
-    const bool past_end = !valid_only && (offset.is_reg() ? shape[d] > tensor.shape[d]
-                                                          : offset.imm > tensor.shape[d] - shape[d]);
+    // A dynamic axis (a program compiled for every extent) has no static extent to check against.
+    const bool dynamic = tensor.shape[d] == ir::kDynamicExtent;
+    const bool past_end = !valid_only && !dynamic &&
+                          (offset.is_reg() ? shape[d] > tensor.shape[d] : offset.imm > tensor.shape[d] - shape[d]);
     const bool outside = shape[d] <= 0 || (!offset.is_reg() && offset.imm < 0) || past_end;
     if (outside) {
       std::vector<std::string> text;

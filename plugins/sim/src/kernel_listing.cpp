@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "pypto/ir/dynamic_extent.h"
+
 namespace pypto::sim {
 
 namespace {
@@ -87,8 +89,10 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
   out += fmt::format("params ({} tensors, {} scalars):\n", kernel.tensor_count, kernel.scalar_count);
   for (const auto& param : kernel.params) {
     if (param.is_tensor) {
+      std::vector<std::string> dims;  // a dynamic axis (the extent the task's tensor has) as `?`
+      for (int64_t dim : param.shape) dims.push_back(dim == ir::kDynamicExtent ? "?" : std::to_string(dim));
       out += fmt::format("  args[{}] {}: tensor {} [{}]\n", param.slot, param.name, ir::DataTypeName(param.dtype),
-                         fmt::join(param.shape, ", "));
+                         fmt::join(dims, ", "));
     } else {
       out += fmt::format("  args[{}] {}: scalar {}\n", param.slot, param.name, ir::DataTypeName(param.dtype));
     }
