@@ -28,9 +28,9 @@ struct Access {
   bool write;
 };
 
-// Reads sorted and merged (overlapping or touching ones of an epoch become one); writes kept apart,
-// each with its own bytes.
-std::vector<BlockAccesses::Range> Merged(std::vector<BlockAccesses::Range> ranges) {
+}  // namespace
+
+std::vector<BlockAccesses::Range> MergeRanges(std::vector<BlockAccesses::Range> ranges) {
   std::ranges::sort(ranges, [](const auto& a, const auto& b) {
     if (a.epoch != b.epoch) return a.epoch < b.epoch;
     return a.write != b.write ? a.write < b.write : a.first < b.first;
@@ -46,21 +46,40 @@ std::vector<BlockAccesses::Range> Merged(std::vector<BlockAccesses::Range> range
   return merged;
 }
 
-}  // namespace
+RacedRegion RegionOf(const DecodedKernel& kernel, const int64_t* args, uint64_t first, uint64_t last) {
+  for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
+    const rt::ChipTensor& tensor = TensorAt(args, slot);
+    const rt::ByteRange view = rt::ViewBytes(tensor);
+    if (!(view.first <= first && first < view.last)) continue;
+    std::string name = fmt::format("args[{}]", slot);
+    for (const auto& param : kernel.params)
+      if (param.is_tensor && param.slot == slot) name = fmt::format("'{}' (args[{}])", param.name, slot);
+    const uint64_t base = tensor.buffer_addr, element = std::max<uint64_t>(1, rt::ElementSize(tensor.dtype));
+    return {std::move(name), (first - base) / element, (last - base + element - 1) / element};
+  }
+  return {"a tensor", first, last};
+}
 
 void BlockAccesses::Start(const DecodedKernel& kernel, const int64_t* args) {
+  // Loads can race only with stores: those from a buffer that some store of the kernel targets.
+  std::vector<uint32_t> stored;
+  for (const Instr& instr : kernel.code)
+    if ((instr.op == Opcode::Store && !instr.atomic_add) || instr.op == Opcode::WriteScalar)
+      if (instr.tensor_slot < kernel.tensor_count) stored.push_back(instr.tensor_slot);
+  Start(kernel, args, stored);
+}
+
+void BlockAccesses::Start(const DecodedKernel& kernel, const int64_t* args, const std::vector<uint32_t>& stored) {
   ranges_.clear();
   values_.clear();
   epoch_ = 0;
   overflowed_ = false;
-  // Loads can race only with stores: those from a buffer that some store of the kernel targets.
-  std::vector<uint64_t> stored;
-  for (const Instr& instr : kernel.code)
-    if ((instr.op == Opcode::Store && !instr.atomic_add) || instr.op == Opcode::WriteScalar)
-      if (instr.tensor_slot < kernel.tensor_count) stored.push_back(TensorAt(args, instr.tensor_slot).buffer_addr);
+  std::vector<uint64_t> buffers;
+  for (uint32_t slot : stored)
+    if (slot < kernel.tensor_count) buffers.push_back(TensorAt(args, slot).buffer_addr);
   read_slots_.assign(kernel.tensor_count, false);
   for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot)
-    read_slots_[slot] = std::ranges::find(stored, TensorAt(args, slot).buffer_addr) != stored.end();
+    read_slots_[slot] = std::ranges::find(buffers, TensorAt(args, slot).buffer_addr) != buffers.end();
 }
 
 void BlockAccesses::Read(const std::byte* at, int64_t step, int64_t count, size_t elem) {
@@ -139,7 +158,7 @@ pypto::expected<void, rt::FatalError> BlockRaceDetector::RunBlock(const DecodedK
     pending.unchecked = true;
   } else {
     BlockLog& log = pending.blocks[static_cast<size_t>(local->block_idx)];
-    log.ranges = Merged(std::move(accesses.ranges()));
+    log.ranges = MergeRanges(std::move(accesses.ranges()));
     log.values = std::move(accesses.values());
   }
   return Returned(kernel, launch, *local, pending);
@@ -218,20 +237,8 @@ std::optional<std::string> BlockRaceDetector::FirstRace(const DecodedKernel& ker
       if (earlier.write && next.write &&
           std::memcmp(earlier.values + (first - earlier.first), next.values + (first - next.first), last - first) == 0)
         continue;
-      // Name the tensor whose view holds the bytes, and the elements of its buffer.
-      std::string name = "a tensor";
-      uint64_t base = 0, element = 1;
-      for (uint32_t slot = 0; slot < kernel.tensor_count; ++slot) {
-        const rt::ChipTensor& tensor = TensorAt(launch.args, slot);
-        const rt::ByteRange view = rt::ViewBytes(tensor);
-        if (!(view.first <= first && first < view.last)) continue;
-        name = fmt::format("args[{}]", slot);
-        for (const auto& param : kernel.params)
-          if (param.is_tensor && param.slot == slot) name = fmt::format("'{}' (args[{}])", param.name, slot);
-        base = tensor.buffer_addr;
-        element = std::max<uint64_t>(1, rt::ElementSize(tensor.dtype));
-        break;
-      }
+      const RacedRegion region = RegionOf(kernel, launch.args, first, last);
+      const std::string& name = region.tensor;
       const Access& writer = earlier.write ? earlier : next;
       const Access& other = earlier.write ? next : earlier;
       const int32_t a = std::min(writer.block, other.block), b = std::max(writer.block, other.block);
@@ -243,7 +250,7 @@ std::optional<std::string> BlockRaceDetector::FirstRace(const DecodedKernel& ker
           "[{}, {}) of its buffer. The blocks of a launch run side by side in no set order: each block must write "
           "its own part, chosen by its block index, and read only what no other block of the launch writes (hand "
           "a result to other blocks through a later launch)",
-          kernel.name, launch.launch_id, what, (first - base) / element, (last - base + element - 1) / element);
+          kernel.name, launch.launch_id, what, region.first, region.last);
     }
     open.push_back(next);
   }

@@ -11,9 +11,8 @@
 // its index puts it, and a gather (pl.mgather, pl.paged_gather) each element or pool row it reads,
 // as well as the entries of index tables it reads: the regions are known only from the indices at run
 // time, and exactly. A log past kMaxRanges ranges is dropped and its launch goes unchecked rather than
-// costing memory without end. The members of a mixed task (AIC and AIV kernels of one block, and the
-// blocks of a mixed launch) are not checked: their pipes and events order them in ways an epoch count
-// does not capture yet.
+// costing memory without end. The members of one block of a mixed task are checked apart, with the
+// order their pipes and events give (mixed_race.h); the blocks of a mixed launch are not checked.
 //
 // A hand-written kernel cannot be watched: its writes are what changed in its tensors while it ran
 // (tensor_changes.h), which holds only while no other block of the launch runs. So its blocks take
@@ -57,6 +56,9 @@ class BlockAccesses {
   };
 
   void Start(const DecodedKernel& kernel, const int64_t* args);
+  // As Start, but logging the loads from every buffer that one of args[] `stored` slots views: the
+  // stores of other kernels (the members of a mixed task) count too.
+  void Start(const DecodedKernel& kernel, const int64_t* args, const std::vector<uint32_t>& stored);
   // Whether a load from args[slot] is to be logged (the kernel stores into its buffer).
   bool LogsReadsOf(uint32_t slot) const { return slot < read_slots_.size() && read_slots_[slot]; }
   // `count` elements of `elem` bytes, `step` bytes apart, from `at`; a write's new values are dense at
@@ -81,8 +83,21 @@ class BlockAccesses {
   bool overflowed_ = false;
 };
 
-// The thread's log while it runs a block of a multi-block launch; null otherwise.
+// The thread's log while it runs a block of a multi-block launch (or a member of a mixed task);
+// null otherwise.
 inline thread_local BlockAccesses* t_block_accesses = nullptr;
+
+// A log's ranges sorted by epoch, reads merged where they overlap or touch; writes kept apart, each
+// with its own bytes.
+std::vector<BlockAccesses::Range> MergeRanges(std::vector<BlockAccesses::Range> ranges);
+
+// Where a race is, for its message: the tensor of args[] whose view holds byte `first`, named as
+// "'x' (args[2])" (or "a tensor"), and the elements of its buffer that bytes [first, last) cover.
+struct RacedRegion {
+  std::string tensor;
+  uint64_t first = 0, last = 0;
+};
+RacedRegion RegionOf(const DecodedKernel& kernel, const int64_t* args, uint64_t first, uint64_t last);
 
 class BlockRaceDetector {
  public:

@@ -30,6 +30,7 @@
 #include "pypto/runtime/run_interrupt.h"
 #include "pypto/runtime/task_plan.h"
 #include "extern_kernel.h"
+#include "mixed_race.h"
 #include "sim_executor.h"
 #include "sim_kernel.h"
 #include "tile_ops.h"
@@ -151,6 +152,7 @@ pypto::expected<std::vector<DecodedKernel>, std::string> DecodeAll(const ir::Pro
     kernels.push_back(std::move(*kernel));
   }
   if (auto ok = CheckSubmits(*plan, kernels); !ok) return Error(ok.error());
+  NoteMixedTasks(*plan, kernels);
   return kernels;
 }
 

@@ -717,13 +717,24 @@ Result Pipe(const DecodedKernel& kernel, size_t index, CoreMemory& memory, const
   const Instr& instr = kernel.code[index];
   if (!launch || !launch->barrier)
     return KernelFailure(kernel, index, "a cross-core pipe needs the runtime that runs the mixed task");
-  if (instr.op == Opcode::TFree) return launch->barrier->PipeFree(*launch, kernel.name, instr.pipe);
+  MemberOrder* const order = t_member_order;  // the order the op gives the members (mixed_race.h)
+  if (instr.op == Opcode::TFree) {
+    if (order) order->BeforeFree(instr.pipe);
+    return launch->barrier->PipeFree(*launch, kernel.name, instr.pipe);
+  }
   const TileRef& ref = instr.op == Opcode::TPush ? instr.src0 : instr.dst;
   std::byte* tile = memory.Access(ref.space, ref.At(regs), ref.bytes);
   if (!tile) return KernelFailure(kernel, index, "the tile leaves its buffer");
   const auto bytes = static_cast<size_t>(ref.bytes);
-  if (instr.op == Opcode::TPush) return launch->barrier->PipePush(*launch, kernel.name, instr.pipe, {tile, bytes});
-  return launch->barrier->PipePop(*launch, kernel.name, instr.pipe, {tile, bytes});
+  if (instr.op == Opcode::TPush) {
+    if (order) order->BeforePush(instr.pipe);
+    Result result = launch->barrier->PipePush(*launch, kernel.name, instr.pipe, {tile, bytes});
+    if (result && order) order->AfterPush(instr.pipe);
+    return result;
+  }
+  Result result = launch->barrier->PipePop(*launch, kernel.name, instr.pipe, {tile, bytes});
+  if (result && order) order->AfterPop(instr.pipe);
+  return result;
 }
 
 // sync_set/sync_wait: the event counters live in the runtime, which knows whether the raise waited
@@ -737,8 +748,14 @@ Result Event(const DecodedKernel& kernel, size_t index, const int64_t* regs, con
     return KernelFailure(kernel, index, fmt::format("event id {} is out of range [0, {}]", id, rt::kEventIds - 1));
   rt::EventRef event = instr.event;
   event.id = static_cast<int32_t>(id);
-  if (instr.op == Opcode::EventSet) return launch->barrier->EventSet(*launch, kernel.name, event);
-  return launch->barrier->EventWait(*launch, kernel.name, event);
+  MemberOrder* const order = t_member_order;
+  if (instr.op == Opcode::EventSet) {
+    if (order) order->BeforeSet(event);
+    return launch->barrier->EventSet(*launch, kernel.name, event);
+  }
+  Result result = launch->barrier->EventWait(*launch, kernel.name, event);
+  if (result && order) order->AfterWait(event);
+  return result;
 }
 
 }  // namespace
@@ -862,8 +879,10 @@ pypto::expected<void, rt::FatalError> SimExecutor::Run(const DecodedKernel& kern
         pc = instr.branch.target;
         continue;
       case Opcode::SyncAll:
+        if (t_member_order) t_member_order->BeforeSyncAll();
         result = SyncAll(kernel, pc, args, launch);
-        if (result && t_block_accesses) t_block_accesses->PassedBarrier();
+        if (result && t_member_order) t_member_order->AfterSyncAll();  // it keeps the epochs of a member
+        else if (result && t_block_accesses) t_block_accesses->PassedBarrier();
         break;
       case Opcode::TPush:
       case Opcode::TPop:
@@ -915,7 +934,9 @@ pypto::expected<void, rt::FatalError> SimExecutor::Execute(const rt::KernelLaunc
         return lane_races_.RunLane(kernel, launch, [&] { return RunExternGuarded(kernel, launch, *memory); });
       return RunExternGuarded(kernel, launch, *memory);
     }
-    return block_races_.RunBlock(kernel, launch, [&] { return Run(kernel, launch.args, *memory, &launch, &abort); });
+    const auto run = [&] { return Run(kernel, launch.args, *memory, &launch, &abort); };
+    if (launch.mixed_group != rt::kInvalidTaskId) return mixed_races_.RunMember(kernel, launch, run);
+    return block_races_.RunBlock(kernel, launch, run);
   } catch (const std::bad_alloc&) {
     return pypto::unexpected(
         rt::FatalError{rt::FatalCode::OutOfMemory, "the simulator could not allocate a core's on-chip buffers"});

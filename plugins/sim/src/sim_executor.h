@@ -13,6 +13,7 @@
 #include "pypto/runtime/runtime.h"
 #include "kernel_abort.h"
 #include "lane_race.h"
+#include "mixed_race.h"
 #include "sim_kernel.h"
 
 namespace pypto::sim {
@@ -33,6 +34,7 @@ class SimExecutor final : public rt::CoreExecutor {
     memory_.Scrub();
     lane_races_.Clear();
     block_races_.Clear();
+    mixed_races_.Clear();
   }
 
   // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on. `launch`
@@ -53,6 +55,7 @@ class SimExecutor final : public rt::CoreExecutor {
   int aic_cores_ = 0;
   LaneRaceDetector lane_races_;  // for hand-written kernels dispatched on both AIV lanes
   BlockRaceDetector block_races_;  // for the blocks of AIC and AIV launches
+  MixedRaceDetector mixed_races_;  // for the members of a block of a mixed task
 };
 
 }  // namespace pypto::sim

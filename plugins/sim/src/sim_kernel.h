@@ -376,6 +376,10 @@ struct DecodedKernel {
   void (*external_bind)(const PyptoSimCore* core) = nullptr;
   std::shared_ptr<const void> external_library;
   bool dual_lanes = false;  // an AIV kernel dispatched on both lanes (attr dual_aiv_dispatch)
+  // A member of the mixed tasks of the plan (mixed_race.h): how many members a block of its task has
+  // (0: none known, or two of its tasks disagree) and the args[] slots some member stores into.
+  int mixed_members = 0;
+  std::vector<uint32_t> mixed_stores;
 
   // "kernel 'k' instruction #2 `c = pl.tile.store(...)` at file:3:5"
   std::string Describe(size_t index) const;
