@@ -77,10 +77,10 @@ ir::FunctionPtr CubeMember(bool pops = true) {
 // def g_aiv(a, out):                                      # the vector member
 //     x = pl.load(a, [0, 0], [16, 16])                     # line 12, Vec at 0
 //     pl.tpush_to_aic(x)                                   # line 13
-//     c = pl.tpop_from_aic([16, 16], dtype=FP32)            # line 14, Vec at 1024
+//     c = pl.tpop_from_aic([16, 16], dtype=FP32)            # line 14, Vec at pop_at (1024)
 //     pl.tfree_to_aic(c)                                   # line 15
 //     pl.store(c, [0, 0], out)                             # line 16
-ir::FunctionPtr VectorMember(bool pushes = true) {
+ir::FunctionPtr VectorMember(bool pushes = true, int64_t pop_at = 1024) {
   auto a = TensorParam("a", {16, 16}, At(11, 11));
   auto out = TensorParam("out", {16, 16}, At(11, 14));
   std::vector<ir::StmtPtr> body;
@@ -91,7 +91,7 @@ ir::FunctionPtr VectorMember(bool pushes = true) {
     body.push_back(Eval(Op("tile.tpush_to_aic", {x}, At(13, 5), kWhole), At(13, 5)));
   }
   auto pop = Pop("tile.tpop_from_aic", At(14, 9));
-  auto c = TileAt("c", pop, 1024);
+  auto c = TileAt("c", pop, pop_at);
   body.push_back(Assign(c, pop, At(14, 5)));
   body.push_back(Eval(Op("system.tfree_to_aic", {c}, At(15, 5), kWhole), At(15, 5)));
   body.push_back(Eval(Op("tile.store", {c, Ints({0, 0}), out}, At(16, 5)), At(16, 5)));
@@ -211,6 +211,17 @@ TEST(EmitModuleCrossCorePipes, TheVectorToCubePipeIsRefusedOnA5) {
   EXPECT_EQ(GroupError(*CubeMember(), *VectorMember(), "a5"),
             "k.py:1:1: backend-ptoas does not lower the vector-to-cube pipe of mixed kernel 'g' on a5 yet: the pushed "
             "Vec tile must first be moved into the NZ layout of the cube's slots");
+}
+
+// The slot buffer a member pops from lives for the whole kernel, so it needs room past every tile;
+// where the tiles leave none (pypto-lib's hca_cmp_qk_pv: 128 KB of slots, UB used up to byte 180480)
+// the device could not hold both, and the group gets no module: an error at the vector member, with
+// the bytes to free (on a simulator platform a warning; on a device platform the compile stops).
+TEST(EmitModuleCrossCorePipes, ASlotBufferWithNoRoomPastTheTilesIsRefused) {
+  EXPECT_EQ(GroupError(*CubeMember(false), *VectorMember(false, 188416 - 1024), "a2a3"),
+            "k.py:1:1: backend-ptoas cannot place the 8192-byte slot buffer of the cube-to-vector pipe of mixed "
+            "kernel 'g' in UB: PTOAS keeps 8 slots of its largest crossing tile (1024 bytes), and the tiles of 'g_aiv' "
+            "use UB up to byte 188416 of the 188416 Ascend910B has; cross smaller tiles, or free 8192 bytes of UB");
 }
 
 TEST(EmitModuleCrossCorePipes, APipeOnlyOneMemberUsesIsRefused) {
