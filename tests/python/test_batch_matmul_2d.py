@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import kernels_fixture
+from pto_dialect import pto_check
 
 from pypto.runtime import RunConfig
 
@@ -197,8 +198,9 @@ def test_a_batch_of_two_leading_dimensions(kernels):
 
 # The right operand is computed by the vector core in the same kernel: each batch's matmul reads its
 # rows of the merged [160, 48] sum through a tile.slice, pushed to the cube core batch by batch. The
-# tiles are 2-D: on a2a3 both members get their .pto (one module of the two, as PTOAS's pipes need);
-# on a5 the vector-to-cube pipe is not lowered yet.
+# tiles are 2-D: both members get their .pto (one module of the two, as PTOAS's pipes need), which
+# pto-check finds nothing in; on a5 each pushed tile is first moved into the NZ layout of the cube's
+# slot (a Vec tile with the Mat tiles' layout), and that is pushed.
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_an_operand_computed_by_the_vector_core_is_sliced_per_batch(kernels, platform):
     torch.manual_seed(16)
@@ -208,11 +210,16 @@ def test_an_operand_computed_by_the_vector_core_is_sliced_per_batch(kernels, pla
         warnings.simplefilter("always")
         compiled = kernels.bmm_of_sum.compile(a, b0, b1, c, config=_config(platform))
     messages = [str(w.message) for w in warned]
-    if platform == "a2a3sim":
-        assert not messages, messages
-        assert len(_ptos(compiled)) == 2, _ptos(compiled)
-    else:
-        assert messages and all("vector-to-cube pipe" in m for m in messages), messages
+    assert not messages, messages
+    assert len(_ptos(compiled)) == 2, _ptos(compiled)
+    report = pto_check.check_paths([Path(compiled.output_dir)])
+    assert not report.problems, "\n".join(map(str, report.problems))
+    (aiv,) = [p for p in (Path(compiled.output_dir) / "kernels").rglob("*.pto") if "aiv" in p.parts]
+    pushes = [line.split(" loc(")[0].strip() for line in aiv.read_text().splitlines() if "pto.tpush_to_aic" in line]
+    nz = ("!pto.tile_buf<loc=vec, dtype=f32, rows=80, cols=48, v_row=?, v_col=?, blayout=col_major, "
+          "slayout=row_major, fractal=512, pad=0>")
+    staged = [f"pto.tpush_to_aic(%bt_b{i}_nz : {nz}) {{split = 0}}" for i in range(2)]
+    assert pushes == (staged if platform == "a5sim" else [p for p in pushes if "_nz" not in p]), pushes
     kernels.bmm_of_sum(a, b0, b1, c, config=_config(platform))
     torch.testing.assert_close(c, torch.bmm(a, b0 + b1), rtol=1e-4, atol=1e-4)
     text = _after_flatten(compiled)

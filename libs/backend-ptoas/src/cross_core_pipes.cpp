@@ -68,11 +68,6 @@ pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir
                                          "or 2), and its crossings use both",
                                          aiv.span().str(), group));
   const int dir_mask = cube.directions | vector.directions;
-  if (arch == "a5" && (dir_mask & kDirV2C))
-    return pypto::unexpected(fmt::format("{}: backend-ptoas does not lower the vector-to-cube pipe of mixed kernel '{}' "
-                                         "on a5 yet: the pushed Vec tile must first be moved into the NZ layout of the "
-                                         "cube's slots",
-                                         aiv.span().str(), group));
   const ir::SocSpec& soc = *ir::SocForArch(arch);
   for (auto [plan, peer] : {std::pair{&aic_plan, &aiv}, std::pair{&aiv_plan, &aic}}) {
     PipeUse& pipes = plan->pipes;
@@ -151,6 +146,20 @@ void KernelEmitter::EmitPipeSetup() {
   Add(prologue_, init, span);
 }
 
+// a5: `tile` (the pushed box) moved into a tile of the cube's NZ layout in the Vec scratch, which
+// the push then writes into the cube's slot as it is (cross_core_pipes.h).
+TypedValue KernelEmitter::NzStaged(const TypedValue& tile, const ir::Var& source, const ir::Span& span) {
+  const auto& source_type = *source.type()->As<ir::TileType>();
+  const TileExtent box = TileRowsCols(source_type);
+  const TypedValue staged{names_.Named(source.name_hint() + "_nz"),
+                          TileBufType(ir::MemorySpace::Vec, ElementOf(source_type.dtype()), box,
+                                      ImplicitTileLayout(ir::MemorySpace::Mat, box), 0)};
+  const TypedValue addr{names_.Constant(plan_.vec_scratch_offset, "i64"), "i64"};
+  Add(body_, AllocTile(staged, addr, IndexConstant(box.rows), IndexConstant(box.cols)), span);
+  Add(body_, DpsOp("pto.tmov", {tile}, staged), span);
+  return staged;
+}
+
 // A push hands the tile to the peer; a pop on the vector core copies the tile out of its slot into
 // the tile's own buffer (memory allocation placed it, and views of it may follow), one on the cube
 // core names the slot itself (there is no Mat -> Mat copy); a free gives the oldest slot back.
@@ -163,8 +172,9 @@ void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign
     const auto& source_type = *source.type()->As<ir::TileType>();
     // A slot carries the whole box: a tile narrowed by its valid shape is pushed through a view of
     // all of it (the consumer narrows what it popped; each lane reads its half of the box).
-    const TypedValue tile = source_type.has_partial_valid_shape() ? CornerView(source, source_type.shape(), span)
-                                                                  : TileOperand(source, false);
+    TypedValue tile = source_type.has_partial_valid_shape() ? CornerView(source, source_type.shape(), span)
+                                                            : TileOperand(source, false);
+    if (op == "tile.tpush_to_aic" && plan_.pipes.nz_staged_pushes) tile = NzStaged(tile, source, span);
     Add(body_,
         PtoOp{.name = pto,
               .attrs = {{"split", SplitAttr(split)}},

@@ -13,6 +13,11 @@
 // PTOAS carries one logical pipe per direction per function, both directions on one pipe when both
 // are used (dir_mask 3), with a fixed ring: 8 slots for one direction, 4 each for both. A slot holds
 // the largest tile crossing, whole (before a split between the vector lanes).
+//
+// On a5 the vector core pushes straight into the cube's slot in L1, which holds the tile in the NZ
+// layout the cube reads Mat tiles in: a pushed Vec tile is first moved (`pto.tmov`) into an NZ-laid
+// tile in the Vec scratch, which is pushed (as upstream's ExpandMixedKernel moves it on Ascend950).
+// On a2a3 the slots pass through GM, which takes the row-major tile as it is.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +49,7 @@ struct PipeUse {
   // The first byte past this member's tiles in the buffer its pops land in (Vec or Mat), where its
   // slot buffer can go.
   int64_t consumer_free_offset = 0;
+  bool nz_staged_pushes = false;    // a5: its pushes to the cube go through an NZ tile in the Vec scratch
 
   std::string peer;                // the other member's function name
   std::string buffer_prefix;       // "<group>": the slot buffers are "<group>_c2v_slot_buffer", ...

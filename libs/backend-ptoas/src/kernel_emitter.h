@@ -92,6 +92,8 @@ class KernelEmitter {
   // `%<name> = pto.alloc_tile` of a [rows, cols] tile of `element` in the Vec scratch (KernelPlan::
   // vec_scratch_offset), emitted into the body where the op that needs it stands.
   TypedValue ScratchTile(const std::string& name, std::string_view element, TileExtent extent, const ir::Span& span);
+  // a5: a tile pushed to the cube, moved into the NZ layout of its slot (cross_core_pipes.cpp).
+  TypedValue NzStaged(const TypedValue& tile, const ir::Var& source, const ir::Span& span);
   // index_gather.cpp: tile.gather as pto.tgather's index form, tile.gather_dim as that form row by row.
   void LowerGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);

@@ -78,6 +78,10 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
     if (op.starts_with("tile.tpush"))
       pipes.largest_slot_bytes = std::max(pipes.largest_slot_bytes,
                                           TileBytes(*call.args()[0]->type()->As<ir::TileType>()));
+    if (op == "tile.tpush_to_aic" && arch_ == "a5") {  // the NZ staging tile (cross_core_pipes.h)
+      pipes.nz_staged_pushes = true;
+      return NeedScratch(TileBytes(*call.args()[0]->type()->As<ir::TileType>()), call, span);
+    }
     return {};
   }
   const ir::Var& var = *assign->var();

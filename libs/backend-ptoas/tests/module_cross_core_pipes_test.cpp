@@ -207,10 +207,22 @@ TEST(EmitModuleCrossCorePipes, OneDirectionOnA5) {
       << text;
 }
 
-TEST(EmitModuleCrossCorePipes, TheVectorToCubePipeIsRefusedOnA5) {
-  EXPECT_EQ(GroupError(*CubeMember(), *VectorMember(), "a5"),
-            "k.py:1:1: backend-ptoas does not lower the vector-to-cube pipe of mixed kernel 'g' on a5 yet: the pushed "
-            "Vec tile must first be moved into the NZ layout of the cube's slots");
+// On a5 the vector core writes into the cube's L1 slot, which holds NZ tiles: the pushed tile is
+// moved into an NZ tile in the Vec scratch (past x and c, which end at 2048) and that is pushed. The
+// vector core's own slot buffer goes past the scratch.
+TEST(EmitModuleCrossCorePipes, OnA5APushToTheCubeGoesThroughAnNzTile) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMember(), "a5");
+  const std::string nz = Tile("vec", "blayout=col_major, slayout=row_major");
+  EXPECT_NE(text.find("    %x_nz = pto.alloc_tile addr = %c2048_i64 valid_row = %c16_index valid_col = %c16_index : " +
+                      nz + "\n" + "    pto.tmov ins(%x : " + kVec + ") outs(%x_nz : " + nz + ")\n" +
+                      "    pto.tpush_to_aic(%x_nz : " + nz + ") {split = 0}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer = pto.reserve_buffer {name = \"g_c2v_slot_buffer\", size = 4096, "
+                            "location = #pto.address_space<vec>, auto = false, base = 3072} -> i32"))
+      << text;
+  // On a2a3 the slots pass through GM, which takes the row-major tile.
+  EXPECT_EQ(EmitGroup(*CubeMember(), *VectorMember(), "a2a3").find("_nz"), std::string::npos);
 }
 
 // The slot buffer a member pops from lives for the whole kernel, so it needs room past every tile;
