@@ -70,7 +70,7 @@ struct KernelPlan;
 // Joins the planned members of the mixed kernel `group`: the directions and slot size they share,
 // and each consumer's slot buffer past its tiles. Fails naming the group when PTOAS cannot express
 // their pipes (a direction only one side uses, whole and split tiles on one pipe, a slot buffer that
-// does not fit, the vector-to-cube direction on a5).
+// does not fit).
 pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir::Function& aic, KernelPlan& aic_plan,
                                                const ir::Function& aiv, KernelPlan& aiv_plan, std::string_view arch);
 
