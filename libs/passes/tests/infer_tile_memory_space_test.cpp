@@ -283,6 +283,72 @@ TEST(InferTileMemorySpace, ExplicitVecOperandMovesIntoMatThenL0) {
       << text;
 }
 
+// A K loop rebinding its weight chunk, as the frontend carries it (pypto-lib's pipelined LM head):
+//
+//   w = pl.load(b, [0, 0], [64, 64]); acc = pl.matmul(x, w)
+//   for i, (w_iter, acc_iter) in pl.range(2, init_values=(w, acc)):     # line 6
+//       w_next = pl.load(b, [0, 0], [64, 64]); acc_next = pl.matmul_acc(acc_iter, x, w_next)
+//       w_out, acc_out = pl.yield_(w_next, acc_next)
+//   pl.store(acc_out, [0, 0], c)                                          # and w_out when `store_w`
+//
+// With nothing reading w_iter or w_out, the carry goes and the weight is loaded into Mat only: the
+// carry is no vector read, and a Vec copy would put the weight in the AIV member's UB.
+ProgramPtr CarriedWeightProgram(bool store_w) {
+  KernelBuilder k;
+  auto x = k.Load("x", a, 0, 0, 64, 64, 3);
+  auto w = k.Load("w", b, 0, 0, 64, 64, 4);
+  auto acc = k.Let("acc", Op("tile.matmul", {x, w}, 5));
+  auto w_iter = std::make_shared<Var>("w_iter", w->type(), Span{"k.py", 6, 5});
+  auto acc_iter = std::make_shared<Var>("acc_iter", acc->type(), Span{"k.py", 6, 5});
+  KernelBuilder body;
+  auto w_next = body.Load("w_next", b, 0, 0, 64, 64, 7);
+  auto acc_next = body.Let("acc_next", Op("tile.matmul_acc", {acc_iter, x, w_next}, 8));
+  body.body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{w_next, acc_next}));
+  auto w_out = std::make_shared<Var>("w_out", w->type(), Span{"k.py", 6, 5});
+  auto acc_out = std::make_shared<Var>("acc_out", acc->type(), Span{"k.py", 6, 5});
+  k.body.push_back(std::make_shared<ForStmt>(
+      testing::LoopVar("i", 6), testing::Index(0), testing::Index(2), testing::Index(1),
+      std::vector<IterArg>{{w_iter, w}, {acc_iter, acc}}, std::make_shared<SeqStmts>(body.body),
+      std::vector<VarPtr>{w_out, acc_out}, ForKind::Sequential, Span{"k.py", 6, 5}));
+  k.Eval(Op("tile.store", {acc_out, Ints({0, 0}), c}, 9));
+  if (store_w) k.Eval(Op("tile.store", {w_out, Ints({0, 0}), a}, 10));
+  return k.Program({a, b, c}, c);
+}
+
+TEST(InferTileMemorySpace, AWeightCarriedButNeverReadIsLoadedIntoMatOnly) {
+  auto placed = Place(CarriedWeightProgram(false));
+  ASSERT_TRUE(placed) << placed.error().str();
+  const std::string text = Kernel(*placed);
+  EXPECT_NE(text.find("    w: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], "
+                      "target_memory=pl.Mem.Mat)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    for i, (acc_iter,) in pl.range(2, init_values=(acc,)):\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("        w_next: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], "
+                      "target_memory=pl.Mem.Mat)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("pl.Mem.Vec"), std::string::npos) << text;
+
+  auto split = testing::RunPipeline({InferTileMemorySpace(), ExpandMixedKernel()}, CarriedWeightProgram(false));
+  ASSERT_TRUE(split) << split.error().str();
+  EXPECT_EQ((*split)->Find("k")->type(), FunctionType::AIC) << PrintFunction(*(*split)->Find("k"));
+}
+
+// The carried weight read after the loop keeps its carry, and so its Vec load beside the Mat one.
+TEST(InferTileMemorySpace, ACarriedWeightReadAfterTheLoopKeepsItsCarry) {
+  auto placed = Place(CarriedWeightProgram(true));
+  ASSERT_TRUE(placed) << placed.error().str();
+  const std::string text = Kernel(*placed);
+  EXPECT_NE(text.find("    for i, (w_iter, acc_iter) in pl.range(2, init_values=(w, acc)):\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    w: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0], [64, 64])\n"
+                      "    w_mat: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], "
+                      "target_memory=pl.Mem.Mat)\n"),
+            std::string::npos)
+      << text;
+}
+
 // Without the pass, a matmul still reading a Vec tile fails ExpandMixedKernel's requirement.
 TEST(InferTileMemorySpace, VerifierRejectsUnplacedOperands) {
   auto result = testing::RunPipeline({ExpandMixedKernel()}, GemmProgram());
