@@ -1,8 +1,11 @@
 """The JIT cache keyed as upstream keys it: a ``pl.dynamic`` axis is None in the key, so calls with
-different extents of it share one entry; each extent still runs code specialised for it."""
+different extents of it share one entry. A bare ``pl.dynamic`` name on the outermost axis is
+compiled once for every extent; other dynamic axes (scaled, inner, bound in the body) are compiled
+per extent under the entry, as is a program whose generic build fails."""
 
 import pytest
 import torch
+from pypto.language.parser import ParserTypeError
 
 KERNELS = """
 import pypto.language as pl
@@ -79,16 +82,26 @@ def test_one_entry_serves_every_extent_of_a_dynamic_axis(kernels):
     assert shapes["out"] == ((None, 64), "FP32")
 
 
-def test_each_extent_is_compiled_once(kernels):
+def test_one_build_serves_every_extent_of_a_bare_dynamic_axis(kernels):
     kernels.copy_rows.clear_cache()
     first = kernels.copy_rows.compile(torch.zeros(32, 64), torch.zeros(32, 64))
-    second = kernels.copy_rows.compile(torch.zeros(16, 64), torch.zeros(16, 64))
-    assert first is not second
-    assert kernels.copy_rows.compile(torch.zeros(32, 64), torch.zeros(32, 64)) is first
-    assert len(kernels.copy_rows._cache.by_extent) == 2
-    # Clearing the entries forgets the extents compiled under them.
+    assert kernels.copy_rows.compile(torch.zeros(16, 64), torch.zeros(16, 64)) is first
+    assert len(kernels.copy_rows._cache.by_extent) == 1
+    # Clearing the entries forgets the build.
     kernels.copy_rows._cache.clear()
     assert kernels.copy_rows.compile(torch.zeros(32, 64), torch.zeros(32, 64)) is not first
+
+
+def test_each_extent_of_a_bound_axis_is_compiled_once(kernels):
+    # bind_dynamic is compiled per extent: the body names the axis, not the annotation.
+    kernels.scale_bound.clear_cache()
+    first = kernels.scale_bound.compile(torch.zeros(32, 64), torch.zeros(16, 64))
+    second = kernels.scale_bound.compile(torch.zeros(16, 64), torch.zeros(16, 64))
+    assert first is not second
+    assert kernels.scale_bound.compile(torch.zeros(32, 64), torch.zeros(16, 64)) is first
+    assert len(kernels.scale_bound._cache.by_extent) == 2
+    kernels.scale_bound._cache.clear()
+    assert kernels.scale_bound.compile(torch.zeros(32, 64), torch.zeros(16, 64)) is not first
 
 
 def test_bind_dynamic_makes_an_axis_dynamic_in_the_key(kernels):
@@ -117,18 +130,106 @@ def test_a_static_axis_stays_in_the_key(kernels):
 
 def test_three_token_counts_of_the_model_pattern(kernels, tmp_path, monkeypatch):
     """A ragged token loop called at three token counts (one below a tile, one ragged, one whole),
-    then at the first again: every result is right, and today each new count compiles once and
-    stores one disk-cache entry; the repeat compiles nothing. One compile for every extent (issue 30)
-    is designed in docs/language.md ("One compile for every extent"); when it lands, the entries
-    below become 1."""
+    then at the first again: every result is right, and the program is compiled once, for every
+    extent of ROWS (docs/language.md, "One compile for every extent"): one build, one disk-cache
+    entry; the repeat compiles nothing."""
     import pypto.jit
+    from pypto.jit import decorator
 
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    compiles = []
+    compile_once = decorator._core.compile
+    monkeypatch.setattr(decorator._core, "compile", lambda *a, **k: compiles.append(1) or compile_once(*a, **k))
     kernels.add_rows.clear_cache()
     for tokens in (7, 40, 96, 7):
         x, y, out = torch.randn(tokens, 64), torch.randn(tokens, 64), torch.zeros(tokens, 64)
         kernels.add_rows(x, y, out)
         torch.testing.assert_close(out, x + y)
-    assert len(kernels.add_rows._cache) == 1
-    assert len(kernels.add_rows._cache.by_extent) == 3
-    assert pypto.jit.cache_info()["entries"] == 3
+    assert len(compiles) == 1
+    assert kernels.add_rows._cache.fallback == {}
+    assert len(kernels.add_rows._cache.by_extent) == 1
+    assert pypto.jit.cache_info()["entries"] == 1
+    # The build directory records the token axis as dynamic.
+    (compiled,) = kernels.add_rows._cache.by_extent.values()
+    assert {p.name: p.shape for p in compiled.parameters}["x"] == (None, 64)
+
+
+FALLBACKS = """
+import pypto.language as pl
+
+ROWS = pl.dynamic("ROWS")
+COLS = pl.dynamic("COLS")
+TILE = 16
+
+
+@pl.jit
+def double_rows(x: pl.Tensor[[ROWS * 2, 64], pl.FP32], out: pl.Out[pl.Tensor[[ROWS * 2, 64], pl.FP32]]):
+    for r in pl.range(0, ROWS * 2, TILE):
+        rows = pl.min(TILE, ROWS * 2 - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.add(a, a), [r, 0], out)
+    return out
+
+
+@pl.jit
+def add_cols(x: pl.Tensor[[16, COLS], pl.FP32], out: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]):
+    for c in pl.range(0, COLS, TILE):
+        cols = pl.min(TILE, COLS - c)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [0, c], [16, TILE], valid_shape=[16, cols])
+            pl.store(pl.add(a, 1.0), [0, c], out)
+    return out
+
+
+@pl.jit
+def add_pair(x: pl.Tensor[[ROWS, 64], pl.FP32], y: pl.Tensor[[ROWS, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]]):
+    for r in pl.range(0, ROWS, TILE):
+        rows = pl.min(TILE, ROWS - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            b = pl.load(y, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.add(a, b), [r, 0], out)
+    return out
+"""
+
+
+@pytest.fixture
+def fallbacks(write_kernel):
+    return write_kernel("dynamic_fallbacks", FALLBACKS)
+
+
+def test_a_scaled_dimension_is_compiled_per_extent(fallbacks):
+    """`ROWS * 2` needs the extent: each extent is its own build, as before, and both are right."""
+    module, _ = fallbacks
+    module.double_rows.clear_cache()
+    for rows in (24, 40):
+        x, out = torch.randn(rows, 64), torch.zeros(rows, 64)
+        module.double_rows(x, out)
+        torch.testing.assert_close(out, x + x)
+    assert len(module.double_rows._cache.by_extent) == 2
+
+
+def test_an_inner_dynamic_axis_is_compiled_per_extent(fallbacks):
+    """Only the outermost axis is generic (the tensor view's strides read the inner extents)."""
+    module, _ = fallbacks
+    module.add_cols.clear_cache()
+    for cols in (20, 48):
+        x, out = torch.randn(16, cols), torch.zeros(16, cols)
+        module.add_cols(x, out)
+        torch.testing.assert_close(out, x + 1)
+    assert len(module.add_cols._cache.by_extent) == 2
+
+
+def test_tensors_sharing_a_dimension_must_agree_at_each_call(fallbacks):
+    """The generic build serves 40 rows; a call whose `y` has 39 is reported at y's annotation."""
+    module, path = fallbacks
+    module.add_pair.clear_cache()
+    x, y, out = torch.randn(40, 64), torch.randn(40, 64), torch.zeros(40, 64)
+    module.add_pair(x, y, out)
+    torch.testing.assert_close(out, x + y)
+    with pytest.raises(ParserTypeError) as info:
+        module.add_pair(x, torch.randn(39, 64), out)
+    assert info.value.message == "the dynamic dimension 'ROWS' is 40 for parameter 'x' but 39 for parameter 'y'"
+    assert info.value.location == f"{path}:30:63"

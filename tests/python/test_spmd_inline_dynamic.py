@@ -95,13 +95,13 @@ def test_dynamic_rms_norm_against_torch(kernels, tokens):
     torch.testing.assert_close(out.float(), expected.float(), rtol=1.0 / 128, atol=1e-4)
 
 
-def test_each_token_count_is_its_own_specialisation(kernels):
+def test_one_build_serves_every_token_count(kernels):
+    # T is a bare pl.dynamic name on the outermost axis: compiled once for every extent (issue 30).
     x8, x16 = torch.randn(8, 512).to(torch.bfloat16), torch.randn(16, 512).to(torch.bfloat16)
     w = torch.ones(512, dtype=torch.bfloat16)
     first = kernels.rms_norm_test.compile(x8, w, torch.empty_like(x8))
-    second = kernels.rms_norm_test.compile(x16, w, torch.empty_like(x16))
-    assert first.output_dir != second.output_dir
-    assert kernels.rms_norm_test.compile(x8, w, torch.empty_like(x8)) is first
+    assert kernels.rms_norm_test.compile(x16, w, torch.empty_like(x16)) is first
+    assert kernels.rms_norm_test._cache.fallback == {}
 
 
 def test_spmd_loop_and_inline_tuple_return(kernels):

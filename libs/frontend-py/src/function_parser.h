@@ -398,6 +398,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   // parse_expressions.cpp: expressions
   ir::Result<ir::ExprPtr> ParseExpr(py::handle node);
   ir::Result<ir::ExprPtr> DynamicExtent(const DynamicDim& dim, const ir::Span& span) const;
+  ir::Result<std::vector<ir::StmtPtr>> DefineUnboundExtents(const ir::Span& span);
+  ir::Result<ir::ExprPtr> AxisExtent(const std::string& tensor, const ir::ShapedType& type, size_t axis,
+                                     const ir::Span& span) const;
   ir::Result<ir::StmtPtr> ParseBindDynamic(py::handle call);
   ir::Result<ir::ExprPtr> ParseTensorDim(py::handle node);
   static ir::ExprPtr ConstantExpr(const Constant& value, const ir::Span& span);

@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
 #include <variant>
 
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::frontend {
 
@@ -68,8 +72,12 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseExpr(py::handle node) {
   // `x.shape` of a tensor or tile: its extents, constants once the function is specialised.
   if (const ir::ShapedType* shaped = ShapeOf(node)) {
     std::vector<ir::ExprPtr> extents;
-    for (int64_t dim : shaped->shape())
-      extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, span));
+    const std::string owner = node.attr("value").attr("id").cast<std::string>();
+    for (size_t d = 0; d < shaped->shape().size(); ++d) {
+      auto extent = AxisExtent(owner, *shaped, d, span);
+      if (!extent) return extent;
+      extents.push_back(*extent);
+    }
     return ir::ExprPtr(std::make_shared<ir::TupleLiteral>(std::move(extents), span));
   }
   if (type == "Subscript" && ShapeOf(node.attr("value"))) return ParseShapeExtent(node);
@@ -118,7 +126,49 @@ ir::Result<ir::ExprPtr> FunctionParser::DynamicExtent(const DynamicDim& dim, con
                                  "'{}' but {}",
                                  dim.name, bound->second.extent, bound->second.param, bound->second.conflict),
                      span, "read the extent of one tensor with pl.tensor.dim(t, axis)");
+  if (bound->second.extent == ir::kDynamicExtent) {
+    if (bound->second.var) return ir::ExprPtr(bound->second.var);
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("the dynamic dimension '{}' needs a static extent here", dim.name), span,
+                     "only a @pl.jit entry reads a dimension passed unbound");
+  }
   return ir::ExprPtr(std::make_shared<ir::ConstInt>(bound->second.extent, ir::DataType::INDEX, span));
+}
+
+// A @pl.jit entry compiled for every extent: each dimension passed unbound is an INDEX variable the
+// entry defines first, `M = tensor.extent(x, axis=0)`, x being the first parameter it labels.
+ir::Result<std::vector<ir::StmtPtr>> FunctionParser::DefineUnboundExtents(const ir::Span& span) {
+  std::vector<ir::StmtPtr> stmts;
+  for (auto& [name, binding] : dynamic_) {
+    if (binding.extent != ir::kDynamicExtent || binding.var) continue;
+    auto call = ir::OpRegistry::Get().CreateCall("tensor.extent", {env_.at(binding.param)},
+                                                 {{"axis", ir::OpAttr(binding.axis)}}, span);
+    if (!call) return pypto::unexpected(call.error());
+    binding.var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX), span);
+    stmts.push_back(std::make_shared<ir::AssignStmt>(binding.var, *call, span));
+  }
+  return stmts;
+}
+
+// Axis `axis` of the tensor named `tensor` (`x.shape[0]`, `pl.tensor.dim(x, 0)`): a constant, or for
+// an axis passed unbound the variable of the dimension labelling it, where an entry parameter has it.
+ir::Result<ir::ExprPtr> FunctionParser::AxisExtent(const std::string& tensor, const ir::ShapedType& type,
+                                                   size_t axis, const ir::Span& span) const {
+  const int64_t extent = type.shape()[axis];
+  if (extent != ir::kDynamicExtent) return ir::ExprPtr(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
+  auto named = env_.find(tensor);
+  for (const auto& [name, binding] : dynamic_) {
+    if (!binding.var) continue;
+    for (const auto& [param, param_axis] : binding.axes) {
+      auto param_var = env_.find(param);
+      if (param == tensor && param_axis == static_cast<int64_t>(axis) && named != env_.end() &&
+          param_var->second == named->second && named->second->type()->As<ir::TensorType>() == &type)
+        return ir::ExprPtr(binding.var);
+    }
+  }
+  return MakeError(DiagnosticKind::Type,
+                   fmt::format("axis {} of '{}' needs a static extent here", axis, tensor), span,
+                   "read the extent of an entry parameter, or of a pl.dynamic dimension by its name");
 }
 
 // `x.bind_dynamic(axis, T)`: declares axis `axis` of tensor x dynamic. It produces no IR; it binds
@@ -150,6 +200,15 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseBindDynamic(py::handle call) {
   if (!dim)
     return MakeError(DiagnosticKind::Type, "the second argument of bind_dynamic is a pl.dynamic dimension",
                      map_.SpanOf(args[1]), "declare it at module level: T = pl.dynamic(\"T\")");
+  if (extent == ir::kDynamicExtent) {
+    // The axis the annotation already labels with this dimension: nothing to bind.
+    auto bound = dynamic_.find(dim->name);
+    const std::pair<std::string, int64_t> labelled{DottedName(receiver), *index < 0 ? *index + rank : *index};
+    if (bound != dynamic_.end() && bound->second.var &&
+        std::find(bound->second.axes.begin(), bound->second.axes.end(), labelled) != bound->second.axes.end())
+      return ir::StmtPtr{};
+    return MakeError(DiagnosticKind::Type, "bind_dynamic of an axis passed unbound needs a static extent", span);
+  }
   const std::string owner = DottedName(receiver);
   auto [it, fresh] = dynamic_.emplace(dim->name, DynamicBinding{extent, owner});
   if (!fresh && it->second.extent != extent)
@@ -190,8 +249,8 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseTensorDim(py::handle node) {
     auto run_time = program_.run_time_shapes.find(var->id());
     if (run_time != program_.run_time_shapes.end()) return run_time->second[axis_index];
   }
-  const int64_t extent = type->shape()[axis_index];
-  return ir::ExprPtr(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
+  return AxisExtent(IsNode(args[0], "Name") ? args[0].attr("id").cast<std::string>() : ir::PrintExpr(*tensor), *type,
+                    axis_index, span);
 }
 
 ir::ExprPtr FunctionParser::ConstantExpr(const Constant& value, const ir::Span& span) {

@@ -15,6 +15,19 @@ namespace pypto::frontend {
 using ir::DiagnosticKind;
 using ir::MakeError;
 
+namespace {
+
+// `first`, then the statements of `body`.
+ir::StmtPtr Prepended(std::vector<ir::StmtPtr> first, const ir::StmtPtr& body) {
+  if (const auto* seq = body->As<ir::SeqStmts>())
+    first.insert(first.end(), seq->stmts().begin(), seq->stmts().end());
+  else
+    first.push_back(body);
+  return std::make_shared<ir::SeqStmts>(std::move(first), body->span());
+}
+
+}  // namespace
+
 ir::Result<ir::FunctionPtr> FunctionParser::Parse() {
   InlineConstantLists(source_.signature ? source_.signature->def : source_.def, *source_.constants);
   return ParseFunction(source_.def);
@@ -59,9 +72,14 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
   }
   if (IsExternal(source_.attrs)) return ExternalDeclaration(def, params, directions);
   function_def_ = py::reinterpret_borrow<py::object>(def);
+  // Only an entry defines the dimensions passed unbound; a kernel reading one falls back (DynamicExtent).
+  auto extents = source_.type == ir::FunctionType::Opaque ? DefineUnboundExtents(map_.SpanOf(def))
+                                                          : ir::Result<std::vector<ir::StmtPtr>>{};
+  if (!extents) return pypto::unexpected(extents.error());
   auto body = ParseBlock(def.attr("body"));
   if (!body) return pypto::unexpected(body.error());
   body = DropUnreadSliceLoads(*body);
+  if (!extents->empty()) body = Prepended(std::move(*extents), *body);
   ReturnedWindowsAreWritten(*body, params, windows, directions);
   std::vector<ir::TypePtr> return_types;
   for (const auto& value : returns_) return_types.push_back(value->type());

@@ -52,7 +52,8 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseShapeExtent(py::handle node) {
                      fmt::format("the index of a {}-d shape must be an integer constant in [{}, {})", rank, -rank,
                                  rank),
                      map_.SpanOf(node.attr("slice")));
-  return ir::ExprPtr(std::make_shared<ir::ConstInt>(shape[*i < 0 ? *i + rank : *i], ir::DataType::INDEX, span));
+  return AxisExtent(node.attr("value").attr("value").attr("id").cast<std::string>(), *ShapeOf(node.attr("value")),
+                    static_cast<size_t>(*i < 0 ? *i + rank : *i), span);
 }
 
 // `[32, 16][i]` for a constant i: element i (negative counts from the end). A list the kernel names

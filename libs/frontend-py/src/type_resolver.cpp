@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/row_merge.h"
 
 namespace pypto::frontend {
@@ -136,6 +139,11 @@ ir::Result<AnnotatedShape> ReadShape(py::handle node, const SourceMap& map, cons
                      "write the dimensions as a list, or name a list of integers defined where the program is");
   for (auto element : node.attr("elts")) {
     shape.nodes.push_back(element);
+    if (DottedName(element) == ir::kDynamicExtentName) {  // a printed program's dynamic axis
+      shape.dims.push_back(ir::kDynamicExtent);
+      shape.dynamic.emplace_back();
+      continue;
+    }
     if (IsNode(element, "Name") && constants) {
       auto it = constants->find(element.attr("id").cast<std::string>());
       if (it != constants->end() && std::holds_alternative<int64_t>(it->second)) {
@@ -183,6 +191,34 @@ ir::Result<ir::Shape> ResolveShape(py::handle node, const SourceMap& map, const 
   return shape->dims;
 }
 
+// A dimension the JIT passed unbound (a program compiled once for every extent): the axis stays
+// dynamic, and the first parameter naming the dimension is where the entry reads its extent. Only a
+// bare name is generic; `M * 2` and the like need the extent, which the JIT then passes (its
+// fallback catches this error: keep "needs a static extent" in it).
+ir::Result<bool> BindUnboundDim(AnnotatedShape& shape, size_t d, const std::string& param, const SourceMap& map,
+                                DynamicBindings* bindings) {
+  const DynamicExtent& dynamic = shape.dynamic[d];
+  auto known = bindings ? bindings->find(dynamic.name) : DynamicBindings::iterator{};
+  // An inline function's own parameters may label another axis with the name, which the caller's
+  // variable does not read; unless the caller passes only this dimension unbound, whose extent is
+  // then the only one an unbound axis can have.
+  const auto unbound = bindings ? std::ranges::count_if(*bindings, [](const auto& entry) {
+    return entry.second.extent == ir::kDynamicExtent;
+  }) : 0;
+  const bool clash = bindings && known != bindings->end() &&
+                     (known->second.extent != ir::kDynamicExtent || (known->second.inherited && unbound != 1));
+  if (dynamic.scale != 1 || dynamic.offset != 0 || !bindings || clash)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("parameter '{}' has the dimension {}, which needs a static extent", param,
+                                 dynamic.written),
+                     map.SpanOf(shape.nodes[d]), "pass a tensor: the program is compiled for its extent");
+  shape.dims[d] = ir::kDynamicExtent;
+  auto [it, fresh] = bindings->emplace(dynamic.name, DynamicBinding{.extent = ir::kDynamicExtent, .param = param,
+                                                                    .axis = static_cast<int64_t>(d)});
+  it->second.axes.emplace_back(param, static_cast<int64_t>(d));
+  return true;
+}
+
 // Gives each dynamic dimension of `shape` the passed tensor's extent, checked against the extent an
 // earlier parameter bound the same name to.
 ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param, const TensorSpec* spec,
@@ -198,6 +234,10 @@ ir::Result<bool> BindDynamicDims(AnnotatedShape& shape, const std::string& param
                                    param, name),
                        span);
     if (spec->shape.size() != shape.dims.size()) return true;  // the rank mismatch is reported by the caller
+    if (spec->shape[d] == ir::kDynamicExtent) {
+      if (auto ok = BindUnboundDim(shape, d, param, map, bindings); !ok) return ok;
+      continue;
+    }
     shape.dims[d] = spec->shape[d];
     const int64_t value = (spec->shape[d] - dynamic.offset) / dynamic.scale;
     if (value <= 0 || value * dynamic.scale + dynamic.offset != spec->shape[d])

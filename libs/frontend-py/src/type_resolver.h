@@ -28,6 +28,12 @@ struct DynamicBinding {
   // Taken over from the caller of an inline function: the inline's own parameters may bind the name
   // to another extent (each function's annotations are their own scope, as upstream parses them).
   bool inherited = false;
+  // A dimension passed unbound (extent ir::kDynamicExtent): the axis of `param` it labels, and the
+  // INDEX variable the entry defines as that axis's extent when the program runs.
+  int64_t axis = 0;
+  ir::VarPtr var;
+  // Every (parameter, axis) the dimension labels, passed unbound: `y.shape[0]` reads `var` too.
+  std::vector<std::pair<std::string, int64_t>> axes;
 };
 using DynamicBindings = std::map<std::string, DynamicBinding>;
 

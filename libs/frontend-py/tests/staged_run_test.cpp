@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "orchestration_test_util.h"
+#include "pypto/ir/dynamic_extent.h"
 
 namespace pypto::frontend::testing {
 namespace {
@@ -111,6 +112,42 @@ TEST(StagedRun, APlanWhoseReadsNeedNoTaskRunsAsOneStage) {
   ASSERT_TRUE(ran) << ran.error().str();
   EXPECT_EQ(submits, std::vector<size_t>{5});
   EXPECT_EQ(params, std::vector<size_t>{3});
+}
+
+// A program compiled for every extent of M (the JIT passes the axis as -1): the entry reads M off x,
+// the C++ from the descriptor, and each run's plan expands as many tasks as that run's x has tiles.
+TEST(StagedRun, ADynamicAxisIsReadFromEachRunsTensor) {
+  auto request = Request("@pl.jit\n"
+                         "def f(x: pl.Tensor[[M, 32], pl.FP32], y: pl.Out[pl.Tensor[[M, 32], pl.FP32]]):\n"
+                         "    for r in pl.range(0, M, 16):\n"
+                         "        rows = pl.min(16, M - r)\n"
+                         "        with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"copy\"):\n"
+                         "            t = pl.load(x, [r, 0], [16, 32], valid_shape=[rows, 32])\n"
+                         "            pl.store(t, [r, 0], y)\n"
+                         "    return y\n",
+                         {{"x", {ir::kDynamicExtent, 32}}, {"y", {ir::kDynamicExtent, 32}}});
+  request.constants["M"] = DynamicDim{"M"};
+  auto generated = GenerateForTest(request);
+  ASSERT_TRUE(generated) << generated.error().str();
+  const codegen_orch::Orchestration* orchestration = &generated->orchestration;
+  ASSERT_NE(orchestration->deferred, nullptr);
+  EXPECT_NE(orchestration->cpp_source.find("int64_t M = (int64_t)ext_x.shapes[0];\n"), std::string::npos)
+      << orchestration->cpp_source;
+  for (uint32_t rows : {7u, 40u}) {
+    std::vector<float> x(rows * 32), y(rows * 32);
+    const std::vector<rt::ChipTensor> tensors = {
+        rt::MakeExternalTensor(x.data(), std::vector<uint32_t>{rows, 32}, PYPTO_RT_FLOAT32),
+        rt::MakeExternalTensor(y.data(), std::vector<uint32_t>{rows, 32}, PYPTO_RT_FLOAT32)};
+    size_t submits = 0;
+    auto ran = codegen_orch::RunDeferredPlan(
+        *orchestration->deferred, orchestration->plan, tensors,
+        [&](const rt::TaskPlan& plan, std::span<const rt::ChipTensor>) -> ir::Result<bool> {
+          submits += plan.submits.size();
+          return true;
+        });
+    ASSERT_TRUE(ran) << ran.error().str();
+    EXPECT_EQ(submits, (rows + 15) / 16);
+  }
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ def entry_parameters(lowered) -> list:
             kind=p["kind"],
             dtype=p["dtype"],
             direction="Scalar" if p["kind"] == "scalar" else p["direction"],
-            shape=tuple(p["shape"]) if "shape" in p else None,
+            # -1: a dynamic axis of a program compiled for every extent (ir::kDynamicExtent).
+            shape=tuple(None if dim == -1 else dim for dim in p["shape"]) if "shape" in p else None,
             declared_in_written_by=p.get("declared_in_written_by"),
         )
         for p in params

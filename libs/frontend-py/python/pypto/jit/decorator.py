@@ -7,6 +7,7 @@ import hashlib
 import inspect
 import textwrap
 import types
+import warnings
 
 from pypto import _core
 from pypto.ir.compiler import entry_parameters
@@ -118,6 +119,17 @@ class JITFunction:
             config.dfx,
             self.auto_scope,
         )
+        generic = self._generic_specs(specs) if extents and key not in self._cache.fallback else None
+        if generic is not None:
+            compiled = self._cached_or_built(key, _GENERIC, generic, constants, config, args, kwargs)
+            if compiled is not None:
+                return compiled
+        return self._cached_or_built(key, extents, specs, constants, config, args, kwargs)
+
+    def _cached_or_built(self, key, extents, specs, constants, config, args, kwargs):
+        """The program for ``key`` and ``extents`` (``_GENERIC``: the one compiled for every extent of the
+        dynamic axes, which ``specs`` then pass as -1), from memory, disk or a new build. A generic build
+        that fails is remembered for the key, which is then compiled per extent (returns None)."""
         compiled = self._cache.lookup(key, extents)
         if compiled is not None:
             return compiled
@@ -125,27 +137,42 @@ class JITFunction:
         disk_key = (key, extents, self._source_info().filename) if _disk_cacheable(config) else None
         compiled = self._from_disk(disk_key, config)
         if compiled is None:
-            output_dir = new_build_dir(config, f"_jit_{self.__name__}")
-            dump_dir = output_dir / "passes_dump" if config.dump_passes else None
-            try:
-                lowered = self._lower(specs, constants, config, dump_dir)
-                artifacts = _core.compile(
-                    lowered, config.platform, str(output_dir), config.task_window,
-                    ring_heap=config.ring_heap_sizes, ring_dep_pool=config.ring_dep_pool_sizes,
-                    **config.compile_dfx()
-                )
-            except BaseException:
-                if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
-                    remove_if_empty(output_dir)
-                raise
-            parameters = self._parameters(lowered, args, kwargs)
-            write_manifest(output_dir, config.platform, self.__name__, parameters)
-            write_run_script(output_dir, config.platform, self.__name__, parameters)
-            compiled = CompiledProgram(artifacts, parameters)
+            if extents != _GENERIC:
+                compiled = self._build(specs, constants, config, args, kwargs)
+            else:
+                # A failed generic build's warnings are the per-extent build's to give.
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    try:
+                        compiled = self._build(specs, constants, config, args, kwargs)
+                    except Exception as error:  # noqa: BLE001 - the per-extent build reports what is wrong
+                        self._cache.fallback[key] = str(error)
+                        return None
+                for warning in said:
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
             if disk_key is not None:
-                disk_cache.store(disk_key, output_dir)
+                disk_cache.store(disk_key, compiled.output_dir)
         self._cache.insert(key, extents, compiled)
         return compiled
+
+    def _build(self, specs, constants, config, args, kwargs) -> CompiledProgram:
+        output_dir = new_build_dir(config, f"_jit_{self.__name__}")
+        dump_dir = output_dir / "passes_dump" if config.dump_passes else None
+        try:
+            lowered = self._lower(specs, constants, config, dump_dir)
+            artifacts = _core.compile(
+                lowered, config.platform, str(output_dir), config.task_window,
+                ring_heap=config.ring_heap_sizes, ring_dep_pool=config.ring_dep_pool_sizes,
+                **config.compile_dfx()
+            )
+        except BaseException:
+            if not config.save_kernels_dir:  # new_build_dir created it: a failed compile leaves none
+                remove_if_empty(output_dir)
+            raise
+        parameters = self._parameters(lowered, args, kwargs)
+        write_manifest(output_dir, config.platform, self.__name__, parameters)
+        write_run_script(output_dir, config.platform, self.__name__, parameters)
+        return CompiledProgram(artifacts, parameters)
 
     def warmup(self, *args, config=None, **kwargs) -> str:
         """Compiles for these arguments without running (filling the in-memory and disk caches, and
@@ -330,6 +357,27 @@ class JITFunction:
             extents.extend((name, i, shape[i]) for i in sorted(axes))
         return keyed, tuple(extents)
 
+    def _generic_specs(self, specs):
+        """``specs`` with each dynamic axis passed unbound (-1), for the build that serves every extent of
+        them, or None where that build does not apply: only a bare ``pl.dynamic`` name on the outermost
+        axis of a parameter's annotation is generic (``M * 2``, an inner axis and ``bind_dynamic`` are
+        compiled per extent), and tensors that share a name must agree on it here (when they do not,
+        the per-extent build reports it, located at the annotation)."""
+        generic, seen = dict(specs), {}
+        for name, param in self._signature.parameters.items():
+            shape = _annotated_shape(param.annotation)
+            axes = self._dynamic_axes().get(name, set())
+            if not axes:
+                continue
+            if name not in specs or len(specs[name][0]) != len(shape) or axes != {0} or not isinstance(shape[0], DynVar):
+                return None
+            extent = specs[name][0][0]
+            if seen.setdefault(shape[0].name, extent) != extent:
+                return None
+            dims, dtype = specs[name]
+            generic[name] = ((-1, *dims[1:]), dtype)
+        return generic if seen else None
+
     def _dynamic_axes(self) -> dict:
         """The axes of each tensor parameter that are dynamic: those its annotation gives a
         ``pl.dynamic`` dimension (or one scaled or shifted), and those a ``x.bind_dynamic(axis, M)``
@@ -363,15 +411,22 @@ class JITFunction:
         return _core.lower(program, config.platform, verify_requested(), str(dump_dir) if dump_dir else None)
 
 
+# The extents under which the program compiled once for every extent of the dynamic axes is cached.
+_GENERIC = ("every extent",)
+
+
 class _SpecialisationCache(dict):
     """The in-memory cache, keyed as upstream keys it: a ``pl.dynamic`` axis counts as None, so one
-    entry serves every extent of it. Our IR has static shapes, so under an entry each extent of its
-    dynamic axes is compiled once, on first use (``by_extent``); the entry's value is the program
-    the last call under it ran. Clearing the cache forgets both."""
+    entry serves every extent of it. Where the program allows (``JITFunction._generic_specs``) that is
+    one build for all extents (``by_extent[(key, _GENERIC)]``); otherwise each extent of the dynamic
+    axes is compiled once, on first use (``by_extent``), and ``fallback`` holds why a key's generic
+    build failed. The entry's value is the program the last call under it ran. Clearing the cache
+    forgets all three."""
 
     def __init__(self):
         super().__init__()
         self.by_extent = {}
+        self.fallback = {}
 
     def lookup(self, key, extents):
         return self.by_extent.get((key, extents)) if key in self else None
@@ -383,6 +438,7 @@ class _SpecialisationCache(dict):
     def clear(self) -> None:
         super().clear()
         self.by_extent.clear()
+        self.fallback.clear()
 
 
 def _annotated_shape(annotation) -> list:
