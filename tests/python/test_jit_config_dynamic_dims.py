@@ -25,6 +25,17 @@ def add_one(x: pl.Tensor[[D.rows, 64], pl.FP32], y: pl.Out[pl.Tensor[[D.rows, 64
     with pl.at(level=pl.Level.CORE_GROUP):
         y[0:rows, :] = pl.add(x[0:rows, :], 1.0)
     return y
+
+
+@pl.jit
+def add_two(x: pl.Tensor[[D.rows, 64], pl.FP32], y: pl.Out[pl.Tensor[[D.rows, 64], pl.FP32]]):
+    # decode_fwd.py of pypto-lib's Qwen3-14B binds its block table this way.
+    x.bind_dynamic(0, D.rows)
+    y.bind_dynamic(0, D.rows)
+    rows = x.shape[0]
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[0:rows, :] = pl.add(x[0:rows, :], 2.0)
+    return y
 """
 
 
@@ -40,3 +51,11 @@ def test_a_dynamic_dimension_held_by_a_config_object_takes_each_calls_extent(ker
         y = torch.zeros(rows, 64)
         kernels.add_one(x, y)
         torch.testing.assert_close(y, x + 1)
+
+
+def test_bind_dynamic_takes_a_dimension_held_by_a_config_object(kernels):
+    for rows in (8, 24):
+        x = torch.randn(rows, 64)
+        y = torch.zeros(rows, 64)
+        kernels.add_two(x, y)
+        torch.testing.assert_close(y, x + 2)

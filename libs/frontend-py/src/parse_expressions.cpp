@@ -194,7 +194,8 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseBindDynamic(py::handle call) {
     return MakeError(DiagnosticKind::Type, fmt::format("bind_dynamic axis must be an integer in [{}, {})", -rank, rank),
                      map_.SpanOf(args[0]));
   const int64_t extent = type->shape()[static_cast<size_t>(*index < 0 ? *index + rank : *index)];
-  const std::string dim_name = IsNode(args[1], "Name") ? args[1].attr("id").cast<std::string>() : "";
+  // A module-level name, or an attribute of a config object (`D.block_table_flat`), keyed as the JIT keys it.
+  const std::string dim_name = DottedName(args[1]);
   auto constant = source_.constants->find(dim_name);
   const auto* dim = constant == source_.constants->end() ? nullptr : std::get_if<DynamicDim>(&constant->second);
   if (!dim)
