@@ -100,6 +100,9 @@ def test_a_scalar_read_as_a_tensor_descriptor_is_named(tmp_path):
     assert not result.passed
     assert "hand-written kernel 'KERNEL' (task " in result.error, result.error
     assert "crashed with SIGSEGV (invalid memory access) at address 0x3" in result.error, result.error
+    # The faulting instruction's line: at -O2 GCC folds the read of `wrong->buffer.addr` (line 8 of the
+    # written source) into the store through it, line 9.
+    assert f"({tmp_path / 'scalar_as_tensor.cpp'}:9, in kernel_entry): it read args[1]" in result.error, result.error
     assert (
         "it read args[1], the scalar 'scale' (INDEX, value 3), as a tensor descriptor pointer. In args[] the 1 "
         "tensor(s) come first, in signature order (args[0..0]), and the scalars after them, whatever their "

@@ -14,7 +14,9 @@ std::vector<std::string> HostCompileFlags() {
   // Kernels pun types through pointers as a matter of course (a struct copied out word by word through a
   // uint32_t*, as pypto-lib's paged-attention tiler writes its tiling); under GCC's strict aliasing such a
   // copy may drop a float member's store, so the host build, like the kernels' authors, assumes none.
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fno-strict-aliasing", "-fvect-cost-model=dynamic",
+  // -g1 (line tables only, cheap to build): a kernel that crashes is reported with its source line
+  // (the simulator's fault_location.h).
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-g1", "-fno-strict-aliasing", "-fvect-cost-model=dynamic",
                                     "-fPIC", "-shared"};
   // Upstream's simulator defines __CPU_SIM because it cannot run device code: kernels test it to swap
   // their body for an empty one (pypto-lib's paged-attention CCE kernel does). The simulator's include

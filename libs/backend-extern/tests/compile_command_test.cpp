@@ -38,16 +38,17 @@ TEST(HostCompileCommand, DefaultCompiler) {
   ScopedEnv cxx("CXX", nullptr);
   ScopedEnv cpu_sim("PYPTO_EXTERN_CPU_SIM", nullptr);
   EXPECT_EQ(HostCompileCommand("/k/entry.cpp", {"/k/inc", "/k/more"}, {"/rt/aicore", "/pto/include"}, "/out/k.so"),
-            (Argv{"c++", "-std=c++17", "-O2", "-fno-strict-aliasing", "-fvect-cost-model=dynamic", "-fPIC", "-shared",
-                  "-I/k/inc", "-I/k/more", "-I/rt/aicore", "-I/pto/include", "/k/entry.cpp", "-o", "/out/k.so"}));
+            (Argv{"c++", "-std=c++17", "-O2", "-g1", "-fno-strict-aliasing", "-fvect-cost-model=dynamic", "-fPIC",
+                  "-shared", "-I/k/inc", "-I/k/more", "-I/rt/aicore", "-I/pto/include", "/k/entry.cpp", "-o",
+                  "/out/k.so"}));
 }
 
 TEST(HostCompileCommand, CompilerFromCxxMayCarryALauncher) {
   ScopedEnv cxx("CXX", "ccache g++-15");
   ScopedEnv cpu_sim("PYPTO_EXTERN_CPU_SIM", nullptr);
   EXPECT_EQ(HostCompileCommand("e.cpp", {}, {}, "e.so"),
-            (Argv{"ccache", "g++-15", "-std=c++17", "-O2", "-fno-strict-aliasing", "-fvect-cost-model=dynamic", "-fPIC",
-                  "-shared", "e.cpp", "-o", "e.so"}));
+            (Argv{"ccache", "g++-15", "-std=c++17", "-O2", "-g1", "-fno-strict-aliasing",
+                  "-fvect-cost-model=dynamic", "-fPIC", "-shared", "e.cpp", "-o", "e.so"}));
 }
 
 // Upstream's __CPU_SIM (kernels swap their device body for an empty one under it) only on request.
@@ -56,8 +57,8 @@ TEST(HostCompileCommand, CpuSimMacroOnlyWhenAskedFor) {
   {
     ScopedEnv cpu_sim("PYPTO_EXTERN_CPU_SIM", "1");
     EXPECT_EQ(HostCompileCommand("e.cpp", {}, {}, "e.so"),
-              (Argv{"c++", "-std=c++17", "-O2", "-fno-strict-aliasing", "-fvect-cost-model=dynamic", "-fPIC", "-shared",
-                    "-D__CPU_SIM", "e.cpp", "-o", "e.so"}));
+              (Argv{"c++", "-std=c++17", "-O2", "-g1", "-fno-strict-aliasing", "-fvect-cost-model=dynamic", "-fPIC",
+                    "-shared", "-D__CPU_SIM", "e.cpp", "-o", "e.so"}));
   }
   ScopedEnv cpu_sim("PYPTO_EXTERN_CPU_SIM", "0");
   for (const auto& arg : HostCompileCommand("e.cpp", {}, {}, "e.so")) EXPECT_NE(arg, "-D__CPU_SIM");

@@ -15,6 +15,7 @@
 
 #include "../extern_include/pypto_sim_core.h"
 #include "extern_guard_pages.h"
+#include "fault_location.h"
 #include "pypto/runtime/chip_tensor.h"
 #include "kernel_abort.h"
 
@@ -29,6 +30,7 @@ constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 struct Fault {
   int signal = 0;
   uintptr_t address = 0;
+  uintptr_t instruction = 0;  // the faulting instruction, for the source line
   const char* exit_call = nullptr;  // instead of a signal: the kernel called exit(status) or a relative
   int status = 0;
 };
@@ -56,7 +58,9 @@ void ChainToPrevious(int signal, siginfo_t* info, void* context) {
 
 void OnFault(int signal, siginfo_t* info, void* context) {
   if (!t_jump) return ChainToPrevious(signal, info, context);  // not inside a kernel: not ours
-  t_fault = Fault{.signal = signal, .address = reinterpret_cast<uintptr_t>(info->si_addr)};
+  t_fault = Fault{.signal = signal,
+                  .address = reinterpret_cast<uintptr_t>(info->si_addr),
+                  .instruction = InstructionAddressOf(context)};
   sigjmp_buf* jump = t_jump;
   t_jump = nullptr;
   siglongjmp(*jump, 1);
@@ -273,6 +277,7 @@ pypto::expected<void, rt::FatalError> RunExternGuarded(const DecodedKernel& kern
   }
   std::string message = fmt::format("{} crashed with {} at address {:#x}", where, SignalName(fault.signal),
                                     fault.address);
+  if (auto line = SourceLocationOf(fault.instruction)) message += fmt::format(" ({})", *line);
   if (auto cause = ScalarReadAsDescriptor(kernel, launch.args, fault.address); cause && fault.signal != SIGFPE)
     message += ": " + *cause;
   return pypto::unexpected(rt::FatalError{rt::FatalCode::KernelFailed, std::move(message)});
