@@ -19,15 +19,6 @@ const rt::ChipTensor& TensorAt(const int64_t* args, uint32_t slot) {
   return *reinterpret_cast<const rt::ChipTensor*>(args[slot]);
 }
 
-// One access of the launch, for the sweep; a write's bytes at `values`.
-struct Access {
-  uint64_t first, last;
-  const std::byte* values;
-  uint32_t epoch;
-  int32_t block;
-  bool write;
-};
-
 }  // namespace
 
 std::vector<BlockAccesses::Range> MergeRanges(std::vector<BlockAccesses::Range> ranges) {
@@ -209,52 +200,56 @@ pypto::expected<void, rt::FatalError> BlockRaceDetector::Returned(const DecodedK
   return {};
 }
 
-// A sweep over every block's accesses in address order, keeping those still open: the first pair from
-// two blocks, one of them a write, that overlap.
-std::optional<std::string> BlockRaceDetector::FirstRace(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
-                                                        const Pending& pending) {
-  std::vector<Access> all;
-  bool any_write = false;
-  for (size_t block = 0; block < pending.blocks.size(); ++block) {
-    const BlockLog& log = pending.blocks[block];
-    for (const auto& range : log.ranges) {
-      all.push_back({range.first, range.last, range.write ? log.values.data() + range.data : nullptr, range.epoch,
-                     static_cast<int32_t>(block), range.write});
-      any_write |= range.write;
-    }
-  }
-  if (!any_write) return std::nullopt;
-  std::ranges::sort(all, [](const Access& a, const Access& b) {  // ties by block: the same race every run
-    return a.first != b.first ? a.first < b.first : a.block < b.block;
+std::optional<Overlap> FirstUnorderedOverlap(std::vector<SweptAccess> all, const AccessOrder& ordered) {
+  if (std::ranges::none_of(all, &SweptAccess::write)) return std::nullopt;
+  std::ranges::sort(all, [](const SweptAccess& a, const SweptAccess& b) {
+    return a.first != b.first ? a.first < b.first : a.rank < b.rank;
   });
-  std::vector<Access> open;
-  for (const Access& next : all) {
-    std::erase_if(open, [&](const Access& a) { return a.last <= next.first; });
-    for (const Access& earlier : open) {
-      if (earlier.block == next.block || earlier.epoch != next.epoch || !(earlier.write || next.write)) continue;
+  std::vector<SweptAccess> open;
+  for (const SweptAccess& next : all) {
+    std::erase_if(open, [&](const SweptAccess& a) { return a.last <= next.first; });
+    for (const SweptAccess& earlier : open) {
+      if (earlier.owner == next.owner || !(earlier.write || next.write) || ordered(earlier, next)) continue;
       const uint64_t first = std::max(earlier.first, next.first), last = std::min(earlier.last, next.last);
       // Two writes of the same values give the same result in either order.
       if (earlier.write && next.write &&
           std::memcmp(earlier.values + (first - earlier.first), next.values + (first - next.first), last - first) == 0)
         continue;
-      const RacedRegion region = RegionOf(kernel, launch.args, first, last);
-      const std::string& name = region.tensor;
-      const Access& writer = earlier.write ? earlier : next;
-      const Access& other = earlier.write ? next : earlier;
-      const int32_t a = std::min(writer.block, other.block), b = std::max(writer.block, other.block);
-      const std::string what =
-          other.write ? fmt::format("blocks {} and {} both wrote tensor {}", a, b, name)
-                      : fmt::format("block {} wrote tensor {} where block {} read it", writer.block, name, other.block);
-      return fmt::format(
-          "data race between the blocks of one launch: in the launch of kernel '{}' (task {}), {}, within elements "
-          "[{}, {}) of its buffer. The blocks of a launch run side by side in no set order: each block must write "
-          "its own part, chosen by its block index, and read only what no other block of the launch writes (hand "
-          "a result to other blocks through a later launch)",
-          kernel.name, launch.launch_id, what, region.first, region.last);
+      return Overlap{earlier.write ? earlier : next, earlier.write ? next : earlier, first, last};
     }
     open.push_back(next);
   }
   return std::nullopt;
+}
+
+// The first pair from two blocks, one of them a write, that overlap in one epoch (a syncall between
+// them orders two accesses).
+std::optional<std::string> BlockRaceDetector::FirstRace(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
+                                                        const Pending& pending) {
+  std::vector<SweptAccess> all;
+  for (size_t block = 0; block < pending.blocks.size(); ++block) {
+    const BlockLog& log = pending.blocks[block];
+    const auto id = static_cast<uint32_t>(block);
+    for (const auto& range : log.ranges)
+      all.push_back({range.first, range.last, range.write ? log.values.data() + range.data : nullptr, range.epoch, id,
+                     id, range.write});
+  }
+  const auto race = FirstUnorderedOverlap(
+      std::move(all), [](const SweptAccess& a, const SweptAccess& b) { return a.epoch != b.epoch; });
+  if (!race) return std::nullopt;
+  const RacedRegion region = RegionOf(kernel, launch.args, race->first, race->last);
+  const std::string& name = region.tensor;
+  const SweptAccess &writer = race->writer, &other = race->other;
+  const uint32_t a = std::min(writer.owner, other.owner), b = std::max(writer.owner, other.owner);
+  const std::string what =
+      other.write ? fmt::format("blocks {} and {} both wrote tensor {}", a, b, name)
+                  : fmt::format("block {} wrote tensor {} where block {} read it", writer.owner, name, other.owner);
+  return fmt::format(
+      "data race between the blocks of one launch: in the launch of kernel '{}' (task {}), {}, within elements "
+      "[{}, {}) of its buffer. The blocks of a launch run side by side in no set order: each block must write "
+      "its own part, chosen by its block index, and read only what no other block of the launch writes (hand "
+      "a result to other blocks through a later launch)",
+      kernel.name, launch.launch_id, what, region.first, region.last);
 }
 
 void BlockRaceDetector::Clear() {

@@ -99,6 +99,30 @@ struct RacedRegion {
 };
 RacedRegion RegionOf(const DecodedKernel& kernel, const int64_t* args, uint64_t first, uint64_t last);
 
+// One logged access, for a race sweep: bytes [first, last) of the launch's buffers (a write's new bytes
+// at `values`) in `epoch`, logged by `owner` (a block; a member's log), `rank` ordering ties.
+struct SweptAccess {
+  uint64_t first, last;
+  const std::byte* values;
+  uint32_t epoch;
+  uint32_t owner;
+  uint32_t rank;
+  bool write;
+};
+
+// Bytes [first, last) that `writer` wrote and `other` also read or wrote.
+struct Overlap {
+  SweptAccess writer, other;
+  uint64_t first, last;
+};
+
+// A sweep over `all` in address order (ties by rank: the same race every run), keeping the accesses
+// still open: the first pair from two owners, one of them a write (two writes only with different
+// bytes), that overlap and that `ordered` does not order. The block and mixed-member checks differ only
+// in what orders two accesses.
+using AccessOrder = std::function<bool(const SweptAccess&, const SweptAccess&)>;
+std::optional<Overlap> FirstUnorderedOverlap(std::vector<SweptAccess> all, const AccessOrder& ordered);
+
 class BlockRaceDetector {
  public:
   using Run = std::function<pypto::expected<void, rt::FatalError>()>;

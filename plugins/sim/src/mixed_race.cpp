@@ -218,50 +218,30 @@ bool MixedRaceDetector::Ambiguous(const Pending& pending) {
   return false;
 }
 
-// A sweep over every member's accesses in address order, keeping those still open: the first pair from
-// two members, one of them a write, that overlap and that no edge orders.
+// The first pair from two members, one of them a write, that overlap and that no edge orders.
 std::optional<std::string> MixedRaceDetector::FirstRace(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
                                                         const Pending& pending) {
   const auto& logs = pending.members;
-  std::vector<Access> all;
-  bool any_write = false;
+  std::vector<SweptAccess> all;
   for (size_t i = 0; i < logs.size(); ++i) {
-    for (const auto& range : logs[i].ranges) {
+    for (const auto& range : logs[i].ranges)
       all.push_back({range.first, range.last, range.write ? logs[i].values.data() + range.data : nullptr, range.epoch,
-                     static_cast<uint32_t>(i), range.write});
-      any_write |= range.write;
-    }
+                     static_cast<uint32_t>(i), static_cast<uint32_t>(logs[i].member), range.write});
   }
-  if (!any_write) return std::nullopt;
-  std::ranges::sort(all, [&](const Access& a, const Access& b) {  // ties by member: the same race every run
-    return a.first != b.first ? a.first < b.first : logs[a.log].member < logs[b.log].member;
-  });
   // a happens before b, or b before a: the later one's clock covers the earlier's own entry.
-  const auto ordered = [&](const Access& a, const Access& b) {
-    const MemberLog &x = logs[a.log], &y = logs[b.log];
+  const auto ordered = [&](const SweptAccess& a, const SweptAccess& b) {
+    const MemberLog &x = logs[a.owner], &y = logs[b.owner];
     const VectorClock &at_a = x.epochs[a.epoch], &at_b = y.epochs[b.epoch];
     return at_b[x.member] > at_a[x.member] || at_a[y.member] > at_b[y.member];
   };
-  std::vector<Access> open;
-  for (const Access& next : all) {
-    std::erase_if(open, [&](const Access& a) { return a.last <= next.first; });
-    for (const Access& earlier : open) {
-      if (earlier.log == next.log || !(earlier.write || next.write) || ordered(earlier, next)) continue;
-      const uint64_t first = std::max(earlier.first, next.first), last = std::min(earlier.last, next.last);
-      // Two writes of the same values give the same result in either order.
-      if (earlier.write && next.write &&
-          std::memcmp(earlier.values + (first - earlier.first), next.values + (first - next.first), last - first) == 0)
-        continue;
-      return RaceMessage(kernel, launch, pending, earlier.write ? earlier : next, earlier.write ? next : earlier,
-                         first, last);
-    }
-    open.push_back(next);
-  }
-  return std::nullopt;
+  const auto race = FirstUnorderedOverlap(std::move(all), ordered);
+  if (!race) return std::nullopt;
+  return RaceMessage(kernel, launch, pending, race->writer, race->other, race->first, race->last);
 }
 
 std::string MixedRaceDetector::RaceMessage(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
-                                           const Pending& pending, const Access& writer, const Access& other,
+                                           const Pending& pending, const SweptAccess& writer,
+                                           const SweptAccess& other,
                                            uint64_t first, uint64_t last) {
   const auto& logs = pending.members;
   const bool two_lanes = std::ranges::any_of(logs, [](const MemberLog& log) { return log.member == 2; });
@@ -272,7 +252,7 @@ std::string MixedRaceDetector::RaceMessage(const DecodedKernel& kernel, const rt
     return text;
   };
   const RacedRegion region = RegionOf(kernel, launch.args, first, last);
-  const MemberLog &w = logs[writer.log], &o = logs[other.log];
+  const MemberLog &w = logs[writer.owner], &o = logs[other.owner];
   std::string what;
   if (other.write) {
     const MemberLog &a = w.member < o.member ? w : o, &b = w.member < o.member ? o : w;

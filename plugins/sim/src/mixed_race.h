@@ -133,21 +133,13 @@ class MixedRaceDetector {
     bool unchecked = false;
   };
 
-  // One access of the block, for the sweep; a write's bytes at `values`.
-  struct Access {
-    uint64_t first, last;
-    const std::byte* values;
-    uint32_t epoch;
-    uint32_t log;  // index into Pending::members
-    bool write;
-  };
-
   static bool Ambiguous(const Pending& pending);
   // `kernel` and `launch`: the last member to return, whose args[] name the tensors.
   static std::optional<std::string> FirstRace(const DecodedKernel& kernel, const rt::KernelLaunch& launch,
                                                const Pending& pending);
   static std::string RaceMessage(const DecodedKernel& kernel, const rt::KernelLaunch& launch, const Pending& pending,
-                                 const Access& writer, const Access& other, uint64_t first, uint64_t last);
+                                 const SweptAccess& writer, const SweptAccess& other, uint64_t first,
+                                 uint64_t last);
 
   std::mutex mu_;  // guards pending_ and every block's order
   std::map<rt::TaskId, Pending> pending_;  // by mixed group: a map node stays put while members run
