@@ -233,3 +233,23 @@ def test_tensors_sharing_a_dimension_must_agree_at_each_call(fallbacks):
         module.add_pair(x, torch.randn(39, 64), out)
     assert info.value.message == "the dynamic dimension 'ROWS' is 40 for parameter 'x' but 39 for parameter 'y'"
     assert info.value.location == f"{path}:30:63"
+
+
+def test_explain_names_each_build_and_why_it_is_not_generic(kernels, fallbacks, monkeypatch, capsys):
+    """PYPTO_JIT_EXPLAIN=1: one stderr line per build (not per call), generic or per-extent with the
+    extents, and for a per-extent build the place in the program that rules the generic one out."""
+    module, path = fallbacks
+    monkeypatch.setenv("PYPTO_JIT_EXPLAIN", "1")
+    kernels.add_rows.clear_cache()
+    module.double_rows.clear_cache()
+    for rows in (24, 40, 24):
+        kernels.add_rows(torch.randn(rows, 64), torch.randn(rows, 64), torch.zeros(rows, 64))
+        module.double_rows(torch.randn(rows, 64), torch.zeros(rows, 64))
+    lines = capsys.readouterr().err.splitlines()
+    kernel_file = kernels.__file__
+    why = f"generic build not used: {path}:10: axis 0 of 'x' is a dimension expression (ROWS * 2)"
+    assert lines == [
+        f"pypto jit: add_rows ({kernel_file}:21): generic",
+        f"pypto jit: double_rows ({path}:9): per-extent x[0]=24, out[0]=24; {why}",
+        f"pypto jit: double_rows ({path}:9): per-extent x[0]=40, out[0]=40; {why}",
+    ]

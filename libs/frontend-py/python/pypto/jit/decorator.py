@@ -5,6 +5,8 @@ cached in memory; later calls with the same specialisation reuse it."""
 import ast
 import hashlib
 import inspect
+import os
+import sys
 import textwrap
 import types
 import warnings
@@ -63,6 +65,7 @@ class _Source:
         self.attribute_chains = {
             _dotted(node) for node in ast.walk(definition) if isinstance(node, ast.Attribute) and _dotted(node)
         }
+        self.parameter_lines = {arg.arg: arg.lineno + self.line_offset for arg in definition.args.args}
         digest = hashlib.sha256(_core.version().encode())
         digest.update(self.text.encode())
         self.hash = digest.hexdigest()[:16]
@@ -82,6 +85,8 @@ class JITFunction:
         self._source = None
         self._cache = _SpecialisationCache()
         self._dynamic = None  # parameter name -> its dynamic axes, read from the source once
+        self._bind_sites = {}  # (parameter, axis) -> the line of the bind_dynamic naming it
+        self._origin = None  # where the last lookup found its program: None (memory), "disk", "built"
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -119,24 +124,48 @@ class JITFunction:
             config.dfx,
             self.auto_scope,
         )
-        generic = self._generic_specs(specs) if extents and key not in self._cache.fallback else None
+        generic, why = self._generic_specs(specs) if extents else (None, None)
+        if key in self._cache.fallback:
+            generic, why = None, self._cache.fallback[key]
         if generic is not None:
             compiled = self._cached_or_built(key, _GENERIC, generic, constants, config, args, kwargs)
             if compiled is not None:
+                self._explain("generic", None)
                 return compiled
-        return self._cached_or_built(key, extents, specs, constants, config, args, kwargs)
+            why = self._cache.fallback[key]
+        compiled = self._cached_or_built(key, extents, specs, constants, config, args, kwargs)
+        self._explain("per-extent " + ", ".join(f"{n}[{a}]={e}" for n, a, e in extents) if extents else "static", why)
+        return compiled
+
+    def _explain(self, build, why) -> None:
+        """With ``PYPTO_JIT_EXPLAIN=1``, one line on stderr for each program the last lookup did not find
+        in memory: which build it is (generic, per-extent with the extents, or static) and, for a
+        per-extent one, why the generic build did not apply (located where the program says so)."""
+        origin, self._origin = self._origin, None
+        if origin is None or os.environ.get("PYPTO_JIT_EXPLAIN", "") in ("", "0"):
+            return
+        source = self._source_info()
+        line = f"pypto jit: {self.__name__} ({source.filename}:{source.line_offset + 1}): {build}"
+        if origin == "disk":
+            line += " [disk cache]"
+        if why:
+            line += f"; generic build not used: {why}"
+        print(line, file=sys.stderr, flush=True)
 
     def _cached_or_built(self, key, extents, specs, constants, config, args, kwargs):
         """The program for ``key`` and ``extents`` (``_GENERIC``: the one compiled for every extent of the
         dynamic axes, which ``specs`` then pass as -1), from memory, disk or a new build. A generic build
         that fails is remembered for the key, which is then compiled per extent (returns None)."""
         compiled = self._cache.lookup(key, extents)
+        self._origin = None
         if compiled is not None:
             return compiled
         # The disk cache serves builds whose directory nobody asked for by name or content.
         disk_key = (key, extents, self._source_info().filename) if _disk_cacheable(config) else None
         compiled = self._from_disk(disk_key, config)
+        self._origin = "disk"
         if compiled is None:
+            self._origin = "built"
             if extents != _GENERIC:
                 compiled = self._build(specs, constants, config, args, kwargs)
             else:
@@ -146,7 +175,7 @@ class JITFunction:
                     try:
                         compiled = self._build(specs, constants, config, args, kwargs)
                     except Exception as error:  # noqa: BLE001 - the per-extent build reports what is wrong
-                        self._cache.fallback[key] = str(error)
+                        self._cache.fallback[key] = _first_line(error)
                         return None
                 for warning in said:
                     warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
@@ -358,25 +387,46 @@ class JITFunction:
         return keyed, tuple(extents)
 
     def _generic_specs(self, specs):
-        """``specs`` with each dynamic axis passed unbound (-1), for the build that serves every extent of
-        them, or None where that build does not apply: only a bare ``pl.dynamic`` name on the outermost
-        axis of a parameter's annotation is generic (``M * 2``, an inner axis and ``bind_dynamic`` are
-        compiled per extent), and tensors that share a name must agree on it here (when they do not,
-        the per-extent build reports it, located at the annotation)."""
+        """``(specs, None)`` with each dynamic axis passed unbound (-1), for the build that serves every
+        extent of them, or ``(None, why)`` where that build does not apply: only a bare ``pl.dynamic``
+        name on the outermost axis of a parameter's annotation is generic (``M * 2``, an inner axis and
+        ``bind_dynamic`` are compiled per extent), and tensors that share a name must agree on it here
+        (when they do not, the per-extent build reports it, located at the annotation). ``why`` names
+        the parameter and the line of the annotation or ``bind_dynamic`` that rules it out."""
         generic, seen = dict(specs), {}
         for name, param in self._signature.parameters.items():
             shape = _annotated_shape(param.annotation)
             axes = self._dynamic_axes().get(name, set())
             if not axes:
                 continue
-            if name not in specs or len(specs[name][0]) != len(shape) or axes != {0} or not isinstance(shape[0], DynVar):
-                return None
-            extent = specs[name][0][0]
-            if seen.setdefault(shape[0].name, extent) != extent:
-                return None
+            why = self._not_generic(name, shape, axes, specs)
+            if why is None and seen.setdefault(shape[0].name, specs[name][0][0]) != specs[name][0][0]:
+                why = f"{self._where(name)}: tensors sharing {shape[0].name!r} have different extents"
+            if why is not None:
+                return None, why
             dims, dtype = specs[name]
             generic[name] = ((-1, *dims[1:]), dtype)
-        return generic if seen else None
+        return (generic, None) if seen else (None, "no dynamic axis")
+
+    def _not_generic(self, name, shape, axes, specs):
+        """Why parameter ``name``'s dynamic ``axes`` rule out the generic build, or None."""
+        bound = sorted(axis for axis in axes if axis >= len(shape) or not isinstance(shape[axis], (DynVar, _DimExpr)))
+        if bound:
+            line = self._bind_sites.get((name, bound[0]), self._where(name))
+            return f"{line}: axis {bound[0]} of {name!r} is named by bind_dynamic, not by its annotation"
+        if name not in specs or len(specs[name][0]) != len(shape):
+            return f"{self._where(name)}: {name!r} is passed with a rank its annotation does not have"
+        inner = sorted(axis for axis in axes if axis != 0)
+        if inner:
+            return f"{self._where(name)}: inner axis {inner[0]} of {name!r} is dynamic ({shape[inner[0]]})"
+        if not isinstance(shape[0], DynVar):
+            return f"{self._where(name)}: axis 0 of {name!r} is a dimension expression ({shape[0]})"
+        return None
+
+    def _where(self, name) -> str:
+        """``file:line`` of parameter ``name``'s annotation."""
+        source = self._source_info()
+        return f"{source.filename}:{source.parameter_lines.get(name, source.line_offset + 1)}"
 
     def _dynamic_axes(self) -> dict:
         """The axes of each tensor parameter that are dynamic: those its annotation gives a
@@ -393,6 +443,8 @@ class JITFunction:
                 bound = _bind_dynamic_target(node)
                 if bound is not None and bound[0] in self._signature.parameters:
                     self._dynamic.setdefault(bound[0], set()).add(bound[1])
+                    source = self._source_info()
+                    self._bind_sites.setdefault(bound, f"{source.filename}:{node.lineno + source.line_offset}")
         return self._dynamic
 
     def _lower(self, specs, constants, config, dump_dir=None):
@@ -463,6 +515,15 @@ def _bind_dynamic_target(node):
     if not isinstance(axis, ast.Constant) or not isinstance(axis.value, int):
         return None
     return node.func.value.id, axis.value
+
+
+def _first_line(error) -> str:
+    """An error's message on one line: ``file:line:col: what`` for a located diagnostic (whose
+    place is the ``--> file:line:col`` line under the message), else its first line."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    message = lines[0].removeprefix("error: ")
+    place = next((line.strip()[3:].strip() for line in lines[1:] if line.strip().startswith("-->")), None)
+    return f"{place}: {message}" if place else message
 
 
 def _disk_cacheable(config) -> bool:
