@@ -5,11 +5,57 @@
 
 #include <utility>
 
+#include "pypto/ir/dynamic_extent.h"
+
 
 namespace pypto::frontend {
 
 using ir::DiagnosticKind;
 using ir::MakeError;
+
+namespace {
+
+// The run-time extent of axis `axis` of `tensor` in a program compiled for every extent: the variable of
+// the dimension that labels that axis of the parameter `tensor` is, or null (a static axis, or a tensor
+// no parameter names).
+ir::VarPtr UnboundAxisVar(const DynamicBindings& bindings, const std::unordered_map<std::string, ir::VarPtr>& env, const ir::Var* tensor,
+                          int64_t axis) {
+  for (const auto& [name, binding] : bindings) {
+    if (!binding.var) continue;
+    for (const auto& [param, param_axis] : binding.axes) {
+      auto named = env.find(param);
+      if (param_axis == axis && named != env.end() && named->second.get() == tensor) return binding.var;
+    }
+  }
+  return nullptr;
+}
+
+// An axis the caller passes unbound keeps the caller's run-time extent in the inline function: the
+// dimension its parameter's annotation writes there (bare) reads the caller's variable, whatever other
+// dimensions the caller passes unbound (upstream's DynVar is one value across the functions it labels).
+// A name an earlier parameter of the inline function bound stays bound.
+void BindUnboundArgs(py::handle def, const std::vector<ir::ExprPtr>& args, const DynamicBindings& caller,
+                     const std::unordered_map<std::string, ir::VarPtr>& env, const SourceMap& map, const Constants* constants,
+                     DynamicBindings& inlined) {
+  py::list params = def.attr("args").attr("args");
+  for (size_t i = 0; i < args.size() && i < py::len(params); ++i) {
+    const auto* tensor = args[i]->type()->As<ir::TensorType>();
+    const auto* var = args[i]->As<ir::Var>();
+    if (!tensor || !var) continue;
+    const std::vector<std::string> names = BareDynamicNames(params[i].attr("annotation"), map, constants);
+    const std::string param = params[i].attr("arg").cast<std::string>();
+    for (size_t axis = 0; axis < names.size() && axis < tensor->shape().size(); ++axis) {
+      if (names[axis].empty() || tensor->shape()[axis] != ir::kDynamicExtent) continue;
+      ir::VarPtr extent = UnboundAxisVar(caller, env, var, static_cast<int64_t>(axis));
+      auto known = inlined.find(names[axis]);
+      if (!extent || (known != inlined.end() && !known->second.inherited)) continue;
+      inlined[names[axis]] = DynamicBinding{
+          .extent = ir::kDynamicExtent, .param = param, .axis = static_cast<int64_t>(axis), .var = extent};
+    }
+  }
+}
+
+}  // namespace
 
 // ---- @pl.jit.inline calls ----------------------------------------------------------------------
 // An inline function's body is parsed at each call site, against the call's arguments, and its
@@ -41,6 +87,8 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   inliner.manual_scopes_ = manual_scopes_;
   inliner.dynamic_ = dynamic_;
   for (auto& [name, binding] : inliner.dynamic_) binding.inherited = true;
+  BindUnboundArgs(call->source.def, call->args, dynamic_, env_, inliner.map_, inliner.source_.constants,
+                  inliner.dynamic_);
   program_.parsing.insert(name);
   auto body = inliner.InlineBody(call->args, span);
   program_.parsing.erase(name);

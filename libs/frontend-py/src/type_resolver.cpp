@@ -349,6 +349,20 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
   return param;
 }
 
+std::vector<std::string> BareDynamicNames(py::handle annotation, const SourceMap& map, const Constants* constants) {
+  std::vector<std::string> names;
+  if (annotation.is_none()) return names;
+  py::handle inner = WithoutDirection(annotation);
+  if (!IsNode(inner, "Subscript") || !IsTensorName(DottedName(inner.attr("value")))) return names;
+  py::handle slice = inner.attr("slice");
+  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2) return names;
+  auto shape = ReadShape(py::list(slice.attr("elts"))[0], map, constants);
+  if (!shape) return names;
+  for (const DynamicExtent& dynamic : shape->dynamic)
+    names.push_back(dynamic.scale == 1 && dynamic.offset == 0 ? dynamic.name : std::string());
+  return names;
+}
+
 std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants) {
   std::set<std::string> names;
   if (!constants || annotation.is_none()) return names;

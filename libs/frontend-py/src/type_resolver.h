@@ -62,6 +62,11 @@ bool IsTensorAnnotation(py::handle annotation);
 // The names of the `pl.dynamic` dimensions an annotation mentions (the constants that are DynamicDims).
 std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants);
 
+// For each axis of a `pl.Tensor[[...], dtype]` annotation (under pl.Out / pl.InOut or not), the name of
+// the `pl.dynamic` dimension written there bare (`M`, not `M * 2`), or "" (a number, an expression);
+// empty for any other annotation.
+std::vector<std::string> BareDynamicNames(py::handle annotation, const SourceMap& map, const Constants* constants);
+
 // `constants` with each dimension of `bindings` that has a single extent read as that extent.
 Constants BindConstants(const Constants& constants, const DynamicBindings& bindings);
 

@@ -1,0 +1,78 @@
+"""Forms of dynamic programs that compile once for every extent (docs/language.md, "One compile for
+every extent"), beyond a bare pl.dynamic name on an entry's outermost axis: each program here is called
+at three extents, compiles once (one disk-cache entry, no fallback), and every result equals torch's.
+The .pto of each generic kernel passes pto-check (the autouse fixture in conftest.py checks every module
+a test writes)."""
+
+import pytest
+import torch
+
+KERNELS = """
+import pypto.language as pl
+
+ROWS = pl.dynamic("ROWS")
+BATCH = pl.dynamic("BATCH")
+N = pl.dynamic("N")
+TILE = 16
+
+
+@pl.jit.inline
+def add_rows_of(src: pl.Tensor[[N, 64], pl.FP32], dst: pl.Tensor[[N, 64], pl.FP32], value: pl.Scalar[pl.FP32]):
+    for r in pl.range(0, N, TILE):
+        rows = pl.min(TILE, N - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(src, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.add(a, value), [r, 0], dst)
+    return dst
+
+
+@pl.jit
+def two_dynamic_dims(x: pl.Tensor[[ROWS, 64], pl.FP32], y: pl.Tensor[[BATCH, 64], pl.FP32],
+                     x_out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]], y_out: pl.Out[pl.Tensor[[BATCH, 64], pl.FP32]]):
+    # The inline helper's own name N labels ROWS at the first call and BATCH at the second.
+    x_out = add_rows_of(x, x_out, 1.0)
+    y_out = add_rows_of(y, y_out, 2.0)
+    return x_out, y_out
+"""
+
+
+@pytest.fixture
+def kernels(write_kernel):
+    module, _ = write_kernel("generic_forms", KERNELS)
+    return module
+
+
+def _compiled_once(fn, monkeypatch, tmp_path, calls):
+    """Runs each call of ``calls`` (a function of nothing) twice over and checks that ``fn`` compiled
+    once, generically, into one disk-cache entry."""
+    import pypto.jit
+    from pypto.jit import decorator
+
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    compiles = []
+    compile_once = decorator._core.compile
+    monkeypatch.setattr(decorator._core, "compile", lambda *a, **k: compiles.append(1) or compile_once(*a, **k))
+    fn.clear_cache()
+    for call in calls:
+        call()
+    assert fn._cache.fallback == {}
+    assert len(compiles) == 1
+    assert list(fn._cache.by_extent) == [(key, decorator._GENERIC) for key in fn._cache]
+    assert pypto.jit.cache_info()["entries"] == 1
+
+
+def test_an_inline_helper_names_each_unbound_dimension_it_is_passed(kernels, monkeypatch, tmp_path):
+    """The entry passes two dimensions unbound (ROWS, BATCH); the helper's own name takes the run-time
+    extent of the tensor each call passes it."""
+
+    def call(rows, batch):
+        def run():
+            x, y = torch.randn(rows, 64), torch.randn(batch, 64)
+            x_out, y_out = torch.zeros(rows, 64), torch.zeros(batch, 64)
+            kernels.two_dynamic_dims(x, y, x_out, y_out)
+            torch.testing.assert_close(x_out, x + 1)
+            torch.testing.assert_close(y_out, y + 2)
+
+        return run
+
+    _compiled_once(kernels.two_dynamic_dims, monkeypatch, tmp_path, [call(7, 20), call(40, 3), call(96, 33)])
