@@ -240,6 +240,11 @@ def main(argv=None) -> int:
         "attribute_unions": attr_unions,
         "ops": dict(sorted(ops.items())),
     }
+    # The ops transcribed from upstream pypto's emitter, which no PTOAS revision defines, stay as they are.
+    if args.output.exists():
+        kept = json.loads(args.output.read_text()).get("upstream_emitter")
+        if kept:
+            table["upstream_emitter"] = kept
     args.output.write_text(json.dumps(table, indent=1) + "\n")
     print(f"{args.output}: {len(ops)} ops, {len(attrs)} attributes, {len(table['types'])} types "
           f"from PTOAS {table['source']['commit']}", file=sys.stderr)

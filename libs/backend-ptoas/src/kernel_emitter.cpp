@@ -42,6 +42,13 @@ void KernelEmitter::BindNames() {
       values_[param.get()] = "%" + name;
     }
   }
+  // Each window a comm op reaches peers through gets its CommContext next (comm_ops.cpp).
+  for (const auto& param : plan_.tensor_params) {
+    if (!plan_.comm_windows.contains(param.get())) continue;
+    std::string name = fmt::format("arg{}", index++);
+    names_.Reserve(name);
+    comm_contexts_[param.get()] = "%" + name;
+  }
   // Then one index per dynamic axis of a tensor parameter, its extent when the kernel runs (as
   // upstream's PTO codegen appends one per dynamic dimension); kernel_entry reads it off the tensor.
   for (const auto& param : plan_.tensor_params) {
@@ -94,6 +101,9 @@ std::string KernelEmitter::Signature() const {
     const auto* scalar = param->type()->As<ir::ScalarType>();
     args.push_back(fmt::format("{}: {}", values_.at(param.get()), ElementOf(scalar->dtype())));
   }
+  for (const auto& param : plan_.tensor_params)
+    if (auto it = comm_contexts_.find(param.get()); it != comm_contexts_.end())
+      args.push_back(fmt::format("{}: {}", it->second, PtrType("i64")));
   for (const auto& param : plan_.tensor_params) {
     const auto& shape = param->type()->As<ir::TensorType>()->shape();
     for (size_t axis = 0; axis < shape.size(); ++axis)
@@ -130,23 +140,29 @@ std::vector<int64_t> ColumnVectorStrides(const ir::Shape& shape) {
 void KernelEmitter::EmitTensorViews() {
   for (const auto& param : plan_.viewed_tensors) {
     const auto* tensor = param->type()->As<ir::TensorType>();
-    const auto& shape = tensor->shape();
-    const bool column = IsColumnVectorTensor(*tensor);
-    const std::vector<int64_t> strides = column ? ColumnVectorStrides(shape) : RowMajorStrides(shape);
-    std::vector<TypedValue> dims, steps;
-    for (size_t axis = 0; axis < shape.size(); ++axis)
-      dims.push_back(shape[axis] == ir::kDynamicExtent ? TypedValue{extent_args_.at({param.get(), axis}), "index"}
-                                                       : IndexConstant(shape[axis]));
-    for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
-    const std::string element = ElementOf(tensor->dtype());
-    PtoOp view{.name = "pto.make_tensor_view",
-               .result = TypedValue{views_.at(param.get()), TensorViewType(shape.size(), element)},
-               .groups = {{OperandSyntax::Leading, "", {{values_.at(param.get()), PtrType(element)}}},
-                          {OperandSyntax::List, "shape", dims},
-                          {OperandSyntax::List, "strides", steps}},
-               .attrs = {{"layout", column ? "#pto.layout<dn>" : "#pto.layout<nd>"}}};
-    Add(prologue_, view, param->span());
+    TypedValue pointer{values_.at(param.get()), PtrType(ElementOf(tensor->dtype()))};
+    Add(prologue_, TensorView(*param, pointer, views_.at(param.get())), param->span());
   }
+}
+
+// The view of tensor parameter `param` at `pointer`: its own memory, or a peer's copy of it (comm_ops.cpp).
+PtoOp KernelEmitter::TensorView(const ir::Var& param, const TypedValue& pointer, const std::string& name) {
+  const auto* tensor = param.type()->As<ir::TensorType>();
+  const auto& shape = tensor->shape();
+  const bool column = IsColumnVectorTensor(*tensor);
+  const std::vector<int64_t> strides = column ? ColumnVectorStrides(shape) : RowMajorStrides(shape);
+  std::vector<TypedValue> dims, steps;
+  for (size_t axis = 0; axis < shape.size(); ++axis)
+    dims.push_back(shape[axis] == ir::kDynamicExtent ? TypedValue{extent_args_.at({&param, axis}), "index"}
+                                                     : IndexConstant(shape[axis]));
+  for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
+  const std::string element = ElementOf(tensor->dtype());
+  return {.name = "pto.make_tensor_view",
+          .result = TypedValue{name, TensorViewType(shape.size(), element)},
+          .groups = {{OperandSyntax::Leading, "", {pointer}},
+                     {OperandSyntax::List, "shape", dims},
+                     {OperandSyntax::List, "strides", steps}},
+          .attrs = {{"layout", column ? "#pto.layout<dn>" : "#pto.layout<nd>"}}};
 }
 
 void KernelEmitter::EmitIndexCasts() {

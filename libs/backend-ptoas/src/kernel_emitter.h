@@ -30,6 +30,7 @@ class KernelEmitter {
   void BindNames();
   std::string Signature() const;
   void EmitTensorViews();
+  PtoOp TensorView(const ir::Var& param, const TypedValue& pointer, const std::string& name);
   void EmitIndexCasts();
   void EmitTileAllocs();
   // An operation, indented for the current loop depth, with the span's location when enabled.
@@ -77,6 +78,16 @@ class KernelEmitter {
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);
+  // The communication ops of a distributed kernel (comm_ops.cpp).
+  void LowerComm(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
+  void LowerNotify(const ir::Call& call, const ir::Span& span);
+  void LowerWait(const ir::Call& call, const ir::Span& span);
+  std::string CommRank(const ir::Call& call, const std::string& name, const ir::Span& span);
+  std::string LoadContextSlot(const ir::Var& window, const std::string& slot, const ir::Span& span);
+  std::string PeerOffset(const ir::Var& window, const std::string& peer, const ir::Span& span);
+  TypedValue PeerWindow(const ir::Var& window, const ir::ExprPtr& peer, const ir::ExprPtr& offsets,
+                        const ir::Shape& sizes, const ir::Span& span);
+  TypedValue SignalValue(const ir::ExprPtr& value, const ir::Span& span);
   void LowerLoad(const ir::AssignStmt& assign, const ir::Call& call, const ir::Span& span);
   void LowerStore(const ir::Call& call, const ir::Span& span);
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
@@ -113,6 +124,10 @@ class KernelEmitter {
   // tile.cast's rounding mode as pto's round_mode enum spells it ("ROUND").
   static std::string RoundMode(const ir::Call& call);
   // `%x_pview = pto.partition_view ...` for a window of a tensor parameter; returns its name.
+  // The partition of tensor view `view` at `offsets` of extent `sizes`.
+  std::string PartitionViewOf(const TypedValue& view, const std::string& hint,
+                              const ir::ExprPtr& offsets, const ir::Shape& sizes, const std::string& partition_type,
+                              const ir::Span& span);
   std::string PartitionView(const ir::Var& tensor, const ir::ExprPtr& offsets, const ir::Shape& sizes,
                             const std::string& partition_type, const ir::Span& span);
   // `%t = pto.alloc_tile addr = .. valid_row = .. valid_col = .. : T`.
@@ -142,6 +157,7 @@ class KernelEmitter {
   // The index argument holding each dynamic axis's extent (tensor parameter, axis); they follow the
   // scalars in the order of the tensors and their axes.
   std::map<std::pair<const ir::Var*, size_t>, std::string> extent_args_;
+  std::map<const ir::Var*, std::string> comm_contexts_;  // comm windows -> their CommContext argument
   std::string gm_slot_buffer_arg_;  // a2a3: the GM slot buffer of the cross-core pipes, the last argument
   // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
   // are values the body computes (a ragged tail's `min(...)`).

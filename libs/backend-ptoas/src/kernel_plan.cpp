@@ -133,7 +133,7 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
                                             kernel_.name()));
     if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, stmt);
-    if (call && call->target_name().starts_with("comm.")) return CommError(*call, stmt);
+    if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, stmt, nullptr);
     if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, stmt);
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
@@ -218,17 +218,15 @@ Status Planner::PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const 
                            call.target_name(), kernel_.name(), kPtoasRevision));
 }
 
-// The communication ops of distributed kernels (pld.*) become pto.comm.* instructions upstream
-// (tnotify, twait, tget, tput) and stores through pto.addptr into a peer's HCCL window. PTOAS
-// a56b18c32af3 defines no communication op, and no kernel here is given its peers' window
-// addresses, so a distributed kernel runs on the simulators only.
+// pld.tensor.barrier: upstream decomposes it into notifies and waits before its PTO emitter runs,
+// and no PTO instruction is a barrier across ranks (the other comm ops: kernel_plan_comm.cpp).
 Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
   return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the communication op '{}' in kernel '{}': the PTO dialect it "
-                           "writes (PTOAS {}) has no communication ops (upstream writes pto.comm.tnotify, twait, tput "
-                           "and tget of a later PTOAS) and kernels are not given their peers' window addresses; run "
-                           "a distributed program on a simulator platform (a2a3sim, a5sim)",
-                           call.target_name(), kernel_.name(), kPtoasRevision));
+               fmt::format("backend-ptoas does not lower the communication op '{}' in kernel '{}': no PTO "
+                           "instruction is a barrier across ranks (upstream pypto rewrites it into "
+                           "pto.comm.tnotify and pto.comm.twait first); write it as a pld.system.notify to every "
+                           "peer and a pld.system.wait on this rank's cell for a device",
+                           call.target_name(), kernel_.name()));
 }
 
 // Ops whose PTO form upstream writes with ops of a later PTOAS than the dialect here: what that
@@ -255,7 +253,7 @@ Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   const auto* call = assign.value()->As<ir::Call>();
   if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, assign, &assign);
   if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, assign);
-  if (call && call->target_name().starts_with("comm.")) return CommError(*call, assign);
+  if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, assign, &assign);
   if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, assign);
   if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
   if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);

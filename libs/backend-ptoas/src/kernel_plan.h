@@ -157,6 +157,9 @@ struct KernelPlan {
   std::map<const ir::Var*, const ir::Var*> tensor_param_of;
   // The cross-core pipes of a mixed kernel's member (cross_core_pipes.h).
   PipeUse pipes;
+  // The window parameters comm ops reach peers through (kernel_plan_comm.cpp): each gets its
+  // CommContext as a `!pto.ptr<i64>` argument after the scalars, in the order of the tensors.
+  std::set<const ir::Var*> comm_windows;
 };
 
 // Fails on the first construct backend-ptoas cannot lower for `arch` ("a2a3" or "a5"), naming it

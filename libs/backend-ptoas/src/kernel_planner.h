@@ -47,6 +47,8 @@ class Planner {
   Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
+  // The communication ops (kernel_plan_comm.cpp).
+  Status CheckComm(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
   static const char* NewerDialectForm(std::string_view op);
   Status NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CheckAssign(const ir::AssignStmt& assign);

@@ -16,6 +16,7 @@
 #include "pypto/backend_ptoas/module.h"
 #include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/function.h"
+#include "pypto/ir/functor.h"
 
 namespace pypto::backend_ptoas {
 namespace {
@@ -132,6 +133,21 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
   return out;
 }
 
+// Whether the kernel communicates with other ranks (comm.*): its module then takes a CommContext
+// per window (comm_ops.cpp), which the runtime does not hand a kernel.
+bool UsesCommOps(const ir::Function& kernel) {
+  if (!kernel.body()) return false;
+  struct Finder final : ir::IRVisitor {
+    bool found = false;
+    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
+      found |= call->is_op_call() && call->target_name().starts_with("comm.");
+      ir::IRVisitor::VisitCall(call);
+    }
+  } finder;
+  finder.VisitStmt(kernel.body());
+  return finder.found;
+}
+
 }  // namespace
 
 pypto::expected<std::string, std::string> EmitKernelWrapper(const ir::Function& kernel, std::string_view ptoas_cpp) {
@@ -141,6 +157,11 @@ pypto::expected<std::string, std::string> EmitKernelWrapper(const ir::Function& 
     return pypto::unexpected(fmt::format("{}: kernel_entry cannot call kernel '{}' yet: it hands tiles to its peer "
                                          "through cross-core pipes, whose GM slot buffer (its last argument on a2a3) "
                                          "the runtime does not allocate yet",
+                                         kernel.span().str(), kernel.name()));
+  if (UsesCommOps(kernel))
+    return pypto::unexpected(fmt::format("{}: kernel_entry cannot call kernel '{}' yet: it communicates with other "
+                                         "ranks, and its module takes each window's CommContext (a !pto.ptr<i64> "
+                                         "argument after the scalars), which the runtime does not pass a kernel yet",
                                          kernel.span().str(), kernel.name()));
   auto unpacking = UnpackArgs(kernel);
   if (!unpacking) return pypto::unexpected(unpacking.error());

@@ -38,7 +38,9 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   if (const auto* branch = stmt.As<ir::IfStmt>()) return LowerIf(*branch);
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();
-  if (assign && assign->var()->type()->As<ir::ScalarType>()) return LowerScalarAssign(*assign);
+  const auto* value = assign ? assign->value()->As<ir::Call>() : nullptr;
+  const bool comm = value && value->target_name().starts_with("comm.");  // comm.rank is a scalar too
+  if (assign && assign->var()->type()->As<ir::ScalarType>() && !comm) return LowerScalarAssign(*assign);
   if (assign) {
     call = assign->value()->As<ir::Call>();
   } else if (const auto* eval = stmt.As<ir::EvalStmt>()) {
@@ -50,6 +52,7 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   if (assign && deferred_allocs_.contains(assign->var().get())) EmitDeferredAlloc(*assign);
   const ir::Span& span = OpSpan(stmt.span(), call->span());
   if (ir::IsCrossCorePipeOp(call->target_name())) return LowerPipe(*call, assign, span);
+  if (call->target_name().starts_with("comm.")) return LowerComm(*call, assign, span);
   const OpLowering& lowering = *FindLowering(call->target_name());
   switch (lowering.form) {
     case OpForm::Load: return LowerLoad(*assign, *call, span);
@@ -376,14 +379,20 @@ std::string KernelEmitter::PartitionView(const ir::Var& tensor, const ir::ExprPt
   // A store's result names the same memory as its destination; views exist only for parameters.
   const ir::Var* param = plan_.tensor_param_of.at(&tensor);
   const auto* tensor_type = param->type()->As<ir::TensorType>();
+  TypedValue view{views_.at(param), TensorViewType(tensor_type->shape().size(), ElementOf(tensor_type->dtype()))};
+  return PartitionViewOf(view, param->name_hint(), offsets, sizes, partition_type, span);
+}
+
+std::string KernelEmitter::PartitionViewOf(const TypedValue& view, const std::string& hint,
+                                           const ir::ExprPtr& offsets, const ir::Shape& sizes,
+                                           const std::string& partition_type, const ir::Span& span) {
   std::vector<TypedValue> offset_values, size_values;
   // Offsets computed from loop variables get their arith ops here, just before the view that reads them.
   for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements()) {
     offset_values.push_back({IndexValue(offset, span), "index"});
   }
   for (int64_t size : sizes) size_values.push_back(IndexConstant(size));
-  std::string window = names_.Named(param->name_hint() + "_pview");
-  TypedValue view{views_.at(param), TensorViewType(tensor_type->shape().size(), ElementOf(tensor_type->dtype()))};
+  std::string window = names_.Named(hint + "_pview");
   PtoOp op{.name = "pto.partition_view",
            .result = TypedValue{window, partition_type},
            .groups = {{OperandSyntax::Source, "", {view}},

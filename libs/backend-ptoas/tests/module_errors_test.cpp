@@ -45,12 +45,14 @@ ir::FunctionPtr OneCallKernel(const std::string& op, bool assigned) {
   return Kernel("k", {a}, {ir::ParamDirection::In}, {assigned ? Assign(v, call, At(3, 5)) : Eval(call, At(3, 5))});
 }
 
-TEST(EmitModuleErrors, CommunicationOpsAreNotInTheDialect) {
-  EXPECT_EQ(ErrorOf(*OneCallKernel("comm.notify", false)),
-            "k.py:3:9: backend-ptoas does not lower the communication op 'comm.notify' in kernel 'k': the PTO "
-            "dialect it writes (PTOAS a56b18c32af3) has no communication ops (upstream writes pto.comm.tnotify, "
-            "twait, tput and tget of a later PTOAS) and kernels are not given their peers' window addresses; run a "
-            "distributed program on a simulator platform (a2a3sim, a5sim)");
+// The other comm ops are lowered (comm_ops.cpp; tests/python/test_pto_comm_ops.py); the barrier across
+// ranks has no PTO instruction.
+TEST(EmitModuleErrors, TheBarrierAcrossRanksHasNoInstruction) {
+  EXPECT_EQ(ErrorOf(*OneCallKernel("comm.barrier", false)),
+            "k.py:3:9: backend-ptoas does not lower the communication op 'comm.barrier' in kernel 'k': no PTO "
+            "instruction is a barrier across ranks (upstream pypto rewrites it into pto.comm.tnotify and "
+            "pto.comm.twait first); write it as a pld.system.notify to every peer and a pld.system.wait on this "
+            "rank's cell for a device");
 }
 
 TEST(EmitModuleErrors, OnCoreArraysAreNotInTheDialect) {
