@@ -33,6 +33,20 @@ def two_dynamic_dims(x: pl.Tensor[[ROWS, 64], pl.FP32], y: pl.Tensor[[BATCH, 64]
     x_out = add_rows_of(x, x_out, 1.0)
     y_out = add_rows_of(y, y_out, 2.0)
     return x_out, y_out
+
+
+@pl.jit
+def flat_rows(x: pl.Tensor[[ROWS, 4, 16], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, 4, 16], pl.FP32]]):
+    # hc_post's pattern: the token axis stays outermost, the axes after it are merged.
+    t_dim = pl.tensor.dim(x, 0)
+    x_flat = pl.reshape(x, [t_dim, 64])
+    out_flat = pl.reshape(out, [t_dim, 64])
+    for r in pl.range(0, t_dim, TILE):
+        rows = pl.min(TILE, t_dim - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x_flat, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.mul(a, 3.0), [r, 0], out_flat)
+    return out
 """
 
 
@@ -76,3 +90,18 @@ def test_an_inline_helper_names_each_unbound_dimension_it_is_passed(kernels, mon
         return run
 
     _compiled_once(kernels.two_dynamic_dims, monkeypatch, tmp_path, [call(7, 20), call(40, 3), call(96, 33)])
+
+
+def test_a_reshape_keeps_the_run_time_extent_of_the_token_axis(kernels, monkeypatch, tmp_path):
+    """`pl.reshape(x, [t_dim, 64])` with t_dim read from x's dynamic axis is a view whose outermost
+    extent is known when the program runs (the runtime's reshape infers it from the element count)."""
+
+    def call(rows):
+        def run():
+            x, out = torch.randn(rows, 4, 16), torch.zeros(rows, 4, 16)
+            kernels.flat_rows(x, out)
+            torch.testing.assert_close(out, x * 3)
+
+        return run
+
+    _compiled_once(kernels.flat_rows, monkeypatch, tmp_path, [call(5), call(40), call(17)])

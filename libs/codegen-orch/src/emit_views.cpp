@@ -31,8 +31,28 @@ std::string OrchestrationEmitter::ViewShape(const ir::Var& var, rt::PlanView& vi
   return fmt::format("{}", fmt::join(view.shape, ", "));
 }
 
+// The new shape of a reshape as C++ initializer text ("16, 32"). In a program compiled once for every
+// extent one dimension may be computed from the dynamic axes (`[t_dim, HC_DIM]`): the C++ computes it,
+// and the plan's view holds UINT32_MAX there, which the runtime's reshape fills from the element count.
+ir::Result<std::string> OrchestrationEmitter::ReshapeDims(const ir::AssignStmt& assign, const ir::Call& call) {
+  std::vector<std::string> dims;
+  for (const auto& dim : call.args()[1]->As<ir::TupleLiteral>()->elements()) {
+    if (const ir::Var* unknown = UnknownScalar(dim))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the shape of reshape '{}' is computed from '{}', which is only known when the "
+                                   "kernels run",
+                                   assign.var()->name_hint(), unknown->name_hint()),
+                       assign.span());
+    auto text = CppExpr(dim);
+    if (!text) return pypto::unexpected(text.error());
+    dims.push_back(ir::AsConstInt(dim) ? *text : fmt::format("static_cast<uint32_t>({})", *text));
+  }
+  return fmt::format("{}", fmt::join(dims, ", "));
+}
+
 // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
-// shape is static, so one view serves every iteration of a loop around it.
+// shape is static (but for a dimension the runtime infers), so one view serves every iteration of a
+// loop around it.
 ir::Result<bool> OrchestrationEmitter::EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
   auto viewed = ViewedTensor(assign, call, "pl.reshape in orchestration code reshapes");
   if (!viewed) return pypto::unexpected(viewed.error());
@@ -42,11 +62,13 @@ ir::Result<bool> OrchestrationEmitter::EmitReshape(const ir::AssignStmt& assign,
     return true;
   }
   rt::PlanView view{.name = var->name_hint(), .base = (*viewed)->ref};
-  const std::string dims = ViewShape(*var, view);
+  ViewShape(*var, view);
+  auto dims = ReshapeDims(assign, call);
+  if (!dims) return pypto::unexpected(dims.error());
   Separate();
   const std::string name = names_.Take(var->name_hint());
   body_ += fmt::format("{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}const ChipTensor {1} = {4}.reshape({1}_shapes, {2});\n",
-                       indent_, name, view.shape.size(), dims, (*viewed)->cpp_name);
+                       indent_, name, view.shape.size(), *dims, (*viewed)->cpp_name);
   const Binding binding = AddView(std::move(view), name, assign.span());
   bindings_[var.get()] = binding;
   view_of_[&assign] = binding;

@@ -130,6 +130,7 @@ class OrchestrationEmitter {
                                           std::string_view what) const;
   static std::string ViewShape(const ir::Var& var, rt::PlanView& view);
   ir::Result<bool> EmitReshape(const ir::AssignStmt& assign, const ir::Call& call);
+  ir::Result<std::string> ReshapeDims(const ir::AssignStmt& assign, const ir::Call& call);
   ir::Result<bool> EmitTranspose(const ir::AssignStmt& assign, const ir::Call& call);
   Binding AddView(rt::PlanView view, const std::string& cpp_name, const ir::Span& span);
   ir::Result<bool> EmitSlice(const ir::AssignStmt& assign, const ir::Call& call);

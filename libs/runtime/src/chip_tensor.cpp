@@ -1,12 +1,15 @@
 // The tensor descriptor: element sizes, external tensors and the byte range a view can touch.
 #include "pypto/runtime/chip_tensor.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace pypto::rt {
 
@@ -104,18 +107,43 @@ bool IsRowMajor(const ChipTensor& tensor) {
   return true;
 }
 
+constexpr uint32_t kUnknownExtent = std::numeric_limits<uint32_t>::max();
+
+// `shape` with its axis of kUnknownExtent (a plan's reshape to a dimension known when the program runs,
+// in a program compiled once for every extent) given the extent that `elements` leave for it, as
+// torch's -1; where the tensor's own extent is unknown too (a plan described before it runs), the
+// axis stays unknown.
+std::vector<uint32_t> ResolvedShape(std::span<const uint32_t> shape, uint64_t elements, bool known) {
+  std::vector<uint32_t> resolved(shape.begin(), shape.end());
+  auto unknown = std::ranges::find(resolved, kUnknownExtent);
+  if (unknown == resolved.end() || !known) return resolved;
+  uint64_t others = 1;
+  for (auto it = resolved.begin(); it != resolved.end(); ++it)
+    if (it != unknown) others *= *it;
+  if (others == 0 || elements % others != 0 || elements / others >= kUnknownExtent)
+    throw std::invalid_argument("ReshapedTensor: " + std::to_string(elements) +
+                                " elements do not divide into rows of " + std::to_string(others));
+  *unknown = static_cast<uint32_t>(elements / others);
+  return resolved;
+}
+
 }  // namespace
 
-ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> shape) {
-  if (shape.empty() || shape.size() > PYPTO_MAX_TENSOR_DIMS)
-    throw std::invalid_argument("ReshapedTensor: rank " + std::to_string(shape.size()) + " is not in 1..5");
+ChipTensor ReshapedTensor(const ChipTensor& tensor, std::span<const uint32_t> new_shape) {
+  if (new_shape.empty() || new_shape.size() > PYPTO_MAX_TENSOR_DIMS)
+    throw std::invalid_argument("ReshapedTensor: rank " + std::to_string(new_shape.size()) + " is not in 1..5");
   if (tensor.ndims == 0 || tensor.ndims > PYPTO_MAX_TENSOR_DIMS || !IsRowMajor(tensor))
     throw std::invalid_argument("ReshapedTensor: only a contiguous tensor can be reshaped");
   uint64_t before = 1;
-  for (uint32_t d = 0; d < tensor.ndims; ++d) before *= tensor.shapes[d];
+  bool known = true;
+  for (uint32_t d = 0; d < tensor.ndims; ++d) {
+    before *= tensor.shapes[d];
+    known &= tensor.shapes[d] != kUnknownExtent;
+  }
+  const std::vector<uint32_t> shape = ResolvedShape(new_shape, before, known);
   ChipTensor reshaped = tensor;
   const uint64_t after = SetRowMajor(reshaped, shape);
-  if (after != before)
+  if (known && after != before)
     throw std::invalid_argument("ReshapedTensor: " + std::to_string(before) + " elements cannot take a shape of " +
                                 std::to_string(after));
   reshaped.is_contiguous = 1;

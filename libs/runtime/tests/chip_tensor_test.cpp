@@ -134,6 +134,26 @@ TEST(ChipTensor, ReshapedTensorRefusesWindowsAndOtherCounts) {
   }
 }
 
+TEST(ChipTensor, AReshapeAxisOfUnknownExtentTakesWhatTheElementsLeave) {
+  // codegen-orch's reshape to a dimension known when the program runs (a program compiled for every
+  // extent) holds UINT32_MAX there: 5 tokens of [4, 16] are 5 rows of 64.
+  std::vector<float> data(5 * 4 * 16);
+  const std::array<uint32_t, 3> shape = {5, 4, 16};
+  const ChipTensor t = MakeExternalTensor(data.data(), shape, PYPTO_RT_FLOAT32);
+  const std::array<uint32_t, 2> rows = {UINT32_MAX, 64};
+  const ChipTensor r = ReshapedTensor(t, rows);
+  EXPECT_EQ(r.shapes[0], 5u);
+  EXPECT_EQ(r.shapes[1], 64u);
+  EXPECT_EQ(r.strides[0], 64u);
+  const std::array<uint32_t, 2> uneven = {UINT32_MAX, 48};
+  try {
+    ReshapedTensor(t, uneven);
+    FAIL() << "320 elements made rows of 48";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "ReshapedTensor: 320 elements do not divide into rows of 48");
+  }
+}
+
 TEST(ChipTensor, SlicedTensorIsTheWindowWithTheBasesStrides) {
   float data[64];
   for (int i = 0; i < 64; ++i) data[i] = static_cast<float>(i);

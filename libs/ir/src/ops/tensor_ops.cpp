@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "op_checks.h"
+#include "pypto/ir/dynamic_extent.h"
 
 namespace pypto::ir {
 namespace {
@@ -44,19 +45,43 @@ Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TensorType>(*shape, dtype);
 }
 
-// The same elements under another shape: a view of the whole tensor, as the runtime's reshape.
+// The new shape of a reshape: integers, of which one may be an integer scalar known when the program
+// runs, for a tensor with a dynamic axis (`pl.reshape(x, [t_dim, HC_DIM])` with `t_dim` the extent of
+// x's, in a program compiled once for every extent); that axis is kDynamicExtent, and takes the extent
+// the others leave.
+Result<Shape> ReshapeTarget(const ExprPtr& expr, bool of_dynamic, const Span& span) {
+  const auto* tuple = expr->As<TupleLiteral>();
+  if (!tuple) return TypeError("the new shape must be a list of integers", span);
+  Shape shape;
+  for (const auto& element : tuple->elements()) {
+    const auto* scalar = element->type()->As<ScalarType>();
+    auto value = AsConstInt(element);
+    if (!value && !of_dynamic) return TypeError("the new shape must be integer literals", span);
+    if (!value && (!scalar || !IsInteger(scalar->dtype()) || HasDynamicExtent(shape)))
+      return TypeError("the new shape of a tensor with a dynamic axis must be integer literals, but for one "
+                       "dimension known when the program runs",
+                       span);
+    shape.push_back(value ? *value : kDynamicExtent);
+  }
+  return shape;
+}
+
+// The same elements under another shape: a view of the whole tensor, as the runtime's reshape. With a
+// dimension known only when the program runs, the element counts are checked then.
 Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   const auto* tensor = args[0]->type()->As<TensorType>();
   if (!tensor) return TypeError(fmt::format("tensor.reshape reshapes a tensor, got {}", args[0]->type()->str()), span);
-  auto shape = StaticInts(args[1], "the new shape", span);
+  auto shape = ReshapeTarget(args[1], HasDynamicExtent(tensor->shape()), span);
   if (!shape) return pypto::unexpected(shape.error());
   int64_t from = 1, to = 1;
   for (int64_t dim : tensor->shape()) from *= dim;
   for (int64_t dim : *shape) {
-    if (dim <= 0) return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(*shape)), span);
+    if (dim <= 0 && dim != kDynamicExtent)
+      return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(*shape)), span);
     to *= dim;
   }
-  if (from != to)
+  const bool run_time = HasDynamicExtent(tensor->shape()) || HasDynamicExtent(*shape);
+  if (from != to && !run_time)
     return TypeError(fmt::format("cannot reshape {} to {}: {} elements against {}", tensor->str(), ShapeStr(*shape),
                                  from, to),
                      span);
