@@ -47,13 +47,14 @@ class Problem:
 @lru_cache(maxsize=None)
 def load_table(path: Path = TABLE) -> dict:
     """The op table, with the ops of its `upstream_emitter` source (ops upstream pypto's PTO emitter
-    writes that no PTOAS revision available defines: pto.comm.*) merged in, each marked with it."""
+    writes that no PTOAS revision available defines: pto.comm.*, the local arrays) merged in, each marked with it."""
     table = json.loads(Path(path).read_text())
     extra = table.get("upstream_emitter")
     if extra:
         note = f"upstream pypto {extra['source']['commit']}'s PTO emitter"
         table["ops"] = {**table["ops"], **{name: {**spec, "source": note} for name, spec in extra["ops"].items()}}
         table["attributes"] = {**table["attributes"], **extra["attributes"]}
+        table["types"] = {**table["types"], **extra.get("types", {})}
     return table
 
 

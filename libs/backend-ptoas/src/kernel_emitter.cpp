@@ -22,6 +22,7 @@ std::string KernelEmitter::Emit() {
   EmitIndexCasts();
   EmitPipeSetup();
   EmitTileAllocs();
+  EmitLocalArrays();
   for (const auto& stmt : plan_.stmts) LowerStmt(*stmt);
 
   std::string out = Signature();
@@ -67,6 +68,7 @@ void KernelEmitter::BindNames() {
     names_.Reserve(name);
     return "%" + name;
   };
+  if (plan_.sdma_workspace) sdma_workspace_arg_ = launch_arg();  // before the launch identity, as upstream
   if (plan_.launch.block) {
     block_idx_arg_ = launch_arg();
     block_num_arg_ = launch_arg();
@@ -89,6 +91,9 @@ void KernelEmitter::BindNames() {
     if (auto view = row_views_.find(tile); view != row_views_.end()) row_views_[alias] = view->second;
   }
   for (const auto& tensor : plan_.viewed_tensors) views_[tensor.get()] = names_.Named(tensor->name_hint() + "_view");
+  // Every array variable is the storage of the array.create it derives from.
+  for (const auto* assign : plan_.local_arrays) values_[assign->var().get()] = names_.Named(assign->var()->name_hint());
+  for (const auto& [array, root] : plan_.array_roots) values_[array] = values_.at(root);
 }
 
 std::string KernelEmitter::Signature() const {
@@ -110,6 +115,7 @@ std::string KernelEmitter::Signature() const {
       if (auto it = extent_args_.find({param.get(), axis}); it != extent_args_.end())
         args.push_back(fmt::format("{}: index", it->second));
   }
+  if (!sdma_workspace_arg_.empty()) args.push_back(fmt::format("{}: {}", sdma_workspace_arg_, PtrType("i8")));
   for (const auto* arg : {&block_idx_arg_, &block_num_arg_, &subblock_idx_arg_})
     if (!arg->empty()) args.push_back(fmt::format("{}: i32", *arg));
   if (!gm_slot_buffer_arg_.empty()) args.push_back(fmt::format("{}: {}", gm_slot_buffer_arg_, PtrType("f32")));

@@ -78,6 +78,13 @@ class KernelEmitter {
 
   // tile_ops.cpp: one statement at a time.
   void LowerStmt(const ir::Stmt& stmt);
+  // The GM-to-L2 prefetch ops (prefetch_ops.cpp).
+  void LowerPrefetch(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
+  TypedValue WholeTensor(const ir::Var& tensor, const ir::Span& span);
+  // On-core arrays (array_ops.cpp).
+  std::string LocalArrayType(const ir::Var& array) const;
+  void EmitLocalArrays();
+  void LowerArray(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
   // The communication ops of a distributed kernel (comm_ops.cpp).
   void LowerComm(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
   void LowerNotify(const ir::Call& call, const ir::Span& span);
@@ -158,6 +165,7 @@ class KernelEmitter {
   // scalars in the order of the tensors and their axes.
   std::map<std::pair<const ir::Var*, size_t>, std::string> extent_args_;
   std::map<const ir::Var*, std::string> comm_contexts_;  // comm windows -> their CommContext argument
+  std::string sdma_workspace_arg_;  // the prefetch ops' SDMA workspace, after the dynamic extents
   std::string gm_slot_buffer_arg_;  // a2a3: the GM slot buffer of the cross-core pipes, the last argument
   // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
   // are values the body computes (a ragged tail's `min(...)`).

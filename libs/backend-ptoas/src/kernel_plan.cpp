@@ -132,7 +132,7 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
                                             "kernel '{}'",
                                             kernel_.name()));
     if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
-    if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, stmt);
+    if (call && call->target_name().starts_with("prefetch.")) return CheckPrefetch(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, stmt, nullptr);
     if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, stmt);
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
@@ -204,20 +204,6 @@ Status Planner::SyncError(const ir::Call& call, const ir::Stmt& stmt) const {
                            SyncOpSpelling(op), kernel_.name()));
 }
 
-// pl.prefetch.* become pto.make_prefetch_async_context, pto.tprefetch_async, ... upstream, on an
-// SDMA workspace the runtime hands the kernel as an extra !pto.ptr<i8> parameter. PTOAS
-// a56b18c32af3 has no prefetch context (its tprefetch is the synchronous load into a tile), so
-// nothing can be written for them.
-Status Planner::PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const {
-  return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the prefetch op 'pl.{}' in kernel '{}': the PTO dialect it "
-                           "writes (PTOAS {}) has no prefetch context (upstream writes "
-                           "pto.make_prefetch_async_context and pto.tprefetch_async of a later PTOAS, on an SDMA "
-                           "workspace the runtime passes the kernel); a prefetch only warms the cache, so a kernel "
-                           "for a device can go without it",
-                           call.target_name(), kernel_.name(), kPtoasRevision));
-}
-
 // pld.tensor.barrier: upstream decomposes it into notifies and waits before its PTO emitter runs,
 // and no PTO instruction is a barrier across ranks (the other comm ops: kernel_plan_comm.cpp).
 Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
@@ -232,10 +218,6 @@ Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
 // Ops whose PTO form upstream writes with ops of a later PTOAS than the dialect here: what that
 // form is, for the error; nullptr for every other op.
 const char* Planner::NewerDialectForm(std::string_view op) {
-  if (op.starts_with("array."))
-    return "stack-local arrays (upstream writes pto.declare_local_array, pto.local_array_get and "
-           "pto.local_array_set of a later PTOAS); keep the values in a tile or a tensor (pl.read, pl.write) for a "
-           "device";
   if (op == "tile.scatter_mask")
     return "mask form of pto.tscatter, only its index form (upstream writes the mask form of a later PTOAS); "
            "the kernel runs on the simulators only";
@@ -252,8 +234,9 @@ Status Planner::NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) co
 Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   const auto* call = assign.value()->As<ir::Call>();
   if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, assign, &assign);
-  if (call && call->target_name().starts_with("prefetch.")) return PrefetchError(*call, assign);
+  if (call && call->target_name().starts_with("prefetch.")) return CheckPrefetch(*call, assign, &assign);
   if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, assign, &assign);
+  if (call && call->target_name().starts_with("array.")) return CheckArray(*call, assign);
   if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, assign);
   if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
   if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);

@@ -160,6 +160,14 @@ struct KernelPlan {
   // The window parameters comm ops reach peers through (kernel_plan_comm.cpp): each gets its
   // CommContext as a `!pto.ptr<i64>` argument after the scalars, in the order of the tensors.
   std::set<const ir::Var*> comm_windows;
+  // On-core arrays (kernel_plan_array.cpp): each array.create, declared in the prologue, and every
+  // array variable mapped to the one it names (its updates, a loop's or an if's carries).
+  std::vector<const ir::AssignStmt*> local_arrays;
+  std::map<const ir::Var*, const ir::Var*> array_roots;
+  // The prefetch ops (kernel_plan_prefetch.cpp): the handles they give, and whether the kernel makes
+  // a prefetch context, which takes the runtime's SDMA workspace as a `!pto.ptr<i8>` argument.
+  std::set<const ir::Var*> prefetch_handles;
+  bool sdma_workspace = false;
 };
 
 // Fails on the first construct backend-ptoas cannot lower for `arch` ("a2a3" or "a5"), naming it

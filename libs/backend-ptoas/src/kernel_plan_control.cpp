@@ -26,6 +26,10 @@ Status Planner::CheckFor(const ir::ForStmt& loop) {
       scalars_.insert(iter_arg.var.get());
       continue;
     }
+    if (iter_arg.var->type()->As<ir::ArrayType>()) {  // an on-core array, updated in place
+      if (auto ok = CarryArray(*iter_arg.var, iter_arg.init->As<ir::Var>(), loop.span()); !ok) return ok;
+      continue;
+    }
     if (!iter_arg.var->type()->As<ir::TileType>()) {
       return Error(loop.span(), fmt::format("backend-ptoas cannot lower the loop over '{}' in kernel '{}': it "
                                             "carries '{}' of type {} from one iteration to the next (carried "
@@ -81,6 +85,12 @@ Status Planner::CheckFor(const ir::ForStmt& loop) {
                                       yield->span());
           !ok)
         return ok;
+      continue;
+    }
+    if (carried.type()->As<ir::ArrayType>()) {
+      if (auto ok = CheckArrayYield(yield->values()[i], carried, yield->span()); !ok) return ok;
+      if (i < loop.return_vars().size())
+        if (auto ok = CarryArray(*loop.return_vars()[i], &carried, loop.span()); !ok) return ok;
       continue;
     }
     if (auto ok = CheckYieldedInPlace(yield->values()[i], carried, yield->span()); !ok) return ok;
@@ -154,7 +164,7 @@ Status Planner::CheckIf(const ir::IfStmt& branch) {
   const auto& results = branch.return_vars();
   if (results.empty()) return {};
   for (const auto& result : results) {
-    if (!result->type()->As<ir::TileType>() && !IsIndexScalar(*result))
+    if (!result->type()->As<ir::TileType>() && !result->type()->As<ir::ArrayType>() && !IsIndexScalar(*result))
       return Error(branch.span(), fmt::format("backend-ptoas cannot lower this if in kernel '{}': it merges '{}' of "
                                               "type {} (merged tiles and integer scalars are emitted)",
                                               kernel_.name(), result->name_hint(), result->type()->str()));
@@ -170,6 +180,12 @@ Status Planner::CheckIf(const ir::IfStmt& branch) {
       if (auto ok = CheckScalarResult(else_yield->values()[i], *results[i], results[i].get(), else_yield->span());
           !ok)
         return ok;
+      continue;
+    }
+    if (results[i]->type()->As<ir::ArrayType>()) {  // both branches give back one array's storage
+      if (auto ok = CarryArray(*results[i], then_yield->values()[i]->As<ir::Var>(), then_yield->span()); !ok)
+        return ok;
+      if (auto ok = CheckArrayYield(else_yield->values()[i], *results[i], else_yield->span()); !ok) return ok;
       continue;
     }
     const auto* first = then_yield->values()[i]->As<ir::Var>();

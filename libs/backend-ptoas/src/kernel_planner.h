@@ -45,8 +45,14 @@ class Planner {
   Status PlacePipes();
   static const char* SyncOpSpelling(std::string_view op);
   Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
-  Status PrefetchError(const ir::Call& call, const ir::Stmt& stmt) const;
+  // The prefetch ops (kernel_plan_prefetch.cpp).
+  Status CheckPrefetch(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
   Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
+  // On-core arrays (kernel_plan_array.cpp).
+  Status CheckArray(const ir::Call& call, const ir::AssignStmt& assign);
+  Status CheckArrayOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;
+  Status CarryArray(const ir::Var& alias, const ir::Var* from, const ir::Span& span);
+  Status CheckArrayYield(const ir::ExprPtr& value, const ir::Var& carried, const ir::Span& span) const;
   // The communication ops (kernel_plan_comm.cpp).
   Status CheckComm(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
   static const char* NewerDialectForm(std::string_view op);

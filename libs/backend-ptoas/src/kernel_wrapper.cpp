@@ -133,17 +133,20 @@ pypto::expected<Unpacking, std::string> UnpackArgs(const ir::Function& kernel) {
   return out;
 }
 
-// Whether the kernel communicates with other ranks (comm.*): its module then takes a CommContext
-// per window (comm_ops.cpp), which the runtime does not hand a kernel.
-bool UsesCommOps(const ir::Function& kernel) {
+// Whether the kernel calls an op whose name starts with `prefix`: comm.* make its module take a
+// CommContext per window (comm_ops.cpp), prefetch.make_context the SDMA workspace (prefetch_ops.cpp),
+// neither of which the runtime hands a kernel yet.
+bool UsesOps(const ir::Function& kernel, std::string_view prefix) {
   if (!kernel.body()) return false;
   struct Finder final : ir::IRVisitor {
+    std::string_view prefix;
     bool found = false;
     void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
-      found |= call->is_op_call() && call->target_name().starts_with("comm.");
+      found |= call->is_op_call() && call->target_name().starts_with(prefix);
       ir::IRVisitor::VisitCall(call);
     }
   } finder;
+  finder.prefix = prefix;
   finder.VisitStmt(kernel.body());
   return finder.found;
 }
@@ -158,10 +161,15 @@ pypto::expected<std::string, std::string> EmitKernelWrapper(const ir::Function& 
                                          "through cross-core pipes, whose GM slot buffer (its last argument on a2a3) "
                                          "the runtime does not allocate yet",
                                          kernel.span().str(), kernel.name()));
-  if (UsesCommOps(kernel))
+  if (UsesOps(kernel, "comm."))
     return pypto::unexpected(fmt::format("{}: kernel_entry cannot call kernel '{}' yet: it communicates with other "
                                          "ranks, and its module takes each window's CommContext (a !pto.ptr<i64> "
                                          "argument after the scalars), which the runtime does not pass a kernel yet",
+                                         kernel.span().str(), kernel.name()));
+  if (UsesOps(kernel, "prefetch.make_context"))
+    return pypto::unexpected(fmt::format("{}: kernel_entry cannot call kernel '{}' yet: it prefetches into L2, and "
+                                         "its module takes the SDMA workspace (a !pto.ptr<i8> argument after the "
+                                         "dynamic extents), which the runtime does not pass a kernel yet",
                                          kernel.span().str(), kernel.name()));
   auto unpacking = UnpackArgs(kernel);
   if (!unpacking) return pypto::unexpected(unpacking.error());

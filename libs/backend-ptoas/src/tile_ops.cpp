@@ -39,8 +39,11 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();
   const auto* value = assign ? assign->value()->As<ir::Call>() : nullptr;
-  const bool comm = value && value->target_name().starts_with("comm.");  // comm.rank is a scalar too
-  if (assign && assign->var()->type()->As<ir::ScalarType>() && !comm) return LowerScalarAssign(*assign);
+  // comm.rank, array.get_element and prefetch.wait give scalars too.
+  const bool own_form =
+      value && (value->target_name().starts_with("comm.") || value->target_name().starts_with("array.") ||
+                value->target_name().starts_with("prefetch."));
+  if (assign && assign->var()->type()->As<ir::ScalarType>() && !own_form) return LowerScalarAssign(*assign);
   if (assign) {
     call = assign->value()->As<ir::Call>();
   } else if (const auto* eval = stmt.As<ir::EvalStmt>()) {
@@ -53,6 +56,8 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   const ir::Span& span = OpSpan(stmt.span(), call->span());
   if (ir::IsCrossCorePipeOp(call->target_name())) return LowerPipe(*call, assign, span);
   if (call->target_name().starts_with("comm.")) return LowerComm(*call, assign, span);
+  if (call->target_name().starts_with("array.")) return LowerArray(*call, *assign, span);
+  if (call->target_name().starts_with("prefetch.")) return LowerPrefetch(*call, assign, span);
   const OpLowering& lowering = *FindLowering(call->target_name());
   switch (lowering.form) {
     case OpForm::Load: return LowerLoad(*assign, *call, span);

@@ -55,12 +55,15 @@ TEST(EmitModuleErrors, TheBarrierAcrossRanksHasNoInstruction) {
             "rank's cell for a device");
 }
 
-TEST(EmitModuleErrors, OnCoreArraysAreNotInTheDialect) {
-  EXPECT_EQ(ErrorOf(*OneCallKernel("array.create", true)),
-            "k.py:3:9: backend-ptoas does not lower 'array.create' in kernel 'k': the PTO dialect it writes (PTOAS "
-            "a56b18c32af3) has no stack-local arrays (upstream writes pto.declare_local_array, pto.local_array_get "
-            "and pto.local_array_set of a later PTOAS); keep the values in a tile or a tensor (pl.read, pl.write) "
-            "for a device");
+// On-core arrays are lowered (array_ops.cpp; tests/python/test_pto_local_arrays.py) when their
+// elements are signed integers, which is what pto.local_array_get / set move.
+TEST(EmitModuleErrors, AnArrayOfFloatsIsRefused) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto call = PlacedOp("array.create", {Index(4)}, std::make_shared<ir::ArrayType>(ir::DataType::FP32, 4), At(3, 9));
+  auto v = std::make_shared<ir::Var>("v", call->type(), At(3, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(v, call, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: backend-ptoas cannot lower the array 'v' " + call->type()->str() +
+                                  " in kernel 'k': it lowers arrays of signed integers (pto.declare_local_array)");
 }
 
 TEST(EmitModuleErrors, MaskScatterIsNotInTheDialect) {
@@ -70,12 +73,16 @@ TEST(EmitModuleErrors, MaskScatterIsNotInTheDialect) {
             "form of a later PTOAS); the kernel runs on the simulators only");
 }
 
-TEST(EmitModuleErrors, PrefetchContextsAreNotInTheDialect) {
-  EXPECT_EQ(ErrorOf(*OneCallKernel("prefetch.make_context", true)),
-            "k.py:3:9: backend-ptoas does not lower the prefetch op 'pl.prefetch.make_context' in kernel 'k': the "
-            "PTO dialect it writes (PTOAS a56b18c32af3) has no prefetch context (upstream writes "
-            "pto.make_prefetch_async_context and pto.tprefetch_async of a later PTOAS, on an SDMA workspace the "
-            "runtime passes the kernel); a prefetch only warms the cache, so a kernel for a device can go without it");
+// The prefetch ops are lowered (prefetch_ops.cpp; tests/python/test_pto_prefetch.py); their handles
+// come from the kernel's own prefetch ops.
+TEST(EmitModuleErrors, APrefetchSessionNeedsAContextOfTheKernel) {
+  auto a = TensorParam("a", {16, 16}, At(1, 10));
+  auto call = PlacedOp("prefetch.session", {a}, std::make_shared<ir::HandleType>(ir::HandleKind::AsyncSession),
+                       At(3, 9));
+  auto s = std::make_shared<ir::Var>("s", call->type(), At(3, 5));
+  auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(s, call, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: an operand of 'pl.prefetch.session' is not a handle an earlier prefetch op "
+                              "of kernel 'k' gave");
 }
 
 // PTO has no sine or cosine instruction; the refusal says why rather than pointing at the op table.
