@@ -135,6 +135,26 @@ def test_a_remote_store_writes_the_peers_copy_through_the_moved_window_pointer(c
             "{atomicType = #pto<atomic_type atomic_add>}") in run_of(handoff_module(compiled), "%box_peer_pview")[1]
 
 
+def test_a_remote_load_reads_the_peers_copy(compiled):
+    # peer=me: the rank's own copy, reached the same way (its window base minus its own).
+    tile = ("!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=32, v_row=?, v_col=?, blayout=row_major, "
+            "slayout=none_box, fractal=512, pad=0>")
+    assert run_of(handoff_module(compiled), "%37 = arith.addi")[:8] == [
+        "%37 = arith.addi %c4_index, %me : index",
+        "%38 = pto.load_scalar %arg4[%37] : !pto.ptr<i64> -> i64",
+        "%39 = arith.subi %38, %36 : i64",
+        "%40 = arith.divsi %39, %c4_i64 : i64",
+        "%41 = arith.index_cast %40 : i64 to index",
+        "%42 = pto.addptr %arg2, %41 : !pto.ptr<f32> -> !pto.ptr<f32>",
+        "%43 = pto.make_tensor_view %42, shape = [%c2_index, %c32_index], strides = [%c32_index, %c1_index] "
+        "{layout = #pto.layout<nd>} : !pto.tensor_view<?x?xf32>",
+        "%44 = pto.partition_view %43, offsets = [%c1_index, %c0_index], sizes = [%c1_index, %c32_index] : "
+        "!pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<1x32xf32>",
+    ]
+    assert run_of(handoff_module(compiled), "%44 = pto.partition_view")[1] == (
+        f"pto.tload ins(%44 : !pto.partition_tensor_view<1x32xf32>) outs(%got : {tile})")
+
+
 def test_notify_and_wait_are_pto_comm_tnotify_and_twait(compiled):
     lines = handoff_module(compiled)
     assert run_of(lines, "%flag_peer_pview =")[:3] == [
