@@ -47,6 +47,24 @@ def flat_rows(x: pl.Tensor[[ROWS, 4, 16], pl.FP32], out: pl.Out[pl.Tensor[[ROWS,
             a = pl.load(x_flat, [r, 0], [TILE, 64], valid_shape=[rows, 64])
             pl.store(pl.mul(a, 3.0), [r, 0], out_flat)
     return out
+
+
+@pl.jit
+def through_scratch(x: pl.Tensor[[ROWS, 64], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]]):
+    # decode_swa's pattern: an intermediate as long as the token axis, filled by one kernel, read by another.
+    t_dim = pl.tensor.dim(x, 0)
+    scratch = pl.create_tensor([t_dim, 64], dtype=pl.FP32)
+    for r in pl.range(0, t_dim, TILE):
+        rows = pl.min(TILE, t_dim - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.mul(a, 2.0), [r, 0], scratch)
+    for r in pl.range(0, pl.tensor.dim(scratch, 0), TILE):
+        rows = pl.min(TILE, t_dim - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            b = pl.load(scratch, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.add(b, 1.0), [r, 0], out)
+    return out
 """
 
 
@@ -105,3 +123,18 @@ def test_a_reshape_keeps_the_run_time_extent_of_the_token_axis(kernels, monkeypa
         return run
 
     _compiled_once(kernels.flat_rows, monkeypatch, tmp_path, [call(5), call(40), call(17)])
+
+
+def test_a_tensor_created_as_long_as_the_token_axis(kernels, monkeypatch, tmp_path):
+    """`pl.create_tensor([t_dim, 64])` with t_dim read from the token axis: the plan allocates it at each
+    run's extent (ShapeStep), and the kernels that write and read it see that extent."""
+
+    def call(rows):
+        def run():
+            x, out = torch.randn(rows, 64), torch.zeros(rows, 64)
+            kernels.through_scratch(x, out)
+            torch.testing.assert_close(out, x * 2 + 1)
+
+        return run
+
+    _compiled_once(kernels.through_scratch, monkeypatch, tmp_path, [call(9), call(48), call(33)])

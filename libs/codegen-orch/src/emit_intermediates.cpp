@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "orchestration_scalars.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 
@@ -125,6 +126,10 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
       return pypto::unexpected(std::move(error));
     }
     rt::PlanTensor plan_tensor{.name = var->name_hint(), .dtype = *dtype};
+    if (ir::HasDynamicExtent(tensor->shape())) {
+      if (auto ok = AddRunTimeShaped(create, *tensor, std::move(plan_tensor)); !ok) return ok;
+      continue;
+    }
     std::vector<std::string> dims;
     for (auto dim : tensor->shape()) {
       if (dim <= 0 || dim > std::numeric_limits<uint32_t>::max())
@@ -175,9 +180,62 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
   return true;
 }
 
+// A create whose shape is computed from the extents of a program compiled for every extent: one plan
+// intermediate with UINT32_MAX on those axes, which each run's expansion sets (ShapeStep). A loop that
+// runs it again would need a shape per iteration, and init_value a fill: refused (the program is then
+// compiled per extent).
+ir::Result<bool> OrchestrationEmitter::AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor,
+                                                        rt::PlanTensor plan_tensor) {
+  const auto* assign = create.stmt->As<ir::AssignStmt>();
+  if (create.repeated || ir::FindAttr<double>(assign->value()->As<ir::Call>()->kwargs(), "init_value"))
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' has a shape computed when the program runs, and is created {}; such a tensor "
+                                 "needs a static shape",
+                                 assign->var()->name_hint(), create.repeated ? "in a loop" : "with init_value"),
+                     create.stmt->span());
+  for (int64_t dim : tensor.shape())
+    plan_tensor.shape.push_back(dim == ir::kDynamicExtent ? std::numeric_limits<uint32_t>::max()
+                                                          : static_cast<uint32_t>(dim));
+  const auto index = static_cast<uint32_t>(result_.plan.intermediates.size());
+  result_.plan.intermediates.push_back(std::move(plan_tensor));
+  run_time_shaped_[create.stmt.get()] = index;
+  bindings_[assign->var().get()] =
+      Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, index}, names_.Take(assign->var()->name_hint())};
+  return true;
+}
+
+// Where a tensor shaped at run time is created: the C++ computes its shape and allocates it there, and
+// the plan's expansion sets the intermediate's shape (ShapeStep).
+ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignStmt& create, uint32_t intermediate) {
+  const Binding& binding = bindings_.at(create.var().get());
+  ShapeStep step{.intermediate = intermediate, .span = create.span()};
+  std::vector<std::string> dims;
+  for (const auto& dim : create.value()->As<ir::Call>()->args()[0]->As<ir::TupleLiteral>()->elements()) {
+    const bool constant = ir::AsConstInt(dim).has_value();
+    if (const ir::Var* unknown = constant ? nullptr : UnknownScalar(dim))
+      return MakeError(DiagnosticKind::Syntax,
+                       fmt::format("the shape of '{}' is computed from '{}', which is only known when the kernels run",
+                                   create.var()->name_hint(), unknown->name_hint()),
+                       create.span());
+    auto text = CppExpr(dim);
+    if (!text) return pypto::unexpected(text.error());
+    dims.push_back(constant ? *text : fmt::format("static_cast<uint32_t>({})", *text));
+    step.dims.push_back(constant ? nullptr : dim);
+  }
+  const auto dtype = rt::DtypeName(result_.plan.intermediates[intermediate].dtype);
+  Separate();
+  body_ += fmt::format("{0}uint32_t {1}_ci_shapes[{2}] = {{{3}}};\n{0}TensorCreateInfo {1}_ci({1}_ci_shapes, {2}, "
+                       "DataType::{4});\n{0}const ChipTensor {1} = alloc_tensors({1}_ci).get_ref(0);\n",
+                       indent_, binding.cpp_name, dims.size(), fmt::join(dims, ", "), dtype);
+  steps_->push_back(Step{std::move(step)});
+  return true;
+}
+
 // A run of a pl.create_tensor: nothing for one allocated at scope entry; a buffer of its pool for one
 // that a loop runs again, and a refill for one that starts at init_value.
 ir::Result<bool> OrchestrationEmitter::EmitCreate(const ir::AssignStmt& create) {
+  if (auto shaped = run_time_shaped_.find(&create); shaped != run_time_shaped_.end())
+    return EmitRunTimeShapedCreate(create, shaped->second);
   auto pool = pools_.find(&create);
   auto refill = refills_.find(&create);
   if (pool != pools_.end())

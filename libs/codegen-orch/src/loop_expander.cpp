@@ -32,6 +32,7 @@ ir::Result<bool> LoopExpander::Run(const std::vector<Step>& steps) {
     else if (const auto* view = std::get_if<ViewStep>(&step.node)) ok = View(*view);
     else if (const auto* rebind = std::get_if<RebindStep>(&step.node)) ok = Rebind(*rebind);
     else if (const auto* create = std::get_if<CreateStep>(&step.node)) ok = Create(*create);
+    else if (const auto* shape = std::get_if<ShapeStep>(&step.node)) ok = Shape(*shape);
     else ok = Loop(std::get<LoopStep>(step.node));
     if (!ok) return ok;
   }
@@ -216,6 +217,26 @@ rt::PlanTensorRef LoopExpander::BufferOf(rt::PlanTensorRef ref) const {
   for (ref = Current(ref); ref.kind == rt::PlanTensorRef::Kind::View; ref = Current(views_[ref.index].base)) {
   }
   return ref;
+}
+
+// The run-time extents of a created tensor, this run's: each positive, below UINT32_MAX. Set before any
+// task of the run is submitted to the runtime, which allocates the intermediates at their shapes.
+ir::Result<bool> LoopExpander::Shape(const ShapeStep& step) {
+  if (!shaped_ || step.intermediate >= shaped_->size())
+    return MakeError(DiagnosticKind::Internal, "a tensor shaped at run time is expanded outside a run", step.span);
+  rt::PlanTensor& tensor = (*shaped_)[step.intermediate];
+  for (size_t d = 0; d < step.dims.size() && d < tensor.shape.size(); ++d) {
+    if (!step.dims[d]) continue;
+    auto value = Eval(step.dims[d]);
+    if (!value) return pypto::unexpected(value.error());
+    if (value->i <= 0 || value->i >= std::numeric_limits<uint32_t>::max())
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("dimension {} of '{}' is {}{}; a tensor's dimensions must be positive", d,
+                                   tensor.name, value->i, Where()),
+                       step.span);
+    tensor.shape[d] = static_cast<uint32_t>(value->i);
+  }
+  return true;
 }
 
 ir::Result<bool> LoopExpander::Create(const CreateStep& step) {

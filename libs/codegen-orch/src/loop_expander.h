@@ -25,9 +25,11 @@ class LoopExpander {
  public:
   // `views` holds the plan's views; the expansion appends those its slices make. `plan` gives the
   // extents of the tensors they slice.
+  // `shaped` (a run's copy of `plan`'s intermediates, which `plan` itself holds) takes the shapes
+  // ShapeSteps compute; without it a ShapeStep is an error.
   LoopExpander(const rt::TaskPlan& plan, std::vector<rt::PlanSubmit>& submits, std::vector<rt::PlanView>& views,
-               const TensorReads* reads = nullptr)
-      : plan_(plan), submits_(submits), views_(views), reads_(reads) {}
+               const TensorReads* reads = nullptr, std::vector<rt::PlanTensor>* shaped = nullptr)
+      : plan_(plan), submits_(submits), views_(views), reads_(reads), shaped_(shaped) {}
 
   ir::Result<bool> Run(const std::vector<Step>& steps);
 
@@ -45,6 +47,7 @@ class LoopExpander {
   ir::Result<bool> Rebind(const RebindStep& step);
   rt::PlanTensorRef BufferOf(rt::PlanTensorRef ref) const;
   ir::Result<bool> Create(const CreateStep& step);
+  ir::Result<bool> Shape(const ShapeStep& step);
   ir::Result<bool> View(const ViewStep& step);
   uint32_t ExtentOf(rt::PlanTensorRef ref, size_t d) const;
   ir::Result<bool> Carry(const CarryStep& step);
@@ -68,6 +71,7 @@ class LoopExpander {
   std::vector<rt::PlanSubmit>& submits_;
   std::vector<rt::PlanView>& views_;
   const TensorReads* reads_;
+  std::vector<rt::PlanTensor>* shaped_;
   std::unordered_map<uint32_t, rt::PlanTensorRef> current_views_;  // template view -> this iteration's
   // The parameters and intermediates (by kind and index) that submits not yet run write, and the
   // intermediates any submit so far writes. A read of the former runs those submits first.

@@ -79,6 +79,8 @@ class OrchestrationEmitter {
   ir::Result<bool> EmitCreate(const ir::AssignStmt& create);
   ir::Result<bool> EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool, bool select_in_cpp);
   void EmitRefill(const ir::AssignStmt& create, uint64_t bits);
+  ir::Result<bool> AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor, rt::PlanTensor plan_tensor);
+  ir::Result<bool> EmitRunTimeShapedCreate(const ir::AssignStmt& create, uint32_t intermediate);
 
   // TaskIds, TaskId arrays and deps= (emit_task_ids.cpp).
   const std::string* TaskNameOf(const ir::ExprPtr& expr) const;
@@ -168,6 +170,9 @@ class OrchestrationEmitter {
   // The creates with init_value that a loop runs again: the bits of their starting value, which a fill
   // task sets in the buffer at each run (EmitRefill).
   std::unordered_map<const ir::Stmt*, uint64_t> refills_;
+  // The creates whose shape is computed at run time (a program compiled for every extent), each with its
+  // plan intermediate: allocated where the statement runs (EmitRunTimeShapedCreate), not at scope entry.
+  std::unordered_map<const ir::Stmt*, uint32_t> run_time_shaped_;
   std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names

@@ -93,6 +93,15 @@ struct CreateStep {
   std::vector<uint32_t> carried;
 };
 
+// `t = pl.create_tensor([t_dim, D])` in a program compiled once for every extent, `t_dim` computed
+// from the extents it reads: the plan's intermediate holds UINT32_MAX on such an axis, and each run's
+// expansion sets it from `dims` (one expression per axis; null for a static one) before any task runs.
+struct ShapeStep {
+  uint32_t intermediate = 0;
+  std::vector<ir::ExprPtr> dims;
+  ir::Span span;
+};
+
 struct LoopStep {
   const ir::ForStmt* loop = nullptr;
   std::vector<Step> body;
@@ -117,7 +126,7 @@ struct IfStep {
 
 struct Step {
   std::variant<SubmitStep, ScalarStep, LoopStep, TaskIdStep, ScopeStep, IfStep, CarryStep, ViewStep, RebindStep,
-               CreateStep>
+               CreateStep, ShapeStep>
       node;
 };
 

@@ -162,9 +162,11 @@ class StagedRun final : public TensorSource {
 ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
                                  std::span<const rt::ChipTensor> params, const RunStage& run_stage) {
   if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
-  StagedRun run(plan, deferred.views, params, run_stage);
+  // The run's own plan: tensors created with extents computed at run time take this run's (ShapeStep).
+  rt::TaskPlan run_plan = plan;
+  StagedRun run(run_plan, deferred.views, params, run_stage);
   TensorReads reads{.refs = deferred.reads.refs, .source = &run};
-  LoopExpander expander(plan, run.submits(), run.views(), &reads);
+  LoopExpander expander(run_plan, run.submits(), run.views(), &reads, &run_plan.intermediates);
   if (auto ok = expander.Run(deferred.steps); !ok) return ok;
   return run.Finish();
 }

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "function_parser.h"
 #include "pypto/ir/op_registry.h"
 #include "result_binding.h"
@@ -14,6 +16,16 @@ namespace pypto::frontend {
 
 using ir::DiagnosticKind;
 using ir::MakeError;
+
+namespace {
+
+// Whether the entry passes a dimension unbound (a program compiled once for every extent), whose
+// extent it reads when the program runs.
+bool CompiledForEveryExtent(const DynamicBindings& bindings) {
+  return std::ranges::any_of(bindings, [](const auto& entry) { return entry.second.var != nullptr; });
+}
+
+}  // namespace
 
 // `buf = pl.create_tensor([16, head_dim], ...)` / `qi = pl.slice(query, [16, head_dim], [row, 0])` in
 // orchestration code with a dimension read from a tensor (upstream's paged attention reads them
@@ -50,6 +62,14 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseRunTimeShapedTensor(py::handle targ
   } else if (auto bounded = create ? BoundedShape(parsed_dims) : std::nullopt) {
     WarnOnCompositeShape(args[shape_index], parsed_dims);
     shape_dims = *bounded;
+  } else if (create && CompiledForEveryExtent(dynamic_)) {
+    // A program compiled once for every extent: the dimension (computed from the extents the entry
+    // reads) stays a run-time one, pl.DYN in the type; the plan computes it at each run.
+    auto made = ParseExpr(value);
+    if (!made) return pypto::unexpected(made.error());
+    auto bound = BindAssigned(target, stmt, (*made)->type(), *made);
+    program_.run_time_shapes[env_[name]->id()] = parsed_dims;
+    return bound;
   } else {
     return MakeError(DiagnosticKind::Type,
                      fmt::format("'{}' has a shape known only at run time{}; such a tensor takes the shape of the "

@@ -34,11 +34,28 @@ Result<bool> CheckInitValue(double value, DataType dtype, const Span& span) {
   return true;
 }
 
+// The shape of a created tensor: integers, or integer scalars computed when the program runs from the
+// extents of a program compiled once for every extent (`pl.create_tensor([t_dim, D])`, t_dim read from
+// the token axis), each such axis kDynamicExtent; the plan computes it at each run.
+Result<Shape> CreateShape(const ExprPtr& expr, const Span& span) {
+  const auto* tuple = expr->As<TupleLiteral>();
+  if (!tuple) return TypeError("the tensor shape must be a list of integers", span);
+  Shape shape;
+  bool positive = true;
+  for (const auto& element : tuple->elements()) {
+    const auto* scalar = element->type()->As<ScalarType>();
+    auto value = AsConstInt(element);
+    if (!value && (!scalar || !IsInteger(scalar->dtype()))) return TypeError("the tensor shape must be integers", span);
+    positive &= !value || *value > 0;
+    shape.push_back(value ? *value : kDynamicExtent);
+  }
+  if (!positive) return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(shape)), span);
+  return shape;
+}
+
 Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
-  auto shape = StaticInts(args[0], "the tensor shape", span);
+  auto shape = CreateShape(args[0], span);
   if (!shape) return pypto::unexpected(shape.error());
-  for (int64_t dim : *shape)
-    if (dim <= 0) return TypeError(fmt::format("tensor dimensions must be positive, got {}", ShapeStr(*shape)), span);
   const DataType dtype = *FindAttr<DataType>(kwargs, "dtype");
   if (auto init = FindAttr<double>(kwargs, "init_value"))
     if (auto ok = CheckInitValue(*init, dtype, span); !ok) return pypto::unexpected(ok.error());
