@@ -369,6 +369,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   bool RetypePlaceholders(py::handle stmt, const LoopHeader& header, std::vector<ir::StmtPtr>& prologue);
   ir::Result<ir::StmtPtr> FreshTile(const std::string& name, const ir::TileType& tile, const ir::Span& span);
   std::vector<std::string> CarryCandidates(py::handle body) const;
+  ir::Diagnostic NoValueAfterLoop(const std::string& name, const ir::Span& loop) const;
+  // parse_loop_liveness.cpp: whether `name` may be read after `stmt` (a loop or an if) rebinds it.
+  bool ReadAfter(py::handle stmt, const std::string& name) const;
   ir::Result<ir::StmtPtr> ParseCarryingLoop(py::handle stmt, const LoopHeader& header,
                                             const std::vector<ir::StmtPtr>& /*prologue*/);
   std::vector<std::pair<std::string, ir::VarPtr>> TensorsStoredInto(
@@ -384,9 +387,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<ir::StmtPtr> FinishIfWithJump(const ir::ExprPtr& condition, ParsedBody then_body, ParsedBody else_body,
                                            bool has_else, const Env& fall_env, bool then_jumps, const Env& before,
                                            const ir::Span& span);
-  ir::Result<ir::StmtPtr> FinishImplicitIf(const ir::ExprPtr& condition, ParsedBody then_body, ParsedBody else_body,
-                                           bool has_else, const Env& then_env, const Env& else_env, const Env& before,
-                                           const ir::Span& span);
+  ir::Result<ir::StmtPtr> FinishImplicitIf(py::handle stmt, const ir::ExprPtr& condition, ParsedBody then_body,
+                                           ParsedBody else_body, bool has_else, const Env& then_env,
+                                           const Env& else_env, const Env& before, const ir::Span& span);
   static ir::TypePtr WholeTileOfBoth(const ir::Type& a, const ir::Type& b);
   static ir::TypePtr WiderIntegerOfBoth(const ir::Type& a, const ir::Type& b);
   static ir::Result<ir::ExprPtr> ConvertedForMerge(const ir::VarPtr& value, const ir::TypePtr& merged,

@@ -65,8 +65,8 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseIf(py::handle stmt) {
                             then_jumps ? else_env : then_env, then_jumps, before, span);
   if (then_body->yield || else_body.yield)
     return FinishExplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, span);
-  return FinishImplicitIf(*condition, std::move(*then_body), std::move(else_body), has_else, then_env, else_env,
-                          before, span);
+  return FinishImplicitIf(stmt, *condition, std::move(*then_body), std::move(else_body), has_else, then_env,
+                          else_env, before, span);
 }
 
 // Branches ending in `r = pl.yield_(v)`: both yield the same number of values of the same types.
@@ -136,9 +136,12 @@ ir::Result<ir::StmtPtr> FunctionParser::FinishIfWithJump(const ir::ExprPtr& cond
 }
 
 // Names assigned in a branch are merged after the if when both paths give them a value of one type.
-ir::Result<ir::StmtPtr> FunctionParser::FinishImplicitIf(const ir::ExprPtr& condition, ParsedBody then_body,
-                                                         ParsedBody else_body, bool has_else, const Env& then_env,
-                                                         const Env& else_env, const Env& before, const ir::Span& span) {
+// A name nothing after the if reads is not merged: its branches' values die with them (in a loop,
+// the loop then need not carry it).
+ir::Result<ir::StmtPtr> FunctionParser::FinishImplicitIf(py::handle stmt, const ir::ExprPtr& condition,
+                                                         ParsedBody then_body, ParsedBody else_body, bool has_else,
+                                                         const Env& then_env, const Env& else_env, const Env& before,
+                                                         const ir::Span& span) {
   std::set<std::string> changed;
   for (const Env* env : {&then_env, &else_env})
     for (const auto& [name, var] : *env)
@@ -163,6 +166,12 @@ ir::Result<ir::StmtPtr> FunctionParser::FinishImplicitIf(const ir::ExprPtr& cond
                                                     "(line {}), so it has no value {}",
                                                     name, in_then ? "if" : "else", span.line, at.line, when),
                                         "assign it in both branches, or before the if"));
+      continue;
+    }
+    if (!ReadAfter(stmt, name)) {
+      MarkUnavailable(name, Unavailable(fmt::format("'{}' is assigned in the if at line {} and not merged after it",
+                                                    name, span.line),
+                                        "assign it before the if and use it after the if under a name of its own"));
       continue;
     }
     ir::TypePtr merged = t->second->type();

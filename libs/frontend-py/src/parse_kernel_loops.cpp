@@ -225,8 +225,11 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseCarryingLoop(py::handle stmt, const
   std::map<std::string, ir::Diagnostic> unavailable;
   for (size_t i = 0; i < carried.size(); ++i) {
     auto value = env_.find(carried[i]);
-    // Unavailable after the body (reported where it is read), or the tensor it was before.
-    if (value == env_.end() || in_place[i]) continue;
+    if (in_place[i]) continue;  // the tensor it was before
+    if (value == env_.end()) {  // unavailable after the body: so after the loop, not what it was before it
+      unavailable.emplace(carried[i], NoValueAfterLoop(carried[i], header.span));
+      continue;
+    }
     const auto& iter_arg = iter_args[i];
     // `n0 = ...` in a kernel scope, then `for ...: n0 = ...` in a later one: the body never reads
     // the earlier kernel's value, so the loop does not carry it in (it could not: that value
@@ -253,6 +256,12 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseCarryingLoop(py::handle stmt, const
                                                   "give the value inside the loop a name of its own"));
       continue;
     }
+    // Rebound before any read in every iteration, and read nowhere after the loop: the value one
+    // iteration leaves is never used, so the loop does not carry it.
+    if (!Reads(read_scope, iter_arg.var.get()) && !ReadAfter(stmt, carried[i])) {
+      unavailable.emplace(carried[i], NoValueAfterLoop(carried[i], header.span));
+      continue;
+    }
     kept.push_back(iter_arg);
     yielded.push_back(value->second);
     results.push_back(std::make_shared<ir::Var>(carried[i], iter_arg.var->type(), header.span));
@@ -274,6 +283,13 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseCarryingLoop(py::handle stmt, const
   return ir::StmtPtr(std::make_shared<ir::ForStmt>(header.loop_var, header.start, header.stop, header.step,
                                                    std::move(kept), Seq(std::move(stmts)), std::move(results),
                                                    header.kind, header.span));
+}
+
+// Why a name the loop body rebinds is not readable after the loop (reported only if it is read).
+ir::Diagnostic FunctionParser::NoValueAfterLoop(const std::string& name, const ir::Span& loop) const {
+  if (auto it = unavailable_.find(name); it != unavailable_.end()) return it->second;
+  return Unavailable(fmt::format("'{}' is rebound in the loop at line {} and not carried out of it", name, loop.line),
+                     "assign it before the loop and use it after the loop under a name of its own");
 }
 
 // The names first bound in a loop body to a store into a tensor named before the loop (`out =

@@ -168,7 +168,26 @@ TEST(InPlaceLoop, ATensorReboundToAnotherBufferIsCarried) {
                   "    return t\n"),
             "/src/kernels.py:8:12: error: 't' is reassigned in each iteration of the orchestration loop at line 5, "
             "so it has no single value after the loop\n  help: give the loop's value a name of its own");
-  // In a loop that carries a TaskId, carried alongside it: after the loop `t` names `y`.
+  // In a loop that carries a TaskId, read after the loop: carried alongside it, after the loop `t`
+  // names `y`.
+  EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
+                  "    prev = pl.system.task_invalid()\n"
+                  "    for i in pl.range(2):\n"
+                  "        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as tid:\n"
+                  "            t = pl.assemble(y, pl.exp(x[0:8, :]), [i * 8, 0])\n"
+                  "        prev = tid\n"
+                  "    return t\n"),
+            std::string(kPrintedHeader) +
+                "        t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
+                "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
+                "        for i, (t_1, prev_1) in pl.range(2, init_values=(t, prev)):\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP, deps=[prev_1]) as tid:\n"
+                "                t_2: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.load(x, [0, 0], "
+                "[8, 32])), [i * 8, 0], y)\n"
+                "            prev_2: pl.Scalar[pl.TASK_ID] = tid\n"
+                "            t_3, prev_3 = pl.yield_(t_2, prev_2)\n"
+                "        return t_3\n");
+  // Read by nothing, it is not carried: the loop carries the TaskId alone.
   EXPECT_EQ(Parse("    t = pl.create_tensor([16, 32], dtype=pl.FP32)\n"
                   "    prev = pl.system.task_invalid()\n"
                   "    for i in pl.range(2):\n"
@@ -179,12 +198,12 @@ TEST(InPlaceLoop, ATensorReboundToAnotherBufferIsCarried) {
             std::string(kPrintedHeader) +
                 "        t: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.create([16, 32], dtype=pl.FP32)\n"
                 "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
-                "        for i, (t_1, prev_1) in pl.range(2, init_values=(t, prev)):\n"
+                "        for i, (prev_1,) in pl.range(2, init_values=(prev,)):\n"
                 "            with pl.at(level=pl.Level.CORE_GROUP, deps=[prev_1]) as tid:\n"
-                "                t_2: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.load(x, [0, 0], "
+                "                t_1: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.load(x, [0, 0], "
                 "[8, 32])), [i * 8, 0], y)\n"
                 "            prev_2: pl.Scalar[pl.TASK_ID] = tid\n"
-                "            t_3, prev_3 = pl.yield_(t_2, prev_2)\n"
+                "            prev_3: pl.Scalar[pl.TASK_ID] = pl.yield_(prev_2)\n"
                 "        return y\n");
 }
 

@@ -107,17 +107,28 @@ TEST(Frontend, LoopsWithComputedOffsets) {
   EXPECT_NE(printed.find("pl.tile.store(pl.tile.add(ta, tb), [i * 32, 0], c)"), std::string::npos) << printed;
 }
 
-// A name assigned before a kernel loop and reassigned in it is carried: after the loop it holds the
-// last iteration's value.
+// A name assigned before a kernel loop, reassigned in it and read after it is carried: after the
+// loop it holds the last iteration's value.
 TEST(Frontend, LoopReassignmentInAKernelIsCarried) {
   std::string source = kChunked;
   source.replace(source.find("        for i"), 0, "        ta = pl.load(a, [0, 0], [32, 128])\n");
+  source.replace(source.find("    return c"), 0, "        pl.store(ta, [0, 0], c)\n");
   std::string printed = Parse(source);
   EXPECT_NE(printed.find("            for i, (ta_1,) in pl.range(2, init_values=(ta,)):\n"), std::string::npos)
       << printed;
   EXPECT_NE(printed.find("                ta_3: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.yield_(ta_2)\n"),
             std::string::npos)
       << printed;
+  EXPECT_NE(printed.find("            pl.tile.store(ta_3, [0, 0], c)\n"), std::string::npos) << printed;
+}
+
+// Read neither by the body before it is reassigned nor after the loop, it is not carried.
+TEST(Frontend, LoopReassignmentNothingReadsIsNotCarried) {
+  std::string source = kChunked;
+  source.replace(source.find("        for i"), 0, "        ta = pl.load(a, [0, 0], [32, 128])\n");
+  std::string printed = Parse(source);
+  EXPECT_NE(printed.find("            for i in pl.range(2):\n"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("pl.yield_("), std::string::npos) << printed;
 }
 
 TEST(Frontend, LoopsNeedPlRange) {
