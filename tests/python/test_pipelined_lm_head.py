@@ -3,9 +3,9 @@ rms_lm_head writes it: the vector core normalises each K chunk of the hidden sta
 multiplies it by a [192, 512] BF16 weight chunk with b_trans=True.
 
 The chunk takes 196,608 bytes: more than Ascend910B's UB (188,416) and well within L1. The K loop
-rebinds every name it assigns, so the frontend carries the weight chunk from one iteration to the
-next although nothing reads the carried value; that carry once counted as a vector-side read, and
-the chunk was loaded into the AIV member's UB too, which it does not fit."""
+reloads the chunk before the matmul reads it and nothing after the loop reads it, so the loop does
+not carry it (the frontend once carried every name a loop rebinds; that carry counted as a
+vector-side read, and the chunk was loaded into the AIV member's UB too, which it does not fit)."""
 
 import torch
 

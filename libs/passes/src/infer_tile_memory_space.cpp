@@ -19,8 +19,6 @@
 //   * leaves explicit placement alone: a load with target_memory keeps it (a Mat tile given to a
 //     matmul only gets its move), and tiles already in Left/Right are used as they are;
 //   * drops a `pl.create_tensor` whose value is never read (a placeholder rebound before use);
-//   * first drops the tiles loops carry and nothing reads (drop_dead_tile_carries.h): a carry is
-//     a read that is not the matmul's, and would keep a Vec copy of a weight next to its Mat load;
 //   * refuses, naming the op and its location, what it cannot place: a vector op reading a Mat,
 //     Left or Right tile, a matmul operand in a buffer it cannot be moved from, and a tensor
 //     created and used inside a kernel;
@@ -34,7 +32,6 @@
 
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
-#include "drop_dead_tile_carries.h"
 #include "pypto/passes/passes.h"
 
 namespace pypto::passes {
@@ -524,15 +521,14 @@ class OperandChecker final : public IRVisitor {
 
 Result<FunctionPtr> PlaceKernelTiles(const FunctionPtr& function) {
   if (function->type() != FunctionType::InCore) return function;
-  const StmtPtr kernel_body = DropDeadTileCarries(function->body());
   UseCollector uses;
-  uses.VisitStmt(kernel_body);
+  uses.VisitStmt(function->body());
   auto placement = PlacementPlanner(uses).Plan();
   if (!placement) return pypto::unexpected(placement.error());
   OperandChecker checker(*placement, uses);
-  checker.VisitStmt(kernel_body);
+  checker.VisitStmt(function->body());
   if (checker.error) return pypto::unexpected(*checker.error);
-  auto body = PlacementRewriter(*placement).Rewrite(kernel_body);
+  auto body = PlacementRewriter(*placement).Rewrite(function->body());
   if (!body) return pypto::unexpected(body.error());
   return function->WithBody(*body);
 }
