@@ -317,6 +317,7 @@ static const pypto_backend_plugin plugin = {
     .open_session = NULL,
     .run_session = NULL,
     .close_session = NULL,
+    .run_session_plan = NULL,
 };
 
-__attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) { return &plugin; }
+__attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v4(void) { return &plugin; }

@@ -39,12 +39,15 @@ Result<SessionHandle> SessionOf(CompiledProgram& compiled, const pypto_backend_p
   return compiled.session;
 }
 
-// Runs one stage of a deferred plan on a session of its own (the plan differs from run to run), or
-// one-shot where the plugin has no sessions.
+// Runs one stage of a deferred plan: on the program's session where the plugin runs other plans on one
+// (run_session_plan), so that the kernels are prepared once for every run; else on a session of its
+// own, or one-shot where the plugin has no sessions.
 pypto_status RunStageOn(const CompiledProgram& compiled, const pypto_backend_plugin& plugin,
-                        const std::string& platform, const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params) {
+                        const std::string& platform, pypto_backend_session* program_session,
+                        const rt::TaskPlan& stage, std::span<const rt::ChipTensor> params) {
   pypto_ir_program program_handle{compiled.lowered};
   pypto_rt_plan plan_handle{stage};
+  if (program_session) return plugin.run_session_plan(program_session, &plan_handle, params.data(), params.size());
   if (!plugin.open_session || !plugin.run_session)
     return plugin.execute(platform.c_str(), &program_handle, &plan_handle, params.data(), params.size());
   pypto_backend_session* session = nullptr;
@@ -58,11 +61,19 @@ pypto_status RunStageOn(const CompiledProgram& compiled, const pypto_backend_plu
 
 // A run of a deferred plan: expanded from the tensors passed, in stages where orchestration code reads
 // what kernels computed (codegen_orch::RunDeferredPlan).
-Result<bool> RunDeferred(const CompiledProgram& compiled, const pypto_backend_plugin& plugin,
-                         const std::string& platform, std::span<const rt::ChipTensor> params) {
+// On the compiled platform, every stage of every run goes to the program's session, opened for the
+// plan without tasks (its kernels and run options are every stage's).
+Result<bool> RunDeferred(CompiledProgram& compiled, const pypto_backend_plugin& plugin, const std::string& platform,
+                         std::span<const rt::ChipTensor> params) {
+  SessionHandle session;
+  if (platform == compiled.platform && plugin.run_session_plan) {
+    auto opened = SessionOf(compiled, plugin);
+    if (!opened) return pypto::unexpected(opened.error());
+    session = *opened;  // kept open for this run
+  }
   std::optional<pypto_status> failed;
   auto run_stage = [&](const rt::TaskPlan& stage, std::span<const rt::ChipTensor> tensors) -> ir::Result<bool> {
-    pypto_status status = RunStageOn(compiled, plugin, platform, stage, tensors);
+    pypto_status status = RunStageOn(compiled, plugin, platform, session.get(), stage, tensors);
     if (status == PYPTO_OK) return true;
     failed = status;
     return ir::MakeError(ir::DiagnosticKind::Internal, pypto_last_error_message());

@@ -15,7 +15,10 @@
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -113,6 +116,17 @@ struct LegacyPluginHead {
   uint32_t abi_version;
   const char* name;
 };
+
+// An ABI 3 plugin's struct is ABI 4's without its last field, run_session_plan: a copy of what it has,
+// that field NULL, serves as an ABI 4 plugin. Kept for the life of the process, like the library.
+const pypto_backend_plugin* UpgradedFromAbi3(const pypto_backend_plugin& v3) {
+  static std::mutex mu;
+  static auto* kept = new std::deque<pypto_backend_plugin>();
+  pypto_backend_plugin upgraded{};
+  std::memcpy(&upgraded, &v3, offsetof(pypto_backend_plugin, run_session_plan));
+  std::lock_guard lock(mu);
+  return &kept->emplace_back(upgraded);
+}
 
 std::string AbiMismatch(const char* name, const std::string& path, uint32_t abi_version) {
   return fmt::format("plugin '{}' ({}) was built for backend ABI {}, this build of pypto needs ABI {}; "
@@ -275,7 +289,8 @@ pypto::expected<PluginInfo, std::string> BackendRegistry::Impl::TryLoad(const st
   } catch (const std::exception& e) {
     return fail(fmt::format("cannot load plugin {}: {}", path, e.what()));
   }
-  if (!library.has(PYPTO_BACKEND_PLUGIN_ENTRY)) {
+  const bool v3_entry = !library.has(PYPTO_BACKEND_PLUGIN_ENTRY) && library.has(PYPTO_BACKEND_PLUGIN_V3_ENTRY);
+  if (!library.has(PYPTO_BACKEND_PLUGIN_ENTRY) && !v3_entry) {
     if (library.has(PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY)) {
       const auto* head = library.get<const LegacyPluginHead*()>(PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY)();
       if (head) return fail(AbiMismatch(head->name, path, head->abi_version));
@@ -283,18 +298,23 @@ pypto::expected<PluginInfo, std::string> BackendRegistry::Impl::TryLoad(const st
     return fail(fmt::format("{} is not a pypto backend plugin: it does not export {}", path,
                             PYPTO_BACKEND_PLUGIN_ENTRY));
   }
-  auto entry = library.get<const pypto_backend_plugin*()>(PYPTO_BACKEND_PLUGIN_ENTRY);
-  const pypto_backend_plugin* plugin = entry();
-  if (!plugin) return fail(fmt::format("plugin {}: {} returned no plugin", path, PYPTO_BACKEND_PLUGIN_ENTRY));
+  const char* entry_name = v3_entry ? PYPTO_BACKEND_PLUGIN_V3_ENTRY : PYPTO_BACKEND_PLUGIN_ENTRY;
+  const pypto_backend_plugin* plugin = library.get<const pypto_backend_plugin*()>(entry_name)();
+  if (!plugin) return fail(fmt::format("plugin {}: {} returned no plugin", path, entry_name));
   // Only abi_version can be trusted before the check: the rest of the struct may be laid out otherwise.
   // The name is read anyway to make the message useful; every ABI so far keeps it second.
-  if (plugin->abi_version != PYPTO_BACKEND_PLUGIN_ABI_VERSION)
-    return fail(AbiMismatch(plugin->name, path, plugin->abi_version));
+  const uint32_t expected_abi = v3_entry ? 3u : PYPTO_BACKEND_PLUGIN_ABI_VERSION;
+  if (plugin->abi_version != expected_abi) return fail(AbiMismatch(plugin->name, path, plugin->abi_version));
+  if (v3_entry) plugin = UpgradedFromAbi3(*plugin);
   if (!plugin->name) return fail(fmt::format("plugin {} has no name", path));
   const int session_entries = (plugin->open_session != nullptr) + (plugin->run_session != nullptr) +
                               (plugin->close_session != nullptr);
   if (session_entries != 0 && session_entries != 3)
     return fail(fmt::format("plugin '{}' ({}) sets only some of open_session, run_session and close_session",
+                            plugin->name, path));
+  if (plugin->run_session_plan && session_entries != 3)
+    return fail(fmt::format("plugin '{}' ({}) sets run_session_plan without open_session, run_session and "
+                            "close_session",
                             plugin->name, path));
   auto platforms = ReadPlatforms(*plugin, path);
   if (!platforms) return fail(platforms.error());

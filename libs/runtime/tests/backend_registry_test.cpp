@@ -35,6 +35,8 @@ TEST(BackendRegistry, LoadFileServesItsPlatforms) {
   ASSERT_NE(session, nullptr);
   EXPECT_EQ((*plugin)->run_session(session, nullptr, 0), PYPTO_OK);
   EXPECT_EQ((*plugin)->run_session(session, nullptr, 0), PYPTO_OK);
+  ASSERT_NE((*plugin)->run_session_plan, nullptr);
+  EXPECT_EQ((*plugin)->run_session_plan(session, nullptr, nullptr, 0), PYPTO_OK);
   (*plugin)->close_session(session);
 
   // Loading the same file again hands back the same plugin rather than a second copy.
@@ -62,7 +64,25 @@ TEST(BackendRegistry, FindsAndRefusesAPluginOfAnOlderAbi) {
   auto info = registry.LoadFile(TEST_PLUGIN_LEGACY_PATH);
   ASSERT_FALSE(info);
   EXPECT_EQ(info.error(), "plugin 'oldsim' (" + Canonical(TEST_PLUGIN_LEGACY_PATH) +
-                              ") was built for backend ABI 2, this build of pypto needs ABI 3; rebuild the plugin");
+                              ") was built for backend ABI 2, this build of pypto needs ABI " +
+                              std::to_string(PYPTO_BACKEND_PLUGIN_ABI_VERSION) + "; rebuild the plugin");
+}
+
+// ABI 4 only added run_session_plan at the end: an ABI 3 plugin serves as one without it, whatever
+// lies past its struct.
+TEST(BackendRegistry, LoadsAnAbi3PluginWithoutRunSessionPlan) {
+  BackendRegistry registry;
+  auto info = registry.LoadFile(TEST_PLUGIN_V3_PATH);
+  ASSERT_TRUE(info) << info.error();
+  EXPECT_EQ(info->platforms, std::vector<std::string>{"v3sim"});
+  auto plugin = registry.ForPlatform("v3sim");
+  ASSERT_TRUE(plugin) << plugin.error();
+  EXPECT_EQ((*plugin)->abi_version, 3u);
+  EXPECT_EQ((*plugin)->run_session_plan, nullptr);
+  pypto_backend_session* session = nullptr;
+  ASSERT_EQ((*plugin)->open_session("v3sim", nullptr, nullptr, &session), PYPTO_OK);
+  EXPECT_EQ((*plugin)->run_session(session, nullptr, 0), PYPTO_OK);
+  (*plugin)->close_session(session);
 }
 
 TEST(BackendRegistry, DescribesItsPlatforms) {

@@ -1,5 +1,6 @@
-// A minimal backend plugin for the registry tests, built twice (see meson.build): once as it should be
-// ("testsim", ABI PYPTO_BACKEND_PLUGIN_ABI_VERSION) and once claiming another backend ABI.
+// A minimal backend plugin for the registry tests, built three times (see meson.build): as it should be
+// ("testsim", ABI PYPTO_BACKEND_PLUGIN_ABI_VERSION), claiming another backend ABI, and as an ABI 3
+// plugin (TEST_PLUGIN_ABI 3, exported as pypto_backend_plugin_v3), which the loader still takes.
 #include "pypto-c/backend_plugin.h"
 
 namespace {
@@ -36,6 +37,13 @@ pypto_status RunSession(pypto_backend_session* session, const pypto_chip_tensor*
   return PYPTO_OK;
 }
 
+// Counts as a run too, so that a test can tell which entry the caller took.
+pypto_status RunSessionPlan(pypto_backend_session* session, const pypto_rt_plan*, const pypto_chip_tensor*, size_t) {
+  if (!session) return PYPTO_ERR_INVALID_ARGUMENT;
+  reinterpret_cast<Session*>(session)->runs += 100;
+  return PYPTO_OK;
+}
+
 void CloseSession(pypto_backend_session* session) { delete reinterpret_cast<Session*>(session); }
 
 const pypto_backend_plugin kPlugin = {
@@ -49,10 +57,15 @@ const pypto_backend_plugin kPlugin = {
     .open_session = OpenSession,
     .run_session = RunSession,
     .close_session = CloseSession,
+    .run_session_plan = RunSessionPlan,  // ignored in the ABI 3 build, whose struct ends before it
 };
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
+#ifndef TEST_PLUGIN_ENTRY
+#define TEST_PLUGIN_ENTRY pypto_backend_plugin_v4
+#endif
+
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* TEST_PLUGIN_ENTRY(void) {
   return &kPlugin;
 }

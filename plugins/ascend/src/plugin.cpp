@@ -80,11 +80,12 @@ const pypto_backend_plugin kPlugin{
     .open_session = nullptr,
     .run_session = nullptr,
     .close_session = nullptr,
+    .run_session_plan = nullptr,
 };
 
 }  // namespace
 }  // namespace pypto::ascend
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v4(void) {
   return &pypto::ascend::kPlugin;
 }

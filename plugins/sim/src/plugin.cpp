@@ -8,9 +8,13 @@
 // dispatches CallerFirst: a run without parallelism (one task, a chain) executes on the calling
 // thread, with no thread hand-off; wider runs wake the workers, which are started once, on first need.
 // execute is the one-shot path of ABI 1: a session with an Eager runtime, built and torn down per call.
+// run_session_plan (ABI 4) runs a plan other than the session's on it: a plan expanded at each run
+// (one compile for every extent) has the program's kernels but tasks of its own, so only the tasks
+// are checked against the decoded kernels, and each run starts as fresh cores would.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -243,11 +247,64 @@ class Session {
                   .scheduler_timeout_ms = rt::SchedulerTimeoutMs()},
                  executor_) {}
 
+  // Runs the plan the session was opened for.
   pypto_status Run(std::span<const rt::ChipTensor> params) {
     rt::FollowProcessLogPath();
     std::lock_guard lock(mu_);
-    spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan_.orchestration_name,
-                  platform_, kernel_count_, plan_.submits.size(), TileOpsTarget());
+    if (!notes_own_plan_) NoteMixedTasksOf(plan_);
+    notes_own_plan_ = true;
+    return RunLocked(plan_, params);
+  }
+
+  // Runs `plan`, another plan of the session's program with the same kernels and run options.
+  pypto_status RunOther(const rt::TaskPlan& plan, std::span<const rt::ChipTensor> params) {
+    rt::FollowProcessLogPath();
+    std::lock_guard lock(mu_);
+    if (auto fits = Fits(plan); !fits)
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, fmt::format("sim run_session_plan: {}", fits.error()));
+    if (auto ok = CheckSubmits(plan, executor_.kernels()); !ok)
+      return c_api::Fail(PYPTO_ERR_COMPILE, fmt::format("sim: {}", ok.error()));
+    NoteMixedTasksOf(plan);
+    notes_own_plan_ = false;
+    return RunLocked(plan, params);
+  }
+
+ private:
+  // What a plan must share with the session's own to run on it: the decoded kernels, and what the
+  // runtime and the debugging recorder were built for.
+  pypto::expected<void, std::string> Fits(const rt::TaskPlan& plan) const {
+    const auto same_kernel = [](const rt::PlanKernel& a, const rt::PlanKernel& b) {
+      return a.func_id == b.func_id && a.core_type == b.core_type && a.name == b.name;
+    };
+    const auto what = [&](std::string_view field) {
+      return Error(fmt::format("plan '{}' differs from the plan the session was opened for in its {}; open a "
+                               "session for it",
+                               plan.orchestration_name, field));
+    };
+    if (!std::ranges::equal(plan.kernels, plan_.kernels, same_kernel)) return what("kernels");
+    if (plan.task_window != plan_.task_window) return what("task window");
+    if (plan.ring_heap != plan_.ring_heap) return what("heap rings");
+    if (plan.ring_dep_pool != plan_.ring_dep_pool) return what("dependency pools");
+    const rt::DfxOptions &dfx = plan.dfx, &own = plan_.dfx;
+    if (dfx.dump_args != own.dump_args || dfx.chip_swimlane != own.chip_swimlane || dfx.dep_gen != own.dep_gen ||
+        dfx.output_dir != own.output_dir)
+      return what("debugging outputs");
+    return {};
+  }
+
+  // The kernels' notes of mixed tasks (which race checks apply) as `plan` has them, the last plan's
+  // cleared.
+  void NoteMixedTasksOf(const rt::TaskPlan& plan) {
+    for (DecodedKernel& kernel : executor_.kernels()) {
+      kernel.mixed_members = 0;
+      kernel.mixed_stores.clear();
+    }
+    NoteMixedTasks(plan, executor_.kernels());
+  }
+
+  pypto_status RunLocked(const rt::TaskPlan& plan, std::span<const rt::ChipTensor> params) {
+    spdlog::debug("sim: running '{}' on {} ({} kernels, {} tasks, tile ops on {})", plan.orchestration_name,
+                  platform_, kernel_count_, plan.submits.size(), TileOpsTarget());
     if (used_) {
       // Start as a fresh runtime and fresh cores would: task ids from 0, no error, zeroed buffers.
       runtime_.Reset();
@@ -257,24 +314,24 @@ class Session {
     if (dfx_) dfx_->BeginRun();
     // Ctrl-C stops the run, even in a kernel that never returns (run_interrupt.h).
     const rt::InterruptibleRun interruptible;
-    auto result = rt::RunPlan(plan_, params, runtime_);
+    auto result = rt::RunPlan(plan, params, runtime_);
     // Written for a failed run too: what ran before the failure is what one wants to look at.
     if (dfx_) {
       if (auto written = dfx_->Write(); !written)
         return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: debugging outputs: {}", written.error()));
-      spdlog::debug("sim: debugging outputs written to {}", plan_.dfx.output_dir);
+      spdlog::debug("sim: debugging outputs written to {}", plan.dfx.output_dir);
     }
     if (!result) return c_api::Fail(PYPTO_ERR_RUNTIME, fmt::format("sim: {}", result.error().str()));
     return PYPTO_OK;
   }
 
- private:
   std::mutex mu_;
   const std::string platform_;
   const std::optional<rt::TaskPlan> owned_plan_;
   const rt::TaskPlan& plan_;
   const size_t kernel_count_;
   bool used_ = false;
+  bool notes_own_plan_ = true;  // the kernels' mixed-task notes are plan_'s (DecodeAll made them so)
   SimExecutor executor_;  // before runtime_, which runs kernels on it until it is destroyed
   const std::unique_ptr<rt::DfxRecorder> dfx_;  // before runtime_, which reports tasks to it
   rt::Runtime runtime_;
@@ -341,6 +398,17 @@ pypto_status RunSessionEntry(pypto_backend_session* session, const pypto_chip_te
   });
 }
 
+pypto_status RunSessionPlanEntry(pypto_backend_session* session, const pypto_rt_plan* plan,
+                                 const pypto_chip_tensor* params, size_t num_params) {
+  return c_api::Guard([&]() -> pypto_status {
+    if (!session || !session->session)
+      return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim run_session_plan: null session");
+    if (!plan) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim run_session_plan: null plan");
+    if (!params && num_params > 0) return c_api::Fail(PYPTO_ERR_INVALID_ARGUMENT, "sim run_session_plan: null params");
+    return session->session->RunOther(plan->plan, std::span<const rt::ChipTensor>(params, num_params));
+  });
+}
+
 // Not guarded: it cannot fail, and must leave the thread's last error message alone. Nothing is left to
 // wait for: a run returns only once its tasks are done.
 void CloseSessionEntry(pypto_backend_session* session) { delete session; }
@@ -356,11 +424,12 @@ const pypto_backend_plugin kPlugin{
     .open_session = OpenSessionEntry,
     .run_session = RunSessionEntry,
     .close_session = CloseSessionEntry,
+    .run_session_plan = RunSessionPlanEntry,
 };
 
 }  // namespace
 }  // namespace pypto::sim
 
-extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v3(void) {
+extern "C" __attribute__((visibility("default"))) const pypto_backend_plugin* pypto_backend_plugin_v4(void) {
   return &pypto::sim::kPlugin;
 }

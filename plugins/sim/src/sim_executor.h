@@ -37,6 +37,10 @@ class SimExecutor final : public rt::CoreExecutor {
     mixed_races_.Clear();
   }
 
+  // The decoded kernels, for a session that checks another plan against them and notes its mixed
+  // tasks on them (NoteMixedTasks). Only while no task runs.
+  std::vector<DecodedKernel>& kernels() { return kernels_; }
+
   // Runs `kernel` once: args[] as the launch passes them, memory of the core it runs on. `launch`
   // (its barrier) serves the kernel's syncalls; without one, only a launch of one block may reach one.
   // With `abort`, the kernel gives up at a backward branch once its task is aborted.

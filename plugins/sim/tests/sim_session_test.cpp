@@ -1,5 +1,7 @@
 // Sessions (plugin ABI 2): a program opened once and run many times. Every run must behave as the
 // one-shot execute does: outputs in the caller's tensors, dependencies honoured, the same errors.
+// run_session_plan (ABI 4): a session running other plans of its kernels, as a plan expanded at each
+// run does.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -79,10 +81,11 @@ RunResult RunSession(pypto_backend_session* session, const std::vector<pypto_chi
 TEST(SimSession, PluginOffersSessions) {
   const auto* plugin = Plugin();
   ASSERT_NE(plugin, nullptr);
-  EXPECT_EQ(plugin->abi_version, 3u);
+  EXPECT_EQ(plugin->abi_version, 4u);
   EXPECT_NE(plugin->open_session, nullptr);
   EXPECT_NE(plugin->run_session, nullptr);
   EXPECT_NE(plugin->close_session, nullptr);
+  EXPECT_NE(plugin->run_session_plan, nullptr);
 }
 
 TEST(SimSession, RunsRepeatedlyIntoEachCallsTensors) {
@@ -148,6 +151,95 @@ TEST(SimSession, HonoursDependenciesOnEveryRun) {
     ASSERT_EQ(result.status, PYPTO_OK) << result.message;
     for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], (a[i] + b[i]) * a[i] - b[i]) << "run " << run << " at " << i;
   }
+}
+
+RunResult RunSessionPlan(pypto_backend_session* session, const pypto_rt_plan& plan,
+                         const std::vector<pypto_chip_tensor>& params) {
+  RunResult result;
+  result.status = Plugin()->run_session_plan(session, &plan, params.data(), params.size());
+  if (result.status != PYPTO_OK) result.message = pypto_last_error_message();
+  return result;
+}
+
+// c = a * a, one task, with DependentPlan's kernels.
+pypto_rt_plan SquarePlan() {
+  pypto_rt_plan plan = DependentPlan();
+  plan.plan.intermediates.clear();
+  using D = rt::ArgDirection;
+  plan.plan.submits = {{.func_id = 1, .args = {Arg(D::Input, 0), Arg(D::Input, 0), Arg(D::OutputExisting, 2)}}};
+  return plan;
+}
+
+// The driver's way with a plan expanded at each run: the session opened for the plan without tasks,
+// then each run's plan on it. Plans of different shapes alternate; each run's results are its own.
+TEST(SimSession, RunsOtherPlansOfItsKernels) {
+  auto program = MakeProgram(
+      {BinaryKernel("k_add", "tile.add"), BinaryKernel("k_mul", "tile.mul"), BinaryKernel("k_sub", "tile.sub")});
+  pypto_rt_plan no_tasks = DependentPlan();
+  no_tasks.plan.submits.clear();
+  auto opened = Open(*program, no_tasks);
+  ASSERT_EQ(opened.result.status, PYPTO_OK) << opened.result.message;
+  const pypto_rt_plan dependent = DependentPlan(), square = SquarePlan();
+  for (int run = 0; run < 12; ++run) {
+    auto a = Iota(256, 1.0f + static_cast<float>(run), 0.25f), b = Iota(256, 3.0f, -0.5f);
+    std::vector<float> c(256, -7.0f);
+    const bool squares = run % 3 == 1;
+    auto result = RunSessionPlan(opened.session.get(), squares ? square : dependent,
+                                 {Dense(a, {16, 16}), Dense(b, {16, 16}), Dense(c, {16, 16})});
+    ASSERT_EQ(result.status, PYPTO_OK) << result.message;
+    for (size_t i = 0; i < c.size(); ++i)
+      ASSERT_EQ(c[i], squares ? a[i] * a[i] : (a[i] + b[i]) * a[i] - b[i]) << "run " << run << " at " << i;
+  }
+  // The session's own plan (no tasks) still runs, and leaves c alone.
+  auto a = Iota(256, 1.0f, 1.0f), b = Iota(256, 0.0f, 1.0f);
+  std::vector<float> c(256, 5.0f);
+  auto result = RunSession(opened.session.get(), {Dense(a, {16, 16}), Dense(b, {16, 16}), Dense(c, {16, 16})});
+  ASSERT_EQ(result.status, PYPTO_OK) << result.message;
+  EXPECT_EQ(c, std::vector<float>(256, 5.0f));
+}
+
+// A plan that does not fit the session is refused, naming what differs, and the session runs on.
+TEST(SimSession, RunSessionPlanRefusesAPlanOfOtherKernelsOrOptions) {
+  auto program = MakeProgram(
+      {BinaryKernel("k_add", "tile.add"), BinaryKernel("k_mul", "tile.mul"), BinaryKernel("k_sub", "tile.sub")});
+  const pypto_rt_plan dependent = DependentPlan();
+  auto opened = Open(*program, dependent);
+  ASSERT_EQ(opened.result.status, PYPTO_OK) << opened.result.message;
+  auto a = Iota(256, 1.0f, 1.0f), b = Iota(256, 2.0f, 0.0f);
+  std::vector<float> c(256, 0.0f);
+  const std::vector<pypto_chip_tensor> params = {Dense(a, {16, 16}), Dense(b, {16, 16}), Dense(c, {16, 16})};
+
+  pypto_rt_plan other_kernels = SquarePlan();
+  other_kernels.plan.kernels[2].name = "k_div";
+  auto refused = RunSessionPlan(opened.session.get(), other_kernels, params);
+  EXPECT_EQ(refused.status, PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(refused.message, "sim run_session_plan: plan 'orch' differs from the plan the session was opened for "
+                             "in its kernels; open a session for it");
+
+  pypto_rt_plan other_window = SquarePlan();
+  other_window.plan.task_window = 64;
+  refused = RunSessionPlan(opened.session.get(), other_window, params);
+  EXPECT_EQ(refused.status, PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(refused.message, HasSubstr("in its task window; open a session for it"));
+
+  // A task that passes its kernel too few tensors: what open_session and execute say of it.
+  pypto_rt_plan short_args = SquarePlan();
+  short_args.plan.submits[0].args.pop_back();
+  refused = RunSessionPlan(opened.session.get(), short_args, params);
+  auto executed = Execute(*program, short_args, params);
+  EXPECT_EQ(refused.status, PYPTO_ERR_COMPILE);
+  EXPECT_EQ(refused.status, executed.status);
+  EXPECT_EQ(refused.message, executed.message);
+  EXPECT_THAT(refused.message, AllOf(HasSubstr("kernel 'k_mul'"), HasSubstr("2 tensors")));
+
+  EXPECT_EQ(Plugin()->run_session_plan(nullptr, &dependent, params.data(), params.size()), PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(Plugin()->run_session_plan(opened.session.get(), nullptr, params.data(), params.size()),
+            PYPTO_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(pypto_last_error_message(), HasSubstr("null plan"));
+
+  auto result = RunSessionPlan(opened.session.get(), SquarePlan(), params);
+  ASSERT_EQ(result.status, PYPTO_OK) << result.message;
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], a[i] * a[i]);
 }
 
 TEST(SimSession, SpreadsIndependentTasksOverCoresOnEveryRun) {

@@ -7,9 +7,13 @@
  * ABI history: 1 prepare + execute. 2 adds sessions (open_session, run_session, close_session), so
  * that a program run many times is set up once. 3 describes each platform (pypto_platform_desc: its
  * SoC, simulator or device, .pto modules, toolchain), so that a new target is a plugin and nothing
- * else, and renames the entry point after the version ("pypto_backend_plugin_v3"). Plugins of ABI 1
- * and 2 export PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY; the loader still finds them and refuses them with
- * both version numbers. */
+ * else, and renames the entry point after the version ("pypto_backend_plugin_v3"). 4 adds
+ * run_session_plan at the end of the struct, so that a program whose plan is expanded at each run
+ * (one compile for every extent) keeps one session; the entry point is "pypto_backend_plugin_v4".
+ * An ABI 3 plugin (PYPTO_BACKEND_PLUGIN_V3_ENTRY) still loads, as a plugin without run_session_plan:
+ * its struct is ABI 4's without the last field. Plugins of ABI 1 and 2 export
+ * PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY; the loader still finds them and refuses them with both version
+ * numbers. */
 #ifndef PYPTO_C_BACKEND_PLUGIN_H
 #define PYPTO_C_BACKEND_PLUGIN_H
 
@@ -26,8 +30,10 @@
 extern "C" {
 #endif
 
-#define PYPTO_BACKEND_PLUGIN_ABI_VERSION 3u
-#define PYPTO_BACKEND_PLUGIN_ENTRY "pypto_backend_plugin_v3"
+#define PYPTO_BACKEND_PLUGIN_ABI_VERSION 4u
+#define PYPTO_BACKEND_PLUGIN_ENTRY "pypto_backend_plugin_v4"
+/* The entry point of ABI 3, whose plugins still load (without run_session_plan). */
+#define PYPTO_BACKEND_PLUGIN_V3_ENTRY "pypto_backend_plugin_v3"
 /* The entry point of ABI 1 and 2, looked up only to refuse such a plugin by its version. */
 #define PYPTO_BACKEND_PLUGIN_LEGACY_ENTRY "pypto_backend_plugin_v1"
 
@@ -96,6 +102,21 @@ typedef struct pypto_backend_plugin {
                                pypto_backend_session** session);
   pypto_status (*run_session)(pypto_backend_session* session, const pypto_chip_tensor* params, size_t num_params);
   void (*close_session)(pypto_backend_session* session);
+
+  /* ABI 4: a session running another plan of the same program. A plan expanded at each run (the
+   * orchestration's loops bounded by extents known only then) differs from run to run, but its
+   * kernels do not: the session opened for the program's plan (its kernels, no tasks needed) runs each
+   * run's plan without decoding them again. NULL where the plugin has no sessions or cannot; callers
+   * then open a session per plan (or use execute).
+   *
+   * run_session_plan: what execute(platform, lowered, plan, params, num_params) does, `platform` and
+   *   `lowered` those the session was opened with, on the session. `plan` must have the kernels of the
+   *   plan the session was opened for (func_ids, names, core types) and the same run options (task
+   *   window, heap rings, dependency pools, debugging outputs); a plan that differs there fails with
+   *   PYPTO_ERR_INVALID_ARGUMENT and a message naming what differs. Nothing of `plan` is kept after
+   *   the call. Calls are serialized with run_session's. */
+  pypto_status (*run_session_plan)(pypto_backend_session* session, const pypto_rt_plan* plan,
+                                   const pypto_chip_tensor* params, size_t num_params);
 } pypto_backend_plugin;
 
 typedef const pypto_backend_plugin* (*pypto_backend_plugin_entry_fn)(void);
