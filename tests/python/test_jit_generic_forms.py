@@ -65,6 +65,17 @@ def through_scratch(x: pl.Tensor[[ROWS, 64], pl.FP32], out: pl.Out[pl.Tensor[[RO
             b = pl.load(scratch, [r, 0], [TILE, 64], valid_shape=[rows, 64])
             pl.store(pl.add(b, 1.0), [r, 0], out)
     return out
+
+
+@pl.jit
+def from_a_filled_tensor(x: pl.Tensor[[ROWS, 64], pl.FP32], y: pl.Tensor[[BATCH, 64], pl.FP32],
+                         x_out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]], y_out: pl.Out[pl.Tensor[[BATCH, 64], pl.FP32]]):
+    # A created tensor handed to the helper: N takes the extent it was created with (rmsnorm of x_mixed).
+    t_dim = pl.tensor.dim(x, 0)
+    filled = pl.create_tensor([t_dim, 64], dtype=pl.FP32, init_value=0.5)
+    x_out = add_rows_of(filled, x_out, 1.0)
+    y_out = add_rows_of(y, y_out, 2.0)
+    return x_out, y_out
 """
 
 
@@ -138,3 +149,21 @@ def test_a_tensor_created_as_long_as_the_token_axis(kernels, monkeypatch, tmp_pa
         return run
 
     _compiled_once(kernels.through_scratch, monkeypatch, tmp_path, [call(9), call(48), call(33)])
+
+
+def test_a_created_tensor_passed_to_a_helper_and_filled_at_each_extent(kernels, monkeypatch, tmp_path):
+    """A tensor created at the token axis's extent with init_value, passed to an inline helper whose own
+    name labels it: the helper's loop runs over the created extent, and the runtime fills the tensor
+    at each run's shape."""
+
+    def call(rows, batch):
+        def run():
+            x, y = torch.randn(rows, 64), torch.randn(batch, 64)
+            x_out, y_out = torch.zeros(rows, 64), torch.zeros(batch, 64)
+            kernels.from_a_filled_tensor(x, y, x_out, y_out)
+            torch.testing.assert_close(x_out, torch.full((rows, 64), 1.5))
+            torch.testing.assert_close(y_out, y + 2)
+
+        return run
+
+    _compiled_once(kernels.from_a_filled_tensor, monkeypatch, tmp_path, [call(7, 20), call(40, 3), call(96, 33)])

@@ -182,16 +182,15 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
 
 // A create whose shape is computed from the extents of a program compiled for every extent: one plan
 // intermediate with UINT32_MAX on those axes, which each run's expansion sets (ShapeStep). A loop that
-// runs it again would need a shape per iteration, and init_value a fill: refused (the program is then
-// compiled per extent).
+// runs it again would need a shape per iteration: refused (the program is then compiled per extent).
 ir::Result<bool> OrchestrationEmitter::AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor,
                                                         rt::PlanTensor plan_tensor) {
   const auto* assign = create.stmt->As<ir::AssignStmt>();
-  if (create.repeated || ir::FindAttr<double>(assign->value()->As<ir::Call>()->kwargs(), "init_value"))
+  if (create.repeated)
     return MakeError(DiagnosticKind::Type,
-                     fmt::format("'{}' has a shape computed when the program runs, and is created {}; such a tensor "
-                                 "needs a static shape",
-                                 assign->var()->name_hint(), create.repeated ? "in a loop" : "with init_value"),
+                     fmt::format("'{}' has a shape computed when the program runs, and is created in a loop; such a "
+                                 "tensor needs a static shape",
+                                 assign->var()->name_hint()),
                      create.stmt->span());
   for (int64_t dim : tensor.shape())
     plan_tensor.shape.push_back(dim == ir::kDynamicExtent ? std::numeric_limits<uint32_t>::max()
@@ -222,11 +221,14 @@ ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignS
     dims.push_back(constant ? *text : fmt::format("static_cast<uint32_t>({})", *text));
     step.dims.push_back(constant ? nullptr : dim);
   }
-  const auto dtype = rt::DtypeName(result_.plan.intermediates[intermediate].dtype);
+  rt::PlanTensor& tensor = result_.plan.intermediates[intermediate];
   Separate();
   body_ += fmt::format("{0}uint32_t {1}_ci_shapes[{2}] = {{{3}}};\n{0}TensorCreateInfo {1}_ci({1}_ci_shapes, {2}, "
-                       "DataType::{4});\n{0}const ChipTensor {1} = alloc_tensors({1}_ci).get_ref(0);\n",
-                       indent_, binding.cpp_name, dims.size(), fmt::join(dims, ", "), dtype);
+                       "DataType::{4});\n",
+                       indent_, binding.cpp_name, dims.size(), fmt::join(dims, ", "), rt::DtypeName(tensor.dtype));
+  SetInitialValue(create, binding.cpp_name, tensor);  // the runtime fills it when it allocates it
+  body_ += fmt::format("{}const ChipTensor {} = alloc_tensors({}_ci).get_ref(0);\n", indent_, binding.cpp_name,
+                       binding.cpp_name);
   steps_->push_back(Step{std::move(step)});
   return true;
 }

@@ -15,11 +15,13 @@ using ir::MakeError;
 
 namespace {
 
+using RunTimeShapes = std::unordered_map<uint64_t, std::vector<ir::ExprPtr>>;
+
 // The run-time extent of axis `axis` of `tensor` in a program compiled for every extent: the variable of
 // the dimension that labels that axis of the parameter `tensor` is, or null (a static axis, or a tensor
 // no parameter names).
 ir::VarPtr UnboundAxisVar(const DynamicBindings& bindings, const std::unordered_map<std::string, ir::VarPtr>& env, const ir::Var* tensor,
-                          int64_t axis) {
+                          int64_t axis, const RunTimeShapes& run_time_shapes) {
   for (const auto& [name, binding] : bindings) {
     if (!binding.var) continue;
     for (const auto& [param, param_axis] : binding.axes) {
@@ -27,7 +29,11 @@ ir::VarPtr UnboundAxisVar(const DynamicBindings& bindings, const std::unordered_
       if (param_axis == axis && named != env.end() && named->second.get() == tensor) return binding.var;
     }
   }
-  return nullptr;
+  // A tensor the orchestration created with a dimension computed at run time (`pl.create_tensor([t_dim,
+  // D])`): the variable it was created with.
+  auto created = run_time_shapes.find(tensor->id());
+  if (created == run_time_shapes.end() || axis >= static_cast<int64_t>(created->second.size())) return nullptr;
+  return std::dynamic_pointer_cast<const ir::Var>(created->second[axis]);
 }
 
 // An axis the caller passes unbound keeps the caller's run-time extent in the inline function: the
@@ -35,8 +41,8 @@ ir::VarPtr UnboundAxisVar(const DynamicBindings& bindings, const std::unordered_
 // dimensions the caller passes unbound (upstream's DynVar is one value across the functions it labels).
 // A name an earlier parameter of the inline function bound stays bound.
 void BindUnboundArgs(py::handle def, const std::vector<ir::ExprPtr>& args, const DynamicBindings& caller,
-                     const std::unordered_map<std::string, ir::VarPtr>& env, const SourceMap& map, const Constants* constants,
-                     DynamicBindings& inlined) {
+                     const std::unordered_map<std::string, ir::VarPtr>& env, const RunTimeShapes& run_time_shapes,
+                     const SourceMap& map, const Constants* constants, DynamicBindings& inlined) {
   py::list params = def.attr("args").attr("args");
   for (size_t i = 0; i < args.size() && i < py::len(params); ++i) {
     const auto* tensor = args[i]->type()->As<ir::TensorType>();
@@ -46,7 +52,7 @@ void BindUnboundArgs(py::handle def, const std::vector<ir::ExprPtr>& args, const
     const std::string param = params[i].attr("arg").cast<std::string>();
     for (size_t axis = 0; axis < names.size() && axis < tensor->shape().size(); ++axis) {
       if (names[axis].empty() || tensor->shape()[axis] != ir::kDynamicExtent) continue;
-      ir::VarPtr extent = UnboundAxisVar(caller, env, var, static_cast<int64_t>(axis));
+      ir::VarPtr extent = UnboundAxisVar(caller, env, var, static_cast<int64_t>(axis), run_time_shapes);
       auto known = inlined.find(names[axis]);
       if (!extent || (known != inlined.end() && !known->second.inherited)) continue;
       inlined[names[axis]] = DynamicBinding{
@@ -87,8 +93,8 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   inliner.manual_scopes_ = manual_scopes_;
   inliner.dynamic_ = dynamic_;
   for (auto& [name, binding] : inliner.dynamic_) binding.inherited = true;
-  BindUnboundArgs(call->source.def, call->args, dynamic_, env_, inliner.map_, inliner.source_.constants,
-                  inliner.dynamic_);
+  BindUnboundArgs(call->source.def, call->args, dynamic_, env_, program_.run_time_shapes, inliner.map_,
+                  inliner.source_.constants, inliner.dynamic_);
   program_.parsing.insert(name);
   auto body = inliner.InlineBody(call->args, span);
   program_.parsing.erase(name);
