@@ -70,26 +70,27 @@ const rt::PlanTensor* PlanTensorOf(const rt::TaskPlan& plan, rt::PlanTensorRef r
 
 // One kernel of submit #s must run on its own core type and take what the submit passes: the same
 // number of tensors and scalars, and tensors of its dtypes (so no scalar is read as a descriptor).
+// Allocates nothing unless it fails: a plan expanded at each run is checked at each run.
 pypto::expected<void, std::string> CheckSubmitArgs(const rt::TaskPlan& plan, const rt::PlanSubmit& submit, size_t s,
                                                    rt::CoreType core_type, const DecodedKernel& kernel) {
   if (core_type != kernel.core_type) {
     return Error(fmt::format("submit #{} runs kernel '{}' on an {} core, but it is an {} kernel", s, kernel.name,
                              rt::CoreTypeName(core_type), rt::CoreTypeName(kernel.core_type)));
   }
-  std::vector<const rt::PlanTaskArg*> tensors;
-  size_t scalars = 0;
-  for (const auto& arg : submit.args) {
-    if (arg.direction == rt::ArgDirection::Scalar) ++scalars;
-    else tensors.push_back(&arg);
-  }
-  if (tensors.size() != kernel.tensor_count || scalars != kernel.scalar_count) {
+  const auto is_scalar = [](const rt::PlanTaskArg& arg) { return arg.direction == rt::ArgDirection::Scalar; };
+  const size_t scalars = static_cast<size_t>(std::ranges::count_if(submit.args, is_scalar));
+  const size_t tensors = submit.args.size() - scalars;
+  if (tensors != kernel.tensor_count || scalars != kernel.scalar_count) {
     return Error(fmt::format("submit #{} passes {} tensors and {} scalars to kernel '{}', which takes {} and {}", s,
-                             tensors.size(), scalars, kernel.name, kernel.tensor_count, kernel.scalar_count));
+                             tensors, scalars, kernel.name, kernel.tensor_count, kernel.scalar_count));
   }
+  // The kernel's tensor parameters and the submit's tensor arguments, in step.
+  auto arg = submit.args.begin();
   size_t t = 0;
   for (const auto& param : kernel.params) {
     if (!param.is_tensor) continue;
-    const rt::PlanTensor* tensor = PlanTensorOf(plan, tensors[t]->tensor);
+    while (is_scalar(*arg)) ++arg;
+    const rt::PlanTensor* tensor = PlanTensorOf(plan, (arg++)->tensor);
     if (!tensor) return Error(fmt::format("submit #{} argument {} refers to a tensor the plan does not have", s, t));
     if (tensor->dtype != param.rt_dtype) {
       return Error(fmt::format("submit #{} passes '{}' (runtime dtype {}) as parameter '{}' of kernel '{}', "
@@ -108,14 +109,21 @@ pypto::expected<void, std::string> CheckSubmits(const rt::TaskPlan& plan, const 
     if (static_cast<size_t>(kernel.func_id) >= by_id.size()) by_id.resize(static_cast<size_t>(kernel.func_id) + 1);
     by_id[static_cast<size_t>(kernel.func_id)] = &kernel;
   }
+  const auto check = [&](const rt::PlanSubmit& submit, size_t s, int32_t func_id,
+                         rt::CoreType core_type) -> pypto::expected<void, std::string> {
+    const DecodedKernel* kernel = func_id >= 0 && static_cast<size_t>(func_id) < by_id.size() ? by_id[func_id] : nullptr;
+    if (!kernel) return Error(fmt::format("submit #{} names func_id {}, which is not a kernel of the plan", s, func_id));
+    return CheckSubmitArgs(plan, submit, s, core_type, *kernel);
+  };
   for (size_t s = 0; s < plan.submits.size(); ++s) {
     const auto& submit = plan.submits[s];
-    for (const auto& [func_id, core_type] : rt::SubmitKernels(submit)) {
-      const DecodedKernel* kernel =
-          func_id >= 0 && static_cast<size_t>(func_id) < by_id.size() ? by_id[func_id] : nullptr;
-      if (!kernel) return Error(fmt::format("submit #{} names func_id {}, which is not a kernel of the plan", s, func_id));
-      if (auto ok = CheckSubmitArgs(plan, submit, s, core_type, *kernel); !ok) return ok;
+    if (submit.dummy) continue;
+    if (!submit.mixed) {  // the common case, without SubmitKernels' list
+      if (auto ok = check(submit, s, submit.func_id, submit.core_type); !ok) return ok;
+      continue;
     }
+    for (const auto& [func_id, core_type] : rt::SubmitKernels(submit))
+      if (auto ok = check(submit, s, func_id, core_type); !ok) return ok;
   }
   return {};
 }
