@@ -76,6 +76,23 @@ def from_a_filled_tensor(x: pl.Tensor[[ROWS, 64], pl.FP32], y: pl.Tensor[[BATCH,
     x_out = add_rows_of(filled, x_out, 1.0)
     y_out = add_rows_of(y, y_out, 2.0)
     return x_out, y_out
+
+
+@pl.jit.inline
+def negate_all(src: pl.Tensor, dst: pl.Tensor):
+    # No dimension named: the rows are read off the tensor (prefill_indexer's idx_kv_cache_out).
+    for r in pl.range(0, pl.tensor.dim(src, 0), TILE):
+        rows = pl.min(TILE, pl.tensor.dim(src, 0) - r)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(src, [r, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.neg(a), [r, 0], dst)
+    return dst
+
+
+@pl.jit
+def negated(x: pl.Tensor[[ROWS, 64], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]]):
+    out = negate_all(x, out)
+    return out
 """
 
 
@@ -167,3 +184,18 @@ def test_a_created_tensor_passed_to_a_helper_and_filled_at_each_extent(kernels, 
         return run
 
     _compiled_once(kernels.from_a_filled_tensor, monkeypatch, tmp_path, [call(7, 20), call(40, 3), call(96, 33)])
+
+
+def test_a_helper_reads_the_extent_of_a_tensor_it_names_no_dimension_for(kernels, monkeypatch, tmp_path):
+    """`pl.tensor.dim(src, 0)` in a helper whose parameter is a bare pl.Tensor: the entry's run-time
+    extent of the tensor passed, whatever the helper calls it."""
+
+    def call(rows):
+        def run():
+            x, out = torch.randn(rows, 64), torch.zeros(rows, 64)
+            kernels.negated(x, out)
+            torch.testing.assert_close(out, -x)
+
+        return run
+
+    _compiled_once(kernels.negated, monkeypatch, tmp_path, [call(3), call(64), call(50)])

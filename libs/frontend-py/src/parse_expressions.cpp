@@ -135,6 +135,27 @@ ir::Result<ir::ExprPtr> FunctionParser::DynamicExtent(const DynamicDim& dim, con
   return ir::ExprPtr(std::make_shared<ir::ConstInt>(bound->second.extent, ir::DataType::INDEX, span));
 }
 
+namespace {
+
+// Each axis a dimension passed unbound labels, as the extent of that parameter's variable: whatever
+// name the tensor is read under later (an inline helper's parameter, the value it returns, a rebinding),
+// `pl.tensor.dim` and `x.shape` read the variable (ProgramContext::run_time_shapes, keyed by the tensor).
+void RecordUnboundAxes(const DynamicBinding& binding, const std::unordered_map<std::string, ir::VarPtr>& env,
+                       std::unordered_map<uint64_t, std::vector<ir::ExprPtr>>& run_time_shapes) {
+  for (const auto& [param, axis] : binding.axes) {
+    auto tensor = env.find(param);
+    const auto* type = tensor != env.end() ? tensor->second->type()->As<ir::TensorType>() : nullptr;
+    if (!type || axis < 0 || axis >= static_cast<int64_t>(type->shape().size())) continue;
+    auto& extents = run_time_shapes[tensor->second->id()];
+    if (extents.empty())
+      for (int64_t dim : type->shape())
+        extents.push_back(std::make_shared<ir::ConstInt>(dim, ir::DataType::INDEX, binding.var->span()));
+    extents[axis] = binding.var;
+  }
+}
+
+}  // namespace
+
 // A @pl.jit entry compiled for every extent: each dimension passed unbound is an INDEX variable the
 // entry defines first, `M = tensor.extent(x, axis=0)`, x being the first parameter it labels.
 ir::Result<std::vector<ir::StmtPtr>> FunctionParser::DefineUnboundExtents(const ir::Span& span) {
@@ -146,6 +167,7 @@ ir::Result<std::vector<ir::StmtPtr>> FunctionParser::DefineUnboundExtents(const 
     if (!call) return pypto::unexpected(call.error());
     binding.var = std::make_shared<ir::Var>(name, std::make_shared<ir::ScalarType>(ir::DataType::INDEX), span);
     stmts.push_back(std::make_shared<ir::AssignStmt>(binding.var, *call, span));
+    RecordUnboundAxes(binding, env_, program_.run_time_shapes);
   }
   return stmts;
 }
@@ -166,6 +188,12 @@ ir::Result<ir::ExprPtr> FunctionParser::AxisExtent(const std::string& tensor, co
         return ir::ExprPtr(binding.var);
     }
   }
+  // A tensor shaped at run time, under whatever name it is read: the extent it was shaped with.
+  auto shaped = named != env_.end() ? program_.run_time_shapes.find(named->second->id())
+                                    : program_.run_time_shapes.end();
+  if (shaped != program_.run_time_shapes.end() && axis < shaped->second.size() && shaped->second[axis] &&
+      !ir::AsConstInt(shaped->second[axis]))
+    return shaped->second[axis];
   return MakeError(DiagnosticKind::Type,
                    fmt::format("axis {} of '{}' needs a static extent here", axis, tensor), span,
                    "read the extent of an entry parameter, or of a pl.dynamic dimension by its name");
