@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-call cost of a program compiled once for every extent, next to one compiled for the extent.
 
-    .venv/bin/python bench/generic_call.py [--tokens 40] [--calls 300] [--repetitions 5]
+    .venv/bin/python bench/generic_call.py [--tokens 40] [--calls 300] [--repetitions 9]
 
 Two @pl.jit functions with the same body (the models' ragged token loop: 16-row tiles of a
 [tokens, 64] fp32 add, the last tile ragged), compiled for a2a3sim in this process:
@@ -10,7 +10,7 @@ Two @pl.jit functions with the same body (the models' ragged token loop: 16-row 
   per-extent  plain pl.Tensor parameters: a build for this shape, its plan fixed at compile time
 Both run side by side on the same tensors; each is checked against torch first. Prints the median of
 R repetitions of N calls, per call, of the CompiledProgram and of the @pl.jit call (key, cache
-look-up, run), and the ratio generic/per-extent. The pypto package is whichever `import pypto`
+look-up, run), the four taking turns within each repetition, and the ratio generic/per-extent. The pypto package is whichever `import pypto`
 finds (put a build tree's libs/frontend-py/python first on PYTHONPATH to choose one).
 """
 
@@ -51,22 +51,26 @@ def add_per_extent(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def per_call_us(fn, calls, repetitions):
-    fn()  # warm: the first call opens the session
-    samples = []
+def per_call_us(cases, calls, repetitions):
+    """The median per call of each case's N calls, the cases taking turns in every repetition so that
+    the machine's load drifts over all of them alike."""
+    for fn in cases.values():
+        fn()  # warm: the first call opens the session
+    samples = {name: [] for name in cases}
     for _ in range(repetitions):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
+        for name, fn in cases.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples[name].append((time.perf_counter() - start) / calls * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=40)
     parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--repetitions", type=int, default=9)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -80,11 +84,13 @@ def main():
         torch.testing.assert_close(out, x + y)
         programs[name] = fn.compile(x, y, out)
 
-    times = {}
+    cases = {}
     for name, fn in builds.items():
         program = programs[name]
-        times[name] = (per_call_us(lambda: program(x, y, out), args.calls, args.repetitions),
-                       per_call_us(lambda: fn(x, y, out), args.calls, args.repetitions))
+        cases[(name, "program")] = lambda program=program: program(x, y, out)
+        cases[(name, "call")] = lambda fn=fn: fn(x, y, out)
+    medians = per_call_us(cases, args.calls, args.repetitions)
+    times = {name: (medians[(name, "program")], medians[(name, "call")]) for name in builds}
 
     import pypto
     print(f"pypto from {pypto.__file__}")

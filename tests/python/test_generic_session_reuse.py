@@ -1,10 +1,14 @@
 """A program compiled once for every extent keeps one simulator session for all its runs (issue 30):
 each run's task plan, expanded for the extents passed, runs on the session opened for the program
-(plugin ABI 4, run_session_plan). Nothing of one run may reach the next: not its extents, not its
-intermediate buffers, not what it wrote."""
+(plugin ABI 4, run_session_plan), and a plan that depended on the shapes alone is kept for the next
+call with those shapes (libs/driver/src/run.cpp). Nothing of one run may reach the next: not its
+extents, not its intermediate buffers, not what it wrote, and not a plan that depended on what a
+tensor held."""
 
 import pytest
 import torch
+
+from conftest import is_poison, unwritten
 
 KERNELS = """
 import pypto.language as pl
@@ -41,6 +45,17 @@ def mul_of_sum(x: pl.Tensor[[TOKENS, COLS], pl.FP32], y: pl.Tensor[[TOKENS, COLS
             s = pl.load(tmp, [r, 0], [TILE, COLS], valid_shape=[rows, COLS])
             c = pl.load(x, [r, 0], [TILE, COLS], valid_shape=[rows, COLS])
             pl.store(pl.mul(s, c), [r, 0], out)
+    return out
+
+
+@pl.jit
+def counted_rows(x: pl.Tensor[[TOKENS, COLS], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+                 out: pl.Out[pl.Tensor[[TOKENS, COLS], pl.FP32]]):
+    # The plan depends on what n holds, not only on the shapes: never kept for the next call.
+    count = pl.read(n, [0])
+    for r in pl.range(count):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[r : r + 1, :] = x[r : r + 1, :]
     return out
 """
 
@@ -86,3 +101,17 @@ def test_one_compiled_program_called_directly_at_alternating_extents(kernels):
         x, y, out = torch.randn(tokens, 64), torch.randn(tokens, 64), torch.zeros(tokens, 64)
         program(x, y, out)
         torch.testing.assert_close(out, x + y)
+
+
+def test_a_plan_that_read_a_tensor_is_expanded_again_at_the_same_shapes(kernels):
+    kernels.counted_rows.clear_cache()
+    for tokens, count in ((40, 3), (40, 11), (7, 5), (40, 3), (7, 7), (40, 40)):
+        x, out = torch.randn(tokens, 64), torch.zeros(tokens, 64)
+        reports = () if count == tokens else (
+            f"output 'out' [{tokens}, 64] float32: {(tokens - count) * 64} of {tokens * 64} elements were never "
+            f"written: all of rows {count}..{tokens - 1}",)
+        with unwritten(*reports):
+            kernels.counted_rows(x, torch.tensor([count], dtype=torch.int32), out)
+        torch.testing.assert_close(out[:count], x[:count])
+        assert is_poison(out[count:]), f"{tokens} rows, count {count}: rows past the count were written"
+    assert kernels.counted_rows._cache.fallback == {}

@@ -23,6 +23,10 @@ class LoopExpander {
   using TaskIds = std::vector<std::optional<uint32_t>>;
 
  public:
+  // Whether this expansion read an element of a tensor (pl.tensor.read); without one, what it
+  // expanded depends on the run's tensors only through their shapes.
+  bool ReadAnElement() const { return read_element_; }
+
   // `views` holds the plan's views; the expansion appends those its slices make. `plan` gives the
   // extents of the tensors they slice.
   // `shaped` (a run's copy of `plan`'s intermediates, which `plan` itself holds) takes the shapes
@@ -76,6 +80,7 @@ class LoopExpander {
   // The parameters and intermediates (by kind and index) that submits not yet run write, and the
   // intermediates any submit so far writes. A read of the former runs those submits first.
   mutable std::set<std::pair<rt::PlanTensorRef::Kind, uint32_t>> pending_writes_;
+  mutable bool read_element_ = false;  // ReadTensor ran: the expansion depends on what a tensor holds
   std::set<uint32_t> written_intermediates_;
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
   bool unopened_manual_ = false;  // the innermost of them is a manual scope

@@ -22,6 +22,7 @@ using ir::MakeError;
 // one of them writes t's buffer, the run executes every task expanded so far first (a staged run);
 // a read of an intermediate no task has written yet is refused, as its bytes are undefined.
 ir::Result<Value> LoopExpander::ReadTensor(const ir::Call& read) const {
+  read_element_ = true;
   const auto* tensor = read.args()[0]->As<ir::Var>();
   auto bound = reads_ && tensor ? reads_->refs.find(tensor) : decltype(reads_->refs)::const_iterator{};
   if (!reads_ || !tensor || bound == reads_->refs.end() || !reads_->source)

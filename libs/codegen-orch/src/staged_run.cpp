@@ -58,6 +58,9 @@ class StagedRun final : public TensorSource {
     return RunStageUpTo(submits_.size(), name, span);
   }
 
+  // Whether the run went in stages (the intermediates then being parameters of every stage).
+  bool staged() const { return staged_; }
+
   // After the expansion: the tasks not run yet (all of them in a run of one stage).
   ir::Result<bool> Finish() {
     if (!staged_) {
@@ -160,7 +163,8 @@ class StagedRun final : public TensorSource {
 }  // namespace
 
 ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage) {
+                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage,
+                                 DeferredRun* info) {
   if (auto ok = rt::CheckPlanParams(plan, params); !ok) return MakeError(DiagnosticKind::Type, ok.error().message);
   // The run's own plan: tensors created with extents computed at run time take this run's (ShapeStep).
   rt::TaskPlan run_plan = plan;
@@ -168,7 +172,9 @@ ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPla
   TensorReads reads{.refs = deferred.reads.refs, .source = &run};
   LoopExpander expander(run_plan, run.submits(), run.views(), &reads, &run_plan.intermediates);
   if (auto ok = expander.Run(deferred.steps); !ok) return ok;
-  return run.Finish();
+  auto finished = run.Finish();
+  if (info) info->shapes_only = finished && !expander.ReadAnElement() && !run.staged();
+  return finished;
 }
 
 }  // namespace pypto::codegen_orch

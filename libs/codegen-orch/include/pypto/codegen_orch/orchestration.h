@@ -52,8 +52,18 @@ using RunStage = std::function<ir::Result<bool>(const rt::TaskPlan& stage, std::
 // on. Every stage's plan then takes the intermediates, allocated here for the whole run, as
 // parameters after the caller's; scopes open across a stage boundary are closed at its end and
 // reopened at the next stage's start.
+//
+// `info`, where given, says what the run was: see DeferredRun.
+struct DeferredRun {
+  // The run succeeded in one stage over the caller's tensors, and its expansion read no element of
+  // any tensor: its one stage's plan depends on the tensors only through their shapes (the extents of
+  // a program compiled for every extent), so a caller may keep it and run it again for tensors of the
+  // same shapes and dtypes without expanding (the driver does).
+  bool shapes_only = false;
+};
 ir::Result<bool> RunDeferredPlan(const DeferredPlan& deferred, const rt::TaskPlan& plan,
-                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage);
+                                 std::span<const rt::ChipTensor> params, const RunStage& run_stage,
+                                 DeferredRun* info = nullptr);
 
 // The manifest the runtime reads; `root` makes the source paths absolute.
 std::string KernelConfigPy(const Orchestration& orchestration, const std::filesystem::path& root,

@@ -16,6 +16,8 @@ struct DeferredPlan;
 
 namespace pypto::driver {
 
+struct ExpandedPlans;  // run.cpp's
+
 struct CompiledProgram {
   ir::ProgramPtr lowered;
   rt::TaskPlan plan;
@@ -31,6 +33,9 @@ struct CompiledProgram {
   std::shared_ptr<pypto_backend_session> session;
   // Guards `session`: runs from several threads open it once, then take turns on it (the plugin's).
   std::mutex session_mutex;
+  // `deferred`'s plans of earlier runs that depended on the tensors' shapes alone, kept by those shapes
+  // (a program compiled for every extent, called again at an extent it has run): made by the first run.
+  std::shared_ptr<ExpandedPlans> expanded_plans;
 };
 
 using CompiledProgramPtr = std::shared_ptr<CompiledProgram>;
