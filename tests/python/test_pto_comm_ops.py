@@ -1,5 +1,5 @@
 """The communication ops of a distributed kernel in its .pto: pld.rank / nranks, remote loads and
-stores into a peer's window, notify and wait. They are written as upstream pypto's PTO emitter
+stores into a peer's window, notify, wait and the barrier. They are written as upstream pypto's PTO emitter
 (hw-native-sys/pypto e2d0f78ae) writes them: each window comes with its CommContext argument, a
 peer's copy of a region is the window pointer moved by the two ranks' window bases, and the signals
 are pto.comm.tnotify / pto.comm.twait. The modules conform to pto-check's table (the pto.comm.* ops
@@ -55,6 +55,41 @@ def chip_handoff(
     flag: pld.DistributedTensor[[1, 1], pl.INT32],
 ):
     return handoff(x, y, box, flag)
+
+
+@pl.jit.incore
+def meet(
+    x: pl.Tensor[[1, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+    data: pld.DistributedTensor[[1, C], pl.FP32],
+    signal: pld.DistributedTensor[[N, 1], pl.INT32],
+):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    pld.tile.remote_store(pl.load(x, [0, 0], [1, C]), data, peer=(me + 1) % pld.nranks(ctx), offsets=[0, 0])
+    signal = pld.tensor.barrier(signal)
+    y = pl.store(pl.load(data, [0, 0], [1, C]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_meet(
+    x: pl.Tensor[[1, C], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+    data: pld.DistributedTensor[[1, C], pl.FP32],
+    signal: pld.DistributedTensor[[N, 1], pl.INT32],
+):
+    return meet(x, y, data, signal)
+
+
+@pl.jit.host
+def host_meet(x: pl.Tensor[[N, 1, C], pl.FP32], y: pl.Out[pl.Tensor[[N, 1, C], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, C], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(data_buf, [1, C], dtype=pl.FP32)
+        signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+        chip_meet(x[r], y[r], data, signal, device=r)
 
 
 @pl.jit.host
@@ -184,6 +219,40 @@ def test_the_modules_conform_and_the_program_still_runs(compiled):
     compiled(x, y)
     # Each rank adds 2x into its successor's window and reads its own: 2x of its predecessor.
     torch.testing.assert_close(y, torch.roll(x * 2, shifts=1, dims=0), rtol=0, atol=0)
+
+
+def test_the_barrier_is_notifies_into_the_peers_and_waits_on_this_ranks_cells(kernels):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = kernels.host_meet.compile(torch.zeros(3, 1, 32), torch.zeros(3, 1, 32), config=world())
+    (pto,) = Path(compiled.output_dir).rglob("kernels/*/meet.pto")
+    lines = [re.sub(r" loc\(.*\)$", "", line).strip() for line in pto.read_text().splitlines()]
+    # A credit into this rank's cell of every other rank's signal...
+    assert run_of(lines, "scf.for %peer = ")[:3] == [
+        "scf.for %peer = %c0_index to %barrier_ranks step %c1_index {",
+        "%23 = arith.cmpi ne, %peer, %barrier_rank : index",
+        "scf.if %23 {",
+    ]
+    assert run_of(lines, "%signal_peer_pview = ")[:3] == [
+        "%signal_peer_pview = pto.partition_view %signal_peer_view, offsets = [%barrier_rank, %c0_index], sizes = "
+        "[%c1_index, %c1_index] : !pto.tensor_view<?x?xi32> -> !pto.partition_tensor_view<1x1xi32>",
+        "pto.barrier <PIPE_ALL>",
+        "pto.comm.tnotify(%signal_peer_pview, %c1_i32 : !pto.partition_tensor_view<1x1xi32>, i32) "
+        "{notifyOp = #pto<notify_op atomic_add>}",
+    ]
+    # ... then each other rank's credit awaited in this rank's own signal and taken back.
+    assert run_of(lines, "%signal_pview = ")[:2] == [
+        "%signal_pview = pto.partition_view %signal_view, offsets = [%34, %c0_index], sizes = [%c1_index, %c1_index] "
+        ": !pto.tensor_view<?x?xi32> -> !pto.partition_tensor_view<1x1xi32>",
+        "pto.comm.twait(%signal_pview, %c1_i32 : !pto.partition_tensor_view<1x1xi32>, i32) {cmp = #pto<wait_cmp ge>}",
+    ]
+    assert ("pto.comm.tnotify(%48, %cn1_i32 : !pto.partition_tensor_view<1x1xi32>, i32) "
+            "{notifyOp = #pto<notify_op atomic_add>}") in lines
+    assert_conforms(compiled.output_dir)
+    torch.manual_seed(5)
+    x, y = torch.randn(3, 1, 32), torch.zeros(3, 1, 32)
+    compiled(x, y)
+    torch.testing.assert_close(y, torch.roll(x, shifts=1, dims=0), rtol=0, atol=0)
 
 
 def mutated(compiled, tmp_path, old, new):

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <vector>
 
 #include "kernel_emitter.h"
 #include "mlir_types.h"
@@ -52,6 +53,7 @@ void KernelEmitter::LowerComm(const ir::Call& call, const ir::AssignStmt* assign
   }
   if (op == "comm.notify") return LowerNotify(call, span);
   if (op == "comm.wait") return LowerWait(call, span);
+  if (op == "comm.barrier") return LowerBarrier(call, span);
   if (op == "comm.remote_load") {
     const ir::Var& window = *plan_.tensor_param_of.at(call.args()[0]->As<ir::Var>());
     const ir::Shape sizes = WindowSizes(assign->var()->type()->As<ir::TileType>()->shape(), call.args()[2]);
@@ -124,8 +126,17 @@ std::string KernelEmitter::PeerOffset(const ir::Var& window, const std::string& 
 // The partition [offsets, offsets + sizes) of the peer's copy of `window`.
 TypedValue KernelEmitter::PeerWindow(const ir::Var& window, const ir::ExprPtr& peer, const ir::ExprPtr& offsets,
                                      const ir::Shape& sizes, const ir::Span& span) {
+  const std::string peer_index = IndexValue(peer, span);
+  std::vector<std::string> at;
+  for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements()) at.push_back(IndexValue(offset, span));
+  return PeerWindowAt(window, peer_index, at, sizes, span);
+}
+
+TypedValue KernelEmitter::PeerWindowAt(const ir::Var& window, const std::string& peer,
+                                       const std::vector<std::string>& offsets, const ir::Shape& sizes,
+                                       const ir::Span& span) {
   const std::string element = ElementOf(window.type()->As<ir::TensorType>()->dtype());
-  std::string delta = PeerOffset(window, IndexValue(peer, span), span);
+  std::string delta = PeerOffset(window, peer, span);
   const TypedValue local{values_.at(&window), PtrType(element)};
   const TypedValue moved{names_.Named(window.name_hint() + "_peer_ptr"), PtrType(element)};
   PtoOp addptr{.name = "pto.addptr", .result = moved};
@@ -136,7 +147,7 @@ TypedValue KernelEmitter::PeerWindow(const ir::Var& window, const ir::ExprPtr& p
   PtoOp view = TensorView(window, moved, names_.Named(window.name_hint() + "_peer_view"));
   Add(body_, view, span);
   std::string partition_type = PartitionViewType(sizes, element);
-  return {PartitionViewOf(*view.result, window.name_hint() + "_peer", offsets, sizes, partition_type, span),
+  return {PartitionViewAt(*view.result, window.name_hint() + "_peer", offsets, sizes, partition_type, span),
           partition_type};
 }
 
@@ -154,15 +165,20 @@ void KernelEmitter::LowerNotify(const ir::Call& call, const ir::Span& span) {
   const ir::Shape cell(window.type()->As<ir::TensorType>()->shape().size(), 1);
   TypedValue signal = PeerWindow(window, call.args()[1], call.args()[2], cell, span);
   TypedValue value = SignalValue(call.args()[3], span);
+  const bool add = ir::FindAttr<std::string>(call.kwargs(), "op") == "AtomicAdd";
+  EmitNotify(signal, value, add ? "atomic_add" : "set", span);
+}
+
+void KernelEmitter::EmitNotify(const TypedValue& cell, const TypedValue& value, const std::string& mode,
+                               const ir::Span& span) {
   PtoOp barrier{.name = "pto.barrier", .attrs = {{"pipe", "#pto.pipe<PIPE_ALL>"}}};
   barrier.custom_syntax = "pto.barrier <PIPE_ALL>";
   barrier.generic_operands = GenericOperands{};
   Add(body_, barrier, span);
-  const std::string mode = ir::FindAttr<std::string>(call.kwargs(), "op") == "AtomicAdd" ? "atomic_add" : "set";
   PtoOp notify{.name = "pto.comm.tnotify", .attrs = {{"notifyOp", fmt::format("#pto<notify_op {}>", mode)}}};
   notify.custom_syntax = fmt::format("pto.comm.tnotify({}, {} : {}, i32) {{notifyOp = #pto<notify_op {}>}}",
-                                     signal.value, value.value, signal.type, mode);
-  notify.generic_operands = GenericOperands{{{signal}, {value}}};
+                                     cell.value, value.value, cell.type, mode);
+  notify.generic_operands = GenericOperands{{{cell}, {value}}};
   Add(body_, notify, span);
 }
 
@@ -173,12 +189,73 @@ void KernelEmitter::LowerWait(const ir::Call& call, const ir::Span& span) {
   const std::string partition_type = PartitionViewType(cell, ElementOf(ir::DataType::INT32));
   TypedValue signal{PartitionView(signal_var, call.args()[1], cell, partition_type, span), partition_type};
   TypedValue expected = SignalValue(call.args()[2], span);
-  const std::string cmp = Lower(ir::FindAttr<std::string>(call.kwargs(), "cmp").value_or("Ge"));
+  EmitWait(signal, expected, Lower(ir::FindAttr<std::string>(call.kwargs(), "cmp").value_or("Ge")), span);
+}
+
+void KernelEmitter::EmitWait(const TypedValue& cell, const TypedValue& expected, const std::string& cmp,
+                             const ir::Span& span) {
   PtoOp wait{.name = "pto.comm.twait", .attrs = {{"cmp", fmt::format("#pto<wait_cmp {}>", cmp)}}};
-  wait.custom_syntax = fmt::format("pto.comm.twait({}, {} : {}, i32) {{cmp = #pto<wait_cmp {}>}}", signal.value,
-                                   expected.value, signal.type, cmp);
-  wait.generic_operands = GenericOperands{{{signal}, {expected}}};
+  wait.custom_syntax = fmt::format("pto.comm.twait({}, {} : {}, i32) {{cmp = #pto<wait_cmp {}>}}", cell.value,
+                                   expected.value, cell.type, cmp);
+  wait.generic_operands = GenericOperands{{{cell}, {expected}}};
   Add(body_, wait, span);
+}
+
+// comm.barrier, in notifies and waits, as the simulator runs it (plugins/sim/src/comm_exec.cpp):
+// a credit into this rank's cell of every peer's signal, then, peer by peer, a wait for the peer's
+// credit in this rank's own signal and the credit taken back, so the cells are left as they were.
+// (Upstream rewrites pld.tensor.barrier into notifies and waits of its own protocol before its emitter
+// runs; these are the same two instructions.)
+void KernelEmitter::LowerBarrier(const ir::Call& call, const ir::Span& span) {
+  const auto& signal_var = *call.args()[0]->As<ir::Var>();
+  const ir::Var& window = *plan_.tensor_param_of.at(&signal_var);
+  const auto* type = window.type()->As<ir::TensorType>();
+  const std::string pair = LoadContextSlot(window, IndexConstant(kRankPairSlot).value, span);
+  auto half = [&](const std::string& bits, const std::string& name) {
+    std::string narrow = names_.Temp();
+    Add(body_, fmt::format("{} = arith.trunci {} : i64 to i32", narrow, bits), span);
+    std::string value = names_.Named(name);
+    Add(body_, fmt::format("{} = arith.index_cast {} : i32 to index", value, narrow), span);
+    return value;
+  };
+  const std::string me = half(pair, "barrier_rank");
+  std::string high = names_.Temp();
+  Add(body_, fmt::format("{} = arith.shrui {}, {} : i64", high, pair, names_.Constant(32, "i64")), span);
+  const std::string ranks = half(high, "barrier_ranks");
+  const ir::Shape ones(type->shape().size(), 1);
+  auto cell_of = [&](const std::string& rank) {  // [rank] or [rank, 0]
+    std::vector<std::string> at{rank};
+    if (ones.size() == 2) at.push_back(IndexConstant(0).value);
+    return at;
+  };
+  // `body(peer)` for every peer other than this rank.
+  auto each_peer = [&](const auto& body) {
+    std::string peer = names_.Named("peer");
+    AddStructural(fmt::format("scf.for {} = {} to {} step {} {{", peer, IndexConstant(0).value, ranks,
+                              IndexConstant(1).value));
+    ++depth_;
+    std::string other = names_.Temp();
+    Add(body_, fmt::format("{} = arith.cmpi ne, {}, {} : index", other, peer, me), span);
+    AddStructural(fmt::format("scf.if {} {{", other));
+    ++depth_;
+    body(peer);
+    --depth_;
+    AddStructural("}");
+    --depth_;
+    AddStructural("}");
+  };
+  const TypedValue one{names_.Constant(1, "i32"), "i32"};
+  each_peer([&](const std::string& peer) {
+    EmitNotify(PeerWindowAt(window, peer, cell_of(me), ones, span), one, "atomic_add", span);
+  });
+  const std::string cell_type = PartitionViewType(ones, ElementOf(ir::DataType::INT32));
+  const TypedValue view{views_.at(&window), TensorViewType(ones.size(), ElementOf(ir::DataType::INT32))};
+  const TypedValue minus_one{names_.Constant(-1, "i32"), "i32"};
+  each_peer([&](const std::string& peer) {
+    const TypedValue own{PartitionViewAt(view, window.name_hint(), cell_of(peer), ones, cell_type, span), cell_type};
+    EmitWait(own, one, "ge", span);
+    EmitNotify(PeerWindowAt(window, me, cell_of(peer), ones, span), minus_one, "atomic_add", span);
+  });
 }
 
 }  // namespace pypto::backend_ptoas

@@ -94,6 +94,11 @@ class KernelEmitter {
   std::string PeerOffset(const ir::Var& window, const std::string& peer, const ir::Span& span);
   TypedValue PeerWindow(const ir::Var& window, const ir::ExprPtr& peer, const ir::ExprPtr& offsets,
                         const ir::Shape& sizes, const ir::Span& span);
+  TypedValue PeerWindowAt(const ir::Var& window, const std::string& peer, const std::vector<std::string>& offsets,
+                          const ir::Shape& sizes, const ir::Span& span);
+  void EmitNotify(const TypedValue& cell, const TypedValue& value, const std::string& mode, const ir::Span& span);
+  void EmitWait(const TypedValue& cell, const TypedValue& expected, const std::string& cmp, const ir::Span& span);
+  void LowerBarrier(const ir::Call& call, const ir::Span& span);
   TypedValue SignalValue(const ir::ExprPtr& value, const ir::Span& span);
   void LowerLoad(const ir::AssignStmt& assign, const ir::Call& call, const ir::Span& span);
   void LowerStore(const ir::Call& call, const ir::Span& span);
@@ -135,6 +140,8 @@ class KernelEmitter {
   std::string PartitionViewOf(const TypedValue& view, const std::string& hint,
                               const ir::ExprPtr& offsets, const ir::Shape& sizes, const std::string& partition_type,
                               const ir::Span& span);
+  std::string PartitionViewAt(const TypedValue& view, const std::string& hint, const std::vector<std::string>& offsets,
+                              const ir::Shape& sizes, const std::string& partition_type, const ir::Span& span);
   std::string PartitionView(const ir::Var& tensor, const ir::ExprPtr& offsets, const ir::Shape& sizes,
                             const std::string& partition_type, const ir::Span& span);
   // `%t = pto.alloc_tile addr = .. valid_row = .. valid_col = .. : T`.

@@ -204,17 +204,6 @@ Status Planner::SyncError(const ir::Call& call, const ir::Stmt& stmt) const {
                            SyncOpSpelling(op), kernel_.name()));
 }
 
-// pld.tensor.barrier: upstream decomposes it into notifies and waits before its PTO emitter runs,
-// and no PTO instruction is a barrier across ranks (the other comm ops: kernel_plan_comm.cpp).
-Status Planner::CommError(const ir::Call& call, const ir::Stmt& stmt) const {
-  return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower the communication op '{}' in kernel '{}': no PTO "
-                           "instruction is a barrier across ranks (upstream pypto rewrites it into "
-                           "pto.comm.tnotify and pto.comm.twait first); write it as a pld.system.notify to every "
-                           "peer and a pld.system.wait on this rank's cell for a device",
-                           call.target_name(), kernel_.name()));
-}
-
 // Ops whose PTO form upstream writes with ops of a later PTOAS than the dialect here: what that
 // form is, for the error; nullptr for every other op.
 const char* Planner::NewerDialectForm(std::string_view op) {

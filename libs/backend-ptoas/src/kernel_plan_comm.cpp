@@ -23,11 +23,21 @@ size_t WindowArg(const std::string& op) { return op == "comm.remote_store" ? 1 :
 Status Planner::CheckComm(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
   const std::string& op = call.target_name();
   const ir::Span& span = call.span().known() ? call.span() : stmt.span();
-  // pld.tensor.barrier: upstream decomposes it into notifies and waits before its emitter runs.
-  if (op == "comm.barrier") return CommError(call, stmt);
   auto window = ParamOf(call.args()[WindowArg(op)], op, span);
   if (!window) return pypto::unexpected(window.error());
   plan_.comm_windows.insert(*window);
+  // pld.tensor.barrier (`signal = pld.tensor.barrier(signal)`): notifies into the peers' copies and
+  // waits on this rank's own cells, through its view; the result is the same window.
+  if (op == "comm.barrier") {
+    const auto& shape = (*window)->type()->As<ir::TensorType>()->shape();
+    if (shape.size() > 2 || (shape.size() == 2 && shape[1] != 1))
+      return Error(span, fmt::format("the barrier's signal '{}' in kernel '{}' must hold one cell per rank "
+                                     "([nranks] or [nranks, 1]), got {}",
+                                     (*window)->name_hint(), kernel_.name(), (*window)->type()->str()));
+    if (auto ok = CheckTensorOperand(call.args()[0], op, span); !ok) return ok;
+    if (assign) plan_.tensor_param_of[assign->var().get()] = *window;
+    return {};
+  }
   if (op == "comm.rank" || op == "comm.nranks") {
     if (!assign) return Error(span, fmt::format("the value of '{}' in kernel '{}' is not used", op, kernel_.name()));
     scalars_.insert(assign->var().get());

@@ -47,7 +47,6 @@ class Planner {
   Status SyncError(const ir::Call& call, const ir::Stmt& stmt) const;
   // The prefetch ops (kernel_plan_prefetch.cpp).
   Status CheckPrefetch(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
-  Status CommError(const ir::Call& call, const ir::Stmt& stmt) const;
   // On-core arrays (kernel_plan_array.cpp).
   Status CheckArray(const ir::Call& call, const ir::AssignStmt& assign);
   Status CheckArrayOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;

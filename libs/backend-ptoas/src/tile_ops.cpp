@@ -391,11 +391,18 @@ std::string KernelEmitter::PartitionView(const ir::Var& tensor, const ir::ExprPt
 std::string KernelEmitter::PartitionViewOf(const TypedValue& view, const std::string& hint,
                                            const ir::ExprPtr& offsets, const ir::Shape& sizes,
                                            const std::string& partition_type, const ir::Span& span) {
-  std::vector<TypedValue> offset_values, size_values;
+  std::vector<std::string> offset_values;
   // Offsets computed from loop variables get their arith ops here, just before the view that reads them.
-  for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements()) {
-    offset_values.push_back({IndexValue(offset, span), "index"});
-  }
+  for (const auto& offset : offsets->As<ir::TupleLiteral>()->elements())
+    offset_values.push_back(IndexValue(offset, span));
+  return PartitionViewAt(view, hint, offset_values, sizes, partition_type, span);
+}
+
+std::string KernelEmitter::PartitionViewAt(const TypedValue& view, const std::string& hint,
+                                           const std::vector<std::string>& offsets, const ir::Shape& sizes,
+                                           const std::string& partition_type, const ir::Span& span) {
+  std::vector<TypedValue> offset_values, size_values;
+  for (const auto& offset : offsets) offset_values.push_back({offset, "index"});
   for (int64_t size : sizes) size_values.push_back(IndexConstant(size));
   std::string window = names_.Named(hint + "_pview");
   PtoOp op{.name = "pto.partition_view",

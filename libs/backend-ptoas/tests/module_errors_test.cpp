@@ -45,14 +45,14 @@ ir::FunctionPtr OneCallKernel(const std::string& op, bool assigned) {
   return Kernel("k", {a}, {ir::ParamDirection::In}, {assigned ? Assign(v, call, At(3, 5)) : Eval(call, At(3, 5))});
 }
 
-// The other comm ops are lowered (comm_ops.cpp; tests/python/test_pto_comm_ops.py); the barrier across
-// ranks has no PTO instruction.
-TEST(EmitModuleErrors, TheBarrierAcrossRanksHasNoInstruction) {
-  EXPECT_EQ(ErrorOf(*OneCallKernel("comm.barrier", false)),
-            "k.py:3:9: backend-ptoas does not lower the communication op 'comm.barrier' in kernel 'k': no PTO "
-            "instruction is a barrier across ranks (upstream pypto rewrites it into pto.comm.tnotify and "
-            "pto.comm.twait first); write it as a pld.system.notify to every peer and a pld.system.wait on this "
-            "rank's cell for a device");
+// The comm ops are lowered (comm_ops.cpp; tests/python/test_pto_comm_ops.py); a barrier's signal holds
+// one cell per rank.
+TEST(EmitModuleErrors, ABarrierSignalHoldsOneCellPerRank) {
+  auto signal = TensorParam("signal", {4, 2}, At(1, 10), ir::DataType::INT32);
+  auto call = PlacedOp("comm.barrier", {signal}, signal->type(), At(3, 9));
+  auto kernel = Kernel("k", {signal}, {ir::ParamDirection::InOut}, {Eval(call, At(3, 5))});
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: the barrier's signal 'signal' in kernel 'k' must hold one cell per rank "
+                              "([nranks] or [nranks, 1]), got " + signal->type()->str());
 }
 
 // On-core arrays are lowered (array_ops.cpp; tests/python/test_pto_local_arrays.py) when their
