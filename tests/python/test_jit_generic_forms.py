@@ -4,8 +4,11 @@ at three extents, compiles once (one disk-cache entry, no fallback), and every r
 The .pto of each generic kernel passes pto-check (the autouse fixture in conftest.py checks every module
 a test writes)."""
 
+from pathlib import Path
+
 import pytest
 import torch
+from pto_dialect import assert_conforms
 
 KERNELS = """
 import pypto.language as pl
@@ -119,6 +122,10 @@ def _compiled_once(fn, monkeypatch, tmp_path, calls):
     assert len(compiles) == 1
     assert list(fn._cache.by_extent) == [(key, decorator._GENERIC) for key in fn._cache]
     assert pypto.jit.cache_info()["entries"] == 1
+    # The one set of kernels: each .pto passes pto-check (the PTO dialect's op table).
+    (compiled,) = fn._cache.by_extent.values()
+    assert list(Path(compiled.output_dir).rglob("*.pto"))
+    assert_conforms(compiled.output_dir)
 
 
 def test_an_inline_helper_names_each_unbound_dimension_it_is_passed(kernels, monkeypatch, tmp_path):
