@@ -111,13 +111,12 @@ Status Planner::SplitParams() {
 Status Planner::CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor) {
   if (auto element = MlirElementType(tensor.dtype()); !element) return Error(param.span(), element.error());
   if (tensor.shape().empty()) return Error(param.span(), fmt::format("tensor '{}' has rank 0", param.name_hint()));
-  // A dynamic extent reaches the view's shape; the strides come from the axes after it, so only the
-  // outermost axis may be dynamic (and not in a column vector, whose strides read its rows).
+  // A dynamic extent reaches the view's shape (and a [M, 1] column vector's stride); the other strides
+  // come from the axes after the outermost, so only the outermost axis may be dynamic.
   const auto& shape = tensor.shape();
-  const bool inner_dynamic = std::find(shape.begin() + 1, shape.end(), ir::kDynamicExtent) != shape.end();
-  if (inner_dynamic || (shape[0] == ir::kDynamicExtent && IsColumnVectorTensor(tensor)))
+  if (std::find(shape.begin() + 1, shape.end(), ir::kDynamicExtent) != shape.end())
     return Error(param.span(), fmt::format("tensor '{}' is {}: its dynamic axis needs a static extent here (only the "
-                                           "outermost axis of a row-major tensor may be dynamic)",
+                                           "outermost axis of a tensor may be dynamic)",
                                            param.name_hint(), tensor.str()));
   return {};
 }

@@ -241,7 +241,27 @@ TEST(EmitModule, ADynamicAxisIsAnIndexArgumentOfTheView) {
                             "a2a3", {});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error(), "k.py:1:7: tensor 'y' is pl.Tensor[[16, pl.DYN], pl.FP32]: its dynamic axis needs a "
-                             "static extent here (only the outermost axis of a row-major tensor may be dynamic)");
+                             "static extent here (only the outermost axis of a tensor may be dynamic)");
+}
+
+// A [M, 1] column vector (a per-row scale of M rows, as pypto-lib's kv_scale_flat) is read
+// column-major: stepping to its one column passes over its M rows, so the dynamic extent is the
+// view's shape and also its stride.
+//     t = pl.tile.load(s, [r, 0], [16, 1])      # line 3
+//     pl.tile.store(t, [r, 0], s)               # line 4
+TEST(EmitModule, ADynamicColumnVectorStepsOverItsRunTimeRows) {
+  auto s = TensorParam("s", {ir::kDynamicExtent, 1}, At(1, 7));
+  auto r = ScalarParam("r", ir::DataType::INDEX, {});
+  auto load = Op("tile.load", {s, Tuple({r, Index(0)}), Ints({16, 1})}, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Tuple({r, Index(0)}), s}, At(4, 5));
+  auto kernel = Kernel("k", {s, r}, {ir::ParamDirection::InOut, ir::ParamDirection::In},
+                       {Assign(t, load, At(3, 5)), Eval(store, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  EXPECT_NE(text.find("%s_view = pto.make_tensor_view %arg0, shape = [%arg2, %c1_index], strides = [%c1_index, "
+                      "%arg2] {layout = #pto.layout<dn>}"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
