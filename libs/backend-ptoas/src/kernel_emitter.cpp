@@ -162,8 +162,10 @@ PtoOp KernelEmitter::TensorView(const ir::Var& param, const TypedValue& pointer,
     dims.push_back(shape[axis] == ir::kDynamicExtent ? TypedValue{extent_args_.at({&param, axis}), "index"}
                                                      : IndexConstant(shape[axis]));
   for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
-  // A [M, 1] column vector steps over its M rows to reach its one column: a dynamic M is that stride.
-  if (column && shape.size() == 2 && shape[0] == ir::kDynamicExtent) steps[1] = dims[0];
+  // A [M, 1] column vector steps over its M rows to reach its one column, and a row-major [N, M] over
+  // its M columns to reach the next row: a dynamic M is that stride (CheckTensorParam allows no other).
+  if (shape.size() == 2 && column && shape[0] == ir::kDynamicExtent) steps[1] = dims[0];
+  if (shape.size() == 2 && !column && shape[1] == ir::kDynamicExtent) steps[0] = dims[1];
   const std::string element = ElementOf(tensor->dtype());
   return {.name = "pto.make_tensor_view",
           .result = TypedValue{name, TensorViewType(shape.size(), element)},

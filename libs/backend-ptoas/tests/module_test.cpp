@@ -234,14 +234,34 @@ TEST(EmitModule, ADynamicAxisIsAnIndexArgumentOfTheView) {
             std::string::npos)
       << text;
 
-  auto inner = TensorParam("y", {16, ir::kDynamicExtent}, At(1, 7));
-  auto load_inner = Op("tile.load", {inner, Ints({0, 0}), Ints({16, 16})}, At(3, 9));
+  auto inner = TensorParam("y", {4, ir::kDynamicExtent, 16}, At(1, 7));
+  auto load_inner = Op("tile.load", {inner, Ints({0, 0, 0}), Ints({1, 16, 16})}, At(3, 9));
   auto u = TileAt("u", load_inner, 0);
   auto refused = EmitModule(*Kernel("k", {inner}, {ir::ParamDirection::In}, {Assign(u, load_inner, At(3, 5))}),
                             "a2a3", {});
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), "k.py:1:7: tensor 'y' is pl.Tensor[[16, pl.DYN], pl.FP32]: its dynamic axis needs a "
-                             "static extent here (only the outermost axis of a tensor may be dynamic)");
+  EXPECT_EQ(refused.error(), "k.py:1:7: tensor 'y' is pl.Tensor[[4, pl.DYN, 16], pl.FP32]: its dynamic axis needs a "
+                             "static extent here (only the outermost axis of a tensor, or the columns of a matrix, may "
+                             "be dynamic)");
+}
+
+// A row-major [4, M] matrix with M dynamic (pypto-lib's per-token partials, pl.create_tensor([4, t_dim]))
+// steps over its M columns to reach its next row: M is the view's second extent and its first stride.
+//     t = pl.tile.load(p, [0, c], [4, 16])      # line 3
+//     pl.tile.store(t, [0, c], p)               # line 4
+TEST(EmitModule, ADynamicColumnCountIsTheRowStride) {
+  auto p = TensorParam("p", {4, ir::kDynamicExtent}, At(1, 7));
+  auto c = ScalarParam("c", ir::DataType::INDEX, {});
+  auto load = Op("tile.load", {p, Tuple({Index(0), c}), Ints({4, 16})}, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto store = Op("tile.store", {t, Tuple({Index(0), c}), p}, At(4, 5));
+  auto kernel = Kernel("k", {p, c}, {ir::ParamDirection::InOut, ir::ParamDirection::In},
+                       {Assign(t, load, At(3, 5)), Eval(store, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3");
+  EXPECT_NE(text.find("%p_view = pto.make_tensor_view %arg0, shape = [%c4_index, %arg2], strides = [%arg2, "
+                      "%c1_index] {layout = #pto.layout<nd>}"),
+            std::string::npos)
+      << text;
 }
 
 // A [M, 1] column vector (a per-row scale of M rows, as pypto-lib's kv_scale_flat) is read
