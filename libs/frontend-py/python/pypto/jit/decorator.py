@@ -124,7 +124,7 @@ class JITFunction:
             config.dfx,
             self.auto_scope,
         )
-        generic, why = self._generic_specs(specs) if extents else (None, None)
+        generic, why = self._generic_verdict(key, extents, specs)
         if key in self._cache.fallback:
             generic, why = None, self._cache.fallback[key]
         if generic is not None:
@@ -136,6 +136,16 @@ class JITFunction:
         compiled = self._cached_or_built(key, extents, specs, constants, config, args, kwargs)
         self._explain("per-extent " + ", ".join(f"{n}[{a}]={e}" for n, a, e in extents) if extents else "static", why)
         return compiled
+
+    def _generic_verdict(self, key, extents, specs):
+        """``_generic_specs`` of these specs, remembered per key and extents: a call that repeats them
+        (a decode loop) skips the parameter checks."""
+        if not extents:
+            return None, None
+        verdict = self._cache.verdicts.get((key, extents))
+        if verdict is None:
+            verdict = self._cache.verdicts[(key, extents)] = self._generic_specs(specs)
+        return verdict
 
     def _explain(self, build, why) -> None:
         """With ``PYPTO_JIT_EXPLAIN=1``, one line on stderr for each program the last lookup did not find
@@ -471,14 +481,15 @@ class _SpecialisationCache(dict):
     """The in-memory cache, keyed as upstream keys it: a ``pl.dynamic`` axis counts as None, so one
     entry serves every extent of it. Where the program allows (``JITFunction._generic_specs``) that is
     one build for all extents (``by_extent[(key, _GENERIC)]``); otherwise each extent of the dynamic
-    axes is compiled once, on first use (``by_extent``), and ``fallback`` holds why a key's generic
-    build failed. The entry's value is the program the last call under it ran. Clearing the cache
-    forgets all three."""
+    axes is compiled once, on first use (``by_extent``), ``fallback`` holds why a key's generic build
+    failed and ``verdicts`` whether the generic build applies to a key at some extents. The entry's
+    value is the program the last call under it ran. Clearing the cache forgets them all."""
 
     def __init__(self):
         super().__init__()
         self.by_extent = {}
         self.fallback = {}
+        self.verdicts = {}
 
     def lookup(self, key, extents):
         return self.by_extent.get((key, extents)) if key in self else None
@@ -491,6 +502,7 @@ class _SpecialisationCache(dict):
         super().clear()
         self.by_extent.clear()
         self.fallback.clear()
+        self.verdicts.clear()
 
 
 def _annotated_shape(annotation) -> list:
