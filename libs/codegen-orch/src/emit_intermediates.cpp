@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
+#include <ranges>
 #include <optional>
 #include <utility>
 
@@ -181,33 +183,59 @@ ir::Result<bool> OrchestrationEmitter::AllocateIntermediates(const std::vector<i
 }
 
 // A create whose shape is computed from the extents of a program compiled for every extent: one plan
-// intermediate with UINT32_MAX on those axes, which each run's expansion sets (ShapeStep). A loop that
-// runs it again would need a shape per iteration: refused (the program is then compiled per extent).
+// intermediate with UINT32_MAX on those axes, which each run's expansion sets (ShapeStep). One a loop
+// runs again is a template view of the intermediate, which each iteration points at the rows its shape
+// computes (ShapeStep::slot); that needs the other axes static, so that those rows are the whole of a
+// contiguous tensor, and no loop-carried tensor that may still name the buffer of an earlier iteration.
+// Anything else is refused (the program is then compiled per extent).
 ir::Result<bool> OrchestrationEmitter::AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor,
                                                         rt::PlanTensor plan_tensor) {
   const auto* assign = create.stmt->As<ir::AssignStmt>();
-  if (create.repeated)
-    return MakeError(DiagnosticKind::Type,
-                     fmt::format("'{}' has a shape computed when the program runs, and is created in a loop; such a "
-                                 "tensor needs a static shape",
-                                 assign->var()->name_hint()),
-                     create.stmt->span());
+  const std::string& name = assign->var()->name_hint();
+  if (create.repeated) {
+    const bool only_first = std::ranges::none_of(tensor.shape() | std::views::drop(1),
+                                                 [](int64_t dim) { return dim == ir::kDynamicExtent; });
+    if (!only_first)
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' is created in a loop with an axis after the first computed when the "
+                                   "program runs; such a tensor needs static extents after its first axis",
+                                   name),
+                       create.stmt->span());
+    if (!create.carried.empty())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("'{}' has a shape computed when the program runs, and is created in a loop "
+                                   "that carries '{}', which may still name its earlier tensor; such a tensor "
+                                   "needs a static shape",
+                                   name, create.carried.front()->name_hint()),
+                       create.stmt->span());
+  }
   for (int64_t dim : tensor.shape())
     plan_tensor.shape.push_back(dim == ir::kDynamicExtent ? std::numeric_limits<uint32_t>::max()
                                                           : static_cast<uint32_t>(dim));
   const auto index = static_cast<uint32_t>(result_.plan.intermediates.size());
   result_.plan.intermediates.push_back(std::move(plan_tensor));
-  run_time_shaped_[create.stmt.get()] = index;
-  bindings_[assign->var().get()] =
-      Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Intermediate, index}, names_.Take(assign->var()->name_hint())};
+  RunTimeShaped shaped{.intermediate = index};
+  rt::PlanTensorRef ref{rt::PlanTensorRef::Kind::Intermediate, index};
+  if (create.repeated) {
+    rt::PlanView slot{.name = name, .base = ref};
+    ViewShape(*assign->var(), slot);
+    shaped.slot = static_cast<uint32_t>(result_.plan.views.size());
+    result_.plan.views.push_back(std::move(slot));
+    template_views_.insert(*shaped.slot);
+    ref = rt::PlanTensorRef{rt::PlanTensorRef::Kind::View, *shaped.slot};
+  }
+  run_time_shaped_[create.stmt.get()] = shaped;
+  bindings_[assign->var().get()] = Binding{ref, names_.Take(name)};
   return true;
 }
 
-// Where a tensor shaped at run time is created: the C++ computes its shape and allocates it there, and
-// the plan's expansion sets the intermediate's shape (ShapeStep).
-ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignStmt& create, uint32_t intermediate) {
+// Where a tensor shaped at run time is created: the C++ computes its shape and allocates it there (in a
+// loop, a new tensor at each run, as upstream's), and the plan's expansion sets the intermediate's
+// shape, or this iteration's view of it (ShapeStep).
+ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignStmt& create,
+                                                               const RunTimeShaped& shaped) {
   const Binding& binding = bindings_.at(create.var().get());
-  ShapeStep step{.intermediate = intermediate, .span = create.span()};
+  ShapeStep step{.intermediate = shaped.intermediate, .slot = shaped.slot, .span = create.span()};
   std::vector<std::string> dims;
   for (const auto& dim : create.value()->As<ir::Call>()->args()[0]->As<ir::TupleLiteral>()->elements()) {
     const bool constant = ir::AsConstInt(dim).has_value();
@@ -221,15 +249,25 @@ ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignS
     dims.push_back(constant ? *text : fmt::format("static_cast<uint32_t>({})", *text));
     step.dims.push_back(constant ? nullptr : dim);
   }
-  rt::PlanTensor& tensor = result_.plan.intermediates[intermediate];
+  rt::PlanTensor& tensor = result_.plan.intermediates[shaped.intermediate];
   Separate();
   body_ += fmt::format("{0}uint32_t {1}_ci_shapes[{2}] = {{{3}}};\n{0}TensorCreateInfo {1}_ci({1}_ci_shapes, {2}, "
                        "DataType::{4});\n",
                        indent_, binding.cpp_name, dims.size(), fmt::join(dims, ", "), rt::DtypeName(tensor.dtype));
   SetInitialValue(create, binding.cpp_name, tensor);  // the runtime fills it when it allocates it
-  body_ += fmt::format("{}const ChipTensor {} = alloc_tensors({}_ci).get_ref(0);\n", indent_, binding.cpp_name,
+  body_ += fmt::format("{}{} = alloc_tensors({}_ci).get_ref(0);\n", indent_,
+                       shaped.slot ? Declared("ChipTensor", binding.cpp_name) : "const ChipTensor " + binding.cpp_name,
                        binding.cpp_name);
+  const bool refilled = shaped.slot && tensor.initial_bits;
+  const uint64_t bits = refilled ? *tensor.initial_bits : 0;
   steps_->push_back(Step{std::move(step)});
+  // In a loop the buffer is filled once, at allocation; each later iteration's rows start at the
+  // init_value again through a fill task, ordered after the tasks still reading the earlier rows.
+  if (refilled) {
+    rt::PlanSubmit task{.dummy = true, .fill = bits};
+    task.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Output, .tensor = binding.ref});
+    steps_->push_back(Step{SubmitStep{.submit = std::move(task)}});
+  }
   return true;
 }
 

@@ -220,22 +220,43 @@ rt::PlanTensorRef LoopExpander::BufferOf(rt::PlanTensorRef ref) const {
 }
 
 // The run-time extents of a created tensor, this run's: each positive, below UINT32_MAX. Set before any
-// task of the run is submitted to the runtime, which allocates the intermediates at their shapes.
+// task of the run is submitted to the runtime, which allocates the intermediates at their shapes. One
+// a loop runs again (step.slot) takes a view of the intermediate's first rows in each iteration, the
+// intermediate growing to the most rows any iteration takes.
 ir::Result<bool> LoopExpander::Shape(const ShapeStep& step) {
   if (!shaped_ || step.intermediate >= shaped_->size())
     return MakeError(DiagnosticKind::Internal, "a tensor shaped at run time is expanded outside a run", step.span);
   rt::PlanTensor& tensor = (*shaped_)[step.intermediate];
-  for (size_t d = 0; d < step.dims.size() && d < tensor.shape.size(); ++d) {
+  constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> shape = tensor.shape;
+  for (size_t d = 0; d < step.dims.size() && d < shape.size(); ++d) {
     if (!step.dims[d]) continue;
     auto value = Eval(step.dims[d]);
     if (!value) return pypto::unexpected(value.error());
-    if (value->i <= 0 || value->i >= std::numeric_limits<uint32_t>::max())
+    if (value->i <= 0 || value->i >= kUnset)
       return MakeError(DiagnosticKind::InvalidOperation,
                        fmt::format("dimension {} of '{}' is {}{}; a tensor's dimensions must be positive", d,
                                    tensor.name, value->i, Where()),
                        step.span);
-    tensor.shape[d] = static_cast<uint32_t>(value->i);
+    shape[d] = static_cast<uint32_t>(value->i);
   }
+  std::vector<uint32_t> buffer = shape;
+  if (step.slot && tensor.shape[0] != kUnset) buffer[0] = std::max(buffer[0], tensor.shape[0]);
+  if (buffer != tensor.shape && allocated_)
+    return MakeError(DiagnosticKind::InvalidOperation,
+                     fmt::format("'{}' takes its shape here{}, after orchestration code read a tensor that earlier tasks "
+                                 "write, when the run has allocated its tensors; create it before that read, or "
+                                 "with a static shape",
+                                 tensor.name, Where()),
+                     step.span);
+  tensor.shape = std::move(buffer);
+  if (!step.slot) return true;
+  rt::PlanView view = views_[*step.slot];
+  view.base = {rt::PlanTensorRef::Kind::Intermediate, step.intermediate};
+  view.shape = std::move(shape);
+  view.offsets.assign(view.shape.size(), 0);
+  current_views_[*step.slot] = {rt::PlanTensorRef::Kind::View, static_cast<uint32_t>(views_.size())};
+  views_.push_back(std::move(view));
   return true;
 }
 

@@ -81,6 +81,9 @@ class LoopExpander {
   // intermediates any submit so far writes. A read of the former runs those submits first.
   mutable std::set<std::pair<rt::PlanTensorRef::Kind, uint32_t>> pending_writes_;
   mutable bool read_element_ = false;  // ReadTensor ran: the expansion depends on what a tensor holds
+  // A read ran tasks or took an intermediate's memory: the run has allocated its intermediates (a staged
+  // run, staged_run.cpp), so a tensor shaped at run time can no longer grow.
+  mutable bool allocated_ = false;
   std::set<uint32_t> written_intermediates_;
   uint16_t unopened_scopes_ = 0;  // scopes begun with no submit yet to open them
   bool unopened_manual_ = false;  // the innermost of them is a manual scope

@@ -37,6 +37,7 @@ ir::Result<Value> LoopExpander::ReadTensor(const ir::Call& read) const {
                                  name, Where()),
                      read.span(), "call the kernel that computes the value first, or give the tensor an init_value");
   if (pending_writes_.contains({buffer.kind, buffer.index})) {
+    allocated_ = true;
     if (auto ran = reads_->source->RunPending(name, read.span()); !ran) return pypto::unexpected(ran.error());
     pending_writes_.clear();
   }
@@ -75,6 +76,7 @@ ir::Result<Value> LoopExpander::TensorExtent(const ir::Call& extent) const {
 ir::Result<rt::ChipTensor> LoopExpander::TensorOf(rt::PlanTensorRef ref, const std::string& name,
                                                   const ir::Span& span) const {
   ref = Current(ref);
+  allocated_ |= ref.kind == rt::PlanTensorRef::Kind::Intermediate;
   if (ref.kind != rt::PlanTensorRef::Kind::View) return reads_->source->Buffer(ref, name, span);
   const rt::PlanView& view = views_[ref.index];
   auto base = TensorOf(view.base, name, span);

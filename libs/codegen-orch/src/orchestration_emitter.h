@@ -43,6 +43,14 @@ class OrchestrationEmitter {
     std::vector<const ir::Var*> carried;
   };
 
+  // A pl.create_tensor whose shape is computed at run time: its plan intermediate and, for one a loop
+  // runs again, the template view its variable is, which each run points at a view of the
+  // intermediate's first rows (ShapeStep::slot).
+  struct RunTimeShaped {
+    uint32_t intermediate = 0;
+    std::optional<uint32_t> slot;
+  };
+
  public:
   explicit OrchestrationEmitter(const ir::Program& program) : program_(program) {}
 
@@ -80,7 +88,7 @@ class OrchestrationEmitter {
   ir::Result<bool> EmitPooledCreate(const ir::AssignStmt& create, const Pool& pool, bool select_in_cpp);
   void EmitRefill(const ir::AssignStmt& create, uint64_t bits);
   ir::Result<bool> AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor, rt::PlanTensor plan_tensor);
-  ir::Result<bool> EmitRunTimeShapedCreate(const ir::AssignStmt& create, uint32_t intermediate);
+  ir::Result<bool> EmitRunTimeShapedCreate(const ir::AssignStmt& create, const RunTimeShaped& shaped);
 
   // TaskIds, TaskId arrays and deps= (emit_task_ids.cpp).
   const std::string* TaskNameOf(const ir::ExprPtr& expr) const;
@@ -172,7 +180,8 @@ class OrchestrationEmitter {
   std::unordered_map<const ir::Stmt*, uint64_t> refills_;
   // The creates whose shape is computed at run time (a program compiled for every extent), each with its
   // plan intermediate: allocated where the statement runs (EmitRunTimeShapedCreate), not at scope entry.
-  std::unordered_map<const ir::Stmt*, uint32_t> run_time_shaped_;
+  // One a loop runs again also has the template view its variable is (RunTimeShaped::slot).
+  std::unordered_map<const ir::Stmt*, RunTimeShaped> run_time_shaped_;
   std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names

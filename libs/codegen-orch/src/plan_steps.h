@@ -96,9 +96,14 @@ struct CreateStep {
 // `t = pl.create_tensor([t_dim, D])` in a program compiled once for every extent, `t_dim` computed
 // from the extents it reads: the plan's intermediate holds UINT32_MAX on such an axis, and each run's
 // expansion sets it from `dims` (one expression per axis; null for a static one) before any task runs.
+// One a loop runs again (only its first axis computed) has a template view, `slot`: each expansion
+// points it at a view of the intermediate's first rows at this iteration's shape, and the
+// intermediate's first axis grows to the largest any iteration asks for. Every iteration reuses the
+// one buffer, as a pooled create does; the runtime orders a task writing it after those still reading.
 struct ShapeStep {
   uint32_t intermediate = 0;
   std::vector<ir::ExprPtr> dims;
+  std::optional<uint32_t> slot;
   ir::Span span;
 };
 
