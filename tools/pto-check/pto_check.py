@@ -9,7 +9,8 @@ the pto dialect. This checker knows the dialect's interface as PTOAS defines it:
 - in the generic form (`<kernel>.generic.mlir`, every pto op written as `"pto.NAME"(operands)
   {attributes} : (types) -> results`): each op's name, its operand and result counts (per operand
   group where the op sizes its groups with an operandSegmentSizes attribute) and their types'
-  kinds, its required attributes, and the kind of each attribute it has;
+  kinds, its required attributes, and the kind of each attribute it has; an op of two forms
+  (pto.tscatter: PTOAS's index form, upstream pypto's mask form) is checked against the closer;
 - in the custom form (`<kernel>.pto`, the syntax ptoas reads): each op's name;
 - in both: every `#pto...` attribute's mnemonic and enum case, and every `!pto.X` type's mnemonic.
 
@@ -47,7 +48,9 @@ class Problem:
 @lru_cache(maxsize=None)
 def load_table(path: Path = TABLE) -> dict:
     """The op table, with the ops of its `upstream_emitter` source (ops upstream pypto's PTO emitter
-    writes that no PTOAS revision available defines: pto.comm.*, the local arrays) merged in, each marked with it."""
+    writes that no PTOAS revision available defines: pto.comm.*, the local arrays) merged in, each marked with it,
+    and that source's `forms` (other forms of ops PTOAS defines, as that emitter writes them: pto.tscatter's
+    mask form) as the `alternatives` of those ops."""
     table = json.loads(Path(path).read_text())
     extra = table.get("upstream_emitter")
     if extra:
@@ -55,6 +58,8 @@ def load_table(path: Path = TABLE) -> dict:
         table["ops"] = {**table["ops"], **{name: {**spec, "source": note} for name, spec in extra["ops"].items()}}
         table["attributes"] = {**table["attributes"], **extra["attributes"]}
         table["types"] = {**table["types"], **extra.get("types", {})}
+        for name, forms in extra.get("forms", {}).items():
+            table["ops"][name] = {**table["ops"][name], "alternatives": [{**form, "source": note} for form in forms]}
     return table
 
 
@@ -393,6 +398,18 @@ def check_attributes(op: GenericOp, spec: dict, table: dict) -> list:
     return problems
 
 
+def check_op(op: GenericOp, spec: dict, table: dict) -> list:
+    """The problems of `op` against the form of its op it comes closest to (the fewest problems; the
+    PTOAS form on a tie): an op with `alternatives` (pto.tscatter's mask form) conforms to any one."""
+    best = None
+    for form in [spec] + spec.get("alternatives", []):
+        messages = check_values(op, form, "operand", table) + check_values(op, form, "result", table)
+        messages += check_attributes(op, form, table)
+        if best is None or len(messages) < len(best):
+            best = messages
+    return best
+
+
 def check_generic(text: str, path: str, table: dict) -> tuple:
     """(problems, pto ops checked) for a module in the generic form."""
     problems, ops = [], 0
@@ -412,9 +429,7 @@ def check_generic(text: str, path: str, table: dict) -> tuple:
         except ValueError as error:
             problems.append(Problem(path, line, f"op '{name}': cannot read its generic form: {error}"))
             continue
-        messages = check_values(op, spec, "operand", table) + check_values(op, spec, "result", table)
-        messages += check_attributes(op, spec, table)
-        problems += [Problem(path, line, message) for message in messages]
+        problems += [Problem(path, line, message) for message in check_op(op, spec, table)]
     # A pto op in its custom syntax: MLIR parses an unregistered dialect's ops only in the generic form.
     for number, line in enumerate(text.splitlines(), 1):
         m = _CUSTOM_OP.match(line)
