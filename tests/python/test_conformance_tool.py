@@ -188,11 +188,11 @@ def test_dump_passes_requires_every_build_to_dump_each_pass(tmp_path):
                              "08_after_LegalizeTileCast.py, "
                              "09_after_InferTileMemorySpace.py, 10_after_AutoTileMatmulL0.py, "
                              "11_after_ExpandMixedKernel.py, 12_after_NormalizeReturnOrder.py, "
-                             "13_after_TransposeScratchTiles.py, 14_after_AllocateMemoryAddr.py, "
-                             "15_after_DeriveCallDirections.py, 16_after_MaterializeRuntimeScopes.py, "
-                             "17_after_ClassifyIterArgCarry.py"), rows["D2"]
-    assert "2 builds dumped the IR after each of 17 passes" not in done.stdout
-    assert "1 builds dumped the IR after each of 17 passes" in done.stdout
+                             "13_after_TransposeScratchTiles.py, 14_after_ScatterMaskBlend.py, "
+                             "15_after_AllocateMemoryAddr.py, 16_after_DeriveCallDirections.py, "
+                             "17_after_MaterializeRuntimeScopes.py, 18_after_ClassifyIterArgCarry.py"), rows["D2"]
+    assert "2 builds dumped the IR after each of 18 passes" not in done.stdout
+    assert "1 builds dumped the IR after each of 18 passes" in done.stdout
 
 
 def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path):

@@ -207,7 +207,7 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
                                         "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes", "FlattenTileNdTo2D",
                                         "LegalizeTileCast", "InferTileMemorySpace",
                                         "AutoTileMatmulL0", "ExpandMixedKernel", "NormalizeReturnOrder",
-                                        "TransposeScratchTiles", "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes",
+                                        "TransposeScratchTiles", "ScatterMaskBlend", "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes",
                                         "ClassifyIterArgCarry"]
     module, _ = write_kernel("twice_program_pm", PROGRAM)
     lowered = manager.run_passes(module.Twice, dump_ir=True, output_dir=tmp_path / "dump")
@@ -219,7 +219,7 @@ def test_pass_manager_module_offers_upstreams_strategy_and_the_pipeline(write_ke
     main = lowered.functions[GlobalVar("main")]
     assert main.name == "main" and main.func_type is pl.FunctionType.Orchestration
     assert [gv.name for gv in lowered.functions] == [f.name for f in lowered.functions.values()]
-    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "17_after_ClassifyIterArgCarry.py"
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir())[-1] == "18_after_ClassifyIterArgCarry.py"
     assert coerce_dump_level(True) is PassDumpLevel.CONCISE and coerce_dump_level(False) is PassDumpLevel.NONE
     with pytest.raises(TypeError, match="strategy must be an OptimizationStrategy"):
         PassManager.get_strategy("Default")

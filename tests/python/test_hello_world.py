@@ -85,10 +85,11 @@ def test_dump_passes_writes_the_ir_after_each_pass(build_dir):
         "11_after_ExpandMixedKernel.py",
         "12_after_NormalizeReturnOrder.py",
         "13_after_TransposeScratchTiles.py",
-        "14_after_AllocateMemoryAddr.py",
-        "15_after_DeriveCallDirections.py",
-        "16_after_MaterializeRuntimeScopes.py",
-        "17_after_ClassifyIterArgCarry.py",
+        "14_after_ScatterMaskBlend.py",
+        "15_after_AllocateMemoryAddr.py",
+        "16_after_DeriveCallDirections.py",
+        "17_after_MaterializeRuntimeScopes.py",
+        "18_after_ClassifyIterArgCarry.py",
     ]
 
 

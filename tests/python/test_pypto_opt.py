@@ -35,6 +35,7 @@ PASSES = [
     "ExpandMixedKernel",
     "NormalizeReturnOrder",
     "TransposeScratchTiles",
+    "ScatterMaskBlend",
     "AllocateMemoryAddr",
     "DeriveCallDirections",
     "MaterializeRuntimeScopes",

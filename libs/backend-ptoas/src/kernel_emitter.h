@@ -122,6 +122,8 @@ class KernelEmitter {
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
+  void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
   // A tile; for a row-major op, a column vector's [1, N] row view instead.
   TypedValue TileOperand(const ir::Var& tile, bool row_major) const;

@@ -136,7 +136,6 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
     if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("prefetch.")) return CheckPrefetch(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, stmt, nullptr);
-    if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, stmt);
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
     if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
@@ -206,29 +205,12 @@ Status Planner::SyncError(const ir::Call& call, const ir::Stmt& stmt) const {
                            SyncOpSpelling(op), kernel_.name()));
 }
 
-// Ops whose PTO form upstream writes with ops of a later PTOAS than the dialect here: what that
-// form is, for the error; nullptr for every other op.
-const char* Planner::NewerDialectForm(std::string_view op) {
-  if (op == "tile.scatter_mask")
-    return "mask form of pto.tscatter, only its index form (upstream writes the mask form of a later PTOAS); "
-           "the kernel runs on the simulators only";
-  return nullptr;
-}
-
-Status Planner::NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) const {
-  return Error(call.span().known() ? call.span() : stmt.span(),
-               fmt::format("backend-ptoas does not lower '{}' in kernel '{}': the PTO dialect it writes (PTOAS {}) "
-                           "has no {}",
-                           call.target_name(), kernel_.name(), kPtoasRevision, NewerDialectForm(call.target_name())));
-}
-
 Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   const auto* call = assign.value()->As<ir::Call>();
   if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, assign, &assign);
   if (call && call->target_name().starts_with("prefetch.")) return CheckPrefetch(*call, assign, &assign);
   if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, assign, &assign);
   if (call && call->target_name().starts_with("array.")) return CheckArray(*call, assign);
-  if (call && NewerDialectForm(call->target_name())) return NewerDialectError(*call, assign);
   if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, assign.span(), &assign);
   if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);
   if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);

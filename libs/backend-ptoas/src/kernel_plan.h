@@ -18,7 +18,7 @@ namespace pypto::backend_ptoas {
 // Where the list of lowered ops lives; the unsupported-op error points there.
 inline constexpr std::string_view kOpTableDoc = "libs/backend-ptoas/README.md";
 // The PTOAS revision whose dialect the modules are written in: tools/pto-check's table was
-// transcribed from it (its source.commit), and the errors for ops it has no form of name it.
+// transcribed from it (its source.commit).
 inline constexpr std::string_view kPtoasRevision = "a56b18c32af3";
 
 // The shape of the pto operation a tile op becomes. Every form writes its result tile through
@@ -42,6 +42,7 @@ enum class OpForm {
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   MergeLists,  // ins(lists..., tmp {exhausted = B}) outs(result, executed counts): tmrgsort format 2
   GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
+  ScatterMask,  // ins(src, {maskPattern = #pto.mask_pattern<P0101>} : S, "row"): tscatter's mask form, into zeros
   Window,      // ins(tile, row, col : .., index, index): textract of a tile slice (offsets in a list)
   Extract,     // ins(tile, row, col : .., index, index): textract of tile.extract (row, col arguments)
   Insert,      // ins(source, row, col : .., index, index): tinsert into the result, the target's buffer

@@ -54,8 +54,6 @@ class Planner {
   Status CheckArrayYield(const ir::ExprPtr& value, const ir::Var& carried, const ir::Span& span) const;
   // The communication ops (kernel_plan_comm.cpp).
   Status CheckComm(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
-  static const char* NewerDialectForm(std::string_view op);
-  Status NewerDialectError(const ir::Call& call, const ir::Stmt& stmt) const;
   Status CheckAssign(const ir::AssignStmt& assign);
   Status CheckScalarAssign(const ir::AssignStmt& assign, const ir::Call* call);
   bool IsFloatCastSource(const ir::Expr& value, ir::DataType to) const;
@@ -66,6 +64,8 @@ class Planner {
   Status CheckOperands(const OpLowering& lowering, const ir::Call& call, const ir::Span& span);
   Status CheckTargetDtype(const ir::Call& call, const ir::Span& span) const;
   Status CheckTransposedRhs(const ir::Call& call, const ir::Span& span);
+  // tile.scatter_mask's destination must be zeros (kernel_plan_scatter.cpp).
+  Status CheckZeroedDestination(const ir::Call& call, const ir::Span& span) const;
   // The gathers by index (kernel_plan_gather.cpp).
   Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   Status CheckGatherDim(const ir::Call& call, const ir::Span& span);

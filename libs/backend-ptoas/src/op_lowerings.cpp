@@ -113,6 +113,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.mrgsort_format1", "pto.tmrgsort", OpForm::MergeSort},
       {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
+      {"tile.scatter_mask", "pto.tscatter", OpForm::ScatterMask},
       {"tile.gatherb", "pto.tgatherb", OpForm::Tiles},
       {"tile.gather", "pto.tgather", OpForm::Gather},
       {"tile.gather_dim", "pto.tgather", OpForm::GatherDim},

@@ -140,6 +140,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       attrs = {{"maskPattern", fmt::format("#pto.mask_pattern<{}>", pattern)}};
       break;
     }
+    case OpForm::ScatterMask: return LowerScatterMask(call, result, span);
     case OpForm::Window:
       if (plan_.subset_windows.contains(&result)) return LowerSubsetWindow(call, result, span);
       ins = {tile(args[0])};

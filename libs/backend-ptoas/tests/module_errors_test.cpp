@@ -36,15 +36,6 @@ TEST(EmitModuleErrors, UnsupportedOpNamesTheOpAndItsSpan) {
             "listed in libs/backend-ptoas/README.md)");
 }
 
-// Ops whose PTO form is newer than the dialect written here (PTOAS a56b18c32af3, pto-check's table):
-// the refusal names the revision, what upstream writes instead, and what to do.
-ir::FunctionPtr OneCallKernel(const std::string& op, bool assigned) {
-  auto a = TensorParam("a", {16, 16}, At(1, 10));
-  auto call = PlacedOp(op, {}, std::make_shared<ir::ScalarType>(ir::DataType::INT32), At(3, 9));
-  auto v = std::make_shared<ir::Var>("v", call->type(), At(3, 5));
-  return Kernel("k", {a}, {ir::ParamDirection::In}, {assigned ? Assign(v, call, At(3, 5)) : Eval(call, At(3, 5))});
-}
-
 // The comm ops are lowered (comm_ops.cpp; tests/python/test_pto_comm_ops.py); a barrier's signal holds
 // one cell per rank.
 TEST(EmitModuleErrors, ABarrierSignalHoldsOneCellPerRank) {
@@ -64,13 +55,6 @@ TEST(EmitModuleErrors, AnArrayOfFloatsIsRefused) {
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(v, call, At(3, 5))});
   EXPECT_EQ(ErrorOf(*kernel), "k.py:3:9: backend-ptoas cannot lower the array 'v' " + call->type()->str() +
                                   " in kernel 'k': it lowers arrays of signed integers (pto.declare_local_array)");
-}
-
-TEST(EmitModuleErrors, MaskScatterIsNotInTheDialect) {
-  EXPECT_EQ(ErrorOf(*OneCallKernel("tile.scatter_mask", true)),
-            "k.py:3:9: backend-ptoas does not lower 'tile.scatter_mask' in kernel 'k': the PTO dialect it writes "
-            "(PTOAS a56b18c32af3) has no mask form of pto.tscatter, only its index form (upstream writes the mask "
-            "form of a later PTOAS); the kernel runs on the simulators only");
 }
 
 // The prefetch ops are lowered (prefetch_ops.cpp; tests/python/test_pto_prefetch.py); their handles

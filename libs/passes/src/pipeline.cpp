@@ -30,6 +30,7 @@ PassManager DefaultPipeline(PassManagerOptions options) {
       .Add(ExpandMixedKernel())         // InCore -> AIV / AIC
       .Add(NormalizeReturnOrder())      // kernel returns -> the output parameters themselves
       .Add(TransposeScratchTiles())     // transposes -> their scratch tile as a tile.create
+      .Add(ScatterMaskBlend())          // mask scatters -> a scatter into zeros + a select with the destination
       .Add(AllocateMemoryAddr())        // tiles -> addresses in UB/L1/L0*
       .Add(DeriveCallDirections())      // kernel call sites -> per-argument directions
       .Add(MaterializeRuntimeScopes())  // orchestration body and loop bodies -> runtime scopes

@@ -52,14 +52,15 @@ TEST(PassesCApi, ASpelledOutSocLowers) {
 }
 
 TEST(PassesCApi, PipelineNames) {
-  ASSERT_EQ(pypto_passes_pipeline_size(), 17u);
+  ASSERT_EQ(pypto_passes_pipeline_size(), 18u);
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(1), "CtrlFlowTransform");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(2), "FuseCreateAssembleToSlice");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(3), "FlattenCallExpr");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(5), "OutlineIncoreScopes");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(6), "FlattenTileNdTo2D");
   EXPECT_STREQ(pypto_passes_pipeline_pass_name(12), "TransposeScratchTiles");
-  EXPECT_STREQ(pypto_passes_pipeline_pass_name(16), "ClassifyIterArgCarry");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(13), "ScatterMaskBlend");
+  EXPECT_STREQ(pypto_passes_pipeline_pass_name(17), "ClassifyIterArgCarry");
   EXPECT_EQ(pypto_passes_pipeline_pass_name(99), nullptr);
   EXPECT_STREQ(pypto_passes_version(), PYPTO_VERSION);
 }
@@ -84,7 +85,8 @@ TEST(PassesCApi, NamedPassesInTurnEqualThePipeline) {
       << pypto_last_error_message();
   pypto_ir_program* rest = nullptr;
   ASSERT_EQ(pypto_passes_run(first, &kAscend910B,
-                             "InferTileMemorySpace,ExpandMixedKernel,NormalizeReturnOrder,TransposeScratchTiles,AllocateMemoryAddr,"
+                             "InferTileMemorySpace,ExpandMixedKernel,NormalizeReturnOrder,TransposeScratchTiles,ScatterMaskBlend,"
+                             "AllocateMemoryAddr,"
                              "DeriveCallDirections,MaterializeRuntimeScopes,ClassifyIterArgCarry",
                              1,
                              nullptr, &rest),
@@ -108,7 +110,8 @@ TEST(PassesCApi, RunRefusesUnknownPassesAndMissingProperties) {
                "unknown pass 'Inline'; the passes are UnrollLoops, CtrlFlowTransform, FuseCreateAssembleToSlice, "
                "FlattenCallExpr, SplitMixedScopes, OutlineIncoreScopes, FlattenTileNdTo2D, LegalizeTileCast, "
                "InferTileMemorySpace, AutoTileMatmulL0, "
-               "ExpandMixedKernel, NormalizeReturnOrder, TransposeScratchTiles, AllocateMemoryAddr, DeriveCallDirections, "
+               "ExpandMixedKernel, NormalizeReturnOrder, TransposeScratchTiles, ScatterMaskBlend, AllocateMemoryAddr, "
+               "DeriveCallDirections, "
                "MaterializeRuntimeScopes, ClassifyIterArgCarry");
   // The kernel is still a pl.at scope: nothing has outlined it.
   EXPECT_EQ(pypto_passes_run(program, &kAscend910B, "ExpandMixedKernel", 0, nullptr, &result), PYPTO_ERR_COMPILE);

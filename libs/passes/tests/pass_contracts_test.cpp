@@ -154,7 +154,7 @@ TEST(PassContracts, EachPassIsRefusedAnInputLackingAPropertyItRequires) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 26u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
+  EXPECT_EQ(checked, 28u);  // the pipeline's (pass, required property) pairs; see pypto-opt --list-passes
 }
 
 // The pipeline stepped one pass at a time over a 16x16 add: what each pass changes, in full.

@@ -27,7 +27,8 @@ TEST(DefaultPipeline, PassOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"UnrollLoops", "CtrlFlowTransform", "FuseCreateAssembleToSlice",
                                              "FlattenCallExpr", "SplitMixedScopes", "OutlineIncoreScopes",
                                              "FlattenTileNdTo2D", "LegalizeTileCast", "InferTileMemorySpace", "AutoTileMatmulL0", "ExpandMixedKernel",
-                                             "NormalizeReturnOrder", "TransposeScratchTiles", "AllocateMemoryAddr",
+                                             "NormalizeReturnOrder", "TransposeScratchTiles", "ScatterMaskBlend",
+                                             "AllocateMemoryAddr",
                                              "DeriveCallDirections",
                                              "MaterializeRuntimeScopes", "ClassifyIterArgCarry"}));
 }
@@ -42,9 +43,9 @@ TEST(DefaultPipeline, DumpCallbackSeesEveryPass) {
                                             "4:FlattenCallExpr", "5:SplitMixedScopes", "6:OutlineIncoreScopes",
                                             "7:FlattenTileNdTo2D", "8:LegalizeTileCast", "9:InferTileMemorySpace",
                                             "10:AutoTileMatmulL0", "11:ExpandMixedKernel", "12:NormalizeReturnOrder",
-                                            "13:TransposeScratchTiles", "14:AllocateMemoryAddr",
-                                            "15:DeriveCallDirections", "16:MaterializeRuntimeScopes",
-                                            "17:ClassifyIterArgCarry"}));
+                                            "13:TransposeScratchTiles", "14:ScatterMaskBlend",
+                                            "15:AllocateMemoryAddr", "16:DeriveCallDirections",
+                                            "17:MaterializeRuntimeScopes", "18:ClassifyIterArgCarry"}));
 }
 
 TEST(DefaultPipeline, VectorDagLowers) {

@@ -71,6 +71,11 @@ Pass ExpandMixedKernel();
 // the IR AllocateMemoryAddr places it with the others (src/transpose_scratch_tiles.cpp).
 Pass TransposeScratchTiles();
 
+// A tile.scatter_mask into a tile other than a tile.full of zero becomes one into zeros, blended
+// with its destination by a tile.sel: the device's scatter (the mask form of pto.tscatter) zeroes
+// the lanes it does not write, where the IR keeps the destination's (src/scatter_mask_blend.cpp).
+Pass ScatterMaskBlend();
+
 // Gives every tile an address in its on-chip buffer. A tile's buffer is released after its last
 // use, and an element-wise result may take over an operand released at that statement. A kernel
 // that does not fit is an error naming the kernel and its source scope, the buffer (UB, L1, L0A, L0B,
