@@ -250,17 +250,27 @@ void KernelEmitter::LowerScalarAssign(const ir::AssignStmt& assign) {
   indices_[var] = value;
 }
 
-// sum(index[d] * stride[d]) over the dense row-major strides of `shape`.
-std::string KernelEmitter::FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span) {
+// sum(index[d] * stride[d]) over `strides` (a tile's, or a tensor parameter's from EmitDenseStrides).
+std::string KernelEmitter::FlatOffset(const std::vector<DenseStride>& strides, const ir::ExprPtr& indices,
+                                      const ir::Span& span) {
   const auto& index = indices->As<ir::TupleLiteral>()->elements();
-  const std::vector<int64_t> strides = RowMajorStrides(shape);
   std::string offset;
-  for (size_t d = shape.size(); d-- > 0;) {
+  for (size_t d = strides.size(); d-- > 0;) {
     std::string term = IndexValue(index[d], span);
-    if (strides[d] != 1) term = Arith("arith.muli", term, names_.Constant(strides[d], "index"), span);
+    if (!strides[d].run_time.empty())
+      term = Arith("arith.muli", term, strides[d].run_time, span);
+    else if (strides[d].constant != 1)
+      term = Arith("arith.muli", term, names_.Constant(strides[d].constant, "index"), span);
     offset = offset.empty() ? term : Arith("arith.addi", offset, term, span);
   }
   return offset;
+}
+
+// The dense row-major strides of a tile's shape.
+std::vector<KernelEmitter::DenseStride> KernelEmitter::TileStrides(const ir::Shape& shape) {
+  std::vector<DenseStride> strides;
+  for (int64_t stride : RowMajorStrides(shape)) strides.push_back({.constant = stride});
+  return strides;
 }
 
 // %raw = pto.load_scalar %argN[%off] : !pto.ptr<i32> -> i32 (a tensor parameter's element) or
@@ -272,7 +282,8 @@ std::string KernelEmitter::ReadElement(const ir::Call& read, const std::string& 
   const ir::Var* param = tile ? nullptr : plan_.tensor_param_of.at(&operand);
   const auto* tensor = tile ? nullptr : param->type()->As<ir::TensorType>();
   const std::string element = ElementOf(tile ? tile->dtype() : tensor->dtype());
-  const std::string offset = FlatOffset(tile ? tile->shape() : tensor->shape(), read.args()[1], span);
+  const std::string offset =
+      FlatOffset(tile ? TileStrides(tile->shape()) : dense_strides_.at(param), read.args()[1], span);
   const TypedValue raw{names_.Temp(), element};
   const TypedValue index{offset, "index"};
   PtoOp op{.name = tile ? "pto.tgetval" : "pto.load_scalar", .result = raw};
@@ -343,7 +354,8 @@ void KernelEmitter::WriteElement(const ir::Call& write, const ir::Span& span) {
   const ir::Var* param = tile ? nullptr : plan_.tensor_param_of.at(&operand);
   const auto& shape = tile ? tile->shape() : param->type()->As<ir::TensorType>()->shape();
   const std::string element = ElementOf(tile ? tile->dtype() : param->type()->As<ir::TensorType>()->dtype());
-  const std::string offset = FlatOffset(shape, write.args()[1], span);
+  const std::string offset =
+      FlatOffset(tile ? TileStrides(shape) : dense_strides_.at(param), write.args()[1], span);
   const ir::DataType dtype = tile ? tile->dtype() : param->type()->As<ir::TensorType>()->dtype();
   // A floating-point element takes a scalar operand at its type; an integer one the index value narrowed.
   const bool float_element = ir::IsFloat(dtype);

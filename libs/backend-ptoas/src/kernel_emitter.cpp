@@ -124,26 +124,8 @@ std::string KernelEmitter::Signature() const {
                      fmt::join(args, ", "), kind);
 }
 
-namespace {
-
-// A [.., M, 1] tensor as ptoas reads it, column-major (DN), with the strides upstream declares for
-// it: the trailing pair is (1, M) for rank 2, (1, 1) above it, where the dimension before the pair
-// steps over M elements and the outer ones walk row-major.
-std::vector<int64_t> ColumnVectorStrides(const ir::Shape& shape) {
-  const size_t rank = shape.size();
-  std::vector<int64_t> strides(rank, 1);
-  if (rank == 2) {
-    strides[1] = shape[0];
-    return strides;
-  }
-  strides[rank - 3] = shape[rank - 2];
-  for (size_t d = rank - 3; d-- > 0;) strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-}  // namespace
-
 void KernelEmitter::EmitTensorViews() {
+  for (const auto& param : plan_.tensor_params) EmitDenseStrides(*param);
   for (const auto& param : plan_.viewed_tensors) {
     const auto* tensor = param->type()->As<ir::TensorType>();
     TypedValue pointer{values_.at(param.get()), PtrType(ElementOf(tensor->dtype()))};
@@ -151,21 +133,65 @@ void KernelEmitter::EmitTensorViews() {
   }
 }
 
+// Stride d of a dense row-major tensor is stride d + 1 times extent d + 1. Where a dynamic axis
+// enters that product the stride is a run-time value, the extent's index argument (kernel_entry
+// passes it from the task's tensor), multiplied by the rest: one arith.muli per such stride, emitted
+// here, before the views and offsets that read it. A dynamic outermost axis is in no stride.
+void KernelEmitter::EmitDenseStrides(const ir::Var& param) {
+  const auto& shape = param.type()->As<ir::TensorType>()->shape();
+  std::vector<DenseStride> strides(shape.size());
+  for (size_t d = shape.size(); d-- > 1;) {
+    const DenseStride& inner = strides[d];
+    DenseStride& stride = strides[d - 1];
+    if (shape[d] != ir::kDynamicExtent) {
+      stride.constant = inner.constant * shape[d];
+      stride.run_time = inner.run_time;
+      if (!inner.run_time.empty() && shape[d] != 1) {
+        stride.constant = 1;
+        stride.run_time = Multiply(inner, shape[d], param);
+      }
+      continue;
+    }
+    const std::string& extent = extent_args_.at({&param, d});
+    stride.run_time = inner.run_time.empty() && inner.constant == 1 ? extent : Multiply(inner, extent, param);
+  }
+  dense_strides_[&param] = std::move(strides);
+}
+
+// `%<param>_stride = arith.muli <stride>, <factor> : index`, the product as one run-time value.
+std::string KernelEmitter::Multiply(const DenseStride& stride, const std::variant<int64_t, std::string>& factor,
+                                    const ir::Var& param) {
+  const std::string lhs = stride.run_time.empty() ? IndexConstant(stride.constant).value : stride.run_time;
+  const std::string rhs = std::holds_alternative<int64_t>(factor) ? IndexConstant(std::get<int64_t>(factor)).value
+                                                                  : std::get<std::string>(factor);
+  std::string result = names_.Named(param.name_hint() + "_stride");
+  Add(prologue_, fmt::format("{} = arith.muli {}, {} : index", result, lhs, rhs), param.span());
+  return result;
+}
+
+// The strides of tensor parameter `param` as index operands (EmitDenseStrides computed them).
+std::vector<TypedValue> KernelEmitter::DenseStrides(const ir::Var& param) {
+  std::vector<TypedValue> operands;
+  for (const DenseStride& stride : dense_strides_.at(&param))
+    operands.push_back(stride.run_time.empty() ? IndexConstant(stride.constant) : TypedValue{stride.run_time, "index"});
+  return operands;
+}
+
 // The view of tensor parameter `param` at `pointer`: its own memory, or a peer's copy of it (comm_ops.cpp).
+// Its shape holds the run-time extent of each dynamic axis; its strides are the dense row-major ones
+// (computed from those extents where they depend on them), but for a [M, 1] column vector, which
+// ptoas reads column-major (DN): stepping to its one column passes over its M rows, so its strides
+// are (1, M). A [.., M, 1] tensor of higher rank has the row-major strides as upstream declares them.
 PtoOp KernelEmitter::TensorView(const ir::Var& param, const TypedValue& pointer, const std::string& name) {
   const auto* tensor = param.type()->As<ir::TensorType>();
   const auto& shape = tensor->shape();
   const bool column = IsColumnVectorTensor(*tensor);
-  const std::vector<int64_t> strides = column ? ColumnVectorStrides(shape) : RowMajorStrides(shape);
-  std::vector<TypedValue> dims, steps;
+  std::vector<TypedValue> dims;
   for (size_t axis = 0; axis < shape.size(); ++axis)
     dims.push_back(shape[axis] == ir::kDynamicExtent ? TypedValue{extent_args_.at({&param, axis}), "index"}
                                                      : IndexConstant(shape[axis]));
-  for (int64_t stride : strides) steps.push_back(IndexConstant(stride));
-  // A [M, 1] column vector steps over its M rows to reach its one column, and a row-major [N, M] over
-  // its M columns to reach the next row: a dynamic M is that stride (CheckTensorParam allows no other).
-  if (shape.size() == 2 && column && shape[0] == ir::kDynamicExtent) steps[1] = dims[0];
-  if (shape.size() == 2 && !column && shape[1] == ir::kDynamicExtent) steps[0] = dims[1];
+  std::vector<TypedValue> steps =
+      column && shape.size() == 2 ? std::vector<TypedValue>{IndexConstant(1), dims[0]} : DenseStrides(param);
   const std::string element = ElementOf(tensor->dtype());
   return {.name = "pto.make_tensor_view",
           .result = TypedValue{name, TensorViewType(shape.size(), element)},
@@ -276,7 +302,8 @@ TypedValue KernelEmitter::IndexConstant(int64_t value) { return {names_.Constant
 int64_t KernelEmitter::AllocOffset(const ir::Var& tile) const {
   auto view = plan_.zn_views.find(&tile);
   const ir::Var& owner = view == plan_.zn_views.end() ? tile : *view->second;
-  return owner.type()->As<ir::TileType>()->memref()->byte_offset;
+  const auto band = plan_.band_views.find(&tile);
+  return owner.type()->As<ir::TileType>()->memref()->byte_offset + (band == plan_.band_views.end() ? 0 : band->second);
 }
 
 std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "kernel_plan.h"
@@ -31,6 +32,16 @@ class KernelEmitter {
   std::string Signature() const;
   void EmitTensorViews();
   PtoOp TensorView(const ir::Var& param, const TypedValue& pointer, const std::string& name);
+  // A stride of a tensor parameter: `constant`, or the run-time value `run_time` where a dynamic
+  // axis enters it.
+  struct DenseStride {
+    int64_t constant = 1;
+    std::string run_time;
+  };
+  void EmitDenseStrides(const ir::Var& param);
+  std::string Multiply(const DenseStride& stride, const std::variant<int64_t, std::string>& factor,
+                       const ir::Var& param);
+  std::vector<TypedValue> DenseStrides(const ir::Var& param);
   void EmitIndexCasts();
   void EmitTileAllocs();
   // An operation, indented for the current loop depth, with the span's location when enabled.
@@ -43,6 +54,9 @@ class KernelEmitter {
   // cross_core_pipes.cpp: the pipe setup of a mixed kernel's member, and its pushes, pops and frees.
   void EmitPipeSetup();
   void LowerPipe(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
+  void EmitLocalSlotPipe(const TypedValue& c2v, const TypedValue& v2c);
+  TypedValue PopIntoSlot(const ir::Var& var, int64_t split, const ir::Span& span);
+  PtoOp PipeHandleOp(const std::string& name, const TypedValue* tile, int64_t split) const;
 
   // index_exprs.cpp: loops and the index arithmetic of their bounds and of offsets.
   void LowerFor(const ir::ForStmt& loop);
@@ -66,7 +80,8 @@ class KernelEmitter {
   void WriteElement(const ir::Call& write, const ir::Span& span);
   std::string CastIndex(const ir::Call& cast, const std::string& name, const ir::Span& span);
   std::string CastToFloat(const ir::Call& cast, const ir::Span& span);
-  std::string FlatOffset(const ir::Shape& shape, const ir::ExprPtr& indices, const ir::Span& span);
+  std::string FlatOffset(const std::vector<DenseStride>& strides, const ir::ExprPtr& indices, const ir::Span& span);
+  static std::vector<DenseStride> TileStrides(const ir::Shape& shape);
   // `if a < b:` ... `else:` ... as scf.if on an arith.cmpi.
   void LowerIf(const ir::IfStmt& branch);
   std::string ConditionValue(const ir::ExprPtr& condition, const ir::Span& span);
@@ -173,9 +188,11 @@ class KernelEmitter {
   // The index argument holding each dynamic axis's extent (tensor parameter, axis); they follow the
   // scalars in the order of the tensors and their axes.
   std::map<std::pair<const ir::Var*, size_t>, std::string> extent_args_;
+  std::map<const ir::Var*, std::vector<DenseStride>> dense_strides_;  // tensor parameters -> row-major strides
   std::map<const ir::Var*, std::string> comm_contexts_;  // comm windows -> their CommContext argument
   std::string sdma_workspace_arg_;  // the prefetch ops' SDMA workspace, after the dynamic extents
   std::string gm_slot_buffer_arg_;  // a2a3: the GM slot buffer of the cross-core pipes, the last argument
+  TypedValue pipe_;                 // a pto.initialize_l2g2l_pipe's handle (PipeUse::local_slots), if any
   // Tiles whose alloc_tile is emitted in the body, before the op defining them: their valid extents
   // are values the body computes (a ragged tail's `min(...)`).
   std::set<const ir::Var*> deferred_allocs_;

@@ -111,16 +111,8 @@ Status Planner::SplitParams() {
 Status Planner::CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor) {
   if (auto element = MlirElementType(tensor.dtype()); !element) return Error(param.span(), element.error());
   if (tensor.shape().empty()) return Error(param.span(), fmt::format("tensor '{}' has rank 0", param.name_hint()));
-  // A dynamic extent reaches the view's shape; the strides are constants but where one is a single
-  // dynamic extent (the rows of a [M, 1] column vector, the columns of a row-major [N, M] matrix),
-  // so an inner axis may be dynamic only as the last of a row-major matrix.
-  const auto& shape = tensor.shape();
-  const bool matrix_columns = shape.size() == 2 && !IsColumnVectorTensor(tensor);
-  const auto inner_end = matrix_columns ? shape.end() - 1 : shape.end();
-  if (std::find(shape.begin() + 1, inner_end, ir::kDynamicExtent) != inner_end)
-    return Error(param.span(), fmt::format("tensor '{}' is {}: its dynamic axis needs a static extent here (only the "
-                                           "outermost axis of a tensor, or the columns of a matrix, may be dynamic)",
-                                           param.name_hint(), tensor.str()));
+  // A dynamic axis is the view's shape operand, and the strides of the axes before it are computed
+  // from it when the kernel runs (KernelEmitter::EmitDenseStrides): any axis may be dynamic.
   return {};
 }
 

@@ -216,7 +216,7 @@ TEST(EmitModule, AStoreWindowHasTheRankOfItsOffsets) {
 
 // A kernel of a program compiled for every extent of a pl.dynamic dimension: x is [M, 16] with M
 // known when the kernel runs. Its extent is an index argument after the scalars, the view's shape
-// operand; an inner dynamic axis, whose extent the strides would need, is refused.
+// operand, and no stride reads it.
 //     t = pl.tile.load(x, [r, 0], [16, 16])     # line 3
 //     pl.tile.store(t, [r, 0], x)               # line 4
 TEST(EmitModule, ADynamicAxisIsAnIndexArgumentOfTheView) {
@@ -233,16 +233,33 @@ TEST(EmitModule, ADynamicAxisIsAnIndexArgumentOfTheView) {
                       "%c1_index]"),
             std::string::npos)
       << text;
+}
 
-  auto inner = TensorParam("y", {4, ir::kDynamicExtent, 16}, At(1, 7));
-  auto load_inner = Op("tile.load", {inner, Ints({0, 0, 0}), Ints({1, 16, 16})}, At(3, 9));
-  auto u = TileAt("u", load_inner, 0);
-  auto refused = EmitModule(*Kernel("k", {inner}, {ir::ParamDirection::In}, {Assign(u, load_inner, At(3, 5))}),
-                            "a2a3", {});
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), "k.py:1:7: tensor 'y' is pl.Tensor[[4, pl.DYN, 16], pl.FP32]: its dynamic axis needs a "
-                             "static extent here (only the outermost axis of a tensor, or the columns of a matrix, may "
-                             "be dynamic)");
+// A [B, S, 64] tensor with S dynamic ([B_DYN, S_DYN, D] of pypto-lib; any inner axis may be): the
+// stride of its outer axis is S * 64, computed from S's index argument when the kernel runs, before
+// the view. An element of a block table [B, MAX_BLOCKS] steps over its run-time row length.
+//     t = pl.tile.load(y, [b, 0, 0], [1, 16, 64])     # line 3, t: [16, 64]
+//     v = pl.tensor.read(table, [b, 3])               # line 4
+TEST(EmitModule, AnInnerDynamicAxisMakesTheOuterStridesRunTimeProducts) {
+  auto y = TensorParam("y", {4, ir::kDynamicExtent, 64}, At(1, 7));
+  auto table = TensorParam("table", {4, ir::kDynamicExtent}, At(1, 20), ir::DataType::INT32);
+  auto b = ScalarParam("b", ir::DataType::INDEX, {});
+  auto merged = std::make_shared<ir::TileType>(ir::Shape{16, 64}, ir::DataType::FP32, ir::MemorySpace::Vec);
+  auto load = PlacedOp("tile.load", {y, Tuple({b, Index(0), Index(0)}), Ints({1, 16, 64})}, merged, At(3, 9));
+  auto t = TileAt("t", load, 0);
+  auto read = Op("tensor.read", {table, Tuple({b, Index(3)})}, At(4, 9));
+  auto v = std::make_shared<ir::Var>("v", read->type());
+  auto kernel = Kernel("k", {y, table, b}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::In},
+                       {Assign(t, load, At(3, 5)), Assign(v, read, At(4, 5))});
+  const std::string text = Emit(*kernel, "a2a3", {.source_locations = false});
+  for (const std::string& line : std::vector<std::string>{
+           "func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<i32>, %arg2: index, %arg3: index, %arg4: index) ",
+           "    %y_stride = arith.muli %c64_index, %arg3 : index\n"
+           "    %y_view = pto.make_tensor_view %arg0, shape = [%c4_index, %arg3, %c64_index], strides = [%y_stride, "
+           "%c64_index, %c1_index] {layout = #pto.layout<nd>} : !pto.tensor_view<?x?x?xf32>\n",
+           " = arith.muli %arg2, %arg4 : index\n",
+       })
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\nnot in\n" << text;
 }
 
 // A row-major [4, M] matrix with M dynamic (pypto-lib's per-token partials, pl.create_tensor([4, t_dim]))

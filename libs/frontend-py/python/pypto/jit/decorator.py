@@ -399,10 +399,10 @@ class JITFunction:
     def _generic_specs(self, specs):
         """``(specs, None)`` with each dynamic axis passed unbound (-1), for the build that serves every
         extent of them, or ``(None, why)`` where that build does not apply: only a bare ``pl.dynamic``
-        name on the outermost axis of a parameter's annotation is generic (``M * 2``, an inner axis and
-        ``bind_dynamic`` are compiled per extent), and tensors that share a name must agree on it here
-        (when they do not, the per-extent build reports it, located at the annotation). ``why`` names
-        the parameter and the line of the annotation or ``bind_dynamic`` that rules it out."""
+        name in a parameter's annotation is generic, on any axis (``M * 2`` and ``bind_dynamic`` of an
+        axis the annotation does not name are compiled per extent), and tensors that share a name must
+        agree on it here (when they do not, the per-extent build reports it, located at the annotation).
+        ``why`` names the parameter and the line of the annotation or ``bind_dynamic`` that rules it out."""
         generic, seen = dict(specs), {}
         for name, param in self._signature.parameters.items():
             shape = _annotated_shape(param.annotation)
@@ -410,12 +410,14 @@ class JITFunction:
             if not axes:
                 continue
             why = self._not_generic(name, shape, axes, specs)
-            if why is None and seen.setdefault(shape[0].name, specs[name][0][0]) != specs[name][0][0]:
-                why = f"{self._where(name)}: tensors sharing {shape[0].name!r} have different extents"
+            dims, dtype = specs.get(name, ((), None))
+            for axis in sorted(axes) if why is None else ():
+                if seen.setdefault(shape[axis].name, dims[axis]) != dims[axis]:
+                    why = f"{self._where(name)}: tensors sharing {shape[axis].name!r} have different extents"
+                    break
             if why is not None:
                 return None, why
-            dims, dtype = specs[name]
-            generic[name] = ((-1, *dims[1:]), dtype)
+            generic[name] = (tuple(-1 if axis in axes else dim for axis, dim in enumerate(dims)), dtype)
         return (generic, None) if seen else (None, "no dynamic axis")
 
     def _not_generic(self, name, shape, axes, specs):
@@ -426,11 +428,9 @@ class JITFunction:
             return f"{line}: axis {bound[0]} of {name!r} is named by bind_dynamic, not by its annotation"
         if name not in specs or len(specs[name][0]) != len(shape):
             return f"{self._where(name)}: {name!r} is passed with a rank its annotation does not have"
-        inner = sorted(axis for axis in axes if axis != 0)
-        if inner:
-            return f"{self._where(name)}: inner axis {inner[0]} of {name!r} is dynamic ({shape[inner[0]]})"
-        if not isinstance(shape[0], DynVar):
-            return f"{self._where(name)}: axis 0 of {name!r} is a dimension expression ({shape[0]})"
+        scaled = sorted(axis for axis in axes if not isinstance(shape[axis], DynVar))
+        if scaled:
+            return f"{self._where(name)}: axis {scaled[0]} of {name!r} is a dimension expression ({shape[scaled[0]]})"
         return None
 
     def _where(self, name) -> str:
