@@ -25,11 +25,31 @@ int ConsumedDirection(const ir::Function& kernel) {
   return kernel.type() == ir::FunctionType::AIC ? kDirV2C : kDirC2V;
 }
 
+// The ring memory allocation reserved at the bottom of UB (cross_core_pipes.h): as many whole slots
+// as fit in it, which must hold every popped tile read at once, and no more than the GM ring has.
+pypto::expected<void, std::string> PlaceSlotRegion(std::string_view group, const ir::Function& kernel,
+                                                   PipeUse& pipes) {
+  const int slots = static_cast<int>(pipes.slot_region / pipes.slot_size);
+  const int most = SlotsPerPipe(pipes.dir_mask);
+  if (!pipes.gm_slot_buffer || slots < std::max(pipes.held_slots, 1) || slots > most)
+    return pypto::unexpected(fmt::format(
+        "{}: backend-ptoas cannot place the pipe slot region of mixed kernel '{}' in UB: memory allocation "
+        "reserved {} bytes for '{}', which hold {} slots of {} bytes; its popped tiles hold {} at once, PTOAS's GM "
+        "ring has {}{}",
+        kernel.span().str(), group, pipes.slot_region, kernel.name(), slots, pipes.slot_size, pipes.held_slots, most,
+        pipes.gm_slot_buffer ? "" : ", and only a2a3's pipe through GM consumes fewer slots than that"));
+  pipes.local_slots = slots;
+  pipes.reserve_base = 0;
+  pipes.reserve_size = slots * pipes.slot_size;
+  return {};
+}
+
 pypto::expected<void, std::string> PlaceSlotBuffer(std::string_view group, const ir::Function& kernel, PipeUse& pipes,
                                                    const ir::SocSpec& soc) {
   const int direction = ConsumedDirection(kernel);
   if (!(pipes.dir_mask & direction)) return {};
   const bool cube = kernel.type() == ir::FunctionType::AIC;
+  if (pipes.slot_region > 0) return PlaceSlotRegion(group, kernel, pipes);
   const int64_t capacity = soc.capacity(cube ? ir::MemorySpace::Mat : ir::MemorySpace::Vec);
   const int64_t size = pipes.slot_size * SlotsPerPipe(pipes.dir_mask);
   if (pipes.consumer_free_offset + size > capacity)
@@ -129,6 +149,7 @@ void KernelEmitter::EmitPipeSetup() {
   }
   const TypedValue& c2v = cube ? imported : local;
   const TypedValue& v2c = cube ? local : imported;
+  if (pipes.local_slots > 0) return EmitLocalSlotPipe(c2v, v2c);
   std::vector<TypedValue> operands = {c2v, v2c};
   std::string gm;
   if (pipes.gm_slot_buffer) {
@@ -144,6 +165,67 @@ void KernelEmitter::EmitPipeSetup() {
                                           op, pipes.dir_mask, pipes.slot_size, gm, c2v.value, v2c.value),
              .generic_operands = GenericOperands{.groups = {operands}}};
   Add(prologue_, init, span);
+}
+
+// The pipe of a vector member around a pipe slot region (cross_core_pipes.h): PTOAS's own a2a3 pipe,
+// its GM ring the frontend's, its ring in UB `local_slot_num` slots deep; its ops name the handle.
+void KernelEmitter::EmitLocalSlotPipe(const TypedValue& c2v, const TypedValue& v2c) {
+  const PipeUse& pipes = plan_.pipes;
+  pipe_ = {names_.Named(pipes.buffer_prefix + "_pipe"), "!pto.pipe"};
+  std::vector<TypedValue> operands = {{gm_slot_buffer_arg_, PtrType("f32")}, c2v};
+  if (pipes.dir_mask == (kDirC2V | kDirV2C)) operands.push_back(v2c);
+  std::vector<std::string> spelled;
+  for (const auto& operand : operands) spelled.push_back(fmt::format("{} : {}", operand.value, operand.type));
+  const int slots = SlotsPerPipe(pipes.dir_mask);
+  PtoOp init{.name = "pto.initialize_l2g2l_pipe",
+             .result = pipe_,
+             .attrs = {{"dir_mask", fmt::format("{} : i8", pipes.dir_mask)},
+                       {"slot_size", fmt::format("{} : i32", pipes.slot_size)},
+                       {"slot_num", fmt::format("{} : i32", slots)},
+                       {"local_slot_num", fmt::format("{} : i32", pipes.local_slots)}},
+             .custom_syntax = fmt::format("{} = pto.initialize_l2g2l_pipe {{dir_mask = {}, slot_size = {}, slot_num = {}, "
+                                          "local_slot_num = {}}}({}) -> !pto.pipe",
+                                          pipe_.value, pipes.dir_mask, pipes.slot_size, slots, pipes.local_slots,
+                                          fmt::join(spelled, ", ")),
+             .generic_operands = GenericOperands{.groups = {operands}}};
+  Add(prologue_, init, kernel_.span());
+}
+
+// A pop on the pipe handle (EmitLocalSlotPipe) binds a declared tile to its slot, as PTOAS lowers
+// pto.tpop_from_aic: the tile's valid extents (dynamic in its type) are the box the slot holds.
+TypedValue KernelEmitter::PopIntoSlot(const ir::Var& var, int64_t split, const ir::Span& span) {
+  const TypedValue tile{names_.Named(var.name_hint()), TileOperandType(var)};
+  Add(body_, PtoOp{.name = "pto.declare_tile", .result = tile, .custom_syntax = fmt::format(
+                       "{} = pto.declare_tile -> {}", tile.value, tile.type), .generic_operands = GenericOperands{}},
+      span);
+  const TileExtent box = TileRowsCols(*var.type()->As<ir::TileType>());
+  const TypedValue rows = IndexConstant(box.rows);
+  const TypedValue cols = IndexConstant(box.cols);
+  Add(body_,
+      PtoOp{.name = "pto.set_validshape",
+            .custom_syntax = fmt::format("pto.set_validshape {}, {}, {} : {}", tile.value, rows.value, cols.value,
+                                         tile.type),
+            .generic_operands = GenericOperands{.groups = {{tile, rows, cols}}}},
+      span);
+  Add(body_, PipeHandleOp("pto.tpop", &tile, split), span);
+  return tile;
+}
+
+// `pto.tpush(%t, %pipe : T, !pto.pipe) {split = s}`, `pto.tpop(...)`, `pto.tfree(%pipe : !pto.pipe) {...}`.
+PtoOp KernelEmitter::PipeHandleOp(const std::string& name, const TypedValue* tile, int64_t split) const {
+  std::vector<TypedValue> operands;
+  if (tile) operands.push_back(*tile);
+  operands.push_back(pipe_);
+  std::vector<std::string> values, types;
+  for (const auto& operand : operands) {
+    values.push_back(operand.value);
+    types.push_back(operand.type);
+  }
+  return PtoOp{.name = name,
+               .attrs = {{"split", SplitAttr(split)}},
+               .custom_syntax = fmt::format("{}({} : {}) {{split = {}}}", name, fmt::join(values, ", "),
+                                            fmt::join(types, ", "), split),
+               .generic_operands = GenericOperands{.groups = {operands}}};
 }
 
 // a5: `tile` (the pushed box) moved into a tile of the cube's NZ layout in the Vec scratch, which
@@ -175,6 +257,7 @@ void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign
     TypedValue tile = source_type.has_partial_valid_shape() ? CornerView(source, source_type.shape(), span)
                                                             : TileOperand(source, false);
     if (op == "tile.tpush_to_aic" && plan_.pipes.nz_staged_pushes) tile = NzStaged(tile, source, span);
+    if (!pipe_.value.empty()) return Add(body_, PipeHandleOp("pto.tpush", &tile, split), span);
     Add(body_,
         PtoOp{.name = pto,
               .attrs = {{"split", SplitAttr(split)}},
@@ -186,6 +269,7 @@ void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign
   if (op.starts_with("system.tfree_to_")) {
     // tfree_to_aic frees a slot of the cube-to-vector pipe: PTOAS's tfree_from_aic.
     const std::string pto = op == "system.tfree_to_aic" ? "pto.tfree_from_aic" : "pto.tfree_from_aiv";
+    if (!pipe_.value.empty()) return Add(body_, PipeHandleOp("pto.tfree", nullptr, split), span);
     Add(body_,
         PtoOp{.name = pto,
               .attrs = {{"split", SplitAttr(split)}},
@@ -196,6 +280,10 @@ void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign
   }
   const std::string pto = "pto." + op.substr(std::string_view("tile.").size());
   const ir::Var& var = *assign->var();
+  if (!pipe_.value.empty()) {
+    values_[&var] = PopIntoSlot(var, split, span).value;
+    return;
+  }
   const std::string type = TileOperandType(var);
   const bool in_slot = plan_.pipes.slot_tiles.contains(&var);
   const TypedValue popped{names_.Named(var.name_hint() + (in_slot ? "" : "_slot")), type};

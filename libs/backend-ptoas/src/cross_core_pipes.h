@@ -18,6 +18,13 @@
 // layout the cube reads Mat tiles in: a pushed Vec tile is first moved (`pto.tmov`) into an NZ-laid
 // tile in the Vec scratch, which is pushed (as upstream's ExpandMixedKernel moves it on Ascend950).
 // On a2a3 the slots pass through GM, which takes the row-major tile as it is.
+//
+// A vector member that memory allocation placed around a pipe slot region (kPipeSlotRegionAttr; the
+// passes' pipe_slot_region.h) reads the tiles it pops in their slots, as the cube does, and its ring
+// is only that region deep: on a2a3 it sets its end up with PTOAS's `pto.initialize_l2g2l_pipe`,
+// whose `local_slot_num` says how many slots of UB it consumes (the GM ring keeps the frontend's 4 or
+// 8), and hands tiles over with `pto.tpush` / `pto.tpop` (into a `pto.declare_tile`) / `pto.tfree`
+// on that pipe, as PTOAS lowers its frontend ops (test/basic/issue489_interleaved_tpop_tfree_a3.pto).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,10 @@ class Var;
 }  // namespace pypto::ir
 
 namespace pypto::backend_ptoas {
+
+// The function attribute of a vector kernel placed around a pipe slot region (int64, bytes); the
+// passes name it kPipeSlotRegionAttr too (pipe_slot_region.h).
+inline constexpr const char* kPipeSlotRegionAttr = "pipe_slot_region";
 
 inline constexpr int kDirC2V = 1;  // cube to vector: tpush_to_aiv, tpop_from_aic
 inline constexpr int kDirV2C = 2;  // vector to cube: tpush_to_aic, tpop_from_aiv
@@ -50,6 +61,8 @@ struct PipeUse {
   // slot buffer can go.
   int64_t consumer_free_offset = 0;
   bool nz_staged_pushes = false;    // a5: its pushes to the cube go through an NZ tile in the Vec scratch
+  int64_t slot_region = 0;          // a vector member's pipe slot region (kPipeSlotRegionAttr), or 0
+  int held_slots = 0;               // the most slots its tiles read in place hold at once, in one block
 
   std::string peer;                // the other member's function name
   std::string buffer_prefix;       // "<group>": the slot buffers are "<group>_c2v_slot_buffer", ...
@@ -58,6 +71,7 @@ struct PipeUse {
   int64_t reserve_base = -1;       // this member's slot buffer (a consumer's), or -1
   int64_t reserve_size = 0;
   bool gm_slot_buffer = false;     // a2a3: the GM slot buffer is the function's last argument
+  int local_slots = 0;             // > 0: its end is a pto.initialize_l2g2l_pipe consuming this many slots
 
   bool used() const { return directions != 0; }
 };

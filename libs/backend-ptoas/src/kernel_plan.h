@@ -128,6 +128,9 @@ struct KernelPlan {
   // Tile slices of a Vec tile on a2a3, whose textract has no Vec -> Vec form: the window is a
   // pto.subset view of the source, copied into the result's buffer by pto.tmov.
   std::set<const ir::Var*> subset_windows;
+  // Vec windows memory allocation made views (a band of whole rows at a constant origin, placed in
+  // its source's block): each one's alloc_tile is at its source's address plus this many bytes.
+  std::map<const ir::Var*, int64_t> band_views;
   // Floating-point scalars: elements read from a tensor or tile (pl.read), and casts to a float type
   // of a literal, an integer index value or another of these (pl.cast): values of their dtype, which
   // tile ops and pl.write take as scalar operands like scalar parameters.

@@ -236,8 +236,32 @@ Status Planner::CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, 
   if (auto ok = CheckOrigin(call.args()[2]->As<ir::TupleLiteral>()->elements(), call.target_name(), span); !ok)
     return ok;
   const auto* source = call.args()[0]->type()->As<ir::TileType>();
+  if (RecordBandView(call, assign)) return {};
   if (arch_ == "a2a3" && source->memory_space() == ir::MemorySpace::Vec) plan_.subset_windows.insert(assign.var().get());
   return {};
+}
+
+// A Vec window memory allocation placed in its source's own block is a view of it (a band of whole
+// rows at a constant origin, beside a pipe slot region): no bytes move, its tile starts at the band.
+bool Planner::RecordBandView(const ir::Call& call, const ir::AssignStmt& assign) {
+  const auto& source_var = *call.args()[0]->As<ir::Var>();
+  const auto* source = source_var.type()->As<ir::TileType>();
+  const auto* window = assign.var()->type()->As<ir::TileType>();
+  if (source->memory_space() != ir::MemorySpace::Vec || !source->memref() || !window->memref() ||
+      *source->memref() != *window->memref())
+    return false;
+  std::vector<int64_t> origin;
+  for (const auto& offset : call.args()[2]->As<ir::TupleLiteral>()->elements()) {
+    auto value = ir::AsConstInt(offset);
+    if (!value) return false;
+    origin.push_back(*value);
+  }
+  if (origin.size() == 1) origin.insert(origin.begin(), 0);  // a 1-D tile is one row
+  const int64_t element = ir::DataTypeBytes(source->dtype());
+  const auto parent = plan_.band_views.find(&source_var);
+  plan_.band_views[assign.var().get()] = (parent == plan_.band_views.end() ? 0 : parent->second) +
+                                         origin[0] * TileRowsCols(*source).cols * element + origin[1] * element;
+  return true;
 }
 
 // Checks that need the result's placement, and the row-major views the op needs.

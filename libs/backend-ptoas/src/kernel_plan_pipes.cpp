@@ -52,6 +52,17 @@ struct Reads final : ir::IRVisitor {
   bool in_yield_ = false;
 };
 
+// The most slots a block's tiles read in place hold at once, its frees in their final places.
+int HeldSlots(const std::vector<ir::StmtPtr>& block, const std::set<const ir::Var*>& slot_tiles) {
+  int held = 0, most = 0;
+  for (const auto& stmt : block) {
+    const auto* pop = stmt->As<ir::AssignStmt>();
+    if (pop && slot_tiles.contains(pop->var().get())) most = std::max(most, ++held);
+    if (const ir::Var* freed = FreedTile(*stmt); freed && slot_tiles.contains(freed)) --held;
+  }
+  return most;
+}
+
 }  // namespace
 
 Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
@@ -88,17 +99,18 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
   const auto& tile = *var.type()->As<ir::TileType>();
   // A lane pops its half of a split tile; the slot holds the whole.
   pipes.largest_slot_bytes = std::max(pipes.largest_slot_bytes, TileBytes(tile) * (split == 0 ? 1 : 2));
-  if (tile.memory_space() != ir::MemorySpace::Mat) {
+  const bool cube = tile.memory_space() == ir::MemorySpace::Mat;
+  if (!cube && !ir::FunctionAttr<int64_t>(kernel_, kPipeSlotRegionAttr)) {
     // The copy out of the slot writes the tile's valid region (its alloc_tile's operands).
     if (tile.has_partial_valid_shape())
       if (auto ok = CheckValidExtents(tile.valid_shape(), op, span); !ok) return ok;
     return DefineTile(*assign, span);
   }
-  // Popped on the cube core: read in place, in its slot.
+  // Popped on the cube core, or into a vector member's pipe slot region: read in place, in its slot.
   if (tile.shape().size() > 2 || tile.has_partial_valid_shape())
-    return Error(span, fmt::format("backend-ptoas cannot lower the tile '{}' {} popped from the vector core in kernel "
+    return Error(span, fmt::format("backend-ptoas cannot lower the tile '{}' {} popped from the {} core in kernel "
                                    "'{}': a tile read in its slot must be a whole 1-D or 2-D tile",
-                                   var.name_hint(), tile.str(), kernel_.name()));
+                                   var.name_hint(), tile.str(), cube ? "vector" : "cube", kernel_.name()));
   if (auto element = MlirElementType(tile.dtype()); !element) return Error(span, element.error());
   if (!tiles_.insert(&var).second)
     return Error(span, fmt::format("tile '{}' is assigned twice; backend-ptoas expects SSA form", var.name_hint()));
@@ -131,19 +143,24 @@ Status Planner::OrderPipeFrees(std::vector<ir::StmtPtr>& block) const {
       const auto* call = assign ? assign->value()->As<ir::Call>() : nullptr;
       const OpLowering* lowering = call ? FindLowering(call->target_name()) : nullptr;
       const bool view = lowering && (lowering->form == OpForm::Reshape || lowering->form == OpForm::ValidShape);
+      const bool cube = kernel_.type() == ir::FunctionType::AIC;
       if (reads.yielded || view)
         return Error(block[j]->span(),
-                     fmt::format("backend-ptoas cannot lower the tile '{}' popped from the vector core in kernel '{}': "
-                                 "it is read in its slot, which cannot be {}; move it into Left or Right first",
-                                 tile->name_hint(), kernel_.name(),
-                                 reads.yielded ? "carried by a loop or an if" : "viewed as another tile"));
+                     fmt::format("backend-ptoas cannot lower the tile '{}' popped from the {} core in kernel '{}': "
+                                 "it is read in its slot, which cannot be {}; {}",
+                                 tile->name_hint(), cube ? "vector" : "cube", kernel_.name(),
+                                 reads.yielded ? "carried by a loop or an if" : "viewed as another tile",
+                                 cube ? "move it into Left or Right first" : "copy it into a tile of its own first"));
       last = j;
     }
-    if (!free)
-      return Error(pop->span(), fmt::format("backend-ptoas cannot lower the tile '{}' popped from the vector core in "
+    if (!free) {
+      const bool cube = kernel_.type() == ir::FunctionType::AIC;
+      return Error(pop->span(), fmt::format("backend-ptoas cannot lower the tile '{}' popped from the {} core in "
                                             "kernel '{}': the block that pops it does not free its slot "
-                                            "(pl.tfree_to_aiv)",
-                                            tile->name_hint(), kernel_.name()));
+                                            "(pl.tfree_to_{})",
+                                            tile->name_hint(), cube ? "vector" : "cube", kernel_.name(),
+                                            cube ? "aiv" : "aic"));
+    }
     floor = std::max(last, floor);
     moved.insert(block[*free].get());
     frees_after[floor].push_back(block[*free]);
@@ -161,16 +178,20 @@ Status Planner::OrderPipeFrees(std::vector<ir::StmtPtr>& block) const {
 Status Planner::PlacePipes() {
   PipeUse& pipes = plan_.pipes;
   if (!pipes.used()) return {};
-  for (auto* block : {&plan_.stmts}) {
-    if (auto ok = OrderPipeFrees(*block); !ok) return ok;
-  }
-  for (auto& [loop, body] : plan_.loop_bodies)
-    if (auto ok = OrderPipeFrees(body); !ok) return ok;
-  for (auto& [loop, body] : plan_.while_bodies)
-    if (auto ok = OrderPipeFrees(body); !ok) return ok;
+  std::vector<std::vector<ir::StmtPtr>*> blocks = {&plan_.stmts};
+  for (auto& [loop, body] : plan_.loop_bodies) blocks.push_back(&body);
+  for (auto& [loop, body] : plan_.while_bodies) blocks.push_back(&body);
   for (auto& [branch, bodies] : plan_.branch_bodies) {
-    if (auto ok = OrderPipeFrees(bodies.first); !ok) return ok;
-    if (auto ok = OrderPipeFrees(bodies.second); !ok) return ok;
+    blocks.push_back(&bodies.first);
+    blocks.push_back(&bodies.second);
+  }
+  for (auto* block : blocks) {
+    if (auto ok = OrderPipeFrees(*block); !ok) return ok;
+    pipes.held_slots = std::max(pipes.held_slots, HeldSlots(*block, pipes.slot_tiles));
+  }
+  if (const int64_t* region = ir::FunctionAttr<int64_t>(kernel_, kPipeSlotRegionAttr)) {
+    pipes.slot_region = *region;  // memory allocation reserved the ring below every tile
+    return {};
   }
   // The slot buffer goes past every tile of the space the pops land in (and the Vec scratch).
   const ir::MemorySpace space =

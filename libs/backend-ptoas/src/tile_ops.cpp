@@ -142,6 +142,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     }
     case OpForm::ScatterMask: return LowerScatterMask(call, result, span);
     case OpForm::Window:
+      if (plan_.band_views.contains(&result)) return;  // its alloc_tile is at the band (RecordBandView)
       if (plan_.subset_windows.contains(&result)) return LowerSubsetWindow(call, result, span);
       ins = {tile(args[0])};
       for (const auto& offset : args[2]->As<ir::TupleLiteral>()->elements())

@@ -226,14 +226,107 @@ TEST(EmitModuleCrossCorePipes, OnA5APushToTheCubeGoesThroughAnNzTile) {
 }
 
 // The slot buffer a member pops from lives for the whole kernel, so it needs room past every tile;
-// where the tiles leave none (pypto-lib's hca_cmp_qk_pv: 128 KB of slots, UB used up to byte 180480)
-// the device could not hold both, and the group gets no module: an error at the vector member, with
-// the bytes to free (on a simulator platform a warning; on a device platform the compile stops).
+// where the tiles leave none the device could not hold both, and the group gets no module: an error
+// at the vector member, with the bytes to free (on a simulator platform a warning; on a device
+// platform the compile stops). Memory allocation places such a member around a pipe slot region
+// where that fits (below).
 TEST(EmitModuleCrossCorePipes, ASlotBufferWithNoRoomPastTheTilesIsRefused) {
   EXPECT_EQ(GroupError(*CubeMember(false), *VectorMember(false, 188416 - 1024), "a2a3"),
             "k.py:1:1: backend-ptoas cannot place the 8192-byte slot buffer of the cube-to-vector pipe of mixed "
             "kernel 'g' in UB: PTOAS keeps 8 slots of its largest crossing tile (1024 bytes), and the tiles of 'g_aiv' "
             "use UB up to byte 188416 of the 188416 Ascend910B has; cross smaller tiles, or free 8192 bytes of UB");
+}
+
+// def g_aiv(a, out):              # a vector member placed around a pipe slot region of 2 slots
+//     x = pl.load(a, [0, 0], [16, 16])          # line 12, Vec at 2048 (past the ring)
+//     pl.tpush_to_aic(x)                        # line 13
+//     c = pl.tpop_from_aic([16, 16], dtype=FP32)  # line 14, in the ring at 0
+//     pl.tfree_to_aic(c)                        # line 15: the IR frees at once
+//     d = pl.tpop_from_aic([16, 16], dtype=FP32)  # line 16, in the ring at 1024
+//     pl.tfree_to_aic(d)                        # line 17
+//     e = pl.add(c, d)                          # line 18, Vec at 3072
+//     e_low = e[8:16, :]                        # line 19, a view of e's rows 8-15 (e's block)
+//     pl.store(e_low, [0, 0], out)              # line 20
+ir::FunctionPtr VectorMemberAroundASlotRegion() {
+  auto a = TensorParam("a", {16, 16}, At(11, 11));
+  auto out = TensorParam("out", {16, 16}, At(11, 14));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(12, 9));
+  auto x = TileAt("x", load, 2048);
+  auto pop_c = Pop("tile.tpop_from_aic", At(14, 9));
+  auto c = TileAt("c", pop_c, 0);
+  auto pop_d = Pop("tile.tpop_from_aic", At(16, 9));
+  auto d = TileAt("d", pop_d, 1024);
+  auto add = Op("tile.add", {c, d}, At(18, 9));
+  auto e = TileAt("e", add, 3072);
+  auto slice = Op("tile.slice", {e, Ints({8, 16}), Ints({8, 0})}, At(19, 13));
+  auto band = std::make_shared<ir::TileType>(std::vector<int64_t>{8, 16}, DataType::FP32, MemorySpace::Vec,
+                                             ir::TileMemRef{3072, 1024});
+  auto e_low = std::make_shared<ir::Var>("e_low", band, At(19, 5));
+  std::vector<ir::StmtPtr> body = {
+      Assign(x, load, At(12, 5)),
+      Eval(Op("tile.tpush_to_aic", {x}, At(13, 5), kWhole), At(13, 5)),
+      Assign(c, pop_c, At(14, 5)),
+      Eval(Op("system.tfree_to_aic", {c}, At(15, 5), kWhole), At(15, 5)),
+      Assign(d, pop_d, At(16, 5)),
+      Eval(Op("system.tfree_to_aic", {d}, At(17, 5), kWhole), At(17, 5)),
+      Assign(e, add, At(18, 5)),
+      Assign(e_low, slice, At(19, 5)),
+      Eval(Op("tile.store", {e_low, Ints({0, 0}), out}, At(20, 5)), At(20, 5))};
+  auto kernel = Kernel("g_aiv", {a, out}, {ParamDirection::In, ParamDirection::Out}, std::move(body));
+  return std::make_shared<ir::Function>(kernel->name(), kernel->params(), kernel->param_directions(),
+                                        kernel->return_types(), kernel->body(), kernel->type(),
+                                        std::map<std::string, ir::AttrValue>{{"pipe_slot_region", int64_t{2048}}},
+                                        kernel->span());
+}
+
+// Its ring is the region at the bottom of UB, two slots of 1024 bytes, which its end of the pipe
+// consumes: PTOAS's a2a3 pipe with local_slot_num = 2 (the GM ring keeps 4 slots), which its pushes,
+// pops and frees name. The popped tiles are read in their slots, freed in pop order after their
+// last reader; the band of e is a view at e + 512 bytes, with no copy.
+TEST(EmitModuleCrossCorePipes, AMemberAroundAPipeSlotRegionConsumesOnlyThatRing) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMemberAroundASlotRegion(), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer = pto.reserve_buffer {name = \"g_c2v_slot_buffer\", size = 2048, "
+                            "location = #pto.address_space<vec>, auto = false, base = 0} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_pipe = pto.initialize_l2g2l_pipe {dir_mask = 3, slot_size = 1024, slot_num = 4, "
+                            "local_slot_num = 2}(%arg2 : !pto.ptr<f32>, %g_c2v_slot_buffer : i32, "
+                            "%g_v2c_slot_buffer_import : i32) -> !pto.pipe"))
+      << text;
+  EXPECT_NE(text.find("    pto.tpush(%x, %g_pipe : " + kVec + ", !pto.pipe) {split = 0}\n" +
+                      "    %c = pto.declare_tile -> " + kVec + "\n" +
+                      "    pto.set_validshape %c, %c16_index, %c16_index : " + kVec + "\n" +
+                      "    pto.tpop(%c, %g_pipe : " + kVec + ", !pto.pipe) {split = 0}\n" +
+                      "    %d = pto.declare_tile -> " + kVec + "\n" +
+                      "    pto.set_validshape %d, %c16_index, %c16_index : " + kVec + "\n" +
+                      "    pto.tpop(%d, %g_pipe : " + kVec + ", !pto.pipe) {split = 0}\n" +
+                      "    pto.tadd ins(%c, %d : " + kVec + ", " + kVec + ") outs(%e : " + kVec + ")\n" +
+                      "    pto.tfree(%g_pipe : !pto.pipe) {split = 0}\n" +
+                      "    pto.tfree(%g_pipe : !pto.pipe) {split = 0}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    %e_low = pto.alloc_tile addr = %c3584_i64 valid_row = %c8_index valid_col = %c16_index"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("pto.subset"), std::string::npos) << text;
+  // The cube's end is unchanged: PTOAS's frontend pipe, 4 slots in L1.
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {dir_mask = 3, slot_size = 1024} (gm_slot_buffer = %arg2 : "
+                            "!pto.ptr<f32>, c2v_consumer_buf = %g_c2v_slot_buffer_import : i32, v2c_consumer_buf = "
+                            "%g_v2c_slot_buffer : i32)"))
+      << text;
+}
+
+// A ring shallower than the popped tiles read at once would be overwritten under them.
+TEST(EmitModuleCrossCorePipes, ASlotRegionTooShallowForItsPopsIsRefused) {
+  auto member = VectorMemberAroundASlotRegion();
+  auto attrs = member->attrs();
+  attrs["pipe_slot_region"] = int64_t{1024};
+  auto shallow = std::make_shared<ir::Function>(member->name(), member->params(), member->param_directions(),
+                                                member->return_types(), member->body(), member->type(), attrs,
+                                                member->span());
+  EXPECT_EQ(GroupError(*CubeMember(), *shallow, "a2a3"),
+            "k.py:1:1: backend-ptoas cannot place the pipe slot region of mixed kernel 'g' in UB: memory allocation "
+            "reserved 1024 bytes for 'g_aiv', which hold 1 slots of 1024 bytes; its popped tiles hold 2 at once, "
+            "PTOAS's GM ring has 4");
 }
 
 TEST(EmitModuleCrossCorePipes, APipeOnlyOneMemberUsesIsRefused) {

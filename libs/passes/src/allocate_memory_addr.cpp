@@ -20,6 +20,7 @@
 #include "pypto/passes/passes.h"
 
 #include "banded_fill_stores.h"
+#include "pipe_slot_region.h"
 
 namespace pypto::passes {
 namespace {
@@ -30,14 +31,16 @@ int64_t AlignUp(int64_t value, int64_t alignment) {
   return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
 }
 
-// First-fit allocation of aligned blocks in one buffer.
+// First-fit allocation of aligned blocks in one buffer, at or past `floor` (what lies below is
+// reserved: a vector kernel's pipe slot region).
 class BufferAllocator {
  public:
-  BufferAllocator(int64_t capacity, int64_t alignment) : capacity_(capacity), alignment_(alignment) {}
+  BufferAllocator(int64_t capacity, int64_t alignment, int64_t floor = 0)
+      : capacity_(capacity), alignment_(alignment), floor_(floor) {}
 
   std::optional<int64_t> Allocate(int64_t size) {
     size = AlignUp(size, alignment_);
-    int64_t cursor = 0;
+    int64_t cursor = floor_;
     for (const auto& [offset, block_size] : live_) {
       if (offset - cursor >= size) break;
       cursor = AlignUp(offset + block_size, alignment_);
@@ -56,7 +59,7 @@ class BufferAllocator {
   int64_t in_use() const { return in_use_; }
 
  private:
-  int64_t capacity_, alignment_;
+  int64_t capacity_, alignment_, floor_;
   int64_t in_use_ = 0;
   std::map<int64_t, int64_t> live_;  // offset -> size
 };
@@ -307,7 +310,13 @@ class SharedBuffers {
 
 class KernelAllocator {
  public:
-  KernelAllocator(const Function& kernel, const SocSpec& soc) : kernel_(kernel), soc_(soc) {}
+  // With `ring`, the tiles popped from the cube are placed in a pipe slot region at the bottom of UB
+  // (pipe_slot_region.h), and every other Vec tile past it.
+  KernelAllocator(const Function& kernel, const SocSpec& soc, const PipeSlotUse* ring = nullptr)
+      : kernel_(kernel), soc_(soc), ring_(ring) {}
+
+  // The bytes of the pipe slot region, after Run() placed a ring.
+  int64_t ring_bytes() const { return ring_bytes_; }
 
   Result<FunctionPtr> Run() {
     Liveness liveness(kernel_.body());
@@ -316,6 +325,8 @@ class KernelAllocator {
     if (auto ok = CheckCarriedHazards(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     const auto& stmts = liveness.order();
     last_use_ = liveness.last_use();
+    if (ring_)
+      if (auto ok = PlanRing(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     CollectInPlaceWrites(liveness);
     // Statement index -> the tiles whose life ends there. A tile read inside a loop it was defined
     // outside of ends with the loop's last statement, which need not read it.
@@ -364,6 +375,39 @@ class KernelAllocator {
     int64_t size;
   };
   static int64_t Key(MemorySpace space, int64_t offset) { return (static_cast<int64_t>(space) << 48) | offset; }
+
+  // The pipe slot region: a popped tile holds its slot until its last reader, and slots are freed in
+  // the order of their pops (a pipe frees its oldest slot), so each holds it at least as long as the
+  // tiles popped before it. The ring is as deep as the most slots held at once.
+  Result<bool> PlanRing(const Liveness& liveness, const SharedBuffers& shared) {
+    size_t freed = 0;
+    std::map<size_t, int> held;  // statement -> slots taken (+) there, or given back (-) after it
+    for (const Var* pop : ring_->pops) {
+      if (shared.Shared(pop)) return RingError(*pop, "it is carried by a loop or an if");
+      const size_t def = liveness.defs().at(pop);
+      auto last = last_use_.find(pop);
+      freed = std::max(freed, last == last_use_.end() ? def : last->second);
+      last_use_[pop] = freed;
+      ring_tiles_.insert(pop);
+      ++held[def];
+      --held[freed + 1];
+    }
+    int depth = 0, now = 0;
+    for (const auto& [at, change] : held) depth = std::max(depth, now += change);
+    if (depth > FrontendSlotsPerPipe(ring_->dir_mask))
+      return RingError(*ring_->pops.front(), fmt::format("{} popped tiles are held at once", depth));
+    ring_bytes_ = depth * ring_->slot_size;
+    slots_.emplace(ring_bytes_, soc_.alignment);
+    return true;
+  }
+
+  static pypto::unexpected<Diagnostic> RingError(const Var& tile, const std::string& why) {
+    return MakeError(DiagnosticKind::Resource,
+                     fmt::format("the tile '{}' popped from the cube cannot be read in its pipe slot: {}",
+                                 tile.name_hint(), why),
+                     tile.span(), "give it a buffer of its own");
+  }
+  bool InRing(const Var* var) const { return ring_tiles_.contains(var); }
 
   // The block of a tile's shared-buffer group, once some member of the group is placed.
   std::optional<TileMemRef> GroupBlock(const Var* var) {
@@ -433,6 +477,7 @@ class KernelAllocator {
     const Var* var = assign.var().get();
     const auto* source = assign.value()->As<Var>();
     if (source && !space_of_.contains(source)) source = nullptr;
+    if (source && InRing(source)) return RingError(*source, fmt::format("'{}' renames it", var->name_hint()));
     if (shared_->Shared(var) && source) {
       auto group = GroupBlock(var);
       Result<TileMemRef> memref = group ? Result<TileMemRef>(*group) : Allocate(*var, tile);
@@ -449,6 +494,7 @@ class KernelAllocator {
       return Block(parent);
     }
     const Var* shared = AliasedOperand(assign);
+    if (shared && InRing(shared)) return RingError(*shared, fmt::format("'{}' writes into it", var->name_hint()));
     if (!shared) shared = InPlaceOperand(assign, operands, index);
     return shared ? Block(shared) : Allocate(*var, tile);
   }
@@ -507,7 +553,8 @@ class KernelAllocator {
     if (!parent || !space_of_.contains(parent)) return nullptr;
     const auto* outer = parent->type()->As<TileType>();
     const auto* window = assign.var()->type()->As<TileType>();
-    if (outer->memory_space() != MemorySpace::Acc || !IsRowBand(*window, *outer)) return nullptr;
+    if (!IsRowBand(*window, *outer)) return nullptr;
+    if (outer->memory_space() != MemorySpace::Acc && !VecBandView(*call, *parent)) return nullptr;
     const Var* view = assign.var().get();
     if (shared_->Shared(view) || written_in_place_.contains(view)) return nullptr;
     const auto last = last_use_.find(view);
@@ -520,6 +567,15 @@ class KernelAllocator {
       if (placed->second.space == block.space && placed->second.offset == block.offset) return nullptr;
     }
     return parent;
+  }
+
+  // Beside a pipe slot region, a band of a Vec tile at a constant origin is a view too (as upstream's
+  // tile.slice is): the kernel's slices then need no bytes of their own, which the ring took.
+  bool VecBandView(const Call& slice, const Var& parent) const {
+    if (!ring_ || InRing(&parent) || parent.type()->As<TileType>()->memory_space() != MemorySpace::Vec) return false;
+    const auto* origin = slice.args()[2]->As<TupleLiteral>();
+    return origin && std::all_of(origin->elements().begin(), origin->elements().end(),
+                                 [](const ExprPtr& offset) { return AsConstInt(offset).has_value(); });
   }
 
   // Whether `window` is whole rows of `outer` (or part of one row): its bytes are contiguous there.
@@ -556,7 +612,7 @@ class KernelAllocator {
     const auto& result = *assign.var()->type()->As<TileType>();
     for (const auto* operand : operands) {
       auto it = space_of_.find(operand);
-      if (it == space_of_.end() || last_use_[operand] != index) continue;
+      if (it == space_of_.end() || last_use_[operand] != index || InRing(operand)) continue;
       if (holders_[Key(it->second.space, it->second.offset)] != 1) continue;
       if (views_.contains(operand)) continue;  // its bytes are a window inside the block, not its start
       if (Widens(result, *operand)) continue;
@@ -583,8 +639,14 @@ class KernelAllocator {
   }
 
   Result<TileMemRef> Allocate(const Var& var, const TileType& tile) {
+    if (InRing(&var)) {
+      auto slot = slots_->Allocate(ring_->slot_size);
+      if (!slot) return RingError(var, "its ring has no free slot");
+      return TileMemRef{*slot, tile.num_bytes()};
+    }
+    const int64_t floor = tile.memory_space() == MemorySpace::Vec ? AlignUp(ring_bytes_, soc_.alignment) : 0;
     auto [it, inserted] =
-        buffers_.try_emplace(tile.memory_space(), soc_.capacity(tile.memory_space()), soc_.alignment);
+        buffers_.try_emplace(tile.memory_space(), soc_.capacity(tile.memory_space()), soc_.alignment, floor);
     auto offset = it->second.Allocate(tile.num_bytes());
     if (!offset) {
       int64_t capacity = soc_.capacity(tile.memory_space());
@@ -605,12 +667,17 @@ class KernelAllocator {
     if (it == space_of_.end() || !released_.insert(var).second) return;  // x * x uses x twice
     auto key = Key(it->second.space, it->second.offset);
     if (--holders_[key] > 0) return;
-    buffers_.at(it->second.space).Release(it->second.offset);
+    if (InRing(var)) slots_->Release(it->second.offset);
+    else buffers_.at(it->second.space).Release(it->second.offset);
     holders_.erase(key);
   }
 
   const Function& kernel_;
   const SocSpec& soc_;
+  const PipeSlotUse* ring_ = nullptr;
+  std::unordered_set<const Var*> ring_tiles_;  // the popped tiles read in their slots
+  int64_t ring_bytes_ = 0;
+  std::optional<BufferAllocator> slots_;       // the pipe slot region, one slot per block
   std::unordered_map<const Var*, size_t> last_use_;
   std::map<MemorySpace, BufferAllocator> buffers_;
   std::unordered_map<const Var*, Placement> space_of_;
@@ -625,6 +692,47 @@ class KernelAllocator {
   std::unordered_set<const Var*> views_;                  // slices placed in their parent's block
 };
 
+// The first byte past a kernel's Vec tiles.
+int64_t VecEnd(const Function& kernel) {
+  struct Ends final : IRVisitor {
+    int64_t end = 0;
+    void VisitVar(const std::shared_ptr<const Var>& var) override { Extend(*var); }
+    void VisitAssign(const std::shared_ptr<const AssignStmt>& stmt) override {
+      Extend(*stmt->var());
+      IRVisitor::VisitAssign(stmt);
+    }
+    void Extend(const Var& var) {
+      const auto* tile = var.type()->As<TileType>();
+      if (tile && tile->memory_space() == MemorySpace::Vec && tile->memref())
+        end = std::max(end, tile->memref()->byte_offset + tile->memref()->size);
+    }
+  } ends;
+  ends.VisitStmt(kernel.body());
+  return ends.end;
+}
+
+// A vector kernel on a2a3 whose tiles leave no room past them for the slot buffer of PTOAS's
+// frontend pipe (pipe_slot_region.h) is placed again around a pipe slot region, when that fits.
+std::optional<FunctionPtr> WithPipeSlotRegion(const Function& kernel, const Result<FunctionPtr>& placed,
+                                              const SocSpec& soc) {
+  if (kernel.type() != FunctionType::AIV || soc.arch != "a2a3") return std::nullopt;
+  const PipeSlotUse use = CollectPipeSlotUse(kernel);
+  if (use.pops.empty() || !std::all_of(use.pops.begin(), use.pops.end(), [](const Var* pop) {
+        return ReadableInSlot(*pop);
+      }))
+    return std::nullopt;
+  const int64_t ring = FrontendSlotsPerPipe(use.dir_mask) * use.slot_size;
+  if (placed && AlignUp(VecEnd(**placed), soc.alignment) + ring <= soc.capacity(MemorySpace::Vec)) return std::nullopt;
+  KernelAllocator allocator(kernel, soc, &use);
+  auto around = allocator.Run();
+  if (!around) return std::nullopt;
+  auto attrs = (*around)->attrs();
+  attrs[kPipeSlotRegionAttr] = allocator.ring_bytes();
+  const Function& f = **around;
+  return std::make_shared<Function>(f.name(), f.params(), f.param_directions(), f.return_types(), f.body(), f.type(),
+                                    std::move(attrs), f.span());
+}
+
 }  // namespace
 
 Pass AllocateMemoryAddr() {
@@ -637,8 +745,10 @@ Pass AllocateMemoryAddr() {
                   auto banded = FillStoresInBands(function->body(), *context.soc);
                   if (!banded) return pypto::unexpected(banded.error());
                   auto body = OutOfPlaceCarries().MutateStmt(*banded);
-                  if (body == function->body()) return KernelAllocator(*function, *context.soc).Run();
-                  return KernelAllocator(*function->WithBody(body), *context.soc).Run();
+                  const FunctionPtr kernel = body == function->body() ? function : function->WithBody(body);
+                  auto placed = KernelAllocator(*kernel, *context.soc).Run();
+                  if (auto ring = WithPipeSlotRegion(*kernel, placed, *context.soc)) return *ring;
+                  return placed;
                 });
               });
 }

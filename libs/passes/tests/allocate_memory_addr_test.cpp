@@ -356,3 +356,74 @@ TEST(AllocateMemoryAddr, FillLargerThanUbIsStoredBandByBand) {
 
 }  // namespace
 }  // namespace pypto::passes
+
+namespace pypto::passes {
+namespace {
+
+// The vector member of a mixed kernel whose tiles fill UB (a 176 x 256 FP32 tile, 180224 bytes) and
+// which pops two 16 x 16 FP32 tiles from the cube, reads both at once, then stores a band of their sum:
+//     big = pl.load(a, [0, 0], [176, 256])
+//     p = pl.tpop_from_aic([16, 16]); pl.tfree_to_aic(p)
+//     q = pl.tpop_from_aic([16, 16]); pl.tfree_to_aic(q)
+//     s = pl.add(p, q); band = s[8:16, :]
+//     pl.store(band, [0, 0], out); pl.store(big, [0, 0], out)
+ir::ProgramPtr PoppingKernelBesideAFullUb(int64_t rows = 176) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {rows, 256}), out = testing::Tensor("out", {rows, 256});
+  std::vector<StmtPtr> body;
+  auto let = [&](const std::string& name, const ExprPtr& value) {
+    auto var = testing::Local(name, value);
+    body.push_back(testing::Assign(var, value));
+    return var;
+  };
+  auto eval = [&](const ExprPtr& call) { body.push_back(std::make_shared<EvalStmt>(call, call->span())); };
+  auto pop = [&](const std::string& name) {
+    auto tile = let(name, testing::OpWithKwargs("tile.tpop_from_aic", {testing::Ints({16, 16})},
+                                                {{"dtype", DataType::FP32}, {"split", int64_t{0}}}, 3));
+    eval(testing::OpWithKwargs("system.tfree_to_aic", {tile}, {{"split", int64_t{0}}}, 3));
+    return tile;
+  };
+  auto big = let("big", testing::Op("tile.load", {a, testing::Ints({0, 0}), testing::Ints({rows, 256})}, 2));
+  auto p = pop("p");
+  auto q = pop("q");
+  auto s = let("s", testing::Op("tile.add", {p, q}, 4));
+  auto band = let("band", testing::Op("tile.slice", {s, testing::Ints({8, 16}), testing::Ints({8, 0})}, 4));
+  eval(testing::Op("tile.store", {band, testing::Ints({0, 0}), out}, 5));
+  eval(testing::Op("tile.store", {big, testing::Ints({0, 0}), out}, 5));
+  auto kernel = std::make_shared<Function>("k", std::vector<VarPtr>{a, out},
+                                           std::vector<ParamDirection>{ParamDirection::In, ParamDirection::Out},
+                                           std::vector<TypePtr>{}, std::make_shared<SeqStmts>(body), FunctionType::AIV);
+  return std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k");
+}
+
+// PTOAS's frontend pipe would keep 8 slots of 1024 bytes past the tiles, which end at 182272 of UB's
+// 188416 bytes: the kernel is placed again around a pipe slot region at the bottom of UB, as deep as
+// the popped tiles read at once (p and q: 2 slots), its popped tiles in their slots, every other tile
+// past it, the sum in a buffer of its own (not over p's slot) and its band a view of it.
+TEST(AllocateMemoryAddr, PoppedTilesGoInAPipeSlotRegionWhenTheFrontendRingHasNoRoom) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(PoppingKernelBesideAFullUb(), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<ir::TileMemRef>{
+                                              {2048, 180224}, {0, 1024}, {1024, 1024}, {182272, 1024}, {182272, 1024}}));
+  const int64_t* region = ir::FunctionAttr<int64_t>(*(*result)->Find("k"), "pipe_slot_region");
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(*region, 2048);
+}
+
+// Where the frontend's ring fits past the tiles (a 160-row tile ends them at 165888), nothing
+// changes: the popped tiles keep buffers of their own, the sum is written over p, its band copied
+// into q's.
+TEST(AllocateMemoryAddr, PoppedTilesKeepTheirBuffersWhereTheFrontendRingFits) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(PoppingKernelBesideAFullUb(160), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<ir::TileMemRef>{
+                                              {0, 163840}, {163840, 1024}, {164864, 1024}, {163840, 1024}, {164864, 512}}));
+  EXPECT_EQ((*result)->Find("k")->attrs().count("pipe_slot_region"), 0u);
+}
+
+}  // namespace
+}  // namespace pypto::passes
