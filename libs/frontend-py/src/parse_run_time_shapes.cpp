@@ -65,6 +65,7 @@ ir::Result<ir::StmtPtr> FunctionParser::ParseRunTimeShapedTensor(py::handle targ
   } else if (create && CompiledForEveryExtent(dynamic_)) {
     // A program compiled once for every extent: the dimension (computed from the extents the entry
     // reads) stays a run-time one, pl.DYN in the type; the plan computes it at each run.
+    WarnOnCompositeShape(args[shape_index], parsed_dims);
     auto made = ParseExpr(value);
     if (!made) return pypto::unexpected(made.error());
     auto bound = BindAssigned(target, stmt, (*made)->type(), *made);
