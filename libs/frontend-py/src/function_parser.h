@@ -64,6 +64,10 @@ struct [[gnu::visibility("hidden")]] ProgramContext {
   // The run-time extents of each tensor allocated at the bound of its shape (by Var id), which
   // pl.tensor.dim reads.
   std::unordered_map<uint64_t, std::vector<ir::ExprPtr>> run_time_shapes;
+  // Each @pl.jit.incore kernel (by name) that reads the run-time extent of an unbound axis of its own
+  // parameters: (parameter, axis) for each, in the order of the INDEX parameters it takes them as after
+  // its own (KernelExtentParam); each call passes those extents (ExtentArgs).
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> kernel_extent_params;
   // A @pl.program: the constants its methods read, and one specialisation per argument signature of
   // each generic method (one whose parameters name pl.dynamic dimensions).
   const Constants* constants = nullptr;
@@ -404,6 +408,9 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   ir::Result<std::vector<ir::StmtPtr>> DefineUnboundExtents(const ir::Span& span);
   ir::Result<ir::ExprPtr> AxisExtent(const std::string& tensor, const ir::ShapedType& type, size_t axis,
                                      const ir::Span& span) const;
+  ir::VarPtr KernelExtentParam(const std::string& tensor, size_t axis) const;
+  ir::Result<bool> ExtentArgs(const ir::Function& kernel, const std::vector<std::string>& names,
+                              std::vector<ir::ExprPtr>& args, const ir::Span& span) const;
   ir::Result<ir::StmtPtr> ParseBindDynamic(py::handle call);
   ir::Result<ir::ExprPtr> ParseTensorDim(py::handle node);
   static ir::ExprPtr ConstantExpr(const Constant& value, const ir::Span& span);
@@ -535,6 +542,15 @@ class [[gnu::visibility("hidden")]] FunctionParser {
   std::unordered_map<const ir::Var*, const ir::Var*> returned_args_;
   std::unordered_map<const ir::Var*, ir::ExprPtr> orchestration_slices_;  // slice variable -> its load
   py::object function_def_;  // the def being parsed (FirstParameterTaking searches its calls)
+  // A @pl.jit.incore kernel's parameters, and the INDEX parameters it takes after them for the run-time
+  // extents of their unbound axes that its body reads (KernelExtentParam).
+  std::vector<ir::VarPtr> kernel_params_;
+  struct ExtentParam {
+    size_t param = 0;
+    size_t axis = 0;
+    ir::VarPtr var;
+  };
+  mutable std::vector<ExtentParam> extent_params_;
   std::unordered_set<const ir::Var*> viewed_slices_;  // slice loads SliceAsView made views of
   // Orchestration slices the current kernel scope wrote through to their tensor (their loaded tiles
   // are stale from there on).

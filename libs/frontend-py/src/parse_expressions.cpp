@@ -194,9 +194,52 @@ ir::Result<ir::ExprPtr> FunctionParser::AxisExtent(const std::string& tensor, co
   if (shaped != program_.run_time_shapes.end() && axis < shaped->second.size() && shaped->second[axis] &&
       !ir::AsConstInt(shaped->second[axis]))
     return shaped->second[axis];
+  if (auto extent = KernelExtentParam(tensor, axis)) return ir::ExprPtr(extent);
   return MakeError(DiagnosticKind::Type,
                    fmt::format("axis {} of '{}' needs a static extent here", axis, tensor), span,
                    "read the extent of an entry parameter, or of a pl.dynamic dimension by its name");
+}
+
+// In a @pl.jit.incore kernel, axis `axis` of its parameter `tensor`, unbound (a program compiled for
+// every extent): an INDEX parameter the kernel takes after its own, which each call passes
+// (ExtentArgs), as the kernels upstream's PTO codegen writes take one per dynamic dimension. Null for
+// anything else (a tensor the kernel made, or one rebound since).
+ir::VarPtr FunctionParser::KernelExtentParam(const std::string& tensor, size_t axis) const {
+  auto named = env_.find(tensor);
+  if (named == env_.end()) return nullptr;
+  auto param = std::ranges::find(kernel_params_, named->second);
+  if (param == kernel_params_.end()) return nullptr;
+  const auto index = static_cast<size_t>(param - kernel_params_.begin());
+  for (const auto& extent : extent_params_)
+    if (extent.param == index && extent.axis == axis) return extent.var;
+  auto var = std::make_shared<ir::Var>(fmt::format("{}_extent{}", tensor, axis),
+                                       std::make_shared<ir::ScalarType>(ir::DataType::INDEX), (*param)->span());
+  extent_params_.push_back(ExtentParam{.param = index, .axis = axis, .var = var});
+  return var;
+}
+
+// The extents a call of `kernel` passes after its arguments (KernelExtentParam): of each argument's
+// axis, a constant or the caller's run-time extent of it.
+ir::Result<bool> FunctionParser::ExtentArgs(const ir::Function& kernel, const std::vector<std::string>& names,
+                                            std::vector<ir::ExprPtr>& args, const ir::Span& span) const {
+  auto extents = program_.kernel_extent_params.find(kernel.name());
+  if (extents == program_.kernel_extent_params.end()) return true;
+  const size_t own = args.size();
+  for (const auto& [param, axis] : extents->second) {
+    const auto* type = param < own ? args[param]->type()->As<ir::TensorType>() : nullptr;
+    const auto* var = param < own ? args[param]->As<ir::Var>() : nullptr;
+    auto named = std::ranges::find_if(env_, [&](const auto& entry) { return entry.second.get() == var; });
+    if (!type || !var || named == env_.end())
+      return MakeError(DiagnosticKind::Type,
+                       fmt::format("{}() reads the extent of axis {} of '{}', which is known only when the program "
+                                   "runs; pass a tensor the caller names",
+                                   kernel.name(), axis, param < names.size() ? names[param] : "?"),
+                       span);
+    auto extent = AxisExtent(named->first, *type, axis, span);
+    if (!extent) return pypto::unexpected(extent.error());
+    args.push_back(*extent);
+  }
+  return true;
 }
 
 // `x.bind_dynamic(axis, T)`: declares axis `axis` of tensor x dynamic. It produces no IR; it binds

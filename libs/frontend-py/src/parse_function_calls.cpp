@@ -208,6 +208,7 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseKernelCall(const std::string& name,
                                      : Specialise(call->source, fmt::format("{}({})", name, types), span);
   if (!kernel) return pypto::unexpected(kernel.error());
   if (auto ok = CheckKernelArgs(**kernel, args, call->param_names, span); !ok) return pypto::unexpected(ok.error());
+  if (auto ok = ExtentArgs(**kernel, call->param_names, args, span); !ok) return pypto::unexpected(ok.error());
   const auto& returns = (*kernel)->return_types();
   ir::TypePtr type = returns.size() == 1 ? returns[0]
                      : returns.empty()   ? ir::TypePtr(std::make_shared<ir::UnknownType>())

@@ -72,6 +72,7 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
   }
   if (IsExternal(source_.attrs)) return ExternalDeclaration(def, params, directions);
   function_def_ = py::reinterpret_borrow<py::object>(def);
+  if (source_.type == ir::FunctionType::InCore) kernel_params_ = params;
   // Only an entry defines the dimensions passed unbound; a kernel reading one falls back (DynamicExtent).
   auto extents = source_.type == ir::FunctionType::Opaque ? DefineUnboundExtents(map_.SpanOf(def))
                                                           : ir::Result<std::vector<ir::StmtPtr>>{};
@@ -81,6 +82,12 @@ ir::Result<ir::FunctionPtr> FunctionParser::ParseFunction(py::handle def) {
   body = DropUnreadSliceLoads(*body);
   if (!extents->empty()) body = Prepended(std::move(*extents), *body);
   ReturnedWindowsAreWritten(*body, params, windows, directions);
+  // The extents of unbound axes the kernel reads come as INDEX parameters after its own (ExtentArgs).
+  for (const auto& extent : extent_params_) {
+    params.push_back(extent.var);
+    directions.push_back(ir::ParamDirection::In);
+    program_.kernel_extent_params[source_.name].emplace_back(extent.param, extent.axis);
+  }
   std::vector<ir::TypePtr> return_types;
   for (const auto& value : returns_) return_types.push_back(value->type());
   return std::make_shared<ir::Function>(source_.name, params, directions, return_types, *body, source_.type,
