@@ -57,6 +57,28 @@ def ragged_tiles_last_first(x: pl.Tensor[[ROWS, 64], pl.FP32], out: pl.Out[pl.Te
                 d = pl.load(acc, [r, 0], [SUB, 64], valid_shape=[valid, 64])
                 pl.store(d, [base + r, 0], out)
     return out
+
+
+@pl.jit
+def ragged_tiles_then_a_read(x: pl.Tensor[[ROWS, 64], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, 64], pl.FP32]]):
+    # Orchestration code reads what the kernels wrote: the run allocates its tensors there, so the
+    # scratch tensor cannot take each iteration's shape; the program is compiled per extent.
+    t_dim = pl.tensor.dim(x, 0)
+    for base in pl.range(0, t_dim, TILE):
+        rows = pl.min(TILE, t_dim - base)
+        padded = ((rows + SUB - 1) // SUB) * SUB
+        scratch = pl.create_tensor([padded, 64], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [base, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.mul(a, 2.0), [0, 0], scratch)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            b = pl.load(scratch, [0, 0], [TILE, 64], valid_shape=[rows, 64])
+            pl.store(pl.add(b, 1.0), [base, 0], out)
+    if pl.read(out, [0, 0]) > 1.0e30:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c = pl.load(x, [0, 0], [SUB, 64], valid_shape=[1, 64])
+            pl.store(c, [0, 0], out)
+    return out
 """
 
 
@@ -94,3 +116,17 @@ def test_the_buffer_grows_and_each_iteration_starts_at_the_init_value(kernels, m
         return run
 
     _compiled_once(kernels.ragged_tiles_last_first, monkeypatch, tmp_path, [call(70), call(13), call(96)])
+
+
+def test_a_read_of_what_tasks_wrote_keeps_the_per_extent_build(kernels, monkeypatch, capsys):
+    """With an element read of a tensor the kernels write, the generic build is refused at the create,
+    naming the read; the per-extent builds run, right at each token count."""
+    monkeypatch.setenv("PYPTO_JIT_EXPLAIN", "1")
+    for rows in (20, 45):
+        x, out = torch.randn(rows, 64), torch.zeros(rows, 64)
+        kernels.ragged_tiles_then_a_read(x, out)
+        torch.testing.assert_close(out, x * 2 + 1)
+    said = capsys.readouterr().err
+    assert "per-extent x[0]=20, out[0]=20; generic build not used: " in said, said
+    assert ("'scratch' has a shape computed when the program runs and is created in a loop, and orchestration "
+            "code reads an element of 'out' (") in said, said

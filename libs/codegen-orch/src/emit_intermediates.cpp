@@ -8,14 +8,15 @@
 
 #include <algorithm>
 #include <limits>
-#include <ranges>
 #include <optional>
+#include <ranges>
 #include <utility>
 
 #include "orchestration_scalars.h"
 #include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::codegen_orch::detail {
 
@@ -267,6 +268,32 @@ ir::Result<bool> OrchestrationEmitter::EmitRunTimeShapedCreate(const ir::AssignS
     rt::PlanSubmit task{.dummy = true, .fill = bits};
     task.args.push_back(rt::PlanTaskArg{.direction = rt::ArgDirection::Output, .tensor = binding.ref});
     steps_->push_back(Step{SubmitStep{.submit = std::move(task)}});
+  }
+  return true;
+}
+
+// A run-time shaped create in a loop grows its buffer as the plan is expanded, which a run can do only
+// until it allocates its tensors: at the first element read of a tensor that tasks write, the tasks
+// so far run (a staged run). So such a create and such a read in one program are refused (the
+// program is then compiled per extent); a read of an input parameter, which no task writes, is not.
+ir::Result<bool> OrchestrationEmitter::CheckLoopShapesBeforeReads(const ir::Function& entry) const {
+  const ir::Stmt* looped = nullptr;  // the first in the source, so that the message names one
+  for (const auto& [stmt, shaped] : run_time_shaped_)
+    if (shaped.slot && (!looped || stmt->span().line < looped->span().line)) looped = stmt;
+  if (!looped) return true;
+  for (const auto& [ref, read] : element_reads_) {
+    rt::PlanTensorRef base = ref;
+    while (base.kind == rt::PlanTensorRef::Kind::View) base = result_.plan.views[base.index].base;
+    if (base.kind == rt::PlanTensorRef::Kind::Param && base.index < entry.param_directions().size() &&
+        entry.param_directions()[base.index] == ir::ParamDirection::In)
+      continue;
+    const auto* create = looped->As<ir::AssignStmt>();
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("'{}' has a shape computed when the program runs and is created in a loop, and "
+                                 "orchestration code reads an element of '{}' ({}), which tasks write; the run "
+                                 "allocates its tensors at that read, so such a tensor needs a static shape",
+                                 create->var()->name_hint(), ir::PrintExpr(read->args()[0]), read->span().str()),
+                     create->span());
   }
   return true;
 }

@@ -139,6 +139,7 @@ ir::Result<std::string> OrchestrationEmitter::EmitElementRead(const ir::Call& re
   body_ += fmt::format("{}{} = get_tensor_data<{}>({}, {}, {}_index);\n", indent_, Declared(*type, name), *type,
                        binding->second.cpp_name, indices.size(), name);
   reads_.refs[tensor] = binding->second.ref;
+  element_reads_.emplace_back(binding->second.ref, &read);
   return name;
 }
 

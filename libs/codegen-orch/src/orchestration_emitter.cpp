@@ -77,6 +77,7 @@ ir::Result<Orchestration> OrchestrationEmitter::Run() {
     steps_root_.push_back(Step{std::move(body)});
   }
   result_.cpp_source = Source(*entry);
+  if (auto ok = CheckLoopShapesBeforeReads(*entry); !ok) return pypto::unexpected(ok.error());
   if (!reads_.refs.empty()) {  // the plan depends on what the tensors hold: each run expands it
     result_.deferred =
         std::make_shared<DeferredPlan>(DeferredPlan{std::move(steps_root_), std::move(reads_), result_.plan.views});

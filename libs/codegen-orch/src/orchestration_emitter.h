@@ -89,6 +89,7 @@ class OrchestrationEmitter {
   void EmitRefill(const ir::AssignStmt& create, uint64_t bits);
   ir::Result<bool> AddRunTimeShaped(const TensorCreate& create, const ir::TensorType& tensor, rt::PlanTensor plan_tensor);
   ir::Result<bool> EmitRunTimeShapedCreate(const ir::AssignStmt& create, const RunTimeShaped& shaped);
+  ir::Result<bool> CheckLoopShapesBeforeReads(const ir::Function& entry) const;
 
   // TaskIds, TaskId arrays and deps= (emit_task_ids.cpp).
   const std::string* TaskNameOf(const ir::ExprPtr& expr) const;
@@ -182,6 +183,8 @@ class OrchestrationEmitter {
   // plan intermediate: allocated where the statement runs (EmitRunTimeShapedCreate), not at scope entry.
   // One a loop runs again also has the template view its variable is (RunTimeShaped::slot).
   std::unordered_map<const ir::Stmt*, RunTimeShaped> run_time_shaped_;
+  // Each pl.read of orchestration code: the tensor it reads, and the read (CheckLoopShapesBeforeReads).
+  std::vector<std::pair<rt::PlanTensorRef, const ir::Call*>> element_reads_;
   std::set<uint32_t> template_views_;  // slices whose views each expansion makes (ViewStep)
   std::unordered_map<const ir::Var*, std::string> scalars_;  // loop variables and scalar definitions
   std::unordered_map<const ir::Var*, std::string> task_names_;  // TaskId variables, by their C++ names
