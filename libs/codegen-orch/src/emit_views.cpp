@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/op_attr.h"
 
 namespace pypto::codegen_orch::detail {
@@ -32,8 +33,8 @@ std::string OrchestrationEmitter::ViewShape(const ir::Var& var, rt::PlanView& vi
 }
 
 // The new shape of a reshape as C++ initializer text ("16, 32"). In a program compiled once for every
-// extent one dimension may be computed from the dynamic axes (`[t_dim, HC_DIM]`): the C++ computes it,
-// and the plan's view holds UINT32_MAX there, which the runtime's reshape fills from the element count.
+// extent dimensions may be computed from the dynamic axes (`[b_dim, s_dim, HEAD_DIM]`): the C++
+// computes each, and the plan's view holds UINT32_MAX there, which each expansion sets (ViewStep).
 ir::Result<std::string> OrchestrationEmitter::ReshapeDims(const ir::AssignStmt& assign, const ir::Call& call) {
   std::vector<std::string> dims;
   for (const auto& dim : call.args()[1]->As<ir::TupleLiteral>()->elements()) {
@@ -51,8 +52,8 @@ ir::Result<std::string> OrchestrationEmitter::ReshapeDims(const ir::AssignStmt& 
 }
 
 // `y = pl.reshape(x, [..])`: a view of the whole of x under another shape, the same buffer. Its
-// shape is static (but for a dimension the runtime infers), so one view serves every iteration of a
-// loop around it.
+// shape is static (but for the dimensions computed at run time), so one view serves every iteration
+// of a loop around it.
 ir::Result<bool> OrchestrationEmitter::EmitReshape(const ir::AssignStmt& assign, const ir::Call& call) {
   auto viewed = ViewedTensor(assign, call, "pl.reshape in orchestration code reshapes");
   if (!viewed) return pypto::unexpected(viewed.error());
@@ -70,6 +71,18 @@ ir::Result<bool> OrchestrationEmitter::EmitReshape(const ir::AssignStmt& assign,
   body_ += fmt::format("{0}uint32_t {1}_shapes[{2}] = {{{3}}};\n{0}const ChipTensor {1} = {4}.reshape({1}_shapes, {2});\n",
                        indent_, name, view.shape.size(), *dims, (*viewed)->cpp_name);
   const Binding binding = AddView(std::move(view), name, assign.span());
+  // Of a tensor with a run-time extent, or to one: a template view whose ViewStep computes every
+  // run-time dimension of the new shape in each expansion (the runtime's reshape infers only one) and
+  // checks the element count there, located at the reshape (for an inline helper's annotation, at it).
+  if (ir::HasDynamicExtent(call.args()[0]->type()->As<ir::TensorType>()->shape()) ||
+      ir::HasDynamicExtent(var->type()->As<ir::TensorType>()->shape())) {
+    if (template_views_.insert(binding.ref.index).second)
+      steps_->push_back(Step{ViewStep{.view = binding.ref.index, .span = assign.span()}});
+    auto& step = std::get<ViewStep>(steps_->back().node);
+    step.reshape = true;
+    for (const auto& dim : call.args()[1]->As<ir::TupleLiteral>()->elements())
+      step.dims.push_back(ir::AsConstInt(dim) ? nullptr : dim);
+  }
   bindings_[var.get()] = binding;
   view_of_[&assign] = binding;
   return true;

@@ -278,6 +278,10 @@ ir::Result<bool> LoopExpander::Create(const CreateStep& step) {
 ir::Result<bool> LoopExpander::View(const ViewStep& step) {
   rt::PlanView view = views_[step.view];
   view.base = Current(view.base);
+  if (step.reshape) {
+    if (auto ok = Reshape(step, view); !ok) return ok;
+    views_[step.view].shape = view.shape;  // the template too: the runtime builds every view of the plan
+  }
   for (size_t d = 0; d < step.offsets.size(); ++d) {
     auto value = Eval(step.offsets[d]);
     if (!value) return pypto::unexpected(value.error());
@@ -294,6 +298,52 @@ ir::Result<bool> LoopExpander::View(const ViewStep& step) {
   current_views_[step.view] = {rt::PlanTensorRef::Kind::View, static_cast<uint32_t>(views_.size())};
   views_.push_back(std::move(view));
   return true;
+}
+
+// A reshape of a tensor with a run-time extent: the new shape's computed dimensions take this
+// iteration's values, and the tensor it views must hold as many elements now. An inline helper's
+// fixed annotation of an axis its caller has at run time is such a reshape (parse_inline_calls.cpp),
+// hence the message in terms of both shapes.
+ir::Result<bool> LoopExpander::Reshape(const ViewStep& step, rt::PlanView& view) const {
+  constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
+  for (size_t d = 0; d < step.dims.size() && d < view.shape.size(); ++d) {
+    if (!step.dims[d]) continue;
+    auto value = Eval(step.dims[d]);
+    if (!value) return pypto::unexpected(value.error());
+    if (value->i <= 0 || value->i >= kUnset)
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("dimension {} of the reshape '{}' is {}{}; a tensor's dimensions must be positive",
+                                   d, view.name, value->i, Where()),
+                       step.span);
+    view.shape[d] = static_cast<uint32_t>(value->i);
+  }
+  const std::vector<uint32_t> from = RunShapeOf(view.base);
+  if (from.empty() || std::ranges::find(from, kUnset) != from.end()) return true;  // the runtime's reshape checks it
+  const auto count = [](const std::vector<uint32_t>& shape) {
+    uint64_t elements = 1;
+    for (uint32_t extent : shape) elements *= extent;
+    return elements;
+  };
+  if (count(from) == count(view.shape)) return true;
+  return MakeError(DiagnosticKind::InvalidOperation,
+                   fmt::format("'{}' is taken as [{}] here, but the tensor it views is [{}] when the program runs{}",
+                               view.name, fmt::join(view.shape, ", "), fmt::join(from, ", "), Where()),
+                   step.span, "pass a tensor of the shape written here, or write the axis as a pl.dynamic dimension");
+}
+
+// The shape of a plan tensor in this run: a parameter's is the caller's tensor's, an intermediate's
+// and a view's what the expansion has set so far (empty where the run gives none).
+std::vector<uint32_t> LoopExpander::RunShapeOf(rt::PlanTensorRef ref) const {
+  ref = Current(ref);
+  if (ref.kind == rt::PlanTensorRef::Kind::View) return views_[ref.index].shape;
+  if (ref.kind == rt::PlanTensorRef::Kind::Intermediate) {
+    const auto& list = shaped_ ? *shaped_ : plan_.intermediates;
+    return ref.index < list.size() ? list[ref.index].shape : std::vector<uint32_t>{};
+  }
+  if (!reads_ || !reads_->source) return {};
+  auto tensor = reads_->source->Buffer(ref, "", {});
+  if (!tensor) return {};
+  return {tensor->shapes, tensor->shapes + tensor->ndims};
 }
 
 // The extent of dimension `d` of a tensor operand.

@@ -53,6 +53,8 @@ class LoopExpander {
   ir::Result<bool> Create(const CreateStep& step);
   ir::Result<bool> Shape(const ShapeStep& step);
   ir::Result<bool> View(const ViewStep& step);
+  ir::Result<bool> Reshape(const ViewStep& step, rt::PlanView& view) const;
+  std::vector<uint32_t> RunShapeOf(rt::PlanTensorRef ref) const;
   uint32_t ExtentOf(rt::PlanTensorRef ref, size_t d) const;
   ir::Result<bool> Carry(const CarryStep& step);
   ir::Result<bool> If(const IfStep& step);

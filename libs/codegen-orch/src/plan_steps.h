@@ -60,10 +60,15 @@ struct ScalarStep {
 // `v = pl.slice(t, shape, offsets)` at offsets computed in orchestration code (or of such a view): the
 // plan holds a template view (`view`, at offset 0); each expansion of this step adds the view at this
 // iteration's offsets, which later submits naming the template take.
+// A reshape of a tensor with an extent known only when the program runs (`reshape`) is one too: each
+// expansion evaluates its new shape's computed dimensions (`dims`, null where constant) and checks the
+// element count against the tensor's then, so a mismatch stops the run at the reshape's span.
 struct ViewStep {
   uint32_t view = 0;
   std::vector<ir::ExprPtr> offsets;
   ir::Span span;
+  bool reshape = false;
+  std::vector<ir::ExprPtr> dims;
 };
 
 // The end of a loop body carrying scalars: each takes its next value, all computed before any is

@@ -62,22 +62,20 @@ Result<TypePtr> DeduceCreate(const std::vector<ExprPtr>& args, const Call::Kwarg
   return std::make_shared<TensorType>(*shape, dtype);
 }
 
-// The new shape of a reshape: integers, of which one may be an integer scalar known when the program
-// runs, for a tensor with a dynamic axis (`pl.reshape(x, [t_dim, HC_DIM])` with `t_dim` the extent of
-// x's, in a program compiled once for every extent); that axis is kDynamicExtent, and takes the extent
-// the others leave.
-Result<Shape> ReshapeTarget(const ExprPtr& expr, bool of_dynamic, const Span& span) {
+// The new shape of a reshape: integers, any of them integer scalars known when the program runs (in
+// a program compiled once for every extent, `pl.reshape(x, [b_dim, s_dim, HEAD_DIM])` with `b_dim` and
+// `s_dim` extents of x's, or an inline helper's dynamic annotation given a static tensor); those axes
+// are kDynamicExtent, and the orchestration computes each when the program runs (codegen-orch's
+// reshape ViewStep), checking the element count there.
+Result<Shape> ReshapeTarget(const ExprPtr& expr, const Span& span) {
   const auto* tuple = expr->As<TupleLiteral>();
   if (!tuple) return TypeError("the new shape must be a list of integers", span);
   Shape shape;
   for (const auto& element : tuple->elements()) {
     const auto* scalar = element->type()->As<ScalarType>();
     auto value = AsConstInt(element);
-    if (!value && !of_dynamic) return TypeError("the new shape must be integer literals", span);
-    if (!value && (!scalar || !IsInteger(scalar->dtype()) || HasDynamicExtent(shape)))
-      return TypeError("the new shape of a tensor with a dynamic axis must be integer literals, but for one "
-                       "dimension known when the program runs",
-                       span);
+    if (!value && (!scalar || !IsInteger(scalar->dtype())))
+      return TypeError("the new shape must be integers", span);
     shape.push_back(value ? *value : kDynamicExtent);
   }
   return shape;
@@ -88,7 +86,7 @@ Result<Shape> ReshapeTarget(const ExprPtr& expr, bool of_dynamic, const Span& sp
 Result<TypePtr> DeduceReshape(const std::vector<ExprPtr>& args, const Call::Kwargs&, const Span& span) {
   const auto* tensor = args[0]->type()->As<TensorType>();
   if (!tensor) return TypeError(fmt::format("tensor.reshape reshapes a tensor, got {}", args[0]->type()->str()), span);
-  auto shape = ReshapeTarget(args[1], HasDynamicExtent(tensor->shape()), span);
+  auto shape = ReshapeTarget(args[1], span);
   if (!shape) return pypto::unexpected(shape.error());
   int64_t from = 1, to = 1;
   for (int64_t dim : tensor->shape()) from *= dim;
