@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "annotated_extents.h"
 #include "pypto/ir/dynamic_extent.h"
 
 
@@ -61,6 +62,57 @@ void BindUnboundArgs(py::handle def, const std::vector<ir::ExprPtr>& args, const
   }
 }
 
+// In a program compiled once for every extent, an inline helper's annotation and its argument may
+// disagree on which axes are known when it compiles: a constant written on an axis the argument has
+// only at run time (rope_interleave's `cos_half: pl.Tensor[[B, 32], ...]` given the entry's `[B_DYN,
+// 32]` cos), or a dimension the caller passes unbound written on an axis of a tensor it created at a
+// constant extent (`cos: pl.Tensor[[B_DYN, 64], ...]` given a [4, 64] tensor). The helper's body is
+// compiled with what its annotation says: the argument becomes a reshape of the caller's tensor to
+// that shape, located at the annotation, whose element count the orchestration checks when the
+// program runs (LoopExpander::Reshape). A build per extent refuses such a call at any other extent
+// when it compiles, so both builds accept the same calls. Only in orchestration code, and only where
+// every axis of the argument is then known (a constant, or the dimension's run-time variable).
+ir::Result<bool> FixAnnotatedExtents(py::handle def, std::vector<ir::ExprPtr>& args, const SourceMap& map,
+                                     const Constants* constants, const DynamicBindings& bound,
+                                     std::vector<ir::StmtPtr>& prelude) {
+  py::list params = def.attr("args").attr("args");
+  for (size_t i = 0; i < args.size() && i < py::len(params); ++i) {
+    const auto* tensor = args[i]->type()->As<ir::TensorType>();
+    py::handle annotation = params[i].attr("annotation");
+    const auto extents = AnnotatedExtents(annotation, map, constants);
+    const auto names = BareDynamicNames(annotation, map, constants);
+    if (!tensor || extents.size() != tensor->shape().size() || names.size() != extents.size()) continue;
+    const ir::Span span = map.SpanOf(annotation);
+    std::vector<ir::ExprPtr> dims;
+    bool changed = false;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      const int64_t extent = tensor->shape()[d];
+      auto unbound = names[d].empty() ? bound.end() : bound.find(names[d]);
+      if (extent == ir::kDynamicExtent && extents[d]) {
+        dims.push_back(std::make_shared<ir::ConstInt>(*extents[d], ir::DataType::INDEX, span));
+        changed = true;
+      } else if (extent != ir::kDynamicExtent && unbound != bound.end() && unbound->second.var &&
+                 !unbound->second.inherited && unbound->second.extent == ir::kDynamicExtent) {
+        dims.push_back(unbound->second.var);
+        changed = true;
+      } else if (extent != ir::kDynamicExtent) {
+        dims.push_back(std::make_shared<ir::ConstInt>(extent, ir::DataType::INDEX, span));
+      } else {
+        changed = false;  // an axis still known only at run time, with no variable here to name it
+        break;
+      }
+    }
+    if (!changed) continue;
+    auto reshape = ir::OpRegistry::Get().CreateCall(
+        "tensor.reshape", {args[i], std::make_shared<ir::TupleLiteral>(std::move(dims), span)}, {}, span);
+    if (!reshape) return pypto::unexpected(reshape.error());
+    auto var = std::make_shared<ir::Var>(params[i].attr("arg").cast<std::string>(), (*reshape)->type(), span);
+    prelude.push_back(std::make_shared<ir::AssignStmt>(var, *reshape, span));
+    args[i] = var;
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---- @pl.jit.inline calls ----------------------------------------------------------------------
@@ -95,6 +147,11 @@ ir::Result<ir::ExprPtr> FunctionParser::ParseInlineCall(const std::string& name,
   for (auto& [name, binding] : inliner.dynamic_) binding.inherited = true;
   BindUnboundArgs(call->source.def, call->args, dynamic_, env_, program_.run_time_shapes, inliner.map_,
                   inliner.source_.constants, inliner.dynamic_);
+  if (kernel_depth_ == 0)
+    if (auto ok = FixAnnotatedExtents(call->source.def, call->args, inliner.map_, inliner.source_.constants,
+                                      inliner.dynamic_, prelude_);
+        !ok)
+      return pypto::unexpected(ok.error());
   program_.parsing.insert(name);
   auto body = inliner.InlineBody(call->args, span);
   program_.parsing.erase(name);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "annotated_extents.h"
 #include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/row_merge.h"
 
@@ -361,6 +362,21 @@ std::vector<std::string> BareDynamicNames(py::handle annotation, const SourceMap
   for (const DynamicExtent& dynamic : shape->dynamic)
     names.push_back(dynamic.scale == 1 && dynamic.offset == 0 ? dynamic.name : std::string());
   return names;
+}
+
+std::vector<std::optional<int64_t>> AnnotatedExtents(py::handle annotation, const SourceMap& map,
+                                                     const Constants* constants) {
+  std::vector<std::optional<int64_t>> extents;
+  if (annotation.is_none()) return extents;
+  py::handle inner = WithoutDirection(annotation);
+  if (!IsNode(inner, "Subscript") || !IsTensorName(DottedName(inner.attr("value")))) return extents;
+  py::handle slice = inner.attr("slice");
+  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2) return extents;
+  auto shape = ReadShape(py::list(slice.attr("elts"))[0], map, constants);
+  if (!shape) return extents;
+  for (size_t d = 0; d < shape->dims.size(); ++d)
+    extents.push_back(shape->dynamic[d].name.empty() ? std::optional(shape->dims[d]) : std::nullopt);
+  return extents;
 }
 
 std::set<std::string> DynamicDimsIn(py::handle annotation, const Constants* constants) {
