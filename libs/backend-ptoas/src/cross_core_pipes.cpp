@@ -68,6 +68,11 @@ pypto::expected<void, std::string> PlaceSlotBuffer(std::string_view group, const
 
 }  // namespace
 
+bool IsPipeSetupOp(std::string_view op) {
+  return op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe" || op == "system.reserve_buffer" ||
+         op == "system.import_peer_buffer";
+}
+
 pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir::Function& aic, KernelPlan& aic_plan,
                                                const ir::Function& aiv, KernelPlan& aiv_plan, std::string_view arch) {
   PipeUse& cube = aic_plan.pipes;

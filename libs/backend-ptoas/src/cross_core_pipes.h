@@ -79,6 +79,11 @@ struct PipeUse {
 // PTOAS's ring depth for a pipe with `dir_mask` (PTOLowerFrontendPipeOpsPass at the table's revision).
 inline int SlotsPerPipe(int dir_mask) { return dir_mask == (kDirC2V | kDirV2C) ? 4 : 8; }
 
+// The explicit setup ops a program may write its pipes with (reserve_buffer, import_peer_buffer,
+// initialize_pipe). The backend sets each member's pipes up itself from its pushes and pops, so the
+// setup it accepts (Planner::CheckPipeSetup) emits nothing.
+bool IsPipeSetupOp(std::string_view op);
+
 struct KernelPlan;
 
 // Joins the planned members of the mixed kernel `group`: the directions and slot size they share,

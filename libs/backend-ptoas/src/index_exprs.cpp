@@ -198,6 +198,8 @@ std::string KernelEmitter::ConditionValue(const ir::ExprPtr& condition, const ir
     Add(body_, fmt::format("{} = arith.constant {} : i1", value, constant->value() ? "true" : "false"), span);
     return value;
   }
+  // A boolean scalar parameter is its i1 argument (Planner::CheckCondition).
+  if (const auto* flag = condition->As<ir::Var>()) return values_.at(flag);
   const auto& binary = *condition->As<ir::BinaryExpr>();
   if (const auto dtype = ComparedFloatType(binary)) return FloatComparison(binary, *dtype, span);
   std::string lhs = IndexValue(binary.lhs(), span);

@@ -155,12 +155,10 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
 
 // Cross-core pipes (kernel_plan_pipes.cpp) and the setup ops of hand-written ones.
 bool Planner::IsPipeOp(const std::string& op) {
-  return ir::IsCrossCorePipeOp(op) || op == "system.aic_initialize_pipe" || op == "system.aiv_initialize_pipe" ||
-         op == "system.reserve_buffer" || op == "system.import_peer_buffer";
+  return ir::IsCrossCorePipeOp(op) || IsPipeSetupOp(op);
 }
 
-// The backend writes each member's pipe setup (slot buffers, initialize_pipe) from its pushes and
-// pops; a program that writes its own would need its buffers and ring geometry carried over.
+// A pipe op where the plan lowers other ops: the pipe ops themselves are checked by CheckPipeOp.
 Status Planner::PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
   const std::string& op = call.target_name();
   return Error(call.span().known() ? call.span() : stmt.span(),
@@ -207,6 +205,10 @@ Status Planner::CheckAssign(const ir::AssignStmt& assign) {
   if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, assign.span(), &assign);
   if (assign.var()->type()->As<ir::ScalarType>()) return CheckScalarAssign(assign, call);
   if (!call) {
+    // `b = a` of a tile names a's buffer again (an accumulator that a loop after it may carry on).
+    const auto* source = assign.value()->As<ir::Var>();
+    if (source && assign.var()->type()->As<ir::TileType>() && tiles_.contains(source))
+      return AliasTile(*assign.var(), *source, assign.span());
     return Error(assign.span(), fmt::format("backend-ptoas cannot lower the plain assignment to '{}' in kernel '{}'",
                                             assign.var()->name_hint(), kernel_.name()));
   }

@@ -3,6 +3,7 @@
 // must stay in one buffer (tile aliases) or be index values.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -197,15 +198,24 @@ Status Planner::CheckIf(const ir::IfStmt& branch) {
 }
 
 // A condition is a comparison of index values (arith.cmpi) or of floating-point scalars
-// (arith.cmpf), or a constant.
+// (arith.cmpf), a constant, or a boolean scalar parameter (`if is_first:`), whose i1 argument it is.
 Status Planner::CheckCondition(const ir::ExprPtr& condition, const ir::Span& span, std::string_view construct) {
-  if (condition->Is<ir::ConstBool>()) return {};
+  if (condition->Is<ir::ConstBool>() || IsBoolParam(*condition)) return {};
   const auto* binary = condition->As<ir::BinaryExpr>();
   if (!binary || !ir::IsComparison(binary->op()))
     return Error(span, fmt::format("backend-ptoas cannot lower the {} condition `{}` in kernel '{}': it lowers "
-                                   "comparisons of integers and of floating-point scalars",
+                                   "comparisons of integers and of floating-point scalars, and boolean "
+                                   "scalar parameters",
                                    construct, ir::PrintExpr(condition), kernel_.name()));
   return CheckComparison(*binary, fmt::format("the {} condition `{}`", construct, ir::PrintExpr(condition)), span);
+}
+
+bool Planner::IsBoolParam(const ir::Expr& expr) const {
+  const auto* var = expr.As<ir::Var>();
+  const auto* scalar = expr.type()->As<ir::ScalarType>();
+  return var && scalar && scalar->dtype() == ir::DataType::BOOL &&
+         std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
+                     [&](const ir::VarPtr& param) { return param.get() == var; });
 }
 
 // An integer scalar carried by a loop or merged by an if: an scf result of type index.

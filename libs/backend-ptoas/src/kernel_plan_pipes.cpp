@@ -67,9 +67,9 @@ int HeldSlots(const std::vector<ir::StmtPtr>& block, const std::set<const ir::Va
 
 Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
   const std::string& op = call.target_name();
-  // initialize_pipe, reserve_buffer, import_peer_buffer: the backend writes the setup itself.
-  if (!ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
   const ir::Span& span = call.span().known() ? call.span() : stmt.span();
+  if (IsPipeSetupOp(op)) return CheckPipeSetup(call, span);
+  if (!ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
   if (const auto id = ir::FindAttr<int64_t>(call.kwargs(), "id"); id && *id != 0)
     return Error(span, fmt::format("backend-ptoas cannot lower '{}' with id={} in kernel '{}': PTOAS's pipe ops carry "
                                    "one pipe per direction, which is id 0",
@@ -115,6 +115,24 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
   if (!tiles_.insert(&var).second)
     return Error(span, fmt::format("tile '{}' is assigned twice; backend-ptoas expects SSA form", var.name_hint()));
   pipes.slot_tiles.insert(&var);
+  return {};
+}
+
+// A program's own pipe setup (reserve_buffer, import_peer_buffer, initialize_pipe) describes the
+// pipe the backend sets up from the pushes and pops anyway: PTOAS's one pipe per direction (id 0),
+// its slot buffers placed past the tiles, its fixed ring. The setup is accepted where it asks for no
+// more than that, and emits nothing; the slot buffer's name, size and base are the backend's.
+Status Planner::CheckPipeSetup(const ir::Call& call, const ir::Span& span) const {
+  const std::string& op = call.target_name();
+  if (const auto id = ir::FindAttr<int64_t>(call.kwargs(), "id"); id && *id != 0)
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with id={} in kernel '{}': PTOAS's pipe ops carry "
+                                   "one pipe per direction, which is id 0",
+                                   op, *id, kernel_.name()));
+  for (const char* ring : {"slot_num", "local_slot_num"})
+    if (ir::FindAttr<int64_t>(call.kwargs(), ring))
+      return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {} in kernel '{}': the pipes it sets up "
+                                     "have PTOAS's fixed ring (8 slots, or 4 each way); leave {} out",
+                                     op, ring, kernel_.name(), ring));
   return {};
 }
 

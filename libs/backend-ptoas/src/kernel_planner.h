@@ -38,6 +38,7 @@ class Planner {
   static Status CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor);
   Status CheckStmt(const ir::Stmt& stmt);
   static bool IsPipeOp(const std::string& op);
+  Status CheckPipeSetup(const ir::Call& call, const ir::Span& span) const;
   Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const;
   // Cross-core pipe ops (kernel_plan_pipes.cpp).
   Status CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
@@ -114,6 +115,7 @@ class Planner {
   Status CheckFor(const ir::ForStmt& loop);
   Status CheckWhile(const ir::WhileStmt& loop);
   Status CheckIf(const ir::IfStmt& branch);
+  bool IsBoolParam(const ir::Expr& expr) const;
   Status CheckCondition(const ir::ExprPtr& condition, const ir::Span& span, std::string_view construct = "if");
   static bool IsIndexScalarExpr(const ir::Expr& expr);
   static bool IsIndexScalar(const ir::Var& var);

@@ -39,6 +39,11 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   const ir::Call* call = nullptr;
   const auto* assign = stmt.As<ir::AssignStmt>();
   const auto* value = assign ? assign->value()->As<ir::Call>() : nullptr;
+  // An explicit pipe setup is the one the module's pipes already have (Planner::CheckPipeSetup).
+  const auto* eval = stmt.As<ir::EvalStmt>();
+  const auto* evaluated = eval ? eval->expr()->As<ir::Call>() : nullptr;
+  for (const ir::Call* setup : {value, evaluated})
+    if (setup && IsPipeSetupOp(setup->target_name())) return;
   // comm.rank, array.get_element and prefetch.wait give scalars too.
   const bool own_form =
       value && (value->target_name().starts_with("comm.") || value->target_name().starts_with("array.") ||

@@ -335,6 +335,41 @@ TEST(EmitModuleCrossCorePipes, APipeOnlyOneMemberUsesIsRefused) {
             "its peer 'g_aic' never does");
 }
 
+// `member` with a program's own pipe setup before its body, as the cross-core tests write it:
+//     buf = pl.reserve_buffer(name="g_buf", size=8192, base=0x2000)     # line 30 (the vector member)
+//     peer = pl.import_peer_buffer(name="g_buf", peer_func="g_aiv")      # line 30 (the cube member)
+//     pl.aiv_initialize_pipe(dir_mask=3, slot_size=1024, c2v_consumer_buf=buf, **ring)   # line 31
+ir::FunctionPtr WithPipeSetup(const ir::Function& member, ir::Call::Kwargs ring = {}) {
+  const bool cube = member.type() == ir::FunctionType::AIC;
+  auto buffer = cube ? Op("system.import_peer_buffer", {}, At(30, 12), {{"name", std::string("g_buf")},
+                                                                        {"peer_func", std::string("g_aiv")}})
+                     : Op("system.reserve_buffer", {}, At(30, 11), {{"name", std::string("g_buf")},
+                                                                    {"size", int64_t{8192}},
+                                                                    {"base", int64_t{0x2000}}});
+  auto buf = std::make_shared<ir::Var>(cube ? "peer" : "buf", buffer->type(), At(30, 5));
+  ring.insert(ring.begin(), {{"dir_mask", int64_t{3}}, {"slot_size", int64_t{1024}}});
+  auto init = Op(cube ? "system.aic_initialize_pipe" : "system.aiv_initialize_pipe", {buf}, At(31, 5), ring);
+  std::vector<ir::StmtPtr> body = {Assign(buf, buffer, At(30, 5)), Eval(init, At(31, 5))};
+  for (const auto& stmt : member.body()->As<ir::SeqStmts>()->stmts()) body.push_back(stmt);
+  return Kernel(member.name(), member.params(), member.param_directions(), std::move(body), member.type());
+}
+
+// The setup a program writes is the one the backend writes for its pushes and pops: the module is
+// the same with it as without it.
+TEST(EmitModuleCrossCorePipes, AProgramsOwnPipeSetupIsTheOneTheModuleHas) {
+  EXPECT_EQ(EmitGroup(*WithPipeSetup(*CubeMember()), *WithPipeSetup(*VectorMember()), "a2a3"),
+            EmitGroup(*CubeMember(), *VectorMember(), "a2a3"));
+}
+
+TEST(EmitModuleCrossCorePipes, APipeSetupOfASecondPipeOrAnotherRingIsRefused) {
+  EXPECT_EQ(GroupError(*WithPipeSetup(*CubeMember(), {{"id", int64_t{1}}}), *VectorMember(), "a2a3"),
+            "k.py:31:5: backend-ptoas cannot lower 'system.aic_initialize_pipe' with id=1 in kernel 'g_aic': PTOAS's "
+            "pipe ops carry one pipe per direction, which is id 0");
+  EXPECT_EQ(GroupError(*CubeMember(), *WithPipeSetup(*VectorMember(), {{"slot_num", int64_t{2}}}), "a2a3"),
+            "k.py:31:5: backend-ptoas cannot lower 'system.aiv_initialize_pipe' with slot_num in kernel 'g_aiv': the "
+            "pipes it sets up have PTOAS's fixed ring (8 slots, or 4 each way); leave slot_num out");
+}
+
 // Alone, a member's module could not name its peer's slot buffer.
 TEST(EmitModuleCrossCorePipes, AMemberAloneIsRefused) {
   auto text = EmitModule(*VectorMember(), "a2a3");

@@ -759,6 +759,45 @@ TEST(EmitModuleLoops, SiblingLoopsWithTheSameVariableName) {
       << text;
 }
 
+// def first_copy(a, out, is_first: pl.Scalar[pl.BOOL]):   # line 1
+//     t = pl.load(a, [0, 0], [16, 16])                    # line 2, at 0
+//     if is_first:                                        # line 3
+//         pl.store(t, [0, 0], out)                        # line 4
+//     u = t                                               # line 5
+//     pl.store(u, [0, 0], out)                            # line 6
+// A BOOL parameter is the condition as it is (its i1 argument), and a plain assignment of a tile
+// names the same buffer.
+TEST(EmitModuleLoops, ABoolParameterIsAConditionAndAPlainTileAssignmentAnAlias) {
+  auto a = TensorParam("a", {16, 16}, At(1, 16));
+  auto out = TensorParam("out", {16, 16}, At(1, 19));
+  auto is_first = ScalarParam("is_first", ir::DataType::BOOL, At(1, 24));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
+  auto t = TileAt("t", load, 0);
+  auto u = std::make_shared<ir::Var>("u", t->type(), At(5, 5));
+  auto branch = std::make_shared<ir::IfStmt>(
+      is_first,
+      std::make_shared<ir::SeqStmts>(
+          std::vector<ir::StmtPtr>{Eval(Op("tile.store", {t, Ints({0, 0}), out}, At(4, 9)), At(4, 9))}),
+      nullptr, std::vector<ir::VarPtr>{}, At(3, 5));
+  auto kernel = Kernel("first_copy", {a, out, is_first},
+                       {ir::ParamDirection::In, ir::ParamDirection::Out, ir::ParamDirection::In},
+                       {Assign(t, load, At(2, 5)), branch, Assign(u, t, At(5, 5)),
+                        Eval(Op("tile.store", {u, Ints({0, 0}), out}, At(6, 5)), At(6, 5))});
+  const std::string tb = TileBuf(16, 16);
+  const std::string text = Emit(*kernel, ModuleOptions{.source_locations = false});
+  EXPECT_NE(text.find("func.func @first_copy(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: i1)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    scf.if %arg2 {\n"
+                      "      %out_pview = pto.partition_view %out_view, offsets = [%c0_index, %c0_index], sizes = "
+                      "[%c16_index, %c16_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>\n"
+                      "      pto.tstore ins(%t : " + tb + ") outs(%out_pview : !pto.partition_tensor_view<16x16xf32>)\n"
+                      "    }\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("%u"), std::string::npos) << text;  // u is t's buffer
+}
+
 // The wrapper depends on the parameters only; a loop in the body changes nothing in it.
 TEST(EmitModuleLoops, KernelWrapperOfALoopKernel) {
   auto wrapper = EmitKernelWrapper(*ChunkedAddKernel());
