@@ -33,6 +33,7 @@ enum class OpForm {
   TileScalar,  // ins(tile, scalar [, tile]): the scalar at the tile's element type; the last tile is trems's
                // scratch, or taddsc / tsubsc's third operand
   TileI32,     // ins(tile, scalar [, tmp]): the scalar as an i32 (the bitwise and shift instructions)
+  TileF32,     // ins(tile, scalar): the scalar as an f32 whatever the tile's element type (tlrelu's slope)
   Cast,        // ins(tile {rmode = #pto<round_mode MODE>})
   Broadcast,   // ins(argument 1 only): argument 0 gives only the shape (row_expand, col_expand)
   ColSum,      // Tiles, plus {isBinary = true} when the scratch tile is given
@@ -71,6 +72,9 @@ struct OpLowering {
 const OpLowering* FindLowering(std::string_view op_name);
 // Every lowering, in table order (the README's table follows it).
 const std::vector<OpLowering>& Lowerings();
+// The type a TileScalar / TileI32 / TileF32 op takes its scalar operand at: the tile's element type,
+// i32, or f32 (PTOAS types tlrelu's slope F32 for f16 tiles too).
+ir::DataType ScalarOperandType(const OpLowering& lowering, const ir::Expr& tile);
 
 // INT8..INT64 (not INDEX, not unsigned): the integers arith converts with sitofp / extsi / trunci.
 bool IsSignedInteger(ir::DataType dtype);

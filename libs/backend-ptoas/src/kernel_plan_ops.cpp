@@ -91,13 +91,12 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
     case OpForm::Alloc: return {};
     case OpForm::Fill: return CheckScalarOperand(args[1], call.type(), op, span);
     case OpForm::TileScalar:
-    case OpForm::TileI32: {
+    case OpForm::TileI32:
+    case OpForm::TileF32: {
       if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
       if (args.size() > 2)
         if (auto ok = CheckTileOperand(args[2], op, span); !ok) return ok;
-      const ir::DataType dtype = lowering.form == OpForm::TileI32 ? ir::DataType::INT32
-                                                                  : args[0]->type()->As<ir::TileType>()->dtype();
-      return CheckScalarOperand(args[1], dtype, op, span);
+      return CheckScalarOperand(args[1], ScalarOperandType(lowering, *args[0]), op, span);
     }
     case OpForm::Broadcast: return CheckTileOperand(args[1], op, span);
     case OpForm::Reshape:
@@ -290,7 +289,7 @@ Status Planner::CheckResult(const OpLowering& lowering, const ir::Call& call, co
     if (lowering.form == OpForm::Tiles) {
       for (const auto& arg : args) tiles.push_back(arg->As<ir::Var>());
     } else if (lowering.form == OpForm::TileScalar || lowering.form == OpForm::TileI32 ||
-               lowering.form == OpForm::Cast || lowering.form == OpForm::Compare) {
+               lowering.form == OpForm::TileF32 || lowering.form == OpForm::Cast || lowering.form == OpForm::Compare) {
       tiles.push_back(args[0]->As<ir::Var>());
       if (lowering.form == OpForm::TileScalar && args.size() > 2) tiles.push_back(args[2]->As<ir::Var>());
     } else if (lowering.form == OpForm::SelectScalar) {

@@ -53,7 +53,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.relu", "pto.trelu", OpForm::Tiles, true},
       {"tile.abs", "pto.tabs", OpForm::Tiles, true},
       {"tile.neg", "pto.tneg", OpForm::Tiles, true},
-      {"tile.lrelu", "pto.tlrelu", OpForm::TileScalar, true},
+      {"tile.lrelu", "pto.tlrelu", OpForm::TileF32, true},
       {"tile.not", "pto.tnot", OpForm::Tiles, true},
       {"tile.and", "pto.tand", OpForm::Tiles, true},
       {"tile.or", "pto.tor", OpForm::Tiles, true},
@@ -130,6 +130,12 @@ const OpLowering* FindLowering(std::string_view op_name) {
     if (lowering.op == op_name) return &lowering;
   }
   return nullptr;
+}
+
+ir::DataType ScalarOperandType(const OpLowering& lowering, const ir::Expr& tile) {
+  if (lowering.form == OpForm::TileI32) return ir::DataType::INT32;
+  if (lowering.form == OpForm::TileF32) return ir::DataType::FP32;
+  return tile.type()->As<ir::TileType>()->dtype();
 }
 
 }  // namespace pypto::backend_ptoas

@@ -165,10 +165,9 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       break;
     case OpForm::Fill: ins = {ScalarOperand(args[1], result.type()->As<ir::TileType>()->dtype(), span)}; break;
     case OpForm::TileScalar:
-    case OpForm::TileI32: {
-      const ir::DataType dtype = lowering.form == OpForm::TileI32 ? ir::DataType::INT32
-                                                                  : args[0]->type()->As<ir::TileType>()->dtype();
-      ins = {tile(args[0]), ScalarOperand(args[1], dtype, span)};
+    case OpForm::TileI32:
+    case OpForm::TileF32: {
+      ins = {tile(args[0]), ScalarOperand(args[1], ScalarOperandType(lowering, *args[0]), span)};
       if (args.size() > 2) ins.push_back(tile(args[2]));  // trems / txors's scratch, taddsc's third operand
       break;
     }

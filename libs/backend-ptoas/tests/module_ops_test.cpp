@@ -202,11 +202,20 @@ TEST(EmitModuleOps, Unary) {
   const std::string i16 = Vec(16, 64, "i16");
   EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.not", {v.t}, {}); }, "pto.tnot", DataType::INT16),
             "pto.tnot ins(%t : " + i16 + ") outs(%r : " + i16 + ")");
-  // Leaky ReLU passes its slope as a scalar of the tile's type.
+  // Leaky ReLU passes its slope as an f32 whatever the tile's type (PTOAS's TLReluOp takes F32:$slope):
+  // a literal is an f32 constant, a half-precision parameter is extended.
   auto lrelu = Emit(*OneOpKernel([](const Tiles& v) { return Op("tile.lrelu", {v.t, Float(0.25)}, {}); }));
   EXPECT_EQ(LineStartingWith(lrelu, "%cst "), "%cst = arith.constant 2.50000000000000000e-01 : f32");
   EXPECT_EQ(LineStartingWith(lrelu, "pto.tlrelu "),
             "pto.tlrelu ins(%t, %cst : " + kV + ", f32) outs(%r : " + kV + ")");
+  const std::string h = Vec(16, 64, "f16");
+  auto half = Emit(*OneOpKernel([](const Tiles& v) { return Op("tile.lrelu", {v.t, Float(0.1)}, {}); }, DataType::FP16));
+  EXPECT_EQ(LineStartingWith(half, "%cst "), "%cst = arith.constant 1.00000000000000006e-01 : f32");
+  EXPECT_EQ(LineStartingWith(half, "pto.tlrelu "), "pto.tlrelu ins(%t, %cst : " + h + ", f32) outs(%r : " + h + ")");
+  auto s = ScalarParam("s", DataType::FP16, {});
+  auto param = Emit(*OneOpKernel([&](const Tiles& v) { return Op("tile.lrelu", {v.t, s}, {}); }, DataType::FP16, {s}));
+  EXPECT_EQ(LineStartingWith(param, "%0 "), "%0 = arith.extf %arg3 : f16 to f32");
+  EXPECT_EQ(LineStartingWith(param, "pto.tlrelu "), "pto.tlrelu ins(%t, %0 : " + h + ", f32) outs(%r : " + h + ")");
 }
 
 // high_precision=True selects PTOAS's precise division and logarithm with an attribute after outs();
