@@ -142,6 +142,11 @@ class KernelEmitter {
   TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
   // A tile; for a row-major op, a column vector's [1, N] row view instead.
   TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
+  // memory_gather_scatter.cpp: tile.mgather and tile.mscatter, through whole-tensor partitions.
+  void LowerMemGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  void LowerMemScatter(const ir::Call& call, const ir::Span& span);
+  // random_tile.cpp: tile.random as pto.trandom.
+  void LowerRandom(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   std::string RowViewType(const ir::Var& tile) const;
   // The ZN [cols, rows] view of a Mat tile that a b_trans operand is moved from, and its name.
   std::string TransposedViewType(const ir::Var& tile) const;

@@ -131,9 +131,10 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
     if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
-    if (!call || call->target_name() != "tile.store") {
+    // The ops that write a tensor: the statement's value, that tensor, needs no name.
+    if (!call || (call->target_name() != "tile.store" && call->target_name() != "tile.mscatter")) {
       return Error(stmt.span(), fmt::format("backend-ptoas cannot lower an expression statement other than "
-                                            "tile.store in kernel '{}'",
+                                            "tile.store or tile.mscatter in kernel '{}'",
                                             kernel_.name()));
     }
     return CheckCall(*call, stmt, nullptr);

@@ -55,6 +55,9 @@ enum class OpForm {
   Gather,      // ins(src, indices, tmp) outs(result): tgather's index form; the program's tmp or one in the Vec scratch
   GatherDim,   // ins(src, indices, tmp) outs(result): tgather's index form, row by row; tmp in the Vec scratch
   Transpose,   // ins(src, tmp) outs(result): ttrans; tmp is the program's or TransposeScratchTiles' tile
+  MemGather,   // ins(mem partition, idx [, scratch]) outs(result) {coalesce = ..}: tile.mgather
+  MemScatter,  // ins(src, idx) outs(the whole tensor's partition): tile.mscatter, whose result is that tensor
+  Random,      // ins(key0, key1, counter0..3 : i32 x6) outs(result); rounds other than 10 in the generic form only
   TransposeView,  // a Mat tile read transposed: the result's alloc_tile, at the source's address, types its NZ
                   // bytes as the ZN layout of the transpose; nothing in the body
 };

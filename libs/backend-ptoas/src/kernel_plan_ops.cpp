@@ -36,6 +36,7 @@ Status Planner::CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::
   }
   if (auto ok = CheckCoreType(call, span); !ok) return ok;
   if (lowering->form == OpForm::Store) return CheckStore(call, span, assign);
+  if (lowering->form == OpForm::MemScatter) return CheckMemScatter(call, span, assign);
   if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
   if (auto ok = CheckOperands(*lowering, call, span); !ok) return ok;
   if (lowering->form == OpForm::Window)
@@ -159,6 +160,13 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
     case OpForm::Insert:
       if (auto ok = CheckTileOperand(args[1], op, span); !ok) return ok;
       return CheckOrigin(args[2]->As<ir::TupleLiteral>()->elements(), op, span);
+    case OpForm::MemGather: return CheckMemGather(call, span);
+    case OpForm::Random:
+      for (size_t i = 0; i < 6; ++i) {
+        if (auto ok = CheckScalarOperand(args[i], ir::DataType::INT32, op, span); !ok) return ok;
+      }
+      return args.size() > 7 ? CheckValidExtents(args[7]->As<ir::TupleLiteral>()->elements(), op, span) : Status{};
+    case OpForm::MemScatter:  // CheckMemScatter
     case OpForm::Store: break;
   }
   return {};
@@ -417,6 +425,8 @@ Status Planner::CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, s
                                    const ir::Span& span) const {
   if (auto element = MlirElementType(dtype); !element) return Error(span, element.error());
   if (const auto* constant = arg->As<ir::ConstFloat>()) {
+    // An integer written as a float (pl.const(2.0, pl.FP32) on an INT16 tile) is that integer.
+    if (!ir::IsFloat(dtype) && constant->value() == std::trunc(constant->value())) return {};
     if (!ir::IsFloat(dtype)) {
       return Error(span, fmt::format("the scalar {} of '{}' is not an integer, but the tile is {}",
                                      constant->value(), op, ir::DataTypeName(dtype)));

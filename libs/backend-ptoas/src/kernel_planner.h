@@ -69,6 +69,9 @@ class Planner {
   Status CheckZeroedDestination(const ir::Call& call, const ir::Span& span) const;
   // The gathers by index (kernel_plan_gather.cpp).
   Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
+  // tile.mgather and tile.mscatter, whose memory operands are whole tensors (kernel_plan_memory_indexed.cpp).
+  Status CheckMemGather(const ir::Call& call, const ir::Span& span);
+  Status CheckMemScatter(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
   Status CheckGatherDim(const ir::Call& call, const ir::Span& span);
   Status CheckGather(const ir::Call& call, const ir::Span& span);
   Status NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span& span);

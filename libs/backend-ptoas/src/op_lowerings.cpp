@@ -121,6 +121,9 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.fillpad_inplace", "pto.tfillpad", OpForm::FillPad},
       {"tile.fillpad_expand", "pto.tfillpad_expand", OpForm::FillPad},
       {"tile.set_validshape", "pto.alloc_tile", OpForm::ValidShape},
+      {"tile.mgather", "pto.mgather", OpForm::MemGather},
+      {"tile.mscatter", "pto.mscatter", OpForm::MemScatter},
+      {"tile.random", "pto.trandom", OpForm::Random, true},
   };
   return table;
 }

@@ -89,7 +89,8 @@ TEST(EmitModuleErrors, CallToAnotherFunction) {
   auto call = std::make_shared<ir::Call>("helper", std::vector<ir::ExprPtr>{a}, a->type(), At(4, 7));
   auto kernel = Kernel("k", {a}, {ir::ParamDirection::In}, {Eval(call, At(4, 5))});
   EXPECT_EQ(ErrorOf(*kernel),
-            "k.py:4:5: backend-ptoas cannot lower an expression statement other than tile.store in kernel 'k'");
+            "k.py:4:5: backend-ptoas cannot lower an expression statement other than tile.store or tile.mscatter in "
+            "kernel 'k'");
   auto r = std::make_shared<ir::Var>("r", a->type());
   auto assigned = Kernel("k", {a}, {ir::ParamDirection::In}, {Assign(r, call, At(4, 5))});
   EXPECT_EQ(ErrorOf(*assigned), "k.py:4:7: backend-ptoas cannot lower the call to function 'helper' in kernel 'k'");

@@ -167,6 +167,10 @@ TEST(EmitModuleOps, TileScalar) {
   const std::string i = Vec(16, 64, "i32");
   EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.subs", {v.t, Int(3)}, {}); }, "pto.tsubs", DataType::INT32),
             "pto.tsubs ins(%t, %c3_i32 : " + i + ", i32) outs(%r : " + i + ")");
+  // A float literal that holds an integer (pl.const(2.0, pl.FP32) on an INT16 tile) is that integer.
+  const std::string i16 = Vec(16, 64, "i16");
+  EXPECT_EQ(OpLine([](const Tiles& v) { return Op("tile.subs", {v.t, Float(2.0)}, {}); }, "pto.tsubs", DataType::INT16),
+            "pto.tsubs ins(%t, %c2_i16 : " + i16 + ", i16) outs(%r : " + i16 + ")");
   auto n = ScalarParam("n", DataType::INT16, {});
   auto mins = Emit(*OneOpKernel([&](const Tiles& v) { return Op("tile.minimums", {v.t, n}, {}); }, DataType::INT32,
                                 {n}));
