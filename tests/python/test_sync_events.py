@@ -10,7 +10,7 @@ import torch
 
 N = 16
 
-# backend-ptoas does not emit the event ops yet; on a simulator that is a warning at compile time.
+# backend-ptoas does not emit the intra-core barriers yet; on a simulator that is a warning at compile time.
 pytestmark = pytest.mark.filterwarnings("ignore:no .pto written for kernel .* backend-ptoas does not lower the "
                                         "synchronisation op")
 
@@ -170,12 +170,70 @@ def test_the_vector_kernel_reads_the_product_once_the_cube_raised_the_event(tmp_
     torch.testing.assert_close(out, a @ b + x, rtol=1e-4, atol=1e-4)
 
 
-def test_backend_ptoas_names_the_event_op_it_does_not_lower(tmp_path):
+def test_backend_ptoas_names_the_barrier_it_does_not_lower(tmp_path):
     from pypto.ir import compile
 
     with pytest.warns(UserWarning, match=r"backend-ptoas does not lower the synchronisation op "
-                      r"'pl.system.set_ffts' \(pto.set_ffts\) yet in kernel 'cube'"):
+                      r"'pl.system.bar_m' \(pto.barrier <PIPE_M>\) yet in kernel 'cube'"):
         compile(CubeThenVector, output_dir=str(tmp_path / "build"))
+
+
+@pl.program
+class EventsOnly:
+    """CubeThenVector with the cross-core event and the FFTS workspace only."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
+             prod: pl.InOut[pl.Tensor[[N, N], pl.FP32]], ws: pl.Tensor[[256], pl.INT64],
+             out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        pl.system.set_ffts(ws)
+        ta = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [N, N], target_memory=pl.Mem.Mat)
+        c = pl.matmul(pl.move(ta, target_memory=pl.Mem.Left), pl.move(tb, target_memory=pl.Mem.Right))
+        pl.store(c, [0, 0], prod)
+        pl.system.sync_set(5, pipe=pl.PipeType.FIX, ffts_mode=2)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
+            prod: pl.InOut[pl.Tensor[[N, N], pl.FP32]], ws: pl.Tensor[[256], pl.INT64],
+            out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        pl.system.set_ffts(ws)
+        tx = pl.load(x, [0, 0], [N, N])
+        pl.system.sync_wait(5, pipe=pl.PipeType.MTE2)
+        tp = pl.load(prod, [0, 0], [N, N])
+        out = pl.store(pl.add(tp, tx), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def fused(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
+              prod: pl.InOut[pl.Tensor[[N, N], pl.FP32]], ws: pl.Tensor[[256], pl.INT64],
+              out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        self.cube(a, b, x, prod, ws, out)
+        out = self.vec(a, b, x, prod, ws, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32], x: pl.Tensor[[N, N], pl.FP32],
+             prod: pl.InOut[pl.Tensor[[N, N], pl.FP32]], ws: pl.Tensor[[256], pl.INT64],
+             out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        out = self.fused(a, b, x, prod, ws, out)
+        return out
+
+
+def test_backend_ptoas_writes_the_events_and_the_ffts_workspace_as_ptoas_defines_them(tmp_path):
+    from pypto.ir import compile
+
+    compiled = compile(EventsOnly, output_dir=str(tmp_path / "build"))
+    a, b, x = torch.randn(N, N), torch.randn(N, N), torch.randn(N, N)
+    prod, out = torch.zeros(N, N), torch.zeros(N, N)
+    compiled(a, b, x, prod, torch.zeros(256, dtype=torch.int64), out)
+    torch.testing.assert_close(out, a @ b + x, rtol=1e-4, atol=1e-4)
+    cube = (tmp_path / "build" / "kernels" / "aic" / "cube.pto").read_text()
+    vec = (tmp_path / "build" / "kernels" / "aiv" / "vec.pto").read_text()
+    # The workspace is the 5th tensor: a memref, as PTOAS a56b18c's pto.set_ffts takes it.
+    assert "%arg4: memref<256xi64>" in cube and "pto.set_ffts %arg4 : memref<256xi64>" in cube, cube
+    assert "pto.sync.set <PIPE_FIX>, 5 {ffts_mode = 2 : i32}" in cube, cube
+    assert "pto.set_ffts %arg4 : memref<256xi64>" in vec and "pto.sync.wait <PIPE_MTE2>, 5" in vec, vec
 
 
 MIXED_KERNEL = '''

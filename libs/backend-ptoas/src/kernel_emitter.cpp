@@ -100,6 +100,10 @@ std::string KernelEmitter::Signature() const {
   std::vector<std::string> args;
   for (const auto& param : plan_.tensor_params) {
     const auto* tensor = param->type()->As<ir::TensorType>();
+    if (plan_.ffts_workspaces.contains(param.get())) {
+      args.push_back(fmt::format("{}: {}", values_.at(param.get()), FftsWorkspaceType(*tensor)));
+      continue;
+    }
     args.push_back(fmt::format("{}: {}", values_.at(param.get()), PtrType(ElementOf(tensor->dtype()))));
   }
   for (const auto& param : plan_.scalar_params) {

@@ -100,6 +100,9 @@ class KernelEmitter {
   std::string LocalArrayType(const ir::Var& array) const;
   void EmitLocalArrays();
   void LowerArray(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
+  // pl.system.set_ffts, sync_set and sync_wait (sync_ops.cpp).
+  void LowerSync(const ir::Call& call, const ir::Span& span);
+  std::string FftsWorkspaceType(const ir::TensorType& tensor) const;
   // The communication ops of a distributed kernel (comm_ops.cpp).
   void LowerComm(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
   void LowerNotify(const ir::Call& call, const ir::Span& span);

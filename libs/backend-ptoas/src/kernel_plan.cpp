@@ -67,7 +67,13 @@ pypto::expected<KernelPlan, std::string> Planner::Run() {
     if (auto ok = CheckStmt(*stmt); !ok) return pypto::unexpected(ok.error());
   }
   for (const auto& param : plan_.tensor_params) {
-    if (used_.contains(param.get())) plan_.viewed_tensors.push_back(param);
+    if (!used_.contains(param.get())) continue;
+    if (plan_.ffts_workspaces.contains(param.get()))
+      return pypto::unexpected(Error(param->span(), fmt::format("backend-ptoas cannot lower kernel '{}': it reads "
+                                                                 "the FFTS workspace '{}' it hands pl.system.set_ffts; "
+                                                                 "pass the tensor it reads separately",
+                                                                 kernel_.name(), param->name_hint())).error());
+    plan_.viewed_tensors.push_back(param);
   }
   for (const auto& param : plan_.scalar_params) {
     if (used_.contains(param.get())) plan_.index_scalars.push_back(param);
@@ -128,6 +134,7 @@ Status Planner::CheckStmt(const ir::Stmt& stmt) {
     if (call && IsPipeOp(call->target_name())) return CheckPipeOp(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("prefetch.")) return CheckPrefetch(*call, stmt, nullptr);
     if (call && call->target_name().starts_with("comm.")) return CheckComm(*call, stmt, nullptr);
+    if (call && IsLoweredSyncOp(call->target_name())) return CheckSync(*call, stmt.span());
     if (call && SyncOpSpelling(call->target_name())) return SyncError(*call, stmt);
     if (call && call->target_name() == "tensor.write") return CheckTensorWrite(*call, stmt.span(), nullptr);
     if (call && call->target_name() == "tile.write") return CheckTileWrite(*call, stmt.span(), nullptr);
@@ -169,8 +176,7 @@ Status Planner::PipeError(const ir::Call& call, const ir::Stmt& stmt) const {
 }
 
 // The synchronisation ops (pl.system.sync_set, bar_v, fence, ...) and the PTO instruction each
-// becomes upstream; none is emitted here yet (sync_set/sync_wait/set_ffts also need the FFTS
-// workspace passed as a !pto.ptr<i64> kernel parameter).
+// becomes upstream; of these, set_ffts, sync_set and sync_wait are lowered (CheckSync).
 const char* Planner::SyncOpSpelling(std::string_view op) {
   static constexpr std::array<std::pair<std::string_view, const char*>, 9> kSpellings = {{
       {"system.sync_set", "pto.sync.set"},
@@ -187,6 +193,24 @@ const char* Planner::SyncOpSpelling(std::string_view op) {
   for (const auto& [name, spelling] : kSpellings)
     if (name == op) return spelling;
   return nullptr;
+}
+
+bool Planner::IsLoweredSyncOp(std::string_view op) {
+  return op == "system.set_ffts" || op == "system.sync_set" || op == "system.sync_wait";
+}
+
+// set_ffts's workspace is a tensor parameter the kernel reads nothing else of (it becomes a memref
+// argument, which has no tensor view); an event id is a constant or an index value.
+Status Planner::CheckSync(const ir::Call& call, const ir::Span& stmt_span) {
+  const ir::Span& span = call.span().known() ? call.span() : stmt_span;
+  if (call.target_name() != "system.set_ffts") {
+    if (ir::AsConstInt(call.args()[0])) return {};
+    return CheckIndexExpr(call.args()[0], fmt::format("the event id of 'pl.{}'", call.target_name()), span);
+  }
+  auto param = ParamOf(call.args()[0], call.target_name(), span);
+  if (!param) return pypto::unexpected(param.error());
+  plan_.ffts_workspaces.insert(*param);
+  return {};
 }
 
 Status Planner::SyncError(const ir::Call& call, const ir::Stmt& stmt) const {

@@ -179,6 +179,9 @@ struct KernelPlan {
   // a prefetch context, which takes the runtime's SDMA workspace as a `!pto.ptr<i8>` argument.
   std::set<const ir::Var*> prefetch_handles;
   bool sdma_workspace = false;
+  // The FFTS workspaces pl.system.set_ffts hands over (sync_ops.cpp): each such tensor parameter is
+  // the memref `pto.set_ffts` takes (PTOAS a56b18c's AnyMemRef), not a pointer with a view.
+  std::set<const ir::Var*> ffts_workspaces;
 };
 
 // Fails on the first construct backend-ptoas cannot lower for `arch` ("a2a3" or "a5"), naming it

@@ -40,6 +40,8 @@ class Planner {
   static bool IsPipeOp(const std::string& op);
   Status CheckPipeSetup(const ir::Call& call, const ir::Span& span) const;
   Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const;
+  static bool IsLoweredSyncOp(std::string_view op);
+  Status CheckSync(const ir::Call& call, const ir::Span& stmt_span);
   // Cross-core pipe ops (kernel_plan_pipes.cpp).
   Status CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign);
   Status OrderPipeFrees(std::vector<ir::StmtPtr>& block) const;

@@ -60,6 +60,9 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   if (assign && deferred_allocs_.contains(assign->var().get())) EmitDeferredAlloc(*assign);
   const ir::Span& span = OpSpan(stmt.span(), call->span());
   if (ir::IsCrossCorePipeOp(call->target_name())) return LowerPipe(*call, assign, span);
+  if (const std::string& op = call->target_name();
+      op == "system.set_ffts" || op == "system.sync_set" || op == "system.sync_wait")
+    return LowerSync(*call, span);
   if (call->target_name().starts_with("comm.")) return LowerComm(*call, assign, span);
   if (call->target_name().starts_with("array.")) return LowerArray(*call, *assign, span);
   if (call->target_name().starts_with("prefetch.")) return LowerPrefetch(*call, assign, span);

@@ -370,6 +370,62 @@ TEST(EmitModuleCrossCorePipes, APipeSetupOfASecondPipeOrAnotherRingIsRefused) {
             "pipes it sets up have PTOAS's fixed ring (8 slots, or 4 each way); leave slot_num out");
 }
 
+// def lane(a, ws: pl.Tensor[[256], pl.INT64], out, e: pl.Scalar[pl.INDEX]):   # line 40
+//     pl.system.set_ffts(ws)                                       # line 41
+//     x = pl.load(a, [0, 0], [16, 16])                             # line 42, Vec at 0
+//     pl.store(x, [0, 0], out)                                     # line 43
+//     pl.system.sync_set(4, pipe=pl.PipeType.MTE3, ffts_mode=2)    # line 44
+//     pl.system.sync_wait(e, pipe=pl.PipeType.MTE2)                # line 45
+ir::FunctionPtr EventLane(bool reads_workspace = false) {
+  auto a = TensorParam("a", {16, 16}, At(40, 10));
+  auto ws = TensorParam("ws", {256}, At(40, 13), DataType::INT64);
+  auto out = TensorParam("out", {16, 16}, At(40, 45));
+  auto e = ScalarParam("e", DataType::INDEX, At(40, 50));
+  auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(42, 9));
+  auto x = TileAt("x", load, 0);
+  std::vector<ir::StmtPtr> body = {Eval(Op("system.set_ffts", {ws}, At(41, 5)), At(41, 5)), Assign(x, load, At(42, 5)),
+                                   Eval(Op("tile.store", {x, Ints({0, 0}), out}, At(43, 5)), At(43, 5))};
+  if (reads_workspace) {
+    auto peek = Op("tile.load", {ws, Ints({0}), Ints({16})}, At(46, 12));
+    body.push_back(Assign(TileAt("w", peek, 1024), peek, At(46, 5)));
+  }
+  body.push_back(Eval(Op("system.sync_set", {Index(4)}, At(44, 5),
+                         {{"pipe", std::string("MTE3")}, {"ffts_mode", int64_t{2}}}),
+                      At(44, 5)));
+  body.push_back(Eval(Op("system.sync_wait", {e}, At(45, 5), {{"pipe", std::string("MTE2")}}), At(45, 5)));
+  return Kernel("lane", {a, ws, out, e},
+                {ParamDirection::In, ParamDirection::In, ParamDirection::Out, ParamDirection::In}, std::move(body));
+}
+
+// The events are PTOAS's pto.sync.set / pto.sync.wait (a constant id an attribute, a computed one an
+// index operand), and set_ffts takes the workspace as the memref PTOAS a56b18c defines it on.
+TEST(EmitModuleCrossCoreEvents, SetFftsSyncSetAndSyncWait) {
+  auto text = EmitModule(*EventLane(), "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_TRUE(HasLine(*text, "  func.func @lane(%arg0: !pto.ptr<f32>, %arg1: memref<256xi64>, %arg2: !pto.ptr<f32>, "
+                             "%arg3: index) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {"))
+      << *text;
+  EXPECT_TRUE(HasLine(*text, "    pto.set_ffts %arg1 : memref<256xi64>")) << *text;
+  EXPECT_TRUE(HasLine(*text, "    pto.sync.set <PIPE_MTE3>, 4 {ffts_mode = 2 : i32}")) << *text;
+  EXPECT_TRUE(HasLine(*text, "    pto.sync.wait <PIPE_MTE2>, %arg3")) << *text;
+  EXPECT_EQ(text->find("%ws_view"), std::string::npos) << *text;  // no tensor view of the workspace
+  auto generic = EmitModule(*EventLane(), "a2a3", {.source_locations = false, .generic_form = true});
+  ASSERT_TRUE(generic) << generic.error();
+  EXPECT_TRUE(HasLine(*generic, "    \"pto.set_ffts\"(%arg1) : (memref<256xi64>) -> ()")) << *generic;
+  EXPECT_TRUE(HasLine(*generic, "    \"pto.sync.set\"() {pipe = #pto.pipe<PIPE_MTE3>, event_id = 4 : i32, ffts_mode = 2 "
+                                ": i32} : () -> ()"))
+      << *generic;
+  EXPECT_TRUE(HasLine(*generic, "    \"pto.sync.wait\"(%arg3) {pipe = #pto.pipe<PIPE_MTE2>} : (index) -> ()"))
+      << *generic;
+}
+
+TEST(EmitModuleCrossCoreEvents, AKernelReadingItsFftsWorkspaceIsRefused) {
+  auto text = EmitModule(*EventLane(true), "a2a3");
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error(), "k.py:40:13: backend-ptoas cannot lower kernel 'lane': it reads the FFTS workspace 'ws' it "
+                          "hands pl.system.set_ffts; pass the tensor it reads separately");
+}
+
 // Alone, a member's module could not name its peer's slot buffer.
 TEST(EmitModuleCrossCorePipes, AMemberAloneIsRefused) {
   auto text = EmitModule(*VectorMember(), "a2a3");
