@@ -150,6 +150,8 @@ class KernelEmitter {
   void LowerMemScatter(const ir::Call& call, const ir::Span& span);
   // random_tile.cpp: tile.random as pto.trandom.
   void LowerRandom(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // sin_cos_expansion.cpp: tile.sin / tile.cos as upstream's tile arithmetic.
+  void LowerSinCos(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   std::string RowViewType(const ir::Var& tile) const;
   // The ZN [cols, rows] view of a Mat tile that a b_trans operand is moved from, and its name.
   std::string TransposedViewType(const ir::Var& tile) const;

@@ -58,6 +58,7 @@ enum class OpForm {
   MemGather,   // ins(mem partition, idx [, scratch]) outs(result) {coalesce = ..}: tile.mgather
   MemScatter,  // ins(src, idx) outs(the whole tensor's partition): tile.mscatter, whose result is that tensor
   Random,      // ins(key0, key1, counter0..3 : i32 x6) outs(result); rounds other than 10 in the generic form only
+  SinCos,      // no instruction: upstream's expansion into tile arithmetic, in the Vec scratch (sin_cos_expansion.cpp)
   TransposeView,  // a Mat tile read transposed: the result's alloc_tile, at the source's address, types its NZ
                   // bytes as the ZN layout of the transpose; nothing in the body
 };

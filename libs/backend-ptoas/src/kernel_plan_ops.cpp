@@ -23,11 +23,6 @@ Status Planner::CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::
   }
   const std::string& op = call.target_name();
   if (IsPipeOp(op)) return PipeError(call, stmt);
-  if (op == "tile.sin" || op == "tile.cos") {
-    return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}': PTO has no {} "
-                                   "instruction, and its expansion into tile arithmetic is not implemented",
-                                   op, kernel_.name(), op == "tile.sin" ? "sine" : "cosine"));
-  }
   const OpLowering* lowering = FindLowering(op);
   if (!lowering) {
     return Error(span, fmt::format("backend-ptoas cannot lower op '{}' in kernel '{}' (the ops it lowers are "
@@ -166,6 +161,18 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
         if (auto ok = CheckScalarOperand(args[i], ir::DataType::INT32, op, span); !ok) return ok;
       }
       return args.size() > 7 ? CheckValidExtents(args[7]->As<ir::TupleLiteral>()->elements(), op, span) : Status{};
+    case OpForm::SinCos: {
+      if (auto ok = CheckTileOperand(args[0], op, span); !ok) return ok;
+      const auto& tile = *args[0]->type()->As<ir::TileType>();
+      // upstream's recipe is for FP32 row-major tiles; its steps use four scratch tiles like the operand.
+      if (tile.dtype() != ir::DataType::FP32 || IsColumnVector(tile))
+        return Error(span, fmt::format("backend-ptoas cannot lower '{}' of {} in kernel '{}': PTO has no {} "
+                                       "instruction, and upstream's expansion into tile arithmetic is for FP32 "
+                                       "row-major tiles",
+                                       op, tile.str(), kernel_.name(), op == "tile.sin" ? "sine" : "cosine"));
+      const TileExtent extent = TileRowsCols(tile);
+      return NeedScratch(4 * extent.rows * extent.cols * 4, call, span);
+    }
     case OpForm::MemScatter:  // CheckMemScatter
     case OpForm::Store: break;
   }

@@ -124,6 +124,8 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.mgather", "pto.mgather", OpForm::MemGather},
       {"tile.mscatter", "pto.mscatter", OpForm::MemScatter},
       {"tile.random", "pto.trandom", OpForm::Random, true},
+      {"tile.sin", "expanded", OpForm::SinCos},
+      {"tile.cos", "expanded", OpForm::SinCos},
   };
   return table;
 }

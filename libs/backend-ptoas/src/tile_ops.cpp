@@ -204,6 +204,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
     case OpForm::MemGather: return LowerMemGather(call, result, span);
     case OpForm::Random: return LowerRandom(call, result, span);
+    case OpForm::SinCos: return LowerSinCos(call, result, span);
     case OpForm::Transpose: ins = {tile(args[0]), tile(args[1])}; break;
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.

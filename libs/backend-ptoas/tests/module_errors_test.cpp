@@ -69,20 +69,6 @@ TEST(EmitModuleErrors, APrefetchSessionNeedsAContextOfTheKernel) {
                               "of kernel 'k' gave");
 }
 
-// PTO has no sine or cosine instruction; the refusal says why rather than pointing at the op table.
-TEST(EmitModuleErrors, SineAndCosineHaveNoPtoInstruction) {
-  for (auto [op, name] : {std::pair{"tile.sin", "sine"}, {"tile.cos", "cosine"}}) {
-    auto a = TensorParam("a", {16, 16}, At(1, 10));
-    auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 9));
-    auto t = TileAt("t", load, 0);
-    auto call = Op(op, {t}, At(3, 9));
-    auto s = TileAt("s", call, 1024);
-    auto kernel = Kernel("k", {a}, {ir::ParamDirection::InOut}, {Assign(t, load, At(2, 5)), Assign(s, call, At(3, 5))});
-    EXPECT_EQ(ErrorOf(*kernel), fmt::format("k.py:3:9: backend-ptoas cannot lower op '{}' in kernel 'k': PTO has no {} "
-                                            "instruction, and its expansion into tile arithmetic is not implemented",
-                                            op, name));
-  }
-}
 
 TEST(EmitModuleErrors, CallToAnotherFunction) {
   auto a = TensorParam("a", {16, 16}, {});
