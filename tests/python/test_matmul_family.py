@@ -4,11 +4,17 @@ loop with no peeled first step, narrowed valid rows and contractions, batches of
 (pl.batch_matmul, pl.matmul of 3-D tensors, broadcast batches, transpose_view of a batch), and
 loads clamped at a tensor's edge."""
 
+import re
+import warnings
+from pathlib import Path
+
 import pytest
 import torch
 from conftest import is_poison, kernels_fixture, unwritten
+from pto_dialect import pto_check
 
 import pypto.language as pl
+from pypto.runtime import RunConfig
 
 KERNELS = '''
 import pypto.language as pl
@@ -218,6 +224,25 @@ def test_init_cond_overwrites_the_accumulator_on_the_first_k_step(kernels):
     c = torch.zeros(32, 64)
     kernels.split_k(a, b, c)
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_init_cond_is_a_branch_over_tmatmul_and_tmatmul_acc_in_the_pto(kernels):
+    """The pto ops have no flag for it: the module tests k0 == 0 and overwrites or accumulates."""
+    a, b, c = torch.randn(32, 128), torch.randn(128, 64), torch.zeros(32, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a kernel without a .pto is a warning
+        compiled = kernels.split_k.compile(a, b, c, config=RunConfig(platform="a2a3sim"))
+    (pto,) = Path(compiled.output_dir).glob("kernels/aic/*.pto")
+    lines = [re.sub(r" loc\(.*\)$", "", line).strip() for line in pto.read_text().splitlines()]
+    lines = [re.sub(r"!pto\.tile_buf<loc=(\w+), [^>]*>", r"\1", line) for line in lines]
+    at = lines.index("%1 = arith.cmpi eq, %k0, %c0_index : index")
+    assert lines[at + 1:at + 6] == [
+        "scf.if %1 {",
+        "pto.tmatmul ins(%a_l0, %b_l0 : left, right) outs(%0 : acc)",
+        "} else {",
+        "pto.tmatmul.acc ins(%0, %a_l0, %b_l0 : acc, left, right) outs(%0 : acc)",
+        "}"]
+    assert not pto_check.check_paths([Path(compiled.output_dir)]).problems
 
 
 def test_init_cond_is_printed_as_the_keyword_it_was_given_as(kernels):

@@ -140,6 +140,7 @@ class KernelEmitter {
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
   void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);

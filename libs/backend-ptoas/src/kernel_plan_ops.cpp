@@ -62,12 +62,14 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
                                    kernel_.name()));
   if (ir::FindAttr<bool>(call.kwargs(), "b_trans").value_or(false))
     if (auto ok = CheckTransposedRhs(call, span); !ok) return ok;
-  // init_cond picks tmatmul or tmatmul.acc at run time: a branch over the two the emitter does not
-  // build yet.
-  if (lowering.form == OpForm::MatmulAcc && args.size() > 3)
-    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with init_cond= in kernel '{}' yet; peel the "
-                                   "first K step into a tile.matmul instead",
-                                   op, kernel_.name()));
+  // init_cond picks tmatmul (overwrite) or tmatmul.acc: a literal picks one, a condition branches over
+  // the two at run time (KernelEmitter::LowerInitCond), so it must be one an scf.if can test.
+  if (lowering.form == OpForm::MatmulAcc && args.size() > 3) {
+    for (size_t i = 0; i < 3; ++i)
+      if (auto ok = CheckTileOperand(args[i], op, span); !ok) return ok;
+    if (args[3]->Is<ir::ConstInt>()) return {};
+    return CheckCondition(args[3], span, "init_cond");
+  }
   switch (lowering.form) {
     case OpForm::Load:
       if (auto ok = CheckTensorOperand(args[0], op, span); !ok) return ok;

@@ -208,7 +208,10 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     case OpForm::Transpose: ins = {tile(args[0]), tile(args[1])}; break;
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
-    case OpForm::MatmulAcc: ins = {TileOperand(result, false), tile(args[1]), tile(args[2])}; break;
+    case OpForm::MatmulAcc:
+      if (args.size() > 3) return LowerInitCond(lowering, call, result, span);
+      ins = {TileOperand(result, false), tile(args[1]), tile(args[2])};
+      break;
     case OpForm::ColSum:
       placement = AttrPlacement::InIns;
       if (args.size() == 2) attrs = {{"isBinary", "true"}};
@@ -225,6 +228,34 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
   op.attrs = std::move(attrs);
   op.attr_placement = placement;
   Add(body_, op, span);
+}
+
+// tile.matmul_acc's init_cond: where it holds the accumulator is overwritten (pto.tmatmul of lhs and
+// rhs), elsewhere added to (pto.tmatmul.acc). The pto ops have no such flag, so a literal picks one
+// and any other condition branches over the two, each writing the result in place; upstream's
+// emitter does the same.
+void KernelEmitter::LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result,
+                                  const ir::Span& span) {
+  const auto& args = call.args();
+  auto form = [&](bool overwrite) {
+    std::vector<TypedValue> ins = {TileOperand(*args[1]->As<ir::Var>(), false),
+                                   TileOperand(*args[2]->As<ir::Var>(), false)};
+    if (!overwrite) ins.insert(ins.begin(), TileOperand(result, false));
+    std::string name(lowering.pto);
+    if (overwrite) name.resize(name.size() - std::string_view(".acc").size());  // pto.tmatmul
+    return DpsOp(std::move(name), std::move(ins), TileOperand(result, false));
+  };
+  if (const auto* constant = args[3]->As<ir::ConstInt>()) return Add(body_, form(constant->value() != 0), span);
+  if (const auto* constant = args[3]->As<ir::ConstBool>()) return Add(body_, form(constant->value()), span);
+  AddStructural(fmt::format("scf.if {} {{", ConditionValue(args[3], span)));
+  ++depth_;
+  Add(body_, form(true), span);
+  --depth_;
+  AddStructural("} else {");
+  ++depth_;
+  Add(body_, form(false), span);
+  --depth_;
+  AddStructural("}");
 }
 
 // pto.tsels takes its scalar at the source's element type, in the signed type of that width for an

@@ -1,5 +1,6 @@
 // The matmul family beyond tmatmul / tmatmul.acc: tgemv, tgemv.acc and tgemv.bias with their
-// accumulation phase, tmatmul.bias reading a Bias tile, and the refusal of matmul_acc's init_cond.
+// accumulation phase, tmatmul.bias reading a Bias tile, and matmul_acc's init_cond (a branch over
+// tmatmul and tmatmul.acc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -94,17 +95,59 @@ TEST(EmitMatmulFamily, GemvFormsCarryTheirAccumulationPhase) {
   EXPECT_THAT(text, HasSubstr("outs(%bias_l0 : !pto.tile_buf<loc=bias, dtype=f32, rows=1, cols=64"));
 }
 
-TEST(EmitMatmulFamily, InitCondIsRefusedWithTheWayAround) {
-  GemvKernel k;
+// acc = pl.matmul_acc(g, a_left, b_right, init_cond=cond), stored: the kernel gets k0 as its last parameter.
+ir::FunctionPtr InitCondKernel(GemvKernel& k, const ir::VarPtr& k0, const ir::ExprPtr& cond) {
   auto product = k.Compute("g", Op("tile.gemv", {k.a_left, k.b_right}, {}), 0);
-  auto k0 = ScalarParam("k0", ir::DataType::INDEX, {});
-  auto first = Bin(ir::BinaryOp::Eq, k0, Index(0));
-  auto acc = PlacedCall("tile.matmul_acc", {product, k.a_left, k.b_right, first}, product->type(), {}, At(9, 15));
+  auto acc = PlacedCall("tile.matmul_acc", {product, k.a_left, k.b_right, cond}, product->type(), {}, At(9, 15));
   auto updated = TileAt("acc", acc, 0);
   k.body.push_back(Assign(updated, acc, At(9, 9)));
-  EXPECT_EQ(Emit(*k.Finish(updated)),
-            "k.py:9:15: backend-ptoas cannot lower 'tile.matmul_acc' with init_cond= in kernel 'gemv' yet; peel the "
-            "first K step into a tile.matmul instead");
+  k.body.push_back(Eval(Op("tile.store", {updated, Ints({0, 0}), k.c}, {}), {}));
+  using ir::ParamDirection;
+  return Kernel("gemv", {k.a, k.b, k.bias, k.c, k0},
+                {ParamDirection::In, ParamDirection::In, ParamDirection::In, ParamDirection::Out, ParamDirection::In},
+                std::move(k.body), ir::FunctionType::AIC);
+}
+
+// init_cond=(k0 == 0): where it holds the accumulator is overwritten (tmatmul), elsewhere added to
+// (tmatmul.acc); the pto ops have no such flag, so the module branches over the two, as upstream's does.
+TEST(EmitMatmulFamily, InitCondBranchesOverTheOverwritingAndTheAccumulatingForm) {
+  GemvKernel k;
+  auto k0 = ScalarParam("k0", ir::DataType::INDEX, {});
+  const std::string text = Emit(*InitCondKernel(k, k0, Bin(ir::BinaryOp::Eq, k0, Index(0))));
+  const std::string left = "!pto.tile_buf<loc=left, dtype=f16, rows=1, cols=128, v_row=?, v_col=?, blayout=col_major, "
+                           "slayout=row_major, fractal=512, pad=0>";
+  const std::string right = "!pto.tile_buf<loc=right, dtype=f16, rows=128, cols=64, v_row=?, v_col=?, "
+                            "blayout=row_major, slayout=col_major, fractal=512, pad=0>";
+  const std::string acc = "!pto.tile_buf<loc=acc, dtype=f32, rows=1, cols=64, v_row=?, v_col=?, blayout=col_major, "
+                          "slayout=row_major, fractal=1024, pad=0>";
+  const std::string loc = " loc(\"k.py\":9:15)\n";
+  EXPECT_THAT(text, HasSubstr("    %0 = arith.cmpi eq, %arg4, %c0_index : index" + loc +
+                              "    scf.if %0 {\n"
+                              "      pto.tmatmul ins(%a_l0, %b_l0 : " + left + ", " + right + ") outs(%acc : " + acc +
+                              ")" + loc +
+                              "    } else {\n"
+                              "      pto.tmatmul.acc ins(%acc, %a_l0, %b_l0 : " + acc + ", " + left + ", " + right +
+                              ") outs(%acc : " + acc + ")" + loc +
+                              "    }\n"));
+}
+
+// A literal init_cond picks one form outright.
+TEST(EmitMatmulFamily, ALiteralInitCondPicksOneForm) {
+  GemvKernel k;
+  auto k0 = ScalarParam("k0", ir::DataType::INDEX, {});
+  const std::string text = Emit(*InitCondKernel(k, k0, std::make_shared<ir::ConstBool>(true, ir::Span{})));
+  EXPECT_THAT(text, HasSubstr("pto.tmatmul ins(%a_l0, %b_l0 : "));
+  EXPECT_THAT(text, Not(HasSubstr("scf.if")));
+  EXPECT_THAT(text, Not(HasSubstr("pto.tmatmul.acc")));
+}
+
+// A condition scf.if cannot test is refused at the op, saying what it lowers.
+TEST(EmitMatmulFamily, AnInitCondThatIsNoComparisonIsRefused) {
+  GemvKernel k;
+  auto k0 = ScalarParam("k0", ir::DataType::INDEX, {});
+  EXPECT_EQ(Emit(*InitCondKernel(k, k0, Bin(ir::BinaryOp::Add, k0, Index(1)))),
+            "k.py:9:15: backend-ptoas cannot lower the init_cond condition `k0 + 1` in kernel 'gemv': it lowers "
+            "comparisons of integers and of floating-point scalars, and boolean scalar parameters");
 }
 
 // def mm(a: [16, 32] FP16, w: [64, 32] FP16, c: [16, 64] FP32):         an AIC kernel, c = a @ w.T
