@@ -6,11 +6,17 @@ integer carrier of the same bits) has its bit set and a scalar elsewhere; prelu 
 torch.where(x > 0, x, x * slope); a partial combine is the op where both operands are valid and the
 first operand where only it is; tri is torch.tril / torch.triu of ones, over the valid region only."""
 
+import re
+import warnings
+from pathlib import Path
+
 import pytest
 import torch
 
 from pypto.language.parser import ParserTypeError
+from pypto.runtime import RunConfig
 from conftest import kernels_fixture
+from pto_dialect import pto_check
 
 KERNELS = '''
 import pypto.language as pl
@@ -116,6 +122,13 @@ def part_add_of_two_dtypes(a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:, :] = pl.tile.part_add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16]))
     return out
+
+
+@pl.jit
+def triangle_of_read_diagonal(d: pl.Tensor[[1], pl.INT32], lower: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        lower[:, :] = pl.tile.tri(pl.read(d, [0]), [16, 32], dtype=pl.FP32)
+    return lower
 '''
 
 kernels = kernels_fixture("select_kernels.py", KERNELS)
@@ -194,6 +207,20 @@ def test_tri_is_tril_and_triu_of_ones_over_the_valid_region(kernels, diagonal):
     expected = torch.full((16, 32), 9, dtype=torch.int16)
     expected[:9, :21] = torch.triu(torch.ones(9, 21, dtype=torch.int16), diagonal=-1)
     assert torch.equal(upper, expected)
+
+
+def test_tri_of_a_diagonal_read_from_a_tensor_narrows_it_for_ttri(kernels):
+    """upstream's test_tri.py:158: the .pto casts the element read (an index value) to ttri's i32."""
+    d, lower = torch.tensor([2], dtype=torch.int32), torch.empty(16, 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a kernel without a .pto would warn
+        compiled = kernels.triangle_of_read_diagonal.compile(d, lower, config=RunConfig(platform="a2a3sim"))
+    (pto,) = [p.read_text() for p in Path(compiled.output_dir).glob("kernels/aiv/*.pto")]
+    cast = re.search(r"(%\w+) = arith\.index_cast %\w+ : index to i32", pto)
+    assert cast and f'"pto.ttri"({cast.group(1)}, ' in pto, pto
+    assert not pto_check.check_paths([Path(compiled.output_dir)]).problems
+    compiled(d, lower)
+    assert torch.equal(lower, torch.tril(torch.ones(16, 32), diagonal=2))
 
 
 def test_sels_of_an_integer_tile_with_a_float_scalar_is_refused_at_the_call(kernels):

@@ -224,8 +224,11 @@ Status Planner::CheckDiagonal(const ir::ExprPtr& diagonal, std::string_view op, 
   const bool is_param = var && std::any_of(plan_.scalar_params.begin(), plan_.scalar_params.end(),
                                            [&](const ir::VarPtr& param) { return param.get() == var; });
   if (is_param && IsSignedInteger(var->type()->As<ir::ScalarType>()->dtype())) return {};
-  return Error(span, fmt::format("the diagonal of '{}' must be a literal or a signed integer scalar parameter of "
-                                 "kernel '{}'",
+  // An integer the kernel computed (an element read, a loop variable) is an index value, narrowed to
+  // the i32 ttri takes by one arith.index_cast.
+  if (var && (scalars_.contains(var) || std::find(loops_.begin(), loops_.end(), var) != loops_.end())) return {};
+  return Error(span, fmt::format("the diagonal of '{}' must be a literal, a signed integer scalar parameter of "
+                                 "kernel '{}' or an integer it computes",
                                  op, kernel_.name()));
 }
 

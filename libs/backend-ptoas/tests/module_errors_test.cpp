@@ -69,7 +69,6 @@ TEST(EmitModuleErrors, APrefetchSessionNeedsAContextOfTheKernel) {
                               "of kernel 'k' gave");
 }
 
-
 TEST(EmitModuleErrors, CallToAnotherFunction) {
   auto a = TensorParam("a", {16, 16}, {});
   auto call = std::make_shared<ir::Call>("helper", std::vector<ir::ExprPtr>{a}, a->type(), At(4, 7));
