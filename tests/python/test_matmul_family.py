@@ -91,6 +91,16 @@ def split_k(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+# The transposed operand is a vector-core sum the cube core pops from its pipe (a mixed kernel).
+@pl.jit
+def summed_rhs_transposed(a: pl.Tensor[[16, 80], pl.FP32], b0: pl.Tensor[[48, 80], pl.FP32],
+                          b1: pl.Tensor[[48, 80], pl.FP32], c: pl.Out[pl.Tensor[[16, 48], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        bt = pl.add(b0, b1)
+        c = pl.assemble(c, pl.matmul(a, bt, b_trans=True, out_dtype=pl.FP32), [0, 0])
+    return c
+
+
 # K steps too large for L0A/L0B, which the compiler splits further: only the first of the pieces of
 # the k0 == 0 step overwrites. The accumulator is reused for the second column block, so a split
 # that lost init_cond would add the first block's sums into the second's.
@@ -243,6 +253,23 @@ def test_init_cond_is_a_branch_over_tmatmul_and_tmatmul_acc_in_the_pto(kernels):
         "pto.tmatmul.acc ins(%0, %a_l0, %b_l0 : acc, left, right) outs(%0 : acc)",
         "}"]
     assert not pto_check.check_paths([Path(compiled.output_dir)]).problems
+
+
+def test_a_transposed_rhs_popped_from_the_vector_core_is_refused_by_the_pto_backend_only(kernels):
+    """The cube core reads a popped tile in its pipe slot, which has no transposed view: that kernel
+    gets no .pto (a warning with the location and the fix), and the program still runs."""
+    a, b0, b1 = torch.randn(16, 80), torch.randn(48, 80), torch.randn(48, 80)
+    c = torch.zeros(16, 48)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernels.summed_rhs_transposed(a, b0, b1, c)
+    torch.testing.assert_close(c, a @ (b0 + b1).T, rtol=1e-4, atol=1e-4)
+    messages = {str(w.message).split(": ", 1)[1] for w in caught if "no .pto written" in str(w.message)}
+    assert messages == {
+        f"{kernels.path}:82:28: backend-ptoas cannot lower 'tile.matmul' with b_trans=True in kernel "
+        "'summed_rhs_transposed_incore_0_aic': its rhs comes from 'bt_mat', a tile popped from the vector core and "
+        "read in its pipe slot, which has no transposed view; transpose it on the vector core (pl.transpose) and "
+        "multiply without b_trans"}
 
 
 def test_init_cond_is_printed_as_the_keyword_it_was_given_as(kernels):
