@@ -143,9 +143,6 @@ class KernelEmitter {
   void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
   void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
-  TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
-  // A tile; for a row-major op, a column vector's [1, N] row view instead.
-  TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
   // memory_gather_scatter.cpp: tile.mgather and tile.mscatter, through whole-tensor partitions.
   void LowerMemGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMemScatter(const ir::Call& call, const ir::Span& span);
@@ -153,6 +150,11 @@ class KernelEmitter {
   void LowerRandom(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // sin_cos_expansion.cpp: tile.sin / tile.cos as upstream's tile arithmetic.
   void LowerSinCos(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // batch_transpose.cpp: tile.transpose of the last two axes of a [B, R, C] tile, matrix by matrix.
+  void LowerBatchTranspose(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  TypedValue SelectScalarOperand(const ir::Call& call, const ir::Span& span);
+  // A tile; for a row-major op, a column vector's [1, N] row view instead.
+  TypedValue TileOperand(const ir::Var& tile, bool row_major) const;
   std::string RowViewType(const ir::Var& tile) const;
   // The ZN [cols, rows] view of a Mat tile that a b_trans operand is moved from, and its name.
   std::string TransposedViewType(const ir::Var& tile) const;

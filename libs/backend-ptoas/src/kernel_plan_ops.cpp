@@ -134,6 +134,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
       }
+      if (args[0]->type()->As<ir::TileType>()->shape().size() == 3) return CheckBatchTranspose(call, span);
       // ptoas's ttrans always takes a scratch tile. The TransposeScratchTiles pass gives every
       // transpose one as a tile of the IR, placed by AllocateMemoryAddr among the kernel's tiles;
       // past all of them, where the Vec scratch goes, a kernel using most of UB has no room.
@@ -410,8 +411,10 @@ Status Planner::DefineTile(const ir::AssignStmt& assign, const ir::Span& span) {
     return Error(span, fmt::format("tile '{}' has no memory address; run memory allocation before backend-ptoas",
                                    var.name_hint()));
   }
-  // PTO tile buffers are [rows, cols]; the IR's [1, 1, M, N] matrices are not flattened here yet.
-  if (tile->shape().empty() || tile->shape().size() > 2) {
+  // PTO tile buffers are [rows, cols]; the IR's [1, 1, M, N] matrices are not flattened here yet. A
+  // batch of matrices that a batch transpose reads or writes is typed as the rows of all of them
+  // (kernel_plan_batch_transpose.cpp).
+  if (tile->shape().empty() || (tile->shape().size() > 2 && !IsBatchTransposeTile(assign))) {
     return Error(span, fmt::format("tile '{}' {} has rank {}, but backend-ptoas prints 1-D and 2-D PTO tiles only "
                                    "(pl.reshape it to its last two dimensions)",
                                    var.name_hint(), tile->str(), tile->shape().size()));

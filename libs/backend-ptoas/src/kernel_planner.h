@@ -69,11 +69,11 @@ class Planner {
   Status CheckTransposedRhs(const ir::Call& call, const ir::Span& span);
   // tile.scatter_mask's destination must be zeros (kernel_plan_scatter.cpp).
   Status CheckZeroedDestination(const ir::Call& call, const ir::Span& span) const;
-  // The gathers by index (kernel_plan_gather.cpp).
-  Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   // tile.mgather and tile.mscatter, whose memory operands are whole tensors (kernel_plan_memory_indexed.cpp).
   Status CheckMemGather(const ir::Call& call, const ir::Span& span);
   Status CheckMemScatter(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
+  // The gathers by index (kernel_plan_gather.cpp).
+  Status CheckIndexGather(const ir::Call& call, const ir::Span& span) const;
   Status CheckGatherDim(const ir::Call& call, const ir::Span& span);
   Status CheckGather(const ir::Call& call, const ir::Span& span);
   Status NeedScratch(int64_t bytes, const ir::Call& call, const ir::Span& span);
@@ -94,6 +94,10 @@ class Planner {
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
   Status DefineTile(const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckTileOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;
+  // A transpose of the last two axes of a [B, R, C] Vec tile, one ttrans per matrix
+  // (kernel_plan_batch_transpose.cpp), and the rank-3 tiles it reads and writes.
+  bool IsBatchTransposeTile(const ir::AssignStmt& assign) const;
+  Status CheckBatchTranspose(const ir::Call& call, const ir::Span& span);
   Status CheckScalarOperand(const ir::ExprPtr& arg, const ir::TypePtr& tile_type, std::string_view op,
                             const ir::Span& span) const;
   Status CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, std::string_view op,

@@ -65,6 +65,13 @@ TileExtent TileRowsCols(const ir::TileType& tile) {
   const auto& shape = tile.shape();
   if (shape.size() == 1) return {1, shape[0]};
   if (shape.size() == 2) return {shape[0], shape[1]};
+  // A batch of matrices ([B, R, C], only where the planner allows one): the rows of all of them, as a
+  // row-major tile lays it out.
+  if (shape.size() > 2) {
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+    return {rows, shape.back()};
+  }
   return {};
 }
 

@@ -70,10 +70,10 @@ void KernelEmitter::LowerStmt(const ir::Stmt& stmt) {
   switch (lowering.form) {
     case OpForm::Load: return LowerLoad(*assign, *call, span);
     case OpForm::Store: return LowerStore(*call, span);
+    case OpForm::MemScatter: return LowerMemScatter(*call, span);
     // The result's alloc_tile (at the address memory allocation chose, with the result's shape) is the op.
     case OpForm::Alloc:
     case OpForm::Reshape:
-    case OpForm::MemScatter: return LowerMemScatter(*call, span);
     case OpForm::TransposeView:
     case OpForm::ValidShape: return;
     default: return LowerCompute(lowering, *assign, *call, span);
@@ -199,13 +199,16 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
-    case OpForm::Gather: return LowerGather(call, result, span);
-    case OpForm::GatherDim: return LowerGatherDim(call, result, span);
-    // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
     case OpForm::MemGather: return LowerMemGather(call, result, span);
     case OpForm::Random: return LowerRandom(call, result, span);
     case OpForm::SinCos: return LowerSinCos(call, result, span);
-    case OpForm::Transpose: ins = {tile(args[0]), tile(args[1])}; break;
+    case OpForm::Gather: return LowerGather(call, result, span);
+    case OpForm::GatherDim: return LowerGatherDim(call, result, span);
+    // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
+    case OpForm::Transpose:
+      if (args.size() == 1) return LowerBatchTranspose(call, result, span);  // the plan allowed only a batch
+      ins = {tile(args[0]), tile(args[1])};
+      break;
     // ptoas wants the accumulator in ins() to be the very value outs() names: the result, which
     // sits in the accumulator's buffer.
     case OpForm::MatmulAcc:
@@ -373,11 +376,11 @@ std::string KernelEmitter::RowViewType(const ir::Var& tile) const {
 TypedValue KernelEmitter::ScalarOperand(const ir::ExprPtr& scalar, ir::DataType dtype, const ir::Span& span) {
   std::string element = ElementOf(dtype);
   if (const auto* constant = scalar->As<ir::ConstFloat>()) {
+    // An integer tile's float literal holds an integer (the plan checked): it is that integer.
+    if (!ir::IsFloat(dtype)) return {names_.Constant(static_cast<int64_t>(constant->value()), element), element};
     return {names_.FloatConstant(*FloatLiteral(constant->value(), dtype), element), element};
   }
   if (const auto* constant = scalar->As<ir::ConstInt>()) {
-    // An integer tile's float literal holds an integer (the plan checked): it is that integer.
-    if (!ir::IsFloat(dtype)) return {names_.Constant(static_cast<int64_t>(constant->value()), element), element};
     if (ir::IsFloat(dtype)) {
       return {names_.FloatConstant(*FloatLiteral(static_cast<double>(constant->value()), dtype), element), element};
     }
