@@ -138,6 +138,7 @@ class KernelEmitter {
   // index_gather.cpp: tile.gather as pto.tgather's index form, tile.gather_dim as that form row by row.
   void LowerGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerGatherDim(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  void LowerBatchGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);

@@ -1,63 +1,12 @@
-// The Planner's checks of a batch transpose (kernel_planner.h): tile.transpose of the last two axes of
-// a [B, R, C] Vec tile, which FlattenTileNdTo2D leaves rank 3 (it has no 2-D form). PTO tile buffers
-// are 2-D, so such a tile is typed as the rows of all its matrices ([B * R, C], the bytes a row-major
-// tile has), and the transpose is one pto.ttrans per matrix (batch_transpose.cpp). Only the tiles of
-// that pattern may be rank 3: the transpose's result, and a loaded tile that only batch transposes and
-// stores read; a store of a rank-3 tile writes its N-d window as a merged tile's does.
+// The Planner's check of a batch transpose (kernel_planner.h): tile.transpose of the last two axes of
+// a [B, R, C] Vec tile, which FlattenTileNdTo2D leaves rank 3 (it has no 2-D form). Its tiles are
+// typed as the rows of all their matrices (kernel_plan_batch_tiles.cpp), and the transpose is one
+// pto.ttrans per matrix (batch_transpose.cpp).
 #include <fmt/format.h>
 
-#include <set>
-
 #include "kernel_planner.h"
-#include "pypto/ir/functor.h"
 
 namespace pypto::backend_ptoas::detail {
-namespace {
-
-bool SwapsLastTwoAxes(const ir::Call& call) {
-  auto first = ir::FindAttr<int64_t>(call.kwargs(), "axis1");
-  auto second = ir::FindAttr<int64_t>(call.kwargs(), "axis2");
-  if (!first || !second) return false;
-  auto axis = [](int64_t value) { return value < 0 ? value + 3 : value; };
-  return std::set<int64_t>{axis(*first), axis(*second)} == std::set<int64_t>{1, 2};
-}
-
-bool IsBatchTranspose(const ir::Call& call) {
-  if (!call.is_op_call() || call.target_name() != "tile.transpose" || call.args().size() != 1) return false;
-  const auto* source = call.args()[0]->type()->As<ir::TileType>();
-  return source && source->shape().size() == 3 && SwapsLastTwoAxes(call);
-}
-
-// Whether every op that reads `tile` is a batch transpose or a store, and one does.
-bool OnlyTransposedOrStored(const ir::Function& kernel, const ir::Var& tile) {
-  struct Uses final : ir::IRVisitor {
-    const ir::Var* tile = nullptr;
-    bool any = false, others = false;
-    void VisitCall(const std::shared_ptr<const ir::Call>& call) override {
-      for (const auto& arg : call->args()) {
-        if (arg->As<ir::Var>() != tile) continue;
-        any = true;
-        others |= !(IsBatchTranspose(*call) || (call->is_op_call() && call->target_name() == "tile.store"));
-      }
-      IRVisitor::VisitCall(call);
-    }
-  } uses;
-  uses.tile = &tile;
-  if (kernel.body()) uses.VisitStmt(kernel.body());
-  return uses.any && !uses.others;
-}
-
-}  // namespace
-
-bool Planner::IsBatchTransposeTile(const ir::AssignStmt& assign) const {
-  const auto* call = assign.value()->As<ir::Call>();
-  const auto* tile = assign.var()->type()->As<ir::TileType>();
-  if (!call || tile->shape().size() != 3 || tile->memory_space() != ir::MemorySpace::Vec ||
-      tile->has_partial_valid_shape())
-    return false;
-  if (IsBatchTranspose(*call)) return true;
-  return call->is_op_call() && call->target_name() == "tile.load" && OnlyTransposedOrStored(kernel_, *assign.var());
-}
 
 Status Planner::CheckBatchTranspose(const ir::Call& call, const ir::Span& span) {
   const auto& source = *call.args()[0]->type()->As<ir::TileType>();

@@ -54,6 +54,7 @@ Status Planner::CheckGatherDim(const ir::Call& call, const ir::Span& span) {
   const auto& index = *call.args()[1]->type()->As<ir::TileType>();
   const auto rank = static_cast<int64_t>(src.shape().size());
   const int64_t dim = ir::FindAttr<int64_t>(call.kwargs(), "dim").value_or(-1);
+  if (IsBatchGather(call)) return CheckBatchGather(call, span);
   if (dim != -1 && dim != rank - 1) {
     return Error(span, fmt::format("backend-ptoas cannot lower 'tile.gather_dim' in kernel '{}': it gathers along "
                                    "dim={} of a rank-{} tile, but pto.tgather gathers within rows (along the last "
@@ -81,6 +82,27 @@ Status Planner::CheckGather(const ir::Call& call, const ir::Span& span) {
   }
   plan_.scratch_gather_tmps.insert(&call);
   return NeedScratch(index.num_bytes(), call, span);
+}
+
+// tile.gather_dim of a [B, R, C] tile along its first or second axis (upstream's rank-3 tensor.gather
+// on dim 0 or 1): one pto.tgather of the source's rows through flat indices the emitter computes
+// (LowerBatchGather): the index times the axis's stride, plus each position's offset along the
+// others. TGATHER's b32 form takes 32-bit sources, as upstream requires here too; the flat indices,
+// their offsets and tgather's tmp are three tiles like the indices in the Vec scratch.
+Status Planner::CheckBatchGather(const ir::Call& call, const ir::Span& span) {
+  const auto& src = *call.args()[0]->type()->As<ir::TileType>();
+  const auto& index = *call.args()[1]->type()->As<ir::TileType>();
+  auto refuse = [&](const std::string& why) {
+    return Error(span, fmt::format("backend-ptoas cannot lower 'tile.gather_dim' of {} in kernel '{}': {}", src.str(),
+                                   kernel_.name(), why));
+  };
+  if (ir::DataTypeBytes(src.dtype()) != 4 || index.dtype() != ir::DataType::INT32 || index.shape().size() != 3)
+    return refuse("across the batch it gathers 32-bit elements by a rank-3 INT32 index tile (pto.tgather's b32 form)");
+  if (src.has_partial_valid_shape() || index.has_partial_valid_shape())
+    return refuse("its tiles are partly valid, but pto.tgather gathers whole rows");
+  if ((src.shape()[2] * 4) % 32 != 0 || (index.shape()[2] * 4) % 32 != 0)
+    return refuse("the rows of its source and indices must be whole 32-byte blocks");
+  return NeedScratch(3 * index.num_bytes(), call, span);
 }
 
 }  // namespace pypto::backend_ptoas::detail

@@ -412,9 +412,9 @@ Status Planner::DefineTile(const ir::AssignStmt& assign, const ir::Span& span) {
                                    var.name_hint()));
   }
   // PTO tile buffers are [rows, cols]; the IR's [1, 1, M, N] matrices are not flattened here yet. A
-  // batch of matrices that a batch transpose reads or writes is typed as the rows of all of them
-  // (kernel_plan_batch_transpose.cpp).
-  if (tile->shape().empty() || (tile->shape().size() > 2 && !IsBatchTransposeTile(assign))) {
+  // batch of matrices that a batch op reads or writes is typed as the rows of all of them
+  // (kernel_plan_batch_tiles.cpp).
+  if (tile->shape().empty() || (tile->shape().size() > 2 && !IsBatchTile(assign))) {
     return Error(span, fmt::format("tile '{}' {} has rank {}, but backend-ptoas prints 1-D and 2-D PTO tiles only "
                                    "(pl.reshape it to its last two dimensions)",
                                    var.name_hint(), tile->str(), tile->shape().size()));

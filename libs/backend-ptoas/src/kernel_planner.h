@@ -19,6 +19,12 @@ namespace pypto::backend_ptoas::detail {
 
 using Status = pypto::expected<void, std::string>;
 
+// The batch ops (kernel_plan_batch_tiles.cpp): tile.transpose of the last two axes of a rank-3 tile,
+// tile.gather_dim of one along its first or second axis.
+bool IsBatchTranspose(const ir::Call& call);
+bool IsBatchGather(const ir::Call& call);
+bool IsBatchOp(const ir::Call& call);
+
 // The error for a construct at `span`: "<span>: <message>".
 pypto::unexpected<std::string> Error(const ir::Span& span, std::string message);
 
@@ -94,10 +100,12 @@ class Planner {
   Status CheckStore(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);
   Status DefineTile(const ir::AssignStmt& assign, const ir::Span& span);
   Status CheckTileOperand(const ir::ExprPtr& arg, std::string_view op, const ir::Span& span) const;
-  // A transpose of the last two axes of a [B, R, C] Vec tile, one ttrans per matrix
-  // (kernel_plan_batch_transpose.cpp), and the rank-3 tiles it reads and writes.
-  bool IsBatchTransposeTile(const ir::AssignStmt& assign) const;
+  // The rank-3 tiles of the batch ops (kernel_plan_batch_tiles.cpp): a transpose of the last two axes
+  // of a [B, R, C] Vec tile, one ttrans per matrix (kernel_plan_batch_transpose.cpp), and a gather
+  // across the batch, through flat indices (kernel_plan_gather.cpp).
+  bool IsBatchTile(const ir::AssignStmt& assign) const;
   Status CheckBatchTranspose(const ir::Call& call, const ir::Span& span);
+  Status CheckBatchGather(const ir::Call& call, const ir::Span& span);
   Status CheckScalarOperand(const ir::ExprPtr& arg, const ir::TypePtr& tile_type, std::string_view op,
                             const ir::Span& span) const;
   Status CheckScalarOperand(const ir::ExprPtr& arg, ir::DataType dtype, std::string_view op,
