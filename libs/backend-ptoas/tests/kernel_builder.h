@@ -5,12 +5,27 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/program.h"
 
 namespace pypto::backend_ptoas::testing {
+
+// A row-major Vec tile's type as the module prints it, its valid shape given at run time.
+inline std::string VecTileBuf(std::string_view dtype, int rows, int cols) {
+  return fmt::format("!pto.tile_buf<loc=vec, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
+                     "slayout=none_box, fractal=512, pad=0>",
+                     dtype, rows, cols);
+}
+
+// Whether `text` holds `line` as a whole statement of a kernel's body (indented four spaces).
+inline bool HasBodyLine(const std::string& text, const std::string& line) {
+  return text.find("    " + line + "\n") != std::string::npos;
+}
 
 inline ir::Span At(int line, int column) { return ir::Span{"k.py", line, column}; }
 

@@ -13,16 +13,6 @@ namespace {
 using namespace testing;
 using ir::DataType;
 
-std::string Buf(std::string_view dtype, int rows, int cols) {
-  return fmt::format("!pto.tile_buf<loc=vec, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
-                     "slayout=none_box, fractal=512, pad=0>",
-                     dtype, rows, cols);
-}
-
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 // def k(x, i, y):                                 # x: [2, 8, 8] FP32, i: [2, 3, 8] INT32
 //     s = pl.load(x, [0, 0, 0], [2, 8, 8])         # at 0
 //     n = pl.load(i, [0, 0, 0], [2, 3, 8])         # at 512
@@ -45,17 +35,17 @@ ir::FunctionPtr GatherKernel() {
 TEST(EmitModuleBatchGather, FlatPositionsAndOneTgather) {
   auto text = EmitModule(*GatherKernel(), "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  const std::string i = Buf("i32", 6, 8), row = Buf("i32", 1, 8);
+  const std::string i = VecTileBuf("i32", 6, 8), row = VecTileBuf("i32", 1, 8);
   // The scratch starts at 1024, past g; row 4 of the indices (batch 1) has its offsets from 1 * 8 * 8.
-  EXPECT_TRUE(HasLine(*text, "%g_base_4 = pto.alloc_tile addr = %c1344_i64 valid_row = %c1_index valid_col = "
+  EXPECT_TRUE(HasBodyLine(*text, "%g_base_4 = pto.alloc_tile addr = %c1344_i64 valid_row = %c1_index valid_col = "
                              "%c8_index : " + row))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tci ins(%c64_i32 : i32) outs(%g_base_4 : " + row + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tmuls ins(%n, %c8_i32 : " + i + ", i32) outs(%g_flat : " + i + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tadd ins(%g_flat, %g_base : " + i + ", " + i + ") outs(%g_flat : " + i + ")"))
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tci ins(%c64_i32 : i32) outs(%g_base_4 : " + row + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tmuls ins(%n, %c8_i32 : " + i + ", i32) outs(%g_flat : " + i + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tadd ins(%g_flat, %g_base : " + i + ", " + i + ") outs(%g_flat : " + i + ")"))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tgather ins(%s, %g_flat, %g_tmp : " + Buf("f32", 16, 8) + ", " + i + ", " + i +
-                                 ") outs(%g : " + Buf("f32", 6, 8) + ")"))
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tgather ins(%s, %g_flat, %g_tmp : " + VecTileBuf("f32", 16, 8) + ", " + i + ", " + i +
+                                 ") outs(%g : " + VecTileBuf("f32", 6, 8) + ")"))
       << *text;
 }
 

@@ -12,16 +12,6 @@ namespace {
 
 using namespace testing;
 
-std::string Buf(int rows, int cols) {
-  return fmt::format("!pto.tile_buf<loc=vec, dtype=f32, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
-                     "slayout=none_box, fractal=512, pad=0>",
-                     rows, cols);
-}
-
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 // def k(x, y):                                              # x: [2, 16, 8], y: [2, 8, 16] FP32
 //     t = pl.load(x, [0, 0, 0], [2, 16, 8])                  # at 0
 //     r = pl.tile.transpose(t, axis1=1, axis2=2)             # at 1024
@@ -40,20 +30,20 @@ ir::FunctionPtr BatchKernel() {
 TEST(EmitModuleBatchTranspose, OneTtransPerMatrix) {
   auto text = EmitModule(*BatchKernel(), "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "%t = pto.alloc_tile addr = %c0_i64 valid_row = %c32_index valid_col = %c8_index : " +
-                                 Buf(32, 8)))
+  EXPECT_TRUE(HasBodyLine(*text, "%t = pto.alloc_tile addr = %c0_i64 valid_row = %c32_index valid_col = %c8_index : " +
+                                 VecTileBuf("f32", 32, 8)))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "%r_tmp = pto.alloc_tile addr = %c2048_i64 valid_row = %c16_index valid_col = "
-                             "%c8_index : " + Buf(16, 8)))
+  EXPECT_TRUE(HasBodyLine(*text, "%r_tmp = pto.alloc_tile addr = %c2048_i64 valid_row = %c16_index valid_col = "
+                             "%c8_index : " + VecTileBuf("f32", 16, 8)))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "%t_1 = pto.alloc_tile addr = %c512_i64 valid_row = %c16_index valid_col = %c8_index : " +
-                                 Buf(16, 8)))
+  EXPECT_TRUE(HasBodyLine(*text, "%t_1 = pto.alloc_tile addr = %c512_i64 valid_row = %c16_index valid_col = %c8_index : " +
+                                 VecTileBuf("f32", 16, 8)))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "%r_1 = pto.alloc_tile addr = %c1536_i64 valid_row = %c8_index valid_col = %c16_index : " +
-                                 Buf(8, 16)))
+  EXPECT_TRUE(HasBodyLine(*text, "%r_1 = pto.alloc_tile addr = %c1536_i64 valid_row = %c8_index valid_col = %c16_index : " +
+                                 VecTileBuf("f32", 8, 16)))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.ttrans ins(%t_1, %r_tmp : " + Buf(16, 8) + ", " + Buf(16, 8) + ") outs(%r_1 : " +
-                                 Buf(8, 16) + ")"))
+  EXPECT_TRUE(HasBodyLine(*text, "pto.ttrans ins(%t_1, %r_tmp : " + VecTileBuf("f32", 16, 8) + ", " + VecTileBuf("f32", 16, 8) + ") outs(%r_1 : " +
+                                 VecTileBuf("f32", 8, 16) + ")"))
       << *text;
 }
 

@@ -20,10 +20,6 @@ std::string Vec(std::string_view dtype, int rows, int cols) {
                      dtype, rows, cols);
 }
 
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 // def k(mem, idx, y):                           # mem: [16, 64] FP32, idx: [1, 8] / [8, 64] INT32
 //     i = pl.load(idx, [0, 0], [..])             # at 0
 //     r = pl.tile.mgather(mem, i, coalesce=..)   # at 2048
@@ -46,11 +42,11 @@ ir::FunctionPtr GatherKernel(const std::string& coalesce, const std::string& oob
 TEST(EmitModuleMemoryIndexed, MgatherOfRowsReadsTheWholeTensor) {
   auto text = EmitModule(*GatherKernel("row", "undefined"), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "%mem_pview = pto.partition_view %mem_view, offsets = [%c0_index, %c0_index], "
+  EXPECT_TRUE(HasBodyLine(*text, "%mem_pview = pto.partition_view %mem_view, offsets = [%c0_index, %c0_index], "
                              "sizes = [%c16_index, %c64_index] : !pto.tensor_view<?x?xf32> -> "
                              "!pto.partition_tensor_view<16x64xf32>"))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.mgather ins(%mem_pview, %i : !pto.partition_tensor_view<16x64xf32>, " +
+  EXPECT_TRUE(HasBodyLine(*text, "pto.mgather ins(%mem_pview, %i : !pto.partition_tensor_view<16x64xf32>, " +
                                  Vec("i32", 1, 8) + ") outs(%r : " + Vec("f32", 8, 64) +
                                  ") {coalesce = #pto<coalesce row>}"))
       << *text;
@@ -59,7 +55,7 @@ TEST(EmitModuleMemoryIndexed, MgatherOfRowsReadsTheWholeTensor) {
 TEST(EmitModuleMemoryIndexed, MgatherOfElementsNamesItsOutOfBoundsMode) {
   auto text = EmitModule(*GatherKernel("elem", "clamp"), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "pto.mgather ins(%mem_pview, %i : !pto.partition_tensor_view<16x64xf32>, " +
+  EXPECT_TRUE(HasBodyLine(*text, "pto.mgather ins(%mem_pview, %i : !pto.partition_tensor_view<16x64xf32>, " +
                                  Vec("i32", 8, 64) + ") outs(%r : " + Vec("f32", 8, 64) +
                                  ") {coalesce = #pto<coalesce elem>, gatherOob = #pto<gather_oob clamp>}"))
       << *text;
@@ -85,10 +81,10 @@ ir::FunctionPtr ScatterKernel() {
 TEST(EmitModuleMemoryIndexed, MscatterWritesTheWholeTensor) {
   auto text = EmitModule(*ScatterKernel(), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "%out_pview = pto.partition_view %out_view, offsets = [%c0_index], "
+  EXPECT_TRUE(HasBodyLine(*text, "%out_pview = pto.partition_view %out_view, offsets = [%c0_index], "
                              "sizes = [%c256_index] : !pto.tensor_view<?xf32> -> !pto.partition_tensor_view<256xf32>"))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.mscatter ins(%s, %i : " + Vec("f32", 4, 64) + ", " + Vec("i32", 4, 64) +
+  EXPECT_TRUE(HasBodyLine(*text, "pto.mscatter ins(%s, %i : " + Vec("f32", 4, 64) + ", " + Vec("i32", 4, 64) +
                                  ") outs(%out_pview : !pto.partition_tensor_view<256xf32>)"))
       << *text;
 }
@@ -108,7 +104,7 @@ ir::FunctionPtr RandomKernel(int64_t rounds) {
 TEST(EmitModuleMemoryIndexed, TrandomOfTenRoundsIsTheCustomForm) {
   auto text = EmitModule(*RandomKernel(10), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "pto.trandom ins(%c4660_i32, %c22136_i32, %c1_i32, %c2_i32, %c3_i32, %c4_i32 : i32, i32, "
+  EXPECT_TRUE(HasBodyLine(*text, "pto.trandom ins(%c4660_i32, %c22136_i32, %c1_i32, %c2_i32, %c3_i32, %c4_i32 : i32, i32, "
                              "i32, i32, i32, i32) outs(%r : " + Vec("i32", 4, 256) + ")"))
       << *text;
 }
@@ -116,7 +112,7 @@ TEST(EmitModuleMemoryIndexed, TrandomOfTenRoundsIsTheCustomForm) {
 TEST(EmitModuleMemoryIndexed, TrandomOfSevenRoundsIsTheGenericForm) {
   auto text = EmitModule(*RandomKernel(7), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "\"pto.trandom\"(%c4660_i32, %c22136_i32, %c1_i32, %c2_i32, %c3_i32, %c4_i32, %r) "
+  EXPECT_TRUE(HasBodyLine(*text, "\"pto.trandom\"(%c4660_i32, %c22136_i32, %c1_i32, %c2_i32, %c3_i32, %c4_i32, %r) "
                              "{rounds = 7 : i32} : (i32, i32, i32, i32, i32, i32, " + Vec("i32", 4, 256) + ") -> ()"))
       << *text;
 }

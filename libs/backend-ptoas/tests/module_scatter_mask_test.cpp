@@ -14,12 +14,6 @@ using namespace testing;
 using ir::DataType;
 using ir::ParamDirection;
 
-std::string Buf(int rows, int cols) {
-  return fmt::format("!pto.tile_buf<loc=vec, dtype=f32, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
-                     "slayout=none_box, fractal=512, pad=0>",
-                     rows, cols);
-}
-
 // def k(x, z, y):                                    # x: [8, 16], z: [8, 8] FP32
 //     d = pl.load(x, [0, 0], [8, 16])                 # at 0       (into_zeros: pl.full(.., 0.0))
 //     s = pl.load(z, [0, 0], [8, 8])                  # at 512
@@ -40,24 +34,20 @@ ir::FunctionPtr ScatterKernel(bool into_zeros, int64_t pattern = 1) {
                  Eval(Op("tile.store", {r, Ints({0, 0}), y}, At(5, 5)), At(5, 5))});
 }
 
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 TEST(EmitModuleScatterMask, IntoZerosIsTscattersMaskForm) {
   auto text = EmitModule(*ScatterKernel(true), "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "pto.texpands ins(%cst : f32) outs(%d : " + Buf(8, 16) + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tscatter ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : " + Buf(8, 8) +
-                                 ", \"row\") outs(%r : " + Buf(8, 16) + ")"))
+  EXPECT_TRUE(HasBodyLine(*text, "pto.texpands ins(%cst : f32) outs(%d : " + VecTileBuf("f32", 8, 16) + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tscatter ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : " + VecTileBuf("f32", 8, 8) +
+                                 ", \"row\") outs(%r : " + VecTileBuf("f32", 8, 16) + ")"))
       << *text;
 }
 
 TEST(EmitModuleScatterMask, TheGenericFormNamesTheAxis) {
   auto text = EmitModule(*ScatterKernel(true, 2), "a5", {.source_locations = false, .generic_form = true});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "\"pto.tscatter\"(%s, %r) {maskPattern = #pto.mask_pattern<P1010>, axis = \"row\"} : (" +
-                                 Buf(8, 8) + ", " + Buf(8, 16) + ") -> ()"))
+  EXPECT_TRUE(HasBodyLine(*text, "\"pto.tscatter\"(%s, %r) {maskPattern = #pto.mask_pattern<P1010>, axis = \"row\"} : (" +
+                                 VecTileBuf("f32", 8, 8) + ", " + VecTileBuf("f32", 8, 16) + ") -> ()"))
       << *text;
 }
 

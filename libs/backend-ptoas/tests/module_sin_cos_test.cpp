@@ -13,16 +13,6 @@ namespace {
 
 using namespace testing;
 
-std::string Buf(std::string_view dtype, int rows, int cols) {
-  return fmt::format("!pto.tile_buf<loc=vec, dtype={}, rows={}, cols={}, v_row=?, v_col=?, blayout=row_major, "
-                     "slayout=none_box, fractal=512, pad=0>",
-                     dtype, rows, cols);
-}
-
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 // def k(a):                        # a: [rows, cols] FP32
 //     t = pl.load(a, [0, 0], ..)   # at 0
 //     s = pl.tile.sin(t)           # at 1024 (or cos)
@@ -38,28 +28,28 @@ ir::FunctionPtr TrigKernel(const std::string& op, int64_t rows, int64_t cols) {
 TEST(EmitModuleSinCos, SineIsUpstreamsTileArithmeticInTheVecScratch) {
   auto text = EmitModule(*TrigKernel("tile.sin", 16, 16), "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  const std::string f = Buf("f32", 16, 16), i = Buf("i32", 16, 16);
+  const std::string f = VecTileBuf("f32", 16, 16), i = VecTileBuf("i32", 16, 16);
   // Four FP32 scratch tiles after the last tile (s ends at byte 2048), two also typed INT32.
-  EXPECT_TRUE(HasLine(*text, "%s_sin_t = pto.alloc_tile addr = %c2048_i64 valid_row = %c16_index valid_col = "
+  EXPECT_TRUE(HasBodyLine(*text, "%s_sin_t = pto.alloc_tile addr = %c2048_i64 valid_row = %c16_index valid_col = "
                              "%c16_index : " + f)) << *text;
-  EXPECT_TRUE(HasLine(*text, "%s_sin_p_i32 = pto.alloc_tile addr = %c5120_i64 valid_row = %c16_index valid_col = "
+  EXPECT_TRUE(HasBodyLine(*text, "%s_sin_p_i32 = pto.alloc_tile addr = %c5120_i64 valid_row = %c16_index valid_col = "
                              "%c16_index : " + i)) << *text;
-  EXPECT_TRUE(HasLine(*text, "%cst = arith.constant 3.18309873342514038e-01 : f32")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tmuls ins(%t, %cst : " + f + ", f32) outs(%s_sin_t : " + f + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tcvt ins(%s_sin_t {rmode = #pto<round_mode ROUND>} : " + f +
+  EXPECT_TRUE(HasBodyLine(*text, "%cst = arith.constant 3.18309873342514038e-01 : f32")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tmuls ins(%t, %cst : " + f + ", f32) outs(%s_sin_t : " + f + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tcvt ins(%s_sin_t {rmode = #pto<round_mode ROUND>} : " + f +
                              ") outs(%s_sin_a_i32 : " + i + ")"))
       << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tcvt ins(%s_sin_a_i32 {rmode = #pto<round_mode NONE>} : " + i + ") outs(%s_sin_k : " +
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tcvt ins(%s_sin_a_i32 {rmode = #pto<round_mode NONE>} : " + i + ") outs(%s_sin_k : " +
                              f + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tmul ins(%s_sin_a, %s_sin_p : " + f + ", " + f + ") outs(%s : " + f + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tmul ins(%s_sin_a, %s_sin_p : " + f + ", " + f + ") outs(%s : " + f + ")")) << *text;
 }
 
 TEST(EmitModuleSinCos, CosineRoundsHalfToEvenAfterAddingAHalf) {
   auto text = EmitModule(*TrigKernel("tile.cos", 16, 16), "a5", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  const std::string f = Buf("f32", 16, 16), i = Buf("i32", 16, 16);
-  EXPECT_TRUE(HasLine(*text, "pto.tadds ins(%s_cos_t, %cst_1 : " + f + ", f32) outs(%s_cos_t : " + f + ")")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tcvt ins(%s_cos_t {rmode = #pto<round_mode RINT>} : " + f +
+  const std::string f = VecTileBuf("f32", 16, 16), i = VecTileBuf("i32", 16, 16);
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tadds ins(%s_cos_t, %cst_1 : " + f + ", f32) outs(%s_cos_t : " + f + ")")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tcvt ins(%s_cos_t {rmode = #pto<round_mode RINT>} : " + f +
                              ") outs(%s_cos_a_i32 : " + i + ")"))
       << *text;
 }

@@ -63,26 +63,22 @@ std::string Emit(std::string_view arch) {
   return *text;
 }
 
-bool HasLine(const std::string& text, const std::string& line) {
-  return text.find("    " + line + "\n") != std::string::npos;
-}
-
 TEST(EmitModuleSortOps, TopKFamily) {
   const std::string text = Emit("a5");
-  EXPECT_TRUE(HasLine(text, "pto.tci ins(%c0_ui32 : ui32) outs(%i : " + Row(128, "ui32") + ")")) << text;
-  EXPECT_TRUE(HasLine(text, "pto.tsort32 ins(%v, %i : " + Row(128, "f32") + ", " + Row(128, "ui32") +
+  EXPECT_TRUE(HasBodyLine(text, "pto.tci ins(%c0_ui32 : ui32) outs(%i : " + Row(128, "ui32") + ")")) << text;
+  EXPECT_TRUE(HasBodyLine(text, "pto.tsort32 ins(%v, %i : " + Row(128, "f32") + ", " + Row(128, "ui32") +
                                 ") outs(%s : " + Row(256, "f32") + ")"))
       << text;
-  EXPECT_TRUE(HasLine(text, "pto.tmrgsort ins(%s, %c64_i32 : " + Row(256, "f32") + ", i32) outs(%m : " +
+  EXPECT_TRUE(HasBodyLine(text, "pto.tmrgsort ins(%s, %c64_i32 : " + Row(256, "f32") + ", i32) outs(%m : " +
                                 Row(256, "f32") + ")"))
       << text;
-  EXPECT_TRUE(HasLine(text, "pto.textract ins(%m, %c0_index, %c0_index : " + Row(256, "f32") +
+  EXPECT_TRUE(HasBodyLine(text, "pto.textract ins(%m, %c0_index, %c0_index : " + Row(256, "f32") +
                                 ", index, index) outs(%p : " + Row(32, "f32") + ")"))
       << text;
-  EXPECT_TRUE(HasLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P0101>} : " + Row(32, "f32") +
+  EXPECT_TRUE(HasBodyLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P0101>} : " + Row(32, "f32") +
                                 ") outs(%a : " + Row(16, "f32") + ")"))
       << text;
-  EXPECT_TRUE(HasLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P1010>} : " + Row(32, "f32") +
+  EXPECT_TRUE(HasBodyLine(text, "pto.tgather ins(%p, {maskPattern = #pto.mask_pattern<P1010>} : " + Row(32, "f32") +
                                 ") outs(%b : " + Row(16, "i32") + ")"))
       << text;
   // The unsigned start is declared signless and cast, as arith.constant requires.
@@ -93,7 +89,7 @@ TEST(EmitModuleSortOps, TopKFamily) {
 TEST(EmitModuleSortOps, MergeSortFormat1GenericFormSizesPtoasGroups) {
   auto text = EmitModule(*TopKKernel(), "a5", {.source_locations = false, .generic_form = true});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "\"pto.tmrgsort\"(%s, %c64_i32, %m) {operand_segment_sizes = array<i32: 1, 1, 1, 0, 0>} : (" +
+  EXPECT_TRUE(HasBodyLine(*text, "\"pto.tmrgsort\"(%s, %c64_i32, %m) {operand_segment_sizes = array<i32: 1, 1, 1, 0, 0>} : (" +
                                  Row(256, "f32") + ", i32, " + Row(256, "f32") + ") -> ()"))
       << *text;
 }
@@ -106,7 +102,7 @@ TEST(EmitModuleSortOps, DescendingArangeCarriesItsAttribute) {
                        {Assign(i, arange, {}), Eval(Op("tile.store", {i, Ints({0, 0}), out}, {}), {})});
   auto text = EmitModule(*kernel, "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "pto.tci ins(%c7_i32 : i32) outs(%i : " + Row(32, "i32") + ") {descending = true}"))
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tci ins(%c7_i32 : i32) outs(%i : " + Row(32, "i32") + ") {descending = true}"))
       << *text;
 }
 
@@ -146,8 +142,8 @@ ir::FunctionPtr MergeListsKernel(std::optional<bool> exhausted) {
 TEST(EmitModuleSortOps, MergeOfSeparateListsWritesTheCountsVector) {
   auto text = EmitModule(*MergeListsKernel(std::nullopt), "a2a3", {.source_locations = false});
   ASSERT_TRUE(text) << text.error();
-  EXPECT_TRUE(HasLine(*text, "%executed = arith.constant dense<0> : vector<4xi16>")) << *text;
-  EXPECT_TRUE(HasLine(*text, "pto.tmrgsort ins(%a, %b, %c, %t {exhausted = false} : " + Row(128, "f32") + ", " +
+  EXPECT_TRUE(HasBodyLine(*text, "%executed = arith.constant dense<0> : vector<4xi16>")) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "pto.tmrgsort ins(%a, %b, %c, %t {exhausted = false} : " + Row(128, "f32") + ", " +
                                  Row(128, "f32") + ", " + Row(128, "f32") + ", " + Row(384, "f32") +
                                  ") outs(%m, %executed : " + Row(384, "f32") + ", vector<4xi16>)"))
       << *text;
@@ -172,14 +168,14 @@ TEST(EmitModuleSortOps, MergeOfSeparateListsCarriesExhausted) {
 // source (its layout, the window's shape) that tmov copies into the result.
 TEST(EmitModuleSortOps, TileSliceOnA2A3IsASubsetViewMovedIntoTheResult) {
   const std::string text = Emit("a2a3");
-  EXPECT_TRUE(HasLine(text, "%m_window = pto.subset %m[%c0_index, %c0_index] sizes [1, 32] : " + Row(256, "f32")))
+  EXPECT_TRUE(HasBodyLine(text, "%m_window = pto.subset %m[%c0_index, %c0_index] sizes [1, 32] : " + Row(256, "f32")))
       << text;
-  EXPECT_TRUE(HasLine(text, "pto.tmov ins(%m_window : " + Row(32, "f32") + ") outs(%p : " + Row(32, "f32") + ")"))
+  EXPECT_TRUE(HasBodyLine(text, "pto.tmov ins(%m_window : " + Row(32, "f32") + ") outs(%p : " + Row(32, "f32") + ")"))
       << text;
   EXPECT_EQ(text.find("pto.textract"), std::string::npos) << text;
   auto generic = EmitModule(*TopKKernel(), "a2a3", {.source_locations = false, .generic_form = true});
   ASSERT_TRUE(generic) << generic.error();
-  EXPECT_TRUE(HasLine(*generic, "%m_window = \"pto.subset\"(%m, %c0_index, %c0_index) {sizes = [1, 32]} : (" +
+  EXPECT_TRUE(HasBodyLine(*generic, "%m_window = \"pto.subset\"(%m, %c0_index, %c0_index) {sizes = [1, 32]} : (" +
                                     Row(256, "f32") + ", index, index) -> " + Row(32, "f32")))
       << *generic;
 }
