@@ -350,14 +350,27 @@ ir::Result<ResolvedParam> ResolveParam(py::handle annotation, const std::string&
   return param;
 }
 
+namespace {
+
+// The shape list of a `pl.Tensor[[...], dtype]` annotation (under pl.Out / pl.InOut or not); nullopt for
+// any other annotation, or a shape list that does not read.
+std::optional<AnnotatedShape> TensorAnnotationShape(py::handle annotation, const SourceMap& map,
+                                                    const Constants* constants) {
+  if (annotation.is_none()) return std::nullopt;
+  py::handle inner = WithoutDirection(annotation);
+  if (!IsNode(inner, "Subscript") || !IsTensorName(DottedName(inner.attr("value")))) return std::nullopt;
+  py::handle slice = inner.attr("slice");
+  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2) return std::nullopt;
+  auto shape = ReadShape(py::list(slice.attr("elts"))[0], map, constants);
+  if (!shape) return std::nullopt;
+  return std::move(*shape);
+}
+
+}  // namespace
+
 std::vector<std::string> BareDynamicNames(py::handle annotation, const SourceMap& map, const Constants* constants) {
   std::vector<std::string> names;
-  if (annotation.is_none()) return names;
-  py::handle inner = WithoutDirection(annotation);
-  if (!IsNode(inner, "Subscript") || !IsTensorName(DottedName(inner.attr("value")))) return names;
-  py::handle slice = inner.attr("slice");
-  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2) return names;
-  auto shape = ReadShape(py::list(slice.attr("elts"))[0], map, constants);
+  auto shape = TensorAnnotationShape(annotation, map, constants);
   if (!shape) return names;
   for (const DynamicExtent& dynamic : shape->dynamic)
     names.push_back(dynamic.scale == 1 && dynamic.offset == 0 ? dynamic.name : std::string());
@@ -367,12 +380,7 @@ std::vector<std::string> BareDynamicNames(py::handle annotation, const SourceMap
 std::vector<std::optional<int64_t>> AnnotatedExtents(py::handle annotation, const SourceMap& map,
                                                      const Constants* constants) {
   std::vector<std::optional<int64_t>> extents;
-  if (annotation.is_none()) return extents;
-  py::handle inner = WithoutDirection(annotation);
-  if (!IsNode(inner, "Subscript") || !IsTensorName(DottedName(inner.attr("value")))) return extents;
-  py::handle slice = inner.attr("slice");
-  if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) < 2) return extents;
-  auto shape = ReadShape(py::list(slice.attr("elts"))[0], map, constants);
+  auto shape = TensorAnnotationShape(annotation, map, constants);
   if (!shape) return extents;
   for (size_t d = 0; d < shape->dims.size(); ++d)
     extents.push_back(shape->dynamic[d].name.empty() ? std::optional(shape->dims[d]) : std::nullopt);
