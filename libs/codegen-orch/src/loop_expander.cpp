@@ -229,17 +229,7 @@ ir::Result<bool> LoopExpander::Shape(const ShapeStep& step) {
   rt::PlanTensor& tensor = (*shaped_)[step.intermediate];
   constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
   std::vector<uint32_t> shape = tensor.shape;
-  for (size_t d = 0; d < step.dims.size() && d < shape.size(); ++d) {
-    if (!step.dims[d]) continue;
-    auto value = Eval(step.dims[d]);
-    if (!value) return pypto::unexpected(value.error());
-    if (value->i <= 0 || value->i >= kUnset)
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("dimension {} of '{}' is {}{}; a tensor's dimensions must be positive", d,
-                                   tensor.name, value->i, Where()),
-                       step.span);
-    shape[d] = static_cast<uint32_t>(value->i);
-  }
+  if (auto ok = EvalDims(step.dims, shape, fmt::format("'{}'", tensor.name), step.span); !ok) return ok;
   std::vector<uint32_t> buffer = shape;
   if (step.slot && tensor.shape[0] != kUnset) buffer[0] = std::max(buffer[0], tensor.shape[0]);
   if (buffer != tensor.shape && allocated_)
@@ -306,17 +296,7 @@ ir::Result<bool> LoopExpander::View(const ViewStep& step) {
 // hence the message in terms of both shapes.
 ir::Result<bool> LoopExpander::Reshape(const ViewStep& step, rt::PlanView& view) const {
   constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
-  for (size_t d = 0; d < step.dims.size() && d < view.shape.size(); ++d) {
-    if (!step.dims[d]) continue;
-    auto value = Eval(step.dims[d]);
-    if (!value) return pypto::unexpected(value.error());
-    if (value->i <= 0 || value->i >= kUnset)
-      return MakeError(DiagnosticKind::InvalidOperation,
-                       fmt::format("dimension {} of the reshape '{}' is {}{}; a tensor's dimensions must be positive",
-                                   d, view.name, value->i, Where()),
-                       step.span);
-    view.shape[d] = static_cast<uint32_t>(value->i);
-  }
+  if (auto ok = EvalDims(step.dims, view.shape, fmt::format("the reshape '{}'", view.name), step.span); !ok) return ok;
   const std::vector<uint32_t> from = RunShapeOf(view.base);
   if (from.empty() || std::ranges::find(from, kUnset) != from.end()) return true;  // the runtime's reshape checks it
   const auto count = [](const std::vector<uint32_t>& shape) {
@@ -329,6 +309,24 @@ ir::Result<bool> LoopExpander::Reshape(const ViewStep& step, rt::PlanView& view)
                    fmt::format("'{}' is taken as [{}] here, but the tensor it views is [{}] when the program runs{}",
                                view.name, fmt::join(view.shape, ", "), fmt::join(from, ", "), Where()),
                    step.span, "pass a tensor of the shape written here, or write the axis as a pl.dynamic dimension");
+}
+
+// Sets each dimension of `shape` that `dims` computes (a null entry keeps its static extent) to this
+// iteration's value, each positive and below UINT32_MAX; `what` names the tensor in the error.
+ir::Result<bool> LoopExpander::EvalDims(const std::vector<ir::ExprPtr>& dims, std::vector<uint32_t>& shape,
+                                        const std::string& what, const ir::Span& span) const {
+  for (size_t d = 0; d < dims.size() && d < shape.size(); ++d) {
+    if (!dims[d]) continue;
+    auto value = Eval(dims[d]);
+    if (!value) return pypto::unexpected(value.error());
+    if (value->i <= 0 || value->i >= std::numeric_limits<uint32_t>::max())
+      return MakeError(DiagnosticKind::InvalidOperation,
+                       fmt::format("dimension {} of {} is {}{}; a tensor's dimensions must be positive", d, what,
+                                   value->i, Where()),
+                       span);
+    shape[d] = static_cast<uint32_t>(value->i);
+  }
+  return true;
 }
 
 // The shape of a plan tensor in this run: a parameter's is the caller's tensor's, an intermediate's

@@ -54,6 +54,8 @@ class LoopExpander {
   ir::Result<bool> Shape(const ShapeStep& step);
   ir::Result<bool> View(const ViewStep& step);
   ir::Result<bool> Reshape(const ViewStep& step, rt::PlanView& view) const;
+  ir::Result<bool> EvalDims(const std::vector<ir::ExprPtr>& dims, std::vector<uint32_t>& shape, const std::string& what,
+                            const ir::Span& span) const;
   std::vector<uint32_t> RunShapeOf(rt::PlanTensorRef ref) const;
   uint32_t ExtentOf(rt::PlanTensorRef ref, size_t d) const;
   ir::Result<bool> Carry(const CarryStep& step);
