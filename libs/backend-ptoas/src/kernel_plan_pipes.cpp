@@ -68,12 +68,12 @@ int HeldSlots(const std::vector<ir::StmtPtr>& block, const std::set<const ir::Va
 Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
   const std::string& op = call.target_name();
   const ir::Span& span = call.span().known() ? call.span() : stmt.span();
-  if (IsPipeSetupOp(op)) return CheckPipeSetup(call, span);
-  if (!ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
+  if (!IsPipeSetupOp(op) && !ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
   if (const auto id = ir::FindAttr<int64_t>(call.kwargs(), "id"); id && *id != 0)
     return Error(span, fmt::format("backend-ptoas cannot lower '{}' with id={} in kernel '{}': PTOAS's pipe ops carry "
                                    "one pipe per direction, which is id 0",
                                    op, *id, kernel_.name()));
+  if (IsPipeSetupOp(op)) return CheckPipeSetup(call, span);
   const int64_t split = ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0);
   if (split > 2)
     return Error(span, fmt::format("backend-ptoas cannot lower '{}' with the odd split={} in kernel '{}': PTOAS's "
@@ -121,13 +121,10 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
 // A program's own pipe setup (reserve_buffer, import_peer_buffer, initialize_pipe) describes the
 // pipe the backend sets up from the pushes and pops anyway: PTOAS's one pipe per direction (id 0),
 // its slot buffers placed past the tiles, its fixed ring. The setup is accepted where it asks for no
-// more than that, and emits nothing; the slot buffer's name, size and base are the backend's.
+// more than that (its id checked with every pipe op's, in CheckPipeOp), and emits nothing; the slot
+// buffer's name, size and base are the backend's.
 Status Planner::CheckPipeSetup(const ir::Call& call, const ir::Span& span) const {
   const std::string& op = call.target_name();
-  if (const auto id = ir::FindAttr<int64_t>(call.kwargs(), "id"); id && *id != 0)
-    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with id={} in kernel '{}': PTOAS's pipe ops carry "
-                                   "one pipe per direction, which is id 0",
-                                   op, *id, kernel_.name()));
   for (const char* ring : {"slot_num", "local_slot_num"})
     if (ir::FindAttr<int64_t>(call.kwargs(), ring))
       return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {} in kernel '{}': the pipes it sets up "
@@ -143,6 +140,7 @@ Status Planner::OrderPipeFrees(std::vector<ir::StmtPtr>& block) const {
   std::map<size_t, std::vector<ir::StmtPtr>> frees_after;
   std::set<const ir::Stmt*> moved;
   size_t floor = 0;
+  const bool cube = kernel_.type() == ir::FunctionType::AIC;  // else a vector member's pipe slot region
   for (size_t p = 0; p < block.size(); ++p) {
     const auto* pop = block[p]->As<ir::AssignStmt>();
     if (!pop || !plan_.pipes.slot_tiles.contains(pop->var().get())) continue;
@@ -161,7 +159,6 @@ Status Planner::OrderPipeFrees(std::vector<ir::StmtPtr>& block) const {
       const auto* call = assign ? assign->value()->As<ir::Call>() : nullptr;
       const OpLowering* lowering = call ? FindLowering(call->target_name()) : nullptr;
       const bool view = lowering && (lowering->form == OpForm::Reshape || lowering->form == OpForm::ValidShape);
-      const bool cube = kernel_.type() == ir::FunctionType::AIC;
       if (reads.yielded || view)
         return Error(block[j]->span(),
                      fmt::format("backend-ptoas cannot lower the tile '{}' popped from the {} core in kernel '{}': "
@@ -171,14 +168,12 @@ Status Planner::OrderPipeFrees(std::vector<ir::StmtPtr>& block) const {
                                  cube ? "move it into Left or Right first" : "copy it into a tile of its own first"));
       last = j;
     }
-    if (!free) {
-      const bool cube = kernel_.type() == ir::FunctionType::AIC;
+    if (!free)
       return Error(pop->span(), fmt::format("backend-ptoas cannot lower the tile '{}' popped from the {} core in "
                                             "kernel '{}': the block that pops it does not free its slot "
                                             "(pl.tfree_to_{})",
                                             tile->name_hint(), cube ? "vector" : "cube", kernel_.name(),
                                             cube ? "aiv" : "aic"));
-    }
     floor = std::max(last, floor);
     moved.insert(block[*free].get());
     frees_after[floor].push_back(block[*free]);
