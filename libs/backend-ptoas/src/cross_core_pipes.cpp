@@ -25,20 +25,22 @@ int ConsumedDirection(const ir::Function& kernel) {
   return kernel.type() == ir::FunctionType::AIC ? kDirV2C : kDirC2V;
 }
 
-// The ring memory allocation reserved at the bottom of UB (cross_core_pipes.h): as many whole slots
-// as fit in it, which must hold every popped tile read at once, and no more than the GM ring has.
+// The whole slots of the ring memory allocation reserved at the bottom of UB (cross_core_pipes.h).
+int RegionSlots(const PipeUse& pipes) { return static_cast<int>(pipes.slot_region / pipes.slot_size); }
+
+// That ring, which must hold every popped tile read at once, and no more than PTOAS's ring has: on
+// a2a3 the local end of the pipe through GM, on a5 the pipe's whole ring (both members' slot_num).
 pypto::expected<void, std::string> PlaceSlotRegion(std::string_view group, const ir::Function& kernel,
                                                    PipeUse& pipes) {
-  const int slots = static_cast<int>(pipes.slot_region / pipes.slot_size);
+  const int slots = RegionSlots(pipes);
   const int most = SlotsPerPipe(pipes.dir_mask);
-  if (!pipes.gm_slot_buffer || slots < std::max(pipes.held_slots, 1) || slots > most)
+  if (slots < std::max(pipes.held_slots, 1) || slots > most)
     return pypto::unexpected(fmt::format(
         "{}: backend-ptoas cannot place the pipe slot region of mixed kernel '{}' in UB: memory allocation "
-        "reserved {} bytes for '{}', which hold {} slots of {} bytes; its popped tiles hold {} at once, PTOAS's GM "
-        "ring has {}{}",
-        kernel.span().str(), group, pipes.slot_region, kernel.name(), slots, pipes.slot_size, pipes.held_slots, most,
-        pipes.gm_slot_buffer ? "" : ", and only a2a3's pipe through GM consumes fewer slots than that"));
-  pipes.local_slots = slots;
+        "reserved {} bytes for '{}', which hold {} slots of {} bytes; its popped tiles hold {} at once, PTOAS's "
+        "ring has {}",
+        kernel.span().str(), group, pipes.slot_region, kernel.name(), slots, pipes.slot_size, pipes.held_slots, most));
+  if (pipes.gm_slot_buffer) pipes.local_slots = slots;
   pipes.reserve_base = 0;
   pipes.reserve_size = slots * pipes.slot_size;
   return {};
@@ -51,14 +53,15 @@ pypto::expected<void, std::string> PlaceSlotBuffer(std::string_view group, const
   const bool cube = kernel.type() == ir::FunctionType::AIC;
   if (pipes.slot_region > 0) return PlaceSlotRegion(group, kernel, pipes);
   const int64_t capacity = soc.capacity(cube ? ir::MemorySpace::Mat : ir::MemorySpace::Vec);
-  const int64_t size = pipes.slot_size * SlotsPerPipe(pipes.dir_mask);
+  const int slots = pipes.slot_num > 0 ? pipes.slot_num : SlotsPerPipe(pipes.dir_mask);
+  const int64_t size = pipes.slot_size * slots;
   if (pipes.consumer_free_offset + size > capacity)
     return pypto::unexpected(fmt::format(
         "{}: backend-ptoas cannot place the {}-byte slot buffer of the {} pipe of mixed kernel '{}' in {}: PTOAS "
         "keeps {} slots of its largest crossing tile ({} bytes), and the tiles of '{}' use {} up to byte {} of the {} "
         "{} has; cross smaller tiles, or free {} bytes of {}",
         kernel.span().str(), size, DirectionName(direction), group, cube ? "L1" : "UB",
-        SlotsPerPipe(pipes.dir_mask), pipes.slot_size, kernel.name(), cube ? "L1" : "UB",
+        slots, pipes.slot_size, kernel.name(), cube ? "L1" : "UB",
         pipes.consumer_free_offset, capacity, soc.name, pipes.consumer_free_offset + size - capacity,
         cube ? "L1" : "UB"));
   pipes.reserve_base = pipes.consumer_free_offset;
@@ -104,6 +107,9 @@ pypto::expected<void, std::string> ConnectPipes(std::string_view group, const ir
     // from core to core.
     pipes.gm_slot_buffer = arch == "a2a3";
   }
+  // a5: the cube writes straight into the vector member's pipe slot region, so both rings are that
+  // deep (upstream's slot_num; cross_core_pipes.h).
+  if (vector.slot_region > 0 && !vector.gm_slot_buffer) cube.slot_num = vector.slot_num = RegionSlots(vector);
   if (auto placed = PlaceSlotBuffer(group, aic, cube, soc); !placed) return placed;
   return PlaceSlotBuffer(group, aiv, vector, soc);
 }
@@ -162,12 +168,18 @@ void KernelEmitter::EmitPipeSetup() {
     gm = fmt::format("gm_slot_buffer = {} : {}, ", gm_slot_buffer_arg_, PtrType("f32"));
   }
   const std::string op = cube ? "pto.aic_initialize_pipe" : "pto.aiv_initialize_pipe";
+  std::vector<PtoAttr> attrs = {{"dir_mask", fmt::format("{} : i8", pipes.dir_mask)},
+                                {"slot_size", fmt::format("{} : i32", pipes.slot_size)}};
+  std::string ring;
+  if (pipes.slot_num > 0) {
+    attrs.push_back({"slot_num", fmt::format("{} : i32", pipes.slot_num)});
+    ring = fmt::format(", slot_num = {}", pipes.slot_num);
+  }
   PtoOp init{.name = op,
-             .attrs = {{"dir_mask", fmt::format("{} : i8", pipes.dir_mask)},
-                       {"slot_size", fmt::format("{} : i32", pipes.slot_size)}},
-             .custom_syntax = fmt::format("{} {{dir_mask = {}, slot_size = {}}} ({}c2v_consumer_buf = {} : i32, "
+             .attrs = std::move(attrs),
+             .custom_syntax = fmt::format("{} {{dir_mask = {}, slot_size = {}{}}} ({}c2v_consumer_buf = {} : i32, "
                                           "v2c_consumer_buf = {} : i32)",
-                                          op, pipes.dir_mask, pipes.slot_size, gm, c2v.value, v2c.value),
+                                          op, pipes.dir_mask, pipes.slot_size, ring, gm, c2v.value, v2c.value),
              .generic_operands = GenericOperands{.groups = {operands}}};
   Add(prologue_, init, span);
 }

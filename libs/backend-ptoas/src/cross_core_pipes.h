@@ -25,6 +25,9 @@
 // whose `local_slot_num` says how many slots of UB it consumes (the GM ring keeps the frontend's 4 or
 // 8), and hands tiles over with `pto.tpush` / `pto.tpop` (into a `pto.declare_tile`) / `pto.tfree`
 // on that pipe, as PTOAS lowers its frontend ops (test/basic/issue489_interleaved_tpop_tfree_a3.pto).
+// On a5 the cube writes straight into that region, so the ring is the pipe's whole: both members'
+// frontend setup carries its depth as `slot_num`, which PTOAS a56b18c lacks (its a5 pipe,
+// pto.initialize_l2l_pipe, takes 4 or 8 slots only) and upstream pypto's emitter writes.
 #pragma once
 
 #include <cstdint>
@@ -72,6 +75,7 @@ struct PipeUse {
   int64_t reserve_size = 0;
   bool gm_slot_buffer = false;     // a2a3: the GM slot buffer is the function's last argument
   int local_slots = 0;             // > 0: its end is a pto.initialize_l2g2l_pipe consuming this many slots
+  int slot_num = 0;                // > 0: the depth of its rings, upstream's `slot_num` (a5 pipe slot region)
 
   bool used() const { return directions != 0; }
 };

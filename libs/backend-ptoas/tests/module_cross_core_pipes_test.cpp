@@ -326,7 +326,32 @@ TEST(EmitModuleCrossCorePipes, ASlotRegionTooShallowForItsPopsIsRefused) {
   EXPECT_EQ(GroupError(*CubeMember(), *shallow, "a2a3"),
             "k.py:1:1: backend-ptoas cannot place the pipe slot region of mixed kernel 'g' in UB: memory allocation "
             "reserved 1024 bytes for 'g_aiv', which hold 1 slots of 1024 bytes; its popped tiles hold 2 at once, "
-            "PTOAS's GM ring has 4");
+            "PTOAS's ring has 4");
+}
+
+// On a5 the cube writes straight into the region: both members' frontend pipe setup carries its
+// depth as upstream pypto's slot_num (PTOAS a56b18c's a5 pipe takes 4 or 8 slots only), the cube's
+// ring in L1 as deep; the vector member's pops are read in their slots.
+TEST(EmitModuleCrossCorePipes, OnA5BothMembersRingsAreTheRegionsDepth) {
+  const std::string text = EmitGroup(*CubeMember(), *VectorMemberAroundASlotRegion(), "a5");
+  EXPECT_TRUE(HasLine(text, "    %g_c2v_slot_buffer = pto.reserve_buffer {name = \"g_c2v_slot_buffer\", size = 2048, "
+                            "location = #pto.address_space<vec>, auto = false, base = 0} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aiv_initialize_pipe {dir_mask = 3, slot_size = 1024, slot_num = 2} "
+                            "(c2v_consumer_buf = %g_c2v_slot_buffer : i32, v2c_consumer_buf = "
+                            "%g_v2c_slot_buffer_import : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {dir_mask = 3, slot_size = 1024, slot_num = 2} "
+                            "(c2v_consumer_buf = %g_c2v_slot_buffer_import : i32, v2c_consumer_buf = "
+                            "%g_v2c_slot_buffer : i32)"))
+      << text;
+  EXPECT_NE(text.find("    %c = pto.tpop_from_aic(%c16_index, %c16_index) {split = 0} -> " + kVec + "\n" +
+                      "    %d = pto.tpop_from_aic(%c16_index, %c16_index) {split = 0} -> " + kVec + "\n" +
+                      "    pto.tadd ins(%c, %d : " + kVec + ", " + kVec + ") outs(%e : " + kVec + ")\n" +
+                      "    pto.tfree_from_aic {split = 0}\n" + "    pto.tfree_from_aic {split = 0}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("initialize_l2g2l_pipe"), std::string::npos) << text;
 }
 
 TEST(EmitModuleCrossCorePipes, APipeOnlyOneMemberUsesIsRefused) {

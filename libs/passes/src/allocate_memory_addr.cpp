@@ -711,11 +711,12 @@ int64_t VecEnd(const Function& kernel) {
   return ends.end;
 }
 
-// A vector kernel on a2a3 whose tiles leave no room past them for the slot buffer of PTOAS's
-// frontend pipe (pipe_slot_region.h) is placed again around a pipe slot region, when that fits.
+// A vector kernel whose tiles leave no room past them for the slot buffer of PTOAS's frontend pipe
+// (pipe_slot_region.h) is placed again around a pipe slot region, when that fits: on a2a3 its ring
+// is the local end of a pipe through GM, on a5 the whole ring, both members' `slot_num` that deep.
 std::optional<FunctionPtr> WithPipeSlotRegion(const Function& kernel, const Result<FunctionPtr>& placed,
                                               const SocSpec& soc) {
-  if (kernel.type() != FunctionType::AIV || soc.arch != "a2a3") return std::nullopt;
+  if (kernel.type() != FunctionType::AIV || (soc.arch != "a2a3" && soc.arch != "a5")) return std::nullopt;
   const PipeSlotUse use = CollectPipeSlotUse(kernel);
   if (use.pops.empty() || !std::all_of(use.pops.begin(), use.pops.end(), [](const Var* pop) {
         return ReadableInSlot(*pop);

@@ -9,7 +9,9 @@
 // bottom of UB, only as deep as the pops alive at once need (upstream's default is 2 slots), the
 // popped tiles are read in their slots (upstream's tpop results own no buffer), and the tiles go past
 // it. On a2a3 the backend then writes the vector end of the pipe with PTOAS's own
-// `pto.initialize_l2g2l_pipe`, whose `local_slot_num` is that depth (the GM ring keeps its 4 or 8).
+// `pto.initialize_l2g2l_pipe`, whose `local_slot_num` is that depth (the GM ring keeps its 4 or 8);
+// on a5, where the cube writes straight into that ring, both members' frontend pipe setup carries it
+// as upstream's `slot_num`.
 #pragma once
 
 #include <cstdint>
