@@ -17,6 +17,8 @@
 
 namespace pypto::backend_ptoas {
 
+struct IndexScatterLayout;  // index_scatter_layout.h
+
 class KernelEmitter {
  public:
   KernelEmitter(const ir::Function& kernel, const KernelPlan& plan, const ModuleOptions& options);
@@ -144,6 +146,17 @@ class KernelEmitter {
   void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
   void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // index_scatter_blend.cpp: tile.scatter, tile.scatter_dim and tile.scatter_update as tscatter's
+  // index form into zeros, blended with the destination; their tiles in the Vec scratch.
+  void LowerIndexScatter(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  TypedValue FlatScatterIndices(const ir::Call& call, const IndexScatterLayout& layout, const std::string& stem,
+                                const ir::Span& span);
+  // ScratchTile's, at byte `offset` of the Vec scratch.
+  TypedValue ScratchAt(const std::string& name, std::string_view element, TileExtent extent, int64_t offset,
+                       const ir::Span& span);
+  TypedValue TileAs(const ir::Var& tile, ir::DataType element, const ir::Span& span);
+  TypedValue RowOf(const TypedValue& tile, std::string_view element, TileExtent extent, const TypedValue& row,
+                   const std::string& name, const ir::Span& span);
   // memory_gather_scatter.cpp: tile.mgather and tile.mscatter, through whole-tensor partitions.
   void LowerMemGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerMemScatter(const ir::Call& call, const ir::Span& span);

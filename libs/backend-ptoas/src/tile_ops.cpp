@@ -204,6 +204,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     case OpForm::SinCos: return LowerSinCos(call, result, span);
     case OpForm::Gather: return LowerGather(call, result, span);
     case OpForm::GatherDim: return LowerGatherDim(call, result, span);
+    case OpForm::IndexScatter: return LowerIndexScatter(call, result, span);
     // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
     case OpForm::Transpose:
       if (args.size() == 1) return LowerBatchTranspose(call, result, span);  // the plan allowed only a batch
@@ -318,10 +319,7 @@ TypedValue KernelEmitter::CornerView(const ir::Var& tile, const ir::Shape& corne
 
 TypedValue KernelEmitter::ScratchTile(const std::string& name, std::string_view element, TileExtent extent,
                                       const ir::Span& span) {
-  const TypedValue tile{names_.Named(name), TileBufType(ir::MemorySpace::Vec, element, extent)};
-  const TypedValue addr{names_.Constant(plan_.vec_scratch_offset, "i64"), "i64"};
-  Add(body_, AllocTile(tile, addr, IndexConstant(extent.rows), IndexConstant(extent.cols)), span);
-  return tile;
+  return ScratchAt(name, element, extent, 0, span);
 }
 
 TypedValue KernelEmitter::SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col,
