@@ -210,6 +210,102 @@ def test_st_host_binds_specs_to_parameters_by_position_as_upstream_does(tmp_path
         assert verdict in done.stdout, done.stdout + done.stderr
 
 
+# Two cases as upstream's system tests write them: one adds into an entry parameter declared a plain
+# pl.Tensor (`c = pl.assemble(c, ...)`), the other scatters into every other element of a pl.Out it
+# gives zeros as its initial value.
+SYSTEM_TEST_WRITTEN_IN_AND_SPARSE_OUT = """
+import pypto.language as pl
+import torch
+from harness.core.harness import DataType, PTOTestCase, TensorSpec
+
+
+@pl.program
+class AddInto:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], c: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for j in pl.range(0, 2):
+                c = pl.assemble(c, pl.add(pl.slice(c, [16, 16], [0, j * 16]), pl.slice(x, [16, 16], [0, j * 16])),
+                                [0, j * 16])
+        return c
+
+
+@pl.program
+class EveryOther:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scatter(self, src: pl.Tensor[[8, 8], pl.FP32], idx: pl.Tensor[[8, 8], pl.INT32],
+                out: pl.Out[pl.Tensor[[128], pl.FP32]]) -> pl.Tensor[[128], pl.FP32]:
+        return pl.mscatter(pl.load(src, [0, 0], [8, 8]), pl.load(idx, [0, 0], [8, 8]), out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, src: pl.Tensor[[8, 8], pl.FP32], idx: pl.Tensor[[8, 8], pl.INT32],
+             out: pl.Out[pl.Tensor[[128], pl.FP32]]) -> pl.Tensor[[128], pl.FP32]:
+        out = self.scatter(src, idx, out)
+        return out
+
+
+class AddIntoCase(PTOTestCase):
+    __test__ = False
+
+    def get_name(self):
+        return "add_into"
+
+    def define_tensors(self):
+        return [TensorSpec("x", [16, 32], DataType.FP32, init_value=torch.randn),
+                TensorSpec("c", [16, 32], DataType.FP32, is_output=True, init_value=torch.randn)]
+
+    def get_program(self):
+        return AddInto
+
+    def compute_expected(self, tensors, params=None):
+        tensors["c"][:] = tensors["c"] + tensors["x"]
+
+
+class EveryOtherCase(PTOTestCase):
+    __test__ = False
+
+    def get_name(self):
+        return "every_other"
+
+    def define_tensors(self):
+        return [TensorSpec("src", [8, 8], DataType.FP32, init_value=torch.randn),
+                TensorSpec("idx", [8, 8], DataType.INT32, init_value=lambda: (torch.arange(64, dtype=torch.int32) * 2).reshape(8, 8)),
+                TensorSpec("out", [128], DataType.FP32, is_output=True, init_value=torch.zeros)]
+
+    def get_program(self):
+        return EveryOther
+
+    def compute_expected(self, tensors, params=None):
+        out = torch.zeros(128)
+        out[tensors["idx"].flatten().long()] = tensors["src"].flatten()
+        tensors["out"][:] = out
+
+
+def test_add_into(test_runner):
+    result = test_runner.run(AddIntoCase())
+    assert result.passed, result.error
+
+
+def test_every_other(test_runner):
+    result = test_runner.run(EveryOtherCase())
+    assert result.passed, result.error
+"""
+
+
+def test_st_host_copies_back_what_the_build_signature_marks_written_and_keeps_a_stated_initial_value(tmp_path):
+    # Upstream's harness copies back every tensor the orchestration signature of the build directory
+    # marks written (`c` above: INOUT there, as the compiler derives it), and a case that gives a pure
+    # pl.Out zeros and compares the elements never written expects them there.
+    import os
+
+    _write(tmp_path, "test_upstream_forms.py", SYSTEM_TEST_WRITTEN_IN_AND_SPARSE_OUT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO / "tools" / "conformance" / "st_host"), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "st_host_plugin",
+                           "test_upstream_forms.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert "2 passed" in done.stdout, done.stdout + done.stderr
+
+
 def test_an_example_that_imports_its_siblings_relatively_runs_as_a_module(tmp_path):
     # Upstream's qwen3_jit example is run with `python -m examples.models.qwen3_jit.qwen3_decode`.
     programs = {
