@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "kernel_builder.h"
 #include "pypto/backend_ptoas/module.h"
 
@@ -216,7 +218,9 @@ TEST(EmitMatmulFamily, TransposedRhsIsReadThroughTheZnViewOfItsMatTile) {
 //     acc = pl.matmul(a_left, w_right)                                   # Acc at 0
 // The view is an alloc_tile at w_mat's address (not its own), typed [32, 64] ZN: the NZ bytes of
 // w_mat read transposed, which tmov carries into the Right tile.
-ir::FunctionPtr TransposeViewKernel(int64_t view_offset, int64_t other_mat_offset) {
+// With `reload_offset`, a_mat2 = pl.load(a, .., target_memory=Mat) follows the matmul there.
+ir::FunctionPtr TransposeViewKernel(int64_t view_offset, int64_t other_mat_offset,
+                                    std::optional<int64_t> reload_offset = std::nullopt) {
   auto a = TensorParam("a", {16, 32}, {}, ir::DataType::FP16);
   auto w = TensorParam("w", {64, 32}, {}, ir::DataType::FP16);
   auto c = TensorParam("c", {16, 64}, {});
@@ -233,11 +237,13 @@ ir::FunctionPtr TransposeViewKernel(int64_t view_offset, int64_t other_mat_offse
   auto w_right = TileAt("w_right", to_right, 0);
   auto matmul = Op("tile.matmul", {a_left, w_right}, {});
   auto acc = TileAt("acc", matmul, 0);
+  std::vector<ir::StmtPtr> body = {Assign(w_mat, load_w, {}),     Assign(w_t, view, At(4, 5)),
+                                    Assign(a_mat, load_a, {}),     Assign(a_left, to_left, {}),
+                                    Assign(w_right, to_right, {}), Assign(acc, matmul, {}),
+                                    Eval(Op("tile.store", {acc, Ints({0, 0}), c}, {}), {})};
+  if (reload_offset) body.push_back(Assign(TileAt("a_mat2", load_a, *reload_offset), load_a, {}));
   return Kernel("mm", {a, w, c}, {ir::ParamDirection::In, ir::ParamDirection::In, ir::ParamDirection::Out},
-                {Assign(w_mat, load_w, {}), Assign(w_t, view, At(4, 5)), Assign(a_mat, load_a, {}),
-                 Assign(a_left, to_left, {}), Assign(w_right, to_right, {}), Assign(acc, matmul, {}),
-                 Eval(Op("tile.store", {acc, Ints({0, 0}), c}, {}), {})},
-                ir::FunctionType::AIC);
+                std::move(body), ir::FunctionType::AIC);
 }
 
 TEST(EmitMatmulFamily, TransposeViewIsTheZnViewOfItsSourcesBytes) {
@@ -253,13 +259,23 @@ TEST(EmitMatmulFamily, TransposeViewIsTheZnViewOfItsSourcesBytes) {
   EXPECT_THAT(*text, Not(HasSubstr("8192")));
 }
 
-// The view reads w_mat's bytes (Mat 1024..5120) for as long as it is used; a tile placed there too
-// would overwrite them.
+// The view reads w_mat's bytes (Mat 1024..5120) for as long as it is used; a tile placed there while
+// it is would overwrite them.
 TEST(EmitMatmulFamily, TransposeViewOfBytesAnotherMatTileTakesIsRefused) {
   EXPECT_EQ(Emit(*TransposeViewKernel(8192, 2048)),
             "k.py:4:11: backend-ptoas cannot lower 'tile.transpose_view' of 'w_mat' in kernel 'mm': on a device the "
             "view 'w_t' reads the bytes of 'w_mat' (Mat 1024..5120), and memory allocation places 'a_mat' in them "
-            "too; write the matmul as pl.matmul(a, b, b_trans=True) of the untransposed tile instead");
+            "while the view is read (Mat cannot hold both); write the matmul as pl.matmul(a, b, b_trans=True) of "
+            "the untransposed tile instead");
+}
+
+// Once the view's last read (the move into Right) is done, its source's bytes are free: a tile loaded
+// into them after the matmul does not stop the view from being lowered.
+TEST(EmitMatmulFamily, TransposeViewSourcesBytesAreFreeAfterTheViewsLastRead) {
+  auto text = EmitModule(*TransposeViewKernel(8192, 0, 1024), "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_THAT(*text, HasSubstr("    %w_t = pto.alloc_tile addr = %c1024_i64 valid_row"));
+  EXPECT_THAT(*text, HasSubstr("    %a_mat2 = pto.alloc_tile addr = %c1024_i64 valid_row"));
 }
 
 }  // namespace

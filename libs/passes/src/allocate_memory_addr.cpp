@@ -6,7 +6,9 @@
 // their operand's storage by definition (a reshape view, matmul_acc's accumulator): they share
 // its block, which stays allocated while any tile sharing it is live. A band of whole rows sliced
 // from an Acc tile is a view too, as upstream's tile.slice is (pto.subview): a product too large
-// to copy a window of next to it in L0C is read out band by band (see SliceView).
+// to copy a window of next to it in L0C is read out band by band (see SliceView). A transposed view
+// of a Mat tile is a copy here but its source's bytes on a device, so the source lives while the view
+// is read (ExtendViewSources).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -312,8 +314,11 @@ class KernelAllocator {
  public:
   // With `ring`, the tiles popped from the cube are placed in a pipe slot region at the bottom of UB
   // (pipe_slot_region.h), and every other Vec tile past it.
-  KernelAllocator(const Function& kernel, const SocSpec& soc, const PipeSlotUse* ring = nullptr)
-      : kernel_(kernel), soc_(soc), ring_(ring) {}
+  // Without `views_keep_sources`, a transposed view's source may die before the view (for a kernel
+  // whose Mat tiles fit no other way: the simulators run it, backend-ptoas refuses the view).
+  KernelAllocator(const Function& kernel, const SocSpec& soc, const PipeSlotUse* ring = nullptr,
+                  bool views_keep_sources = true)
+      : kernel_(kernel), soc_(soc), ring_(ring), views_keep_sources_(views_keep_sources) {}
 
   // The bytes of the pipe slot region, after Run() placed a ring.
   int64_t ring_bytes() const { return ring_bytes_; }
@@ -325,6 +330,7 @@ class KernelAllocator {
     if (auto ok = CheckCarriedHazards(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     const auto& stmts = liveness.order();
     last_use_ = liveness.last_use();
+    if (views_keep_sources_) ExtendViewSources(liveness);
     if (ring_)
       if (auto ok = PlanRing(liveness, shared_buffers); !ok) return pypto::unexpected(ok.error());
     CollectInPlaceWrites(liveness);
@@ -424,6 +430,38 @@ class KernelAllocator {
     ++holders_[Key(tile.memory_space(), memref.byte_offset)];
     space_of_[&var] = {tile.memory_space(), memref.byte_offset, memref.size};
     if (shared_->Shared(&var)) group_block_.try_emplace(shared_->Root(&var), space_of_[&var]);
+  }
+
+  // A tile.transpose_view has a block of its own (the simulators copy the transpose into it), but on a
+  // device it is the source's bytes read in the transposed fractal layout (backend-ptoas writes it at
+  // the source's address). So the source lives until the view's last read, or that of a tile naming
+  // the view (`u = view`): no tile is placed in its bytes while they are read through the view.
+  void ExtendViewSources(const Liveness& liveness) {
+    std::vector<std::pair<const Var*, const Var*>> reads;  // (view or a name of one, what it reads)
+    std::unordered_set<const Var*> views;
+    for (const auto& stmt : liveness.order()) {
+      const auto* assign = stmt->As<AssignStmt>();
+      const Var* source = assign ? TransposedSource(*assign->value()) : nullptr;
+      if (const auto* renamed = assign ? assign->value()->As<Var>() : nullptr; renamed && views.contains(renamed))
+        source = renamed;
+      if (!source) continue;
+      views.insert(assign->var().get());
+      reads.emplace_back(assign->var().get(), source);
+    }
+    // Latest first, so a view's life reaches its source after the tiles naming the view extended it.
+    for (auto it = reads.rbegin(); it != reads.rend(); ++it) {
+      auto view = last_use_.find(it->first);
+      if (view == last_use_.end()) continue;
+      const size_t last = view->second;
+      last_use_[it->second] = std::max(last_use_[it->second], last);
+    }
+  }
+
+  static const Var* TransposedSource(const Expr& value) {
+    const auto* call = value.As<Call>();
+    if (!call || !call->is_op_call() || call->target_name() != "tile.transpose_view") return nullptr;
+    const auto* source = call->args()[0]->As<Var>();
+    return source && source->type()->As<TileType>() ? source : nullptr;
   }
 
   // A carried tile is updated in place, so its previous value must not be read once the next one is
@@ -675,6 +713,7 @@ class KernelAllocator {
   const Function& kernel_;
   const SocSpec& soc_;
   const PipeSlotUse* ring_ = nullptr;
+  bool views_keep_sources_ = true;
   std::unordered_set<const Var*> ring_tiles_;  // the popped tiles read in their slots
   int64_t ring_bytes_ = 0;
   std::optional<BufferAllocator> slots_;       // the pipe slot region, one slot per block
@@ -748,6 +787,9 @@ Pass AllocateMemoryAddr() {
                   auto body = OutOfPlaceCarries().MutateStmt(*banded);
                   const FunctionPtr kernel = body == function->body() ? function : function->WithBody(body);
                   auto placed = KernelAllocator(*kernel, *context.soc).Run();
+                  // Mat too small to keep a transposed view's source alive: the simulators still run
+                  // the kernel, and backend-ptoas names the tile placed over the source.
+                  if (!placed) placed = KernelAllocator(*kernel, *context.soc, nullptr, false).Run();
                   if (auto ring = WithPipeSlotRegion(*kernel, placed, *context.soc)) return *ring;
                   return placed;
                 });

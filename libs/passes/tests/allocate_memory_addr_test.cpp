@@ -327,6 +327,75 @@ TEST(AllocateMemoryAddr, WindowOfAnNdAccTileIsACopy) {
                                                                     {0, 8192}, {8192, 4096}, {8192, 4096}}));
 }
 
+// `w_t = pl.tile.transpose_view(w_mat)` in an AIC kernel, then a second Mat tile a_mat ([16, 32]), and
+// w_t read after it: by the move into Right, or, with `extracted`, by an extract of its first 32
+// columns into Right (the 256 KB tiles of a test that needs Mat full do not fit Right).
+ir::ProgramPtr TransposedViewKernel(int64_t w_rows = 64, int64_t w_cols = 32, bool extracted = false) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {16, 32}), w = testing::Tensor("w", {w_rows, w_cols});
+  auto c = testing::Tensor("c", {16, w_rows});
+  testing::KernelBuilder k;
+  auto to = [](MemorySpace space) { return Call::Kwargs{{"target_memory", space}}; };
+  auto w_mat = k.Load("w_mat", w, 0, 0, w_rows, w_cols, 3, MemorySpace::Mat);
+  auto w_t = k.Let("w_t", testing::Op("tile.transpose_view", {w_mat}));
+  auto a_mat = k.Load("a_mat", a, 0, 0, 16, 32, 5, MemorySpace::Mat);
+  auto a_left = k.Let("a_left", testing::OpWithKwargs("tile.move", {a_mat}, to(MemorySpace::Left)));
+  auto zero = std::make_shared<ConstInt>(0, DataType::INDEX);
+  auto w_right = k.Let("w_right", extracted ? testing::OpWithKwargs("tile.extract",
+                                                                    {w_t, zero, zero, testing::Ints({32, 64})},
+                                                                    to(MemorySpace::Right))
+                                            : testing::OpWithKwargs("tile.move", {w_t}, to(MemorySpace::Right)));
+  auto acc = k.Let("acc", testing::Op("tile.matmul", {a_left, w_right}));
+  k.Eval(testing::Op("tile.store", {acc, testing::Ints({0, 0}), c}));
+  auto kernel = std::make_shared<Function>(
+      "k", std::vector<VarPtr>{a, w, c},
+      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out},
+      std::vector<TypePtr>{}, std::make_shared<SeqStmts>(k.body), FunctionType::AIC);
+  return std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k");
+}
+
+// A transposed view is a copy on the simulators (a block of its own), but on a device it reads its
+// source's bytes: w_mat keeps Mat 0..8192 until w_t's last read (the move into Right), so a_mat,
+// loaded after the view is made, goes past both instead of over w_mat.
+TEST(AllocateMemoryAddr, ATransposedViewKeepsItsSourceAliveWhileItIsRead) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(TransposedViewKernel(), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  EXPECT_EQ(ir::PrintFunction(*(*result)->Find("k")),
+            "@pl.function(type=pl.FunctionType.AIC)\n"
+            "def k(self, a: pl.Tensor[[16, 32], pl.FP32], w: pl.Tensor[[64, 32], pl.FP32], "
+            "c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):\n"
+            "    w_mat: pl.Tile[[64, 32], pl.FP32, pl.MemRef(0, 8192), pl.Mem.Mat] = pl.tile.load(w, [0, 0], "
+            "[64, 32], target_memory=pl.Mem.Mat)\n"
+            "    w_t: pl.Tile[[32, 64], pl.FP32, pl.MemRef(8192, 8192), pl.Mem.Mat] = pl.tile.transpose_view(w_mat)\n"
+            "    a_mat: pl.Tile[[16, 32], pl.FP32, pl.MemRef(16384, 2048), pl.Mem.Mat] = pl.tile.load(a, [0, 0], "
+            "[16, 32], target_memory=pl.Mem.Mat)\n"
+            "    a_left: pl.Tile[[16, 32], pl.FP32, pl.MemRef(0, 2048), pl.Mem.Left] = pl.tile.move(a_mat, "
+            "target_memory=pl.Mem.Left)\n"
+            "    w_right: pl.Tile[[32, 64], pl.FP32, pl.MemRef(0, 8192), pl.Mem.Right] = pl.tile.move(w_t, "
+            "target_memory=pl.Mem.Right)\n"
+            "    acc: pl.Tile[[16, 64], pl.FP32, pl.MemRef(0, 4096), pl.Mem.Acc] = pl.tile.matmul(a_left, w_right)\n"
+            "    pl.tile.store(acc, [0, 0], c)\n");
+}
+
+// Where Mat cannot hold the source beside the view and the next tile (w_mat and w_t take all 512 KB),
+// the source dies when the view is made, as before: the simulators run the kernel with a_mat over
+// w_mat, and backend-ptoas refuses the view, naming a_mat.
+TEST(AllocateMemoryAddr, WhereMatCannotKeepAViewsSourceTheSourceDiesFirst) {
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto result = manager.Run(TransposedViewKernel(256, 256, true), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  // w_mat, w_t, a_mat (over w_mat), a_left, w_right, acc.
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<ir::TileMemRef>{{0, 262144},
+                                                                        {262144, 262144},
+                                                                        {0, 2048},
+                                                                        {0, 2048},
+                                                                        {0, 8192},
+                                                                        {0, 4096}}));
+}
+
 // A constant fill larger than UB that is only stored ([128, 416] FP32 is 208 KB of 184 KB) is filled
 // as a band of its rows, at most half of UB, and stored once per band.
 TEST(AllocateMemoryAddr, FillLargerThanUbIsStoredBandByBand) {
