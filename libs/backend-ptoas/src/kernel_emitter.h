@@ -155,6 +155,11 @@ class KernelEmitter {
   TypedValue ScratchAt(const std::string& name, std::string_view element, TileExtent extent, int64_t offset,
                        const ir::Span& span);
   TypedValue TileAs(const ir::Var& tile, ir::DataType element, const ir::Span& span);
+  // paged_gather.cpp: tile.paged_gather as a loop of table reads and row loads.
+  void LowerPagedGather(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  std::string LoadTableEntry(const ir::Var& table, const std::string& offset, const std::string& name,
+                             const ir::Span& span);
+  TypedValue MatRowView(const ir::Var& result, const TypedValue& row, int64_t cols, const ir::Span& span);
   TypedValue RowOf(const TypedValue& tile, std::string_view element, TileExtent extent, const TypedValue& row,
                    const std::string& name, const ir::Span& span);
   // memory_gather_scatter.cpp: tile.mgather and tile.mscatter, through whole-tensor partitions.

@@ -43,6 +43,7 @@ enum class OpForm {
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   MergeLists,  // ins(lists..., tmp {exhausted = B}) outs(result, executed counts): tmrgsort format 2
   GatherMask,  // ins(tile, {maskPattern = #pto.mask_pattern<P0101>})
+  PagedGather,  // scf.for over the indices: load_scalar of both tables, tload of the row (paged_gather.cpp)
   IndexScatter,  // tscatter's index form into zeros, blended with the destination by tsel (index_scatter_blend.cpp)
   ScatterMask,  // ins(src, {maskPattern = #pto.mask_pattern<P0101>} : S, "row"): tscatter's mask form, into zeros
   Window,      // ins(tile, row, col : .., index, index): textract of a tile slice (offsets in a list)

@@ -128,6 +128,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
       return CheckIndexExpr(args[1], fmt::format("the block_len of '{}'", op), span);
     case OpForm::GatherMask: return CheckTileOperand(args[0], op, span);
     case OpForm::IndexScatter: return CheckIndexScatter(call, span);
+    case OpForm::PagedGather: return CheckPagedGather(call, span);
     case OpForm::ScatterMask:
       if (auto ok = CheckTileOperand(args[1], op, span); !ok) return ok;
       return CheckZeroedDestination(call, span);

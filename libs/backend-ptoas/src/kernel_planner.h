@@ -77,6 +77,8 @@ class Planner {
   Status CheckZeroedDestination(const ir::Call& call, const ir::Span& span) const;
   // tile.scatter, tile.scatter_dim and tile.scatter_update: tscatter's index form (kernel_plan_index_scatter.cpp).
   Status CheckIndexScatter(const ir::Call& call, const ir::Span& span);
+  // tile.paged_gather: a loop of row loads (kernel_plan_paged_gather.cpp).
+  Status CheckPagedGather(const ir::Call& call, const ir::Span& span);
   // tile.mgather and tile.mscatter, whose memory operands are whole tensors (kernel_plan_memory_indexed.cpp).
   Status CheckMemGather(const ir::Call& call, const ir::Span& span);
   Status CheckMemScatter(const ir::Call& call, const ir::Span& span, const ir::AssignStmt* assign);

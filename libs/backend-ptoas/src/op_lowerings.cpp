@@ -114,6 +114,7 @@ const std::vector<OpLowering>& Lowerings() {
       {"tile.mrgsort_format2", "pto.tmrgsort", OpForm::MergeLists},
       {"tile.gather_mask", "pto.tgather", OpForm::GatherMask},
       {"tile.scatter_mask", "pto.tscatter", OpForm::ScatterMask},
+      {"tile.paged_gather", "pto.tload", OpForm::PagedGather},
       {"tile.scatter", "pto.tscatter", OpForm::IndexScatter},
       {"tile.scatter_dim", "pto.tscatter", OpForm::IndexScatter},
       {"tile.scatter_update", "pto.tscatter", OpForm::IndexScatter},

@@ -205,6 +205,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
     case OpForm::Gather: return LowerGather(call, result, span);
     case OpForm::GatherDim: return LowerGatherDim(call, result, span);
     case OpForm::IndexScatter: return LowerIndexScatter(call, result, span);
+    case OpForm::PagedGather: return LowerPagedGather(call, result, span);
     // The scratch tile is the program's tmp_tile or the one TransposeScratchTiles gave it.
     case OpForm::Transpose:
       if (args.size() == 1) return LowerBatchTranspose(call, result, span);  // the plan allowed only a batch
