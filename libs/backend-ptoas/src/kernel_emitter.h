@@ -55,8 +55,10 @@ class KernelEmitter {
 
   // cross_core_pipes.cpp: the pipe setup of a mixed kernel's member, and its pushes, pops and frees.
   void EmitPipeSetup();
+  void EmitPipeSetup(int64_t id, const Pipe& pipe);
+  TypedValue GmRing(int64_t id, const Pipe& pipe);
   void LowerPipe(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
-  void EmitLocalSlotPipe(const TypedValue& c2v, const TypedValue& v2c);
+  void EmitLocalSlotPipe(const Pipe& pipe, const TypedValue& c2v, const TypedValue& v2c);
   TypedValue PopIntoSlot(const ir::Var& var, int64_t split, const ir::Span& span);
   PtoOp PipeHandleOp(const std::string& name, const TypedValue* tile, int64_t split) const;
 

@@ -69,10 +69,6 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
   const std::string& op = call.target_name();
   const ir::Span& span = call.span().known() ? call.span() : stmt.span();
   if (!IsPipeSetupOp(op) && !ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
-  if (const auto id = ir::FindAttr<int64_t>(call.kwargs(), "id"); id && *id != 0)
-    return Error(span, fmt::format("backend-ptoas cannot lower '{}' with id={} in kernel '{}': PTOAS's pipe ops carry "
-                                   "one pipe per direction, which is id 0",
-                                   op, *id, kernel_.name()));
   if (IsPipeSetupOp(op)) return CheckPipeSetup(call, span);
   const int64_t split = ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0);
   if (split > 2)
@@ -81,14 +77,14 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
                                    op, split, kernel_.name()));
   PipeUse& pipes = plan_.pipes;
   pipes.splits.insert(split);
+  Pipe& pipe = pipes.ids[ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0)];
   const bool c2v = op == "tile.tpush_to_aiv" || op == "tile.tpop_from_aic" || op == "system.tfree_to_aic";
-  pipes.directions |= c2v ? kDirC2V : kDirV2C;
+  pipe.directions |= c2v ? kDirC2V : kDirV2C;
   if (!IsPop(op)) {
     if (auto ok = CheckTileOperand(call.args()[0], op, span); !ok) return ok;
     // A push's tile is the whole one, before a split between the lanes.
     if (op.starts_with("tile.tpush"))
-      pipes.largest_slot_bytes = std::max(pipes.largest_slot_bytes,
-                                          TileBytes(*call.args()[0]->type()->As<ir::TileType>()));
+      pipe.largest_slot_bytes = std::max(pipe.largest_slot_bytes, TileBytes(*call.args()[0]->type()->As<ir::TileType>()));
     if (op == "tile.tpush_to_aic" && arch_ == "a5") {  // the NZ staging tile (cross_core_pipes.h)
       pipes.nz_staged_pushes = true;
       return NeedScratch(TileBytes(*call.args()[0]->type()->As<ir::TileType>()), call, span);
@@ -98,7 +94,7 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
   const ir::Var& var = *assign->var();
   const auto& tile = *var.type()->As<ir::TileType>();
   // A lane pops its half of a split tile; the slot holds the whole.
-  pipes.largest_slot_bytes = std::max(pipes.largest_slot_bytes, TileBytes(tile) * (split == 0 ? 1 : 2));
+  pipe.largest_slot_bytes = std::max(pipe.largest_slot_bytes, TileBytes(tile) * (split == 0 ? 1 : 2));
   const bool cube = tile.memory_space() == ir::MemorySpace::Mat;
   if (!cube && !ir::FunctionAttr<int64_t>(kernel_, kPipeSlotRegionAttr)) {
     // The copy out of the slot writes the tile's valid region (its alloc_tile's operands).
@@ -119,17 +115,22 @@ Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir
 }
 
 // A program's own pipe setup (reserve_buffer, import_peer_buffer, initialize_pipe) describes the
-// pipe the backend sets up from the pushes and pops anyway: PTOAS's one pipe per direction (id 0),
-// its slot buffers placed past the tiles, its fixed ring. The setup is accepted where it asks for no
-// more than that (its id checked with every pipe op's, in CheckPipeOp), and emits nothing; the slot
-// buffer's name, size and base are the backend's.
-Status Planner::CheckPipeSetup(const ir::Call& call, const ir::Span& span) const {
+// pipes the backend sets up from the pushes and pops anyway (cross_core_pipes.h): the slot buffers'
+// names, sizes and places are the backend's, and the setup emits nothing. What it adds is the depth
+// of a pipe's rings (slot_num, local_slot_num), which the backend's setup of that pipe then carries.
+Status Planner::CheckPipeSetup(const ir::Call& call, const ir::Span& span) {
   const std::string& op = call.target_name();
-  for (const char* ring : {"slot_num", "local_slot_num"})
-    if (ir::FindAttr<int64_t>(call.kwargs(), ring))
-      return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {} in kernel '{}': the pipes it sets up "
-                                     "have PTOAS's fixed ring (8 slots, or 4 each way); leave {} out",
-                                     op, ring, kernel_.name(), ring));
+  if (op != "system.aic_initialize_pipe" && op != "system.aiv_initialize_pipe") return {};
+  Pipe& pipe = plan_.pipes.ids[ir::FindAttr<int64_t>(call.kwargs(), "id").value_or(0)];
+  for (auto [name, ring] : {std::pair{"slot_num", &pipe.slot_num}, std::pair{"local_slot_num", &pipe.local_slot_num}}) {
+    const auto value = ir::FindAttr<int64_t>(call.kwargs(), name);
+    if (!value) continue;
+    if (*ring != 0 && *ring != *value)
+      return Error(span, fmt::format("backend-ptoas cannot lower '{}' with {}={} in kernel '{}': an earlier setup of "
+                                     "the same pipe asks for {}; set each pipe up once",
+                                     op, name, *value, kernel_.name(), *ring));
+    *ring = static_cast<int>(*value);
+  }
   return {};
 }
 

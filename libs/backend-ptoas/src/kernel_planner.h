@@ -44,7 +44,7 @@ class Planner {
   static Status CheckTensorParam(const ir::Var& param, const ir::TensorType& tensor);
   Status CheckStmt(const ir::Stmt& stmt);
   static bool IsPipeOp(const std::string& op);
-  Status CheckPipeSetup(const ir::Call& call, const ir::Span& span) const;
+  Status CheckPipeSetup(const ir::Call& call, const ir::Span& span);
   Status PipeError(const ir::Call& call, const ir::Stmt& stmt) const;
   static bool IsLoweredSyncOp(std::string_view op);
   Status CheckSync(const ir::Call& call, const ir::Span& stmt_span);

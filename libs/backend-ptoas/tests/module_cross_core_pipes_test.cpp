@@ -30,8 +30,9 @@ bool HasLine(const std::string& text, const std::string& line) { return text.fin
 
 const ir::Call::Kwargs kWhole = {{"split", int64_t{0}}};
 
-ir::CallPtr Pop(const std::string& op, ir::Span span) {
-  return Op(op, {Ints({16, 16})}, span, {{"dtype", DataType::FP32}, {"split", int64_t{0}}});
+ir::CallPtr Pop(const std::string& op, ir::Span span, ir::Call::Kwargs kwargs = kWhole) {
+  kwargs.insert(kwargs.begin(), {"dtype", DataType::FP32});
+  return Op(op, {Ints({16, 16})}, span, kwargs);
 }
 
 // def g_aic(a, out):                                      # the cube member
@@ -42,7 +43,7 @@ ir::CallPtr Pop(const std::string& op, ir::Span span) {
 //     w_right = pl.move(w_mat, target_memory=Right)            # line 6
 //     c = pl.matmul(a_left, w_right)                           # line 7
 //     pl.tpush_to_aiv(c)                                       # line 8
-ir::FunctionPtr CubeMember(bool pops = true) {
+ir::FunctionPtr CubeMember(bool pops = true, const ir::Call::Kwargs& v2c = kWhole) {
   auto a = TensorParam("a", {16, 16}, At(1, 11));
   auto out = TensorParam("out", {16, 16}, At(1, 14));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 13), {{"target_memory", MemorySpace::Mat}});
@@ -52,12 +53,12 @@ ir::FunctionPtr CubeMember(bool pops = true) {
   std::vector<ir::StmtPtr> body = {Assign(a_mat, load, At(2, 5)), Assign(a_left, to_left, At(3, 5))};
   ir::VarPtr right = a_left;
   if (pops) {
-    auto pop = Pop("tile.tpop_from_aiv", At(4, 13));
+    auto pop = Pop("tile.tpop_from_aiv", At(4, 13), v2c);
     auto w_mat = TileAt("w_mat", pop, 1024);
     auto to_right = Op("tile.move", {w_mat}, At(6, 15), {{"target_memory", MemorySpace::Right}});
     right = TileAt("w_right", to_right, 0);
     body.push_back(Assign(w_mat, pop, At(4, 5)));
-    body.push_back(Eval(Op("system.tfree_to_aiv", {w_mat}, At(5, 5), kWhole), At(5, 5)));
+    body.push_back(Eval(Op("system.tfree_to_aiv", {w_mat}, At(5, 5), v2c), At(5, 5)));
     body.push_back(Assign(right, to_right, At(6, 5)));
   } else {
     auto load_b = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(4, 13), {{"target_memory", MemorySpace::Mat}});
@@ -80,7 +81,7 @@ ir::FunctionPtr CubeMember(bool pops = true) {
 //     c = pl.tpop_from_aic([16, 16], dtype=FP32)            # line 14, Vec at pop_at (1024)
 //     pl.tfree_to_aic(c)                                   # line 15
 //     pl.store(c, [0, 0], out)                             # line 16
-ir::FunctionPtr VectorMember(bool pushes = true, int64_t pop_at = 1024) {
+ir::FunctionPtr VectorMember(bool pushes = true, int64_t pop_at = 1024, const ir::Call::Kwargs& v2c = kWhole) {
   auto a = TensorParam("a", {16, 16}, At(11, 11));
   auto out = TensorParam("out", {16, 16}, At(11, 14));
   std::vector<ir::StmtPtr> body;
@@ -88,7 +89,7 @@ ir::FunctionPtr VectorMember(bool pushes = true, int64_t pop_at = 1024) {
     auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(12, 9));
     auto x = TileAt("x", load, 0);
     body.push_back(Assign(x, load, At(12, 5)));
-    body.push_back(Eval(Op("tile.tpush_to_aic", {x}, At(13, 5), kWhole), At(13, 5)));
+    body.push_back(Eval(Op("tile.tpush_to_aic", {x}, At(13, 5), v2c), At(13, 5)));
   }
   auto pop = Pop("tile.tpop_from_aic", At(14, 9));
   auto c = TileAt("c", pop, pop_at);
@@ -386,13 +387,70 @@ TEST(EmitModuleCrossCorePipes, AProgramsOwnPipeSetupIsTheOneTheModuleHas) {
             EmitGroup(*CubeMember(), *VectorMember(), "a2a3"));
 }
 
-TEST(EmitModuleCrossCorePipes, APipeSetupOfASecondPipeOrAnotherRingIsRefused) {
-  EXPECT_EQ(GroupError(*WithPipeSetup(*CubeMember(), {{"id", int64_t{1}}}), *VectorMember(), "a2a3"),
-            "k.py:31:5: backend-ptoas cannot lower 'system.aic_initialize_pipe' with id=1 in kernel 'g_aic': PTOAS's "
-            "pipe ops carry one pipe per direction, which is id 0");
-  EXPECT_EQ(GroupError(*CubeMember(), *WithPipeSetup(*VectorMember(), {{"slot_num", int64_t{2}}}), "a2a3"),
-            "k.py:31:5: backend-ptoas cannot lower 'system.aiv_initialize_pipe' with slot_num in kernel 'g_aiv': the "
-            "pipes it sets up have PTOAS's fixed ring (8 slots, or 4 each way); leave slot_num out");
+// A setup of a pipe no push or pop uses describes nothing to set up: the module is the one without it.
+TEST(EmitModuleCrossCorePipes, ASetupOfAPipeNoOpUsesWritesNothing) {
+  EXPECT_EQ(EmitGroup(*WithPipeSetup(*CubeMember(), {{"id", int64_t{1}}}), *VectorMember(), "a2a3"),
+            EmitGroup(*CubeMember(), *VectorMember(), "a2a3"));
+}
+
+const ir::Call::Kwargs kPipe1 = {{"split", int64_t{0}}, {"id", int64_t{1}}};
+
+// The vector-to-cube crossing on pipe 1, the cube-to-vector one on pipe 0: two pipes of one direction
+// each (8 slots), each with its own slot buffer and, past pipe 0's 8 KiB of rings, its own region of
+// the GM slot buffer (2048 f32 elements in); every pipe op names its pipe, as upstream pypto writes
+// them for a later PTOAS.
+TEST(EmitModuleCrossCorePipes, ASecondPipeIsSetUpOnItsOwnAndItsOpsNameIt) {
+  const std::string text = EmitGroup(*CubeMember(true, kPipe1), *VectorMember(true, 1024, kPipe1), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {id = 0, dir_mask = 1, slot_size = 1024} (gm_slot_buffer = "
+                            "%arg2 : !pto.ptr<f32>, c2v_consumer_buf = %g_c2v_slot_buffer_import : i32, "
+                            "v2c_consumer_buf = %c0_i32 : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer_1 = pto.reserve_buffer {name = \"g_v2c_slot_buffer_1\", size = "
+                            "8192, location = #pto.address_space<mat>, auto = false, base = 2048} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %g_gm_slot_buffer_1 = pto.addptr %arg2, %c2048_index : !pto.ptr<f32> -> "
+                            "!pto.ptr<f32>"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {id = 1, dir_mask = 2, slot_size = 1024} (gm_slot_buffer = "
+                            "%g_gm_slot_buffer_1 : !pto.ptr<f32>, c2v_consumer_buf = %c0_i32 : i32, v2c_consumer_buf "
+                            "= %g_v2c_slot_buffer_1 : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    %w_mat = pto.tpop_from_aiv(%c16_index, %c16_index) {id = 1, split = 0} -> " + kMat))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tfree_from_aiv {id = 1, split = 0}")) << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tpush_to_aiv(%c : " + kAcc + ") {id = 0, split = 0}")) << text;
+  // The vector member: pipe 0's buffer is its own, pipe 1's its peer's.
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer_1_import = pto.import_reserved_buffer {name = "
+                            "\"g_v2c_slot_buffer_1\", peer_func = @g_aic} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tpush_to_aic(%x : " + kVec + ") {id = 1, split = 0}")) << text;
+  EXPECT_TRUE(HasLine(text, "    pto.tfree_from_aic {id = 0, split = 0}")) << text;
+}
+
+// The ring a program's setup asks for (slot_num, local_slot_num) is the pipe's: both members' setups
+// carry it, and each consumer reserves the local ring (here the vector's 2 slots, the cube's 4).
+TEST(EmitModuleCrossCorePipes, ARingTheSetupAsksForIsThePipes) {
+  const std::string text =
+      EmitGroup(*WithPipeSetup(*CubeMember(), {{"slot_num", int64_t{4}}}),
+                *WithPipeSetup(*VectorMember(), {{"slot_num", int64_t{4}}, {"local_slot_num", int64_t{2}}}), "a2a3");
+  EXPECT_TRUE(HasLine(text, "    %g_v2c_slot_buffer = pto.reserve_buffer {name = \"g_v2c_slot_buffer\", size = 2048, "
+                            "location = #pto.address_space<mat>, auto = false, base = 2048} -> i32"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aic_initialize_pipe {dir_mask = 3, slot_size = 1024, slot_num = 4, "
+                            "local_slot_num = 2} (gm_slot_buffer = %arg2 : !pto.ptr<f32>, c2v_consumer_buf = "
+                            "%g_c2v_slot_buffer_import : i32, v2c_consumer_buf = %g_v2c_slot_buffer : i32)"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "    pto.aiv_initialize_pipe {dir_mask = 3, slot_size = 1024, slot_num = 4, "
+                            "local_slot_num = 2} (gm_slot_buffer = %arg2 : !pto.ptr<f32>, c2v_consumer_buf = "
+                            "%g_c2v_slot_buffer : i32, v2c_consumer_buf = %g_v2c_slot_buffer_import : i32)"))
+      << text;
+}
+
+TEST(EmitModuleCrossCorePipes, MembersAskingForDifferentRingsAreRefused) {
+  EXPECT_EQ(GroupError(*WithPipeSetup(*CubeMember(), {{"slot_num", int64_t{4}}}),
+                       *WithPipeSetup(*VectorMember(), {{"slot_num", int64_t{8}}}), "a2a3"),
+            "k.py:1:1: backend-ptoas cannot lower the pipe with id=0 of mixed kernel 'g': 'g_aic' sets it up with "
+            "slot_num=4 and 'g_aiv' with slot_num=8; give both the same");
 }
 
 // def lane(a, ws: pl.Tensor[[256], pl.INT64], out, e: pl.Scalar[pl.INDEX]):   # line 40
