@@ -32,7 +32,7 @@ class _Failure(Exception):
 def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform: Optional[str] = None,
         rtol: float = 1e-5, atol: float = 1e-5, compare: Optional[dict] = None, poison_outputs: bool = True,
         compile_options: Optional[dict] = None, seed: Optional[int] = None, compile_only: bool = False,
-        unchecked: Sequence[str] = (), copy_back_inputs: bool = False) -> RunResult:
+        unchecked: Sequence[str] = ()) -> RunResult:
     """Runs ``program`` (a ``@pl.jit`` function or a ``@pl.program``) once and checks its outputs.
 
     ``specs`` has one ``TensorSpec``/``ScalarSpec`` per parameter, in parameter order. ``golden(values)``
@@ -46,9 +46,7 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
     ``compile_only`` stops after compiling, which on a simulator includes building the hand-written
     kernels, so their compile errors surface without a run. ``unchecked`` names tensors the program
     may write as scratch space (a workspace between its kernels): whatever they hold afterwards is not
-    compared. ``copy_back_inputs`` (``RunConfig.copy_back_inputs``) writes the kernels' results into a
-    parameter the entry declared a plain ``pl.Tensor`` although a kernel writes it, as a harness that
-    copies back every tensor the build directory's orchestration signature marks written does.
+    compared.
     """
     import torch
 
@@ -80,8 +78,7 @@ def run(program, specs: Sequence, golden: Optional[Callable] = None, *, platform
         with _stage("runtime"):
             from pypto.runtime.config import RunConfig
 
-            config = RunConfig(platform=compiled.platform, poison_outputs=poison_outputs,
-                               copy_back_inputs=copy_back_inputs)
+            config = RunConfig(platform=compiled.platform, poison_outputs=poison_outputs)
             compiled(*[args[s.name] for s in specs], config=config)
         if expected is not None:
             _validate(outputs, args, expected, inputs, compare or {}, rtol, atol)
