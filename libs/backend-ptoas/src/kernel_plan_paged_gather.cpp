@@ -1,10 +1,10 @@
 // The Planner's check of tile.paged_gather (paged_gather.cpp): a loop over the indices, each row
 // loaded from the pool into its row of the result. What it takes: INT32 tables laid out as [n] or
-// [1, n] (element k at offset k), a static number of indices no larger than max_indices, and a
-// Vec or Mat result that is not transposed.
+// [1, n] (element k at offset k), and no more indices than max_indices where their number is static.
 #include <fmt/format.h>
 
 #include "kernel_planner.h"
+#include "pypto/ir/dynamic_extent.h"
 
 namespace pypto::backend_ptoas::detail {
 
@@ -26,11 +26,8 @@ Status Planner::CheckPagedGather(const ir::Call& call, const ir::Span& span) {
   const auto& indices = *call.args()[1]->type()->As<ir::TensorType>();
   const int64_t rows = indices.shape().back();
   const int64_t max_indices = *ir::FindAttr<int64_t>(call.kwargs(), "max_indices");
-  if (rows < 0)
-    return refuse(fmt::format("the length of its indices {} is known only at run time; the loop over them is "
-                              "written for a static length (pass indices of a static shape)",
-                              indices.str()));
-  if (rows > max_indices)
+  // A length known only at run time is not checked here; upstream's loop runs to it likewise.
+  if (rows != ir::kDynamicExtent && rows > max_indices)
     return refuse(fmt::format("its {} indices are more than the max_indices={} rows of the result; raise "
                               "max_indices or pass fewer indices",
                               rows, max_indices));

@@ -4,7 +4,7 @@
 // loads each row from GM straight into its row of the result (tile.gather_row, no tmov); this
 // backend writes the same loop:
 //
-//   scf.for %i = 0 to n {
+//   scf.for %i = 0 to n {                                 n: the indices' length, static or not
 //     l     = indices[i]                                  pto.load_scalar
 //     phys  = block_table[l // block_size] * block_size + l % block_size
 //     pto.tload ins(src[phys, col_off : 1 x size]) outs(row i of the result)
@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "kernel_emitter.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "mlir_types.h"
 
 namespace pypto::backend_ptoas {
@@ -69,12 +70,16 @@ void KernelEmitter::LowerPagedGather(const ir::Call& call, const ir::Var& result
   const int64_t block_size = *ir::FindAttr<int64_t>(call.kwargs(), "block_size");
   const int64_t size = *ir::FindAttr<int64_t>(call.kwargs(), "size");
   const int64_t col_off = ir::FindAttr<int64_t>(call.kwargs(), "col_off").value_or(0);
-  const int64_t rows = indices.type()->As<ir::TensorType>()->shape().back();
+  // As many rows as there are indices: a dynamic length is the kernel's extent argument for that axis.
+  const auto& index_shape = indices.type()->As<ir::TensorType>()->shape();
+  const std::string rows = index_shape.back() == ir::kDynamicExtent
+                               ? extent_args_.at({plan_.tensor_param_of.at(&indices), index_shape.size() - 1})
+                               : IndexConstant(index_shape.back()).value;
   const auto& type = *result.type()->As<ir::TileType>();
   const std::string stem = result.name_hint();
   const TypedValue i{names_.Named(stem + "_i"), "index"};
-  AddStructural(fmt::format("scf.for {} = {} to {} step {} {{", i.value, IndexConstant(0).value,
-                            IndexConstant(rows).value, IndexConstant(1).value));
+  AddStructural(fmt::format("scf.for {} = {} to {} step {} {{", i.value, IndexConstant(0).value, rows,
+                            IndexConstant(1).value));
   ++depth_;
   // The tables are [n] or [1, n], dense: element k is at offset k.
   const std::string logical = LoadTableEntry(indices, i.value, stem + "_logical", span);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernel_builder.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/backend_ptoas/module.h"
 
 namespace pypto::backend_ptoas {
@@ -69,6 +70,14 @@ TEST(EmitModulePagedGather, AMatResultsRowIsUpstreamsSubview) {
   EXPECT_TRUE(HasBodyLine(*text, "  pto.tload ins(%src_pview : !pto.partition_tensor_view<1x32xf16>) outs(%g_row : " +
                                  mat + ")"))
       << *text;
+}
+
+// Indices of a length known only at run time: the loop runs to the kernel's extent argument for it.
+TEST(EmitModulePagedGather, ADynamicNumberOfIndicesBoundsTheLoopByItsExtentArgument) {
+  auto text = EmitModule(*PagedGatherKernel(ir::MemorySpace::Vec, ir::kDynamicExtent), "a2a3", {.source_locations = false});
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_NE(text->find("%arg4: index"), std::string::npos) << *text;
+  EXPECT_TRUE(HasBodyLine(*text, "scf.for %g_i = %c0_index to %arg4 step %c1_index {")) << *text;
 }
 
 TEST(EmitModulePagedGather, MoreIndicesThanMaxIndicesAreRefused) {
