@@ -368,6 +368,21 @@ TypedValue KernelEmitter::NzStaged(const TypedValue& tile, const ir::Var& source
   return staged;
 }
 
+// A tile popped on the cube core that a b_trans matmul reads transposed: its [K, N] ZN view is the
+// slot's bytes retyped, `pto.treshape` of the pop (as upstream pypto views a tpop slot, which owns no
+// buffer to place a second alloc_tile at), its valid extents static as a treshape's result has them.
+void KernelEmitter::TransposeInSlot(const ir::Var& var, const TypedValue& popped, const ir::Span& span) {
+  const TypedValue view{names_.Named(var.name_hint() + "_t"), TransposedView(var).type};
+  transposed_views_[&var] = view.value;
+  Add(body_,
+      PtoOp{.name = "pto.treshape",
+            .result = view,
+            .custom_syntax = fmt::format("{} = pto.treshape {} : {} -> {}", view.value, popped.value, popped.type,
+                                         view.type),
+            .generic_operands = GenericOperands{.groups = {{popped}}}},
+      span);
+}
+
 // A push hands the tile to the peer; a pop on the vector core copies the tile out of its slot into
 // the tile's own buffer (memory allocation placed it, and views of it may follow), one on the cube
 // core names the slot itself (there is no Mat -> Mat copy); a free gives the oldest slot back.
@@ -429,6 +444,7 @@ void KernelEmitter::LowerPipe(const ir::Call& call, const ir::AssignStmt* assign
       span);
   if (in_slot) {
     values_[&var] = popped.value;
+    if (plan_.transposed_mats.contains(&var)) TransposeInSlot(var, popped, span);
     return;
   }
   Add(body_, DpsOp("pto.tmov", {popped}, {values_.at(&var), type}), span);

@@ -333,7 +333,15 @@ std::string KernelEmitter::TransposedViewType(const ir::Var& tile) const {
 TypedValue KernelEmitter::TransposedView(const ir::Var& tile) const {
   auto alias = plan_.tile_aliases.find(&tile);
   const ir::Var& root = alias == plan_.tile_aliases.end() ? tile : *alias->second;
-  return {transposed_views_.at(&root), TransposedViewType(root)};
+  std::string type = TransposedViewType(root);
+  // A view of a pipe slot is a pto.treshape, whose result types its valid extents statically.
+  if (plan_.pipes.slot_tiles.contains(&root)) {
+    const TileExtent extent = TileRowsCols(*root.type()->As<ir::TileType>());
+    type.replace(type.find("v_row=?, v_col=?"), std::string_view("v_row=?, v_col=?").size(),
+                 fmt::format("v_row={}, v_col={}", extent.cols, extent.rows));
+  }
+  auto view = transposed_views_.find(&root);
+  return {view == transposed_views_.end() ? "" : view->second, type};
 }
 
 // The plan has already rejected element types without a spelling.

@@ -57,6 +57,7 @@ class KernelEmitter {
   void EmitPipeSetup();
   void EmitPipeSetup(int64_t id, const Pipe& pipe);
   TypedValue GmRing(int64_t id, const Pipe& pipe);
+  void TransposeInSlot(const ir::Var& var, const TypedValue& popped, const ir::Span& span);
   void LowerPipe(const ir::Call& call, const ir::AssignStmt* assign, const ir::Span& span);
   void EmitLocalSlotPipe(const Pipe& pipe, const TypedValue& c2v, const TypedValue& v2c);
   TypedValue PopIntoSlot(const ir::Var& var, int64_t split, const ir::Span& span);

@@ -43,7 +43,7 @@ ir::CallPtr Pop(const std::string& op, ir::Span span, ir::Call::Kwargs kwargs = 
 //     w_right = pl.move(w_mat, target_memory=Right)            # line 6
 //     c = pl.matmul(a_left, w_right)                           # line 7
 //     pl.tpush_to_aiv(c)                                       # line 8
-ir::FunctionPtr CubeMember(bool pops = true, const ir::Call::Kwargs& v2c = kWhole) {
+ir::FunctionPtr CubeMember(bool pops = true, const ir::Call::Kwargs& v2c = kWhole, const ir::Call::Kwargs& mm = {}) {
   auto a = TensorParam("a", {16, 16}, At(1, 11));
   auto out = TensorParam("out", {16, 16}, At(1, 14));
   auto load = Op("tile.load", {a, Ints({0, 0}), Ints({16, 16})}, At(2, 13), {{"target_memory", MemorySpace::Mat}});
@@ -68,7 +68,7 @@ ir::FunctionPtr CubeMember(bool pops = true, const ir::Call::Kwargs& v2c = kWhol
     body.push_back(Assign(b_mat, load_b, At(4, 5)));
     body.push_back(Assign(right, to_right, At(6, 5)));
   }
-  auto matmul = Op("tile.matmul", {a_left, right}, At(7, 9));
+  auto matmul = Op("tile.matmul", {a_left, right}, At(7, 9), mm);
   auto c = TileAt("c", matmul, 0);
   body.push_back(Assign(c, matmul, At(7, 5)));
   body.push_back(Eval(Op("tile.tpush_to_aiv", {c}, At(8, 5), kWhole), At(8, 5)));
@@ -385,6 +385,22 @@ ir::FunctionPtr WithPipeSetup(const ir::Function& member, ir::Call::Kwargs ring 
 TEST(EmitModuleCrossCorePipes, AProgramsOwnPipeSetupIsTheOneTheModuleHas) {
   EXPECT_EQ(EmitGroup(*WithPipeSetup(*CubeMember()), *WithPipeSetup(*VectorMember()), "a2a3"),
             EmitGroup(*CubeMember(), *VectorMember(), "a2a3"));
+}
+
+// A b_trans matmul of a tile popped from the vector core reads the slot transposed: the pop's
+// [K, N] ZN view is a pto.treshape of it (no alloc_tile can be placed at a slot), moved into Right,
+// the slot freed after that move.
+TEST(EmitModuleCrossCorePipes, ATransposedReadOfAPoppedTileIsATreshapeOfItsSlot) {
+  const std::string text = EmitGroup(*CubeMember(true, kWhole, {{"b_trans", true}}), *VectorMember(), "a2a3");
+  const std::string view = "!pto.tile_buf<loc=mat, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, "
+                           "blayout=row_major, slayout=col_major, fractal=512, pad=0>";
+  EXPECT_NE(text.find("    %w_mat = pto.tpop_from_aiv(%c16_index, %c16_index) {split = 0} -> " + kMat + "\n" +
+                      "    %w_mat_t = pto.treshape %w_mat : " + kMat + " -> " + view + "\n" +
+                      "    pto.tmov ins(%w_mat_t : " + view + ") outs(%w_right : " +
+                      Tile("right", "blayout=row_major, slayout=col_major") + ")\n" +
+                      "    pto.tfree_from_aiv {split = 0}\n"),
+            std::string::npos)
+      << text;
 }
 
 // A setup of a pipe no push or pop uses describes nothing to set up: the module is the one without it.
