@@ -107,6 +107,9 @@ ir::Result<bool> OrchestrationEmitter::BindParams(const ir::Function& entry) {
     if (!dtype) return pypto::unexpected(dtype.error());
     rt::PlanTensor plan_tensor{.name = param->name_hint(), .dtype = *dtype};
     for (auto dim : tensor->shape()) plan_tensor.shape.push_back(static_cast<uint32_t>(dim));
+    // The runtime counts an FP4 tensor in bytes, two values each (torch's float4_e2m1fn_x2).
+    if (tensor->dtype() == ir::DataType::FP4 && !tensor->shape().empty() && tensor->shape().back() > 0)
+      plan_tensor.shape.back() /= 2;
     uint32_t index = static_cast<uint32_t>(result_.plan.params.size());
     result_.plan.params.push_back(std::move(plan_tensor));
     result_.signature.push_back(DirectionToken(entry.param_directions()[i]));

@@ -576,6 +576,20 @@ ir::Result<ir::TypePtr> ResolveTile(py::handle node, const SourceMap& map, const
       std::make_shared<ir::TileType>(*shape, *dtype, space.value_or(ir::MemorySpace::Vec), memref, std::move(valid)));
 }
 
+// A tensor annotation's third slot: `pl.ND`, `pl.MX_A_ZZ`, `pl.MX_B_NN` (or `pl.TensorLayout.X`).
+ir::Result<ir::TensorLayout> ResolveTensorLayout(py::handle node, const SourceMap& map) {
+  std::string name = DottedName(node);
+  for (std::string_view prefix : {"pl.TensorLayout.", "pl."})
+    if (name.starts_with(prefix)) {
+      name = name.substr(prefix.size());
+      break;
+    }
+  if (auto layout = ir::TensorLayoutFromName(name)) return *layout;
+  return MakeError(DiagnosticKind::Type,
+                   fmt::format("unsupported tensor layout '{}'", name.empty() ? NodeType(node) : DottedName(node)),
+                   map.SpanOf(node), "a tensor's third slot is pl.ND, pl.MX_A_ZZ or pl.MX_B_NN (MX scale tensors)");
+}
+
 }  // namespace
 
 ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const Constants* constants,
@@ -593,15 +607,19 @@ ir::Result<ir::TypePtr> ResolveType(py::handle node, const SourceMap& map, const
                                                                                      : head + "[[16, 16], pl.FP32]"));
   } else if (head == "pl.Tensor") {
     py::handle slice = node.attr("slice");
-    if (!IsNode(slice, "Tuple") || py::len(slice.attr("elts")) != 2)
+    const size_t slots = IsNode(slice, "Tuple") ? py::len(slice.attr("elts")) : 0;
+    if (slots != 2 && slots != 3)
       return MakeError(DiagnosticKind::Type, "expected pl.Tensor[[shape], dtype]", map.SpanOf(node),
-                       "tensor layouts, views and memrefs are not supported yet");
+                       "a third slot may name an MX scale layout (pl.MX_A_ZZ, pl.MX_B_NN); other tensor layouts, "
+                       "views and memrefs are not supported yet");
     py::list elts = slice.attr("elts");
     auto shape = ResolveShape(elts[0], map, constants);
     if (!shape) return pypto::unexpected(shape.error());
     auto dtype = ResolveDtype(elts[1], map, constants);
     if (!dtype) return pypto::unexpected(dtype.error());
-    return ir::TypePtr(std::make_shared<ir::TensorType>(*shape, *dtype));
+    auto layout = slots == 3 ? ResolveTensorLayout(elts[2], map) : ir::Result<ir::TensorLayout>(ir::TensorLayout::ND);
+    if (!layout) return pypto::unexpected(layout.error());
+    return ir::TypePtr(std::make_shared<ir::TensorType>(*shape, *dtype, *layout));
   } else if (head == "pl.Tile") {
     return ResolveTile(node, map, constants, exprs);
   } else if (head == "pl.Scalar") {

@@ -96,7 +96,7 @@ TEST(OpDiagnostics, CastModesAreKnown) {
 TEST(OpDiagnostics, MovesFollowTheHardwarePaths) {
   EXPECT_EQ(ErrorIn("        u = pl.move(t, target_memory=pl.Mem.Left)\n"),
             "/src/kernels.py:5:13: error: pl.move: cannot move a tile from Vec to Left\n"
-            "  help: moves go Mat -> Left/Right/Bias/Mat, Acc -> Mat/Vec, Vec -> Vec/Mat");
+            "  help: moves go Mat -> Left/Right/Bias/Mat/LeftScale/RightScale, Acc -> Mat/Vec, Vec -> Vec/Mat");
 }
 
 TEST(OpDiagnostics, KernelCallsCheckEachParameter) {

@@ -127,6 +127,7 @@ class JsonWriter {
     } else if (const auto* tensor = type->As<TensorType>()) {
       json["shape"] = tensor->shape();
       json["dtype"] = DataTypeName(tensor->dtype());
+      if (tensor->layout() != TensorLayout::ND) json["layout"] = TensorLayoutName(tensor->layout());
     } else if (const auto* tile = type->As<TileType>()) {
       WriteTile(json, *tile);
     } else if (const auto* tuple = type->As<TupleType>()) {
@@ -597,6 +598,19 @@ class JsonReader {
     return String(Field(at, "kind", what));
   }
 
+  // A tensor type; "layout" only where it is not ND.
+  TypePtr ReadTensor(const At& at) {
+    auto layout = TensorLayout::ND;
+    if (Has(at, "layout")) {
+      const At field = Field(at, "layout", "Tensor");
+      auto named = TensorLayoutFromName(String(field));
+      if (!named) Fault(fmt::format("unknown tensor layout '{}' at {}", String(field), field.where()));
+      layout = *named;
+    }
+    return std::make_shared<TensorType>(ReadShape(Field(at, "shape", "Tensor")), DTypeAt(Field(at, "dtype", "Tensor")),
+                                        layout);
+  }
+
   TypePtr ReadType(const At& at) {
     const Nested nested(*this, at);
     const std::string kind = KindOf(at, "type");
@@ -610,8 +624,7 @@ class JsonReader {
       if (!handle) Fault(fmt::format("unknown handle type '{}' at {}", String(field), field.where()));
       return std::make_shared<HandleType>(*handle);
     }
-    if (kind == "Tensor")
-      return std::make_shared<TensorType>(ReadShape(Field(at, "shape", kind)), DTypeAt(Field(at, "dtype", kind)));
+    if (kind == "Tensor") return ReadTensor(at);
     if (kind == "Tile") return ReadTile(at);
     if (kind == "Tuple") {
       std::vector<TypePtr> elements;

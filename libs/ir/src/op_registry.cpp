@@ -49,7 +49,9 @@ std::optional<CoreAffinity> SpaceAffinity(const TypePtr& type) {
     case MemorySpace::Left:
     case MemorySpace::Right:
     case MemorySpace::Acc:
-    case MemorySpace::Bias: return CoreAffinity::Cube;
+    case MemorySpace::Bias:
+    case MemorySpace::LeftScale:
+    case MemorySpace::RightScale: return CoreAffinity::Cube;
     default: return std::nullopt;
   }
 }
@@ -91,6 +93,7 @@ OpRegistry::OpRegistry() {
   RegisterTilePartialOps(*this);
   RegisterTileReductionOps(*this);
   RegisterTileMatmulOps(*this);
+  RegisterTileMxOps(*this);
   RegisterTileSortOps(*this);
   RegisterTileIndexOps(*this);
   RegisterTileGatherOps(*this);

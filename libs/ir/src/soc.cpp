@@ -12,6 +12,8 @@ int64_t SocSpec::capacity(MemorySpace space) const {
     case MemorySpace::Right: return l0b_bytes;
     case MemorySpace::Acc: return l0c_bytes;
     case MemorySpace::Bias: return bias_bytes;
+    case MemorySpace::LeftScale:
+    case MemorySpace::RightScale: return scale_bytes;
     case MemorySpace::DDR:
     case MemorySpace::ScalarLocal: return 0;
   }
@@ -28,6 +30,8 @@ std::string_view HardwareBufferName(MemorySpace space) {
     case MemorySpace::Acc: return "L0C";
     case MemorySpace::Bias: return "BT";
     case MemorySpace::ScalarLocal: return "scalar buffer";
+    case MemorySpace::LeftScale: return "L0A scale buffer";
+    case MemorySpace::RightScale: return "L0B scale buffer";
   }
   return "?";
 }
@@ -60,6 +64,7 @@ const SocSpec& Ascend950() {
                             .l0b_bytes = 64 * 1024,
                             .l0c_bytes = 256 * 1024,
                             .bias_bytes = 4 * 1024,
+                            .scale_bytes = 4 * 1024,
                             .alignment = 128,
                             .ub_reserved_bytes = 8 * 1024};
   return spec;

@@ -24,14 +24,32 @@ std::string_view MemorySpaceName(MemorySpace space) {
     case MemorySpace::Acc: return "Acc";
     case MemorySpace::Bias: return "Bias";
     case MemorySpace::ScalarLocal: return "ScalarLocal";
+    case MemorySpace::LeftScale: return "LeftScale";
+    case MemorySpace::RightScale: return "RightScale";
   }
   return "?";
 }
 
 std::optional<MemorySpace> MemorySpaceFromName(std::string_view name) {
   for (auto space : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left, MemorySpace::Right,
-                     MemorySpace::Acc, MemorySpace::Bias, MemorySpace::ScalarLocal})
+                     MemorySpace::Acc, MemorySpace::Bias, MemorySpace::ScalarLocal,
+                     MemorySpace::LeftScale, MemorySpace::RightScale})
     if (MemorySpaceName(space) == name) return space;
+  return std::nullopt;
+}
+
+std::string_view TensorLayoutName(TensorLayout layout) {
+  switch (layout) {
+    case TensorLayout::ND: return "ND";
+    case TensorLayout::MX_A_ZZ: return "MX_A_ZZ";
+    case TensorLayout::MX_B_NN: return "MX_B_NN";
+  }
+  return "?";
+}
+
+std::optional<TensorLayout> TensorLayoutFromName(std::string_view name) {
+  for (auto layout : {TensorLayout::ND, TensorLayout::MX_A_ZZ, TensorLayout::MX_B_NN})
+    if (TensorLayoutName(layout) == name) return layout;
   return std::nullopt;
 }
 
@@ -86,12 +104,13 @@ std::string ShapedType::shape_str() const { return fmt::format("[{}]", fmt::join
 std::string TensorType::str() const {
   std::vector<std::string> dims;
   for (int64_t dim : shape()) dims.push_back(dim == kDynamicExtent ? kDynamicExtentName : std::to_string(dim));
-  return fmt::format("pl.Tensor[[{}], pl.{}]", fmt::join(dims, ", "), DataTypeName(dtype()));
+  const std::string layout = layout_ == TensorLayout::ND ? "" : fmt::format(", pl.{}", TensorLayoutName(layout_));
+  return fmt::format("pl.Tensor[[{}], pl.{}{}]", fmt::join(dims, ", "), DataTypeName(dtype()), layout);
 }
 
 bool TensorType::equals(const Type& other) const {
   const auto* tensor = other.As<TensorType>();
-  return tensor && tensor->shape() == shape() && tensor->dtype() == dtype();
+  return tensor && tensor->shape() == shape() && tensor->dtype() == dtype() && tensor->layout_ == layout_;
 }
 
 namespace {

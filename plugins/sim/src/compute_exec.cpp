@@ -15,6 +15,7 @@
 #include "kernels/compare.h"
 #include "kernels/index_moves.h"
 #include "kernels/integer_ops.h"
+#include "kernels/mx_formats.h"
 #include "kernels/random.h"
 #include "kernels/select.h"
 #include "kernels/sort.h"
@@ -189,6 +190,41 @@ Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, c
       for (int64_t r = 0; r < c.rows; ++r) std::memcpy(dst + static_cast<size_t>(r) * row_bytes, bias, row_bytes);
     MatmulOne(c, dst, o.src0 + static_cast<size_t>(b * c.src0_step) * in_bytes,
               o.src1 + static_cast<size_t>(b * c.src1_step) * in_bytes, static_cast<size_t>(k), accumulate);
+  }
+  return {};
+}
+
+// tile.matmul_mx: the scales are src2 (the left operand's) and src3 (the right operand's).
+Result RunMatmulMx(const DecodedKernel& kernel, size_t index, const Operands& o, const std::byte* a_scale,
+                   const std::byte* b_scale) {
+  const ComputeInfo& c = kernel.code[index].compute;
+  if (!a_scale || !b_scale) return KernelFailure(kernel, index, "a scale operand lies outside its buffer on this core");
+  const auto bytes = [](const std::byte* p) { return reinterpret_cast<const uint8_t*>(p); };
+  MatmulMx(o.fdst(), bytes(o.src0), bytes(a_scale), bytes(o.src1), bytes(b_scale), static_cast<size_t>(c.rows),
+           static_cast<size_t>(c.inner), static_cast<size_t>(c.cols), c.accumulate);
+  return {};
+}
+
+// tile.cast to or from FP4 or FP8: through FP32, each side decoded or encoded on its own.
+Result RunMxCast(const DecodedKernel& kernel, size_t index, const Operands& o) {
+  const Instr& instr = kernel.code[index];
+  const ComputeInfo& c = instr.compute;
+  const auto n = static_cast<size_t>(instr.num_elements);
+  std::vector<float> values(n);
+  if (IsMxFormat(c.in_dtype)) {
+    values = DecodeMxArray(c.in_dtype, o.src0, n);
+  } else if (c.in_dtype == ir::DataType::FP32) {
+    std::memcpy(values.data(), o.src0, n * sizeof(float));
+  } else if (!Convert(ElemTypeOf(c.in_dtype), ElemType::F32, values.data(), o.src0, n, RoundMode::None)) {
+    return KernelFailure(kernel, index, "this conversion is not supported by the simulator");
+  }
+  if (IsMxFormat(c.out_dtype)) {
+    EncodeMxArray(c.out_dtype, o.dst, values);
+  } else if (c.out_dtype == ir::DataType::FP32) {
+    std::memcpy(o.dst, values.data(), n * sizeof(float));
+  } else if (!Convert(ElemType::F32, ElemTypeOf(c.out_dtype), o.dst, values.data(), n,
+                      static_cast<RoundMode>(c.round_mode))) {
+    return KernelFailure(kernel, index, "this conversion is not supported by the simulator");
   }
   return {};
 }
@@ -849,7 +885,9 @@ Result RunCompute(const DecodedKernel& kernel, size_t index, CoreMemory& memory,
     case ComputeKind::GatherCompare: return RunGatherCompare(instr, o, regs);
     case ComputeKind::GatherBlocks: return RunGatherBlocks(kernel, index, o, regs);
     case ComputeKind::Random: return RunRandom(kernel, index, o, regs);
+    case ComputeKind::MatmulMx: return RunMatmulMx(kernel, index, o, src2, access(instr.src3));
     case ComputeKind::Cast:
+      if (IsMxFormat(c.in_dtype) || IsMxFormat(c.out_dtype)) return RunMxCast(kernel, index, o);
       if (!Convert(ElemTypeOf(c.in_dtype), ElemTypeOf(c.out_dtype), o.dst, o.src0,
                    static_cast<size_t>(instr.num_elements), static_cast<RoundMode>(c.round_mode))) {
         return KernelFailure(kernel, index, "this conversion is not supported by the simulator");

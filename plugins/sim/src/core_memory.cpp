@@ -17,7 +17,8 @@ void CoreMemory::FreeBytes::operator()(std::byte* bytes) const { std::free(bytes
 
 CoreMemory::CoreMemory(const ir::SocSpec& soc) {
   for (auto space : {ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left, ir::MemorySpace::Right,
-                     ir::MemorySpace::Acc, ir::MemorySpace::Bias}) {
+                     ir::MemorySpace::Acc, ir::MemorySpace::Bias, ir::MemorySpace::LeftScale,
+                     ir::MemorySpace::RightScale}) {
     capacity_[Index(space)] = soc.capacity(space);
     physical_[Index(space)] = capacity_[Index(space)] + (space == ir::MemorySpace::Vec ? soc.ub_reserved_bytes : 0);
   }

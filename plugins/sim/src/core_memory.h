@@ -41,7 +41,7 @@ class CoreMemory {
   uint64_t Digest(uint64_t hash) const;
 
  private:
-  static constexpr size_t kSpaces = 8;
+  static constexpr size_t kSpaces = 10;
   static size_t Index(ir::MemorySpace space) { return static_cast<size_t>(space) % kSpaces; }
 
   struct FreeBytes {

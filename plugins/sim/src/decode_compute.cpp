@@ -118,6 +118,9 @@ const Decoder::ComputeSpec* Decoder::FindComputeSpec(const std::string& name) {
     put("tile.gemv", ComputeKind::Matmul, kMatmulPlain);
     put("tile.gemv_acc", ComputeKind::Matmul, kMatmulAcc);
     put("tile.gemv_bias", ComputeKind::Matmul, kMatmulBias);
+    put("tile.matmul_mx", ComputeKind::MatmulMx, kMatmulPlain);
+    put("tile.matmul_mx_acc", ComputeKind::MatmulMx, kMatmulAcc);
+    put("tile.matmul_mx_bias", ComputeKind::MatmulMx, kMatmulBias);
     put("tile.cast", ComputeKind::Cast, 0);
     put("tile.sort32", ComputeKind::Sort32, 0);
     put("tile.mrgsort_format1", ComputeKind::MergeSort, 0);
@@ -345,6 +348,7 @@ pypto::expected<void, std::string> Decoder::DecodeComputeOperands(const std::str
       return {};
     }
     case ComputeKind::Matmul: return DecodeMatmul(op, out, call, instr);
+    case ComputeKind::MatmulMx: return DecodeMatmulMx(op, out, call, instr);
     case ComputeKind::Cast: return DecodeCast(op, out, call, instr);
     case ComputeKind::Sort32:
     case ComputeKind::MergeSort:

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/integer_ops.h"
+#include "kernels/mx_formats.h"
 #include "pad_value.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
@@ -299,9 +300,9 @@ pypto::expected<void, std::string> Decoder::DecodeCast(const std::string& op, co
                                                        const ir::Call& call, Instr& instr) {
   auto src = Tile(call.args()[0], "operand");
   if (!src) return Error(src.error());
-  auto from = ToElemType(src->dtype);
-  auto to = ToElemType(out.dtype);
-  if (!from || !to) {
+  // FP4 and FP8 convert through FP32 (kernels/mx_formats.h), to and from any type ToElemType knows.
+  const auto known = [](ir::DataType dtype) { return ToElemType(dtype) || IsMxFormat(dtype); };
+  if (!known(src->dtype) || !known(out.dtype)) {
     return Fail(fmt::format("{} from {} to {} is not supported yet by the simulator", op,
                             ir::DataTypeName(src->dtype), ir::DataTypeName(out.dtype)));
   }

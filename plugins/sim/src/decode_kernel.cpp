@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "overwritten_fills.h"
+#include "pypto/ir/dynamic_extent.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/runtime/dtype_code.h"
@@ -53,7 +54,8 @@ pypto::expected<void, std::string> Decoder::DecodeParams() {
     const auto& var = function_.params()[i];
     if (const auto* tensor = var->type()->As<ir::TensorType>()) {
       const auto rt_dtype = rt::RuntimeDtypeCode(tensor->dtype());
-      if (!rt_dtype || ir::DataTypeBits(tensor->dtype()) % 8 != 0) {
+      const bool fp4 = tensor->dtype() == ir::DataType::FP4;
+      if (!rt_dtype || (ir::DataTypeBits(tensor->dtype()) % 8 != 0 && !fp4)) {
         return Error(fmt::format("{}: kernel '{}': tensor parameter '{}' has dtype {}, which the simulator does "
                                  "not support yet",
                                  var->span().str(), Name(), var->name_hint(), ir::DataTypeName(tensor->dtype())));
@@ -62,13 +64,24 @@ pypto::expected<void, std::string> Decoder::DecodeParams() {
         return Error(fmt::format("{}: kernel '{}': tensor parameter '{}' has rank {}; the runtime supports 1 to {}",
                                  var->span().str(), Name(), var->name_hint(), tensor->shape().size(), kMaxDims));
       }
+      // An FP4 tensor reaches the kernel as the caller's bytes (torch's float4_e2m1fn_x2), two
+      // elements to each: its descriptor's last extent is half the DSL's.
+      ir::Shape shape = tensor->shape();
+      if (fp4 && shape.back() != ir::kDynamicExtent) {
+        if (shape.back() % 2 != 0)
+          return Error(fmt::format("{}: kernel '{}': FP4 tensor parameter '{}' has an odd last extent {}; FP4 "
+                                   "values come in pairs",
+                                   var->span().str(), Name(), var->name_hint(), shape.back()));
+        shape.back() /= 2;
+      }
       values_[var.get()] = TensorValue{static_cast<uint32_t>(kernel_.params.size())};
       kernel_.params.push_back(KernelParam{.name = var->name_hint(),
                                            .slot = kernel_.tensor_count++,
                                            .is_tensor = true,
                                            .dtype = tensor->dtype(),
                                            .rt_dtype = *rt_dtype,
-                                           .shape = tensor->shape()});
+                                           .shape = std::move(shape),
+                                           .layout = tensor->layout()});
     } else if (const auto* scalar = var->type()->As<ir::ScalarType>()) {
       scalars.push_back(i);
       kernel_.params.push_back(KernelParam{.name = var->name_hint(), .is_tensor = false, .dtype = scalar->dtype()});

@@ -3,13 +3,52 @@
 #include "kernel_decoder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
 
+#include "pypto/ir/mx_layout.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::sim::decode {
+
+namespace {
+
+// A region of an FP4 tensor as the bytes that hold it: the last axis halved (two values a byte), so
+// its extent and a constant offset along it must be even. Valid regions are not narrowed in FP4.
+pypto::expected<void, std::string> PackedFp4Region(const char* op, ir::Shape& shape, std::vector<Operand>& offsets,
+                                                   bool partial) {
+  Operand& last = offsets.back();
+  if (partial || shape.back() % 2 != 0 || last.is_reg() || last.imm % 2 != 0) {
+    return pypto::unexpected(fmt::format(
+        "{} of FP4 moves whole pairs of values: the simulator needs an even extent and a constant even offset along "
+        "the last axis, and the whole tile valid (got extent {}{})",
+        op, shape.back(), last.is_reg() ? ", a computed offset" : fmt::format(", offset {}", last.imm)));
+  }
+  shape.back() /= 2;
+  last.imm /= 2;
+  return {};
+}
+
+// An MX scale tensor's blocks land in the tile as they lie (the order the cube's scale buffers read),
+// so the simulator moves the tensor whole.
+pypto::expected<void, std::string> WholeMxTensor(const char* op, const KernelParam& tensor, const ir::Shape& shape,
+                                                 const std::vector<Operand>& offsets) {
+  bool whole = shape == tensor.shape;
+  for (const Operand& offset : offsets) whole = whole && !offset.is_reg() && offset.imm == 0;
+  const bool blocks = tensor.shape.size() == 2 && ir::MxWholeBlocks(tensor.layout, tensor.shape[0], tensor.shape[1]);
+  if (whole && blocks) return {};
+  return pypto::unexpected(fmt::format(
+      "{} of tensor '{}' (pl.{}) moves the MX scale tensor whole in the simulator, a 2-D tensor of whole {}x{} "
+      "blocks: load [{}] at the origin",
+      op, tensor.name, ir::TensorLayoutName(tensor.layout),
+      tensor.layout == ir::TensorLayout::MX_A_ZZ ? ir::kMxBlockRows : ir::kMxBlockGroups,
+      tensor.layout == ir::TensorLayout::MX_A_ZZ ? ir::kMxBlockGroups : ir::kMxBlockRows,
+      fmt::join(tensor.shape, ", ")));
+}
+
+}  // namespace
 
 pypto::expected<void, std::string> Decoder::DecodeLoad(const ir::VarPtr& target, const ir::Call& call) {
   if (call.args().size() != 3 && call.args().size() != 4)
@@ -26,7 +65,6 @@ pypto::expected<void, std::string> Decoder::DecodeLoad(const ir::VarPtr& target,
   Instr instr;
   instr.op = Opcode::Load;
   const bool partial = target->type()->As<ir::TileType>()->has_partial_valid_shape();
-  if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], *shape, instr, partial); !ok) return ok;
   int64_t count = 1;
   for (int64_t dim : *shape) count *= dim;
   if (tile->dtype != (*tensor)->dtype || count != tile->num_elements) {
@@ -34,6 +72,14 @@ pypto::expected<void, std::string> Decoder::DecodeLoad(const ir::VarPtr& target,
                             tile->num_elements, ir::DataTypeName(tile->dtype), count,
                             ir::DataTypeName((*tensor)->dtype)));
   }
+  if ((*tensor)->layout != ir::TensorLayout::ND)
+    if (auto ok = WholeMxTensor("tile.load", **tensor, *shape, *offsets); !ok) return Fail(ok.error());
+  const bool fp4 = tile->dtype == ir::DataType::FP4;
+  if (fp4) {
+    if (auto ok = PackedFp4Region("tile.load", *shape, *offsets, partial); !ok) return Fail(ok.error());
+    count /= 2;
+  }
+  if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], *shape, instr, partial); !ok) return ok;
   instr.kind = KindOf(tile->dtype);
   instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes(tile->dtype));
   instr.dst = tile->ref;
@@ -158,6 +204,12 @@ pypto::expected<void, std::string> Decoder::DecodeStore(const ir::VarPtr& target
   // A tile narrower than its shape, or stored in part, is checked where its elements land, at run time.
   const bool partial = call.args()[0]->type()->As<ir::TileType>()->has_partial_valid_shape() ||
                        (call.args().size() > 3 && window->empty());
+  if ((*tensor)->layout != ir::TensorLayout::ND)
+    return Fail(fmt::format("tile.store into the MX scale tensor '{}' (pl.{}) is not supported by the simulator",
+                            (*tensor)->name, ir::TensorLayoutName((*tensor)->layout)));
+  const bool fp4 = tile->dtype == ir::DataType::FP4;
+  if (fp4)
+    if (auto ok = PackedFp4Region("tile.store", shape, *offsets, partial); !ok) return Fail(ok.error());
   if (auto ok = CheckRegion(**tensor, *offsets, call.args()[1], shape, instr, partial); !ok) return ok;
   instr.kind = KindOf((*tensor)->dtype);
   instr.narrow_to_half = narrows;
@@ -170,7 +222,7 @@ pypto::expected<void, std::string> Decoder::DecodeStore(const ir::VarPtr& target
   }
   instr.elem_bytes = static_cast<uint8_t>(ir::DataTypeBytes((*tensor)->dtype));
   instr.src0 = tile->ref;
-  instr.num_elements = tile->num_elements;
+  instr.num_elements = fp4 ? tile->num_elements / 2 : tile->num_elements;
   if (auto ok = NarrowTo(call.args()[0]->type(), instr); !ok) return ok;
   if (window->empty())
     if (auto ok = NarrowToStoredPart(call, tile->shape, instr); !ok) return ok;

@@ -140,7 +140,9 @@ pypto::expected<TileValue, std::string> Decoder::ResultTile(const ir::VarPtr& ta
     return Fail(fmt::format("tile '{}' has no buffer address; the simulator runs kernels after memory allocation",
                             target->name_hint()));
   }
-  const int bits = ir::DataTypeBits(tile->dtype());
+  // FP4 tiles hold their values packed, two to a byte, in the first half of their buffer.
+  const bool fp4 = tile->dtype() == ir::DataType::FP4;
+  const int bits = fp4 ? 8 : ir::DataTypeBits(tile->dtype());
   if (bits <= 0 || bits % 8 != 0 || !rt::RuntimeDtypeCode(tile->dtype())) {
     return Fail(fmt::format("tile '{}' has dtype {}, which the simulator does not support yet",
                             target->name_hint(), ir::DataTypeName(tile->dtype())));

@@ -222,6 +222,8 @@ class Decoder {
   pypto::expected<void, std::string> DecodeMatmulBatch(const std::string& op, const TileValue& lhs,
                                                        const TileValue& rhs, const TileValue& out, ComputeInfo& info);
   pypto::expected<Operand, std::string> ValidInner(const ir::ExprPtr& lhs, bool a_trans, int64_t inner);
+  pypto::expected<void, std::string> DecodeMatmulMx(const std::string& op, const TileValue& out,
+                                                   const ir::Call& call, Instr& instr);  // decode_matmul_mx.cpp
   pypto::expected<void, std::string> DecodeMatmul(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr);
 

@@ -228,7 +228,8 @@ std::string FormatListing(const DecodedKernel& kernel, const ir::SocSpec& soc) {
   }
   out += "buffers:\n";
   for (auto space : {ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left, ir::MemorySpace::Right,
-                     ir::MemorySpace::Acc, ir::MemorySpace::Bias}) {
+                     ir::MemorySpace::Acc, ir::MemorySpace::Bias, ir::MemorySpace::LeftScale,
+                     ir::MemorySpace::RightScale}) {
     const int64_t used = kernel.high_water[static_cast<size_t>(space)];
     if (used > 0 || (space == ir::MemorySpace::Vec && kernel.core_type == rt::CoreType::AIV)) {
       out += fmt::format("  {}: {} of {} bytes used\n", ir::MemorySpaceName(space), used, soc.capacity(space));

@@ -57,6 +57,7 @@ const char* ComputeKindName(ComputeKind kind) {
     case ComputeKind::Fill: return "fill";
     case ComputeKind::Copy: return "copy";
     case ComputeKind::Matmul: return "matmul";
+    case ComputeKind::MatmulMx: return "matmul_mx";
     case ComputeKind::Cast: return "cast";
     case ComputeKind::Sort32: return "sort32";
     case ComputeKind::MergeSort: return "mrgsort";

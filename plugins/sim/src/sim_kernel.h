@@ -79,6 +79,8 @@ enum class ComputeKind : uint8_t {
   Fill,          // dst[i] = scalar
   Copy,          // dst = src0, byte for byte (moves between buffers, reshape copies)
   Matmul,        // dst (+)= src0 [rows x inner] @ src1 [inner x cols]
+  MatmulMx,      // dst (+)= MX block-scale src0 [rows x inner] @ src1 [inner x cols], FP8E4M3FN (in_dtype), each
+                 // 32 of inner scaled by the E8M0 exponents src2 [rows x inner/32] and src3 [inner/32 x cols]
   Cast,          // dst = convert(src0)
   Sort32,        // dst = each 32-block of src0's rows sorted with its indices src1, as (value, index) pairs
   MergeSort,     // dst = each 4 consecutive runs of block_len lanes of the row src0, merged
@@ -291,6 +293,7 @@ struct Instr {
   TileRef src0;              // Store: the tile read; element-wise: the left operand
   TileRef src1;              // element-wise: the right operand
   TileRef src2;              // Select: the packed predicate mask; Matmul: the bias row added to every row
+  TileRef src3;              // MatmulMx: the right operand's scales (src2: the left operand's)
   int64_t num_elements = 0;
   std::array<int64_t, kMaxDims> offsets{};  // Load/Store: region origin in the tensor view
   std::array<int64_t, kMaxDims> shape{};    // Load/Store: region extent (== the tile's shape)
@@ -351,7 +354,8 @@ struct KernelParam {
   bool is_tensor = true;
   ir::DataType dtype = ir::DataType::FP32;
   uint8_t rt_dtype = 0;  // tensors only
-  ir::Shape shape;       // tensors only (the kernel's static view of it)
+  ir::Shape shape;       // tensors only (the kernel's static view of it; FP4: in bytes, two elements each)
+  ir::TensorLayout layout = ir::TensorLayout::ND;  // tensors only
 };
 
 struct DecodedKernel {
@@ -368,7 +372,7 @@ struct DecodedKernel {
   std::vector<RegisterInfo> registers;   // one per register; registers.size() is the file's size
   std::vector<ScalarParamInit> scalar_params;
   std::vector<LaunchValueInit> launch_values;  // read from args[48]/args[49] when the kernel starts
-  std::array<int64_t, 8> high_water{};  // bytes used per MemorySpace (indexed by its value)
+  std::array<int64_t, 10> high_water{};  // bytes used per MemorySpace (indexed by its value)
   // A hand-written kernel (extern_kernel.h): `code` is empty, and the executor calls this entry with
   // args[] exactly as the runtime laid them out; `external_library` keeps its shared object loaded.
   void (*external_entry)(int64_t* args) = nullptr;

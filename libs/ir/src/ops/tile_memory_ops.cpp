@@ -221,7 +221,9 @@ Result<TypePtr> DeduceFull(const std::vector<ExprPtr>& args, const Call::Kwargs&
 bool CanMove(MemorySpace from, MemorySpace to) {
   using M = MemorySpace;
   switch (from) {
-    case M::Mat: return to == M::Left || to == M::Right || to == M::Bias || to == M::Mat;
+    case M::Mat:
+      return to == M::Left || to == M::Right || to == M::Bias || to == M::Mat || to == M::LeftScale ||
+             to == M::RightScale;
     case M::Acc: return to == M::Mat || to == M::Vec;
     case M::Vec: return to == M::Vec || to == M::Mat;
     default: return false;
@@ -235,7 +237,7 @@ Result<TypePtr> DeduceMove(const std::vector<ExprPtr>& args, const Call::Kwargs&
   const MemorySpace from = (*tile)->memory_space();
   if (!CanMove(from, to)) {
     return TypeError(fmt::format("cannot move a tile from {} to {}", MemorySpaceName(from), MemorySpaceName(to)),
-                     span, "moves go Mat -> Left/Right/Bias/Mat, Acc -> Mat/Vec, Vec -> Vec/Mat");
+                     span, "moves go Mat -> Left/Right/Bias/Mat/LeftScale/RightScale, Acc -> Mat/Vec, Vec -> Vec/Mat");
   }
   return std::make_shared<TileType>((*tile)->shape(), (*tile)->dtype(), to, std::nullopt, (*tile)->valid_shape());
 }

@@ -33,6 +33,9 @@ from pypto.language.ops import add, arange, at, div, gather, load, mrgsort, mul,
 from pypto.language.typing import (Array, AsyncEvent, AsyncSession, DynVar, InOut, MemRef, Out,
                                     PrefetchAsyncContext, Scalar, Tensor, TensorView, Tile, TileView, Tuple, dynamic)
 from pypto.language.program import function, program
+
+# The layouts a tensor annotation's third slot names: pl.Tensor[[M, K // 32], pl.FP8E8M0, pl.MX_A_ZZ].
+ND, MX_A_ZZ, MX_B_NN = TensorLayout.ND, TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 from pypto.language import prefetch, system, tile, tensor
 
 __all__ = [
@@ -41,7 +44,7 @@ __all__ = [
     "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
     "program", "function", "Mem", "MemorySpace", "MemRef", "PadValue", "PipeType", "SplitMode", "Tuple",
     "INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP64", "HF4", "HF8", "TASK_ID",
-    "Array", "DynVar", "dynamic", "TensorLayout", "TensorView", "TileView",
+    "Array", "DynVar", "dynamic", "TensorLayout", "TensorView", "TileView", "ND", "MX_A_ZZ", "MX_B_NN",
     "prefetch", "PrefetchAsyncContext", "AsyncEvent", "AsyncSession",
 ]
 

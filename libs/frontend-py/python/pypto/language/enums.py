@@ -46,6 +46,8 @@ class MemorySpace(enum.IntEnum):
     Acc = 5
     Bias = 6
     ScalarLocal = 7
+    LeftScale = 8  # the MX scales of a Left operand (A5)
+    RightScale = 9  # the MX scales of a Right operand (A5)
 
 
 Mem = MemorySpace
@@ -104,8 +106,12 @@ class PipeType(enum.IntEnum):
 
 class TensorLayout(enum.IntEnum):
     """A global tensor's element order in a ``pl.TensorView`` annotation: row-major (``ND``),
-    column-major (``DN``) or the cube's fractal blocks (``NZ``)."""
+    column-major (``DN``) or the cube's fractal blocks (``NZ``); in a tensor annotation's third slot,
+    the blocks of MX scale exponents (``pl.MX_A_ZZ`` for a Left operand's, ``pl.MX_B_NN`` for a Right
+    operand's)."""
 
     ND = 0
     DN = 1
     NZ = 2
+    MX_A_ZZ = 3
+    MX_B_NN = 4

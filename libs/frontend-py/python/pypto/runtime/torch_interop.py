@@ -13,6 +13,12 @@ TORCH_TO_DSL = {
     "uint16": "UINT16",  # torch >= 2.3 (few torch ops take it; tensors pass through as bytes)
     "uint32": "UINT32",
     "bool": "BOOL",
+    # MX block-scale data and scales; float4_e2m1fn_x2 holds two FP4 values per element (its shape
+    # counts bytes: the last dimension is half the DSL tensor's).
+    "float8_e4m3fn": "FP8E4M3FN",
+    "float8_e5m2": "FP8E5M2",
+    "float8_e8m0fnu": "FP8E8M0",
+    "float4_e2m1fn_x2": "FP4",
 }
 
 # torch dtype -> DSL dtype name (None: unsupported), filled as dtypes are met: a call with many
@@ -27,6 +33,15 @@ def dsl_dtype_name(torch_dtype):
     except KeyError:
         name = _DSL_OF_TORCH[torch_dtype] = TORCH_TO_DSL.get(str(torch_dtype).removeprefix("torch."))
         return name
+
+
+def dsl_shape(dsl_name: str, torch_shape) -> tuple:
+    """The DSL shape of a torch tensor holding ``dsl_name`` values: a float4_e2m1fn_x2 element is two FP4
+    values, so the last extent doubles (``(64, 64)`` holds FP4 ``(64, 128)``)."""
+    shape = tuple(torch_shape)
+    if dsl_name == "FP4" and shape:
+        return (*shape[:-1], shape[-1] * 2)
+    return shape
 
 
 # An index tensor holds 64-bit integers.

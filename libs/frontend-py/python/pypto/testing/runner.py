@@ -137,7 +137,7 @@ def _compile(program, specs, platform, options):
 def _check_specs(specs, parameters) -> dict:
     """Specs must name the parameters in order and agree with their shapes, dtypes and (where a spec
     states one) direction. Returns the output parameters by name."""
-    from pypto.runtime.torch_interop import dsl_dtype_name
+    from pypto.runtime.torch_interop import dsl_dtype_name, dsl_shape
 
     _check_names(specs, [p.name for p in parameters])
     outputs = {}
@@ -151,7 +151,7 @@ def _check_specs(specs, parameters) -> dict:
         if dtype != param.dtype:
             raise _Failure(f"{spec.name!r}: the spec's dtype is {spec.dtype}, the parameter's is {param.dtype}")
         if isinstance(spec, TensorSpec):
-            if tuple(spec.shape) != tuple(param.shape):
+            if dsl_shape(dtype, spec.shape) != tuple(param.shape):
                 raise _Failure(f"{spec.name!r}: the spec's shape is {tuple(spec.shape)}, the parameter's is "
                                f"{tuple(param.shape)}")
             if spec.is_output is not None and spec.is_output != param.is_output:

@@ -115,6 +115,7 @@ void RegisterTileCompareOps(OpRegistry& registry);
 void RegisterTilePartialOps(OpRegistry& registry);
 void RegisterTileReductionOps(OpRegistry& registry);
 void RegisterTileMatmulOps(OpRegistry& registry);
+void RegisterTileMxOps(OpRegistry& registry);
 void RegisterTileSortOps(OpRegistry& registry);
 void RegisterTileIndexOps(OpRegistry& registry);
 void RegisterTileGatherOps(OpRegistry& registry);

@@ -22,6 +22,7 @@ struct SocSpec {
   int64_t l0b_bytes = 0;  // Right
   int64_t l0c_bytes = 0;  // Acc
   int64_t bias_bytes = 0;
+  int64_t scale_bytes = 0;  // LeftScale and RightScale, each (MX block scales; none before A5)
   int64_t alignment = 0;  // allocation alignment in UB, bytes
   // The top of the physical UB (above ub_bytes) that generated kernels leave alone, as upstream's
   // allocator does; a hand-written kernel may use it (AscendC's TPipe hands out all 192 KiB on A2/A3).

@@ -23,6 +23,8 @@ enum class MemorySpace : uint8_t {
   Acc = 5,    // L0C
   Bias = 6,
   ScalarLocal = 7,
+  LeftScale = 8,   // L0A's MX block-scale buffer (A5 only)
+  RightScale = 9,  // L0B's MX block-scale buffer (A5 only)
 };
 
 std::string_view MemorySpaceName(MemorySpace space);
@@ -136,13 +138,27 @@ class ShapedType : public Type {
   DataType dtype_;
 };
 
+// How a tensor's elements lie in global memory. ND is row-major. The MX layouts hold MX scale
+// exponents (FP8E8M0) in the blocks the cube's scale buffers read: logical [M, K/32] for the left
+// operand in 16x2 blocks, rows of blocks first (MX_A_ZZ); logical [K/32, N] for the right one in
+// 2x16 blocks stored transposed, column of blocks first (MX_B_NN). See mx_layout.h.
+enum class TensorLayout : uint8_t { ND = 0, MX_A_ZZ = 1, MX_B_NN = 2 };
+
+std::string_view TensorLayoutName(TensorLayout layout);                      // "MX_A_ZZ"
+std::optional<TensorLayout> TensorLayoutFromName(std::string_view name);  // "ND" -> ND
+
 // A tensor in global memory (DDR).
 class TensorType final : public ShapedType {
  public:
   static constexpr TypeKind kKind = TypeKind::Tensor;
-  TensorType(Shape shape, DataType dtype) : ShapedType(kKind, std::move(shape), dtype) {}
-  std::string str() const override;
+  TensorType(Shape shape, DataType dtype, TensorLayout layout = TensorLayout::ND)
+      : ShapedType(kKind, std::move(shape), dtype), layout_(layout) {}
+  TensorLayout layout() const { return layout_; }
+  std::string str() const override;  // the layout as a third slot when it is not ND
   bool equals(const Type& other) const override;
+
+ private:
+  TensorLayout layout_;
 };
 
 // Where the memory-allocation pass placed a tile inside its buffer.

@@ -29,12 +29,20 @@ class DataType(enum.Enum):
     UINT16 = "uint16"
     UINT8 = "uint8"
     BOOL = "bool"
+    # MX block-scale data and scales: packed E2M1 pairs, E4M3 and the E8M0 scale exponent.
+    FP4 = "fp4"
+    FP8E4M3FN = "fp8e4m3fn"
+    FP8E8M0 = "fp8e8m0"
 
     @property
     def torch_dtype(self):
         import torch
 
-        return getattr(torch, {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16"}.get(self.value, self.value))
+        return getattr(torch, _TORCH_NAMES.get(self.value, self.value))
+
+
+_TORCH_NAMES = {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16", "fp4": "float4_e2m1fn_x2",
+                "fp8e4m3fn": "float8_e4m3fn", "fp8e8m0": "float8_e8m0fnu"}
 
 
 @dataclasses.dataclass
