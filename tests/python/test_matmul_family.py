@@ -364,7 +364,8 @@ def batches_disagree(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
-# Written as if pl.tile.slice were a view of acc: each window's K sums are meant to land in acc.
+# pl.tile.slice of an Acc tile is a view of it where a product accumulates into it: each column
+# window's K sums land in acc (upstream's pto.subview as the MAD's destination).
 @pl.jit
 def window_accumulate(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -375,6 +376,20 @@ def window_accumulate(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
                 b_l1 = pl.load(b, [k0, t * 64], [64, 64], target_memory=pl.Mem.Mat)
                 win = pl.tile.slice(acc, [16, 64], [0, t * 64])
                 win = pl.matmul_acc(win, a_l1, b_l1, init_cond=(k0 == 0))
+        pl.store(acc, [0, 0], c)
+    return c
+
+
+# The window is read besides the product, so it is a copy of acc: the sums would never reach acc.
+@pl.jit
+def window_read_and_accumulated(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+        a_l1 = pl.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+        b_l1 = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        win = pl.tile.slice(acc, [16, 64], [0, 64])
+        pl.store(win, [0, 0], d)
+        win = pl.matmul_acc(win, a_l1, b_l1)
         pl.store(acc, [0, 0], c)
     return c
 '''
@@ -416,15 +431,31 @@ def test_batches_that_do_not_broadcast_are_refused(write_dsl):
     assert error.value.location == f"{path}:26:28"
 
 
-def test_an_accumulation_into_a_slice_that_is_never_read_is_refused(write_dsl):
+def test_products_accumulate_into_column_windows_of_an_acc_tile(write_dsl):
+    module, path = write_dsl("window_accumulate", ERRORS)
+    a, b = torch.randn(16, 128), torch.randn(128, 128)
+    c = torch.zeros(16, 128)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module.window_accumulate(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+    # The device needs pto.subview of the Acc tile as the product's destination, not written yet.
+    assert any(str(w.message).endswith(
+        f"{path}:41:23: backend-ptoas cannot lower 'tile.matmul_acc' in kernel 'window_accumulate_incore_0': "
+        "it accumulates into 'win', a window of the Acc tile 'acc', which needs pto.subview of an Acc tile as "
+        "its destination") for w in caught), "\n".join(str(w.message) for w in caught)
+
+
+def test_an_accumulation_into_a_window_read_otherwise_is_refused(write_dsl):
     from pypto.language.parser.diagnostics import InvalidOperationError
 
-    module, path = write_dsl("window_errors", ERRORS)
+    module, path = write_dsl("window_read", ERRORS)
     with pytest.raises(InvalidOperationError) as error:
-        module.window_accumulate(torch.randn(16, 128), torch.randn(128, 128), torch.zeros(16, 128))
+        module.window_read_and_accumulated(torch.randn(16, 64), torch.randn(64, 64), torch.zeros(16, 128),
+                                           torch.zeros(16, 64))
     assert error.value.message == ("tile.matmul_acc writes into 'win', a copy of a window of 'acc' made by "
                                    "tile.slice, and its result is never read: the write would not reach 'acc'")
-    assert error.value.location == f"{path}:40:23"
+    assert error.value.location == f"{path}:55:15"
 
 
 @pl.jit

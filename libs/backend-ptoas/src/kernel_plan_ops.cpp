@@ -266,6 +266,29 @@ Status Planner::CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, 
   return {};
 }
 
+// A window of an Acc tile that a product accumulates into is placed in the tile's own block
+// (AllocateMemoryAddr): the product's destination is pto.subview of the tile, which this backend does
+// not write yet. A textract would copy the window over the tile's first bytes instead.
+Status Planner::CheckAccumulatedWindow(const ir::Call& product, const ir::Span& span) const {
+  if (product.target_name() != "tile.matmul_acc" && product.target_name() != "tile.gemv_acc") return {};
+  const auto* window = product.args()[0]->As<ir::Var>();
+  for (const auto* def : plan_.tile_defs) {
+    const auto* slice = def->value()->As<ir::Call>();
+    if (def->var().get() != window || !slice || slice->target_name() != "tile.slice") continue;
+    const auto* source = slice->args()[0]->type()->As<ir::TileType>();
+    const auto* view = window->type()->As<ir::TileType>();
+    if (source->memory_space() != ir::MemorySpace::Acc || !source->memref() || !view->memref() ||
+        *source->memref() != *view->memref())
+      return {};
+    return Error(span, fmt::format("backend-ptoas cannot lower '{}' in kernel '{}': it accumulates into '{}', a "
+                                   "window of the Acc tile '{}', which needs pto.subview of an Acc tile as its "
+                                   "destination",
+                                   product.target_name(), kernel_.name(), window->name_hint(),
+                                   slice->args()[0]->As<ir::Var>()->name_hint()));
+  }
+  return {};
+}
+
 // A Vec window memory allocation placed in its source's own block is a view of it (a band of whole
 // rows at a constant origin, beside a pipe slot region): no bytes move, its tile starts at the band.
 bool Planner::RecordBandView(const ir::Call& call, const ir::AssignStmt& assign) {
@@ -292,6 +315,7 @@ bool Planner::RecordBandView(const ir::Call& call, const ir::AssignStmt& assign)
 // Checks that need the result's placement, and the row-major views the op needs.
 Status Planner::CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
                             const ir::Span& span) {
+  if (auto ok = CheckAccumulatedWindow(call, span); !ok) return ok;
   const ir::Var& result = *assign.var();
   const auto& args = call.args();
   switch (lowering.form) {

@@ -93,6 +93,7 @@ class Planner {
   Status CheckOrigin(const std::vector<ir::ExprPtr>& origin, std::string_view op, const ir::Span& span);
   Status CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, const ir::Span& span);
   bool RecordBandView(const ir::Call& call, const ir::AssignStmt& assign);
+  Status CheckAccumulatedWindow(const ir::Call& product, const ir::Span& span) const;
   Status CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
                      const ir::Span& span);
   Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,

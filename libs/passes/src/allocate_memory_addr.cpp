@@ -6,7 +6,8 @@
 // their operand's storage by definition (a reshape view, matmul_acc's accumulator): they share
 // its block, which stays allocated while any tile sharing it is live. A band of whole rows sliced
 // from an Acc tile is a view too, as upstream's tile.slice is (pto.subview): a product too large
-// to copy a window of next to it in L0C is read out band by band (see SliceView). A transposed view
+// to copy a window of next to it in L0C is read out band by band (see SliceView), and a window a
+// product accumulates into is its destination in the tile (AccumulatedWindow). A transposed view
 // of a Mat tile is a copy here but its source's bytes on a device, so the source lives while the view
 // is read (ExtendViewSources).
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
 
+#include "acc_window_view.h"
 #include "banded_fill_stores.h"
 #include "pipe_slot_region.h"
 
@@ -533,6 +535,7 @@ class KernelAllocator {
     }
     const Var* shared = AliasedOperand(assign);
     if (shared && InRing(shared)) return RingError(*shared, fmt::format("'{}' writes into it", var->name_hint()));
+    if (shared && views_.contains(shared)) views_.insert(var);  // a product accumulated into a view
     if (!shared) shared = InPlaceOperand(assign, operands, index);
     return shared ? Block(shared) : Allocate(*var, tile);
   }
@@ -591,6 +594,7 @@ class KernelAllocator {
     if (!parent || !space_of_.contains(parent)) return nullptr;
     const auto* outer = parent->type()->As<TileType>();
     const auto* window = assign.var()->type()->As<TileType>();
+    if (AccumulatedWindow(*assign.var(), *outer)) return parent;
     if (!IsRowBand(*window, *outer)) return nullptr;
     if (outer->memory_space() != MemorySpace::Acc && !VecBandView(*call, *parent)) return nullptr;
     const Var* view = assign.var().get();
@@ -605,6 +609,13 @@ class KernelAllocator {
       if (placed->second.space == block.space && placed->second.offset == block.offset) return nullptr;
     }
     return parent;
+  }
+
+  // A window of an Acc matrix that only products accumulate into is a view wherever it lies (its
+  // rows may be strided in the parent): the product lands in the parent (acc_window_view.h).
+  bool AccumulatedWindow(const Var& view, const TileType& outer) const {
+    return accumulated_.contains(&view) && !other_writes_.contains(&view) && !shared_->Shared(&view) &&
+           IsAccWindowViewable(outer);
   }
 
   // Beside a pipe slot region, a band of a Vec tile at a constant origin is a view too (as upstream's
@@ -640,7 +651,31 @@ class KernelAllocator {
       if (!target || !target->type()->As<TileType>()) continue;
       writes_.emplace_back(i, target);
       written_in_place_.insert(target);
+      if (call->target_name() == "tile.matmul_acc" || call->target_name() == "tile.gemv_acc")
+        products_[target].push_back(i);
+      else
+        other_writes_.insert(target);
     }
+    for (const auto& [target, at] : products_)
+      if (OnlyAccumulatedInto(*target, at, liveness)) accumulated_.insert(target);
+  }
+
+  // Whether a tile is read only by the products accumulating into it (statements `at`) and their
+  // results are never read: then a program that sliced it from an Acc tile meant the products to land
+  // there (InferTileMemorySpace refuses the same program were the window a copy). A window read
+  // otherwise stays a copy, as the simulator reads a view whose rows are strided only as such a
+  // destination.
+  static bool OnlyAccumulatedInto(const Var& tile, const std::vector<size_t>& at, const Liveness& liveness) {
+    const auto reads = liveness.uses().find(&tile);
+    if (reads != liveness.uses().end())
+      for (size_t index : reads->second)
+        if (std::find(at.begin(), at.end(), index) == at.end()) return false;
+    for (size_t index : at) {
+      const auto* result = liveness.order()[index]->As<AssignStmt>()->var().get();
+      const auto used = liveness.uses().find(result);
+      if (used != liveness.uses().end() && !used->second.empty()) return false;
+    }
+    return true;
   }
 
   // An operand whose life ends here, which alone holds a block that can hold the result.
@@ -727,6 +762,9 @@ class KernelAllocator {
   std::unordered_map<const Var*, VarPtr> placed_;
   std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
   std::vector<std::pair<size_t, const Var*>> writes_;     // in-place writes: (statement, tile written)
+  std::unordered_map<const Var*, std::vector<size_t>> products_;  // ... tiles products accumulate into
+  std::unordered_set<const Var*> accumulated_;            // ... of those, tiles only they read
+  std::unordered_set<const Var*> other_writes_;           // ... tiles other ops write into
   std::unordered_set<const Var*> written_in_place_;       // ... their tiles
   std::unordered_set<const Var*> views_;                  // slices placed in their parent's block
 };

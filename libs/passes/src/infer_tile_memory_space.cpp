@@ -23,13 +23,15 @@
 //     Left or Right tile, a matmul operand in a buffer it cannot be moved from, and a tensor
 //     created and used inside a kernel;
 //   * refuses an in-place write into a tile.slice window whose result nobody reads: the window is
-//     a copy, so the write would vanish instead of landing in the sliced tile.
+//     a copy, so the write would vanish instead of landing in the sliced tile (except a product
+//     accumulated into a window of an Acc matrix, a view of it: acc_window_view.h).
 #include <fmt/format.h>
 
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "acc_window_view.h"
 #include "pypto/ir/functor.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/passes.h"
@@ -211,7 +213,9 @@ class PlacementPlanner {
   // `win = tile.slice(t, ...)` copies a window of t. An op that writes into its operand in place
   // (matmul_acc's accumulator, assemble's target) writes into that copy, and only its result shows
   // the write: a result never read means the program expected the write to land in t, as it would
-  // if the slice were a view of t. Computing it would silently leave t unchanged.
+  // if the slice were a view of t. Computing it would silently leave t unchanged. One such window is
+  // a view (AllocateMemoryAddr places it in t's block): a window of an Acc matrix that a product
+  // accumulates into, as upstream's tile.slice (pto.subview) is the MAD's destination there.
   Result<bool> CheckWindowWrite(const Var& var, const AssignStmt& assign) const {
     static const std::unordered_set<std::string_view> kInPlaceWriters = {"tile.matmul_acc", "tile.gemv_acc",
                                                                           "tile.assemble", "tile.write"};
@@ -222,7 +226,7 @@ class PlacementPlanner {
     const auto* target = call->args()[static_cast<size_t>(*call->op()->result_aliases_arg)]->As<Var>();
     const auto def = target ? uses_.definitions.find(target) : uses_.definitions.end();
     const Call* slice = def == uses_.definitions.end() ? nullptr : AsOpCall(def->second->value(), "tile.slice");
-    if (!slice) return true;
+    if (!slice || (IsAccumulatedAccWindow(*call, *slice) && uses_.uses.at(target) == 1)) return true;
     const auto* parent = slice->args()[0]->As<Var>();
     const std::string parent_name = parent ? fmt::format("'{}'", parent->name_hint()) : "the sliced tile";
     return MakeError(DiagnosticKind::InvalidOperation,
@@ -232,6 +236,14 @@ class PlacementPlanner {
                      call->span(),
                      "tile.slice copies the window; compute into a tile of its own and pl.store it at the window's "
                      "offsets (or pl.tile.assemble it back into a Vec or Mat tile)");
+  }
+
+  // A product accumulated into a window of an Acc matrix, which is then a view of that tile (when the
+  // product alone reads the window, as AllocateMemoryAddr's OnlyAccumulatedInto requires).
+  static bool IsAccumulatedAccWindow(const Call& writer, const Call& slice) {
+    if (writer.target_name() != "tile.matmul_acc" && writer.target_name() != "tile.gemv_acc") return false;
+    const auto* outer = slice.args()[0]->type()->As<TileType>();
+    return outer && IsAccWindowViewable(*outer);
   }
 
   // A tensor made inside a kernel lives in global memory, which the kernel's tiles cannot be

@@ -293,6 +293,36 @@ TEST(AllocateMemoryAddr, RowBandOfAnAccTileIsAViewOfItsBlock) {
                                                                     {0, 16384}, {0, 16384}, {16384, 8192}}));
 }
 
+// A column window of an Acc matrix that a product accumulates into is a view too: the product lands
+// in the matrix (upstream's pto.subview as the MAD's destination), and so does the product's result.
+TEST(AllocateMemoryAddr, WindowAProductAccumulatesIntoIsAViewOfItsAccTile) {
+  using namespace ir;
+  auto a = testing::Tensor("a", {64, 64}), b = testing::Tensor("b", {64, 128}), out = testing::Tensor("out", {64, 128});
+  testing::KernelBuilder k;
+  auto move = [&](const char* name, const VarPtr& tile, MemorySpace space) {
+    return k.Let(name, testing::OpWithKwargs("tile.move", {tile}, {{"target_memory", space}}));
+  };
+  auto x = k.Load("x", a, 0, 0, 64, 64, 3, MemorySpace::Mat);
+  auto y = k.Load("y", b, 0, 0, 64, 128, 3, MemorySpace::Mat);
+  auto left = move("left", x, MemorySpace::Left);
+  auto acc = k.Let("acc", testing::Op("tile.matmul", {left, move("right", y, MemorySpace::Right)}));
+  auto win = k.Let("win", testing::Op("tile.slice", {acc, testing::Ints({64, 64}), testing::Ints({0, 64})}));
+  k.Let("sum", testing::Op("tile.matmul_acc", {win, left, move("square", x, MemorySpace::Right)}));
+  k.Eval(testing::Op("tile.store", {acc, testing::Ints({0, 0}), out}));
+  PassManager manager;
+  manager.Add(AllocateMemoryAddr());
+  auto kernel = std::make_shared<Function>(
+      "k", std::vector<VarPtr>{a, b, out},
+      std::vector<ParamDirection>{ParamDirection::In, ParamDirection::In, ParamDirection::Out},
+      std::vector<TypePtr>{}, std::make_shared<SeqStmts>(k.body), FunctionType::AIC);
+  auto result = manager.Run(std::make_shared<Program>("p", std::vector<FunctionPtr>{kernel}, "k"), PassContext{});
+  ASSERT_TRUE(result) << result.error().str();
+  // x, y (Mat), left, right, acc (Acc at 0), win (acc's block), square (Right), sum (acc's block).
+  EXPECT_EQ(TileAddresses(**result, "k"), (std::vector<TileMemRef>{{0, 16384}, {16384, 32768}, {0, 16384},
+                                                                    {0, 32768}, {0, 32768}, {0, 32768},
+                                                                    {0, 16384}, {0, 32768}}));
+}
+
 // A view is placed by the window's last two offsets, so only a window of a matrix (dimensions before
 // the last two all 1) is one. A window at batch 1 of an N-d product, or of some rows of every batch,
 // is copied into a block of its own.

@@ -170,6 +170,17 @@ void MatmulOne(const ComputeInfo& c, std::byte* dst, const std::byte* src0, cons
   }
 }
 
+// A product into a view of a window whose rows are strided in its tile (a window of an Acc matrix,
+// AllocateMemoryAddr): its rows are gathered, accumulated into and put back. One matrix, no bias.
+void MatmulStrided(const ComputeInfo& c, const Instr& instr, const Operands& o, size_t k, bool accumulate) {
+  const auto rows = static_cast<size_t>(c.rows), pitch = static_cast<size_t>(instr.dst.row_pitch);
+  const auto row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
+  std::vector<std::byte> window(rows * row_bytes);
+  for (size_t r = 0; r < rows; ++r) std::memcpy(window.data() + r * row_bytes, o.dst + r * pitch, row_bytes);
+  MatmulOne(c, window.data(), o.src0, o.src1, k, accumulate);
+  for (size_t r = 0; r < rows; ++r) std::memcpy(o.dst + r * pitch, window.data() + r * row_bytes, row_bytes);
+}
+
 // A Matmul: for each batch, dst = src0 @ src1, plus dst (an accumulator not overwritten this time by
 // init_cond) or the bias row src2. The valid contraction is read when the instruction runs.
 Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, const std::byte* bias,
@@ -181,6 +192,10 @@ Result RunMatmul(const DecodedKernel& kernel, size_t index, const Operands& o, c
     return KernelFailure(kernel, index,
                          fmt::format("the valid contraction {} is outside the operands' {}", k, c.inner));
   const bool accumulate = (c.accumulate && OperandValue(c.init_cond, regs) == 0) || bias;
+  if (instr.dst.row_pitch > 0) {
+    MatmulStrided(c, instr, o, static_cast<size_t>(k), accumulate);
+    return {};
+  }
   const size_t in_bytes = ir::DataTypeBytes(c.in_dtype);
   const auto row_bytes = static_cast<size_t>(c.cols) * instr.elem_bytes;
   const size_t dst_step = static_cast<size_t>(c.rows) * row_bytes;

@@ -169,6 +169,7 @@ std::optional<pypto::expected<void, std::string>> Decoder::DecodeCompute(const s
   if (!spec) return std::nullopt;
   auto out = ResultTile(target, op.c_str());
   if (!out) return Error(out.error());
+  AdoptAliasedView(target, call, *out);
   Instr instr;
   instr.op = Opcode::Compute;
   instr.dst = out->ref;

@@ -70,6 +70,24 @@ bool Decoder::IsSliceView(const ir::VarPtr& target, const ir::Call& call) {
          result->memref()->size == source->memref()->size;
 }
 
+// A result that is its operand's storage by definition (matmul_acc's accumulator), where that
+// operand is a view of a window (IsSliceView): the result is the same view. Both have the parent's
+// block, whose start the result would otherwise be placed at.
+void Decoder::AdoptAliasedView(const ir::VarPtr& target, const ir::Call& call, TileValue& out) const {
+  if (!call.is_op_call() || !call.op()->result_aliases_arg || !target) return;
+  const auto& operand = call.args()[static_cast<size_t>(*call.op()->result_aliases_arg)];
+  const auto* var = operand->As<ir::Var>();
+  auto it = var ? values_.find(var) : values_.end();
+  if (it == values_.end() || !std::holds_alternative<TileValue>(it->second)) return;
+  const auto* mine = target->type()->As<ir::TileType>();
+  const auto* theirs = operand->type()->As<ir::TileType>();
+  if (!mine || !theirs || !mine->memref() || !theirs->memref() || mine->memory_space() != theirs->memory_space() ||
+      mine->memref()->byte_offset != theirs->memref()->byte_offset)
+    return;
+  const TileRef& view = std::get<TileValue>(it->second).ref;
+  if (view.space == out.ref.space && view.bytes == out.ref.bytes) out.ref = view;
+}
+
 // A view of a row band of a 2-D tile (whole rows, or part of one row): the window starts
 // row * row_bytes + col * elem_bytes past the source, a distance computed by scalar code when an
 // origin is computed in the kernel (a loop's row), and nothing else runs.
@@ -79,9 +97,12 @@ pypto::expected<void, std::string> Decoder::DecodeSliceView(const ir::VarPtr& ta
   auto source = Tile(call.args()[0], "source");
   if (!source) return Error(source.error());
   if (source->shape.size() < 2 || out->shape.size() < 2) return Fail("tile.slice runs on 2-D tiles in the simulator");
-  if (out->cols() != source->cols() && out->rows() != 1)
-    return Fail(fmt::format("a view of a [{}, {}] window of a [{}, {}] tile is not a band of whole rows; the "
-                            "simulator views only windows whose bytes are contiguous",
+  // A narrower window's rows are strided in the source: only a product accumulates into such a view
+  // (AllocateMemoryAddr makes one of a window of an Acc matrix; CheckViewOperands refuses the rest).
+  const bool strided = out->cols() != source->cols() && out->rows() != 1;
+  if (source->ref.row_pitch > 0 || (strided && source->ref.offset_reg >= 0))
+    return Fail(fmt::format("a view of a [{}, {}] window of a [{}, {}] tile that is itself a view of a window; the "
+                            "simulator views windows of whole tiles, and bands of those",
                             out->rows(), out->cols(), source->rows(), source->cols()));
   auto offsets = Offsets(call.args()[2], "window offsets");
   if (!offsets) return Error(offsets.error());
@@ -98,6 +119,7 @@ pypto::expected<void, std::string> Decoder::DecodeSliceView(const ir::VarPtr& ta
   TileValue view = *out;
   view.ref = source->ref;
   view.ref.bytes = out->ref.bytes;
+  if (strided) view.ref.row_pitch = row_bytes;
   if (!row.is_reg() && !col.is_reg()) {
     if (row.imm < 0 || col.imm < 0 || row.imm + out->rows() > source->rows() || col.imm + out->cols() > source->cols())
       return Fail(fmt::format("the [{}, {}] window at [{}, {}] leaves the [{}, {}] tile", out->rows(), out->cols(),

@@ -129,10 +129,28 @@ const ir::Span& Decoder::SpanOf(const ir::Expr& expr, const ir::Stmt& stmt) {
   return stmt.span();
 }
 
+// A view of a window whose rows are strided in its tile (a product's destination in an Acc tile,
+// AllocateMemoryAddr) is only accumulated into: the products write row by row, other ops would
+// read its bytes as contiguous.
+pypto::expected<void, std::string> Decoder::CheckStridedViews(const std::string& op, const ir::Call& call) {
+  const bool accumulates = op == "tile.matmul_acc" || op == "tile.gemv_acc";
+  for (size_t i = 0; i < call.args().size(); ++i) {
+    const auto* var = call.args()[i]->As<ir::Var>();
+    auto it = var ? values_.find(var) : values_.end();
+    if (it == values_.end() || !std::holds_alternative<TileValue>(it->second)) continue;
+    if (std::get<TileValue>(it->second).ref.row_pitch == 0 || (accumulates && i == 0)) continue;
+    return Fail(fmt::format("'{}' is a view of a window whose rows are strided in its tile, which {} does not read "
+                            "in the simulator; only a product accumulates into it (pl.matmul_acc)",
+                            var->name_hint(), op));
+  }
+  return {};
+}
+
 // A view at a computed place (DecodeSliceView) is found by the executor where it resolves its
 // operands' places: in tile computations, stores and cross-core pipes. Other instructions would read
 // the view's parent instead.
 pypto::expected<void, std::string> Decoder::CheckViewOperands(const std::string& op, const ir::Call& call) {
+  if (auto ok = CheckStridedViews(op, call); !ok) return ok;
   if (op == "tile.store" || ir::IsCrossCorePipeOp(op) || FindComputeSpec(op)) return {};
   for (const auto& arg : call.args()) {
     const auto* var = arg->As<ir::Var>();

@@ -74,6 +74,9 @@ pypto::expected<void, std::string> Decoder::DecodeMatmul(const std::string& op, 
   info.in_dtype = lhs->dtype;
   info.accumulate = acc;
   if (auto ok = DecodeMatmulBatch(op, *lhs, *rhs, out, info); !ok) return ok;
+  if (out.ref.row_pitch > 0 && (info.batch > 1 || bias))
+    return Fail(fmt::format("{} into a view of a window whose rows are strided in its tile runs on one matrix "
+                            "without a bias in the simulator", op));
   auto valid_inner = ValidInner(call.args()[first], info.a_trans, info.inner);
   if (!valid_inner) return Error(valid_inner.error());
   info.valid_inner = *valid_inner;

@@ -92,6 +92,7 @@ class Decoder {
   pypto::expected<void, std::string> DecodeValue(const ir::VarPtr& target, const ir::ExprPtr& value,
                                                  const ir::Stmt& stmt);
   pypto::expected<void, std::string> CheckViewOperands(const std::string& op, const ir::Call& call);
+  pypto::expected<void, std::string> CheckStridedViews(const std::string& op, const ir::Call& call);
 
   // Statements: sequences, for and while loops, ifs, yields and the values they carry (decode_control_flow.cpp).
   pypto::expected<void, std::string> DecodeStmt(const ir::StmtPtr& stmt);
@@ -232,6 +233,7 @@ class Decoder {
   pypto::expected<void, std::string> DecodeMergeLists(const TileValue& out, const ir::Call& call, Instr& instr);
   static bool IsSliceView(const ir::VarPtr& target, const ir::Call& call);
   pypto::expected<void, std::string> DecodeSliceView(const ir::VarPtr& target, const ir::Call& call);
+  void AdoptAliasedView(const ir::VarPtr& target, const ir::Call& call, TileValue& out) const;
   pypto::expected<void, std::string> DecodeWindow(const std::string& op, const TileValue& out, const ir::Call& call,
                                                   Instr& instr);
   static bool IsMatrixShape(const ir::Shape& shape);

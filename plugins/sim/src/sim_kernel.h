@@ -204,6 +204,7 @@ struct TileRef {
   int64_t byte_offset = 0;
   int64_t bytes = 0;
   int32_t offset_reg = -1;  // >= 0: the register holding the view's byte distance from byte_offset
+  int64_t row_pitch = 0;    // > 0: a view of a window narrower than its parent, rows this many bytes apart
 
   // The first byte as the instruction reads or writes it.
   int64_t At(const int64_t* regs) const { return offset_reg < 0 ? byte_offset : byte_offset + regs[offset_reg]; }
