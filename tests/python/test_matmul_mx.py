@@ -242,3 +242,20 @@ def test_an_fp4_operand_must_be_cast_before_the_product(write_dsl):
     assert "native_fp4.py:14:13" in message, message
     assert "the left operand of tile.matmul_mx must be FP8E4M3FN" in message, message
     assert "pl.cast(tile, pl.FP8E4M3FN)" in message, message
+
+
+@pl.jit
+def fp4_widened(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.cast(pl.load(a, [0, 0], [16, 64]), pl.BF16)  # A5's one native cast of FP4
+    return out
+
+
+def test_a_jit_kernel_reads_an_fp4_tensor_by_its_values():
+    # The torch tensor is [16, 32] float4_e2m1fn_x2; the kernel sees the [16, 64] FP4 values it holds.
+    from pypto.runtime import RunConfig
+
+    codes = torch.randint(0, 16, (16, 64), generator=torch.Generator().manual_seed(5))
+    out = torch.full((16, 64), float("nan"), dtype=torch.bfloat16)
+    fp4_widened(fp4_pack(codes), out, config=RunConfig(platform="a5sim"))
+    assert torch.equal(out.double(), fp4_values(codes))

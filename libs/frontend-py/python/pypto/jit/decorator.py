@@ -23,7 +23,7 @@ from pypto.runtime.compiled import CompiledProgram, Parameter
 from pypto.runtime.config import RunConfig, new_build_dir, remove_if_empty, verify_requested
 from pypto.runtime.scalars import check_scalar_range
 from pypto.runtime.debug.run_script import write_run_script
-from pypto.runtime.torch_interop import dsl_dtype_name
+from pypto.runtime.torch_interop import dsl_dtype_name, dsl_shape
 
 
 def _dotted(node) -> str:
@@ -377,7 +377,7 @@ class JITFunction:
                 dtype = dsl_dtype_name(value.dtype)
                 if dtype is None:
                     raise TypeError(f"{self.__name__}: argument {name!r} has unsupported dtype {value.dtype}")
-                specs[name] = (tuple(value.shape), dtype)
+                specs[name] = (dsl_shape(dtype, value.shape), dtype)
             else:
                 raise TypeError(
                     f"{self.__name__}: argument {name!r} must be a torch.Tensor or a Python int, float or "

@@ -234,7 +234,7 @@ class DynamicProgram:
 
 def _tensor_spec(name, value):
     """(shape, DSL dtype name) for a tensor argument; None for a scalar."""
-    from pypto.runtime.torch_interop import dsl_dtype_name
+    from pypto.runtime.torch_interop import dsl_dtype_name, dsl_shape
 
     if isinstance(value, (bool, int, float)):
         return None
@@ -250,6 +250,7 @@ def _tensor_spec(name, value):
         if dsl_name is None:
             raise TypeError(f"argument {name!r} has unsupported dtype {dtype}")
         dtype = dsl_name
+        shape = dsl_shape(dtype, shape)  # a torch tensor's: FP4's counts bytes
     return [int(extent) for extent in shape], dtype
 
 
