@@ -259,3 +259,32 @@ def test_a_jit_kernel_reads_an_fp4_tensor_by_its_values():
     out = torch.full((16, 64), float("nan"), dtype=torch.bfloat16)
     fp4_widened(fp4_pack(codes), out, config=RunConfig(platform="a5sim"))
     assert torch.equal(out.double(), fp4_values(codes))
+
+
+@pl.program
+class Fp4RowWindow:
+    """Orchestration code passing a window of an FP4 tensor to a kernel (not supported yet)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[8, 64], pl.FP4],
+               out: pl.Out[pl.Tensor[[8, 64], pl.BF16]]) -> pl.Tensor[[8, 64], pl.BF16]:
+        out = pl.store(pl.cast(pl.load(a, [0, 0], [8, 64]), pl.BF16), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP4],
+             out: pl.Out[pl.Tensor[[8, 64], pl.BF16]]) -> pl.Tensor[[8, 64], pl.BF16]:
+        top = pl.slice(a, [8, 64], [8, 0])
+        out = self.kernel(top, out)
+        return out
+
+
+def test_orchestration_code_does_not_view_an_fp4_tensor(tmp_path):
+    # The runtime counts an FP4 tensor's bytes and a view its values; the window is refused where it
+    # is written rather than failing when it runs.
+    with pytest.raises(Exception) as failure:
+        compile(Fp4RowWindow, platform="a5sim", output_dir=str(tmp_path / "build"))
+    message = str(failure.value)
+    assert "pl.slice in orchestration code slices the FP4 tensor 'a', which orchestration code cannot view yet" \
+        in message, message
+    assert "test_matmul_mx.py:277:15" in message, message

@@ -18,6 +18,14 @@ ir::Result<const OrchestrationEmitter::Binding*> OrchestrationEmitter::ViewedTen
                                                                                     const ir::Call& call,
                                                                                     std::string_view what) const {
   const ir::Var* base = call.args()[0]->As<ir::Var>();
+  // The runtime counts an FP4 tensor in bytes, two values each, and a view in values: the two would
+  // disagree on every extent along the last axis.
+  const auto* tensor = base ? base->type()->As<ir::TensorType>() : nullptr;
+  if (tensor && tensor->dtype() == ir::DataType::FP4)
+    return MakeError(DiagnosticKind::Type,
+                     fmt::format("{} the FP4 tensor '{}', which orchestration code cannot view yet", what,
+                                 base->name_hint()),
+                     assign.span(), "pass the whole tensor to the kernel and load the window there");
   auto it = base ? bindings_.find(base) : bindings_.end();
   if (it == bindings_.end())
     return MakeError(DiagnosticKind::Syntax,
