@@ -112,7 +112,11 @@ ir::Result<bool> OrchestrationEmitter::BindParams(const ir::Function& entry) {
       plan_tensor.shape.back() /= 2;
     uint32_t index = static_cast<uint32_t>(result_.plan.params.size());
     result_.plan.params.push_back(std::move(plan_tensor));
-    result_.signature.push_back(DirectionToken(entry.param_directions()[i]));
+    // A parameter the entry declared a plain pl.Tensor stays IN in the signature though a kernel
+    // writes it (DeriveCallDirections promoted it for the submits): the device runtime then skips its
+    // copy-back, as seed 001 says it does and as the simulator's run does.
+    const bool declared_in = entry.attrs().contains(ir::DeclaredInAttr(param->name_hint()));
+    result_.signature.push_back(DirectionToken(declared_in ? ir::ParamDirection::In : entry.param_directions()[i]));
     std::string name = "ext_" + param->name_hint();
     params_ += fmt::format("  const ChipTensor& {} = orch_args.tensor({}).ref();\n", name, index);
     bindings_[param.get()] = Binding{rt::PlanTensorRef{rt::PlanTensorRef::Kind::Param, index}, name};

@@ -153,6 +153,29 @@ TEST(Orchestration, KernelConfigManifest) {
       << text;
 }
 
+// The tile-add program with its output `c` declared a plain pl.Tensor: the submit writes it, but
+// the orchestration's signature keeps the entry's IN, so a device skips its copy-back (seed 001).
+TEST(Orchestration, KernelConfigKeepsAPlainWrittenParameterIn) {
+  const auto program = testing::TileAddProgram();
+  const auto& fn = *program->functions()[0];
+  auto plain = std::make_shared<ir::Function>(
+      fn.name(), fn.params(), std::vector<ir::ParamDirection>(fn.params().size(), ir::ParamDirection::In),
+      fn.return_types(), fn.body(), fn.type());
+  auto lowered = passes::Lower(
+      std::make_shared<ir::Program>(program->name(), std::vector<ir::FunctionPtr>{plain}, fn.name()),
+      passes::PassContext{});
+  ASSERT_TRUE(lowered) << lowered.error().str();
+  auto orchestration = GenerateOrchestration(**lowered);
+  ASSERT_TRUE(orchestration) << orchestration.error().str();
+  EXPECT_EQ(orchestration->plan.submits.at(0).args.at(2).direction, rt::ArgDirection::OutputExisting);
+  std::string text = KernelConfigPy(*orchestration, "/out", ".pto");
+  EXPECT_NE(text.find("    \"function_name\": \"aicpu_orchestration_entry\",\n"
+                      "    \"signature\": [_D.IN, _D.IN, _D.IN],\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"core_type\": \"aiv\", \"signature\": [_D.IN, _D.IN, _D.OUT]},\n"), std::string::npos) << text;
+}
+
 TEST(Orchestration, UnloweredProgramIsRejected) {
   auto result = GenerateOrchestration(*testing::TileAddProgram());
   ASSERT_FALSE(result);
