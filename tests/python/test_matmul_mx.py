@@ -132,6 +132,12 @@ def test_the_three_mx_forms_match_the_scaled_reference(tmp_path):
     assert torch.equal(twice.double(), 2 * want)
     # The bias starts the FP32 sum, so each step rounds to FP32 (some 2^-12 of these magnitudes).
     assert torch.allclose(biased.double(), want + bias.double(), rtol=1e-5, atol=1e-3)
+    # The build directory loads again (its lowered program, placed tiles and MX layouts, is read back).
+    from pypto.runtime.build_dir import load_compiled
+
+    again = [torch.zeros(M, N) for _ in range(3)]
+    load_compiled(str(tmp_path / "build"))(a, e8m0(zz_blocks(a_exp)), b, e8m0(nn_blocks(b_exp)), bias, *again)
+    assert all(torch.equal(x, y) for x, y in zip(again, outs))
 
 
 def test_scales_in_block_order_are_read_per_group(tmp_path):
@@ -287,4 +293,6 @@ def test_orchestration_code_does_not_view_an_fp4_tensor(tmp_path):
     message = str(failure.value)
     assert "pl.slice in orchestration code slices the FP4 tensor 'a', which orchestration code cannot view yet" \
         in message, message
-    assert "test_matmul_mx.py:277:15" in message, message
+    with open(__file__) as source:
+        line = next(i for i, text in enumerate(source, 1) if "top = pl.slice(a" in text)
+    assert f"test_matmul_mx.py:{line}:15" in message, message

@@ -40,6 +40,14 @@ TEST(TileMxOps, TheProductIsAnFp32AccTile) {
   auto acc_args = Operands(64, 128, 32);
   acc_args.insert(acc_args.begin(), Tile({64, 32}, DataType::FP32, MemorySpace::Acc));
   EXPECT_EQ(TypeOf(Create("tile.matmul_mx_acc", acc_args)), "pl.Tile[[64, 32], pl.FP32, pl.Mem.Acc]");
+  // A placed accumulator (a printed program read back) keeps its buffer in the result.
+  acc_args[0] = std::make_shared<Var>(
+      "acc", std::make_shared<TileType>(Shape{64, 32}, DataType::FP32, MemorySpace::Acc, TileMemRef{0, 8192}));
+  EXPECT_EQ(TypeOf(Create("tile.matmul_mx_acc", acc_args)), "pl.Tile[[64, 32], pl.FP32, pl.MemRef(0, 8192), pl.Mem.Acc]");
+  acc_args[0] = Tile({64, 16}, DataType::FP32, MemorySpace::Acc);
+  EXPECT_EQ(ErrorOf(Create("tile.matmul_mx_acc", acc_args)),
+            "tile.matmul_mx_acc adds a pl.Tile[[64, 32], pl.FP32, pl.Mem.Acc] product into pl.Tile[[64, 16], pl.FP32, "
+            "pl.Mem.Acc]: the accumulator must be an Acc tile of that shape");
   auto bias_args = Operands(64, 128, 32);
   bias_args.push_back(Tile({1, 32}, DataType::FP32, MemorySpace::Bias));
   EXPECT_EQ(TypeOf(Create("tile.matmul_mx_bias", bias_args)), "pl.Tile[[64, 32], pl.FP32, pl.Mem.Acc]");

@@ -102,7 +102,9 @@ Result<TypePtr> DeduceMatmulMxAcc(const std::vector<ExprPtr>& args, const OpAttr
   if (!product) return product;
   auto acc = ExpectTile(args[0], fmt::format("the accumulator of {}", op), span);
   if (!acc) return pypto::unexpected(acc.error());
-  if ((*acc)->memory_space() != MemorySpace::Acc || !(*acc)->equals(**product)) {
+  // Shape and dtype: once placed the accumulator also carries its buffer, which the product has not.
+  const auto* sum = (*product)->As<TileType>();
+  if ((*acc)->memory_space() != MemorySpace::Acc || (*acc)->shape() != sum->shape() || (*acc)->dtype() != sum->dtype()) {
     return TypeError(fmt::format("{} adds a {} product into {}: the accumulator must be an Acc tile of that shape",
                                  op, (*product)->str(), (*acc)->str()),
                      span);
