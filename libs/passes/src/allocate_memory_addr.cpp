@@ -711,6 +711,19 @@ class KernelAllocator {
     return kernel_.span().known() ? fmt::format(" (from {})", kernel_.span().str()) : "";
   }
 
+  // A tile in a buffer this SoC has not: the MX scale buffers exist only on A5.
+  Result<TileMemRef> MissingBuffer(const Var& var, const TileType& tile) const {
+    const MemorySpace space = tile.memory_space();
+    const bool scale = space == MemorySpace::LeftScale || space == MemorySpace::RightScale;
+    return MakeError(DiagnosticKind::Resource,
+                     fmt::format("kernel '{}'{} places tile '{}' ({}) in the {} ({}), which {} ({}) does not have",
+                                 kernel_.name(), ScopeOrigin(), var.name_hint(), tile.str(), HardwareBufferName(space),
+                                 MemorySpaceName(space), soc_.name, soc_.arch),
+                     var.span(),
+                     scale ? "the MX block-scale matmul (pl.matmul_mx) runs on A5: compile for a5 or a5sim"
+                           : "compile for a platform whose SoC has that buffer");
+  }
+
   Result<TileMemRef> Allocate(const Var& var, const TileType& tile) {
     if (InRing(&var)) {
       auto slot = slots_->Allocate(ring_->slot_size);
@@ -721,6 +734,7 @@ class KernelAllocator {
     auto [it, inserted] =
         buffers_.try_emplace(tile.memory_space(), soc_.capacity(tile.memory_space()), soc_.alignment, floor);
     auto offset = it->second.Allocate(tile.num_bytes());
+    if (!offset && soc_.capacity(tile.memory_space()) == 0) return MissingBuffer(var, tile);
     if (!offset) {
       int64_t capacity = soc_.capacity(tile.memory_space());
       return MakeError(DiagnosticKind::Resource,
