@@ -281,10 +281,31 @@ pypto::expected<int64_t, rt::FatalError> ReadTableEntry(const DecodedKernel& ker
   return value;
 }
 
-// pl.paged_gather: each row of the tile read from the pool row its index and block table pick.
+// How many indices a paged gather's [n] or [1, n] table holds at run time (n), checked against the
+// max_indices rows of its tile.
+pypto::expected<int64_t, rt::FatalError> PagedIndexCount(const DecodedKernel& kernel, size_t index,
+                                                         const int64_t* args) {
+  const Instr::PagedRows& paged = kernel.code[index].paged;
+  const auto* indices = reinterpret_cast<const rt::ChipTensor*>(args[paged.indices]);
+  if (!indices || indices->buffer_addr == 0)
+    return KernelFailure(kernel, index, fmt::format("{} is a null descriptor", TensorName(kernel, paged.indices)));
+  const int64_t count = indices->ndims == 0 ? 1 : static_cast<int64_t>(indices->shapes[indices->ndims - 1]);
+  if (count > paged.rows)
+    return KernelFailure(kernel, index,
+                         fmt::format("{} holds {} indices, more than the max_indices={} rows of the tile; raise "
+                                     "max_indices or pass fewer indices",
+                                     TensorName(kernel, paged.indices), count, paged.rows));
+  return count;
+}
+
+// pl.paged_gather: each row of the tile read from the pool row its index and block table pick, for
+// as many rows as there are indices (upstream's loop runs to the indices' length); the rows past
+// them keep what the tile held, which upstream leaves undefined.
 Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* args, CoreMemory& memory) {
   const Instr& instr = kernel.code[index];
   const Instr::PagedRows& paged = instr.paged;
+  auto count = PagedIndexCount(kernel, index, args);
+  if (!count) return pypto::unexpected(std::move(count.error()));
   std::byte* tile = memory.Access(instr.dst.space, instr.dst.byte_offset, instr.dst.bytes);
   if (!tile) return KernelFailure(kernel, index, "the tile lies outside its buffer on this core");
   const int64_t origin[kMaxDims] = {};
@@ -293,7 +314,7 @@ Result PagedGather(const DecodedKernel& kernel, size_t index, const int64_t* arg
   const auto* pool = reinterpret_cast<const rt::ChipTensor*>(args[instr.tensor_slot]);
   const int64_t elem = instr.elem_bytes;
   BlockAccesses* const log = RaceLog(instr, /*load=*/true);  // each pool row where its index puts it
-  for (int64_t i = 0; i < paged.rows; ++i) {
+  for (int64_t i = 0; i < *count; ++i) {
     auto logical = ReadTableEntry(kernel, index, args, paged.indices, i);
     if (!logical) return pypto::unexpected(std::move(logical.error()));
     if (*logical < 0)

@@ -262,8 +262,9 @@ struct Instr {
   // tensor's view; the region is the whole view.
   bool scatter = false;
   // Load (pl.paged_gather): row i of the tile is row block_table[l / block_size] * block_size +
-  // l % block_size of the pool (tensor_slot), columns from col_off, for l = indices[i]; `indices` and
-  // `table` are the tensor slots of the INT32 index and block tables. The region is the whole pool.
+  // l % block_size of the pool (tensor_slot), columns from col_off, for l = indices[i] and i below
+  // the indices' run-time length (at most `rows`; the rows past it are left as they are); `indices`
+  // and `table` are the tensor slots of the INT32 index and block tables. The region is the whole pool.
   struct PagedRows {
     bool on = false;
     uint32_t indices = 0, table = 0;

@@ -233,7 +233,9 @@ Result<TypePtr> DeduceMscatter(const std::vector<ExprPtr>& args, const Call::Kwa
 // `tile.paged_gather(src, indices, block_table, block_size=, size=, max_indices=[, space=, col_off=])`:
 // row i of the result is row block_table[l / block_size] * block_size + l % block_size of the pool
 // src, columns [col_off, col_off + size), for the logical row l = indices[i]; [max_indices, size] in
-// Mat (the default, a matmul operand) or Vec.
+// Mat (the default, a matmul operand) or Vec. Only the first n rows are gathered, n the indices'
+// length (at run time where it is dynamic, at most max_indices); as upstream's, the rows past n are
+// not written, so what they hold is undefined.
 Result<TypePtr> DeducePagedGather(const std::vector<ExprPtr>& args, const Call::Kwargs& kwargs, const Span& span) {
   auto src = ExpectTensor(args[0], "the pool of pl.paged_gather", span);
   if (!src) return pypto::unexpected(src.error());
