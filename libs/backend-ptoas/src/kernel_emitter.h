@@ -17,6 +17,11 @@
 
 namespace pypto::backend_ptoas {
 
+// mx_ops.cpp: the `layout` attribute of a tload from an MX scale tensor (none for ND), and the
+// #pto.layout of an MX tensor layout, on its make_tensor_view too.
+std::vector<PtoAttr> MxLoadAttrs(const ir::TensorType& tensor);
+std::string_view MxLayoutAttr(ir::TensorLayout layout);
+
 struct IndexScatterLayout;  // index_scatter_layout.h
 
 class KernelEmitter {
@@ -128,6 +133,9 @@ class KernelEmitter {
   void LowerCompute(const OpLowering& lowering, const ir::AssignStmt& assign, const ir::Call& call,
                     const ir::Span& span);
   void LowerSubsetWindow(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // acc_views.cpp: a window of an Acc tile in the tile's own block, as a view of it.
+  void LowerAccView(const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  std::string AccBandType(const ir::Var& window, std::string type) const;
   // `%<name> = pto.subset %source[row, col] sizes [R, C] : <source type>`: the [R, C] window of a Vec
   // tile at (row, col), typed with the source's layout as PTOAS infers it.
   TypedValue SubsetView(const ir::Var& source, const TypedValue& row, const TypedValue& col, TileExtent window,
@@ -147,6 +155,8 @@ class KernelEmitter {
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // mx_ops.cpp: tile.matmul_mx / _acc / _bias, each scale tile bound to its data tile first.
+  void LowerMatmulMx(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
   void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter_blend.cpp: tile.scatter, tile.scatter_dim and tile.scatter_update as tscatter's

@@ -39,6 +39,7 @@ enum class OpForm {
   ColSum,      // Tiles, plus {isBinary = true} when the scratch tile is given
   Move,        // tmov between two buffers
   MatmulAcc,   // ins(result, lhs, rhs): the accumulator is the result's own buffer
+  MatmulMx,    // tget_scale_addr of each scale tile, then tmatmul.mx[.acc|.bias] (mx_ops.cpp)
   Arange,      // ins(the start scalar), {descending = true} after outs when asked
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   MergeLists,  // ins(lists..., tmp {exhausted = B}) outs(result, executed counts): tmrgsort format 2
@@ -141,6 +142,10 @@ struct KernelPlan {
   // Vec windows memory allocation made views (a band of whole rows at a constant origin, placed in
   // its source's block): each one's alloc_tile is at its source's address plus this many bytes.
   std::map<const ir::Var*, int64_t> band_views;
+  // Windows of an Acc tile that memory allocation placed in the tile's own block, and the tile each
+  // views: no alloc_tile, the view is written where the slice stands (KernelEmitter::LowerAccView).
+  // A product accumulated into one is the view under a new name (tile_aliases).
+  std::map<const ir::Var*, const ir::Var*> acc_views;
   // Floating-point scalars: elements read from a tensor or tile (pl.read), and casts to a float type
   // of a literal, an integer index value or another of these (pl.cast): values of their dtype, which
   // tile ops and pl.write take as scalar operands like scalar parameters.
@@ -154,6 +159,9 @@ struct KernelPlan {
   // tile.transpose_view results and the Mat tile each views (tile.transpose_view, kernel_plan_transpose_view.cpp):
   // the result's alloc_tile is at the source's address, typed as the source's transposed (ZN) view.
   std::map<const ir::Var*, const ir::Var*> zn_views;
+  // Mat tiles loaded from an MX scale tensor, and its layout: their tile_buf is in its scale boxes
+  // (MxScaleLayout), as the scale buffer a tmov fills from them (kernel_plan_mx.cpp).
+  std::map<const ir::Var*, ir::TensorLayout> mx_scale_mats;
   // Stores of the top-left corner of a tile (`shapes=` smaller than the tile, not an N-d window of a
   // merged tile): tstore writes its source's valid region, so the corner is stored through a second
   // alloc_tile at the tile's address whose valid_row / valid_col are the corner's extents.

@@ -34,6 +34,7 @@ Status Planner::CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::
   if (lowering->form == OpForm::MemScatter) return CheckMemScatter(call, span, assign);
   if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
   if (auto ok = CheckOperands(*lowering, call, span); !ok) return ok;
+  if (auto ok = CheckMx(*lowering, call, *assign, span); !ok) return ok;
   if (lowering->form == OpForm::Window)
     if (auto ok = CheckWindow(call, *assign, span); !ok) return ok;
   if (auto ok = DefineTile(*assign, span); !ok) return ok;
@@ -104,6 +105,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
     case OpForm::Tiles:
     case OpForm::ColSum:
     case OpForm::MatmulAcc:
+    case OpForm::MatmulMx:
     case OpForm::MergeLists:
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
@@ -261,32 +263,42 @@ Status Planner::CheckWindow(const ir::Call& call, const ir::AssignStmt& assign, 
   if (auto ok = CheckOrigin(call.args()[2]->As<ir::TupleLiteral>()->elements(), call.target_name(), span); !ok)
     return ok;
   const auto* source = call.args()[0]->type()->As<ir::TileType>();
-  if (RecordBandView(call, assign)) return {};
+  if (RecordBandView(call, assign) || RecordAccView(call, assign)) return {};
   if (arch_ == "a2a3" && source->memory_space() == ir::MemorySpace::Vec) plan_.subset_windows.insert(assign.var().get());
   return {};
 }
 
-// A window of an Acc tile that a product accumulates into is placed in the tile's own block
-// (AllocateMemoryAddr): the product's destination is pto.subview of the tile, which this backend does
-// not write yet. A textract would copy the window over the tile's first bytes instead.
-Status Planner::CheckAccumulatedWindow(const ir::Call& product, const ir::Span& span) const {
+// A window of an Acc tile that memory allocation placed in the tile's own block (a band of rows read
+// out, a window a product accumulates into) is a view of the tile, not a copy: a textract into the
+// window's alloc_tile would copy it over the tile's first bytes, which L0C's NZ layout gives to the
+// tile's first columns of every row, still to be read.
+bool Planner::RecordAccView(const ir::Call& call, const ir::AssignStmt& assign) {
+  const auto& source_var = *call.args()[0]->As<ir::Var>();
+  const auto* source = source_var.type()->As<ir::TileType>();
+  const auto* window = assign.var()->type()->As<ir::TileType>();
+  if (source->memory_space() != ir::MemorySpace::Acc || !source->memref() || !window->memref() ||
+      *source->memref() != *window->memref())
+    return false;
+  plan_.acc_views[assign.var().get()] = RootTile(source_var);
+  return true;
+}
+
+// A product accumulated into a view of an Acc tile writes the view (its result is the view under a
+// new name). The MAD has no destination stride, so the view must be contiguous in L0C: whole rows
+// of the tile (pto-isa#253; upstream's CanonicalizeTileSlice refuses the same).
+Status Planner::CheckAccumulatedWindow(const ir::Call& product, const ir::AssignStmt& assign, const ir::Span& span) {
   if (product.target_name() != "tile.matmul_acc" && product.target_name() != "tile.gemv_acc") return {};
-  const auto* window = product.args()[0]->As<ir::Var>();
-  for (const auto* def : plan_.tile_defs) {
-    const auto* slice = def->value()->As<ir::Call>();
-    if (def->var().get() != window || !slice || slice->target_name() != "tile.slice") continue;
-    const auto* source = slice->args()[0]->type()->As<ir::TileType>();
-    const auto* view = window->type()->As<ir::TileType>();
-    if (source->memory_space() != ir::MemorySpace::Acc || !source->memref() || !view->memref() ||
-        *source->memref() != *view->memref())
-      return {};
+  const ir::Var& window = *RootTile(*product.args()[0]->As<ir::Var>());
+  const auto view = plan_.acc_views.find(&window);
+  if (view == plan_.acc_views.end()) return {};
+  const int64_t rows = TileRowsCols(*view->second->type()->As<ir::TileType>()).rows;
+  if (TileRowsCols(*window.type()->As<ir::TileType>()).rows != rows)
     return Error(span, fmt::format("backend-ptoas cannot lower '{}' in kernel '{}': it accumulates into '{}', a "
-                                   "window of the Acc tile '{}', which needs pto.subview of an Acc tile as its "
-                                   "destination",
-                                   product.target_name(), kernel_.name(), window->name_hint(),
-                                   slice->args()[0]->As<ir::Var>()->name_hint()));
-  }
-  return {};
+                                   "band of rows of the Acc tile '{}', which is strided in L0C, and a product has "
+                                   "no destination stride; accumulate into a window of whole rows (all {} rows)",
+                                   product.target_name(), kernel_.name(), window.name_hint(),
+                                   view->second->name_hint(), rows));
+  return AliasTile(*assign.var(), window, span);
 }
 
 // A Vec window memory allocation placed in its source's own block is a view of it (a band of whole
@@ -315,7 +327,7 @@ bool Planner::RecordBandView(const ir::Call& call, const ir::AssignStmt& assign)
 // Checks that need the result's placement, and the row-major views the op needs.
 Status Planner::CheckResult(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
                             const ir::Span& span) {
-  if (auto ok = CheckAccumulatedWindow(call, span); !ok) return ok;
+  if (auto ok = CheckAccumulatedWindow(call, assign, span); !ok) return ok;
   const ir::Var& result = *assign.var();
   const auto& args = call.args();
   switch (lowering.form) {
@@ -372,13 +384,14 @@ Status Planner::CheckMove(const ir::Var& source, const ir::Var& result, const ir
   using ir::MemorySpace;
   const MemorySpace src = from->memory_space(), dst = to->memory_space();
   const bool supported = (src == MemorySpace::Mat && (dst == MemorySpace::Left || dst == MemorySpace::Right ||
-                                                      dst == MemorySpace::Bias)) ||
+                                                      dst == MemorySpace::Bias || dst == MemorySpace::LeftScale ||
+                                                      dst == MemorySpace::RightScale)) ||
                          (src == MemorySpace::Acc && (dst == MemorySpace::Mat || dst == MemorySpace::Vec)) ||
                          (src == MemorySpace::Vec && dst == MemorySpace::Vec) ||
                          (src == MemorySpace::Vec && dst == MemorySpace::Mat && arch_ == "a5");
   if (!supported) {
     return Error(span, fmt::format("backend-ptoas cannot lower the tile.move of '{}' from {} to {} in kernel '{}': "
-                                   "pto.tmov on {} moves Mat -> Left/Right/Bias, Acc -> Mat/Vec and Vec -> Vec{}",
+                                   "pto.tmov on {} moves Mat -> Left/Right/Bias/LeftScale/RightScale, Acc -> Mat/Vec and Vec -> Vec{}",
                                    source.name_hint(), ir::MemorySpaceName(src), ir::MemorySpaceName(dst),
                                    kernel_.name(), arch_, arch_ == "a5" ? "/Mat" : ""));
   }
