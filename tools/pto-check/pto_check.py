@@ -50,8 +50,9 @@ class Problem:
 def load_table(path: Path = TABLE) -> dict:
     """The op table, with the ops of its `upstream_emitter` source (ops upstream pypto's PTO emitter
     writes that no PTOAS revision available defines: pto.comm.*, the local arrays) merged in, each marked with it,
-    and that source's `forms` (other forms of ops PTOAS defines, as that emitter writes them: pto.tscatter's
-    mask form) as the `alternatives` of those ops."""
+    that source's `forms` (other forms of ops PTOAS defines, as that emitter writes them: pto.tscatter's
+    mask form) as the `alternatives` of those ops, and its `attribute_cases` (the MX layouts of #pto.layout)
+    added to those attributes' cases."""
     table = json.loads(Path(path).read_text())
     extra = table.get("upstream_emitter")
     if extra:
@@ -59,6 +60,9 @@ def load_table(path: Path = TABLE) -> dict:
         table["ops"] = {**table["ops"], **{name: {**spec, "source": note} for name, spec in extra["ops"].items()}}
         table["attributes"] = {**table["attributes"], **extra["attributes"]}
         table["types"] = {**table["types"], **extra.get("types", {})}
+        # Further cases of an enum PTOAS defines (#pto.layout's mx_a_zz / mx_b_nn).
+        for kind, cases in extra.get("attribute_cases", {}).items():
+            table["attributes"][kind] = {**table["attributes"][kind], "cases": table["attributes"][kind]["cases"] + cases}
         for name, forms in extra.get("forms", {}).items():
             table["ops"][name] = {**table["ops"][name], "alternatives": [{**form, "source": note} for form in forms]}
     return table

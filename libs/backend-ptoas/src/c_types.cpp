@@ -24,6 +24,7 @@ pypto::expected<std::string, std::string> CElementType(ir::DataType dtype) {
     case DataType::FP8E4M3FN: return std::string("float8_e4m3_t");
     case DataType::FP8E5M2: return std::string("float8_e5m2_t");
     case DataType::FP8E8M0: return std::string("float8_e8m0_t");
+    case DataType::FP4: return std::string("float4_e2m1x2_t");
     default: break;
   }
   return pypto::unexpected(

@@ -30,6 +30,8 @@ pypto::expected<std::string, std::string> MlirElementType(ir::DataType dtype) {
     case DataType::FP8E4M3FN: return std::string("f8E4M3FN");
     case DataType::FP8E5M2: return std::string("f8E5M2");
     case DataType::FP8E8M0: return std::string("!pto.f8E8M0");
+    // Packed E2M1, two to a byte: upstream pypto's dialect type (PTOAS a56b18c has none).
+    case DataType::FP4: return std::string("!pto.f4E2M1x2");
     default: break;
   }
   return pypto::unexpected(fmt::format("element type {} is not supported by backend-ptoas", ir::DataTypeName(dtype)));
@@ -44,6 +46,9 @@ std::string_view TileLoc(ir::MemorySpace space) {
     case ir::MemorySpace::Right: return "right";
     case ir::MemorySpace::Acc: return "acc";
     case ir::MemorySpace::Bias: return "bias";
+    // Both MX scale buffers are ptoas's one `scaling` space; their layouts tell them apart.
+    case ir::MemorySpace::LeftScale:
+    case ir::MemorySpace::RightScale: return "scaling";
     case ir::MemorySpace::ScalarLocal: break;
   }
   return "?";
@@ -64,6 +69,9 @@ std::string PartitionViewType(const ir::Shape& dims, std::string_view element) {
 TileExtent TileRowsCols(const ir::TileType& tile) {
   const auto& shape = tile.shape();
   if (shape.size() == 1) return {1, shape[0]};
+  // A Vec tile of packed FP4 counts its pairs along the row, as ptoas's f4E2M1x2 elements do.
+  if (shape.size() == 2 && tile.dtype() == ir::DataType::FP4 && tile.memory_space() == ir::MemorySpace::Vec)
+    return {shape[0], shape[1] / 2};
   if (shape.size() == 2) return {shape[0], shape[1]};
   // A batch of matrices ([B, R, C], only where the planner allows one): the rows of all of them, as a
   // row-major tile lays it out.
@@ -82,9 +90,16 @@ TileLayout ImplicitTileLayout(ir::MemorySpace space, TileExtent extent) {
     case ir::MemorySpace::Left: return {"col_major", "row_major", 512};
     case ir::MemorySpace::Right: return {by_shape, "col_major", 512};
     case ir::MemorySpace::Acc: return {"col_major", "row_major", 1024};
+    case ir::MemorySpace::LeftScale: return MxScaleLayout(ir::TensorLayout::MX_A_ZZ);
+    case ir::MemorySpace::RightScale: return MxScaleLayout(ir::TensorLayout::MX_B_NN);
     default: break;
   }
   return {by_shape, "none_box", 512};
+}
+
+TileLayout MxScaleLayout(ir::TensorLayout layout) {
+  if (layout == ir::TensorLayout::MX_B_NN) return {"col_major", "col_major", 32};
+  return {"row_major", "row_major", 32};
 }
 
 bool IsColumnVector(const ir::TileType& tile) {

@@ -12,7 +12,7 @@
 namespace pypto::backend_ptoas {
 
 // The MLIR element type ("f32", "i1", "ui8", "index", ...); an error for types ptoas has no spelling
-// for here (packed 4-bit types, FP64, task ids).
+// for here (FP64, task ids, the 4-bit types other than FP4).
 pypto::expected<std::string, std::string> MlirElementType(ir::DataType dtype);
 
 // The address-space keyword of a tile buffer ("vec", "mat", ...).
@@ -47,6 +47,11 @@ struct TileLayout {
 // are column-major; the cube buffers are boxed ("fractal"): Mat and Left col_major/row_major
 // (NZ), Right row-major blocks of column-major boxes (ZN), Acc col_major/row_major in 1024-byte boxes.
 TileLayout ImplicitTileLayout(ir::MemorySpace space, TileExtent extent);
+
+// The layout of an MX scale tile, in Mat (loaded from a tensor of `layout`) or in its scale buffer:
+// MX_A_ZZ's left scales row_major/row_major, MX_B_NN's right ones col_major/col_major, in 32-byte
+// boxes (a 16x2 or 2x16 block of E8M0 exponents), as upstream pypto types them.
+TileLayout MxScaleLayout(ir::TensorLayout layout);
 
 // A Vec tile whose implicit layout is column-major: [N, 1] with N > 1.
 bool IsColumnVector(const ir::TileType& tile);
