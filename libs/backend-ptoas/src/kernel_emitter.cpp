@@ -202,7 +202,9 @@ PtoOp KernelEmitter::TensorView(const ir::Var& param, const TypedValue& pointer,
           .groups = {{OperandSyntax::Leading, "", {pointer}},
                      {OperandSyntax::List, "shape", dims},
                      {OperandSyntax::List, "strides", steps}},
-          .attrs = {{"layout", column ? "#pto.layout<dn>" : "#pto.layout<nd>"}}};
+          .attrs = {{"layout", tensor->layout() != ir::TensorLayout::ND ? std::string(MxLayoutAttr(tensor->layout()))
+                               : column                                ? "#pto.layout<dn>"
+                                                                       : "#pto.layout<nd>"}}};
 }
 
 void KernelEmitter::EmitIndexCasts() {
@@ -321,6 +323,8 @@ std::string KernelEmitter::TileOperandType(const ir::Var& tile) const {
     const TileExtent extent = TileRowsCols(*type);
     return TileBufType(type->memory_space(), ElementOf(type->dtype()), {extent.cols, extent.rows});
   }
+  if (auto mx = plan_.mx_scale_mats.find(&tile); mx != plan_.mx_scale_mats.end())
+    return TileBufType(type->memory_space(), ElementOf(type->dtype()), TileRowsCols(*type), MxScaleLayout(mx->second), 0);
   auto pad = plan_.pad_codes.find(&tile);
   return AccBandType(root, TileBufType(*type, ElementOf(type->dtype()), pad == plan_.pad_codes.end() ? 0 : pad->second));
 }

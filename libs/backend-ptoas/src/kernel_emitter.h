@@ -17,6 +17,11 @@
 
 namespace pypto::backend_ptoas {
 
+// mx_ops.cpp: the `layout` attribute of a tload from an MX scale tensor (none for ND), and the
+// #pto.layout of an MX tensor layout, on its make_tensor_view too.
+std::vector<PtoAttr> MxLoadAttrs(const ir::TensorType& tensor);
+std::string_view MxLayoutAttr(ir::TensorLayout layout);
+
 struct IndexScatterLayout;  // index_scatter_layout.h
 
 class KernelEmitter {
@@ -150,6 +155,8 @@ class KernelEmitter {
   void LowerMergeLists(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerTriangle(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   void LowerInitCond(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
+  // mx_ops.cpp: tile.matmul_mx / _acc / _bias, each scale tile bound to its data tile first.
+  void LowerMatmulMx(const OpLowering& lowering, const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter.cpp: tile.scatter_mask as pto.tscatter's mask form, into its zeroed result.
   void LowerScatterMask(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   // index_scatter_blend.cpp: tile.scatter, tile.scatter_dim and tile.scatter_update as tscatter's

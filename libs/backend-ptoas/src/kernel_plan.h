@@ -39,6 +39,7 @@ enum class OpForm {
   ColSum,      // Tiles, plus {isBinary = true} when the scratch tile is given
   Move,        // tmov between two buffers
   MatmulAcc,   // ins(result, lhs, rhs): the accumulator is the result's own buffer
+  MatmulMx,    // tget_scale_addr of each scale tile, then tmatmul.mx[.acc|.bias] (mx_ops.cpp)
   Arange,      // ins(the start scalar), {descending = true} after outs when asked
   MergeSort,   // ins(tile, block_len as i32): tmrgsort format 1
   MergeLists,  // ins(lists..., tmp {exhausted = B}) outs(result, executed counts): tmrgsort format 2
@@ -158,6 +159,9 @@ struct KernelPlan {
   // tile.transpose_view results and the Mat tile each views (tile.transpose_view, kernel_plan_transpose_view.cpp):
   // the result's alloc_tile is at the source's address, typed as the source's transposed (ZN) view.
   std::map<const ir::Var*, const ir::Var*> zn_views;
+  // Mat tiles loaded from an MX scale tensor, and its layout: their tile_buf is in its scale boxes
+  // (MxScaleLayout), as the scale buffer a tmov fills from them (kernel_plan_mx.cpp).
+  std::map<const ir::Var*, ir::TensorLayout> mx_scale_mats;
   // Stores of the top-left corner of a tile (`shapes=` smaller than the tile, not an N-d window of a
   // merged tile): tstore writes its source's valid region, so the corner is stored through a second
   // alloc_tile at the tile's address whose valid_row / valid_col are the corner's extents.

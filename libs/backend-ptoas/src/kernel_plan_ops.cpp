@@ -34,6 +34,7 @@ Status Planner::CheckCall(const ir::Call& call, const ir::Stmt& stmt, const ir::
   if (lowering->form == OpForm::MemScatter) return CheckMemScatter(call, span, assign);
   if (!assign) return Error(span, fmt::format("the result of '{}' must be assigned to a tile", op));
   if (auto ok = CheckOperands(*lowering, call, span); !ok) return ok;
+  if (auto ok = CheckMx(*lowering, call, *assign, span); !ok) return ok;
   if (lowering->form == OpForm::Window)
     if (auto ok = CheckWindow(call, *assign, span); !ok) return ok;
   if (auto ok = DefineTile(*assign, span); !ok) return ok;
@@ -104,6 +105,7 @@ Status Planner::CheckOperands(const OpLowering& lowering, const ir::Call& call, 
     case OpForm::Tiles:
     case OpForm::ColSum:
     case OpForm::MatmulAcc:
+    case OpForm::MatmulMx:
     case OpForm::MergeLists:
       for (const auto& arg : args) {
         if (auto ok = CheckTileOperand(arg, op, span); !ok) return ok;
@@ -382,13 +384,14 @@ Status Planner::CheckMove(const ir::Var& source, const ir::Var& result, const ir
   using ir::MemorySpace;
   const MemorySpace src = from->memory_space(), dst = to->memory_space();
   const bool supported = (src == MemorySpace::Mat && (dst == MemorySpace::Left || dst == MemorySpace::Right ||
-                                                      dst == MemorySpace::Bias)) ||
+                                                      dst == MemorySpace::Bias || dst == MemorySpace::LeftScale ||
+                                                      dst == MemorySpace::RightScale)) ||
                          (src == MemorySpace::Acc && (dst == MemorySpace::Mat || dst == MemorySpace::Vec)) ||
                          (src == MemorySpace::Vec && dst == MemorySpace::Vec) ||
                          (src == MemorySpace::Vec && dst == MemorySpace::Mat && arch_ == "a5");
   if (!supported) {
     return Error(span, fmt::format("backend-ptoas cannot lower the tile.move of '{}' from {} to {} in kernel '{}': "
-                                   "pto.tmov on {} moves Mat -> Left/Right/Bias, Acc -> Mat/Vec and Vec -> Vec{}",
+                                   "pto.tmov on {} moves Mat -> Left/Right/Bias/LeftScale/RightScale, Acc -> Mat/Vec and Vec -> Vec{}",
                                    source.name_hint(), ir::MemorySpaceName(src), ir::MemorySpaceName(dst),
                                    kernel_.name(), arch_, arch_ == "a5" ? "/Mat" : ""));
   }

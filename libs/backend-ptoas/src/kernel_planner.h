@@ -100,6 +100,9 @@ class Planner {
   Status CheckSameBuffer(const ir::Call& call, const ir::Var& operand, const ir::Var& result, std::string_view role,
                          const ir::Span& span) const;
   Status CheckMove(const ir::Var& source, const ir::Var& result, const ir::Span& span) const;
+  // MX scale tiles and products (kernel_plan_mx.cpp).
+  Status CheckMx(const OpLowering& lowering, const ir::Call& call, const ir::AssignStmt& assign,
+                 const ir::Span& span);
   // tile.transpose_view (kernel_plan_transpose_view.cpp).
   Status CheckTransposeView(const ir::Call& call, const ir::Var& result, const ir::Span& span);
   Status CheckTransposeViewSources() const;

@@ -87,7 +87,9 @@ void KernelEmitter::LowerLoad(const ir::AssignStmt& assign, const ir::Call& call
   std::string partition_type = PartitionViewType(sizes, ElementOf(tensor_type->dtype()));
   TypedValue window{PartitionView(tensor, call.args()[1], sizes, partition_type, span), partition_type};
   TypedValue tile{values_.at(assign.var().get()), TileOperandType(*assign.var())};
-  Add(body_, DpsOp("pto.tload", {window}, tile), span);
+  PtoOp load = DpsOp("pto.tload", {window}, tile);
+  load.attrs = MxLoadAttrs(*tensor_type);
+  Add(body_, load, span);
 }
 
 void KernelEmitter::LowerStore(const ir::Call& call, const ir::Span& span) {
@@ -200,6 +202,7 @@ void KernelEmitter::LowerCompute(const OpLowering& lowering, const ir::AssignStm
       ins = {tile(args[0]), tile(args[1]), tile(args[2]), SelectScalarOperand(call, span)};
       break;
     case OpForm::Triangle: return LowerTriangle(call, result, span);
+    case OpForm::MatmulMx: return LowerMatmulMx(lowering, call, result, span);
     case OpForm::MemGather: return LowerMemGather(call, result, span);
     case OpForm::Random: return LowerRandom(call, result, span);
     case OpForm::SinCos: return LowerSinCos(call, result, span);
