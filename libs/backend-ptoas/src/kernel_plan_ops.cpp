@@ -391,9 +391,10 @@ Status Planner::CheckMove(const ir::Var& source, const ir::Var& result, const ir
                          (src == MemorySpace::Vec && dst == MemorySpace::Mat && arch_ == "a5");
   if (!supported) {
     return Error(span, fmt::format("backend-ptoas cannot lower the tile.move of '{}' from {} to {} in kernel '{}': "
-                                   "pto.tmov on {} moves Mat -> Left/Right/Bias/LeftScale/RightScale, Acc -> Mat/Vec and Vec -> Vec{}",
+                                   "pto.tmov on {} moves Mat -> Left/Right/Bias{}, Acc -> Mat/Vec and Vec -> Vec{}",
                                    source.name_hint(), ir::MemorySpaceName(src), ir::MemorySpaceName(dst),
-                                   kernel_.name(), arch_, arch_ == "a5" ? "/Mat" : ""));
+                                   kernel_.name(), arch_, arch_ == "a5" ? "/LeftScale/RightScale" : "",
+                                   arch_ == "a5" ? "/Mat" : ""));
   }
   if (src == dst && from->memref()->byte_offset == to->memref()->byte_offset) {
     return Error(span, fmt::format("tile.move copies '{}' onto itself (both at byte offset {} in {}); pto.tmov "

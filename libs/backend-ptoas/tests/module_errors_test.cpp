@@ -333,9 +333,9 @@ TEST(EmitModuleErrors, ScalarOperands) {
 }
 
 TEST(EmitModuleErrors, UnsupportedElementType) {
-  auto x = TensorParam("x", {16, 16}, At(1, 9), ir::DataType::FP4);
+  auto x = TensorParam("x", {16, 16}, At(1, 9), ir::DataType::INT4);
   auto kernel = Kernel("k", {x}, {ir::ParamDirection::In}, {});
-  EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type FP4 is not supported by backend-ptoas");
+  EXPECT_EQ(ErrorOf(*kernel), "k.py:1:9: element type INT4 is not supported by backend-ptoas");
 }
 
 // A carried tile stays in its buffer: scf.for needs no iter_args for it. A carried floating-point
