@@ -3,11 +3,17 @@ the largest crossing tile past every tile): memory allocation reserves a pipe sl
 bottom of UB instead, as deep as the popped tiles read at once, and the vector member's end of the
 pipe consumes only that (pto.initialize_l2g2l_pipe's local_slot_num). The numbers stay torch's."""
 
-import pypto.language as pl
 import torch
 
 N = 16
-ROWS, COLS = 176, 256  # 180224 bytes of FP32: with the two popped tiles, UB is used up to byte 182272
+COLS = 256
+ROWS = 176  # 180224 bytes of FP32: with the two popped tiles, UB is used up to byte 182272
+A5_ROWS = 232  # 237568 bytes of FP32: with 8 slots of 1024 bytes past them, more than a5's 245760 of UB
+
+# out = a @ b + b @ a, and big_out = big: the vector core holds `big` ([ROWS, COLS]) while it adds the
+# products; ROWS is chosen per platform to fill its UB.
+SOURCE = '''
+N, ROWS, COLS = 16, {rows}, 256
 
 
 @pl.program
@@ -53,12 +59,18 @@ class TwoProductsBesideAFullUb:
              big_out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
         out = self.fused(a, b, big, out, big_out)
         return out
+'''
 
 
-def test_the_vector_member_reads_its_pops_in_a_two_slot_ring(tmp_path):
+def _program(write_dsl, rows):
+    module, _ = write_dsl(f"two_products_beside_{rows}_rows", SOURCE.format(rows=rows))
+    return module.TwoProductsBesideAFullUb
+
+
+def test_the_vector_member_reads_its_pops_in_a_two_slot_ring(tmp_path, write_dsl):
     from pypto.ir import compile
 
-    compiled = compile(TwoProductsBesideAFullUb, output_dir=str(tmp_path / "build"))
+    compiled = compile(_program(write_dsl, ROWS), output_dir=str(tmp_path / "build"))
     a, b, big = torch.randn(N, N), torch.randn(N, N), torch.randn(ROWS, COLS)
     out, big_out = torch.zeros(N, N), torch.zeros(ROWS, COLS)
     compiled(a, b, big, out, big_out)
@@ -79,52 +91,7 @@ def test_the_vector_member_reads_its_pops_in_a_two_slot_ring(tmp_path):
 A5_ROWS = 232  # 237568 bytes of FP32: with 8 slots of 1024 bytes past them, more than a5's 245760 of UB
 
 
-@pl.program
-class TwoProductsBesideAFullA5Ub:
-    """TwoProductsBesideAFullUb with `big` sized to fill a5's UB."""
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-             big: pl.Tensor[[A5_ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-             big_out: pl.Out[pl.Tensor[[A5_ROWS, COLS], pl.FP32]]):
-        ta = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
-        tb = pl.load(b, [0, 0], [N, N], target_memory=pl.Mem.Mat)
-        ab = pl.matmul(pl.move(ta, target_memory=pl.Mem.Left), pl.move(tb, target_memory=pl.Mem.Right))
-        pl.tpush_to_aiv(ab, split=0)
-        ba = pl.matmul(pl.move(tb, target_memory=pl.Mem.Left), pl.move(ta, target_memory=pl.Mem.Right))
-        pl.tpush_to_aiv(ba, split=0)
-
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-            big: pl.Tensor[[A5_ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-            big_out: pl.Out[pl.Tensor[[A5_ROWS, COLS], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        held = pl.load(big, [0, 0], [A5_ROWS, COLS])
-        ab = pl.tpop_from_aic(shape=[N, N], dtype=pl.FP32, split=0)
-        pl.tfree_to_aic(ab)
-        ba = pl.tpop_from_aic(shape=[N, N], dtype=pl.FP32, split=0)
-        pl.tfree_to_aic(ba)
-        total = pl.add(ab, ba)
-        out = pl.store(total, [0, 0], out)
-        big_out = pl.store(held, [0, 0], big_out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Group)
-    def fused(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-              big: pl.Tensor[[A5_ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-              big_out: pl.Out[pl.Tensor[[A5_ROWS, COLS], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        self.cube(a, b, big, out, big_out)
-        out = self.vec(a, b, big, out, big_out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-             big: pl.Tensor[[A5_ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-             big_out: pl.Out[pl.Tensor[[A5_ROWS, COLS], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        out = self.fused(a, b, big, out, big_out)
-        return out
-
-
-def test_on_a5_both_members_rings_are_the_regions_two_slots(tmp_path):
+def test_on_a5_both_members_rings_are_the_regions_two_slots(tmp_path, write_dsl):
     """a5 has no pipe through GM: the cube writes into the vector member's region itself, so both
     members' frontend setup carries its depth as upstream pypto's `slot_num`, and the pops are read in
     their slots."""
@@ -133,7 +100,7 @@ def test_on_a5_both_members_rings_are_the_regions_two_slots(tmp_path):
     from pto_dialect import pto_check
 
     build = tmp_path / "build"
-    compiled = compile(TwoProductsBesideAFullA5Ub, platform="a5sim", output_dir=str(build))
+    compiled = compile(_program(write_dsl, A5_ROWS), platform="a5sim", output_dir=str(build))
     a, b, big = torch.randn(N, N), torch.randn(N, N), torch.randn(A5_ROWS, COLS)
     out, big_out = torch.zeros(N, N), torch.zeros(A5_ROWS, COLS)
     compiled(a, b, big, out, big_out)
