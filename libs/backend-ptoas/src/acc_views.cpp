@@ -34,11 +34,15 @@ void KernelEmitter::LowerAccView(const ir::Call& call, const ir::Var& result, co
   const TileExtent window = TileRowsCols(*result.type()->As<ir::TileType>());
   const std::string sizes = fmt::format("[{}, {}]", window.rows, window.cols);
   const bool band = IsRowBand(result, source);
-  PtoOp op{.name = band ? "pto.subview" : "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
-  op.custom_syntax = fmt::format("{} = {} {}[{}, {}] sizes {} : {}{}", view.value, op.name, src.value, row.value,
-                                 col.value, sizes, src.type, band ? " -> " + view.type : "");
-  op.generic_operands = band ? GenericOperands{{{src}, {row, col}, {}, {}}, true} : GenericOperands{{{src}, {row, col}}};
-  Add(body_, op, span);
+  if (!band) {
+    Add(body_, SubsetOp(view, src, row, col, sizes), span);
+    return;
+  }
+  PtoOp subview{.name = "pto.subview", .result = view, .attrs = {{"sizes", sizes}}};
+  subview.custom_syntax = fmt::format("{} = pto.subview {}[{}, {}] sizes {} : {} -> {}", view.value, src.value,
+                                      row.value, col.value, sizes, src.type, view.type);
+  subview.generic_operands = GenericOperands{{{src}, {row, col}, {}, {}}, true};
+  Add(body_, subview, span);
 }
 
 // A band's type: the window's, its valid extents the window's own (static, as PTOAS infers them).

@@ -70,11 +70,7 @@ TypedValue KernelEmitter::RowOf(const TypedValue& tile, std::string_view element
                                                         ImplicitTileLayout(ir::MemorySpace::Vec, extent), 0)};
   const std::string sizes = fmt::format("[1, {}]", extent.cols);
   const TypedValue col = IndexConstant(0);
-  PtoOp subset{.name = "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
-  subset.custom_syntax = fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, tile.value, row.value,
-                                     col.value, sizes, tile.type);
-  subset.generic_operands = GenericOperands{{{tile}, {row, col}}};
-  Add(body_, subset, span);
+  Add(body_, SubsetOp(view, tile, row, col, sizes), span);
   return view;
 }
 

@@ -110,4 +110,13 @@ std::string GenericForm(const PtoOp& op) {
   return fmt::format("{} : ({}) -> {}", text, fmt::join(Types(operands), ", "), op.result ? op.result->type : "()");
 }
 
+PtoOp SubsetOp(const TypedValue& view, const TypedValue& tile, const TypedValue& row, const TypedValue& col,
+               const std::string& sizes) {
+  PtoOp subset{.name = "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
+  subset.custom_syntax = fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, tile.value, row.value,
+                                     col.value, sizes, tile.type);
+  subset.generic_operands = GenericOperands{{{tile}, {row, col}}};
+  return subset;
+}
+
 }  // namespace pypto::backend_ptoas

@@ -70,6 +70,10 @@ struct PtoOp {
   std::optional<GenericOperands> generic_operands;
 };
 
+// `%view = pto.subset %tile[%row, %col] sizes [R, C] : T`: a window of `tile` that is its own bytes.
+PtoOp SubsetOp(const TypedValue& view, const TypedValue& tile, const TypedValue& row, const TypedValue& col,
+               const std::string& sizes);
+
 // `%a_pview = pto.partition_view %a_view, offsets = [..], sizes = [..] : T -> P`,
 // `pto.tadd ins(%a, %b : A, B) outs(%c : C)`.
 std::string CustomForm(const PtoOp& op);

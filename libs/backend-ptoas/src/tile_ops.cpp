@@ -337,11 +337,7 @@ TypedValue KernelEmitter::SubsetView(const ir::Var& source, const TypedValue& ro
                                     ImplicitTileLayout(source_type.memory_space(), TileRowsCols(source_type)),
                                     pad == plan_.pad_codes.end() ? 0 : pad->second)};
   const std::string sizes = fmt::format("[{}, {}]", window.rows, window.cols);
-  PtoOp subset{.name = "pto.subset", .result = view, .attrs = {{"sizes", sizes}}};
-  subset.custom_syntax = fmt::format("{} = pto.subset {}[{}, {}] sizes {} : {}", view.value, src.value, row.value,
-                                     col.value, sizes, src.type);
-  subset.generic_operands = GenericOperands{{{src}, {row, col}}};
-  Add(body_, subset, span);
+  Add(body_, SubsetOp(view, src, row, col, sizes), span);
   return view;
 }
 
