@@ -80,12 +80,21 @@ def test_without_the_flag_the_consumer_is_dispatched_when_it_is_ready():
 def test_an_spmd_producer_releases_its_consumer_once_every_block_started():
     x, mid, y = torch.randn(64, 32), torch.zeros(64, 32), torch.zeros(64, 32)
     compiled = spmd_then_sum.compile(x, mid, y, config=RunConfig(enable_chip_swimlane=1))
-    compiled(x, mid, y)
-    torch.testing.assert_close(y, 3.0 * x)
-    tasks = _tasks_by_kernel(compiled)
-    blocks, (total,) = tasks["rows"], tasks["total"]
-    assert len(blocks) == 4
-    assert total["staged_ns"] < max(b["end_ns"] for b in blocks) <= total["start_ns"]
+    staged = 0
+    # On a loaded machine every block may end before the scheduler gets to stage the consumer: then it
+    # is dispatched when ready, which is right too. Of five runs, at least one must show the staging.
+    for _ in range(5):
+        compiled(x, mid, y)
+        torch.testing.assert_close(y, 3.0 * x)
+        tasks = _tasks_by_kernel(compiled)
+        blocks, (total,) = tasks["rows"], tasks["total"]
+        assert len(blocks) == 4
+        last_end = max(b["end_ns"] for b in blocks)
+        assert last_end <= total["start_ns"]
+        if "staged_ns" in total:
+            assert total["staged_ns"] < last_end
+            staged += 1
+    assert staged > 0, "the consumer was never staged before its producer's last block ended"
 
 
 def test_the_generated_cpp_sets_the_flag_on_the_producer_only():
