@@ -68,8 +68,8 @@ int HeldSlots(const std::vector<ir::StmtPtr>& block, const std::set<const ir::Va
 Status Planner::CheckPipeOp(const ir::Call& call, const ir::Stmt& stmt, const ir::AssignStmt* assign) {
   const std::string& op = call.target_name();
   const ir::Span& span = call.span().known() ? call.span() : stmt.span();
-  if (!IsPipeSetupOp(op) && !ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
   if (IsPipeSetupOp(op)) return CheckPipeSetup(call, span);
+  if (!ir::IsCrossCorePipeOp(op)) return PipeError(call, stmt);
   const int64_t split = ir::FindAttr<int64_t>(call.kwargs(), "split").value_or(0);
   if (split > 2)
     return Error(span, fmt::format("backend-ptoas cannot lower '{}' with the odd split={} in kernel '{}': PTOAS's "
