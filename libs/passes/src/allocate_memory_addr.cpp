@@ -643,6 +643,7 @@ class KernelAllocator {
   // Each op that writes into an operand's buffer (OpDef::result_aliases_arg): (statement, operand).
   void CollectInPlaceWrites(const Liveness& liveness) {
     const auto& order = liveness.order();
+    std::unordered_map<const Var*, std::vector<size_t>> products;  // tiles products accumulate into
     for (size_t i = 0; i < order.size(); ++i) {
       const auto* assign = order[i]->As<AssignStmt>();
       const auto* call = assign ? assign->value()->As<Call>() : nullptr;
@@ -652,11 +653,11 @@ class KernelAllocator {
       writes_.emplace_back(i, target);
       written_in_place_.insert(target);
       if (call->target_name() == "tile.matmul_acc" || call->target_name() == "tile.gemv_acc")
-        products_[target].push_back(i);
+        products[target].push_back(i);
       else
         other_writes_.insert(target);
     }
-    for (const auto& [target, at] : products_)
+    for (const auto& [target, at] : products)
       if (OnlyAccumulatedInto(*target, at, liveness)) accumulated_.insert(target);
   }
 
@@ -776,8 +777,7 @@ class KernelAllocator {
   std::unordered_map<const Var*, VarPtr> placed_;
   std::unordered_set<const AssignStmt*> copies_;            // `u = t` that copy t into u's buffer
   std::vector<std::pair<size_t, const Var*>> writes_;     // in-place writes: (statement, tile written)
-  std::unordered_map<const Var*, std::vector<size_t>> products_;  // ... tiles products accumulate into
-  std::unordered_set<const Var*> accumulated_;            // ... of those, tiles only they read
+  std::unordered_set<const Var*> accumulated_;            // ... tiles only products accumulating into them read
   std::unordered_set<const Var*> other_writes_;           // ... tiles other ops write into
   std::unordered_set<const Var*> written_in_place_;       // ... their tiles
   std::unordered_set<const Var*> views_;                  // slices placed in their parent's block
